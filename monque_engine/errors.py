@@ -1,0 +1,102 @@
+"""Errors raised by the engine.
+
+The names and fields mirror upstream Monque so code written against either reads the same.
+Every message says what is wrong and, where there is one, what to do about it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class MonqueError(Exception):
+    """Base class: catch this to handle every error the engine raises on purpose."""
+
+
+class InvalidCronError(MonqueError):
+    def __init__(self, expression: str, reason: str = "") -> None:
+        self.expression = expression
+        hint = (
+            "use 5 fields (minute hour day-of-month month day-of-week), 6 with seconds first, "
+            "or a macro such as @hourly, @daily, @weekly"
+        )
+        detail = f": {reason}" if reason else ""
+        super().__init__(f"Invalid cron expression {expression!r}{detail}; {hint}")
+
+
+class ConnectionError(MonqueError):  # noqa: A001 - upstream's name, kept for parity
+    """The store could not be reached or a database operation failed; ``__cause__`` keeps why."""
+
+
+class ShutdownTimeoutError(MonqueError):
+    def __init__(self, message: str, incomplete_jobs: list[Any]) -> None:
+        self.incomplete_jobs = incomplete_jobs
+        super().__init__(message)
+
+
+class WorkerRegistrationError(MonqueError):
+    def __init__(self, message: str, job_name: str) -> None:
+        self.job_name = job_name
+        super().__init__(message)
+
+
+class JobStateError(MonqueError):
+    def __init__(self, message: str, job_id: str, current_status: str, attempted_action: str) -> None:
+        self.job_id = job_id
+        self.current_status = current_status
+        self.attempted_action = attempted_action
+        super().__init__(message)
+
+
+class InvalidCursorError(MonqueError):
+    pass
+
+
+class InvalidJobIdentifierError(MonqueError):
+    def __init__(self, field: str, value: object, reason: str) -> None:
+        self.field = field
+        self.value = value
+        super().__init__(f"Invalid job {field} {value!r}: {reason}")
+
+
+class InvalidJobQueryError(MonqueError):
+    """A listing argument (limit, skip, sort, filter) is out of range or of the wrong type."""
+
+
+class AggregationTimeoutError(MonqueError):
+    pass
+
+
+class PayloadTooLargeError(MonqueError):
+    def __init__(self, actual_size: int, max_size: int) -> None:
+        self.actual_size = actual_size
+        self.max_size = max_size
+        super().__init__(
+            f"Job payload is {actual_size} bytes, over the configured max_payload_size of "
+            f"{max_size} bytes; store large data elsewhere and enqueue a reference to it"
+        )
+
+
+class PayloadValidationError(MonqueError):
+    """The payload cannot be stored: not JSON-serialisable, NaN/Infinity, or nested too deep."""
+
+
+class ChangeFeedHistoryLostError(MonqueError):
+    """A watch() resume token points before the oldest change the store still keeps."""
+
+
+__all__ = [
+    "AggregationTimeoutError",
+    "ChangeFeedHistoryLostError",
+    "ConnectionError",
+    "InvalidCronError",
+    "InvalidCursorError",
+    "InvalidJobIdentifierError",
+    "InvalidJobQueryError",
+    "JobStateError",
+    "MonqueError",
+    "PayloadTooLargeError",
+    "PayloadValidationError",
+    "ShutdownTimeoutError",
+    "WorkerRegistrationError",
+]

@@ -1,0 +1,92 @@
+"""Enqueue, schedule and batch intake: validation happens here, before any write."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+from bson import ObjectId
+
+from ..cron import build_repeat_interval, next_run_ms
+from ..errors import InvalidJobQueryError
+from ..job import Job, NewJob
+from ..timeutil import datetime_to_ms, now_ms
+from ..validation import encode_payload, validate_job_name, validate_unique_key
+from .context import SchedulerContext
+
+
+def run_at_ms(run_at: datetime | timedelta | None, now: int) -> int:
+    if run_at is None:
+        return now
+    if isinstance(run_at, timedelta):
+        return now + int(run_at.total_seconds() * 1000)
+    if isinstance(run_at, datetime):
+        if run_at.tzinfo is None:
+            raise InvalidJobQueryError(
+                "run_at must be timezone-aware (for example datetime.now(UTC) + timedelta(minutes=5)) "
+                "or a timedelta from now"
+            )
+        return datetime_to_ms(run_at)
+    raise InvalidJobQueryError(f"run_at must be a datetime or timedelta, got {type(run_at).__name__}")
+
+
+class JobIntake:
+    def __init__(self, ctx: SchedulerContext) -> None:
+        self._ctx = ctx
+
+    def build(
+        self,
+        name: str,
+        data: Any,
+        run_at: datetime | timedelta | None = None,
+        unique_key: str | None = None,
+        repeat_interval: str | None = None,
+        now: int | None = None,
+    ) -> NewJob:
+        validate_job_name(name)
+        if unique_key is not None:
+            validate_unique_key(unique_key)
+        created = now_ms() if now is None else now
+        data_json = encode_payload(data, self._ctx.options.max_payload_size)
+        return NewJob(
+            id=str(ObjectId()),
+            name=name,
+            data=data,
+            data_json=data_json,
+            next_run_at_ms=run_at_ms(run_at, created),
+            created_at_ms=created,
+            repeat_interval=repeat_interval,
+            unique_key=unique_key,
+        )
+
+    async def enqueue(
+        self, name: str, data: Any, run_at: datetime | timedelta | None = None, unique_key: str | None = None
+    ) -> Job:
+        return await self._ctx.store.insert(self.build(name, data, run_at, unique_key))
+
+    async def schedule(
+        self, cron: str, name: str, data: Any, unique_key: str | None = None, tz: str | None = None
+    ) -> Job:
+        repeat_interval = build_repeat_interval(cron, tz)
+        now = now_ms()
+        job = self.build(name, data, None, unique_key, repeat_interval=repeat_interval, now=now)
+        job.next_run_at_ms = next_run_ms(repeat_interval, now)
+        return await self._ctx.store.insert(job)
+
+    async def enqueue_many(self, items: Iterable[Mapping[str, Any]]) -> list[Job]:
+        now = now_ms()
+        jobs: list[NewJob] = []
+        for index, item in enumerate(items):
+            if not isinstance(item, Mapping):
+                raise InvalidJobQueryError(f"enqueue_many item {index} must be a mapping with name and data")
+            unknown = set(item) - {"name", "data", "run_at", "unique_key"}
+            if unknown or "name" not in item:
+                raise InvalidJobQueryError(
+                    f"enqueue_many item {index} must have keys name, data and optionally run_at, unique_key"
+                    + (f" (unknown: {', '.join(sorted(unknown))})" if unknown else "")
+                )
+            jobs.append(self.build(item["name"], item.get("data"), item.get("run_at"), item.get("unique_key"), now=now))
+        if not jobs:
+            return []
+        return await self._ctx.store.insert_many(jobs)

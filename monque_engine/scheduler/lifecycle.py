@@ -1,0 +1,208 @@
+"""Background duties while the scheduler runs: poll, heartbeat, stale recovery, retention,
+and the change-feed listener that wakes the processor.
+
+Each duty is its own task with its own error handling, and each re-arms only after its
+previous round finished, so a slow database never piles rounds up.
+
+Change-feed failures: reconnect after 1, 2, 4 s; after three failures in a row, emit
+``changestream:fallback`` and rely on polling every ``poll_interval`` while still trying to
+reconnect in the background, and go back to the feed (``changestream:connected``) when it
+works again. A failure counts until the stream has proved itself (delivered a change or
+stayed up for a while), unlike upstream, which resets the counter as soon as ``watch()``
+returns and so never falls back when the error arrives asynchronously.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+
+from ..errors import MonqueError
+from ..events import ChangeStreamEvent, CountEvent, JobErrorEvent
+from ..job import JobStatus
+from ..timeutil import now_ms
+from .context import SchedulerContext
+from .processor import JobProcessor
+
+log = logging.getLogger("monque_engine.lifecycle")
+
+RECONNECT_DELAYS = (1.0, 2.0, 4.0)
+FALLBACK_RETRY_INTERVAL = 30.0
+STREAM_PROVEN_AFTER = 10.0
+
+
+class Lifecycle:
+    def __init__(self, ctx: SchedulerContext, processor: JobProcessor) -> None:
+        self._ctx = ctx
+        self._processor = processor
+        self._tasks: list[asyncio.Task[None]] = []
+        self._heartbeat_task: asyncio.Task[None] | None = None
+        self.feed_live = False
+        self.feed_state = "stopped"  # live | reconnecting | fallback | stopped
+        self.reconnect_delays = RECONNECT_DELAYS
+        self.fallback_retry_interval = FALLBACK_RETRY_INTERVAL
+        self._poll_now = asyncio.Event()
+
+    # -- start / stop ---------------------------------------------------------------------------
+    def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        options = self._ctx.options
+        self._tasks = [
+            loop.create_task(self._feed_loop(), name="monque-feed"),
+            loop.create_task(self._poll_loop(), name="monque-poll"),
+        ]
+        if options.recover_stale_jobs:
+            self._tasks.append(loop.create_task(
+                self._every(options.effective_stale_recovery_interval, self.recover_stale), name="monque-stale"))
+        retention = options.job_retention
+        if retention is not None and (retention.completed is not None or retention.failed is not None):
+            self._tasks.append(loop.create_task(self._retention_loop(), name="monque-retention"))
+        self._heartbeat_task = loop.create_task(
+            self._every(options.heartbeat_interval, self._heartbeat), name="monque-heartbeat")
+
+    async def stop_background(self) -> None:
+        """Stop everything but the heartbeat, which keeps running while jobs drain."""
+        tasks, self._tasks = self._tasks, []
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        self.feed_live = False
+        self.feed_state = "stopped"
+
+    async def stop_heartbeat(self) -> None:
+        task, self._heartbeat_task = self._heartbeat_task, None
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    # -- duties -----------------------------------------------------------------------------------
+    async def _every(self, interval: float, duty: Callable[[], Awaitable[object]]) -> None:
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await duty()
+            except MonqueError as error:
+                self._ctx.events.emit("job:error", JobErrorEvent(error))
+            except Exception as error:  # noqa: BLE001 - a duty must survive to try again
+                log.exception("background duty failed")
+                self._ctx.events.emit("job:error", JobErrorEvent(error))
+
+    async def _heartbeat(self) -> None:
+        if self._processor.active_jobs:
+            await self._ctx.store.heartbeat(self._ctx.instance_id, now_ms())
+
+    async def recover_stale(self) -> int:
+        now = now_ms()
+        count = await self._ctx.store.recover_stale(now - int(self._ctx.options.lock_timeout * 1000), now)
+        if count > 0:
+            self._ctx.events.emit("stale:recovered", CountEvent(count))
+            self._processor.wake()
+        return count
+
+    async def purge_expired(self) -> int:
+        retention = self._ctx.options.job_retention
+        if retention is None:
+            return 0
+        now = now_ms()
+        removed = 0
+        for status, age in ((JobStatus.COMPLETED, retention.completed), (JobStatus.FAILED, retention.failed)):
+            if age is not None:
+                removed += await self._ctx.store.purge_finished(status, now - int(age * 1000))
+        return removed
+
+    async def _retention_loop(self) -> None:
+        retention = self._ctx.options.job_retention
+        assert retention is not None
+        try:
+            await self.purge_expired()
+        except MonqueError as error:
+            self._ctx.events.emit("job:error", JobErrorEvent(error))
+        await self._every(retention.interval, self.purge_expired)
+
+    def poll_soon(self) -> None:
+        self._poll_now.set()
+
+    async def _poll_loop(self) -> None:
+        """The safety net: wake every worker, and arm a timer for the next future job."""
+        processor = self._processor
+        while True:
+            processor.wake()
+            try:
+                due = await self._ctx.store.next_due_ms(list(processor.workers))
+                if due is not None:
+                    for name in processor.workers:
+                        processor.wake_at(name, due)
+            except MonqueError as error:
+                self._ctx.events.emit("job:error", JobErrorEvent(error))
+            options = self._ctx.options
+            interval = options.safety_poll_interval if self.feed_live else options.poll_interval
+            self._poll_now.clear()
+            try:
+                await asyncio.wait_for(self._poll_now.wait(), interval)
+            except TimeoutError:
+                pass
+
+    # -- change feed ----------------------------------------------------------------------------
+    async def _feed_loop(self) -> None:
+        events = self._ctx.events
+        failures = 0
+        token = None
+        while True:
+            opened_at = time.monotonic()
+            proven = False
+            try:
+                stream = await self._ctx.store.open_watch(
+                    token, full_document=False, statuses=(JobStatus.PENDING,)
+                )
+                self.feed_live = True
+                self.feed_state = "live"
+                events.emit("changestream:connected", ChangeStreamEvent())
+                if failures >= len(self.reconnect_delays):
+                    self.poll_soon()  # back from fallback: re-arm the poll at the safety interval
+                async for change in stream:
+                    token = change.token
+                    proven = True
+                    self._route(change.name, change.status, change.next_run_at_ms, change.operation)
+                # The stream ended without an error: the store was closed under us.
+                self.feed_live = False
+                events.emit("changestream:closed", ChangeStreamEvent())
+                return
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:  # noqa: BLE001 - every feed failure goes down one path
+                was_live = self.feed_live
+                self.feed_live = False
+                if proven or time.monotonic() - opened_at >= STREAM_PROVEN_AFTER:
+                    failures = 0
+                failures += 1
+                if isinstance(error, MonqueError) and "older than the oldest change" in str(error):
+                    token = None  # history lost: start from now; the poll covers the gap
+                events.emit("changestream:error", ChangeStreamEvent(error=error))
+                if was_live:
+                    events.emit("changestream:closed", ChangeStreamEvent())
+                if failures <= len(self.reconnect_delays):
+                    self.feed_state = "reconnecting"
+                    delay = self.reconnect_delays[failures - 1]
+                else:
+                    if self.feed_state != "fallback":
+                        self.feed_state = "fallback"
+                        events.emit(
+                            "changestream:fallback",
+                            ChangeStreamEvent(error=error, reason=f"change feed failed {failures} times: {error}"),
+                        )
+                        self.poll_soon()
+                    delay = self.fallback_retry_interval
+                await asyncio.sleep(delay)
+
+    def _route(self, name: str | None, status: JobStatus | None, next_run_at_ms: int | None, operation: str) -> None:
+        if operation == "delete" or status is not JobStatus.PENDING or name is None:
+            return
+        processor = self._processor
+        if name not in processor.workers:
+            return
+        if next_run_at_ms is None or next_run_at_ms <= now_ms():
+            processor.wake(name)
+        else:
+            processor.wake_at(name, next_run_at_ms)

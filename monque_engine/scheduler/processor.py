@@ -1,0 +1,283 @@
+"""The processor pool: claims due jobs into free slots and runs their handlers.
+
+Each registered name has one *filler* task. It sleeps until something suggests there is
+work (a change-feed wake-up, a timer for a future job, the poll, a finished job while the
+last claim came back full) and then claims as many jobs as there are free slots in one
+store call. Claiming in batches is what lets one process drain tens of thousands of jobs a
+second; claiming only into free slots is what keeps the concurrency limits exact.
+
+Owned transitions follow upstream: complete and fail apply only while the job is still
+``processing`` and claimed by this instance, and events fire only for what was written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..backoff import backoff_delay_ms
+from ..cron import next_run_ms
+from ..errors import MonqueError, WorkerRegistrationError
+from ..events import JobCompleteEvent, JobErrorEvent, JobFailEvent
+from ..job import Job, JobStatus, WorkerSummary
+from ..timeutil import now_ms
+from ..validation import validate_job_name
+from .context import SchedulerContext
+
+log = logging.getLogger("monque_engine.processor")
+Handler = Callable[[Job], Awaitable[None] | None]
+
+
+@dataclass(eq=False, slots=True)
+class Worker:
+    name: str
+    handler: Handler
+    concurrency: int
+    is_async: bool
+    active: dict[str, Job] = field(default_factory=dict)
+    tasks: dict[str, asyncio.Task[None]] = field(default_factory=dict)
+    reserved: int = 0  # slots promised to a claim in flight
+    work_hint: bool = True  # there may be due jobs for this name
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    filler: asyncio.Task[None] | None = None
+
+
+def _error_message(error: BaseException) -> str:
+    text = str(error)
+    return text if text else type(error).__name__
+
+
+class JobProcessor:
+    def __init__(self, ctx: SchedulerContext) -> None:
+        self._ctx = ctx
+        self.workers: dict[str, Worker] = {}
+        self.running = False
+        self._total_active = 0
+        self._total_reserved = 0
+        self._base_ms = ctx.options.base_retry_interval * 1000
+        self._max_ms = ctx.options.max_backoff_delay * 1000
+        self._heartbeat_ms = int(ctx.options.heartbeat_interval * 1000)
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._timer_due: dict[str, int] = {}
+
+    # -- registration ---------------------------------------------------------------------------
+    def register(self, name: str, handler: Handler, concurrency: int | None = None, replace: bool = False) -> None:
+        validate_job_name(name)
+        if not callable(handler):
+            raise WorkerRegistrationError(f"Handler for {name!r} must be callable", name)
+        size = self._ctx.options.worker_concurrency if concurrency is None else concurrency
+        if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+            raise WorkerRegistrationError(f"Concurrency for {name!r} must be an integer of at least 1", name)
+        existing = self.workers.get(name)
+        if existing is not None and not replace:
+            raise WorkerRegistrationError(
+                f"A worker for {name!r} is already registered; pass replace=True to replace it", name
+            )
+        worker = Worker(name, handler, size, inspect.iscoroutinefunction(handler))
+        if existing is not None:
+            # Keep running jobs accounted for; the new handler serves new claims.
+            worker.active, worker.tasks = existing.active, existing.tasks
+            if existing.filler is not None:
+                existing.filler.cancel()
+        self.workers[name] = worker
+        if self.running:
+            self._start_filler(worker)
+
+    def summaries(self) -> dict[str, WorkerSummary]:
+        return {name: WorkerSummary(w.concurrency, len(w.active)) for name, w in self.workers.items()}
+
+    @property
+    def active_jobs(self) -> list[Job]:
+        return [job for worker in self.workers.values() for job in worker.active.values()]
+
+    # -- start / wake / stop ----------------------------------------------------------------------
+    def start(self) -> None:
+        self.running = True
+        for worker in self.workers.values():
+            worker.work_hint = True
+            self._start_filler(worker)
+
+    def _start_filler(self, worker: Worker) -> None:
+        worker.filler = asyncio.get_running_loop().create_task(self._fill_loop(worker), name=f"monque-fill:{worker.name}")
+        worker.wake.set()
+
+    def wake(self, name: str | None = None) -> None:
+        """Something says there may be due work (for one name, or for all)."""
+        targets = self.workers.values() if name is None else [w for w in (self.workers.get(name),) if w]
+        for worker in targets:
+            worker.work_hint = True
+            worker.wake.set()
+
+    def wake_at(self, name: str, due_ms: int) -> None:
+        """Arm a timer so a job due later is claimed on time, keeping the earliest per name."""
+        if name not in self.workers or not self.running:
+            return
+        delay = (due_ms - now_ms()) / 1000
+        if delay <= 0.001:
+            self.wake(name)
+            return
+        current = self._timer_due.get(name)
+        if current is not None and current <= due_ms:
+            return
+        if name in self._timers:
+            self._timers[name].cancel()
+        loop = asyncio.get_running_loop()
+        self._timer_due[name] = due_ms
+        self._timers[name] = loop.call_later(delay + 0.002, self._timer_fired, name)
+
+    def _timer_fired(self, name: str) -> None:
+        self._timers.pop(name, None)
+        self._timer_due.pop(name, None)
+        self.wake(name)
+
+    def stop_claiming(self) -> None:
+        self.running = False
+        for handle in self._timers.values():
+            handle.cancel()
+        self._timers.clear()
+        self._timer_due.clear()
+        for worker in self.workers.values():
+            worker.wake.set()
+
+    async def join_fillers(self) -> None:
+        fillers = [w.filler for w in self.workers.values() if w.filler is not None]
+        if fillers:
+            await asyncio.gather(*fillers, return_exceptions=True)
+        for worker in self.workers.values():
+            worker.filler = None
+
+    def running_tasks(self) -> list[asyncio.Task[None]]:
+        return [task for worker in self.workers.values() for task in worker.tasks.values()]
+
+    # -- claiming ---------------------------------------------------------------------------------
+    def _free_slots(self, worker: Worker) -> int:
+        free = worker.concurrency - len(worker.active) - worker.reserved
+        cap = self._ctx.options.instance_concurrency
+        if cap is not None:
+            free = min(free, cap - self._total_active - self._total_reserved)
+        return free
+
+    def _claim_threshold(self, worker: Worker) -> int:
+        # Wait for a quarter of the slots to free up before claiming again while busy, so a
+        # wide worker claims in batches instead of one statement per finished job.
+        return 1 if not worker.active else max(1, worker.concurrency // 4)
+
+    async def _fill_loop(self, worker: Worker) -> None:
+        ctx = self._ctx
+        while self.running:
+            await worker.wake.wait()
+            worker.wake.clear()
+            while self.running and worker.work_hint and self.workers.get(worker.name) is worker:
+                slots = self._free_slots(worker)
+                if slots < self._claim_threshold(worker):
+                    break
+                worker.reserved += slots
+                self._total_reserved += slots
+                try:
+                    jobs = await ctx.store.claim(worker.name, ctx.instance_id, now_ms(), slots, self._heartbeat_ms)
+                except MonqueError as error:
+                    ctx.events.emit("job:error", JobErrorEvent(error))
+                    worker.work_hint = False  # the poll will try again
+                    break
+                finally:
+                    worker.reserved -= slots
+                    self._total_reserved -= slots
+                if not self.running:
+                    await self._release(jobs)
+                    return
+                for job in jobs:
+                    self._launch(worker, job)
+                if len(jobs) < slots:
+                    worker.work_hint = False
+
+    async def _release(self, jobs: list[Job]) -> None:
+        """A claim that landed after stop began goes back to pending untouched."""
+        if not jobs:
+            return
+        try:
+            await self._ctx.store.release([job.id for job in jobs], self._ctx.instance_id, now_ms())
+        except MonqueError as error:
+            self._ctx.events.emit("job:error", JobErrorEvent(error))
+
+    # -- running ----------------------------------------------------------------------------------
+    def _launch(self, worker: Worker, job: Job) -> None:
+        worker.active[job.id] = job
+        self._total_active += 1
+        task = asyncio.get_running_loop().create_task(self._execute(worker, job))
+        worker.tasks[job.id] = task
+
+    async def _execute(self, worker: Worker, job: Job) -> None:
+        ctx = self._ctx
+        try:
+            ctx.events.emit("job:start", job)
+            started = time.perf_counter()
+            try:
+                if worker.is_async:
+                    await worker.handler(job)  # type: ignore[misc]
+                else:
+                    result = await asyncio.to_thread(worker.handler, job)
+                    if inspect.isawaitable(result):
+                        await result
+            except asyncio.CancelledError:
+                raise  # shutdown gave up on this job: it stays processing for stale recovery
+            except Exception as error:  # noqa: BLE001 - a handler failing is the normal fail path
+                await self._fail(job, error)
+            else:
+                await self._complete(job, (time.perf_counter() - started) * 1000)
+        finally:
+            worker.active.pop(job.id, None)
+            worker.tasks.pop(job.id, None)
+            self._total_active -= 1
+            self._slot_freed(worker)
+
+    def _slot_freed(self, worker: Worker) -> None:
+        if worker.work_hint:
+            worker.wake.set()
+        if self._ctx.options.instance_concurrency is not None:
+            for other in self.workers.values():
+                if other is not worker and other.work_hint:
+                    other.wake.set()
+
+    async def _complete(self, job: Job, duration_ms: float) -> None:
+        ctx = self._ctx
+        try:
+            now = now_ms()
+            next_run = next_run_ms(job.repeat_interval, now) if job.repeat_interval else None
+            updated = await ctx.store.complete(job.id, ctx.instance_id, now, next_run)
+        except Exception as error:  # noqa: BLE001 - upstream: a failed completion takes the fail path
+            await self._fail(job, error)
+            return
+        if updated is None:
+            return  # no longer ours (recovered as stale, deleted…): nothing written, no event
+        if updated.status is JobStatus.PENDING:
+            self.wake_at(updated.name, updated.next_run_at_ms)
+        if ctx.events.has_listeners("job:complete"):
+            ctx.events.emit("job:complete", JobCompleteEvent(updated, duration_ms))
+
+    async def _fail(self, job: Job, error: BaseException) -> None:
+        ctx = self._ctx
+        fail_count = job.fail_count + 1
+        now = now_ms()
+        retry_at = None
+        if fail_count < ctx.options.max_retries:
+            retry_at = now + backoff_delay_ms(fail_count, self._base_ms, self._max_ms)
+        try:
+            updated = await ctx.store.fail(job.id, ctx.instance_id, now, fail_count, _error_message(error), retry_at)
+        except Exception as store_error:  # noqa: BLE001
+            ctx.events.emit("job:error", JobErrorEvent(store_error, job))
+            return
+        if updated is None:
+            return
+        will_retry = updated.status is JobStatus.PENDING
+        if will_retry:
+            self.wake_at(updated.name, updated.next_run_at_ms)
+        ctx.events.emit("job:fail", JobFailEvent(updated, error, will_retry))
+
+
+def handler_summary(handler: Any) -> str:
+    return getattr(handler, "__qualname__", repr(handler))

@@ -1,0 +1,151 @@
+"""Reads for dashboards and consoles: single jobs, listings, keyset pages, statistics."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from ..cursor import CursorAnchor, decode_cursor, encode_cursor
+from ..errors import InvalidJobQueryError
+from ..job import (
+    CursorDirection,
+    CursorPage,
+    Job,
+    JobListFilter,
+    JobSelector,
+    JobSort,
+    QueueStats,
+    QueueViewSummary,
+    WorkerSummary,
+)
+from ..validation import normalize_job_id
+from .context import SchedulerContext
+from .selectors import to_store_filter, to_store_selector
+
+MAX_QUERY_LIMIT = 1000
+STATS_CACHE_ENTRIES = 100
+
+
+def _limit(value: object, default: int) -> int:
+    limit = default if value is None else value
+    if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_QUERY_LIMIT:
+        raise InvalidJobQueryError(f"limit must be an integer between 1 and {MAX_QUERY_LIMIT}, got {value!r}")
+    return limit
+
+
+class TtlCache:
+    """A small LRU of values with a time to live; concurrent misses share one load."""
+
+    def __init__(self, ttl: float, capacity: int = STATS_CACHE_ENTRIES) -> None:
+        self._ttl = ttl
+        self._capacity = capacity
+        self._entries: OrderedDict[Any, tuple[float, Any]] = OrderedDict()
+        self._loading: dict[Any, asyncio.Future[Any]] = {}
+
+    async def get(self, key: Any, load: Callable[[], Awaitable[Any]]) -> Any:
+        if self._ttl <= 0:
+            return await load()
+        entry = self._entries.get(key)
+        if entry is not None and entry[0] > time.monotonic():
+            self._entries.move_to_end(key)
+            return entry[1]
+        if key in self._loading:
+            return await asyncio.shield(self._loading[key])
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._loading[key] = future
+        try:
+            value = await load()
+        except BaseException as error:
+            future.set_exception(error)
+            future.exception()  # mark retrieved: waiters (if any) re-raise it themselves
+            raise
+        finally:
+            self._loading.pop(key, None)
+        future.set_result(value)
+        self._entries[key] = (time.monotonic() + self._ttl, value)
+        self._entries.move_to_end(key)
+        while len(self._entries) > self._capacity:
+            self._entries.popitem(last=False)
+        return value
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+
+class JobQuery:
+    def __init__(self, ctx: SchedulerContext, workers: Callable[[], dict[str, WorkerSummary]]) -> None:
+        self._ctx = ctx
+        self._workers = workers
+        self.stats_cache = TtlCache(ctx.options.stats_cache_ttl)
+
+    async def get_job(self, job_id: str) -> Job | None:
+        key = normalize_job_id(job_id)
+        return None if key is None else await self._ctx.store.get(key)
+
+    async def get_jobs(self, name: str | None = None, status: Any = None, limit: int = 100, skip: int = 0) -> list[Job]:
+        if not isinstance(skip, int) or isinstance(skip, bool) or skip < 0:
+            raise InvalidJobQueryError(f"skip must be a non-negative integer, got {skip!r}")
+        selector = to_store_selector(JobSelector(name=name, status=status))
+        return await self._ctx.store.find(selector, _limit(limit, 100), skip)
+
+    async def get_jobs_with_cursor(
+        self,
+        cursor: str | None = None,
+        limit: int = 50,
+        direction: CursorDirection = "forward",
+        filter: JobListFilter | None = None,
+        sort: JobSort | None = None,
+        include_data: bool = True,
+    ) -> CursorPage:
+        sort = sort or JobSort()
+        if sort.by not in ("id", "created_at", "updated_at", "next_run_at") or sort.direction not in ("asc", "desc"):
+            raise InvalidJobQueryError(
+                f"Unknown sort {sort.by} {sort.direction}; sort by id, created_at, updated_at or next_run_at, asc or desc"
+            )
+        if direction not in ("forward", "backward"):
+            raise InvalidJobQueryError(f"direction must be 'forward' or 'backward', got {direction!r}")
+        size = _limit(limit, 50)
+        anchor = decode_cursor(cursor, sort) if cursor else None
+        rows = await self._ctx.store.page(to_store_filter(filter), sort, direction, anchor, size + 1, include_data)
+        has_more = len(rows) > size
+        jobs = rows[:size]
+        if direction == "backward":
+            jobs.reverse()
+        edge = (jobs[0] if direction == "backward" else jobs[-1]) if jobs else None
+        page_cursor = None
+        if edge is not None:
+            value = None if sort.by == "id" else getattr(edge, f"{sort.by}_ms")
+            page_cursor = encode_cursor(CursorAnchor(edge.id, value), direction, sort)
+        forward = direction == "forward"
+        return CursorPage(
+            jobs=jobs,
+            cursor=page_cursor,
+            has_next_page=has_more if forward else anchor is not None,
+            has_previous_page=anchor is not None if forward else has_more,
+        )
+
+    async def count_jobs(self, filter: JobListFilter | None = None) -> int:
+        return await self._ctx.store.count(to_store_filter(filter))
+
+    async def get_queue_stats(self, name: str | None = None) -> QueueStats:
+        if name is not None and not isinstance(name, str):
+            raise InvalidJobQueryError(f"name must be a string, got {type(name).__name__}")
+        return await self.stats_cache.get(("stats", name), lambda: self._ctx.store.stats(name))  # type: ignore[no-any-return]
+
+    async def get_queue_view_summaries(self) -> list[QueueViewSummary]:
+        by_name: dict[str, QueueStats] = await self.stats_cache.get(("by-name",), self._ctx.store.stats_by_name)
+        workers = self._workers()
+        names = sorted(set(by_name) | set(workers))
+        return [
+            QueueViewSummary(
+                name=name,
+                has_persisted_jobs=name in by_name,
+                has_registered_worker=name in workers,
+                stats=by_name.get(name, QueueStats()),
+                worker=workers.get(name),
+            )
+            for name in names
+        ]

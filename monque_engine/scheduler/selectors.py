@@ -1,0 +1,72 @@
+"""Turn public selector / filter arguments into validated store-level ones."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from ..errors import InvalidJobQueryError
+from ..job import STATUS_BY_VALUE, JobListFilter, JobSelector, JobStatus, StatusArg
+from ..store.base import StoreListFilter, StoreSelector
+from ..timeutil import datetime_to_ms
+
+
+def parse_statuses(status: StatusArg) -> tuple[JobStatus, ...] | None:
+    if status is None:
+        return None
+    values: Sequence[JobStatus | str] = [status] if isinstance(status, str) else status
+    parsed: list[JobStatus] = []
+    for value in values:
+        key = value.value if isinstance(value, JobStatus) else value
+        if key not in STATUS_BY_VALUE:
+            raise InvalidJobQueryError(
+                f"Unknown job status {value!r}; use one of {', '.join(s.value for s in JobStatus)}"
+            )
+        parsed.append(STATUS_BY_VALUE[key])
+    return tuple(dict.fromkeys(parsed))
+
+
+def _ms(value: datetime | None, field: str) -> int | None:
+    if value is None:
+        return None
+    if not isinstance(value, datetime):
+        raise InvalidJobQueryError(f"{field} must be a datetime, got {type(value).__name__}")
+    if value.tzinfo is None:
+        raise InvalidJobQueryError(f"{field} must be timezone-aware (for example datetime.now(UTC))")
+    return datetime_to_ms(value)
+
+
+def _name(name: str | None) -> str | None:
+    if name is not None and not isinstance(name, str):
+        raise InvalidJobQueryError(f"name must be a string, got {type(name).__name__}")
+    return name
+
+
+def to_store_selector(selector: JobSelector | None, statuses: tuple[JobStatus, ...] | None = None) -> StoreSelector:
+    selector = selector or JobSelector()
+    if not isinstance(selector, JobSelector):
+        raise InvalidJobQueryError("Pass a JobSelector(name=…, status=…, older_than=…, newer_than=…)")
+    return StoreSelector(
+        name=_name(selector.name),
+        statuses=statuses if statuses is not None else parse_statuses(selector.status),
+        created_before_ms=_ms(selector.older_than, "older_than"),
+        created_after_ms=_ms(selector.newer_than, "newer_than"),
+    )
+
+
+def to_store_filter(filter: JobListFilter | None) -> StoreListFilter:
+    filter = filter or JobListFilter()
+    if not isinstance(filter, JobListFilter):
+        raise InvalidJobQueryError("Pass a JobListFilter(name=…, status=…, created_at_from=…, …)")
+    search = filter.search.strip() if isinstance(filter.search, str) else None
+    return StoreListFilter(
+        name=_name(filter.name),
+        statuses=parse_statuses(filter.status),
+        created_from_ms=_ms(filter.created_at_from, "created_at_from"),
+        created_to_ms=_ms(filter.created_at_to, "created_at_to"),
+        updated_from_ms=_ms(filter.updated_at_from, "updated_at_from"),
+        updated_to_ms=_ms(filter.updated_at_to, "updated_at_to"),
+        next_run_from_ms=_ms(filter.next_run_at_from, "next_run_at_from"),
+        next_run_to_ms=_ms(filter.next_run_at_to, "next_run_at_to"),
+        search=search or None,
+    )

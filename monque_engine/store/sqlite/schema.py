@@ -1,0 +1,111 @@
+"""SQLite schema: Monque's job document as columns, plus a trigger-fed change table.
+
+Columns mirror the MongoDB fields one to one (instants as epoch ms, payload as JSON text),
+so a job moves between stores without translation. The change table is what makes the
+feed cross-process: every insert, status / nextRunAt change and delete appends a row in
+the same transaction, so its sequence number is commit order and a resume token.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ...errors import MonqueError
+
+SCHEMA_VERSION = 1
+JOB_COLUMNS = (
+    "id", "name", "data", "status", "next_run_at", "locked_at", "claimed_by", "last_heartbeat",
+    "heartbeat_interval", "fail_count", "fail_reason", "repeat_interval", "unique_key",
+    "created_at", "updated_at",
+)  # fmt: skip
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
+
+
+class InvalidCollectionNameError(MonqueError, ValueError):
+    pass
+
+
+def check_collection_name(name: str) -> str:
+    if not isinstance(name, str) or not _IDENTIFIER.fullmatch(name):
+        raise InvalidCollectionNameError(
+            f"Collection name {name!r} cannot be a SQLite table name; use letters, digits and "
+            "underscores, starting with a letter (e.g. monque_jobs)"
+        )
+    return name
+
+
+class Tables:
+    """Table and statement names for one collection."""
+
+    def __init__(self, collection: str) -> None:
+        self.jobs = check_collection_name(collection)
+        self.changes = f"{collection}_changes"
+        self.meta = f"{collection}_meta"
+        self.columns = ", ".join(JOB_COLUMNS)
+        self.job_columns_prefixed = ", ".join(f"j.{c}" for c in JOB_COLUMNS)
+
+    def ddl(self, retention_index: bool) -> list[str]:
+        """Tables, indexes and triggers. Every index costs a page write on each commit that
+        touches it (~10 µs here), so indexes that only matter for one status are partial:
+        an insert touches the table, the pending index, the sort indexes and the feed."""
+        j, c, m = self.jobs, self.changes, self.meta
+        statements = [
+            f"""CREATE TABLE IF NOT EXISTS {j} (
+                id TEXT PRIMARY KEY NOT NULL,
+                name TEXT NOT NULL,
+                data TEXT NOT NULL,
+                status TEXT NOT NULL CHECK (status IN ('pending','processing','completed','failed','cancelled')),
+                next_run_at INTEGER NOT NULL,
+                locked_at INTEGER,
+                claimed_by TEXT,
+                last_heartbeat INTEGER,
+                heartbeat_interval INTEGER,
+                fail_count INTEGER NOT NULL DEFAULT 0,
+                fail_reason TEXT,
+                repeat_interval TEXT,
+                unique_key TEXT,
+                created_at INTEGER NOT NULL,
+                updated_at INTEGER NOT NULL
+            ) WITHOUT ROWID""",
+            # Claims and wake-up timers: due pending jobs of a name, earliest first.
+            f"CREATE INDEX IF NOT EXISTS {j}_pending ON {j}(name, next_run_at) WHERE status = 'pending'",
+            # Heartbeats, releases and stale recovery: the (few) jobs being processed.
+            f"CREATE INDEX IF NOT EXISTS {j}_processing ON {j}(claimed_by, locked_at) WHERE status = 'processing'",
+            f"""CREATE UNIQUE INDEX IF NOT EXISTS {j}_unique_key ON {j}(name, unique_key)
+                WHERE unique_key IS NOT NULL AND status IN ('pending','processing')""",
+            # Statistics per name and status without reading payloads.
+            f"CREATE INDEX IF NOT EXISTS {j}_name_status ON {j}(name, status)",
+            # Keyset listings (the console) sorted by creation or last change.
+            f"CREATE INDEX IF NOT EXISTS {j}_created ON {j}(created_at, id)",
+            f"CREATE INDEX IF NOT EXISTS {j}_updated ON {j}(updated_at, id)",
+            f"""CREATE TABLE IF NOT EXISTS {c} (
+                seq INTEGER PRIMARY KEY,
+                op TEXT NOT NULL,
+                job_id TEXT NOT NULL,
+                name TEXT,
+                status TEXT,
+                next_run_at INTEGER
+            )""",
+            f"CREATE TABLE IF NOT EXISTS {m} (key TEXT PRIMARY KEY, value)",
+            f"""CREATE TRIGGER IF NOT EXISTS {j}_feed_insert AFTER INSERT ON {j} BEGIN
+                INSERT INTO {c}(op, job_id, name, status, next_run_at)
+                VALUES ('insert', NEW.id, NEW.name, NEW.status, NEW.next_run_at);
+            END""",
+            f"""CREATE TRIGGER IF NOT EXISTS {j}_feed_update AFTER UPDATE OF status, next_run_at ON {j}
+                WHEN OLD.status IS NOT NEW.status OR OLD.next_run_at IS NOT NEW.next_run_at BEGIN
+                INSERT INTO {c}(op, job_id, name, status, next_run_at)
+                VALUES ('update', NEW.id, NEW.name, NEW.status, NEW.next_run_at);
+            END""",
+            f"""CREATE TRIGGER IF NOT EXISTS {j}_feed_delete AFTER DELETE ON {j} BEGIN
+                INSERT INTO {c}(op, job_id, name, status, next_run_at)
+                VALUES ('delete', OLD.id, OLD.name, OLD.status, OLD.next_run_at);
+            END""",
+            f"INSERT OR IGNORE INTO {m}(key, value) VALUES ('schema_version', {SCHEMA_VERSION})",
+            f"INSERT OR IGNORE INTO {m}(key, value) VALUES ('feed_pruned_through', 0)",
+        ]
+        if retention_index:
+            statements.append(
+                f"""CREATE INDEX IF NOT EXISTS {j}_retention ON {j}(status, updated_at)
+                    WHERE status IN ('completed','failed')"""
+            )
+        return statements

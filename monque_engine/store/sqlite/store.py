@@ -1,0 +1,514 @@
+"""The embedded SQLite store: one file, WAL, safe for several processes on one machine.
+
+Every transition is one guarded statement inside a ``BEGIN IMMEDIATE`` transaction, so
+claims, owned completions and bulk updates are atomic across processes exactly as the
+MongoDB store's ``findOneAndUpdate`` / ``updateMany`` are. See ``runner.py`` for how the
+connections are driven and ``feed.py`` for the cross-process change feed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from ...cursor import CursorAnchor
+from ...errors import ConnectionError
+from ...job import ChangeEvent, CursorDirection, Job, JobSort, JobStatus, NewJob, QueueStats
+from ..base import JobStore, StoreListFilter, StoreOpenOptions, StoreSelector
+from .feed import ChangeFeed
+from .queries import filter_where, page_query, row_to_job, selector_where
+from .runner import ReadRunner, WriteRunner, begin_immediate
+from .schema import Tables
+from .url import SqliteSettings, parse_sqlite_url
+
+_CLAIM_RELEASE = "locked_at = NULL, claimed_by = NULL, last_heartbeat = NULL"
+
+
+class SqliteStore(JobStore):
+    kind = "sqlite"
+
+    def __init__(self, settings: SqliteSettings) -> None:
+        self.settings = settings
+        self.display_url = settings.display_url
+        self._tables: Tables | None = None
+        self._writer: WriteRunner | None = None
+        self._reader: ReadRunner | None = None
+        self._feed: ChangeFeed | None = None
+        self._maintenance: asyncio.Task[None] | None = None
+        self._open_lock = asyncio.Lock()
+
+    @classmethod
+    def from_url(cls, url: str, **overrides: Any) -> SqliteStore:
+        return cls(parse_sqlite_url(url, **overrides))
+
+    # -- life cycle -------------------------------------------------------------------------
+    def _describe(self) -> str:
+        return f"SQLite database {self.settings.path}"
+
+    def _connect(self, *, busy_timeout: float, autocheckpoint: bool = True, write: bool = False) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            self.settings.path, isolation_level=None, check_same_thread=False, timeout=self.settings.busy_timeout
+        )
+        try:
+            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise ConnectionError(
+                    f"{self._describe()} could not switch to WAL journaling (got {mode!r}); "
+                    "WAL needs a local file system that supports shared memory"
+                )
+            conn.execute(f"PRAGMA synchronous={self.settings.synchronous.upper()}")
+            conn.execute("PRAGMA cache_size=-65536")
+            conn.execute("PRAGMA temp_store=MEMORY")
+            if not autocheckpoint:
+                conn.execute("PRAGMA wal_autocheckpoint=0")
+            if not write:
+                conn.execute("PRAGMA query_only=1")
+            conn.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _preflight(self) -> None:
+        """Turn the usual ways a path is wrong into one clear sentence each."""
+        path = Path(self.settings.path)
+        parent = path.parent if str(path.parent) else Path(".")
+        if path.is_dir():
+            raise ConnectionError(f"Cannot open {path}: it is a directory; name a file such as {path / 'monque.db'}")
+        if not parent.is_dir():
+            raise ConnectionError(
+                f"Cannot create SQLite database {path}: directory {parent} does not exist (mkdir -p {parent})"
+            )
+        if path.exists() and not os.access(path, os.R_OK | os.W_OK):
+            raise ConnectionError(f"Cannot open {path}: permission denied (it must be readable and writable)")
+        if not path.exists() and not os.access(parent, os.W_OK | os.X_OK):
+            raise ConnectionError(f"Cannot create {path}: directory {parent} is not writable")
+
+    async def open(self, options: StoreOpenOptions) -> None:
+        async with self._open_lock:
+            if self._writer is not None:
+                return
+            self._preflight()
+            loop = asyncio.get_running_loop()
+            self._tables = tables = Tables(options.collection_name)
+            inline = None
+            if self.settings.inline_writes and self.settings.synchronous != "full":
+                inline = lambda: self._connect(busy_timeout=0, autocheckpoint=False, write=True)  # noqa: E731
+            try:
+                self._writer = WriteRunner(
+                    loop,
+                    lambda: self._connect(busy_timeout=0, write=True),
+                    self._describe,
+                    self.settings.busy_timeout,
+                    inline,
+                    self._committed,
+                )
+                await self._writer.run(lambda conn: self._create_schema(conn, tables, options))
+                self._reader = ReadRunner(loop, lambda: self._connect(busy_timeout=self.settings.busy_timeout),
+                                          self._describe, threads=2)
+                self._feed = ChangeFeed(
+                    loop, lambda: self._connect(busy_timeout=self.settings.busy_timeout), self._reader, tables,
+                    self.settings.feed_interval,
+                )
+            except sqlite3.DatabaseError as error:
+                await self.close()
+                raise self._open_error(error) from error
+            except BaseException:
+                await self.close()
+                raise
+            self._maintenance = loop.create_task(self._maintain(), name="monque-sqlite-maintenance")
+
+    def _open_error(self, error: sqlite3.DatabaseError) -> ConnectionError:
+        text = str(error)
+        if "not a database" in text or "malformed" in text:
+            return ConnectionError(
+                f"{self.settings.path} is not a SQLite database or is corrupt ({text}); "
+                "point the URL at another file, or restore this one from a backup"
+            )
+        return ConnectionError(f"Cannot open {self._describe()}: {text}")
+
+    def _create_schema(self, conn: sqlite3.Connection, tables: Tables, options: StoreOpenOptions) -> None:
+        exists = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (tables.jobs,)
+        ).fetchone()
+        if exists and not options.create_indexes:
+            return
+        for statement in tables.ddl(options.retention_index):
+            conn.execute(statement)
+
+    def _committed(self) -> None:
+        if self._feed is not None:
+            self._feed.notify()
+
+    async def close(self) -> None:
+        if self._maintenance is not None:
+            self._maintenance.cancel()
+            self._maintenance = None
+        feed, self._feed = self._feed, None
+        if feed is not None:
+            feed.end_streams()
+        writer, self._writer = self._writer, None
+        reader, self._reader = self._reader, None
+        for part in (feed, reader, writer):
+            if part is not None:
+                await asyncio.to_thread(part.close)
+
+    async def _maintain(self) -> None:
+        """Keep the change table bounded: the feed is a window, not a history."""
+        keep = self.settings.feed_retention
+        while True:
+            await asyncio.sleep(self.settings.maintenance_interval)
+            try:
+                await self._write(lambda conn: self._prune_feed(conn, keep))
+            except ConnectionError:
+                continue  # the next round tries again; a locked file is not fatal here
+
+    def _prune_feed(self, conn: sqlite3.Connection, keep: int) -> int:
+        t = self._t
+        (last,) = conn.execute(f"SELECT coalesce(max(seq), 0) FROM {t.changes}").fetchone()
+        (pruned,) = conn.execute(f"SELECT value FROM {t.meta} WHERE key='feed_pruned_through'").fetchone()
+        cutoff = last - keep
+        if cutoff <= pruned + keep // 10:
+            return 0
+        removed = conn.execute(f"DELETE FROM {t.changes} WHERE seq <= ?", (cutoff,)).rowcount
+        conn.execute(f"UPDATE {t.meta} SET value=? WHERE key='feed_pruned_through'", (cutoff,))
+        return removed
+
+    async def prune_feed(self) -> int:
+        """Trim the change table now (normally done in the background)."""
+        keep = self.settings.feed_retention
+        return await self._write(lambda conn: self._prune_feed(conn, keep))
+
+    # -- plumbing -----------------------------------------------------------------------------
+    @property
+    def _t(self) -> Tables:
+        if self._tables is None:
+            raise ConnectionError(f"{self._describe()} is not open; call initialize() first")
+        return self._tables
+
+    def _runner_w(self) -> WriteRunner:
+        if self._writer is None:
+            raise ConnectionError(f"{self._describe()} is not open; call initialize() first")
+        return self._writer
+
+    def _runner_r(self) -> ReadRunner:
+        if self._reader is None:
+            raise ConnectionError(f"{self._describe()} is not open; call initialize() first")
+        return self._reader
+
+    async def _write(self, op: Any, inline: bool = False) -> Any:
+        return await self._runner_w().run(op, inline=inline)
+
+    async def _read(self, op: Any) -> Any:
+        return await self._runner_r().run(op)
+
+    # -- intake -----------------------------------------------------------------------------
+    def _insert_sql(self) -> str:
+        t = self._t
+        return (
+            f"INSERT INTO {t.jobs} (id, name, data, status, next_run_at, fail_count, repeat_interval, "
+            "unique_key, created_at, updated_at) VALUES (?, ?, ?, 'pending', ?, 0, ?, ?, ?, ?) "
+            "ON CONFLICT DO NOTHING"
+        )
+
+    def _insert_one(self, conn: sqlite3.Connection, sql: str, job: NewJob) -> Job:
+        cursor = conn.execute(
+            sql,
+            (job.id, job.name, job.data_json, job.next_run_at_ms, job.repeat_interval, job.unique_key,
+             job.created_at_ms, job.created_at_ms),
+        )
+        if cursor.rowcount == 1:
+            return job.to_job()
+        if job.unique_key is None:
+            raise ConnectionError(f"Job id {job.id} already exists")
+        row = conn.execute(
+            f"SELECT {self._t.columns} FROM {self._t.jobs} WHERE name = ? AND unique_key = ? "
+            "AND status IN ('pending','processing')",
+            (job.name, job.unique_key),
+        ).fetchone()
+        return row_to_job(row)
+
+    async def insert(self, job: NewJob) -> Job:
+        sql = self._insert_sql()
+        return await self._write(lambda conn: self._insert_one(conn, sql, job), inline=True)  # type: ignore[no-any-return]
+
+    async def insert_many(self, jobs: Sequence[NewJob]) -> list[Job]:
+        sql = self._insert_sql()
+        if all(job.unique_key is None for job in jobs):
+
+            def op(conn: sqlite3.Connection) -> list[Job]:
+                conn.executemany(
+                    sql.replace(" ON CONFLICT DO NOTHING", ""),
+                    [(j.id, j.name, j.data_json, j.next_run_at_ms, j.repeat_interval, None, j.created_at_ms,
+                      j.created_at_ms) for j in jobs],
+                )
+                return [j.to_job() for j in jobs]
+
+            return await self._write(op)  # type: ignore[no-any-return]
+        return await self._write(lambda conn: [self._insert_one(conn, sql, j) for j in jobs])  # type: ignore[no-any-return]
+
+    # -- processing -----------------------------------------------------------------------------
+    async def claim(self, name: str, owner: str, now_ms: int, limit: int, heartbeat_interval_ms: int) -> list[Job]:
+        t = self._t
+        sql = (
+            f"UPDATE {t.jobs} SET status = 'processing', claimed_by = ?, locked_at = ?, last_heartbeat = ?, "
+            f"heartbeat_interval = ?, updated_at = ? WHERE id IN (SELECT id FROM {t.jobs} "
+            "WHERE name = ? AND status = 'pending' AND next_run_at <= ? ORDER BY next_run_at LIMIT ?) "
+            f"RETURNING {t.columns}"
+        )
+        params = (owner, now_ms, now_ms, heartbeat_interval_ms, now_ms, name, now_ms, limit)
+
+        def op(conn: sqlite3.Connection) -> list[Job]:
+            jobs = [row_to_job(row) for row in conn.execute(sql, params)]
+            jobs.sort(key=lambda job: (job.next_run_at_ms, job.id))
+            return jobs
+
+        return await self._write(op)  # type: ignore[no-any-return]
+
+    def _owned_update(self, assignments: str, params: tuple[Any, ...], job_id: str, owner: str) -> Any:
+        t = self._t
+        sql = (
+            f"UPDATE {t.jobs} SET {assignments} WHERE id = ? AND status = 'processing' AND claimed_by = ? "
+            f"RETURNING {t.columns}"
+        )
+        full = (*params, job_id, owner)
+
+        def op(conn: sqlite3.Connection) -> Job | None:
+            row = conn.execute(sql, full).fetchone()
+            return None if row is None else row_to_job(row)
+
+        return op
+
+    async def complete(self, job_id: str, owner: str, now_ms: int, next_run_at_ms: int | None) -> Job | None:
+        if next_run_at_ms is None:
+            op = self._owned_update(
+                f"status = 'completed', updated_at = ?, {_CLAIM_RELEASE}, fail_reason = NULL", (now_ms,), job_id, owner
+            )
+        else:
+            op = self._owned_update(
+                f"status = 'pending', next_run_at = ?, fail_count = 0, updated_at = ?, {_CLAIM_RELEASE}, "
+                "fail_reason = NULL",
+                (next_run_at_ms, now_ms), job_id, owner,
+            )
+        return await self._write(op)  # type: ignore[no-any-return]
+
+    async def fail(
+        self, job_id: str, owner: str, now_ms: int, fail_count: int, reason: str, retry_at_ms: int | None
+    ) -> Job | None:
+        if retry_at_ms is None:
+            op = self._owned_update(
+                f"status = 'failed', fail_count = ?, fail_reason = ?, updated_at = ?, {_CLAIM_RELEASE}",
+                (fail_count, reason, now_ms), job_id, owner,
+            )
+        else:
+            op = self._owned_update(
+                f"status = 'pending', fail_count = ?, fail_reason = ?, next_run_at = ?, updated_at = ?, "
+                f"{_CLAIM_RELEASE}",
+                (fail_count, reason, retry_at_ms, now_ms), job_id, owner,
+            )
+        return await self._write(op)  # type: ignore[no-any-return]
+
+    async def release(self, job_ids: Sequence[str], owner: str, now_ms: int) -> int:
+        if not job_ids:
+            return 0
+        t = self._t
+        ids = list(job_ids)
+        sql = (
+            f"UPDATE {t.jobs} SET status = 'pending', updated_at = ?, {_CLAIM_RELEASE} "
+            f"WHERE id IN ({','.join('?' * len(ids))}) AND status = 'processing' AND claimed_by = ?"
+        )
+        return await self._write(lambda conn: conn.execute(sql, (now_ms, *ids, owner)).rowcount)  # type: ignore[no-any-return]
+
+    async def heartbeat(self, owner: str, now_ms: int) -> int:
+        sql = (
+            f"UPDATE {self._t.jobs} SET last_heartbeat = ?, updated_at = ? "
+            "WHERE claimed_by = ? AND status = 'processing'"
+        )
+        return await self._write(lambda conn: conn.execute(sql, (now_ms, now_ms, owner)).rowcount)  # type: ignore[no-any-return]
+
+    async def recover_stale(self, locked_before_ms: int, now_ms: int) -> int:
+        sql = (
+            f"UPDATE {self._t.jobs} SET status = 'pending', updated_at = ?, {_CLAIM_RELEASE} "
+            "WHERE status = 'processing' AND locked_at < ?"
+        )
+        return await self._write(lambda conn: conn.execute(sql, (now_ms, locked_before_ms)).rowcount)  # type: ignore[no-any-return]
+
+    async def purge_finished(self, status: JobStatus, updated_before_ms: int) -> int:
+        sql = f"DELETE FROM {self._t.jobs} WHERE status = ? AND updated_at < ?"
+        return await self._write(lambda conn: conn.execute(sql, (status.value, updated_before_ms)).rowcount)  # type: ignore[no-any-return]
+
+    async def has_live_claim(self, owner: str, heartbeat_after_ms: int) -> bool:
+        sql = (
+            f"SELECT 1 FROM {self._t.jobs} WHERE claimed_by = ? AND status = 'processing' "
+            "AND last_heartbeat > ? LIMIT 1"
+        )
+        return await self._read(lambda conn: conn.execute(sql, (owner, heartbeat_after_ms)).fetchone() is not None)  # type: ignore[no-any-return]
+
+    async def next_due_ms(self, names: Sequence[str]) -> int | None:
+        if not names:
+            return None
+        sql = (
+            f"SELECT min(next_run_at) FROM {self._t.jobs} WHERE status = 'pending' "
+            f"AND name IN ({','.join('?' * len(names))})"
+        )
+        params = tuple(names)
+        return await self._read(lambda conn: conn.execute(sql, params).fetchone()[0])  # type: ignore[no-any-return]
+
+    # -- reads ----------------------------------------------------------------------------------
+    async def get(self, job_id: str) -> Job | None:
+        sql = f"SELECT {self._t.columns} FROM {self._t.jobs} WHERE id = ?"
+
+        def op(conn: sqlite3.Connection) -> Job | None:
+            row = conn.execute(sql, (job_id,)).fetchone()
+            return None if row is None else row_to_job(row)
+
+        return await self._read(op)  # type: ignore[no-any-return]
+
+    async def find(self, selector: StoreSelector, limit: int, skip: int) -> list[Job]:
+        where, params = selector_where(selector)
+        sql = f"SELECT {self._t.columns} FROM {self._t.jobs} WHERE {where} ORDER BY next_run_at, id LIMIT ? OFFSET ?"
+        return await self._read(lambda conn: [row_to_job(r) for r in conn.execute(sql, (*params, limit, skip))])  # type: ignore[no-any-return]
+
+    async def page(
+        self,
+        filter: StoreListFilter,
+        sort: JobSort,
+        direction: CursorDirection,
+        anchor: CursorAnchor | None,
+        limit: int,
+        include_data: bool = True,
+    ) -> list[Job]:
+        t = self._t
+        columns = t.columns if include_data else t.columns.replace("data,", "NULL AS data,", 1)
+        sql, params = page_query(columns, t.jobs, filter, sort, direction, anchor, limit)
+        return await self._read(lambda conn: [row_to_job(r) for r in conn.execute(sql, params)])  # type: ignore[no-any-return]
+
+    async def count(self, filter: StoreListFilter) -> int:
+        where, params = filter_where(filter)
+        sql = f"SELECT count(*) FROM {self._t.jobs} WHERE {where}"
+        return await self._read(lambda conn: conn.execute(sql, params).fetchone()[0])  # type: ignore[no-any-return]
+
+    @staticmethod
+    def _stats_from_rows(rows: list[tuple[str, int, int | None]]) -> QueueStats:
+        counts = {status.value: 0 for status in JobStatus}
+        avg: float | None = None
+        for status, count, duration_sum in rows:
+            counts[status] = count
+            if status == "completed" and count:
+                avg = duration_sum / count
+        return QueueStats(**counts, total=sum(counts.values()), avg_processing_duration_ms=avg)
+
+    async def stats(self, name: str | None) -> QueueStats:
+        where, params = ("name = ?", [name]) if name is not None else ("1", [])
+        sql = (
+            "SELECT status, count(*), sum(CASE WHEN status = 'completed' THEN updated_at - created_at END) "
+            f"FROM {self._t.jobs} WHERE {where} GROUP BY status"
+        )
+        rows = await self._read(lambda conn: conn.execute(sql, params).fetchall())
+        return self._stats_from_rows(rows)
+
+    async def stats_by_name(self) -> dict[str, QueueStats]:
+        sql = (
+            "SELECT name, status, count(*), sum(CASE WHEN status = 'completed' THEN updated_at - created_at END) "
+            f"FROM {self._t.jobs} GROUP BY name, status"
+        )
+        rows = await self._read(lambda conn: conn.execute(sql).fetchall())
+        grouped: dict[str, list[tuple[str, int, int | None]]] = {}
+        for name, status, count, duration in rows:
+            grouped.setdefault(name, []).append((status, count, duration))
+        return {name: self._stats_from_rows(group) for name, group in sorted(grouped.items())}
+
+    async def names(self) -> list[str]:
+        sql = f"SELECT DISTINCT name FROM {self._t.jobs} ORDER BY name"
+        return await self._read(lambda conn: [r[0] for r in conn.execute(sql)])  # type: ignore[no-any-return]
+
+    # -- management -------------------------------------------------------------------------------
+    def _guarded_single(self, assignments: str, params: tuple[Any, ...], job_id: str, statuses: tuple[str, ...]) -> Any:
+        t = self._t
+        sql = (
+            f"UPDATE {t.jobs} SET {assignments} WHERE id = ? AND status IN ({','.join('?' * len(statuses))}) "
+            f"RETURNING {t.columns}"
+        )
+        full = (*params, job_id, *statuses)
+
+        def op(conn: sqlite3.Connection) -> Job | None:
+            row = conn.execute(sql, full).fetchone()
+            return None if row is None else row_to_job(row)
+
+        return op
+
+    async def cancel(self, job_id: str, now_ms: int) -> Job | None:
+        op = self._guarded_single("status = 'cancelled', updated_at = ?", (now_ms,), job_id, ("pending",))
+        return await self._write(op, inline=True)  # type: ignore[no-any-return]
+
+    async def retry(self, job_id: str, now_ms: int) -> tuple[Job, JobStatus] | None:
+        t = self._t
+        before_sql = f"SELECT status FROM {t.jobs} WHERE id = ? AND status IN ('failed','cancelled')"
+        update = self._guarded_single(
+            f"status = 'pending', fail_count = 0, next_run_at = ?, updated_at = ?, fail_reason = NULL, {_CLAIM_RELEASE}",
+            (now_ms, now_ms), job_id, ("failed", "cancelled"),
+        )
+
+        def op(conn: sqlite3.Connection) -> tuple[Job, JobStatus] | None:
+            before = conn.execute(before_sql, (job_id,)).fetchone()
+            if before is None:
+                return None
+            job = update(conn)
+            return (job, JobStatus(before[0])) if job is not None else None
+
+        return await self._write(op, inline=True)  # type: ignore[no-any-return]
+
+    async def reschedule(self, job_id: str, run_at_ms: int, now_ms: int) -> Job | None:
+        op = self._guarded_single("next_run_at = ?, updated_at = ?", (run_at_ms, now_ms), job_id, ("pending",))
+        return await self._write(op, inline=True)  # type: ignore[no-any-return]
+
+    async def delete(self, job_id: str) -> bool:
+        sql = f"DELETE FROM {self._t.jobs} WHERE id = ?"
+        return await self._write(lambda conn: conn.execute(sql, (job_id,)).rowcount > 0, inline=True)  # type: ignore[no-any-return]
+
+    async def cancel_many(self, selector: StoreSelector, now_ms: int) -> int:
+        where, params = selector_where(selector)
+        sql = f"UPDATE {self._t.jobs} SET status = 'cancelled', updated_at = ? WHERE {where}"
+        return await self._write(lambda conn: conn.execute(sql, (now_ms, *params)).rowcount)  # type: ignore[no-any-return]
+
+    async def retry_many(self, selector: StoreSelector, now_ms: int, spread_ms: int) -> int:
+        where, params = selector_where(selector)
+        sql = (
+            f"UPDATE {self._t.jobs} SET status = 'pending', fail_count = 0, fail_reason = NULL, {_CLAIM_RELEASE}, "
+            "next_run_at = ? + (random() & 9223372036854775807) % ?, updated_at = ? "
+            f"WHERE {where}"
+        )
+        spread = max(1, spread_ms)
+        return await self._write(lambda conn: conn.execute(sql, (now_ms, spread, now_ms, *params)).rowcount)  # type: ignore[no-any-return]
+
+    async def delete_many(self, selector: StoreSelector) -> int:
+        where, params = selector_where(selector)
+        sql = f"DELETE FROM {self._t.jobs} WHERE {where}"
+        return await self._write(lambda conn: conn.execute(sql, params).rowcount)  # type: ignore[no-any-return]
+
+    # -- change feed ------------------------------------------------------------------------------
+    async def open_watch(
+        self,
+        resume_after: Any = None,
+        *,
+        full_document: bool = True,
+        statuses: tuple[JobStatus, ...] | None = None,
+    ) -> AsyncIterator[ChangeEvent]:
+        if self._feed is None:
+            raise ConnectionError(f"{self._describe()} is not open; call initialize() first")
+        return await self._feed.open(resume_after, full_document=full_document, statuses=statuses)
+
+    # -- used by tests and tools -----------------------------------------------------------------
+    async def execute_write(self, op: Any) -> Any:
+        """Run a raw write operation on the store's write thread (tests, migrations)."""
+        return await self._write(op)
+
+    async def execute_read(self, op: Any) -> Any:
+        return await self._read(op)
+
+
+__all__ = ["SqliteStore", "begin_immediate"]

@@ -1,0 +1,83 @@
+"""``sqlite:///relative/path.db`` and ``sqlite:////absolute/path.db`` with a few settings.
+
+Query parameters:
+  synchronous=normal|full   durability: NORMAL (default) survives a process crash and may
+                            lose the last commits on power loss; FULL fsyncs every commit.
+  busy_timeout=SECONDS      how long a write waits for another process's lock (default 10).
+  feed_interval_ms=MS       how often the change feed looks for other processes' commits (2).
+  feed_retention=ROWS       change rows kept for resuming watches (default 100000).
+  inline_writes=0|1         allow the uncontended inline write path (default 1).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from urllib.parse import parse_qsl, unquote
+
+from ...errors import MonqueError
+
+
+class InvalidSqliteUrlError(MonqueError, ValueError):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class SqliteSettings:
+    path: str
+    display_url: str
+    synchronous: str = "normal"
+    busy_timeout: float = 10.0
+    feed_interval: float = 0.002
+    feed_retention: int = 100_000
+    inline_writes: bool = True
+    maintenance_interval: float = 10.0
+
+
+_USAGE = "use sqlite:///relative/path.db or sqlite:////absolute/path.db"
+
+
+def _number(key: str, value: str, low: float) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise InvalidSqliteUrlError(f"SQLite URL parameter {key}={value!r} is not a number") from None
+    if number < low:
+        raise InvalidSqliteUrlError(f"SQLite URL parameter {key} must be at least {low:g}, got {value}")
+    return number
+
+
+def parse_sqlite_url(url: str, **overrides: object) -> SqliteSettings:
+    if not url.lower().startswith("sqlite://"):
+        raise InvalidSqliteUrlError(f"Not a SQLite URL: {url!r}; {_USAGE}")
+    rest = url[len("sqlite://") :]
+    if not rest.startswith("/"):
+        raise InvalidSqliteUrlError(f"SQLite URL {url!r} needs three slashes before the path; {_USAGE}")
+    location, _, query = rest[1:].partition("?")
+    path = unquote(location)
+    if not path:
+        raise InvalidSqliteUrlError(f"SQLite URL {url!r} names no file; {_USAGE}")
+    if path == ":memory:":
+        raise InvalidSqliteUrlError(
+            "An in-memory SQLite database cannot be shared between connections or processes; use a file path"
+        )
+    path = os.path.expanduser(path)
+    values: dict[str, object] = {}
+    for key, value in parse_qsl(query, keep_blank_values=True):
+        if key == "synchronous":
+            if value.lower() not in ("normal", "full"):
+                raise InvalidSqliteUrlError(f"SQLite URL parameter synchronous must be normal or full, got {value!r}")
+            values["synchronous"] = value.lower()
+        elif key == "busy_timeout":
+            values["busy_timeout"] = _number(key, value, 0)
+        elif key == "feed_interval_ms":
+            values["feed_interval"] = _number(key, value, 0.1) / 1000
+        elif key == "feed_retention":
+            values["feed_retention"] = int(_number(key, value, 1000))
+        elif key == "inline_writes":
+            values["inline_writes"] = value not in ("0", "false", "no", "off")
+        else:
+            known = "synchronous, busy_timeout, feed_interval_ms, feed_retention, inline_writes"
+            raise InvalidSqliteUrlError(f"Unknown SQLite URL parameter {key!r}; known: {known}")
+    values.update(overrides)
+    return SqliteSettings(path=path, display_url=url, **values)  # type: ignore[arg-type]

@@ -1,0 +1,104 @@
+"""Input checks shared by intake, management and listings.
+
+Rules follow upstream Monque: a job name is what an operator types and reads in logs, a
+unique key is an opaque dedup handle, ids are ObjectId hex strings.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from bson import ObjectId
+
+from .errors import InvalidJobIdentifierError, PayloadTooLargeError, PayloadValidationError
+
+MAX_NAME_LENGTH = 255
+MAX_UNIQUE_KEY_LENGTH = 1024
+_NAME_FORBIDDEN = re.compile(r"[\s\x00-\x1f\x7f]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_HEX24 = re.compile(r"[0-9a-f]{24}")
+_encode = json.JSONEncoder(allow_nan=False, ensure_ascii=False, separators=(",", ":")).encode
+
+
+def validate_job_name(name: object) -> str:
+    if not isinstance(name, str):
+        raise InvalidJobIdentifierError("name", name, "must be a string")
+    if not name:
+        raise InvalidJobIdentifierError("name", name, "must not be empty")
+    if len(name) > MAX_NAME_LENGTH:
+        raise InvalidJobIdentifierError("name", name[:40] + "…", f"must be at most {MAX_NAME_LENGTH} characters")
+    if _NAME_FORBIDDEN.search(name):
+        raise InvalidJobIdentifierError("name", name, "must not contain whitespace or control characters")
+    return name
+
+
+def validate_unique_key(key: object) -> str:
+    if not isinstance(key, str):
+        raise InvalidJobIdentifierError("uniqueKey", key, "must be a string")
+    if not key.strip():
+        raise InvalidJobIdentifierError("uniqueKey", key, "must not be empty or blank")
+    if len(key) > MAX_UNIQUE_KEY_LENGTH:
+        raise InvalidJobIdentifierError(
+            "uniqueKey", key[:40] + "…", f"must be at most {MAX_UNIQUE_KEY_LENGTH} characters"
+        )
+    if _CONTROL.search(key):
+        raise InvalidJobIdentifierError("uniqueKey", key, "must not contain control characters")
+    return key
+
+
+def is_job_id(value: object) -> bool:
+    """True for a 24-hex ObjectId string (any case) or an ObjectId."""
+    if isinstance(value, ObjectId):
+        return True
+    return isinstance(value, str) and len(value) == 24 and _HEX24.fullmatch(value.lower()) is not None
+
+
+def normalize_job_id(value: object) -> str | None:
+    """The canonical lower-case hex id, or None when the value cannot be a job id."""
+    if isinstance(value, ObjectId):
+        return str(value)
+    if is_job_id(value):
+        return str(value).lower()
+    return None
+
+
+def encode_payload(data: Any, max_size: int | None) -> str:
+    """Encode the payload as compact JSON, refusing what would not round-trip cleanly.
+
+    The size limit is measured as upstream measures it (the BSON size of ``{data}``) so a
+    limit means the same on both stores; values BSON cannot hold are measured as JSON bytes.
+    """
+    try:
+        text = _encode(data)
+    except ValueError as error:  # NaN / Infinity, or a circular reference
+        raise PayloadValidationError(
+            f"Job payload cannot be stored as JSON ({error}); replace NaN/Infinity with null or a string"
+        ) from None
+    except TypeError as error:
+        raise PayloadValidationError(
+            f"Job payload is not JSON-serialisable ({error}); pass dicts, lists, strings, numbers, "
+            "booleans and None, and convert other objects (datetimes, sets, bytes) yourself"
+        ) from None
+    except RecursionError:
+        raise PayloadValidationError("Job payload is nested too deeply to encode as JSON") from None
+    if max_size is not None:
+        size = payload_size(data, text)
+        if size > max_size:
+            raise PayloadTooLargeError(size, max_size)
+    return text
+
+
+def payload_size(data: Any, text: str) -> int:
+    import bson
+
+    try:
+        return len(bson.encode({"data": data}))
+    except Exception:  # noqa: BLE001 - BSON cannot hold it (e.g. a huge int): fall back to JSON bytes
+        return len(text.encode())
+
+
+def is_finite_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
