@@ -20,10 +20,14 @@ MAX_UNIQUE_KEY_LENGTH = 1024
 _NAME_FORBIDDEN = re.compile(r"[\s\x00-\x1f\x7f]")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _HEX24 = re.compile(r"[0-9a-f]{24}")
-_encode = json.JSONEncoder(allow_nan=False, ensure_ascii=False, separators=(",", ":")).encode
+_ENCODER = json.JSONEncoder(allow_nan=False, ensure_ascii=False, separators=(",", ":"))
+_encode = _ENCODER.encode
+_valid_names: set[str] = set()  # names already validated: enqueue of a known name skips the regex
 
 
 def validate_job_name(name: object) -> str:
+    if name in _valid_names:
+        return name  # type: ignore[return-value]
     if not isinstance(name, str):
         raise InvalidJobIdentifierError("name", name, "must be a string")
     if not name:
@@ -32,6 +36,8 @@ def validate_job_name(name: object) -> str:
         raise InvalidJobIdentifierError("name", name[:40] + "…", f"must be at most {MAX_NAME_LENGTH} characters")
     if _NAME_FORBIDDEN.search(name):
         raise InvalidJobIdentifierError("name", name, "must not contain whitespace or control characters")
+    if len(_valid_names) < 10_000:
+        _valid_names.add(name)
     return name
 
 

@@ -6,10 +6,9 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-from bson import ObjectId
-
 from ..cron import build_repeat_interval, next_run_ms
 from ..errors import InvalidJobQueryError
+from ..ids import new_object_id
 from ..job import Job, NewJob
 from ..timeutil import datetime_to_ms, now_ms
 from ..validation import encode_payload, validate_job_name, validate_unique_key
@@ -50,7 +49,7 @@ class JobIntake:
         created = now_ms() if now is None else now
         data_json = encode_payload(data, self._ctx.options.max_payload_size)
         return NewJob(
-            id=str(ObjectId()),
+            id=new_object_id(),
             name=name,
             data=data,
             data_json=data_json,

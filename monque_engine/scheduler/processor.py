@@ -30,6 +30,7 @@ from ..validation import validate_job_name
 from .context import SchedulerContext
 
 log = logging.getLogger("monque_engine.processor")
+CLAIM_DEFER = 0.002
 Handler = Callable[[Job], Awaitable[None] | None]
 
 
@@ -45,6 +46,8 @@ class Worker:
     work_hint: bool = True  # there may be due jobs for this name
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     filler: asyncio.Task[None] | None = None
+    deferred: asyncio.TimerHandle | None = None  # a pending "claim what is free now" nudge
+    force: bool = False  # the nudge fired: claim even below the batch threshold
 
 
 def _error_message(error: BaseException) -> str:
@@ -137,6 +140,10 @@ class JobProcessor:
 
     def stop_claiming(self) -> None:
         self.running = False
+        for worker in self.workers.values():
+            if worker.deferred is not None:
+                worker.deferred.cancel()
+                worker.deferred = None
         for handle in self._timers.values():
             handle.cancel()
         self._timers.clear()
@@ -163,9 +170,20 @@ class JobProcessor:
         return free
 
     def _claim_threshold(self, worker: Worker) -> int:
-        # Wait for a quarter of the slots to free up before claiming again while busy, so a
-        # wide worker claims in batches instead of one statement per finished job.
-        return 1 if not worker.active else max(1, worker.concurrency // 4)
+        # While busy, a wide worker waits (at most CLAIM_DEFER seconds) for a quarter of its
+        # slots to free up, so it claims in batches instead of one statement per finished job.
+        if worker.force or not worker.active:
+            return 1
+        return max(1, worker.concurrency // 4)
+
+    def _defer_claim(self, worker: Worker) -> None:
+        if worker.deferred is None:
+            worker.deferred = asyncio.get_running_loop().call_later(CLAIM_DEFER, self._deferred_claim, worker)
+
+    def _deferred_claim(self, worker: Worker) -> None:
+        worker.deferred = None
+        worker.force = True
+        worker.wake.set()
 
     async def _fill_loop(self, worker: Worker) -> None:
         ctx = self._ctx
@@ -175,7 +193,10 @@ class JobProcessor:
             while self.running and worker.work_hint and self.workers.get(worker.name) is worker:
                 slots = self._free_slots(worker)
                 if slots < self._claim_threshold(worker):
+                    if slots > 0:
+                        self._defer_claim(worker)
                     break
+                worker.force = False
                 worker.reserved += slots
                 self._total_reserved += slots
                 try:

@@ -2,8 +2,9 @@
 
 Columns mirror the MongoDB fields one to one (instants as epoch ms, payload as JSON text),
 so a job moves between stores without translation. The change table is what makes the
-feed cross-process: every insert, status / nextRunAt change and delete appends a row in
-the same transaction, so its sequence number is commit order and a resume token.
+feed cross-process: every insert, status / nextRunAt change and delete the store makes
+appends a row in the same transaction, so its sequence number is commit order and a
+resume token. (Edits made outside the store, e.g. in the sqlite3 shell, are not in it.)
 """
 
 from __future__ import annotations
@@ -87,19 +88,11 @@ class Tables:
                 next_run_at INTEGER
             )""",
             f"CREATE TABLE IF NOT EXISTS {m} (key TEXT PRIMARY KEY, value)",
-            f"""CREATE TRIGGER IF NOT EXISTS {j}_feed_insert AFTER INSERT ON {j} BEGIN
-                INSERT INTO {c}(op, job_id, name, status, next_run_at)
-                VALUES ('insert', NEW.id, NEW.name, NEW.status, NEW.next_run_at);
-            END""",
-            f"""CREATE TRIGGER IF NOT EXISTS {j}_feed_update AFTER UPDATE OF status, next_run_at ON {j}
-                WHEN OLD.status IS NOT NEW.status OR OLD.next_run_at IS NOT NEW.next_run_at BEGIN
-                INSERT INTO {c}(op, job_id, name, status, next_run_at)
-                VALUES ('update', NEW.id, NEW.name, NEW.status, NEW.next_run_at);
-            END""",
-            f"""CREATE TRIGGER IF NOT EXISTS {j}_feed_delete AFTER DELETE ON {j} BEGIN
-                INSERT INTO {c}(op, job_id, name, status, next_run_at)
-                VALUES ('delete', OLD.id, OLD.name, OLD.status, OLD.next_run_at);
-            END""",
+            # Feed rows are written by the store's own statements, not by triggers: a trigger
+            # costs ~11 µs per row here, an executemany of the same rows next to nothing.
+            f"DROP TRIGGER IF EXISTS {j}_feed_insert",
+            f"DROP TRIGGER IF EXISTS {j}_feed_update",
+            f"DROP TRIGGER IF EXISTS {j}_feed_delete",
             f"INSERT OR IGNORE INTO {m}(key, value) VALUES ('schema_version', {SCHEMA_VERSION})",
             f"INSERT OR IGNORE INTO {m}(key, value) VALUES ('feed_pruned_through', 0)",
         ]

@@ -9,6 +9,7 @@ connections are driven and ``feed.py`` for the cross-process change feed.
 from __future__ import annotations
 
 import asyncio
+import collections
 import os
 import sqlite3
 from collections.abc import AsyncIterator, Sequence
@@ -40,6 +41,11 @@ class SqliteStore(JobStore):
         self._feed: ChangeFeed | None = None
         self._maintenance: asyncio.Task[None] | None = None
         self._open_lock = asyncio.Lock()
+        # Jobs this store claimed and has not yet seen released: lets a batch of owned
+        # completions return the stored job without reading each row back (see _completed).
+        self._claimed: dict[str, Job] = {}
+        self._completions: collections.deque[tuple[Job, str, int, asyncio.Future[Job | None]]] = collections.deque()
+        self._completion_flush_queued = False
 
     @classmethod
     def from_url(cls, url: str, **overrides: Any) -> SqliteStore:
@@ -206,6 +212,46 @@ class SqliteStore(JobStore):
     async def _read(self, op: Any) -> Any:
         return await self._runner_r().run(op)
 
+    # -- feed rows ------------------------------------------------------------------------------
+    def _feed_sql(self) -> str:
+        return f"INSERT INTO {self._t.changes} (op, job_id, name, status, next_run_at) VALUES (?, ?, ?, ?, ?)"
+
+    def _feed_rows(self, conn: sqlite3.Connection, op: str, rows: Sequence[tuple[Any, ...]]) -> None:
+        """Append feed rows for job rows in JOB_COLUMNS order (id, name, _, status, next_run_at)."""
+        if rows:
+            conn.executemany(self._feed_sql(), [(op, r[0], r[1], r[3], r[4]) for r in rows])
+
+    def _feed_where(self, conn: sqlite3.Connection, op: str, where: str, params: Sequence[Any]) -> None:
+        t = self._t
+        conn.execute(
+            f"INSERT INTO {t.changes} (op, job_id, name, status, next_run_at) "
+            f"SELECT ?, id, name, status, next_run_at FROM {t.jobs} WHERE {where}",
+            (op, *params),
+        )
+
+    def _bulk_update(self, conn: sqlite3.Connection, assignments: str, params: Sequence[Any],
+                     where: str, where_params: Sequence[Any]) -> int:
+        """Update every matching job and feed exactly those rows, without pulling ids into Python.
+
+        The ids go through a temp table so a million-row retry costs memory in SQLite's
+        temp store, not in this process.
+        """
+        t = self._t
+        affected = f"temp.{t.jobs}_affected"
+        conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS {t.jobs}_affected (id TEXT PRIMARY KEY) WITHOUT ROWID")
+        conn.execute(f"DELETE FROM {affected}")
+        count = conn.execute(f"INSERT INTO {affected} (id) SELECT id FROM {t.jobs} WHERE {where}", where_params).rowcount
+        if count:
+            in_affected = f"id IN (SELECT id FROM {affected})"
+            conn.execute(f"UPDATE {t.jobs} SET {assignments} WHERE {in_affected}", params)
+            self._feed_where(conn, "update", in_affected, ())
+            conn.execute(f"DELETE FROM {affected}")
+        return count
+
+    def _bulk_delete(self, conn: sqlite3.Connection, where: str, params: Sequence[Any]) -> int:
+        self._feed_where(conn, "delete", where, params)  # same rows: we hold the write lock
+        return conn.execute(f"DELETE FROM {self._t.jobs} WHERE {where}", params).rowcount
+
     # -- intake -----------------------------------------------------------------------------
     def _insert_sql(self) -> str:
         t = self._t
@@ -222,6 +268,7 @@ class SqliteStore(JobStore):
              job.created_at_ms, job.created_at_ms),
         )
         if cursor.rowcount == 1:
+            conn.execute(self._feed_sql(), ("insert", job.id, job.name, "pending", job.next_run_at_ms))
             return job.to_job()
         if job.unique_key is None:
             raise ConnectionError(f"Job id {job.id} already exists")
@@ -246,6 +293,7 @@ class SqliteStore(JobStore):
                     [(j.id, j.name, j.data_json, j.next_run_at_ms, j.repeat_interval, None, j.created_at_ms,
                       j.created_at_ms) for j in jobs],
                 )
+                conn.executemany(self._feed_sql(), [("insert", j.id, j.name, "pending", j.next_run_at_ms) for j in jobs])
                 return [j.to_job() for j in jobs]
 
             return await self._write(op)  # type: ignore[no-any-return]
@@ -263,11 +311,17 @@ class SqliteStore(JobStore):
         params = (owner, now_ms, now_ms, heartbeat_interval_ms, now_ms, name, now_ms, limit)
 
         def op(conn: sqlite3.Connection) -> list[Job]:
-            jobs = [row_to_job(row) for row in conn.execute(sql, params)]
+            rows = conn.execute(sql, params).fetchall()
+            self._feed_rows(conn, "update", rows)
+            jobs = [row_to_job(row) for row in rows]
             jobs.sort(key=lambda job: (job.next_run_at_ms, job.id))
             return jobs
 
-        return await self._write(op)  # type: ignore[no-any-return]
+        jobs: list[Job] = await self._write(op)
+        claimed = self._claimed
+        for job in jobs:
+            claimed[job.id] = job
+        return jobs
 
     def _owned_update(self, assignments: str, params: tuple[Any, ...], job_id: str, owner: str) -> Any:
         t = self._t
@@ -277,13 +331,21 @@ class SqliteStore(JobStore):
         )
         full = (*params, job_id, owner)
 
+        feed = self._feed_sql()
+
         def op(conn: sqlite3.Connection) -> Job | None:
             row = conn.execute(sql, full).fetchone()
-            return None if row is None else row_to_job(row)
+            if row is None:
+                return None
+            conn.execute(feed, ("update", row[0], row[1], row[3], row[4]))
+            return row_to_job(row)
 
         return op
 
     async def complete(self, job_id: str, owner: str, now_ms: int, next_run_at_ms: int | None) -> Job | None:
+        claimed = self._claimed.pop(job_id, None)
+        if next_run_at_ms is None and claimed is not None:
+            return await self._complete_batched(claimed, owner, now_ms)
         if next_run_at_ms is None:
             op = self._owned_update(
                 f"status = 'completed', updated_at = ?, {_CLAIM_RELEASE}, fail_reason = NULL", (now_ms,), job_id, owner
@@ -296,9 +358,62 @@ class SqliteStore(JobStore):
             )
         return await self._write(op)  # type: ignore[no-any-return]
 
+    # Owned one-off completions are coalesced: each caller queues its job, and one flush on
+    # the write thread completes everything queued by then in a single guarded statement.
+    async def _complete_batched(self, claimed: Job, owner: str, now_ms: int) -> Job | None:
+        future: asyncio.Future[Job | None] = asyncio.get_running_loop().create_future()
+        self._completions.append((claimed, owner, now_ms, future))
+        if not self._completion_flush_queued:
+            self._completion_flush_queued = True
+            items: list[tuple[Job, str, int, asyncio.Future[Job | None]]] = []
+            drained = [False]
+
+            def flush_op(conn: sqlite3.Connection) -> list[Job | None]:
+                # Drain once: if the runner re-runs this op after rolling back a failed batch,
+                # the same items are completed again, not an empty list.
+                if not drained[0]:
+                    self._completion_flush_queued = False  # later arrivals queue a new flush
+                    while self._completions:
+                        items.append(self._completions.popleft())
+                    drained[0] = True
+                return self._complete_items(conn, items)
+
+            flush = self._runner_w().submit(flush_op)
+            flush.add_done_callback(lambda done: _settle(done, items))
+        return await future
+
+    def _complete_items(
+        self, conn: sqlite3.Connection, items: list[tuple[Job, str, int, asyncio.Future[Job | None]]]
+    ) -> list[Job | None]:
+        t = self._t
+        results: list[Job | None] = []
+        for start in range(0, len(items), 500):
+            chunk = items[start : start + 500]
+            now = max(item[2] for item in chunk)
+            done: set[str] = set()
+            for owner in {item[1] for item in chunk}:
+                ids = [item[0].id for item in chunk if item[1] == owner]
+                sql = (
+                    f"UPDATE {t.jobs} SET status = 'completed', updated_at = ?, {_CLAIM_RELEASE}, fail_reason = NULL "
+                    f"WHERE id IN ({','.join('?' * len(ids))}) AND status = 'processing' AND claimed_by = ? "
+                    "RETURNING id"
+                )
+                done.update(row[0] for row in conn.execute(sql, (now, *ids, owner)))
+            feed_rows = []
+            for job, _, _, _ in chunk:
+                if job.id in done:
+                    feed_rows.append(("update", job.id, job.name, "completed", job.next_run_at_ms))
+                    results.append(_completed(job, now))
+                else:
+                    results.append(None)
+            if feed_rows:
+                conn.executemany(self._feed_sql(), feed_rows)
+        return results
+
     async def fail(
         self, job_id: str, owner: str, now_ms: int, fail_count: int, reason: str, retry_at_ms: int | None
     ) -> Job | None:
+        self._claimed.pop(job_id, None)
         if retry_at_ms is None:
             op = self._owned_update(
                 f"status = 'failed', fail_count = ?, fail_reason = ?, updated_at = ?, {_CLAIM_RELEASE}",
@@ -313,15 +428,23 @@ class SqliteStore(JobStore):
         return await self._write(op)  # type: ignore[no-any-return]
 
     async def release(self, job_ids: Sequence[str], owner: str, now_ms: int) -> int:
+        for job_id in job_ids:
+            self._claimed.pop(job_id, None)
         if not job_ids:
             return 0
         t = self._t
         ids = list(job_ids)
         sql = (
             f"UPDATE {t.jobs} SET status = 'pending', updated_at = ?, {_CLAIM_RELEASE} "
-            f"WHERE id IN ({','.join('?' * len(ids))}) AND status = 'processing' AND claimed_by = ?"
+            f"WHERE id IN ({','.join('?' * len(ids))}) AND status = 'processing' AND claimed_by = ? "
+            f"RETURNING {t.columns}"
         )
-        return await self._write(lambda conn: conn.execute(sql, (now_ms, *ids, owner)).rowcount)  # type: ignore[no-any-return]
+        return await self._write(lambda conn: self._update_and_feed(conn, sql, (now_ms, *ids, owner)))  # type: ignore[no-any-return]
+
+    def _update_and_feed(self, conn: sqlite3.Connection, sql: str, params: Sequence[Any]) -> int:
+        rows = conn.execute(sql, params).fetchall()
+        self._feed_rows(conn, "update", rows)
+        return len(rows)
 
     async def heartbeat(self, owner: str, now_ms: int) -> int:
         sql = (
@@ -333,13 +456,13 @@ class SqliteStore(JobStore):
     async def recover_stale(self, locked_before_ms: int, now_ms: int) -> int:
         sql = (
             f"UPDATE {self._t.jobs} SET status = 'pending', updated_at = ?, {_CLAIM_RELEASE} "
-            "WHERE status = 'processing' AND locked_at < ?"
+            f"WHERE status = 'processing' AND locked_at < ? RETURNING {self._t.columns}"
         )
-        return await self._write(lambda conn: conn.execute(sql, (now_ms, locked_before_ms)).rowcount)  # type: ignore[no-any-return]
+        return await self._write(lambda conn: self._update_and_feed(conn, sql, (now_ms, locked_before_ms)))  # type: ignore[no-any-return]
 
     async def purge_finished(self, status: JobStatus, updated_before_ms: int) -> int:
-        sql = f"DELETE FROM {self._t.jobs} WHERE status = ? AND updated_at < ?"
-        return await self._write(lambda conn: conn.execute(sql, (status.value, updated_before_ms)).rowcount)  # type: ignore[no-any-return]
+        params = (status.value, updated_before_ms)
+        return await self._write(lambda conn: self._bulk_delete(conn, "status = ? AND updated_at < ?", params))  # type: ignore[no-any-return]
 
     async def has_live_claim(self, owner: str, heartbeat_after_ms: int) -> bool:
         sql = (
@@ -435,9 +558,14 @@ class SqliteStore(JobStore):
         )
         full = (*params, job_id, *statuses)
 
+        feed = self._feed_sql()
+
         def op(conn: sqlite3.Connection) -> Job | None:
             row = conn.execute(sql, full).fetchone()
-            return None if row is None else row_to_job(row)
+            if row is None:
+                return None
+            conn.execute(feed, ("update", row[0], row[1], row[3], row[4]))
+            return row_to_job(row)
 
         return op
 
@@ -467,28 +595,26 @@ class SqliteStore(JobStore):
         return await self._write(op, inline=True)  # type: ignore[no-any-return]
 
     async def delete(self, job_id: str) -> bool:
-        sql = f"DELETE FROM {self._t.jobs} WHERE id = ?"
-        return await self._write(lambda conn: conn.execute(sql, (job_id,)).rowcount > 0, inline=True)  # type: ignore[no-any-return]
+        return await self._write(lambda conn: self._bulk_delete(conn, "id = ?", (job_id,)) > 0, inline=True)  # type: ignore[no-any-return]
 
     async def cancel_many(self, selector: StoreSelector, now_ms: int) -> int:
         where, params = selector_where(selector)
-        sql = f"UPDATE {self._t.jobs} SET status = 'cancelled', updated_at = ? WHERE {where}"
-        return await self._write(lambda conn: conn.execute(sql, (now_ms, *params)).rowcount)  # type: ignore[no-any-return]
+        return await self._write(  # type: ignore[no-any-return]
+            lambda conn: self._bulk_update(conn, "status = 'cancelled', updated_at = ?", (now_ms,), where, params)
+        )
 
     async def retry_many(self, selector: StoreSelector, now_ms: int, spread_ms: int) -> int:
         where, params = selector_where(selector)
-        sql = (
-            f"UPDATE {self._t.jobs} SET status = 'pending', fail_count = 0, fail_reason = NULL, {_CLAIM_RELEASE}, "
-            "next_run_at = ? + (random() & 9223372036854775807) % ?, updated_at = ? "
-            f"WHERE {where}"
+        assignments = (
+            f"status = 'pending', fail_count = 0, fail_reason = NULL, {_CLAIM_RELEASE}, "
+            "next_run_at = ? + (random() & 9223372036854775807) % ?, updated_at = ?"
         )
-        spread = max(1, spread_ms)
-        return await self._write(lambda conn: conn.execute(sql, (now_ms, spread, now_ms, *params)).rowcount)  # type: ignore[no-any-return]
+        values = (now_ms, max(1, spread_ms), now_ms)
+        return await self._write(lambda conn: self._bulk_update(conn, assignments, values, where, params))  # type: ignore[no-any-return]
 
     async def delete_many(self, selector: StoreSelector) -> int:
         where, params = selector_where(selector)
-        sql = f"DELETE FROM {self._t.jobs} WHERE {where}"
-        return await self._write(lambda conn: conn.execute(sql, params).rowcount)  # type: ignore[no-any-return]
+        return await self._write(lambda conn: self._bulk_delete(conn, where, params))  # type: ignore[no-any-return]
 
     # -- change feed ------------------------------------------------------------------------------
     async def open_watch(
@@ -509,6 +635,32 @@ class SqliteStore(JobStore):
 
     async def execute_read(self, op: Any) -> Any:
         return await self._read(op)
+
+
+def _settle(flush: asyncio.Future[list[Job | None]], items: list[tuple[Job, str, int, asyncio.Future[Job | None]]]) -> None:
+    """Hand each waiter of a completion flush its own outcome (or the flush's error)."""
+    error = None if flush.cancelled() else flush.exception()
+    results = flush.result() if not flush.cancelled() and error is None else [None] * len(items)
+    for (_, _, _, future), job in zip(items, results, strict=True):
+        if future.done():
+            continue
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(job)
+
+
+def _completed(job: Job, now_ms: int) -> Job:
+    """The row an owned one-off completion leaves behind.
+
+    Exact, not a guess: the guard (still processing, still ours) held, so nothing but our
+    own claim and heartbeats touched the row since the claim returned it; payloads never
+    change, and the completion overwrites every field heartbeats wrote.
+    """
+    return Job(
+        job.id, job.name, job.data, JobStatus.COMPLETED, job.next_run_at_ms, job.created_at_ms, now_ms,
+        job.fail_count, None, None, None, job.heartbeat_interval_ms, None, job.repeat_interval, job.unique_key,
+    )
 
 
 __all__ = ["SqliteStore", "begin_immediate"]
