@@ -46,6 +46,7 @@ class ChangeFeed:
         self._notify_scheduled = False
         self._closed = False
         self._lock = threading.Lock()
+        self._watched = threading.Event()  # set while at least one stream is open
         conn = connect()  # fail here, in the opener, if the file cannot be read
         self._thread = threading.Thread(target=self._poll, args=(conn,), name="monque-sqlite-feed", daemon=True)
         self._thread.start()
@@ -55,6 +56,12 @@ class ChangeFeed:
         try:
             last = conn.execute("PRAGMA data_version").fetchone()[0]
             while not self._stop.wait(self._interval):
+                if not self._watched.is_set():
+                    # Nobody is listening: sleep until a stream opens (or we close) instead
+                    # of polling every few ms in an idle process.
+                    self._watched.wait()
+                    if self._stop.is_set():
+                        break
                 try:
                     version = conn.execute("PRAGMA data_version").fetchone()[0]
                 except sqlite3.Error:
@@ -88,8 +95,18 @@ class ChangeFeed:
         for event in self._subscribers:
             event.set()
 
+    def _subscribe(self, wake: asyncio.Event) -> None:
+        self._subscribers.add(wake)
+        self._watched.set()
+
+    def _unsubscribe(self, wake: asyncio.Event) -> None:
+        self._subscribers.discard(wake)
+        if not self._subscribers:
+            self._watched.clear()
+
     def close(self) -> None:
         self._stop.set()
+        self._watched.set()
         self._thread.join(timeout=5)
 
     # -- reading ------------------------------------------------------------------------------------
@@ -127,22 +144,22 @@ class ChangeFeed:
                 f"Resume token {resume_after!r} is not one this store made; pass ChangeEvent.token from a previous watch"
             )
         wake = asyncio.Event()
-        self._subscribers.add(wake)  # before reading the head, so no commit slips between
+        self._subscribe(wake)  # before reading the head, so no commit slips between
         try:
             head, pruned = await self._reader.run(self._bounds)
         except BaseException:
-            self._subscribers.discard(wake)
+            self._unsubscribe(wake)
             raise
         if resume_after is None:
             start = head
         elif resume_after < pruned:
-            self._subscribers.discard(wake)
+            self._unsubscribe(wake)
             raise ChangeFeedHistoryLostError(
                 f"Resume token {resume_after} is older than the oldest change kept ({pruned + 1}); "
                 "the watcher was away too long: reload the full state, then watch without a token"
             )
         elif resume_after > head:
-            self._subscribers.discard(wake)
+            self._unsubscribe(wake)
             raise ChangeFeedHistoryLostError(
                 f"Resume token {resume_after} is ahead of this database's feed (last change {head}); "
                 "was the database file replaced? Reload, then watch without a token"
@@ -164,7 +181,7 @@ class ChangeFeed:
                 last = high  # rows filtered out by status still advance the position
                 await wake.wait()
         finally:
-            self._subscribers.discard(wake)
+            self._unsubscribe(wake)
 
     def _pull(self, conn: sqlite3.Connection, sql: str, after: int) -> tuple[list[tuple[Any, ...]], int]:
         (high,) = conn.execute(f"SELECT coalesce(max(seq), 0) FROM {self._tables.changes}").fetchone()

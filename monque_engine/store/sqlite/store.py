@@ -525,20 +525,33 @@ class SqliteStore(JobStore):
                 avg = duration_sum / count
         return QueueStats(**counts, total=sum(counts.values()), avg_processing_duration_ms=avg)
 
-    async def stats(self, name: str | None) -> QueueStats:
-        where, params = ("name = ?", [name]) if name is not None else ("1", [])
-        sql = (
-            "SELECT status, count(*), sum(CASE WHEN status = 'completed' THEN updated_at - created_at END) "
-            f"FROM {self._t.jobs} WHERE {where} GROUP BY status"
+    def _stats_sql(self, name_clause: str) -> str:
+        """Per name and status counts, each part answered from a partial index alone."""
+        j = self._t.jobs
+        return (
+            f"SELECT name, 'pending', count(*), NULL FROM {j} WHERE status = 'pending'{name_clause} GROUP BY name "
+            f"UNION ALL SELECT name, 'processing', count(*), NULL FROM {j} "
+            f"WHERE status = 'processing'{name_clause} GROUP BY name "
+            "UNION ALL SELECT name, status, count(*), "
+            "sum(CASE WHEN status = 'completed' THEN updated_at - created_at END) "
+            f"FROM {j} WHERE status IN ('completed','failed','cancelled'){name_clause} GROUP BY name, status"
         )
+
+    async def stats(self, name: str | None) -> QueueStats:
+        if name is None:
+            sql, params = self._stats_sql(""), ()
+        else:
+            sql, params = self._stats_sql(" AND name = ?"), (name, name, name)
         rows = await self._read(lambda conn: conn.execute(sql, params).fetchall())
-        return self._stats_from_rows(rows)
+        totals: dict[str, list[int]] = {}
+        for _, status, count, duration in rows:
+            entry = totals.setdefault(status, [0, 0])
+            entry[0] += count
+            entry[1] += duration or 0
+        return self._stats_from_rows([(status, c, d) for status, (c, d) in totals.items()])
 
     async def stats_by_name(self) -> dict[str, QueueStats]:
-        sql = (
-            "SELECT name, status, count(*), sum(CASE WHEN status = 'completed' THEN updated_at - created_at END) "
-            f"FROM {self._t.jobs} GROUP BY name, status"
-        )
+        sql = self._stats_sql("")
         rows = await self._read(lambda conn: conn.execute(sql).fetchall())
         grouped: dict[str, list[tuple[str, int, int | None]]] = {}
         for name, status, count, duration in rows:
@@ -546,7 +559,11 @@ class SqliteStore(JobStore):
         return {name: self._stats_from_rows(group) for name, group in sorted(grouped.items())}
 
     async def names(self) -> list[str]:
-        sql = f"SELECT DISTINCT name FROM {self._t.jobs} ORDER BY name"
+        j = self._t.jobs
+        sql = (
+            f"SELECT name FROM {j} WHERE status = 'pending' UNION SELECT name FROM {j} WHERE status = 'processing' "
+            f"UNION SELECT name FROM {j} WHERE status IN ('completed','failed','cancelled') ORDER BY name"
+        )
         return await self._read(lambda conn: [r[0] for r in conn.execute(sql)])  # type: ignore[no-any-return]
 
     # -- management -------------------------------------------------------------------------------
