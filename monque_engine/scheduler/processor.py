@@ -22,7 +22,7 @@ from typing import Any
 
 from ..backoff import backoff_delay_ms
 from ..cron import next_run_ms
-from ..errors import MonqueError, WorkerRegistrationError
+from ..errors import WorkerRegistrationError
 from ..events import JobCompleteEvent, JobErrorEvent, JobFailEvent
 from ..job import Job, JobStatus, WorkerSummary
 from ..timeutil import now_ms
@@ -201,7 +201,7 @@ class JobProcessor:
                 self._total_reserved += slots
                 try:
                     jobs = await ctx.store.claim(worker.name, ctx.instance_id, now_ms(), slots, self._heartbeat_ms)
-                except MonqueError as error:
+                except Exception as error:  # noqa: BLE001 - the filler must outlive a failed claim
                     ctx.events.emit("job:error", JobErrorEvent(error))
                     worker.work_hint = False  # the poll will try again
                     break
@@ -222,7 +222,7 @@ class JobProcessor:
             return
         try:
             await self._ctx.store.release([job.id for job in jobs], self._ctx.instance_id, now_ms())
-        except MonqueError as error:
+        except Exception as error:  # noqa: BLE001
             self._ctx.events.emit("job:error", JobErrorEvent(error))
 
     # -- running ----------------------------------------------------------------------------------

@@ -36,6 +36,10 @@ Operation = Callable[[sqlite3.Connection], T]
 log = logging.getLogger("monque_engine.sqlite")
 
 MAX_BATCH = 512
+#: Inline commits between checkpoints. The inline connection never checkpoints (that
+#: would do I/O on the loop); the write thread does it after this many inline commits,
+#: so a process that only enqueues one job at a time still keeps its WAL small.
+CHECKPOINT_EVERY = 1000
 _MISS = object()
 
 
@@ -216,6 +220,8 @@ class WriteRunner(_Runner):
         self._on_commit = on_commit
         self._gate = threading.Lock()  # one writer of this process at a time: thread or inline
         self._in_batch = False
+        self._inline_commits = 0
+        self._checkpoint_due = False
         self._inline: sqlite3.Connection | None = None
         self._start_threads(1, connect)
         if inline_connect is not None:
@@ -226,8 +232,17 @@ class WriteRunner(_Runner):
             result = self._try_inline(op)
             if result is not _MISS:
                 self._on_commit()
+                self._inline_commits += 1
+                if self._inline_commits >= CHECKPOINT_EVERY:
+                    self._request_checkpoint()
                 return result  # type: ignore[no-any-return]
         return await self.submit(op)
+
+    def _request_checkpoint(self) -> None:
+        self._inline_commits = 0
+        self._checkpoint_due = True
+        nudge = self.submit(lambda conn: None)  # wakes the thread; it checkpoints after the batch
+        nudge.add_done_callback(lambda done: done.cancelled() or done.exception())
 
     def _try_inline(self, op: Operation[T]) -> T | object:
         if not self._gate.acquire(blocking=False):
@@ -261,6 +276,12 @@ class WriteRunner(_Runner):
         self._in_batch = True
         try:
             with self._gate:
+                if self._checkpoint_due:
+                    self._checkpoint_due = False
+                    try:
+                        conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                    except sqlite3.Error as error:  # a busy checkpoint is retried next time
+                        log.debug("checkpoint skipped: %s", error)
                 try:
                     return self._transaction(conn, [op for op, _ in batch])
                 except BaseException as error:  # noqa: BLE001

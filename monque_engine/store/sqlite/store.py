@@ -69,6 +69,7 @@ class SqliteStore(JobStore):
             conn.execute(f"PRAGMA synchronous={self.settings.synchronous.upper()}")
             conn.execute("PRAGMA cache_size=-65536")
             conn.execute("PRAGMA temp_store=MEMORY")
+            conn.execute("PRAGMA journal_size_limit=67108864")  # truncate the WAL back to 64 MB after checkpoints
             if not autocheckpoint:
                 conn.execute("PRAGMA wal_autocheckpoint=0")
             if not write:
