@@ -24,6 +24,26 @@ class JobRetention:
     interval: float = 3600.0
 
 
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _check_retention(retention: object) -> None:
+    """Ages are zero or more seconds (or None); the interval is positive, so purging never spins."""
+    if not isinstance(retention, JobRetention):
+        raise InvalidOptionError(
+            f"Option job_retention must be a JobRetention or a dict with completed, failed, interval; got {retention!r}"
+        )
+    for name in ("completed", "failed"):
+        value = getattr(retention, name)
+        if value is not None and (not _is_number(value) or value < 0):
+            raise InvalidOptionError(f"Option job_retention.{name} must be None or zero or more seconds, got {value!r}")
+    if not _is_number(retention.interval) or retention.interval <= 0:
+        raise InvalidOptionError(
+            f"Option job_retention.interval must be a positive number of seconds, got {retention.interval!r}"
+        )
+
+
 def default_instance_id() -> str:
     """Hostname, pid and a short random tail: readable in the console, unique across restarts."""
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
@@ -69,12 +89,19 @@ class MonqueOptions:
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
                 raise InvalidOptionError(f"Option {name} must be None or an integer of at least 1, got {value!r}")
-        if self.stale_recovery_interval is not None and self.stale_recovery_interval <= 0:
+        if self.stale_recovery_interval is not None and (
+            not _is_number(self.stale_recovery_interval) or self.stale_recovery_interval <= 0
+        ):
             raise InvalidOptionError("Option stale_recovery_interval must be a positive number of seconds")
         if not self.scheduler_instance_id or not isinstance(self.scheduler_instance_id, str):
             raise InvalidOptionError("Option scheduler_instance_id must be a non-empty string")
         if isinstance(self.job_retention, dict):
-            object.__setattr__(self, "job_retention", JobRetention(**self.job_retention))
+            try:
+                object.__setattr__(self, "job_retention", JobRetention(**self.job_retention))
+            except TypeError as error:
+                raise InvalidOptionError(f"Option job_retention: {error}; use completed, failed, interval") from None
+        if self.job_retention is not None:
+            _check_retention(self.job_retention)
 
     @property
     def effective_stale_recovery_interval(self) -> float:

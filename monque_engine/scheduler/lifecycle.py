@@ -17,11 +17,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 
-from ..errors import MonqueError
+from ..errors import ChangeFeedHistoryLostError, MonqueError
 from ..events import ChangeStreamEvent, CountEvent, JobErrorEvent
-from ..job import JobStatus
+from ..job import ChangeEvent, JobStatus
 from ..timeutil import now_ms
 from .context import SchedulerContext
 from .processor import JobProcessor
@@ -46,11 +46,22 @@ class Lifecycle:
         self._poll_now = asyncio.Event()
 
     # -- start / stop ---------------------------------------------------------------------------
-    def start(self) -> None:
+    async def start(self) -> None:
+        """Open the change feed first, then start the duties.
+
+        The feed is opened before anything is claimed so that every commit after start()
+        returns is heard; what was committed before is found by the first poll.
+        """
         loop = asyncio.get_running_loop()
         options = self._ctx.options
+        first_stream = None
+        first_error: BaseException | None = None
+        try:
+            first_stream = await self._open_stream(None)
+        except Exception as error:  # noqa: BLE001 - handled by the feed loop's failure path
+            first_error = error
         self._tasks = [
-            loop.create_task(self._feed_loop(), name="monque-feed"),
+            loop.create_task(self._feed_loop(first_stream, first_error), name="monque-feed"),
             loop.create_task(self._poll_loop(), name="monque-poll"),
         ]
         if options.recover_stale_jobs:
@@ -130,9 +141,10 @@ class Lifecycle:
         while True:
             processor.wake()
             try:
-                due = await self._ctx.store.next_due_ms(list(processor.workers))
-                if due is not None:
-                    for name in processor.workers:
+                # Per name: one name's overdue job must not hide another name's future one.
+                for name in list(processor.workers):
+                    due = await self._ctx.store.next_due_ms([name])
+                    if due is not None:
                         processor.wake_at(name, due)
             except MonqueError as error:
                 self._ctx.events.emit("job:error", JobErrorEvent(error))
@@ -145,25 +157,32 @@ class Lifecycle:
                 pass
 
     # -- change feed ----------------------------------------------------------------------------
-    async def _feed_loop(self) -> None:
+    async def _open_stream(self, token: object) -> AsyncIterator[ChangeEvent]:
+        return await self._ctx.store.open_watch(token, full_document=False, statuses=(JobStatus.PENDING,))
+
+    async def _feed_loop(self, first_stream: AsyncIterator[ChangeEvent] | None, first_error: BaseException | None) -> None:
         events = self._ctx.events
         failures = 0
         token = None
+        in_fallback = False
         while True:
             opened_at = time.monotonic()
-            proven = False
             try:
-                stream = await self._ctx.store.open_watch(
-                    token, full_document=False, statuses=(JobStatus.PENDING,)
-                )
+                if first_error is not None:
+                    error, first_error = first_error, None
+                    raise error
+                if first_stream is not None:
+                    stream, first_stream = first_stream, None
+                else:
+                    stream = await self._open_stream(token)
                 self.feed_live = True
                 self.feed_state = "live"
                 events.emit("changestream:connected", ChangeStreamEvent())
-                if failures >= len(self.reconnect_delays):
+                if in_fallback:
+                    in_fallback = False
                     self.poll_soon()  # back from fallback: re-arm the poll at the safety interval
                 async for change in stream:
                     token = change.token
-                    proven = True
                     self._route(change.name, change.status, change.next_run_at_ms, change.operation)
                 # The stream ended without an error: the store was closed under us.
                 self.feed_live = False
@@ -174,10 +193,12 @@ class Lifecycle:
             except Exception as error:  # noqa: BLE001 - every feed failure goes down one path
                 was_live = self.feed_live
                 self.feed_live = False
-                if proven or time.monotonic() - opened_at >= STREAM_PROVEN_AFTER:
+                # Only time proves a stream: one that delivers an event and then breaks, over
+                # and over, must still end up in fallback rather than reconnect forever.
+                if time.monotonic() - opened_at >= STREAM_PROVEN_AFTER:
                     failures = 0
                 failures += 1
-                if isinstance(error, MonqueError) and "older than the oldest change" in str(error):
+                if isinstance(error, ChangeFeedHistoryLostError):
                     token = None  # history lost: start from now; the poll covers the gap
                 events.emit("changestream:error", ChangeStreamEvent(error=error))
                 if was_live:
@@ -186,8 +207,9 @@ class Lifecycle:
                     self.feed_state = "reconnecting"
                     delay = self.reconnect_delays[failures - 1]
                 else:
-                    if self.feed_state != "fallback":
-                        self.feed_state = "fallback"
+                    self.feed_state = "fallback"
+                    if not in_fallback:
+                        in_fallback = True
                         events.emit(
                             "changestream:fallback",
                             ChangeStreamEvent(error=error, reason=f"change feed failed {failures} times: {error}"),

@@ -120,8 +120,8 @@ class Monque:
             return
         if self._stopping is not None:
             await self._stopping
+        await self._lifecycle.start()
         self._processor.start()
-        self._lifecycle.start()
 
     async def stop(self) -> None:
         """Stop claiming, let in-flight jobs finish up to ``shutdown_timeout``. Never raises."""

@@ -35,14 +35,21 @@ Handler = Callable[[Job], Awaitable[None] | None]
 
 
 @dataclass(eq=False, slots=True)
+class Slots:
+    """Slot accounting of one job name, shared by a registration and its replacement."""
+
+    active: dict[str, Job] = field(default_factory=dict)
+    tasks: dict[str, asyncio.Task[None]] = field(default_factory=dict)
+    reserved: int = 0  # slots promised to a claim in flight
+
+
+@dataclass(eq=False, slots=True)
 class Worker:
     name: str
     handler: Handler
     concurrency: int
     is_async: bool
-    active: dict[str, Job] = field(default_factory=dict)
-    tasks: dict[str, asyncio.Task[None]] = field(default_factory=dict)
-    reserved: int = 0  # slots promised to a claim in flight
+    slots: Slots = field(default_factory=Slots)
     work_hint: bool = True  # there may be due jobs for this name
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     filler: asyncio.Task[None] | None = None
@@ -83,20 +90,21 @@ class JobProcessor:
             )
         worker = Worker(name, handler, size, inspect.iscoroutinefunction(handler))
         if existing is not None:
-            # Keep running jobs accounted for; the new handler serves new claims.
-            worker.active, worker.tasks = existing.active, existing.tasks
-            if existing.filler is not None:
-                existing.filler.cancel()
+            # Running jobs and claims in flight stay accounted for. The old filler is not
+            # cancelled (a claim it awaits is already committed): it launches what it gets
+            # on the current registration, then sees it was replaced and exits.
+            worker.slots = existing.slots
+            existing.wake.set()
         self.workers[name] = worker
         if self.running:
             self._start_filler(worker)
 
     def summaries(self) -> dict[str, WorkerSummary]:
-        return {name: WorkerSummary(w.concurrency, len(w.active)) for name, w in self.workers.items()}
+        return {name: WorkerSummary(w.concurrency, len(w.slots.active)) for name, w in self.workers.items()}
 
     @property
     def active_jobs(self) -> list[Job]:
-        return [job for worker in self.workers.values() for job in worker.active.values()]
+        return [job for worker in self.workers.values() for job in worker.slots.active.values()]
 
     # -- start / wake / stop ----------------------------------------------------------------------
     def start(self) -> None:
@@ -159,11 +167,11 @@ class JobProcessor:
             worker.filler = None
 
     def running_tasks(self) -> list[asyncio.Task[None]]:
-        return [task for worker in self.workers.values() for task in worker.tasks.values()]
+        return [task for worker in self.workers.values() for task in worker.slots.tasks.values()]
 
     # -- claiming ---------------------------------------------------------------------------------
     def _free_slots(self, worker: Worker) -> int:
-        free = worker.concurrency - len(worker.active) - worker.reserved
+        free = worker.concurrency - len(worker.slots.active) - worker.slots.reserved
         cap = self._ctx.options.instance_concurrency
         if cap is not None:
             free = min(free, cap - self._total_active - self._total_reserved)
@@ -172,7 +180,7 @@ class JobProcessor:
     def _claim_threshold(self, worker: Worker) -> int:
         # While busy, a wide worker waits (at most CLAIM_DEFER seconds) for a quarter of its
         # slots to free up, so it claims in batches instead of one statement per finished job.
-        if worker.force or not worker.active:
+        if worker.force or not worker.slots.active:
             return 1
         return max(1, worker.concurrency // 4)
 
@@ -197,22 +205,25 @@ class JobProcessor:
                         self._defer_claim(worker)
                     break
                 worker.force = False
-                worker.reserved += slots
+                worker.slots.reserved += slots
                 self._total_reserved += slots
                 try:
                     jobs = await ctx.store.claim(worker.name, ctx.instance_id, now_ms(), slots, self._heartbeat_ms)
                 except Exception as error:  # noqa: BLE001 - the filler must outlive a failed claim
                     ctx.events.emit("job:error", JobErrorEvent(error))
-                    worker.work_hint = False  # the poll will try again
+                    # Try again after poll_interval, not at the (much longer) safety poll.
+                    asyncio.get_running_loop().call_later(ctx.options.poll_interval, self.wake, worker.name)
+                    worker.work_hint = False
                     break
                 finally:
-                    worker.reserved -= slots
+                    worker.slots.reserved -= slots
                     self._total_reserved -= slots
                 if not self.running:
                     await self._release(jobs)
                     return
+                current = self.workers.get(worker.name, worker)  # a replacement's handler runs them
                 for job in jobs:
-                    self._launch(worker, job)
+                    self._launch(current, job)
                 if len(jobs) < slots:
                     worker.work_hint = False
 
@@ -227,10 +238,10 @@ class JobProcessor:
 
     # -- running ----------------------------------------------------------------------------------
     def _launch(self, worker: Worker, job: Job) -> None:
-        worker.active[job.id] = job
+        worker.slots.active[job.id] = job
         self._total_active += 1
         task = asyncio.get_running_loop().create_task(self._execute(worker, job))
-        worker.tasks[job.id] = task
+        worker.slots.tasks[job.id] = task
 
     async def _execute(self, worker: Worker, job: Job) -> None:
         ctx = self._ctx
@@ -251,10 +262,10 @@ class JobProcessor:
             else:
                 await self._complete(job, (time.perf_counter() - started) * 1000)
         finally:
-            worker.active.pop(job.id, None)
-            worker.tasks.pop(job.id, None)
+            worker.slots.active.pop(job.id, None)
+            worker.slots.tasks.pop(job.id, None)
             self._total_active -= 1
-            self._slot_freed(worker)
+            self._slot_freed(self.workers.get(worker.name, worker))
 
     def _slot_freed(self, worker: Worker) -> None:
         if worker.work_hint:
