@@ -1,0 +1,273 @@
+"""Life cycle: initialize, start, stale recovery, heartbeats, retention, instance collision."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from monque_engine import ConnectionError, JobRetention, JobStatus, Monque
+from monque_engine.timeutil import now_ms
+
+
+async def test_start_before_initialize_raises_connection_error(monque):
+    m = await monque(initialize=False)
+    with pytest.raises(ConnectionError, match="initialize"):
+        await m.start()
+    assert m.is_running is False and m.is_healthy() is False
+
+
+async def test_initialize_is_idempotent(monque):
+    m = await monque()
+    job = await m.enqueue("x", 1)
+    await m.initialize()
+    await asyncio.gather(m.initialize(), m.initialize())
+    assert (await m.get_job(job.id)).data == 1
+    assert len(await m.get_jobs()) == 1
+
+
+async def test_concurrent_first_initialize(monque):
+    m = await monque(initialize=False)
+    await asyncio.gather(*(m.initialize() for _ in range(5)))
+    assert (await m.enqueue("x")).status is JobStatus.PENDING
+
+
+async def test_initialize_on_existing_database_keeps_jobs(monque, store_url):
+    m1 = await monque()
+    job = await m1.enqueue("x", {"keep": True})
+    await m1.close()
+    m2 = await monque()
+    assert (await m2.get_job(job.id)).data == {"keep": True}
+
+
+async def test_start_stop_health(monque):
+    m = await monque()
+    assert m.is_healthy() is False
+    await m.start()
+    assert m.is_healthy() is True and m.is_running is True
+    await m.start()  # already running: nothing happens
+    assert m.is_running is True
+    await m.stop()
+    assert m.is_healthy() is False and m.is_running is False
+    await m.start()  # restartable
+    assert m.is_running is True
+
+
+async def test_context_manager(store_url):
+    async with Monque(store_url, poll_interval=0.05) as m:
+        job = await m.enqueue("ctx")
+        assert (await m.get_job(job.id)) is not None
+    with pytest.raises(ConnectionError):
+        await m.get_job(job.id)
+
+
+async def test_initialize_failure_is_connection_error(tmp_path):
+    m = Monque(f"sqlite:///{tmp_path}/missing/dir/jobs.db")
+    with pytest.raises(ConnectionError, match="Failed to initialize Monque"):
+        await m.initialize()
+    (tmp_path / "garbage.db").write_bytes(b"this is not a sqlite database at all" * 100)
+    m2 = Monque(f"sqlite:///{tmp_path}/garbage.db")
+    with pytest.raises(ConnectionError, match="Failed to initialize Monque"):
+        await m2.initialize()
+    await m.close()
+    await m2.close()
+
+
+# -- stale recovery -------------------------------------------------------------------------------
+
+
+async def _make_processing(m, raw, name="s", locked_ago_ms=0, owner="crashed-worker", heartbeat_ago_ms=None):
+    job = await m.enqueue(name, 1)
+    locked = now_ms() - locked_ago_ms
+    heartbeat = locked if heartbeat_ago_ms is None else now_ms() - heartbeat_ago_ms
+    await raw(m).set(job.id, status="processing", claimedBy=owner, lockedAt=locked, lastHeartbeat=heartbeat,
+                     heartbeatInterval=1000)
+    return job
+
+
+async def test_stale_jobs_recovered_on_initialize(monque, raw, recorder, store_url):
+    setup = await monque()
+    stale = await _make_processing(setup, raw, locked_ago_ms=120_000)
+    fresh = await _make_processing(setup, raw, locked_ago_ms=1_000)
+    await setup.close()
+
+    m = await monque(initialize=False, lock_timeout=60)
+    rec = recorder(m, "stale:recovered")
+    await m.initialize()
+    assert [e.count for e in rec.of("stale:recovered")] == [1]
+    s = await m.get_job(stale.id)
+    assert s.status is JobStatus.PENDING
+    assert s.claimed_by is None and s.locked_at is None and s.last_heartbeat is None
+    assert s.updated_at_ms >= now_ms() - 5000
+    f = await m.get_job(fresh.id)
+    assert f.status is JobStatus.PROCESSING and f.claimed_by == "crashed-worker"
+
+
+async def test_no_recovery_when_disabled(monque, raw, recorder):
+    setup = await monque()
+    stale = await _make_processing(setup, raw, locked_ago_ms=10_000_000)
+    await setup.close()
+    m = await monque(initialize=False, recover_stale_jobs=False)
+    rec = recorder(m, "stale:recovered")
+    await m.initialize()
+    await m.start()
+    assert (await m.get_job(stale.id)).status is JobStatus.PROCESSING
+    assert rec.records == []
+
+
+async def test_periodic_stale_recovery_while_running(monque, raw, recorder):
+    m = await monque(lock_timeout=0.3, stale_recovery_interval=0.05)
+    rec = recorder(m, "stale:recovered", "job:complete")
+    ran = []
+    m.register("crashy", lambda job: ran.append(job.id))
+    await m.start()
+    job = await _make_processing(m, raw, name="crashy", locked_ago_ms=0)
+    started = now_ms()
+    (event,) = await rec.wait_for("stale:recovered")
+    assert event.count == 1
+    assert now_ms() - started >= 250  # not before the lock timed out
+    # the recovered job is picked up again by this instance
+    (complete,) = await rec.wait_for("job:complete")
+    assert complete.job.id == job.id and ran == [job.id]
+
+
+async def test_recover_stale_jobs_manual_call(monque, raw, recorder):
+    m = await monque(lock_timeout=60)
+    rec = recorder(m, "stale:recovered")
+    await _make_processing(m, raw, locked_ago_ms=61_000)
+    await _make_processing(m, raw, locked_ago_ms=62_000)
+    await _make_processing(m, raw, locked_ago_ms=10_000)
+    assert await m.recover_stale_jobs() == 2
+    assert await m.recover_stale_jobs() == 0
+    assert [e.count for e in rec.of("stale:recovered")] == [2]
+
+
+# -- heartbeats -----------------------------------------------------------------------------------
+
+
+async def test_heartbeats_update_last_heartbeat_but_not_the_lock(monque, wait_until):
+    m = await monque(heartbeat_interval=0.05)
+    entered = asyncio.Event()
+    release = asyncio.Event()
+
+    async def handler(job):
+        entered.set()
+        await release.wait()
+
+    m.register("long", handler)
+    job = await m.enqueue("long")
+    await m.start()
+    await asyncio.wait_for(entered.wait(), 5)
+    claimed = await m.get_job(job.id)
+
+    async def beaten():
+        current = await m.get_job(job.id)
+        return current if current.last_heartbeat_ms > claimed.last_heartbeat_ms + 40 else None
+
+    later = await wait_until(beaten)
+    assert later.locked_at_ms == claimed.locked_at_ms  # heartbeats never extend the lock
+    assert later.updated_at_ms >= later.last_heartbeat_ms
+    assert later.heartbeat_interval_ms == 50
+    assert later.status is JobStatus.PROCESSING and later.claimed_by == m.instance_id
+    release.set()
+
+
+async def test_heartbeat_only_touches_own_processing_jobs(monque, raw, wait_until):
+    m = await monque(heartbeat_interval=0.05)
+    foreign = await _make_processing(m, raw, owner="someone-else", heartbeat_ago_ms=5000)
+    foreign_before = await m.get_job(foreign.id)
+    entered = asyncio.Event()
+    release = asyncio.Event()
+
+    async def handler(job):
+        entered.set()
+        await release.wait()
+
+    m.register("mine", handler)
+    mine = await m.enqueue("mine")
+    await m.start()
+    await asyncio.wait_for(entered.wait(), 5)
+    claimed = await m.get_job(mine.id)
+    await wait_until(lambda: _heartbeat_after(m, mine.id, claimed.last_heartbeat_ms))
+    assert await m.get_job(foreign.id) == foreign_before
+    release.set()
+
+
+async def _heartbeat_after(m, job_id, ms):
+    return (await m.get_job(job_id)).last_heartbeat_ms > ms
+
+
+# -- retention ------------------------------------------------------------------------------------
+
+
+async def test_purge_expired_jobs_by_age_and_status(monque, raw):
+    m = await monque(job_retention=JobRetention(completed=60, failed=120))
+    old = now_ms() - 100_000
+    jobs = {}
+    for status in ("completed", "failed", "cancelled", "pending"):
+        for age in ("old", "new"):
+            job = await m.enqueue("r", {"s": status, "age": age})
+            fields = {"updatedAt": old if age == "old" else now_ms()}
+            if status != "pending":
+                fields["status"] = status
+            await raw(m).set(job.id, **fields)
+            jobs[(status, age)] = job.id
+    removed = await m.purge_expired_jobs()
+    assert removed == 1  # only the old completed one: the old failed one is within 120 s
+    remaining = {j.id for j in await m.get_jobs(limit=100)}
+    assert jobs[("completed", "old")] not in remaining
+    assert set(jobs.values()) - {jobs[("completed", "old")]} == remaining
+
+
+async def test_purge_without_retention_is_a_noop(monque, raw):
+    m = await monque()
+    job = await m.enqueue("r")
+    await raw(m).set(job.id, status="completed", updatedAt=1)
+    assert await m.purge_expired_jobs() == 0
+    assert await m.get_job(job.id) is not None
+
+
+async def test_retention_runs_periodically_while_started(monque, recorder, wait_until):
+    m = await monque(job_retention={"completed": 0.05, "failed": 0.05, "interval": 0.05}, max_retries=1)
+    rec = recorder(m, "job:complete", "job:fail")
+
+    async def handler(job):
+        if job.data == "fail":
+            raise RuntimeError("x")
+
+    m.register("ret", handler)
+    ok = await m.enqueue("ret", "ok")
+    bad = await m.enqueue("ret", "fail")
+    keep = await m.enqueue("other", "pending stays")
+    await m.start()
+    await rec.wait_for("job:complete")
+    await rec.wait_for("job:fail")
+    await wait_until(lambda: _gone(m, ok.id, bad.id))
+    assert (await m.get_job(keep.id)).status is JobStatus.PENDING
+
+
+async def _gone(m, *ids):
+    return all([await m.get_job(i) is None for i in ids])
+
+
+# -- instance collision ---------------------------------------------------------------------------
+
+
+async def test_initialize_refuses_an_instance_id_with_live_claims(monque, raw):
+    setup = await monque()
+    await _make_processing(setup, raw, owner="worker-1", locked_ago_ms=0, heartbeat_ago_ms=0)
+    m = await monque(initialize=False, scheduler_instance_id="worker-1", heartbeat_interval=30)
+    with pytest.raises(ConnectionError, match="worker-1"):
+        await m.initialize()
+    with pytest.raises(ConnectionError):
+        await m.enqueue("x")  # not initialised
+    other = await monque(scheduler_instance_id="worker-2")
+    assert other.instance_id == "worker-2"
+
+
+async def test_initialize_accepts_an_instance_id_whose_claims_are_not_live(monque, raw):
+    setup = await monque()
+    await _make_processing(setup, raw, owner="worker-1", locked_ago_ms=0, heartbeat_ago_ms=10_000)
+    m = await monque(scheduler_instance_id="worker-1", heartbeat_interval=1)  # 10 s > 2 × 1 s
+    assert m.instance_id == "worker-1"
+    await m.enqueue("x")

@@ -1,0 +1,194 @@
+"""Single-job management: cancel, retry, reschedule, delete."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from monque_engine import JobStateError, JobStatus
+from monque_engine.timeutil import now_ms
+
+UNKNOWN_ID = "0123456789abcdef01234567"
+MALFORMED_IDS = ["", "xyz", "0123456789abcdef0123456", "0123456789abcdef012345678", "g" * 24, None, 12345]
+
+
+async def _in_status(m, raw, status, name="job", **fields):
+    job = await m.enqueue(name, {"s": status})
+    if status != "pending":
+        await raw(m).set(job.id, status=status, **fields)
+    return await m.get_job(job.id)
+
+
+# -- cancel -----------------------------------------------------------------------------------------
+
+
+async def test_cancel_pending_job(monque, recorder):
+    m = await monque()
+    rec = recorder(m)
+    job = await m.enqueue("c", 1)
+    before = now_ms()
+    cancelled = await m.cancel_job(job.id)
+    assert cancelled.id == job.id
+    assert cancelled.status is JobStatus.CANCELLED
+    assert cancelled.updated_at_ms >= before
+    assert await m.get_job(job.id) == cancelled
+    (event,) = rec.of("job:cancelled")
+    assert event.job == cancelled
+    assert rec.names() == ["job:cancelled"]
+
+
+async def test_cancel_already_cancelled_returns_it_without_event(monque, recorder):
+    m = await monque()
+    job = await m.enqueue("c", 1)
+    first = await m.cancel_job(job.id)
+    rec = recorder(m)
+    again = await m.cancel_job(job.id)
+    assert again == first
+    assert rec.records == []
+
+
+@pytest.mark.parametrize("status", ["processing", "completed", "failed"])
+async def test_cancel_in_other_status_raises_job_state_error(monque, raw, recorder, status):
+    m = await monque()
+    job = await _in_status(m, raw, status)
+    rec = recorder(m)
+    with pytest.raises(JobStateError) as info:
+        await m.cancel_job(job.id)
+    assert info.value.job_id == job.id
+    assert info.value.current_status == status
+    assert info.value.attempted_action == "cancel"
+    assert (await m.get_job(job.id)).status.value == status
+    assert rec.records == []
+
+
+async def test_cancel_accepts_uppercase_and_objectid(monque):
+    from bson import ObjectId
+
+    m = await monque()
+    job = await m.enqueue("c", 1)
+    assert (await m.cancel_job(job.id.upper())).status is JobStatus.CANCELLED
+    job2 = await m.enqueue("c", 2)
+    assert (await m.cancel_job(ObjectId(job2.id))).id == job2.id
+
+
+# -- retry ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("status", ["failed", "cancelled"])
+async def test_retry_failed_or_cancelled(monque, raw, recorder, status):
+    m = await monque()
+    job = await _in_status(m, raw, status, failCount=4, failReason="boom", lockedAt=now_ms(),
+                           claimedBy="gone", lastHeartbeat=now_ms())
+    rec = recorder(m)
+    before = now_ms()
+    retried = await m.retry_job(job.id)
+    assert retried.status is JobStatus.PENDING
+    assert retried.fail_count == 0
+    assert retried.fail_reason is None
+    assert retried.claimed_by is None and retried.locked_at is None and retried.last_heartbeat is None
+    assert before <= retried.next_run_at_ms <= now_ms()
+    assert await m.get_job(job.id) == retried
+    (event,) = rec.of("job:retried")
+    assert event.job == retried
+    assert event.previous_status == status
+    assert rec.names() == ["job:retried"]
+
+
+@pytest.mark.parametrize("status", ["pending", "processing", "completed"])
+async def test_retry_in_other_status_raises(monque, raw, recorder, status):
+    m = await monque()
+    job = await _in_status(m, raw, status)
+    rec = recorder(m)
+    with pytest.raises(JobStateError) as info:
+        await m.retry_job(job.id)
+    assert (info.value.job_id, info.value.current_status, info.value.attempted_action) == (job.id, status, "retry")
+    assert rec.records == []
+
+
+async def test_retried_job_is_processed_again(monque, recorder, raw):
+    m = await monque()
+    rec = recorder(m, "job:complete")
+    job = await _in_status(m, raw, "failed", name="again", failCount=10)
+    m.register("again", lambda j: None)
+    await m.start()
+    await m.retry_job(job.id)
+    (complete,) = await rec.wait_for("job:complete")
+    assert complete.job.id == job.id and complete.job.status is JobStatus.COMPLETED
+
+
+# -- reschedule -------------------------------------------------------------------------------------
+
+
+async def test_reschedule_pending_job_without_event(monque, recorder):
+    m = await monque()
+    job = await m.enqueue("r", 1)
+    rec = recorder(m)
+    when = datetime(2035, 1, 2, 3, 4, 5, tzinfo=UTC)
+    moved = await m.reschedule_job(job.id, when)
+    assert moved.next_run_at == when
+    assert moved.status is JobStatus.PENDING
+    assert moved.updated_at_ms >= job.updated_at_ms
+    assert await m.get_job(job.id) == moved
+    before = now_ms()
+    moved2 = await m.reschedule_job(job.id, timedelta(minutes=1))
+    assert before + 60_000 <= moved2.next_run_at_ms <= now_ms() + 60_000
+    assert rec.records == []
+
+
+@pytest.mark.parametrize("status", ["processing", "completed", "failed", "cancelled"])
+async def test_reschedule_in_other_status_raises(monque, raw, status):
+    m = await monque()
+    job = await _in_status(m, raw, status)
+    with pytest.raises(JobStateError) as info:
+        await m.reschedule_job(job.id, timedelta(minutes=1))
+    assert (info.value.job_id, info.value.current_status, info.value.attempted_action) == (
+        job.id, status, "reschedule")
+    assert (await m.get_job(job.id)).next_run_at_ms == job.next_run_at_ms
+
+
+# -- delete -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("status", ["pending", "processing", "completed", "failed", "cancelled"])
+async def test_delete_in_any_status(monque, raw, recorder, status):
+    m = await monque()
+    job = await _in_status(m, raw, status)
+    keep = await m.enqueue("keep", 1)
+    rec = recorder(m)
+    assert await m.delete_job(job.id) is True
+    assert await m.get_job(job.id) is None
+    assert await m.get_job(keep.id) is not None
+    (event,) = rec.of("job:deleted")
+    assert event.job_id == job.id
+    assert await m.delete_job(job.id) is False
+    assert len(rec.of("job:deleted")) == 1
+
+
+# -- unknown and malformed ids ----------------------------------------------------------------------
+
+
+async def test_unknown_ids_return_none_or_false(monque, recorder):
+    m = await monque()
+    await m.enqueue("x", 1)
+    rec = recorder(m)
+    assert await m.get_job(UNKNOWN_ID) is None
+    assert await m.cancel_job(UNKNOWN_ID) is None
+    assert await m.retry_job(UNKNOWN_ID) is None
+    assert await m.reschedule_job(UNKNOWN_ID, timedelta(seconds=1)) is None
+    assert await m.delete_job(UNKNOWN_ID) is False
+    assert rec.records == []
+
+
+@pytest.mark.parametrize("bad_id", MALFORMED_IDS)
+async def test_malformed_ids_return_none_or_false(monque, recorder, bad_id):
+    m = await monque()
+    await m.enqueue("x", 1)
+    rec = recorder(m)
+    assert await m.get_job(bad_id) is None
+    assert await m.cancel_job(bad_id) is None
+    assert await m.retry_job(bad_id) is None
+    assert await m.reschedule_job(bad_id, timedelta(seconds=1)) is None
+    assert await m.delete_job(bad_id) is False
+    assert rec.records == []
+    assert len(await m.get_jobs()) == 1

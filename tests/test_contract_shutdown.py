@@ -1,0 +1,175 @@
+"""Shutdown: stop() drains in-flight jobs, times out cleanly, and is idempotent."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from monque_engine import ConnectionError, JobStatus, ShutdownTimeoutError
+
+
+async def test_stop_waits_for_the_in_flight_job(monque, recorder):
+    m = await monque(shutdown_timeout=5)
+    rec = recorder(m)
+    entered = asyncio.Event()
+    finished = []
+
+    async def handler(job):
+        entered.set()
+        await asyncio.sleep(0.3)
+        finished.append(job.id)
+
+    m.register("slow", handler)
+    job = await m.enqueue("slow")
+    await m.start()
+    await asyncio.wait_for(entered.wait(), 5)
+    started = time.monotonic()
+    await m.stop()
+    assert time.monotonic() - started >= 0.2
+    assert finished == [job.id]
+    (complete,) = rec.of("job:complete")
+    assert complete.job.id == job.id
+    stored = await m.get_job(job.id)
+    assert stored.status is JobStatus.COMPLETED and stored.claimed_by is None
+    assert rec.of("job:error") == []
+    assert m.is_running is False
+
+
+async def test_stop_does_not_claim_new_work(monque, recorder, wait_until):
+    m = await monque(shutdown_timeout=5)
+    rec = recorder(m, "job:start", "job:complete")
+    entered = asyncio.Event()
+    release = asyncio.Event()
+
+    async def handler(job):
+        entered.set()
+        await release.wait()
+
+    m.register("one", handler, concurrency=1)
+    first = await m.enqueue("one", 1)
+    await m.start()
+    await asyncio.wait_for(entered.wait(), 5)
+    second = await m.enqueue("one", 2)
+    stopping = asyncio.create_task(m.stop())
+    await wait_until(lambda: not m.is_running)  # stop() has begun: claiming stopped, job still running
+    assert not stopping.done()
+    release.set()
+    await stopping
+    assert [j.id for j in rec.of("job:start")] == [first.id]
+    assert (await m.get_job(second.id)).status is JobStatus.PENDING
+    assert (await m.get_job(first.id)).status is JobStatus.COMPLETED
+
+
+async def test_shutdown_timeout_emits_error_and_leaves_job_processing(monque, recorder):
+    m = await monque(shutdown_timeout=0.2)
+    rec = recorder(m)
+    entered = asyncio.Event()
+    cancelled = []
+
+    async def handler(job):
+        entered.set()
+        try:
+            await asyncio.Event().wait()  # never finishes on its own
+        except asyncio.CancelledError:
+            cancelled.append(job.id)
+            raise
+
+    m.register("stuck", handler)
+    job = await m.enqueue("stuck")
+    await m.start()
+    await asyncio.wait_for(entered.wait(), 5)
+    started = time.monotonic()
+    await m.stop()
+    elapsed = time.monotonic() - started
+    assert 0.15 <= elapsed < 3
+    (error_event,) = rec.of("job:error")
+    assert isinstance(error_event.error, ShutdownTimeoutError)
+    assert [j.id for j in error_event.error.incomplete_jobs] == [job.id]
+    assert cancelled == [job.id]
+    stored = await m.get_job(job.id)
+    assert stored.status is JobStatus.PROCESSING
+    assert stored.claimed_by == m.instance_id and stored.locked_at is not None
+    assert rec.of("job:complete") == [] and rec.of("job:fail") == []
+
+
+async def test_stop_is_idempotent(monque, recorder):
+    m = await monque()
+    await m.stop()  # never started
+    rec = recorder(m, "job:complete", "job:error")
+    entered = asyncio.Event()
+
+    async def handler(job):
+        entered.set()
+        await asyncio.sleep(0.1)
+
+    m.register("w", handler)
+    await m.enqueue("w")
+    await m.start()
+    await asyncio.wait_for(entered.wait(), 5)
+    results = await asyncio.gather(m.stop(), m.stop(), m.stop())
+    assert results == [None, None, None]
+    await m.stop()
+    assert len(rec.of("job:complete")) == 1 and rec.of("job:error") == []
+    assert m.is_running is False
+
+
+async def test_close_releases_the_store(monque):
+    m = await monque()
+    await m.start()
+    await m.close()
+    await m.close()  # twice is fine
+    assert m.is_healthy() is False
+    with pytest.raises(ConnectionError):
+        await m.enqueue("x")
+
+
+# -- a claim that lands after stop began ----------------------------------------------------------
+
+from monque_engine import Monque  # noqa: E402
+from monque_engine.store.sqlite import SqliteStore  # noqa: E402
+
+
+class GatedClaimStore(SqliteStore):
+    """The SQLite store with a gate on claim results, to land a claim after stop() began."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.hold = False
+        self.entered = asyncio.Event()
+        self.gate = asyncio.Event()
+
+    async def claim(self, *args, **kwargs):
+        jobs = await super().claim(*args, **kwargs)
+        if self.hold and jobs:
+            self.entered.set()
+            await self.gate.wait()
+        return jobs
+
+
+async def test_claim_landing_after_stop_began_is_released_to_pending(tmp_path, wait_until):
+    store = GatedClaimStore.from_url(f"sqlite:///{tmp_path}/gated.db")
+    m = Monque(store, poll_interval=0.05, heartbeat_interval=0.05)
+    started = []
+    m.on("job:start", lambda job: started.append(job.id))
+    try:
+        await m.initialize()
+        m.register("g", lambda job: None, concurrency=3)
+        jobs = await m.enqueue_many([{"name": "g", "data": i} for i in range(3)])
+        store.hold = True
+        await m.start()
+        await asyncio.wait_for(store.entered.wait(), 5)
+        claimed = await m.get_jobs(status="processing")
+        assert sorted(j.id for j in claimed) == sorted(j.id for j in jobs)
+        stopping = asyncio.create_task(m.stop())
+        await wait_until(lambda: not m.is_running)
+        store.gate.set()
+        await asyncio.wait_for(stopping, 5)
+        assert started == []
+        for job in await m.get_jobs():
+            assert job.status is JobStatus.PENDING
+            assert job.claimed_by is None and job.locked_at is None and job.last_heartbeat is None
+    finally:
+        store.gate.set()
+        await m.close()

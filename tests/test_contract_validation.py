@@ -1,0 +1,219 @@
+"""Validation: names, unique keys, payloads, run_at, options. Nothing invalid is written."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import pytest
+
+from monque_engine import (
+    InvalidCronError,
+    InvalidJobIdentifierError,
+    InvalidJobQueryError,
+    InvalidOptionError,
+    Monque,
+    MonqueError,
+    PayloadTooLargeError,
+    PayloadValidationError,
+    WorkerRegistrationError,
+)
+from monque_engine.validation import MAX_NAME_LENGTH, MAX_UNIQUE_KEY_LENGTH
+
+BAD_NAMES = [
+    pytest.param("", id="empty"),
+    pytest.param("x" * (MAX_NAME_LENGTH + 1), id="too-long"),
+    pytest.param("send email", id="space"),
+    pytest.param(" lead", id="leading-space"),
+    pytest.param("tab\there", id="tab"),
+    pytest.param("new\nline", id="newline"),
+    pytest.param("nbsp\u00a0x", id="unicode-space"),
+    pytest.param("nul\x00x", id="nul"),
+    pytest.param("bell\x07x", id="control"),
+    pytest.param("del\x7fx", id="del"),
+    pytest.param(123, id="not-a-string"),
+    pytest.param(None, id="none"),
+]
+
+
+@pytest.mark.parametrize("name", BAD_NAMES)
+async def test_bad_job_names_are_rejected_everywhere(monque, name):
+    m = await monque()
+    with pytest.raises(InvalidJobIdentifierError) as info:
+        await m.enqueue(name, 1)
+    assert info.value.field == "name"
+    assert isinstance(info.value, MonqueError)
+    with pytest.raises(InvalidJobIdentifierError):
+        await m.now(name)
+    with pytest.raises(InvalidJobIdentifierError):
+        await m.schedule("@hourly", name)
+    with pytest.raises(InvalidJobIdentifierError):
+        m.register(name, lambda job: None)
+    assert await m.get_jobs() == []
+
+
+async def test_boundary_names_are_accepted(monque):
+    m = await monque()
+    for name in ("x" * MAX_NAME_LENGTH, "a", "émail.send:v2/ok-✓", "UPPER_lower-123"):
+        job = await m.enqueue(name, 1)
+        assert (await m.get_job(job.id)).name == name
+
+
+BAD_KEYS = [
+    pytest.param("", id="empty"),
+    pytest.param("   ", id="blank"),
+    pytest.param("\t", id="tab-only"),
+    pytest.param("k" * (MAX_UNIQUE_KEY_LENGTH + 1), id="too-long"),
+    pytest.param("a\nb", id="newline"),
+    pytest.param("a\x00b", id="nul"),
+    pytest.param("a\x7fb", id="del"),
+    pytest.param(5, id="not-a-string"),
+]
+
+
+@pytest.mark.parametrize("key", BAD_KEYS)
+async def test_bad_unique_keys_are_rejected(monque, key):
+    m = await monque()
+    with pytest.raises(InvalidJobIdentifierError) as info:
+        await m.enqueue("ok", 1, unique_key=key)
+    assert info.value.field == "uniqueKey"
+    with pytest.raises(InvalidJobIdentifierError):
+        await m.schedule("@daily", "ok", 1, unique_key=key)
+    assert await m.get_jobs() == []
+
+
+async def test_boundary_unique_keys_are_accepted(monque):
+    m = await monque()
+    for key in ("k" * MAX_UNIQUE_KEY_LENGTH, "with spaces inside", "ünïcode ✓"):
+        job = await m.enqueue("ok", 1, unique_key=key)
+        assert (await m.get_job(job.id)).unique_key == key
+
+
+def _circular():
+    data: dict = {"a": 1}
+    data["self"] = data
+    return data
+
+
+class Custom:
+    pass
+
+
+BAD_PAYLOADS = [
+    pytest.param(float("nan"), id="nan"),
+    pytest.param({"x": float("inf")}, id="inf"),
+    pytest.param([float("-inf")], id="-inf"),
+    pytest.param(Custom(), id="object"),
+    pytest.param({"when": datetime(2030, 1, 1)}, id="datetime"),
+    pytest.param({1, 2}, id="set"),
+    pytest.param(b"bytes", id="bytes"),
+    pytest.param(_circular(), id="circular"),
+]
+
+
+@pytest.mark.parametrize("data", BAD_PAYLOADS)
+async def test_bad_payloads_are_rejected(monque, data):
+    m = await monque()
+    with pytest.raises(PayloadValidationError) as info:
+        await m.enqueue("ok", data)
+    assert str(info.value)
+    with pytest.raises(PayloadValidationError):
+        await m.enqueue_many([{"name": "ok", "data": data}])
+    with pytest.raises(PayloadValidationError):
+        await m.schedule("@daily", "ok", data)
+    assert await m.get_jobs() == []
+
+
+async def test_max_payload_size(monque):
+    m = await monque(max_payload_size=200)
+    small = await m.enqueue("ok", {"s": "x" * 50})
+    assert small.data == {"s": "x" * 50}
+    with pytest.raises(PayloadTooLargeError) as info:
+        await m.enqueue("ok", {"s": "x" * 500})
+    assert info.value.max_size == 200
+    assert info.value.actual_size > 500
+    assert "200" in str(info.value)
+    with pytest.raises(PayloadTooLargeError):
+        await m.enqueue_many([{"name": "ok", "data": 1}, {"name": "ok", "data": "y" * 1000}])
+    assert [j.id for j in await m.get_jobs()] == [small.id]
+
+
+async def test_naive_run_at_is_rejected(monque):
+    m = await monque()
+    with pytest.raises(InvalidJobQueryError) as info:
+        await m.enqueue("ok", 1, run_at=datetime(2030, 1, 1, 12, 0))
+    assert "timezone" in str(info.value)
+    job = await m.enqueue("ok", 1, run_at=timedelta(seconds=1))
+    with pytest.raises(InvalidJobQueryError):
+        await m.reschedule_job(job.id, datetime(2030, 1, 1))
+    assert len(await m.get_jobs()) == 1
+
+
+async def test_invalid_cron_on_schedule_writes_nothing(monque):
+    m = await monque()
+    with pytest.raises(InvalidCronError):
+        await m.schedule("not a cron", "ok")
+    with pytest.raises(InvalidCronError):
+        await m.schedule("0 9 * * *", "ok", tz="Mars/Olympus_Mons")
+    assert await m.get_jobs() == []
+
+
+@pytest.mark.parametrize("options", [
+    {"poll_interval": 0},
+    {"poll_interval": -1},
+    {"heartbeat_interval": True},
+    {"max_retries": 0},
+    {"max_retries": 1.5},
+    {"worker_concurrency": 0},
+    {"instance_concurrency": 0},
+    {"max_payload_size": -5},
+    {"shutdown_timeout": -1},
+    {"stats_cache_ttl": -0.1},
+    {"scheduler_instance_id": ""},
+    {"stale_recovery_interval": 0},
+    {"stale_recovery_interval": "5"},
+    {"no_such_option": 1},
+])
+def test_invalid_options_are_rejected(tmp_path, options):
+    with pytest.raises(InvalidOptionError):
+        Monque(f"sqlite:///{tmp_path}/x.db", **options)
+
+
+async def test_register_validation(monque):
+    m = await monque()
+    m.register("w", lambda job: None)
+    with pytest.raises(WorkerRegistrationError) as info:
+        m.register("w", lambda job: None)
+    assert info.value.job_name == "w"
+    m.register("w", lambda job: None, replace=True)
+    with pytest.raises(WorkerRegistrationError):
+        m.register("c", lambda job: None, concurrency=0)
+    with pytest.raises(WorkerRegistrationError):
+        m.register("n", "not callable")  # type: ignore[arg-type]
+    assert m.registered_names == ["w"]
+
+
+@pytest.mark.parametrize("retention", [
+    {"completed": 60, "interval": 0},
+    {"completed": 60, "interval": -1},
+    {"completed": -1},
+    {"failed": "1 day"},
+    {"completed": True},
+    {"unknown": 5},
+    5,
+    "1h",
+])
+def test_invalid_job_retention_is_rejected(tmp_path, retention):
+    from monque_engine import JobRetention
+
+    value = JobRetention(**retention) if isinstance(retention, dict) and "unknown" not in retention else retention
+    with pytest.raises(InvalidOptionError):
+        Monque(f"sqlite:///{tmp_path}/x.db", job_retention=value)
+
+
+def test_valid_job_retention_forms(tmp_path):
+    from monque_engine import JobRetention
+
+    m = Monque(f"sqlite:///{tmp_path}/x.db", job_retention={"completed": 0, "failed": 3600})
+    assert m.options.job_retention == JobRetention(completed=0, failed=3600, interval=3600.0)
+    m = Monque(f"sqlite:///{tmp_path}/x.db", job_retention=JobRetention(failed=1.5, interval=0.5))
+    assert m.options.job_retention.failed == 1.5
