@@ -1,0 +1,105 @@
+"""The change feed on MongoDB: the ``$changeStream`` pipeline and change document → ChangeEvent.
+
+Upstream watches inserts and updates that touch ``status`` or ``nextRunAt``
+(change-stream-handler.ts). We also pass deletes (consoles drop rows) and replaces (a
+``mongosh`` replaceOne is still a change an operator wants to see), and map a replace to
+``"update"`` since a job's identity is unchanged.
+
+The post-image is always looked up (``fullDocument: "updateLookup"``), even when the caller
+does not want the job itself: an update's change document carries only the fields it
+changed, so without the post-image the scheduler would not know the job's *name* and
+could not wake the right worker. When the caller does not want the job we project the
+payload away, so the feed stays small however large the payloads are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ...job import STATUS_BY_VALUE, ChangeEvent, ChangeOperation, Job, JobStatus
+from ...timeutil import datetime_to_ms
+from .documents import Document
+
+WATCHED_OPERATIONS = ("insert", "update", "replace", "delete")
+_OPERATION: dict[str, ChangeOperation] = {"insert": "insert", "update": "update", "replace": "update", "delete": "delete"}
+
+
+def _touches_state() -> Document:
+    return {"$or": [
+        {"updateDescription.updatedFields.status": {"$exists": True}},
+        {"updateDescription.updatedFields.nextRunAt": {"$exists": True}},
+    ]}
+
+
+def watch_pipeline(full_document: bool, statuses: tuple[JobStatus, ...] | None) -> list[Document]:
+    """The aggregation stages after ``$changeStream`` (user stages see the post-image)."""
+    if statuses is None:
+        match: Document = {"$or": [
+            {"operationType": {"$in": ["insert", "replace", "delete"]}},
+            {"operationType": "update", **_touches_state()},
+        ]}
+    else:
+        wanted = [s.value for s in statuses]
+        # "Changes that left a job in one of them": the status the change wrote when it
+        # wrote one, else the job's current status (a nextRunAt-only update, e.g. reschedule).
+        match = {"$or": [
+            {"operationType": "delete"},
+            {"operationType": {"$in": ["insert", "replace"]}, "fullDocument.status": {"$in": wanted}},
+            {"operationType": "update", "updateDescription.updatedFields.status": {"$in": wanted}},
+            {
+                "operationType": "update",
+                "updateDescription.updatedFields.status": {"$exists": False},
+                "updateDescription.updatedFields.nextRunAt": {"$exists": True},
+                "fullDocument.status": {"$in": wanted},
+            },
+        ]}
+    pipeline: list[Document] = [{"$match": match}]
+    if not full_document:
+        pipeline.append({"$project": {"fullDocument.data": 0}})
+    return pipeline
+
+
+def _ms(value: Any) -> int | None:
+    try:
+        return None if value is None else datetime_to_ms(value)
+    except (TypeError, AttributeError):
+        return None  # not a date (a hand-edited document): unknown rather than a crash
+
+
+def change_to_event(change: Mapping[str, Any], include_job: bool = True) -> ChangeEvent | None:
+    """Map one change-stream document to a ChangeEvent; None for operations we do not map
+    (``drop``, ``rename``, ``invalidate`` …: the caller decides what those mean)."""
+    operation = _OPERATION.get(change.get("operationType", ""))
+    if operation is None:
+        return None
+    key = change.get("documentKey") or {}
+    job_id = str(key.get("_id")) if key.get("_id") is not None else ""
+    full = change.get("fullDocument")
+    updated = (change.get("updateDescription") or {}).get("updatedFields") or {}
+
+    job: Job | None = None
+    if include_job and isinstance(full, Mapping) and operation != "delete":
+        try:
+            job = Job.from_document(full)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            job = None  # not a Monque job document; still report the change itself
+
+    name = full.get("name") if isinstance(full, Mapping) else None
+    status_value = updated.get("status") if "status" in updated else (
+        full.get("status") if isinstance(full, Mapping) else None
+    )
+    next_run = updated.get("nextRunAt") if "nextRunAt" in updated else (
+        full.get("nextRunAt") if isinstance(full, Mapping) else None
+    )
+    if operation == "delete":
+        name, status_value, next_run = None, None, None
+    return ChangeEvent(
+        operation=operation,
+        job_id=job_id,
+        job=job,
+        token=change.get("_id"),
+        name=name if isinstance(name, str) else None,
+        status=STATUS_BY_VALUE.get(status_value) if isinstance(status_value, str) else None,
+        next_run_at_ms=_ms(next_run),
+    )

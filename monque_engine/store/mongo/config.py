@@ -1,0 +1,124 @@
+"""``mongodb://`` and ``mongodb+srv://`` URLs: which database, which hosts, how long to wait.
+
+Parsed by hand rather than with ``pymongo.uri_parser`` because that resolves SRV records
+(network I/O) and we only need three facts before connecting: the hosts to name in an
+error, the database from the path, and whether the URL already sets
+``serverSelectionTimeoutMS``. Everything else in the URL is the driver's business.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl, unquote
+
+from ...errors import MonqueError
+from ..urls import mask_secrets, mask_url
+
+DEFAULT_DATABASE = "monque"
+#: Upstream leaves the driver's 30 s default; a console or worker that cannot reach its
+#: database should say so quickly, so we wait 5 s unless the URL or a kwarg says otherwise.
+DEFAULT_SERVER_SELECTION_TIMEOUT_MS = 5_000
+
+
+class InvalidMongoUrlError(MonqueError, ValueError):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class MongoSettings:
+    url: str
+    display_url: str
+    hosts: str  # "h1:27017,h2" as written in the URL (no credentials): for messages
+    database: str
+    server_selection_timeout_ms: int
+    timeout_in_url: bool
+    client_options: dict[str, Any] = field(default_factory=dict)
+
+    def driver_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for ``AsyncMongoClient``: our timeout unless the URL set one."""
+        kwargs = dict(self.client_options)
+        if not self.timeout_in_url or "serverSelectionTimeoutMS" in kwargs:
+            kwargs.setdefault("serverSelectionTimeoutMS", self.server_selection_timeout_ms)
+        return kwargs
+
+    def mask(self, text: str) -> str:
+        """Remove this URL's password (raw and percent-decoded) from any message."""
+        return mask_password(text, self.url)
+
+
+def _split(rest: str) -> tuple[str | None, str, str]:
+    """``user:pw@h1,h2/db?x=1`` -> (userinfo or None, "h1,h2", "/db?x=1")."""
+    before_query = rest.split("?", 1)[0]
+    at = before_query.rfind("@")
+    userinfo = rest[:at] if at >= 0 else None
+    start = at + 1
+    ends = [p for p in (rest.find("/", start), rest.find("?", start)) if p >= 0]
+    end = min(ends) if ends else len(rest)
+    return userinfo, rest[start:end], rest[end:]
+
+
+def mask_password(text: str, url: str) -> str:
+    """``mask_secrets`` plus the percent-decoded password, which drivers may echo."""
+    masked = mask_secrets(text, url)
+    _, sep, rest = url.partition("://")
+    if not sep:
+        return masked
+    userinfo, _, _ = _split(rest)
+    if userinfo and ":" in userinfo:
+        password = userinfo.split(":", 1)[1]
+        for form in sorted({password, unquote(password)}, key=len, reverse=True):
+            if form:
+                masked = masked.replace(form, "***")
+    return masked
+
+
+def parse_mongo_url(
+    url: str,
+    *,
+    database: str | None = None,
+    server_selection_timeout_ms: int | None = None,
+    **client_options: Any,
+) -> MongoSettings:
+    """Split a MongoDB URL into what the store needs; other kwargs go to the driver."""
+    if not isinstance(url, str):
+        raise InvalidMongoUrlError(f"MongoDB URL must be a string, got {type(url).__name__}")
+    scheme, sep, rest = url.partition("://")
+    if not sep or scheme.lower() not in ("mongodb", "mongodb+srv"):
+        raise InvalidMongoUrlError(f"Not a MongoDB URL: {mask_url(url)!r}; use mongodb://host/db or mongodb+srv://host/db")
+    _, hosts, remainder = _split(rest)
+    if not hosts:
+        raise InvalidMongoUrlError(f"MongoDB URL {mask_url(url)!r} names no host; use mongodb://host/db")
+    path, _, query = remainder.partition("?")
+    path_db = unquote(path.lstrip("/")) if path else ""
+    options = {key.lower(): value for key, value in parse_qsl(query, keep_blank_values=True)}
+    timeout_in_url = "serverselectiontimeoutms" in options
+    if server_selection_timeout_ms is None:
+        timeout = DEFAULT_SERVER_SELECTION_TIMEOUT_MS
+        if timeout_in_url:
+            try:
+                timeout = int(float(options["serverselectiontimeoutms"]))
+            except ValueError:
+                raise InvalidMongoUrlError(
+                    f"serverSelectionTimeoutMS in {mask_url(url)!r} is not a number"
+                ) from None
+    else:
+        if isinstance(server_selection_timeout_ms, bool) or not isinstance(server_selection_timeout_ms, int | float) \
+                or server_selection_timeout_ms <= 0:
+            raise InvalidMongoUrlError(
+                f"server_selection_timeout_ms must be a positive number of ms, got {server_selection_timeout_ms!r}"
+            )
+        timeout = int(server_selection_timeout_ms)
+        client_options["serverSelectionTimeoutMS"] = timeout
+    name = database or path_db or DEFAULT_DATABASE
+    if any(c in name for c in '/\\. "$\x00') or len(name) > 63:
+        raise InvalidMongoUrlError(f"Invalid MongoDB database name {name!r} (no / \\ . space \" $, at most 63 chars)")
+    return MongoSettings(
+        url=url,
+        display_url=mask_url(url),
+        hosts=hosts,
+        database=name,
+        server_selection_timeout_ms=timeout,
+        timeout_in_url=timeout_in_url,
+        client_options=client_options,
+    )

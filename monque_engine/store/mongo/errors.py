@@ -1,0 +1,73 @@
+"""Driver errors → engine errors, with the password masked and the cause kept.
+
+The scheduler only knows ``monque_engine.errors``; it must never need ``pymongo.errors``.
+Every message names the server (hosts from the URL, never credentials) so an operator can
+tell *which* database failed, and is passed through the URL's password mask because driver
+messages may quote the URI.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from pymongo.errors import OperationFailure, PyMongoError, ServerSelectionTimeoutError
+
+from ...errors import AggregationTimeoutError, ChangeFeedHistoryLostError, ConnectionError, MonqueError
+
+MAX_TIME_MS_EXPIRED = 50
+CHANGE_STREAM_HISTORY_LOST = 286
+CHANGE_STREAM_FATAL = 280
+STANDALONE_CHANGE_STREAM = 40573
+_STANDALONE_TEXT = "only supported on replica sets"
+
+
+def error_code(error: BaseException) -> int | None:
+    code = getattr(error, "code", None)
+    return code if isinstance(code, int) else None
+
+
+def is_change_stream_unsupported(error: BaseException) -> bool:
+    return error_code(error) == STANDALONE_CHANGE_STREAM or _STANDALONE_TEXT in str(error)
+
+
+class ErrorTranslator:
+    """Builds the engine error for a driver error in the context of one store."""
+
+    def __init__(self, where: str, mask: Callable[[str], str]) -> None:
+        self.where = where  # e.g. "MongoDB db@host1,host2 (collection monque_jobs)"
+        self.mask = mask
+
+    def translate(self, action: str, error: BaseException) -> MonqueError:
+        detail = self.mask(str(error))
+        if isinstance(error, ServerSelectionTimeoutError):
+            return ConnectionError(f"Cannot reach {self.where} while trying to {action}: {detail}")
+        if isinstance(error, OperationFailure):
+            code = error_code(error)
+            if code == MAX_TIME_MS_EXPIRED:
+                return AggregationTimeoutError(
+                    f"{action} on {self.where} exceeded its time limit ({detail}); the collection is large or "
+                    "the server is busy: try again, filter by name, or add the missing indexes"
+                )
+            if code == CHANGE_STREAM_HISTORY_LOST or (code == CHANGE_STREAM_FATAL and "resume" in detail.lower()):
+                # The wording is what the scheduler's feed loop keys on to drop its token.
+                return ChangeFeedHistoryLostError(
+                    f"Resume token is older than the oldest change the oplog of {self.where} still keeps "
+                    f"({detail}); reload the full state, then watch without a token"
+                )
+            if is_change_stream_unsupported(error):
+                return ConnectionError(
+                    f"Change streams are not available on {self.where}: it is a standalone server, and change "
+                    "streams need a replica set or a sharded cluster (a single-node replica set will do: "
+                    "mongod --replSet rs0, then rs.initiate()); the scheduler falls back to polling"
+                )
+            return ConnectionError(f"MongoDB could not {action} on {self.where}: {detail}")
+        return ConnectionError(f"MongoDB could not {action} on {self.where}: {detail}")
+
+    @contextmanager
+    def guard(self, action: str) -> Iterator[None]:
+        """Turn any driver error raised inside into an engine error (``from`` the cause)."""
+        try:
+            yield
+        except PyMongoError as error:
+            raise self.translate(action, error) from error

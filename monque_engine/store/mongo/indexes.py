@@ -1,0 +1,67 @@
+"""The indexes Monque creates on its jobs collection, with upstream's keys and options.
+
+Same keys and options mean the same default index names (``status_1_nextRunAt_1`` …), so a
+collection shared with Node Monque ends up with one set of indexes whichever side starts
+first, and ``createIndexes`` is a no-op on the second. Upstream: ``createIndexes`` in
+packages/core/src/scheduler/monque.ts (ueberBrot/monque); the list is DESIGN.md §3.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pymongo import IndexModel
+
+from .documents import COMPLETED, FAILED, PENDING, PROCESSING
+
+IndexSpec = tuple[list[tuple[str, int]], dict[str, Any]]
+
+_BG = {"background": True}
+
+
+def index_specs(retention: bool) -> list[IndexSpec]:
+    """(keys, options) in upstream's order; the retention index only when configured."""
+    specs: list[IndexSpec] = [
+        # claim / poll by status and due time
+        ([("status", 1), ("nextRunAt", 1)], dict(_BG)),
+        # unique keys dedupe only among live jobs
+        (
+            [("name", 1), ("uniqueKey", 1)],
+            {
+                "unique": True,
+                "partialFilterExpression": {
+                    "uniqueKey": {"$exists": True},
+                    "status": {"$in": [PENDING, PROCESSING]},
+                },
+                **_BG,
+            },
+        ),
+        ([("name", 1), ("status", 1)], dict(_BG)),
+        # console listings: keyset pages with the _id tie-break
+        ([("createdAt", -1), ("_id", -1)], dict(_BG)),
+        ([("updatedAt", -1), ("_id", -1)], dict(_BG)),
+        ([("nextRunAt", -1), ("_id", -1)], dict(_BG)),
+        # ownership: heartbeats, release, collision check
+        ([("claimedBy", 1), ("status", 1)], dict(_BG)),
+        ([("lastHeartbeat", 1), ("status", 1)], dict(_BG)),
+        # the claim query's shape: {name, status, nextRunAt, claimedBy}
+        ([("name", 1), ("status", 1), ("nextRunAt", 1), ("claimedBy", 1)], dict(_BG)),
+        # stale recovery
+        ([("status", 1), ("lockedAt", 1), ("lastHeartbeat", 1)], dict(_BG)),
+    ]
+    if retention:
+        specs.append((
+            [("status", 1), ("updatedAt", 1)],
+            {
+                "partialFilterExpression": {
+                    "status": {"$in": [COMPLETED, FAILED]},
+                    "updatedAt": {"$exists": True},
+                },
+                **_BG,
+            },
+        ))
+    return specs
+
+
+def index_models(retention: bool) -> list[IndexModel]:
+    return [IndexModel(keys, **options) for keys, options in index_specs(retention)]

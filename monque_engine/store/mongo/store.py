@@ -1,0 +1,540 @@
+"""The MongoDB store: Monque's own collection, queries and indexes, on PyMongo's async API.
+
+Every transition is one atomic single-document ``findOneAndUpdate`` or one ``updateMany``
+whose filter carries the guard (status, owner), exactly as upstream Monque does, so Node
+and Python schedulers can share a collection and still never double-claim or overwrite
+each other's transitions. The query documents live in ``documents.py``; this module only
+sends them and turns driver errors into engine errors.
+
+Two ways to build one:
+
+* ``MongoStore.from_url("mongodb://user:pw@host/db")`` (what ``open_store`` does): the store
+  owns an ``AsyncMongoClient`` and closes it.
+* ``MongoStore(database)`` or ``MongoStore(collection)`` with the host application's
+  ``AsyncDatabase`` / ``AsyncCollection``: the store borrows the client and never closes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+from bson import ObjectId
+from pymongo import AsyncMongoClient, ReturnDocument
+from pymongo.asynchronous.change_stream import AsyncChangeStream
+from pymongo.asynchronous.client_session import AsyncClientSession
+from pymongo.asynchronous.collection import AsyncCollection
+from pymongo.asynchronous.database import AsyncDatabase
+from pymongo.errors import BulkWriteError, DuplicateKeyError, PyMongoError
+
+from ...cursor import CursorAnchor
+from ...errors import ConnectionError, InvalidCursorError
+from ...job import ChangeEvent, CursorDirection, Job, JobSort, JobStatus, NewJob, QueueStats
+from ...timeutil import datetime_to_ms
+from ..base import JobStore, StoreListFilter, StoreOpenOptions, StoreSelector
+from . import documents as q
+from .changes import change_to_event, watch_pipeline
+from .config import MongoSettings, mask_password, parse_mongo_url
+from .errors import ErrorTranslator
+from .indexes import index_models
+
+T = TypeVar("T")
+#: Concurrent unique-key enqueues can both miss the upsert filter; the loser gets E11000
+#: and re-reads. A re-read can miss too (the winner already finished), so try a few times.
+UNIQUE_INSERT_ATTEMPTS = 3
+
+
+def _valid(job_id: str) -> bool:
+    return isinstance(job_id, str) and ObjectId.is_valid(job_id)
+
+
+class MongoStore(JobStore):
+    kind = "mongodb"
+
+    def __init__(
+        self,
+        target: str | MongoSettings | AsyncDatabase[Any] | AsyncCollection[Any],
+        **url_options: Any,
+    ) -> None:
+        self._settings: MongoSettings | None = None
+        self._given_db: AsyncDatabase[Any] | None = None
+        self._given_collection: AsyncCollection[Any] | None = None
+        if isinstance(target, str):
+            target = parse_mongo_url(target, **url_options)
+        elif url_options:
+            raise TypeError("URL options (database=, server_selection_timeout_ms=, …) only apply to a URL")
+        if isinstance(target, MongoSettings):
+            self._settings = target
+            self.display_url = target.display_url
+            hosts, database = target.hosts, target.database
+        elif isinstance(target, AsyncCollection):
+            self._given_collection = target
+            hosts, database = self._client_hosts(target.database.client), target.database.name
+            self.display_url = f"mongodb://{hosts}/{database}"
+        elif isinstance(target, AsyncDatabase):
+            self._given_db = target
+            hosts, database = self._client_hosts(target.client), target.name
+            self.display_url = f"mongodb://{hosts}/{database}"
+        else:
+            raise TypeError(
+                "MongoStore takes a mongodb:// URL, an AsyncDatabase or an AsyncCollection "
+                f"(pymongo's async API), not {type(target).__name__}"
+            )
+        self._hosts = hosts
+        self._database_name = database
+        self._client: AsyncMongoClient[Any] | None = None
+        self._collection: AsyncCollection[Any] | None = None
+        self._supports_transactions = False
+        self._streams: set[AsyncChangeStream[Any]] = set()
+        self._closing = False
+        self._open_lock = asyncio.Lock()
+        self._errors = ErrorTranslator(f"MongoDB {hosts}/{database}", self._mask)
+
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> MongoStore:
+        """``database=`` overrides the URL's path; ``server_selection_timeout_ms=`` the 5 s
+        default; other keyword arguments go to ``AsyncMongoClient`` (tls=, appname=, …)."""
+        return cls(parse_mongo_url(url, **options))
+
+    @staticmethod
+    def _client_hosts(client: AsyncMongoClient[Any]) -> str:
+        try:
+            seeds = client.topology_description.server_descriptions().keys()
+            return ",".join(f"{host}:{port}" for host, port in seeds) or "?"
+        except Exception:  # noqa: BLE001 - only for display
+            return "?"
+
+    def _mask(self, text: str) -> str:
+        return mask_password(text, self._settings.url) if self._settings is not None else text
+
+    @property
+    def supports_transactions(self) -> bool:
+        """Whether ``insert_many`` runs in a transaction (replica set or sharded cluster)."""
+        return self._supports_transactions
+
+    # -- life cycle -------------------------------------------------------------------------
+    async def open(self, options: StoreOpenOptions) -> None:
+        async with self._open_lock:
+            if self._collection is not None:
+                return
+            self._closing = False
+            try:
+                collection = await self._connect(options)
+                if options.create_indexes:
+                    with self._errors.guard("create the jobs collection's indexes"):
+                        await collection.create_indexes(index_models(options.retention_index))
+                with self._errors.guard("read the server's topology"):
+                    hello = await collection.database.client.admin.command("hello")
+                self._supports_transactions = bool(hello.get("setName")) or hello.get("msg") == "isdbgrid"
+            except BaseException:
+                await self._release_client()
+                raise
+            self._collection = collection
+
+    async def _connect(self, options: StoreOpenOptions) -> AsyncCollection[Any]:
+        if self._given_collection is not None:
+            database = self._given_collection.database
+            collection = self._given_collection
+        else:
+            if self._given_db is not None:
+                database = self._given_db
+            else:
+                database = self._new_client()[self._database_name]
+            collection = database[options.collection_name]
+        try:
+            await database.command("ping")
+        except PyMongoError as error:
+            raise ConnectionError(self._unreachable(error)) from error
+        return collection
+
+    def _new_client(self) -> AsyncMongoClient[Any]:
+        settings = self._settings
+        assert settings is not None
+        try:
+            self._client = AsyncMongoClient(settings.url, **settings.driver_kwargs())
+        except (PyMongoError, ValueError, TypeError) as error:
+            raise ConnectionError(
+                f"Invalid MongoDB URL or option for {settings.display_url}: {self._mask(str(error))}"
+            ) from error
+        return self._client
+
+    def _unreachable(self, error: BaseException) -> str:
+        timeout = f" within {self._settings.server_selection_timeout_ms} ms" if self._settings else ""
+        return (
+            f"Cannot reach MongoDB at {self._hosts} (database {self._database_name}){timeout}: "
+            f"{self._mask(str(error).split(', Timeout: ')[0])}; check that the server is running and reachable, the host and port, "
+            "credentials and TLS settings (the wait is serverSelectionTimeoutMS in the URL)"
+        )
+
+    async def _release_client(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            await client.close()
+
+    async def close(self) -> None:
+        self._closing = True
+        streams, self._streams = list(self._streams), set()
+        for stream in streams:
+            try:
+                await stream.close()
+            except Exception:  # noqa: BLE001 - closing anyway
+                pass
+        self._collection = None
+        await self._release_client()
+
+    # -- plumbing ---------------------------------------------------------------------------
+    def _coll(self) -> AsyncCollection[Any]:
+        if self._collection is None:
+            raise ConnectionError(f"MongoDB store {self.display_url} is not open; call initialize() first")
+        return self._collection
+
+    async def _call(self, action: str, operation: Callable[[AsyncCollection[Any]], Awaitable[T]]) -> T:
+        collection = self._coll()
+        with self._errors.guard(action):
+            return await operation(collection)
+
+    @staticmethod
+    def _job(doc: Mapping[str, Any] | None) -> Job | None:
+        return None if doc is None else Job.from_document(doc)
+
+    # -- intake -----------------------------------------------------------------------------
+    async def insert(self, job: NewJob) -> Job:
+        if job.unique_key is None:
+            await self._call("insert a job", lambda c: c.insert_one(q.new_job_document(job)))
+            return job.to_job()
+        collection = self._coll()
+        with self._errors.guard("enqueue a unique job"):
+            return await self._insert_unique(collection, job, None)
+
+    @staticmethod
+    async def _insert_unique(collection: AsyncCollection[Any], job: NewJob,
+                             session: AsyncClientSession | None) -> Job:
+        """Upstream's upsert with ``$setOnInsert``. E11000 from a concurrent enqueue of the
+        same key (both upserts missed; the partial unique index let only one in) means "it
+        exists now": re-read it and return it, as if our upsert had found it. Driver errors
+        propagate raw; callers translate them."""
+        assert job.unique_key is not None
+        scope = q.unique_key_filter(job.name, job.unique_key)
+        last: DuplicateKeyError | None = None
+        for _ in range(UNIQUE_INSERT_ATTEMPTS):
+            try:
+                doc = await collection.find_one_and_update(
+                    scope, q.unique_insert_update(job), upsert=True,
+                    return_document=ReturnDocument.AFTER, session=session,
+                )
+            except DuplicateKeyError as error:
+                if session is not None:
+                    raise  # the transaction is aborted by now: the caller runs it again
+                last = error
+                doc = await collection.find_one(scope)  # None: the winner already finished; upsert again
+            if doc is not None:
+                return Job.from_document(doc)
+        assert last is not None
+        raise last
+
+    async def insert_many(self, jobs: Sequence[NewJob]) -> list[Job]:
+        """All or none in a transaction on a replica set / sharded cluster.
+
+        Fallback on a standalone server (no transactions there): ordered inserts, and if one
+        fails, the jobs this call already inserted are deleted again before the error is
+        raised. That undo is best effort: a crash between the two leaves the first part of
+        the batch behind (use unique keys if a batch must be safe to re-submit)."""
+        if not jobs:
+            return []
+        collection = self._coll()
+        if self._supports_transactions:
+            return await self._insert_many_transaction(collection, jobs)
+        return await self._insert_many_compensating(collection, jobs)
+
+    async def _insert_batch(self, collection: AsyncCollection[Any], jobs: Sequence[NewJob],
+                            session: AsyncClientSession | None, inserted: list[ObjectId]) -> list[Job]:
+        results: list[Job] = []
+        plain: list[NewJob] = []
+
+        async def flush() -> None:
+            if plain:
+                ids = [ObjectId(j.id) for j in plain]
+                try:
+                    await collection.insert_many([q.new_job_document(j) for j in plain], ordered=True,
+                                                 session=session)
+                except BulkWriteError as error:
+                    inserted.extend(ids[: int(error.details.get("nInserted", 0))])  # ordered: a prefix landed
+                    raise
+                inserted.extend(ids)
+                results.extend(j.to_job() for j in plain)
+                plain.clear()
+
+        for job in jobs:
+            if job.unique_key is None:
+                plain.append(job)
+                continue
+            await flush()
+            stored = await self._insert_unique(collection, job, session)
+            if stored.id == job.id:
+                inserted.append(ObjectId(job.id))
+            results.append(stored)
+        await flush()
+        return results
+
+    async def _insert_many_transaction(self, collection: AsyncCollection[Any], jobs: Sequence[NewJob]) -> list[Job]:
+        client = collection.database.client
+        for attempt in range(UNIQUE_INSERT_ATTEMPTS):
+            try:
+                with self._errors.guard("insert a batch of jobs"):
+                    async with client.start_session() as session:
+                        return await session.with_transaction(
+                            lambda s: self._insert_batch(collection, jobs, s, [])
+                        )
+            except ConnectionError as error:
+                # A concurrent enqueue of one of our unique keys aborted the transaction;
+                # run it again: this time the upsert finds the other job and returns it.
+                if isinstance(error.__cause__, DuplicateKeyError) and attempt + 1 < UNIQUE_INSERT_ATTEMPTS:
+                    continue
+                raise
+        raise AssertionError("unreachable")
+
+    async def _insert_many_compensating(self, collection: AsyncCollection[Any], jobs: Sequence[NewJob]) -> list[Job]:
+        inserted: list[ObjectId] = []
+        try:
+            with self._errors.guard("insert a batch of jobs"):
+                return await self._insert_batch(collection, jobs, None, inserted)
+        except Exception:
+            # Undo exactly what this call wrote (never a job that already existed, e.g. the
+            # one whose id or unique key collided, nor one a unique key deduplicated onto).
+            if inserted:
+                try:
+                    await collection.delete_many({"_id": {"$in": inserted}})
+                except PyMongoError:
+                    pass  # already failing; the original error is the one to report
+            raise
+
+    # -- processing -------------------------------------------------------------------------
+    async def claim(self, name: str, owner: str, now_ms: int, limit: int, heartbeat_interval_ms: int) -> list[Job]:
+        """Upstream acquireJob, once per free slot; the first miss means nothing more is due."""
+        collection = self._coll()
+        query = q.claim_filter(name, now_ms)
+        update = q.claim_update(owner, now_ms, heartbeat_interval_ms)
+        jobs: list[Job] = []
+        with self._errors.guard("claim jobs"):
+            for _ in range(limit):
+                doc = await collection.find_one_and_update(
+                    query, update, sort=q.CLAIM_SORT, return_document=ReturnDocument.AFTER
+                )
+                if doc is None:
+                    break
+                jobs.append(Job.from_document(doc))
+        return jobs
+
+    async def _owned(self, action: str, job_id: str, owner: str, update: dict[str, Any]) -> Job | None:
+        if not _valid(job_id):
+            return None
+        doc = await self._call(action, lambda c: c.find_one_and_update(
+            q.owned_filter(job_id, owner), update, return_document=ReturnDocument.AFTER))
+        return self._job(doc)
+
+    async def complete(self, job_id: str, owner: str, now_ms: int, next_run_at_ms: int | None) -> Job | None:
+        return await self._owned("complete a job", job_id, owner, q.complete_update(now_ms, next_run_at_ms))
+
+    async def fail(
+        self, job_id: str, owner: str, now_ms: int, fail_count: int, reason: str, retry_at_ms: int | None
+    ) -> Job | None:
+        return await self._owned("fail a job", job_id, owner, q.fail_update(now_ms, fail_count, reason, retry_at_ms))
+
+    async def release(self, job_ids: Sequence[str], owner: str, now_ms: int) -> int:
+        ids = [i for i in job_ids if _valid(i)]
+        if not ids:
+            return 0
+        result = await self._call("release claimed jobs", lambda c: c.update_many(
+            q.release_filter(ids, owner), q.to_pending_update(now_ms)))
+        return result.modified_count
+
+    async def heartbeat(self, owner: str, now_ms: int) -> int:
+        result = await self._call("record a heartbeat", lambda c: c.update_many(
+            q.heartbeat_filter(owner), q.heartbeat_update(now_ms)))
+        return result.modified_count
+
+    async def recover_stale(self, locked_before_ms: int, now_ms: int) -> int:
+        result = await self._call("recover stale jobs", lambda c: c.update_many(
+            q.stale_filter(locked_before_ms), q.to_pending_update(now_ms)))
+        return result.modified_count
+
+    async def purge_finished(self, status: JobStatus, updated_before_ms: int) -> int:
+        result = await self._call("delete expired jobs", lambda c: c.delete_many(
+            q.purge_filter(status, updated_before_ms)))
+        return result.deleted_count
+
+    async def has_live_claim(self, owner: str, heartbeat_after_ms: int) -> bool:
+        doc = await self._call("check for a live instance", lambda c: c.find_one(
+            q.live_claim_filter(owner, heartbeat_after_ms), projection={"_id": 1}))
+        return doc is not None
+
+    async def next_due_ms(self, names: Sequence[str]) -> int | None:
+        if not names:
+            return None
+        doc = await self._call("find the next due job", lambda c: c.find_one(
+            q.next_due_filter(list(names)), projection={"nextRunAt": 1}, sort=[("nextRunAt", 1)]))
+        return None if doc is None or doc.get("nextRunAt") is None else datetime_to_ms(doc["nextRunAt"])
+
+    # -- reads ------------------------------------------------------------------------------
+    async def get(self, job_id: str) -> Job | None:
+        if not _valid(job_id):
+            return None
+        return self._job(await self._call("read a job", lambda c: c.find_one({"_id": ObjectId(job_id)})))
+
+    async def find(self, selector: StoreSelector, limit: int, skip: int) -> list[Job]:
+        query = q.selector_filter(selector)
+        docs = await self._call("list jobs", lambda c: c.find(query).sort(q.FIND_SORT).skip(skip).limit(limit)
+                                .to_list(None))
+        return [Job.from_document(d) for d in docs]
+
+    async def page(
+        self,
+        filter: StoreListFilter,
+        sort: JobSort,
+        direction: CursorDirection,
+        anchor: CursorAnchor | None,
+        limit: int,
+        include_data: bool = True,
+    ) -> list[Job]:
+        query, order = q.page_query(filter, sort, direction, anchor)
+        projection = None if include_data else q.NO_DATA_PROJECTION
+        docs = await self._call("list a page of jobs", lambda c: c.find(query, projection).sort(order).limit(limit)
+                                .to_list(None))
+        return [Job.from_document(d) for d in docs]
+
+    async def count(self, filter: StoreListFilter) -> int:
+        return await self._call("count jobs", lambda c: c.count_documents(q.list_filter(filter)))
+
+    @staticmethod
+    def _stats(rows: Sequence[tuple[str, int, Any]]) -> QueueStats:
+        counts = {status.value: 0 for status in JobStatus}
+        avg: float | None = None
+        for status, count, duration in rows:
+            if status not in counts:
+                continue  # not a Monque status (hand-written document): not counted
+            counts[status] = int(count)
+            if status == q.COMPLETED and count:
+                avg = float(duration or 0) / count
+        return QueueStats(**counts, total=sum(counts.values()), avg_processing_duration_ms=avg)
+
+    async def _aggregate(self, pipeline: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        async def run(c: AsyncCollection[Any]) -> list[dict[str, Any]]:
+            cursor = await c.aggregate(pipeline, maxTimeMS=q.STATS_MAX_TIME_MS)
+            return await cursor.to_list(None)
+
+        return await self._call("compute queue statistics", run)
+
+    async def stats(self, name: str | None) -> QueueStats:
+        rows = await self._aggregate(q.stats_pipeline(name))
+        return self._stats([(r["_id"], r["count"], r.get("durationMs")) for r in rows])
+
+    async def stats_by_name(self) -> dict[str, QueueStats]:
+        rows = await self._aggregate(q.stats_by_name_pipeline())
+        grouped: dict[str, list[tuple[str, int, Any]]] = {}
+        for row in rows:
+            key = row["_id"]
+            if isinstance(key.get("name"), str):
+                grouped.setdefault(key["name"], []).append((key.get("status"), row["count"], row.get("durationMs")))
+        return {name: self._stats(group) for name, group in sorted(grouped.items())}
+
+    async def names(self) -> list[str]:
+        values = await self._call("list job names", lambda c: c.distinct("name"))
+        return sorted(v for v in values if isinstance(v, str))
+
+    # -- management -------------------------------------------------------------------------
+    async def _guarded(self, action: str, job_id: str, statuses: tuple[str, ...], update: dict[str, Any]) -> Job | None:
+        if not _valid(job_id):
+            return None
+        doc = await self._call(action, lambda c: c.find_one_and_update(
+            q.guarded_filter(job_id, statuses), update, return_document=ReturnDocument.AFTER))
+        return self._job(doc)
+
+    async def cancel(self, job_id: str, now_ms: int) -> Job | None:
+        return await self._guarded("cancel a job", job_id, (q.PENDING,), q.cancel_update(now_ms))
+
+    async def retry(self, job_id: str, now_ms: int) -> tuple[Job, JobStatus] | None:
+        if not _valid(job_id):
+            return None
+        before = await self._call("retry a job", lambda c: c.find_one_and_update(
+            q.guarded_filter(job_id, q.RETRYABLE), q.retry_update(now_ms), return_document=ReturnDocument.BEFORE))
+        if before is None:
+            return None
+        job = Job.from_document(before)
+        return q.retried_job(job, now_ms), job.status
+
+    async def reschedule(self, job_id: str, run_at_ms: int, now_ms: int) -> Job | None:
+        return await self._guarded("reschedule a job", job_id, (q.PENDING,), q.reschedule_update(run_at_ms, now_ms))
+
+    async def delete(self, job_id: str) -> bool:
+        if not _valid(job_id):
+            return False
+        result = await self._call("delete a job", lambda c: c.delete_one({"_id": ObjectId(job_id)}))
+        return result.deleted_count > 0
+
+    async def cancel_many(self, selector: StoreSelector, now_ms: int) -> int:
+        result = await self._call("cancel jobs", lambda c: c.update_many(
+            q.selector_filter(selector), q.cancel_update(now_ms)))
+        return result.modified_count
+
+    async def retry_many(self, selector: StoreSelector, now_ms: int, spread_ms: int) -> int:
+        result = await self._call("retry jobs", lambda c: c.update_many(
+            q.selector_filter(selector), q.retry_many_pipeline(now_ms, spread_ms)))
+        return result.modified_count
+
+    async def delete_many(self, selector: StoreSelector) -> int:
+        result = await self._call("delete jobs", lambda c: c.delete_many(q.selector_filter(selector)))
+        return result.deleted_count
+
+    # -- change feed --------------------------------------------------------------------------
+    async def open_watch(
+        self,
+        resume_after: Any = None,
+        *,
+        full_document: bool = True,
+        statuses: tuple[JobStatus, ...] | None = None,
+    ) -> AsyncIterator[ChangeEvent]:
+        """Open a change stream now (errors, including "standalone server", raise here).
+
+        ``resume_after`` is a ``ChangeEvent.token`` from this store (a resume-token document).
+        """
+        if resume_after is not None and not isinstance(resume_after, Mapping):
+            raise InvalidCursorError(
+                f"Resume token {resume_after!r} is not one this store made; pass ChangeEvent.token from a previous watch"
+            )
+        pipeline = watch_pipeline(full_document, statuses)
+        stream = await self._call("open the change stream", lambda c: c.watch(
+            pipeline, full_document="updateLookup", resume_after=resume_after))
+        self._streams.add(stream)
+        return self._changes(stream, full_document)
+
+    async def _changes(self, stream: AsyncChangeStream[Any], include_job: bool) -> AsyncIterator[ChangeEvent]:
+        """Iterate the stream; a broken stream raises ConnectionError (the caller reopens
+        with its last token), a stream closed by ``close()`` just ends."""
+        try:
+            while True:
+                try:
+                    change = await stream.next()
+                except StopAsyncIteration:
+                    return
+                except PyMongoError as error:
+                    if self._closing:
+                        return
+                    raise self._errors.translate("read the change stream", error) from error
+                event = change_to_event(change, include_job)
+                if event is not None:
+                    yield event
+                elif change.get("operationType") == "invalidate":
+                    raise ConnectionError(
+                        f"The change stream on {self.display_url} was invalidated (the collection was dropped "
+                        "or renamed); reopen the watch"
+                    )
+        finally:
+            self._streams.discard(stream)
+            try:
+                await stream.close()
+            except Exception:  # noqa: BLE001 - best effort
+                pass
+
+
+__all__ = ["MongoStore"]

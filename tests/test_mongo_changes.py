@@ -1,0 +1,127 @@
+"""Change-stream documents → ChangeEvent, from recorded change documents (as a replica set
+sends them), and the watch pipeline's $match evaluated by mongomock (a MongoDB
+query-language evaluator, not a stand-in for a real change stream)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import mongomock
+from bson import ObjectId, Timestamp
+
+from monque_engine.job import Job, JobStatus
+from monque_engine.store.mongo.changes import change_to_event, watch_pipeline
+
+ID = ObjectId("65f0000000000000000000aa")
+T0 = datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=UTC)
+T1 = datetime(2026, 1, 2, 3, 5, 0, tzinfo=UTC)
+TOKEN = {"_data": "8265F0A1B2000000012B042C0100296E5A1004"}
+DOC = {"_id": ID, "name": "email", "data": {"to": "a@b"}, "status": "pending", "nextRunAt": T1, "failCount": 0,
+       "createdAt": T0, "updatedAt": T0}
+NS = {"db": "app", "coll": "monque_jobs"}
+
+
+def change(op: str, **extra: Any) -> dict[str, Any]:
+    return {"_id": TOKEN, "operationType": op, "clusterTime": Timestamp(1767323045, 1), "wallTime": T0, "ns": NS,
+            "documentKey": {"_id": ID}, **extra}
+
+
+def test_insert_with_full_document() -> None:
+    event = change_to_event(change("insert", fullDocument=DOC))
+    assert event is not None
+    assert (event.operation, event.job_id, event.token, event.name, event.status, event.next_run_at_ms) == (
+        "insert", str(ID), TOKEN, "email", JobStatus.PENDING, int(T1.timestamp() * 1000))
+    assert event.job == Job.from_document(DOC)
+
+
+def test_insert_without_job_when_caller_does_not_want_it() -> None:
+    event = change_to_event(change("insert", fullDocument=DOC), include_job=False)
+    assert event is not None and event.job is None and event.name == "email" and event.status is JobStatus.PENDING
+
+
+def test_update_uses_updated_fields_for_state_and_post_image_for_name() -> None:
+    post = {**DOC, "status": "processing", "claimedBy": "w1"}  # looked up later: may be newer than the change
+    event = change_to_event(change(
+        "update",
+        updateDescription={"updatedFields": {"status": "pending", "nextRunAt": T0, "updatedAt": T0},
+                           "removedFields": ["claimedBy"], "truncatedArrays": []},
+        fullDocument=post,
+    ))
+    assert event is not None
+    assert (event.operation, event.status, event.next_run_at_ms, event.name) == (
+        "update", JobStatus.PENDING, int(T0.timestamp() * 1000), "email")
+    assert event.job is not None and event.job.status is JobStatus.PROCESSING
+
+
+def test_update_without_full_document_or_deleted_since() -> None:
+    event = change_to_event(change(
+        "update", updateDescription={"updatedFields": {"status": "completed"}, "removedFields": []},
+        fullDocument=None,
+    ))
+    assert event is not None
+    assert (event.job, event.name, event.status, event.next_run_at_ms) == (None, None, JobStatus.COMPLETED, None)
+
+
+def test_update_of_next_run_only_takes_status_from_post_image() -> None:
+    event = change_to_event(change(
+        "update", updateDescription={"updatedFields": {"nextRunAt": T1}, "removedFields": []}, fullDocument=DOC))
+    assert event is not None and event.status is JobStatus.PENDING and event.next_run_at_ms == int(T1.timestamp() * 1000)
+
+
+def test_delete_has_id_and_token_only() -> None:
+    event = change_to_event(change("delete"))
+    assert event is not None
+    assert (event.operation, event.job_id, event.job, event.name, event.status, event.token) == (
+        "delete", str(ID), None, None, None, TOKEN)
+
+
+def test_replace_maps_to_update_with_the_replacement() -> None:
+    replacement = {**DOC, "status": "cancelled"}
+    event = change_to_event(change("replace", fullDocument=replacement))
+    assert event is not None and event.operation == "update" and event.status is JobStatus.CANCELLED
+    assert event.job == Job.from_document(replacement)
+
+
+def test_non_job_documents_and_other_operations() -> None:
+    event = change_to_event(change("insert", fullDocument={"_id": ID, "hello": "world"}))
+    assert event is not None and event.job is None and event.status is None
+    assert change_to_event({"_id": TOKEN, "operationType": "invalidate"}) is None
+    assert change_to_event(change("drop")) is None
+
+
+def _evaluate(pipeline: list[dict[str, Any]], changes: list[dict[str, Any]]) -> list[str]:
+    c = mongomock.MongoClient().db.changes
+    for i, doc in enumerate(changes):
+        c.insert_one({**doc, "_id": i, "label": doc["label"]})
+    return [d["label"] for d in c.find(pipeline[0]["$match"])]
+
+
+RECORDED = [
+    {"label": "insert", "operationType": "insert", "fullDocument": DOC},
+    {"label": "claim", "operationType": "update", "fullDocument": {**DOC, "status": "processing"},
+     "updateDescription": {"updatedFields": {"status": "processing", "claimedBy": "w", "updatedAt": T0}}},
+    {"label": "heartbeat", "operationType": "update", "fullDocument": {**DOC, "status": "processing"},
+     "updateDescription": {"updatedFields": {"lastHeartbeat": T0, "updatedAt": T0}}},
+    {"label": "reschedule", "operationType": "update", "fullDocument": DOC,
+     "updateDescription": {"updatedFields": {"nextRunAt": T1, "updatedAt": T0}}},
+    {"label": "retry-backoff", "operationType": "update", "fullDocument": DOC,
+     "updateDescription": {"updatedFields": {"status": "pending", "nextRunAt": T1, "failCount": 1}}},
+    {"label": "delete", "operationType": "delete"},
+    {"label": "replace-cancelled", "operationType": "replace", "fullDocument": {**DOC, "status": "cancelled"}},
+]
+
+
+def test_evaluator_watch_match_without_status_filter() -> None:
+    assert _evaluate(watch_pipeline(True, None), RECORDED) == [
+        "insert", "claim", "reschedule", "retry-backoff", "delete", "replace-cancelled"]
+
+
+def test_evaluator_watch_match_with_pending_filter() -> None:
+    assert _evaluate(watch_pipeline(False, (JobStatus.PENDING,)), RECORDED) == [
+        "insert", "reschedule", "retry-backoff", "delete"]
+
+
+def test_watch_pipeline_projects_payload_away_only_without_full_document() -> None:
+    assert watch_pipeline(False, None)[1:] == [{"$project": {"fullDocument.data": 0}}]
+    assert len(watch_pipeline(True, None)) == 1
