@@ -26,5 +26,8 @@ test-slow: $(STAMP)  ## Run the long stress variants as well
 bench: $(STAMP)  ## Measure throughput and latency against huey and raw SQLite
 	$(BIN)/python -m bench.run
 
+screenshots: $(STAMP)  ## Regenerate the console's SVG screenshots (seeded data, frozen clock)
+	$(BIN)/python -m monque_tui.screenshots screenshots
+
 clean:
 	rm -rf $(VENV) .pytest_cache *.egg-info

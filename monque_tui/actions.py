@@ -1,0 +1,192 @@
+"""Job actions as plans: what will be done, to which jobs, how many, in words.
+
+A plan is built before anything is written, shown in the confirmation, then executed
+through the engine's management API. Targets are either explicit jobs (marked rows or the
+cursor row) or *everything matching the view* through the bulk selector calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+
+from monque_engine import Job, JobListFilter, JobStateError, JobStatus, Monque
+
+from .formatting import absolute, plural, short_id
+from .query import JobQuery
+
+
+class ActionKind(StrEnum):
+    CANCEL = "cancel"
+    RETRY = "retry"
+    RESCHEDULE = "reschedule"
+    DELETE = "delete"
+
+
+ELIGIBLE: dict[ActionKind, tuple[JobStatus, ...]] = {
+    ActionKind.CANCEL: (JobStatus.PENDING,),
+    ActionKind.RETRY: (JobStatus.FAILED, JobStatus.CANCELLED),
+    ActionKind.RESCHEDULE: (JobStatus.PENDING,),
+    ActionKind.DELETE: tuple(JobStatus),
+}
+VERBS: dict[ActionKind, tuple[str, str]] = {
+    ActionKind.CANCEL: ("Cancel", "Cancelled"),
+    ActionKind.RETRY: ("Retry", "Retried"),
+    ActionKind.RESCHEDULE: ("Reschedule", "Rescheduled"),
+    ActionKind.DELETE: ("Delete", "Deleted"),
+}
+NOT_ELIGIBLE: dict[ActionKind, str] = {
+    ActionKind.CANCEL: "were not pending",
+    ActionKind.RETRY: "were not failed or cancelled",
+    ActionKind.RESCHEDULE: "were not pending",
+    ActionKind.DELETE: "could not be deleted",
+}
+CONSEQUENCES: dict[ActionKind, str] = {
+    ActionKind.CANCEL: "They stay in the store as cancelled and will not run.",
+    ActionKind.RETRY: "They go back to pending with their attempts reset and run again.",
+    ActionKind.RESCHEDULE: "Their next run moves to the new time.",
+    ActionKind.DELETE: "They are removed from the store. This cannot be undone.",
+}
+#: Bulk operations that cover the whole store need the count typed back.
+BULK_KINDS = (ActionKind.CANCEL, ActionKind.RETRY, ActionKind.DELETE)
+
+
+def eligible(kind: ActionKind, status: JobStatus) -> bool:
+    return status in ELIGIBLE[kind]
+
+
+@dataclass(frozen=True, slots=True)
+class ActionPlan:
+    kind: ActionKind
+    #: Explicit targets that are eligible now (None for a bulk plan).
+    job_ids: tuple[str, ...] | None
+    #: Explicit targets left alone because of their status.
+    skipped: int
+    #: Bulk: the view whose matching jobs are targeted.
+    query: JobQuery | None
+    #: How many jobs will be affected (a bulk count is taken when the plan is made).
+    count: int
+    #: What the targets are, in words ("3 marked jobs", "job 1a2b3c4d (send-email)").
+    subject: str
+    run_at: datetime | None = None
+
+    @property
+    def is_bulk(self) -> bool:
+        return self.query is not None
+
+    @property
+    def statuses(self) -> tuple[JobStatus, ...]:
+        if self.query is not None and self.query.status is not None:
+            return tuple(s for s in ELIGIBLE[self.kind] if s is self.query.status)
+        return ELIGIBLE[self.kind]
+
+    @property
+    def needs_typed_confirmation(self) -> bool:
+        """Deleting everything matching an empty filter: type the count."""
+        return self.is_bulk and self.kind is ActionKind.DELETE and self.query is not None and self.query.is_empty
+
+    @property
+    def question(self) -> str:
+        verb = VERBS[self.kind][0]
+        when = f" to {absolute_text(self.run_at)}" if self.run_at is not None else ""
+        return f"{verb} {self.subject}{when}?"
+
+    @property
+    def details(self) -> list[str]:
+        lines = [CONSEQUENCES[self.kind]]
+        if self.skipped:
+            reason = NOT_ELIGIBLE[self.kind].replace("were", "was" if self.skipped == 1 else "were", 1)
+            lines.append(f"{plural(self.skipped, 'other marked job')} {reason} and will be left alone.")
+        if self.kind is ActionKind.RETRY and self.is_bulk:
+            lines.append("Bulk retries are spread over the next 30 seconds.")
+        if self.needs_typed_confirmation:
+            lines.append(f"This is every job in the store. Type {self.count} to confirm.")
+        return lines
+
+
+def absolute_text(moment: datetime) -> str:
+    return absolute(int(moment.timestamp() * 1000))
+
+
+def plan_for_jobs(kind: ActionKind, jobs: Sequence[Job], marked: bool) -> ActionPlan:
+    """Explicit targets: the marked rows, or else the cursor row."""
+    chosen = [job for job in jobs if eligible(kind, job.status)]
+    skipped = len(jobs) - len(chosen)
+    if not marked and len(jobs) == 1:
+        job = jobs[0]
+        subject = f"job {short_id(job.id)} ({job.name})"
+    else:
+        subject = plural(len(chosen), "marked job")
+    return ActionPlan(kind, tuple(job.id for job in chosen), skipped, None, len(chosen), subject)
+
+
+def bulk_subject(kind: ActionKind, query: JobQuery, count: int) -> str:
+    statuses = ELIGIBLE[kind] if query.status is None else (query.status,)
+    which = "" if kind is ActionKind.DELETE and query.status is None else " or ".join(s.value for s in statuses) + " "
+    named = f" named {query.name!r}" if query.name else ""
+    return f"every {which}job{named} ({plural(count, 'job')})"
+
+
+async def plan_bulk(monque: Monque, kind: ActionKind, query: JobQuery) -> ActionPlan:
+    statuses = ELIGIBLE[kind] if query.status is None else tuple(s for s in ELIGIBLE[kind] if s is query.status)
+    if not statuses:
+        count = 0
+    else:
+        count = await monque.count_jobs(JobListFilter(name=query.name, status=list(statuses)))
+    return ActionPlan(kind, None, 0, query, count, bulk_subject(kind, query, count))
+
+
+async def execute(monque: Monque, plan: ActionPlan) -> str:
+    """Run a plan; returns the sentence for the result notification."""
+    past = VERBS[plan.kind][1]
+    if plan.query is not None:
+        selector = plan.query.selector(plan.statuses if plan.query.status is None else plan.query.status)
+        if plan.kind is ActionKind.CANCEL:
+            result = await monque.cancel_jobs(selector)
+        elif plan.kind is ActionKind.RETRY:
+            result = await monque.retry_jobs(selector)
+        elif plan.kind is ActionKind.DELETE:
+            result = await monque.delete_jobs(selector)
+        else:
+            raise ValueError(f"{plan.kind} has no bulk form")
+        message = f"{past} {plural(result.count, 'job')}"
+        if result.count != plan.count:
+            message += f" ({plan.count:,} matched when you confirmed; the rest changed state meanwhile)"
+        return message
+    done = gone = refused = 0
+    for job_id in plan.job_ids or ():
+        try:
+            if plan.kind is ActionKind.CANCEL:
+                ok = await monque.cancel_job(job_id) is not None
+            elif plan.kind is ActionKind.RETRY:
+                ok = await monque.retry_job(job_id) is not None
+            elif plan.kind is ActionKind.RESCHEDULE:
+                assert plan.run_at is not None
+                ok = await monque.reschedule_job(job_id, plan.run_at) is not None
+            else:
+                ok = await monque.delete_job(job_id)
+        except JobStateError:
+            refused += 1
+            continue
+        if ok:
+            done += 1
+        else:
+            gone += 1
+    return result_sentence(plan.kind, done, plan.skipped + refused, gone)
+
+
+def result_sentence(kind: ActionKind, done: int, left_alone: int, gone: int) -> str:
+    parts = [f"{VERBS[kind][1]} {plural(done, 'job')}"]
+    if left_alone:
+        were = "was" if left_alone == 1 else "were"
+        reason = NOT_ELIGIBLE[kind].replace("were", were, 1)
+        parts.append(f"{left_alone:,} {reason} and {'was' if left_alone == 1 else 'were'} left alone")
+    if gone:
+        parts.append(f"{gone:,} no longer existed")
+    return "; ".join(parts)
+
+
+def statuses_of(jobs: Iterable[Job]) -> set[JobStatus]:
+    return {job.status for job in jobs}

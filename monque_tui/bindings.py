@@ -1,0 +1,119 @@
+"""Every key of the console, in one table.
+
+Screens and widgets build their ``BINDINGS`` from here, the help screen renders it, and
+the command palette offers it, so the footer, help and palette can never disagree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.binding import Binding
+
+Scope = str  # "app" | "table" | "jobs" | "detail" | "queues" | "back"
+
+
+@dataclass(frozen=True, slots=True)
+class KeyAction:
+    keys: str
+    action: str
+    description: str
+    group: str
+    scopes: tuple[Scope, ...]
+    #: Changes jobs in the store: disabled (greyed) in read-only mode.
+    mutating: bool = False
+    #: Shown in the footer (movement keys are not).
+    show: bool = True
+    #: Offered in the command palette.
+    palette: bool = True
+    key_display: str | None = None
+    #: Longer text for help and the palette.
+    help: str = ""
+
+
+REGISTRY: tuple[KeyAction, ...] = (
+    # Moving around the table
+    KeyAction("up,k", "cursor_up", "Up", "Move", ("table",), show=False, palette=False, key_display="↑/k"),
+    KeyAction("down,j", "cursor_down", "Down", "Move", ("table",), show=False, palette=False, key_display="↓/j"),
+    KeyAction("pageup", "page_up", "Page up", "Move", ("table",), show=False, palette=False, key_display="PgUp"),
+    KeyAction("pagedown", "page_down", "Page down", "Move", ("table",), show=False, palette=False,
+              key_display="PgDn"),
+    KeyAction("home,g", "first", "First job", "Move", ("table",), show=False, key_display="g",
+              help="Jump to the first job of the listing"),
+    KeyAction("end,G", "last", "Last job", "Move", ("table",), show=False, key_display="G",
+              help="Jump to the last job of the listing"),
+    KeyAction("enter", "open_job", "Detail", "Move", ("jobs",), key_display="⏎",
+              help="Open the job under the cursor: payload, error, timestamps, owner, schedule"),
+    # What the table shows
+    KeyAction("1", "status('all')", "All", "View", ("jobs",), show=False, help="Show jobs of every status"),
+    KeyAction("2", "status('pending')", "Pending", "View", ("jobs",), show=False, help="Show pending jobs"),
+    KeyAction("3", "status('processing')", "Processing", "View", ("jobs",), show=False,
+              help="Show processing (claimed) jobs"),
+    KeyAction("4", "status('completed')", "Completed", "View", ("jobs",), show=False, help="Show completed jobs"),
+    KeyAction("5", "status('failed')", "Failed", "View", ("jobs",), show=False, help="Show failed jobs"),
+    KeyAction("6", "status('cancelled')", "Cancelled", "View", ("jobs",), show=False, help="Show cancelled jobs"),
+    KeyAction("s", "next_sort", "Sort", "View", ("jobs",), help="Sort by created, updated or next run (cycles)"),
+    KeyAction("S", "reverse_sort", "Reverse", "View", ("jobs",), help="Flip the sort direction"),
+    KeyAction("slash", "filter", "Filter", "View", ("jobs",), key_display="/",
+              help="Filter by job name (with completion) and free text on id prefix or unique key"),
+    KeyAction("escape", "clear_filter", "Clear filter", "View", ("jobs",), show=False, key_display="Esc",
+              help="Clear the name and text filter"),
+    KeyAction("p", "toggle_pause", "Pause", "View", ("jobs",), help="Freeze or resume live updates"),
+    # Marking
+    KeyAction("space", "toggle_mark", "Mark", "Mark", ("jobs",), key_display="␣",
+              help="Mark or unmark the job under the cursor"),
+    KeyAction("a", "mark_loaded", "Mark loaded", "Mark", ("jobs",), help="Mark every loaded job of the view"),
+    KeyAction("u", "clear_marks", "Unmark all", "Mark", ("jobs",), help="Clear every mark"),
+    # Acting on jobs
+    KeyAction("c", "act('cancel')", "Cancel", "Act", ("jobs", "detail"), mutating=True,
+              help="Cancel pending jobs: the marked ones, or else the one under the cursor"),
+    KeyAction("r", "act('retry')", "Retry", "Act", ("jobs", "detail"), mutating=True,
+              help="Retry failed or cancelled jobs: the marked ones, or else the one under the cursor"),
+    KeyAction("t", "act('reschedule')", "Reschedule", "Act", ("jobs", "detail"), mutating=True,
+              help="Move pending jobs' next run (+10m, +2h, or an ISO time)"),
+    KeyAction("d", "act('delete')", "Delete", "Act", ("jobs", "detail"), mutating=True,
+              help="Delete jobs: the marked ones, or else the one under the cursor"),
+    KeyAction("C", "act_all('cancel')", "Cancel all", "Act on everything matching", ("jobs",), mutating=True,
+              show=False, help="Cancel every pending job matching the view's status and name"),
+    KeyAction("R", "act_all('retry')", "Retry all", "Act on everything matching", ("jobs",), mutating=True,
+              show=False, help="Retry every failed or cancelled job matching the view's status and name"),
+    KeyAction("D", "act_all('delete')", "Delete all", "Act on everything matching", ("jobs",), mutating=True,
+              show=False, help="Delete every job matching the view's status and name"),
+    # Queues screen
+    KeyAction("enter", "open_queue", "Show jobs", "Queues", ("queues",), key_display="⏎",
+              help="Show the jobs of the queue under the cursor"),
+    # Screens
+    KeyAction("w", "show_queues", "Queues", "Screens", ("app",),
+              help="Per-name counts, recurring schedules and this process's workers"),
+    KeyAction("question_mark", "show_help", "Help", "Screens", ("app",), key_display="?", help="Every key, grouped"),
+    KeyAction("ctrl+p,colon", "command_palette", "Commands", "Screens", ("app",), key_display="^p",
+              palette=False, help="Search every action and screen"),
+    KeyAction("escape", "back", "Back", "Screens", ("back",), key_display="Esc", help="Close this screen"),
+    KeyAction("q,ctrl+q", "quit", "Quit", "Screens", ("app",), help="Leave the console"),
+)
+
+BY_ACTION: dict[str, KeyAction] = {}
+for _spec in REGISTRY:
+    BY_ACTION.setdefault(_spec.action.split("(")[0], _spec)
+MUTATING_ACTIONS: frozenset[str] = frozenset(s.action.split("(")[0] for s in REGISTRY if s.mutating)
+
+
+def bindings_for(*scopes: Scope) -> list[Binding]:
+    """Textual bindings for the registry entries of these scopes."""
+    return [
+        Binding(spec.keys, spec.action, spec.description, show=spec.show, key_display=spec.key_display,
+                priority=spec.action == "quit")
+        for spec in REGISTRY
+        if any(scope in spec.scopes for scope in scopes)
+    ]
+
+
+def entries_for(*scopes: Scope) -> list[KeyAction]:
+    return [spec for spec in REGISTRY if any(scope in spec.scopes for scope in scopes)]
+
+
+def display_keys(spec: KeyAction) -> str:
+    if spec.key_display:
+        return spec.key_display
+    names = {"slash": "/", "question_mark": "?", "space": "space", "escape": "Esc"}
+    return " / ".join(names.get(key, key) for key in spec.keys.split(","))

@@ -1,0 +1,135 @@
+"""Deterministic scenes of the console, for snapshot tests and `make screenshots`.
+
+Each scene opens the app on a seeded SQLite file with a frozen clock, no change feed and no
+cursor blink, then drives it to one screen. ``python -m monque_tui.screenshots [DIR]``
+writes one SVG per scene (default ``screenshots/``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from .app import MonqueConsole
+from .clock import frozen_clock
+from .config import ConsoleConfig
+from .screens.detail import JobDetailScreen
+from .seed import SEED_NOW_MS, seed_id, seed_store
+
+SIZE = (130, 32)
+#: The URL scenes use, relative to the working directory, so no temporary path shows.
+SCENE_URL = "sqlite:///monque.db"
+
+Scene = Callable[[Pilot[int]], Awaitable[None]]
+
+
+def scene_app(url: str = SCENE_URL, read_only: bool = False) -> MonqueConsole:
+    return MonqueConsole(ConsoleConfig(url=url, read_only=read_only, label="snapshot"),
+                         clock=frozen_clock(SEED_NOW_MS), live=False)
+
+
+async def _ready(pilot: Pilot[int]) -> MonqueConsole:
+    app = pilot.app
+    assert isinstance(app, MonqueConsole)
+    await asyncio.wait_for(app.ready.wait(), 10)
+    await pilot.pause()
+    while app.jobs_screen.stats is None:
+        await asyncio.sleep(0.01)
+    await pilot.pause()
+    return app
+
+
+async def _move_to(pilot: Pilot[int], job_id: str) -> MonqueConsole:
+    app = await _ready(pilot)
+    position = app.jobs_screen.window.position(job_id)
+    assert position is not None
+    app.jobs_screen.table.move_cursor(position)
+    await pilot.pause()
+    return app
+
+
+async def jobs_scene(pilot: Pilot[int]) -> None:
+    app = await _move_to(pilot, seed_id(12))
+    await pilot.press("space")
+    await pilot.pause()
+    assert app.jobs_screen.marks
+
+
+async def detail_scene(pilot: Pilot[int]) -> None:
+    app = await _move_to(pilot, seed_id(2))
+    await pilot.press("enter")
+    while not (isinstance(app.screen, JobDetailScreen) and app.screen.job is not None):
+        await asyncio.sleep(0.01)
+    await pilot.pause()
+
+
+async def queues_scene(pilot: Pilot[int]) -> None:
+    app = await _ready(pilot)
+    await pilot.press("w")
+    await pilot.pause(0.3)
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def confirm_scene(pilot: Pilot[int]) -> None:
+    app = await _ready(pilot)
+    for job_id in (seed_id(1), seed_id(16), seed_id(2)):
+        await _move_to(pilot, job_id)
+        await pilot.press("space")
+    await pilot.press("c")
+    await pilot.pause()
+    assert app.screen.__class__.__name__ == "ConfirmScreen"
+
+
+async def help_scene(pilot: Pilot[int]) -> None:
+    await _ready(pilot)
+    await pilot.press("question_mark")
+    await pilot.pause()
+
+
+SCENES: dict[str, Scene] = {
+    "jobs": jobs_scene,
+    "detail": detail_scene,
+    "queues": queues_scene,
+    "confirm": confirm_scene,
+    "help": help_scene,
+}
+
+
+async def capture(scene: Scene, directory: Path) -> str:
+    """Seed a store in ``directory``, run the scene there and return the SVG."""
+    cwd = Path.cwd()
+    os.chdir(directory)
+    try:
+        db = directory / "monque.db"
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{db}{suffix}").unlink(missing_ok=True)
+        await seed_store(SCENE_URL)
+        app = scene_app()
+        async with app.run_test(size=SIZE) as pilot:
+            await scene(pilot)
+            return app.export_screenshot()
+    finally:
+        os.chdir(cwd)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    out = Path(args[0] if args else "screenshots").resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    for name, scene in SCENES.items():
+        with tempfile.TemporaryDirectory() as work:
+            svg = asyncio.run(capture(scene, Path(work)))
+        (out / f"{name}.svg").write_text(svg)
+        print(f"wrote {out / f'{name}.svg'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,52 @@
+"""The top line: which store, whether the view is live, read-only, paused, marked count."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.reactive import reactive
+from textual.widgets import Static
+
+FEED_LABELS: dict[str, tuple[str, str]] = {
+    "connecting": ("◌ connecting", "yellow"),
+    "live": ("● live", "bold green"),
+    "reconnecting": ("◌ disconnected, retrying", "bold red"),
+    "polling": ("◐ polling fallback", "bold yellow"),
+    "off": ("○ feed off", "dim"),
+    "frozen": ("◆ feed off", "dim"),
+}
+
+
+class ConsoleHeader(Static):
+    DEFAULT_CSS = """
+    ConsoleHeader { height: 1; background: $primary-background; color: $text; padding: 0 1; }
+    """
+
+    store: reactive[str] = reactive("")
+    label: reactive[str | None] = reactive(None)
+    feed: reactive[str] = reactive("connecting")
+    feed_error: reactive[str | None] = reactive(None)
+    paused: reactive[bool] = reactive(False)
+    read_only: reactive[bool] = reactive(False)
+    marked: reactive[int] = reactive(0)
+    worker_info: reactive[str] = reactive("")
+
+    def render(self) -> Text:
+        text = Text()
+        text.append("monque ", style="bold")
+        if self.label:
+            text.append(f"[{self.label}] ", style="bold magenta")
+        text.append(self.store, style="underline")
+        text.append("  ")
+        label, style = FEED_LABELS.get(self.feed, (self.feed, ""))
+        text.append(label, style=style)
+        if self.feed_error and self.feed in ("reconnecting", "polling"):
+            text.append(f" ({self.feed_error[:60]})", style="dim")
+        if self.paused:
+            text.append("  ⏸ PAUSED (p resumes)", style="bold reverse yellow")
+        if self.read_only:
+            text.append("  READ-ONLY", style="bold reverse red")
+        if self.worker_info:
+            text.append(f"  {self.worker_info}", style="cyan")
+        if self.marked:
+            text.append(f"  {self.marked:,} marked", style="bold yellow")
+        return text

@@ -1,0 +1,297 @@
+"""The jobs table: a Line API view of a `JobWindow`.
+
+It renders only the visible lines of the loaded window, so its cost does not grow with the
+collection. It asks for more rows (``EdgeReached``) when the cursor or viewport nears an
+edge of the window, and keeps the cursor on the same job when the window changes.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual import events
+from textual.geometry import Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from monque_engine import Job, JobStatus
+
+from ..bindings import bindings_for
+from ..clock import Clock
+from ..formatting import STATUS_STYLES, due_or_finished, first_line, relative, short_id
+from ..window import JobWindow
+
+#: Fetch more when the cursor or viewport is this close to an edge of the window.
+EDGE_MARGIN = 60
+FLASH_SECONDS = 1.2
+
+
+@dataclass(frozen=True, slots=True)
+class Columns:
+    name: int
+    owner: int
+    error: int
+
+    @classmethod
+    def fit(cls, width: int) -> Columns:
+        fixed = 2 + 9 + 11 + 4 + 10 + 9
+        flexible = max(0, width - fixed)
+        name = min(26, max(10, int(flexible * 0.35)))
+        owner = min(24, max(6, int(flexible * 0.25)))
+        return cls(name, owner, max(0, flexible - name - owner - 2))
+
+
+def _cell(text: str, width: int, style: str = "", right: bool = False) -> Text:
+    if len(text) > width:
+        text = text[: max(0, width - 1)] + "…"
+    padded = text.rjust(width) if right else text.ljust(width)
+    return Text(padded + " ", style=style)
+
+
+class JobTable(ScrollView, can_focus=True):
+    BINDINGS = bindings_for("table")
+    DEFAULT_CSS = """
+    JobTable { overflow-x: hidden; overflow-y: auto; height: 1fr; }
+    JobTable > .job-table--header { text-style: bold; color: $text-muted; }
+    JobTable > .job-table--cursor { background: $accent 40%; }
+    JobTable:focus > .job-table--cursor { background: $accent 70%; }
+    JobTable > .job-table--marked { color: $warning; text-style: bold; }
+    JobTable > .job-table--flash { background: $warning 25%; }
+    JobTable > .job-table--placeholder { color: $text-muted; text-style: italic; }
+    """
+    COMPONENT_CLASSES = {
+        "job-table--header", "job-table--cursor", "job-table--marked", "job-table--flash",
+        "job-table--placeholder",
+    }
+
+    class CursorMoved(Message):
+        def __init__(self, job: Job | None) -> None:
+            super().__init__()
+            self.job = job
+
+    class EdgeReached(Message):
+        def __init__(self, edge: str) -> None:
+            super().__init__()
+            self.edge = edge  # "before" | "after"
+
+    class FirstPaint(Message):
+        """Jobs were drawn for the first time (the console's start-up measure)."""
+
+    class Opened(Message):
+        def __init__(self, job: Job) -> None:
+            super().__init__()
+            self.job = job
+
+    def __init__(self, clock: Clock, marks: dict[str, Job], *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._clock = clock
+        self.marks = marks
+        self.window: JobWindow | None = None
+        self.cursor_row = 0
+        self.placeholder = "Loading…"
+        self.sort_column = "created_at"
+        self.descending = True
+        self._flash: dict[str, float] = {}
+        self._painted = False
+
+    # -- the window -----------------------------------------------------------------------------
+    @property
+    def rows(self) -> list[Job]:
+        return self.window.rows if self.window is not None else []
+
+    @property
+    def cursor_job(self) -> Job | None:
+        rows = self.rows
+        return rows[self.cursor_row] if 0 <= self.cursor_row < len(rows) else None
+
+    @property
+    def _page_rows(self) -> int:
+        return max(1, self.scrollable_content_region.height - 1)
+
+    def show_window(self, window: JobWindow, cursor_id: str | None = None, *, to_top: bool = False) -> None:
+        """Display a new or reloaded window, keeping the cursor on ``cursor_id`` when it is there."""
+        self.window = window
+        position = window.position(cursor_id) if cursor_id else None
+        self.cursor_row = 0 if to_top or position is None else position
+        self._resize()
+        if to_top:
+            self.scroll_to(y=0, animate=False, immediate=True)
+        self._cursor_changed()
+        self.refresh()
+
+    def window_changed(self, cursor_id: str | None, flash: set[str] | None = None) -> None:
+        """The window was edited in place (live changes): follow the cursor's job."""
+        old_row = self.cursor_row
+        if cursor_id is not None and self.window is not None:
+            position = self.window.position(cursor_id)
+            if position is not None:
+                self.cursor_row = position
+        self.cursor_row = max(0, min(self.cursor_row, len(self.rows) - 1))
+        self._resize()
+        shift = self.cursor_row - old_row
+        if shift and self.scroll_y > 0:
+            self.scroll_to(y=self.scroll_y + shift, animate=False, immediate=True)
+        if flash:
+            until = time.monotonic() + FLASH_SECONDS
+            for job_id in flash:
+                self._flash[job_id] = until
+            self.set_timer(FLASH_SECONDS + 0.05, self.refresh)
+        self._cursor_changed(post=self.cursor_job is None or self.cursor_job.id != cursor_id)
+        self.refresh()
+
+    def rows_shifted(self, delta: int) -> None:
+        """``delta`` rows were added (+) or removed (-) above the first row."""
+        self.cursor_row = max(0, self.cursor_row + delta)
+        self._resize()
+        self.scroll_to(y=max(0, self.scroll_y + delta), animate=False, immediate=True)
+        self.refresh()
+
+    def _resize(self) -> None:
+        self.virtual_size = Size(self.size.width, len(self.rows) + 1)
+
+    def on_resize(self) -> None:
+        self._resize()
+
+    # -- cursor -----------------------------------------------------------------------------------
+    def move_cursor(self, row: int) -> None:
+        count = len(self.rows)
+        self.cursor_row = max(0, min(row, count - 1)) if count else 0
+        self._scroll_to_cursor()
+        self._cursor_changed()
+        self.refresh()
+
+    def _scroll_to_cursor(self) -> None:
+        top = int(self.scroll_y)
+        visible = self._page_rows
+        if self.cursor_row < top:
+            self.scroll_to(y=self.cursor_row, animate=False, immediate=True)
+        elif self.cursor_row >= top + visible:
+            self.scroll_to(y=self.cursor_row - visible + 1, animate=False, immediate=True)
+
+    def _cursor_changed(self, post: bool = True) -> None:
+        if post:
+            self.post_message(self.CursorMoved(self.cursor_job))
+        self._check_edges()
+
+    def _check_edges(self) -> None:
+        window = self.window
+        if window is None:
+            return
+        top = min(self.cursor_row, int(self.scroll_y))
+        bottom = max(self.cursor_row, int(self.scroll_y) + self._page_rows)
+        if window.has_after and bottom >= len(window) - EDGE_MARGIN:
+            self.post_message(self.EdgeReached("after"))
+        if window.has_before and top <= EDGE_MARGIN:
+            self.post_message(self.EdgeReached("before"))
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if round(old_value) != round(new_value):
+            self._check_edges()
+
+    def action_cursor_up(self) -> None:
+        self.move_cursor(self.cursor_row - 1)
+
+    def action_cursor_down(self) -> None:
+        self.move_cursor(self.cursor_row + 1)
+
+    def action_page_up(self) -> None:
+        self.move_cursor(self.cursor_row - self._page_rows)
+
+    def action_page_down(self) -> None:
+        self.move_cursor(self.cursor_row + self._page_rows)
+
+    def action_first(self) -> None:
+        if self.window is not None and self.window.has_before:
+            self.post_message(self.EdgeReached("first"))
+        self.move_cursor(0)
+
+    def action_last(self) -> None:
+        if self.window is not None and self.window.has_after:
+            self.post_message(self.EdgeReached("last"))
+        self.move_cursor(len(self.rows) - 1)
+
+    def on_click(self, event: events.Click) -> None:
+        row = int(self.scroll_y) + event.y - 1
+        if 0 <= row < len(self.rows):
+            if row == self.cursor_row and event.chain >= 2:
+                job = self.cursor_job
+                if job is not None:
+                    self.post_message(self.Opened(job))
+            self.move_cursor(row)
+
+    # -- rendering ----------------------------------------------------------------------------------
+    def _header(self, columns: Columns) -> Text:
+        arrow = " ↓" if self.descending else " ↑"
+        due = "NEXT RUN" + (arrow if self.sort_column == "next_run_at" else "")
+        updated = "UPDATED" + (arrow if self.sort_column == "updated_at" else "")
+        text = Text()
+        text.append_text(_cell("", 1))
+        text.append_text(_cell("ID" + (arrow if self.sort_column == "created_at" else ""), 8))
+        text.append_text(_cell("NAME", columns.name))
+        text.append_text(_cell("STATUS", 10))
+        text.append_text(_cell("ATT", 3, right=True))
+        text.append_text(_cell(due, 9))
+        text.append_text(_cell(updated, 8))
+        text.append_text(_cell("OWNER", columns.owner))
+        text.append_text(_cell("ERROR", columns.error))
+        return text
+
+    def _row(self, job: Job, columns: Columns, now: int) -> Text:
+        marked = job.id in self.marks
+        text = Text()
+        text.append_text(_cell("●" if marked else " ", 1, "bold yellow"))
+        text.append_text(_cell(short_id(job.id), 8, "bold" if marked else ""))
+        text.append_text(_cell(job.name, columns.name))
+        text.append_text(_cell(job.status.value, 10, STATUS_STYLES[job.status]))
+        text.append_text(_cell(str(job.fail_count) if job.fail_count else "", 3, "red" if job.fail_count else "",
+                               right=True))
+        text.append_text(_cell(due_or_finished(job, now), 9))
+        text.append_text(_cell(relative(job.updated_at_ms, now), 8, "dim"))
+        owner = job.claimed_by if job.status is JobStatus.PROCESSING else ""
+        text.append_text(_cell(owner or "", columns.owner, "magenta"))
+        error = first_line(job.fail_reason) if job.status is JobStatus.FAILED or job.fail_count else ""
+        text.append_text(_cell(error, columns.error, "red"))
+        return text
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        columns = Columns.fit(width)
+        base = self.rich_style
+        if y == 0:
+            style = self.get_component_rich_style("job-table--header")
+            return self._strip(self._header(columns), width, base + style)
+        rows = self.rows
+        row = int(self.scroll_y) + y - 1
+        if not rows:
+            if y == 2:
+                style = self.get_component_rich_style("job-table--placeholder")
+                return self._strip(Text("  " + self.placeholder), width, base + style)
+            return Strip.blank(width, base)
+        if row >= len(rows):
+            return Strip.blank(width, base)
+        job = rows[row]
+        if not self._painted:
+            self._painted = True
+            self.call_later(self.post_message, self.FirstPaint())
+        style = base
+        flash_until = self._flash.get(job.id)
+        if flash_until is not None:
+            if flash_until > time.monotonic():
+                style += self.get_component_rich_style("job-table--flash")
+            else:
+                del self._flash[job.id]
+        if row == self.cursor_row:
+            style += self.get_component_rich_style("job-table--cursor")
+        return self._strip(self._row(job, columns, self._clock()), width, style)
+
+    def _strip(self, text: Text, width: int, style: Style) -> Strip:
+        text.truncate(width)
+        segments = [Segment(seg.text, style + seg.style if seg.style else style)
+                    for seg in text.render(self.app.console) if seg.text != "\n"]
+        return Strip(segments).crop_extend(0, width, style)

@@ -1,0 +1,68 @@
+"""Fixtures for the console tests: a seeded SQLite file and a way to drive the real app."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+
+from monque_engine import Job, Monque
+from monque_tui.app import MonqueConsole
+from monque_tui.clock import frozen_clock
+from monque_tui.config import ConsoleConfig
+from monque_tui.seed import SEED_NOW_MS, seed_store
+
+
+@pytest.fixture
+def store_url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'console.db'}"
+
+
+@pytest.fixture
+async def seeded_url(store_url: str) -> str:
+    await seed_store(store_url)
+    return store_url
+
+
+async def wait_for(predicate: Callable[[], bool], timeout: float = 5.0) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        if loop.time() > deadline:
+            raise AssertionError("condition not met in time")
+        await asyncio.sleep(0.02)
+
+
+@asynccontextmanager
+async def running_console(url: str, *, read_only: bool = False, live: bool = True,
+                          size: tuple[int, int] = (140, 36)) -> AsyncIterator[tuple[MonqueConsole, object]]:
+    app = MonqueConsole(ConsoleConfig(url=url, read_only=read_only), clock=frozen_clock(SEED_NOW_MS), live=live)
+    async with app.run_test(size=size) as pilot:
+        await asyncio.wait_for(app.ready.wait(), 10)
+        await pilot.pause()
+        yield app, pilot
+
+
+async def store_jobs(url: str) -> dict[str, Job]:
+    """Read the store with an independent Monque instance."""
+    monque = Monque(url, recover_stale_jobs=False)
+    await monque.initialize()
+    try:
+        return {job.id: job for job in await monque.get_jobs(limit=1000)}
+    finally:
+        await monque.close()
+
+
+def table_ids(app: MonqueConsole) -> list[str]:
+    return [job.id for job in app.jobs_screen.window.rows]
+
+
+async def move_to(app: MonqueConsole, pilot: object, job_id: str) -> None:
+    table = app.jobs_screen.table
+    position = app.jobs_screen.window.position(job_id)
+    assert position is not None, f"{job_id} is not in the table"
+    table.move_cursor(position)
+    await pilot.pause()  # type: ignore[attr-defined]

@@ -1,0 +1,264 @@
+"""Pilot tests: press keys in the real app on a real SQLite file, then check the store."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+from pathlib import Path
+
+from monque_engine import JobStatus, Monque
+from monque_tui.actions import ActionKind
+from monque_tui.config import ConsoleConfig
+from monque_tui.console import run_console
+from monque_tui.screens.confirm import ConfirmScreen
+from monque_tui.screens.detail import JobDetailScreen
+from monque_tui.screens.help import HelpScreen
+from monque_tui.screens.queues import QueuesScreen
+from monque_tui.seed import SEED_JOBS, SEED_NOW_MS, seed_id
+
+from .conftest import move_to, running_console, store_jobs, table_ids, wait_for
+
+PENDING_EMAIL = seed_id(1)
+PENDING_EMAIL_2 = seed_id(16)
+FAILED_EMAIL = seed_id(2)
+FAILED_WEBHOOK = seed_id(12)
+FAILED_IMAGE = seed_id(6)
+
+
+async def test_first_page_is_the_store_sorted_newest_first(seeded_url: str) -> None:
+    async with running_console(seeded_url) as (app, _pilot):
+        expected = sorted(SEED_JOBS, key=lambda j: (j.age_min, -j.index))
+        assert table_ids(app) == [job.id for job in expected]
+        assert app.jobs_screen.stats is not None and app.jobs_screen.stats.total == len(SEED_JOBS)
+
+
+async def test_marked_cancel_changes_exactly_the_marked_pending_jobs(seeded_url: str) -> None:
+    before = await store_jobs(seeded_url)
+    async with running_console(seeded_url) as (app, pilot):
+        for job_id in (PENDING_EMAIL, PENDING_EMAIL_2, FAILED_EMAIL):
+            await move_to(app, pilot, job_id)
+            await pilot.press("space")
+        assert set(app.jobs_screen.marks) == {PENDING_EMAIL, PENDING_EMAIL_2, FAILED_EMAIL}
+        await pilot.press("c")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        assert app.screen.plan.count == 2 and app.screen.plan.skipped == 1
+        await pilot.press("y")
+        await wait_for(lambda: any("Cancelled 2 jobs" in n.message for n in app._notifications))
+        message = next(n.message for n in app._notifications if "Cancelled" in n.message)
+        assert message == "Cancelled 2 jobs; 1 was not pending and was left alone"
+        # The live feed brings the change back into the table.
+        await wait_for(lambda: app.jobs_screen.window.get(PENDING_EMAIL).status is JobStatus.CANCELLED)  # type: ignore[union-attr]
+    after = await store_jobs(seeded_url)
+    changed = {job_id for job_id in before if before[job_id] != after[job_id]}
+    assert changed == {PENDING_EMAIL, PENDING_EMAIL_2}
+    assert all(after[job_id].status is JobStatus.CANCELLED for job_id in changed)
+
+
+async def test_retry_all_failed_of_one_name_through_the_filter(seeded_url: str) -> None:
+    before = await store_jobs(seeded_url)
+    async with running_console(seeded_url) as (app, pilot):
+        await pilot.press("5")  # failed tab
+        await wait_for(lambda: set(table_ids(app)) == {FAILED_EMAIL, FAILED_WEBHOOK, FAILED_IMAGE})
+        await pilot.press("slash", *"send-email", "enter")
+        await wait_for(lambda: table_ids(app) == [FAILED_EMAIL])
+        await pilot.press("R")
+        await wait_for(lambda: isinstance(app.screen, ConfirmScreen))
+        plan = app.screen.plan  # type: ignore[attr-defined]
+        assert plan.count == 1 and "failed job named 'send-email'" in plan.question
+        await pilot.press("y")
+        await wait_for(lambda: any(n.message.startswith("Retried 1 job") for n in app._notifications))
+        await wait_for(lambda: table_ids(app) == [])  # it left the failed view
+    after = await store_jobs(seeded_url)
+    changed = {job_id for job_id in before if before[job_id] != after[job_id]}
+    assert changed == {FAILED_EMAIL}
+    assert after[FAILED_EMAIL].status is JobStatus.PENDING and after[FAILED_EMAIL].fail_count == 0
+
+
+async def test_confirmation_can_be_refused(seeded_url: str) -> None:
+    before = await store_jobs(seeded_url)
+    async with running_console(seeded_url) as (app, pilot):
+        await move_to(app, pilot, FAILED_WEBHOOK)
+        await pilot.press("d")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        await pilot.press("n")
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmScreen)
+        await pilot.press("D")
+        await wait_for(lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("escape")
+        await pilot.pause()
+    assert await store_jobs(seeded_url) == before
+
+
+async def test_deleting_everything_needs_the_count_typed(seeded_url: str) -> None:
+    async with running_console(seeded_url) as (app, pilot):
+        await pilot.press("D")
+        await wait_for(lambda: isinstance(app.screen, ConfirmScreen))
+        assert app.screen.plan.needs_typed_confirmation  # type: ignore[attr-defined]
+        await pilot.press("y", "enter")  # "y" is text in the field; enter with the wrong count does nothing
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmScreen)
+        assert len(await store_jobs(seeded_url)) == len(SEED_JOBS)
+        await pilot.press("backspace", *str(len(SEED_JOBS)), "enter")
+        await wait_for(lambda: any(n.message.startswith(f"Deleted {len(SEED_JOBS)} jobs") for n in app._notifications))
+        await wait_for(lambda: table_ids(app) == [])
+    assert await store_jobs(seeded_url) == {}
+
+
+async def test_reschedule_moves_the_next_run(seeded_url: str) -> None:
+    async with running_console(seeded_url) as (app, pilot):
+        await move_to(app, pilot, PENDING_EMAIL)
+        await pilot.press("t")
+        await pilot.pause()
+        await pilot.press("plus", "2", "h", "enter")
+        await wait_for(lambda: any(n.message.startswith("Rescheduled 1 job") for n in app._notifications))
+    job = (await store_jobs(seeded_url))[PENDING_EMAIL]
+    assert job.next_run_at_ms == SEED_NOW_MS + 2 * 3600_000
+
+
+async def test_actions_invalid_for_the_status_are_unavailable(seeded_url: str) -> None:
+    async with running_console(seeded_url) as (app, pilot):
+        await move_to(app, pilot, FAILED_EMAIL)
+        screen = app.jobs_screen
+        assert screen.check_action("act", ("cancel",)) is None
+        assert screen.check_action("act", ("retry",)) is True
+        await pilot.press("c")
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmScreen)
+
+
+async def test_read_only_refuses_every_mutation(seeded_url: str) -> None:
+    before = await store_jobs(seeded_url)
+    async with running_console(seeded_url, read_only=True) as (app, pilot):
+        screen = app.jobs_screen
+        await move_to(app, pilot, PENDING_EMAIL)
+        for kind in ("cancel", "retry", "reschedule", "delete"):
+            assert screen.check_action("act", (kind,)) is None
+            assert screen.check_action("act_all", (kind,)) is None
+        await pilot.press("c", "d", "C", "R", "D", "t")
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmScreen)
+        app.act_on_jobs(ActionKind.DELETE, screen.targets[0], False)  # e.g. from the palette
+        await pilot.pause()
+        assert any("Read-only" in n.message for n in app._notifications)
+    assert await store_jobs(seeded_url) == before
+
+
+async def test_status_tabs_and_sorts_show_the_right_rows(seeded_url: str) -> None:
+    jobs = {job.id: job for job in SEED_JOBS}
+    async with running_console(seeded_url) as (app, pilot):
+        await pilot.press("2")
+        await wait_for(lambda: app.jobs_screen.query_state.status is JobStatus.PENDING and app.jobs_screen.window.query.status is JobStatus.PENDING)
+        pending = [job for job in SEED_JOBS if job.status is JobStatus.PENDING]
+        assert set(table_ids(app)) == {job.id for job in pending}
+        await pilot.press("s")  # updated
+        await wait_for(lambda: app.jobs_screen.window.query.sort_by == "updated_at")
+        by_updated = sorted(pending, key=lambda j: (j.updated_min, -j.index))
+        assert table_ids(app) == [job.id for job in by_updated]
+        await pilot.press("s")  # next run
+        await wait_for(lambda: app.jobs_screen.window.query.sort_by == "next_run_at")
+        await pilot.press("S")  # ascending
+        await wait_for(lambda: not app.jobs_screen.window.query.descending)
+        by_due = sorted(pending, key=lambda j: (j.due_min, j.id))
+        assert table_ids(app) == [job.id for job in by_due]
+        await pilot.press("1", "slash", "tab", *"crm-7731", "enter")
+        await wait_for(lambda: table_ids(app) == [seed_id(9)])
+        await pilot.press("escape")
+        await wait_for(lambda: len(table_ids(app)) == len(jobs))
+
+
+async def test_a_change_from_another_instance_appears(seeded_url: str) -> None:
+    async with running_console(seeded_url) as (app, pilot):
+        other = Monque(seeded_url, recover_stale_jobs=False)
+        await other.initialize()
+        try:
+            job = await other.enqueue("from-elsewhere", {"n": 1})
+            await wait_for(lambda: app.jobs_screen.window.get(job.id) is not None)
+            assert table_ids(app)[0] == job.id  # newest first
+            await other.cancel_job(job.id)
+            await wait_for(lambda: app.jobs_screen.window.get(job.id).status is JobStatus.CANCELLED)  # type: ignore[union-attr]
+            await other.delete_job(job.id)
+            await wait_for(lambda: app.jobs_screen.window.get(job.id) is None)
+        finally:
+            await other.close()
+        await wait_for(lambda: app.jobs_screen.stats is not None and app.jobs_screen.stats.total == len(SEED_JOBS))
+
+
+async def test_a_change_from_another_process_appears_and_the_cursor_stays(seeded_url: str) -> None:
+    async with running_console(seeded_url) as (app, pilot):
+        await move_to(app, pilot, PENDING_EMAIL)
+        script = (
+            "import asyncio\nfrom monque_engine import Monque\n"
+            "async def main():\n"
+            f"    m = Monque({seeded_url!r}, recover_stale_jobs=False)\n"
+            "    await m.initialize()\n"
+            "    await m.enqueue_many([{'name': 'other-process', 'data': {'i': i}} for i in range(3)])\n"
+            "    await m.close()\n"
+            "asyncio.run(main())\n"
+        )
+        process = await asyncio.create_subprocess_exec(sys.executable, "-c", script)
+        assert await process.wait() == 0
+        await wait_for(lambda: sum(1 for j in app.jobs_screen.window.rows if j.name == "other-process") == 3)
+        assert app.jobs_screen.table.cursor_job is not None
+        assert app.jobs_screen.table.cursor_job.id == PENDING_EMAIL
+
+
+async def test_pause_holds_changes_until_resumed(seeded_url: str) -> None:
+    async with running_console(seeded_url) as (app, pilot):
+        await pilot.press("p")
+        other = Monque(seeded_url, recover_stale_jobs=False)
+        await other.initialize()
+        try:
+            job = await other.enqueue("while-paused")
+            await asyncio.sleep(0.8)
+            assert app.jobs_screen.window.get(job.id) is None
+            await pilot.press("p")
+            await wait_for(lambda: app.jobs_screen.window.get(job.id) is not None)
+        finally:
+            await other.close()
+
+
+async def test_screens_open_and_close(seeded_url: str) -> None:
+    async with running_console(seeded_url) as (app, pilot):
+        await move_to(app, pilot, FAILED_EMAIL)
+        await pilot.press("enter")
+        await wait_for(lambda: isinstance(app.screen, JobDetailScreen) and app.screen.job is not None)
+        await pilot.press("r")
+        await wait_for(lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await wait_for(lambda: isinstance(app.screen, JobDetailScreen) and app.screen.job is not None
+                       and app.screen.job.status is JobStatus.PENDING)
+        await pilot.press("escape", "w")
+        await wait_for(lambda: isinstance(app.screen, QueuesScreen))
+        await pilot.press("escape", "question_mark")
+        await wait_for(lambda: isinstance(app.screen, HelpScreen))
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is app.jobs_screen
+
+
+def test_an_unusable_store_is_one_line_and_exit_code_1(tmp_path: Path, capsys: object) -> None:
+    code = run_console(ConsoleConfig(url=f"sqlite:///{tmp_path / 'missing-dir' / 'x.db'}"))
+    err = capsys.readouterr().err  # type: ignore[attr-defined]
+    assert code == 1
+    assert err.count("\n") == 1 and "does not exist" in err
+
+
+def test_the_engine_never_imports_textual() -> None:
+    code = "import sys, monque_engine; assert not any(m.startswith('textual') for m in sys.modules)"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+async def test_palette_offers_the_registry_actions_that_apply(seeded_url: str) -> None:
+    async with running_console(seeded_url) as (app, pilot):
+        await move_to(app, pilot, FAILED_EMAIL)
+        titles = [command.title for command in app.get_system_commands(app.jobs_screen)]
+        assert "Retry [r]" in titles and "Queues [w]" in titles and "Help [?]" in titles
+        assert "Cancel [c]" not in titles  # a failed job cannot be cancelled
+    async with running_console(seeded_url, read_only=True) as (app, pilot):
+        titles = [command.title for command in app.get_system_commands(app.jobs_screen)]
+        assert not {"Retry [r]", "Delete [d]", "Cancel [c]", "Reschedule [t]", "Retry all [R]"} & set(titles)
+        assert "Quit [q]" in titles
