@@ -1,0 +1,304 @@
+"""``monque-tui``: one command, three ways to run it.
+
+    monque-tui [URL]                                   the console
+    monque-tui --worker --app PACKAGE.MODULE:ATTR [URL] a headless processor pool
+    monque-tui --demo [URL] [--headless]               a living demo queue
+
+Configuration comes from flags, then ``MONQUE_*`` environment variables, then defaults
+(``settings.OPTIONS`` is the one table of them). User errors end as one line on stderr and
+an exit code from ``exitcodes.ExitCode``; tracebacks are for bugs, and only with
+``--log-level debug``. Textual is imported only on the console path, so the worker runs
+on machines (and in containers) where the console never will.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import textwrap
+import traceback
+from collections.abc import Sequence
+from typing import Any, NoReturn
+
+from monque_engine import __version__ as engine_version
+from monque_engine.store.urls import mask_secrets
+
+from .exitcodes import CliError, ExitCode
+from .settings import DEMO_URL, OPTIONS, Resolved, resolve
+
+PROG = "monque-tui"
+
+EXAMPLES = """\
+examples:
+  monque-tui --demo                         a demo queue with live workers, in the console
+  monque-tui --demo --headless --duration 10  the same demo without the console UI
+  monque-tui                                the console on sqlite:///monque.db
+  monque-tui sqlite:///var/lib/app/jobs.db  the console on another SQLite file
+  monque-tui --read-only mongodb://db1,db2,db3/app?replicaSet=rs0   look, don't touch
+  monque-tui --worker --app myapp.tasks:monque            run the handlers of your Monque
+  monque-tui --worker --app myapp.tasks:setup --concurrency 20 sqlite:///jobs.db
+  monque-tui --worker --app myapp.tasks:setup --log-format json   for log collectors
+  monque-tui --app myapp.tasks:setup sqlite:///jobs.db    the console, workers in-process
+  MONQUE_URL=sqlite:///jobs.db MONQUE_APP=myapp.tasks:setup monque-tui --worker
+
+--app PACKAGE.MODULE:ATTR names either a Monque instance with handlers registered, or a
+function (sync or async) taking a Monque and registering handlers on it, e.g.
+
+  def setup(monque):
+      monque.register("email.send", send_email)
+
+Every option can also be set in the environment (shown as [env: ...]); a flag beats the
+environment, which beats the default. The URL comes from MONQUE_URL, except with --demo,
+which uses its own file unless a URL is given on the command line. Modes (--worker,
+--demo, --headless) are flags only.
+
+The worker stops gracefully on SIGINT/SIGTERM (in-flight jobs get --shutdown-timeout to
+finish); a second signal exits at once and leaves them for stale recovery.
+
+exit codes:
+  0  clean stop                       3  the store cannot be opened or reached
+  1  internal error (a bug)           4  the --app cannot be loaded or has no handlers
+  2  bad flag, env value or URL       5  shutdown timed out; jobs left for stale recovery
+  130/143  forced exit by a second SIGINT/SIGTERM
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line and goes through the same path as ours."""
+
+    def error(self, message: str) -> NoReturn:
+        raise CliError(f"{message} (see {PROG} --help)", ExitCode.USAGE)
+
+
+def _flag_type(parse: Any) -> Any:
+    def convert(text: str) -> Any:
+        try:
+            return parse(text)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(f"{text!r}: {error}") from None
+
+    convert.__name__ = getattr(parse, "__name__", "value")
+    return convert
+
+
+def version_text() -> str:
+    try:
+        from importlib.metadata import version
+
+        own = version("monque-tui")
+    except Exception:  # noqa: BLE001 - not installed as a distribution (e.g. run from a checkout)
+        own = engine_version
+    python = ".".join(str(part) for part in sys.version_info[:3])
+    return f"{PROG} {own} (monque_engine {engine_version}, Python {python})"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=PROG,
+        description=textwrap.dedent("""\
+            A terminal console and headless worker for Monque job queues (SQLite or MongoDB).
+            Watch jobs live, and cancel, retry, reschedule or delete them; or run the
+            processor pool of your handlers without a UI."""),
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("url", nargs="?", metavar="URL", default=None,
+                        help="store URL: sqlite:///relative.db, sqlite:////absolute/path.db, mongodb://host/db "
+                             "or mongodb+srv://... [env: MONQUE_URL] [default: sqlite:///monque.db; "
+                             f"--demo: {DEMO_URL}]")
+    modes = parser.add_argument_group("modes (the console is the default)")
+    exclusive = modes.add_mutually_exclusive_group()
+    exclusive.add_argument("--worker", action="store_true",
+                           help="run the --app's handlers headless until SIGINT/SIGTERM (no UI, no Textual)")
+    exclusive.add_argument("--demo", action="store_true",
+                           help="demo handlers and a stream of demo jobs on a local SQLite file, in the console")
+    modes.add_argument("--headless", action="store_true",
+                       help="with --demo: run the demo without the console, printing progress lines")
+    modes.add_argument("--version", action="version", version=version_text())
+    options = parser.add_argument_group("settings (each also from an environment variable)")
+    for option in OPTIONS:
+        help_text = f"{option.help} [env: {option.env}]"
+        if option.is_switch:
+            options.add_argument(option.flag, dest=option.dest, action="store_true", default=False, help=help_text)
+        else:
+            options.add_argument(option.flag, dest=option.dest, type=_flag_type(option.parse), default=None,
+                                 metavar=option.metavar, help=help_text)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``monque-tui`` console script; returns the process exit code."""
+    debug = False
+    try:
+        parser = build_parser()
+        try:
+            args = parser.parse_args(list(argv) if argv is not None else None)
+        except SystemExit as exit_:  # --help and --version
+            return int(exit_.code or 0) if not isinstance(exit_.code, str) else 1
+        settings = resolve(vars(args))
+        debug = settings["log_level"] == "debug"
+        return _dispatch(args, settings)
+    except CliError as error:
+        _print_error(error.message)
+        return error.code
+    except KeyboardInterrupt:
+        return ExitCode.FORCED_BASE + 2
+    except Exception as error:  # noqa: BLE001 - a bug: say so in one line, traceback on request
+        url = os.environ.get("MONQUE_URL", "")
+        _print_error(mask_secrets(f"internal error: {type(error).__name__}: {error}", url)
+                     + ("" if debug else " (rerun with --log-level debug for a traceback)"))
+        if debug:
+            traceback.print_exc()
+        return ExitCode.INTERNAL
+
+
+def _print_error(message: str) -> None:
+    print(f"{PROG}: error: {message}", file=sys.stderr, flush=True)
+
+
+def _reject(settings: Resolved, dests: Sequence[str], mode: str) -> None:
+    """A flag the user typed that the mode would ignore is an error; the environment is shared, so not."""
+    for dest in dests:
+        if settings.sources.get(dest) == "flag":
+            raise CliError(f"{settings.origin(dest)} does not apply to {mode}", ExitCode.USAGE)
+
+
+def _dispatch(args: argparse.Namespace, settings: Resolved) -> int:
+    if args.headless and not args.demo:
+        raise CliError("--headless goes with --demo (for your own handlers use --worker --app ...)", ExitCode.USAGE)
+    if args.worker:
+        return _worker_mode(settings)
+    if args.demo:
+        return _demo_mode(args, settings)
+    return _console_mode(settings)
+
+
+# -- worker -----------------------------------------------------------------------------------------
+def _worker_mode(settings: Resolved) -> int:
+    from .app_loader import load_app
+    from .logging_setup import configure_logging
+    from .worker import WorkerConfig, run_worker_blocking
+
+    _reject(settings, ("read_only",), "--worker")
+    if not settings["app"]:
+        raise CliError("--worker needs --app PACKAGE.MODULE:ATTR (or MONQUE_APP): the module holding your handlers",
+                       ExitCode.USAGE)
+    configure_logging(settings["log_level"], settings["log_format"])
+    app = load_app(settings["app"])
+    options = settings.engine_options()
+    if app.instance is not None:
+        _check_instance_conflicts(settings, app.instance, app.spec)
+    else:
+        from .urlcheck import check_url
+
+        check_url(settings["url"], connect_timeout=settings["connect_timeout"])
+    config = WorkerConfig(
+        url=settings["url"],
+        monque_options=options,
+        instance=app.instance,
+        setup=app.setup,
+        app_label=f"--app {app.spec!r}",
+        summary_interval=_or(settings["summary_interval"], 30.0),
+        duration=settings["duration"] or None,
+    )
+    return run_worker_blocking(config)
+
+
+def _check_instance_conflicts(settings: Resolved, instance: Any, spec: str) -> None:
+    """The app's own Monque runs as built; settings we could not honour are errors, not surprises."""
+    fix = f"export a setup function (def setup(monque): ...) so {PROG} builds the Monque, or drop"
+    if settings.given("url") and settings["url"] != instance.display_url:
+        raise CliError(
+            f"--app {spec!r} is a Monque instance bound to {instance.display_url}, but {settings.origin('url')} "
+            f"says {settings['url']}; {fix} {settings.origin('url')}",
+            ExitCode.USAGE,
+        )
+    for option in OPTIONS:
+        if option.engine_option is None or not settings.given(option.dest):
+            continue
+        current = getattr(instance.options, option.engine_option)
+        if settings[option.dest] != current:
+            raise CliError(
+                f"{settings.origin(option.dest)} cannot change --app {spec!r}: it is a Monque instance built with "
+                f"{option.engine_option}={current!r}; {fix} {settings.origin(option.dest)}",
+                ExitCode.USAGE,
+            )
+
+
+def _or(value: Any, default: Any) -> Any:
+    return default if value is None else value
+
+
+# -- demo -------------------------------------------------------------------------------------------
+def _demo_mode(args: argparse.Namespace, settings: Resolved) -> int:
+    from . import demo
+    from .urlcheck import check_url
+
+    if settings.sources.get("app") == "flag":
+        raise CliError("--demo brings its own handlers; drop --app (or run --worker --app ...)", ExitCode.USAGE)
+    # MONQUE_URL is deliberately ignored: it may name a real queue, and the demo writes jobs.
+    url = args.url or DEMO_URL
+    check_url(url, connect_timeout=settings["connect_timeout"])
+    options = {**demo.DEMO_OPTIONS, **settings.engine_options()}
+    if args.headless:
+        from .logging_setup import configure_logging
+        from .worker import WorkerConfig, run_worker_blocking
+
+        _reject(settings, ("read_only",), "--demo --headless")
+        configure_logging(settings["log_level"], settings["log_format"])
+        return run_worker_blocking(WorkerConfig(
+            url=url,
+            monque_options=options,
+            setup=demo.setup,
+            app_label="the demo",
+            summary_interval=_or(settings["summary_interval"], 2.0),
+            duration=_or(settings["duration"], 15.0) or None,
+            mode="demo",
+        ))
+    _reject(settings, ("summary_interval", "duration"), "the console (they are for --worker and --demo --headless)")
+    from .config import ConsoleConfig
+
+    return _run_console(ConsoleConfig(url=url, read_only=settings["read_only"], monque_options=options,
+                                      setup=demo.setup, start_workers=True, label="demo"))
+
+
+# -- console ----------------------------------------------------------------------------------------
+def _console_mode(settings: Resolved) -> int:
+    from .config import ConsoleConfig
+    from .urlcheck import check_url
+
+    _reject(settings, ("summary_interval", "duration"), "the console (they are for --worker and --demo --headless)")
+    setup = None
+    if settings["app"]:
+        from .app_loader import load_app
+
+        app = load_app(settings["app"])
+        if app.instance is not None:
+            raise CliError(
+                f"--app {app.spec!r} is a Monque instance; the console builds its own Monque on its event loop, "
+                "so with the console --app must name a setup function (def setup(monque): ...); "
+                f"or run the instance headless with {PROG} --worker --app {app.spec}",
+                ExitCode.USAGE,
+            )
+        setup = app.setup
+    check_url(settings["url"], connect_timeout=settings["connect_timeout"])
+    return _run_console(ConsoleConfig(
+        url=settings["url"],
+        read_only=settings["read_only"],
+        monque_options=settings.engine_options(),
+        setup=setup,
+        start_workers=setup is not None,
+        label=settings["app"] if setup is not None else None,
+    ))
+
+
+def _run_console(config: Any) -> int:
+    try:
+        from .console import run_console
+    except ImportError as error:
+        if error.name in ("monque_tui.console", "textual") or (error.name or "").startswith("textual."):
+            raise CliError(f"the console is not available ({error}); the headless modes still work: "
+                           f"{PROG} --worker or {PROG} --demo --headless", ExitCode.INTERNAL) from None
+        raise
+    return int(run_console(config))

@@ -1,0 +1,35 @@
+"""Exit codes of the ``monque-tui`` command and the one exception that carries them.
+
+Scripts and process supervisors branch on the exit code, so each failure class has its own
+number and the numbers never change meaning. User errors travel as ``CliError`` up to
+``cli.main``, which prints the one-line message (never a traceback) and returns the code.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    #: An unexpected internal error (a bug): one line, and a traceback with --log-level debug.
+    INTERNAL = 1
+    #: Bad flag, bad environment value, malformed URL or unknown scheme, option not valid here.
+    USAGE = 2
+    #: The store cannot be opened: missing directory, unreadable file, not a database, unreachable MongoDB.
+    STORE = 3
+    #: The --app cannot be imported, is of the wrong kind, registers no handlers, or its setup raised.
+    APP = 4
+    #: Shutdown timed out: in-flight jobs were left processing for stale recovery.
+    SHUTDOWN_TIMEOUT = 5
+    #: A second SIGINT/SIGTERM forced the exit: 128 + the signal number (130 or 143).
+    FORCED_BASE = 128
+
+
+class CliError(Exception):
+    """A user-facing failure: ``message`` is one line that names what is wrong and the fix."""
+
+    def __init__(self, message: str, code: ExitCode | int = ExitCode.USAGE) -> None:
+        super().__init__(message)
+        self.message = " ".join(message.split())  # always exactly one line
+        self.code = int(code)

@@ -1,0 +1,197 @@
+"""Every command-line option, its environment variable and its default, in one table.
+
+One table keeps ``--help``, the environment and the precedence rule (flag, then
+environment, then default) from drifting apart: the parser and the resolver both read it.
+Parsers raise ``ValueError`` with a message that reads well after "MONQUE_X=...:" or
+"--x ...:", so a bad value in either place gets the same one-line explanation.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from monque_engine import DEFAULT_URL
+
+from .exitcodes import CliError, ExitCode
+
+DEMO_URL = "sqlite:///monque-demo.db"
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off", ""})
+
+
+def parse_bool(text: str) -> bool:
+    value = text.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ValueError("expected one of 1/0, true/false, yes/no, on/off")
+
+
+def parse_positive_int(text: str) -> int:
+    try:
+        value = int(text.strip())
+    except ValueError:
+        raise ValueError("expected a whole number of at least 1") from None
+    if value < 1:
+        raise ValueError("expected a whole number of at least 1")
+    return value
+
+
+def _seconds(text: str, *, allow_zero: bool) -> float:
+    try:
+        value = float(text.strip())
+    except ValueError:
+        raise ValueError("expected a number of seconds, e.g. 2 or 0.5") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ValueError("expected a finite number of seconds")
+    if value < 0 or (value == 0 and not allow_zero):
+        raise ValueError("expected a number of seconds above 0" if not allow_zero else "expected 0 or more seconds")
+    return value
+
+
+def parse_positive_seconds(text: str) -> float:
+    return _seconds(text, allow_zero=False)
+
+
+def parse_seconds(text: str) -> float:
+    return _seconds(text, allow_zero=True)
+
+
+def parse_choice(*choices: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        value = text.strip().lower()
+        if value not in choices:
+            raise ValueError(f"expected one of {', '.join(choices)}")
+        return value
+
+    return parse
+
+
+def parse_text(text: str) -> str:
+    value = text.strip()
+    if not value:
+        raise ValueError("expected a non-empty value")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One setting: where it comes from and, for engine options, which ``Monque`` option it sets."""
+
+    dest: str
+    flag: str
+    env: str
+    parse: Callable[[str], Any]
+    default: Any
+    metavar: str | None
+    help: str
+    #: The ``Monque(**options)`` keyword this feeds, if any.
+    engine_option: str | None = None
+    is_switch: bool = False
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("app", "--app", "MONQUE_APP", parse_text, None, "PACKAGE.MODULE:ATTR",
+           "your handlers: ATTR is a Monque instance with handlers registered, or a function "
+           "(sync or async) that takes a Monque and registers them; with the console, workers run in-process"),
+    Option("read_only", "--read-only", "MONQUE_READ_ONLY", parse_bool, False, None,
+           "console: disable cancel/retry/reschedule/delete", is_switch=True),
+    Option("log_level", "--log-level", "MONQUE_LOG_LEVEL", parse_choice("debug", "info", "warning", "error"),
+           "info", "LEVEL", "debug, info, warning or error (job:start lines are debug) [default: info]"),
+    Option("log_format", "--log-format", "MONQUE_LOG_FORMAT", parse_choice("text", "json"), "text", "FORMAT",
+           "text (rich, for people) or json (one object per line, for log collectors) [default: text]"),
+    Option("concurrency", "--concurrency", "MONQUE_CONCURRENCY", parse_positive_int, None, "N",
+           "jobs run at once per job name, unless a handler sets its own [default: engine's, 5]",
+           engine_option="worker_concurrency"),
+    Option("instance_id", "--instance-id", "MONQUE_INSTANCE_ID", parse_text, None, "ID",
+           "owner id written on claimed jobs; unique per process [default: host:pid:random]",
+           engine_option="scheduler_instance_id"),
+    Option("poll_interval", "--poll-interval", "MONQUE_POLL_INTERVAL", parse_positive_seconds, None, "SECONDS",
+           "how often to look for due jobs when the change feed is down [default: 1]",
+           engine_option="poll_interval"),
+    Option("lock_timeout", "--lock-timeout", "MONQUE_LOCK_TIMEOUT", parse_positive_seconds, None, "SECONDS",
+           "a processing job whose lock is older than this is stale and returns to pending [default: 1800]",
+           engine_option="lock_timeout"),
+    Option("shutdown_timeout", "--shutdown-timeout", "MONQUE_SHUTDOWN_TIMEOUT", parse_seconds, None, "SECONDS",
+           "on SIGINT/SIGTERM, how long in-flight jobs may take to finish [default: 30]",
+           engine_option="shutdown_timeout"),
+    Option("summary_interval", "--summary-interval", "MONQUE_SUMMARY_INTERVAL", parse_seconds, None, "SECONDS",
+           "worker/headless: seconds between summary lines, 0 for none [default: 30; demo 2]"),
+    Option("duration", "--duration", "MONQUE_DURATION", parse_seconds, None, "SECONDS",
+           "worker/headless: stop cleanly after this long, 0 to run until a signal "
+           "[default: until a signal; demo --headless 15]"),
+    Option("connect_timeout", "--connect-timeout", "MONQUE_CONNECT_TIMEOUT", parse_positive_seconds, 5.0,
+           "SECONDS", "how long to wait for MongoDB when checking the URL [default: 5]"),
+)
+
+OPTIONS_BY_DEST: dict[str, Option] = {option.dest: option for option in OPTIONS}
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """Settled values plus where each came from, so modes can reject what does not apply."""
+
+    values: dict[str, Any]
+    #: dest -> "flag" or "env" for values the user gave; defaults are absent.
+    sources: dict[str, str]
+
+    def __getitem__(self, dest: str) -> Any:
+        return self.values[dest]
+
+    def given(self, dest: str) -> bool:
+        return dest in self.sources
+
+    def origin(self, dest: str) -> str:
+        """How to name the setting in a message: the flag or the environment variable."""
+        option = OPTIONS_BY_DEST.get(dest)
+        if dest == "url":
+            return "URL" if self.sources.get(dest) == "flag" else "MONQUE_URL"
+        if option is None:
+            return dest
+        return option.flag if self.sources.get(dest) == "flag" else option.env
+
+    def engine_options(self) -> dict[str, Any]:
+        """Only the engine options the user set: otherwise the engine's own defaults apply."""
+        return {
+            option.engine_option: self.values[option.dest]
+            for option in OPTIONS
+            if option.engine_option is not None and self.given(option.dest)
+        }
+
+
+def resolve(flags: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> Resolved:
+    """Apply the precedence rule: flag, then environment, then default.
+
+    ``flags`` holds argparse's values, where ``None`` (or ``False`` for switches) means
+    "not on the command line".
+    """
+    env = os.environ if environ is None else environ
+    values: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    for option in OPTIONS:
+        flag_value = flags.get(option.dest)
+        if flag_value is not None and not (option.is_switch and flag_value is False):
+            values[option.dest], sources[option.dest] = flag_value, "flag"
+            continue
+        raw = env.get(option.env)
+        if raw is not None and raw.strip() != "":
+            try:
+                values[option.dest] = option.parse(raw)
+            except ValueError as error:
+                raise CliError(f"{option.env}={raw!r}: {error}", ExitCode.USAGE) from None
+            sources[option.dest] = "env"
+            continue
+        values[option.dest] = option.default
+    url_flag = flags.get("url")
+    if url_flag:
+        values["url"], sources["url"] = url_flag, "flag"
+    elif env.get("MONQUE_URL", "").strip():
+        values["url"], sources["url"] = env["MONQUE_URL"].strip(), "env"
+    else:
+        values["url"] = DEFAULT_URL
+    return Resolved(values, sources)

@@ -1,0 +1,122 @@
+"""Check a store URL before anything starts, and say in one line what is wrong with it.
+
+The console opens its store inside the Textual app; a failure there would flash a
+full-screen app and vanish. Checking first means every mode reports a bad URL the same
+way: one masked line and a non-zero exit, before any screen is drawn or handler imported.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from monque_engine import InvalidStoreUrlError, MonqueError, open_store
+from monque_engine.store.urls import mask_secrets, mask_url
+
+from .exitcodes import CliError, ExitCode
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+_SCHEMES = ("sqlite", "mongodb", "mongodb+srv")
+
+
+def _masked(text: str, url: str) -> str:
+    return mask_secrets(text, url)
+
+
+def check_url(url: str, *, connect_timeout: float = 5.0) -> None:
+    """Raise ``CliError`` if ``url`` cannot name a usable store; return quietly otherwise."""
+    if "://" not in url:
+        hint = ""
+        if url.endswith((".db", ".sqlite", ".sqlite3")) or "/" in url:
+            hint = f" (did you mean sqlite:///{url}?)"
+        raise CliError(
+            f"Store URL {mask_url(url)!r} has no scheme{hint}; use sqlite:///path/to/jobs.db or mongodb://host/db",
+            ExitCode.USAGE,
+        )
+    scheme = url.split("://", 1)[0].lower()
+    if scheme not in _SCHEMES:
+        raise CliError(
+            f"Unknown store URL scheme {scheme!r} in {mask_url(url)!r}; use sqlite:///path/to/jobs.db, "
+            "mongodb://host/db or mongodb+srv://host/db",
+            ExitCode.USAGE,
+        )
+    if scheme == "sqlite":
+        _check_sqlite(url)
+    else:
+        _check_mongodb(url, connect_timeout)
+
+
+def _check_sqlite(url: str) -> None:
+    try:
+        store = open_store(url)
+    except (InvalidStoreUrlError, MonqueError, ValueError) as error:
+        raise CliError(_masked(str(error), url), ExitCode.USAGE) from None
+    path = Path(getattr(getattr(store, "settings", None), "path", "") or url.split("://", 1)[1].lstrip("/"))
+    parent = path.parent if str(path.parent) else Path(".")
+    where = f"{mask_url(url)}:"
+    if path.is_dir():
+        raise CliError(f"{where} {path} is a directory; name a file inside it, e.g. {path / 'monque.db'}",
+                       ExitCode.STORE)
+    if not parent.exists():
+        raise CliError(f"{where} directory {parent} does not exist; create it first (mkdir -p {parent})",
+                       ExitCode.STORE)
+    if not parent.is_dir():
+        raise CliError(f"{where} {parent} is not a directory", ExitCode.STORE)
+    if path.exists():
+        if not os.access(path, os.R_OK):
+            raise CliError(f"{where} cannot read {path}: permission denied", ExitCode.STORE)
+        if not os.access(path, os.W_OK):
+            raise CliError(
+                f"{where} cannot write {path}: permission denied (SQLite needs write access even for "
+                "--read-only, for its WAL files)",
+                ExitCode.STORE,
+            )
+        try:
+            with path.open("rb") as handle:
+                head = handle.read(len(SQLITE_MAGIC))
+        except OSError as error:
+            raise CliError(f"{where} cannot read {path}: {error.strerror or error}", ExitCode.STORE) from None
+        if head and head != SQLITE_MAGIC:
+            raise CliError(f"{where} {path} is not a SQLite database; point the URL at another file", ExitCode.STORE)
+    elif not os.access(parent, os.W_OK | os.X_OK):
+        raise CliError(f"{where} cannot create {path}: directory {parent} is not writable", ExitCode.STORE)
+
+
+def _check_mongodb(url: str, connect_timeout: float) -> None:
+    """Ping the server with a short timeout, so an unreachable cluster fails in seconds."""
+    try:
+        from pymongo import MongoClient
+        from pymongo.errors import ConfigurationError, InvalidURI, PyMongoError
+    except ImportError as error:  # pragma: no cover - pymongo is a dependency
+        raise CliError(f"MongoDB URLs need PyMongo ({error})", ExitCode.STORE) from None
+    timeout_ms = max(1, int(connect_timeout * 1000))
+    client = None
+    try:
+        client = MongoClient(url, serverSelectionTimeoutMS=timeout_ms, connectTimeoutMS=timeout_ms)
+        client.admin.command("ping")
+    except (InvalidURI, ConfigurationError, ValueError) as error:
+        raise CliError(f"Invalid MongoDB URL {mask_url(url)}: {_masked(_first_part(error), url)}",
+                       ExitCode.USAGE) from None
+    except PyMongoError as error:
+        raise CliError(
+            f"Cannot reach MongoDB at {mask_url(url)} within {connect_timeout:g} s: "
+            f"{_masked(_first_part(error), url)} (is the server running and the host reachable? "
+            "--connect-timeout waits longer)",
+            ExitCode.STORE,
+        ) from None
+    finally:
+        if client is not None:
+            client.close()
+    try:
+        open_store(url)
+    except (MonqueError, ValueError) as error:
+        raise CliError(_masked(str(error), url), ExitCode.STORE) from None
+
+
+def _first_part(error: BaseException) -> str:
+    """PyMongo's selection errors append a long topology dump; keep the reason only."""
+    text = " ".join(str(error).split())
+    for cut in (", Timeout:", ", Topology Description:"):
+        if cut in text:
+            text = text.split(cut, 1)[0]
+    return text[:300]

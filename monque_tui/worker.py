@@ -1,0 +1,178 @@
+"""The headless processor pool behind ``monque-tui --worker`` (and ``--demo --headless``).
+
+Runs the engine until SIGINT/SIGTERM, then stops it the way the engine promises: stop
+claiming, let in-flight jobs finish within ``shutdown_timeout``, close the store. A second
+signal means "now": the process exits at once with 128 + the signal number and whatever is
+still running stays ``processing`` for stale recovery, which is what a crash would leave
+and what the engine is built to clean up.
+
+Nothing here imports Textual: this is the mode that runs in containers and on servers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+from dataclasses import dataclass, field
+from typing import Any
+
+from monque_engine import ConnectionError, InvalidOptionError, Monque, MonqueError
+from monque_engine.store.urls import mask_secrets, mask_url
+
+from .app_loader import Setup
+from .exitcodes import CliError, ExitCode
+from .job_log import JobEventLog, emit
+from .logging_setup import flush_logging
+
+
+@dataclass(slots=True)
+class WorkerConfig:
+    #: Store URL; ignored when ``instance`` is given (the instance is bound to its own store).
+    url: str
+    monque_options: dict[str, Any] = field(default_factory=dict)
+    instance: Monque | None = None
+    setup: Setup | None = None
+    app_label: str = "app"
+    summary_interval: float = 30.0
+    #: Stop cleanly after this many seconds; None runs until a signal.
+    duration: float | None = None
+    mode: str = "worker"
+
+
+class StopRequest:
+    """Counts SIGINT/SIGTERM: the first asks for a graceful stop, the second forces the exit."""
+
+    def __init__(self) -> None:
+        self.event = asyncio.Event()
+        self.signal_name: str | None = None
+        self._installed: list[int] = []
+
+    def install(self, loop: asyncio.AbstractEventLoop) -> None:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(sig, self._received, sig)
+                self._installed.append(sig)
+            except (NotImplementedError, RuntimeError):  # pragma: no cover - non-Unix or not main thread
+                pass
+
+    def remove(self, loop: asyncio.AbstractEventLoop) -> None:
+        for sig in self._installed:
+            loop.remove_signal_handler(sig)
+        self._installed.clear()
+
+    def _received(self, sig: int) -> None:
+        name = signal.Signals(sig).name
+        if not self.event.is_set():
+            self.signal_name = name
+            emit(logging.WARNING, "worker:stopping",
+                 f"{name} received: finishing in-flight jobs (send it again to exit now)", signal=name)
+            self.event.set()
+            return
+        emit(logging.ERROR, "worker:forced",
+             f"second {name}: exiting now; in-flight jobs stay processing until stale recovery returns them",
+             signal=name)
+        flush_logging()
+        os._exit(ExitCode.FORCED_BASE + sig)
+
+
+def _build(config: WorkerConfig) -> Monque:
+    if config.instance is not None:
+        return config.instance
+    try:
+        return Monque(config.url, **config.monque_options)
+    except InvalidOptionError as error:
+        raise CliError(str(error), ExitCode.USAGE) from None
+    except MonqueError as error:
+        raise CliError(mask_secrets(str(error), config.url), ExitCode.STORE) from None
+
+
+def _require_handlers(monque: Monque, config: WorkerConfig) -> None:
+    if not monque.registered_names:
+        raise CliError(
+            f"{config.app_label} registered no handlers; register some with monque.register(name, handler) "
+            "or @monque.worker(name)",
+            ExitCode.APP,
+        )
+
+
+async def run_worker(config: WorkerConfig) -> int:
+    """Run until a signal (or ``duration``); return the exit code. Raises ``CliError``."""
+    loop = asyncio.get_running_loop()
+    stop = StopRequest()
+    stop.install(loop)
+    monque = _build(config)
+    if config.instance is not None:
+        _require_handlers(monque, config)
+    url = mask_url(monque.display_url)
+    try:
+        await monque.initialize()
+    except ConnectionError as error:
+        raise CliError(f"{url}: {mask_secrets(str(error), config.url)}", ExitCode.STORE) from None
+    events = JobEventLog(monque)
+    summary_task: asyncio.Task[None] | None = None
+    try:
+        if config.setup is not None:
+            await config.setup(monque)
+            _require_handlers(monque, config)
+        events.attach()
+        if stop.event.is_set():  # a signal arrived while starting: nothing ran, nothing to stop
+            return ExitCode.OK
+        await monque.start()
+        emit(logging.INFO, "worker:started",
+             f"{config.mode} started on {url} as {monque.instance_id}: {', '.join(monque.registered_names)} "
+             f"(concurrency {monque.options.worker_concurrency}, "
+             f"shutdown timeout {monque.options.shutdown_timeout:g} s)",
+             url=url, instance_id=monque.instance_id, names=monque.registered_names,
+             concurrency=monque.options.worker_concurrency, pid=os.getpid())
+        if config.summary_interval > 0:
+            summary_task = loop.create_task(_summaries(events, config.summary_interval))
+        await _wait_for_stop(stop, config.duration)
+        if not stop.event.is_set():
+            emit(logging.INFO, "worker:stopping", f"ran for {config.duration:g} s: finishing in-flight jobs",
+                 reason="duration")
+        await monque.stop()
+    finally:
+        if summary_task is not None:
+            summary_task.cancel()
+            await asyncio.gather(summary_task, return_exceptions=True)
+        await monque.close()
+    await events.summary(final=True)
+    if events.counters.shutdown_timed_out:
+        emit(logging.ERROR, "worker:stopped", "stopped; shutdown timed out and left jobs for stale recovery",
+             code=int(ExitCode.SHUTDOWN_TIMEOUT))
+        return ExitCode.SHUTDOWN_TIMEOUT
+    emit(logging.INFO, "worker:stopped", "stopped cleanly", code=0)
+    return ExitCode.OK
+
+
+async def _wait_for_stop(stop: StopRequest, duration: float | None) -> None:
+    if duration:
+        try:
+            await asyncio.wait_for(stop.event.wait(), duration)
+        except TimeoutError:
+            pass
+    else:
+        await stop.event.wait()
+
+
+async def _summaries(events: JobEventLog, interval: float) -> None:
+    while True:
+        await asyncio.sleep(interval)
+        await events.summary()
+
+
+def run_worker_blocking(config: WorkerConfig) -> int:
+    """``asyncio.run`` the worker, then exit hard if a handler thread outlived the shutdown.
+
+    Sync handlers run in threads that cannot be cancelled; after a shutdown timeout the
+    interpreter would otherwise wait for them at exit, turning "timed out" into "hangs".
+    """
+    with asyncio.Runner() as runner:
+        code = runner.run(run_worker(config))
+        if code == ExitCode.SHUTDOWN_TIMEOUT:
+            # Leaving the runner would join the default executor, i.e. wait for the stuck thread.
+            flush_logging()
+            os._exit(code)
+    return int(code)

@@ -1,0 +1,1 @@
+"""Apps that the CLI tests load with ``--app apps.MODULE:ATTR`` (run with cwd = tests/cli)."""

@@ -1,0 +1,66 @@
+"""Handlers for the worker-mode tests, in the setup-function form.
+
+The module asserts at import, and again in ``setup`` and in a handler, that Textual is not
+loaded: the worker mode must run where Textual is not installed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+
+from monque_engine import Job, Monque
+
+assert "textual" not in sys.modules, "textual was imported before the worker loaded its app"
+
+
+async def fast(job: Job) -> None:
+    await asyncio.sleep(0.01)
+
+
+async def slow(job: Job) -> None:
+    await asyncio.sleep(float(job.data["seconds"]))
+
+
+def sync_fast(job: Job) -> None:
+    time.sleep(0.01)
+
+
+def sync_slow(job: Job) -> None:
+    time.sleep(float(job.data["seconds"]))
+
+
+async def boom(job: Job) -> None:
+    raise RuntimeError(f"boom {job.data}")
+
+
+async def textual_check(job: Job) -> None:
+    if "textual" in sys.modules:
+        raise AssertionError("textual is imported in worker mode")
+
+
+def setup(monque: Monque) -> None:
+    assert "textual" not in sys.modules, "textual was imported before setup ran"
+    monque.register("fast", fast)
+    monque.register("slow", slow)
+    monque.register("sync.fast", sync_fast)
+    monque.register("sync.slow", sync_slow)
+    monque.register("boom", boom)
+    monque.register("textual.check", textual_check)
+
+
+async def async_setup(monque: Monque) -> None:
+    await asyncio.sleep(0)
+    setup(monque)
+
+
+def no_handlers(monque: Monque) -> None:
+    """Registers nothing: the worker must refuse to start."""
+
+
+def failing_setup(monque: Monque) -> None:
+    raise ValueError("setup could not reach the mail server")
+
+
+NOT_AN_APP = 42

@@ -1,0 +1,216 @@
+"""``monque-tui --worker`` as a real process: processing, signals, exit codes, logs."""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from collections.abc import Callable
+
+import pytest
+
+from cli_helpers import CliProcess, enqueue, get_job, jobs
+
+APP = "apps.worker_app:setup"
+
+
+def start_worker(spawn: Callable[..., CliProcess], url: str, *extra: str, app: str = APP,
+                 env: dict[str, str] | None = None) -> CliProcess:
+    worker = spawn("--worker", "--app", app, "--log-format", "json", "--log-level", "debug", *extra, url, env=env)
+    worker.wait_for_event("worker:started")
+    return worker
+
+
+def test_processes_jobs_enqueued_by_another_process(spawn: Callable[..., CliProcess], db_url: str) -> None:
+    worker = start_worker(spawn, db_url)
+    ids = [enqueue(db_url, "fast", {"n": n}) for n in range(5)] + [enqueue(db_url, "sync.fast", {})]
+    for job_id in ids:
+        worker.wait_for_event("job:complete", job_id=job_id)
+    assert {job.status for job in jobs(db_url)} == {"completed"}
+    worker.send(signal.SIGTERM)
+    assert worker.wait_exit() == 0
+    stopped = worker.wait_for_event("worker:stopped")
+    assert stopped["code"] == 0
+    total = worker.wait_for_event("summary", final=True)
+    assert total["processed"] == 6
+
+
+def test_async_setup_function_is_awaited(spawn: Callable[..., CliProcess], db_url: str) -> None:
+    worker = start_worker(spawn, db_url, app="apps.worker_app:async_setup")
+    job_id = enqueue(db_url, "fast")
+    worker.wait_for_event("job:complete", job_id=job_id)
+    worker.send(signal.SIGINT)
+    assert worker.wait_exit() == 0
+
+
+def test_textual_is_not_imported(spawn: Callable[..., CliProcess], db_url: str) -> None:
+    # The app module and its setup assert at import/setup time; this handler checks while running.
+    worker = start_worker(spawn, db_url)
+    job_id = enqueue(db_url, "textual.check")
+    worker.wait_for_event("job:complete", job_id=job_id)
+    worker.send(signal.SIGTERM)
+    assert worker.wait_exit() == 0
+
+
+def test_json_log_lines_parse(spawn: Callable[..., CliProcess], db_url: str) -> None:
+    worker = start_worker(spawn, db_url, "--summary-interval", "0.2")
+    ok = enqueue(db_url, "fast")
+    bad = enqueue(db_url, "boom", {"why": "test"})
+    worker.wait_for_event("job:complete", job_id=ok)
+    fail = worker.wait_for_event("job:fail", job_id=bad)
+    worker.wait_for_event("summary", final=False)
+    worker.send(signal.SIGTERM)
+    assert worker.wait_exit() == 0
+    records = [json.loads(line) for line in worker.lines]  # every line is one JSON object
+    for record in records:
+        assert {"ts", "level", "event", "message"} <= set(record), record
+        assert record["ts"].endswith("Z")
+    assert fail["level"] == "warning" and fail["will_retry"] is True
+    assert fail["name"] == "boom" and "boom" in fail["error"] and fail["fail_count"] == 1
+    complete = next(r for r in records if r["event"] == "job:complete")
+    assert complete["name"] == "fast" and complete["job_id"] == ok and complete["duration_ms"] >= 0
+    start = next(r for r in records if r["event"] == "job:start")
+    assert start["level"] == "debug"
+    summary = next(r for r in records if r["event"] == "summary" and not r["final"])
+    assert {"processed", "failed", "rate", "active"} <= set(summary)
+
+
+def test_text_logs_are_one_line_per_event(spawn: Callable[..., CliProcess], db_url: str) -> None:
+    worker = spawn("--worker", "--app", APP, db_url)
+    worker.wait_for_line(r"worker started on .* as ")
+    job_id = enqueue(db_url, "fast")
+    line = worker.wait_for_line(job_id)
+    assert "job:complete" in line and "fast" in line and "INFO" in line
+    assert line == line.rstrip(), "text log lines must not be padded"
+    worker.send(signal.SIGTERM)
+    assert worker.wait_exit() == 0
+    assert not any(line.lstrip().startswith("{") for line in worker.lines)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_signal_during_a_slow_job_lets_it_finish(spawn: Callable[..., CliProcess], db_url: str, sig: int) -> None:
+    worker = start_worker(spawn, db_url)
+    job_id = enqueue(db_url, "slow", {"seconds": 1.5})
+    worker.wait_for_event("job:start", job_id=job_id)
+    worker.send(sig)
+    worker.wait_for_event("worker:stopping")
+    assert worker.wait_exit(timeout=15) == 0
+    assert get_job(db_url, job_id).status == "completed"
+    events = [json.loads(line)["event"] for line in worker.lines]
+    assert events.index("worker:stopping") < events.index("job:complete") < events.index("worker:stopped")
+
+
+def test_second_signal_exits_promptly_and_leaves_the_job_for_recovery(
+    spawn: Callable[..., CliProcess], db_url: str
+) -> None:
+    worker = start_worker(spawn, db_url)
+    job_id = enqueue(db_url, "slow", {"seconds": 120})
+    worker.wait_for_event("job:start", job_id=job_id)
+    worker.send(signal.SIGTERM)
+    worker.wait_for_event("worker:stopping")
+    began = time.monotonic()
+    worker.send(signal.SIGTERM)
+    code = worker.wait_exit(timeout=5)
+    assert time.monotonic() - began < 5
+    assert code == 128 + signal.SIGTERM
+    worker.wait_for_event("worker:forced")
+    job = get_job(db_url, job_id)
+    assert job.status == "processing" and job.claimed_by  # stale recovery's to return
+
+
+def test_shutdown_timeout_exits_5_even_with_a_stuck_sync_handler(
+    spawn: Callable[..., CliProcess], db_url: str
+) -> None:
+    worker = start_worker(spawn, db_url, "--shutdown-timeout", "0.5")
+    job_id = enqueue(db_url, "sync.slow", {"seconds": 60})
+    worker.wait_for_event("job:start", job_id=job_id)
+    worker.send(signal.SIGTERM)
+    assert worker.wait_exit(timeout=10) == 5
+    error = worker.wait_for_event("job:error")
+    assert error["error_type"] == "ShutdownTimeoutError"
+    assert get_job(db_url, job_id).status == "processing"
+
+
+def test_duration_stops_cleanly(spawn: Callable[..., CliProcess], db_url: str) -> None:
+    worker = spawn("--worker", "--app", APP, "--log-format", "json", "--duration", "0.5", db_url)
+    assert worker.wait_exit() == 0
+    assert worker.wait_for_event("worker:stopping")["reason"] == "duration"
+
+
+def test_instance_form_runs_the_apps_own_monque(spawn: Callable[..., CliProcess], db_url: str) -> None:
+    env = {"TEST_APP_URL": db_url}
+    worker = start_worker(spawn, db_url, app="apps.instance_app:monque", env=env)
+    assert worker.wait_for_event("worker:started")["concurrency"] == 2
+    job_id = enqueue(db_url, "fast", {"then": "followup"})
+    worker.wait_for_event("job:complete", job_id=job_id)
+    worker.wait_for_event("job:complete", name="followup")  # enqueued by the handler via the instance
+    worker.send(signal.SIGTERM)
+    assert worker.wait_exit() == 0
+
+
+def one_line_error(process: CliProcess, code: int, *needles: str) -> str:
+    assert process.wait_exit() == code, process.stderr
+    assert len(process.lines) == 1, process.stderr
+    line = process.lines[0]
+    assert line.startswith("monque-tui: error: "), line
+    assert "Traceback" not in process.stderr
+    for needle in needles:
+        assert needle in line, line
+    return line
+
+
+@pytest.mark.parametrize(
+    ("app", "code", "needle"),
+    [
+        ("apps.nope:setup", 4, "cannot import module 'apps.nope'"),
+        ("nosuchpackage.tasks:setup", 4, "cannot import module"),
+        ("apps.worker_app:missing", 4, "has no attribute 'missing'"),
+        ("apps.worker_app:NOT_AN_APP", 4, "it must be a Monque instance or a function"),
+        ("apps.broken_app:setup", 4, "NameError: name 'undefined_name' is not defined (apps/broken_app.py:5)"),
+        ("apps.worker_app:no_handlers", 4, "registered no handlers"),
+        ("apps.worker_app:failing_setup", 4, "setup raised ValueError: setup could not reach the mail server"),
+        ("apps.instance_app:empty", 4, "registered no handlers"),
+        ("apps.worker_app", 2, "is not PACKAGE.MODULE:ATTR"),
+    ],
+)
+def test_bad_app_exits_with_one_line(spawn: Callable[..., CliProcess], db_url: str, app: str, code: int,
+                                     needle: str) -> None:
+    process = spawn("--worker", "--app", app, db_url, env={"TEST_APP_URL": db_url})
+    one_line_error(process, code, needle)
+
+
+def test_worker_needs_an_app(spawn: Callable[..., CliProcess], db_url: str) -> None:
+    one_line_error(spawn("--worker", db_url), 2, "--worker needs --app")
+
+
+def test_instance_form_rejects_settings_it_cannot_honour(spawn: Callable[..., CliProcess], db_url: str,
+                                                         tmp_path: object) -> None:
+    env = {"TEST_APP_URL": db_url}
+    one_line_error(spawn("--worker", "--app", "apps.instance_app:monque", "--concurrency", "9", env=env),
+                   2, "--concurrency cannot change", "worker_concurrency=2")
+    one_line_error(spawn("--worker", "--app", "apps.instance_app:monque", "sqlite:///other.db", env=env),
+                   2, "is a Monque instance bound to")
+
+
+def test_store_that_cannot_be_opened_exits_3(spawn: Callable[..., CliProcess], tmp_path: object) -> None:
+    missing = f"sqlite:///{tmp_path}/no/such/dir/jobs.db"
+    one_line_error(spawn("--worker", "--app", APP, missing), 3, "does not exist")
+    # The instance form skips the CLI's URL check: the engine's own open error must read as well.
+    one_line_error(spawn("--worker", "--app", "apps.instance_app:monque", env={"TEST_APP_URL": missing}),
+                   3, "does not exist")
+
+
+def test_env_configures_the_worker_and_flags_win(spawn: Callable[..., CliProcess], db_url: str,
+                                                  tmp_path: object) -> None:
+    env = {"MONQUE_URL": db_url, "MONQUE_APP": APP, "MONQUE_CONCURRENCY": "3", "MONQUE_LOG_FORMAT": "json",
+           "MONQUE_INSTANCE_ID": "from-env", "MONQUE_DURATION": "0.3", "MONQUE_READ_ONLY": "1"}
+    from_env = spawn("--worker", env=env)
+    started = from_env.wait_for_event("worker:started")
+    assert (started["concurrency"], started["instance_id"], started["url"]) == (3, "from-env", db_url)
+    assert from_env.wait_exit() == 0  # MONQUE_READ_ONLY is shared config: ignored by the worker
+
+    other = f"sqlite:///{tmp_path}/other.db"
+    flags = spawn("--worker", "--concurrency", "7", "--instance-id", "from-flag", other, env=env)
+    started = flags.wait_for_event("worker:started")
+    assert (started["concurrency"], started["instance_id"], started["url"]) == (7, "from-flag", other)
+    assert flags.wait_exit() == 0
