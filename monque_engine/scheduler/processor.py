@@ -207,13 +207,15 @@ class JobProcessor:
                 worker.force = False
                 worker.slots.reserved += slots
                 self._total_reserved += slots
+                # Cleared before the claim, not after: a wake-up that arrives while the claim
+                # is in flight sets it again and must not be overwritten by a short result.
+                worker.work_hint = False
                 try:
                     jobs = await ctx.store.claim(worker.name, ctx.instance_id, now_ms(), slots, self._heartbeat_ms)
                 except Exception as error:  # noqa: BLE001 - the filler must outlive a failed claim
                     ctx.events.emit("job:error", JobErrorEvent(error))
                     # Try again after poll_interval, not at the (much longer) safety poll.
                     asyncio.get_running_loop().call_later(ctx.options.poll_interval, self.wake, worker.name)
-                    worker.work_hint = False
                     break
                 finally:
                     worker.slots.reserved -= slots
@@ -224,8 +226,8 @@ class JobProcessor:
                 current = self.workers.get(worker.name, worker)  # a replacement's handler runs them
                 for job in jobs:
                     self._launch(current, job)
-                if len(jobs) < slots:
-                    worker.work_hint = False
+                if len(jobs) == slots:
+                    worker.work_hint = True  # a full batch: there may be more
 
     async def _release(self, jobs: list[Job]) -> None:
         """A claim that landed after stop began goes back to pending untouched."""

@@ -1,0 +1,127 @@
+"""A worker process: ``python -m tests.procs.worker --db PATH --instance ID --runs-dir DIR ...``
+
+Registers one handler for ``--name`` that records ``start <id>`` in its run log, sleeps
+``--delay`` seconds (cancellable, as asyncio sleeps are) and records ``done <id>``. Prints
+``ready`` once the processor runs and the change feed is connected, engine events as they
+happen, and ``stopping`` / ``stopped`` / ``exit`` around a graceful stop. SIGTERM and SIGINT
+are handled with ``loop.add_signal_handler`` and lead to ``await monque.stop()``; the
+process then exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from typing import Any
+
+from monque_engine import Monque
+
+from ._common import RunLog, emit, sqlite_url
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--db", required=True)
+    p.add_argument("--instance", required=True)
+    p.add_argument("--runs-dir", required=True)
+    p.add_argument("--name", default="task")
+    p.add_argument("--concurrency", type=int, default=5)
+    p.add_argument("--delay", type=float, default=0.0, help="seconds each handler sleeps")
+    p.add_argument("--lock-timeout", type=float, default=1800.0)
+    p.add_argument("--stale-recovery-interval", type=float, default=None)
+    p.add_argument("--poll-interval", type=float, default=1.0)
+    p.add_argument("--safety-poll-interval", type=float, default=30.0)
+    p.add_argument("--heartbeat-interval", type=float, default=30.0)
+    p.add_argument("--shutdown-timeout", type=float, default=30.0)
+    p.add_argument("--print-jobs", action="store_true", help="print job:start and job:complete lines")
+    return p.parse_args(argv)
+
+
+def job_ids(jobs: Any) -> list[str]:
+    return [getattr(job, "id", str(job)) for job in (jobs or [])]
+
+
+async def run(args: argparse.Namespace) -> int:
+    loop = asyncio.get_running_loop()
+    stop_requested = asyncio.Event()
+
+    def on_signal(signum: int) -> None:
+        emit("signal", signal=signal.Signals(signum).name)
+        stop_requested.set()
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, on_signal, signum)
+
+    options: dict[str, Any] = {
+        "scheduler_instance_id": args.instance,
+        "lock_timeout": args.lock_timeout,
+        "poll_interval": args.poll_interval,
+        "safety_poll_interval": args.safety_poll_interval,
+        "heartbeat_interval": args.heartbeat_interval,
+        "shutdown_timeout": args.shutdown_timeout,
+    }
+    if args.stale_recovery_interval is not None:
+        options["stale_recovery_interval"] = args.stale_recovery_interval
+    monque = Monque(sqlite_url(args.db), **options)
+    runs = RunLog(args.runs_dir, args.instance)
+
+    async def handler(job: Any) -> None:
+        runs.record("start", job.id)
+        try:
+            if args.delay > 0:
+                await asyncio.sleep(args.delay)
+        except asyncio.CancelledError:
+            runs.record("cancelled", job.id)
+            raise
+        runs.record("done", job.id)
+
+    monque.register(args.name, handler, concurrency=args.concurrency)
+
+    connected = asyncio.Event()
+    monque.on("changestream:connected", lambda _e: (connected.set(), emit("changestream:connected")))
+    for name in ("changestream:error", "changestream:closed", "changestream:fallback"):
+        monque.on(name, lambda e, _n=name: emit(_n, error=repr(getattr(e, "error", None))))
+    monque.on("stale:recovered", lambda e: emit("stale:recovered", count=e.count))
+    monque.on("job:error", lambda e: emit(
+        "job:error",
+        error_type=type(e.error).__name__,
+        message=str(e.error),
+        job_id=getattr(e.job, "id", None),
+        incomplete=job_ids(getattr(e.error, "incomplete_jobs", None)),
+    ))
+    monque.on("job:fail", lambda e: emit("job:fail", job_id=e.job.id, error=str(e.error), will_retry=e.will_retry))
+    if args.print_jobs:
+        monque.on("job:start", lambda job: emit("job:start", job_id=job.id))
+        monque.on("job:complete", lambda e: emit("job:complete", job_id=e.job.id, status=e.job.status.value))
+
+    await monque.initialize()
+    await monque.start()
+    try:
+        await asyncio.wait_for(connected.wait(), 15)
+    except TimeoutError:
+        emit("fatal", message="change feed did not connect within 15 s")
+        await monque.close()
+        return 3
+    emit("ready", instance=args.instance)
+
+    await stop_requested.wait()
+    emit("stopping")
+    await monque.stop()
+    emit("stopped")
+    await monque.close()
+    runs.close()
+    emit("exit")
+    return 0
+
+
+def main() -> None:
+    args = parse_args()
+    code = asyncio.run(run(args))
+    sys.stdout.flush()
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()
