@@ -237,3 +237,18 @@ def raw() -> Callable[[Monque], RawAccess]:
 
 def ms(value: datetime) -> int:
     return int(value.timestamp() * 1000)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Say plainly, once, whether the MongoDB contract tests ran, instead of a wall of skips."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    mongo = sum(1 for report in skipped if MONGODB_SKIP_REASON in str(report.longrepr))
+    other = len(skipped) - mongo
+    if mongo:
+        terminalreporter.write_line(
+            f"MongoDB contract tests: {mongo} skipped, not passed — {MONGODB_SKIP_REASON}", yellow=True, bold=True
+        )
+    elif os.environ.get(MONGODB_ENV):
+        terminalreporter.write_line("MongoDB contract tests: ran against MONQUE_TEST_MONGODB_URI", green=True)
+    if other:
+        terminalreporter.write_line(f"Other skipped tests: {other} (run with -rs to list them)", yellow=True)
