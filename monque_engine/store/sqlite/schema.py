@@ -83,6 +83,9 @@ class Tables:
             # Keyset listings (the console) sorted by creation or last change.
             f"CREATE INDEX IF NOT EXISTS {j}_created ON {j}(created_at, id)",
             f"CREATE INDEX IF NOT EXISTS {j}_updated ON {j}(updated_at, id)",
+            # Claims and one-off completions never change next_run_at, so this one costs
+            # only on insert, retry and reschedule.
+            f"CREATE INDEX IF NOT EXISTS {j}_next_run ON {j}(next_run_at, id)",
             f"""CREATE TABLE IF NOT EXISTS {c} (
                 seq INTEGER PRIMARY KEY,
                 op TEXT NOT NULL,
