@@ -12,7 +12,8 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer
 
-from monque_engine import Job, JobStatus, QueueStats
+from monque_engine import CursorPage, Job, JobStatus, QueueStats
+from monque_engine.job import CursorDirection
 from monque_engine.cursor import CursorAnchor, encode_cursor
 
 from ..actions import ActionKind, eligible
@@ -113,18 +114,26 @@ class JobsScreen(Screen[None]):
         self._edges_loading.clear()
         return self._generation
 
-    @work(exclusive=True, group="load")
-    async def load_top(self, first: bool = False) -> None:
+    async def _fetch_end(self, direction: CursorDirection) -> tuple[JobWindow, CursorPage] | None:
+        """The first (forward) or last (backward) page of the view, or None if superseded."""
         monque = self.console.monque
         if monque is None:
-            return
+            return None
         generation = self._new_generation()
         query = self.query_state
         page = await monque.get_jobs_with_cursor(
-            None, limit=PAGE_SIZE, filter=query.list_filter(), sort=query.sort(), include_data=False)
+            None, limit=PAGE_SIZE, direction=direction, filter=query.list_filter(), sort=query.sort(),
+            include_data=False)
         if generation != self._generation:
+            return None
+        return JobWindow(query), page
+
+    @work(exclusive=True, group="load")
+    async def load_top(self, first: bool = False) -> None:
+        fetched = await self._fetch_end("forward")
+        if fetched is None:
             return
-        window = JobWindow(query)
+        window, page = fetched
         window.replace(page.jobs, has_before=False, has_after=page.has_next_page)
         self._show(window, to_top=True)
         if not window.rows:
@@ -136,17 +145,10 @@ class JobsScreen(Screen[None]):
 
     @work(exclusive=True, group="load")
     async def load_bottom(self) -> None:
-        monque = self.console.monque
-        if monque is None:
+        fetched = await self._fetch_end("backward")
+        if fetched is None:
             return
-        generation = self._new_generation()
-        query = self.query_state
-        page = await monque.get_jobs_with_cursor(
-            None, limit=PAGE_SIZE, direction="backward", filter=query.list_filter(), sort=query.sort(),
-            include_data=False)
-        if generation != self._generation:
-            return
-        window = JobWindow(query)
+        window, page = fetched
         window.replace(page.jobs, has_before=page.has_previous_page, has_after=False)
         self._show(window)
         self.table.move_cursor(len(window) - 1)
