@@ -226,6 +226,7 @@ class JobListFilter:
     next_run_at_from: datetime | None = None
     next_run_at_to: datetime | None = None
     search: str | None = None  # ours: prefix of the id, or a substring of the unique key
+    recurring: bool | None = None  # ours: only jobs with (True) or without (False) a cron schedule
 
 
 SortField = Literal["id", "created_at", "updated_at", "next_run_at"]

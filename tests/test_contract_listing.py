@@ -295,3 +295,16 @@ async def test_job_names(monque):
     await m.enqueue("alpha")
     m.register("mid", lambda j: None)
     assert await m.job_names() == ["alpha", "mid", "zeta"]
+
+
+async def test_recurring_filter_finds_exactly_the_scheduled_jobs(monque):
+    m = await monque()
+    one_offs = await m.enqueue_many([{"name": "alpha", "data": i} for i in range(5)])
+    hourly = await m.schedule("@hourly", "alpha", {"kind": "rollup"})
+    nightly = await m.schedule("0 3 * * *", "beta", None, tz="Europe/Paris")
+    page = await m.get_jobs_with_cursor(filter=JobListFilter(recurring=True))
+    assert sorted(j.id for j in page.jobs) == sorted([hourly.id, nightly.id])
+    assert all(j.repeat_interval for j in page.jobs)
+    page = await m.get_jobs_with_cursor(filter=JobListFilter(recurring=False))
+    assert sorted(j.id for j in page.jobs) == sorted(j.id for j in one_offs)
+    assert await m.count_jobs(JobListFilter(name="beta", recurring=True)) == 1

@@ -293,3 +293,11 @@ def test_evaluator_next_due_filter_only_pending_of_names() -> None:
                    _job(n=3, next_run_at_ms=10, name="other")])
     doc = c.find_one(q.next_due_filter(["email"]), sort=[("nextRunAt", 1)])
     assert str(doc["_id"]) == oid(2)
+
+
+def test_evaluator_recurring_filter_tells_scheduled_jobs_from_one_offs() -> None:
+    """Checked with a MongoDB query-language evaluator (mongomock), not a server."""
+    c = evaluator_collection()
+    c.insert_many([_job(n=1), _job(n=2, repeat_interval="@hourly"), _job(n=3)])
+    assert _ids(c.find(q.list_filter(StoreListFilter(recurring=True)))) == [oid(2)]
+    assert sorted(_ids(c.find(q.list_filter(StoreListFilter(recurring=False))))) == [oid(1), oid(3)]

@@ -69,4 +69,5 @@ def to_store_filter(filter: JobListFilter | None) -> StoreListFilter:
         next_run_from_ms=_ms(filter.next_run_at_from, "next_run_at_from"),
         next_run_to_ms=_ms(filter.next_run_at_to, "next_run_at_to"),
         search=search or None,
+        recurring=None if filter.recurring is None else bool(filter.recurring),
     )

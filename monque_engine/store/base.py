@@ -40,6 +40,7 @@ class StoreListFilter:
     next_run_from_ms: int | None = None
     next_run_to_ms: int | None = None
     search: str | None = None  # id prefix or unique-key substring
+    recurring: bool | None = None  # with (True) or without (False) a repeatInterval
 
 
 @dataclass(frozen=True, slots=True)

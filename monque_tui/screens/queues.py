@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from monque_engine import InvalidCronError, JobStatus, QueueViewSummary
+from monque_engine import InvalidCronError, JobListFilter, JobStatus, QueueViewSummary
 from monque_engine.cron import describe
 
 from ..bindings import bindings_for
@@ -57,18 +57,17 @@ class QueuesScreen(Screen[None]):
             return
         summaries = await monque.get_queue_view_summaries()
         schedules: dict[str, list[str]] = {}
-        for summary in summaries:
-            # The engine has no "recurring jobs of a name" query: look among the waiting ones.
-            jobs = await monque.get_jobs(summary.name, [JobStatus.PENDING, JobStatus.PROCESSING], limit=100)
-            for job in jobs:
-                if job.repeat_interval:
-                    try:
-                        words = describe(job.repeat_interval)
-                    except InvalidCronError:
-                        words = job.repeat_interval
-                    schedules.setdefault(summary.name, [])
-                    if words not in schedules[summary.name]:
-                        schedules[summary.name].append(words)
+        recurring = JobListFilter(status=[JobStatus.PENDING, JobStatus.PROCESSING], recurring=True)
+        page = await monque.get_jobs_with_cursor(limit=1000, filter=recurring, include_data=False)
+        for job in page.jobs:
+            assert job.repeat_interval is not None
+            try:
+                words = describe(job.repeat_interval)
+            except InvalidCronError:
+                words = job.repeat_interval
+            named = schedules.setdefault(job.name, [])
+            if words not in named:
+                named.append(words)
         self._show(summaries, schedules)
 
     def _show(self, summaries: list[QueueViewSummary], schedules: dict[str, list[str]]) -> None:

@@ -210,6 +210,8 @@ def list_filter(filter: StoreListFilter) -> Document:
             rng["$lte"] = dt(high)
         if rng:
             query[field] = rng
+    if filter.recurring is not None:
+        query["repeatInterval"] = {"$exists": True, "$ne": None} if filter.recurring else {"$in": [None]}
     if filter.search:
         query.setdefault("$and", []).append(_search_clause(filter.search))
     return query

@@ -69,6 +69,8 @@ def filter_where(filter: StoreListFilter) -> tuple[str, list[Any]]:
         if high is not None:
             clauses.append(f"{column} <= ?")
             params.append(high)
+    if filter.recurring is not None:
+        clauses.append("repeat_interval IS NOT NULL" if filter.recurring else "repeat_interval IS NULL")
     if filter.search:
         escaped = filter.search.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         clauses.append("(id LIKE ? ESCAPE '\\' OR instr(unique_key, ?) > 0)")

@@ -83,6 +83,9 @@ class Tables:
             # Keyset listings (the console) sorted by creation or last change.
             f"CREATE INDEX IF NOT EXISTS {j}_created ON {j}(created_at, id)",
             f"CREATE INDEX IF NOT EXISTS {j}_updated ON {j}(updated_at, id)",
+            # Recurring jobs are few: a partial index finds every schedule without a scan,
+            # and inserts of one-off jobs never touch it.
+            f"CREATE INDEX IF NOT EXISTS {j}_recurring ON {j}(name, id) WHERE repeat_interval IS NOT NULL",
             # Claims and one-off completions never change next_run_at, so this one costs
             # only on insert, retry and reschedule.
             f"CREATE INDEX IF NOT EXISTS {j}_next_run ON {j}(next_run_at, id)",
