@@ -26,7 +26,7 @@ class RunLog:
 
     Each record is one ``write`` on an ``O_APPEND`` descriptor followed by ``fsync``, so it
     survives the process being SIGKILLed right after (and the machine losing power).
-    Lines: ``<kind> <job id> <instance>`` with kind ``start``, ``done`` or ``cancelled``.
+    Lines: ``<kind> <job id> <instance>`` with kind ``start``, ``done``, ``cancelled`` or ``failed``.
     """
 
     def __init__(self, directory: str, instance: str) -> None:

@@ -29,13 +29,18 @@ Line = dict[str, Any]
 class Proc:
     """One child process running ``python -m tests.procs.<script>``."""
 
-    def __init__(self, label: str, script: str, args: list[str], log_dir: Path, stdin: bool = False) -> None:
+    def __init__(self, label: str, script: str, args: list[str], log_dir: Path, stdin: bool = False,
+                 prefix: list[str] | None = None, env: dict[str, str] | None = None,
+                 command: list[str] | None = None) -> None:
+        """``prefix`` goes before the interpreter (e.g. ``setpriv ...`` to drop privileges);
+        ``command`` replaces ``python -m tests.procs.<script>`` altogether (e.g. the CLI)."""
         self.label = label
         self.stderr_path = log_dir / f"{label}.stderr"
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})}
         self._stderr = open(self.stderr_path, "wb")  # noqa: SIM115 - closed in close()
+        argv = command if command is not None else [sys.executable, "-m", f"tests.procs.{script}"]
         self.popen = subprocess.Popen(
-            [sys.executable, "-m", f"tests.procs.{script}", *args],
+            [*(prefix or []), *argv, *args],
             cwd=REPO_ROOT,
             env=env,
             stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
@@ -154,8 +159,10 @@ class Launcher:
         self.log_dir = log_dir
         self.procs: list[Proc] = []
 
-    def start(self, label: str, script: str, *args: Any, stdin: bool = False) -> Proc:
-        proc = Proc(label, script, [str(a) for a in args], self.log_dir, stdin=stdin)
+    def start(self, label: str, script: str, *args: Any, stdin: bool = False, prefix: list[str] | None = None,
+              env: dict[str, str] | None = None, command: list[str] | None = None) -> Proc:
+        proc = Proc(label, script, [str(a) for a in args], self.log_dir, stdin=stdin, prefix=prefix, env=env,
+                    command=command)
         self.procs.append(proc)
         return proc
 

@@ -36,6 +36,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--heartbeat-interval", type=float, default=30.0)
     p.add_argument("--shutdown-timeout", type=float, default=30.0)
     p.add_argument("--print-jobs", action="store_true", help="print job:start and job:complete lines")
+    p.add_argument("--mixed-delay", type=float, default=0.0,
+                   help="instead of --delay: each job sleeps 0, 1/10, 1/3 or all of this, chosen by its id")
+    p.add_argument("--fail-marked", action="store_true", help="the handler raises for jobs whose data has fail=true")
+    p.add_argument("--max-retries", type=int, default=None)
+    p.add_argument("--base-retry-interval", type=float, default=None)
+    p.add_argument("--url-query", default="", help="appended to the SQLite URL, e.g. busy_timeout=0.5")
     return p.parse_args(argv)
 
 
@@ -64,17 +70,31 @@ async def run(args: argparse.Namespace) -> int:
     }
     if args.stale_recovery_interval is not None:
         options["stale_recovery_interval"] = args.stale_recovery_interval
-    monque = Monque(sqlite_url(args.db), **options)
+    if args.max_retries is not None:
+        options["max_retries"] = args.max_retries
+    if args.base_retry_interval is not None:
+        options["base_retry_interval"] = args.base_retry_interval
+    url = sqlite_url(args.db) + (f"?{args.url_query}" if args.url_query else "")
+    monque = Monque(url, **options)
     runs = RunLog(args.runs_dir, args.instance)
+
+    def delay_of(job: Any) -> float:
+        if args.mixed_delay > 0:
+            return args.mixed_delay * (0.0, 0.1, 1 / 3, 1.0)[int(job.id[-2:], 16) % 4]
+        return args.delay
 
     async def handler(job: Any) -> None:
         runs.record("start", job.id)
         try:
-            if args.delay > 0:
-                await asyncio.sleep(args.delay)
+            delay = delay_of(job)
+            if delay > 0:
+                await asyncio.sleep(delay)
         except asyncio.CancelledError:
             runs.record("cancelled", job.id)
             raise
+        if args.fail_marked and isinstance(job.data, dict) and job.data.get("fail"):
+            runs.record("failed", job.id)
+            raise RuntimeError(f"job {job.id} is marked to fail")
         runs.record("done", job.id)
 
     monque.register(args.name, handler, concurrency=args.concurrency)
@@ -96,7 +116,12 @@ async def run(args: argparse.Namespace) -> int:
         monque.on("job:start", lambda job: emit("job:start", job_id=job.id))
         monque.on("job:complete", lambda e: emit("job:complete", job_id=e.job.id, status=e.job.status.value))
 
-    await monque.initialize()
+    try:
+        await monque.initialize()
+    except Exception as error:  # noqa: BLE001 - reported to the test, which decides
+        emit("init_error", error_type=type(error).__name__, message=str(error))
+        runs.close()
+        return 3
     await monque.start()
     try:
         await asyncio.wait_for(connected.wait(), 15)

@@ -38,7 +38,9 @@ log = logging.getLogger("monque_engine.sqlite")
 MAX_BATCH = 512
 #: Inline commits between checkpoints. The inline connection never checkpoints (that
 #: would do I/O on the loop); the write thread does it after this many inline commits,
-#: so a process that only enqueues one job at a time still keeps its WAL small.
+#: so a process that only enqueues one job at a time still keeps its WAL small. The
+#: checkpoint holds the gate (inline writes queue for its ~10 ms): run concurrently with
+#: a stream of writes it never catches up, the WAL never restarts and grows without end.
 CHECKPOINT_EVERY = 1000
 _MISS = object()
 

@@ -124,6 +124,16 @@ class SqliteStore(JobStore):
             except sqlite3.DatabaseError as error:
                 await self.close()
                 raise self._open_error(error) from error
+            except ConnectionError as error:
+                # The runners hand back sqlite3 errors already wrapped; a file that is not a
+                # database (or is damaged) still deserves the sentence that says so.
+                await self.close()
+                cause = error.__cause__
+                if isinstance(cause, sqlite3.DatabaseError) and any(
+                    text in str(cause) for text in ("not a database", "malformed")
+                ):
+                    raise self._open_error(cause) from cause
+                raise
             except BaseException:
                 await self.close()
                 raise
@@ -379,8 +389,20 @@ class SqliteStore(JobStore):
                     drained[0] = True
                 return self._complete_items(conn, items)
 
+            def settle(done: asyncio.Future[list[Job | None]]) -> None:
+                # The flush failed before it ran (e.g. BEGIN IMMEDIATE timed out on a locked
+                # file): take what it would have drained and fail it with the same error, and
+                # let the next completion queue a new flush. Otherwise these waiters would wait
+                # forever and no later completion of this process would ever be flushed.
+                if not drained[0]:
+                    drained[0] = True
+                    self._completion_flush_queued = False
+                    while self._completions:
+                        items.append(self._completions.popleft())
+                _settle(done, items)
+
             flush = self._runner_w().submit(flush_op)
-            flush.add_done_callback(lambda done: _settle(done, items))
+            flush.add_done_callback(settle)
         return await future
 
     def _complete_items(
