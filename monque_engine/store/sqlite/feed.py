@@ -14,6 +14,7 @@ the rows after it, in order, no gaps and no repeats.
 from __future__ import annotations
 
 import asyncio
+import functools
 import sqlite3
 import threading
 from collections.abc import AsyncIterator, Callable
@@ -172,7 +173,8 @@ class ChangeFeed:
         try:
             while not self._closed:
                 wake.clear()
-                rows, high = await self._reader.run(lambda conn, after=last: self._pull(conn, sql, after))
+                after = last
+                rows, high = await self._reader.run(functools.partial(self._pull, sql=sql, after=after))
                 for row in rows:
                     yield self._event(row, full_document)
                 if len(rows) == PULL_LIMIT:

@@ -237,7 +237,7 @@ class WriteRunner(_Runner):
                 self._inline_commits += 1
                 if self._inline_commits >= CHECKPOINT_EVERY:
                     self._request_checkpoint()
-                return result  # type: ignore[no-any-return]
+                return result  # type: ignore[return-value]
         return await self.submit(op)
 
     def _request_checkpoint(self) -> None:

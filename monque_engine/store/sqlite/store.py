@@ -544,7 +544,7 @@ class SqliteStore(JobStore):
         avg: float | None = None
         for status, count, duration_sum in rows:
             counts[status] = count
-            if status == "completed" and count:
+            if status == "completed" and count and duration_sum is not None:
                 avg = duration_sum / count
         return QueueStats(**counts, total=sum(counts.values()), avg_processing_duration_ms=avg)
 
@@ -561,10 +561,8 @@ class SqliteStore(JobStore):
         )
 
     async def stats(self, name: str | None) -> QueueStats:
-        if name is None:
-            sql, params = self._stats_sql(""), ()
-        else:
-            sql, params = self._stats_sql(" AND name = ?"), (name, name, name)
+        params: tuple[str, ...] = () if name is None else (name, name, name)
+        sql = self._stats_sql("" if name is None else " AND name = ?")
         rows = await self._read(lambda conn: conn.execute(sql, params).fetchall())
         totals: dict[str, list[int]] = {}
         for _, status, count, duration in rows:
