@@ -13,7 +13,9 @@ from json.encoder import encode_basestring
 from typing import Any
 
 try:
-    from _json import make_encoder as c_make_encoder
+    from _json import make_encoder as _c_make_encoder
+
+    c_make_encoder: Any = _c_make_encoder
 except ImportError:  # pragma: no cover
     c_make_encoder = None
 
