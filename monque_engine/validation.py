@@ -25,8 +25,9 @@ from .errors import InvalidJobIdentifierError, PayloadTooLargeError, PayloadVali
 
 MAX_NAME_LENGTH = 255
 MAX_UNIQUE_KEY_LENGTH = 1024
-_NAME_FORBIDDEN = re.compile(r"[\s\x00-\x1f\x7f]")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# Lone surrogates (U+D800-U+DFFF) cannot be encoded as UTF-8, so no store can keep them.
+_NAME_FORBIDDEN = re.compile("[\\s\\x00-\\x1f\\x7f\ud800-\udfff]")
+_CONTROL = re.compile("[\\x00-\\x1f\\x7f\ud800-\udfff]")
 _HEX24 = re.compile(r"[0-9a-f]{24}")
 _ENCODER = json.JSONEncoder(allow_nan=False, ensure_ascii=False, separators=(",", ":"))
 
@@ -66,7 +67,9 @@ def validate_job_name(name: object) -> str:
     if len(name) > MAX_NAME_LENGTH:
         raise InvalidJobIdentifierError("name", name[:40] + "…", f"must be at most {MAX_NAME_LENGTH} characters")
     if _NAME_FORBIDDEN.search(name):
-        raise InvalidJobIdentifierError("name", name, "must not contain whitespace or control characters")
+        raise InvalidJobIdentifierError(
+            "name", name, "must not contain whitespace, control characters or unpaired surrogates"
+        )
     if len(_valid_names) < 10_000:
         _valid_names.add(name)
     return name
@@ -82,7 +85,7 @@ def validate_unique_key(key: object) -> str:
             "uniqueKey", key[:40] + "…", f"must be at most {MAX_UNIQUE_KEY_LENGTH} characters"
         )
     if _CONTROL.search(key):
-        raise InvalidJobIdentifierError("uniqueKey", key, "must not contain control characters")
+        raise InvalidJobIdentifierError("uniqueKey", key, "must not contain control characters or unpaired surrogates")
     return key
 
 
@@ -121,11 +124,42 @@ def encode_payload(data: Any, max_size: int | None) -> str:
         ) from None
     except RecursionError:
         raise PayloadValidationError("Job payload is nested too deeply to encode as JSON") from None
+    if not text.isascii():
+        try:
+            text.encode()
+        except UnicodeEncodeError:
+            raise PayloadValidationError(
+                "Job payload holds a string with an unpaired surrogate (e.g. '\\ud800'), which is not valid "
+                "Unicode text and cannot be stored; clean or escape it first"
+            ) from None
+    if isinstance(data, dict | list | tuple) and _has_non_string_key(data):
+        raise PayloadValidationError(
+            "Job payload has a dict key that is not a string; JSON (and BSON) keys are strings, so it would "
+            "come back changed (1 -> '1'): convert the keys to strings yourself"
+        )
     if max_size is not None:
         size = payload_size(data, text)
         if size > max_size:
             raise PayloadTooLargeError(size, max_size)
     return text
+
+
+def _has_non_string_key(data: Any) -> bool:
+    """True when a dict anywhere in the payload has a key that is not a str (json.dumps would
+    silently turn 1, 1.5, True or None into a string, so the job would not round-trip)."""
+    stack = [data]
+    containers = (dict, list, tuple)
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    return True
+                if isinstance(item, containers):
+                    stack.append(item)
+        else:
+            stack.extend(item for item in value if isinstance(item, containers))
+    return False
 
 
 def payload_size(data: Any, text: str) -> int:

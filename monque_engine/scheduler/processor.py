@@ -55,6 +55,7 @@ class Worker:
     filler: asyncio.Task[None] | None = None
     deferred: asyncio.TimerHandle | None = None  # a pending "claim what is free now" nudge
     force: bool = False  # the nudge fired: claim even below the batch threshold
+    rearm: bool = False  # a due-time timer fired: after the claim, arm one for the next future job
 
 
 def _error_message(error: BaseException) -> str:
@@ -144,6 +145,13 @@ class JobProcessor:
     def _timer_fired(self, name: str) -> None:
         self._timers.pop(name, None)
         self._timer_due.pop(name, None)
+        worker = self.workers.get(name)
+        if worker is not None:
+            # wake_at keeps only the earliest due time per name, so later ones it was told
+            # about were dropped; the claim this wakes takes what is due now, and then the
+            # filler looks up the next due time (see _rearm) instead of leaving those jobs
+            # to the safety poll.
+            worker.rearm = True
         self.wake(name)
 
     def stop_claiming(self) -> None:
@@ -228,6 +236,20 @@ class JobProcessor:
                     self._launch(current, job)
                 if len(jobs) == slots:
                     worker.work_hint = True  # a full batch: there may be more
+                elif worker.rearm:
+                    worker.rearm = False
+                    await self._rearm(worker)
+
+    async def _rearm(self, worker: Worker) -> None:
+        """Arm the timer for the earliest pending job of this name (read after the claim
+        committed, so what was due has been taken and the answer is the next future job)."""
+        try:
+            due = await self._ctx.store.next_due_ms([worker.name])
+        except Exception as error:  # noqa: BLE001 - the safety poll still covers it
+            self._ctx.events.emit("job:error", JobErrorEvent(error))
+            return
+        if due is not None and self.running:
+            self.wake_at(worker.name, due)
 
     async def _release(self, jobs: list[Job]) -> None:
         """A claim that landed after stop began goes back to pending untouched."""

@@ -23,7 +23,7 @@ from ..job import (
 )
 from ..validation import normalize_job_id
 from .context import SchedulerContext
-from .selectors import to_store_filter, to_store_selector
+from .selectors import _name, to_store_filter, to_store_selector
 
 MAX_QUERY_LIMIT = 1000
 STATS_CACHE_ENTRIES = 100
@@ -131,8 +131,7 @@ class JobQuery:
         return await self._ctx.store.count(to_store_filter(filter))
 
     async def get_queue_stats(self, name: str | None = None) -> QueueStats:
-        if name is not None and not isinstance(name, str):
-            raise InvalidJobQueryError(f"name must be a string, got {type(name).__name__}")
+        name = _name(name)  # a string that sqlite3 / BSON can carry, or None
         return await self.stats_cache.get(("stats", name), lambda: self._ctx.store.stats(name))  # type: ignore[no-any-return]
 
     async def get_queue_view_summaries(self) -> list[QueueViewSummary]:

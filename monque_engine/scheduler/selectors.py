@@ -14,11 +14,19 @@ from ..timeutil import datetime_to_ms
 def parse_statuses(status: StatusArg) -> tuple[JobStatus, ...] | None:
     if status is None:
         return None
-    values: Sequence[JobStatus | str] = [status] if isinstance(status, str) else status
+    if isinstance(status, str):
+        values: Sequence[JobStatus | str] = [status]
+    elif isinstance(status, list | tuple | set | frozenset):
+        values = list(status)
+    else:
+        raise InvalidJobQueryError(
+            f"status must be a job status or a list of them, got {type(status).__name__}; "
+            f"use one of {', '.join(s.value for s in JobStatus)}"
+        )
     parsed: list[JobStatus] = []
     for value in values:
         key = value.value if isinstance(value, JobStatus) else value
-        if key not in STATUS_BY_VALUE:
+        if not isinstance(key, str) or key not in STATUS_BY_VALUE:
             raise InvalidJobQueryError(
                 f"Unknown job status {value!r}; use one of {', '.join(s.value for s in JobStatus)}"
             )
@@ -36,9 +44,14 @@ def _ms(value: datetime | None, field: str) -> int | None:
     return datetime_to_ms(value)
 
 
-def _name(name: str | None) -> str | None:
+def _name(name: str | None, field: str = "name") -> str | None:
     if name is not None and not isinstance(name, str):
-        raise InvalidJobQueryError(f"name must be a string, got {type(name).__name__}")
+        raise InvalidJobQueryError(f"{field} must be a string, got {type(name).__name__}")
+    if name is not None and not name.isascii():
+        try:
+            name.encode()
+        except UnicodeEncodeError:  # a lone surrogate: no stored text can match it, and sqlite3 cannot bind it
+            raise InvalidJobQueryError(f"{field} {name!r} is not valid Unicode text (unpaired surrogate)") from None
     return name
 
 
@@ -58,7 +71,8 @@ def to_store_filter(filter: JobListFilter | None) -> StoreListFilter:
     filter = filter or JobListFilter()
     if not isinstance(filter, JobListFilter):
         raise InvalidJobQueryError("Pass a JobListFilter(name=…, status=…, created_at_from=…, …)")
-    search = filter.search.strip() if isinstance(filter.search, str) else None
+    search = _name(filter.search, "search") if isinstance(filter.search, str) else None
+    search = search.strip() if search is not None else None
     return StoreListFilter(
         name=_name(filter.name),
         statuses=parse_statuses(filter.status),
