@@ -8,11 +8,11 @@ cursor row) or *everything matching the view* through the bulk selector calls.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 
-from monque_engine import Job, JobListFilter, JobStateError, JobStatus, Monque
+from monque_engine import Job, JobStateError, JobStatus, Monque
 
 from .formatting import absolute, plural, short_id
 from .query import JobQuery
@@ -126,7 +126,9 @@ def bulk_subject(kind: ActionKind, query: JobQuery, count: int) -> str:
     statuses = ELIGIBLE[kind] if query.status is None else (query.status,)
     which = "" if kind is ActionKind.DELETE and query.status is None else " or ".join(s.value for s in statuses) + " "
     named = f" named {query.name!r}" if query.name else ""
-    return f"every {which}job{named} ({plural(count, 'job')})"
+    created = query.range_for("created_at")
+    when = f" {created.describe()}" if created is not None else ""
+    return f"every {which}job{named}{when} ({plural(count, 'job')})"
 
 
 async def plan_bulk(monque: Monque, kind: ActionKind, query: JobQuery) -> ActionPlan:
@@ -134,7 +136,8 @@ async def plan_bulk(monque: Monque, kind: ActionKind, query: JobQuery) -> Action
     if not statuses:
         count = 0
     else:
-        count = await monque.count_jobs(JobListFilter(name=query.name, status=list(statuses)))
+        # The view's filter (name and created range; bulk_blocker rules out the rest) for these statuses.
+        count = await monque.count_jobs(replace(query.list_filter(), status=list(statuses)))
     return ActionPlan(kind, None, 0, query, count, bulk_subject(kind, query, count))
 
 

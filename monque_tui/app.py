@@ -186,11 +186,11 @@ class MonqueConsole(App[int]):
                     return
                 query = self.jobs_screen.query_state
                 stats = await monque.get_queue_stats(query.name)
-                if query.search:
+                if query.search or query.ranges:
                     matching: int | None = await monque.count_jobs(query.list_filter())
                 else:
                     matching = stats.total if query.status is None else stats.count(query.status)
-                if not query.name and not query.search and query.status is None:
+                if query.is_empty:
                     matching = None
                 self.jobs_screen.show_stats(stats, matching)
                 self._stats_done_at = time.monotonic()
@@ -272,9 +272,8 @@ class MonqueConsole(App[int]):
             return
         if self.monque is None:
             return
-        if not query.bulk_expressible:
-            self.notify("Clear the text filter first: bulk actions select by status and name only.",
-                        severity="warning")
+        if query.bulk_blocker is not None:
+            self.notify(query.bulk_blocker, severity="warning")
             return
         plan = await plan_bulk(self.monque, kind, query)
         if plan.count == 0:

@@ -55,9 +55,10 @@ REGISTRY: tuple[KeyAction, ...] = (
     KeyAction("s", "next_sort", "Sort", "View", ("jobs",), help="Sort by created, updated or next run (cycles)"),
     KeyAction("S", "reverse_sort", "Reverse", "View", ("jobs",), help="Flip the sort direction"),
     KeyAction("slash", "filter", "Filter", "View", ("jobs",), key_display="/",
-              help="Filter by job name (with completion) and free text on id prefix or unique key"),
+              help="Filter by job name (tab completes), id prefix or unique key, and time ranges "
+                   "FROM..TO such as: created -2h..  updated today  next now..+1h (no offset = UTC)"),
     KeyAction("escape", "clear_filter", "Clear filter", "View", ("jobs",), show=False, key_display="Esc",
-              help="Clear the name and text filter"),
+              help="Clear the name, text and time filters"),
     KeyAction("p", "toggle_pause", "Pause", "View", ("jobs",), help="Freeze or resume live updates"),
     # Marking
     KeyAction("space", "toggle_mark", "Mark", "Mark", ("jobs",), key_display="␣",
@@ -74,11 +75,13 @@ REGISTRY: tuple[KeyAction, ...] = (
     KeyAction("d", "act('delete')", "Delete", "Act", ("jobs", "detail"), mutating=True,
               help="Delete jobs: the marked ones, or else the one under the cursor"),
     KeyAction("C", "act_all('cancel')", "Cancel all", "Act on everything matching", ("jobs",), mutating=True,
-              show=False, help="Cancel every pending job matching the view's status and name"),
+              show=False, help="Cancel every pending job matching the view's status, name and created range"),
     KeyAction("R", "act_all('retry')", "Retry all", "Act on everything matching", ("jobs",), mutating=True,
-              show=False, help="Retry every failed or cancelled job matching the view's status and name"),
+              show=False,
+              help="Retry every failed or cancelled job matching the view's status, name and created range"),
     KeyAction("D", "act_all('delete')", "Delete all", "Act on everything matching", ("jobs",), mutating=True,
-              show=False, help="Delete every job matching the view's status and name"),
+              show=False, help="Delete every job matching the view's status, name and created range (these three keys "
+                   "are off while a text, updated or next-run filter is active)"),
     # Queues screen
     KeyAction("enter", "open_queue", "Show jobs", "Queues", ("queues",), key_display="⏎",
               help="Show the jobs of the queue under the cursor"),

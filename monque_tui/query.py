@@ -1,4 +1,4 @@
-"""What the jobs view shows: status, name, free text and sort, and how a job is judged against it.
+"""What the jobs view shows: status, name, free text, time ranges and sort, and how a job is judged.
 
 The same predicate the store applies in SQL is applied here to jobs arriving on the change
 feed, so a changed job can be placed in (or dropped from) the loaded window without a query.
@@ -17,6 +17,63 @@ SortBy = Literal["created_at", "updated_at", "next_run_at"]
 SORT_FIELDS: tuple[SortBy, ...] = ("created_at", "updated_at", "next_run_at")
 SORT_LABELS: dict[str, str] = {"created_at": "created", "updated_at": "updated", "next_run_at": "next run"}
 _INVERT = str.maketrans("0123456789abcdef", "fedcba9876543210")
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+DAY_MS = 86_400_000
+
+
+def ms_datetime(ms: int) -> datetime:
+    """Exactly ``ms`` (no float rounding), as an aware UTC datetime."""
+    return _EPOCH + timedelta(milliseconds=ms)
+
+
+def datetime_ms(moment: datetime) -> int:
+    """Floor to the millisecond, the precision both stores keep."""
+    delta = moment - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
+
+
+@dataclass(frozen=True, slots=True)
+class TimeRange:
+    """An inclusive range on one of the job's instants; either end may be open."""
+
+    field: SortBy
+    start_ms: int | None = None
+    end_ms: int | None = None
+
+    def contains(self, job: Job) -> bool:
+        value: int = getattr(job, f"{self.field}_ms")
+        if self.start_ms is not None and value < self.start_ms:
+            return False
+        return self.end_ms is None or value <= self.end_ms
+
+    def describe(self, now_ms: int | None = None) -> str:
+        """``created 10:00..12:00 UTC``, ``next run ..2026-12-01 UTC`` (a whole day reads as its date)."""
+        label = SORT_LABELS[self.field]
+        start, end = self.start_ms, self.end_ms
+        if start is not None and end is not None and start % DAY_MS == 0 and end == start + DAY_MS - 1:
+            return f"{label} on {_moment_text(start, now_ms)} UTC"
+        # The time alone when every end is on today's date.
+        today = now_ms // DAY_MS if now_ms is not None else None
+        if any(ms // DAY_MS != today for ms in (start, end) if ms is not None):
+            today = None
+        low = "" if start is None else _moment_text(start, today)
+        high = "" if end is None else _moment_text(end, today, end=True)
+        return f"{label} {low}..{high} UTC"
+
+
+def _moment_text(ms: int, today: int | None, end: bool = False) -> str:
+    """As short as is exact: a date alone at a day boundary, the time alone on ``today`` (a day number)."""
+    moment = ms_datetime(ms)
+    if ms % DAY_MS == (DAY_MS - 1 if end else 0):
+        return moment.strftime("%Y-%m-%d")
+    time_text = moment.strftime("%H:%M")
+    if ms % 60_000:
+        time_text += moment.strftime(":%S")
+        if ms % 1000:
+            time_text += f".{ms % 1000:03d}"
+    if today is not None and ms // DAY_MS == today:
+        return time_text
+    return f"{moment.strftime('%Y-%m-%d')} {time_text}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,21 +83,62 @@ class JobQuery:
     search: str | None = None
     sort_by: SortBy = "created_at"
     descending: bool = True
+    #: At most one range per field, in SORT_FIELDS order.
+    ranges: tuple[TimeRange, ...] = ()
 
     # -- store forms ---------------------------------------------------------------------
+    def range_for(self, field: SortBy) -> TimeRange | None:
+        return next((r for r in self.ranges if r.field == field), None)
+
+    def _bound(self, field: SortBy, end: bool) -> datetime | None:
+        time_range = self.range_for(field)
+        ms = None if time_range is None else (time_range.end_ms if end else time_range.start_ms)
+        return None if ms is None else ms_datetime(ms)
+
     def list_filter(self) -> JobListFilter:
-        return JobListFilter(name=self.name, status=self.status, search=self.search)
+        bound = self._bound
+        return JobListFilter(
+            name=self.name, status=self.status, search=self.search,
+            created_at_from=bound("created_at", False), created_at_to=bound("created_at", True),
+            updated_at_from=bound("updated_at", False), updated_at_to=bound("updated_at", True),
+            next_run_at_from=bound("next_run_at", False), next_run_at_to=bound("next_run_at", True),
+        )
 
     def sort(self) -> JobSort:
         return JobSort(by=self.sort_by, direction="desc" if self.descending else "asc")
 
     @property
+    def bulk_blocker(self) -> str | None:
+        """Why a JobSelector cannot say exactly what this view shows, or None when it can.
+
+        A selector has name, status and an exclusive created-at window (createdAt > newer_than,
+        < older_than). Instants are whole milliseconds in both stores, so an inclusive created
+        range [a, b] is exactly createdAt > a - 1ms and < b + 1ms; free text and updated or
+        next-run ranges have no selector form.
+        """
+        other = [SORT_LABELS[r.field] for r in self.ranges if r.field != "created_at"]
+        clear = ["the text filter"] if self.search else []
+        if other:
+            clear.append(f"the {' and '.join(other)} range" + ("s" if len(other) > 1 else ""))
+        if not clear:
+            return None
+        return f"Bulk actions select by status, name and created time only: clear {' and '.join(clear)} first."
+
+    @property
     def bulk_expressible(self) -> bool:
-        """Whether a JobSelector can say exactly what this view shows (it has no free text)."""
-        return not self.search
+        return self.bulk_blocker is None
 
     def selector(self, status: JobStatus | tuple[JobStatus, ...] | None) -> JobSelector:
-        return JobSelector(name=self.name, status=list(status) if isinstance(status, tuple) else status)
+        if not self.bulk_expressible:
+            raise ValueError(self.bulk_blocker)
+        created = self.range_for("created_at")
+        newer = older = None
+        if created is not None and created.start_ms is not None:
+            newer = ms_datetime(created.start_ms - 1)
+        if created is not None and created.end_ms is not None:
+            older = ms_datetime(created.end_ms + 1)
+        return JobSelector(name=self.name, status=list(status) if isinstance(status, tuple) else status,
+                           older_than=older, newer_than=newer)
 
     # -- changes -----------------------------------------------------------------------------
     def with_status(self, status: JobStatus | None) -> JobQuery:
@@ -53,9 +151,18 @@ class JobQuery:
     def reversed(self) -> JobQuery:
         return replace(self, descending=not self.descending)
 
+    def with_ranges(self, ranges: tuple[TimeRange, ...]) -> JobQuery:
+        ordered = tuple(sorted(ranges, key=lambda r: SORT_FIELDS.index(r.field)))
+        return replace(self, ranges=ordered)
+
     @property
     def is_empty(self) -> bool:
-        return self.status is None and not self.name and not self.search
+        return self.status is None and not self.name and not self.search and not self.ranges
+
+    @property
+    def has_filter(self) -> bool:
+        """Anything the filter bar sets (Esc clears it)."""
+        return bool(self.name or self.search or self.ranges)
 
     # -- judging a job ----------------------------------------------------------------------
     def matches(self, job: Job) -> bool:
@@ -67,7 +174,7 @@ class JobQuery:
             text = self.search.strip()
             if not (job.id.startswith(text.lower()) or (job.unique_key is not None and text in job.unique_key)):
                 return False
-        return True
+        return all(time_range.contains(job) for time_range in self.ranges)
 
     def order_key(self, job: Job) -> tuple[Any, ...]:
         """Ascending order of this key is display order (ties broken by id, as the store does)."""
@@ -76,13 +183,16 @@ class JobQuery:
             return (-value, job.id.translate(_INVERT))
         return (value, job.id)
 
-    def describe(self) -> str:
+    def describe(self, now_ms: int | None = None) -> str:
         parts = [self.status.value if self.status else "all"]
         if self.name:
             parts.append(f"named {self.name!r}")
         if self.search:
             parts.append(f"matching {self.search!r}")
-        return " ".join(parts)
+        text = " ".join(parts)
+        for time_range in self.ranges:
+            text += f", {time_range.describe(now_ms)}"
+        return text
 
 
 _OFFSET = re.compile(r"^\+\s*(\d+(?:\.\d+)?)\s*([smhdw])$")
@@ -109,3 +219,93 @@ def parse_when(text: str, now_ms: int) -> datetime:
             f"Cannot read {text!r} as a time; type +10m, +2h, +1d, now, or an ISO time like 2030-01-02T15:04"
         ) from None
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+# -- time ranges typed in the filter bar ------------------------------------------------------------
+#: The syntax, for placeholders, errors and help.
+RANGE_EXAMPLE = "created -2h..  updated today  next now..+1h"
+RANGE_PLACEHOLDER = "created -2h..  next now..+1h  (no offset = UTC)"
+INSTANT_FORMS = "2026-12-01, 2026-12-01 10:00 (UTC; Z/+01:00 ok), -30m, -2h, -7d, +1h, now, today"
+RANGE_HINT = f"created|updated|next FROM..TO · times: {INSTANT_FORMS}"
+_FIELD_WORD = re.compile(r"\b(created|updated|next(?:[ _-]?run)?)\b\s*:?", re.IGNORECASE)
+_RELATIVE = re.compile(r"^([+-])\s*(\d+(?:\.\d+)?)\s*([smhdw])$")
+_DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_FIELD_OF_WORD: dict[str, SortBy] = {"created": "created_at", "updated": "updated_at", "next": "next_run_at"}
+
+
+class RangeError(WhenError):
+    pass
+
+
+def _instant(text: str, label: str, now_ms: int, *, end: bool) -> int:
+    """One end of a range, in ms. A date (or today) as the end of a range means the end of that day."""
+    value = text.strip()
+    lowered = value.lower()
+    if lowered == "now":
+        return now_ms
+    if lowered == "today":
+        start = now_ms - now_ms % DAY_MS
+        return start + DAY_MS - 1 if end else start
+    match = _RELATIVE.match(lowered)
+    if match:
+        sign = 1 if match.group(1) == "+" else -1
+        return now_ms + sign * round(float(match.group(2)) * _UNITS[match.group(3)] * 1000)
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        raise RangeError(f"{label}: cannot read {value!r}; use {INSTANT_FORMS}") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    ms = datetime_ms(moment)
+    if end and _DATE_ONLY.match(value):
+        ms += DAY_MS - 1
+    return ms
+
+
+def _one_range(field: SortBy, text: str, now_ms: int) -> TimeRange:
+    label = SORT_LABELS[field]
+    body = text.strip().strip(",;").strip()
+    if not body:
+        raise RangeError(f"{label}: give a range FROM..TO (either end may be left out), e.g. {label} -2h..")
+    if ".." in body:
+        low, high = (part.strip() for part in body.split("..", 1))
+        if not low and not high:
+            raise RangeError(f"{label}: '..' needs a start, an end or both, e.g. {label} -2h..now")
+        start = _instant(low, label, now_ms, end=False) if low else None
+        stop = _instant(high, label, now_ms, end=True) if high else None
+    elif _RELATIVE.match(body.lower()):
+        # "-2h": the last two hours; "+1h": the next hour.
+        moment = _instant(body, label, now_ms, end=False)
+        start, stop = min(moment, now_ms), max(moment, now_ms)
+    elif body.lower() == "today" or _DATE_ONLY.match(body):
+        # A date alone: that whole day.
+        start, stop = _instant(body, label, now_ms, end=False), _instant(body, label, now_ms, end=True)
+    else:
+        raise RangeError(f"{label}: {body!r} is one instant; write a range FROM..TO, e.g. {label} {body}..")
+    if start is not None and stop is not None and start > stop:
+        raise RangeError(f"{label}: the range ends before it starts ({body}); write the earlier time first")
+    return TimeRange(field, start, stop)
+
+
+def parse_ranges(text: str, now_ms: int) -> tuple[TimeRange, ...]:
+    """``created -2h..  updated 2026-12-01..today  next now..+1h`` → one TimeRange per field named.
+
+    Each end is an ISO date or time (UTC unless it names an offset), a relative time (-2h, -30m,
+    -7d, +1h from now), ``now`` or ``today``; a date as the end of a range includes that whole day.
+    A single relative time spans it and now; a single date is that day. Relative times are
+    resolved once, when the range is applied.
+    """
+    matches = list(_FIELD_WORD.finditer(text))
+    if not text.strip():
+        return ()
+    if not matches or text[: matches[0].start()].strip(" ,;"):
+        raise RangeError(f"Start with created, updated or next, then FROM..TO, e.g. {RANGE_EXAMPLE}")
+    ranges: dict[SortBy, TimeRange] = {}
+    for index, match in enumerate(matches):
+        word = match.group(1).lower()
+        field = _FIELD_OF_WORD["next" if word.startswith("next") else word]
+        stop = matches[index + 1].start() if index + 1 < len(matches) else len(text)
+        if field in ranges:
+            raise RangeError(f"{SORT_LABELS[field]} is given twice; give one range per time")
+        ranges[field] = _one_range(field, text[match.end():stop], now_ms)
+    return tuple(ranges[f] for f in SORT_FIELDS if f in ranges)

@@ -21,6 +21,7 @@ from .clock import frozen_clock
 from .config import ConsoleConfig
 from .screens.detail import JobDetailScreen
 from .seed import SEED_NOW_MS, seed_id, seed_store
+from .widgets.status_tabs import StatusTabs
 
 SIZE = (130, 32)
 #: The URL scenes use, relative to the working directory, so no temporary path shows.
@@ -87,6 +88,16 @@ async def confirm_scene(pilot: Pilot[int]) -> None:
     assert app.screen.__class__.__name__ == "ConfirmScreen"
 
 
+async def filter_scene(pilot: Pilot[int]) -> None:
+    """The `/` bar with a name and a time range applied (typed as an operator would)."""
+    app = await _ready(pilot)
+    await pilot.press("slash", *"send-email", "tab", "tab", *"created -1h..", "enter")
+    screen = app.jobs_screen
+    while not (screen.window.query.ranges and screen.query_one(StatusTabs).matching is not None):
+        await asyncio.sleep(0.01)
+    await pilot.pause()
+
+
 async def help_scene(pilot: Pilot[int]) -> None:
     await _ready(pilot)
     await pilot.press("question_mark")
@@ -98,6 +109,7 @@ SCENES: dict[str, Scene] = {
     "detail": detail_scene,
     "queues": queues_scene,
     "confirm": confirm_scene,
+    "filter": filter_scene,
     "help": help_scene,
 }
 

@@ -4,20 +4,21 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, ParamSpec, cast
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.css.query import NoMatches
 from textual.screen import Screen
-from textual.widgets import Footer
+from textual.widgets import Footer, Input
 
 from monque_engine import CursorPage, Job, JobStatus, QueueStats
 from monque_engine.job import CursorDirection
 from monque_engine.cursor import CursorAnchor, encode_cursor
 
 from ..actions import ActionKind, eligible
-from ..bindings import MUTATING_ACTIONS, bindings_for
+from ..bindings import MUTATING_ACTIONS, REGISTRY, bindings_for
 from ..feed import ChangeBatch
 from ..query import SORT_LABELS, JobQuery
 from ..widgets.console_header import ConsoleHeader
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
     from ..app import MonqueConsole
 
 P = ParamSpec("P")
+#: The keys of the "everything matching the view" actions.
+BY_KEY = {key: spec for spec in REGISTRY if spec.action.startswith("act_all(") for key in spec.keys.split(",")}
 
 
 def _while_mounted(method: Callable[P, None]) -> Callable[P, None]:
@@ -82,7 +85,7 @@ class JobsScreen(Screen[None]):
         yield header
         yield StatusTabs()
         yield ThroughputGraph()
-        yield FilterBar(blink=console.live)
+        yield FilterBar(blink=console.live, clock=console.clock)
         yield JobTable(console.clock, self.marks, id="jobs-table")
         yield Footer()
 
@@ -277,7 +280,7 @@ class JobsScreen(Screen[None]):
         tabs = self.query_one(StatusTabs)
         tabs.active = query.status
         arrow = "↓" if query.descending else "↑"
-        tabs.describe = f"{query.describe()}, sorted by {SORT_LABELS[query.sort_by]} {arrow}"
+        tabs.describe = f"{query.describe(self.console.clock())}, sorted by {SORT_LABELS[query.sort_by]} {arrow}"
         tabs.matching = None
 
     def _set_query(self, query: JobQuery) -> None:
@@ -308,9 +311,8 @@ class JobsScreen(Screen[None]):
 
     @on(FilterBar.Changed)
     def _filter_changed(self, event: FilterBar.Changed) -> None:
-        from dataclasses import replace
-
-        self._set_query(replace(self.query_state, name=event.name, search=event.search))
+        query = replace(self.query_state, name=event.name, search=event.search).with_ranges(event.ranges)
+        self._set_query(query)
         if event.done:
             self.table.focus()
 
@@ -396,12 +398,22 @@ class JobsScreen(Screen[None]):
             if query.status is not None and not eligible(kind, query.status):
                 return None
         if action == "clear_filter":
-            return bool(self.query_state.name or self.query_state.search) or None
+            return self.query_state.has_filter or None
         return True
 
     def action_act(self, kind: str) -> None:
         jobs, marked = self.targets
         self.console.act_on_jobs(ActionKind(kind), jobs, marked)
+
+    def on_key(self, event: events.Key) -> None:
+        """A bulk key greyed out by the view (not by read-only) says why when pressed."""
+        spec = BY_KEY.get(event.key)
+        if spec is None or self.console.read_only or isinstance(self.focused, Input):
+            return
+        reason = self.query_state.bulk_blocker
+        if reason is not None:
+            event.stop()
+            self.notify(f"{spec.description} is off for this view. {reason}", severity="warning")
 
     def action_act_all(self, kind: str) -> None:
         self.console.act_on_query(ActionKind(kind), self.query_state)

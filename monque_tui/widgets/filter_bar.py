@@ -1,42 +1,65 @@
-"""The `/` filter bar: job name (completed from the names in the store) and free text."""
+"""The `/` filter bar: job name (completed from the names in the store), free text and time ranges.
+
+Name and text apply as they are typed or on Enter; the time ranges (``created -2h..``,
+``updated today``, ``next now..+1h``) apply on Enter, resolved against the console's clock.
+A range that cannot be read shows one line saying what is wrong and what is accepted, and
+the view keeps the ranges it had.
+"""
 
 from __future__ import annotations
 
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal
+from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.suggester import SuggestFromList
-from textual.widgets import Input, Label
+from textual.widgets import Input, Label, Static
+
+from ..clock import Clock, system_clock
+from ..query import RANGE_HINT, RANGE_PLACEHOLDER, RangeError, TimeRange, parse_ranges
 
 
-class FilterBar(Horizontal):
+class FilterBar(Vertical):
     DEFAULT_CSS = """
-    FilterBar { height: 3; display: none; padding: 0 1; background: $boost; }
+    FilterBar { height: auto; display: none; padding: 0 1; background: $boost; }
     FilterBar.-open { display: block; }
+    FilterBar > Horizontal { height: 3; }
     FilterBar Label { padding: 1 1 0 0; width: auto; }
-    FilterBar #filter-name { width: 1fr; max-width: 40; }
-    FilterBar #filter-search { width: 1fr; }
+    FilterBar #filter-name { width: 24%; max-width: 30; }
+    FilterBar #filter-search { width: 23%; max-width: 29; }
+    FilterBar #filter-when { width: 1fr; }
+    FilterBar #filter-hint { height: 1; padding: 0 0 0 1; color: $text-muted; }
+    FilterBar.-error #filter-hint { color: $text-error; text-style: bold; }
     """
     BINDINGS = [Binding("escape", "clear", "Clear filter", show=True)]
 
     class Changed(Message):
-        def __init__(self, name: str | None, search: str | None, done: bool) -> None:
+        def __init__(self, name: str | None, search: str | None, ranges: tuple[TimeRange, ...],
+                     done: bool) -> None:
             super().__init__()
             self.name = name
             self.search = search
+            self.ranges = ranges
             self.done = done
 
-    def __init__(self, blink: bool = True) -> None:
+    def __init__(self, blink: bool = True, clock: Clock = system_clock) -> None:
         super().__init__()
         self._blink = blink
+        self._clock = clock
+        #: The ranges last applied (a range that did not parse changes nothing).
+        self.ranges: tuple[TimeRange, ...] = ()
+        self.error: str | None = None
 
     def compose(self) -> ComposeResult:
-        yield Label("name")
-        yield Input(placeholder="job name (tab completes)", id="filter-name")
-        yield Label("text")
-        yield Input(placeholder="id prefix or unique key", id="filter-search")
+        with Horizontal():
+            yield Label("name")
+            yield Input(placeholder="job name (tab completes)", id="filter-name")
+            yield Label("text")
+            yield Input(placeholder="id prefix or unique key", id="filter-search")
+            yield Label("when")
+            yield Input(placeholder=RANGE_PLACEHOLDER, id="filter-when")
+        yield Static(RANGE_HINT, id="filter-hint", markup=False)
 
     def on_mount(self) -> None:
         for field in self.query(Input):
@@ -58,20 +81,35 @@ class FilterBar(Horizontal):
         search = self.query_one("#filter-search", Input).value.strip() or None
         return name, search
 
+    def _show_error(self, message: str | None) -> None:
+        self.error = message
+        self.query_one("#filter-hint", Static).update(message or RANGE_HINT)
+        self.set_class(message is not None, "-error")
+
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:
         event.stop()
+        try:
+            ranges = parse_ranges(self.query_one("#filter-when", Input).value, self._clock())
+        except RangeError as error:
+            self._show_error(f"✗ {error}")
+            self.query_one("#filter-when", Input).focus()
+            return
+        self._show_error(None)
+        self.ranges = ranges
         name, search = self.values
-        self.post_message(self.Changed(name, search, done=True))
+        self.post_message(self.Changed(name, search, ranges, done=True))
 
     @on(Input.Changed, "#filter-search")
     def _search_changed(self, event: Input.Changed) -> None:
         event.stop()
         name, search = self.values
-        self.post_message(self.Changed(name, search, done=False))
+        self.post_message(self.Changed(name, search, self.ranges, done=False))
 
     def action_clear(self) -> None:
         for field in self.query(Input):
             field.value = ""
+        self.ranges = ()
+        self._show_error(None)
         self.close()
-        self.post_message(self.Changed(None, None, done=True))
+        self.post_message(self.Changed(None, None, (), done=True))

@@ -13,14 +13,15 @@ from ..formatting import STATUS_STYLES, STATUS_TABS
 
 class StatusTabs(Static):
     DEFAULT_CSS = """
-    StatusTabs { height: 1; padding: 0 1; }
+    StatusTabs { height: auto; padding: 0 1; }
     """
 
+    # A long view description wraps to a second line rather than hiding the count: re-measure on change.
     active: reactive[JobStatus | None] = reactive(None)
-    stats: reactive[QueueStats | None] = reactive(None)
-    #: How many jobs match the whole view (status, name and text), when known.
-    matching: reactive[int | None] = reactive(None)
-    describe: reactive[str] = reactive("")
+    stats: reactive[QueueStats | None] = reactive(None, layout=True)
+    #: How many jobs match the whole view (status, name, text and time ranges), when known.
+    matching: reactive[int | None] = reactive(None, layout=True)
+    describe: reactive[str] = reactive("", layout=True)
 
     def render(self) -> Text:
         text = Text()
