@@ -90,7 +90,7 @@ class MonqueConsole(App[int]):
         if self.live:
             self.feed = LiveFeed(monque, self.clock, on_state=lambda state: self._feed_state_changed())
             self.run_worker(self.feed.run(), group="feed", name="change-feed")
-            self.set_interval(FLUSH_INTERVAL, self._flush)
+            self.set_interval(FLUSH_INTERVAL, self._apply_pending_changes)
             self.set_interval(STATS_INTERVAL, self._stats_tick)
             self.set_interval(1.0, self._show_throughput)
             self.set_interval(POLL_INTERVAL, self._poll_if_needed)
@@ -120,7 +120,7 @@ class MonqueConsole(App[int]):
         if self.feed is not None:
             self.jobs_screen.show_feed(self.feed.state, self.feed.error)
 
-    def _flush(self) -> None:
+    def _apply_pending_changes(self) -> None:
         if self.paused or self.feed is None:
             return
         batch = self.feed.take()
@@ -157,7 +157,7 @@ class MonqueConsole(App[int]):
     def set_paused(self, paused: bool) -> None:
         self.paused = paused
         if not paused:
-            self._flush()
+            self._apply_pending_changes()
             self.request_stats()
 
     def _stats_tick(self) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 
 Scope = str  # "app" | "table" | "jobs" | "detail" | "queues" | "back"
 
@@ -101,7 +101,7 @@ for _spec in REGISTRY:
 MUTATING_ACTIONS: frozenset[str] = frozenset(s.action.split("(")[0] for s in REGISTRY if s.mutating)
 
 
-def bindings_for(*scopes: Scope) -> list[Binding]:
+def bindings_for(*scopes: Scope) -> list[BindingType]:
     """Textual bindings for the registry entries of these scopes."""
     return [
         Binding(spec.keys, spec.action, spec.description, show=spec.show, key_display=spec.key_display,

@@ -90,7 +90,7 @@ def _check_mongodb(url: str, connect_timeout: float) -> None:
     except ImportError as error:  # pragma: no cover - pymongo is a dependency
         raise CliError(f"MongoDB URLs need PyMongo ({error})", ExitCode.STORE) from None
     timeout_ms = max(1, int(connect_timeout * 1000))
-    client = None
+    client: MongoClient[dict[str, object]] | None = None
     try:
         client = MongoClient(url, serverSelectionTimeoutMS=timeout_ms, connectTimeoutMS=timeout_ms)
         client.admin.command("ping")

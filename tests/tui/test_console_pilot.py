@@ -262,3 +262,13 @@ async def test_palette_offers_the_registry_actions_that_apply(seeded_url: str) -
         titles = [command.title for command in app.get_system_commands(app.jobs_screen)]
         assert not {"Retry [r]", "Delete [d]", "Cancel [c]", "Reschedule [t]", "Retry all [R]"} & set(titles)
         assert "Quit [q]" in titles
+
+
+async def test_a_handler_printing_with_flush_does_not_break_the_console(seeded_url: str) -> None:
+    """Handlers run in-process with --app/--demo may print(..., flush=True). Textual routes that
+    to App._flush(stderr=...), which the console once shadowed with a method of its own."""
+    async with running_console(seeded_url) as (app, pilot):
+        print("a handler's progress line", flush=True)
+        print("and one on stderr", file=sys.stderr, flush=True)
+        await pilot.pause()
+        assert app.is_running
