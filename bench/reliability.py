@@ -357,6 +357,18 @@ def scenario_exactly_once(ws: Workspace, jobs: int, workers: int, mixed_delay: f
 
 
 # -- 2. SIGKILL at random moments ---------------------------------------------------------------------
+
+def pick_busy_victim(ws: Any, live: dict[str, Any], rng: random.Random, jobs: int, round_: int,
+                     rounds: int) -> tuple[str, Any]:
+    """Choose a random live worker and wait until the drain has passed a random point of this
+    round and that worker holds jobs, so every fault lands mid-work; remove it from ``live``."""
+    target = int(jobs * (round_ + rng.uniform(0.3, 1.0)) / (rounds + 1))
+    victim_name = rng.choice(sorted(live))
+    wait_until(lambda: ws.probe.count("status = 'completed'") >= target and ws.probe.processing_by(victim_name),
+               60, f"drain past {target} with {victim_name} busy", interval=0.005,
+               on_timeout=lambda: describe(*live.values()))
+    return victim_name, live.pop(victim_name)
+
 def scenario_crash(ws: Workspace, jobs: int, workers: int, kills: int, seed: int = 2,
                    lock_timeout: float = 2.0, recovery: float = 0.3) -> Result:
     rng = random.Random(seed)
@@ -374,13 +386,7 @@ def scenario_crash(ws: Workspace, jobs: int, workers: int, kills: int, seed: int
     killed: list[tuple[str, float, set[str], set[str]]] = []  # instance, when, held, started
     try:
         for k in range(kills):
-            target = int(jobs * (k + rng.uniform(0.3, 1.0)) / (kills + 1))
-            victim_name = rng.choice(sorted(live))
-            wait_until(lambda: ws.probe.count("status = 'completed'") >= target
-                       and ws.probe.processing_by(victim_name),  # noqa: B023
-                       60, f"drain past {target} with {victim_name} busy", interval=0.005,
-                       on_timeout=lambda: describe(*live.values()))
-            victim = live.pop(victim_name)
+            victim_name, victim = pick_busy_victim(ws, live, rng, jobs, k, kills)
             killed_at = time.time()
             victim.signal(signal.SIGKILL)
             result.check(victim.wait_exit(15) == -signal.SIGKILL, f"{victim_name} did not die of SIGKILL")
@@ -590,13 +596,7 @@ def scenario_shutdown(ws: Workspace, jobs: int, workers: int, stops: int, seed: 
     left_for_recovery: set[str] = set()
     recover: list[float] = []
     for k in range(stops):
-        target = int(jobs * (k + rng.uniform(0.3, 1.0)) / (stops + 1))
-        victim_name = rng.choice(sorted(live))
-        wait_until(lambda: ws.probe.count("status = 'completed'") >= target
-                   and ws.probe.processing_by(victim_name),  # noqa: B023
-                   60, f"drain past {target} with {victim_name} busy", interval=0.005,
-                   on_timeout=lambda: describe(*live.values()))
-        victim = live.pop(victim_name)
+        victim_name, victim = pick_busy_victim(ws, live, rng, jobs, k, stops)
         stopped_at = time.monotonic()
         victim.signal(signal.SIGTERM)
         code = victim.wait_exit(60)

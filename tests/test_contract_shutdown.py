@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from monque_engine import ConnectionError, JobStatus, ShutdownTimeoutError
+from monque_engine import ConnectionError, JobStatus, Monque, ShutdownTimeoutError
+from monque_engine.store.sqlite import SqliteStore
 
 
 async def test_stop_waits_for_the_in_flight_job(monque, recorder):
@@ -172,4 +173,56 @@ async def test_claim_landing_after_stop_began_is_released_to_pending(tmp_path, w
             assert job.claimed_by is None and job.locked_at is None and job.last_heartbeat is None
     finally:
         store.gate.set()
+        await m.close()
+
+
+class _SlowCompletionStore(SqliteStore):
+    """Commits a completion, then holds its result back until ``release`` is set, so a job can be
+    in the middle of its outcome write when shutdown times out."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.writing = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def complete(self, *args, **kwargs):
+        job = await super().complete(*args, **kwargs)
+        self.writing.set()
+        await self.release.wait()
+        return job
+
+
+async def test_a_timed_out_shutdown_gives_up_only_on_handlers_still_running(tmp_path, recorder):
+    """A job whose handler returned is writing its outcome: shutdown must neither report it as
+    left for recovery nor cancel it (the write goes through anyway and its event would be lost)."""
+    store = _SlowCompletionStore.from_url(f"sqlite:///{tmp_path}/shutdown.db")
+    m = Monque(store, shutdown_timeout=0.2, heartbeat_interval=0.05, poll_interval=0.05)
+    await m.initialize()
+    try:
+        rec = recorder(m)
+        stuck_started = asyncio.Event()
+
+        async def stuck(job):
+            stuck_started.set()
+            await asyncio.Event().wait()  # never returns on its own
+
+        m.register("quick", lambda job: None)
+        m.register("stuck", stuck)
+        quick = await m.enqueue("quick")
+        hung = await m.enqueue("stuck")
+        await m.start()
+        await asyncio.wait_for(asyncio.gather(store.writing.wait(), stuck_started.wait()), 5)
+        stopping = asyncio.ensure_future(m.stop())
+        (error,) = await rec.wait_for("job:error")  # after shutdown_timeout
+        assert isinstance(error.error, ShutdownTimeoutError)
+        assert [job.id for job in error.error.incomplete_jobs] == [hung.id]
+        store.release.set()
+        await asyncio.wait_for(stopping, 5)
+        (complete,) = rec.of("job:complete")
+        assert complete.job.id == quick.id
+        assert (await m.get_job(quick.id)).status is JobStatus.COMPLETED
+        left = await m.get_job(hung.id)
+        assert left.status is JobStatus.PROCESSING and left.claimed_by == m.instance_id
+    finally:
+        store.release.set()
         await m.close()

@@ -140,18 +140,24 @@ class Monque:
         processor.stop_claiming()
         await self._lifecycle.stop_background()
         await processor.join_fillers()
-        tasks = processor.running_tasks()
-        if tasks:
-            done, pending = await asyncio.wait(tasks, timeout=self.options.shutdown_timeout)
+        running = processor.running_jobs()
+        if running:
+            done, pending = await asyncio.wait(running.values(), timeout=self.options.shutdown_timeout)
             if pending:
-                incomplete = processor.active_jobs
-                self.events.emit("job:error", JobErrorEvent(ShutdownTimeoutError(
-                    f"Shutdown timed out after {self.options.shutdown_timeout:g} s with {len(incomplete)} job(s) "
-                    "still running; they stay processing and stale recovery will return them to pending",
-                    incomplete,
-                )))
-                for task in pending:
-                    task.cancel()
+                # Only handlers still running are given up on. A job whose handler returned is
+                # writing its outcome: cancelling would not stop that write, only lose its event
+                # and misreport the job as left for recovery; let it finish.
+                stuck = {job_id: task for job_id, task in running.items()
+                         if task in pending and job_id not in processor.finishing}
+                if stuck:
+                    incomplete = [job for job in processor.active_jobs if job.id in stuck]
+                    self.events.emit("job:error", JobErrorEvent(ShutdownTimeoutError(
+                        f"Shutdown timed out after {self.options.shutdown_timeout:g} s with {len(incomplete)} "
+                        "job(s) still running; they stay processing and stale recovery will return them to pending",
+                        incomplete,
+                    )))
+                    for task in stuck.values():
+                        task.cancel()
                 await asyncio.gather(*pending, return_exceptions=True)
         await self._lifecycle.stop_heartbeat()
         self._query.stats_cache.clear()

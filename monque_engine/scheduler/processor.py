@@ -75,6 +75,9 @@ class JobProcessor:
         self._heartbeat_ms = int(ctx.options.heartbeat_interval * 1000)
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._timer_due: dict[str, int] = {}
+        #: Jobs whose handler has returned and whose outcome write is in flight. Shutdown
+        #: must not cancel these: the write is already on its way to the store.
+        self.finishing: set[str] = set()
 
     # -- registration ---------------------------------------------------------------------------
     def register(self, name: str, handler: Handler, concurrency: int | None = None, replace: bool = False) -> None:
@@ -176,6 +179,10 @@ class JobProcessor:
 
     def running_tasks(self) -> list[asyncio.Task[None]]:
         return [task for worker in self.workers.values() for task in worker.slots.tasks.values()]
+
+    def running_jobs(self) -> dict[str, asyncio.Task[None]]:
+        """Job id → the task running it, across every worker."""
+        return {job_id: task for worker in self.workers.values() for job_id, task in worker.slots.tasks.items()}
 
     # -- claiming ---------------------------------------------------------------------------------
     def _free_slots(self, worker: Worker) -> int:
@@ -282,10 +289,13 @@ class JobProcessor:
             except asyncio.CancelledError:
                 raise  # shutdown gave up on this job: it stays processing for stale recovery
             except Exception as error:  # noqa: BLE001 - a handler failing is the normal fail path
+                self.finishing.add(job.id)
                 await self._fail(job, error)
             else:
+                self.finishing.add(job.id)
                 await self._complete(job, (time.perf_counter() - started) * 1000)
         finally:
+            self.finishing.discard(job.id)
             worker.slots.active.pop(job.id, None)
             worker.slots.tasks.pop(job.id, None)
             self._total_active -= 1
