@@ -363,10 +363,19 @@ def pick_busy_victim(ws: Any, live: dict[str, Any], rng: random.Random, jobs: in
     """Choose a random live worker and wait until the drain has passed a random point of this
     round and that worker holds jobs, so every fault lands mid-work; remove it from ``live``."""
     target = int(jobs * (round_ + rng.uniform(0.3, 1.0)) / (rounds + 1))
-    victim_name = rng.choice(sorted(live))
-    wait_until(lambda: ws.probe.count("status = 'completed'") >= target and ws.probe.processing_by(victim_name),
-               60, f"drain past {target} with {victim_name} busy", interval=0.005,
+    busy: list[str] = []
+
+    def reached() -> bool:
+        # Choose among the workers holding jobs right now (a fixed choice made up front could
+        # sit idle until the drain ends on a loaded machine, and the round would never start).
+        if ws.probe.count("status = 'completed'") < target:
+            return False
+        busy[:] = [name for name in sorted(live) if ws.probe.processing_by(name)]
+        return bool(busy)
+
+    wait_until(reached, 60, f"drain past {target} with a worker busy", interval=0.005,
                on_timeout=lambda: describe(*live.values()))
+    victim_name = rng.choice(busy)
     return victim_name, live.pop(victim_name)
 
 def scenario_crash(ws: Workspace, jobs: int, workers: int, kills: int, seed: int = 2,

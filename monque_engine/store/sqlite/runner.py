@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import functools
 import logging
 import sqlite3
 import threading
@@ -74,6 +75,25 @@ def begin_immediate(conn: sqlite3.Connection, timeout: float, describe: Callable
                 ) from error
             time.sleep(delay)
             delay = min(delay * 2, 0.002)
+
+
+def retry_while_busy(action: Callable[[], T], timeout: float) -> T:
+    """Run ``action``, retrying with short sleeps while SQLite reports the file busy.
+
+    For the few statements outside a transaction that can still meet a lock (switching the
+    journal mode, for one, while other processes write), where SQLite's own busy handler is
+    not always consulted.
+    """
+    deadline = time.monotonic() + timeout
+    delay = 0.0005
+    while True:
+        try:
+            return action()
+        except sqlite3.OperationalError as error:
+            if not is_busy_error(error) or time.monotonic() >= deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
 
 
 def wrap_error(error: BaseException, describe: Callable[[], str]) -> BaseException:
@@ -176,11 +196,16 @@ class _Runner:
 
 
 class ReadRunner(_Runner):
-    """Read-only operations, each in its own implicit read transaction."""
+    """Read-only operations, each in its own implicit read transaction.
+
+    A read can still meet SQLITE_BUSY for a moment (another process closing the file takes it
+    exclusively to clean up the WAL); reads are retried for up to ``busy_timeout``.
+    """
 
     def __init__(self, loop: asyncio.AbstractEventLoop, connect: Callable[[], sqlite3.Connection],
-                 describe: Callable[[], str], threads: int = 2) -> None:
+                 describe: Callable[[], str], threads: int = 2, busy_timeout: float = 10.0) -> None:
         super().__init__(loop, "monque-sqlite-read", describe)
+        self._busy_timeout = busy_timeout
         self._start_threads(threads, connect)
 
     def _take(self) -> list[tuple[Operation[Any], asyncio.Future[Any]]] | None:
@@ -196,7 +221,7 @@ class ReadRunner(_Runner):
         outcomes: list[tuple[bool, Any]] = []
         for op, _ in batch:
             try:
-                outcomes.append((True, op(conn)))
+                outcomes.append((True, retry_while_busy(functools.partial(op, conn), self._busy_timeout)))
             except BaseException as error:  # noqa: BLE001 - handed to the awaiting coroutine
                 outcomes.append((False, wrap_error(error, self._describe)))
         return outcomes

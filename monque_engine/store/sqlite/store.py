@@ -22,7 +22,7 @@ from ...job import ChangeEvent, CursorDirection, Job, JobSort, JobStatus, NewJob
 from ..base import JobStore, StoreListFilter, StoreOpenOptions, StoreSelector
 from .feed import ChangeFeed
 from .queries import filter_where, page_query, row_to_job, selector_where
-from .runner import ReadRunner, WriteRunner, begin_immediate
+from .runner import ReadRunner, WriteRunner, begin_immediate, retry_while_busy
 from .schema import Tables
 from .url import SqliteSettings, parse_sqlite_url
 
@@ -60,12 +60,7 @@ class SqliteStore(JobStore):
             self.settings.path, isolation_level=None, check_same_thread=False, timeout=self.settings.busy_timeout
         )
         try:
-            mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
-            if str(mode).lower() != "wal":
-                raise ConnectionError(
-                    f"{self._describe()} could not switch to WAL journaling (got {mode!r}); "
-                    "WAL needs a local file system that supports shared memory"
-                )
+            retry_while_busy(lambda: self._use_wal(conn), self.settings.busy_timeout)
             conn.execute(f"PRAGMA synchronous={self.settings.synchronous.upper()}")
             conn.execute("PRAGMA cache_size=-65536")
             conn.execute("PRAGMA temp_store=MEMORY")
@@ -79,6 +74,18 @@ class SqliteStore(JobStore):
             conn.close()
             raise
         return conn
+
+    def _use_wal(self, conn: sqlite3.Connection) -> None:
+        """Switch the file to WAL once; later connections only check. Switching takes a lock
+        that busy processes make contended, so it is not repeated by every connection."""
+        mode = str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
+        if mode != "wal":
+            mode = str(conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]).lower()
+        if mode != "wal":
+            raise ConnectionError(
+                f"{self._describe()} could not switch to WAL journaling (got {mode!r}); "
+                "WAL needs a local file system that supports shared memory"
+            )
 
     def _preflight(self) -> None:
         """Turn the usual ways a path is wrong into one clear sentence each."""
@@ -116,7 +123,7 @@ class SqliteStore(JobStore):
                 )
                 await self._writer.run(lambda conn: self._create_schema(conn, tables, options))
                 self._reader = ReadRunner(loop, lambda: self._connect(busy_timeout=self.settings.busy_timeout),
-                                          self._describe, threads=2)
+                                          self._describe, threads=2, busy_timeout=self.settings.busy_timeout)
                 self._feed = ChangeFeed(
                     loop, lambda: self._connect(busy_timeout=self.settings.busy_timeout), self._reader, tables,
                     self.settings.feed_interval,
