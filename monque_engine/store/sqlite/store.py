@@ -26,6 +26,9 @@ from .runner import ReadRunner, WriteRunner, begin_immediate, retry_while_busy
 from .schema import Tables
 from .url import SqliteSettings, parse_sqlite_url
 
+#: Claims of at most this many jobs may take the inline path (measured at concurrency 5:
+#: ~4k -> ~5k jobs/s; wider claims showed no gain and would hold the loop for milliseconds).
+INLINE_CLAIM_MAX = 16
 _CLAIM_RELEASE = "locked_at = NULL, claimed_by = NULL, last_heartbeat = NULL"
 
 
@@ -335,7 +338,9 @@ class SqliteStore(JobStore):
             jobs.sort(key=lambda job: (job.next_run_at_ms, job.id))
             return jobs
 
-        jobs: list[Job] = await self._write(op)
+        # A small claim (the default concurrency is 5) is dominated by the thread hop, so it
+        # may run inline when the writer is idle; a wide one stays off the loop.
+        jobs: list[Job] = await self._write(op, inline=limit <= INLINE_CLAIM_MAX)
         claimed = self._claimed
         for job in jobs:
             claimed[job.id] = job
