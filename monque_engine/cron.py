@@ -63,15 +63,33 @@ def build_repeat_interval(expression: str, tz: str | None = None) -> str:
 
 
 def next_run_ms(repeat_interval: str, after_ms: int) -> int:
-    """The first run strictly after ``after_ms`` for a stored ``repeatInterval``."""
+    """The first run strictly after ``after_ms`` for a stored ``repeatInterval``.
+
+    When clocks fall back, a fixed-hour schedule ("30 2 * * *") would meet its wall-clock
+    time twice; like cron (Vixie, cronie) it runs once: a candidate whose local time is not
+    later than the previous run's is skipped. Schedules with a wildcard hour keep running
+    through the repeated hour.
+    """
     expression, zone_name = _split(repeat_interval)
     zone = _zone(zone_name, repeat_interval)
     start = ms_to_datetime(after_ms).astimezone(zone or UTC)
     it = _iterator(expression, start, repeat_interval)
+    skip_repeats = zone is not None and _fixed_hours(expression)
     try:
-        return datetime_to_ms(it.get_next(datetime))
+        candidate = it.get_next(datetime)
+        while skip_repeats and candidate.replace(tzinfo=None) <= start.replace(tzinfo=None):
+            candidate = it.get_next(datetime)
+        return datetime_to_ms(candidate)
     except Exception as error:  # croniter raises a few kinds for impossible dates
         raise InvalidCronError(repeat_interval, str(error)) from None
+
+
+def _fixed_hours(expression: str) -> bool:
+    fields = expression.split()
+    if fields and fields[0].startswith("@"):
+        return fields[0].lower() != "@hourly"
+    hour = fields[2] if len(fields) == 6 else fields[1] if len(fields) == 5 else "*"
+    return "*" not in hour
 
 
 def next_runs(repeat_interval: str, after_ms: int, count: int) -> list[int]:

@@ -55,6 +55,7 @@ class Monque:
         self._lifecycle = Lifecycle(self._ctx, self._processor)
         self._initialized = False
         self._init_lock = asyncio.Lock()
+        self._start_lock = asyncio.Lock()
         self._stopping: asyncio.Task[None] | None = None
 
     # -- identity -------------------------------------------------------------------------------
@@ -116,12 +117,13 @@ class Monque:
         """Start processing registered workers. Already running: nothing happens."""
         if not self._initialized:
             raise ConnectionError("Monque is not initialized; call await monque.initialize() before start()")
-        if self._processor.running:
-            return
-        if self._stopping is not None:
-            await self._stopping
-        await self._lifecycle.start()
-        self._processor.start()
+        async with self._start_lock:  # two concurrent start() calls must not both start duties
+            if self._processor.running:
+                return
+            if self._stopping is not None:
+                await self._stopping
+            await self._lifecycle.start()
+            self._processor.start()
 
     async def stop(self) -> None:
         """Stop claiming, let in-flight jobs finish up to ``shutdown_timeout``. Never raises."""
@@ -158,6 +160,11 @@ class Monque:
                     )))
                     for task in stuck.values():
                         task.cancel()
+                # Outcome writes normally land in milliseconds; a store that cannot be written
+                # to must not hold stop() forever (those jobs stay processing for recovery).
+                _, unfinished = await asyncio.wait(pending, timeout=max(5.0, self.options.shutdown_timeout))
+                for task in unfinished:
+                    task.cancel()
                 await asyncio.gather(*pending, return_exceptions=True)
         await self._lifecycle.stop_heartbeat()
         self._query.stats_cache.clear()

@@ -75,6 +75,7 @@ class JobProcessor:
         self._heartbeat_ms = int(ctx.options.heartbeat_interval * 1000)
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._timer_due: dict[str, int] = {}
+        self._fillers: set[asyncio.Task[None]] = set()  # current and replaced ones still finishing
         #: Jobs whose handler has returned and whose outcome write is in flight. Shutdown
         #: must not cancel these: the write is already on its way to the store.
         self.finishing: set[str] = set()
@@ -118,7 +119,10 @@ class JobProcessor:
             self._start_filler(worker)
 
     def _start_filler(self, worker: Worker) -> None:
-        worker.filler = asyncio.get_running_loop().create_task(self._fill_loop(worker), name=f"monque-fill:{worker.name}")
+        task = asyncio.get_running_loop().create_task(self._fill_loop(worker), name=f"monque-fill:{worker.name}")
+        worker.filler = task
+        self._fillers.add(task)
+        task.add_done_callback(self._fillers.discard)
         worker.wake.set()
 
     def wake(self, name: str | None = None) -> None:
@@ -171,7 +175,7 @@ class JobProcessor:
             worker.wake.set()
 
     async def join_fillers(self) -> None:
-        fillers = [w.filler for w in self.workers.values() if w.filler is not None]
+        fillers = list(self._fillers)  # replaced fillers may still be finishing a claim
         if fillers:
             await asyncio.gather(*fillers, return_exceptions=True)
         for worker in self.workers.values():
@@ -210,7 +214,7 @@ class JobProcessor:
 
     async def _fill_loop(self, worker: Worker) -> None:
         ctx = self._ctx
-        while self.running:
+        while self.running and self.workers.get(worker.name) is worker:
             await worker.wake.wait()
             worker.wake.clear()
             while self.running and worker.work_hint and self.workers.get(worker.name) is worker:
@@ -240,6 +244,11 @@ class JobProcessor:
                     return
                 current = self.workers.get(worker.name, worker)  # a replacement's handler runs them
                 for job in jobs:
+                    if job.id in current.slots.active:
+                        # Stale recovery handed back a job whose handler still runs here (it
+                        # outlived lock_timeout): the running copy settles the fresh claim;
+                        # never run two copies of one job in one process.
+                        continue
                     self._launch(current, job)
                 if len(jobs) == slots:
                     worker.work_hint = True  # a full batch: there may be more

@@ -186,10 +186,20 @@ class ChangeFeed:
             self._unsubscribe(wake)
 
     def _pull(self, conn: sqlite3.Connection, sql: str, after: int) -> tuple[list[tuple[Any, ...]], int]:
-        (high,) = conn.execute(f"SELECT coalesce(max(seq), 0) FROM {self._tables.changes}").fetchone()
-        if high <= after:
-            return [], after
-        return conn.execute(sql, (after, high)).fetchall(), int(high)
+        conn.execute("BEGIN")  # one snapshot: the bounds and the rows agree
+        try:
+            high, pruned = self._bounds(conn)
+            if after < pruned:
+                # An open stream fell behind the kept window: say so, never skip silently.
+                raise ChangeFeedHistoryLostError(
+                    f"The change feed moved past this watcher: it stopped at {after}, but changes up to "
+                    f"{pruned} were pruned; reload the full state, then watch without a token"
+                )
+            if high <= after:
+                return [], after
+            return conn.execute(sql, (after, high)).fetchall(), int(high)
+        finally:
+            conn.execute("COMMIT")
 
     @staticmethod
     def _event(row: tuple[Any, ...], full_document: bool) -> ChangeEvent:

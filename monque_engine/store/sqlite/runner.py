@@ -310,7 +310,14 @@ class WriteRunner(_Runner):
                     except sqlite3.Error as error:  # a busy checkpoint is retried next time
                         log.debug("checkpoint skipped: %s", error)
                 try:
-                    return self._transaction(conn, [op for op, _ in batch])
+                    begin_immediate(conn, self._busy_timeout, self._describe)
+                except BaseException as error:  # noqa: BLE001
+                    # The file stayed locked: every operation of the batch fails with that, once
+                    # (re-running each alone would wait busy_timeout again for every one).
+                    failure = wrap_error(error, self._describe)
+                    return [(False, failure) for _ in batch]
+                try:
+                    return self._transaction(conn, [op for op, _ in batch], begun=True)
                 except BaseException as error:  # noqa: BLE001
                     if len(batch) == 1:
                         return [(False, wrap_error(error, self._describe))]
@@ -325,8 +332,11 @@ class WriteRunner(_Runner):
         finally:
             self._in_batch = False
 
-    def _transaction(self, conn: sqlite3.Connection, ops: list[Operation[Any]]) -> list[tuple[bool, Any]]:
-        begin_immediate(conn, self._busy_timeout, self._describe)
+    def _transaction(
+        self, conn: sqlite3.Connection, ops: list[Operation[Any]], begun: bool = False
+    ) -> list[tuple[bool, Any]]:
+        if not begun:
+            begin_immediate(conn, self._busy_timeout, self._describe)
         try:
             results = [(True, op(conn)) for op in ops]
             conn.execute("COMMIT")

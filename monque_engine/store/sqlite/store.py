@@ -172,6 +172,12 @@ class SqliteStore(JobStore):
             self._feed.notify()
 
     async def close(self) -> None:
+        self._claimed.clear()
+        self._completion_flush_queued = False
+        while self._completions:  # nothing will flush these any more
+            *_, waiting = self._completions.popleft()
+            if not waiting.done():
+                waiting.set_exception(ConnectionError(f"{self._describe()} was closed before the completion was written"))
         if self._maintenance is not None:
             self._maintenance.cancel()
             self._maintenance = None
@@ -384,6 +390,7 @@ class SqliteStore(JobStore):
     # Owned one-off completions are coalesced: each caller queues its job, and one flush on
     # the write thread completes everything queued by then in a single guarded statement.
     async def _complete_batched(self, claimed: Job, owner: str, now_ms: int) -> Job | None:
+        runner = self._runner_w()  # raises now if the store is closed, before any state changes
         future: asyncio.Future[Job | None] = asyncio.get_running_loop().create_future()
         self._completions.append((claimed, owner, now_ms, future))
         if not self._completion_flush_queued:
@@ -413,7 +420,14 @@ class SqliteStore(JobStore):
                         items.append(self._completions.popleft())
                 _settle(done, items)
 
-            flush = self._runner_w().submit(flush_op)
+            try:
+                flush = runner.submit(flush_op)
+            except BaseException:
+                # Closed between the check and the submit: undo, so later completions are
+                # not left waiting for a flush that will never run.
+                self._completion_flush_queued = False
+                self._completions.clear()
+                raise
             flush.add_done_callback(settle)
         return await future
 
