@@ -128,7 +128,7 @@ class Lifecycle:
         assert retention is not None
         try:
             await self.purge_expired()
-        except MonqueError as error:
+        except Exception as error:  # noqa: BLE001 - as in _every: the loop must survive to try again
             self._ctx.events.emit("job:error", JobErrorEvent(error))
         await self._every(retention.interval, self.purge_expired)
 

@@ -202,6 +202,7 @@ class SqliteStore(JobStore):
 
     def _prune_feed(self, conn: sqlite3.Connection, keep: int) -> int:
         t = self._t
+        keep = max(keep, 1)  # never empty the table: SQLite would then reuse sequence numbers
         (last,) = conn.execute(f"SELECT coalesce(max(seq), 0) FROM {t.changes}").fetchone()
         (pruned,) = conn.execute(f"SELECT value FROM {t.meta} WHERE key='feed_pruned_through'").fetchone()
         cutoff = last - keep
