@@ -7,7 +7,6 @@ unique key is an opaque dedup handle, ids are ObjectId hex strings.
 from __future__ import annotations
 
 import json
-import math
 import re
 from json.encoder import encode_basestring
 from typing import Any
@@ -170,6 +169,3 @@ def payload_size(data: Any, text: str) -> int:
     except Exception:  # noqa: BLE001 - BSON cannot hold it (e.g. a huge int): fall back to JSON bytes
         return len(text.encode())
 
-
-def is_finite_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)

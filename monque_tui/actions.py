@@ -7,7 +7,7 @@ cursor row) or *everything matching the view* through the bulk selector calls.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
@@ -50,8 +50,6 @@ CONSEQUENCES: dict[ActionKind, str] = {
     ActionKind.DELETE: "They are removed from the store. This cannot be undone.",
 }
 #: Bulk operations that cover the whole store need the count typed back.
-BULK_KINDS = (ActionKind.CANCEL, ActionKind.RETRY, ActionKind.DELETE)
-
 
 def eligible(kind: ActionKind, status: JobStatus) -> bool:
     return status in ELIGIBLE[kind]
@@ -190,6 +188,3 @@ def result_sentence(kind: ActionKind, done: int, left_alone: int, gone: int) -> 
         parts.append(f"{gone:,} no longer existed")
     return "; ".join(parts)
 
-
-def statuses_of(jobs: Iterable[Job]) -> set[JobStatus]:
-    return {job.status for job in jobs}

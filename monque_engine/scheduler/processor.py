@@ -18,7 +18,6 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..backoff import backoff_delay_ms
 from ..cron import next_run_ms
@@ -52,7 +51,7 @@ class Worker:
     slots: Slots = field(default_factory=Slots)
     work_hint: bool = True  # there may be due jobs for this name
     wake: asyncio.Event = field(default_factory=asyncio.Event)
-    filler: asyncio.Task[None] | None = None
+    filler: asyncio.Task[None] | None = None  # this registration's claim loop
     deferred: asyncio.TimerHandle | None = None  # a pending "claim what is free now" nudge
     force: bool = False  # the nudge fired: claim even below the batch threshold
     rearm: bool = False  # a due-time timer fired: after the claim, arm one for the next future job
@@ -178,8 +177,6 @@ class JobProcessor:
         fillers = list(self._fillers)  # replaced fillers may still be finishing a claim
         if fillers:
             await asyncio.gather(*fillers, return_exceptions=True)
-        for worker in self.workers.values():
-            worker.filler = None
 
     def running_tasks(self) -> list[asyncio.Task[None]]:
         return [task for worker in self.workers.values() for task in worker.slots.tasks.values()]
@@ -353,6 +350,3 @@ class JobProcessor:
             self.wake_at(updated.name, updated.next_run_at_ms)
         ctx.events.emit("job:fail", JobFailEvent(updated, error, will_retry))
 
-
-def handler_summary(handler: Any) -> str:
-    return getattr(handler, "__qualname__", repr(handler))

@@ -21,7 +21,6 @@ from ...job import STATUS_BY_VALUE, ChangeEvent, ChangeOperation, Job, JobStatus
 from ...timeutil import datetime_to_ms
 from .documents import Document
 
-WATCHED_OPERATIONS = ("insert", "update", "replace", "delete")
 _OPERATION: dict[str, ChangeOperation] = {"insert": "insert", "update": "update", "replace": "update", "delete": "delete"}
 
 

@@ -43,7 +43,6 @@ class Tables:
         self.changes = f"{collection}_changes"
         self.meta = f"{collection}_meta"
         self.columns = ", ".join(JOB_COLUMNS)
-        self.job_columns_prefixed = ", ".join(f"j.{c}" for c in JOB_COLUMNS)
 
     def ddl(self, retention_index: bool) -> list[str]:
         """Tables, indexes and triggers. Every index costs a page write on each commit that
