@@ -17,6 +17,7 @@ from .errors import (
     PayloadTooLargeError,
     PayloadValidationError,
     ShutdownTimeoutError,
+    UniqueKeyConflictError,
     WorkerRegistrationError,
 )
 from .events import (
@@ -87,6 +88,7 @@ __all__ = [
     "QueueStats",
     "QueueViewSummary",
     "ShutdownTimeoutError",
+    "UniqueKeyConflictError",
     "WorkerRegistrationError",
     "WorkerSummary",
     "__version__",

@@ -48,6 +48,20 @@ class JobStateError(MonqueError):
         super().__init__(message)
 
 
+class UniqueKeyConflictError(MonqueError):
+    """Retrying a job would make a second live job with a unique key another job now holds."""
+
+    def __init__(self, job_id: str, name: str, unique_key: str, holder_id: str) -> None:
+        self.job_id = job_id
+        self.name = name
+        self.unique_key = unique_key
+        self.holder_id = holder_id
+        super().__init__(
+            f"Cannot retry job {job_id}: job {holder_id} of {name!r} already holds unique key "
+            f"{unique_key!r} while pending or processing; wait for it to finish, or cancel or delete it first"
+        )
+
+
 class InvalidCursorError(MonqueError):
     pass
 
@@ -98,5 +112,6 @@ __all__ = [
     "PayloadTooLargeError",
     "PayloadValidationError",
     "ShutdownTimeoutError",
+    "UniqueKeyConflictError",
     "WorkerRegistrationError",
 ]

@@ -101,8 +101,14 @@ class JobStore(ABC):
         """Refresh lastHeartbeat and updatedAt of every job ``owner`` is processing."""
 
     @abstractmethod
-    async def recover_stale(self, locked_before_ms: int, now_ms: int) -> int:
-        """Return processing jobs locked before ``locked_before_ms`` to pending."""
+    async def recover_stale(self, stale_before_ms: int, now_ms: int) -> int:
+        """Return stale processing jobs to pending.
+
+        A processing job is stale when its liveness instant, ``lastHeartbeat`` where the job
+        has one and ``lockedAt`` otherwise, is before ``stale_before_ms``. Liveness comes
+        from the heartbeat, never from ``lockedAt`` alone (ADR 0004), so a long job whose
+        owner keeps heartbeating is never handed to a second worker.
+        """
 
     @abstractmethod
     async def purge_finished(self, status: JobStatus, updated_before_ms: int) -> int:
@@ -157,7 +163,11 @@ class JobStore(ABC):
 
     @abstractmethod
     async def retry(self, job_id: str, now_ms: int) -> tuple[Job, JobStatus] | None:
-        """failed/cancelled → pending now; returns the job and its previous status."""
+        """failed/cancelled → pending now; returns the job and its previous status.
+
+        Raises ``UniqueKeyConflictError`` (naming the holder) when another pending or
+        processing job of the same name holds the job's unique key.
+        """
 
     @abstractmethod
     async def reschedule(self, job_id: str, run_at_ms: int, now_ms: int) -> Job | None:
@@ -170,8 +180,14 @@ class JobStore(ABC):
     async def cancel_many(self, selector: StoreSelector, now_ms: int) -> int: ...
 
     @abstractmethod
-    async def retry_many(self, selector: StoreSelector, now_ms: int, spread_ms: int) -> int:
-        """Reset failCount, drop failReason and claim fields, nextRunAt spread over now…now+spread."""
+    async def retry_many(
+        self, selector: StoreSelector, now_ms: int, spread_ms: int
+    ) -> tuple[int, list[dict[str, str]]]:
+        """Reset failCount, drop failReason and claim fields, nextRunAt spread over now…now+spread.
+
+        Returns the count retried and one ``{"jobId": id, "error": message}`` per job left
+        alone because another live job holds its unique key; every other job is retried.
+        """
 
     @abstractmethod
     async def delete_many(self, selector: StoreSelector) -> int: ...
