@@ -7,6 +7,7 @@ MongoDB for scale-out. This package never imports Textual; the console lives in 
 from .errors import (
     AggregationTimeoutError,
     ChangeFeedHistoryLostError,
+    ChangeFeedUnsupportedError,
     ConnectionError,
     InvalidCronError,
     InvalidCursorError,
@@ -56,6 +57,7 @@ __all__ = [
     "BulkOperationResult",
     "ChangeEvent",
     "ChangeFeedHistoryLostError",
+    "ChangeFeedUnsupportedError",
     "ChangeStreamEvent",
     "ConnectionError",
     "CountEvent",

@@ -96,12 +96,26 @@ class PayloadValidationError(MonqueError):
 
 
 class ChangeFeedHistoryLostError(MonqueError):
-    """A watch() resume token points before the oldest change the store still keeps."""
+    """A watch() resume token points before the oldest change the store still keeps.
+
+    Also raised when the feed was invalidated (its collection or database dropped or
+    renamed): the caller must reopen without the old token, since resuming from it would
+    replay the invalidation.
+    """
+
+
+class ChangeFeedUnsupportedError(ConnectionError):
+    """The deployment cannot provide a change feed at all (a standalone MongoDB server).
+
+    Permanent: a resilient watch falls back to polling once and says so, instead of
+    retrying and warning on every interval.
+    """
 
 
 __all__ = [
     "AggregationTimeoutError",
     "ChangeFeedHistoryLostError",
+    "ChangeFeedUnsupportedError",
     "ConnectionError",
     "InvalidCronError",
     "InvalidCursorError",
