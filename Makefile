@@ -4,14 +4,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow bench screenshots clean
+.PHONY: demo test test-slow lint package-check bench screenshots clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[test,bench]'
+	$(BIN)/pip install --quiet -e '.[test,bench,dev]'
 	touch $(STAMP)
 
 demo: $(STAMP)  ## Run the demo on a local SQLite file
@@ -23,6 +23,17 @@ test: $(STAMP)  ## Run the whole test suite
 test-slow: $(STAMP)  ## Run the long stress variants as well
 	$(BIN)/python -m pytest -m "slow or not slow"
 
+lint: $(STAMP)  ## House rules: ruff check, ruff format --check, mypy, import-linter (all run; any failure fails)
+	@status=0; \
+	echo "== ruff check"; $(BIN)/ruff check . || status=1; \
+	echo "== ruff format --check"; $(BIN)/ruff format --check . || status=1; \
+	echo "== mypy"; $(BIN)/mypy || status=1; \
+	echo "== lint-imports"; $(BIN)/lint-imports || status=1; \
+	exit $$status
+
+package-check: $(STAMP)  ## Build sdist + wheel, install the wheel in a fresh venv, smoke-test it from outside the tree
+	$(BIN)/python .ci/package-smoke
+
 bench: $(STAMP)  ## Measure throughput and latency against huey and raw SQLite
 	$(BIN)/python -m bench.run
 
@@ -30,4 +41,4 @@ screenshots: $(STAMP)  ## Regenerate the console's SVG screenshots (seeded data,
 	$(BIN)/python -m monque_tui.screenshots screenshots
 
 clean:
-	rm -rf $(VENV) .pytest_cache *.egg-info
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .import_linter_cache *.egg-info build dist
