@@ -35,7 +35,7 @@ def _storage_class(synchronous: str | None):
     level = {"off": 0, "normal": 1, "full": 2}[synchronous]
 
     class SyncSqliteStorage(SqliteStorage):
-        def _create_connection(self):  # noqa: ANN202 - huey's signature
+        def _create_connection(self):
             conn = super()._create_connection()
             conn.execute(f"pragma synchronous={level}")
             return conn
@@ -63,7 +63,7 @@ def run(mode: str, workers: int, jobs: int) -> list[Record]:
         count = [0]
 
         @huey.task()
-        def noop(i):  # noqa: ANN001, ANN202
+        def noop(i):
             with lock:
                 count[0] += 1
 

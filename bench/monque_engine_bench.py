@@ -44,7 +44,7 @@ def _url(path: str, synchronous: str) -> str:
     return url if synchronous == "normal" else f"{url}?synchronous={synchronous}"
 
 
-async def _durability(m) -> str:  # noqa: ANN001
+async def _durability(m) -> str:
     try:
         value = await m.store.execute_write(lambda conn: conn.execute("PRAGMA synchronous").fetchone()[0])
         journal = await m.store.execute_read(lambda conn: conn.execute("PRAGMA journal_mode").fetchone()[0])
@@ -56,7 +56,7 @@ async def _durability(m) -> str:  # noqa: ANN001
 class _Watch:
     """Counts outcome events so errors under load are reported, not hidden."""
 
-    def __init__(self, m, target: int) -> None:  # noqa: ANN001
+    def __init__(self, m, target: int) -> None:
         self.completed = 0
         self.failed = 0
         self.errors = 0
@@ -67,17 +67,17 @@ class _Watch:
         m.on("job:fail", self._fail)
         m.on("job:error", self._error)
 
-    def _complete(self, _event) -> None:  # noqa: ANN001
+    def _complete(self, _event) -> None:
         self.completed += 1
         if self.completed >= self.target:
             self.done.set()
 
-    def _fail(self, event) -> None:  # noqa: ANN001
+    def _fail(self, event) -> None:
         self.failed += 1
         if len(self.first_errors) < 3:
             self.first_errors.append(f"job:fail {getattr(event, 'error', event)!r}")
 
-    def _error(self, event) -> None:  # noqa: ANN001
+    def _error(self, event) -> None:
         self.errors += 1
         if len(self.first_errors) < 3:
             self.first_errors.append(f"job:error {getattr(event, 'error', event)!r}")
@@ -89,7 +89,7 @@ class _Watch:
         return out
 
 
-async def _noop(_job) -> None:  # noqa: ANN001
+async def _noop(_job) -> None:
     return None
 
 
@@ -187,7 +187,7 @@ async def _latency_worker(url: str, out: str, expect: int) -> None:
     latencies: list[float] = []
     done = asyncio.Event()
 
-    async def handler(job) -> None:  # noqa: ANN001
+    async def handler(job) -> None:
         now = time.time()
         if job.data.get("warm"):
             return
@@ -203,7 +203,7 @@ async def _latency_worker(url: str, out: str, expect: int) -> None:
         f.write(str(os.getpid()))
     try:
         await asyncio.wait_for(done.wait(), timeout=60 + expect * 0.2)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         pass
     await m.stop()
     await m.close()
@@ -232,7 +232,7 @@ async def latency(synchronous: str, count: int, gap: float) -> list[Record]:
                     raise RuntimeError("latency worker did not start")
                 await asyncio.sleep(0.01)
             await asyncio.sleep(0.3)
-            for i in range(WARMUP):
+            for _ in range(WARMUP):
                 await m.enqueue(NAME, {"t": time.time(), "warm": True})
                 await asyncio.sleep(gap)
             for i in range(count):

@@ -1,8 +1,8 @@
 """Reliability under faults, load and bad input: ``python -m bench.reliability [--quick] [--scenario N]``
 
-Runs the scenarios of issue 6 with real processes on real SQLite files and prints one
-markdown table (scenario, load, faults injected, lost, duplicated, time to recover,
-checks, notes), also written to ``bench/results/reliability.md``:
+Runs seven fault, load and bad-input scenarios with real processes on real SQLite files
+and prints one markdown table (scenario, load, faults injected, lost, duplicated, time to
+recover, checks, notes), also written to ``bench/results/reliability.md``:
 
 1. exactly once without faults      5a-5e storage faults (read-only directory, disk full,
 2. SIGKILL of workers, repeatedly          lock held past busy_timeout, not a database, corrupt file)
@@ -55,7 +55,7 @@ TABLE = "monque_jobs"
 CHANGES = "monque_jobs_changes"
 CLI_APP = "tests.cli.apps.worker_app:setup"
 
-#: Sizes per scenario: ``quick`` is what ``make test`` runs, ``full`` is the issue's load.
+#: Sizes per scenario: ``quick`` is what ``make test`` runs, ``full`` is the load the README's table reports.
 SIZES: dict[str, dict[str, dict[str, Any]]] = {
     "quick": {
         "1": {"jobs": 1500, "workers": 4},
@@ -117,7 +117,7 @@ def table(results: list[Result]) -> str:
             continue
         recover = "–" if r.recover_s is None else f"{r.recover_s:.2f} s"
         checks = "pass" if r.ok else f"**FAIL** ({len(r.violations)}): " + "; ".join(r.violations[:3])
-        notes = "; ".join(r.notes + [f"{r.seconds:.0f} s"])
+        notes = "; ".join([*r.notes, f"{r.seconds:.0f} s"])
         lines.append(f"| {r.scenario} | {r.load} | {r.faults} | {r.lost} | {r.duplicated} | {recover} | "
                      f"{checks} | {notes} |".replace("\n", " "))
     return "\n".join(lines)
@@ -521,7 +521,8 @@ def scenario_operator(ws: Workspace, jobs: int, workers: int, ops: int, seed: in
     def bulk(op: str) -> list[dict[str, Any]]:
         return [ln for ln in op_lines if ln["op"] == op]
 
-    for op, event in (("cancel_jobs", "jobs:cancelled"), ("retry_jobs", "jobs:retried"), ("delete_jobs", "jobs:deleted")):
+    bulk_ops = (("cancel_jobs", "jobs:cancelled"), ("retry_jobs", "jobs:retried"), ("delete_jobs", "jobs:deleted"))
+    for op, event in bulk_ops:
         counted = [ln["count"] for ln in bulk(op) if ln["count"] > 0]
         result.check(sorted(counted) == sorted(e["count"] for e in ev(event)),
                      f"{event} events {[e['count'] for e in ev(event)]} do not match the {op} results {counted}")

@@ -36,9 +36,9 @@ from monque_engine import (
 )
 from monque_engine.errors import InvalidJobQueryError, PayloadTooLargeError, PayloadValidationError
 from monque_engine.job import JobSort
+from tests.procs._common import sqlite_url
 
 from .reliability import READY, Result, Workspace, enqueue_here, integrity
-from tests.procs._common import sqlite_url
 
 # -- strategies -------------------------------------------------------------------------------------
 texts = st.text(max_size=40) | st.text(alphabet=string.printable, max_size=300) | st.sampled_from(
@@ -56,7 +56,8 @@ odd_payloads = st.sampled_from([
     {"k": float("-inf")}, (1, 2), {"t": (1, "a")}, complex(1, 2), Ellipsis,
 ])
 statuses = st.sampled_from(["pending", "processing", "completed", "failed", "cancelled"])
-status_args = st.none() | statuses | st.lists(statuses | st.text(max_size=8), max_size=3) | st.text(max_size=10) | st.integers()
+status_args = (st.none() | statuses | st.lists(statuses | st.text(max_size=8), max_size=3) | st.text(max_size=10)
+               | st.integers())
 moments = (st.none() | st.datetimes(timezones=st.just(UTC)) | st.datetimes() | st.text(max_size=5) | st.integers())
 hexes = st.text(alphabet="0123456789abcdefABCDEF", min_size=20, max_size=28)
 ids = (texts | hexes | st.integers() | st.binary(max_size=24) | st.none() | st.lists(st.integers(), max_size=2))

@@ -65,3 +65,10 @@ def test_runtime_dependencies_have_an_upper_bound_that_admits_the_tested_version
         assert any(spec.operator == "<" for spec in requirement.specifier), f"{text}: no upper bound"
         tested = distribution(requirement.name).version
         assert requirement.specifier.contains(tested), f"{text} excludes the installed, tested {tested}"
+
+
+def test_changelog_starts_with_this_version() -> None:
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    released = [line for line in changelog.splitlines() if line.startswith("## [") and "Unreleased" not in line]
+    assert released, "CHANGELOG.md has no release section"
+    assert released[0].startswith(f"## [{monque_engine.__version__}] - "), released[0]
