@@ -88,6 +88,7 @@ class Monque:
                     collection_name=self.options.collection_name,
                     create_indexes=not self.options.skip_index_creation,
                     retention_index=retention is not None,
+                    on_fatal=self._store_failed,
                 ))
                 if self.options.recover_stale_jobs:
                     await self._lifecycle.recover_stale()
@@ -176,7 +177,12 @@ class Monque:
         self._initialized = False
 
     def is_healthy(self) -> bool:
-        return self._initialized and self._processor.running
+        """Started, and the store still trustworthy (e.g. its SQLite file not deleted or replaced)."""
+        return self._initialized and self._processor.running and self.store.health_error() is None
+
+    def _store_failed(self, error: Exception) -> None:
+        """The store found it can no longer be trusted: say so once, loudly."""
+        self.events.emit("job:error", JobErrorEvent(error))
 
     async def __aenter__(self) -> Monque:
         await self.initialize()
