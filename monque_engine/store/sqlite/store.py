@@ -110,14 +110,17 @@ class SqliteStore(JobStore):
     def _probe(self, tables: Tables) -> None:
         """Before anything changes the file: refuse one that is not ours or is too new.
 
-        Runs on a read-only connection, so another application's database is left exactly
-        as it was (no WAL switch, no tables added).
+        Runs on a connection that only reads (``query_only``; no WAL switch, no tables), so
+        another application's database is left exactly as it was. Not SQLite's ``mode=ro``:
+        that would leave empty ``-wal``/``-shm`` files next to a WAL file it refuses.
         """
         path = self.settings.path
         if not os.path.exists(path) or os.path.getsize(path) == 0:
             return
-        conn = self._connect_read_only(self.settings.busy_timeout)
+        conn = sqlite3.connect(f"file:{quote(os.path.abspath(path))}?mode=rw", uri=True, isolation_level=None,
+                               timeout=self.settings.busy_timeout)
         try:
+            conn.execute("PRAGMA query_only=1")
             version = retry_while_busy(lambda: migrations.inspect(conn, tables, path), self.settings.busy_timeout)
             if version is not None:
                 migrations.check_version(version, path)
