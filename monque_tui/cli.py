@@ -283,15 +283,16 @@ def _console_mode(settings: Resolved) -> int:
                 ExitCode.USAGE,
             )
         setup = app.setup
-    check_url(settings["url"], connect_timeout=settings["connect_timeout"])
-    return _run_console(ConsoleConfig(
+    config = ConsoleConfig(
         url=settings["url"],
         read_only=settings["read_only"],
         monque_options=settings.engine_options(),
         setup=setup,
         start_workers=setup is not None,
         label=settings["app"] if setup is not None else None,
-    ))
+    )
+    check_url(config.url, connect_timeout=settings["connect_timeout"])  # with --read-only: sqlite ?mode=ro
+    return _run_console(config)
 
 
 def _run_console(config: Any) -> int:
