@@ -51,10 +51,14 @@ class FileIdentity:
     def lost(self) -> FileLostError | None:
         return self._lost
 
-    def check(self) -> None:
-        """Raise ``FileLostError`` if the path no longer names the opened file (sticky)."""
+    def raise_if_lost(self) -> None:
+        """The free check (no system call): raise if a loss was already noticed."""
         if self._lost is not None:
             raise FileLostError(str(self._lost))
+
+    def check(self) -> None:
+        """Raise ``FileLostError`` if the path no longer names the opened file (sticky)."""
+        self.raise_if_lost()
         if self._identity is None:
             return
         try:

@@ -195,6 +195,7 @@ class SqliteStore(JobStore):
                         inline,
                         self._committed,
                         verify=identity.check,
+                        precheck=identity.raise_if_lost,
                     )
                     await self._writer.run(lambda conn: self._create_schema(conn, tables, options))
                     identity.capture()
