@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from conftest import SHORT_INTERVALS, EventRecorder, poll_until
+from tests.conftest import SHORT_INTERVALS, EventRecorder, poll_until
 from monque_engine import ConnectionError, Job, Monque
 from monque_engine.store.sqlite import SqliteStore
 from monque_engine.store.sqlite.identity import FileLostError
