@@ -72,7 +72,8 @@ def _check_sqlite(url: str) -> None:
             raise CliError(f"{where} cannot read {path}: permission denied", ExitCode.STORE)
         if not read_only and not os.access(path, os.W_OK):
             raise CliError(
-                f"{where} cannot write {path}: permission denied (use --read-only to look without writing)",
+                f"{where} cannot write {path}: permission denied (the console can look without writing: "
+                "--read-only)",
                 ExitCode.STORE,
             )
         try:

@@ -84,3 +84,13 @@ def test_log_lines_and_tracebacks_are_masked(fmt: str, db_url: str) -> None:
     if fmt == "json":
         lines = [json.loads(line) for line in result.stderr.splitlines() if line.startswith("{")]
         assert any(line.get("logger") == "leaky_app" for line in lines)
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_the_workers_start_line_for_an_instance_app_is_masked(fmt: str, db_url: str) -> None:
+    result = run_cli("--worker", "--app", "apps.credential_store_app:monque", "--log-format", fmt,
+                     "--duration", "0.2", "--summary-interval", "0",
+                     env={"TEST_APP_URL": db_url, "TEST_SECRET": SECRET, "COLUMNS": "200"})
+    assert result.returncode == 0, result.stderr
+    assert "started on mongodb://alice:***@db1:27017,db2:27017/app" in result.stderr
+    assert_masked(result)
