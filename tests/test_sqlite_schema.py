@@ -307,3 +307,15 @@ async def test_store_level_open_checks_before_any_write(tmp_path: Path) -> None:
     await store.close()
     assert journal_mode(path) == "delete"
     assert sorted(os.listdir(tmp_path)) == ["crm.db"]
+
+
+async def test_a_read_only_monque_initializes_with_defaults_but_cannot_start(tmp_path: Path) -> None:
+    path = v1_copy(tmp_path)
+    m = Monque(f"sqlite:///{path}?mode=ro")  # stale recovery on by default: skipped, it would write
+    await m.initialize()
+    try:
+        m.register("email.send", lambda job: None)
+        with pytest.raises(ConnectionError, match="open read-only, so this Monque cannot process jobs"):
+            await m.start()
+    finally:
+        await m.close()

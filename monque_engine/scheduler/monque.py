@@ -90,7 +90,7 @@ class Monque:
                     retention_index=retention is not None,
                     on_fatal=self._store_failed,
                 ))
-                if self.options.recover_stale_jobs:
+                if self.options.recover_stale_jobs and not self.store.read_only:
                     await self._lifecycle.recover_stale()
                 heartbeat_ms = int(self.options.heartbeat_interval * 1000)
                 if await self.store.has_live_claim(self.instance_id, now_ms() - 2 * heartbeat_ms):
@@ -118,6 +118,10 @@ class Monque:
         """Start processing registered workers. Already running: nothing happens."""
         if not self._initialized:
             raise ConnectionError("Monque is not initialized; call await monque.initialize() before start()")
+        if self.store.read_only:
+            raise ConnectionError(
+                f"{self.display_url} is open read-only, so this Monque cannot process jobs; drop mode=ro to start workers"
+            )
         async with self._start_lock:  # two concurrent start() calls must not both start duties
             if self._processor.running:
                 return

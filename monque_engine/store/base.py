@@ -61,6 +61,8 @@ class JobStore(ABC):
     display_url: str = ""
     #: Short kind name shown to people ("sqlite", "mongodb").
     kind: str = ""
+    #: Opened read-only (SQLite ``mode=ro``): every write raises ConnectionError.
+    read_only: bool = False
 
     # -- life cycle -------------------------------------------------------------------------
     @abstractmethod

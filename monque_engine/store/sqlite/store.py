@@ -41,6 +41,7 @@ class SqliteStore(JobStore):
     def __init__(self, settings: SqliteSettings) -> None:
         self.settings = settings
         self.display_url = settings.display_url
+        self.read_only = settings.read_only
         self._tables: Tables | None = None
         self._writer: WriteRunner | None = None
         self._reader: ReadRunner | None = None
