@@ -6,7 +6,9 @@ drivers and tracebacks echo whatever they were given. So the rule is deliberatel
 within each whitespace-separated token, everything between the ``:`` after the user name
 and the **last** ``@`` of the token is the password. Masking a little too much (a host
 name after an ``@`` in a query string) costs readability; masking too little leaks a
-secret, so every ambiguity is resolved towards masking.
+secret, so every ambiguity is resolved towards masking. A password containing whitespace
+cannot be told apart from the words around it in free text; ``mask_secrets``, which knows
+the URL, still removes it.
 """
 
 from __future__ import annotations
