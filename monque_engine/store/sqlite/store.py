@@ -32,6 +32,9 @@ from .url import SqliteSettings, parse_sqlite_url
 #: Claims of at most this many jobs may take the inline path (measured at concurrency 5:
 #: ~4k -> ~5k jobs/s; wider claims showed no gain and would hold the loop for milliseconds).
 INLINE_CLAIM_MAX = 16
+#: Seconds between checks that the path still names the opened file, for a process that
+#: neither reads nor writes (one stat each; busy processes check on every operation).
+IDENTITY_CHECK_INTERVAL = 1.0
 _CLAIM_RELEASE = "locked_at = NULL, claimed_by = NULL, last_heartbeat = NULL"
 
 
@@ -287,12 +290,15 @@ class SqliteStore(JobStore):
         """Keep the change table bounded (the feed is a window, not a history), and notice a
         deleted or replaced file even when the process is idle (it then stops here)."""
         keep = self.settings.feed_retention
+        loop = asyncio.get_running_loop()
+        prune_at = loop.time() + self.settings.maintenance_interval
         while True:
-            await asyncio.sleep(self.settings.maintenance_interval)
+            await asyncio.sleep(min(IDENTITY_CHECK_INTERVAL, self.settings.maintenance_interval))
             if self.health_error() is not None:
                 return  # reported once through on_fatal; every later operation raises
-            if self.settings.read_only:
+            if self.settings.read_only or loop.time() < prune_at:
                 continue
+            prune_at = loop.time() + self.settings.maintenance_interval
             try:
                 await self._write(lambda conn: self._prune_feed(conn, keep))
             except ConnectionError:
