@@ -14,6 +14,7 @@ from textual.app import App, SystemCommand
 from textual.screen import Screen
 
 from monque_engine import Job, Monque
+from monque_engine.store.urls import mask_text
 
 from .actions import ActionKind, ActionPlan, execute, plan_bulk, plan_for_jobs
 from .bindings import bindings_for, entries_for
@@ -99,7 +100,7 @@ class MonqueConsole(App[int]):
         self._show_workers()
 
     def fail(self, message: str) -> None:
-        self.error = message.splitlines()[0] if message else "monque-tui: failed"
+        self.error = mask_text(message.splitlines()[0]) if message else "monque-tui: failed"
         self.exit(return_code=1)
 
     async def on_unmount(self) -> None:

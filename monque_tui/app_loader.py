@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from monque_engine import Monque
+from monque_engine.store.urls import mask_text
 
 from .exitcodes import CliError, ExitCode
 
@@ -96,7 +97,7 @@ def _describe(error: BaseException) -> str:
                 filename = os.path.relpath(filename)
             where = f" ({filename}:{frame.lineno})"
             break
-    text = str(error)
+    text = mask_text(str(error))  # a user's module failing to connect often quotes its URL
     return f"{type(error).__name__}: {text}{where}" if text else f"{type(error).__name__}{where}"
 
 

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from monque_engine import __version__ as engine_version
-from monque_engine.store.urls import mask_secrets
+from monque_engine.store.urls import mask_secrets, mask_text, mask_url
 
 from .exitcodes import CliError, ExitCode
 from .settings import DEMO_URL, OPTIONS, Resolved, resolve
@@ -154,7 +154,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _print_error(message: str) -> None:
-    print(f"{PROG}: error: {message}", file=sys.stderr, flush=True)
+    # The last line of defence: whatever produced the message, no URL password leaves here.
+    print(f"{PROG}: error: {mask_text(message)}", file=sys.stderr, flush=True)
 
 
 def _reject(settings: Resolved, dests: Sequence[str], mode: str) -> None:
@@ -210,8 +211,8 @@ def _check_instance_conflicts(settings: Resolved, instance: Any, spec: str) -> N
     fix = f"export a setup function (def setup(monque): ...) so {PROG} builds the Monque, or drop"
     if settings.given("url") and settings["url"] != instance.display_url:
         raise CliError(
-            f"--app {spec!r} is a Monque instance bound to {instance.display_url}, but {settings.origin('url')} "
-            f"says {settings['url']}; {fix} {settings.origin('url')}",
+            f"--app {spec!r} is a Monque instance bound to {mask_url(instance.display_url)}, but "
+            f"{settings.origin('url')} says {mask_url(settings['url'])}; {fix} {settings.origin('url')}",
             ExitCode.USAGE,
         )
     for option in OPTIONS:
@@ -282,15 +283,16 @@ def _console_mode(settings: Resolved) -> int:
                 ExitCode.USAGE,
             )
         setup = app.setup
-    check_url(settings["url"], connect_timeout=settings["connect_timeout"])
-    return _run_console(ConsoleConfig(
+    config = ConsoleConfig(
         url=settings["url"],
         read_only=settings["read_only"],
         monque_options=settings.engine_options(),
         setup=setup,
         start_workers=setup is not None,
         label=settings["app"] if setup is not None else None,
-    ))
+    )
+    check_url(config.url, connect_timeout=settings["connect_timeout"])  # with --read-only: sqlite ?mode=ro
+    return _run_console(config)
 
 
 def _run_console(config: Any) -> int:

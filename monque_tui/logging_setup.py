@@ -13,9 +13,44 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
+from monque_engine.store.urls import mask_text
+
 FIELDS_ATTR = "monque"
 
 LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
+
+
+class MaskPasswords(logging.Filter):
+    """Mask ``user:password@`` in every record before any handler renders it.
+
+    Installed on the handler (not a logger), so it sees records from every library that
+    propagates to the root, including a driver's or a user's handler's own log lines. The
+    message is rendered here once (``msg % args``), then masked; the structured fields and
+    a traceback's text are masked too, so neither format can leak through a side door.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001 - a broken format string is logging's to report
+            return True
+        record.msg, record.args = mask_text(message), None
+        fields = getattr(record, FIELDS_ATTR, None)
+        if isinstance(fields, dict):
+            setattr(record, FIELDS_ATTR, {key: _mask_value(value) for key, value in fields.items()})
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = mask_text(record.exc_text)
+        return True
+
+
+def _mask_value(value: Any) -> Any:
+    if isinstance(value, str):
+        return mask_text(value)
+    if isinstance(value, list | tuple):
+        return type(value)(_mask_value(item) for item in value)
+    return value
 
 
 class JsonLineFormatter(logging.Formatter):
@@ -31,8 +66,8 @@ class JsonLineFormatter(logging.Formatter):
             "logger": record.name,
         }
         data.update(fields)
-        if record.exc_info:
-            data["exc"] = self.formatException(record.exc_info)
+        if record.exc_info or record.exc_text:
+            data["exc"] = record.exc_text or self.formatException(record.exc_info)  # type: ignore[arg-type]
         return json.dumps(data, default=str, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -72,6 +107,7 @@ def configure_logging(level: str = "info", fmt: str = "text") -> None:
         handler.setFormatter(JsonLineFormatter())
     else:
         handler = _rich_handler(numeric)
+    handler.addFilter(MaskPasswords())
     root = logging.getLogger()
     for existing in list(root.handlers):
         root.removeHandler(existing)

@@ -100,7 +100,8 @@ OPTIONS: tuple[Option, ...] = (
            "your handlers: ATTR is a Monque instance with handlers registered, or a function "
            "(sync or async) that takes a Monque and registers them; with the console, workers run in-process"),
     Option("read_only", "--read-only", "MONQUE_READ_ONLY", parse_bool, False, None,
-           "console: disable cancel/retry/reschedule/delete", is_switch=True),
+           "console: open the store read-only (SQLite: never creates or changes the file) and disable "
+           "cancel/retry/reschedule/delete", is_switch=True),
     Option("log_level", "--log-level", "MONQUE_LOG_LEVEL", parse_choice("debug", "info", "warning", "error"),
            "info", "LEVEL", "debug, info, warning or error (job:start lines are debug) [default: info]"),
     Option("log_format", "--log-format", "MONQUE_LOG_FORMAT", parse_choice("text", "json"), "text", "FORMAT",

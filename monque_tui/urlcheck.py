@@ -51,7 +51,9 @@ def _check_sqlite(url: str) -> None:
         store = open_store(url)
     except (InvalidStoreUrlError, MonqueError, ValueError) as error:
         raise CliError(_masked(str(error), url), ExitCode.USAGE) from None
-    path = Path(getattr(getattr(store, "settings", None), "path", "") or url.split("://", 1)[1].lstrip("/"))
+    settings = getattr(store, "settings", None)
+    path = Path(getattr(settings, "path", "") or url.split("://", 1)[1].lstrip("/"))
+    read_only = bool(getattr(settings, "read_only", False))
     parent = path.parent if str(path.parent) else Path(".")
     where = f"{mask_url(url)}:"
     if path.is_dir():
@@ -62,13 +64,16 @@ def _check_sqlite(url: str) -> None:
                        ExitCode.STORE)
     if not parent.is_dir():
         raise CliError(f"{where} {parent} is not a directory", ExitCode.STORE)
+    if read_only and not path.exists():
+        raise CliError(f"{where} {path} does not exist, and a read-only open (--read-only, mode=ro) never "
+                       "creates a file; check the path", ExitCode.STORE)
     if path.exists():
         if not os.access(path, os.R_OK):
             raise CliError(f"{where} cannot read {path}: permission denied", ExitCode.STORE)
-        if not os.access(path, os.W_OK):
+        if not read_only and not os.access(path, os.W_OK):
             raise CliError(
-                f"{where} cannot write {path}: permission denied (SQLite needs write access even for "
-                "--read-only, for its WAL files)",
+                f"{where} cannot write {path}: permission denied (the console can look without writing: "
+                "--read-only)",
                 ExitCode.STORE,
             )
         try:

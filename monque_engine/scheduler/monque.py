@@ -88,8 +88,9 @@ class Monque:
                     collection_name=self.options.collection_name,
                     create_indexes=not self.options.skip_index_creation,
                     retention_index=retention is not None,
+                    on_fatal=self._store_failed,
                 ))
-                if self.options.recover_stale_jobs:
+                if self.options.recover_stale_jobs and not self.store.read_only:
                     await self._lifecycle.recover_stale()
                 heartbeat_ms = int(self.options.heartbeat_interval * 1000)
                 if await self.store.has_live_claim(self.instance_id, now_ms() - 2 * heartbeat_ms):
@@ -117,6 +118,10 @@ class Monque:
         """Start processing registered workers. Already running: nothing happens."""
         if not self._initialized:
             raise ConnectionError("Monque is not initialized; call await monque.initialize() before start()")
+        if self.store.read_only:
+            raise ConnectionError(
+                f"{self.display_url} is open read-only, so this Monque cannot process jobs; drop mode=ro to start workers"
+            )
         async with self._start_lock:  # two concurrent start() calls must not both start duties
             if self._processor.running:
                 return
@@ -176,7 +181,12 @@ class Monque:
         self._initialized = False
 
     def is_healthy(self) -> bool:
-        return self._initialized and self._processor.running
+        """Started, and the store still trustworthy (e.g. its SQLite file not deleted or replaced)."""
+        return self._initialized and self._processor.running and self.store.health_error() is None
+
+    def _store_failed(self, error: Exception) -> None:
+        """The store found it can no longer be trusted: say so once, loudly."""
+        self.events.emit("job:error", JobErrorEvent(error))
 
     async def __aenter__(self) -> Monque:
         await self.initialize()

@@ -11,6 +11,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 from ..cursor import CursorAnchor
@@ -48,6 +49,9 @@ class StoreOpenOptions:
     collection_name: str = "monque_jobs"
     create_indexes: bool = True
     retention_index: bool = False
+    #: Called on the store's event loop, once, when the store finds it can no longer be
+    #: trusted (e.g. its SQLite file was deleted or replaced); ``Monque`` emits job:error.
+    on_fatal: Callable[[Exception], None] | None = None
 
 
 class JobStore(ABC):
@@ -57,6 +61,8 @@ class JobStore(ABC):
     display_url: str = ""
     #: Short kind name shown to people ("sqlite", "mongodb").
     kind: str = ""
+    #: Opened read-only (SQLite ``mode=ro``): every write raises ConnectionError.
+    read_only: bool = False
 
     # -- life cycle -------------------------------------------------------------------------
     @abstractmethod
@@ -66,6 +72,11 @@ class JobStore(ABC):
     @abstractmethod
     async def close(self) -> None:
         """Release connections and threads; idempotent."""
+
+    def health_error(self) -> Exception | None:
+        """Why the store can no longer be trusted, or None. Cheap and synchronous: called by
+        ``Monque.is_healthy()``. The default store never turns unhealthy on its own."""
+        return None
 
     # -- intake -----------------------------------------------------------------------------
     @abstractmethod

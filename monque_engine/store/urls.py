@@ -1,23 +1,94 @@
-"""URL helpers shared by every store and the CLI: above all, never show a password."""
+"""URL helpers shared by every store and the CLI: above all, never show a password.
+
+Masking works on any text, not only on a well-formed URL: people type ``mongodb:/u:p@h``,
+``mongodb//u:p@h``, a leading space, or a password with an unescaped ``@`` in it, and
+drivers and tracebacks echo whatever they were given. So the rule is deliberately blunt:
+within each whitespace-separated token, everything between the ``:`` after the user name
+and the **last** ``@`` of the token is the password. Masking a little too much (a host
+name after an ``@`` in a query string) costs readability; masking too little leaks a
+secret, so every ambiguity is resolved towards masking. A password containing whitespace
+cannot be told apart from the words around it in free text; ``mask_secrets``, which knows
+the URL, still removes it.
+"""
 
 from __future__ import annotations
 
 import re
 
-_USERINFO = re.compile(r"^(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<user>[^:@/]*)(?::(?P<password>[^@/]*))?@")
+MASK = "***"
+#: A whitespace-free run of text: the unit in which a URL (and its password) can hide.
+_TOKEN = re.compile(r"\S+")
+_SCHEME_NAME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*")
+_SCHEME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+.-")
+
+
+def _ends_scheme_name(head: str, colon: int) -> bool:
+    """Whether ``head[:colon]`` ends with something shaped like a URL scheme (``mongodb``)."""
+    start = colon
+    while start > 0 and head[start - 1] in _SCHEME_CHARS:
+        start -= 1
+    return _SCHEME_NAME.fullmatch(head, start, colon) is not None
+
+
+def _password_span(token: str) -> tuple[int, int] | None:
+    """Where the password of a ``user:password@`` inside ``token`` is, as (start, end).
+
+    The password ends at the token's last ``@``. It starts after the first colon, unless
+    that colon ends a scheme (``x://``; ``x:/`` only when another colon follows, since
+    ``u:/pw@h`` is a user with a password starting with a slash), in which case it starts
+    after the next colon.
+    """
+    at = token.rfind("@")
+    if at <= 0:
+        return None
+    head = token[:at]
+    colons = [index for index, char in enumerate(head) if char == ":"]
+    if not colons:
+        return None  # ``user@host``: a user name alone is not a secret
+    first = colons[0]
+    if head.startswith("/", first + 1) and _ends_scheme_name(head, first):
+        later = colons[1:]
+        if not later and not head.startswith("//", first + 1):
+            later = colons[:1]
+        if not later:
+            return None  # ``sqlite:///a@b.db``: a scheme, then no password at all
+        first = later[0]
+    return first + 1, at
+
+
+def _mask_token(token: str) -> str:
+    span = _password_span(token)
+    if span is None:
+        return token
+    return f"{token[:span[0]]}{MASK}{token[span[1]:]}"
+
+
+def mask_text(text: str) -> str:
+    """Replace every ``user:password@`` password in ``text`` with ``***``.
+
+    Works on free text (log lines, driver errors, tracebacks) as well as on a bare URL.
+    Whitespace is kept exactly, so a masked line has the shape of the original.
+    """
+    if "@" not in text:
+        return text
+    return _TOKEN.sub(lambda match: _mask_token(match.group()), text)
 
 
 def mask_url(url: str) -> str:
-    """Replace the password in ``scheme://user:password@host`` with ``***``."""
-    match = _USERINFO.match(url)
-    if not match or match.group("password") is None:
-        return url
-    return f"{match.group('scheme')}{match.group('user')}:***@{url[match.end():]}"
+    """Replace the password in ``scheme://user:password@host`` (or anything URL-like) with ``***``."""
+    return mask_text(url)
 
 
 def mask_secrets(text: str, url: str) -> str:
-    """Mask a URL's password wherever it appears in a message (e.g. a driver's error)."""
-    match = _USERINFO.match(url)
-    if not match or not match.group("password"):
-        return text
-    return text.replace(url, mask_url(url)).replace(match.group("password"), "***")
+    """Mask a URL's password wherever it appears in a message (e.g. a driver's error).
+
+    Besides every ``user:password@`` in the text, the password of ``url`` is replaced
+    wherever it occurs on its own, as drivers quote it in auth errors.
+    """
+    masked = mask_text(text)
+    # The URL as a whole, not token by token: a password may contain a space.
+    span = _password_span(url.strip())
+    password = url.strip()[span[0]:span[1]] if span is not None else None
+    if password:
+        masked = masked.replace(password, MASK)
+    return masked

@@ -203,9 +203,11 @@ class ReadRunner(_Runner):
     """
 
     def __init__(self, loop: asyncio.AbstractEventLoop, connect: Callable[[], sqlite3.Connection],
-                 describe: Callable[[], str], threads: int = 2, busy_timeout: float = 10.0) -> None:
+                 describe: Callable[[], str], threads: int = 2, busy_timeout: float = 10.0,
+                 verify: Callable[[], None] | None = None) -> None:
         super().__init__(loop, "monque-sqlite-read", describe)
         self._busy_timeout = busy_timeout
+        self._verify = verify
         self._start_threads(threads, connect)
 
     def _take(self) -> list[tuple[Operation[Any], asyncio.Future[Any]]] | None:
@@ -221,7 +223,10 @@ class ReadRunner(_Runner):
         outcomes: list[tuple[bool, Any]] = []
         for op, _ in batch:
             try:
-                outcomes.append((True, retry_while_busy(functools.partial(op, conn), self._busy_timeout)))
+                value = retry_while_busy(functools.partial(op, conn), self._busy_timeout)
+                if self._verify is not None:
+                    self._verify()  # what was read must come from the file the path names
+                outcomes.append((True, value))
             except BaseException as error:  # noqa: BLE001 - handed to the awaiting coroutine
                 outcomes.append((False, wrap_error(error, self._describe)))
         return outcomes
@@ -241,10 +246,18 @@ class WriteRunner(_Runner):
         busy_timeout: float,
         inline_connect: Callable[[], sqlite3.Connection] | None,
         on_commit: Callable[[], None],
+        verify: Callable[[], None] | None = None,
+        precheck: Callable[[], None] | None = None,
     ) -> None:
         super().__init__(loop, "monque-sqlite-write", describe)
         self._busy_timeout = busy_timeout
         self._on_commit = on_commit
+        #: Raises ConnectionError when the file was deleted or replaced (identity.py): run
+        #: after each commit, before the caller is told it succeeded (one stat, ~2 µs).
+        self._verify = verify or (lambda: None)
+        #: The same verdict without a system call, before writing: once the file is known
+        #: to be gone, nothing more is written to it.
+        self._precheck = precheck or (lambda: None)
         self._gate = threading.Lock()  # one writer of this process at a time: thread or inline
         self._in_batch = False
         self._inline_commits = 0
@@ -256,8 +269,10 @@ class WriteRunner(_Runner):
 
     async def run(self, op: Operation[T], *, inline: bool = False) -> T:
         if inline and self._inline is not None and not self._queue and not self._in_batch:
+            self._precheck()
             result = self._try_inline(op)
             if result is not _MISS:
+                self._verify()  # committed, but to an unlinked file: the caller must not be told "done"
                 self._on_commit()
                 self._inline_commits += 1
                 if self._inline_commits >= CHECKPOINT_EVERY:
@@ -300,6 +315,20 @@ class WriteRunner(_Runner):
             self._on_commit()
 
     def _run_batch(self, conn: sqlite3.Connection, batch: list[Any]) -> list[tuple[bool, Any]]:
+        """Commit the batch; then, if the path no longer names our file, fail every success."""
+        try:
+            self._precheck()
+        except BaseException as error:  # noqa: BLE001 - the whole batch fails, nothing is written
+            return [(False, error) for _ in batch]
+        outcomes = self._commit_batch(conn, batch)
+        if any(ok for ok, _ in outcomes):
+            try:
+                self._verify()
+            except BaseException as error:  # noqa: BLE001
+                return [(False, error) if ok else (ok, value) for ok, value in outcomes]
+        return outcomes
+
+    def _commit_batch(self, conn: sqlite3.Connection, batch: list[Any]) -> list[tuple[bool, Any]]:
         self._in_batch = True
         try:
             with self._gate:

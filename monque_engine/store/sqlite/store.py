@@ -15,12 +15,15 @@ import sqlite3
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from ...cursor import CursorAnchor
 from ...errors import ConnectionError
 from ...job import ChangeEvent, CursorDirection, Job, JobSort, JobStatus, NewJob, QueueStats
 from ..base import JobStore, StoreListFilter, StoreOpenOptions, StoreSelector
+from . import migrations
 from .feed import ChangeFeed
+from .identity import FileIdentity, FileLostError
 from .queries import filter_where, page_query, row_to_job, selector_where
 from .runner import ReadRunner, WriteRunner, begin_immediate, retry_while_busy
 from .schema import Tables
@@ -29,6 +32,9 @@ from .url import SqliteSettings, parse_sqlite_url
 #: Claims of at most this many jobs may take the inline path (measured at concurrency 5:
 #: ~4k -> ~5k jobs/s; wider claims showed no gain and would hold the loop for milliseconds).
 INLINE_CLAIM_MAX = 16
+#: Seconds between checks that the path still names the opened file, for a process that
+#: neither reads nor writes (one stat each; busy processes check on every operation).
+IDENTITY_CHECK_INTERVAL = 1.0
 _CLAIM_RELEASE = "locked_at = NULL, claimed_by = NULL, last_heartbeat = NULL"
 
 
@@ -38,6 +44,7 @@ class SqliteStore(JobStore):
     def __init__(self, settings: SqliteSettings) -> None:
         self.settings = settings
         self.display_url = settings.display_url
+        self.read_only = settings.read_only
         self._tables: Tables | None = None
         self._writer: WriteRunner | None = None
         self._reader: ReadRunner | None = None
@@ -49,6 +56,8 @@ class SqliteStore(JobStore):
         self._claimed: dict[str, Job] = {}
         self._completions: collections.deque[tuple[Job, str, int, asyncio.Future[Job | None]]] = collections.deque()
         self._completion_flush_queued = False
+        self._identity = FileIdentity(settings.path)
+        self._on_fatal: Any = None
 
     @classmethod
     def from_url(cls, url: str, **overrides: Any) -> SqliteStore:
@@ -59,6 +68,8 @@ class SqliteStore(JobStore):
         return f"SQLite database {self.settings.path}"
 
     def _connect(self, *, busy_timeout: float, autocheckpoint: bool = True, write: bool = False) -> sqlite3.Connection:
+        if self.settings.read_only:
+            return self._connect_read_only(busy_timeout)
         conn = sqlite3.connect(
             self.settings.path, isolation_level=None, check_same_thread=False, timeout=self.settings.busy_timeout
         )
@@ -78,6 +89,48 @@ class SqliteStore(JobStore):
             raise
         return conn
 
+    def _connect_read_only(self, busy_timeout: float) -> sqlite3.Connection:
+        """SQLite's ``mode=ro``: the file is never created, switched to WAL or written.
+
+        SQLite still needs the ``-wal`` and ``-shm`` side files to read a WAL database safely
+        while other processes write it, so it creates them (empty) if they are missing and
+        the directory allows; the database file's bytes and mtime are never touched.
+        ``immutable=1`` would avoid the side files but would read a file that others are
+        changing as if it could not change, which is wrong for a live queue.
+        """
+        uri = f"file:{quote(os.path.abspath(self.settings.path))}?mode=ro"
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False,
+                               timeout=self.settings.busy_timeout)
+        try:
+            conn.execute("PRAGMA query_only=1")
+            conn.execute("PRAGMA cache_size=-65536")
+            conn.execute("PRAGMA temp_store=MEMORY")
+            conn.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _probe(self, tables: Tables) -> None:
+        """Before anything changes the file: refuse one that is not ours or is too new.
+
+        Runs on a connection that only reads (``query_only``; no WAL switch, no tables), so
+        another application's database is left exactly as it was. Not SQLite's ``mode=ro``:
+        that would leave empty ``-wal``/``-shm`` files next to a WAL file it refuses.
+        """
+        path = self.settings.path
+        if not os.path.exists(path) or os.path.getsize(path) == 0:
+            return
+        conn = sqlite3.connect(f"file:{quote(os.path.abspath(path))}?mode=rw", uri=True, isolation_level=None,
+                               timeout=self.settings.busy_timeout)
+        try:
+            conn.execute("PRAGMA query_only=1")
+            version = retry_while_busy(lambda: migrations.inspect(conn, tables, path), self.settings.busy_timeout)
+            if version is not None:
+                migrations.check_version(version, path)
+        finally:
+            conn.close()
+
     def _use_wal(self, conn: sqlite3.Connection) -> None:
         """Switch the file to WAL once; later connections only check. Switching takes a lock
         that busy processes make contended, so it is not repeated by every connection."""
@@ -96,6 +149,16 @@ class SqliteStore(JobStore):
         parent = path.parent if str(path.parent) else Path(".")
         if path.is_dir():
             raise ConnectionError(f"Cannot open {path}: it is a directory; name a file such as {path / 'monque.db'}")
+        if self.settings.must_exist and not path.exists():
+            how = "a read-only open (mode=ro)" if self.settings.read_only else "mode=rw"
+            raise ConnectionError(
+                f"Cannot open SQLite database {path}: the file does not exist, and {how} never creates one; "
+                "check the path"
+            )
+        if self.settings.read_only:
+            if not os.access(path, os.R_OK):
+                raise ConnectionError(f"Cannot open {path}: permission denied (it must be readable)")
+            return
         if not parent.is_dir():
             raise ConnectionError(
                 f"Cannot create SQLite database {path}: directory {parent} does not exist (mkdir -p {parent})"
@@ -112,21 +175,37 @@ class SqliteStore(JobStore):
             self._preflight()
             loop = asyncio.get_running_loop()
             self._tables = tables = Tables(options.collection_name)
+            self._on_fatal = options.on_fatal
+            self._identity = identity = FileIdentity(self.settings.path)
+            identity.on_lost(lambda error: self._report_lost(loop, error))
             inline = None
             if self.settings.inline_writes and self.settings.synchronous != "full":
                 inline = lambda: self._connect(busy_timeout=0, autocheckpoint=False, write=True)  # noqa: E731
             try:
-                self._writer = WriteRunner(
-                    loop,
-                    lambda: self._connect(busy_timeout=0, write=True),
-                    self._describe,
-                    self.settings.busy_timeout,
-                    inline,
-                    self._committed,
-                )
-                await self._writer.run(lambda conn: self._create_schema(conn, tables, options))
-                self._reader = ReadRunner(loop, lambda: self._connect(busy_timeout=self.settings.busy_timeout),
-                                          self._describe, threads=2, busy_timeout=self.settings.busy_timeout)
+                if self.settings.read_only:
+                    self._reader = ReadRunner(loop, lambda: self._connect(busy_timeout=self.settings.busy_timeout),
+                                              self._describe, threads=2, busy_timeout=self.settings.busy_timeout,
+                                              verify=identity.check)
+                    where = self.settings.path
+                    await self._reader.run(lambda conn: migrations.check_readable(conn, tables, where))
+                    identity.capture()
+                else:
+                    await asyncio.to_thread(self._probe, tables)
+                    self._writer = WriteRunner(
+                        loop,
+                        lambda: self._connect(busy_timeout=0, write=True),
+                        self._describe,
+                        self.settings.busy_timeout,
+                        inline,
+                        self._committed,
+                        verify=identity.check,
+                        precheck=identity.raise_if_lost,
+                    )
+                    await self._writer.run(lambda conn: self._create_schema(conn, tables, options))
+                    identity.capture()
+                    self._reader = ReadRunner(loop, lambda: self._connect(busy_timeout=self.settings.busy_timeout),
+                                              self._describe, threads=2, busy_timeout=self.settings.busy_timeout,
+                                              verify=identity.check)
                 self._feed = ChangeFeed(
                     loop, lambda: self._connect(busy_timeout=self.settings.busy_timeout), self._reader, tables,
                     self.settings.feed_interval,
@@ -159,13 +238,30 @@ class SqliteStore(JobStore):
         return ConnectionError(f"Cannot open {self._describe()}: {text}")
 
     def _create_schema(self, conn: sqlite3.Connection, tables: Tables, options: StoreOpenOptions) -> None:
-        exists = conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (tables.jobs,)
-        ).fetchone()
-        if exists and not options.create_indexes:
+        """Check (again, now under the write lock), upgrade and create, in one transaction."""
+        migrations.prepare(conn, tables, self.settings.path,
+                           create_indexes=options.create_indexes, retention_index=options.retention_index)
+
+    # -- file identity and health -------------------------------------------------------------
+    def _report_lost(self, loop: asyncio.AbstractEventLoop, error: FileLostError) -> None:
+        """Called once, from whichever thread noticed: hand the news to the loop's listener."""
+        listener = self._on_fatal
+        if listener is None:
             return
-        for statement in tables.ddl(options.retention_index):
-            conn.execute(statement)
+        try:  # always deferred: the news may be found inside a caller that is mid-operation
+            loop.call_soon_threadsafe(listener, error)
+        except RuntimeError:  # the loop is closed: nobody is listening any more
+            pass
+
+    def health_error(self) -> ConnectionError | None:
+        """Why this store cannot be trusted any more (its file was deleted or replaced), else None."""
+        if self._writer is None and self._reader is None:
+            return None
+        try:
+            self._identity.check()
+        except FileLostError as error:
+            return error
+        return None
 
     def _committed(self) -> None:
         if self._feed is not None:
@@ -191,10 +287,18 @@ class SqliteStore(JobStore):
                 await asyncio.to_thread(part.close)
 
     async def _maintain(self) -> None:
-        """Keep the change table bounded: the feed is a window, not a history."""
+        """Keep the change table bounded (the feed is a window, not a history), and notice a
+        deleted or replaced file even when the process is idle (it then stops here)."""
         keep = self.settings.feed_retention
+        loop = asyncio.get_running_loop()
+        prune_at = loop.time() + self.settings.maintenance_interval
         while True:
-            await asyncio.sleep(self.settings.maintenance_interval)
+            await asyncio.sleep(min(IDENTITY_CHECK_INTERVAL, self.settings.maintenance_interval))
+            if self.health_error() is not None:
+                return  # reported once through on_fatal; every later operation raises
+            if self.settings.read_only or loop.time() < prune_at:
+                continue
+            prune_at = loop.time() + self.settings.maintenance_interval
             try:
                 await self._write(lambda conn: self._prune_feed(conn, keep))
             except ConnectionError:
@@ -235,6 +339,10 @@ class SqliteStore(JobStore):
         return self._reader
 
     async def _write(self, op: Any, inline: bool = False) -> Any:
+        if self.settings.read_only and self._reader is not None:
+            raise ConnectionError(
+                f"{self._describe()} is open read-only (mode=ro); drop mode=ro (or --read-only) to change jobs"
+            )
         return await self._runner_w().run(op, inline=inline)
 
     async def _read(self, op: Any) -> Any:

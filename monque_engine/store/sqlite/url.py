@@ -7,6 +7,9 @@ Query parameters:
   feed_interval_ms=MS       how often the change feed looks for other processes' commits (2).
   feed_retention=ROWS       change rows kept for resuming watches (default 100000).
   inline_writes=0|1         allow the uncontended inline write path (default 1).
+  mode=rwc|rw|ro            rwc (default) creates the file if missing; rw requires it to
+                            exist; ro opens it read-only: never creates or changes the
+                            file (no WAL switch, no schema or index creation, no writes).
 """
 
 from __future__ import annotations
@@ -32,6 +35,10 @@ class SqliteSettings:
     feed_retention: int = 100_000
     inline_writes: bool = True
     maintenance_interval: float = 10.0
+    #: ``mode=ro``: open read-only; every write raises ConnectionError.
+    read_only: bool = False
+    #: ``mode=rw`` / ``mode=ro``: the file must already exist.
+    must_exist: bool = False
 
 
 _USAGE = "use sqlite:///relative/path.db or sqlite:////absolute/path.db"
@@ -76,8 +83,13 @@ def parse_sqlite_url(url: str, **overrides: object) -> SqliteSettings:
             values["feed_retention"] = int(_number(key, value, 1000))
         elif key == "inline_writes":
             values["inline_writes"] = value not in ("0", "false", "no", "off")
+        elif key == "mode":
+            if value.lower() not in ("rwc", "rw", "ro"):
+                raise InvalidSqliteUrlError(f"SQLite URL parameter mode must be rwc, rw or ro, got {value!r}")
+            values["read_only"] = value.lower() == "ro"
+            values["must_exist"] = value.lower() in ("rw", "ro")
         else:
-            known = "synchronous, busy_timeout, feed_interval_ms, feed_retention, inline_writes"
+            known = "synchronous, busy_timeout, feed_interval_ms, feed_retention, inline_writes, mode"
             raise InvalidSqliteUrlError(f"Unknown SQLite URL parameter {key!r}; known: {known}")
     values.update(overrides)
     return SqliteSettings(path=path, display_url=url, **values)  # type: ignore[arg-type]

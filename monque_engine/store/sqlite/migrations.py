@@ -1,0 +1,166 @@
+"""Schema versions of a SQLite file: recognise ours, refuse the rest, upgrade old ones in order.
+
+Why this exists: a store that silently adds its tables to whatever file the URL names
+takes over another application's database (and switches it to WAL), and a file written by
+an older layout used to be half-modified before a "no such column" error. So before any
+change, the file is *inspected*:
+
+* no tables at all: a new file, the store creates the current schema;
+* our collection, ``schema_version`` = this code's: opened as it is;
+* an older version: upgraded by ``MIGRATIONS``, in order, inside the caller's transaction
+  (the write thread's ``BEGIN IMMEDIATE``), so an upgrade applies completely or not at all;
+* a newer version: refused (upgrade monque_engine);
+* tables but no Monque meta table, or a table with our collection's name that has no meta
+  table next to it: refused (it belongs to someone else).
+
+Adding a migration (see docs/adr/0006-schema-migrations.md): bump ``SCHEMA_VERSION`` in
+``schema.py``, make ``Tables.ddl`` create the new layout for new files, and append
+``(new_version, step)`` here, where ``step(conn, tables)`` turns a file of the previous
+version into the new one using plain SQL. Never edit or reorder a released step.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Sequence
+
+from ...errors import ConnectionError
+from .schema import SCHEMA_VERSION, Tables
+
+Migration = Callable[[sqlite3.Connection, Tables], None]
+
+#: ``(version it produces, step)``, ascending and contiguous from 2. Version 1 is the
+#: first released layout, so there is nothing to upgrade yet.
+MIGRATIONS: tuple[tuple[int, Migration], ...] = ()
+
+
+class ForeignDatabaseError(ConnectionError):
+    """The file holds tables of another application: it is not adopted."""
+
+
+class SchemaVersionError(ConnectionError):
+    """The file's Monque schema is newer than this code (or older, on a read-only open)."""
+
+
+def _user_tables(conn: sqlite3.Connection) -> set[str]:
+    rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite!_%' ESCAPE '!'")
+    return {str(name) for (name,) in rows}
+
+
+def _meta_version(conn: sqlite3.Connection, meta_table: str) -> int | None:
+    try:
+        quoted = meta_table.replace('"', '""')
+        row = conn.execute(f'SELECT value FROM "{quoted}" WHERE key = \'schema_version\'').fetchone()
+    except sqlite3.OperationalError:  # not a key/value table: not ours
+        return None
+    if row is None:
+        return None
+    try:
+        return int(row[0])
+    except (TypeError, ValueError):
+        return None
+
+
+def inspect(conn: sqlite3.Connection, tables: Tables, where: str) -> int | None:
+    """The collection's schema version, or None when the file may receive a new collection.
+
+    Raises ``ForeignDatabaseError`` when the file is not a Monque database (or the
+    collection's table name is taken by a table that is not Monque's). Reads only.
+    """
+    names = _user_tables(conn)
+    if tables.meta in names:
+        version = _meta_version(conn, tables.meta)
+        if version is None or tables.jobs not in names:
+            raise ForeignDatabaseError(
+                f"{where} has a table {tables.meta} that is not Monque's (no schema_version, or no "
+                f"{tables.jobs} table next to it); point the URL at another file or use another collection_name"
+            )
+        return version
+    taken = sorted(name for name in (tables.jobs, tables.changes) if name in names)
+    if taken:
+        raise ForeignDatabaseError(
+            f"{where} already has a table named {taken[0]} that Monque did not create (no {tables.meta} table); "
+            "point the URL at another file or pick another collection_name"
+        )
+    ours = [name for name in names if name.endswith("_meta") and _meta_version(conn, name) is not None]
+    if names and not ours:
+        shown = ", ".join(sorted(names)[:5]) + (", ..." if len(names) > 5 else "")
+        raise ForeignDatabaseError(
+            f"{where} is another application's SQLite database (tables: {shown}); Monque will not add its "
+            "tables to it; point the URL at a new file or at a Monque database"
+        )
+    return None
+
+
+def check_version(version: int, where: str, *, newest: int = SCHEMA_VERSION) -> None:
+    """Refuse a file from a newer Monque: this code cannot know what its layout means."""
+    if version > newest:
+        raise SchemaVersionError(
+            f"{where} has Monque schema version {version}, newer than the {newest} this monque_engine knows; "
+            "upgrade monque_engine (pip install -U monque-tui) to open it"
+        )
+
+
+def _check_steps(steps: Sequence[tuple[int, Migration]], target: int) -> None:
+    expected = list(range(2, target + 1))
+    versions = [version for version, _ in steps]
+    if versions != expected:
+        raise RuntimeError(f"migration steps {versions} must be exactly {expected} (ascending, one per version)")
+
+
+def migrate(
+    conn: sqlite3.Connection,
+    tables: Tables,
+    current: int,
+    *,
+    steps: Sequence[tuple[int, Migration]] = MIGRATIONS,
+    target: int = SCHEMA_VERSION,
+) -> list[int]:
+    """Apply every step after ``current`` up to ``target``, in order; return the versions applied.
+
+    Runs inside the caller's transaction and records each version as it goes, so a
+    failing step rolls back with everything before it: the file stays at ``current``.
+    """
+    _check_steps(steps, target)
+    applied: list[int] = []
+    for version, step in steps:
+        if current < version <= target:
+            step(conn, tables)
+            conn.execute(f"UPDATE {tables.meta} SET value = ? WHERE key = 'schema_version'", (version,))
+            applied.append(version)
+    return applied
+
+
+def prepare(
+    conn: sqlite3.Connection,
+    tables: Tables,
+    where: str,
+    *,
+    create_indexes: bool,
+    retention_index: bool,
+) -> None:
+    """Inside a write transaction: inspect, refuse, upgrade, then create what is missing."""
+    version = inspect(conn, tables, where)
+    if version is not None:
+        check_version(version, where)
+        migrate(conn, tables, version)
+        if not create_indexes:
+            return
+    for statement in tables.ddl(retention_index):
+        conn.execute(statement)
+
+
+def check_readable(conn: sqlite3.Connection, tables: Tables, where: str) -> None:
+    """For a read-only open: the collection must exist at exactly this code's version."""
+    version = inspect(conn, tables, where)
+    if version is None:
+        raise SchemaVersionError(
+            f"{where} has no Monque collection {tables.jobs!r} yet, and a read-only open never creates one; "
+            "check the URL and collection_name, or open it read-write once (e.g. start a worker)"
+        )
+    check_version(version, where)
+    if version < SCHEMA_VERSION:
+        raise SchemaVersionError(
+            f"{where} has Monque schema version {version}, older than this code's {SCHEMA_VERSION}, and a "
+            "read-only open cannot upgrade it; open it read-write once (e.g. start a worker) to upgrade"
+        )

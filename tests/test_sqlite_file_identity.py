@@ -1,0 +1,162 @@
+"""A deleted or replaced SQLite file is noticed, never silently written to (issue 9, item 6).
+
+Real files, a real running ``Monque``: the test deletes the file, or restores a backup
+over it with ``os.replace``, exactly as an operator would, and checks that the process
+fails loudly (``is_healthy()`` false, a ``job:error``, ``ConnectionError`` on writes) and
+never acknowledges a write that went to the unlinked file.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import SHORT_INTERVALS, EventRecorder, poll_until
+from monque_engine import ConnectionError, Job, Monque
+from monque_engine.store.sqlite import SqliteStore
+from monque_engine.store.sqlite.identity import FileLostError
+
+
+def backup(path: Path, to: Path) -> None:
+    """A consistent copy through SQLite's backup API, as an operator's backup tool would make."""
+    source, target = sqlite3.connect(path), sqlite3.connect(to)
+    try:
+        source.backup(target)
+    finally:
+        source.close()
+        target.close()
+
+
+def ids_in(path: Path) -> set[str]:
+    conn = sqlite3.connect(path)
+    try:
+        return {row[0] for row in conn.execute("SELECT id FROM monque_jobs")}
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+async def running(tmp_path: Path) -> AsyncIterator[tuple[Monque, Path, EventRecorder]]:
+    path = tmp_path / "jobs.db"
+    # A short maintenance tick so an idle process notices within the test's patience.
+    store = SqliteStore.from_url(f"sqlite:///{path}", maintenance_interval=0.05)
+    m = Monque(store, **SHORT_INTERVALS)
+    await m.initialize()
+    done: list[str] = []
+
+    async def handler(job: Job) -> None:
+        done.append(job.id)
+
+    m.register("work", handler)
+    events = EventRecorder().attach(m, "job:error")
+    await m.start()
+    first = await m.enqueue("work", {"n": 1})
+    await poll_until(lambda: first.id in done, message="the first job ran")
+    assert m.is_healthy()
+    try:
+        yield m, path, events
+    finally:
+        await m.close()
+
+
+def lost(payload: Any) -> bool:
+    return isinstance(payload.error, FileLostError)
+
+
+async def test_deleted_file_fails_writes_and_health(running: tuple[Monque, Path, EventRecorder]) -> None:
+    m, path, events = running
+    os.unlink(path)
+    with pytest.raises(ConnectionError, match=r"jobs\.db was deleted while this process had it open.*restart"):
+        await m.enqueue("work", {"n": 2})
+    assert m.is_healthy() is False
+    [event] = await events.wait_for("job:error", where=lost)
+    assert "was deleted" in str(event.error) and str(path) in str(event.error)
+    with pytest.raises(ConnectionError, match="was deleted"):  # every later write too
+        await m.enqueue("work", {"n": 3})
+
+
+async def test_replaced_file_is_reported_and_its_jobs_not_ignored_silently(
+    running: tuple[Monque, Path, EventRecorder], tmp_path: Path
+) -> None:
+    m, path, events = running
+    copy = tmp_path / "restore.db"
+    backup(path, copy)
+    conn = sqlite3.connect(copy)  # the restored file gets a job of its own
+    conn.execute("UPDATE monque_jobs SET id = 'restoredjob0000000000000' WHERE 1")
+    conn.commit()
+    conn.close()
+    os.replace(copy, path)
+    for side in ("-wal", "-shm"):  # a careful restore removes the old side files with the file
+        Path(f"{path}{side}").unlink(missing_ok=True)
+    # Nothing is written by the test: the maintenance tick (or the poll's reads) notice it.
+    [event] = await events.wait_for("job:error", where=lost)
+    assert "was replaced by another file" in str(event.error) and "restart the process" in str(event.error)
+    assert m.is_healthy() is False
+    with pytest.raises(ConnectionError, match="was replaced"):
+        await m.enqueue("work", {"n": 2})
+    # The file at the path is exactly the restored one: nothing of this process went into it.
+    await m.close()
+    assert ids_in(path) == {"restoredjob0000000000000"}
+
+
+@pytest.mark.parametrize("inline", [False, True], ids=["write-thread", "inline"])
+async def test_a_write_committed_to_a_replaced_file_is_not_acknowledged(tmp_path: Path, inline: bool) -> None:
+    """The file is replaced *inside* the write transaction: the commit lands in the old inode,
+    so the caller must get ConnectionError, not success."""
+    path = tmp_path / "jobs.db"
+    store = SqliteStore.from_url(f"sqlite:///{path}")
+    m = Monque(store, **SHORT_INTERVALS)
+    await m.initialize()
+    copy = tmp_path / "restore.db"
+    backup(path, copy)
+
+    def write_then_restore(conn: sqlite3.Connection) -> str:
+        conn.execute("INSERT INTO monque_jobs_meta(key, value) VALUES ('probe', 1)")
+        os.replace(copy, path)  # an operator restores a backup while the write is in flight
+        for side in ("-wal", "-shm"):
+            Path(f"{path}{side}").unlink(missing_ok=True)
+        return "written"
+
+    try:
+        with pytest.raises(ConnectionError, match="was replaced"):
+            # The store's own write path (inline: the loop-thread fast path enqueues use).
+            await store._write(write_then_restore, inline=inline)
+        assert m.store.health_error() is not None
+        conn = sqlite3.connect(path)
+        assert conn.execute("SELECT count(*) FROM monque_jobs_meta WHERE key = 'probe'").fetchone() == (0,)
+        conn.close()
+    finally:
+        await m.close()
+
+
+async def test_reads_from_a_replaced_file_fail_too(tmp_path: Path) -> None:
+    path = tmp_path / "jobs.db"
+    m = Monque(f"sqlite:///{path}", **SHORT_INTERVALS)
+    await m.initialize()
+    try:
+        job = await m.enqueue("work")
+        empty = tmp_path / "empty.db"
+        shutil.copy(path, empty)
+        os.replace(empty, path)
+        with pytest.raises(ConnectionError, match="was replaced"):
+            await m.get_job(job.id)
+    finally:
+        await m.close()
+
+
+async def test_an_unchanged_file_stays_healthy_through_many_writes(tmp_path: Path) -> None:
+    m = Monque(f"sqlite:///{tmp_path / 'jobs.db'}", **SHORT_INTERVALS)
+    await m.initialize()
+    try:
+        await m.enqueue_many([{"name": "work", "data": {"n": n}} for n in range(200)])
+        for n in range(20):
+            await m.enqueue("work", {"n": n})
+        assert m.store.health_error() is None
+    finally:
+        await m.close()
