@@ -53,8 +53,27 @@ def _unset(*fields: str) -> Document:
 
 # -- intake ---------------------------------------------------------------------------------
 def new_job_document(job: NewJob) -> Document:
-    """A new pending job exactly as Node Monque writes one (camelCase, dates, ObjectId)."""
-    return job.to_job().to_document()
+    """A new pending job exactly as Node Monque writes one, field order included.
+
+    Upstream's job-intake.ts builds ``{name, data, status, nextRunAt, repeatInterval,
+    failCount, createdAt, updatedAt}`` and then adds ``uniqueKey``; the server puts ``_id``
+    first. Order matters only for byte-level comparisons (exports, diffs of documents
+    written by both sides), but it costs nothing to keep.
+    """
+    doc: Document = {
+        "_id": oid(job.id),
+        "name": job.name,
+        "data": job.data,
+        "status": PENDING,
+        "nextRunAt": dt(job.next_run_at_ms),
+    }
+    if job.repeat_interval is not None:
+        doc["repeatInterval"] = job.repeat_interval
+    doc["failCount"] = 0
+    doc["createdAt"] = doc["updatedAt"] = dt(job.created_at_ms)
+    if job.unique_key is not None:
+        doc["uniqueKey"] = job.unique_key
+    return doc
 
 
 def unique_key_filter(name: str, unique_key: str) -> Document:
@@ -70,13 +89,13 @@ def unique_insert_update(job: NewJob) -> Document:
 
 # -- processing --------------------------------------------------------------------------------
 def claim_filter(name: str, now_ms: int) -> Document:
-    """Upstream acquireJob: earliest due pending job of ``name`` nobody claimed."""
-    return {
-        "name": name,
-        "status": PENDING,
-        "nextRunAt": {"$lte": dt(now_ms)},
-        "$or": [{"claimedBy": None}, {"claimedBy": {"$exists": False}}],
-    }
+    """Upstream claimNext (job-lifecycle.ts): the earliest due pending job of ``name``.
+
+    No condition on ``claimedBy``: upstream dropped its ``$or`` on a null owner, since
+    ``status: pending`` alone says the job is free. A pending document that still names
+    an owner (written by hand or by an older release) is claimed like any other.
+    """
+    return {"name": name, "status": PENDING, "nextRunAt": {"$lte": dt(now_ms)}}
 
 
 CLAIM_SORT: list[tuple[str, int]] = [("nextRunAt", 1)]
@@ -144,8 +163,24 @@ def heartbeat_update(now_ms: int) -> Document:
     return {"$set": {"lastHeartbeat": now, "updatedAt": now}}
 
 
-def stale_filter(locked_before_ms: int) -> Document:
-    return {"status": PROCESSING, "lockedAt": {"$lt": dt(locked_before_ms)}}
+def stale_filter(stale_before_ms: int) -> Document:
+    """Processing jobs whose liveness instant is before the cutoff: ``lastHeartbeat`` where
+    the job has one, ``lockedAt`` where it has none (ADR 0004).
+
+    Node workers refresh the same ``lastHeartbeat`` field, so a Node job that runs longer
+    than our ``lock_timeout`` is left alone as long as its worker heartbeats. Both branches
+    lead with ``status`` and range over one field of the ``{status, lockedAt,
+    lastHeartbeat}`` index; ``lastHeartbeat: null`` matches a missing field, as the
+    ``$or`` needs. (Upstream judges ``lockedAt`` alone.)
+    """
+    cutoff = dt(stale_before_ms)
+    return {
+        "status": PROCESSING,
+        "$or": [
+            {"lastHeartbeat": {"$lt": cutoff}},
+            {"lastHeartbeat": None, "lockedAt": {"$lt": cutoff}},
+        ],
+    }
 
 
 def purge_filter(status: JobStatus, updated_before_ms: int) -> Document:
@@ -154,7 +189,9 @@ def purge_filter(status: JobStatus, updated_before_ms: int) -> Document:
 
 
 def live_claim_filter(owner: str, heartbeat_after_ms: int) -> Document:
-    return {"claimedBy": owner, "status": PROCESSING, "lastHeartbeat": {"$gt": dt(heartbeat_after_ms)}}
+    """Upstream assertNoActiveInstanceCollision: a heartbeat at or after the threshold
+    (``$gte``, as job-lifecycle.ts) counts as alive."""
+    return {"claimedBy": owner, "status": PROCESSING, "lastHeartbeat": {"$gte": dt(heartbeat_after_ms)}}
 
 
 def next_due_filter(names: list[str]) -> Document:
@@ -307,15 +344,21 @@ def reschedule_update(run_at_ms: int, now_ms: int) -> Document:
 
 
 def retry_many_pipeline(now_ms: int, spread_ms: int) -> list[Document]:
-    """Bulk retry as one pipeline update: ``nextRunAt = now + floor($rand × spread)`` per
-    document, so a mass retry spreads over now … now+spread instead of stampeding."""
+    """Bulk retry as one pipeline update: ``nextRunAt = now + $rand × spread`` per document,
+    so a mass retry spreads over now … now+spread instead of stampeding.
+
+    The stagger term is upstream's (job-manager.ts retryJobs) without a ``$floor``: the
+    server turns date + double into a whole-millisecond date itself, so both sides send
+    the same pipeline. ``heartbeatInterval`` is kept, where upstream unsets it (DESIGN §3:
+    written on claim, kept afterwards; the README lists this difference).
+    """
     now = dt(now_ms)
     spread = max(1, int(spread_ms))
     return [
         {"$set": {
             "status": PENDING,
             "failCount": 0,
-            "nextRunAt": {"$add": [now, {"$floor": {"$multiply": [{"$rand": {}}, spread]}}]},
+            "nextRunAt": {"$add": [now, {"$multiply": [{"$rand": {}}, spread]}]},
             "updatedAt": now,
         }},
         {"$unset": ["failReason", *CLAIM_FIELDS]},

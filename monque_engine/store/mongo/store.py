@@ -17,6 +17,7 @@ Two ways to build one:
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -354,9 +355,9 @@ class MongoStore(JobStore):
             q.heartbeat_filter(owner), q.heartbeat_update(now_ms)))
         return result.modified_count
 
-    async def recover_stale(self, locked_before_ms: int, now_ms: int) -> int:
+    async def recover_stale(self, stale_before_ms: int, now_ms: int) -> int:
         result = await self._call("recover stale jobs", lambda c: c.update_many(
-            q.stale_filter(locked_before_ms), q.to_pending_update(now_ms)))
+            q.stale_filter(stale_before_ms), q.to_pending_update(now_ms)))
         return result.modified_count
 
     async def purge_finished(self, status: JobStatus, updated_before_ms: int) -> int:
@@ -407,16 +408,21 @@ class MongoStore(JobStore):
         return await self._call("count jobs", lambda c: c.count_documents(q.list_filter(filter)))
 
     @staticmethod
-    def _stats(rows: Sequence[tuple[str, int, Any]]) -> QueueStats:
+    def _stats(rows: Sequence[tuple[Any, int, Any]]) -> QueueStats:
+        """Fold per-status rows as upstream getQueueStats does: ``total`` counts every
+        document, including ones whose status is not a Monque status, and the average is
+        rounded half up to whole ms (JavaScript's ``Math.round``)."""
         counts = {status.value: 0 for status in JobStatus}
+        total = 0
         avg: float | None = None
         for status, count, duration in rows:
-            if status not in counts:
-                continue  # not a Monque status (hand-written document): not counted
+            total += int(count)
+            if not isinstance(status, str) or status not in counts:
+                continue  # not a Monque status (hand-written document): only in the total
             counts[status] = int(count)
             if status == q.COMPLETED and count:
-                avg = float(duration or 0) / count
-        return QueueStats(**counts, total=sum(counts.values()), avg_processing_duration_ms=avg)
+                avg = float(math.floor(float(duration or 0) / count + 0.5))
+        return QueueStats(**counts, total=total, avg_processing_duration_ms=avg)
 
     async def _aggregate(self, pipeline: list[dict[str, Any]]) -> list[dict[str, Any]]:
         async def run(c: AsyncCollection[Any]) -> list[dict[str, Any]]:
@@ -431,7 +437,7 @@ class MongoStore(JobStore):
 
     async def stats_by_name(self) -> dict[str, QueueStats]:
         rows = await self._aggregate(q.stats_by_name_pipeline())
-        grouped: dict[str, list[tuple[str, int, Any]]] = {}
+        grouped: dict[str, list[tuple[Any, int, Any]]] = {}
         for row in rows:
             key = row["_id"]
             if isinstance(key.get("name"), str):
