@@ -27,10 +27,10 @@ from pymongo.asynchronous.change_stream import AsyncChangeStream
 from pymongo.asynchronous.client_session import AsyncClientSession
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.asynchronous.database import AsyncDatabase
-from pymongo.errors import BulkWriteError, DuplicateKeyError, PyMongoError
+from pymongo.errors import BulkWriteError, DuplicateKeyError, PyMongoError, ServerSelectionTimeoutError
 
 from ...cursor import CursorAnchor
-from ...errors import ConnectionError, InvalidCursorError
+from ...errors import ChangeFeedHistoryLostError, ConnectionError, InvalidCursorError
 from ...job import ChangeEvent, CursorDirection, Job, JobSort, JobStatus, NewJob, QueueStats
 from ...timeutil import datetime_to_ms
 from ..base import JobStore, StoreListFilter, StoreOpenOptions, StoreSelector
@@ -515,32 +515,58 @@ class MongoStore(JobStore):
         return self._changes(stream, full_document)
 
     async def _changes(self, stream: AsyncChangeStream[Any], include_job: bool) -> AsyncIterator[ChangeEvent]:
-        """Iterate the stream; a broken stream raises ConnectionError (the caller reopens
-        with its last token), a stream closed by ``close()`` just ends."""
+        """Iterate the stream until it breaks or the store closes.
+
+        What PyMongo's ``AsyncChangeStream.next()`` does, and what we make of it:
+
+        * an ``invalidate`` event (collection or database dropped or renamed): the server
+          closes the cursor after it. We raise ``ChangeFeedHistoryLostError`` so the caller
+          reopens *without* its token: resuming from a token before the drop replays it.
+        * ``StopAsyncIteration``: the stream is closed. If ``close()`` did it, the feed just
+          ends; otherwise the server ended the cursor under us, which the caller must hear
+          as a failure (``ConnectionError``), never as a quiet end.
+        * a timeout (``timeoutMS`` in the URL bounds each ``next()``; PyMongo leaves the
+          stream open and resumes it on the next call): no change yet, keep waiting. A
+          server-selection timeout is not idleness: the server is gone.
+        * any other driver error: ``ConnectionError`` (the caller reopens with its token).
+        """
         try:
             while True:
                 try:
                     change = await stream.next()
                 except StopAsyncIteration:
-                    return
+                    if self._closing:
+                        return
+                    raise ConnectionError(
+                        f"The change stream on {self.display_url} ended: the server closed its cursor; "
+                        "reopen the watch"
+                    ) from None
                 except PyMongoError as error:
                     if self._closing:
                         return
+                    if _idle_timeout(stream, error):
+                        continue
                     raise self._errors.translate("read the change stream", error) from error
+                if change.get("operationType") == "invalidate":
+                    raise ChangeFeedHistoryLostError(
+                        f"The change stream on {self.display_url} was invalidated: the jobs collection or its "
+                        "database was dropped or renamed; watch again without the old resume token (resuming "
+                        "from it would replay the drop) and reload the full state"
+                    )
                 event = change_to_event(change, include_job)
                 if event is not None:
                     yield event
-                elif change.get("operationType") == "invalidate":
-                    raise ConnectionError(
-                        f"The change stream on {self.display_url} was invalidated (the collection was dropped "
-                        "or renamed); reopen the watch"
-                    )
         finally:
             self._streams.discard(stream)
             try:
                 await stream.close()
             except Exception:  # noqa: BLE001 - best effort
                 pass
+
+
+def _idle_timeout(stream: AsyncChangeStream[Any], error: PyMongoError) -> bool:
+    """A ``next()`` that timed out on an open stream without losing the server."""
+    return error.timeout and not isinstance(error, ServerSelectionTimeoutError) and stream.alive
 
 
 __all__ = ["MongoStore"]
