@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import bson
 import mongomock
 
 from monque_engine.job import JobStatus, NewJob
@@ -66,17 +67,25 @@ class AsyncEvaluatorCollection:
 
     async def insert_one(self, doc: Any, **kw: Any) -> Any:
         self._record("insert_one", (doc,), kw)
+        _encode(doc)
         return self.sync.insert_one(doc)
 
     async def insert_many(self, docs: Any, ordered: bool = True, session: Any = None) -> Any:
         self._record("insert_many", (docs,), {"ordered": ordered})
+        for doc in docs:
+            _encode(doc)
         return self.sync.insert_many(docs, ordered=ordered)
 
     async def find_one_and_update(self, filter: Any, update: Any, session: Any = None, **kw: Any) -> Any:
         self._record("find_one_and_update", (filter, update), kw)
         if self.before_find_one_and_update is not None:
             self.before_find_one_and_update((filter, update), kw)
+        _encode(update)
         return self.sync.find_one_and_update(filter, update, **kw)
+
+    async def update_one(self, filter: Any, update: Any, **kw: Any) -> Any:
+        self._record("update_one", (filter, update), kw)
+        return self.sync.update_one(filter, update)
 
     async def find_one(self, filter: Any, projection: Any = None, sort: Any = None, session: Any = None) -> Any:
         self._record("find_one", (filter,), {"projection": projection, "sort": sort})
@@ -109,6 +118,13 @@ class AsyncEvaluatorCollection:
     async def aggregate(self, pipeline: Any, **kw: Any) -> _Cursor:
         self._record("aggregate", (pipeline,), kw)
         return _Cursor(iter(list(self.sync.aggregate(pipeline))))
+
+
+def _encode(doc: Any) -> None:
+    """PyMongo BSON-encodes each command before sending it and lets bson's errors
+    (OverflowError for ints past 64 bits, InvalidDocument for NUL in keys) escape as they
+    are; mongomock does not encode, so the adapter does, to fail the same way."""
+    bson.encode(doc if isinstance(doc, dict) else {"pipeline": doc})
 
 
 def evaluator_store(collection: Any | None = None, *, transactions: bool = False) -> tuple[MongoStore, AsyncEvaluatorCollection]:

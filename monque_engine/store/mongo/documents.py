@@ -11,7 +11,7 @@ the same queries and use the same indexes.
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from bson import ObjectId
@@ -120,6 +120,15 @@ def owned_filter(job_id: str, owner: str) -> Document:
     return {"_id": oid(job_id), "status": PROCESSING, "claimedBy": owner}
 
 
+def owned_filter_by_oid(job_id: Any, owner: str) -> Document:
+    return {"_id": job_id, "status": PROCESSING, "claimedBy": owner}
+
+
+def unreadable_update(now_ms: int, reason: str) -> Document:
+    """A claimed document we cannot read: failed, with why, so no worker claims it again."""
+    return {"$set": {"status": FAILED, "failReason": reason, "updatedAt": dt(now_ms)}, "$unset": _unset(*CLAIM_FIELDS)}
+
+
 def complete_update(now_ms: int, next_run_at_ms: int | None) -> Document:
     now = dt(now_ms)
     if next_run_at_ms is None:
@@ -195,7 +204,10 @@ def live_claim_filter(owner: str, heartbeat_after_ms: int) -> Document:
 
 
 def next_due_filter(names: list[str]) -> Document:
-    return {"status": PENDING, "name": {"$in": names}}
+    """Pending jobs of these names with a *date* nextRunAt: BSON sorts strings and numbers
+    before dates, so a value a JavaScript caller wrote as a string must not come first.
+    ``$type`` gives index bounds on the {status, nextRunAt} index."""
+    return {"status": PENDING, "name": {"$in": names}, "nextRunAt": {"$type": "date"}}
 
 
 # -- selectors and listing filters -------------------------------------------------------------------
@@ -284,7 +296,20 @@ NO_DATA_PROJECTION: Document = {"data": 0}
 
 
 # -- statistics --------------------------------------------------------------------------------------
-_DURATION = {"$cond": [{"$eq": ["$status", COMPLETED]}, {"$subtract": ["$updatedAt", "$createdAt"]}, 0]}
+#: Every BSON date sorts at or after this one, and strings, numbers, null and a missing
+#: field sort before any date (BSON comparison order), so ``$gte`` against it means "is a date".
+_EARLIEST_DATE = datetime(1, 1, 1, tzinfo=UTC)
+#: updatedAt − createdAt of a completed job; 0 where either is not a date (a hand-written
+#: document must not fail the whole aggregation with "can't $subtract").
+_DURATION = {"$cond": [
+    {"$and": [
+        {"$eq": ["$status", COMPLETED]},
+        {"$gte": ["$updatedAt", _EARLIEST_DATE]},
+        {"$gte": ["$createdAt", _EARLIEST_DATE]},
+    ]},
+    {"$subtract": ["$updatedAt", "$createdAt"]},
+    0,
+]}
 
 
 def stats_pipeline(name: str | None) -> list[Document]:

@@ -17,8 +17,10 @@ Two ways to build one:
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from datetime import datetime
 from typing import Any, TypeVar
 
 from bson import ObjectId
@@ -30,7 +32,7 @@ from pymongo.asynchronous.database import AsyncDatabase
 from pymongo.errors import BulkWriteError, DuplicateKeyError, PyMongoError, ServerSelectionTimeoutError
 
 from ...cursor import CursorAnchor
-from ...errors import ChangeFeedHistoryLostError, ConnectionError, InvalidCursorError
+from ...errors import ChangeFeedHistoryLostError, ConnectionError, InvalidCursorError, InvalidJobDocumentError
 from ...job import ChangeEvent, CursorDirection, Job, JobSort, JobStatus, NewJob, QueueStats
 from ...timeutil import datetime_to_ms
 from ..base import JobStore, StoreListFilter, StoreOpenOptions, StoreSelector
@@ -41,6 +43,9 @@ from .errors import ErrorTranslator
 from .indexes import index_models
 
 T = TypeVar("T")
+log = logging.getLogger("monque_engine.mongo")
+#: How many unreadable document ids a store remembers so it warns about each only once.
+WARNED_IDS_LIMIT = 10_000
 #: Concurrent unique-key enqueues can both miss the upsert filter; the loser gets E11000
 #: and re-reads. A re-read can miss too (the winner already finished), so try a few times.
 UNIQUE_INSERT_ATTEMPTS = 3
@@ -91,6 +96,7 @@ class MongoStore(JobStore):
         self._closing = False
         self._open_lock = asyncio.Lock()
         self._errors = ErrorTranslator(f"MongoDB {hosts}/{database}", self._mask)
+        self._warned_ids: set[str] = set()
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> MongoStore:
@@ -197,7 +203,28 @@ class MongoStore(JobStore):
 
     @staticmethod
     def _job(doc: Mapping[str, Any] | None) -> Job | None:
+        """One document asked for by id: an unreadable one raises InvalidJobDocumentError."""
         return None if doc is None else Job.from_document(doc)
+
+    def _readable(self, docs: Sequence[Mapping[str, Any]]) -> list[Job]:
+        """Documents of a listing as jobs; an unreadable one (hand-written, or by another
+        program) is skipped with one warning per document, so one bad document never
+        stops a listing or a loop."""
+        jobs: list[Job] = []
+        for doc in docs:
+            try:
+                jobs.append(Job.from_document(doc))
+            except InvalidJobDocumentError as error:
+                self._warn_unreadable(error)
+        return jobs
+
+    def _warn_unreadable(self, error: InvalidJobDocumentError) -> None:
+        if error.job_id in self._warned_ids:
+            return
+        if len(self._warned_ids) >= WARNED_IDS_LIMIT:
+            self._warned_ids.clear()
+        self._warned_ids.add(error.job_id)
+        log.warning("%s (in %s); skipped", error, self.display_url)
 
     # -- intake -----------------------------------------------------------------------------
     async def insert(self, job: NewJob) -> Job:
@@ -312,20 +339,51 @@ class MongoStore(JobStore):
 
     # -- processing -------------------------------------------------------------------------
     async def claim(self, name: str, owner: str, now_ms: int, limit: int, heartbeat_interval_ms: int) -> list[Job]:
-        """Upstream acquireJob, once per free slot; the first miss means nothing more is due."""
+        """Upstream claimNext, once per free slot; the first miss means nothing more is due.
+
+        Each claim is its own atomic write, so each is handled on its own: when claim k
+        fails, claims 1…k−1 are already committed as ours and are returned to run (dropping
+        them would orphan them, and our heartbeats would keep them looking alive). The
+        error is logged; it is raised only when nothing was claimed.
+        """
         collection = self._coll()
         query = q.claim_filter(name, now_ms)
         update = q.claim_update(owner, now_ms, heartbeat_interval_ms)
         jobs: list[Job] = []
-        with self._errors.guard("claim jobs"):
-            for _ in range(limit):
+        for _ in range(limit):
+            try:
                 doc = await collection.find_one_and_update(
                     query, update, sort=q.CLAIM_SORT, return_document=ReturnDocument.AFTER
                 )
-                if doc is None:
-                    break
-                jobs.append(Job.from_document(doc))
+            except PyMongoError as error:
+                failure = self._errors.translate("claim jobs", error)
+                if not jobs:
+                    raise failure from error
+                log.warning("claimed %d job(s) of %r, then a claim failed; running those, the rest wait for the "
+                            "next poll: %s", len(jobs), name, failure)
+                break
+            if doc is None:
+                break
+            job = await self._claimed(collection, doc, owner, now_ms)
+            if job is not None:
+                jobs.append(job)
         return jobs
+
+    async def _claimed(self, collection: AsyncCollection[Any], doc: Mapping[str, Any], owner: str,
+                       now_ms: int) -> Job | None:
+        """The claimed document as a job. One we cannot read is ours now: left processing,
+        our heartbeats would keep it alive forever, and released it would be claimed again
+        at once. So it is marked failed (owned write), with the reason, for an operator."""
+        try:
+            return Job.from_document(doc)
+        except InvalidJobDocumentError as error:
+            self._warn_unreadable(error)
+            try:
+                await collection.update_one(
+                    q.owned_filter_by_oid(doc["_id"], owner), q.unreadable_update(now_ms, str(error)))
+            except PyMongoError as failure:
+                log.warning("could not mark unreadable job %s failed: %s", error.job_id, self._mask(str(failure)))
+            return None
 
     async def _owned(self, action: str, job_id: str, owner: str, update: dict[str, Any]) -> Job | None:
         if not _valid(job_id):
@@ -375,7 +433,8 @@ class MongoStore(JobStore):
             return None
         doc = await self._call("find the next due job", lambda c: c.find_one(
             q.next_due_filter(list(names)), projection={"nextRunAt": 1}, sort=[("nextRunAt", 1)]))
-        return None if doc is None or doc.get("nextRunAt") is None else datetime_to_ms(doc["nextRunAt"])
+        due = None if doc is None else doc.get("nextRunAt")
+        return datetime_to_ms(due) if isinstance(due, datetime) else None
 
     # -- reads ------------------------------------------------------------------------------
     async def get(self, job_id: str) -> Job | None:
@@ -387,7 +446,7 @@ class MongoStore(JobStore):
         query = q.selector_filter(selector)
         docs = await self._call("list jobs", lambda c: c.find(query).sort(q.FIND_SORT).skip(skip).limit(limit)
                                 .to_list(None))
-        return [Job.from_document(d) for d in docs]
+        return self._readable(docs)
 
     async def page(
         self,
@@ -402,7 +461,7 @@ class MongoStore(JobStore):
         projection = None if include_data else q.NO_DATA_PROJECTION
         docs = await self._call("list a page of jobs", lambda c: c.find(query, projection).sort(order).limit(limit)
                                 .to_list(None))
-        return [Job.from_document(d) for d in docs]
+        return self._readable(docs)
 
     async def count(self, filter: StoreListFilter) -> int:
         return await self._call("count jobs", lambda c: c.count_documents(q.list_filter(filter)))
