@@ -24,6 +24,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from bson import ObjectId
+import pymongo
 from pymongo import AsyncMongoClient, ReturnDocument
 from pymongo.asynchronous.change_stream import AsyncChangeStream
 from pymongo.asynchronous.client_session import AsyncClientSession
@@ -38,9 +39,10 @@ from ...timeutil import datetime_to_ms
 from ..base import JobStore, StoreListFilter, StoreOpenOptions, StoreSelector
 from . import documents as q
 from .changes import change_to_event, watch_pipeline
-from .config import MongoSettings, mask_password, parse_mongo_url
+from .config import DEFAULT_SERVER_SELECTION_TIMEOUT_MS, MongoSettings, mask_password, parse_mongo_url
 from .errors import ErrorTranslator
 from .indexes import index_models
+from .server import inspect_server
 
 T = TypeVar("T")
 log = logging.getLogger("monque_engine.mongo")
@@ -49,6 +51,8 @@ WARNED_IDS_LIMIT = 10_000
 #: Concurrent unique-key enqueues can both miss the upsert filter; the loser gets E11000
 #: and re-reads. A re-read can miss too (the winner already finished), so try a few times.
 UNIQUE_INSERT_ATTEMPTS = 3
+#: Deadline for createIndexes at open: a first build on a large collection can take minutes.
+INDEX_BUILD_TIMEOUT_S = 600.0
 
 
 def _valid(job_id: str) -> bool:
@@ -100,8 +104,9 @@ class MongoStore(JobStore):
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> MongoStore:
-        """``database=`` overrides the URL's path; ``server_selection_timeout_ms=`` the 5 s
-        default; other keyword arguments go to ``AsyncMongoClient`` (tls=, appname=, …)."""
+        """``database=`` overrides the URL's path; ``server_selection_timeout_ms=`` sets the
+        driver's serverSelectionTimeoutMS (and the first ping's wait, 5 s by default); other
+        keyword arguments go to ``AsyncMongoClient`` (tls=, appname=, socketTimeoutMS=, …)."""
         return cls(parse_mongo_url(url, **options))
 
     @staticmethod
@@ -128,12 +133,16 @@ class MongoStore(JobStore):
             self._closing = False
             try:
                 collection = await self._connect(options)
+                admin = collection.database.client.admin
+                with self._errors.guard("read the server's version and topology"):
+                    server = await inspect_server(admin.command, f"MongoDB at {self._hosts}")
+                self._supports_transactions = server.supports_transactions
                 if options.create_indexes:
-                    with self._errors.guard("create the jobs collection's indexes"):
+                    # An index build on a large collection may outlast the socket timeout;
+                    # give it its own, longer deadline (pymongo.timeout replaces it).
+                    with self._errors.guard("create the jobs collection's indexes"), \
+                            pymongo.timeout(INDEX_BUILD_TIMEOUT_S):
                         await collection.create_indexes(index_models(options.retention_index))
-                with self._errors.guard("read the server's topology"):
-                    hello = await collection.database.client.admin.command("hello")
-                self._supports_transactions = bool(hello.get("setName")) or hello.get("msg") == "isdbgrid"
             except BaseException:
                 await self._release_client()
                 raise
@@ -150,10 +159,17 @@ class MongoStore(JobStore):
                 database = self._new_client()[self._database_name]
             collection = database[options.collection_name]
         try:
-            await database.command("ping")
+            # Only this first ping is bounded this tightly (see config.py); pymongo.timeout
+            # applies to server selection too and leaves the client's own settings alone.
+            with pymongo.timeout(self._ping_timeout_ms() / 1000):
+                await database.command("ping")
         except PyMongoError as error:
             raise ConnectionError(self._unreachable(error)) from error
         return collection
+
+    def _ping_timeout_ms(self) -> int:
+        settings = self._settings
+        return settings.server_selection_timeout_ms if settings is not None else DEFAULT_SERVER_SELECTION_TIMEOUT_MS
 
     def _new_client(self) -> AsyncMongoClient[Any]:
         settings = self._settings
@@ -167,7 +183,7 @@ class MongoStore(JobStore):
         return self._client
 
     def _unreachable(self, error: BaseException) -> str:
-        timeout = f" within {self._settings.server_selection_timeout_ms} ms" if self._settings else ""
+        timeout = f" within {self._ping_timeout_ms()} ms"
         return (
             f"Cannot reach MongoDB at {self._hosts} (database {self._database_name}){timeout}: "
             f"{self._mask(str(error).split(', Timeout: ')[0])}; check that the server is running and reachable, the host and port, "

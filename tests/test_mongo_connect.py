@@ -1,0 +1,124 @@
+"""Connecting: which timeouts bound what, and the minimum server version. FAKES.
+
+No MongoDB server runs here. The timeout tests build PyMongo's real ``AsyncMongoClient``
+(it connects lazily) and let it fail against a closed port; the version tests feed
+``hello`` / ``buildInfo`` replies recorded from real servers to the store's check.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from pymongo.errors import OperationFailure, ServerSelectionTimeoutError
+
+from monque_engine.errors import ConnectionError, UnsupportedServerVersionError
+from monque_engine.store.base import StoreOpenOptions
+from monque_engine.store.mongo import MongoStore, config, parse_mongo_url
+from monque_engine.store.mongo.server import inspect_server, parse_version
+
+
+def test_driver_keeps_its_server_selection_default_and_gets_a_socket_timeout() -> None:
+    """Issue 11 items 3 and 6: only the first ping is bounded by 5 s; operations keep the
+    driver's serverSelectionTimeoutMS (30 s: an election takes 10–12 s) and get a socket
+    timeout, unless the URL or the caller chose their own."""
+    assert parse_mongo_url("mongodb://h/db").driver_kwargs() == {"socketTimeoutMS": 60_000}
+    assert parse_mongo_url("mongodb://h/db?socketTimeoutMS=5000").driver_kwargs() == {}
+    assert parse_mongo_url("mongodb://h/db?timeoutMS=5000").driver_kwargs() == {}  # CSOT replaces it
+    assert parse_mongo_url("mongodb://h/db", socketTimeoutMS=1_000).driver_kwargs() == {"socketTimeoutMS": 1_000}
+    assert parse_mongo_url("mongodb://h/db", server_selection_timeout_ms=800).driver_kwargs() == {
+        "serverSelectionTimeoutMS": 800, "socketTimeoutMS": 60_000}
+
+
+async def test_the_real_client_gets_driver_defaults_for_operations() -> None:
+    store = MongoStore.from_url("mongodb://user:s3cret@127.0.0.1:1/db")
+    client = store._new_client()
+    try:
+        assert client.options.server_selection_timeout == 30  # PyMongo's default, as upstream
+        assert client.options.pool_options.socket_timeout == 60
+    finally:
+        await store.close()
+
+
+async def test_only_the_first_ping_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ping's bound comes from pymongo.timeout around it, not from the client: the
+    client keeps 30 s for server selection, yet open() gives up at the ping's bound."""
+    monkeypatch.setattr(config, "DEFAULT_SERVER_SELECTION_TIMEOUT_MS", 300)
+    store = MongoStore.from_url("mongodb://user:s3cret@127.0.0.1:1/db")
+    async with asyncio.timeout(20):  # a hang guard only: unbounded, this would take 30 s
+        with pytest.raises(ConnectionError, match="within 300 ms") as info:
+            await store.open(StoreOpenOptions())
+    cause = info.value.__cause__
+    assert isinstance(cause, ServerSelectionTimeoutError) and "Timeout: 30" not in str(cause)
+    assert "s3cret" not in str(info.value)
+    await store.close()
+
+
+def _command(replies: dict[str, Any]) -> Any:
+    async def command(name: str) -> Any:
+        reply = replies[name]
+        if isinstance(reply, BaseException):
+            raise reply
+        return reply
+
+    return command
+
+
+REPLICA_HELLO = {"isWritablePrimary": True, "setName": "rs0", "maxWireVersion": 21, "ok": 1.0}
+STANDALONE_HELLO = {"isWritablePrimary": True, "maxWireVersion": 9, "ok": 1.0}
+
+
+@pytest.mark.parametrize(("build", "ok"), [
+    ({"version": "4.2.24", "versionArray": [4, 2, 24, 0]}, False),
+    ({"version": "4.4.1", "versionArray": [4, 4, 1, 0]}, False),
+    ({"version": "4.4.2", "versionArray": [4, 4, 2, 0]}, True),
+    ({"version": "7.0.5-rc1"}, True),
+    ({"version": "3.6.23"}, False),
+])
+async def test_minimum_server_version_is_4_4_2(build: dict[str, Any], ok: bool) -> None:
+    """Issue 11 item 15: one clear error below 4.4.2 (``$rand``, ``hello``)."""
+    command = _command({"hello": REPLICA_HELLO, "buildInfo": {**build, "ok": 1.0}})
+    if ok:
+        info = await inspect_server(command, "MongoDB at h:27017")
+        assert info.supports_transactions and info.version == build["version"]
+        return
+    with pytest.raises(UnsupportedServerVersionError) as error:
+        await inspect_server(command, "MongoDB at h:27017")
+    message = str(error.value)
+    assert isinstance(error.value, ConnectionError) and "\n" not in message
+    assert f"runs MongoDB {build['version']}" in message and "4.4.2 or newer" in message and "upgrade" in message
+
+
+async def test_version_check_falls_back_to_the_wire_version() -> None:
+    refused = OperationFailure("not authorized on admin to execute command { buildInfo: 1 }", code=13)
+    info = await inspect_server(_command({"hello": STANDALONE_HELLO, "buildInfo": refused}), "MongoDB at h")
+    assert not info.supports_transactions
+    old = {**STANDALONE_HELLO, "maxWireVersion": 8}
+    with pytest.raises(UnsupportedServerVersionError, match="wire version 8"):
+        await inspect_server(_command({"hello": old, "buildInfo": refused}), "MongoDB at h")
+    assert parse_version({"version": "garbage"}) is None
+
+
+async def test_open_refuses_an_old_server_before_creating_indexes(monkeypatch: pytest.MonkeyPatch) -> None:
+    store = MongoStore.from_url("mongodb://user:s3cret@h:27017/db")
+    created: list[Any] = []
+
+    class Admin:
+        command = staticmethod(_command({"hello": REPLICA_HELLO, "buildInfo": {"version": "4.2.1", "ok": 1.0}}))
+
+    class Collection:
+        class database:  # noqa: N801 - quacks like AsyncCollection.database
+            class client:  # noqa: N801
+                admin = Admin
+
+        async def create_indexes(self, models: Any) -> None:
+            created.append(models)
+
+    async def connect(options: Any) -> Any:
+        return Collection()
+
+    monkeypatch.setattr(store, "_connect", connect)
+    with pytest.raises(UnsupportedServerVersionError, match="runs MongoDB 4.2.1"):
+        await store.open(StoreOpenOptions())
+    assert created == [] and store._collection is None
