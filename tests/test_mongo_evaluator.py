@@ -12,11 +12,13 @@ path, the retry pre-image) can run against the evaluator too.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
 import bson
 import mongomock
+from pymongo.errors import BulkWriteError
 
 from monque_engine.job import JobStatus, NewJob
 from monque_engine.store.base import StoreOpenOptions
@@ -61,6 +63,8 @@ class AsyncEvaluatorCollection:
         self.calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
         #: Optional hook run before each find_one_and_update (to simulate a concurrent writer).
         self.before_find_one_and_update: Callable[[tuple[Any, ...], dict[str, Any]], None] | None = None
+        #: Optional hook run before each bulk_write (a concurrent writer between look-up and write).
+        self.before_bulk_write: Callable[[], None] | None = None
 
     def _record(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         self.calls.append((name, args, kwargs))
@@ -115,9 +119,54 @@ class AsyncEvaluatorCollection:
         self._record("distinct", (key,), kw)
         return list(self.sync.distinct(key))
 
+    async def bulk_write(self, requests: Any, ordered: bool = True, **kw: Any) -> Any:
+        """UpdateMany requests applied as a server applies a multi-document update: one
+        document at a time, stopping at the first E11000 with the documents before it
+        already modified, reported as PyMongo reports it (BulkWriteError whose details
+        carry nModified and the write error's keyPattern / keyValue). mongomock lacks
+        ``$rand`` and date arithmetic, so the bulk-retry stagger is pinned to 0."""
+        self._record("bulk_write", (requests,), {"ordered": ordered})
+        if self.before_bulk_write is not None:
+            self.before_bulk_write()
+        modified = 0
+        for index, request in enumerate(requests):
+            update = _pinned(request._doc)
+            for doc in list(self.sync.find(request._filter, {"_id": 1}).sort("_id", 1)):
+                try:
+                    result = self.sync.update_one({"$and": [request._filter, {"_id": doc["_id"]}]}, update)
+                except mongomock.DuplicateKeyError:
+                    current = self.sync.find_one({"_id": doc["_id"]})
+                    key = {"name": current.get("name"), "uniqueKey": current.get("uniqueKey")}
+                    raise BulkWriteError({
+                        "writeErrors": [{"index": index, "code": 11000, "keyPattern": {"name": 1, "uniqueKey": 1},
+                                         "keyValue": key, "errmsg": f"E11000 duplicate key error dup key: {key}"}],
+                        "writeConcernErrors": [], "nInserted": 0, "nUpserted": 0, "nMatched": modified,
+                        "nModified": modified, "nRemoved": 0, "upserted": []}) from None
+                modified += result.modified_count
+        return _BulkResult(modified)
+
     async def aggregate(self, pipeline: Any, **kw: Any) -> _Cursor:
         self._record("aggregate", (pipeline,), kw)
         return _Cursor(iter(list(self.sync.aggregate(pipeline))))
+
+
+class _BulkResult:
+    def __init__(self, modified: int) -> None:
+        self.modified_count = modified
+
+
+def _pinned(update: Any) -> Any:
+    """The bulk-retry pipeline in a form mongomock evaluates: ``$rand`` pinned to 0 (the
+    date term alone) and the ``$unset`` stage as its documented ``$project`` equivalent."""
+    if not isinstance(update, list):
+        return update
+    stages = copy.deepcopy(update)
+    for i, stage in enumerate(stages):
+        if "$set" in stage and isinstance(stage["$set"].get("nextRunAt"), dict):
+            stage["$set"]["nextRunAt"] = stage["$set"]["nextRunAt"]["$add"][0]
+        if "$unset" in stage:
+            stages[i] = {"$project": {field: 0 for field in stage["$unset"]}}
+    return stages
 
 
 def _encode(doc: Any) -> None:

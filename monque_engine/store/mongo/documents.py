@@ -368,6 +368,23 @@ def reschedule_update(run_at_ms: int, now_ms: int) -> Document:
     return {"$set": {"nextRunAt": dt(run_at_ms), "updatedAt": dt(now_ms)}}
 
 
+def excluding(query: Document, ids: list[ObjectId]) -> Document:
+    """``query`` minus the given ids (the jobs a bulk retry leaves alone)."""
+    return query if not ids else {"$and": [query, {"_id": {"$nin": ids}}]}
+
+
+def keyed(query: Document) -> Document:
+    """The jobs of ``query`` that carry a unique key."""
+    return {"$and": [query, {"uniqueKey": {"$type": "string"}}]}
+
+
+def live_holders_filter(keys: list[tuple[str, str]]) -> Document:
+    """Pending or processing jobs holding any of these (name, uniqueKey) pairs: each branch
+    is the unique index's own shape, so each is an index lookup."""
+    return {"status": {"$in": [PENDING, PROCESSING]},
+            "$or": [{"name": name, "uniqueKey": key} for name, key in keys]}
+
+
 def retry_many_pipeline(now_ms: int, spread_ms: int) -> list[Document]:
     """Bulk retry as one pipeline update: ``nextRunAt = now + $rand × spread`` per document,
     so a mass retry spreads over now … now+spread instead of stampeding.

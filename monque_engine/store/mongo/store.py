@@ -23,9 +23,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from datetime import datetime
 from typing import Any, TypeVar
 
-from bson import ObjectId
 import pymongo
-from pymongo import AsyncMongoClient, ReturnDocument
+from bson import ObjectId
+from pymongo import AsyncMongoClient, ReturnDocument, UpdateMany
 from pymongo.asynchronous.change_stream import AsyncChangeStream
 from pymongo.asynchronous.client_session import AsyncClientSession
 from pymongo.asynchronous.collection import AsyncCollection
@@ -33,7 +33,13 @@ from pymongo.asynchronous.database import AsyncDatabase
 from pymongo.errors import BulkWriteError, DuplicateKeyError, PyMongoError, ServerSelectionTimeoutError
 
 from ...cursor import CursorAnchor
-from ...errors import ChangeFeedHistoryLostError, ConnectionError, InvalidCursorError, InvalidJobDocumentError
+from ...errors import (
+    ChangeFeedHistoryLostError,
+    ConnectionError,
+    InvalidCursorError,
+    InvalidJobDocumentError,
+    UniqueKeyConflictError,
+)
 from ...job import ChangeEvent, CursorDirection, Job, JobSort, JobStatus, NewJob, QueueStats
 from ...timeutil import datetime_to_ms
 from ..base import JobStore, StoreListFilter, StoreOpenOptions, StoreSelector
@@ -51,6 +57,10 @@ WARNED_IDS_LIMIT = 10_000
 #: Concurrent unique-key enqueues can both miss the upsert filter; the loser gets E11000
 #: and re-reads. A re-read can miss too (the winner already finished), so try a few times.
 UNIQUE_INSERT_ATTEMPTS = 3
+#: Extra rounds of the bulk retry beyond one per known clash (concurrent writers may add some).
+RETRY_MANY_ROUNDS = 5
+#: Keys per query when looking up the live holders of unique keys.
+HOLDER_LOOKUP_CHUNK = 500
 #: Deadline for createIndexes at open: a first build on a large collection can take minutes.
 INDEX_BUILD_TIMEOUT_S = 600.0
 
@@ -535,14 +545,38 @@ class MongoStore(JobStore):
         return await self._guarded("cancel a job", job_id, (q.PENDING,), q.cancel_update(now_ms))
 
     async def retry(self, job_id: str, now_ms: int) -> tuple[Job, JobStatus] | None:
+        """Guarded retry; E11000 from the partial unique index means another live job holds
+        the key: raise UniqueKeyConflictError naming it. If that holder finished between the
+        write and our look-up, the write is tried again."""
         if not _valid(job_id):
             return None
-        before = await self._call("retry a job", lambda c: c.find_one_and_update(
-            q.guarded_filter(job_id, q.RETRYABLE), q.retry_update(now_ms), return_document=ReturnDocument.BEFORE))
-        if before is None:
+        collection = self._coll()
+        with self._errors.guard("retry a job"):
+            for _ in range(UNIQUE_INSERT_ATTEMPTS):
+                try:
+                    before = await collection.find_one_and_update(
+                        q.guarded_filter(job_id, q.RETRYABLE), q.retry_update(now_ms),
+                        return_document=ReturnDocument.BEFORE)
+                except DuplicateKeyError as error:
+                    conflict = await self._retry_conflict(collection, job_id)
+                    if conflict is not None:
+                        raise conflict from error
+                    continue
+                if before is None:
+                    return None
+                job = Job.from_document(before)
+                return q.retried_job(job, now_ms), job.status
+        raise ConnectionError(f"Could not retry job {job_id} on {self.display_url}: its unique key kept clashing")
+
+    @staticmethod
+    async def _retry_conflict(collection: AsyncCollection[Any], job_id: str) -> UniqueKeyConflictError | None:
+        doc = await collection.find_one({"_id": ObjectId(job_id)}, projection={"name": 1, "uniqueKey": 1})
+        if doc is None or not isinstance(doc.get("uniqueKey"), str):
             return None
-        job = Job.from_document(before)
-        return q.retried_job(job, now_ms), job.status
+        holder = await collection.find_one(q.unique_key_filter(doc["name"], doc["uniqueKey"]), projection={"_id": 1})
+        if holder is None:
+            return None
+        return UniqueKeyConflictError(job_id, doc["name"], doc["uniqueKey"], str(holder["_id"]))
 
     async def reschedule(self, job_id: str, run_at_ms: int, now_ms: int) -> Job | None:
         return await self._guarded("reschedule a job", job_id, (q.PENDING,), q.reschedule_update(run_at_ms, now_ms))
@@ -558,10 +592,83 @@ class MongoStore(JobStore):
             q.selector_filter(selector), q.cancel_update(now_ms)))
         return result.modified_count
 
-    async def retry_many(self, selector: StoreSelector, now_ms: int, spread_ms: int) -> int:
-        result = await self._call("retry jobs", lambda c: c.update_many(
-            q.selector_filter(selector), q.retry_many_pipeline(now_ms, spread_ms)))
-        return result.modified_count
+    async def retry_many(
+        self, selector: StoreSelector, now_ms: int, spread_ms: int
+    ) -> tuple[int, list[dict[str, str]]]:
+        """Retry every selected job except those whose unique key another live job holds.
+
+        One pipeline ``updateMany`` (upstream's, with the ``$rand`` stagger) does the work,
+        but a multi-document update stops at its first E11000, leaving the rest untouched.
+        So the clashes are found first (selected jobs with a unique key, against the live
+        holders of those keys, and against each other: of several retryable jobs with one
+        key, the oldest is retried), and the update excludes them. A clash that appears
+        between that look-up and the write (a concurrent enqueue) still stops the update;
+        it is run again without that key's jobs, counting what each round modified, until
+        it completes.
+        """
+        collection = self._coll()
+        selection = q.selector_filter(selector)
+        pipeline = q.retry_many_pipeline(now_ms, spread_ms)
+        with self._errors.guard("retry jobs"):
+            clashes = await self._retry_clashes(collection, selection)
+            count = 0
+            for _ in range(len(clashes) + RETRY_MANY_ROUNDS):
+                query = q.excluding(selection, [ObjectId(i) for i in clashes])
+                try:
+                    result = await collection.bulk_write([UpdateMany(query, pipeline)], ordered=True)
+                except BulkWriteError as error:
+                    count += int(error.details.get("nModified", 0))
+                    found = await self._clash_from_error(collection, selection, clashes, error)
+                    if not found:
+                        raise
+                    continue
+                count += result.modified_count
+                return count, [{"jobId": job_id, "error": message} for job_id, message in clashes.items()]
+        raise ConnectionError(f"Could not retry jobs on {self.display_url}: unique keys kept clashing; try again")
+
+    async def _retry_clashes(self, collection: AsyncCollection[Any], selection: dict[str, Any]) -> dict[str, str]:
+        """Selected jobs that cannot become pending: job id → UniqueKeyConflictError text."""
+        keyed = await collection.find(
+            q.keyed(selection), projection={"name": 1, "uniqueKey": 1}).sort([("_id", 1)]).to_list(None)
+        groups: dict[tuple[str, str], list[str]] = {}
+        for doc in keyed:
+            if isinstance(doc.get("name"), str) and isinstance(doc.get("uniqueKey"), str):
+                groups.setdefault((doc["name"], doc["uniqueKey"]), []).append(str(doc["_id"]))
+        holders: dict[tuple[str, str], str] = {}
+        keys = list(groups)
+        for start in range(0, len(keys), HOLDER_LOOKUP_CHUNK):
+            chunk = keys[start:start + HOLDER_LOOKUP_CHUNK]
+            for doc in await collection.find(q.live_holders_filter(chunk),
+                                             projection={"name": 1, "uniqueKey": 1}).to_list(None):
+                holders.setdefault((doc["name"], doc["uniqueKey"]), str(doc["_id"]))
+        clashes: dict[str, str] = {}
+        for (name, key), ids in groups.items():
+            holder = holders.get((name, key))
+            losers = ids if holder is not None else ids[1:]
+            holder = holder if holder is not None else ids[0]
+            for job_id in losers:
+                clashes[job_id] = str(UniqueKeyConflictError(job_id, name, key, holder))
+        return clashes
+
+    async def _clash_from_error(self, collection: AsyncCollection[Any], selection: dict[str, Any],
+                                clashes: dict[str, str], error: BulkWriteError) -> bool:
+        """Add the jobs of the key an E11000 names to ``clashes``; False if it names none."""
+        errors = error.details.get("writeErrors") or []
+        first = errors[0] if errors else {}
+        key_value = first.get("keyValue") or {}
+        name, key = key_value.get("name"), key_value.get("uniqueKey")
+        if first.get("code") != 11000 or not isinstance(name, str) or not isinstance(key, str):
+            return False
+        holder = await collection.find_one(q.unique_key_filter(name, key), projection={"_id": 1})
+        stuck = await collection.find(
+            {"$and": [selection, {"name": name, "uniqueKey": key}]}, projection={"_id": 1}).to_list(None)
+        added = False
+        for doc in stuck:
+            job_id = str(doc["_id"])
+            if job_id not in clashes:
+                clashes[job_id] = str(UniqueKeyConflictError(job_id, name, key, str(holder["_id"]) if holder else "?"))
+                added = True
+        return added
 
     async def delete_many(self, selector: StoreSelector) -> int:
         result = await self._call("delete jobs", lambda c: c.delete_many(q.selector_filter(selector)))
