@@ -38,6 +38,7 @@ def evaluator_collection(retention: bool = False) -> Any:
 class _Cursor:
     def __init__(self, cursor: Any) -> None:
         self._cursor = cursor
+        self.max_time: int | None = None
 
     def sort(self, spec: Any) -> _Cursor:
         self._cursor = self._cursor.sort(spec)
@@ -51,6 +52,10 @@ class _Cursor:
         self._cursor = self._cursor.limit(n)
         return self
 
+    def max_time_ms(self, ms: int) -> _Cursor:
+        self.max_time = ms
+        return self
+
     async def to_list(self, length: int | None = None) -> list[Any]:
         return list(self._cursor)
 
@@ -61,6 +66,7 @@ class AsyncEvaluatorCollection:
     def __init__(self, collection: Any) -> None:
         self.sync = collection
         self.calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
+        self.cursors: list[_Cursor] = []  # every find() cursor, to check the options set on it
         #: Optional hook run before each find_one_and_update (to simulate a concurrent writer).
         self.before_find_one_and_update: Callable[[tuple[Any, ...], dict[str, Any]], None] | None = None
         #: Optional hook run before each bulk_write (a concurrent writer between look-up and write).
@@ -97,7 +103,9 @@ class AsyncEvaluatorCollection:
 
     def find(self, filter: Any, projection: Any = None) -> _Cursor:
         self._record("find", (filter,), {"projection": projection})
-        return _Cursor(self.sync.find(filter, projection))
+        cursor = _Cursor(self.sync.find(filter, projection))
+        self.cursors.append(cursor)
+        return cursor
 
     async def update_many(self, filter: Any, update: Any, **kw: Any) -> Any:
         self._record("update_many", (filter, update), kw)

@@ -147,3 +147,31 @@ async def test_bson_refusals_become_payload_validation_errors(payload: Any) -> N
     with pytest.raises(PayloadValidationError):
         await store.insert_many([new_job(oid(3)), new_job(oid(4), data=payload)])
     assert adapter.sync.count_documents({}) == 0
+
+
+async def test_listing_and_count_are_bounded_by_max_time_ms_with_a_clear_message() -> None:
+    """Issue 11 item 13: a search that scans too much ends at maxTimeMS with one clear
+    AggregationTimeoutError telling the operator how to narrow it (the server's error is
+    PyMongo's ExecutionTimeout, code 50)."""
+    from pymongo.errors import ExecutionTimeout
+
+    from monque_engine.errors import AggregationTimeoutError
+
+    store, adapter = evaluator_store()
+    await store.insert(new_job(oid(1), unique_key="order-42"))
+    search = StoreListFilter(search="der-4")
+    assert [j.id for j in await store.page(search, JobSort("created_at", "desc"), "forward", None, 10)] == [oid(1)]
+    await store.find(StoreSelector(), 10, 0)
+    assert [c.max_time for c in adapter.cursors] == [q.LIST_MAX_TIME_MS] * 2
+    assert await store.count(search) == 1
+    assert adapter.calls[-1][2] == {"maxTimeMS": q.LIST_MAX_TIME_MS}
+
+    async def slow(*args: Any, **kwargs: Any) -> int:
+        raise ExecutionTimeout("operation exceeded time limit", 50)
+
+    adapter.count_documents = slow  # type: ignore[method-assign]
+    with pytest.raises(AggregationTimeoutError) as info:
+        await store.count(search)
+    message = str(info.value)
+    assert message.startswith("Could not count jobs on MongoDB evaluator:27017/monque: it exceeded its time limit")
+    assert "type more of the job id or unique key" in message and "\n" not in message

@@ -35,6 +35,12 @@ CLAIM_FIELDS = ("lockedAt", "claimedBy", "lastHeartbeat")
 SORT_FIELDS = {"id": "_id", "created_at": "createdAt", "updated_at": "updatedAt", "next_run_at": "nextRunAt"}
 #: Upstream's stats aggregation is bounded at 30 s (job-query.ts, maxTimeMS: 30000).
 STATS_MAX_TIME_MS = 30_000
+#: Listings and counts get the same bound: a search over a large collection must end with
+#: a clear error rather than hold a console (and a server thread) for minutes.
+LIST_MAX_TIME_MS = 30_000
+LIST_TIMEOUT_HINT = (
+    "narrow the listing: type more of the job id or unique key, or filter by name or status"
+)
 _HEX = re.compile(r"[0-9a-f]{1,24}")
 
 
@@ -229,7 +235,14 @@ def selector_filter(selector: StoreSelector) -> Document:
 
 
 def _search_clause(search: str) -> Document:
-    """Id prefix (as an ObjectId range, so it uses the _id index) or unique-key substring."""
+    """Id prefix or unique-key substring (the contract's meaning, and what the console
+    matches live events with).
+
+    The id prefix is anchored, as an ObjectId range on the ``_id`` index. A substring
+    cannot be anchored, so the unique-key branch is an unanchored regex, which MongoDB
+    evaluates against the keys of the sparse ``uniqueKey`` index (only jobs with a key,
+    no document fetched until a key matches); the caller bounds it with maxTimeMS.
+    """
     clauses: list[Document] = [{"uniqueKey": {"$regex": re.escape(search)}}]
     prefix = search.lower()
     if _HEX.fullmatch(prefix):

@@ -222,9 +222,10 @@ class MongoStore(JobStore):
             raise ConnectionError(f"MongoDB store {self.display_url} is not open; call initialize() first")
         return self._collection
 
-    async def _call(self, action: str, operation: Callable[[AsyncCollection[Any]], Awaitable[T]]) -> T:
+    async def _call(self, action: str, operation: Callable[[AsyncCollection[Any]], Awaitable[T]],
+                    timeout_hint: str | None = None) -> T:
         collection = self._coll()
-        with self._errors.guard(action):
+        with self._errors.guard(action, timeout_hint):
             return await operation(collection)
 
     @staticmethod
@@ -471,7 +472,7 @@ class MongoStore(JobStore):
     async def find(self, selector: StoreSelector, limit: int, skip: int) -> list[Job]:
         query = q.selector_filter(selector)
         docs = await self._call("list jobs", lambda c: c.find(query).sort(q.FIND_SORT).skip(skip).limit(limit)
-                                .to_list(None))
+                                .max_time_ms(q.LIST_MAX_TIME_MS).to_list(None), q.LIST_TIMEOUT_HINT)
         return self._readable(docs)
 
     async def page(
@@ -486,11 +487,12 @@ class MongoStore(JobStore):
         query, order = q.page_query(filter, sort, direction, anchor)
         projection = None if include_data else q.NO_DATA_PROJECTION
         docs = await self._call("list a page of jobs", lambda c: c.find(query, projection).sort(order).limit(limit)
-                                .to_list(None))
+                                .max_time_ms(q.LIST_MAX_TIME_MS).to_list(None), q.LIST_TIMEOUT_HINT)
         return self._readable(docs)
 
     async def count(self, filter: StoreListFilter) -> int:
-        return await self._call("count jobs", lambda c: c.count_documents(q.list_filter(filter)))
+        return await self._call("count jobs", lambda c: c.count_documents(
+            q.list_filter(filter), maxTimeMS=q.LIST_MAX_TIME_MS), q.LIST_TIMEOUT_HINT)
 
     @staticmethod
     def _stats(rows: Sequence[tuple[Any, int, Any]]) -> QueueStats:
