@@ -90,6 +90,16 @@ async def test_minimum_server_version_is_4_4_2(build: dict[str, Any], ok: bool) 
     assert f"runs MongoDB {build['version']}" in message and "4.4.2 or newer" in message and "upgrade" in message
 
 
+async def test_a_server_without_hello_is_named_by_its_version() -> None:
+    """MongoDB 4.2 answers hello with CommandNotFound (59): the check still says which
+    version it found and what is needed, instead of a bare "no such command"."""
+    missing = OperationFailure("no such command: 'hello'", code=59)
+    command = _command({"hello": missing, "isMaster": {"ismaster": True, "setName": "rs0", "maxWireVersion": 8},
+                        "buildInfo": {"version": "4.2.24", "versionArray": [4, 2, 24, 0]}})
+    with pytest.raises(UnsupportedServerVersionError, match=r"runs MongoDB 4\.2\.24; Monque needs 4\.4\.2 or newer"):
+        await inspect_server(command, "MongoDB at h:27017")
+
+
 async def test_version_check_falls_back_to_the_wire_version() -> None:
     refused = OperationFailure("not authorized on admin to execute command { buildInfo: 1 }", code=13)
     info = await inspect_server(_command({"hello": STANDALONE_HELLO, "buildInfo": refused}), "MongoDB at h")

@@ -50,7 +50,12 @@ async def inspect_server(command: Command, where: str) -> ServerInfo:
     """Run ``hello`` and ``buildInfo`` on the admin database; raise
     ``UnsupportedServerVersionError`` below 4.4.2. Driver errors propagate (the caller
     translates them)."""
-    hello = await command("hello")
+    try:
+        hello = await command("hello")
+    except OperationFailure:
+        # Servers before 4.4.2 (and 4.2.10) do not know hello: ask the legacy way, so
+        # that the version check below can name the version instead of failing obscurely.
+        hello = await command("isMaster")
     transactions = bool(hello.get("setName")) or hello.get("msg") == "isdbgrid"
     try:
         build_info = await command("buildInfo")
