@@ -201,12 +201,13 @@ class Job:
                 raise bad("createdAt", "is missing")
         updated = ms("updatedAt")
         next_run = ms("nextRunAt", required=True)
+        assert next_run is not None  # required=True raised otherwise
         return cls(
             id=job_id,
             name=name,
             data=doc.get("data"),
             status=status,
-            next_run_at_ms=next_run,  # type: ignore[arg-type]  # required=True
+            next_run_at_ms=next_run,
             created_at_ms=created,
             updated_at_ms=created if updated is None else updated,
             fail_count=integer("failCount", 0) or 0,

@@ -25,16 +25,15 @@ from typing import Any, TypeVar
 
 import pymongo
 from bson import ObjectId
-from pymongo import AsyncMongoClient, ReturnDocument, UpdateMany
+from pymongo import AsyncMongoClient, ReturnDocument
 from pymongo.asynchronous.change_stream import AsyncChangeStream
 from pymongo.asynchronous.client_session import AsyncClientSession
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.asynchronous.database import AsyncDatabase
-from pymongo.errors import BulkWriteError, DuplicateKeyError, PyMongoError, ServerSelectionTimeoutError
+from pymongo.errors import BulkWriteError, DuplicateKeyError, PyMongoError
 
 from ...cursor import CursorAnchor
 from ...errors import (
-    ChangeFeedHistoryLostError,
     ConnectionError,
     InvalidCursorError,
     InvalidJobDocumentError,
@@ -44,10 +43,12 @@ from ...job import ChangeEvent, CursorDirection, Job, JobSort, JobStatus, NewJob
 from ...timeutil import datetime_to_ms
 from ..base import JobStore, StoreListFilter, StoreOpenOptions, StoreSelector
 from . import documents as q
-from .changes import change_to_event, watch_pipeline
+from .changes import watch_pipeline
 from .config import DEFAULT_SERVER_SELECTION_TIMEOUT_MS, MongoSettings, mask_password, parse_mongo_url
 from .errors import ErrorTranslator
+from .feed import read_changes
 from .indexes import index_models
+from .retry import bulk_retry
 from .server import inspect_server
 
 T = TypeVar("T")
@@ -57,10 +58,6 @@ WARNED_IDS_LIMIT = 10_000
 #: Concurrent unique-key enqueues can both miss the upsert filter; the loser gets E11000
 #: and re-reads. A re-read can miss too (the winner already finished), so try a few times.
 UNIQUE_INSERT_ATTEMPTS = 3
-#: Extra rounds of the bulk retry beyond one per known clash (concurrent writers may add some).
-RETRY_MANY_ROUNDS = 5
-#: Keys per query when looking up the live holders of unique keys.
-HOLDER_LOOKUP_CHUNK = 500
 #: Deadline for createIndexes at open: a first build on a large collection can take minutes.
 INDEX_BUILD_TIMEOUT_S = 600.0
 
@@ -597,80 +594,14 @@ class MongoStore(JobStore):
     async def retry_many(
         self, selector: StoreSelector, now_ms: int, spread_ms: int
     ) -> tuple[int, list[dict[str, str]]]:
-        """Retry every selected job except those whose unique key another live job holds.
-
-        One pipeline ``updateMany`` (upstream's, with the ``$rand`` stagger) does the work,
-        but a multi-document update stops at its first E11000, leaving the rest untouched.
-        So the clashes are found first (selected jobs with a unique key, against the live
-        holders of those keys, and against each other: of several retryable jobs with one
-        key, the oldest is retried), and the update excludes them. A clash that appears
-        between that look-up and the write (a concurrent enqueue) still stops the update;
-        it is run again without that key's jobs, counting what each round modified, until
-        it completes.
-        """
+        """Every selected job retried but those whose unique key another live job holds,
+        each of those listed as ``{"jobId", "error"}`` (see ``bulk_retry``)."""
         collection = self._coll()
-        selection = q.selector_filter(selector)
-        pipeline = q.retry_many_pipeline(now_ms, spread_ms)
         with self._errors.guard("retry jobs"):
-            clashes = await self._retry_clashes(collection, selection)
-            count = 0
-            for _ in range(len(clashes) + RETRY_MANY_ROUNDS):
-                query = q.excluding(selection, [ObjectId(i) for i in clashes])
-                try:
-                    result = await collection.bulk_write([UpdateMany(query, pipeline)], ordered=True)
-                except BulkWriteError as error:
-                    count += int(error.details.get("nModified", 0))
-                    found = await self._clash_from_error(collection, selection, clashes, error)
-                    if not found:
-                        raise
-                    continue
-                count += result.modified_count
-                return count, [{"jobId": job_id, "error": message} for job_id, message in clashes.items()]
-        raise ConnectionError(f"Could not retry jobs on {self.display_url}: unique keys kept clashing; try again")
-
-    async def _retry_clashes(self, collection: AsyncCollection[Any], selection: dict[str, Any]) -> dict[str, str]:
-        """Selected jobs that cannot become pending: job id → UniqueKeyConflictError text."""
-        keyed = await collection.find(
-            q.keyed(selection), projection={"name": 1, "uniqueKey": 1}).sort([("_id", 1)]).to_list(None)
-        groups: dict[tuple[str, str], list[str]] = {}
-        for doc in keyed:
-            if isinstance(doc.get("name"), str) and isinstance(doc.get("uniqueKey"), str):
-                groups.setdefault((doc["name"], doc["uniqueKey"]), []).append(str(doc["_id"]))
-        holders: dict[tuple[str, str], str] = {}
-        keys = list(groups)
-        for start in range(0, len(keys), HOLDER_LOOKUP_CHUNK):
-            chunk = keys[start:start + HOLDER_LOOKUP_CHUNK]
-            for doc in await collection.find(q.live_holders_filter(chunk),
-                                             projection={"name": 1, "uniqueKey": 1}).to_list(None):
-                holders.setdefault((doc["name"], doc["uniqueKey"]), str(doc["_id"]))
-        clashes: dict[str, str] = {}
-        for (name, key), ids in groups.items():
-            holder = holders.get((name, key))
-            losers = ids if holder is not None else ids[1:]
-            holder = holder if holder is not None else ids[0]
-            for job_id in losers:
-                clashes[job_id] = str(UniqueKeyConflictError(job_id, name, key, holder))
-        return clashes
-
-    async def _clash_from_error(self, collection: AsyncCollection[Any], selection: dict[str, Any],
-                                clashes: dict[str, str], error: BulkWriteError) -> bool:
-        """Add the jobs of the key an E11000 names to ``clashes``; False if it names none."""
-        errors = error.details.get("writeErrors") or []
-        first = errors[0] if errors else {}
-        key_value = first.get("keyValue") or {}
-        name, key = key_value.get("name"), key_value.get("uniqueKey")
-        if first.get("code") != 11000 or not isinstance(name, str) or not isinstance(key, str):
-            return False
-        holder = await collection.find_one(q.unique_key_filter(name, key), projection={"_id": 1})
-        stuck = await collection.find(
-            {"$and": [selection, {"name": name, "uniqueKey": key}]}, projection={"_id": 1}).to_list(None)
-        added = False
-        for doc in stuck:
-            job_id = str(doc["_id"])
-            if job_id not in clashes:
-                clashes[job_id] = str(UniqueKeyConflictError(job_id, name, key, str(holder["_id"]) if holder else "?"))
-                added = True
-        return added
+            result = await bulk_retry(collection, q.selector_filter(selector), q.retry_many_pipeline(now_ms, spread_ms))
+        if result is None:
+            raise ConnectionError(f"Could not retry jobs on {self.display_url}: unique keys kept clashing; try again")
+        return result
 
     async def delete_many(self, selector: StoreSelector) -> int:
         result = await self._call("delete jobs", lambda c: c.delete_many(q.selector_filter(selector)))
@@ -699,58 +630,18 @@ class MongoStore(JobStore):
         return self._changes(stream, full_document)
 
     async def _changes(self, stream: AsyncChangeStream[Any], include_job: bool) -> AsyncIterator[ChangeEvent]:
-        """Iterate the stream until it breaks or the store closes.
-
-        What PyMongo's ``AsyncChangeStream.next()`` does, and what we make of it:
-
-        * an ``invalidate`` event (collection or database dropped or renamed): the server
-          closes the cursor after it. We raise ``ChangeFeedHistoryLostError`` so the caller
-          reopens *without* its token: resuming from a token before the drop replays it.
-        * ``StopAsyncIteration``: the stream is closed. If ``close()`` did it, the feed just
-          ends; otherwise the server ended the cursor under us, which the caller must hear
-          as a failure (``ConnectionError``), never as a quiet end.
-        * a timeout (``timeoutMS`` in the URL bounds each ``next()``; PyMongo leaves the
-          stream open and resumes it on the next call): no change yet, keep waiting. A
-          server-selection timeout is not idleness: the server is gone.
-        * any other driver error: ``ConnectionError`` (the caller reopens with its token).
-        """
+        """The stream's events until it breaks or the store closes (see ``feed.read_changes``);
+        the stream is closed and forgotten however the iteration ends."""
         try:
-            while True:
-                try:
-                    change = await stream.next()
-                except StopAsyncIteration:
-                    if self._closing:
-                        return
-                    raise ConnectionError(
-                        f"The change stream on {self.display_url} ended: the server closed its cursor; "
-                        "reopen the watch"
-                    ) from None
-                except PyMongoError as error:
-                    if self._closing:
-                        return
-                    if _idle_timeout(stream, error):
-                        continue
-                    raise self._errors.translate("read the change stream", error) from error
-                if change.get("operationType") == "invalidate":
-                    raise ChangeFeedHistoryLostError(
-                        f"The change stream on {self.display_url} was invalidated: the jobs collection or its "
-                        "database was dropped or renamed; watch again without the old resume token (resuming "
-                        "from it would replay the drop) and reload the full state"
-                    )
-                event = change_to_event(change, include_job)
-                if event is not None:
-                    yield event
+            async for event in read_changes(stream, include_job, self.display_url, lambda: self._closing,
+                                            self._errors):
+                yield event
         finally:
             self._streams.discard(stream)
             try:
                 await stream.close()
             except Exception:  # noqa: BLE001 - best effort
                 pass
-
-
-def _idle_timeout(stream: AsyncChangeStream[Any], error: PyMongoError) -> bool:
-    """A ``next()`` that timed out on an open stream without losing the server."""
-    return error.timeout and not isinstance(error, ServerSelectionTimeoutError) and stream.alive
 
 
 __all__ = ["MongoStore"]
