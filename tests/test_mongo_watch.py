@@ -1,8 +1,9 @@
 """MongoStore's change-feed iterator against PyMongo's own change-stream logic. FAKES.
 
 No MongoDB server runs here, so these tests use a fake *cursor* under PyMongo's real
-``AsyncChangeStream``: ``next()``, ``try_next()``, ``_resume()`` and ``alive`` are the
-installed driver's code, and only the server's replies are scripted. ``ScriptedCursor``
+``AsyncChangeStream``: ``try_next()``, ``_resume()``, ``close()`` and ``alive`` are the
+installed driver's code (the store loops on ``try_next()`` under ``alive``, as ``next()``
+does), and only the server's replies are scripted. ``ScriptedCursor``
 reproduces ``AsyncCommandCursor``'s reactions (pymongo/asynchronous/command_cursor.py):
 
 * a batch whose cursor id is 0 (the server closed it, as after an ``invalidate``): the
@@ -174,6 +175,16 @@ async def test_idle_timeout_is_no_change_yet() -> None:
     store, events, _ = await _open(stream)
     event = await anext(events)
     assert event.token == {"_data": "0002"} and stream.opened == 2  # resumed twice, no error
+    await store.close()
+
+
+async def test_empty_batches_are_waited_through_without_resuming() -> None:
+    """An idle stream's getMores come back empty (the server waited maxAwaitTimeMS). Each
+    try_next() has its own timeoutMS budget, so quiet periods cost no resume at all."""
+    stream = DriverStream(ScriptedCursor(("batch", [], False), ("batch", [], False), ("batch", [_change(4)], False),
+                                         BLOCK))
+    store, events, _ = await _open(stream)
+    assert (await anext(events)).token == {"_data": "0004"} and stream.opened == 0
     await store.close()
 
 
