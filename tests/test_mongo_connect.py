@@ -132,3 +132,28 @@ async def test_open_refuses_an_old_server_before_creating_indexes(monkeypatch: p
     with pytest.raises(UnsupportedServerVersionError, match="runs MongoDB 4.2.1"):
         await store.open(StoreOpenOptions())
     assert created == [] and store._collection is None
+
+
+async def test_bulk_writes_get_a_long_deadline_and_other_operations_none() -> None:
+    """Issue 11 items 3 and 6: ordinary operations run with no deadline of ours (the
+    driver's defaults plus the socket timeout); writes that may touch the whole collection
+    run under pymongo.timeout(600), which replaces the 60 s socket timeout for them."""
+    from monque_engine.job import JobStatus
+    from monque_engine.store.base import StoreSelector
+    from monque_engine.store.mongo.store import LONG_OPERATION_TIMEOUT_S
+    from test_mongo_evaluator import evaluator_store, new_job, oid
+
+    store, adapter = evaluator_store()
+    await store.insert(new_job(oid(1)))
+    await store.claim("email", "me", 1_000, 1, 30_000)
+    await store.heartbeat("me", 2_000)
+    await store.complete(oid(1), "me", 3_000, None)
+    ordinary = {name: deadline for name, deadline in adapter.deadlines}
+    assert set(ordinary.values()) == {None}
+    adapter.deadlines.clear()
+    await store.cancel_many(StoreSelector(), 4_000)
+    await store.retry_many(StoreSelector(statuses=(JobStatus.FAILED,)), 4_000, 30_000)
+    await store.delete_many(StoreSelector(name="nobody"))
+    await store.purge_finished(JobStatus.COMPLETED, 1)
+    long = [deadline for _, deadline in adapter.deadlines]
+    assert long and all(deadline == LONG_OPERATION_TIMEOUT_S for deadline in long)

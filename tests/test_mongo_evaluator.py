@@ -18,6 +18,7 @@ from typing import Any
 
 import bson
 import mongomock
+from pymongo import _csot
 from pymongo.errors import BulkWriteError
 
 from monque_engine.job import JobStatus, NewJob
@@ -67,6 +68,7 @@ class AsyncEvaluatorCollection:
         self.sync = collection
         self.calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
         self.cursors: list[_Cursor] = []  # every find() cursor, to check the options set on it
+        self.deadlines: list[tuple[str, float | None]] = []
         #: Optional hook run before each find_one_and_update (to simulate a concurrent writer).
         self.before_find_one_and_update: Callable[[tuple[Any, ...], dict[str, Any]], None] | None = None
         #: Optional hook run before each bulk_write (a concurrent writer between look-up and write).
@@ -74,6 +76,7 @@ class AsyncEvaluatorCollection:
 
     def _record(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         self.calls.append((name, args, kwargs))
+        self.deadlines.append((name, _csot.get_timeout()))  # a pymongo.timeout() block around the call
 
     async def insert_one(self, doc: Any, **kw: Any) -> Any:
         self._record("insert_one", (doc,), kw)

@@ -52,14 +52,18 @@ from .retry import bulk_retry
 from .server import inspect_server
 
 T = TypeVar("T")
+LONG_TIMEOUT_HINT = "part of the selection may have changed; narrow the selector (by name or age) and run it again"
 log = logging.getLogger("monque_engine.mongo")
 #: How many unreadable document ids a store remembers so it warns about each only once.
 WARNED_IDS_LIMIT = 10_000
 #: Concurrent unique-key enqueues can both miss the upsert filter; the loser gets E11000
 #: and re-reads. A re-read can miss too (the winner already finished), so try a few times.
 UNIQUE_INSERT_ATTEMPTS = 3
-#: Deadline for createIndexes at open: a first build on a large collection can take minutes.
-INDEX_BUILD_TIMEOUT_S = 600.0
+#: Deadline for createIndexes at open and for bulk writes (cancel / retry / delete by
+#: selector, retention purges): these may touch a whole collection and legitimately outlast
+#: the 60 s socket timeout. ``pymongo.timeout`` replaces that timeout for the block and
+#: sends the deadline as maxTimeMS, so the server stops when the client stops waiting.
+LONG_OPERATION_TIMEOUT_S = 600.0
 
 
 def _valid(job_id: str) -> bool:
@@ -148,7 +152,7 @@ class MongoStore(JobStore):
                     # An index build on a large collection may outlast the socket timeout;
                     # give it its own, longer deadline (pymongo.timeout replaces it).
                     with self._errors.guard("create the jobs collection's indexes"), \
-                            pymongo.timeout(INDEX_BUILD_TIMEOUT_S):
+                            pymongo.timeout(LONG_OPERATION_TIMEOUT_S):
                         await collection.create_indexes(index_models(options.retention_index))
             except BaseException:
                 await self._release_client()
@@ -224,6 +228,11 @@ class MongoStore(JobStore):
         collection = self._coll()
         with self._errors.guard(action, timeout_hint):
             return await operation(collection)
+
+    async def _long_call(self, action: str, operation: Callable[[AsyncCollection[Any]], Awaitable[T]]) -> T:
+        """``_call`` for a write that may touch a whole collection (LONG_OPERATION_TIMEOUT_S)."""
+        with pymongo.timeout(LONG_OPERATION_TIMEOUT_S):
+            return await self._call(action, operation, LONG_TIMEOUT_HINT)
 
     @staticmethod
     def _job(doc: Mapping[str, Any] | None) -> Job | None:
@@ -443,7 +452,7 @@ class MongoStore(JobStore):
         return result.modified_count
 
     async def purge_finished(self, status: JobStatus, updated_before_ms: int) -> int:
-        result = await self._call("delete expired jobs", lambda c: c.delete_many(
+        result = await self._long_call("delete expired jobs", lambda c: c.delete_many(
             q.purge_filter(status, updated_before_ms)))
         return result.deleted_count
 
@@ -587,7 +596,7 @@ class MongoStore(JobStore):
         return result.deleted_count > 0
 
     async def cancel_many(self, selector: StoreSelector, now_ms: int) -> int:
-        result = await self._call("cancel jobs", lambda c: c.update_many(
+        result = await self._long_call("cancel jobs", lambda c: c.update_many(
             q.selector_filter(selector), q.cancel_update(now_ms)))
         return result.modified_count
 
@@ -597,14 +606,14 @@ class MongoStore(JobStore):
         """Every selected job retried but those whose unique key another live job holds,
         each of those listed as ``{"jobId", "error"}`` (see ``bulk_retry``)."""
         collection = self._coll()
-        with self._errors.guard("retry jobs"):
+        with self._errors.guard("retry jobs", LONG_TIMEOUT_HINT), pymongo.timeout(LONG_OPERATION_TIMEOUT_S):
             result = await bulk_retry(collection, q.selector_filter(selector), q.retry_many_pipeline(now_ms, spread_ms))
         if result is None:
             raise ConnectionError(f"Could not retry jobs on {self.display_url}: unique keys kept clashing; try again")
         return result
 
     async def delete_many(self, selector: StoreSelector) -> int:
-        result = await self._call("delete jobs", lambda c: c.delete_many(q.selector_filter(selector)))
+        result = await self._long_call("delete jobs", lambda c: c.delete_many(q.selector_filter(selector)))
         return result.deleted_count
 
     # -- change feed --------------------------------------------------------------------------
