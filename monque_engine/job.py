@@ -230,6 +230,8 @@ def _document_ms(value: Any) -> int:
         return datetime_to_ms(datetime.fromisoformat(value.strip().replace("Z", "+00:00")))
     if isinstance(value, int | float) and not isinstance(value, bool):
         return int(value)
+    if hasattr(value, "as_datetime"):  # bson DatetimeMS: a BSON date outside datetime's range
+        return int(value)
     raise TypeError(type(value).__name__)
 
 

@@ -19,16 +19,48 @@ from monque_engine.store.mongo import MongoStore, config, parse_mongo_url
 from monque_engine.store.mongo.server import inspect_server, parse_version
 
 
+CODEC = ("datetime_conversion", "unicode_decode_error_handler")
+
+
+def _timeouts(url: str, **options: Any) -> dict[str, Any]:
+    return {k: v for k, v in parse_mongo_url(url, **options).driver_kwargs().items() if k not in CODEC}
+
+
 def test_driver_keeps_its_server_selection_default_and_gets_a_socket_timeout() -> None:
     """Issue 11 items 3 and 6: only the first ping is bounded by 5 s; operations keep the
     driver's serverSelectionTimeoutMS (30 s: an election takes 10–12 s) and get a socket
     timeout, unless the URL or the caller chose their own."""
-    assert parse_mongo_url("mongodb://h/db").driver_kwargs() == {"socketTimeoutMS": 60_000}
-    assert parse_mongo_url("mongodb://h/db?socketTimeoutMS=5000").driver_kwargs() == {}
-    assert parse_mongo_url("mongodb://h/db?timeoutMS=5000").driver_kwargs() == {}  # CSOT replaces it
-    assert parse_mongo_url("mongodb://h/db", socketTimeoutMS=1_000).driver_kwargs() == {"socketTimeoutMS": 1_000}
-    assert parse_mongo_url("mongodb://h/db", server_selection_timeout_ms=800).driver_kwargs() == {
+    assert _timeouts("mongodb://h/db") == {"socketTimeoutMS": 60_000}
+    assert _timeouts("mongodb://h/db?socketTimeoutMS=5000") == {}
+    assert _timeouts("mongodb://h/db?timeoutMS=5000") == {}  # CSOT replaces it
+    assert _timeouts("mongodb://h/db", socketTimeoutMS=1_000) == {"socketTimeoutMS": 1_000}
+    assert _timeouts("mongodb://h/db", server_selection_timeout_ms=800) == {
         "serverSelectionTimeoutMS": 800, "socketTimeoutMS": 60_000}
+
+
+async def test_client_decodes_foreign_dates_and_bad_utf8_instead_of_failing_a_reply() -> None:
+    """Issue 11 item 5: a date outside Python's range (Node can write year 10000) would
+    make PyMongo fail the whole reply with InvalidBSON; DATETIME_AUTO returns DatetimeMS,
+    which Job.from_document reads as epoch ms. The caller's own choice wins."""
+    from bson import ObjectId, decode, encode
+    from bson.codec_options import CodecOptions, DatetimeConversion
+    from bson.datetime_ms import DatetimeMS
+
+    from monque_engine.job import Job
+
+    store = MongoStore.from_url("mongodb://h:1/db")
+    client = store._new_client()
+    try:
+        assert client.codec_options.datetime_conversion is DatetimeConversion.DATETIME_AUTO
+        assert client.codec_options.unicode_decode_error_handler == "replace"
+        far = 253_402_300_800_000 + 5  # 10000-01-01T00:00:00.005Z
+        raw = encode({"_id": ObjectId(), "name": "n", "status": "pending", "nextRunAt": DatetimeMS(far)})
+        doc = decode(raw, CodecOptions(datetime_conversion=DatetimeConversion.DATETIME_AUTO))
+        assert Job.from_document(doc).next_run_at_ms == far
+    finally:
+        await store.close()
+    kwargs = parse_mongo_url("mongodb://h/db", datetime_conversion=DatetimeConversion.DATETIME).driver_kwargs()
+    assert kwargs["datetime_conversion"] is DatetimeConversion.DATETIME
 
 
 async def test_the_real_client_gets_driver_defaults_for_operations() -> None:

@@ -59,8 +59,8 @@ async def test_invalid_driver_option_is_reported_masked() -> None:
 def test_url_parsing_database_and_timeout() -> None:
     s = parse_mongo_url("mongodb+srv://u:p%40ss@cluster0.example.net/jobsdb?retryWrites=true")
     assert (s.hosts, s.database, s.server_selection_timeout_ms) == ("cluster0.example.net", "jobsdb", 5_000)
-    assert s.driver_kwargs() == {"socketTimeoutMS": 60_000}  # no serverSelectionTimeoutMS: driver default
-    assert parse_mongo_url("mongodb://h/?serverSelectionTimeoutMS=900").driver_kwargs() == {"socketTimeoutMS": 60_000}
+    assert "serverSelectionTimeoutMS" not in s.driver_kwargs()  # operations keep the driver's default
+    assert "serverSelectionTimeoutMS" not in parse_mongo_url("mongodb://h/?serverSelectionTimeoutMS=900").driver_kwargs()
     assert parse_mongo_url("mongodb://h/a", database="b").database == "b"
     assert parse_mongo_url("mongodb://h").database == "monque"
     with pytest.raises(InvalidMongoUrlError) as info:

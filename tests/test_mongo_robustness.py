@@ -175,3 +175,19 @@ async def test_listing_and_count_are_bounded_by_max_time_ms_with_a_clear_message
     message = str(info.value)
     assert message.startswith("Could not count jobs on MongoDB evaluator:27017/monque: it exceeded its time limit")
     assert "type more of the job id or unique key" in message and "\n" not in message
+
+
+async def test_undecodable_reply_is_a_clear_monque_error() -> None:
+    """PyMongo raises bson's InvalidBSON (not a PyMongoError) for a reply it cannot decode;
+    it arrives as InvalidJobDocumentError, which every scheduler loop handles."""
+    from bson.errors import InvalidBSON
+
+    store, adapter = evaluator_store()
+
+    async def undecodable(*args: Any, **kwargs: Any) -> Any:
+        raise InvalidBSON("invalid length or type code")
+
+    adapter.find_one = undecodable  # type: ignore[method-assign]
+    with pytest.raises(InvalidJobDocumentError, match="cannot decode it") as info:
+        await store.get(oid(1))
+    assert str(info.value).startswith("A stored document is not a readable Monque job")

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, unquote
 
+from bson.codec_options import DatetimeConversion
+
 from ...errors import MonqueError
 from ..urls import mask_secrets, mask_url
 
@@ -53,6 +55,12 @@ class MongoSettings:
         chosen = self.url_option_names | {key.lower() for key in kwargs}
         if not chosen & set(_OWN_SOCKET_TIMEOUT):
             kwargs["socketTimeoutMS"] = DEFAULT_SOCKET_TIMEOUT_MS
+        # Decode what other programs may have written instead of failing a whole reply on
+        # it: a date outside Python's range arrives as DatetimeMS, bad UTF-8 as U+FFFD.
+        if "datetime_conversion" not in chosen:
+            kwargs["datetime_conversion"] = DatetimeConversion.DATETIME_AUTO
+        if "unicode_decode_error_handler" not in chosen:
+            kwargs["unicode_decode_error_handler"] = "replace"
         return kwargs
 
     def mask(self, text: str) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from bson.errors import InvalidDocument
+from bson.errors import BSONError, InvalidDocument
 from pymongo.errors import OperationFailure, PyMongoError, ServerSelectionTimeoutError
 
 from ...errors import (
@@ -19,6 +19,7 @@ from ...errors import (
     ChangeFeedHistoryLostError,
     ChangeFeedUnsupportedError,
     ConnectionError,
+    InvalidJobDocumentError,
     MonqueError,
     PayloadValidationError,
 )
@@ -90,4 +91,8 @@ class ErrorTranslator:
             raise PayloadValidationError(
                 f"MongoDB cannot store this job ({action}): {self.mask(str(error))}; payloads must be JSON-like, "
                 "with integers within 64 bits and keys without NUL characters"
+            ) from error
+        except BSONError as error:  # InvalidBSON: a reply PyMongo cannot decode
+            raise InvalidJobDocumentError(
+                None, f"PyMongo cannot decode it ({self.mask(str(error))}) while trying to {action} on {self.where}"
             ) from error
