@@ -11,6 +11,7 @@ from .errors import (
     ConnectionError,
     InvalidCronError,
     InvalidCursorError,
+    InvalidJobDocumentError,
     InvalidJobIdentifierError,
     InvalidJobQueryError,
     JobStateError,
@@ -19,6 +20,7 @@ from .errors import (
     PayloadValidationError,
     ShutdownTimeoutError,
     UniqueKeyConflictError,
+    UnsupportedServerVersionError,
     WorkerRegistrationError,
 )
 from .events import (
@@ -64,6 +66,7 @@ __all__ = [
     "CursorPage",
     "InvalidCronError",
     "InvalidCursorError",
+    "InvalidJobDocumentError",
     "InvalidJobIdentifierError",
     "InvalidJobQueryError",
     "InvalidOptionError",
@@ -91,6 +94,7 @@ __all__ = [
     "QueueViewSummary",
     "ShutdownTimeoutError",
     "UniqueKeyConflictError",
+    "UnsupportedServerVersionError",
     "WorkerRegistrationError",
     "WorkerSummary",
     "__version__",

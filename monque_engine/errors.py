@@ -112,6 +112,29 @@ class ChangeFeedUnsupportedError(ConnectionError):
     """
 
 
+class InvalidJobDocumentError(MonqueError, ValueError):
+    """A stored document cannot be read as a Monque job (a field is missing or has the
+    wrong type, e.g. written by hand or by another program). Listings and claims skip such
+    documents with one warning; reading one by id raises this."""
+
+    def __init__(self, job_id: str | None, reason: str) -> None:
+        self.job_id = job_id
+        self.reason = reason
+        which = f"Stored document {job_id}" if job_id is not None else "A stored document"
+        super().__init__(f"{which} is not a readable Monque job: {reason}; fix or delete it (for example in mongosh)")
+
+
+class UnsupportedServerVersionError(ConnectionError):
+    """The MongoDB server is older than the oldest version the store supports."""
+
+    def __init__(self, where: str, version: str, minimum: str, reason: str) -> None:
+        self.version = version
+        self.minimum = minimum
+        super().__init__(
+            f"{where} runs MongoDB {version}; Monque needs {minimum} or newer ({reason}); upgrade the server"
+        )
+
+
 __all__ = [
     "AggregationTimeoutError",
     "ChangeFeedHistoryLostError",
@@ -119,6 +142,7 @@ __all__ = [
     "ConnectionError",
     "InvalidCronError",
     "InvalidCursorError",
+    "InvalidJobDocumentError",
     "InvalidJobIdentifierError",
     "InvalidJobQueryError",
     "JobStateError",
@@ -127,5 +151,6 @@ __all__ = [
     "PayloadValidationError",
     "ShutdownTimeoutError",
     "UniqueKeyConflictError",
+    "UnsupportedServerVersionError",
     "WorkerRegistrationError",
 ]

@@ -147,30 +147,97 @@ class Job:
 
     @classmethod
     def from_document(cls, doc: Mapping[str, Any]) -> Job:
-        """Read a Monque document (as Node Monque or our Mongo store writes it)."""
+        """Read a Monque document (as Node Monque or our Mongo store writes it).
 
-        def ms(key: str) -> int | None:
+        Foreign documents are read leniently where the meaning is clear (a missing
+        ``data``, ``failCount`` or ``updatedAt``; an ISO-8601 string or epoch-ms number
+        where a date belongs, as a JavaScript caller may write) and otherwise raise
+        ``InvalidJobDocumentError`` naming the field, never a bare KeyError.
+        """
+        from .errors import InvalidJobDocumentError
+
+        job_id = str(doc.get("_id", "?"))
+
+        def bad(field: str, why: str) -> InvalidJobDocumentError:
+            return InvalidJobDocumentError(job_id, f"{field} {why}")
+
+        def ms(key: str, required: bool = False) -> int | None:
             value = doc.get(key)
-            return None if value is None else datetime_to_ms(value)
+            if value is None:
+                if required:
+                    raise bad(key, "is missing")
+                return None
+            try:
+                return _document_ms(value)
+            except (TypeError, ValueError, OverflowError):
+                raise bad(key, f"is not a date ({type(value).__name__} {value!r:.40})") from None
 
-        heartbeat_interval = doc.get("heartbeatInterval")
+        def integer(key: str, default: int | None) -> int | None:
+            value = doc.get(key)
+            if value is None:
+                return default
+            try:
+                return int(value)
+            except (TypeError, ValueError, OverflowError):
+                raise bad(key, f"is not a number ({value!r:.40})") from None
+
+        def text(key: str) -> str | None:
+            value = doc.get(key)
+            return value if value is None or isinstance(value, str) else str(value)
+
+        if "_id" not in doc:
+            raise bad("_id", "is missing")
+        name = doc.get("name")
+        if not isinstance(name, str):
+            raise bad("name", "is missing or not a string")
+        raw_status = doc.get("status")
+        status = STATUS_BY_VALUE.get(raw_status) if isinstance(raw_status, str) else None
+        if status is None:
+            raise bad("status", f"is not a Monque status ({doc.get('status')!r:.40})")
+        created = ms("createdAt")
+        if created is None:
+            created = _object_id_ms(doc["_id"])
+            if created is None:
+                raise bad("createdAt", "is missing")
+        updated = ms("updatedAt")
+        next_run = ms("nextRunAt", required=True)
+        assert next_run is not None  # required=True raised otherwise
         return cls(
-            id=str(doc["_id"]),
-            name=doc["name"],
+            id=job_id,
+            name=name,
             data=doc.get("data"),
-            status=STATUS_BY_VALUE[doc["status"]],
-            next_run_at_ms=datetime_to_ms(doc["nextRunAt"]),
-            created_at_ms=datetime_to_ms(doc["createdAt"]),
-            updated_at_ms=datetime_to_ms(doc["updatedAt"]),
-            fail_count=int(doc.get("failCount", 0)),
+            status=status,
+            next_run_at_ms=next_run,
+            created_at_ms=created,
+            updated_at_ms=created if updated is None else updated,
+            fail_count=integer("failCount", 0) or 0,
             locked_at_ms=ms("lockedAt"),
-            claimed_by=doc.get("claimedBy"),
+            claimed_by=text("claimedBy"),
             last_heartbeat_ms=ms("lastHeartbeat"),
-            heartbeat_interval_ms=None if heartbeat_interval is None else int(heartbeat_interval),
-            fail_reason=doc.get("failReason"),
-            repeat_interval=doc.get("repeatInterval"),
-            unique_key=doc.get("uniqueKey"),
+            heartbeat_interval_ms=integer("heartbeatInterval", None),
+            fail_reason=text("failReason"),
+            repeat_interval=text("repeatInterval"),
+            unique_key=text("uniqueKey"),
         )
+
+
+def _document_ms(value: Any) -> int:
+    """A stored instant: a BSON date, or what a JavaScript caller may write instead
+    (an ISO-8601 string, or epoch milliseconds as a number)."""
+    if isinstance(value, datetime):
+        return datetime_to_ms(value)
+    if isinstance(value, str):
+        return datetime_to_ms(datetime.fromisoformat(value.strip().replace("Z", "+00:00")))
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return int(value)
+    if hasattr(value, "as_datetime"):  # bson DatetimeMS: a BSON date outside datetime's range
+        return int(value)
+    raise TypeError(type(value).__name__)
+
+
+def _object_id_ms(value: Any) -> int | None:
+    generation = getattr(value, "generation_time", None)
+    return None if generation is None else datetime_to_ms(generation)
 
 
 @dataclass(slots=True)

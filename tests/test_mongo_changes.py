@@ -90,11 +90,14 @@ def test_non_job_documents_and_other_operations() -> None:
     assert change_to_event(change("drop")) is None
 
 
-def _evaluate(pipeline: list[dict[str, Any]], changes: list[dict[str, Any]]) -> list[str]:
+def _evaluate(pipeline: list[dict[str, Any]], changes: list[dict[str, Any]], stages: int | None = None) -> list[str]:
+    """Labels of the recorded changes that pass the pipeline's ``$match`` stages (all, or
+    the first ``stages`` of them), evaluated by mongomock."""
     c = mongomock.MongoClient().db.changes
     for i, doc in enumerate(changes):
         c.insert_one({**doc, "_id": i, "label": doc["label"]})
-    return [d["label"] for d in c.find(pipeline[0]["$match"])]
+    matches = [stage["$match"] for stage in pipeline if "$match" in stage][:stages]
+    return [d["label"] for d in c.find({"$and": matches})]
 
 
 RECORDED = [
@@ -109,19 +112,52 @@ RECORDED = [
      "updateDescription": {"updatedFields": {"status": "pending", "nextRunAt": T1, "failCount": 1}}},
     {"label": "delete", "operationType": "delete"},
     {"label": "replace-cancelled", "operationType": "replace", "fullDocument": {**DOC, "status": "cancelled"}},
+    {"label": "drop", "operationType": "drop"},
+    {"label": "invalidate", "operationType": "invalidate"},
 ]
 
 
 def test_evaluator_watch_match_without_status_filter() -> None:
     assert _evaluate(watch_pipeline(True, None), RECORDED) == [
-        "insert", "claim", "reschedule", "retry-backoff", "delete", "replace-cancelled"]
+        "insert", "claim", "reschedule", "retry-backoff", "delete", "replace-cancelled", "invalidate"]
 
 
 def test_evaluator_watch_match_with_pending_filter() -> None:
     assert _evaluate(watch_pipeline(False, (JobStatus.PENDING,)), RECORDED) == [
-        "insert", "reschedule", "retry-backoff", "delete"]
+        "insert", "reschedule", "retry-backoff", "delete", "invalidate"]
 
 
 def test_watch_pipeline_projects_payload_away_only_without_full_document() -> None:
-    assert watch_pipeline(False, None)[1:] == [{"$project": {"fullDocument.data": 0}}]
-    assert len(watch_pipeline(True, None)) == 1
+    assert watch_pipeline(False, None)[-1] == {"$project": {"fullDocument.data": 0}}
+    assert all("$project" not in stage for stage in watch_pipeline(True, None))
+
+
+def _paths(node: Any) -> set[str]:
+    """Every field path a query document names (keys that are not operators)."""
+    if isinstance(node, dict):
+        return {k for k in node if not k.startswith("$")} | set().union(*(_paths(v) for v in node.values()))
+    if isinstance(node, list):
+        return set().union(*(_paths(v) for v in node)) if node else set()
+    return set()
+
+
+def test_first_match_drops_heartbeats_before_any_post_image_lookup() -> None:
+    """Issue 11 item 14. The server's optimiser moves a ``$match`` ahead of the
+    ``updateLookup`` stage only when it names no ``fullDocument`` path (that stage modifies
+    only fullDocument). So the first stage must name only operationType and
+    updateDescription, and must already drop heartbeats and claims: they then never cost a
+    post-image lookup on any worker's stream."""
+    for pipeline in (watch_pipeline(True, None), watch_pipeline(False, (JobStatus.PENDING,)),
+                     watch_pipeline(True, (JobStatus.COMPLETED, JobStatus.FAILED))):
+        first = pipeline[0]["$match"]
+        assert not any(path.startswith("fullDocument") for path in _paths(first)), first
+        assert {p.split(".")[0] for p in _paths(first)} <= {"operationType", "updateDescription"}
+        survivors = _evaluate(pipeline, RECORDED, stages=1)
+        assert "heartbeat" not in survivors and "invalidate" in survivors
+    assert "claim" not in _evaluate(watch_pipeline(False, (JobStatus.PENDING,)), RECORDED, stages=1)
+
+
+def test_invalidate_is_not_mapped_to_an_event() -> None:
+    """The store itself turns an invalidate into ChangeFeedHistoryLostError (see
+    test_mongo_watch.py); the mapping leaves it alone."""
+    assert change_to_event({"_id": TOKEN, "operationType": "invalidate"}) is None

@@ -55,10 +55,15 @@ def test_evaluator_claim_takes_earliest_due_unclaimed_job_of_the_name() -> None:
     assert c.find_one_and_update(q.claim_filter("email", 5_000), q.claim_update("me", 5_000, 1)) is None
 
 
-def test_evaluator_claim_skips_pending_job_that_still_names_an_owner() -> None:
+def test_evaluator_claim_takes_pending_job_that_still_names_an_owner() -> None:
+    """Issue 11 item 7: upstream's claimNext filter is {name, status, nextRunAt} only, so a
+    pending document that still carries ``claimedBy`` is claimable (Node would claim it)."""
     c = evaluator_collection()
     c.insert_one(_job(n=1, claimed_by="ghost"))
-    assert c.find_one(q.claim_filter("email", 5_000)) is None
+    assert q.claim_filter("email", 5_000) == {"name": "email", "status": "pending", "nextRunAt": {"$lte": q.dt(5_000)}}
+    doc = c.find_one_and_update(q.claim_filter("email", 5_000), q.claim_update("me", 5_000, 30_000),
+                                sort=q.CLAIM_SORT, return_document=ReturnDocument.AFTER)
+    assert doc is not None and doc["claimedBy"] == "me" and doc["status"] == "processing"
 
 
 def test_evaluator_owned_complete_applies_only_to_processing_job_of_owner() -> None:
@@ -109,12 +114,37 @@ def test_evaluator_release_heartbeat_and_stale_recovery_are_guarded() -> None:
     assert c.update_many(q.heartbeat_filter("me"), q.heartbeat_update(7_000)).modified_count == 1
     assert datetime_to_ms(c.find_one({"_id": q.oid(oid(1))})["lastHeartbeat"]) == 7_000
     assert c.find_one(q.live_claim_filter("me", 6_999)) is not None
-    assert c.find_one(q.live_claim_filter("me", 7_000)) is None
-    assert c.update_many(q.stale_filter(1_000), q.to_pending_update(8_000)).modified_count == 1
-    recovered = c.find_one({"_id": q.oid(oid(1))})
+    assert c.find_one(q.live_claim_filter("me", 7_000)) is not None  # upstream: lastHeartbeat $gte threshold
+    assert c.find_one(q.live_claim_filter("me", 7_001)) is None
+    # job 1's lockedAt is ancient but its heartbeat is fresh: only job 2 is stale
+    assert c.update_many(q.stale_filter(6_000), q.to_pending_update(8_000)).modified_count == 1
+    recovered = c.find_one({"_id": q.oid(oid(2))})
     assert recovered["status"] == "pending" and "claimedBy" not in recovered and "lockedAt" not in recovered
-    assert c.update_many(q.release_filter([oid(2), oid(3)], "me"), q.to_pending_update(9_000)).modified_count == 0
-    assert c.update_many(q.release_filter([oid(2)], "other"), q.to_pending_update(9_000)).modified_count == 1
+    assert c.update_many(q.release_filter([oid(1), oid(3)], "other"), q.to_pending_update(9_000)).modified_count == 0
+    assert c.update_many(q.release_filter([oid(1)], "me"), q.to_pending_update(9_000)).modified_count == 1
+
+
+def test_evaluator_stale_recovery_judges_heartbeat_then_locked_at() -> None:
+    """Issue 11 item 9 / store contract: stale means lastHeartbeat before the cutoff, or no
+    lastHeartbeat and lockedAt before it. A long job (old lockedAt) whose owner, Python or
+    Node, still heartbeats is never pulled back, whatever lock timeout the caller uses."""
+    c = evaluator_collection()
+    c.insert_many([
+        _job(n=1, status=JobStatus.PROCESSING, claimed_by="node-1", locked_at_ms=100, last_heartbeat_ms=9_000),
+        _job(n=2, status=JobStatus.PROCESSING, claimed_by="dead", locked_at_ms=100, last_heartbeat_ms=200),
+        _job(n=3, status=JobStatus.PROCESSING, claimed_by="old", locked_at_ms=100),  # no heartbeat field
+        _job(n=4, status=JobStatus.PROCESSING, claimed_by="young", locked_at_ms=8_000),  # no heartbeat field
+        _job(n=5, status=JobStatus.PENDING, locked_at_ms=100, last_heartbeat_ms=100),
+    ])
+    assert sorted(_ids(c.find(q.stale_filter(5_000)))) == [oid(2), oid(3)]
+    assert c.update_many(q.stale_filter(5_000), q.to_pending_update(10_000)).modified_count == 2
+    assert c.find_one({"_id": q.oid(oid(1))})["status"] == "processing"
+    assert c.find_one({"_id": q.oid(oid(4))})["status"] == "processing"
+    assert c.find_one(q.stale_filter(9_000)) is not None and c.find_one(q.stale_filter(8_000)) is None
+    # every branch leads with the indexed status and ranges over one indexed field
+    stale = q.stale_filter(5_000)
+    assert stale["status"] == "processing" and [sorted(b) for b in stale["$or"]] == [
+        ["lastHeartbeat"], ["lastHeartbeat", "lockedAt"]]
 
 
 def test_evaluator_purge_deletes_only_that_status_before_cutoff() -> None:
@@ -153,17 +183,19 @@ def test_evaluator_bulk_cancel_and_delete_use_the_selector() -> None:
 
 
 def test_retry_many_pipeline_exact_shape() -> None:
-    """mongomock has no $rand, so the pipeline's exact shape is asserted here."""
+    """mongomock has no $rand, so the pipeline's exact shape is asserted here. The stagger
+    term is upstream's (retryJobs, @monque/core 1.5): ``$add: [now, {$multiply: [{$rand: {}},
+    spread]}]`` with no ``$floor`` (issue 11 item 8)."""
     assert q.retry_many_pipeline(1_000, 30_000) == [
         {"$set": {
             "status": "pending",
             "failCount": 0,
-            "nextRunAt": {"$add": [q.dt(1_000), {"$floor": {"$multiply": [{"$rand": {}}, 30_000]}}]},
+            "nextRunAt": {"$add": [q.dt(1_000), {"$multiply": [{"$rand": {}}, 30_000]}]},
             "updatedAt": q.dt(1_000),
         }},
         {"$unset": ["failReason", "lockedAt", "claimedBy", "lastHeartbeat"]},
     ]
-    assert q.retry_many_pipeline(1_000, 0)[0]["$set"]["nextRunAt"]["$add"][1]["$floor"]["$multiply"][1] == 1
+    assert q.retry_many_pipeline(1_000, 0)[0]["$set"]["nextRunAt"]["$add"][1]["$multiply"][1] == 1
 
 
 @pytest.mark.parametrize("rand", [0.0, 0.5, 0.999999])
@@ -173,7 +205,7 @@ def test_evaluator_retry_many_pipeline_with_rand_pinned(rand: float) -> None:
     and the date addition is covered by the exact-shape test above."""
     pipeline = copy.deepcopy(q.retry_many_pipeline(1_000, 30_000))
     stagger = pipeline[0]["$set"].pop("nextRunAt")["$add"][1]
-    stagger["$floor"]["$multiply"][0] = rand
+    stagger["$multiply"][0] = rand
     pipeline[0]["$set"]["stagger"] = stagger
     # mongomock lacks the $unset *stage*; {$project: {f: 0}} is its documented equivalent.
     pipeline[1] = {"$project": {field: 0 for field in pipeline[1]["$unset"]}}
@@ -185,8 +217,8 @@ def test_evaluator_retry_many_pipeline_with_rand_pinned(rand: float) -> None:
     job = Job.from_document(c.find_one({"_id": q.oid(oid(1))}))
     assert job.status is JobStatus.PENDING and job.fail_count == 0 and job.fail_reason is None
     assert job.claimed_by is None and job.updated_at_ms == 1_000
-    assert c.find_one({"_id": q.oid(oid(1))})["stagger"] == int(rand * 30_000)
-    assert 0 <= int(rand * 30_000) < 30_000
+    assert c.find_one({"_id": q.oid(oid(1))})["stagger"] == pytest.approx(rand * 30_000)
+    assert 0 <= rand * 30_000 < 30_000
 
 
 def test_evaluator_single_management_guards() -> None:

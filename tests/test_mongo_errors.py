@@ -15,6 +15,7 @@ from monque_engine.store.mongo import InvalidMongoUrlError, MongoStore, parse_mo
 from monque_engine.store.mongo.config import mask_password
 from monque_engine.store.mongo.errors import ErrorTranslator
 from test_mongo_evaluator import evaluator_store
+from test_mongo_watch import DriverStream, ScriptedCursor
 
 URL = "mongodb://user:s3cret@127.0.0.1:1/db?serverSelectionTimeoutMS=300"
 
@@ -58,8 +59,8 @@ async def test_invalid_driver_option_is_reported_masked() -> None:
 def test_url_parsing_database_and_timeout() -> None:
     s = parse_mongo_url("mongodb+srv://u:p%40ss@cluster0.example.net/jobsdb?retryWrites=true")
     assert (s.hosts, s.database, s.server_selection_timeout_ms) == ("cluster0.example.net", "jobsdb", 5_000)
-    assert s.driver_kwargs() == {"serverSelectionTimeoutMS": 5_000}
-    assert parse_mongo_url("mongodb://h/?serverSelectionTimeoutMS=900").driver_kwargs() == {}
+    assert "serverSelectionTimeoutMS" not in s.driver_kwargs()  # operations keep the driver's default
+    assert "serverSelectionTimeoutMS" not in parse_mongo_url("mongodb://h/?serverSelectionTimeoutMS=900").driver_kwargs()
     assert parse_mongo_url("mongodb://h/a", database="b").database == "b"
     assert parse_mongo_url("mongodb://h").database == "monque"
     with pytest.raises(InvalidMongoUrlError) as info:
@@ -89,25 +90,6 @@ def test_translator_codes() -> None:
     assert isinstance(other, ConnectionError) and "s3cret" not in str(other)
 
 
-class _FakeStream:
-    """A recorded change stream: yields documents, then raises what it was given."""
-
-    def __init__(self, changes: list[dict[str, Any]], then: BaseException | None = None) -> None:
-        self.changes = list(changes)
-        self.then = then
-        self.closed = False
-
-    async def next(self) -> dict[str, Any]:
-        if self.changes:
-            return self.changes.pop(0)
-        if self.then is not None:
-            raise self.then
-        raise StopAsyncIteration
-
-    async def close(self) -> None:
-        self.closed = True
-
-
 async def test_open_watch_standalone_raises_at_open() -> None:
     store, adapter = evaluator_store()
 
@@ -123,10 +105,12 @@ async def test_open_watch_standalone_raises_at_open() -> None:
 
 
 async def test_watch_iteration_error_arrives_as_connection_error_after_events() -> None:
+    """PyMongo's real AsyncChangeStream over a scripted cursor (a fake: see test_mongo_watch)."""
     store, adapter = evaluator_store()
     insert = {"_id": {"_data": "01"}, "operationType": "insert", "documentKey": {"_id": 1},
               "fullDocument": {"_id": 1, "name": "email", "status": "pending"}}
-    stream = _FakeStream([insert], then=AutoReconnect("mongodb://user:s3cret@evaluator lost"))
+    lost = AutoReconnect("mongodb://user:s3cret@evaluator lost")
+    stream = DriverStream(ScriptedCursor(("batch", [insert], False), ("raise", lost)), ScriptedCursor(("raise", lost)))
 
     async def watch(*args: Any, **kwargs: Any) -> Any:
         assert kwargs["resume_after"] == {"_data": "00"}
@@ -139,12 +123,12 @@ async def test_watch_iteration_error_arrives_as_connection_error_after_events() 
     with pytest.raises(ConnectionError) as info:
         await anext(events)
     assert isinstance(info.value.__cause__, AutoReconnect) and "s3cret" not in str(info.value)
-    assert stream.closed
+    assert stream._closed  # the store closed it on the way out
 
 
 async def test_watch_ends_quietly_when_store_closes() -> None:
     store, adapter = evaluator_store()
-    stream = _FakeStream([], then=AutoReconnect("cursor killed"))
+    stream = DriverStream(ScriptedCursor(("raise", AutoReconnect("cursor killed"))))
 
     async def watch(*args: Any, **kwargs: Any) -> Any:
         return stream
@@ -153,4 +137,4 @@ async def test_watch_ends_quietly_when_store_closes() -> None:
     events = await store.open_watch()
     await store.close()
     assert [e async for e in events] == []
-    assert stream.closed
+    assert stream._closed

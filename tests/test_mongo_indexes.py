@@ -30,18 +30,22 @@ UPSTREAM_RETENTION = ({"status": 1, "updatedAt": 1}, {"partialFilterExpression":
     "status": {"$in": ["completed", "failed"]}, "updatedAt": {"$exists": True}}, **BG})
 
 
+#: Ours (issue 11 item 13): the console's unique-key search and status tabs.
+CONSOLE = [({"uniqueKey": 1}, {"sparse": True, **BG}), ({"status": 1, "createdAt": -1, "_id": -1}, BG)]
+
+
 def _ours(retention: bool) -> list[tuple[dict[str, int], dict[str, Any]]]:
     return [(dict(keys), options) for keys, options in index_specs(retention)]
 
 
 def test_index_list_matches_upstream_keys_order_and_options() -> None:
-    assert _ours(False) == UPSTREAM
-    for (ours_keys, _), (up_keys, _) in zip(_ours(False), UPSTREAM, strict=True):
+    assert _ours(False) == [*UPSTREAM, *CONSOLE]
+    for (ours_keys, _), (up_keys, _) in zip(_ours(False), [*UPSTREAM, *CONSOLE], strict=True):
         assert list(ours_keys) == list(up_keys)  # key order matters for a compound index
 
 
 def test_retention_index_only_when_configured() -> None:
-    assert _ours(True) == [*UPSTREAM, UPSTREAM_RETENTION]
+    assert _ours(True) == [*UPSTREAM, UPSTREAM_RETENTION, *CONSOLE]
 
 
 def test_index_models_have_upstreams_default_names() -> None:
@@ -50,5 +54,6 @@ def test_index_models_have_upstreams_default_names() -> None:
         "status_1_nextRunAt_1", "name_1_uniqueKey_1", "name_1_status_1", "createdAt_-1__id_-1",
         "updatedAt_-1__id_-1", "nextRunAt_-1__id_-1", "claimedBy_1_status_1", "lastHeartbeat_1_status_1",
         "name_1_status_1_nextRunAt_1_claimedBy_1", "status_1_lockedAt_1_lastHeartbeat_1", "status_1_updatedAt_1",
+        "uniqueKey_1", "status_1_createdAt_-1__id_-1",
     ]
     assert index_models(False)[1].document["unique"] is True

@@ -25,8 +25,9 @@ async def test_evaluator_store_insert_and_get_round_trip_schema() -> None:
     store, adapter = evaluator_store()
     job = await store.insert(new_job(oid(1), repeat="0 * * * *"))
     stored = adapter.sync.find_one({"_id": q.oid(oid(1))})
-    assert list(stored) == ["_id", "name", "data", "status", "nextRunAt", "failCount", "createdAt", "updatedAt",
-                            "repeatInterval"]
+    # upstream job-intake.ts order: repeatInterval right after nextRunAt (issue 11 item 8)
+    assert list(stored) == ["_id", "name", "data", "status", "nextRunAt", "repeatInterval", "failCount", "createdAt",
+                            "updatedAt"]
     assert await store.get(oid(1)) == job
     assert await store.get("not-an-id") is None and await store.delete("zz") is False
 
@@ -137,3 +138,42 @@ async def test_store_not_open_raises_connection_error() -> None:
     store = MongoStore.from_url("mongodb://u:pw@h/db")
     with pytest.raises(ConnectionError, match="not open"):
         await store.get(oid(1))
+
+
+def test_new_job_document_has_upstream_field_order() -> None:
+    """Issue 11 item 8: job-intake.ts builds {name, data, status, nextRunAt, repeatInterval,
+    failCount, createdAt, updatedAt} and then uniqueKey; the server puts _id first. Byte
+    identity is checked on the BSON encoding of the whole document."""
+    import bson
+
+    doc = q.new_job_document(new_job(oid(1), repeat="0 * * * *", unique_key="k"))
+    assert list(doc) == ["_id", "name", "data", "status", "nextRunAt", "repeatInterval", "failCount", "createdAt",
+                         "updatedAt", "uniqueKey"]
+    node = {"_id": doc["_id"], "name": "email", "data": doc["data"], "status": "pending", "nextRunAt": q.dt(1_000),
+            "repeatInterval": "0 * * * *", "failCount": 0, "createdAt": q.dt(500), "updatedAt": q.dt(500),
+            "uniqueKey": "k"}
+    assert bson.encode(doc) == bson.encode(node)
+    assert list(q.new_job_document(new_job(oid(2)))) == ["_id", "name", "data", "status", "nextRunAt", "failCount",
+                                                          "createdAt", "updatedAt"]
+
+
+async def test_evaluator_store_stats_total_counts_unknown_statuses_and_rounds_average() -> None:
+    """Issue 11 item 8: upstream's total is a $count of every document (a hand-written
+    status included) and its average is Math.round'ed; mongomock evaluates the pipeline."""
+    store, adapter = evaluator_store()
+    for n, (created, updated) in enumerate(((0, 1_000), (0, 1_001), (0, 1_002), (0, 1_000)), start=1):
+        doc = q.new_job_document(new_job(oid(n), created=created))
+        doc.update(status="completed", updatedAt=q.dt(updated))
+        adapter.sync.insert_one(doc)
+    odd = q.new_job_document(new_job(oid(9)))
+    odd["status"] = "paused"  # not a Monque status
+    adapter.sync.insert_one(odd)
+    stats = await store.stats(None)
+    assert (stats.completed, stats.pending, stats.total) == (4, 0, 5)
+    assert stats.avg_processing_duration_ms == 1_001.0  # 1000.75 rounded half up
+    by_name = await store.stats_by_name()
+    assert by_name["email"].total == 5
+    adapter.sync.update_one({"_id": q.oid(oid(4))}, {"$set": {"updatedAt": q.dt(1_002)}})
+    assert (await store.stats("email")).avg_processing_duration_ms == 1_001.0  # 1001.25 -> 1001
+    adapter.sync.update_one({"_id": q.oid(oid(4))}, {"$set": {"updatedAt": q.dt(999)}})
+    assert (await store.stats("email")).avg_processing_duration_ms == 1_001.0  # 1000.5 -> 1001 (half up)

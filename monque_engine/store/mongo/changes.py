@@ -3,12 +3,19 @@
 Upstream watches inserts and updates that touch ``status`` or ``nextRunAt``
 (change-stream-handler.ts). We also pass deletes (consoles drop rows) and replaces (a
 ``mongosh`` replaceOne is still a change an operator wants to see), and map a replace to
-``"update"`` since a job's identity is unchanged.
+``"update"`` since a job's identity is unchanged. ``invalidate`` passes too: the server
+sends it when the collection or its database is dropped or renamed, then closes the
+cursor; the store must see it to tell the caller to reopen without the old token.
 
-The post-image is always looked up (``fullDocument: "updateLookup"``), even when the caller
-does not want the job itself: an update's change document carries only the fields it
-changed, so without the post-image the scheduler would not know the job's *name* and
-could not wake the right worker. When the caller does not want the job we project the
+The post-image is looked up (``fullDocument: "updateLookup"``), even when the caller does
+not want the job itself: an update's change document carries only the fields it changed,
+so without the post-image the scheduler would not know the job's *name* and could not wake
+the right worker. The lookup is a read of the current document per update event, so the
+pipeline filters in two ``$match`` stages: the first names only ``operationType`` and
+``updateDescription``, which the post-image lookup does not modify, so the server's
+optimiser runs it *before* the lookup and heartbeat-only updates (``lastHeartbeat`` and
+``updatedAt``) and claims are dropped without one; only the second, for the few events
+that survive, needs ``fullDocument``. When the caller does not want the job we project the
 payload away, so the feed stays small however large the payloads are.
 """
 
@@ -22,38 +29,35 @@ from ...timeutil import datetime_to_ms
 from .documents import Document
 
 _OPERATION: dict[str, ChangeOperation] = {"insert": "insert", "update": "update", "replace": "update", "delete": "delete"}
-
-
-def _touches_state() -> Document:
-    return {"$or": [
-        {"updateDescription.updatedFields.status": {"$exists": True}},
-        {"updateDescription.updatedFields.nextRunAt": {"$exists": True}},
-    ]}
+_STATUS = "updateDescription.updatedFields.status"
+_NEXT_RUN = "updateDescription.updatedFields.nextRunAt"
+#: Events that pass on their operation alone (no post-image involved).
+_WHOLE = ["insert", "replace", "delete", "invalidate"]
 
 
 def watch_pipeline(full_document: bool, statuses: tuple[JobStatus, ...] | None) -> list[Document]:
-    """The aggregation stages after ``$changeStream`` (user stages see the post-image)."""
+    """The aggregation stages after ``$changeStream`` (see the module docstring)."""
     if statuses is None:
-        match: Document = {"$or": [
-            {"operationType": {"$in": ["insert", "replace", "delete"]}},
-            {"operationType": "update", **_touches_state()},
-        ]}
+        pipeline: list[Document] = [{"$match": {"$or": [
+            {"operationType": {"$in": _WHOLE}},
+            {"operationType": "update", "$or": [{_STATUS: {"$exists": True}}, {_NEXT_RUN: {"$exists": True}}]},
+        ]}}]
     else:
         wanted = [s.value for s in statuses]
         # "Changes that left a job in one of them": the status the change wrote when it
         # wrote one, else the job's current status (a nextRunAt-only update, e.g. reschedule).
-        match = {"$or": [
-            {"operationType": "delete"},
-            {"operationType": {"$in": ["insert", "replace"]}, "fullDocument.status": {"$in": wanted}},
-            {"operationType": "update", "updateDescription.updatedFields.status": {"$in": wanted}},
-            {
-                "operationType": "update",
-                "updateDescription.updatedFields.status": {"$exists": False},
-                "updateDescription.updatedFields.nextRunAt": {"$exists": True},
-                "fullDocument.status": {"$in": wanted},
-            },
-        ]}
-    pipeline: list[Document] = [{"$match": match}]
+        pipeline = [
+            {"$match": {"$or": [  # before the post-image lookup: no fullDocument here
+                {"operationType": {"$in": _WHOLE}},
+                {"operationType": "update", _STATUS: {"$in": wanted}},
+                {"operationType": "update", _STATUS: {"$exists": False}, _NEXT_RUN: {"$exists": True}},
+            ]}},
+            {"$match": {"$or": [  # after it: inserts, replaces and nextRunAt-only updates by status
+                {"operationType": {"$in": ["delete", "invalidate"]}},
+                {_STATUS: {"$exists": True}},
+                {"fullDocument.status": {"$in": wanted}},
+            ]}},
+        ]
     if not full_document:
         pipeline.append({"$project": {"fullDocument.data": 0}})
     return pipeline
@@ -81,7 +85,7 @@ def change_to_event(change: Mapping[str, Any], include_job: bool = True) -> Chan
     if include_job and isinstance(full, Mapping) and operation != "delete":
         try:
             job = Job.from_document(full)
-        except (KeyError, TypeError, ValueError, AttributeError):
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError):
             job = None  # not a Monque job document; still report the change itself
 
     name = full.get("name") if isinstance(full, Mapping) else None

@@ -12,13 +12,24 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, unquote
 
+from bson.codec_options import DatetimeConversion
+
 from ...errors import MonqueError
 from ..urls import mask_secrets, mask_url
 
 DEFAULT_DATABASE = "monque"
-#: Upstream leaves the driver's 30 s default; a console or worker that cannot reach its
-#: database should say so quickly, so we wait 5 s unless the URL or a kwarg says otherwise.
+#: How long the *first* ping waits for a server, unless the URL or a kwarg sets
+#: serverSelectionTimeoutMS: a console or worker that cannot reach its database should say
+#: so quickly. Only that ping is bounded; operations keep the driver's 30 s default (as
+#: upstream does), which rides out an election (10–12 s) instead of failing the
+#: completions and failures written meanwhile, retryable-write retry included.
 DEFAULT_SERVER_SELECTION_TIMEOUT_MS = 5_000
+#: socketTimeoutMS for operations unless the URL sets socketTimeoutMS or timeoutMS: the
+#: driver's default is none, so an operation on a half-open connection would wait for TCP
+#: keepalive (minutes). It is above the 30 s maxTimeMS of stats and listings, and far above
+#: a change stream's getMore wait (1 s), so only a dead connection reaches it.
+DEFAULT_SOCKET_TIMEOUT_MS = 60_000
+_OWN_SOCKET_TIMEOUT = ("sockettimeoutms", "timeoutms")
 
 
 class InvalidMongoUrlError(MonqueError, ValueError):
@@ -31,15 +42,25 @@ class MongoSettings:
     display_url: str
     hosts: str  # "h1:27017,h2" as written in the URL (no credentials): for messages
     database: str
-    server_selection_timeout_ms: int
+    server_selection_timeout_ms: int  # how long the first ping waits (see the constants)
     timeout_in_url: bool
     client_options: dict[str, Any] = field(default_factory=dict)
+    url_option_names: frozenset[str] = frozenset()  # lower-cased query parameter names
 
     def driver_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for ``AsyncMongoClient``: our timeout unless the URL set one."""
+        """Keyword arguments for ``AsyncMongoClient``: the caller's options, plus our socket
+        timeout unless the URL or the caller chose one. serverSelectionTimeoutMS is passed
+        only when the caller gave it; otherwise operations keep the driver's default."""
         kwargs = dict(self.client_options)
-        if not self.timeout_in_url or "serverSelectionTimeoutMS" in kwargs:
-            kwargs.setdefault("serverSelectionTimeoutMS", self.server_selection_timeout_ms)
+        chosen = self.url_option_names | {key.lower() for key in kwargs}
+        if not chosen & set(_OWN_SOCKET_TIMEOUT):
+            kwargs["socketTimeoutMS"] = DEFAULT_SOCKET_TIMEOUT_MS
+        # Decode what other programs may have written instead of failing a whole reply on
+        # it: a date outside Python's range arrives as DatetimeMS, bad UTF-8 as U+FFFD.
+        if "datetime_conversion" not in chosen:
+            kwargs["datetime_conversion"] = DatetimeConversion.DATETIME_AUTO
+        if "unicode_decode_error_handler" not in chosen:
+            kwargs["unicode_decode_error_handler"] = "replace"
         return kwargs
 
     def mask(self, text: str) -> str:
@@ -121,4 +142,5 @@ def parse_mongo_url(
         server_selection_timeout_ms=timeout,
         timeout_in_url=timeout_in_url,
         client_options=client_options,
+        url_option_names=frozenset(options),
     )

@@ -11,7 +11,7 @@ the same queries and use the same indexes.
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from bson import ObjectId
@@ -35,6 +35,12 @@ CLAIM_FIELDS = ("lockedAt", "claimedBy", "lastHeartbeat")
 SORT_FIELDS = {"id": "_id", "created_at": "createdAt", "updated_at": "updatedAt", "next_run_at": "nextRunAt"}
 #: Upstream's stats aggregation is bounded at 30 s (job-query.ts, maxTimeMS: 30000).
 STATS_MAX_TIME_MS = 30_000
+#: Listings and counts get the same bound: a search over a large collection must end with
+#: a clear error rather than hold a console (and a server thread) for minutes.
+LIST_MAX_TIME_MS = 30_000
+LIST_TIMEOUT_HINT = (
+    "narrow the listing: type more of the job id or unique key, or filter by name or status"
+)
 _HEX = re.compile(r"[0-9a-f]{1,24}")
 
 
@@ -53,8 +59,27 @@ def _unset(*fields: str) -> Document:
 
 # -- intake ---------------------------------------------------------------------------------
 def new_job_document(job: NewJob) -> Document:
-    """A new pending job exactly as Node Monque writes one (camelCase, dates, ObjectId)."""
-    return job.to_job().to_document()
+    """A new pending job exactly as Node Monque writes one, field order included.
+
+    Upstream's job-intake.ts builds ``{name, data, status, nextRunAt, repeatInterval,
+    failCount, createdAt, updatedAt}`` and then adds ``uniqueKey``; the server puts ``_id``
+    first. Order matters only for byte-level comparisons (exports, diffs of documents
+    written by both sides), but it costs nothing to keep.
+    """
+    doc: Document = {
+        "_id": oid(job.id),
+        "name": job.name,
+        "data": job.data,
+        "status": PENDING,
+        "nextRunAt": dt(job.next_run_at_ms),
+    }
+    if job.repeat_interval is not None:
+        doc["repeatInterval"] = job.repeat_interval
+    doc["failCount"] = 0
+    doc["createdAt"] = doc["updatedAt"] = dt(job.created_at_ms)
+    if job.unique_key is not None:
+        doc["uniqueKey"] = job.unique_key
+    return doc
 
 
 def unique_key_filter(name: str, unique_key: str) -> Document:
@@ -70,13 +95,13 @@ def unique_insert_update(job: NewJob) -> Document:
 
 # -- processing --------------------------------------------------------------------------------
 def claim_filter(name: str, now_ms: int) -> Document:
-    """Upstream acquireJob: earliest due pending job of ``name`` nobody claimed."""
-    return {
-        "name": name,
-        "status": PENDING,
-        "nextRunAt": {"$lte": dt(now_ms)},
-        "$or": [{"claimedBy": None}, {"claimedBy": {"$exists": False}}],
-    }
+    """Upstream claimNext (job-lifecycle.ts): the earliest due pending job of ``name``.
+
+    No condition on ``claimedBy``: upstream dropped its ``$or`` on a null owner, since
+    ``status: pending`` alone says the job is free. A pending document that still names
+    an owner (written by hand or by an older release) is claimed like any other.
+    """
+    return {"name": name, "status": PENDING, "nextRunAt": {"$lte": dt(now_ms)}}
 
 
 CLAIM_SORT: list[tuple[str, int]] = [("nextRunAt", 1)]
@@ -99,6 +124,15 @@ def claim_update(owner: str, now_ms: int, heartbeat_interval_ms: int) -> Documen
 def owned_filter(job_id: str, owner: str) -> Document:
     """Owned transitions apply only while the job is still processing by ``owner``."""
     return {"_id": oid(job_id), "status": PROCESSING, "claimedBy": owner}
+
+
+def owned_filter_by_oid(job_id: Any, owner: str) -> Document:
+    return {"_id": job_id, "status": PROCESSING, "claimedBy": owner}
+
+
+def unreadable_update(now_ms: int, reason: str) -> Document:
+    """A claimed document we cannot read: failed, with why, so no worker claims it again."""
+    return {"$set": {"status": FAILED, "failReason": reason, "updatedAt": dt(now_ms)}, "$unset": _unset(*CLAIM_FIELDS)}
 
 
 def complete_update(now_ms: int, next_run_at_ms: int | None) -> Document:
@@ -144,8 +178,24 @@ def heartbeat_update(now_ms: int) -> Document:
     return {"$set": {"lastHeartbeat": now, "updatedAt": now}}
 
 
-def stale_filter(locked_before_ms: int) -> Document:
-    return {"status": PROCESSING, "lockedAt": {"$lt": dt(locked_before_ms)}}
+def stale_filter(stale_before_ms: int) -> Document:
+    """Processing jobs whose liveness instant is before the cutoff: ``lastHeartbeat`` where
+    the job has one, ``lockedAt`` where it has none (ADR 0004).
+
+    Node workers refresh the same ``lastHeartbeat`` field, so a Node job that runs longer
+    than our ``lock_timeout`` is left alone as long as its worker heartbeats. Both branches
+    lead with ``status`` and range over one field of the ``{status, lockedAt,
+    lastHeartbeat}`` index; ``lastHeartbeat: null`` matches a missing field, as the
+    ``$or`` needs. (Upstream judges ``lockedAt`` alone.)
+    """
+    cutoff = dt(stale_before_ms)
+    return {
+        "status": PROCESSING,
+        "$or": [
+            {"lastHeartbeat": {"$lt": cutoff}},
+            {"lastHeartbeat": None, "lockedAt": {"$lt": cutoff}},
+        ],
+    }
 
 
 def purge_filter(status: JobStatus, updated_before_ms: int) -> Document:
@@ -154,11 +204,16 @@ def purge_filter(status: JobStatus, updated_before_ms: int) -> Document:
 
 
 def live_claim_filter(owner: str, heartbeat_after_ms: int) -> Document:
-    return {"claimedBy": owner, "status": PROCESSING, "lastHeartbeat": {"$gt": dt(heartbeat_after_ms)}}
+    """Upstream assertNoActiveInstanceCollision: a heartbeat at or after the threshold
+    (``$gte``, as job-lifecycle.ts) counts as alive."""
+    return {"claimedBy": owner, "status": PROCESSING, "lastHeartbeat": {"$gte": dt(heartbeat_after_ms)}}
 
 
 def next_due_filter(names: list[str]) -> Document:
-    return {"status": PENDING, "name": {"$in": names}}
+    """Pending jobs of these names with a *date* nextRunAt: BSON sorts strings and numbers
+    before dates, so a value a JavaScript caller wrote as a string must not come first.
+    ``$type`` gives index bounds on the {status, nextRunAt} index."""
+    return {"status": PENDING, "name": {"$in": names}, "nextRunAt": {"$type": "date"}}
 
 
 # -- selectors and listing filters -------------------------------------------------------------------
@@ -180,7 +235,14 @@ def selector_filter(selector: StoreSelector) -> Document:
 
 
 def _search_clause(search: str) -> Document:
-    """Id prefix (as an ObjectId range, so it uses the _id index) or unique-key substring."""
+    """Id prefix or unique-key substring (the contract's meaning, and what the console
+    matches live events with).
+
+    The id prefix is anchored, as an ObjectId range on the ``_id`` index. A substring
+    cannot be anchored, so the unique-key branch is an unanchored regex, which MongoDB
+    evaluates against the keys of the sparse ``uniqueKey`` index (only jobs with a key,
+    no document fetched until a key matches); the caller bounds it with maxTimeMS.
+    """
     clauses: list[Document] = [{"uniqueKey": {"$regex": re.escape(search)}}]
     prefix = search.lower()
     if _HEX.fullmatch(prefix):
@@ -247,7 +309,20 @@ NO_DATA_PROJECTION: Document = {"data": 0}
 
 
 # -- statistics --------------------------------------------------------------------------------------
-_DURATION = {"$cond": [{"$eq": ["$status", COMPLETED]}, {"$subtract": ["$updatedAt", "$createdAt"]}, 0]}
+#: Every BSON date sorts at or after this one, and strings, numbers, null and a missing
+#: field sort before any date (BSON comparison order), so ``$gte`` against it means "is a date".
+_EARLIEST_DATE = datetime(1, 1, 1, tzinfo=UTC)
+#: updatedAt − createdAt of a completed job; 0 where either is not a date (a hand-written
+#: document must not fail the whole aggregation with "can't $subtract").
+_DURATION = {"$cond": [
+    {"$and": [
+        {"$eq": ["$status", COMPLETED]},
+        {"$gte": ["$updatedAt", _EARLIEST_DATE]},
+        {"$gte": ["$createdAt", _EARLIEST_DATE]},
+    ]},
+    {"$subtract": ["$updatedAt", "$createdAt"]},
+    0,
+]}
 
 
 def stats_pipeline(name: str | None) -> list[Document]:
@@ -306,16 +381,39 @@ def reschedule_update(run_at_ms: int, now_ms: int) -> Document:
     return {"$set": {"nextRunAt": dt(run_at_ms), "updatedAt": dt(now_ms)}}
 
 
+def excluding(query: Document, ids: list[ObjectId]) -> Document:
+    """``query`` minus the given ids (the jobs a bulk retry leaves alone)."""
+    return query if not ids else {"$and": [query, {"_id": {"$nin": ids}}]}
+
+
+def keyed(query: Document) -> Document:
+    """The jobs of ``query`` that carry a unique key."""
+    return {"$and": [query, {"uniqueKey": {"$type": "string"}}]}
+
+
+def live_holders_filter(keys: list[tuple[str, str]]) -> Document:
+    """Pending or processing jobs holding any of these (name, uniqueKey) pairs: each branch
+    is the unique index's own shape, so each is an index lookup."""
+    return {"status": {"$in": [PENDING, PROCESSING]},
+            "$or": [{"name": name, "uniqueKey": key} for name, key in keys]}
+
+
 def retry_many_pipeline(now_ms: int, spread_ms: int) -> list[Document]:
-    """Bulk retry as one pipeline update: ``nextRunAt = now + floor($rand × spread)`` per
-    document, so a mass retry spreads over now … now+spread instead of stampeding."""
+    """Bulk retry as one pipeline update: ``nextRunAt = now + $rand × spread`` per document,
+    so a mass retry spreads over now … now+spread instead of stampeding.
+
+    The stagger term is upstream's (job-manager.ts retryJobs) without a ``$floor``: the
+    server turns date + double into a whole-millisecond date itself, so both sides send
+    the same pipeline. ``heartbeatInterval`` is kept, where upstream unsets it (DESIGN §3:
+    written on claim, kept afterwards; the README lists this difference).
+    """
     now = dt(now_ms)
     spread = max(1, int(spread_ms))
     return [
         {"$set": {
             "status": PENDING,
             "failCount": 0,
-            "nextRunAt": {"$add": [now, {"$floor": {"$multiply": [{"$rand": {}}, spread]}}]},
+            "nextRunAt": {"$add": [now, {"$multiply": [{"$rand": {}}, spread]}]},
             "updatedAt": now,
         }},
         {"$unset": ["failReason", *CLAIM_FIELDS]},

@@ -11,9 +11,18 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from bson.errors import BSONError, InvalidDocument
 from pymongo.errors import OperationFailure, PyMongoError, ServerSelectionTimeoutError
 
-from ...errors import AggregationTimeoutError, ChangeFeedHistoryLostError, ConnectionError, MonqueError
+from ...errors import (
+    AggregationTimeoutError,
+    ChangeFeedHistoryLostError,
+    ChangeFeedUnsupportedError,
+    ConnectionError,
+    InvalidJobDocumentError,
+    MonqueError,
+    PayloadValidationError,
+)
 
 MAX_TIME_MS_EXPIRED = 50
 CHANGE_STREAM_HISTORY_LOST = 286
@@ -38,16 +47,21 @@ class ErrorTranslator:
         self.where = where  # e.g. "MongoDB db@host1,host2 (collection monque_jobs)"
         self.mask = mask
 
-    def translate(self, action: str, error: BaseException) -> MonqueError:
+    def translate(self, action: str, error: BaseException, timeout_hint: str | None = None) -> MonqueError:
+        """The engine error for ``error``; ``timeout_hint`` replaces the generic advice when
+        the server stopped the operation at its ``maxTimeMS``."""
         detail = self.mask(str(error))
         if isinstance(error, ServerSelectionTimeoutError):
             return ConnectionError(f"Cannot reach {self.where} while trying to {action}: {detail}")
         if isinstance(error, OperationFailure):
             code = error_code(error)
             if code == MAX_TIME_MS_EXPIRED:
+                hint = timeout_hint or (
+                    "the collection is large or the server is busy: try again, filter by name, or add the "
+                    "missing indexes"
+                )
                 return AggregationTimeoutError(
-                    f"{action} on {self.where} exceeded its time limit ({detail}); the collection is large or "
-                    "the server is busy: try again, filter by name, or add the missing indexes"
+                    f"Could not {action} on {self.where}: it exceeded its time limit ({detail}); {hint}"
                 )
             if code == CHANGE_STREAM_HISTORY_LOST or (code == CHANGE_STREAM_FATAL and "resume" in detail.lower()):
                 # The wording is what the scheduler's feed loop keys on to drop its token.
@@ -56,7 +70,8 @@ class ErrorTranslator:
                     f"({detail}); reload the full state, then watch without a token"
                 )
             if is_change_stream_unsupported(error):
-                return ConnectionError(
+                # Permanent: the feed loop falls back to polling once instead of retrying.
+                return ChangeFeedUnsupportedError(
                     f"Change streams are not available on {self.where}: it is a standalone server, and change "
                     "streams need a replica set or a sharded cluster (a single-node replica set will do: "
                     "mongod --replSet rs0, then rs.initiate()); the scheduler falls back to polling"
@@ -65,9 +80,19 @@ class ErrorTranslator:
         return ConnectionError(f"MongoDB could not {action} on {self.where}: {detail}")
 
     @contextmanager
-    def guard(self, action: str) -> Iterator[None]:
-        """Turn any driver error raised inside into an engine error (``from`` the cause)."""
+    def guard(self, action: str, timeout_hint: str | None = None) -> Iterator[None]:
+        """Turn any driver error raised inside into an engine error (``from`` the cause),
+        and BSON's refusals of a document into ``PayloadValidationError``."""
         try:
             yield
         except PyMongoError as error:
-            raise self.translate(action, error) from error
+            raise self.translate(action, error, timeout_hint) from error
+        except (InvalidDocument, OverflowError) as error:
+            raise PayloadValidationError(
+                f"MongoDB cannot store this job ({action}): {self.mask(str(error))}; payloads must be JSON-like, "
+                "with integers within 64 bits and keys without NUL characters"
+            ) from error
+        except BSONError as error:  # InvalidBSON: a reply PyMongo cannot decode
+            raise InvalidJobDocumentError(
+                None, f"PyMongo cannot decode it ({self.mask(str(error))}) while trying to {action} on {self.where}"
+            ) from error

@@ -17,9 +17,13 @@ Two ways to build one:
 from __future__ import annotations
 
 import asyncio
+import logging
+import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from datetime import datetime
 from typing import Any, TypeVar
 
+import pymongo
 from bson import ObjectId
 from pymongo import AsyncMongoClient, ReturnDocument
 from pymongo.asynchronous.change_stream import AsyncChangeStream
@@ -29,20 +33,37 @@ from pymongo.asynchronous.database import AsyncDatabase
 from pymongo.errors import BulkWriteError, DuplicateKeyError, PyMongoError
 
 from ...cursor import CursorAnchor
-from ...errors import ConnectionError, InvalidCursorError
+from ...errors import (
+    ConnectionError,
+    InvalidCursorError,
+    InvalidJobDocumentError,
+    UniqueKeyConflictError,
+)
 from ...job import ChangeEvent, CursorDirection, Job, JobSort, JobStatus, NewJob, QueueStats
 from ...timeutil import datetime_to_ms
 from ..base import JobStore, StoreListFilter, StoreOpenOptions, StoreSelector
 from . import documents as q
-from .changes import change_to_event, watch_pipeline
-from .config import MongoSettings, mask_password, parse_mongo_url
+from .changes import watch_pipeline
+from .config import DEFAULT_SERVER_SELECTION_TIMEOUT_MS, MongoSettings, mask_password, parse_mongo_url
 from .errors import ErrorTranslator
+from .feed import read_changes
 from .indexes import index_models
+from .retry import bulk_retry
+from .server import inspect_server
 
 T = TypeVar("T")
+LONG_TIMEOUT_HINT = "part of the selection may have changed; narrow the selector (by name or age) and run it again"
+log = logging.getLogger("monque_engine.mongo")
+#: How many unreadable document ids a store remembers so it warns about each only once.
+WARNED_IDS_LIMIT = 10_000
 #: Concurrent unique-key enqueues can both miss the upsert filter; the loser gets E11000
 #: and re-reads. A re-read can miss too (the winner already finished), so try a few times.
 UNIQUE_INSERT_ATTEMPTS = 3
+#: Deadline for createIndexes at open and for bulk writes (cancel / retry / delete by
+#: selector, retention purges): these may touch a whole collection and legitimately outlast
+#: the 60 s socket timeout. ``pymongo.timeout`` replaces that timeout for the block and
+#: sends the deadline as maxTimeMS, so the server stops when the client stops waiting.
+LONG_OPERATION_TIMEOUT_S = 600.0
 
 
 def _valid(job_id: str) -> bool:
@@ -90,11 +111,13 @@ class MongoStore(JobStore):
         self._closing = False
         self._open_lock = asyncio.Lock()
         self._errors = ErrorTranslator(f"MongoDB {hosts}/{database}", self._mask)
+        self._warned_ids: set[str] = set()
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> MongoStore:
-        """``database=`` overrides the URL's path; ``server_selection_timeout_ms=`` the 5 s
-        default; other keyword arguments go to ``AsyncMongoClient`` (tls=, appname=, …)."""
+        """``database=`` overrides the URL's path; ``server_selection_timeout_ms=`` sets the
+        driver's serverSelectionTimeoutMS (and the first ping's wait, 5 s by default); other
+        keyword arguments go to ``AsyncMongoClient`` (tls=, appname=, socketTimeoutMS=, …)."""
         return cls(parse_mongo_url(url, **options))
 
     @staticmethod
@@ -121,12 +144,16 @@ class MongoStore(JobStore):
             self._closing = False
             try:
                 collection = await self._connect(options)
+                admin = collection.database.client.admin
+                with self._errors.guard("read the server's version and topology"):
+                    server = await inspect_server(admin.command, f"MongoDB at {self._hosts}")
+                self._supports_transactions = server.supports_transactions
                 if options.create_indexes:
-                    with self._errors.guard("create the jobs collection's indexes"):
+                    # An index build on a large collection may outlast the socket timeout;
+                    # give it its own, longer deadline (pymongo.timeout replaces it).
+                    with self._errors.guard("create the jobs collection's indexes"), \
+                            pymongo.timeout(LONG_OPERATION_TIMEOUT_S):
                         await collection.create_indexes(index_models(options.retention_index))
-                with self._errors.guard("read the server's topology"):
-                    hello = await collection.database.client.admin.command("hello")
-                self._supports_transactions = bool(hello.get("setName")) or hello.get("msg") == "isdbgrid"
             except BaseException:
                 await self._release_client()
                 raise
@@ -143,10 +170,17 @@ class MongoStore(JobStore):
                 database = self._new_client()[self._database_name]
             collection = database[options.collection_name]
         try:
-            await database.command("ping")
+            # Only this first ping is bounded this tightly (see config.py); pymongo.timeout
+            # applies to server selection too and leaves the client's own settings alone.
+            with pymongo.timeout(self._ping_timeout_ms() / 1000):
+                await database.command("ping")
         except PyMongoError as error:
             raise ConnectionError(self._unreachable(error)) from error
         return collection
+
+    def _ping_timeout_ms(self) -> int:
+        settings = self._settings
+        return settings.server_selection_timeout_ms if settings is not None else DEFAULT_SERVER_SELECTION_TIMEOUT_MS
 
     def _new_client(self) -> AsyncMongoClient[Any]:
         settings = self._settings
@@ -160,7 +194,7 @@ class MongoStore(JobStore):
         return self._client
 
     def _unreachable(self, error: BaseException) -> str:
-        timeout = f" within {self._settings.server_selection_timeout_ms} ms" if self._settings else ""
+        timeout = f" within {self._ping_timeout_ms()} ms"
         return (
             f"Cannot reach MongoDB at {self._hosts} (database {self._database_name}){timeout}: "
             f"{self._mask(str(error).split(', Timeout: ')[0])}; check that the server is running and reachable, the host and port, "
@@ -189,14 +223,41 @@ class MongoStore(JobStore):
             raise ConnectionError(f"MongoDB store {self.display_url} is not open; call initialize() first")
         return self._collection
 
-    async def _call(self, action: str, operation: Callable[[AsyncCollection[Any]], Awaitable[T]]) -> T:
+    async def _call(self, action: str, operation: Callable[[AsyncCollection[Any]], Awaitable[T]],
+                    timeout_hint: str | None = None) -> T:
         collection = self._coll()
-        with self._errors.guard(action):
+        with self._errors.guard(action, timeout_hint):
             return await operation(collection)
+
+    async def _long_call(self, action: str, operation: Callable[[AsyncCollection[Any]], Awaitable[T]]) -> T:
+        """``_call`` for a write that may touch a whole collection (LONG_OPERATION_TIMEOUT_S)."""
+        with pymongo.timeout(LONG_OPERATION_TIMEOUT_S):
+            return await self._call(action, operation, LONG_TIMEOUT_HINT)
 
     @staticmethod
     def _job(doc: Mapping[str, Any] | None) -> Job | None:
+        """One document asked for by id: an unreadable one raises InvalidJobDocumentError."""
         return None if doc is None else Job.from_document(doc)
+
+    def _readable(self, docs: Sequence[Mapping[str, Any]]) -> list[Job]:
+        """Documents of a listing as jobs; an unreadable one (hand-written, or by another
+        program) is skipped with one warning per document, so one bad document never
+        stops a listing or a loop."""
+        jobs: list[Job] = []
+        for doc in docs:
+            try:
+                jobs.append(Job.from_document(doc))
+            except InvalidJobDocumentError as error:
+                self._warn_unreadable(error)
+        return jobs
+
+    def _warn_unreadable(self, error: InvalidJobDocumentError) -> None:
+        if error.job_id in self._warned_ids:
+            return
+        if len(self._warned_ids) >= WARNED_IDS_LIMIT:
+            self._warned_ids.clear()
+        self._warned_ids.add(error.job_id)
+        log.warning("%s (in %s); skipped", error, self.display_url)
 
     # -- intake -----------------------------------------------------------------------------
     async def insert(self, job: NewJob) -> Job:
@@ -311,20 +372,51 @@ class MongoStore(JobStore):
 
     # -- processing -------------------------------------------------------------------------
     async def claim(self, name: str, owner: str, now_ms: int, limit: int, heartbeat_interval_ms: int) -> list[Job]:
-        """Upstream acquireJob, once per free slot; the first miss means nothing more is due."""
+        """Upstream claimNext, once per free slot; the first miss means nothing more is due.
+
+        Each claim is its own atomic write, so each is handled on its own: when claim k
+        fails, claims 1…k−1 are already committed as ours and are returned to run (dropping
+        them would orphan them, and our heartbeats would keep them looking alive). The
+        error is logged; it is raised only when nothing was claimed.
+        """
         collection = self._coll()
         query = q.claim_filter(name, now_ms)
         update = q.claim_update(owner, now_ms, heartbeat_interval_ms)
         jobs: list[Job] = []
-        with self._errors.guard("claim jobs"):
-            for _ in range(limit):
+        for _ in range(limit):
+            try:
                 doc = await collection.find_one_and_update(
                     query, update, sort=q.CLAIM_SORT, return_document=ReturnDocument.AFTER
                 )
-                if doc is None:
-                    break
-                jobs.append(Job.from_document(doc))
+            except PyMongoError as error:
+                failure = self._errors.translate("claim jobs", error)
+                if not jobs:
+                    raise failure from error
+                log.warning("claimed %d job(s) of %r, then a claim failed; running those, the rest wait for the "
+                            "next poll: %s", len(jobs), name, failure)
+                break
+            if doc is None:
+                break
+            job = await self._claimed(collection, doc, owner, now_ms)
+            if job is not None:
+                jobs.append(job)
         return jobs
+
+    async def _claimed(self, collection: AsyncCollection[Any], doc: Mapping[str, Any], owner: str,
+                       now_ms: int) -> Job | None:
+        """The claimed document as a job. One we cannot read is ours now: left processing,
+        our heartbeats would keep it alive forever, and released it would be claimed again
+        at once. So it is marked failed (owned write), with the reason, for an operator."""
+        try:
+            return Job.from_document(doc)
+        except InvalidJobDocumentError as error:
+            self._warn_unreadable(error)
+            try:
+                await collection.update_one(
+                    q.owned_filter_by_oid(doc["_id"], owner), q.unreadable_update(now_ms, str(error)))
+            except PyMongoError as failure:
+                log.warning("could not mark unreadable job %s failed: %s", error.job_id, self._mask(str(failure)))
+            return None
 
     async def _owned(self, action: str, job_id: str, owner: str, update: dict[str, Any]) -> Job | None:
         if not _valid(job_id):
@@ -354,13 +446,13 @@ class MongoStore(JobStore):
             q.heartbeat_filter(owner), q.heartbeat_update(now_ms)))
         return result.modified_count
 
-    async def recover_stale(self, locked_before_ms: int, now_ms: int) -> int:
+    async def recover_stale(self, stale_before_ms: int, now_ms: int) -> int:
         result = await self._call("recover stale jobs", lambda c: c.update_many(
-            q.stale_filter(locked_before_ms), q.to_pending_update(now_ms)))
+            q.stale_filter(stale_before_ms), q.to_pending_update(now_ms)))
         return result.modified_count
 
     async def purge_finished(self, status: JobStatus, updated_before_ms: int) -> int:
-        result = await self._call("delete expired jobs", lambda c: c.delete_many(
+        result = await self._long_call("delete expired jobs", lambda c: c.delete_many(
             q.purge_filter(status, updated_before_ms)))
         return result.deleted_count
 
@@ -374,7 +466,8 @@ class MongoStore(JobStore):
             return None
         doc = await self._call("find the next due job", lambda c: c.find_one(
             q.next_due_filter(list(names)), projection={"nextRunAt": 1}, sort=[("nextRunAt", 1)]))
-        return None if doc is None or doc.get("nextRunAt") is None else datetime_to_ms(doc["nextRunAt"])
+        due = None if doc is None else doc.get("nextRunAt")
+        return datetime_to_ms(due) if isinstance(due, datetime) else None
 
     # -- reads ------------------------------------------------------------------------------
     async def get(self, job_id: str) -> Job | None:
@@ -385,8 +478,8 @@ class MongoStore(JobStore):
     async def find(self, selector: StoreSelector, limit: int, skip: int) -> list[Job]:
         query = q.selector_filter(selector)
         docs = await self._call("list jobs", lambda c: c.find(query).sort(q.FIND_SORT).skip(skip).limit(limit)
-                                .to_list(None))
-        return [Job.from_document(d) for d in docs]
+                                .max_time_ms(q.LIST_MAX_TIME_MS).to_list(None), q.LIST_TIMEOUT_HINT)
+        return self._readable(docs)
 
     async def page(
         self,
@@ -400,23 +493,29 @@ class MongoStore(JobStore):
         query, order = q.page_query(filter, sort, direction, anchor)
         projection = None if include_data else q.NO_DATA_PROJECTION
         docs = await self._call("list a page of jobs", lambda c: c.find(query, projection).sort(order).limit(limit)
-                                .to_list(None))
-        return [Job.from_document(d) for d in docs]
+                                .max_time_ms(q.LIST_MAX_TIME_MS).to_list(None), q.LIST_TIMEOUT_HINT)
+        return self._readable(docs)
 
     async def count(self, filter: StoreListFilter) -> int:
-        return await self._call("count jobs", lambda c: c.count_documents(q.list_filter(filter)))
+        return await self._call("count jobs", lambda c: c.count_documents(
+            q.list_filter(filter), maxTimeMS=q.LIST_MAX_TIME_MS), q.LIST_TIMEOUT_HINT)
 
     @staticmethod
-    def _stats(rows: Sequence[tuple[str, int, Any]]) -> QueueStats:
+    def _stats(rows: Sequence[tuple[Any, int, Any]]) -> QueueStats:
+        """Fold per-status rows as upstream getQueueStats does: ``total`` counts every
+        document, including ones whose status is not a Monque status, and the average is
+        rounded half up to whole ms (JavaScript's ``Math.round``)."""
         counts = {status.value: 0 for status in JobStatus}
+        total = 0
         avg: float | None = None
         for status, count, duration in rows:
-            if status not in counts:
-                continue  # not a Monque status (hand-written document): not counted
+            total += int(count)
+            if not isinstance(status, str) or status not in counts:
+                continue  # not a Monque status (hand-written document): only in the total
             counts[status] = int(count)
             if status == q.COMPLETED and count:
-                avg = float(duration or 0) / count
-        return QueueStats(**counts, total=sum(counts.values()), avg_processing_duration_ms=avg)
+                avg = float(math.floor(float(duration or 0) / count + 0.5))
+        return QueueStats(**counts, total=total, avg_processing_duration_ms=avg)
 
     async def _aggregate(self, pipeline: list[dict[str, Any]]) -> list[dict[str, Any]]:
         async def run(c: AsyncCollection[Any]) -> list[dict[str, Any]]:
@@ -431,7 +530,7 @@ class MongoStore(JobStore):
 
     async def stats_by_name(self) -> dict[str, QueueStats]:
         rows = await self._aggregate(q.stats_by_name_pipeline())
-        grouped: dict[str, list[tuple[str, int, Any]]] = {}
+        grouped: dict[str, list[tuple[Any, int, Any]]] = {}
         for row in rows:
             key = row["_id"]
             if isinstance(key.get("name"), str):
@@ -454,14 +553,38 @@ class MongoStore(JobStore):
         return await self._guarded("cancel a job", job_id, (q.PENDING,), q.cancel_update(now_ms))
 
     async def retry(self, job_id: str, now_ms: int) -> tuple[Job, JobStatus] | None:
+        """Guarded retry; E11000 from the partial unique index means another live job holds
+        the key: raise UniqueKeyConflictError naming it. If that holder finished between the
+        write and our look-up, the write is tried again."""
         if not _valid(job_id):
             return None
-        before = await self._call("retry a job", lambda c: c.find_one_and_update(
-            q.guarded_filter(job_id, q.RETRYABLE), q.retry_update(now_ms), return_document=ReturnDocument.BEFORE))
-        if before is None:
+        collection = self._coll()
+        with self._errors.guard("retry a job"):
+            for _ in range(UNIQUE_INSERT_ATTEMPTS):
+                try:
+                    before = await collection.find_one_and_update(
+                        q.guarded_filter(job_id, q.RETRYABLE), q.retry_update(now_ms),
+                        return_document=ReturnDocument.BEFORE)
+                except DuplicateKeyError as error:
+                    conflict = await self._retry_conflict(collection, job_id)
+                    if conflict is not None:
+                        raise conflict from error
+                    continue
+                if before is None:
+                    return None
+                job = Job.from_document(before)
+                return q.retried_job(job, now_ms), job.status
+        raise ConnectionError(f"Could not retry job {job_id} on {self.display_url}: its unique key kept clashing")
+
+    @staticmethod
+    async def _retry_conflict(collection: AsyncCollection[Any], job_id: str) -> UniqueKeyConflictError | None:
+        doc = await collection.find_one({"_id": ObjectId(job_id)}, projection={"name": 1, "uniqueKey": 1})
+        if doc is None or not isinstance(doc.get("uniqueKey"), str):
             return None
-        job = Job.from_document(before)
-        return q.retried_job(job, now_ms), job.status
+        holder = await collection.find_one(q.unique_key_filter(doc["name"], doc["uniqueKey"]), projection={"_id": 1})
+        if holder is None:
+            return None
+        return UniqueKeyConflictError(job_id, doc["name"], doc["uniqueKey"], str(holder["_id"]))
 
     async def reschedule(self, job_id: str, run_at_ms: int, now_ms: int) -> Job | None:
         return await self._guarded("reschedule a job", job_id, (q.PENDING,), q.reschedule_update(run_at_ms, now_ms))
@@ -473,17 +596,24 @@ class MongoStore(JobStore):
         return result.deleted_count > 0
 
     async def cancel_many(self, selector: StoreSelector, now_ms: int) -> int:
-        result = await self._call("cancel jobs", lambda c: c.update_many(
+        result = await self._long_call("cancel jobs", lambda c: c.update_many(
             q.selector_filter(selector), q.cancel_update(now_ms)))
         return result.modified_count
 
-    async def retry_many(self, selector: StoreSelector, now_ms: int, spread_ms: int) -> int:
-        result = await self._call("retry jobs", lambda c: c.update_many(
-            q.selector_filter(selector), q.retry_many_pipeline(now_ms, spread_ms)))
-        return result.modified_count
+    async def retry_many(
+        self, selector: StoreSelector, now_ms: int, spread_ms: int
+    ) -> tuple[int, list[dict[str, str]]]:
+        """Every selected job retried but those whose unique key another live job holds,
+        each of those listed as ``{"jobId", "error"}`` (see ``bulk_retry``)."""
+        collection = self._coll()
+        with self._errors.guard("retry jobs", LONG_TIMEOUT_HINT), pymongo.timeout(LONG_OPERATION_TIMEOUT_S):
+            result = await bulk_retry(collection, q.selector_filter(selector), q.retry_many_pipeline(now_ms, spread_ms))
+        if result is None:
+            raise ConnectionError(f"Could not retry jobs on {self.display_url}: unique keys kept clashing; try again")
+        return result
 
     async def delete_many(self, selector: StoreSelector) -> int:
-        result = await self._call("delete jobs", lambda c: c.delete_many(q.selector_filter(selector)))
+        result = await self._long_call("delete jobs", lambda c: c.delete_many(q.selector_filter(selector)))
         return result.deleted_count
 
     # -- change feed --------------------------------------------------------------------------
@@ -509,26 +639,12 @@ class MongoStore(JobStore):
         return self._changes(stream, full_document)
 
     async def _changes(self, stream: AsyncChangeStream[Any], include_job: bool) -> AsyncIterator[ChangeEvent]:
-        """Iterate the stream; a broken stream raises ConnectionError (the caller reopens
-        with its last token), a stream closed by ``close()`` just ends."""
+        """The stream's events until it breaks or the store closes (see ``feed.read_changes``);
+        the stream is closed and forgotten however the iteration ends."""
         try:
-            while True:
-                try:
-                    change = await stream.next()
-                except StopAsyncIteration:
-                    return
-                except PyMongoError as error:
-                    if self._closing:
-                        return
-                    raise self._errors.translate("read the change stream", error) from error
-                event = change_to_event(change, include_job)
-                if event is not None:
-                    yield event
-                elif change.get("operationType") == "invalidate":
-                    raise ConnectionError(
-                        f"The change stream on {self.display_url} was invalidated (the collection was dropped "
-                        "or renamed); reopen the watch"
-                    )
+            async for event in read_changes(stream, include_job, self.display_url, lambda: self._closing,
+                                            self._errors):
+                yield event
         finally:
             self._streams.discard(stream)
             try:

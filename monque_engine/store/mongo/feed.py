@@ -1,0 +1,77 @@
+"""Reading a MongoDB change stream: what each way PyMongo's stream can end means to us.
+
+PyMongo's ``AsyncChangeStream`` (pymongo/asynchronous/change_stream.py) resumes by itself
+once after a resumable error, closes itself after a fatal one or once the server closed
+its cursor, and leaves itself open after a timeout. We loop on ``try_next()`` (one getMore
+per call) under ``alive`` exactly as its ``next()`` does, but each call gets its own
+``timeoutMS`` budget: ``next()`` spends one budget across all the empty getMores of an
+idle stream, so with ``timeoutMS`` in the URL every quiet period would end in a timeout
+and a resume. This module turns the outcomes into what the scheduler's feed loop acts on:
+
+* an ``invalidate`` event (the collection or its database was dropped or renamed; the
+  server closes the cursor right after it): ``ChangeFeedHistoryLostError``, so the
+  caller reopens *without* its token, since resuming from a token before the drop
+  replays it;
+* the stream no longer ``alive`` (where ``next()`` raises StopAsyncIteration) while the
+  store is not closing, i.e. the server ended the cursor under us: ``ConnectionError``,
+  never a quiet end that would read as "store closed" while the feed state still says
+  live. While closing: the feed just ends;
+* a timeout on an open stream (a ``timeoutMS`` shorter than the server's getMore wait):
+  no change yet, keep waiting. A server-selection timeout is not idleness: the server is
+  gone, and that is reported;
+* any other driver error: ``ConnectionError`` (the caller reopens with its last token).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from pymongo.asynchronous.change_stream import AsyncChangeStream
+from pymongo.errors import PyMongoError, ServerSelectionTimeoutError
+
+from ...errors import ChangeFeedHistoryLostError, ConnectionError
+from ...job import ChangeEvent
+from .changes import change_to_event
+from .errors import ErrorTranslator
+
+
+async def read_changes(
+    stream: AsyncChangeStream[Any],
+    include_job: bool,
+    display_url: str,
+    closing: Callable[[], bool],
+    errors: ErrorTranslator,
+) -> AsyncIterator[ChangeEvent]:
+    """The stream's events as ChangeEvents, until it ends in one of the ways above."""
+    while True:
+        if not stream.alive:  # where next() would raise StopAsyncIteration
+            if closing():
+                return
+            raise ConnectionError(
+                f"The change stream on {display_url} ended: the server closed its cursor; reopen the watch"
+            )
+        try:
+            change = await stream.try_next()
+        except PyMongoError as error:
+            if closing():
+                return
+            if is_idle_timeout(stream, error):
+                continue
+            raise errors.translate("read the change stream", error) from error
+        if change is None:
+            continue  # an empty batch: the server waited maxAwaitTimeMS and saw no change
+        if change.get("operationType") == "invalidate":
+            raise ChangeFeedHistoryLostError(
+                f"The change stream on {display_url} was invalidated: the jobs collection or its database was "
+                "dropped or renamed; watch again without the old resume token (resuming from it would replay "
+                "the drop) and reload the full state"
+            )
+        event = change_to_event(change, include_job)
+        if event is not None:
+            yield event
+
+
+def is_idle_timeout(stream: AsyncChangeStream[Any], error: PyMongoError) -> bool:
+    """A ``next()`` that timed out on an open stream without losing the server."""
+    return error.timeout and not isinstance(error, ServerSelectionTimeoutError) and stream.alive
