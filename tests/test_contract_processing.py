@@ -439,7 +439,7 @@ async def test_no_fail_when_another_instance_took_the_claim(monque, recorder, ra
 
 async def test_no_complete_after_stale_recovery_took_the_job(monque, recorder, raw, wait_until):
     async def recover(m, r, job):
-        await r.set(job.id, lockedAt=now_ms() - 10_000_000)
+        await r.set(job.id, lockedAt=now_ms() - 10_000_000, lastHeartbeat=now_ms() - 10_000_000)
         assert await m.recover_stale_jobs() == 1
         # keep the recovered job out of reach so this worker does not simply run it again
         later = await m.reschedule_job(job.id, timedelta(hours=1))

@@ -503,12 +503,15 @@ class SqliteStore(JobStore):
         )
         return await self._write(lambda conn: conn.execute(sql, (now_ms, now_ms, owner)).rowcount)  # type: ignore[no-any-return]
 
-    async def recover_stale(self, locked_before_ms: int, now_ms: int) -> int:
+    async def recover_stale(self, stale_before_ms: int, now_ms: int) -> int:
+        # Liveness is the heartbeat (lockedAt only where a job has none, e.g. a foreign
+        # writer's claim): a long job whose owner keeps heartbeating is never taken (ADR 0004).
         sql = (
             f"UPDATE {self._t.jobs} SET status = 'pending', updated_at = ?, {_CLAIM_RELEASE} "
-            f"WHERE status = 'processing' AND locked_at < ? RETURNING {self._t.columns}"
+            "WHERE status = 'processing' AND coalesce(last_heartbeat, locked_at) < ? "
+            f"RETURNING {self._t.columns}"
         )
-        return await self._write(lambda conn: self._update_and_feed(conn, sql, (now_ms, locked_before_ms)))  # type: ignore[no-any-return]
+        return await self._write(lambda conn: self._update_and_feed(conn, sql, (now_ms, stale_before_ms)))  # type: ignore[no-any-return]
 
     async def purge_finished(self, status: JobStatus, updated_before_ms: int) -> int:
         params = (status.value, updated_before_ms)
