@@ -648,3 +648,35 @@ async def test_replacing_a_handler_while_a_claim_is_in_flight_loses_no_jobs(tmp_
     finally:
         store.gate.set()
         await m.close()
+
+
+# -- wake-ups for jobs due in a millisecond or two ---------------------------------------------
+
+
+async def test_jobs_due_in_two_milliseconds_all_run_without_waiting_for_the_safety_poll(monque, recorder):
+    # The safety poll is far away, so only the wake-ups can run these jobs in time.
+    m = await monque(safety_poll_interval=120, poll_interval=120)
+    rec = recorder(m, "job:complete")
+    m.register("soon", lambda job: None, concurrency=20)
+    await m.start()
+    for round_ in range(5):  # a lost wake-up depends on where the ms boundary falls: try often
+        await asyncio.gather(*(m.enqueue("soon", i, run_at=timedelta(milliseconds=1 + i % 3)) for i in range(20)))
+        await rec.wait_for("job:complete", count=20 * (round_ + 1), timeout=10)
+
+
+async def test_retries_with_a_tiny_base_interval_run_without_waiting_for_the_safety_poll(monque, recorder):
+    m = await monque(safety_poll_interval=120, poll_interval=120, base_retry_interval=0.001, max_retries=5)
+    rec = recorder(m, "job:complete", "job:fail")
+    attempts: dict[int, int] = {}
+
+    async def flaky(job):
+        attempts[job.data] = attempts.get(job.data, 0) + 1
+        if attempts[job.data] < 3:
+            raise RuntimeError("not yet")
+
+    m.register("flaky", flaky, concurrency=10)
+    await m.start()
+    for i in range(10):
+        await m.enqueue("flaky", i)
+    await rec.wait_for("job:complete", count=10, timeout=10)
+    assert len(rec.of("job:fail")) == 20

@@ -135,10 +135,14 @@ class JobProcessor:
         """Arm a timer so a job due later is claimed on time, keeping the earliest per name."""
         if name not in self.workers or not self.running:
             return
-        delay = (due_ms - now_ms()) / 1000
-        if delay <= 0.001:
+        now = now_ms()
+        if due_ms <= now:
+            # Due already: the claim that follows reads now_ms() again, which can only be
+            # later, so it sees the job. Anything later, even by 1 ms, needs a timer: a claim
+            # made now would find nothing and nobody would look again until the safety poll.
             self.wake(name)
             return
+        delay = (due_ms - now) / 1000
         current = self._timer_due.get(name)
         if current is not None and current <= due_ms:
             return
@@ -150,7 +154,12 @@ class JobProcessor:
 
     def _timer_fired(self, name: str) -> None:
         self._timers.pop(name, None)
-        self._timer_due.pop(name, None)
+        due = self._timer_due.pop(name, None)
+        if due is not None and due > now_ms():
+            # The loop's monotonic clock and the wall clock disagree (or the wall clock was
+            # set back): not due yet by the clock claims compare with, so wait the rest.
+            self.wake_at(name, due)
+            return
         worker = self.workers.get(name)
         if worker is not None:
             # wake_at keeps only the earliest due time per name, so later ones it was told
