@@ -9,7 +9,7 @@ from typing import Any
 from ..cron import build_repeat_interval, next_run_ms
 from ..errors import InvalidJobQueryError
 from ..ids import new_object_id
-from ..job import Job, NewJob
+from ..job import Job, JobStatus, NewJob
 from ..timeutil import datetime_to_ms, now_ms
 from ..validation import encode_payload, validate_job_name, validate_unique_key
 from .context import SchedulerContext
@@ -59,10 +59,15 @@ class JobIntake:
             unique_key=unique_key,
         )
 
+    def _woken(self, job: Job) -> Job:
+        if job.status is JobStatus.PENDING:
+            self._ctx.wake_at(job.name, job.next_run_at_ms)
+        return job
+
     async def enqueue(
         self, name: str, data: Any, run_at: datetime | timedelta | None = None, unique_key: str | None = None
     ) -> Job:
-        return await self._ctx.store.insert(self.build(name, data, run_at, unique_key))
+        return self._woken(await self._ctx.store.insert(self.build(name, data, run_at, unique_key)))
 
     async def schedule(
         self, cron: str, name: str, data: Any, unique_key: str | None = None, tz: str | None = None
@@ -71,7 +76,7 @@ class JobIntake:
         now = now_ms()
         job = self.build(name, data, None, unique_key, repeat_interval=repeat_interval, now=now)
         job.next_run_at_ms = next_run_ms(repeat_interval, now)
-        return await self._ctx.store.insert(job)
+        return self._woken(await self._ctx.store.insert(job))
 
     async def enqueue_many(self, items: Iterable[Mapping[str, Any]]) -> list[Job]:
         now = now_ms()
@@ -88,4 +93,4 @@ class JobIntake:
             jobs.append(self.build(item["name"], item.get("data"), item.get("run_at"), item.get("unique_key"), now=now))
         if not jobs:
             return []
-        return await self._ctx.store.insert_many(jobs)
+        return [self._woken(job) for job in await self._ctx.store.insert_many(jobs)]

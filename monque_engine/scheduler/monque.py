@@ -53,6 +53,8 @@ class Monque:
         self._manager = JobManager(self._ctx)
         self._query = JobQuery(self._ctx, self._processor.summaries)
         self._lifecycle = Lifecycle(self._ctx, self._processor)
+        self._ctx.wake_at = self._processor.wake_at
+        self._ctx.poll_soon = self._lifecycle.poll_soon
         self._initialized = False
         self._init_lock = asyncio.Lock()
         self._start_lock = asyncio.Lock()
