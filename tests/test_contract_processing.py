@@ -680,3 +680,35 @@ async def test_retries_with_a_tiny_base_interval_run_without_waiting_for_the_saf
         await m.enqueue("flaky", i)
     await rec.wait_for("job:complete", count=10, timeout=10)
     assert len(rec.of("job:fail")) == 20
+
+
+# -- recording a failure never fails ----------------------------------------------------------------
+
+
+class _Unprintable(Exception):
+    def __str__(self):
+        raise RuntimeError("cannot describe myself")
+
+
+async def test_a_failure_whose_message_cannot_be_read_is_recorded_and_retried(monque, recorder):
+    m = await monque(max_retries=2)
+    rec = recorder(m, "job:fail", "job:error")
+
+    async def handler(job):
+        if job.data == "unprintable":
+            raise _Unprintable()
+        raise OSError("cannot open " + b"bad-\xff-name".decode("utf-8", "surrogateescape"))
+
+    m.register("bad", handler)
+    unprintable = await m.enqueue("bad", "unprintable")
+    surrogate = await m.enqueue("bad", "surrogate")
+    await m.start()
+    fails = await rec.wait_for("job:fail", count=4)
+    assert [f.will_retry for f in fails if f.job.id == unprintable.id] == [True, False]
+    assert rec.of("job:error") == []
+    first = await m.get_job(unprintable.id)
+    assert first.status is JobStatus.FAILED and first.fail_count == 2
+    assert first.fail_reason == "_Unprintable (its message could not be read)"
+    second = await m.get_job(surrogate.id)
+    assert second.status is JobStatus.FAILED and second.fail_count == 2
+    assert second.fail_reason == "cannot open bad-\\udcff-name"

@@ -57,9 +57,35 @@ class Worker:
     rearm: bool = False  # a due-time timer fired: after the claim, arm one for the next future job
 
 
+MAX_REASON_CHARS = 8_192
+
+
 def _error_message(error: BaseException) -> str:
-    text = str(error)
-    return text if text else type(error).__name__
+    """The failReason for ``error``; never raises (as upstream's ``toError``).
+
+    Recording a failure must not fail: an exception whose ``__str__`` raises, returns a
+    non-string or holds lone surrogates (``os.fsdecode`` of a bad file name) would
+    otherwise abort the fail write, leaving the job processing to be re-run after every
+    lock timeout and never ending failed. Such text is made storable, not dropped.
+    """
+    try:
+        name = type(error).__name__
+        if not isinstance(name, str):
+            name = "Exception"
+    except Exception:  # noqa: BLE001 - a hostile metaclass
+        name = "Exception"
+    try:
+        text = str(error)
+        if not isinstance(text, str):
+            raise TypeError("__str__ returned a non-string")
+    except Exception:  # noqa: BLE001 - any failure to describe the error falls back to its type
+        text = f"{name} (its message could not be read)"
+    if not text:
+        text = name
+    if len(text) > MAX_REASON_CHARS:
+        text = text[:MAX_REASON_CHARS] + "…"
+    # Lone surrogates cannot be stored as UTF-8 by either store: escape them visibly.
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 class JobProcessor:
