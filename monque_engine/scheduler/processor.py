@@ -24,6 +24,7 @@ from ..cron import next_run_ms
 from ..errors import WorkerRegistrationError
 from ..events import JobCompleteEvent, JobErrorEvent, JobFailEvent
 from ..job import Job, JobStatus, WorkerSummary
+from ..options import MAX_COUNT
 from ..timeutil import now_ms
 from ..validation import validate_job_name
 from .context import SchedulerContext
@@ -111,8 +112,8 @@ class JobProcessor:
         if not callable(handler):
             raise WorkerRegistrationError(f"Handler for {name!r} must be callable", name)
         size = self._ctx.options.worker_concurrency if concurrency is None else concurrency
-        if not isinstance(size, int) or isinstance(size, bool) or size < 1:
-            raise WorkerRegistrationError(f"Concurrency for {name!r} must be an integer of at least 1", name)
+        if not isinstance(size, int) or isinstance(size, bool) or not 1 <= size <= MAX_COUNT:
+            raise WorkerRegistrationError(f"Concurrency for {name!r} must be an integer from 1 to {MAX_COUNT}", name)
         existing = self.workers.get(name)
         if existing is not None and not replace:
             raise WorkerRegistrationError(
@@ -296,7 +297,14 @@ class JobProcessor:
         except Exception as error:  # noqa: BLE001 - the safety poll still covers it
             self._ctx.events.emit("job:error", JobErrorEvent(error))
             return
-        if due is not None and self.running:
+        if due is None or not self.running:
+            return
+        if due <= now_ms():
+            # Became due while we looked: claim it, and look again after that claim, since
+            # later due times dropped by wake_at (it keeps only the earliest) are still unarmed.
+            worker.rearm = True
+            self.wake(worker.name)
+        else:
             self.wake_at(worker.name, due)
 
     async def _release(self, jobs: list[Job]) -> None:
