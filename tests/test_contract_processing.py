@@ -712,3 +712,23 @@ async def test_a_failure_whose_message_cannot_be_read_is_recorded_and_retried(mo
     second = await m.get_job(surrogate.id)
     assert second.status is JobStatus.FAILED and second.fail_count == 2
     assert second.fail_reason == "cannot open bad-\\udcff-name"
+
+
+async def test_zero_base_retry_interval_retries_at_once(monque, recorder):
+    m = await monque(base_retry_interval=0, max_retries=3, safety_poll_interval=120, poll_interval=120)
+    rec = recorder(m, "job:complete", "job:fail")
+    attempts = []
+
+    async def handler(job):
+        attempts.append(job.fail_count)
+        if len(attempts) < 3:
+            raise RuntimeError("again")
+
+    m.register("zero", handler)
+    job = await m.enqueue("zero")
+    await m.start()
+    (complete,) = await rec.wait_for("job:complete")
+    assert complete.job.id == job.id and attempts == [0, 1, 2]
+    fails = rec.of("job:fail")
+    assert [f.will_retry for f in fails] == [True, True]
+    assert all(f.job.next_run_at_ms <= f.job.updated_at_ms for f in fails)  # due at once

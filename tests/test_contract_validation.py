@@ -172,10 +172,42 @@ async def test_invalid_cron_on_schedule_writes_nothing(monque):
     {"stale_recovery_interval": 0},
     {"stale_recovery_interval": "5"},
     {"no_such_option": 1},
+    # NaN, infinity, negative and out-of-range values (issue 9 item 10)
+    {"poll_interval": float("nan")},
+    {"safety_poll_interval": float("inf")},
+    {"heartbeat_interval": float("inf")},
+    {"lock_timeout": float("nan")},
+    {"lock_timeout": 1e300},
+    {"stale_recovery_interval": float("nan")},
+    {"stale_recovery_interval": float("-inf")},
+    {"shutdown_timeout": float("inf")},
+    {"shutdown_timeout": float("nan")},
+    {"base_retry_interval": -0.001},
+    {"base_retry_interval": float("nan")},
+    {"max_backoff_delay": float("inf")},
+    {"stats_cache_ttl": float("nan")},
+    {"worker_concurrency": 2**63},
+    {"instance_concurrency": 2**64},
+    {"max_retries": -1},
+    {"max_payload_size": 2**80},
+    {"job_retention": {"completed": float("nan")}},
+    {"job_retention": {"failed": float("inf")}},
+    {"job_retention": {"completed": 1, "interval": float("nan")}},
 ])
 def test_invalid_options_are_rejected(tmp_path, options):
     with pytest.raises(InvalidOptionError):
         Monque(f"sqlite:///{tmp_path}/x.db", **options)
+
+
+def test_invalid_option_errors_are_one_clear_line(tmp_path):
+    with pytest.raises(InvalidOptionError) as info:
+        Monque(f"sqlite:///{tmp_path}/x.db", heartbeat_interval=float("inf"))
+    assert str(info.value).startswith("Option heartbeat_interval must be a positive number of seconds")
+    assert "\n" not in str(info.value)
+
+
+def test_zero_base_retry_interval_is_accepted(tmp_path):
+    assert Monque(f"sqlite:///{tmp_path}/x.db", base_retry_interval=0).options.base_retry_interval == 0
 
 
 async def test_register_validation(monque):
@@ -187,6 +219,8 @@ async def test_register_validation(monque):
     m.register("w", lambda job: None, replace=True)
     with pytest.raises(WorkerRegistrationError):
         m.register("c", lambda job: None, concurrency=0)
+    with pytest.raises(WorkerRegistrationError):
+        m.register("c", lambda job: None, concurrency=2**63)
     with pytest.raises(WorkerRegistrationError):
         m.register("n", "not callable")  # type: ignore[arg-type]
     assert m.registered_names == ["w"]
