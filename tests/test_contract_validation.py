@@ -148,6 +148,54 @@ async def test_naive_run_at_is_rejected(monque):
     assert len(await m.get_jobs()) == 1
 
 
+@pytest.mark.parametrize("run_at", [
+    pytest.param(timedelta.max, id="timedelta.max"),
+    pytest.param(timedelta.min, id="timedelta.min"),
+    pytest.param(timedelta(days=3_000_000), id="past-year-9999"),
+])
+async def test_run_at_beyond_what_the_stores_hold_is_rejected(monque, run_at):
+    m = await monque()
+    with pytest.raises(InvalidJobQueryError) as info:
+        await m.enqueue("ok", 1, run_at=run_at)
+    assert "out of range" in str(info.value)
+    job = await m.enqueue("ok", 2)
+    with pytest.raises(InvalidJobQueryError):
+        await m.reschedule_job(job.id, run_at)
+    with pytest.raises(InvalidJobQueryError):
+        await m.enqueue_many([{"name": "ok", "data": 3, "run_at": run_at}])
+    assert [j.data for j in await m.get_jobs()] == [2]
+    assert (await m.get_job(job.id)).next_run_at_ms == job.next_run_at_ms
+
+
+async def test_the_extreme_instants_both_stores_hold_round_trip(monque):
+    from datetime import UTC
+
+    m = await monque()
+    first = await m.enqueue("ok", 1, run_at=datetime(1, 1, 1, tzinfo=UTC))
+    last = await m.enqueue("ok", 2, run_at=datetime.max.replace(tzinfo=UTC))
+    assert (await m.get_job(first.id)).next_run_at == datetime(1, 1, 1, tzinfo=UTC)
+    assert (await m.get_job(last.id)).next_run_at.year == 9999
+
+
+@pytest.mark.parametrize("skip", [2**63, 2**64, -1, 1.5, True])
+async def test_get_jobs_skip_out_of_range_is_a_query_error(monque, skip):
+    m = await monque()
+    with pytest.raises(InvalidJobQueryError, match="skip"):
+        await m.get_jobs(skip=skip)
+
+
+@pytest.mark.parametrize("query", [
+    "feed_interval_ms=nan", "feed_interval_ms=inf", "feed_interval_ms=-1", "feed_interval_ms=-inf",
+    "busy_timeout=nan", "busy_timeout=inf", "busy_timeout=-1", "feed_retention=nan", "feed_retention=1e400",
+])
+def test_sqlite_url_parameters_must_be_finite_and_in_range(tmp_path, query):
+    from monque_engine.store import InvalidStoreUrlError
+
+    with pytest.raises(InvalidStoreUrlError) as info:
+        Monque(f"sqlite:///{tmp_path}/x.db?{query}")
+    assert query.split("=")[0] in str(info.value) and "\n" not in str(info.value)
+
+
 async def test_invalid_cron_on_schedule_writes_nothing(monque):
     m = await monque()
     with pytest.raises(InvalidCronError):

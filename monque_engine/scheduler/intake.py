@@ -10,24 +10,31 @@ from ..cron import build_repeat_interval, next_run_ms
 from ..errors import InvalidJobQueryError
 from ..ids import new_object_id
 from ..job import Job, JobStatus, NewJob
-from ..timeutil import datetime_to_ms, now_ms
+from ..timeutil import datetime_to_ms, in_range, now_ms, timedelta_ms
 from ..validation import encode_payload, validate_job_name, validate_unique_key
 from .context import SchedulerContext
 
 
 def run_at_ms(run_at: datetime | timedelta | None, now: int) -> int:
+    """The instant ``run_at`` names, refused when no store could hold it or read it back."""
     if run_at is None:
         return now
     if isinstance(run_at, timedelta):
-        return now + int(run_at.total_seconds() * 1000)
-    if isinstance(run_at, datetime):
+        when = now + timedelta_ms(run_at)
+    elif isinstance(run_at, datetime):
         if run_at.tzinfo is None:
             raise InvalidJobQueryError(
                 "run_at must be timezone-aware (for example datetime.now(UTC) + timedelta(minutes=5)) "
                 "or a timedelta from now"
             )
-        return datetime_to_ms(run_at)
-    raise InvalidJobQueryError(f"run_at must be a datetime or timedelta, got {type(run_at).__name__}")
+        when = datetime_to_ms(run_at)
+    else:
+        raise InvalidJobQueryError(f"run_at must be a datetime or timedelta, got {type(run_at).__name__}")
+    if not in_range(when):
+        raise InvalidJobQueryError(
+            f"run_at {run_at!r} is out of range: it must fall between the years 1 and 9999 (UTC)"
+        )
+    return when
 
 
 class JobIntake:
