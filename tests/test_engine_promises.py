@@ -56,3 +56,40 @@ async def test_local_enqueue_retry_and_reschedule_wake_the_processor_without_a_f
         assert (await m.get_job(failed.id)).status is JobStatus.COMPLETED
     finally:
         await m.close()
+
+
+class StuckClaimStore(SqliteStore):
+    """A claim that never comes back (a half-open connection, a lock never released)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.stuck = False
+        self.entered = asyncio.Event()
+
+    async def claim(self, *args: Any, **kwargs: Any) -> Any:
+        if self.stuck:
+            self.entered.set()
+            await asyncio.Event().wait()  # never set; only cancellation ends it
+        return await super().claim(*args, **kwargs)
+
+
+async def test_a_claim_stuck_in_flight_does_not_hold_stop(tmp_path: Any, monkeypatch: Any) -> None:
+    import monque_engine.scheduler.monque as facade
+    from monque_engine import ShutdownTimeoutError
+
+    monkeypatch.setattr(facade, "SHUTDOWN_GRACE", 0.2, raising=False)
+    store = StuckClaimStore.from_url(f"sqlite:///{tmp_path}/jobs.db")
+    m = Monque(store, **{**SHORT_INTERVALS, "shutdown_timeout": 0.2})
+    await m.initialize()
+    try:
+        rec = EventRecorder().attach(m, "job:error")
+        m.register("n", lambda job: None)
+        store.stuck = True
+        await m.start()
+        await asyncio.wait_for(store.entered.wait(), 5)
+        await asyncio.wait_for(m.stop(), 10)  # before the fix: join_fillers waited for ever
+        (event,) = rec.of("job:error")
+        assert isinstance(event.error, ShutdownTimeoutError) and "claim" in str(event.error)
+        assert not m._processor._fillers
+    finally:
+        await m.close()

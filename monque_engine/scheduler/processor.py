@@ -209,10 +209,23 @@ class JobProcessor:
         for worker in self.workers.values():
             worker.wake.set()
 
-    async def join_fillers(self) -> None:
+    async def join_fillers(self, timeout: float, grace: float) -> bool:
+        """Wait up to ``timeout`` for the claim loops to end; False when one had to be cancelled.
+
+        A filler only lingers while a claim is in flight (a locked file, a half-open
+        connection). Past the deadline it is cancelled: whatever that claim takes, if it
+        still commits, stays processing under this instance and stale recovery returns it.
+        """
         fillers = list(self._fillers)  # replaced fillers may still be finishing a claim
-        if fillers:
-            await asyncio.gather(*fillers, return_exceptions=True)
+        if not fillers:
+            return True
+        _, pending = await asyncio.wait(fillers, timeout=max(0.0, timeout))
+        if not pending:
+            return True
+        for task in pending:
+            task.cancel()
+        await asyncio.wait(pending, timeout=grace)
+        return False
 
     def running_tasks(self) -> list[asyncio.Task[None]]:
         return [task for worker in self.workers.values() for task in worker.slots.tasks.values()]
