@@ -107,7 +107,20 @@ BAD_PAYLOADS = [
     pytest.param({1, 2}, id="set"),
     pytest.param(b"bytes", id="bytes"),
     pytest.param(_circular(), id="circular"),
+    # What BSON cannot hold is refused on both stores (issue 11 item 5)
+    pytest.param(2**63, id="int-above-int64"),
+    pytest.param(-(2**63) - 1, id="int-below-int64"),
+    pytest.param({"deep": [1, {"n": 2**64}]}, id="nested-int-above-int64"),
+    pytest.param({"k\x00ey": 1}, id="nul-in-key"),
+    pytest.param([{"a": {"\x00": None}}], id="nested-nul-key"),
 ]
+
+
+def test_int64_bounds_and_nul_in_values_are_accepted():
+    from monque_engine.validation import encode_payload
+
+    assert encode_payload([2**63 - 1, -(2**63)], None) == "[9223372036854775807,-9223372036854775808]"
+    assert encode_payload({"v": "a\x00b", "$set": 1}, None) == '{"v":"a\\u0000b","$set":1}'
 
 
 @pytest.mark.parametrize("data", BAD_PAYLOADS)

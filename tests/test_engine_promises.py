@@ -93,3 +93,44 @@ async def test_a_claim_stuck_in_flight_does_not_hold_stop(tmp_path: Any, monkeyp
         assert not m._processor._fillers
     finally:
         await m.close()
+
+
+class FlakyDueStore(SqliteStore):
+    """next_due_ms fails with a raw, non-Monque error a few times (as a foreign document a
+    driver cannot decode would), then answers normally."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.failures = 0
+
+    async def next_due_ms(self, names: Any) -> Any:
+        if self.failures < 3:
+            self.failures += 1
+            raise KeyError("nextRunAt")
+        return await super().next_due_ms(names)
+
+
+async def test_the_poll_loop_survives_errors_that_are_not_monque_errors(tmp_path: Any) -> None:
+    # No feed, so the poll is the only thing that can find a job another process enqueued.
+    store = FlakyDueStore.from_url(f"sqlite:///{tmp_path}/jobs.db")
+
+    class NoFeed(type(store)):  # type: ignore[misc]
+        async def open_watch(self, resume_after: Any = None, **kwargs: Any) -> Any:
+            raise ConnectionError("change feed disabled for this test")
+
+    store.__class__ = NoFeed
+    m = Monque(store, **{**SHORT_INTERVALS, "poll_interval": 0.05})
+    await m.initialize()
+    other = Monque(f"sqlite:///{tmp_path}/jobs.db", **SHORT_INTERVALS)
+    await other.initialize()
+    try:
+        rec = EventRecorder().attach(m, "job:error", "job:complete")
+        m.register("n", lambda job: None)
+        await m.start()
+        errors = await rec.wait_for("job:error", count=3, where=lambda e: isinstance(e.error, KeyError))
+        assert len(errors) == 3
+        job = await other.enqueue("n", "from another process")  # no local wake-up: only a poll finds it
+        await rec.wait_for("job:complete", where=lambda e: e.job.id == job.id)
+    finally:
+        await other.close()
+        await m.close()
