@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from ..backoff import backoff_delay_ms
 from ..cron import next_run_ms
-from ..errors import WorkerRegistrationError
+from ..errors import InvalidCronError, WorkerRegistrationError
 from ..events import JobCompleteEvent, JobErrorEvent, JobFailEvent
 from ..job import Job, JobStatus, WorkerSummary
 from ..options import MAX_COUNT
@@ -87,6 +87,14 @@ def _error_message(error: BaseException) -> str:
         text = text[:MAX_REASON_CHARS] + "…"
     # Lone surrogates cannot be stored as UTF-8 by either store: escape them visibly.
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _schedule_error(repeat_interval: str) -> InvalidCronError | None:
+    try:
+        next_run_ms(repeat_interval, now_ms())
+    except InvalidCronError as error:
+        return error
+    return None
 
 
 class JobProcessor:
@@ -339,6 +347,15 @@ class JobProcessor:
     async def _execute(self, worker: Worker, job: Job) -> None:
         ctx = self._ctx
         try:
+            if job.repeat_interval is not None:
+                schedule_error = _schedule_error(job.repeat_interval)
+                if schedule_error is not None:
+                    # A schedule no parser here can read (stored by another producer, or by an
+                    # older version) would fail after every run and be retried for ever: fail
+                    # it once, before the handler runs, with the parser's reason.
+                    self.finishing.add(job.id)
+                    await self._fail(job, schedule_error, terminal=True)
+                    return
             ctx.events.emit("job:start", job)
             started = time.perf_counter()
             try:
@@ -377,6 +394,9 @@ class JobProcessor:
             now = now_ms()
             next_run = next_run_ms(job.repeat_interval, now) if job.repeat_interval else None
             updated = await ctx.store.complete(job.id, ctx.instance_id, now, next_run)
+        except InvalidCronError as error:  # no next run can be computed: retrying cannot help
+            await self._fail(job, error, terminal=True)
+            return
         except Exception as error:  # noqa: BLE001 - upstream: a failed completion takes the fail path
             await self._fail(job, error)
             return
@@ -387,12 +407,12 @@ class JobProcessor:
         if ctx.events.has_listeners("job:complete"):
             ctx.events.emit("job:complete", JobCompleteEvent(updated, duration_ms))
 
-    async def _fail(self, job: Job, error: BaseException) -> None:
+    async def _fail(self, job: Job, error: BaseException, terminal: bool = False) -> None:
         ctx = self._ctx
         fail_count = job.fail_count + 1
         now = now_ms()
         retry_at = None
-        if fail_count < ctx.options.max_retries:
+        if not terminal and fail_count < ctx.options.max_retries:
             retry_at = now + backoff_delay_ms(fail_count, self._base_ms, self._max_ms)
         try:
             updated = await ctx.store.fail(job.id, ctx.instance_id, now, fail_count, _error_message(error), retry_at)
