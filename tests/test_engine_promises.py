@@ -134,3 +134,42 @@ async def test_the_poll_loop_survives_errors_that_are_not_monque_errors(tmp_path
     finally:
         await other.close()
         await m.close()
+
+
+class WakeDuringFailStore(SqliteStore):
+    """Wakes the processor while a fail write is in flight, so a claim is queued right behind
+    it: the claim then takes the retry (due at once) before the failed run's task has ended."""
+
+    wake: Any = None
+
+    async def fail(self, *args: Any, **kwargs: Any) -> Any:
+        write = asyncio.ensure_future(super().fail(*args, **kwargs))
+        await asyncio.sleep(0)  # the fail write is submitted
+        if self.wake is not None:
+            self.wake()
+        return await write
+
+
+async def test_a_retry_claimed_before_the_failed_run_ended_still_runs(tmp_path: Any) -> None:
+    store = WakeDuringFailStore.from_url(f"sqlite:///{tmp_path}/jobs.db")
+    m = Monque(store, **{**SHORT_INTERVALS, "base_retry_interval": 0, "max_retries": 3,
+                         "poll_interval": 120, "safety_poll_interval": 120})
+    await m.initialize()
+    try:
+        store.wake = lambda: m._processor.wake("zero")
+        rec = EventRecorder().attach(m, "job:complete", "job:fail")
+        runs: list[int] = []
+
+        async def handler(job: Any) -> None:
+            runs.append(job.fail_count)
+            if len(runs) < 3:
+                raise RuntimeError("again")
+
+        m.register("zero", handler)
+        job = await m.enqueue("zero")
+        await m.start()
+        (complete,) = await rec.wait_for("job:complete")
+        assert complete.job.id == job.id and runs == [0, 1, 2]
+        assert (await m.get_job(job.id)).status is JobStatus.COMPLETED
+    finally:
+        await m.close()

@@ -97,6 +97,16 @@ def _schedule_error(repeat_interval: str) -> InvalidCronError | None:
     return None
 
 
+def _next_generation(running: Job, claimed: Job) -> bool:
+    """Whether a claim of a job this process is running took a *later* run of it.
+
+    An outcome write always leaves a trace on the row: a failure raises failCount, a
+    recurring completion moves nextRunAt (strictly later), an operator's retry resets
+    failCount and moves nextRunAt. Stale recovery alone changes neither.
+    """
+    return claimed.fail_count != running.fail_count or claimed.next_run_at_ms != running.next_run_at_ms
+
+
 class JobProcessor:
     def __init__(self, ctx: SchedulerContext) -> None:
         self._ctx = ctx
@@ -113,6 +123,9 @@ class JobProcessor:
         #: Jobs whose handler has returned and whose outcome write is in flight. Shutdown
         #: must not cancel these: the write is already on its way to the store.
         self.finishing: set[str] = set()
+        #: Claims of a job whose previous run's task has not ended yet (see _fill_loop).
+        self._deferred_launches: dict[str, tuple[Worker, Job]] = {}
+        self._releases: set[asyncio.Task[None]] = set()
 
     # -- registration ---------------------------------------------------------------------------
     def register(self, name: str, handler: Handler, concurrency: int | None = None, replace: bool = False) -> None:
@@ -298,10 +311,16 @@ class JobProcessor:
                     return
                 current = self.workers.get(worker.name, worker)  # a replacement's handler runs them
                 for job in jobs:
-                    if job.id in current.slots.active:
-                        # Stale recovery handed back a job whose handler still runs here (it
-                        # outlived lock_timeout): the running copy settles the fresh claim;
-                        # never run two copies of one job in one process.
+                    running = current.slots.active.get(job.id)
+                    if running is not None:
+                        if job.id in self.finishing and _next_generation(running, job):
+                            # The running copy's outcome (a retry due at once, a recurring
+                            # run due already) was written and this claim took the next run
+                            # before the copy's task ended: start it once that task ends.
+                            self._defer_launch(current, job)
+                        # Otherwise stale recovery handed back a job whose handler still runs
+                        # here: the running copy settles the fresh claim; never run two
+                        # copies of one job in one process.
                         continue
                     self._launch(current, job)
                 if len(jobs) == slots:
@@ -378,7 +397,27 @@ class JobProcessor:
             worker.slots.active.pop(job.id, None)
             worker.slots.tasks.pop(job.id, None)
             self._total_active -= 1
+            self._launch_deferred(job.id)
             self._slot_freed(self.workers.get(worker.name, worker))
+
+    def _defer_launch(self, worker: Worker, job: Job) -> None:
+        worker.slots.reserved += 1  # the claim holds a slot until it can start
+        self._total_reserved += 1
+        self._deferred_launches[job.id] = (worker, job)
+
+    def _launch_deferred(self, job_id: str) -> None:
+        deferred = self._deferred_launches.pop(job_id, None)
+        if deferred is None:
+            return
+        worker, job = deferred
+        worker.slots.reserved -= 1
+        self._total_reserved -= 1
+        if self.running:
+            self._launch(self.workers.get(worker.name, worker), job)
+        else:  # shutdown began: the claim goes back to pending, like any claim landing now
+            task = asyncio.get_running_loop().create_task(self._release([job]))
+            self._releases.add(task)
+            task.add_done_callback(self._releases.discard)
 
     def _slot_freed(self, worker: Worker) -> None:
         if worker.work_hint:
