@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Iterable, Mapping
 from datetime import datetime, timedelta
 from types import TracebackType
@@ -34,6 +35,8 @@ from .processor import Handler, JobProcessor
 from .query import JobQuery
 
 
+log = logging.getLogger("monque_engine")
+
 #: How long stop() waits, after ``shutdown_timeout``, for cancelled handlers and outcome
 #: writes before abandoning them (so stop() never outlasts shutdown_timeout + this).
 SHUTDOWN_GRACE = 5.0
@@ -49,6 +52,14 @@ class Monque:
 
     def __init__(self, store: str | JobStore = DEFAULT_URL, **options: Any) -> None:
         self.options = MonqueOptions.from_kwargs(options)
+        if self.options.recover_stale_jobs and self.options.lock_timeout < 2 * self.options.heartbeat_interval:
+            # Liveness is the heartbeat (ADR 0004): with less than two beats per lock_timeout,
+            # a running job can look stale between two beats and be handed to another worker.
+            log.warning(
+                "lock_timeout (%g s) is under twice heartbeat_interval (%g s): running jobs may be "
+                "recovered as stale between heartbeats; raise lock_timeout or lower heartbeat_interval",
+                self.options.lock_timeout, self.options.heartbeat_interval,
+            )
         self._url = store if isinstance(store, str) else None
         self.store: JobStore = open_store(store) if isinstance(store, str) else store
         self.events = EventEmitter()
