@@ -173,3 +173,38 @@ async def test_a_retry_claimed_before_the_failed_run_ended_still_runs(tmp_path: 
         assert (await m.get_job(job.id)).status is JobStatus.COMPLETED
     finally:
         await m.close()
+
+
+async def test_wake_at_for_a_job_due_in_one_millisecond_arms_a_timer(tmp_path: Any, monkeypatch: Any) -> None:
+    """``wake_at`` told about a job due 1 ms from now must not claim at once (the claim would
+    read a now_ms() before the due time, find nothing, and nobody would look again until the
+    poll): it arms a timer. No feed and a far poll, so only that timer can run the job.
+
+    The processor's clock is set to run a constant lag behind the real one, chosen so that
+    the job is due exactly 1 ms after the wake-up, whatever the machine's speed."""
+    import monque_engine.scheduler.processor as processor_module
+    from monque_engine.timeutil import now_ms
+
+    m = await _no_feed_monque(tmp_path, poll_interval=120, safety_poll_interval=120)
+    try:
+        rec = EventRecorder().attach(m, "job:complete")
+        m.register("n", lambda job: None)
+        rounds: list[object] = []
+        next_due = m.store.next_due_ms
+
+        async def counted(names: Any) -> Any:
+            rounds.append(names)
+            return await next_due(names)
+
+        m.store.next_due_ms = counted  # type: ignore[method-assign]
+        await m.start()
+        await poll_until(lambda: rounds, message="the first poll round")  # it found nothing; next in 120 s
+        job = await m.store.insert(m._intake.build("n", "due in 1 ms", run_at=timedelta(milliseconds=-50)))
+        due = job.next_run_at_ms
+        lag = now_ms() - (due - 1)  # processor time = due - 1 now
+        monkeypatch.setattr(processor_module, "now_ms", lambda: now_ms() - lag)
+        m._processor.wake_at("n", due)
+        (complete,) = await rec.wait_for("job:complete", timeout=5)
+        assert complete.job.id == job.id
+    finally:
+        await m.close()
