@@ -256,6 +256,9 @@ async def test_a_handler_that_swallows_cancellation_does_not_hold_stop(monque, r
     await asyncio.wait_for(entered.wait(), 5)
     await asyncio.wait_for(m.stop(), 10)  # before the fix: waits for ever
     assert swallowed  # it was cancelled, and ignored it
+    reported = len(rec.of("job:error"))
+    await asyncio.wait_for(m.stop(), 10)  # a second stop() (close() calls it) does not wait again
+    assert len(rec.of("job:error")) == reported
     errors = [e.error for e in rec.of("job:error")]
     assert errors and all(isinstance(e, ShutdownTimeoutError) for e in errors)
     assert [j.id for j in errors[-1].incomplete_jobs] == [job.id]

@@ -75,6 +75,8 @@ class Monque:
         self._init_lock = asyncio.Lock()
         self._start_lock = asyncio.Lock()
         self._stopping: asyncio.Task[None] | None = None
+        #: Tasks a timed-out stop() gave up on: a later stop() or close() does not wait again.
+        self._abandoned: set[asyncio.Task[None]] = set()
 
     # -- identity -------------------------------------------------------------------------------
     @property
@@ -163,8 +165,8 @@ class Monque:
         is abandoned, reported the same way, and its job is left to stale recovery.
         """
         processor = self._processor
-        if not processor.running and not processor.running_tasks():
-            return
+        if not processor.running and all(task in self._abandoned for task in processor.running_tasks()):
+            return  # nothing runs, or only what an earlier stop() already gave up on
         loop = asyncio.get_running_loop()
         jobs_deadline = loop.time() + self.options.shutdown_timeout
         final_deadline = jobs_deadline + SHUTDOWN_GRACE
@@ -199,6 +201,8 @@ class Monque:
                         "they are abandoned and stale recovery will return them to pending", abandoned)
                     for task in unfinished:
                         task.cancel()  # once more; never awaited: stop() must not wait for them
+                        self._abandoned.add(task)
+                        task.add_done_callback(self._abandoned.discard)
         await self._lifecycle.stop_heartbeat()
         self._query.stats_cache.clear()
 
