@@ -8,6 +8,8 @@ document stays in Monque's schema.
 
 from __future__ import annotations
 
+import random
+import re
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -16,8 +18,34 @@ from croniter import croniter
 from .errors import InvalidCronError
 from .timeutil import datetime_to_ms, ms_to_datetime
 
-MACROS = ("@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly")
+#: Node Monque's parser (cron-parser 5) predefined set, plus @midnight (Vixie cron's).
+MACROS: dict[str, str] = {
+    "@yearly": "0 0 1 1 *",
+    "@annually": "0 0 1 1 *",
+    "@monthly": "0 0 1 * *",
+    "@weekly": "0 0 * * 0",
+    "@daily": "0 0 * * *",
+    "@midnight": "0 0 * * *",
+    "@hourly": "0 * * * *",
+    "@minutely": "* * * * *",
+    "@secondly": "* * * * * *",
+    "@weekdays": "0 0 * * 1-5",
+    "@weekends": "0 0 * * 0,6",
+}
 _TZ_PREFIX = "CRON_TZ="
+#: (low, high) of each field of a 6-field expression, as cron-parser bounds them.
+_RANGES = ((0, 59), (0, 59), (0, 23), (1, 31), (1, 12), (0, 7))
+_NAMES = {name: number for number, name in enumerate(
+    ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), start=1)}
+_DAYS = {name: number for number, name in enumerate(("sun", "mon", "tue", "wed", "thu", "fri", "sat"))}
+_ALIAS = re.compile(r"[a-z]{3}", re.IGNORECASE)
+#: Characters each field may hold once names are numbers (cron-parser's own sets; W is
+#: newer cron-parser's "nearest weekday", which croniter also evaluates).
+_VALID = (
+    re.compile(r"[?,*\d/H-]+"), re.compile(r"[?,*\d/H-]+"), re.compile(r"[?,*\d/H-]+"),
+    re.compile(r"[?,*\dLWH/-]+"), re.compile(r"[?,*\d/H-]+"), re.compile(r"[?,*\dLH#/-]+"),
+)
+_LAST_WEEKDAY = re.compile(r"(\d)L")
 
 
 def _split(repeat_interval: str) -> tuple[str, str | None]:
@@ -33,22 +61,83 @@ def _zone(name: str | None, original: str) -> ZoneInfo | None:
         return None
     try:
         return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, TypeError):
         raise InvalidCronError(original, f"unknown time zone {name!r} (use an IANA name such as Europe/Paris)") from None
 
 
-def _iterator(expression: str, start: datetime, original: str) -> croniter:
-    fields = expression.split()
+def check_time_zone(tz: object, expression: str) -> str:
+    """A zone key ``ZoneInfo`` can load, with nothing else in it (``"UTC 30"`` would otherwise
+    end up as an extra cron field once stored as ``CRON_TZ=<zone> <expression>``)."""
+    if not isinstance(tz, str) or not tz or any(ch.isspace() for ch in tz):
+        raise InvalidCronError(
+            expression, f"time zone {tz!r} is not a zone name (use an IANA name such as Europe/Paris, no spaces)"
+        )
+    _zone(tz, expression)
+    return tz
+
+
+def _fields(expression: str, original: str) -> list[str]:
+    """The six fields (seconds first) of an expression or predefined name, names resolved,
+    checked against the characters cron-parser allows, ``H`` replaced as cron-parser does."""
+    text = expression.strip()
+    if text.startswith("@"):
+        macro = MACROS.get(text.lower())
+        if macro is None:
+            raise InvalidCronError(original, f"unknown macro {text!r} (known: {', '.join(MACROS)})")
+        text = macro
+    fields = text.split()
     if not fields:
         raise InvalidCronError(original, "the expression is empty")
-    if fields[0].startswith("@"):
-        if len(fields) != 1 or fields[0].lower() not in MACROS:
-            raise InvalidCronError(original, f"unknown macro {fields[0]!r}")
-    elif len(fields) not in (5, 6):
+    if len(fields) not in (5, 6):
         raise InvalidCronError(original, f"expected 5 or 6 fields, got {len(fields)}")
+    if len(fields) == 5:
+        fields.insert(0, "0")
+    for index in (4, 5):  # month and day-of-week names
+        fields[index] = _ALIAS.sub(lambda m, i=index: _alias(m.group(0), i, original), fields[index])
+    for index, field in enumerate(fields):
+        if not _VALID[index].fullmatch(field):
+            raise InvalidCronError(original, f"invalid characters in field {field!r}")
+        if "H" in field:  # cron-parser: one random value in the field's range, drawn per parse
+            low, high = _RANGES[index]
+            fields[index] = field.replace("H", str(random.randint(low, high)))
+        if "?" in fields[index]:
+            fields[index] = fields[index].replace("?", "*")
+    return fields
+
+
+def _alias(name: str, index: int, original: str) -> str:
+    number = (_NAMES if index == 4 else _DAYS).get(name.lower())
+    if number is None:
+        what = "month" if index == 4 else "day of the week"
+        raise InvalidCronError(original, f"{name!r} is not a {what} name")
+    return str(number)
+
+
+def _croniter_expressions(fields: list[str]) -> list[str]:
+    """croniter spellings of the fields, as a union: the next run is the earliest of them.
+
+    cron-parser's ``5L`` (last Friday) is croniter's ``L5``; croniter cannot mix plain days
+    with last-weekdays in one list, so such a list becomes one expression per kind. When
+    both day fields are restricted, cron-parser (like Vixie cron) runs on either; croniter
+    turns that into "both" once ``L`` or ``#`` is involved, so each day field gets its own
+    expression. Splitting is exact because the rule is an OR.
+    """
+    head, dom, month, dow = fields[:3], fields[3], fields[4], fields[5]
+    items = dow.split(",")
+    last = [_LAST_WEEKDAY.sub(lambda m: f"L{int(m.group(1)) % 7}", item) for item in items if "L" in item]
+    plain = [item for item in items if "L" not in item]
+    dows = [",".join(group) for group in (plain, last) if group]
+    if dom == "*" or dow == "*":
+        pairs = [(dom, variant) for variant in dows]
+    else:
+        pairs = [(dom, "*")] + [("*", variant) for variant in dows]
+    return [" ".join([*head, day, month, week]) for day, week in pairs]
+
+
+def _iterators(expression: str, start: datetime, original: str) -> list[croniter]:
+    fields = _fields(expression, original)
     try:
-        return croniter(" ".join(fields).lower() if fields[0].startswith("@") else expression,
-                        start, second_at_beginning=len(fields) == 6)
+        return [croniter(text, start, second_at_beginning=True) for text in _croniter_expressions(fields)]
     except (ValueError, KeyError, TypeError) as error:
         raise InvalidCronError(original, str(error)) from None
 
@@ -57,6 +146,8 @@ def build_repeat_interval(expression: str, tz: str | None = None) -> str:
     """Validate an expression (and zone) and return what to store in ``repeatInterval``."""
     if not isinstance(expression, str):
         raise InvalidCronError(str(expression), "the expression must be a string")
+    if tz is not None:
+        check_time_zone(tz, expression)
     stored = f"{_TZ_PREFIX}{tz} {expression.strip()}" if tz else expression.strip()
     next_run_ms(stored, 0)  # raises InvalidCronError with a hint
     return stored
@@ -70,26 +161,30 @@ def next_run_ms(repeat_interval: str, after_ms: int) -> int:
     later than the previous run's is skipped. Schedules with a wildcard hour keep running
     through the repeated hour.
     """
+    if not isinstance(repeat_interval, str):
+        raise InvalidCronError(repr(repeat_interval), "the stored schedule is not a string")
     expression, zone_name = _split(repeat_interval)
     zone = _zone(zone_name, repeat_interval)
     start = ms_to_datetime(after_ms).astimezone(zone or UTC)
-    it = _iterator(expression, start, repeat_interval)
+    iterators = _iterators(expression, start, repeat_interval)
     skip_repeats = zone is not None and _fixed_hours(expression)
     try:
-        candidate = it.get_next(datetime)
-        while skip_repeats and candidate.replace(tzinfo=None) <= start.replace(tzinfo=None):
+        runs = []
+        for it in iterators:
             candidate = it.get_next(datetime)
-        return datetime_to_ms(candidate)
+            while skip_repeats and candidate.replace(tzinfo=None) <= start.replace(tzinfo=None):
+                candidate = it.get_next(datetime)
+            runs.append(datetime_to_ms(candidate))
+        return min(runs)
     except Exception as error:  # croniter raises a few kinds for impossible dates
         raise InvalidCronError(repeat_interval, str(error)) from None
 
 
 def _fixed_hours(expression: str) -> bool:
-    fields = expression.split()
-    if fields and fields[0].startswith("@"):
-        return fields[0].lower() != "@hourly"
+    text = expression.strip()
+    fields = MACROS.get(text.lower(), text).split()
     hour = fields[2] if len(fields) == 6 else fields[1] if len(fields) == 5 else "*"
-    return "*" not in hour
+    return "*" not in hour and "?" not in hour
 
 
 def next_runs(repeat_interval: str, after_ms: int, count: int) -> list[int]:
@@ -119,6 +214,10 @@ def _describe_expression(expression: str) -> str:
         "@daily": "every day at midnight",
         "@midnight": "every day at midnight",
         "@hourly": "at the start of every hour",
+        "@minutely": "every minute",
+        "@secondly": "every second",
+        "@weekdays": "at midnight, Monday to Friday",
+        "@weekends": "at midnight on Saturdays and Sundays",
     }
     lowered = expression.strip().lower()
     if lowered in macro_words:

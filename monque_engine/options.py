@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import socket
 import uuid
@@ -24,8 +25,36 @@ class JobRetention:
     interval: float = 3600.0
 
 
+#: The longest interval or timeout accepted, in seconds (about 31 years). Far above any
+#: useful setting, and low enough that ms arithmetic, timers and database integers hold it.
+MAX_SECONDS = 1_000_000_000.0
+#: The largest count accepted (concurrency, retries, payload size): a signed 32-bit int.
+MAX_COUNT = 2**31 - 1
+
+
 def _is_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    """A real, finite number (NaN and infinity are refused: NaN compares false with
+    everything, so a NaN interval would spin or never fire, and infinity breaks ms maths)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def check_seconds(name: str, value: object, *, allow_zero: bool) -> None:
+    """An interval option: a finite number of seconds, positive (or zero where allowed)."""
+    low_ok = _is_number(value) and (value >= 0 if allow_zero else value > 0)  # type: ignore[operator]
+    if not low_ok or value > MAX_SECONDS:  # type: ignore[operator]
+        kind = "zero or more" if allow_zero else "a positive number of"
+        raise InvalidOptionError(
+            f"Option {name} must be {kind} seconds (finite, at most {MAX_SECONDS:.0e}), got {value!r}"
+        )
+
+
+def check_count(name: str, value: object, *, optional: bool = False) -> None:
+    """A count option: an integer from 1 to MAX_COUNT (or None where optional)."""
+    if optional and value is None:
+        return
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_COUNT:
+        prefix = "None or " if optional else ""
+        raise InvalidOptionError(f"Option {name} must be {prefix}an integer from 1 to {MAX_COUNT}, got {value!r}")
 
 
 def _check_retention(retention: object) -> None:
@@ -36,12 +65,9 @@ def _check_retention(retention: object) -> None:
         )
     for name in ("completed", "failed"):
         value = getattr(retention, name)
-        if value is not None and (not _is_number(value) or value < 0):
-            raise InvalidOptionError(f"Option job_retention.{name} must be None or zero or more seconds, got {value!r}")
-    if not _is_number(retention.interval) or retention.interval <= 0:
-        raise InvalidOptionError(
-            f"Option job_retention.interval must be a positive number of seconds, got {retention.interval!r}"
-        )
+        if value is not None:
+            check_seconds(f"job_retention.{name}", value, allow_zero=True)
+    check_seconds("job_retention.interval", retention.interval, allow_zero=False)
 
 
 def default_instance_id() -> str:
@@ -71,28 +97,18 @@ class MonqueOptions:
     skip_index_creation: bool = False
 
     def __post_init__(self) -> None:
-        positive = ("poll_interval", "safety_poll_interval", "base_retry_interval", "max_backoff_delay",
-                    "lock_timeout", "heartbeat_interval")
-        for name in positive:
-            value = getattr(self, name)
-            if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
-                raise InvalidOptionError(f"Option {name} must be a positive number of seconds, got {value!r}")
-        for name in ("shutdown_timeout", "stats_cache_ttl"):
-            value = getattr(self, name)
-            if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
-                raise InvalidOptionError(f"Option {name} must be zero or more seconds, got {value!r}")
+        for name in ("poll_interval", "safety_poll_interval", "max_backoff_delay", "lock_timeout",
+                     "heartbeat_interval"):
+            check_seconds(name, getattr(self, name), allow_zero=False)
+        # base_retry_interval may be 0: retry at once (upstream accepts it too).
+        for name in ("base_retry_interval", "shutdown_timeout", "stats_cache_ttl"):
+            check_seconds(name, getattr(self, name), allow_zero=True)
         for name in ("max_retries", "worker_concurrency"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise InvalidOptionError(f"Option {name} must be an integer of at least 1, got {value!r}")
+            check_count(name, getattr(self, name))
         for name in ("instance_concurrency", "max_payload_size"):
-            value = getattr(self, name)
-            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
-                raise InvalidOptionError(f"Option {name} must be None or an integer of at least 1, got {value!r}")
-        if self.stale_recovery_interval is not None and (
-            not _is_number(self.stale_recovery_interval) or self.stale_recovery_interval <= 0
-        ):
-            raise InvalidOptionError("Option stale_recovery_interval must be a positive number of seconds")
+            check_count(name, getattr(self, name), optional=True)
+        if self.stale_recovery_interval is not None:
+            check_seconds("stale_recovery_interval", self.stale_recovery_interval, allow_zero=False)
         if not self.scheduler_instance_id or not isinstance(self.scheduler_instance_id, str):
             raise InvalidOptionError("Option scheduler_instance_id must be a non-empty string")
         if isinstance(self.job_retention, dict):

@@ -7,9 +7,14 @@ turns them into timezone-aware UTC datetimes on access.
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+#: The instants every part of the system can hold: Python datetimes (years 1-9999), which
+#: both stores hand back (SQLite as int64 ms, MongoDB as BSON dates decoded by PyMongo).
+MIN_MS = -62_135_596_800_000  # 0001-01-01T00:00:00Z
+MAX_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
 
 
 def now_ms() -> int:
@@ -30,3 +35,12 @@ def datetime_to_ms(value: datetime) -> int:
 
 def optional_ms_to_datetime(ms: int | None) -> datetime | None:
     return None if ms is None else ms_to_datetime(ms)
+
+
+def timedelta_ms(value: timedelta) -> int:
+    """Whole milliseconds of a timedelta, exactly (no float rounding for large values)."""
+    return (value.days * 86_400 + value.seconds) * 1000 + value.microseconds // 1000
+
+
+def in_range(ms: int) -> bool:
+    return MIN_MS <= ms <= MAX_MS

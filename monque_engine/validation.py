@@ -131,6 +131,10 @@ def encode_payload(data: Any, max_size: int | None) -> str:
                 "Job payload holds a string with an unpaired surrogate (e.g. '\\ud800'), which is not valid "
                 "Unicode text and cannot be stored; clean or escape it first"
             ) from None
+    if _BSON_SUSPECT.search(text):  # cheap pre-check on the text; the walk decides exactly
+        problem = _bson_problem(data)
+        if problem is not None:
+            raise PayloadValidationError(problem)
     if isinstance(data, dict | list | tuple) and _has_non_string_key(data):
         raise PayloadValidationError(
             "Job payload has a dict key that is not a string; JSON (and BSON) keys are strings, so it would "
@@ -141,6 +145,37 @@ def encode_payload(data: Any, max_size: int | None) -> str:
         if size > max_size:
             raise PayloadTooLargeError(size, max_size)
     return text
+
+
+#: An int that may not fit BSON's int64 has at least 19 digits; a NUL in a key shows as \u0000.
+_BSON_SUSPECT = re.compile(r"\d{19}|\\u0000")
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+
+
+def _bson_problem(data: Any) -> str | None:
+    """What BSON (so the MongoDB store) could not hold, checked on both stores so a payload
+    means the same everywhere: ints outside int64 (OverflowError in PyMongo) and dict keys
+    with a NUL byte (InvalidDocument: BSON keys are NUL-terminated)."""
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, int) and not isinstance(value, bool):
+            if not INT64_MIN <= value <= INT64_MAX:
+                shown = str(value)
+                shown = shown if len(shown) <= 30 else f"{shown[:12]}… ({len(shown)} digits)"
+                return (
+                    f"Job payload holds the integer {shown}, outside the 64-bit range BSON stores "
+                    f"({INT64_MIN} to {INT64_MAX}); store it as a string instead"
+                )
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if isinstance(key, str) and "\x00" in key:
+                    return f"Job payload has a dict key with a NUL byte ({key!r}), which BSON cannot store; rename it"
+                stack.append(item)
+        elif isinstance(value, list | tuple):
+            stack.extend(value)
+    return None
 
 
 def _has_non_string_key(data: Any) -> bool:

@@ -124,3 +124,68 @@ async def test_schedule_computes_first_run_from_now(monque, expr):
     m = await monque()
     job = await m.schedule(expr, "s")
     assert job.next_run_at_ms == next_run_ms(expr, job.created_at_ms)
+
+
+# -- everything Node Monque's parser (cron-parser 5) accepts -------------------------------------
+
+
+@pytest.mark.parametrize("expr,expected", [
+    ("@minutely", [datetime(2026, 1, 1, 0, 1, tzinfo=UTC), datetime(2026, 1, 1, 0, 2, tzinfo=UTC)]),
+    ("@secondly", [datetime(2026, 1, 1, 0, 0, 1, tzinfo=UTC), datetime(2026, 1, 1, 0, 0, 2, tzinfo=UTC)]),
+    # 2026-01-01 is a Thursday
+    ("@weekdays", [datetime(2026, 1, 2, tzinfo=UTC), datetime(2026, 1, 5, tzinfo=UTC)]),
+    ("@weekends", [datetime(2026, 1, 3, tzinfo=UTC), datetime(2026, 1, 4, tzinfo=UTC)]),
+    ("0 0 L * *", [datetime(2026, 1, 31, tzinfo=UTC), datetime(2026, 2, 28, tzinfo=UTC)]),  # last day
+    ("0 0 * * 5L", [datetime(2026, 1, 30, tzinfo=UTC), datetime(2026, 2, 27, tzinfo=UTC)]),  # last Friday
+    ("0 0 * * 7L", [datetime(2026, 1, 25, tzinfo=UTC), datetime(2026, 2, 22, tzinfo=UTC)]),  # last Sunday
+    ("0 0 * * MON#2", [datetime(2026, 1, 12, tzinfo=UTC), datetime(2026, 2, 9, tzinfo=UTC)]),  # 2nd Monday
+    ("0 0 * * 1#1", [datetime(2026, 1, 5, tzinfo=UTC), datetime(2026, 2, 2, tzinfo=UTC)]),
+    ("0 0 ? * *", [datetime(2026, 1, 2, tzinfo=UTC), datetime(2026, 1, 3, tzinfo=UTC)]),
+    ("0 12 * JAN-FEB sun", [datetime(2026, 1, 4, 12, tzinfo=UTC), datetime(2026, 1, 11, 12, tzinfo=UTC)]),
+    ("0 0 * * 6,5L", [datetime(2026, 1, 3, tzinfo=UTC), datetime(2026, 1, 10, tzinfo=UTC)]),
+    ("0 0 31 * 5L", [datetime(2026, 1, 30, tzinfo=UTC), datetime(2026, 1, 31, tzinfo=UTC)]),  # OR, as Vixie
+])
+def test_node_monque_expressions(expr, expected):
+    stored = build_repeat_interval(expr)
+    assert [ms_to_datetime(r) for r in next_runs(stored, at(2026, 1, 1), 2)] == expected
+
+
+def test_h_picks_a_value_in_the_field_range_as_node_does():
+    for _ in range(20):
+        run = nxt("H H * * *", at(2026, 1, 1))
+        assert run.second == 0 and datetime(2026, 1, 1, tzinfo=UTC) < run <= datetime(2026, 1, 2, 23, 59, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("tz", ["UTC 30", " UTC", "Europe/Paris 5", "", "../etc/passwd", 5])
+def test_time_zone_must_be_a_zone_key_and_nothing_else(tz):
+    with pytest.raises(InvalidCronError) as info:
+        build_repeat_interval("0 9 * * *", tz)
+    assert repr(tz) in str(info.value)
+
+
+async def test_schedule_refuses_a_time_zone_with_extra_text_and_writes_nothing(monque):
+    m = await monque()
+    with pytest.raises(InvalidCronError):
+        await m.schedule("0 9 * * *", "tz", tz="UTC 30")
+    assert await m.get_jobs() == []
+
+
+async def test_a_stored_schedule_that_cannot_be_parsed_fails_once_without_running(monque, recorder):
+    m = await monque(max_retries=5)
+    if m.store.kind != "sqlite":
+        pytest.skip("the raw repeatInterval write below is SQLite-only")
+    rec = recorder(m, "job:fail", "job:start", "job:complete")
+    ran = []
+    m.register("bad-schedule", lambda job: ran.append(job.id))
+    job = await m.schedule("@daily", "bad-schedule")
+    # A producer elsewhere stored something no parser here reads, and made it due now.
+    table = m.options.collection_name
+    await m.store.execute_write(lambda c: c.execute(
+        f"UPDATE {table} SET repeat_interval = '0 0 W * *', next_run_at = 0 WHERE id = ?", (job.id,)))
+    await m.start()
+    (fail,) = await rec.wait_for("job:fail")
+    assert fail.will_retry is False and isinstance(fail.error, InvalidCronError)
+    stored = await m.get_job(job.id)
+    assert stored.status is JobStatus.FAILED and stored.fail_count == 1
+    assert "0 0 W * *" in stored.fail_reason and "Invalid cron expression" in stored.fail_reason
+    assert ran == [] and rec.of("job:start") == []

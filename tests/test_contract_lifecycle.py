@@ -142,6 +142,83 @@ async def test_recover_stale_jobs_manual_call(monque, raw, recorder):
     assert [e.count for e in rec.of("stale:recovered")] == [2]
 
 
+async def test_recovery_judges_liveness_by_heartbeat_not_lock_age(monque, raw):
+    m = await monque(lock_timeout=60)
+    # Locked long ago but heartbeating now: alive. Never heartbeated (no lastHeartbeat):
+    # judged by lockedAt. Heartbeat older than lock_timeout: stale.
+    alive = await _make_processing(m, raw, locked_ago_ms=10_000_000, heartbeat_ago_ms=1_000)
+    no_heartbeat = await _make_processing(m, raw, locked_ago_ms=61_000)
+    await raw(m).set(no_heartbeat.id, lastHeartbeat=None)
+    fresh_lock = await _make_processing(m, raw, locked_ago_ms=1_000)
+    await raw(m).set(fresh_lock.id, lastHeartbeat=None)
+    silent = await _make_processing(m, raw, locked_ago_ms=10_000_000, heartbeat_ago_ms=61_000)
+    assert await m.recover_stale_jobs() == 2
+    status = {job.id: (await m.get_job(job.id)).status for job in (alive, no_heartbeat, fresh_lock, silent)}
+    assert status == {alive.id: JobStatus.PROCESSING, no_heartbeat.id: JobStatus.PENDING,
+                      fresh_lock.id: JobStatus.PROCESSING, silent.id: JobStatus.PENDING}
+
+
+async def test_a_heartbeating_job_longer_than_lock_timeout_runs_exactly_once(monque, recorder, wait_until):
+    """Two workers on one store, a short lock_timeout, frequent recovery on both: a handler
+    that outlives lock_timeout several times over is never handed to the other worker."""
+    # lock_timeout is 20 heartbeats, so a loaded machine cannot make a live job look stale.
+    options = dict(lock_timeout=1.0, stale_recovery_interval=0.05, heartbeat_interval=0.05)
+    a = await monque(**options)
+    b = await monque(**options)
+    recs = [recorder(a), recorder(b)]
+    starts = []
+    release = asyncio.Event()
+
+    async def handler(job):
+        starts.append(job.id)
+        await release.wait()
+
+    for m in (a, b):
+        m.register("long", handler)
+    job = await a.enqueue("long")
+    await a.start()
+    await b.start()
+    await wait_until(lambda: starts, message="the job started")
+    claimed = await a.get_job(job.id)
+    # Both workers keep running recovery while the handler outlives its lock 3 times over.
+    await wait_until(lambda: now_ms() > claimed.locked_at_ms + 3_000, timeout=10)
+    release.set()
+    await wait_until(lambda: any(rec.of("job:complete") for rec in recs))
+    assert starts == [job.id]
+    assert [r for rec in recs for r in rec.of("stale:recovered")] == []
+    assert (await a.get_job(job.id)).status is JobStatus.COMPLETED
+
+
+async def test_a_job_whose_owner_stops_heartbeating_is_recovered(monque, recorder, wait_until):
+    options = dict(lock_timeout=0.3, stale_recovery_interval=0.05, heartbeat_interval=0.05)
+    a = await monque(**options)
+    b = await monque(**options)
+    rec_b = recorder(b)
+    a_entered = asyncio.Event()
+    release_a = asyncio.Event()
+    ran_on_b = []
+
+    async def on_a(job):
+        a_entered.set()
+        await release_a.wait()
+
+    a.register("hb", on_a)
+    b.register("hb", lambda job: ran_on_b.append(job.id))
+    job = await a.enqueue("hb")
+    await a.start()
+    await asyncio.wait_for(a_entered.wait(), 5)
+    await b.start()
+    await a._lifecycle.stop_heartbeat()  # A's process is alive but its heartbeats stop (e.g. stalled)
+    (recovered,) = await rec_b.wait_for("stale:recovered")
+    assert recovered.count == 1
+    (complete,) = await rec_b.wait_for("job:complete")
+    assert complete.job.id == job.id and ran_on_b == [job.id]
+    release_a.set()  # A's late completion is refused: B completed it, and the claim is not A's
+    await wait_until(lambda: not a._processor.running_jobs())
+    stored = await b.get_job(job.id)
+    assert stored.status is JobStatus.COMPLETED and stored.claimed_by is None
+
+
 # -- heartbeats -----------------------------------------------------------------------------------
 
 

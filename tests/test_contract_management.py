@@ -192,3 +192,68 @@ async def test_malformed_ids_return_none_or_false(monque, recorder, bad_id):
     assert await m.delete_job(bad_id) is False
     assert rec.records == []
     assert len(await m.get_jobs()) == 1
+
+
+# -- retry and unique keys ------------------------------------------------------------------------
+
+
+async def test_retry_job_whose_unique_key_is_held_names_the_holder(monque, raw, recorder):
+    from monque_engine import UniqueKeyConflictError
+
+    m = await monque()
+    rec = recorder(m)
+    old = await m.enqueue("u", 1, unique_key="k")
+    await raw(m).set(old.id, status="failed", failReason="boom", failCount=3)
+    holder = await m.enqueue("u", 2, unique_key="k")
+    assert holder.id != old.id
+    before = await m.get_job(old.id)
+    with pytest.raises(UniqueKeyConflictError) as caught:
+        await m.retry_job(old.id)
+    error = caught.value
+    assert (error.job_id, error.holder_id, error.name, error.unique_key) == (old.id, holder.id, "u", "k")
+    assert holder.id in str(error) and "unique key" in str(error)
+    assert await m.get_job(old.id) == before  # untouched
+    assert rec.of("job:retried") == []
+    # Once the holder is finished, the retry goes through.
+    await raw(m).set(holder.id, status="completed")
+    retried = await m.retry_job(old.id)
+    assert retried.status is JobStatus.PENDING
+
+
+async def test_retry_jobs_retries_everything_else_and_lists_each_unique_key_clash(monque, raw, recorder):
+    m = await monque()
+    rec = recorder(m, "jobs:retried")
+    plain = await m.enqueue("u", 0)
+    await raw(m).set(plain.id, status="failed")
+    held = await m.enqueue("u", 1, unique_key="held")
+    await raw(m).set(held.id, status="cancelled")
+    holder = await m.enqueue("u", 2, unique_key="held")
+    free = await m.enqueue("u", 3, unique_key="free")
+    await raw(m).set(free.id, status="failed")
+    # Two selected jobs share a key nobody holds: the first (by id) is retried, the other clashes with it.
+    twin_a = await m.enqueue("u", 4, unique_key="twin")
+    await raw(m).set(twin_a.id, status="failed")
+    twin_b = await m.enqueue("u", 5, unique_key="twin")
+    await raw(m).set(twin_b.id, status="failed")
+    first, second = sorted((twin_a.id, twin_b.id))
+
+    result = await m.retry_jobs()
+    assert result.count == 3
+    assert sorted(e["jobId"] for e in result.errors) == sorted([held.id, second])
+    messages = {e["jobId"]: e["error"] for e in result.errors}
+    assert holder.id in messages[held.id] and first in messages[second]
+    status = {j.id: j.status for j in await m.get_jobs(limit=100)}
+    assert status[plain.id] is status[free.id] is status[first] is JobStatus.PENDING
+    assert status[held.id] is JobStatus.CANCELLED and status[second] is JobStatus.FAILED
+    assert [e.count for e in rec.of("jobs:retried")] == [3]
+
+
+async def test_retry_jobs_with_only_clashes_emits_nothing(monque, raw, recorder):
+    m = await monque()
+    rec = recorder(m, "jobs:retried")
+    held = await m.enqueue("u", 1, unique_key="held")
+    await raw(m).set(held.id, status="failed")
+    await m.enqueue("u", 2, unique_key="held")
+    result = await m.retry_jobs()
+    assert result.count == 0 and [e["jobId"] for e in result.errors] == [held.id]
+    assert rec.records == []

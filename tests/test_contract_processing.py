@@ -439,7 +439,7 @@ async def test_no_fail_when_another_instance_took_the_claim(monque, recorder, ra
 
 async def test_no_complete_after_stale_recovery_took_the_job(monque, recorder, raw, wait_until):
     async def recover(m, r, job):
-        await r.set(job.id, lockedAt=now_ms() - 10_000_000)
+        await r.set(job.id, lockedAt=now_ms() - 10_000_000, lastHeartbeat=now_ms() - 10_000_000)
         assert await m.recover_stale_jobs() == 1
         # keep the recovered job out of reach so this worker does not simply run it again
         later = await m.reschedule_job(job.id, timedelta(hours=1))
@@ -648,3 +648,91 @@ async def test_replacing_a_handler_while_a_claim_is_in_flight_loses_no_jobs(tmp_
     finally:
         store.gate.set()
         await m.close()
+
+
+# -- wake-ups for jobs due in a millisecond or two ---------------------------------------------
+
+
+async def test_jobs_due_in_two_milliseconds_all_run_without_waiting_for_the_safety_poll(monque, recorder):
+    # The safety poll is far away, so only the wake-ups can run these jobs in time.
+    m = await monque(safety_poll_interval=120, poll_interval=120)
+    rec = recorder(m, "job:complete")
+    m.register("soon", lambda job: None, concurrency=20)
+    await m.start()
+    for round_ in range(5):  # a lost wake-up depends on where the ms boundary falls: try often
+        await asyncio.gather(*(m.enqueue("soon", i, run_at=timedelta(milliseconds=1 + i % 3)) for i in range(20)))
+        await rec.wait_for("job:complete", count=20 * (round_ + 1), timeout=10)
+
+
+async def test_retries_with_a_tiny_base_interval_run_without_waiting_for_the_safety_poll(monque, recorder):
+    m = await monque(safety_poll_interval=120, poll_interval=120, base_retry_interval=0.001, max_retries=5)
+    rec = recorder(m, "job:complete", "job:fail")
+    attempts: dict[int, int] = {}
+
+    async def flaky(job):
+        attempts[job.data] = attempts.get(job.data, 0) + 1
+        if attempts[job.data] < 3:
+            raise RuntimeError("not yet")
+
+    m.register("flaky", flaky, concurrency=10)
+    await m.start()
+    for i in range(10):
+        await m.enqueue("flaky", i)
+    await rec.wait_for("job:complete", count=10, timeout=10)
+    assert len(rec.of("job:fail")) == 20
+
+
+# -- recording a failure never fails ----------------------------------------------------------------
+
+
+class _Unprintable(Exception):
+    def __str__(self):
+        raise RuntimeError("cannot describe myself")
+
+
+async def test_a_failure_whose_message_cannot_be_read_is_recorded_and_retried(monque, recorder):
+    m = await monque(max_retries=2)
+    rec = recorder(m, "job:fail", "job:error")
+
+    async def handler(job):
+        if job.data == "unprintable":
+            raise _Unprintable()
+        raise OSError("cannot open " + b"bad-\xff-name".decode("utf-8", "surrogateescape"))
+
+    m.register("bad", handler)
+    unprintable = await m.enqueue("bad", "unprintable")
+    surrogate = await m.enqueue("bad", "surrogate")
+    await m.start()
+    fails = await rec.wait_for("job:fail", count=4)
+    assert [f.will_retry for f in fails if f.job.id == unprintable.id] == [True, False]
+    assert rec.of("job:error") == []
+    first = await m.get_job(unprintable.id)
+    assert first.status is JobStatus.FAILED and first.fail_count == 2
+    assert first.fail_reason == "_Unprintable (its message could not be read)"
+    second = await m.get_job(surrogate.id)
+    assert second.status is JobStatus.FAILED and second.fail_count == 2
+    assert second.fail_reason == "cannot open bad-\\udcff-name"
+
+
+async def test_zero_base_retry_interval_retries_at_once(monque, recorder):
+    """A retry due at once is often claimed before the failed run's task has even ended:
+    that claim must still run (not be mistaken for a stale-recovery duplicate and left
+    processing for ever under a live heartbeat)."""
+    m = await monque(base_retry_interval=0, max_retries=3, safety_poll_interval=120, poll_interval=120)
+    rec = recorder(m, "job:complete", "job:fail")
+    attempts: dict[int, list[int]] = {}
+
+    async def handler(job):
+        attempts.setdefault(job.data, []).append(job.fail_count)
+        if len(attempts[job.data]) < 3:
+            raise RuntimeError("again")
+
+    m.register("zero", handler)
+    await m.start()
+    for i in range(12):  # one job at a time: free slots are what let the early claim happen
+        await m.enqueue("zero", i)
+        await rec.wait_for("job:complete", count=i + 1, timeout=10)
+    assert attempts == {i: [0, 1, 2] for i in range(12)}
+    fails = rec.of("job:fail")
+    assert len(fails) == 24 and all(f.will_retry for f in fails)
+    assert all(f.job.next_run_at_ms <= f.job.updated_at_ms for f in fails)  # due at once

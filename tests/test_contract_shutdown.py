@@ -226,3 +226,43 @@ async def test_a_timed_out_shutdown_gives_up_only_on_handlers_still_running(tmp_
     finally:
         store.release.set()
         await m.close()
+
+
+# -- shutdown is bounded whatever handlers and claims do ------------------------------------------
+
+
+async def test_a_handler_that_swallows_cancellation_does_not_hold_stop(monque, recorder, monkeypatch):
+    import monque_engine.scheduler.monque as facade
+    from monque_engine import ShutdownTimeoutError
+
+    monkeypatch.setattr(facade, "SHUTDOWN_GRACE", 0.2, raising=False)
+    m = await monque(shutdown_timeout=0.2)
+    rec = recorder(m, "job:error", "job:complete")
+    entered = asyncio.Event()
+    release = asyncio.Event()  # set only after stop() returned, so the handler can end
+    swallowed = []
+
+    async def stubborn(job):
+        entered.set()
+        while not release.is_set():
+            try:
+                await release.wait()
+            except asyncio.CancelledError:
+                swallowed.append(job.id)  # and carries on, as some libraries do
+
+    m.register("stubborn", stubborn)
+    job = await m.enqueue("stubborn")
+    await m.start()
+    await asyncio.wait_for(entered.wait(), 5)
+    await asyncio.wait_for(m.stop(), 10)  # before the fix: waits for ever
+    assert swallowed  # it was cancelled, and ignored it
+    reported = len(rec.of("job:error"))
+    await asyncio.wait_for(m.stop(), 10)  # a second stop() (close() calls it) does not wait again
+    assert len(rec.of("job:error")) == reported
+    errors = [e.error for e in rec.of("job:error")]
+    assert errors and all(isinstance(e, ShutdownTimeoutError) for e in errors)
+    assert [j.id for j in errors[-1].incomplete_jobs] == [job.id]
+    assert "abandoned" in str(errors[-1])
+    stored = await m.get_job(job.id)
+    assert stored.status is JobStatus.PROCESSING  # left for stale recovery
+    release.set()

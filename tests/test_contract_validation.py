@@ -107,7 +107,20 @@ BAD_PAYLOADS = [
     pytest.param({1, 2}, id="set"),
     pytest.param(b"bytes", id="bytes"),
     pytest.param(_circular(), id="circular"),
+    # What BSON cannot hold is refused on both stores (issue 11 item 5)
+    pytest.param(2**63, id="int-above-int64"),
+    pytest.param(-(2**63) - 1, id="int-below-int64"),
+    pytest.param({"deep": [1, {"n": 2**64}]}, id="nested-int-above-int64"),
+    pytest.param({"k\x00ey": 1}, id="nul-in-key"),
+    pytest.param([{"a": {"\x00": None}}], id="nested-nul-key"),
 ]
+
+
+def test_int64_bounds_and_nul_in_values_are_accepted():
+    from monque_engine.validation import encode_payload
+
+    assert encode_payload([2**63 - 1, -(2**63)], None) == "[9223372036854775807,-9223372036854775808]"
+    assert encode_payload({"v": "a\x00b", "$set": 1}, None) == '{"v":"a\\u0000b","$set":1}'
 
 
 @pytest.mark.parametrize("data", BAD_PAYLOADS)
@@ -148,6 +161,54 @@ async def test_naive_run_at_is_rejected(monque):
     assert len(await m.get_jobs()) == 1
 
 
+@pytest.mark.parametrize("run_at", [
+    pytest.param(timedelta.max, id="timedelta.max"),
+    pytest.param(timedelta.min, id="timedelta.min"),
+    pytest.param(timedelta(days=3_000_000), id="past-year-9999"),
+])
+async def test_run_at_beyond_what_the_stores_hold_is_rejected(monque, run_at):
+    m = await monque()
+    with pytest.raises(InvalidJobQueryError) as info:
+        await m.enqueue("ok", 1, run_at=run_at)
+    assert "out of range" in str(info.value)
+    job = await m.enqueue("ok", 2)
+    with pytest.raises(InvalidJobQueryError):
+        await m.reschedule_job(job.id, run_at)
+    with pytest.raises(InvalidJobQueryError):
+        await m.enqueue_many([{"name": "ok", "data": 3, "run_at": run_at}])
+    assert [j.data for j in await m.get_jobs()] == [2]
+    assert (await m.get_job(job.id)).next_run_at_ms == job.next_run_at_ms
+
+
+async def test_the_extreme_instants_both_stores_hold_round_trip(monque):
+    from datetime import UTC
+
+    m = await monque()
+    first = await m.enqueue("ok", 1, run_at=datetime(1, 1, 1, tzinfo=UTC))
+    last = await m.enqueue("ok", 2, run_at=datetime.max.replace(tzinfo=UTC))
+    assert (await m.get_job(first.id)).next_run_at == datetime(1, 1, 1, tzinfo=UTC)
+    assert (await m.get_job(last.id)).next_run_at.year == 9999
+
+
+@pytest.mark.parametrize("skip", [2**63, 2**64, -1, 1.5, True])
+async def test_get_jobs_skip_out_of_range_is_a_query_error(monque, skip):
+    m = await monque()
+    with pytest.raises(InvalidJobQueryError, match="skip"):
+        await m.get_jobs(skip=skip)
+
+
+@pytest.mark.parametrize("query", [
+    "feed_interval_ms=nan", "feed_interval_ms=inf", "feed_interval_ms=-1", "feed_interval_ms=-inf",
+    "busy_timeout=nan", "busy_timeout=inf", "busy_timeout=-1", "feed_retention=nan", "feed_retention=1e400",
+])
+def test_sqlite_url_parameters_must_be_finite_and_in_range(tmp_path, query):
+    from monque_engine.store import InvalidStoreUrlError
+
+    with pytest.raises(InvalidStoreUrlError) as info:
+        Monque(f"sqlite:///{tmp_path}/x.db?{query}")
+    assert query.split("=")[0] in str(info.value) and "\n" not in str(info.value)
+
+
 async def test_invalid_cron_on_schedule_writes_nothing(monque):
     m = await monque()
     with pytest.raises(InvalidCronError):
@@ -172,10 +233,42 @@ async def test_invalid_cron_on_schedule_writes_nothing(monque):
     {"stale_recovery_interval": 0},
     {"stale_recovery_interval": "5"},
     {"no_such_option": 1},
+    # NaN, infinity, negative and out-of-range values (issue 9 item 10)
+    {"poll_interval": float("nan")},
+    {"safety_poll_interval": float("inf")},
+    {"heartbeat_interval": float("inf")},
+    {"lock_timeout": float("nan")},
+    {"lock_timeout": 1e300},
+    {"stale_recovery_interval": float("nan")},
+    {"stale_recovery_interval": float("-inf")},
+    {"shutdown_timeout": float("inf")},
+    {"shutdown_timeout": float("nan")},
+    {"base_retry_interval": -0.001},
+    {"base_retry_interval": float("nan")},
+    {"max_backoff_delay": float("inf")},
+    {"stats_cache_ttl": float("nan")},
+    {"worker_concurrency": 2**63},
+    {"instance_concurrency": 2**64},
+    {"max_retries": -1},
+    {"max_payload_size": 2**80},
+    {"job_retention": {"completed": float("nan")}},
+    {"job_retention": {"failed": float("inf")}},
+    {"job_retention": {"completed": 1, "interval": float("nan")}},
 ])
 def test_invalid_options_are_rejected(tmp_path, options):
     with pytest.raises(InvalidOptionError):
         Monque(f"sqlite:///{tmp_path}/x.db", **options)
+
+
+def test_invalid_option_errors_are_one_clear_line(tmp_path):
+    with pytest.raises(InvalidOptionError) as info:
+        Monque(f"sqlite:///{tmp_path}/x.db", heartbeat_interval=float("inf"))
+    assert str(info.value).startswith("Option heartbeat_interval must be a positive number of seconds")
+    assert "\n" not in str(info.value)
+
+
+def test_zero_base_retry_interval_is_accepted(tmp_path):
+    assert Monque(f"sqlite:///{tmp_path}/x.db", base_retry_interval=0).options.base_retry_interval == 0
 
 
 async def test_register_validation(monque):
@@ -187,6 +280,8 @@ async def test_register_validation(monque):
     m.register("w", lambda job: None, replace=True)
     with pytest.raises(WorkerRegistrationError):
         m.register("c", lambda job: None, concurrency=0)
+    with pytest.raises(WorkerRegistrationError):
+        m.register("c", lambda job: None, concurrency=2**63)
     with pytest.raises(WorkerRegistrationError):
         m.register("n", "not callable")  # type: ignore[arg-type]
     assert m.registered_names == ["w"]

@@ -43,7 +43,7 @@ async def test_a_job_reclaimed_by_the_same_instance_is_not_run_twice_at_once(tmp
     (the handler outlived lock_timeout). The process must not start a second copy beside the
     first (slots and shutdown track one handler per job id, and the first copy's completion
     would settle the second claim under it): the running copy settles the fresh claim."""
-    m = await _make(f"sqlite:///{tmp_path}/jobs.db", lock_timeout=60)
+    m = await _make(f"sqlite:///{tmp_path}/jobs.db", lock_timeout=60, heartbeat_interval=30)
     try:
         starts: list[str] = []
         gate = asyncio.Event()
@@ -58,7 +58,7 @@ async def test_a_job_reclaimed_by_the_same_instance_is_not_run_twice_at_once(tmp
         await poll_until(lambda: len(starts) == 1, message="first run started")
         table = m.options.collection_name
         await m.store.execute_write(  # type: ignore[attr-defined]
-            lambda c: c.execute(f"UPDATE {table} SET locked_at = locked_at - 120000 WHERE id = ?", (job.id,))
+            lambda c: c.execute(f"UPDATE {table} SET locked_at = locked_at - 120000, last_heartbeat = last_heartbeat - 120000 WHERE id = ?", (job.id,))
         )
         assert await m.recover_stale_jobs() == 1
         # The re-claim comes first (earliest nextRunAt); a second job then takes the other slot.

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from ..events import EventEmitter
 from ..options import MonqueOptions
 from ..store.base import JobStore
+
+
+def _no_wake_at(name: str, due_ms: int) -> None:
+    return None
+
+
+def _no_poll() -> None:
+    return None
 
 
 @dataclass(slots=True)
@@ -14,6 +23,12 @@ class SchedulerContext:
     store: JobStore
     options: MonqueOptions
     events: EventEmitter
+    #: Tell this process's processor that a job of ``name`` is due at ``due_ms``. Writes made
+    #: here wake the local workers directly (as upstream does), so polling or fallback mode
+    #: never adds a poll interval to work this process itself created.
+    wake_at: Callable[[str, int], None] = field(default=_no_wake_at)
+    #: Ask for a poll round now (after bulk writes whose due times this process does not know).
+    poll_soon: Callable[[], None] = field(default=_no_poll)
 
     @property
     def instance_id(self) -> str:

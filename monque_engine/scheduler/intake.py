@@ -9,25 +9,32 @@ from typing import Any
 from ..cron import build_repeat_interval, next_run_ms
 from ..errors import InvalidJobQueryError
 from ..ids import new_object_id
-from ..job import Job, NewJob
-from ..timeutil import datetime_to_ms, now_ms
+from ..job import Job, JobStatus, NewJob
+from ..timeutil import datetime_to_ms, in_range, now_ms, timedelta_ms
 from ..validation import encode_payload, validate_job_name, validate_unique_key
 from .context import SchedulerContext
 
 
 def run_at_ms(run_at: datetime | timedelta | None, now: int) -> int:
+    """The instant ``run_at`` names, refused when no store could hold it or read it back."""
     if run_at is None:
         return now
     if isinstance(run_at, timedelta):
-        return now + int(run_at.total_seconds() * 1000)
-    if isinstance(run_at, datetime):
+        when = now + timedelta_ms(run_at)
+    elif isinstance(run_at, datetime):
         if run_at.tzinfo is None:
             raise InvalidJobQueryError(
                 "run_at must be timezone-aware (for example datetime.now(UTC) + timedelta(minutes=5)) "
                 "or a timedelta from now"
             )
-        return datetime_to_ms(run_at)
-    raise InvalidJobQueryError(f"run_at must be a datetime or timedelta, got {type(run_at).__name__}")
+        when = datetime_to_ms(run_at)
+    else:
+        raise InvalidJobQueryError(f"run_at must be a datetime or timedelta, got {type(run_at).__name__}")
+    if not in_range(when):
+        raise InvalidJobQueryError(
+            f"run_at {run_at!r} is out of range: it must fall between the years 1 and 9999 (UTC)"
+        )
+    return when
 
 
 class JobIntake:
@@ -59,10 +66,15 @@ class JobIntake:
             unique_key=unique_key,
         )
 
+    def _woken(self, job: Job) -> Job:
+        if job.status is JobStatus.PENDING:
+            self._ctx.wake_at(job.name, job.next_run_at_ms)
+        return job
+
     async def enqueue(
         self, name: str, data: Any, run_at: datetime | timedelta | None = None, unique_key: str | None = None
     ) -> Job:
-        return await self._ctx.store.insert(self.build(name, data, run_at, unique_key))
+        return self._woken(await self._ctx.store.insert(self.build(name, data, run_at, unique_key)))
 
     async def schedule(
         self, cron: str, name: str, data: Any, unique_key: str | None = None, tz: str | None = None
@@ -71,7 +83,7 @@ class JobIntake:
         now = now_ms()
         job = self.build(name, data, None, unique_key, repeat_interval=repeat_interval, now=now)
         job.next_run_at_ms = next_run_ms(repeat_interval, now)
-        return await self._ctx.store.insert(job)
+        return self._woken(await self._ctx.store.insert(job))
 
     async def enqueue_many(self, items: Iterable[Mapping[str, Any]]) -> list[Job]:
         now = now_ms()
@@ -88,4 +100,4 @@ class JobIntake:
             jobs.append(self.build(item["name"], item.get("data"), item.get("run_at"), item.get("unique_key"), now=now))
         if not jobs:
             return []
-        return await self._ctx.store.insert_many(jobs)
+        return [self._woken(job) for job in await self._ctx.store.insert_many(jobs)]

@@ -148,6 +148,9 @@ class Lifecycle:
                         processor.wake_at(name, due)
             except MonqueError as error:
                 self._ctx.events.emit("job:error", JobErrorEvent(error))
+            except Exception as error:  # noqa: BLE001 - one bad answer (a foreign document…) must not end polling
+                log.exception("poll round failed")
+                self._ctx.events.emit("job:error", JobErrorEvent(error))
             options = self._ctx.options
             interval = options.safety_poll_interval if self.feed_live else options.poll_interval
             self._poll_now.clear()

@@ -48,6 +48,7 @@ class JobManager:
         result = await self._ctx.store.retry(key, now_ms())
         if result is not None:
             job, previous = result
+            self._ctx.wake_at(job.name, job.next_run_at_ms)
             self._ctx.events.emit("job:retried", JobRetriedEvent(job, previous.value))
             return job
         current = await self._ctx.store.get(key)
@@ -63,6 +64,7 @@ class JobManager:
         when = run_at_ms(run_at, now)
         job = await self._ctx.store.reschedule(key, when, now)
         if job is not None:
+            self._ctx.wake_at(job.name, job.next_run_at_ms)
             return job
         current = await self._ctx.store.get(key)
         if current is None:
@@ -92,14 +94,16 @@ class JobManager:
         allowed = RETRYABLE if requested is None else tuple(s for s in requested if s in RETRYABLE)
         if not allowed:
             return BulkOperationResult(0, [])
-        count = await self._ctx.store.retry_many(to_store_selector(selector, allowed), now_ms(), RETRY_SPREAD_MS)
-        return self._bulk("jobs:retried", count)
+        count, errors = await self._ctx.store.retry_many(to_store_selector(selector, allowed), now_ms(), RETRY_SPREAD_MS)
+        if count > 0:
+            self._ctx.poll_soon()  # retried jobs are due over the next 30 s: arm this process's timers
+        return self._bulk("jobs:retried", count, errors)
 
     async def delete_jobs(self, selector: JobSelector | None) -> BulkOperationResult:
         count = await self._ctx.store.delete_many(to_store_selector(selector))
         return self._bulk("jobs:deleted", count)
 
-    def _bulk(self, event: str, count: int) -> BulkOperationResult:
+    def _bulk(self, event: str, count: int, errors: list[dict[str, str]] | None = None) -> BulkOperationResult:
         if count > 0:
             self._ctx.events.emit(event, CountEvent(count))
-        return BulkOperationResult(count, [])
+        return BulkOperationResult(count, errors or [])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Iterable, Mapping
 from datetime import datetime, timedelta
 from types import TracebackType
@@ -34,6 +35,13 @@ from .processor import Handler, JobProcessor
 from .query import JobQuery
 
 
+log = logging.getLogger("monque_engine")
+
+#: How long stop() waits, after ``shutdown_timeout``, for cancelled handlers and outcome
+#: writes before abandoning them (so stop() never outlasts shutdown_timeout + this).
+SHUTDOWN_GRACE = 5.0
+
+
 class Monque:
     """A job queue on one jobs collection.
 
@@ -44,6 +52,14 @@ class Monque:
 
     def __init__(self, store: str | JobStore = DEFAULT_URL, **options: Any) -> None:
         self.options = MonqueOptions.from_kwargs(options)
+        if self.options.recover_stale_jobs and self.options.lock_timeout < 2 * self.options.heartbeat_interval:
+            # Liveness is the heartbeat (ADR 0004): with less than two beats per lock_timeout,
+            # a running job can look stale between two beats and be handed to another worker.
+            log.warning(
+                "lock_timeout (%g s) is under twice heartbeat_interval (%g s): running jobs may be "
+                "recovered as stale between heartbeats; raise lock_timeout or lower heartbeat_interval",
+                self.options.lock_timeout, self.options.heartbeat_interval,
+            )
         self._url = store if isinstance(store, str) else None
         self.store: JobStore = open_store(store) if isinstance(store, str) else store
         self.events = EventEmitter()
@@ -53,10 +69,14 @@ class Monque:
         self._manager = JobManager(self._ctx)
         self._query = JobQuery(self._ctx, self._processor.summaries)
         self._lifecycle = Lifecycle(self._ctx, self._processor)
+        self._ctx.wake_at = self._processor.wake_at
+        self._ctx.poll_soon = self._lifecycle.poll_soon
         self._initialized = False
         self._init_lock = asyncio.Lock()
         self._start_lock = asyncio.Lock()
         self._stopping: asyncio.Task[None] | None = None
+        #: Tasks a timed-out stop() gave up on: a later stop() or close() does not wait again.
+        self._abandoned: set[asyncio.Task[None]] = set()
 
     # -- identity -------------------------------------------------------------------------------
     @property
@@ -141,38 +161,59 @@ class Monque:
                 self._stopping = None
 
     async def _stop(self) -> None:
+        """Bounded by ``shutdown_timeout`` plus ``SHUTDOWN_GRACE``, whatever handlers do.
+
+        Handlers get until ``shutdown_timeout`` (counted from the call); the ones still
+        running are reported with ``ShutdownTimeoutError`` (a ``job:error``) and cancelled.
+        Cancelled handlers and outcome writes get the grace to finish; a task still running
+        after it (a handler that swallows ``CancelledError``, a write stuck on the network)
+        is abandoned, reported the same way, and its job is left to stale recovery.
+        """
         processor = self._processor
-        if not processor.running and not processor.running_tasks():
-            return
+        if not processor.running and all(task in self._abandoned for task in processor.running_tasks()):
+            return  # nothing runs, or only what an earlier stop() already gave up on
+        loop = asyncio.get_running_loop()
+        jobs_deadline = loop.time() + self.options.shutdown_timeout
+        final_deadline = jobs_deadline + SHUTDOWN_GRACE
         processor.stop_claiming()
         await self._lifecycle.stop_background()
-        await processor.join_fillers()
+        if not await processor.join_fillers(jobs_deadline - loop.time(), SHUTDOWN_GRACE):
+            self._shutdown_timed_out("a claim was still in flight (it is left for stale recovery)", [])
         running = processor.running_jobs()
         if running:
-            done, pending = await asyncio.wait(running.values(), timeout=self.options.shutdown_timeout)
+            done, pending = await asyncio.wait(running.values(), timeout=max(0.0, jobs_deadline - loop.time()))
             if pending:
                 # Only handlers still running are given up on. A job whose handler returned is
                 # writing its outcome: cancelling would not stop that write, only lose its event
-                # and misreport the job as left for recovery; let it finish.
+                # and misreport the job as left for recovery; let it finish within the grace.
                 stuck = {job_id: task for job_id, task in running.items()
                          if task in pending and job_id not in processor.finishing}
                 if stuck:
                     incomplete = [job for job in processor.active_jobs if job.id in stuck]
-                    self.events.emit("job:error", JobErrorEvent(ShutdownTimeoutError(
-                        f"Shutdown timed out after {self.options.shutdown_timeout:g} s with {len(incomplete)} "
-                        "job(s) still running; they stay processing and stale recovery will return them to pending",
-                        incomplete,
-                    )))
+                    self._shutdown_timed_out(
+                        f"{len(incomplete)} job(s) still running; they stay processing and stale recovery "
+                        "will return them to pending", incomplete)
                     for task in stuck.values():
                         task.cancel()
-                # Outcome writes normally land in milliseconds; a store that cannot be written
-                # to must not hold stop() forever (those jobs stay processing for recovery).
-                _, unfinished = await asyncio.wait(pending, timeout=max(5.0, self.options.shutdown_timeout))
-                for task in unfinished:
-                    task.cancel()
-                await asyncio.gather(*pending, return_exceptions=True)
+                # At least a moment, so cancelled handlers can unwind even if the fillers used the grace.
+                _, unfinished = await asyncio.wait(pending, timeout=max(0.1, final_deadline - loop.time()))
+                if unfinished:
+                    left = {job_id for job_id, task in running.items() if task in unfinished}
+                    abandoned = [job for job in processor.active_jobs if job.id in left]
+                    self._shutdown_timed_out(
+                        f"{len(abandoned)} job(s) did not end within {SHUTDOWN_GRACE:g} s of being cancelled "
+                        "(a handler that ignores cancellation, or an outcome write that cannot reach the store); "
+                        "they are abandoned and stale recovery will return them to pending", abandoned)
+                    for task in unfinished:
+                        task.cancel()  # once more; never awaited: stop() must not wait for them
+                        self._abandoned.add(task)
+                        task.add_done_callback(self._abandoned.discard)
         await self._lifecycle.stop_heartbeat()
         self._query.stats_cache.clear()
+
+    def _shutdown_timed_out(self, detail: str, jobs: list[Job]) -> None:
+        self.events.emit("job:error", JobErrorEvent(ShutdownTimeoutError(
+            f"Shutdown timed out after {self.options.shutdown_timeout:g} s: {detail}", jobs)))
 
     async def close(self) -> None:
         """Stop, then release the store (threads, connections)."""

@@ -21,9 +21,10 @@ from dataclasses import dataclass, field
 
 from ..backoff import backoff_delay_ms
 from ..cron import next_run_ms
-from ..errors import WorkerRegistrationError
+from ..errors import InvalidCronError, WorkerRegistrationError
 from ..events import JobCompleteEvent, JobErrorEvent, JobFailEvent
 from ..job import Job, JobStatus, WorkerSummary
+from ..options import MAX_COUNT
 from ..timeutil import now_ms
 from ..validation import validate_job_name
 from .context import SchedulerContext
@@ -57,9 +58,53 @@ class Worker:
     rearm: bool = False  # a due-time timer fired: after the claim, arm one for the next future job
 
 
+MAX_REASON_CHARS = 8_192
+
+
 def _error_message(error: BaseException) -> str:
-    text = str(error)
-    return text if text else type(error).__name__
+    """The failReason for ``error``; never raises (as upstream's ``toError``).
+
+    Recording a failure must not fail: an exception whose ``__str__`` raises, returns a
+    non-string or holds lone surrogates (``os.fsdecode`` of a bad file name) would
+    otherwise abort the fail write, leaving the job processing to be re-run after every
+    lock timeout and never ending failed. Such text is made storable, not dropped.
+    """
+    try:
+        name = type(error).__name__
+        if not isinstance(name, str):
+            name = "Exception"
+    except Exception:  # noqa: BLE001 - a hostile metaclass
+        name = "Exception"
+    try:
+        text = str(error)
+        if not isinstance(text, str):
+            raise TypeError("__str__ returned a non-string")
+    except Exception:  # noqa: BLE001 - any failure to describe the error falls back to its type
+        text = f"{name} (its message could not be read)"
+    if not text:
+        text = name
+    if len(text) > MAX_REASON_CHARS:
+        text = text[:MAX_REASON_CHARS] + "…"
+    # Lone surrogates cannot be stored as UTF-8 by either store: escape them visibly.
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _schedule_error(repeat_interval: str) -> InvalidCronError | None:
+    try:
+        next_run_ms(repeat_interval, now_ms())
+    except InvalidCronError as error:
+        return error
+    return None
+
+
+def _next_generation(running: Job, claimed: Job) -> bool:
+    """Whether a claim of a job this process is running took a *later* run of it.
+
+    An outcome write always leaves a trace on the row: a failure raises failCount, a
+    recurring completion moves nextRunAt (strictly later), an operator's retry resets
+    failCount and moves nextRunAt. Stale recovery alone changes neither.
+    """
+    return claimed.fail_count != running.fail_count or claimed.next_run_at_ms != running.next_run_at_ms
 
 
 class JobProcessor:
@@ -78,6 +123,9 @@ class JobProcessor:
         #: Jobs whose handler has returned and whose outcome write is in flight. Shutdown
         #: must not cancel these: the write is already on its way to the store.
         self.finishing: set[str] = set()
+        #: Claims of a job whose previous run's task has not ended yet (see _fill_loop).
+        self._deferred_launches: dict[str, tuple[Worker, Job]] = {}
+        self._releases: set[asyncio.Task[None]] = set()
 
     # -- registration ---------------------------------------------------------------------------
     def register(self, name: str, handler: Handler, concurrency: int | None = None, replace: bool = False) -> None:
@@ -85,8 +133,8 @@ class JobProcessor:
         if not callable(handler):
             raise WorkerRegistrationError(f"Handler for {name!r} must be callable", name)
         size = self._ctx.options.worker_concurrency if concurrency is None else concurrency
-        if not isinstance(size, int) or isinstance(size, bool) or size < 1:
-            raise WorkerRegistrationError(f"Concurrency for {name!r} must be an integer of at least 1", name)
+        if not isinstance(size, int) or isinstance(size, bool) or not 1 <= size <= MAX_COUNT:
+            raise WorkerRegistrationError(f"Concurrency for {name!r} must be an integer from 1 to {MAX_COUNT}", name)
         existing = self.workers.get(name)
         if existing is not None and not replace:
             raise WorkerRegistrationError(
@@ -135,10 +183,14 @@ class JobProcessor:
         """Arm a timer so a job due later is claimed on time, keeping the earliest per name."""
         if name not in self.workers or not self.running:
             return
-        delay = (due_ms - now_ms()) / 1000
-        if delay <= 0.001:
+        now = now_ms()
+        if due_ms <= now:
+            # Due already: the claim that follows reads now_ms() again, which can only be
+            # later, so it sees the job. Anything later, even by 1 ms, needs a timer: a claim
+            # made now would find nothing and nobody would look again until the safety poll.
             self.wake(name)
             return
+        delay = (due_ms - now) / 1000
         current = self._timer_due.get(name)
         if current is not None and current <= due_ms:
             return
@@ -150,7 +202,12 @@ class JobProcessor:
 
     def _timer_fired(self, name: str) -> None:
         self._timers.pop(name, None)
-        self._timer_due.pop(name, None)
+        due = self._timer_due.pop(name, None)
+        if due is not None and due > now_ms():
+            # The loop's monotonic clock and the wall clock disagree (or the wall clock was
+            # set back): not due yet by the clock claims compare with, so wait the rest.
+            self.wake_at(name, due)
+            return
         worker = self.workers.get(name)
         if worker is not None:
             # wake_at keeps only the earliest due time per name, so later ones it was told
@@ -173,10 +230,23 @@ class JobProcessor:
         for worker in self.workers.values():
             worker.wake.set()
 
-    async def join_fillers(self) -> None:
+    async def join_fillers(self, timeout: float, grace: float) -> bool:
+        """Wait up to ``timeout`` for the claim loops to end; False when one had to be cancelled.
+
+        A filler only lingers while a claim is in flight (a locked file, a half-open
+        connection). Past the deadline it is cancelled: whatever that claim takes, if it
+        still commits, stays processing under this instance and stale recovery returns it.
+        """
         fillers = list(self._fillers)  # replaced fillers may still be finishing a claim
-        if fillers:
-            await asyncio.gather(*fillers, return_exceptions=True)
+        if not fillers:
+            return True
+        _, pending = await asyncio.wait(fillers, timeout=max(0.0, timeout))
+        if not pending:
+            return True
+        for task in pending:
+            task.cancel()
+        await asyncio.wait(pending, timeout=grace)
+        return False
 
     def running_tasks(self) -> list[asyncio.Task[None]]:
         return [task for worker in self.workers.values() for task in worker.slots.tasks.values()]
@@ -241,10 +311,16 @@ class JobProcessor:
                     return
                 current = self.workers.get(worker.name, worker)  # a replacement's handler runs them
                 for job in jobs:
-                    if job.id in current.slots.active:
-                        # Stale recovery handed back a job whose handler still runs here (it
-                        # outlived lock_timeout): the running copy settles the fresh claim;
-                        # never run two copies of one job in one process.
+                    running = current.slots.active.get(job.id)
+                    if running is not None:
+                        if job.id in self.finishing and _next_generation(running, job):
+                            # The running copy's outcome (a retry due at once, a recurring
+                            # run due already) was written and this claim took the next run
+                            # before the copy's task ended: start it once that task ends.
+                            self._defer_launch(current, job)
+                        # Otherwise stale recovery handed back a job whose handler still runs
+                        # here: the running copy settles the fresh claim; never run two
+                        # copies of one job in one process.
                         continue
                     self._launch(current, job)
                 if len(jobs) == slots:
@@ -261,7 +337,14 @@ class JobProcessor:
         except Exception as error:  # noqa: BLE001 - the safety poll still covers it
             self._ctx.events.emit("job:error", JobErrorEvent(error))
             return
-        if due is not None and self.running:
+        if due is None or not self.running:
+            return
+        if due <= now_ms():
+            # Became due while we looked: claim it, and look again after that claim, since
+            # later due times dropped by wake_at (it keeps only the earliest) are still unarmed.
+            worker.rearm = True
+            self.wake(worker.name)
+        else:
             self.wake_at(worker.name, due)
 
     async def _release(self, jobs: list[Job]) -> None:
@@ -283,6 +366,15 @@ class JobProcessor:
     async def _execute(self, worker: Worker, job: Job) -> None:
         ctx = self._ctx
         try:
+            if job.repeat_interval is not None:
+                schedule_error = _schedule_error(job.repeat_interval)
+                if schedule_error is not None:
+                    # A schedule no parser here can read (stored by another producer, or by an
+                    # older version) would fail after every run and be retried for ever: fail
+                    # it once, before the handler runs, with the parser's reason.
+                    self.finishing.add(job.id)
+                    await self._fail(job, schedule_error, terminal=True)
+                    return
             ctx.events.emit("job:start", job)
             started = time.perf_counter()
             try:
@@ -305,7 +397,27 @@ class JobProcessor:
             worker.slots.active.pop(job.id, None)
             worker.slots.tasks.pop(job.id, None)
             self._total_active -= 1
+            self._launch_deferred(job.id)
             self._slot_freed(self.workers.get(worker.name, worker))
+
+    def _defer_launch(self, worker: Worker, job: Job) -> None:
+        worker.slots.reserved += 1  # the claim holds a slot until it can start
+        self._total_reserved += 1
+        self._deferred_launches[job.id] = (worker, job)
+
+    def _launch_deferred(self, job_id: str) -> None:
+        deferred = self._deferred_launches.pop(job_id, None)
+        if deferred is None:
+            return
+        worker, job = deferred
+        worker.slots.reserved -= 1
+        self._total_reserved -= 1
+        if self.running:
+            self._launch(self.workers.get(worker.name, worker), job)
+        else:  # shutdown began: the claim goes back to pending, like any claim landing now
+            task = asyncio.get_running_loop().create_task(self._release([job]))
+            self._releases.add(task)
+            task.add_done_callback(self._releases.discard)
 
     def _slot_freed(self, worker: Worker) -> None:
         if worker.work_hint:
@@ -321,6 +433,9 @@ class JobProcessor:
             now = now_ms()
             next_run = next_run_ms(job.repeat_interval, now) if job.repeat_interval else None
             updated = await ctx.store.complete(job.id, ctx.instance_id, now, next_run)
+        except InvalidCronError as error:  # no next run can be computed: retrying cannot help
+            await self._fail(job, error, terminal=True)
+            return
         except Exception as error:  # noqa: BLE001 - upstream: a failed completion takes the fail path
             await self._fail(job, error)
             return
@@ -331,12 +446,12 @@ class JobProcessor:
         if ctx.events.has_listeners("job:complete"):
             ctx.events.emit("job:complete", JobCompleteEvent(updated, duration_ms))
 
-    async def _fail(self, job: Job, error: BaseException) -> None:
+    async def _fail(self, job: Job, error: BaseException, terminal: bool = False) -> None:
         ctx = self._ctx
         fail_count = job.fail_count + 1
         now = now_ms()
         retry_at = None
-        if fail_count < ctx.options.max_retries:
+        if not terminal and fail_count < ctx.options.max_retries:
             retry_at = now + backoff_delay_ms(fail_count, self._base_ms, self._max_ms)
         try:
             updated = await ctx.store.fail(job.id, ctx.instance_id, now, fail_count, _error_message(error), retry_at)

@@ -26,6 +26,7 @@ from .context import SchedulerContext
 from .selectors import _name, to_store_filter, to_store_selector
 
 MAX_QUERY_LIMIT = 1000
+MAX_SKIP = 2**63 - 1  # what SQLite's OFFSET and MongoDB's skip (int64) can carry
 STATS_CACHE_ENTRIES = 100
 
 
@@ -86,8 +87,8 @@ class JobQuery:
         return None if key is None else await self._ctx.store.get(key)
 
     async def get_jobs(self, name: str | None = None, status: Any = None, limit: int = 100, skip: int = 0) -> list[Job]:
-        if not isinstance(skip, int) or isinstance(skip, bool) or skip < 0:
-            raise InvalidJobQueryError(f"skip must be a non-negative integer, got {skip!r}")
+        if not isinstance(skip, int) or isinstance(skip, bool) or not 0 <= skip <= MAX_SKIP:
+            raise InvalidJobQueryError(f"skip must be an integer from 0 to {MAX_SKIP} (2**63-1), got {skip!r}")
         selector = to_store_selector(JobSelector(name=name, status=status))
         return await self._ctx.store.find(selector, _limit(limit, 100), skip)
 

@@ -214,3 +214,18 @@ def test_env_configures_the_worker_and_flags_win(spawn: Callable[..., CliProcess
     started = flags.wait_for_event("worker:started")
     assert (started["concurrency"], started["instance_id"], started["url"]) == (7, "from-flag", other)
     assert flags.wait_exit() == 0
+
+
+def test_shutdown_timeout_exits_5_even_with_a_handler_that_swallows_cancellation(
+    spawn: Callable[..., CliProcess], db_url: str
+) -> None:
+    worker = start_worker(spawn, db_url, "--shutdown-timeout", "0.5")
+    job_id = enqueue(db_url, "stubborn")
+    worker.wait_for_event("job:start", job_id=job_id)
+    worker.send(signal.SIGTERM)
+    # Bounded by shutdown_timeout + the engine's grace (5 s); before the fix it never exited.
+    assert worker.wait_exit(timeout=20) == 5
+    error = worker.wait_for_event("job:error")
+    assert error["error_type"] == "ShutdownTimeoutError"
+    worker.wait_for_event("worker:stopped", code=5)
+    assert get_job(db_url, job_id).status == "processing"  # left for stale recovery

@@ -12,13 +12,13 @@ import asyncio
 import collections
 import os
 import sqlite3
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 from ...cursor import CursorAnchor
-from ...errors import ConnectionError
+from ...errors import ConnectionError, UniqueKeyConflictError
 from ...job import ChangeEvent, CursorDirection, Job, JobSort, JobStatus, NewJob, QueueStats
 from ..base import JobStore, StoreListFilter, StoreOpenOptions, StoreSelector
 from . import migrations
@@ -366,17 +366,21 @@ class SqliteStore(JobStore):
         )
 
     def _bulk_update(self, conn: sqlite3.Connection, assignments: str, params: Sequence[Any],
-                     where: str, where_params: Sequence[Any]) -> int:
+                     where: str, where_params: Sequence[Any],
+                     exclude: Callable[[sqlite3.Connection, str], int] | None = None) -> int:
         """Update every matching job and feed exactly those rows, without pulling ids into Python.
 
         The ids go through a temp table so a million-row retry costs memory in SQLite's
-        temp store, not in this process.
+        temp store, not in this process. ``exclude`` may take ids out of that table first
+        (it returns how many it removed).
         """
         t = self._t
         affected = f"temp.{t.jobs}_affected"
         conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS {t.jobs}_affected (id TEXT PRIMARY KEY) WITHOUT ROWID")
         conn.execute(f"DELETE FROM {affected}")
         count = conn.execute(f"INSERT INTO {affected} (id) SELECT id FROM {t.jobs} WHERE {where}", where_params).rowcount
+        if count and exclude is not None:
+            count -= exclude(conn, affected)
         if count:
             in_affected = f"id IN (SELECT id FROM {affected})"
             conn.execute(f"UPDATE {t.jobs} SET {assignments} WHERE {in_affected}", params)
@@ -611,12 +615,15 @@ class SqliteStore(JobStore):
         )
         return await self._write(lambda conn: conn.execute(sql, (now_ms, now_ms, owner)).rowcount)  # type: ignore[no-any-return]
 
-    async def recover_stale(self, locked_before_ms: int, now_ms: int) -> int:
+    async def recover_stale(self, stale_before_ms: int, now_ms: int) -> int:
+        # Liveness is the heartbeat (lockedAt only where a job has none, e.g. a foreign
+        # writer's claim): a long job whose owner keeps heartbeating is never taken (ADR 0004).
         sql = (
             f"UPDATE {self._t.jobs} SET status = 'pending', updated_at = ?, {_CLAIM_RELEASE} "
-            f"WHERE status = 'processing' AND locked_at < ? RETURNING {self._t.columns}"
+            "WHERE status = 'processing' AND coalesce(last_heartbeat, locked_at) < ? "
+            f"RETURNING {self._t.columns}"
         )
-        return await self._write(lambda conn: self._update_and_feed(conn, sql, (now_ms, locked_before_ms)))  # type: ignore[no-any-return]
+        return await self._write(lambda conn: self._update_and_feed(conn, sql, (now_ms, stale_before_ms)))  # type: ignore[no-any-return]
 
     async def purge_finished(self, status: JobStatus, updated_before_ms: int) -> int:
         params = (status.value, updated_before_ms)
@@ -748,7 +755,10 @@ class SqliteStore(JobStore):
 
     async def retry(self, job_id: str, now_ms: int) -> tuple[Job, JobStatus] | None:
         t = self._t
-        before_sql = f"SELECT status FROM {t.jobs} WHERE id = ? AND status IN ('failed','cancelled')"
+        before_sql = f"SELECT status, name, unique_key FROM {t.jobs} WHERE id = ? AND status IN ('failed','cancelled')"
+        holder_sql = (
+            f"SELECT id FROM {t.jobs} WHERE name = ? AND unique_key = ? AND status IN ('pending','processing') LIMIT 1"
+        )
         update = self._guarded_single(
             f"status = 'pending', fail_count = 0, next_run_at = ?, updated_at = ?, fail_reason = NULL, {_CLAIM_RELEASE}",
             (now_ms, now_ms), job_id, ("failed", "cancelled"),
@@ -758,8 +768,13 @@ class SqliteStore(JobStore):
             before = conn.execute(before_sql, (job_id,)).fetchone()
             if before is None:
                 return None
+            status, name, unique_key = before
+            if unique_key is not None:
+                holder = conn.execute(holder_sql, (name, unique_key)).fetchone()
+                if holder is not None:
+                    raise UniqueKeyConflictError(job_id, name, unique_key, holder[0])
             job = update(conn)
-            return (job, JobStatus(before[0])) if job is not None else None
+            return (job, JobStatus(status)) if job is not None else None
 
         return await self._write(op, inline=True)  # type: ignore[no-any-return]
 
@@ -776,14 +791,56 @@ class SqliteStore(JobStore):
             lambda conn: self._bulk_update(conn, "status = 'cancelled', updated_at = ?", (now_ms,), where, params)
         )
 
-    async def retry_many(self, selector: StoreSelector, now_ms: int, spread_ms: int) -> int:
+    async def retry_many(
+        self, selector: StoreSelector, now_ms: int, spread_ms: int
+    ) -> tuple[int, list[dict[str, str]]]:
         where, params = selector_where(selector)
         assignments = (
             f"status = 'pending', fail_count = 0, fail_reason = NULL, {_CLAIM_RELEASE}, "
             "next_run_at = ? + (random() & 9223372036854775807) % ?, updated_at = ?"
         )
         values = (now_ms, max(1, spread_ms), now_ms)
-        return await self._write(lambda conn: self._bulk_update(conn, assignments, values, where, params))  # type: ignore[no-any-return]
+
+        def op(conn: sqlite3.Connection) -> tuple[int, list[dict[str, str]]]:
+            errors: list[dict[str, str]] = []
+            count = self._bulk_update(
+                conn, assignments, values, where, params,
+                exclude=lambda c, affected: self._unique_key_clashes(c, affected, errors),
+            )
+            return count, errors
+
+        return await self._write(op)  # type: ignore[no-any-return]
+
+    def _unique_key_clashes(self, conn: sqlite3.Connection, affected: str, errors: list[dict[str, str]]) -> int:
+        """Take out of a bulk retry every job whose unique key another live job would hold.
+
+        The holder is a pending or processing job of the same name and key, or, when several
+        selected jobs share a key and none is live, the first of them by id (it is retried;
+        the rest would be its duplicates). Each one taken out is listed in ``errors``.
+        """
+        j = self._t.jobs
+        candidates = conn.execute(
+            f"SELECT a.id, a.name, a.unique_key FROM {j} a WHERE a.id IN (SELECT id FROM {affected}) "
+            "AND a.unique_key IS NOT NULL ORDER BY a.name, a.unique_key, a.id"
+        ).fetchall()
+        if not candidates:
+            return 0
+        live_sql = f"SELECT id FROM {j} WHERE name = ? AND unique_key = ? AND status IN ('pending','processing') LIMIT 1"
+        holders: dict[tuple[str, str], str] = {}
+        clashing: list[tuple[str, str, str, str]] = []
+        for job_id, name, key in candidates:
+            holder = holders.get((name, key))
+            if holder is None:
+                row = conn.execute(live_sql, (name, key)).fetchone()
+                if row is None:
+                    holders[(name, key)] = job_id  # nobody holds it: this one is retried
+                    continue
+                holder = holders[(name, key)] = row[0]
+            clashing.append((job_id, name, key, holder))
+        for job_id, name, key, holder in clashing:
+            errors.append({"jobId": job_id, "error": str(UniqueKeyConflictError(job_id, name, key, holder))})
+        conn.executemany(f"DELETE FROM {affected} WHERE id = ?", [(c[0],) for c in clashing])
+        return len(clashing)
 
     async def delete_many(self, selector: StoreSelector) -> int:
         where, params = selector_where(selector)

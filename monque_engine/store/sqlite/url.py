@@ -14,15 +14,16 @@ Query parameters:
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, unquote
 
-from ...errors import MonqueError
+from .. import InvalidStoreUrlError
 
 
-class InvalidSqliteUrlError(MonqueError, ValueError):
-    pass
+class InvalidSqliteUrlError(InvalidStoreUrlError):
+    """A SQLite URL that cannot be used; an ``InvalidStoreUrlError`` like every bad store URL."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,13 +45,17 @@ class SqliteSettings:
 _USAGE = "use sqlite:///relative/path.db or sqlite:////absolute/path.db"
 
 
-def _number(key: str, value: str, low: float) -> float:
+def _number(key: str, value: str, low: float, high: float) -> float:
+    """A finite number in [low, high]: NaN would make the feed spin (every comparison is
+    false) and infinity would kill its thread, so both are refused here, with the range."""
     try:
         number = float(value)
     except ValueError:
         raise InvalidSqliteUrlError(f"SQLite URL parameter {key}={value!r} is not a number") from None
-    if number < low:
-        raise InvalidSqliteUrlError(f"SQLite URL parameter {key} must be at least {low:g}, got {value}")
+    if not math.isfinite(number) or not low <= number <= high:
+        raise InvalidSqliteUrlError(
+            f"SQLite URL parameter {key} must be a number from {low:g} to {high:g}, got {value!r}"
+        )
     return number
 
 
@@ -76,11 +81,11 @@ def parse_sqlite_url(url: str, **overrides: object) -> SqliteSettings:
                 raise InvalidSqliteUrlError(f"SQLite URL parameter synchronous must be normal or full, got {value!r}")
             values["synchronous"] = value.lower()
         elif key == "busy_timeout":
-            values["busy_timeout"] = _number(key, value, 0)
+            values["busy_timeout"] = _number(key, value, 0, 86_400)
         elif key == "feed_interval_ms":
-            values["feed_interval"] = _number(key, value, 0.1) / 1000
+            values["feed_interval"] = _number(key, value, 0.1, 60_000) / 1000
         elif key == "feed_retention":
-            values["feed_retention"] = int(_number(key, value, 1000))
+            values["feed_retention"] = int(_number(key, value, 1000, 1e12))
         elif key == "inline_writes":
             values["inline_writes"] = value not in ("0", "false", "no", "off")
         elif key == "mode":

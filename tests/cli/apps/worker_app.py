@@ -31,6 +31,15 @@ def sync_slow(job: Job) -> None:
     time.sleep(float(job.data["seconds"]))
 
 
+async def stubborn(job: Job) -> None:
+    """Swallows every cancellation (as some libraries do) and keeps going."""
+    while True:
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            continue
+
+
 async def boom(job: Job) -> None:
     raise RuntimeError(f"boom {job.data}")
 
@@ -47,6 +56,7 @@ def setup(monque: Monque) -> None:
     monque.register("sync.fast", sync_fast)
     monque.register("sync.slow", sync_slow)
     monque.register("boom", boom)
+    monque.register("stubborn", stubborn)
     monque.register("textual.check", textual_check)
 
 
