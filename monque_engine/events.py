@@ -20,6 +20,7 @@ EVENT_NAMES = frozenset({
     "changestream:connected", "changestream:error", "changestream:closed", "changestream:fallback",
     "job:cancelled", "job:retried", "job:deleted",
     "jobs:cancelled", "jobs:retried", "jobs:deleted",
+    "queue:paused", "queue:resumed",
 })  # fmt: skip
 
 Listener = Callable[[Any], Any]
@@ -138,3 +139,11 @@ class ChangeStreamEvent:
 
     error: BaseException | None = None
     reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class QueueControlEvent:
+    """queue:paused and queue:resumed: this process saw claiming of ``name`` paused or resumed
+    in the store (by itself or by another process), so its workers now follow it."""
+
+    name: str

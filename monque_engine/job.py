@@ -278,6 +278,9 @@ class JobSelector:
     status: StatusArg = None
     older_than: datetime | None = None  # createdAt <
     newer_than: datetime | None = None  # createdAt >
+    #: Ours: updatedAt < this. A console counts the jobs, asks, then acts with this bound set to
+    #: the instant of the count, so the action never reaches a job that changed after the question.
+    updated_before: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -369,3 +372,119 @@ class ChangeEvent:
     name: str | None = None
     status: JobStatus | None = None
     next_run_at_ms: int | None = None
+
+
+# -- fleet and queue control (issue 13) --------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class InstanceRecord:
+    """What a running ``Monque`` writes about itself in the store's instance registry.
+
+    Kept in its own table / collection (``<collection>_instances``), never in job documents,
+    so Node Monque and old readers never see it. Instants are epoch ms.
+    """
+
+    id: str
+    host: str
+    pid: int
+    version: str
+    started_at_ms: int
+    heartbeat_interval_ms: int
+    #: Job name -> concurrency of every handler this instance registered.
+    workers: dict[str, int]
+    running: int
+    #: Outcomes this instance wrote since it started: completions plus failed attempts.
+    processed: int
+    #: Failed attempts among ``processed`` (a retry later counts again).
+    failed: int
+    last_heartbeat_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerHolding:
+    """Processing jobs grouped by ``claimedBy``: how a store sees owners that never register."""
+
+    owner: str
+    jobs: int
+    #: The freshest liveness instant among its jobs (``lastHeartbeat``, else ``lockedAt``).
+    last_heartbeat_ms: int | None
+    #: The largest ``heartbeatInterval`` its jobs carry (ms), None when none does.
+    heartbeat_interval_ms: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class InstanceInfo:
+    """One scheduler instance as ``Monque.instances()`` reports it.
+
+    ``inferred`` instances did not register (Node Monque workers, or Python ones older than
+    the registry): they are known only from the processing jobs they hold, so host, pid,
+    version, start time and counts are unknown (None). ``alive`` is False once the last
+    heartbeat is older than twice the heartbeat interval (ADR 0004).
+    """
+
+    id: str
+    inferred: bool
+    alive: bool
+    #: Processing jobs currently claimed by this instance.
+    jobs_held: int
+    last_heartbeat: datetime | None
+    heartbeat_interval: float  # seconds
+    host: str | None = None
+    pid: int | None = None
+    version: str | None = None
+    started_at: datetime | None = None
+    workers: dict[str, int] = field(default_factory=dict)
+    running: int | None = None
+    processed: int | None = None
+    failed: int | None = None
+
+    def heartbeat_age(self, now: datetime) -> float | None:
+        """Seconds since the last heartbeat, None when there never was one."""
+        return None if self.last_heartbeat is None else (now - self.last_heartbeat).total_seconds()
+
+
+@dataclass(frozen=True, slots=True)
+class PendingHealth:
+    """Per name, what the store says about pending jobs at one instant (ms)."""
+
+    name: str
+    due: int
+    scheduled: int
+    oldest_due_ms: int | None
+    processing: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class MinuteCount:
+    """Outcomes of one job name in one UTC minute, from the store's per-minute counters."""
+
+    name: str
+    minute: datetime  # the minute's start, UTC
+    completed: int
+    failed: int
+
+
+@dataclass(frozen=True, slots=True)
+class QueueHealth:
+    """Queue health of one job name (``Monque.queue_health()``).
+
+    ``due`` pending jobs are runnable now, ``scheduled`` ones later; ``latency`` is the age
+    of the oldest due job (how far behind the workers are), None when nothing is due.
+    ``per_minute`` lists the minutes of the window that had outcomes, oldest first; counters
+    are written by Python workers only (Node Monque does not keep them).
+    """
+
+    name: str
+    due: int
+    scheduled: int
+    processing: int
+    latency: float | None  # seconds
+    paused: bool
+    per_minute: list[MinuteCount]
+
+    @property
+    def completed_last_window(self) -> int:
+        return sum(m.completed for m in self.per_minute)
+
+    @property
+    def failed_last_window(self) -> int:
+        return sum(m.failed for m in self.per_minute)

@@ -24,6 +24,7 @@ from ..events import ChangeStreamEvent, CountEvent, JobErrorEvent
 from ..job import ChangeEvent, JobStatus
 from ..timeutil import now_ms
 from .context import SchedulerContext
+from .fleet import Fleet
 from .processor import JobProcessor
 
 log = logging.getLogger("monque_engine.lifecycle")
@@ -34,9 +35,10 @@ STREAM_PROVEN_AFTER = 10.0
 
 
 class Lifecycle:
-    def __init__(self, ctx: SchedulerContext, processor: JobProcessor) -> None:
+    def __init__(self, ctx: SchedulerContext, processor: JobProcessor, fleet: Fleet | None = None) -> None:
         self._ctx = ctx
         self._processor = processor
+        self._fleet = fleet if fleet is not None else Fleet(ctx, processor)
         self._tasks: list[asyncio.Task[None]] = []
         self._heartbeat_task: asyncio.Task[None] | None = None
         self.feed_live = False
@@ -54,6 +56,8 @@ class Lifecycle:
         """
         loop = asyncio.get_running_loop()
         options = self._ctx.options
+        # Registered and with the paused set loaded before the processor's first claim.
+        await self._fleet.join()
         first_stream = None
         first_error: BaseException | None = None
         try:
@@ -63,6 +67,8 @@ class Lifecycle:
         self._tasks = [
             loop.create_task(self._feed_loop(first_stream, first_error), name="monque-feed"),
             loop.create_task(self._poll_loop(), name="monque-poll"),
+            # Paused names set by other processes are followed within one poll interval.
+            loop.create_task(self._every(options.poll_interval, self._fleet.refresh_paused), name="monque-control"),
         ]
         if options.recover_stale_jobs:
             self._tasks.append(loop.create_task(
@@ -101,8 +107,13 @@ class Lifecycle:
                 self._ctx.events.emit("job:error", JobErrorEvent(error))
 
     async def _heartbeat(self) -> None:
-        if self._processor.active_jobs:
-            await self._ctx.store.heartbeat(self._ctx.instance_id, now_ms())
+        try:
+            if self._processor.active_jobs:
+                await self._ctx.store.heartbeat(self._ctx.instance_id, now_ms())
+        finally:
+            # The registry record and counters ride on the same tick, even if the jobs'
+            # heartbeat failed (each failure is reported on its own, as a job:error).
+            await self._fleet.beat_guarded()
 
     async def recover_stale(self) -> int:
         now = now_ms()

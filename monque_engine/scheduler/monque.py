@@ -13,6 +13,8 @@ from ..errors import ConnectionError, MonqueError, ShutdownTimeoutError
 from ..events import EventEmitter, JobErrorEvent, Listener
 from ..job import (
     BulkOperationResult,
+    InstanceInfo,
+    QueueHealth,
     ChangeEvent,
     CursorDirection,
     CursorPage,
@@ -28,6 +30,7 @@ from ..store import DEFAULT_URL, JobStore, StoreOpenOptions, open_store
 from ..store.urls import mask_secrets
 from ..timeutil import now_ms
 from .context import SchedulerContext
+from .fleet import Fleet
 from .intake import JobIntake
 from .lifecycle import Lifecycle
 from .manager import JobManager
@@ -68,7 +71,8 @@ class Monque:
         self._intake = JobIntake(self._ctx)
         self._manager = JobManager(self._ctx)
         self._query = JobQuery(self._ctx, self._processor.summaries)
-        self._lifecycle = Lifecycle(self._ctx, self._processor)
+        self._fleet = Fleet(self._ctx, self._processor)
+        self._lifecycle = Lifecycle(self._ctx, self._processor, self._fleet)
         self._ctx.wake_at = self._processor.wake_at
         self._ctx.poll_soon = self._lifecycle.poll_soon
         self._initialized = False
@@ -209,6 +213,7 @@ class Monque:
                         self._abandoned.add(task)
                         task.add_done_callback(self._abandoned.discard)
         await self._lifecycle.stop_heartbeat()
+        await self._fleet.leave()  # never raises; a failure is a job:error
         self._query.stats_cache.clear()
 
     def _shutdown_timed_out(self, detail: str, jobs: list[Job]) -> None:
@@ -353,6 +358,65 @@ class Monque:
         """Apply ``job_retention`` now (it also runs periodically while started)."""
         self._require_initialized()
         return await self._lifecycle.purge_expired()
+
+    # -- fleet and queue control (issue 13) --------------------------------------------------------
+    async def instances(self) -> list[InstanceInfo]:
+        """Every scheduler instance the store knows of, registered or inferred.
+
+        Registered instances (Python ``Monque`` started with this version or later) write a
+        record on every heartbeat tick and remove it on a clean stop; a record whose heartbeat
+        is older than twice its interval is reported ``alive=False``. Owners of processing
+        jobs that never registered (Node Monque workers) are listed as ``inferred``, judged
+        by their jobs' ``lastHeartbeat``. Each comes with how many jobs it holds.
+        """
+        self._require_initialized()
+        return await self._fleet.instances()
+
+    async def count_dead_owner_jobs(self, instance_id: str) -> int:
+        """How many processing jobs ``release_dead_owner_jobs(instance_id)`` would release
+        now: ask for confirmation with this count, then release."""
+        self._require_initialized()
+        return await self._fleet.count_dead_owner_jobs(instance_id)
+
+    async def release_dead_owner_jobs(self, instance_id: str) -> int:
+        """Return a dead owner's processing jobs to pending now, without waiting for
+        ``lock_timeout``; returns how many.
+
+        Guarded in the store's write: only jobs whose heartbeat (``lastHeartbeat``, else
+        ``lockedAt``) is older than twice the heartbeat interval (the job's own
+        ``heartbeatInterval``, else this instance's ``heartbeat_interval``) at the moment of
+        the write are released, and none while any job of that owner (or, on SQLite, its
+        registry record) is fresher than that. A live owner's jobs are never released.
+        Emits ``stale:recovered`` with the count.
+        """
+        self._require_initialized()
+        return await self._fleet.release_dead_owner_jobs(instance_id)
+
+    async def pause(self, name: str) -> bool:
+        """Stop every Python worker on this store from claiming ``name`` (jobs already
+        running finish). Stored, so it lasts across restarts until ``resume(name)``. This
+        process follows at once; others within their ``poll_interval``. Node Monque
+        workers do not honour it. Returns False when it was already paused."""
+        self._require_initialized()
+        return await self._fleet.pause(name)
+
+    async def resume(self, name: str) -> bool:
+        """Undo ``pause(name)``; returns False when it was not paused."""
+        self._require_initialized()
+        return await self._fleet.resume(name)
+
+    async def paused(self) -> dict[str, datetime]:
+        """Paused job names and when each was paused (UTC)."""
+        self._require_initialized()
+        return await self._fleet.paused()
+
+    async def queue_health(self, window_minutes: int = 60) -> list[QueueHealth]:
+        """Per job name: due now vs scheduled later, the age of the oldest due job, jobs
+        processing, paused, and completed / failed per minute over the last
+        ``window_minutes`` (kept 48 h in the store, written by Python workers on their
+        heartbeat tick, so the history survives restarts of the reader)."""
+        self._require_initialized()
+        return await self._fleet.queue_health(window_minutes)
 
     # -- events and the change feed ---------------------------------------------------------------
     def on(self, event: str, listener: Listener) -> Listener:

@@ -126,6 +126,14 @@ class JobProcessor:
         #: Claims of a job whose previous run's task has not ended yet (see _fill_loop).
         self._deferred_launches: dict[str, tuple[Worker, Job]] = {}
         self._releases: set[asyncio.Task[None]] = set()
+        #: Names paused in the store (refreshed by the fleet service every poll interval):
+        #: their fillers claim nothing. A set lookup per claim round, nothing per job.
+        self.paused: frozenset[str] = frozenset()
+        #: Outcomes written by this instance (the registry's processed / failed counts) and
+        #: per-minute tallies ``{(name, minute): [completed, failed]}`` flushed on the heartbeat.
+        self.processed = 0
+        self.failed = 0
+        self._tally: dict[tuple[str, int], list[int]] = {}
 
     # -- registration ---------------------------------------------------------------------------
     def register(self, name: str, handler: Handler, concurrency: int | None = None, replace: bool = False) -> None:
@@ -157,6 +165,37 @@ class JobProcessor:
     @property
     def active_jobs(self) -> list[Job]:
         return [job for worker in self.workers.values() for job in worker.slots.active.values()]
+
+    # -- fleet: paused names and outcome tallies ------------------------------------------------
+    def set_paused(self, names: frozenset[str]) -> None:
+        """Follow the store's paused set; a resumed name is woken to claim at once."""
+        resumed = self.paused - names
+        self.paused = names
+        for name in resumed:
+            self.wake(name)
+
+    def _count(self, name: str, now: int, failed: bool) -> None:
+        self.processed += 1
+        key = (name, now // 60_000)
+        entry = self._tally.get(key)
+        if entry is None:
+            entry = self._tally[key] = [0, 0]
+        if failed:
+            self.failed += 1
+            entry[1] += 1
+        else:
+            entry[0] += 1
+
+    def take_tally(self) -> dict[tuple[str, int], tuple[int, int]]:
+        tally, self._tally = self._tally, {}
+        return {key: (done, failed) for key, (done, failed) in tally.items()}
+
+    def restore_tally(self, counts: dict[tuple[str, int], tuple[int, int]]) -> None:
+        """A flush failed: put its counts back so the next tick adds them."""
+        for key, (done, failed) in counts.items():
+            entry = self._tally.setdefault(key, [0, 0])
+            entry[0] += done
+            entry[1] += failed
 
     # -- start / wake / stop ----------------------------------------------------------------------
     def start(self) -> None:
@@ -285,6 +324,8 @@ class JobProcessor:
             await worker.wake.wait()
             worker.wake.clear()
             while self.running and worker.work_hint and self.workers.get(worker.name) is worker:
+                if worker.name in self.paused:
+                    break  # paused in the store; set_paused wakes this filler on resume
                 slots = self._free_slots(worker)
                 if slots < self._claim_threshold(worker):
                     if slots > 0:
@@ -441,6 +482,7 @@ class JobProcessor:
             return
         if updated is None:
             return  # no longer ours (recovered as stale, deleted…): nothing written, no event
+        self._count(updated.name, now, False)
         if updated.status is JobStatus.PENDING:
             self.wake_at(updated.name, updated.next_run_at_ms)
         if ctx.events.has_listeners("job:complete"):
@@ -460,6 +502,7 @@ class JobProcessor:
             return
         if updated is None:
             return
+        self._count(updated.name, now, True)
         will_retry = updated.status is JobStatus.PENDING
         if will_retry:
             self.wake_at(updated.name, updated.next_run_at_ms)

@@ -15,7 +15,18 @@ from collections.abc import Callable
 from typing import Any
 
 from ..cursor import CursorAnchor
-from ..job import ChangeEvent, CursorDirection, Job, JobSort, JobStatus, NewJob, QueueStats
+from ..job import (
+    ChangeEvent,
+    CursorDirection,
+    InstanceRecord,
+    Job,
+    JobSort,
+    JobStatus,
+    NewJob,
+    OwnerHolding,
+    PendingHealth,
+    QueueStats,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +37,10 @@ class StoreSelector:
     statuses: tuple[JobStatus, ...] | None = None  # None: any status
     created_before_ms: int | None = None
     created_after_ms: int | None = None
+    updated_before_ms: int | None = None
+    #: Bulk on any listing filter: every job must also match this listing filter (its
+    #: ``statuses`` already intersected with the guard above and left None by the scheduler).
+    listing: StoreListFilter | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +217,75 @@ class JobStore(ABC):
 
     @abstractmethod
     async def delete_many(self, selector: StoreSelector) -> int: ...
+
+    # -- fleet and queue control (issue 13) -----------------------------------------------------
+    # Not abstract, so a store written before the registry existed still opens; such a store
+    # raises here and ``Monque`` reports it once (job:error) instead of failing its duties.
+    def _fleet_unsupported(self, what: str) -> NotImplementedError:
+        return NotImplementedError(f"the {self.kind or type(self).__name__} store does not support {what}")
+
+    async def upsert_instance(self, record: InstanceRecord) -> None:
+        """Write this instance's registry record (insert or replace), on its heartbeat tick."""
+        raise self._fleet_unsupported("the instance registry")
+
+    async def remove_instance(self, instance_id: str) -> None:
+        """Remove an instance's registry record (on a clean stop)."""
+        raise self._fleet_unsupported("the instance registry")
+
+    async def list_instances(self) -> list[InstanceRecord]:
+        """Every registry record, dead or alive, ordered by id."""
+        raise self._fleet_unsupported("the instance registry")
+
+    async def purge_instances(self, heartbeat_before_ms: int) -> int:
+        """Retention: drop registry records whose last heartbeat is before the cutoff."""
+        raise self._fleet_unsupported("the instance registry")
+
+    async def owner_holdings(self) -> list[OwnerHolding]:
+        """Processing jobs grouped by ``claimedBy`` (owners that never registered included)."""
+        raise self._fleet_unsupported("owner listings")
+
+    async def count_dead_owner_jobs(self, owner: str, now_ms: int, default_interval_ms: int) -> int:
+        """How many jobs ``release_dead_owner`` would release now (same guard, read only)."""
+        raise self._fleet_unsupported("dead-owner release")
+
+    async def release_dead_owner(self, owner: str, now_ms: int, default_interval_ms: int) -> int:
+        """Return ``owner``'s processing jobs to pending, guarded in the write itself.
+
+        A job is released only when, at the moment of the write, its liveness instant
+        (``lastHeartbeat``, else ``lockedAt``; ADR 0004) is older than twice its own
+        ``heartbeatInterval`` (``default_interval_ms`` where it has none), no job of the
+        same owner is fresher than that, and (where the store can check it in the same
+        write) the owner's registry record is not fresher either. A live owner heartbeats
+        all its jobs at once, so its jobs are never released.
+        """
+        raise self._fleet_unsupported("dead-owner release")
+
+    async def set_paused(self, name: str, paused: bool, now_ms: int) -> bool:
+        """Pause (or resume) claiming of ``name``; True when that changed the stored state."""
+        raise self._fleet_unsupported("pause and resume")
+
+    async def paused_names(self) -> dict[str, int]:
+        """Paused job names -> when they were paused (ms)."""
+        raise self._fleet_unsupported("pause and resume")
+
+    async def add_outcome_counts(self, counts: dict[tuple[str, int], tuple[int, int]]) -> None:
+        """Add ``{(name, minute): (completed, failed)}`` to the per-minute counters.
+
+        ``minute`` is epoch ms // 60000. Increments, so several processes add to one row.
+        """
+        raise self._fleet_unsupported("outcome counters")
+
+    async def outcome_counts(self, since_minute: int, name: str | None = None) -> list[tuple[str, int, int, int]]:
+        """``(name, minute, completed, failed)`` rows from ``since_minute`` on, by name then minute."""
+        raise self._fleet_unsupported("outcome counters")
+
+    async def purge_outcome_counts(self, before_minute: int) -> int:
+        """Retention of the per-minute counters."""
+        raise self._fleet_unsupported("outcome counters")
+
+    async def pending_health(self, now_ms: int) -> list[PendingHealth]:
+        """Per name: pending jobs due by ``now_ms``, due later, and the oldest due nextRunAt."""
+        raise self._fleet_unsupported("queue health")
 
     # -- change feed -------------------------------------------------------------------------
     @abstractmethod

@@ -218,7 +218,7 @@ def next_due_filter(names: list[str]) -> Document:
 
 # -- selectors and listing filters -------------------------------------------------------------------
 def selector_filter(selector: StoreSelector) -> Document:
-    """Upstream buildSelectorQuery: name, status (one or many), createdAt < / >."""
+    """Upstream buildSelectorQuery: name, status (one or many), createdAt < / >; ours: updatedAt <."""
     query: Document = {}
     if selector.name is not None:
         query["name"] = selector.name
@@ -231,6 +231,13 @@ def selector_filter(selector: StoreSelector) -> Document:
         created["$gt"] = dt(selector.created_after_ms)
     if created:
         query["createdAt"] = created
+    if selector.updated_before_ms is not None:
+        query["updatedAt"] = {"$lt": dt(selector.updated_before_ms)}
+    if selector.listing is not None:
+        # Bulk on any listing filter: the listing's own document, so bulk and listing agree.
+        listing = list_filter(selector.listing)
+        if listing:
+            return {"$and": [query, listing]} if query else listing
     return query
 
 
@@ -418,3 +425,127 @@ def retry_many_pipeline(now_ms: int, spread_ms: int) -> list[Document]:
         }},
         {"$unset": ["failReason", *CLAIM_FIELDS]},
     ]
+
+
+# -- fleet and queue control (issue 13) ---------------------------------------------------------------
+# Side collections named after the jobs collection; Node Monque never reads them.
+def fleet_collections(collection: str) -> dict[str, str]:
+    return {
+        "instances": f"{collection}_instances",
+        "control": f"{collection}_control",
+        "counters": f"{collection}_counters",
+    }
+
+
+def instance_document(record: Any) -> Document:
+    """A registry record (``InstanceRecord``), ``_id`` = the instance id."""
+    return {
+        "_id": record.id,
+        "host": record.host,
+        "pid": record.pid,
+        "version": record.version,
+        "startedAt": dt(record.started_at_ms),
+        "heartbeatInterval": record.heartbeat_interval_ms,
+        "workers": [{"name": name, "concurrency": size} for name, size in record.workers.items()],
+        "running": record.running,
+        "processed": record.processed,
+        "failed": record.failed,
+        "lastHeartbeat": dt(record.last_heartbeat_ms),
+    }
+
+
+def instance_purge_filter(heartbeat_before_ms: int) -> Document:
+    return {"lastHeartbeat": {"$lt": dt(heartbeat_before_ms)}}
+
+
+def owner_holdings_pipeline() -> list[Document]:
+    """Processing jobs by owner; the ``{status, nextRunAt}`` index serves the match."""
+    return [
+        {"$match": {"status": PROCESSING}},
+        {"$group": {
+            "_id": "$claimedBy",
+            "jobs": {"$sum": 1},
+            "lastHeartbeat": {"$max": {"$ifNull": ["$lastHeartbeat", "$lockedAt"]}},
+            "heartbeatInterval": {"$max": "$heartbeatInterval"},
+        }},
+        {"$sort": {"_id": 1}},
+    ]
+
+
+def _liveness() -> Document:
+    return {"$ifNull": ["$lastHeartbeat", {"$ifNull": ["$lockedAt", _EPOCH]}]}
+
+
+def _stale_cutoff(now_ms: int, default_interval_ms: int) -> Document:
+    """now - 2 x (the job's heartbeatInterval, else the default), as a date."""
+    return {"$subtract": [dt(now_ms), {"$multiply": [2, {"$ifNull": ["$heartbeatInterval", default_interval_ms]}]}]}
+
+
+def dead_owner_filter(owner: str, now_ms: int, default_interval_ms: int) -> Document:
+    """The per-document guard of a dead-owner release: the owner's processing jobs whose
+    liveness (lastHeartbeat, else lockedAt) is older than twice their heartbeatInterval at
+    the moment each document is written. The ``{claimedBy, status}`` index serves it."""
+    return {
+        "claimedBy": owner,
+        "status": PROCESSING,
+        "$expr": {"$lt": [_liveness(), _stale_cutoff(now_ms, default_interval_ms)]},
+    }
+
+
+def fresh_owner_filter(owner: str, now_ms: int, default_interval_ms: int) -> Document:
+    """Any job of ``owner`` still fresh: if one exists, the owner is alive and nothing is released."""
+    return {
+        "claimedBy": owner,
+        "status": PROCESSING,
+        "$expr": {"$gte": [_liveness(), _stale_cutoff(now_ms, default_interval_ms)]},
+    }
+
+
+def paused_document(name: str, now_ms: int) -> Document:
+    return {"_id": f"paused:{name}", "kind": "paused", "name": name, "since": dt(now_ms)}
+
+
+PAUSED_FILTER: Document = {"kind": "paused"}
+
+
+def counter_upsert(name: str, minute: int, completed: int, failed: int) -> tuple[Document, Document]:
+    """One per-minute counter row, incremented (several processes add to one minute)."""
+    return (
+        {"_id": {"name": name, "minute": minute}},
+        {
+            "$setOnInsert": {"name": name, "minute": minute, "at": dt(minute * 60_000)},
+            "$inc": {"completed": completed, "failed": failed},
+        },
+    )
+
+
+def counters_filter(since_minute: int, name: str | None) -> Document:
+    query: Document = {"minute": {"$gte": since_minute}}
+    if name is not None:
+        query["name"] = name
+    return query
+
+
+COUNTERS_SORT = [("name", 1), ("minute", 1)]
+
+
+def pending_health_pipeline(now_ms: int) -> list[Document]:
+    """Pending and processing jobs by name: due now, due later, oldest due, processing.
+    ``status`` first, so the ``{status, nextRunAt}`` index bounds the scan."""
+    now = dt(now_ms)
+    due = {"$and": [{"$eq": ["$status", PENDING]}, {"$lte": ["$nextRunAt", now]}]}
+    return [
+        {"$match": {"status": {"$in": [PENDING, PROCESSING]}}},
+        {"$group": {
+            "_id": "$name",
+            "due": {"$sum": {"$cond": [due, 1, 0]}},
+            "scheduled": {"$sum": {"$cond": [
+                {"$and": [{"$eq": ["$status", PENDING]}, {"$gt": ["$nextRunAt", now]}]}, 1, 0]}},
+            "oldestDue": {"$min": {"$cond": [due, "$nextRunAt", None]}},
+            "processing": {"$sum": {"$cond": [{"$eq": ["$status", PROCESSING]}, 1, 0]}},
+        }},
+        {"$sort": {"_id": 1}},
+    ]
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

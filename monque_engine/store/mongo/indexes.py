@@ -78,3 +78,26 @@ def index_specs(retention: bool) -> list[IndexSpec]:
 
 def index_models(retention: bool) -> list[IndexModel]:
     return [IndexModel(keys, **options) for keys, options in index_specs(retention)]
+
+
+#: Indexes of the fleet side collections (issue 13). Counters and registry records expire
+#: by TTL on their date fields, so retention needs no job of ours on MongoDB (the store's
+#: purges still run and are harmless).
+COUNTER_TTL_S = 48 * 3600
+INSTANCE_TTL_S = 24 * 3600
+
+
+def fleet_index_specs() -> dict[str, list[IndexSpec]]:
+    return {
+        "instances": [([("lastHeartbeat", 1)], {"expireAfterSeconds": INSTANCE_TTL_S, **_BG})],
+        "control": [([("kind", 1)], dict(_BG))],
+        "counters": [
+            ([("minute", 1), ("name", 1)], dict(_BG)),
+            ([("at", 1)], {"expireAfterSeconds": COUNTER_TTL_S, **_BG}),
+        ],
+    }
+
+
+def fleet_index_models() -> dict[str, list[IndexModel]]:
+    return {kind: [IndexModel(keys, **options) for keys, options in specs]
+            for kind, specs in fleet_index_specs().items()}

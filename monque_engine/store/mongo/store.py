@@ -39,7 +39,18 @@ from ...errors import (
     InvalidJobDocumentError,
     UniqueKeyConflictError,
 )
-from ...job import ChangeEvent, CursorDirection, Job, JobSort, JobStatus, NewJob, QueueStats
+from ...job import (
+    ChangeEvent,
+    CursorDirection,
+    InstanceRecord,
+    Job,
+    JobSort,
+    JobStatus,
+    NewJob,
+    OwnerHolding,
+    PendingHealth,
+    QueueStats,
+)
 from ...timeutil import datetime_to_ms
 from ..base import JobStore, StoreListFilter, StoreOpenOptions, StoreSelector
 from . import documents as q
@@ -47,7 +58,7 @@ from .changes import watch_pipeline
 from .config import DEFAULT_SERVER_SELECTION_TIMEOUT_MS, MongoSettings, mask_password, parse_mongo_url
 from .errors import ErrorTranslator
 from .feed import read_changes
-from .indexes import index_models
+from .indexes import fleet_index_models, index_models
 from .retry import bulk_retry
 from .server import inspect_server
 
@@ -154,6 +165,10 @@ class MongoStore(JobStore):
                     with self._errors.guard("create the jobs collection's indexes"), \
                             pymongo.timeout(LONG_OPERATION_TIMEOUT_S):
                         await collection.create_indexes(index_models(options.retention_index))
+                    with self._errors.guard("create the fleet collections' indexes"), \
+                            pymongo.timeout(LONG_OPERATION_TIMEOUT_S):
+                        for kind, models in fleet_index_models().items():
+                            await collection.database[q.fleet_collections(collection.name)[kind]].create_indexes(models)
             except BaseException:
                 await self._release_client()
                 raise
@@ -616,6 +631,130 @@ class MongoStore(JobStore):
         result = await self._long_call("delete jobs", lambda c: c.delete_many(q.selector_filter(selector)))
         return result.deleted_count
 
+    # -- fleet and queue control --------------------------------------------------------------
+    def _side(self, kind: str) -> AsyncCollection[Any]:
+        collection = self._coll()
+        return collection.database[q.fleet_collections(collection.name)[kind]]
+
+    async def _side_call(self, kind: str, action: str, operation: Callable[[AsyncCollection[Any]], Awaitable[T]]) -> T:
+        side = self._side(kind)
+        with self._errors.guard(action):
+            return await operation(side)
+
+    async def upsert_instance(self, record: InstanceRecord) -> None:
+        doc = q.instance_document(record)
+        await self._side_call("instances", "update the instance registry",
+                              lambda c: c.replace_one({"_id": record.id}, doc, upsert=True))
+
+    async def remove_instance(self, instance_id: str) -> None:
+        await self._side_call("instances", "remove an instance record", lambda c: c.delete_one({"_id": instance_id}))
+
+    async def list_instances(self) -> list[InstanceRecord]:
+        docs = await self._side_call("instances", "list instances",
+                                     lambda c: c.find({}).sort([("_id", 1)]).to_list(None))
+        records = []
+        for doc in docs:
+            try:
+                records.append(_instance_record(doc))
+            except (KeyError, TypeError, ValueError):
+                continue  # a hand-edited record: not ours to interpret
+        return records
+
+    async def purge_instances(self, heartbeat_before_ms: int) -> int:
+        result = await self._side_call("instances", "purge old instance records",
+                                       lambda c: c.delete_many(q.instance_purge_filter(heartbeat_before_ms)))
+        return result.deleted_count
+
+    async def owner_holdings(self) -> list[OwnerHolding]:
+        rows = await self._aggregate(q.owner_holdings_pipeline())
+        return [
+            OwnerHolding(
+                owner=str(row["_id"]) if row.get("_id") is not None else "",
+                jobs=int(row["jobs"]),
+                last_heartbeat_ms=_ms_or_none(row.get("lastHeartbeat")),
+                heartbeat_interval_ms=_int_or_none(row.get("heartbeatInterval")),
+            )
+            for row in rows
+        ]
+
+    async def count_dead_owner_jobs(self, owner: str, now_ms: int, default_interval_ms: int) -> int:
+        if await self._owner_alive(owner, now_ms, default_interval_ms):
+            return 0
+        return await self._call("count a dead owner's jobs", lambda c: c.count_documents(
+            q.dead_owner_filter(owner, now_ms, default_interval_ms), maxTimeMS=q.LIST_MAX_TIME_MS))
+
+    async def _owner_alive(self, owner: str, now_ms: int, default_interval_ms: int) -> bool:
+        fresh = await self._call("check an owner's heartbeat", lambda c: c.find_one(
+            q.fresh_owner_filter(owner, now_ms, default_interval_ms), projection={"_id": 1}))
+        if fresh is not None:
+            return True
+        record = await self._side_call("instances", "read an instance record",
+                                       lambda c: c.find_one({"_id": owner}))
+        if record is None:
+            return False
+        try:
+            beat, interval = datetime_to_ms(record["lastHeartbeat"]), int(record["heartbeatInterval"])
+        except (KeyError, TypeError, ValueError):
+            return False
+        return beat >= now_ms - 2 * interval
+
+    async def release_dead_owner(self, owner: str, now_ms: int, default_interval_ms: int) -> int:
+        # MongoDB cannot join the registry into one write, so the owner-level checks come
+        # first and the per-document guard (stale at the moment each document is written)
+        # rides in the updateMany filter: a live owner heartbeats every job at once, so a
+        # heartbeat landing between the check and the write leaves its jobs untouched.
+        if await self._owner_alive(owner, now_ms, default_interval_ms):
+            return 0
+        result = await self._call("release a dead owner's jobs", lambda c: c.update_many(
+            q.dead_owner_filter(owner, now_ms, default_interval_ms), q.to_pending_update(now_ms)))
+        return result.modified_count
+
+    async def set_paused(self, name: str, paused: bool, now_ms: int) -> bool:
+        key = {"_id": q.paused_document(name, now_ms)["_id"]}
+        if paused:
+            result = await self._side_call("control", "pause a job name", lambda c: c.update_one(
+                key, {"$setOnInsert": q.paused_document(name, now_ms)}, upsert=True))
+            return result.upserted_id is not None
+        deleted = await self._side_call("control", "resume a job name", lambda c: c.delete_one(key))
+        return deleted.deleted_count > 0
+
+    async def paused_names(self) -> dict[str, int]:
+        docs = await self._side_call("control", "read paused job names",
+                                     lambda c: c.find(q.PAUSED_FILTER).to_list(None))
+        paused = {}
+        for doc in docs:
+            since = doc.get("since")
+            if isinstance(doc.get("name"), str):
+                paused[doc["name"]] = datetime_to_ms(since) if isinstance(since, datetime) else 0
+        return dict(sorted(paused.items()))
+
+    async def add_outcome_counts(self, counts: dict[tuple[str, int], tuple[int, int]]) -> None:
+        if not counts:
+            return
+        operations = [pymongo.UpdateOne(*q.counter_upsert(name, minute, done, failed), upsert=True)
+                      for (name, minute), (done, failed) in counts.items()]
+        await self._side_call("counters", "add outcome counters",
+                              lambda c: c.bulk_write(operations, ordered=False))
+
+    async def outcome_counts(self, since_minute: int, name: str | None = None) -> list[tuple[str, int, int, int]]:
+        docs = await self._side_call("counters", "read outcome counters", lambda c: c.find(
+            q.counters_filter(since_minute, name)).sort(q.COUNTERS_SORT).to_list(None))
+        return [(d["name"], int(d["minute"]), int(d.get("completed", 0)), int(d.get("failed", 0)))
+                for d in docs if isinstance(d.get("name"), str)]
+
+    async def purge_outcome_counts(self, before_minute: int) -> int:
+        result = await self._side_call("counters", "purge old outcome counters",
+                                       lambda c: c.delete_many({"minute": {"$lt": before_minute}}))
+        return result.deleted_count
+
+    async def pending_health(self, now_ms: int) -> list[PendingHealth]:
+        rows = await self._aggregate(q.pending_health_pipeline(now_ms))
+        return [
+            PendingHealth(row["_id"], int(row["due"]), int(row["scheduled"]), _ms_or_none(row.get("oldestDue")),
+                          int(row["processing"]))
+            for row in rows if isinstance(row.get("_id"), str)
+        ]
+
     # -- change feed --------------------------------------------------------------------------
     async def open_watch(
         self,
@@ -654,3 +793,30 @@ class MongoStore(JobStore):
 
 
 __all__ = ["MongoStore"]
+
+
+def _ms_or_none(value: Any) -> int | None:
+    return datetime_to_ms(value) if isinstance(value, datetime) else None
+
+
+def _int_or_none(value: Any) -> int | None:
+    try:
+        return None if value is None else int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _instance_record(doc: Mapping[str, Any]) -> InstanceRecord:
+    return InstanceRecord(
+        id=str(doc["_id"]),
+        host=str(doc.get("host", "")),
+        pid=int(doc.get("pid", 0)),
+        version=str(doc.get("version", "")),
+        started_at_ms=datetime_to_ms(doc["startedAt"]),
+        heartbeat_interval_ms=int(doc["heartbeatInterval"]),
+        workers={str(w["name"]): int(w["concurrency"]) for w in doc.get("workers", [])},
+        running=int(doc.get("running", 0)),
+        processed=int(doc.get("processed", 0)),
+        failed=int(doc.get("failed", 0)),
+        last_heartbeat_ms=datetime_to_ms(doc["lastHeartbeat"]),
+    )

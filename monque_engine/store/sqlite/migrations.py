@@ -29,9 +29,26 @@ from .schema import SCHEMA_VERSION, Tables
 
 Migration = Callable[[sqlite3.Connection, Tables], None]
 
+def _v2_reserved(conn: sqlite3.Connection, tables: Tables) -> None:
+    """Version 2 belongs to the attempt history (issue 12, branch ``attempts``).
+
+    A placeholder on the ``fleet`` branch only, so the runner's contiguity check holds;
+    when the branches merge, the attempts step replaces this one unchanged.
+    """
+
+
+def _v3_fleet(conn: sqlite3.Connection, tables: Tables) -> None:
+    """Version 3 (issue 13): the instance registry, paused names and outcome counters.
+
+    New tables only; job rows are untouched, so the step is cheap on any file size.
+    """
+    for statement in tables.fleet_ddl():
+        conn.execute(statement)
+
+
 #: ``(version it produces, step)``, ascending and contiguous from 2. Version 1 is the
-#: first released layout, so there is nothing to upgrade yet.
-MIGRATIONS: tuple[tuple[int, Migration], ...] = ()
+#: first released layout.
+MIGRATIONS: tuple[tuple[int, Migration], ...] = ((2, _v2_reserved), (3, _v3_fleet))
 
 
 class ForeignDatabaseError(ConnectionError):

@@ -46,6 +46,14 @@ def selector_where(selector: StoreSelector) -> tuple[str, list[Any]]:
     if selector.created_after_ms is not None:
         clauses.append("created_at > ?")
         params.append(selector.created_after_ms)
+    if selector.updated_before_ms is not None:
+        clauses.append("updated_at < ?")
+        params.append(selector.updated_before_ms)
+    if selector.listing is not None:
+        # Bulk on any listing filter: the listing's own WHERE, so bulk and listing agree.
+        listing_where, listing_params = filter_where(selector.listing)
+        clauses.append(f"({listing_where})")
+        params.extend(listing_params)
     return (" AND ".join(clauses) or "1"), params
 
 

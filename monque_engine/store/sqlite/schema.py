@@ -13,7 +13,7 @@ import re
 
 from ...errors import MonqueError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 3
 JOB_COLUMNS = (
     "id", "name", "data", "status", "next_run_at", "locked_at", "claimed_by", "last_heartbeat",
     "heartbeat_interval", "fail_count", "fail_reason", "repeat_interval", "unique_key",
@@ -42,6 +42,10 @@ class Tables:
         self.jobs = check_collection_name(collection)
         self.changes = f"{collection}_changes"
         self.meta = f"{collection}_meta"
+        # Fleet and queue control (schema version 3): never inside job rows.
+        self.instances = f"{collection}_instances"
+        self.control = f"{collection}_control"
+        self.counters = f"{collection}_counters"
         self.columns = ", ".join(JOB_COLUMNS)
 
     def ddl(self, retention_index: bool) -> list[str]:
@@ -102,6 +106,7 @@ class Tables:
             f"DROP TRIGGER IF EXISTS {j}_feed_insert",
             f"DROP TRIGGER IF EXISTS {j}_feed_update",
             f"DROP TRIGGER IF EXISTS {j}_feed_delete",
+            *self.fleet_ddl(),
             f"INSERT OR IGNORE INTO {m}(key, value) VALUES ('schema_version', {SCHEMA_VERSION})",
             f"INSERT OR IGNORE INTO {m}(key, value) VALUES ('feed_pruned_through', 0)",
         ]
@@ -111,3 +116,37 @@ class Tables:
                     WHERE status IN ('completed','failed')"""
             )
         return statements
+
+    def fleet_ddl(self) -> list[str]:
+        """Schema version 3: the instance registry, paused names and per-minute outcome counters.
+
+        Small tables next to the jobs, each written at most once per heartbeat tick per
+        process (counters) or by an operator (control), so they cost the hot path nothing.
+        """
+        return [
+            f"""CREATE TABLE IF NOT EXISTS {self.instances} (
+                id TEXT PRIMARY KEY NOT NULL,
+                host TEXT NOT NULL,
+                pid INTEGER NOT NULL,
+                version TEXT NOT NULL,
+                started_at INTEGER NOT NULL,
+                heartbeat_interval INTEGER NOT NULL,
+                workers TEXT NOT NULL,
+                running INTEGER NOT NULL,
+                processed INTEGER NOT NULL,
+                failed INTEGER NOT NULL,
+                last_heartbeat INTEGER NOT NULL
+            ) WITHOUT ROWID""",
+            f"""CREATE TABLE IF NOT EXISTS {self.control} (
+                name TEXT PRIMARY KEY NOT NULL,
+                paused_at INTEGER NOT NULL
+            ) WITHOUT ROWID""",
+            f"""CREATE TABLE IF NOT EXISTS {self.counters} (
+                name TEXT NOT NULL,
+                minute INTEGER NOT NULL,
+                completed INTEGER NOT NULL DEFAULT 0,
+                failed INTEGER NOT NULL DEFAULT 0,
+                PRIMARY KEY (name, minute)
+            ) WITHOUT ROWID""",
+            f"CREATE INDEX IF NOT EXISTS {self.counters}_minute ON {self.counters}(minute)",
+        ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import json
 import os
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -19,7 +20,18 @@ from urllib.parse import quote
 
 from ...cursor import CursorAnchor
 from ...errors import ConnectionError, UniqueKeyConflictError
-from ...job import ChangeEvent, CursorDirection, Job, JobSort, JobStatus, NewJob, QueueStats
+from ...job import (
+    ChangeEvent,
+    CursorDirection,
+    InstanceRecord,
+    Job,
+    JobSort,
+    JobStatus,
+    NewJob,
+    OwnerHolding,
+    PendingHealth,
+    QueueStats,
+)
 from ..base import JobStore, StoreListFilter, StoreOpenOptions, StoreSelector
 from . import migrations
 from .feed import ChangeFeed
@@ -846,6 +858,142 @@ class SqliteStore(JobStore):
         where, params = selector_where(selector)
         return await self._write(lambda conn: self._bulk_delete(conn, where, params))  # type: ignore[no-any-return]
 
+    # -- fleet and queue control ----------------------------------------------------------------
+    async def upsert_instance(self, record: InstanceRecord) -> None:
+        sql = (
+            f"INSERT OR REPLACE INTO {self._t.instances} (id, host, pid, version, started_at, heartbeat_interval, "
+            "workers, running, processed, failed, last_heartbeat) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        )
+        params = (record.id, record.host, record.pid, record.version, record.started_at_ms,
+                  record.heartbeat_interval_ms, json.dumps(record.workers, sort_keys=True), record.running,
+                  record.processed, record.failed, record.last_heartbeat_ms)
+        await self._write(lambda conn: conn.execute(sql, params))
+
+    async def remove_instance(self, instance_id: str) -> None:
+        sql = f"DELETE FROM {self._t.instances} WHERE id = ?"
+        await self._write(lambda conn: conn.execute(sql, (instance_id,)))
+
+    async def list_instances(self) -> list[InstanceRecord]:
+        sql = (
+            "SELECT id, host, pid, version, started_at, heartbeat_interval, workers, running, processed, failed, "
+            f"last_heartbeat FROM {self._t.instances} ORDER BY id"
+        )
+
+        def op(conn: sqlite3.Connection) -> list[InstanceRecord]:
+            return [
+                InstanceRecord(r[0], r[1], r[2], r[3], r[4], r[5], _workers(r[6]), r[7], r[8], r[9], r[10])
+                for r in conn.execute(sql)
+            ]
+
+        return await self._read(op)  # type: ignore[no-any-return]
+
+    async def purge_instances(self, heartbeat_before_ms: int) -> int:
+        sql = f"DELETE FROM {self._t.instances} WHERE last_heartbeat < ?"
+        return await self._write(lambda conn: conn.execute(sql, (heartbeat_before_ms,)).rowcount)  # type: ignore[no-any-return]
+
+    async def owner_holdings(self) -> list[OwnerHolding]:
+        # Served by the partial processing index (claimed_by, locked_at): only claimed rows.
+        sql = (
+            "SELECT claimed_by, count(*), max(coalesce(last_heartbeat, locked_at)), max(heartbeat_interval) "
+            f"FROM {self._t.jobs} WHERE status = 'processing' GROUP BY claimed_by ORDER BY claimed_by"
+        )
+
+        def op(conn: sqlite3.Connection) -> list[OwnerHolding]:
+            return [OwnerHolding(r[0] if r[0] is not None else "", r[1], r[2], r[3]) for r in conn.execute(sql)]
+
+        return await self._read(op)  # type: ignore[no-any-return]
+
+    def _dead_owner_where(self) -> str:
+        """The guard of ``release_dead_owner`` (parameters: owner, now, default, owner, now,
+        default, owner, now): this job stale, no job of the owner fresh, no fresh record."""
+        t = self._t
+        stale = "coalesce(last_heartbeat, locked_at, 0) < ? - 2 * coalesce(heartbeat_interval, ?)"
+        fresh = "coalesce(f.last_heartbeat, f.locked_at, 0) >= ? - 2 * coalesce(f.heartbeat_interval, ?)"
+        return (
+            f"claimed_by = ? AND status = 'processing' AND {stale} "
+            f"AND NOT EXISTS (SELECT 1 FROM {t.jobs} f WHERE f.claimed_by = ? AND f.status = 'processing' "
+            f"AND {fresh}) "
+            f"AND NOT EXISTS (SELECT 1 FROM {t.instances} i WHERE i.id = ? "
+            "AND i.last_heartbeat >= ? - 2 * i.heartbeat_interval)"
+        )
+
+    @staticmethod
+    def _dead_owner_params(owner: str, now_ms: int, default_interval_ms: int) -> tuple[Any, ...]:
+        return (owner, now_ms, default_interval_ms, owner, now_ms, default_interval_ms, owner, now_ms)
+
+    async def count_dead_owner_jobs(self, owner: str, now_ms: int, default_interval_ms: int) -> int:
+        sql = f"SELECT count(*) FROM {self._t.jobs} WHERE {self._dead_owner_where()}"
+        params = self._dead_owner_params(owner, now_ms, default_interval_ms)
+        return await self._read(lambda conn: conn.execute(sql, params).fetchone()[0])  # type: ignore[no-any-return]
+
+    async def release_dead_owner(self, owner: str, now_ms: int, default_interval_ms: int) -> int:
+        # One statement under the write lock: the guard is evaluated at the moment of the
+        # write, so a heartbeat that committed first keeps every job of that owner.
+        sql = (
+            f"UPDATE {self._t.jobs} SET status = 'pending', updated_at = ?, {_CLAIM_RELEASE} "
+            f"WHERE {self._dead_owner_where()} RETURNING {self._t.columns}"
+        )
+        params = (now_ms, *self._dead_owner_params(owner, now_ms, default_interval_ms))
+        return await self._write(lambda conn: self._update_and_feed(conn, sql, params))  # type: ignore[no-any-return]
+
+    async def set_paused(self, name: str, paused: bool, now_ms: int) -> bool:
+        t = self._t
+        if paused:
+            sql, params = f"INSERT OR IGNORE INTO {t.control} (name, paused_at) VALUES (?, ?)", (name, now_ms)
+        else:
+            sql, params = f"DELETE FROM {t.control} WHERE name = ?", (name,)
+        return await self._write(lambda conn: conn.execute(sql, params).rowcount > 0)  # type: ignore[no-any-return]
+
+    async def paused_names(self) -> dict[str, int]:
+        sql = f"SELECT name, paused_at FROM {self._t.control} ORDER BY name"
+        return await self._read(lambda conn: dict(conn.execute(sql).fetchall()))  # type: ignore[no-any-return]
+
+    async def add_outcome_counts(self, counts: dict[tuple[str, int], tuple[int, int]]) -> None:
+        if not counts:
+            return
+        sql = (
+            f"INSERT INTO {self._t.counters} (name, minute, completed, failed) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (name, minute) DO UPDATE SET completed = completed + excluded.completed, "
+            "failed = failed + excluded.failed"
+        )
+        rows = [(name, minute, done, failed) for (name, minute), (done, failed) in counts.items()]
+        await self._write(lambda conn: conn.executemany(sql, rows))
+
+    async def outcome_counts(self, since_minute: int, name: str | None = None) -> list[tuple[str, int, int, int]]:
+        sql = f"SELECT name, minute, completed, failed FROM {self._t.counters} WHERE minute >= ?"
+        params: tuple[Any, ...] = (since_minute,)
+        if name is not None:
+            sql += " AND name = ?"
+            params = (since_minute, name)
+        sql += " ORDER BY name, minute"
+        return await self._read(lambda conn: conn.execute(sql, params).fetchall())  # type: ignore[no-any-return]
+
+    async def purge_outcome_counts(self, before_minute: int) -> int:
+        sql = f"DELETE FROM {self._t.counters} WHERE minute < ?"
+        return await self._write(lambda conn: conn.execute(sql, (before_minute,)).rowcount)  # type: ignore[no-any-return]
+
+    async def pending_health(self, now_ms: int) -> list[PendingHealth]:
+        # Both parts are answered from the partial indexes (pending: name, next_run_at;
+        # processing: claimed_by, locked_at) without reading finished jobs.
+        j = self._t.jobs
+        sql = (
+            "SELECT name, sum(next_run_at <= ?), sum(next_run_at > ?), "
+            f"min(CASE WHEN next_run_at <= ? THEN next_run_at END), 0 FROM {j} WHERE status = 'pending' GROUP BY name "
+            f"UNION ALL SELECT name, 0, 0, NULL, count(*) FROM {j} WHERE status = 'processing' GROUP BY name"
+        )
+
+        def op(conn: sqlite3.Connection) -> list[PendingHealth]:
+            merged: dict[str, list[Any]] = {}
+            for name, due, later, oldest, processing in conn.execute(sql, (now_ms, now_ms, now_ms)):
+                entry = merged.setdefault(name, [0, 0, None, 0])
+                entry[0] += due or 0
+                entry[1] += later or 0
+                entry[2] = oldest if entry[2] is None else entry[2]
+                entry[3] += processing
+            return [PendingHealth(name, e[0], e[1], e[2], e[3]) for name, e in sorted(merged.items())]
+
+        return await self._read(op)  # type: ignore[no-any-return]
+
     # -- change feed ------------------------------------------------------------------------------
     async def open_watch(
         self,
@@ -878,6 +1026,17 @@ def _settle(flush: asyncio.Future[list[Job | None]], items: list[tuple[Job, str,
             future.set_exception(error)
         else:
             future.set_result(job)
+
+
+def _workers(text: str) -> dict[str, int]:
+    """The registry's ``workers`` column (JSON of name -> concurrency); lenient on bad text."""
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError):
+        return {}
+    if not isinstance(value, dict):
+        return {}
+    return {str(k): int(v) for k, v in value.items() if isinstance(v, int)}
 
 
 def _completed(job: Job, now_ms: int) -> Job:

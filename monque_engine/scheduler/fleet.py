@@ -1,0 +1,249 @@
+"""Fleet and queue control (issue 13): the instance registry, dead-owner release, pause and
+resume per job name, and queue health from per-minute outcome counters.
+
+Why a service of its own: none of this is on the hot path. The processor only keeps an
+in-memory paused set (refreshed here every ``poll_interval``) and adds to in-memory
+counters; everything that touches the store happens on the heartbeat tick, at start and
+stop, or when an operator asks.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+from datetime import UTC, datetime
+
+from ..errors import InvalidJobQueryError
+from ..events import CountEvent, JobErrorEvent, QueueControlEvent
+from ..job import InstanceInfo, InstanceRecord, MinuteCount, QueueHealth
+from ..timeutil import ms_to_datetime, now_ms
+from ..validation import validate_job_name
+from .context import SchedulerContext
+from .processor import JobProcessor
+
+log = logging.getLogger("monque_engine.fleet")
+
+#: Registry records whose heartbeat stopped this long ago are deleted (a dead instance stays
+#: visible, marked dead, for a day: long enough for an operator to notice it in the morning).
+INSTANCE_RETENTION_MS = 24 * 60 * 60 * 1000
+#: Per-minute counters are kept this long (the brief asks for at least 24 h).
+COUNTER_RETENTION_MINUTES = 48 * 60
+#: Purges run at most this often per process (they are cheap, but there is no need).
+PURGE_EVERY_MS = 10 * 60 * 1000
+MINUTE_MS = 60_000
+MAX_HEALTH_WINDOW_MINUTES = COUNTER_RETENTION_MINUTES
+
+
+def _version() -> str:
+    from .. import __version__
+
+    return f"monque_engine {__version__}"
+
+
+def _dt(ms: int | None) -> datetime | None:
+    return None if ms is None else ms_to_datetime(ms)
+
+
+class Fleet:
+    def __init__(self, ctx: SchedulerContext, processor: JobProcessor) -> None:
+        self._ctx = ctx
+        self._processor = processor
+        self._host = socket.gethostname()
+        self._pid = os.getpid()
+        self._started_at_ms: int | None = None
+        self._registered = False
+        self._next_purge_ms = 0
+
+    @property
+    def _heartbeat_ms(self) -> int:
+        return int(self._ctx.options.heartbeat_interval * 1000)
+
+    # -- this instance's record, counters and paused set ------------------------------------------
+    def record(self, now: int) -> InstanceRecord:
+        processor = self._processor
+        if self._started_at_ms is None:
+            self._started_at_ms = now
+        return InstanceRecord(
+            id=self._ctx.instance_id,
+            host=self._host,
+            pid=self._pid,
+            version=_version(),
+            started_at_ms=self._started_at_ms,
+            heartbeat_interval_ms=self._heartbeat_ms,
+            workers={name: worker.concurrency for name, worker in sorted(processor.workers.items())},
+            running=len(processor.active_jobs),
+            processed=processor.processed,
+            failed=processor.failed,
+            last_heartbeat_ms=now,
+        )
+
+    async def join(self) -> None:
+        """At start: register, and load the paused set before the first claim."""
+        self._started_at_ms = now_ms()
+        await self._guarded(self.refresh_paused)
+        await self._guarded(self.beat)
+
+    async def beat(self) -> None:
+        """The heartbeat tick: refresh the record, flush counters, apply retention now and then."""
+        store = self._ctx.store
+        now = now_ms()
+        await store.upsert_instance(self.record(now))
+        self._registered = True
+        await self.flush_counts()
+        if now >= self._next_purge_ms:
+            self._next_purge_ms = now + PURGE_EVERY_MS
+            await store.purge_instances(now - INSTANCE_RETENTION_MS)
+            await store.purge_outcome_counts(now // MINUTE_MS - COUNTER_RETENTION_MINUTES)
+
+    async def beat_guarded(self) -> None:
+        await self._guarded(self.beat)
+
+    async def flush_counts(self) -> None:
+        counts = self._processor.take_tally()
+        if not counts:
+            return
+        try:
+            await self._ctx.store.add_outcome_counts(counts)
+        except BaseException:
+            self._processor.restore_tally(counts)  # added again on the next tick
+            raise
+
+    async def leave(self) -> None:
+        """On a clean stop: flush the counters and remove the record. Never raises."""
+        await self._guarded(self.flush_counts)
+        if self._registered:
+            self._registered = False
+            await self._guarded(lambda: self._ctx.store.remove_instance(self._ctx.instance_id))
+
+    async def refresh_paused(self) -> None:
+        paused = await self._ctx.store.paused_names()
+        self._apply_paused(frozenset(paused))
+
+    def _apply_paused(self, paused: frozenset[str]) -> None:
+        before = self._processor.paused
+        if paused == before:
+            return
+        self._processor.set_paused(paused)
+        events = self._ctx.events
+        for name in sorted(paused - before):
+            events.emit("queue:paused", QueueControlEvent(name))
+        for name in sorted(before - paused):
+            events.emit("queue:resumed", QueueControlEvent(name))
+
+    async def _guarded(self, duty: object) -> None:
+        try:
+            await duty()  # type: ignore[operator]
+        except Exception as error:  # noqa: BLE001 - fleet bookkeeping must never stop processing
+            self._ctx.events.emit("job:error", JobErrorEvent(error))
+
+    # -- operator API ----------------------------------------------------------------------------
+    async def pause(self, name: str) -> bool:
+        validate_job_name(name)
+        changed = await self._ctx.store.set_paused(name, True, now_ms())
+        if self._processor.running:
+            self._apply_paused(self._processor.paused | {name})
+        return changed
+
+    async def resume(self, name: str) -> bool:
+        validate_job_name(name)
+        changed = await self._ctx.store.set_paused(name, False, now_ms())
+        if self._processor.running:
+            self._apply_paused(self._processor.paused - {name})
+        return changed
+
+    async def paused(self) -> dict[str, datetime]:
+        return {name: ms_to_datetime(ms) for name, ms in (await self._ctx.store.paused_names()).items()}
+
+    async def instances(self) -> list[InstanceInfo]:
+        store = self._ctx.store
+        records = await store.list_instances()
+        holdings = {holding.owner: holding for holding in await store.owner_holdings()}
+        now = now_ms()
+        default_ms = self._heartbeat_ms
+        result: list[InstanceInfo] = []
+        for record in records:
+            held = holdings.pop(record.id, None)
+            interval = record.heartbeat_interval_ms or default_ms
+            result.append(InstanceInfo(
+                id=record.id,
+                inferred=False,
+                alive=now - record.last_heartbeat_ms <= 2 * interval,
+                jobs_held=held.jobs if held else 0,
+                last_heartbeat=_dt(record.last_heartbeat_ms),
+                heartbeat_interval=interval / 1000,
+                host=record.host,
+                pid=record.pid,
+                version=record.version,
+                started_at=_dt(record.started_at_ms),
+                workers=dict(record.workers),
+                running=record.running,
+                processed=record.processed,
+                failed=record.failed,
+            ))
+        for owner, held in holdings.items():
+            interval = held.heartbeat_interval_ms or default_ms
+            beat = held.last_heartbeat_ms
+            result.append(InstanceInfo(
+                id=owner,
+                inferred=True,
+                alive=beat is not None and now - beat <= 2 * interval,
+                jobs_held=held.jobs,
+                last_heartbeat=_dt(beat),
+                heartbeat_interval=interval / 1000,
+            ))
+        result.sort(key=lambda info: (info.inferred, info.id))
+        return result
+
+    def _owner(self, instance_id: str) -> str:
+        if not isinstance(instance_id, str) or not instance_id:
+            raise InvalidJobQueryError(
+                f"instance_id must be a non-empty string (an id from monque.instances()), got {instance_id!r}"
+            )
+        return instance_id
+
+    async def count_dead_owner_jobs(self, instance_id: str) -> int:
+        owner = self._owner(instance_id)
+        return await self._ctx.store.count_dead_owner_jobs(owner, now_ms(), self._heartbeat_ms)
+
+    async def release_dead_owner_jobs(self, instance_id: str) -> int:
+        owner = self._owner(instance_id)
+        count = await self._ctx.store.release_dead_owner(owner, now_ms(), self._heartbeat_ms)
+        if count > 0:
+            self._ctx.events.emit("stale:recovered", CountEvent(count))
+            self._processor.wake()
+        return count
+
+    async def queue_health(self, window_minutes: int = 60) -> list[QueueHealth]:
+        if (not isinstance(window_minutes, int) or isinstance(window_minutes, bool)
+                or not 1 <= window_minutes <= MAX_HEALTH_WINDOW_MINUTES):
+            raise InvalidJobQueryError(
+                f"window_minutes must be an integer from 1 to {MAX_HEALTH_WINDOW_MINUTES} (the counters' "
+                f"retention), got {window_minutes!r}"
+            )
+        store = self._ctx.store
+        now = now_ms()
+        if self._processor.running:
+            await self._guarded(self.flush_counts)  # this process's last minutes count too
+        pending = {h.name: h for h in await store.pending_health(now)}
+        since = now // MINUTE_MS - window_minutes + 1
+        minutes: dict[str, list[MinuteCount]] = {}
+        for name, minute, completed, failed in await store.outcome_counts(since):
+            minutes.setdefault(name, []).append(
+                MinuteCount(name, datetime.fromtimestamp(minute * 60, UTC), completed, failed))
+        paused = set(await store.paused_names())
+        names = sorted(set(pending) | set(minutes) | paused | set(self._processor.workers))
+        result = []
+        for name in names:
+            health = pending.get(name)
+            oldest = health.oldest_due_ms if health else None
+            result.append(QueueHealth(
+                name=name,
+                due=health.due if health else 0,
+                scheduled=health.scheduled if health else 0,
+                processing=health.processing if health else 0,
+                latency=None if oldest is None else max(0, now - oldest) / 1000,
+                paused=name in paused,
+                per_minute=minutes.get(name, []),
+            ))
+        return result
