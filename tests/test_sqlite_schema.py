@@ -38,6 +38,16 @@ def v1_copy(tmp_path: Path) -> Path:
     return path
 
 
+async def upgraded_copy(tmp_path: Path) -> Path:
+    """The v1 fixture upgraded to this code's version by one read-write open (a read-only
+    open only accepts a file at exactly this version, see ADR 0006)."""
+    path = v1_copy(tmp_path)
+    writer = Monque(f"sqlite:///{path}", recover_stale_jobs=False)
+    await writer.initialize()
+    await writer.close()
+    return path
+
+
 def foreign_file(tmp_path: Path) -> Path:
     path = tmp_path / "crm.db"
     conn = sqlite3.connect(path)
@@ -230,7 +240,7 @@ async def test_read_only_never_creates_a_missing_file(tmp_path: Path) -> None:
 
 
 async def test_read_only_session_leaves_the_file_unchanged(tmp_path: Path) -> None:
-    path = v1_copy(tmp_path)
+    path = await upgraded_copy(tmp_path)
     digest, mtime, _ = fingerprint(path)
     m = Monque(f"sqlite:///{path}?mode=ro", recover_stale_jobs=False)
     await m.initialize()
@@ -310,7 +320,7 @@ async def test_store_level_open_checks_before_any_write(tmp_path: Path) -> None:
 
 
 async def test_a_read_only_monque_initializes_with_defaults_but_cannot_start(tmp_path: Path) -> None:
-    path = v1_copy(tmp_path)
+    path = await upgraded_copy(tmp_path)
     m = Monque(f"sqlite:///{path}?mode=ro")  # stale recovery on by default: skipped, it would write
     await m.initialize()
     try:

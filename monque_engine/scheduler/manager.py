@@ -7,16 +7,23 @@ event only for a transition that was actually written.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
+from typing import Literal
 
-from ..errors import JobStateError
+from ..errors import InvalidJobQueryError, JobStateError
 from ..events import CountEvent, JobDeletedEvent, JobEvent, JobRetriedEvent
-from ..job import BulkOperationResult, Job, JobSelector, JobStatus
+from ..job import BulkOperationResult, Job, JobListFilter, JobSelector, JobStatus
+from ..store.base import StoreSelector
 from ..timeutil import now_ms
 from ..validation import normalize_job_id
 from .context import SchedulerContext
 from .intake import run_at_ms
-from .selectors import parse_statuses, to_store_selector
+from .selectors import _ms, parse_statuses, to_store_filter, to_store_selector
+
+BulkAction = Literal["cancel", "retry", "delete"]
+#: What a bulk call accepts: upstream's selector, or any listing filter (issue 13).
+BulkTarget = JobSelector | JobListFilter | None
 
 RETRY_SPREAD_MS = 30_000
 RETRYABLE = (JobStatus.FAILED, JobStatus.CANCELLED)
@@ -82,25 +89,69 @@ class JobManager:
             self._ctx.events.emit("job:deleted", JobDeletedEvent(key))
         return deleted
 
-    async def cancel_jobs(self, selector: JobSelector | None) -> BulkOperationResult:
-        requested = parse_statuses(selector.status) if selector else None
-        if requested is not None and JobStatus.PENDING not in requested:
+    def selector_for(self, action: BulkAction, target: BulkTarget,
+                     updated_before: datetime | None = None) -> StoreSelector | None:
+        """The store selector a bulk ``action`` runs with, its guard applied; None when the
+        guard leaves nothing to do (e.g. cancelling a selection of failed jobs).
+
+        ``target`` is upstream's ``JobSelector`` or any ``JobListFilter`` (everything a
+        listing can filter by: name, statuses, created / updated / next-run ranges, search,
+        recurring; text search added to the listing is honoured here too, since the store
+        reuses the listing's own WHERE / filter document). ``updated_before`` bounds the
+        selection to jobs last changed before that instant (a console's count instant).
+        """
+        guard: tuple[JobStatus, ...] | None = {
+            "cancel": (JobStatus.PENDING,), "retry": RETRYABLE, "delete": None,
+        }[action]
+        bound = _ms(updated_before, "updated_before")
+        if isinstance(target, JobListFilter):
+            listing = to_store_filter(target)
+            requested = listing.statuses
+            listing = replace(listing, statuses=None)
+        elif target is None or isinstance(target, JobSelector):
+            selector = to_store_selector(target)
+            requested = selector.statuses
+            listing = None
+            if selector.updated_before_ms is not None:
+                bound = selector.updated_before_ms if bound is None else min(bound, selector.updated_before_ms)
+        else:
+            raise InvalidJobQueryError(
+                f"Pass a JobSelector or a JobListFilter to a bulk {action}, not {type(target).__name__}"
+            )
+        if guard is None:
+            statuses = requested
+        else:
+            statuses = guard if requested is None else tuple(s for s in requested if s in guard)
+            if not statuses:
+                return None
+        if listing is not None:
+            return StoreSelector(statuses=statuses, updated_before_ms=bound, listing=listing)
+        return replace(to_store_selector(target, statuses), updated_before_ms=bound)
+
+    async def count_bulk(self, action: BulkAction, target: BulkTarget, updated_before: datetime | None = None) -> int:
+        selector = self.selector_for(action, target, updated_before)
+        return 0 if selector is None else await self._ctx.store.count_selected(selector)
+
+    async def cancel_jobs(self, selector: BulkTarget, updated_before: datetime | None = None) -> BulkOperationResult:
+        chosen = self.selector_for("cancel", selector, updated_before)
+        if chosen is None:
             return BulkOperationResult(0, [])
-        count = await self._ctx.store.cancel_many(to_store_selector(selector, (JobStatus.PENDING,)), now_ms())
+        count = await self._ctx.store.cancel_many(chosen, now_ms())
         return self._bulk("jobs:cancelled", count)
 
-    async def retry_jobs(self, selector: JobSelector | None) -> BulkOperationResult:
-        requested = parse_statuses(selector.status) if selector else None
-        allowed = RETRYABLE if requested is None else tuple(s for s in requested if s in RETRYABLE)
-        if not allowed:
+    async def retry_jobs(self, selector: BulkTarget, updated_before: datetime | None = None) -> BulkOperationResult:
+        chosen = self.selector_for("retry", selector, updated_before)
+        if chosen is None:
             return BulkOperationResult(0, [])
-        count, errors = await self._ctx.store.retry_many(to_store_selector(selector, allowed), now_ms(), RETRY_SPREAD_MS)
+        count, errors = await self._ctx.store.retry_many(chosen, now_ms(), RETRY_SPREAD_MS)
         if count > 0:
             self._ctx.poll_soon()  # retried jobs are due over the next 30 s: arm this process's timers
         return self._bulk("jobs:retried", count, errors)
 
-    async def delete_jobs(self, selector: JobSelector | None) -> BulkOperationResult:
-        count = await self._ctx.store.delete_many(to_store_selector(selector))
+    async def delete_jobs(self, selector: BulkTarget, updated_before: datetime | None = None) -> BulkOperationResult:
+        chosen = self.selector_for("delete", selector, updated_before)
+        assert chosen is not None  # delete has no guard
+        count = await self._ctx.store.delete_many(chosen)
         return self._bulk("jobs:deleted", count)
 
     def _bulk(self, event: str, count: int, errors: list[dict[str, str]] | None = None) -> BulkOperationResult:

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any
 
-from ..errors import ConnectionError, MonqueError, ShutdownTimeoutError
+from ..errors import ConnectionError, InvalidJobQueryError, MonqueError, ShutdownTimeoutError
 from ..events import EventEmitter, JobErrorEvent, Listener
 from ..job import (
     BulkOperationResult,
@@ -337,17 +337,36 @@ class Monque:
         self._require_initialized()
         return await self._manager.delete_job(job_id)
 
-    async def cancel_jobs(self, selector: JobSelector | None = None) -> BulkOperationResult:
+    async def cancel_jobs(self, selector: JobSelector | JobListFilter | None = None, *,
+                          updated_before: datetime | None = None) -> BulkOperationResult:
+        """Cancel every pending job matching ``selector`` (a ``JobSelector`` or any
+        ``JobListFilter``) in one store operation; other statuses are left alone.
+        ``updated_before`` limits it to jobs last changed before that instant."""
         self._require_initialized()
-        return await self._manager.cancel_jobs(selector)
+        return await self._manager.cancel_jobs(selector, updated_before)
 
-    async def retry_jobs(self, selector: JobSelector | None = None) -> BulkOperationResult:
+    async def retry_jobs(self, selector: JobSelector | JobListFilter | None = None, *,
+                         updated_before: datetime | None = None) -> BulkOperationResult:
+        """Retry every failed or cancelled job matching ``selector`` in one store operation."""
         self._require_initialized()
-        return await self._manager.retry_jobs(selector)
+        return await self._manager.retry_jobs(selector, updated_before)
 
-    async def delete_jobs(self, selector: JobSelector | None = None) -> BulkOperationResult:
+    async def delete_jobs(self, selector: JobSelector | JobListFilter | None = None, *,
+                          updated_before: datetime | None = None) -> BulkOperationResult:
+        """Delete every job matching ``selector`` in one store operation (empty: every job)."""
         self._require_initialized()
-        return await self._manager.delete_jobs(selector)
+        return await self._manager.delete_jobs(selector, updated_before)
+
+    async def count_bulk(self, action: str, selector: JobSelector | JobListFilter | None = None, *,
+                         updated_before: datetime | None = None) -> int:
+        """How many jobs ``cancel_jobs`` / ``retry_jobs`` / ``delete_jobs`` (``action`` =
+        ``"cancel"``, ``"retry"``, ``"delete"``) would reach with the same arguments, guard
+        included: the number to confirm with. A retry may still skip jobs whose unique key
+        another live job holds (reported in its result's ``errors``)."""
+        self._require_initialized()
+        if action not in ("cancel", "retry", "delete"):
+            raise InvalidJobQueryError(f"action must be 'cancel', 'retry' or 'delete', got {action!r}")
+        return await self._manager.count_bulk(action, selector, updated_before)  # type: ignore[arg-type]
 
     async def recover_stale_jobs(self) -> int:
         """Run stale recovery now (it also runs at start-up and periodically)."""

@@ -202,6 +202,10 @@ class JobStore(ABC):
     @abstractmethod
     async def delete(self, job_id: str) -> bool: ...
 
+    async def count_selected(self, selector: StoreSelector) -> int:
+        """How many jobs a bulk call with this selector would reach (its guard included)."""
+        raise self._fleet_unsupported("counting a bulk selection")
+
     @abstractmethod
     async def cancel_many(self, selector: StoreSelector, now_ms: int) -> int: ...
 

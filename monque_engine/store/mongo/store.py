@@ -610,6 +610,10 @@ class MongoStore(JobStore):
         result = await self._call("delete a job", lambda c: c.delete_one({"_id": ObjectId(job_id)}))
         return result.deleted_count > 0
 
+    async def count_selected(self, selector: StoreSelector) -> int:
+        return await self._call("count selected jobs", lambda c: c.count_documents(
+            q.selector_filter(selector), maxTimeMS=q.LIST_MAX_TIME_MS), q.LIST_TIMEOUT_HINT)
+
     async def cancel_many(self, selector: StoreSelector, now_ms: int) -> int:
         result = await self._long_call("cancel jobs", lambda c: c.update_many(
             q.selector_filter(selector), q.cancel_update(now_ms)))

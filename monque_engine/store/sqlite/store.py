@@ -797,6 +797,11 @@ class SqliteStore(JobStore):
     async def delete(self, job_id: str) -> bool:
         return await self._write(lambda conn: self._bulk_delete(conn, "id = ?", (job_id,)) > 0, inline=True)  # type: ignore[no-any-return]
 
+    async def count_selected(self, selector: StoreSelector) -> int:
+        where, params = selector_where(selector)
+        sql = f"SELECT count(*) FROM {self._t.jobs} WHERE {where}"
+        return await self._read(lambda conn: conn.execute(sql, params).fetchone()[0])  # type: ignore[no-any-return]
+
     async def cancel_many(self, selector: StoreSelector, now_ms: int) -> int:
         where, params = selector_where(selector)
         return await self._write(  # type: ignore[no-any-return]
