@@ -1,0 +1,253 @@
+"""Contract: fleet and queue control (issue 13) on a real store, in one process.
+
+Instance registry, dead-owner release, pause / resume, queue health and its per-minute
+counters. Other instances are simulated by writing their claims with ``raw`` (what a
+Node worker or a killed process leaves behind); the multi-process versions of these
+checks, with real processes and real signals, are in ``test_fleet_multiprocess.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from monque_engine import InvalidJobQueryError, JobStatus, Monque
+from monque_engine.errors import InvalidJobIdentifierError
+from monque_engine.timeutil import now_ms
+
+
+async def _claim_as(raw, m: Monque, job_id: str, owner: str, beat_ms: int | None, interval_ms: int | None = 1_000,
+                    locked_ms: int | None = None) -> None:
+    """Make a job look claimed by another instance whose last heartbeat was at ``beat_ms``."""
+    locked = locked_ms if locked_ms is not None else (beat_ms if beat_ms is not None else now_ms())
+    await raw(m).set(job_id, status="processing", claimedBy=owner, lockedAt=locked, lastHeartbeat=beat_ms,
+                     heartbeatInterval=interval_ms)
+
+
+# -- registry -----------------------------------------------------------------------------------------
+async def test_a_started_instance_registers_itself_and_is_removed_on_a_clean_stop(monque, wait_until):
+    worker = await monque(heartbeat_interval=0.05)
+    worker.register("email", lambda job: None, concurrency=3)
+    worker.register("sms", lambda job: None)
+    viewer = await monque()
+    assert await viewer.instances() == []
+    await worker.start()
+    (info,) = await viewer.instances()
+    assert info.id == worker.instance_id and not info.inferred and info.alive
+    assert (info.host, info.pid) == (socket.gethostname(), os.getpid())
+    assert info.workers == {"email": 3, "sms": worker.options.worker_concurrency}
+    assert info.heartbeat_interval == 0.05 and info.version and info.version.startswith("monque_engine ")
+    assert info.started_at is not None and info.jobs_held == 0
+
+    for n in range(3):
+        await worker.enqueue("email", {"n": n})
+
+    async def processed_three() -> bool:
+        (current,) = await viewer.instances()
+        return current.processed == 3
+
+    await wait_until(processed_three, message="the record's processed count reaches 3 on a heartbeat tick")
+    await worker.stop()
+    assert await viewer.instances() == []
+
+
+async def test_instances_are_judged_dead_after_two_heartbeat_intervals(monque, raw):
+    m = await monque(heartbeat_interval=1.0)
+    now = now_ms()
+    jobs = [await m.enqueue("email", {"n": n}) for n in range(3)]
+    await _claim_as(raw, m, jobs[0].id, "node-fresh", now - 500)  # interval 1 s: alive
+    await _claim_as(raw, m, jobs[1].id, "node-gone", now - 5_000)  # 5 s > 2 x 1 s: dead
+    await _claim_as(raw, m, jobs[2].id, "node-gone", now - 6_000)
+    by_id = {info.id: info for info in await m.instances()}
+    assert set(by_id) == {"node-fresh", "node-gone"}
+    fresh, gone = by_id["node-fresh"], by_id["node-gone"]
+    assert fresh.inferred and fresh.alive and fresh.jobs_held == 1
+    assert gone.inferred and not gone.alive and gone.jobs_held == 2
+    assert gone.last_heartbeat is not None and gone.host is None and gone.processed is None
+    assert gone.heartbeat_age(datetime.now(UTC)) >= 4.9
+
+
+# -- dead-owner release ----------------------------------------------------------------------------------
+async def test_a_dead_owners_jobs_are_released_now_and_counted_first(monque, raw):
+    m = await monque(heartbeat_interval=1.0, lock_timeout=3600)
+    now = now_ms()
+    dead = [await m.enqueue("email", {"n": n}) for n in range(3)]
+    for job in dead:
+        await _claim_as(raw, m, job.id, "dead-worker", now - 10_000)
+    recorded = []
+    m.on("stale:recovered", lambda e: recorded.append(e.count))
+    assert await m.count_dead_owner_jobs("dead-worker") == 3
+    assert await m.release_dead_owner_jobs("dead-worker") == 3
+    assert recorded == [3]
+    for job in dead:
+        stored = await m.get_job(job.id)
+        assert stored.status is JobStatus.PENDING and stored.claimed_by is None and stored.last_heartbeat is None
+    assert await m.release_dead_owner_jobs("dead-worker") == 0
+    assert await m.count_dead_owner_jobs("nobody") == 0
+
+
+async def test_a_live_owners_jobs_are_never_released(monque, raw):
+    m = await monque(heartbeat_interval=1.0)
+    now = now_ms()
+    a, b = await m.enqueue("email"), await m.enqueue("email")
+    # One job with an old heartbeat but another fresh one: the owner is alive (a live owner
+    # heartbeats all its jobs at once, so the old one is only a snapshot before its next beat).
+    await _claim_as(raw, m, a.id, "busy-worker", now - 10_000)
+    await _claim_as(raw, m, b.id, "busy-worker", now - 100)
+    assert await m.count_dead_owner_jobs("busy-worker") == 0
+    assert await m.release_dead_owner_jobs("busy-worker") == 0
+    assert (await m.get_job(a.id)).status is JobStatus.PROCESSING
+
+
+async def test_the_jobs_own_heartbeat_interval_sets_the_cutoff(monque, raw):
+    m = await monque(heartbeat_interval=1.0)
+    now = now_ms()
+    slow = await m.enqueue("email")
+    # Its owner beats every 60 s: 10 s of silence is normal, not death.
+    await _claim_as(raw, m, slow.id, "slow-beater", now - 10_000, interval_ms=60_000)
+    assert await m.release_dead_owner_jobs("slow-beater") == 0
+    # A job without heartbeatInterval (a foreign claim) is judged by lockedAt and our interval.
+    bare = await m.enqueue("email")
+    await _claim_as(raw, m, bare.id, "foreign", None, interval_ms=None, locked_ms=now - 10_000)
+    assert await m.release_dead_owner_jobs("foreign") == 1
+
+
+async def test_a_fresh_registry_record_keeps_its_jobs(monque, raw):
+    """A registered instance with a fresh record is alive even if its jobs' beat is old."""
+    worker = await monque(heartbeat_interval=30)
+    worker.register("email", lambda job: None)
+    await worker.start()
+    viewer = await monque(heartbeat_interval=1.0)
+    job = await viewer.enqueue("later", {})
+    await _claim_as(raw, viewer, job.id, worker.instance_id, now_ms() - 120_000, interval_ms=1_000)
+    assert await viewer.count_dead_owner_jobs(worker.instance_id) == 0
+    assert await viewer.release_dead_owner_jobs(worker.instance_id) == 0
+
+
+async def test_release_dead_owner_refuses_a_bad_instance_id(monque):
+    m = await monque()
+    with pytest.raises(InvalidJobQueryError, match="instance_id must be a non-empty string"):
+        await m.release_dead_owner_jobs("")
+
+
+# -- pause and resume ---------------------------------------------------------------------------------------
+async def test_a_paused_name_is_not_claimed_and_resume_claims_it_at_once(monque, recorder, wait_until):
+    m = await monque()
+    ran = []
+    m.register("email", lambda job: ran.append(job.id))
+    m.register("sms", lambda job: ran.append(job.id))
+    rec = recorder(m, "queue:paused", "queue:resumed", "job:complete")
+    await m.start()
+    assert await m.pause("email") is True
+    assert await m.pause("email") is False  # already paused
+    assert list(await m.paused()) == ["email"]
+    held = await m.enqueue("email")
+    marker = await m.enqueue("sms")
+    await rec.wait_for("job:complete", where=lambda e: e.job.id == marker.id)
+    assert held.id not in ran and (await m.get_job(held.id)).status is JobStatus.PENDING
+    assert [e.name for e in rec.of("queue:paused")] == ["email"]
+    assert await m.resume("email") is True
+    await rec.wait_for("job:complete", where=lambda e: e.job.id == held.id)
+    assert [e.name for e in rec.of("queue:resumed")] == ["email"]
+    assert await m.paused() == {}
+    assert await m.resume("email") is False
+
+
+async def test_a_pause_from_another_instance_is_followed_within_a_poll_interval(monque, recorder):
+    worker = await monque(poll_interval=0.05)
+    started = asyncio.Event()
+    release = asyncio.Event()
+    finished = []
+
+    async def handler(job):
+        started.set()
+        await release.wait()
+        finished.append(job.id)
+
+    worker.register("email", handler)
+    rec = recorder(worker, "queue:paused", "queue:resumed", "job:complete")
+    await worker.start()
+    running = await worker.enqueue("email")
+    await asyncio.wait_for(started.wait(), 5)
+    operator = await monque()
+    await operator.pause("email")
+    await rec.wait_for("queue:paused")
+    waiting = await operator.enqueue("email")
+    release.set()  # the running job finishes even though its name is paused
+    await rec.wait_for("job:complete", where=lambda e: e.job.id == running.id)
+    assert (await worker.get_job(waiting.id)).status is JobStatus.PENDING
+    await operator.resume("email")
+    await rec.wait_for("queue:resumed")
+    await rec.wait_for("job:complete", where=lambda e: e.job.id == waiting.id)
+    assert finished == [running.id, waiting.id]
+
+
+async def test_a_name_paused_before_start_is_never_claimed(monque, recorder):
+    operator = await monque()
+    await operator.pause("email")
+    await operator.enqueue("email")
+    marker = await operator.enqueue("sms")
+    worker = await monque()
+    ran = []
+    worker.register("email", lambda job: ran.append(job.id))
+    worker.register("sms", lambda job: ran.append(job.id))
+    rec = recorder(worker, "job:complete")
+    await worker.start()
+    await rec.wait_for("job:complete", where=lambda e: e.job.id == marker.id)
+    assert ran == [marker.id]
+
+
+async def test_pause_refuses_an_invalid_name(monque):
+    m = await monque()
+    with pytest.raises(InvalidJobIdentifierError):
+        await m.pause("has space")
+
+
+# -- queue health and counters ---------------------------------------------------------------------------
+async def test_queue_health_reports_due_scheduled_latency_and_paused(monque, raw):
+    m = await monque()
+    now = datetime.now(UTC)
+    overdue = await m.enqueue("email")
+    await raw(m).set(overdue.id, nextRunAt=now - timedelta(seconds=90))
+    await m.enqueue("email")
+    await m.enqueue("email", run_at=timedelta(hours=1))
+    await m.pause("reports")
+    by_name = {h.name: h for h in await m.queue_health()}
+    email = by_name["email"]
+    assert (email.due, email.scheduled, email.processing, email.paused) == (2, 1, 0, False)
+    assert email.latency is not None and email.latency >= 89
+    assert by_name["reports"].paused and by_name["reports"].due == 0 and by_name["reports"].latency is None
+
+
+async def test_per_minute_counters_survive_a_restart(monque, store_url, wait_until):
+    worker = await monque(heartbeat_interval=0.05, max_retries=1)
+
+    def handler(job):
+        if job.data.get("fail"):
+            raise RuntimeError("boom")
+
+    worker.register("email", handler)
+    await worker.start()
+    for n in range(4):
+        await worker.enqueue("email", {"n": n, "fail": n == 0})
+
+    async def settled() -> bool:
+        stats = await worker.get_queue_stats("email")
+        return stats.completed == 3 and stats.failed == 1
+
+    await wait_until(settled, message="3 completed and 1 failed")
+    await worker.close()  # flushes what the last tick had not written
+    reader = await monque()
+    (email,) = await reader.queue_health()
+    assert (email.completed_last_window, email.failed_last_window) == (3, 1)
+    assert all(m.minute.second == 0 and m.minute.tzinfo is not None for m in email.per_minute)
+
+
+async def test_queue_health_refuses_a_bad_window(monque):
+    m = await monque()
+    with pytest.raises(InvalidJobQueryError, match="window_minutes must be an integer from 1 to 2880"):
+        await m.queue_health(window_minutes=0)
