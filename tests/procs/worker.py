@@ -42,6 +42,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--max-retries", type=int, default=None)
     p.add_argument("--base-retry-interval", type=float, default=None)
     p.add_argument("--url-query", default="", help="appended to the SQLite URL, e.g. busy_timeout=0.5")
+    p.add_argument("--also", action="append", default=[], help="another job name run by the same handler")
     return p.parse_args(argv)
 
 
@@ -98,12 +99,16 @@ async def run(args: argparse.Namespace) -> int:
         runs.record("done", job.id)
 
     monque.register(args.name, handler, concurrency=args.concurrency)
+    for extra in args.also:
+        monque.register(extra, handler, concurrency=args.concurrency)
 
     connected = asyncio.Event()
     monque.on("changestream:connected", lambda _e: (connected.set(), emit("changestream:connected")))
     for name in ("changestream:error", "changestream:closed", "changestream:fallback"):
         monque.on(name, lambda e, _n=name: emit(_n, error=repr(getattr(e, "error", None))))
     monque.on("stale:recovered", lambda e: emit("stale:recovered", count=e.count))
+    monque.on("queue:paused", lambda e: emit("queue:paused", name=e.name))
+    monque.on("queue:resumed", lambda e: emit("queue:resumed", name=e.name))
     monque.on("job:error", lambda e: emit(
         "job:error",
         error_type=type(e.error).__name__,
