@@ -1,0 +1,211 @@
+"""MongoDB side of fleet and queue control (issue 13), without a server.
+
+These are fakes, said plainly: mongomock evaluates the query documents, pipelines and
+updates (as in test_mongo_documents.py), and a small adapter gives the evaluator
+collection the ``name`` / ``database[...]`` that MongoStore uses to reach its side
+collections (``<jobs>_instances``, ``<jobs>_control``, ``<jobs>_counters``). Atomicity,
+TTL expiry and real index use are a server's business; the index tests check that each
+new read's leading keys are an index's prefix.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mongomock
+from bson import ObjectId
+from test_mongo_evaluator import AsyncEvaluatorCollection, evaluator_collection, oid
+from test_mongo_evaluator import evaluator_store as _plain_store
+
+from monque_engine.job import InstanceRecord, JobStatus
+from monque_engine.store.base import StoreListFilter, StoreSelector
+from monque_engine.store.mongo import documents as q
+from monque_engine.store.mongo.indexes import fleet_index_specs, index_specs
+
+NOW = 10_000_000
+
+
+class _SideAdapter(AsyncEvaluatorCollection):
+    """The evaluator adapter plus what the fleet methods call on side collections."""
+
+    async def replace_one(self, filter: Any, doc: Any, upsert: bool = False, **kw: Any) -> Any:
+        self._record("replace_one", (filter, doc), {"upsert": upsert})
+        return self.sync.replace_one(filter, doc, upsert=upsert)
+
+    async def update_one(self, filter: Any, update: Any, upsert: bool = False, **kw: Any) -> Any:
+        self._record("update_one", (filter, update), {"upsert": upsert})
+        return self.sync.update_one(filter, update, upsert=upsert)
+
+    async def bulk_write(self, requests: Any, ordered: bool = True, **kw: Any) -> Any:
+        self._record("bulk_write", (requests,), {"ordered": ordered})
+        for request in requests:
+            self.sync.update_one(request._filter, request._doc, upsert=request._upsert)
+
+
+class _Database:
+    def __init__(self, db: Any) -> None:
+        self._db = db
+        self.sides: dict[str, _SideAdapter] = {}
+
+    def __getitem__(self, name: str) -> _SideAdapter:
+        if name not in self.sides:
+            self.sides[name] = _SideAdapter(self._db[name])
+        return self.sides[name]
+
+
+def fleet_store() -> tuple[Any, Any, _Database]:
+    client = mongomock.MongoClient(tz_aware=True)
+    jobs = evaluator_collection()
+    store, adapter = _plain_store(jobs)
+    database = _Database(client.db)
+    adapter.name = "monque_jobs"  # type: ignore[attr-defined]
+    adapter.database = database  # type: ignore[attr-defined]
+    return store, adapter, database
+
+
+def _job(n: int, owner: str | None, *, status: str = "processing", beat: int | None = None,
+         locked: int | None = None, interval: int | None = 1_000, name: str = "email",
+         run_at: int = NOW) -> dict[str, Any]:
+    doc: dict[str, Any] = {"_id": ObjectId(oid(n)), "name": name, "data": {}, "status": status,
+                           "nextRunAt": q.dt(run_at), "failCount": 0, "createdAt": q.dt(1), "updatedAt": q.dt(1)}
+    if owner is not None:
+        doc["claimedBy"] = owner
+    if beat is not None:
+        doc["lastHeartbeat"] = q.dt(beat)
+    if locked is not None:
+        doc["lockedAt"] = q.dt(locked)
+    if interval is not None:
+        doc["heartbeatInterval"] = interval
+    return doc
+
+
+def _ids(docs: Any) -> list[str]:
+    return sorted(str(d["_id"]) for d in docs)
+
+
+# -- query documents ------------------------------------------------------------------------------------
+def test_dead_owner_filter_judges_each_job_by_its_own_interval_then_locked_at() -> None:
+    c = evaluator_collection()
+    c.insert_many([
+        _job(1, "w", beat=NOW - 5_000),                          # 5 s > 2 x 1 s: stale
+        _job(2, "w", beat=NOW - 5_000, interval=60_000),         # its owner beats every minute: fresh
+        _job(3, "w", beat=None, locked=NOW - 5_000, interval=None),  # foreign claim: lockedAt, default 1 s
+        _job(4, "w", beat=NOW - 500),                            # fresh
+        _job(5, "other", beat=NOW - 5_000),                      # another owner
+        _job(6, "w", status="pending", beat=NOW - 5_000),        # not processing
+    ])
+    assert _ids(c.find(q.dead_owner_filter("w", NOW, 1_000))) == [oid(1), oid(3)]
+    assert _ids(c.find(q.fresh_owner_filter("w", NOW, 1_000))) == [oid(2), oid(4)]
+
+
+def test_owner_holdings_group_processing_jobs_by_claimed_by() -> None:
+    c = evaluator_collection()
+    c.insert_many([
+        _job(1, "node-a", beat=NOW - 100), _job(2, "node-a", beat=None, locked=NOW - 50, interval=None),
+        _job(3, "node-b", beat=NOW - 900, interval=5_000), _job(4, "node-b", status="completed", beat=NOW),
+    ])
+    rows = {row["_id"]: row for row in c.aggregate(q.owner_holdings_pipeline())}
+    assert rows["node-a"]["jobs"] == 2 and rows["node-a"]["lastHeartbeat"] == q.dt(NOW - 50)
+    assert rows["node-b"]["jobs"] == 1 and rows["node-b"]["heartbeatInterval"] == 5_000
+
+
+def test_pending_health_counts_due_later_oldest_and_processing() -> None:
+    c = evaluator_collection()
+    c.insert_many([
+        _job(1, None, status="pending", run_at=NOW - 9_000), _job(2, None, status="pending", run_at=NOW),
+        _job(3, None, status="pending", run_at=NOW + 1), _job(4, "w", beat=NOW),
+        _job(5, None, status="failed", run_at=NOW - 99_000),
+    ])
+    (row,) = list(c.aggregate(q.pending_health_pipeline(NOW)))
+    assert (row["_id"], row["due"], row["scheduled"], row["processing"]) == ("email", 2, 1, 1)
+    assert row["oldestDue"] == q.dt(NOW - 9_000)
+
+
+def test_counter_upserts_add_to_one_row_per_name_and_minute() -> None:
+    c = mongomock.MongoClient(tz_aware=True).db.monque_jobs_counters
+    for completed, failed in ((3, 1), (2, 0)):
+        c.update_one(*q.counter_upsert("email", 1000, completed, failed), upsert=True)
+    c.update_one(*q.counter_upsert("email", 999, 1, 0), upsert=True)
+    rows = list(c.find(q.counters_filter(1000, "email")))
+    assert [(r["name"], r["minute"], r["completed"], r["failed"]) for r in rows] == [("email", 1000, 5, 1)]
+    assert rows[0]["at"] == q.dt(1000 * 60_000)  # the TTL index's date
+
+
+def test_bulk_on_a_listing_filter_selects_what_the_listing_lists() -> None:
+    c = evaluator_collection()
+    c.insert_many([_job(n, None, status="pending", run_at=NOW + n * 1_000) for n in range(1, 6)])
+    listing = StoreListFilter(next_run_from_ms=NOW + 2_000, next_run_to_ms=NOW + 4_000)
+    selector = StoreSelector(statuses=(JobStatus.PENDING,), listing=listing)
+    assert _ids(c.find(q.selector_filter(selector))) == _ids(c.find(q.list_filter(listing))) == [oid(2), oid(3), oid(4)]
+    assert q.selector_filter(StoreSelector(listing=listing)) == q.list_filter(listing)
+    assert list(c.find(q.selector_filter(StoreSelector(statuses=(JobStatus.FAILED,), listing=listing)))) == []
+
+
+# -- indexes ------------------------------------------------------------------------------------------------
+def _prefixes(specs: list[Any]) -> list[list[str]]:
+    return [[key for key, _ in keys] for keys, _ in specs]
+
+
+def test_each_new_read_has_an_index() -> None:
+    jobs = _prefixes(index_specs(False))
+    assert ["claimedBy", "status"] in jobs  # dead_owner_filter / fresh_owner_filter
+    assert any(keys[:1] == ["status"] for keys in jobs)  # owner holdings and pending health match on status
+    side = fleet_index_specs()
+    assert side["instances"] == [([("lastHeartbeat", 1)], {"expireAfterSeconds": 24 * 3600, "background": True})]
+    assert ([("at", 1)], {"expireAfterSeconds": 48 * 3600, "background": True}) in side["counters"]
+    assert [("minute", 1), ("name", 1)] in [keys for keys, _ in side["counters"]]  # counters_filter
+    assert side["control"] == [([("kind", 1)], {"background": True})]  # PAUSED_FILTER
+
+
+# -- store plumbing ------------------------------------------------------------------------------------------
+async def test_registry_round_trip_and_purge_on_the_side_collection() -> None:
+    store, _, database = fleet_store()
+    record = InstanceRecord("w1", "host", 42, "monque_engine 0.1.0", NOW - 60_000, 1_000, {"email": 5}, 2, 10, 1, NOW)
+    await store.upsert_instance(record)
+    await store.upsert_instance(record)  # replaced, not duplicated
+    assert await store.list_instances() == [record]
+    side = database["monque_jobs_instances"]
+    assert side.calls[0][0] == "replace_one" and side.calls[0][2] == {"upsert": True}
+    assert await store.purge_instances(NOW - 1) == 0
+    assert await store.purge_instances(NOW + 1) == 1
+    await store.upsert_instance(record)
+    await store.remove_instance("w1")
+    assert await store.list_instances() == []
+
+
+async def test_release_dead_owner_checks_the_owner_then_writes_with_the_per_job_guard() -> None:
+    store, adapter, _ = fleet_store()
+    adapter.sync.insert_many([_job(1, "w", beat=NOW - 5_000), _job(2, "w", beat=NOW - 6_000)])
+    assert await store.count_dead_owner_jobs("w", NOW, 1_000) == 2
+    assert await store.release_dead_owner("w", NOW, 1_000) == 2
+    name, (filter, update), _ = adapter.calls[-1]
+    assert name == "update_many" and filter == q.dead_owner_filter("w", NOW, 1_000)
+    assert update == q.to_pending_update(NOW)
+    assert {d["status"] for d in adapter.sync.find()} == {"pending"}
+
+
+async def test_a_fresh_registry_record_or_job_keeps_the_owner_alive() -> None:
+    store, adapter, _ = fleet_store()
+    adapter.sync.insert_many([_job(1, "w", beat=NOW - 5_000)])
+    await store.upsert_instance(InstanceRecord("w", "h", 1, "v", 0, 1_000, {}, 1, 0, 0, NOW - 100))
+    assert await store.count_dead_owner_jobs("w", NOW, 1_000) == 0
+    assert await store.release_dead_owner("w", NOW, 1_000) == 0
+    assert adapter.sync.find_one()["status"] == "processing"
+    await store.remove_instance("w")
+    adapter.sync.insert_one(_job(2, "w", beat=NOW - 10))  # a fresh job of the same owner
+    assert await store.release_dead_owner("w", NOW, 1_000) == 0
+
+
+async def test_pause_resume_and_counters_on_the_side_collections() -> None:
+    store, _, database = fleet_store()
+    assert await store.set_paused("email", True, NOW) is True
+    assert await store.set_paused("email", True, NOW + 5) is False
+    assert await store.paused_names() == {"email": NOW}
+    assert database["monque_jobs_control"].sync.find_one()["_id"] == "paused:email"
+    assert await store.set_paused("email", False, NOW) is True
+    assert await store.paused_names() == {}
+    await store.add_outcome_counts({("email", 100): (3, 1), ("sms", 101): (1, 0)})
+    await store.add_outcome_counts({("email", 100): (1, 1)})
+    assert await store.outcome_counts(100) == [("email", 100, 4, 2), ("sms", 101, 1, 0)]
+    assert await store.outcome_counts(101, "sms") == [("sms", 101, 1, 0)]
+    assert await store.purge_outcome_counts(101) == 1
