@@ -24,6 +24,7 @@ from typing import Any, NoReturn
 from monque_engine import __version__ as engine_version
 from monque_engine.store.urls import mask_secrets, mask_text, mask_url
 
+from .commands import COMMANDS, describe as describe_commands
 from .exitcodes import CliError, ExitCode
 from .settings import DEMO_URL, OPTIONS, Resolved, resolve
 
@@ -100,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
             A terminal console and headless worker for Monque job queues (SQLite or MongoDB).
             Watch jobs live, and cancel, retry, reschedule or delete them; or run the
             processor pool of your handlers without a UI."""),
-        epilog=EXAMPLES,
+        epilog=EXAMPLES + "\n" + describe_commands(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("url", nargs="?", metavar="URL", default=None,
@@ -131,6 +132,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``monque-tui`` console script; returns the process exit code."""
     debug = False
     try:
+        words = list(argv) if argv is not None else sys.argv[1:]
+        if words and words[0] in COMMANDS:  # pause, resume, paused, instances, release-dead, health, export
+            from .commands import run_command
+
+            try:
+                return run_command(words)
+            except SystemExit as exit_:  # COMMAND --help
+                return int(exit_.code or 0) if not isinstance(exit_.code, str) else 1
         parser = build_parser()
         try:
             args = parser.parse_args(list(argv) if argv is not None else None)

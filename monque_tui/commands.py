@@ -1,0 +1,289 @@
+"""``monque-tui COMMAND ...``: fleet and queue control for scripts (issue 13), no UI.
+
+    monque-tui pause NAME [--url URL]          stop every Python worker claiming NAME
+    monque-tui resume NAME                     let them claim it again
+    monque-tui paused                          list paused names
+    monque-tui instances                       the fleet: registered and inferred instances
+    monque-tui release-dead INSTANCE [--yes]   return a dead owner's jobs to pending now
+    monque-tui health [--window MINUTES]       per name: due, scheduled, latency, rates
+    monque-tui export --status failed --format jsonl --output FILE|-
+
+Each opens the store with a Monque that is never started (it registers nothing and claims
+nothing), does one thing and exits. Errors are one line on stderr with an exit code from
+``exitcodes.ExitCode``, through the same path as the rest of the command line; this module
+never imports Textual.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import NoReturn, TextIO
+
+from monque_engine import ConnectionError, InvalidJobQueryError, JobListFilter, Monque, MonqueError
+from monque_engine.export import FORMATS, export_jobs
+from monque_engine.store import DEFAULT_URL
+from monque_engine.store.urls import mask_secrets, mask_url
+
+from .exitcodes import CliError, ExitCode
+
+PROG = "monque-tui"
+COMMANDS = ("pause", "resume", "paused", "instances", "release-dead", "health", "export")
+#: Exports at least this large report progress on stderr (smaller ones only the summary).
+PROGRESS_FROM = 1_000
+STATUSES = ("pending", "processing", "completed", "failed", "cancelled")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise CliError(f"{message} (see {self.prog} --help)", ExitCode.USAGE)
+
+
+def _instant(text: str) -> datetime:
+    try:
+        value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an ISO-8601 instant (e.g. 2026-12-03T06:00:00Z or 2026-12-03)") from None
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def _statuses(text: str) -> list[str]:
+    values = [part.strip() for part in text.split(",") if part.strip()]
+    unknown = [value for value in values if value not in STATUSES]
+    if unknown or not values:
+        raise argparse.ArgumentTypeError(f"{text!r}: use one or more of {', '.join(STATUSES)}, comma-separated")
+    return values
+
+
+def _store_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--url", default=None, metavar="URL",
+                        help=f"store URL [env: MONQUE_URL] [default: {DEFAULT_URL}]")
+    parser.add_argument("--collection", default="monque_jobs", metavar="NAME",
+                        help="jobs collection (table) name [default: monque_jobs]")
+    parser.add_argument("--connect-timeout", type=float, default=5.0, metavar="SECONDS",
+                        help="how long to wait for MongoDB to answer [default: 5]")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog=PROG, description="Fleet and queue control commands (no UI).")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    p = commands.add_parser("pause", help="stop every Python worker claiming NAME (running jobs finish)",
+                            description="Pause claiming of one job name, stored in the store: every Python "
+                                        "worker stops claiming it within its poll interval; running jobs finish. "
+                                        "Node Monque workers do not honour it.")
+    p.add_argument("name", metavar="NAME")
+    _store_flags(p)
+    p = commands.add_parser("resume", help="let workers claim NAME again", description="Resume a paused job name.")
+    p.add_argument("name", metavar="NAME")
+    _store_flags(p)
+    p = commands.add_parser("paused", help="list paused job names", description="Print each paused name and "
+                            "since when (tab-separated).")
+    _store_flags(p)
+    p = commands.add_parser("instances", help="list scheduler instances (registered and inferred)",
+                            description="Print every instance the store knows of: id, kind (registered or "
+                                        "inferred from processing jobs, e.g. Node workers), alive or dead, jobs "
+                                        "held, heartbeat age, host:pid, processed and failed counts.")
+    _store_flags(p)
+    p = commands.add_parser("release-dead", help="return a dead instance's processing jobs to pending now",
+                            description="Count, and with --yes release, the processing jobs of an instance whose "
+                                        "heartbeat stopped (older than twice its interval). Guarded in the store: "
+                                        "a live instance's jobs are never released.")
+    p.add_argument("instance", metavar="INSTANCE")
+    p.add_argument("--yes", action="store_true", help="release without asking (otherwise only the count is shown)")
+    _store_flags(p)
+    p = commands.add_parser("health", help="per job name: due, scheduled, latency, completed/failed per minute",
+                            description="Queue health per job name, from the jobs and the per-minute counters "
+                                        "Python workers keep in the store (48 h).")
+    p.add_argument("--window", type=int, default=60, metavar="MINUTES",
+                   help="minutes of completed/failed counts to sum [default: 60]")
+    _store_flags(p)
+    p = commands.add_parser("export", help="write every matching job to JSON Lines or CSV",
+                            description="Stream every job matching the filters to JSON Lines or CSV (camelCase "
+                                        "fields, _id as 24-hex, instants ISO-8601 UTC), in constant memory; "
+                                        f"progress on stderr from {PROGRESS_FROM} jobs.")
+    p.add_argument("--format", choices=FORMATS, default="jsonl", help="output format [default: jsonl]")
+    p.add_argument("--output", "-o", default="-", metavar="FILE", help="file to write, or - for stdout [default: -]")
+    p.add_argument("--name", default=None, help="only jobs of this name")
+    p.add_argument("--status", type=_statuses, default=None, metavar="STATUS[,STATUS]",
+                   help=f"only these statuses ({', '.join(STATUSES)})")
+    p.add_argument("--search", default=None, metavar="TEXT", help="id prefix or unique-key substring")
+    for field in ("created", "updated", "next-run"):
+        p.add_argument(f"--{field}-from", type=_instant, default=None, metavar="ISO",
+                       help=f"{field.replace('-', ' ')} at or after (ISO-8601; UTC without an offset)")
+        p.add_argument(f"--{field}-to", type=_instant, default=None, metavar="ISO",
+                       help=f"{field.replace('-', ' ')} at or before")
+    kind = p.add_mutually_exclusive_group()
+    kind.add_argument("--recurring", dest="recurring", action="store_const", const=True, default=None,
+                      help="only jobs with a cron schedule")
+    kind.add_argument("--one-off", dest="recurring", action="store_const", const=False,
+                      help="only jobs without one")
+    _store_flags(p)
+    return parser
+
+
+def run_command(argv: Sequence[str]) -> int:
+    """Parse and run one command; raises ``CliError`` for anything the user can fix."""
+    args = build_parser().parse_args(list(argv))
+    url = args.url or os.environ.get("MONQUE_URL") or DEFAULT_URL
+    handler = _HANDLERS[args.command]
+    return asyncio.run(_with_monque(url, args, handler))
+
+
+async def _with_monque(url: str, args: argparse.Namespace,
+                       handler: Callable[[Monque, argparse.Namespace], Awaitable[int]]) -> int:
+    from .urlcheck import check_url
+
+    if args.command not in ("pause", "resume"):
+        _require_existing_sqlite(url)
+    check_url(url, connect_timeout=args.connect_timeout)
+    try:
+        monque = Monque(url, collection_name=args.collection, recover_stale_jobs=False)
+        await monque.initialize()
+    except (MonqueError, ValueError) as error:
+        raise CliError(mask_secrets(str(error), url), ExitCode.STORE) from None
+    try:
+        return await handler(monque, args)
+    except InvalidJobQueryError as error:
+        raise CliError(mask_secrets(str(error), url), ExitCode.USAGE) from None
+    except MonqueError as error:
+        code = ExitCode.STORE if isinstance(error, ConnectionError) else ExitCode.USAGE
+        raise CliError(mask_secrets(str(error), url), code) from None
+    finally:
+        await monque.close()
+
+
+def _require_existing_sqlite(url: str) -> None:
+    """A command that only reads must not create an empty database where a path was mistyped."""
+    if not url.lower().startswith("sqlite://"):
+        return
+    from monque_engine import open_store
+
+    try:
+        path = str(getattr(open_store(url), "settings").path)
+    except (MonqueError, ValueError, AttributeError):
+        return  # check_url says what is wrong with it
+    if path and path != ":memory:" and not Path(path).exists():
+        raise CliError(f"{mask_url(url)}: {path} does not exist; check the path (this command never creates one)",
+                       ExitCode.STORE)
+
+
+def _out(text: str) -> None:
+    print(text, flush=True)
+
+
+def _err(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+async def _pause(monque: Monque, args: argparse.Namespace) -> int:
+    changed = await monque.pause(args.name)
+    _err(f"paused {args.name}" if changed else f"{args.name} was already paused")
+    return ExitCode.OK
+
+
+async def _resume(monque: Monque, args: argparse.Namespace) -> int:
+    changed = await monque.resume(args.name)
+    _err(f"resumed {args.name}" if changed else f"{args.name} was not paused")
+    return ExitCode.OK
+
+
+async def _paused(monque: Monque, args: argparse.Namespace) -> int:
+    for name, since in (await monque.paused()).items():
+        _out(f"{name}\t{since.isoformat(timespec='seconds')}")
+    return ExitCode.OK
+
+
+def _age(since: datetime | None, now: datetime) -> str:
+    return "-" if since is None else f"{max(0.0, (now - since).total_seconds()):.0f}s"
+
+
+async def _instances(monque: Monque, args: argparse.Namespace) -> int:
+    now = datetime.now(UTC)
+    _out("ID\tKIND\tSTATE\tJOBS\tHEARTBEAT\tHOST:PID\tPROCESSED\tFAILED")
+    for info in await monque.instances():
+        where = "-" if info.host is None else f"{info.host}:{info.pid}"
+        _out("\t".join((
+            info.id, "inferred" if info.inferred else "registered", "alive" if info.alive else "dead",
+            str(info.jobs_held), _age(info.last_heartbeat, now), where,
+            "-" if info.processed is None else str(info.processed), "-" if info.failed is None else str(info.failed),
+        )))
+    return ExitCode.OK
+
+
+async def _release_dead(monque: Monque, args: argparse.Namespace) -> int:
+    count = await monque.count_dead_owner_jobs(args.instance)
+    if not args.yes:
+        _err(f"{count} processing job(s) of {args.instance} can be released now; rerun with --yes to release them")
+        return ExitCode.OK
+    released = await monque.release_dead_owner_jobs(args.instance)
+    _err(f"released {released} job(s) of {args.instance} back to pending")
+    return ExitCode.OK
+
+
+async def _health(monque: Monque, args: argparse.Namespace) -> int:
+    _out(f"NAME\tDUE\tSCHEDULED\tPROCESSING\tLATENCY\tPAUSED\tCOMPLETED/{args.window}m\tFAILED/{args.window}m")
+    for health in await monque.queue_health(window_minutes=args.window):
+        latency = "-" if health.latency is None else f"{health.latency:.1f}s"
+        _out("\t".join(str(v) for v in (
+            health.name, health.due, health.scheduled, health.processing, latency,
+            "yes" if health.paused else "no", health.completed_last_window, health.failed_last_window,
+        )))
+    return ExitCode.OK
+
+
+async def _export(monque: Monque, args: argparse.Namespace) -> int:
+    listing = JobListFilter(
+        name=args.name, status=args.status, search=args.search, recurring=args.recurring,
+        created_at_from=args.created_from, created_at_to=args.created_to,
+        updated_at_from=args.updated_from, updated_at_to=args.updated_to,
+        next_run_at_from=args.next_run_from, next_run_at_to=args.next_run_to,
+    )
+    target = args.output
+
+    def progress(written: int, total: int) -> None:
+        if total >= PROGRESS_FROM and written:
+            _err(f"exported {written}/{total} jobs")
+
+    out: TextIO
+    if target == "-":
+        out = sys.stdout
+    else:
+        try:
+            out = open(target, "w", encoding="utf-8", newline="")  # noqa: SIM115 - closed below
+        except OSError as error:
+            raise CliError(f"cannot write {target}: {error.strerror or error}", ExitCode.USAGE) from None
+    try:
+        written = await export_jobs(monque, out, listing, args.format, progress=progress)
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    _err(f"exported {written} job(s) to {'stdout' if target == '-' else target} ({args.format})")
+    return ExitCode.OK
+
+
+_HANDLERS: dict[str, Callable[[Monque, argparse.Namespace], Awaitable[int]]] = {
+    "pause": _pause, "resume": _resume, "paused": _paused, "instances": _instances,
+    "release-dead": _release_dead, "health": _health, "export": _export,
+}
+
+
+def describe() -> str:
+    """The commands section of ``monque-tui --help``."""
+    return (
+        "commands (for scripts; each takes --url URL, default $MONQUE_URL, and --help):\n"
+        "  monque-tui pause NAME | resume NAME | paused   pause claiming of a job name (Python workers)\n"
+        "  monque-tui instances                           the fleet, registered and inferred, alive or dead\n"
+        "  monque-tui release-dead INSTANCE [--yes]       return a dead instance's jobs to pending now\n"
+        "  monque-tui health [--window MINUTES]           due, scheduled, latency, completed/failed rates\n"
+        "  monque-tui export --status failed --format csv --output failed.csv   every matching job\n"
+    )
+
+
+__all__ = ["COMMANDS", "build_parser", "describe", "run_command"]
