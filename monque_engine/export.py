@@ -89,8 +89,9 @@ def export_document(job: Job) -> dict[str, Any]:
 class _Writer:
     def __init__(self, out: TextIO, fmt: str) -> None:
         self._out = out
-        self._csv = csv.DictWriter(out, fieldnames=FIELDS, extrasaction="ignore", lineterminator="\n") \
-            if fmt == "csv" else None
+        self._csv = (
+            csv.DictWriter(out, fieldnames=FIELDS, extrasaction="ignore", lineterminator="\n") if fmt == "csv" else None
+        )
         if self._csv is not None:
             self._csv.writeheader()
 

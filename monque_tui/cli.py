@@ -24,7 +24,8 @@ from typing import Any, NoReturn
 from monque_engine import __version__ as engine_version
 from monque_engine.store.urls import mask_secrets, mask_text, mask_url
 
-from .commands import COMMANDS, describe as describe_commands
+from .commands import COMMANDS
+from .commands import describe as describe_commands
 from .exitcodes import CliError, ExitCode
 from .settings import DEMO_URL, OPTIONS, Resolved, resolve
 

@@ -49,7 +49,8 @@ def _instant(text: str) -> datetime:
         value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"{text!r} is not an ISO-8601 instant (e.g. 2026-12-03T06:00:00Z or 2026-12-03)") from None
+            f"{text!r} is not an ISO-8601 instant (e.g. 2026-12-03T06:00:00Z or 2026-12-03)"
+        ) from None
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
@@ -62,68 +63,115 @@ def _statuses(text: str) -> list[str]:
 
 
 def _store_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--url", default=None, metavar="URL",
-                        help=f"store URL [env: MONQUE_URL] [default: {DEFAULT_URL}]")
-    parser.add_argument("--collection", default="monque_jobs", metavar="NAME",
-                        help="jobs collection (table) name [default: monque_jobs]")
-    parser.add_argument("--connect-timeout", type=float, default=5.0, metavar="SECONDS",
-                        help="how long to wait for MongoDB to answer [default: 5]")
+    parser.add_argument(
+        "--url", default=None, metavar="URL", help=f"store URL [env: MONQUE_URL] [default: {DEFAULT_URL}]"
+    )
+    parser.add_argument(
+        "--collection",
+        default="monque_jobs",
+        metavar="NAME",
+        help="jobs collection (table) name [default: monque_jobs]",
+    )
+    parser.add_argument(
+        "--connect-timeout",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="how long to wait for MongoDB to answer [default: 5]",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=PROG, description="Fleet and queue control commands (no UI).")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    p = commands.add_parser("pause", help="stop every Python worker claiming NAME (running jobs finish)",
-                            description="Pause claiming of one job name, stored in the store: every Python "
-                                        "worker stops claiming it within its poll interval; running jobs finish. "
-                                        "Node Monque workers do not honour it.")
+    p = commands.add_parser(
+        "pause",
+        help="stop every Python worker claiming NAME (running jobs finish)",
+        description="Pause claiming of one job name, stored in the store: every Python "
+        "worker stops claiming it within its poll interval; running jobs finish. "
+        "Node Monque workers do not honour it.",
+    )
     p.add_argument("name", metavar="NAME")
     _store_flags(p)
     p = commands.add_parser("resume", help="let workers claim NAME again", description="Resume a paused job name.")
     p.add_argument("name", metavar="NAME")
     _store_flags(p)
-    p = commands.add_parser("paused", help="list paused job names", description="Print each paused name and "
-                            "since when (tab-separated).")
+    p = commands.add_parser(
+        "paused", help="list paused job names", description="Print each paused name and since when (tab-separated)."
+    )
     _store_flags(p)
-    p = commands.add_parser("instances", help="list scheduler instances (registered and inferred)",
-                            description="Print every instance the store knows of: id, kind (registered or "
-                                        "inferred from processing jobs, e.g. Node workers), alive or dead, jobs "
-                                        "held, heartbeat age, host:pid, processed and failed counts.")
+    p = commands.add_parser(
+        "instances",
+        help="list scheduler instances (registered and inferred)",
+        description="Print every instance the store knows of: id, kind (registered or "
+        "inferred from processing jobs, e.g. Node workers), alive or dead, jobs "
+        "held, heartbeat age, host:pid, processed and failed counts.",
+    )
     _store_flags(p)
-    p = commands.add_parser("release-dead", help="return a dead instance's processing jobs to pending now",
-                            description="Count, and with --yes release, the processing jobs of an instance whose "
-                                        "heartbeat stopped (older than twice its interval). Guarded in the store: "
-                                        "a live instance's jobs are never released.")
+    p = commands.add_parser(
+        "release-dead",
+        help="return a dead instance's processing jobs to pending now",
+        description="Count, and with --yes release, the processing jobs of an instance whose "
+        "heartbeat stopped (older than twice its interval). Guarded in the store: "
+        "a live instance's jobs are never released.",
+    )
     p.add_argument("instance", metavar="INSTANCE")
     p.add_argument("--yes", action="store_true", help="release without asking (otherwise only the count is shown)")
     _store_flags(p)
-    p = commands.add_parser("health", help="per job name: due, scheduled, latency, completed/failed per minute",
-                            description="Queue health per job name, from the jobs and the per-minute counters "
-                                        "Python workers keep in the store (48 h).")
-    p.add_argument("--window", type=int, default=60, metavar="MINUTES",
-                   help="minutes of completed/failed counts to sum [default: 60]")
+    p = commands.add_parser(
+        "health",
+        help="per job name: due, scheduled, latency, completed/failed per minute",
+        description="Queue health per job name, from the jobs and the per-minute counters "
+        "Python workers keep in the store (48 h).",
+    )
+    p.add_argument(
+        "--window",
+        type=int,
+        default=60,
+        metavar="MINUTES",
+        help="minutes of completed/failed counts to sum [default: 60]",
+    )
     _store_flags(p)
-    p = commands.add_parser("export", help="write every matching job to JSON Lines or CSV",
-                            description="Stream every job matching the filters to JSON Lines or CSV (camelCase "
-                                        "fields, _id as 24-hex, instants ISO-8601 UTC), in constant memory; "
-                                        f"progress on stderr from {PROGRESS_FROM} jobs.")
+    p = commands.add_parser(
+        "export",
+        help="write every matching job to JSON Lines or CSV",
+        description="Stream every job matching the filters to JSON Lines or CSV (camelCase "
+        "fields, _id as 24-hex, instants ISO-8601 UTC), in constant memory; "
+        f"progress on stderr from {PROGRESS_FROM} jobs.",
+    )
     p.add_argument("--format", choices=FORMATS, default="jsonl", help="output format [default: jsonl]")
     p.add_argument("--output", "-o", default="-", metavar="FILE", help="file to write, or - for stdout [default: -]")
     p.add_argument("--name", default=None, help="only jobs of this name")
-    p.add_argument("--status", type=_statuses, default=None, metavar="STATUS[,STATUS]",
-                   help=f"only these statuses ({', '.join(STATUSES)})")
+    p.add_argument(
+        "--status",
+        type=_statuses,
+        default=None,
+        metavar="STATUS[,STATUS]",
+        help=f"only these statuses ({', '.join(STATUSES)})",
+    )
     p.add_argument("--search", default=None, metavar="TEXT", help="id prefix or unique-key substring")
     for field in ("created", "updated", "next-run"):
-        p.add_argument(f"--{field}-from", type=_instant, default=None, metavar="ISO",
-                       help=f"{field.replace('-', ' ')} at or after (ISO-8601; UTC without an offset)")
-        p.add_argument(f"--{field}-to", type=_instant, default=None, metavar="ISO",
-                       help=f"{field.replace('-', ' ')} at or before")
+        p.add_argument(
+            f"--{field}-from",
+            type=_instant,
+            default=None,
+            metavar="ISO",
+            help=f"{field.replace('-', ' ')} at or after (ISO-8601; UTC without an offset)",
+        )
+        p.add_argument(
+            f"--{field}-to", type=_instant, default=None, metavar="ISO", help=f"{field.replace('-', ' ')} at or before"
+        )
     kind = p.add_mutually_exclusive_group()
-    kind.add_argument("--recurring", dest="recurring", action="store_const", const=True, default=None,
-                      help="only jobs with a cron schedule")
-    kind.add_argument("--one-off", dest="recurring", action="store_const", const=False,
-                      help="only jobs without one")
+    kind.add_argument(
+        "--recurring",
+        dest="recurring",
+        action="store_const",
+        const=True,
+        default=None,
+        help="only jobs with a cron schedule",
+    )
+    kind.add_argument("--one-off", dest="recurring", action="store_const", const=False, help="only jobs without one")
     _store_flags(p)
     return parser
 
@@ -136,8 +184,9 @@ def run_command(argv: Sequence[str]) -> int:
     return asyncio.run(_with_monque(url, args, handler))
 
 
-async def _with_monque(url: str, args: argparse.Namespace,
-                       handler: Callable[[Monque, argparse.Namespace], Awaitable[int]]) -> int:
+async def _with_monque(
+    url: str, args: argparse.Namespace, handler: Callable[[Monque, argparse.Namespace], Awaitable[int]]
+) -> int:
     from .urlcheck import check_url
 
     if args.command not in ("pause", "resume"):
@@ -166,12 +215,13 @@ def _require_existing_sqlite(url: str) -> None:
     from monque_engine import open_store
 
     try:
-        path = str(getattr(open_store(url), "settings").path)
+        path = str(open_store(url).settings.path)  # type: ignore[attr-defined]
     except (MonqueError, ValueError, AttributeError):
         return  # check_url says what is wrong with it
     if path and path != ":memory:" and not Path(path).exists():
-        raise CliError(f"{mask_url(url)}: {path} does not exist; check the path (this command never creates one)",
-                       ExitCode.STORE)
+        raise CliError(
+            f"{mask_url(url)}: {path} does not exist; check the path (this command never creates one)", ExitCode.STORE
+        )
 
 
 def _out(text: str) -> None:
@@ -209,11 +259,20 @@ async def _instances(monque: Monque, args: argparse.Namespace) -> int:
     _out("ID\tKIND\tSTATE\tJOBS\tHEARTBEAT\tHOST:PID\tPROCESSED\tFAILED")
     for info in await monque.instances():
         where = "-" if info.host is None else f"{info.host}:{info.pid}"
-        _out("\t".join((
-            info.id, "inferred" if info.inferred else "registered", "alive" if info.alive else "dead",
-            str(info.jobs_held), _age(info.last_heartbeat, now), where,
-            "-" if info.processed is None else str(info.processed), "-" if info.failed is None else str(info.failed),
-        )))
+        _out(
+            "\t".join(
+                (
+                    info.id,
+                    "inferred" if info.inferred else "registered",
+                    "alive" if info.alive else "dead",
+                    str(info.jobs_held),
+                    _age(info.last_heartbeat, now),
+                    where,
+                    "-" if info.processed is None else str(info.processed),
+                    "-" if info.failed is None else str(info.failed),
+                )
+            )
+        )
     return ExitCode.OK
 
 
@@ -231,19 +290,36 @@ async def _health(monque: Monque, args: argparse.Namespace) -> int:
     _out(f"NAME\tDUE\tSCHEDULED\tPROCESSING\tLATENCY\tPAUSED\tCOMPLETED/{args.window}m\tFAILED/{args.window}m")
     for health in await monque.queue_health(window_minutes=args.window):
         latency = "-" if health.latency is None else f"{health.latency:.1f}s"
-        _out("\t".join(str(v) for v in (
-            health.name, health.due, health.scheduled, health.processing, latency,
-            "yes" if health.paused else "no", health.completed_last_window, health.failed_last_window,
-        )))
+        _out(
+            "\t".join(
+                str(v)
+                for v in (
+                    health.name,
+                    health.due,
+                    health.scheduled,
+                    health.processing,
+                    latency,
+                    "yes" if health.paused else "no",
+                    health.completed_last_window,
+                    health.failed_last_window,
+                )
+            )
+        )
     return ExitCode.OK
 
 
 async def _export(monque: Monque, args: argparse.Namespace) -> int:
     listing = JobListFilter(
-        name=args.name, status=args.status, search=args.search, recurring=args.recurring,
-        created_at_from=args.created_from, created_at_to=args.created_to,
-        updated_at_from=args.updated_from, updated_at_to=args.updated_to,
-        next_run_at_from=args.next_run_from, next_run_at_to=args.next_run_to,
+        name=args.name,
+        status=args.status,
+        search=args.search,
+        recurring=args.recurring,
+        created_at_from=args.created_from,
+        created_at_to=args.created_to,
+        updated_at_from=args.updated_from,
+        updated_at_to=args.updated_to,
+        next_run_at_from=args.next_run_from,
+        next_run_at_to=args.next_run_to,
     )
     target = args.output
 
@@ -269,8 +345,13 @@ async def _export(monque: Monque, args: argparse.Namespace) -> int:
 
 
 _HANDLERS: dict[str, Callable[[Monque, argparse.Namespace], Awaitable[int]]] = {
-    "pause": _pause, "resume": _resume, "paused": _paused, "instances": _instances,
-    "release-dead": _release_dead, "health": _health, "export": _export,
+    "pause": _pause,
+    "resume": _resume,
+    "paused": _paused,
+    "instances": _instances,
+    "release-dead": _release_dead,
+    "health": _health,
+    "export": _export,
 }
 
 

@@ -62,8 +62,9 @@ async def test_retry_on_an_updated_range_and_search(monque):
     jobs = [await m.enqueue("report", {"n": n}, unique_key=f"acct-{n}") for n in range(4)]
     for job in jobs:
         await m.cancel_job(job.id)
-    view = JobListFilter(search="acct-1", status=["cancelled", "pending"],
-                         updated_at_from=datetime.now(UTC) - timedelta(minutes=1))
+    view = JobListFilter(
+        search="acct-1", status=["cancelled", "pending"], updated_at_from=datetime.now(UTC) - timedelta(minutes=1)
+    )
     assert await m.count_bulk("retry", view) == 1
     result = await m.retry_jobs(view)
     assert result.count == 1 and result.errors == []

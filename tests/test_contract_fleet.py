@@ -20,12 +20,25 @@ from monque_engine.errors import InvalidJobIdentifierError
 from monque_engine.timeutil import now_ms
 
 
-async def _claim_as(raw, m: Monque, job_id: str, owner: str, beat_ms: int | None, interval_ms: int | None = 1_000,
-                    locked_ms: int | None = None) -> None:
+async def _claim_as(
+    raw,
+    m: Monque,
+    job_id: str,
+    owner: str,
+    beat_ms: int | None,
+    interval_ms: int | None = 1_000,
+    locked_ms: int | None = None,
+) -> None:
     """Make a job look claimed by another instance whose last heartbeat was at ``beat_ms``."""
     locked = locked_ms if locked_ms is not None else (beat_ms if beat_ms is not None else now_ms())
-    await raw(m).set(job_id, status="processing", claimedBy=owner, lockedAt=locked, lastHeartbeat=beat_ms,
-                     heartbeatInterval=interval_ms)
+    await raw(m).set(
+        job_id,
+        status="processing",
+        claimedBy=owner,
+        lockedAt=locked,
+        lastHeartbeat=beat_ms,
+        heartbeatInterval=interval_ms,
+    )
 
 
 # -- registry -----------------------------------------------------------------------------------------

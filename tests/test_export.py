@@ -34,8 +34,14 @@ async def test_jsonl_export_streams_every_matching_job_in_pages_with_progress(mo
     m.get_jobs_with_cursor = spy  # type: ignore[method-assign]
     calls: list[tuple[int, int]] = []
     out = io.StringIO()
-    written = await export_jobs(m, out, JobListFilter(name="email", status="pending"), "jsonl",
-                                progress=lambda done, total: calls.append((done, total)), page_size=3)
+    written = await export_jobs(
+        m,
+        out,
+        JobListFilter(name="email", status="pending"),
+        "jsonl",
+        progress=lambda done, total: calls.append((done, total)),
+        page_size=3,
+    )
     assert written == 7
     assert pages == [3, 3, 1]  # one page in memory at a time
     assert calls == [(0, 7), (3, 7), (6, 7), (7, 7)]

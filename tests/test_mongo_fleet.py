@@ -63,11 +63,27 @@ def fleet_store() -> tuple[Any, Any, _Database]:
     return store, adapter, database
 
 
-def _job(n: int, owner: str | None, *, status: str = "processing", beat: int | None = None,
-         locked: int | None = None, interval: int | None = 1_000, name: str = "email",
-         run_at: int = NOW) -> dict[str, Any]:
-    doc: dict[str, Any] = {"_id": ObjectId(oid(n)), "name": name, "data": {}, "status": status,
-                           "nextRunAt": q.dt(run_at), "failCount": 0, "createdAt": q.dt(1), "updatedAt": q.dt(1)}
+def _job(
+    n: int,
+    owner: str | None,
+    *,
+    status: str = "processing",
+    beat: int | None = None,
+    locked: int | None = None,
+    interval: int | None = 1_000,
+    name: str = "email",
+    run_at: int = NOW,
+) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "_id": ObjectId(oid(n)),
+        "name": name,
+        "data": {},
+        "status": status,
+        "nextRunAt": q.dt(run_at),
+        "failCount": 0,
+        "createdAt": q.dt(1),
+        "updatedAt": q.dt(1),
+    }
     if owner is not None:
         doc["claimedBy"] = owner
     if beat is not None:
@@ -86,24 +102,30 @@ def _ids(docs: Any) -> list[str]:
 # -- query documents ------------------------------------------------------------------------------------
 def test_dead_owner_filter_judges_each_job_by_its_own_interval_then_locked_at() -> None:
     c = evaluator_collection()
-    c.insert_many([
-        _job(1, "w", beat=NOW - 5_000),                          # 5 s > 2 x 1 s: stale
-        _job(2, "w", beat=NOW - 5_000, interval=60_000),         # its owner beats every minute: fresh
-        _job(3, "w", beat=None, locked=NOW - 5_000, interval=None),  # foreign claim: lockedAt, default 1 s
-        _job(4, "w", beat=NOW - 500),                            # fresh
-        _job(5, "other", beat=NOW - 5_000),                      # another owner
-        _job(6, "w", status="pending", beat=NOW - 5_000),        # not processing
-    ])
+    c.insert_many(
+        [
+            _job(1, "w", beat=NOW - 5_000),  # 5 s > 2 x 1 s: stale
+            _job(2, "w", beat=NOW - 5_000, interval=60_000),  # its owner beats every minute: fresh
+            _job(3, "w", beat=None, locked=NOW - 5_000, interval=None),  # foreign claim: lockedAt, default 1 s
+            _job(4, "w", beat=NOW - 500),  # fresh
+            _job(5, "other", beat=NOW - 5_000),  # another owner
+            _job(6, "w", status="pending", beat=NOW - 5_000),  # not processing
+        ]
+    )
     assert _ids(c.find(q.dead_owner_filter("w", NOW, 1_000))) == [oid(1), oid(3)]
     assert _ids(c.find(q.fresh_owner_filter("w", NOW, 1_000))) == [oid(2), oid(4)]
 
 
 def test_owner_holdings_group_processing_jobs_by_claimed_by() -> None:
     c = evaluator_collection()
-    c.insert_many([
-        _job(1, "node-a", beat=NOW - 100), _job(2, "node-a", beat=None, locked=NOW - 50, interval=None),
-        _job(3, "node-b", beat=NOW - 900, interval=5_000), _job(4, "node-b", status="completed", beat=NOW),
-    ])
+    c.insert_many(
+        [
+            _job(1, "node-a", beat=NOW - 100),
+            _job(2, "node-a", beat=None, locked=NOW - 50, interval=None),
+            _job(3, "node-b", beat=NOW - 900, interval=5_000),
+            _job(4, "node-b", status="completed", beat=NOW),
+        ]
+    )
     rows = {row["_id"]: row for row in c.aggregate(q.owner_holdings_pipeline())}
     assert rows["node-a"]["jobs"] == 2 and rows["node-a"]["lastHeartbeat"] == q.dt(NOW - 50)
     assert rows["node-b"]["jobs"] == 1 and rows["node-b"]["heartbeatInterval"] == 5_000
@@ -111,11 +133,15 @@ def test_owner_holdings_group_processing_jobs_by_claimed_by() -> None:
 
 def test_pending_health_counts_due_later_oldest_and_processing() -> None:
     c = evaluator_collection()
-    c.insert_many([
-        _job(1, None, status="pending", run_at=NOW - 9_000), _job(2, None, status="pending", run_at=NOW),
-        _job(3, None, status="pending", run_at=NOW + 1), _job(4, "w", beat=NOW),
-        _job(5, None, status="failed", run_at=NOW - 99_000),
-    ])
+    c.insert_many(
+        [
+            _job(1, None, status="pending", run_at=NOW - 9_000),
+            _job(2, None, status="pending", run_at=NOW),
+            _job(3, None, status="pending", run_at=NOW + 1),
+            _job(4, "w", beat=NOW),
+            _job(5, None, status="failed", run_at=NOW - 99_000),
+        ]
+    )
     (row,) = list(c.aggregate(q.pending_health_pipeline(NOW)))
     assert (row["_id"], row["due"], row["scheduled"], row["processing"]) == ("email", 2, 1, 1)
     assert row["oldestDue"] == q.dt(NOW - 9_000)

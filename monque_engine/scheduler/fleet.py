@@ -165,33 +165,37 @@ class Fleet:
         for record in records:
             held = holdings.pop(record.id, None)
             interval = record.heartbeat_interval_ms or default_ms
-            result.append(InstanceInfo(
-                id=record.id,
-                inferred=False,
-                alive=now - record.last_heartbeat_ms <= 2 * interval,
-                jobs_held=held.jobs if held else 0,
-                last_heartbeat=_dt(record.last_heartbeat_ms),
-                heartbeat_interval=interval / 1000,
-                host=record.host,
-                pid=record.pid,
-                version=record.version,
-                started_at=_dt(record.started_at_ms),
-                workers=dict(record.workers),
-                running=record.running,
-                processed=record.processed,
-                failed=record.failed,
-            ))
+            result.append(
+                InstanceInfo(
+                    id=record.id,
+                    inferred=False,
+                    alive=now - record.last_heartbeat_ms <= 2 * interval,
+                    jobs_held=held.jobs if held else 0,
+                    last_heartbeat=_dt(record.last_heartbeat_ms),
+                    heartbeat_interval=interval / 1000,
+                    host=record.host,
+                    pid=record.pid,
+                    version=record.version,
+                    started_at=_dt(record.started_at_ms),
+                    workers=dict(record.workers),
+                    running=record.running,
+                    processed=record.processed,
+                    failed=record.failed,
+                )
+            )
         for owner, held in holdings.items():
             interval = held.heartbeat_interval_ms or default_ms
             beat = held.last_heartbeat_ms
-            result.append(InstanceInfo(
-                id=owner,
-                inferred=True,
-                alive=beat is not None and now - beat <= 2 * interval,
-                jobs_held=held.jobs,
-                last_heartbeat=_dt(beat),
-                heartbeat_interval=interval / 1000,
-            ))
+            result.append(
+                InstanceInfo(
+                    id=owner,
+                    inferred=True,
+                    alive=beat is not None and now - beat <= 2 * interval,
+                    jobs_held=held.jobs,
+                    last_heartbeat=_dt(beat),
+                    heartbeat_interval=interval / 1000,
+                )
+            )
         result.sort(key=lambda info: (info.inferred, info.id))
         return result
 
@@ -215,8 +219,11 @@ class Fleet:
         return count
 
     async def queue_health(self, window_minutes: int = 60) -> list[QueueHealth]:
-        if (not isinstance(window_minutes, int) or isinstance(window_minutes, bool)
-                or not 1 <= window_minutes <= MAX_HEALTH_WINDOW_MINUTES):
+        if (
+            not isinstance(window_minutes, int)
+            or isinstance(window_minutes, bool)
+            or not 1 <= window_minutes <= MAX_HEALTH_WINDOW_MINUTES
+        ):
             raise InvalidJobQueryError(
                 f"window_minutes must be an integer from 1 to {MAX_HEALTH_WINDOW_MINUTES} (the counters' "
                 f"retention), got {window_minutes!r}"
@@ -230,20 +237,23 @@ class Fleet:
         minutes: dict[str, list[MinuteCount]] = {}
         for name, minute, completed, failed in await store.outcome_counts(since):
             minutes.setdefault(name, []).append(
-                MinuteCount(name, datetime.fromtimestamp(minute * 60, UTC), completed, failed))
+                MinuteCount(name, datetime.fromtimestamp(minute * 60, UTC), completed, failed)
+            )
         paused = set(await store.paused_names())
         names = sorted(set(pending) | set(minutes) | paused | set(self._processor.workers))
         result = []
         for name in names:
             health = pending.get(name)
             oldest = health.oldest_due_ms if health else None
-            result.append(QueueHealth(
-                name=name,
-                due=health.due if health else 0,
-                scheduled=health.scheduled if health else 0,
-                processing=health.processing if health else 0,
-                latency=None if oldest is None else max(0, now - oldest) / 1000,
-                paused=name in paused,
-                per_minute=minutes.get(name, []),
-            ))
+            result.append(
+                QueueHealth(
+                    name=name,
+                    due=health.due if health else 0,
+                    scheduled=health.scheduled if health else 0,
+                    processing=health.processing if health else 0,
+                    latency=None if oldest is None else max(0, now - oldest) / 1000,
+                    paused=name in paused,
+                    per_minute=minutes.get(name, []),
+                )
+            )
         return result

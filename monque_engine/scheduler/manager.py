@@ -19,7 +19,7 @@ from ..timeutil import now_ms
 from ..validation import normalize_job_id
 from .context import SchedulerContext
 from .intake import run_at_ms
-from .selectors import _ms, parse_statuses, to_store_filter, to_store_selector
+from .selectors import _ms, to_store_filter, to_store_selector
 
 BulkAction = Literal["cancel", "retry", "delete"]
 #: What a bulk call accepts: upstream's selector, or any listing filter (issue 13).
@@ -126,9 +126,11 @@ class JobManager:
                 return None
         if listing is not None:
             return StoreSelector(statuses=statuses, updated_before_ms=bound, listing=listing)
+        assert not isinstance(target, JobListFilter)
         return replace(to_store_selector(target, statuses), updated_before_ms=bound)
 
-    async def count_bulk(self, action: BulkAction, target: BulkTarget, updated_before: datetime | None = None) -> int:
+    async def count_bulk(self, action: BulkAction, target: BulkTarget,
+                         updated_before: datetime | None = None) -> int:
         selector = self.selector_for(action, target, updated_before)
         return 0 if selector is None else await self._ctx.store.count_selected(selector)
 

@@ -13,15 +13,15 @@ from ..errors import ConnectionError, InvalidJobQueryError, MonqueError, Shutdow
 from ..events import EventEmitter, JobErrorEvent, Listener
 from ..job import (
     BulkOperationResult,
-    InstanceInfo,
-    QueueHealth,
     ChangeEvent,
     CursorDirection,
     CursorPage,
+    InstanceInfo,
     Job,
     JobListFilter,
     JobSelector,
     JobSort,
+    QueueHealth,
     QueueStats,
     QueueViewSummary,
 )
@@ -36,7 +36,6 @@ from .lifecycle import Lifecycle
 from .manager import JobManager
 from .processor import Handler, JobProcessor
 from .query import JobQuery
-
 
 log = logging.getLogger("monque_engine")
 

@@ -20,8 +20,14 @@ APP = "apps.worker_app:setup"
 
 def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MONQUE_")}
-    return subprocess.run([sys.executable, "-m", "monque_tui", *args], cwd=CLI_DIR, env=env, text=True,
-                          capture_output=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "monque_tui", *args],
+        cwd=CLI_DIR,
+        env=env,
+        text=True,
+        capture_output=True,
+        timeout=timeout,
+    )
 
 
 def test_pause_resume_and_paused_for_scripts(spawn: Callable[..., CliProcess], db_url: str) -> None:
@@ -50,8 +56,10 @@ def test_instances_and_release_dead(db_url: str) -> None:
 
     async def fake_dead_owner(m: Monque) -> None:
         store = m.store
-        sql = ("UPDATE monque_jobs SET status = 'processing', claimed_by = 'node-7', locked_at = ?, "
-               "last_heartbeat = ?, heartbeat_interval = 1000 WHERE id = ?")
+        sql = (
+            "UPDATE monque_jobs SET status = 'processing', claimed_by = 'node-7', locked_at = ?, "
+            "last_heartbeat = ?, heartbeat_interval = 1000 WHERE id = ?"
+        )
         stale = now_ms() - 60_000
         await store.execute_write(lambda conn: conn.execute(sql, (stale, stale, job_id)))  # type: ignore[attr-defined]
 

@@ -894,7 +894,8 @@ class SqliteStore(JobStore):
 
     async def purge_instances(self, heartbeat_before_ms: int) -> int:
         sql = f"DELETE FROM {self._t.instances} WHERE last_heartbeat < ?"
-        return await self._write(lambda conn: conn.execute(sql, (heartbeat_before_ms,)).rowcount)  # type: ignore[no-any-return]
+        count: int = await self._write(lambda conn: conn.execute(sql, (heartbeat_before_ms,)).rowcount)
+        return count
 
     async def owner_holdings(self) -> list[OwnerHolding]:
         # Served by the partial processing index (claimed_by, locked_at): only claimed rows.
@@ -943,6 +944,7 @@ class SqliteStore(JobStore):
 
     async def set_paused(self, name: str, paused: bool, now_ms: int) -> bool:
         t = self._t
+        params: tuple[Any, ...]
         if paused:
             sql, params = f"INSERT OR IGNORE INTO {t.control} (name, paused_at) VALUES (?, ?)", (name, now_ms)
         else:
@@ -975,7 +977,8 @@ class SqliteStore(JobStore):
 
     async def purge_outcome_counts(self, before_minute: int) -> int:
         sql = f"DELETE FROM {self._t.counters} WHERE minute < ?"
-        return await self._write(lambda conn: conn.execute(sql, (before_minute,)).rowcount)  # type: ignore[no-any-return]
+        count: int = await self._write(lambda conn: conn.execute(sql, (before_minute,)).rowcount)
+        return count
 
     async def pending_health(self, now_ms: int) -> list[PendingHealth]:
         # Both parts are answered from the partial indexes (pending: name, next_run_at;
