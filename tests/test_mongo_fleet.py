@@ -228,6 +228,10 @@ async def test_pause_resume_and_counters_on_the_side_collections() -> None:
     assert await store.set_paused("email", True, NOW + 5) is False
     assert await store.paused_names() == {"email": NOW}
     assert database["monque_jobs_control"].sync.find_one()["_id"] == "paused:email"
+    name, (filter, update), options = database["monque_jobs_control"].calls[0]
+    # An upsert keyed by _id; _id is not repeated in $setOnInsert (the server takes the filter's).
+    assert (name, filter, options) == ("update_one", {"_id": "paused:email"}, {"upsert": True})
+    assert set(update["$setOnInsert"]) == {"kind", "name", "since"}
     assert await store.set_paused("email", False, NOW) is True
     assert await store.paused_names() == {}
     await store.add_outcome_counts({("email", 100): (3, 1), ("sms", 101): (1, 0)})

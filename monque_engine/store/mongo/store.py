@@ -716,8 +716,9 @@ class MongoStore(JobStore):
     async def set_paused(self, name: str, paused: bool, now_ms: int) -> bool:
         key = {"_id": q.paused_document(name, now_ms)["_id"]}
         if paused:
+            fields = {k: v for k, v in q.paused_document(name, now_ms).items() if k != "_id"}  # _id: the filter's
             result = await self._side_call("control", "pause a job name", lambda c: c.update_one(
-                key, {"$setOnInsert": q.paused_document(name, now_ms)}, upsert=True))
+                key, {"$setOnInsert": fields}, upsert=True))
             return result.upserted_id is not None
         deleted = await self._side_call("control", "resume a job name", lambda c: c.delete_one(key))
         return deleted.deleted_count > 0
