@@ -264,3 +264,19 @@ async def test_queue_health_refuses_a_bad_window(monque):
     m = await monque()
     with pytest.raises(InvalidJobQueryError, match="window_minutes must be an integer from 1 to 2880"):
         await m.queue_health(window_minutes=0)
+
+
+async def test_old_records_and_counters_are_purged_by_a_running_instance(monque):
+    from monque_engine.job import InstanceRecord
+
+    m = await monque()
+    store = m.store
+    day_ago = now_ms() - 25 * 3600 * 1000
+    await store.upsert_instance(InstanceRecord("gone", "h", 1, "v", day_ago, 1000, {}, 0, 0, 0, day_ago))
+    await store.upsert_instance(InstanceRecord("recent", "h", 2, "v", now_ms(), 1000, {}, 0, 0, 0, now_ms() - 60_000))
+    minute = now_ms() // 60_000
+    await store.add_outcome_counts({("email", minute - 49 * 60): (5, 0), ("email", minute - 60): (7, 1)})
+    m.register("email", lambda job: None)
+    await m.start()  # registers, and its first tick applies retention
+    assert {info.id for info in await m.instances()} == {"recent", m.instance_id}
+    assert await store.outcome_counts(0) == [("email", minute - 60, 7, 1)]  # the 49 h old row is gone
