@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import NoReturn, TextIO
 
 from monque_engine import ConnectionError, InvalidJobQueryError, JobListFilter, Monque, MonqueError
-from monque_engine.export import FORMATS, export_jobs
+from monque_engine.export import FORMATS, export_jobs, iso
 from monque_engine.store import DEFAULT_URL
 from monque_engine.store.urls import mask_secrets, mask_url
 
@@ -100,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = commands.add_parser(
         "paused", help="list paused job names", description="Print each paused name and since when (tab-separated)."
     )
+    p.add_argument("--json", action="store_true", help="one JSON object per line instead of a table")
     _store_flags(p)
     p = commands.add_parser(
         "instances",
@@ -108,6 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
         "inferred from processing jobs, e.g. Node workers), alive or dead, jobs "
         "held, heartbeat age, host:pid, processed and failed counts.",
     )
+    p.add_argument("--json", action="store_true", help="one JSON object per line instead of a table")
     _store_flags(p)
     p = commands.add_parser(
         "release-dead",
@@ -132,6 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="MINUTES",
         help="minutes of completed/failed counts to sum [default: 60]",
     )
+    p.add_argument("--json", action="store_true", help="one JSON object per line instead of a table")
     _store_flags(p)
     p = commands.add_parser(
         "export",
@@ -246,7 +250,10 @@ async def _resume(monque: Monque, args: argparse.Namespace) -> int:
 
 async def _paused(monque: Monque, args: argparse.Namespace) -> int:
     for name, since in (await monque.paused()).items():
-        _out(f"{name}\t{since.isoformat(timespec='seconds')}")
+        if args.json:
+            _out(json.dumps({"name": name, "since": iso(since)}))
+        else:
+            _out(f"{name}\t{since.isoformat(timespec='seconds')}")
     return ExitCode.OK
 
 
@@ -256,8 +263,32 @@ def _age(since: datetime | None, now: datetime) -> str:
 
 async def _instances(monque: Monque, args: argparse.Namespace) -> int:
     now = datetime.now(UTC)
+    instances = await monque.instances()
+    if args.json:
+        for info in instances:
+            _out(
+                json.dumps(
+                    {
+                        "id": info.id,
+                        "inferred": info.inferred,
+                        "alive": info.alive,
+                        "jobsHeld": info.jobs_held,
+                        "lastHeartbeat": iso(info.last_heartbeat),
+                        "heartbeatInterval": info.heartbeat_interval,
+                        "host": info.host,
+                        "pid": info.pid,
+                        "version": info.version,
+                        "startedAt": iso(info.started_at),
+                        "workers": info.workers,
+                        "running": info.running,
+                        "processed": info.processed,
+                        "failed": info.failed,
+                    }
+                )
+            )
+        return ExitCode.OK
     _out("ID\tKIND\tSTATE\tJOBS\tHEARTBEAT\tHOST:PID\tPROCESSED\tFAILED")
-    for info in await monque.instances():
+    for info in instances:
         where = "-" if info.host is None else f"{info.host}:{info.pid}"
         _out(
             "\t".join(
@@ -287,6 +318,25 @@ async def _release_dead(monque: Monque, args: argparse.Namespace) -> int:
 
 
 async def _health(monque: Monque, args: argparse.Namespace) -> int:
+    if args.json:
+        for health in await monque.queue_health(window_minutes=args.window):
+            _out(
+                json.dumps(
+                    {
+                        "name": health.name,
+                        "due": health.due,
+                        "scheduled": health.scheduled,
+                        "processing": health.processing,
+                        "latency": health.latency,
+                        "paused": health.paused,
+                        "perMinute": [
+                            {"minute": iso(m.minute), "completed": m.completed, "failed": m.failed}
+                            for m in health.per_minute
+                        ],
+                    }
+                )
+            )
+        return ExitCode.OK
     _out(f"NAME\tDUE\tSCHEDULED\tPROCESSING\tLATENCY\tPAUSED\tCOMPLETED/{args.window}m\tFAILED/{args.window}m")
     for health in await monque.queue_health(window_minutes=args.window):
         latency = "-" if health.latency is None else f"{health.latency:.1f}s"
@@ -362,7 +412,7 @@ def describe() -> str:
         "  monque-tui pause NAME | resume NAME | paused   pause claiming of a job name (Python workers)\n"
         "  monque-tui instances                           the fleet, registered and inferred, alive or dead\n"
         "  monque-tui release-dead INSTANCE [--yes]       return a dead instance's jobs to pending now\n"
-        "  monque-tui health [--window MINUTES]           due, scheduled, latency, completed/failed rates\n"
+        "  monque-tui health [--window MINUTES] [--json]  due, scheduled, latency, completed/failed rates\n"
         "  monque-tui export --status failed --format csv --output failed.csv   every matching job\n"
     )
 

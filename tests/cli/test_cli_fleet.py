@@ -49,6 +49,9 @@ def test_pause_resume_and_paused_for_scripts(spawn: Callable[..., CliProcess], d
     assert cli("paused", "--url", db_url).stdout == ""
     worker.send(signal.SIGTERM)
     assert worker.wait_exit() == 0
+    # The worker flushed its per-minute counters when it stopped.
+    health = {d["name"]: d for d in map(json.loads, cli("health", "--json", "--url", db_url).stdout.splitlines())}
+    assert health["fast"]["paused"] is False and sum(m["completed"] for m in health["fast"]["perMinute"]) == 1
 
 
 def test_instances_and_release_dead(db_url: str) -> None:
@@ -69,6 +72,9 @@ def test_instances_and_release_dead(db_url: str) -> None:
     header, row = listed.stdout.splitlines()
     assert header.split("\t")[:4] == ["ID", "KIND", "STATE", "JOBS"]
     assert row.split("\t")[:4] == ["node-7", "inferred", "dead", "1"]
+    (as_json,) = [json.loads(line) for line in cli("instances", "--json", "--url", db_url).stdout.splitlines()]
+    assert (as_json["id"], as_json["inferred"], as_json["alive"], as_json["jobsHeld"]) == ("node-7", True, False, 1)
+    assert as_json["lastHeartbeat"].endswith("Z") and as_json["host"] is None
     asked = cli("release-dead", "node-7", "--url", db_url)
     assert asked.returncode == 0 and "1 processing job(s) of node-7 can be released now" in asked.stderr
     assert get_job(db_url, job_id).status == "processing"  # nothing without --yes
