@@ -116,6 +116,18 @@ async def test_a_live_owners_jobs_are_never_released(monque, raw):
     assert (await m.get_job(a.id)).status is JobStatus.PROCESSING
 
 
+async def test_a_heartbeat_between_the_count_and_the_release_keeps_every_job(monque, raw):
+    """The rescue race: the guard is evaluated by the write, not by the count before it."""
+    m = await monque(heartbeat_interval=1.0)
+    jobs = [await m.enqueue("email", {"n": n}) for n in range(2)]
+    for job in jobs:
+        await _claim_as(raw, m, job.id, "slow-owner", now_ms() - 10_000)
+    assert await m.count_dead_owner_jobs("slow-owner") == 2  # the operator is asked "release 2?"
+    await m.store.heartbeat("slow-owner", now_ms())  # ...and meanwhile the owner beats again
+    assert await m.release_dead_owner_jobs("slow-owner") == 0
+    assert [(await m.get_job(job.id)).claimed_by for job in jobs] == ["slow-owner", "slow-owner"]
+
+
 async def test_the_jobs_own_heartbeat_interval_sets_the_cutoff(monque, raw):
     m = await monque(heartbeat_interval=1.0)
     now = now_ms()
