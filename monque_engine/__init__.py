@@ -33,6 +33,8 @@ from .events import (
     JobFailEvent,
     JobRetriedEvent,
 )
+from .attempts import Attempt
+from .errorgroups import ErrorGroup
 from .job import (
     BulkOperationResult,
     ChangeEvent,
@@ -54,6 +56,8 @@ from .store.urls import mask_url
 __version__ = "0.1.0"
 
 __all__ = [
+    "Attempt",
+    "ErrorGroup",
     "DEFAULT_URL",
     "AggregationTimeoutError",
     "BulkOperationResult",

@@ -38,6 +38,19 @@ def v1_copy(tmp_path: Path) -> Path:
     return path
 
 
+def current_copy(tmp_path: Path) -> Path:
+    """The v1 fixture upgraded to this code's version (as a read-write open would)."""
+    path = v1_copy(tmp_path)
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        migrations.prepare(conn, Tables("monque_jobs"), str(path), create_indexes=True, retention_index=False)
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+    return path
+
+
 def foreign_file(tmp_path: Path) -> Path:
     path = tmp_path / "crm.db"
     conn = sqlite3.connect(path)
@@ -230,7 +243,7 @@ async def test_read_only_never_creates_a_missing_file(tmp_path: Path) -> None:
 
 
 async def test_read_only_session_leaves_the_file_unchanged(tmp_path: Path) -> None:
-    path = v1_copy(tmp_path)
+    path = current_copy(tmp_path)
     digest, mtime, _ = fingerprint(path)
     m = Monque(f"sqlite:///{path}?mode=ro", recover_stale_jobs=False)
     await m.initialize()
@@ -253,7 +266,7 @@ async def test_read_only_session_leaves_the_file_unchanged(tmp_path: Path) -> No
 
 
 async def test_read_only_sees_what_a_writer_commits(tmp_path: Path) -> None:
-    path = v1_copy(tmp_path)
+    path = current_copy(tmp_path)
     writer = Monque(f"sqlite:///{path}", recover_stale_jobs=False)
     reader = Monque(f"sqlite:///{path}?mode=ro", recover_stale_jobs=False)
     await writer.initialize()
@@ -310,7 +323,7 @@ async def test_store_level_open_checks_before_any_write(tmp_path: Path) -> None:
 
 
 async def test_a_read_only_monque_initializes_with_defaults_but_cannot_start(tmp_path: Path) -> None:
-    path = v1_copy(tmp_path)
+    path = current_copy(tmp_path)
     m = Monque(f"sqlite:///{path}?mode=ro")  # stale recovery on by default: skipped, it would write
     await m.initialize()
     try:

@@ -8,9 +8,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ...attempts import MAX_ATTEMPTS
 from ...cursor import CursorAnchor
 from ...job import STATUS_BY_VALUE, CursorDirection, Job, JobSort
 from ..base import StoreListFilter, StoreSelector
+from .schema import ERROR_MEMBER
 
 SORT_COLUMNS = {"id": "id", "created_at": "created_at", "updated_at": "updated_at", "next_run_at": "next_run_at"}
 _loads = json.loads
@@ -22,7 +24,51 @@ def row_to_job(row: tuple[Any, ...]) -> Job:
     return Job(
         row[0], row[1], None if data is None else _loads(data), STATUS_BY_VALUE[row[3]], row[4],
         row[13], row[14], row[9], row[5], row[6], row[7], row[8], row[10], row[11], row[12],
+        row[15], row[16], row[17],
     )
+
+
+def append_attempt(record: str) -> str:
+    """SQL for ``attempts`` with the JSON object ``record`` appended, the oldest dropped past
+    ``MAX_ATTEMPTS``. A history that is not valid JSON (edited by hand) starts over rather
+    than failing the write that records an outcome."""
+    return (
+        "json_insert(CASE WHEN NOT json_valid(coalesce(attempts, 'x')) THEN '[]' "
+        f"WHEN json_array_length(attempts) >= {MAX_ATTEMPTS} THEN json_remove(attempts, '$[0]') "
+        f"ELSE attempts END, '$[#]', json({record}))"
+    )
+
+
+def row_attempt(outcome: str) -> str:
+    """A record built from the row itself (the claim's lockedAt and claimedBy, failCount + 1)
+    ending now (bind ``now_ms`` for both of its ``?``)."""
+    return (
+        f"json_object('attempt', fail_count + 1, 'outcome', '{outcome}', 'instanceId', claimed_by, "
+        "'startedAt', locked_at, 'endedAt', ?, 'durationMs', max(0, ? - locked_at))"
+    )
+
+
+def _like(text: str) -> str:
+    return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def text_clause(text: str, params: list[Any]) -> str:
+    """Payload JSON, failReason or error type contains ``text``, ASCII case ignored (LIKE).
+
+    A scan (ADR 0007): no index can serve a substring, and an FTS5 trigram index would
+    cost every insert far more than the drain budget allows. Bounded by the caller's page
+    size for listings; counts and bulk actions read every candidate row.
+    """
+    pattern = _like(text)
+    params.extend((pattern, pattern, pattern))
+    return ("(data LIKE ? ESCAPE '\\' OR fail_reason LIKE ? ESCAPE '\\' "
+            "OR error_type LIKE ? ESCAPE '\\')")
+
+
+def group_clause(key: str, params: list[Any]) -> str:
+    """The failed and retrying members of one error group (the partial index's own terms)."""
+    params.append(key)
+    return f"error_group = ? AND {ERROR_MEMBER}"
 
 
 def _in(column: str, values: tuple[Any, ...], params: list[Any]) -> str:
@@ -49,6 +95,10 @@ def selector_where(selector: StoreSelector) -> tuple[str, list[Any]]:
     if selector.updated_before_ms is not None:
         clauses.append("updated_at < ?")
         params.append(selector.updated_before_ms)
+    if selector.error_group is not None:
+        clauses.append(group_clause(selector.error_group, params))
+    if selector.text:
+        clauses.append(text_clause(selector.text, params))
     return (" AND ".join(clauses) or "1"), params
 
 
@@ -78,6 +128,10 @@ def filter_where(filter: StoreListFilter) -> tuple[str, list[Any]]:
         escaped = filter.search.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         clauses.append("(id LIKE ? ESCAPE '\\' OR instr(unique_key, ?) > 0)")
         params.extend((escaped + "%", filter.search))
+    if filter.error_group is not None:
+        clauses.append(group_clause(filter.error_group, params))
+    if filter.text:
+        clauses.append(text_clause(filter.text, params))
     return (" AND ".join(clauses) or "1"), params
 
 
