@@ -339,10 +339,10 @@ def text_clause(text: str) -> Document:
         {"failReason": pattern},
         {"errorType": pattern},
         {"data": pattern},
-        {"$expr": {"$anyElementTrue": [{"$map": {
+        {"$expr": {"$gt": [{"$size": {"$filter": {
             "input": values,
-            "in": {"$regexMatch": {"input": as_text, "regex": escaped, "options": "i"}},
-        }}]}},
+            "cond": {"$regexMatch": {"input": as_text, "regex": escaped, "options": "i"}},
+        }}}, 0]}},
     ]}
 
 
