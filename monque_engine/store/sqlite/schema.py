@@ -44,7 +44,7 @@ def error_index(table: str) -> str:
     jobs only, so grouping 100k failures reads index pages alone and inserts, claims and
     completions of healthy jobs never touch it."""
     return (
-        f"CREATE INDEX IF NOT EXISTS {table}_errors ON {table}(error_group, name, error_type, status, updated_at) "
+        f"CREATE INDEX IF NOT EXISTS {table}_errors ON {table}(error_group, name, error_type, status, updated_at, fail_count) "
         f"WHERE {ERROR_MEMBER}"
     )
 
