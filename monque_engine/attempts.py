@@ -150,7 +150,7 @@ class AppendedHistory:
     """A stored history plus one success record a store wrote without reading the row back
     (SQLite's batched completions): turned into ``Attempt`` values only when someone looks."""
 
-    __slots__ = ("base", "number", "instance_id", "started_at_ms", "ended_at_ms")
+    __slots__ = ("base", "ended_at_ms", "instance_id", "number", "started_at_ms")
 
     def __init__(self, base: Any, number: int, instance_id: str | None, started_at_ms: int | None,
                  ended_at_ms: int) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from pymongo import ReturnDocument
 from pymongo.errors import ExecutionTimeout
+from test_mongo_evaluator import evaluator_collection, evaluator_store, new_job, oid
 
 from monque_engine.attempts import MAX_ATTEMPTS, Attempt
 from monque_engine.errors import AggregationTimeoutError
@@ -20,7 +21,6 @@ from monque_engine.job import Job, JobSort, JobStatus
 from monque_engine.store.base import StoreListFilter, StoreSelector
 from monque_engine.store.mongo import documents as q
 from monque_engine.store.mongo.indexes import index_specs
-from test_mongo_evaluator import evaluator_collection, evaluator_store, new_job, oid
 
 GROUP = "0123456789abcdef"
 

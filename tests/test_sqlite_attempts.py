@@ -7,11 +7,12 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from monque_engine import JobSelector, Monque
-from monque_engine.store.sqlite.queries import selector_where
-from monque_engine.store.base import StoreSelector
-from monque_engine.store.sqlite.schema import SCHEMA_VERSION
 from test_sqlite_schema import V1_IDS, v1_copy
+
+from monque_engine import JobSelector, Monque
+from monque_engine.store.base import StoreSelector
+from monque_engine.store.sqlite.queries import selector_where
+from monque_engine.store.sqlite.schema import SCHEMA_VERSION
 
 
 def _columns(path: Path) -> list[str]:

@@ -9,9 +9,8 @@ not happen" holds on every store. All instants are epoch milliseconds.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
-from collections.abc import Callable
 from typing import Any
 
 from ..attempts import Attempt

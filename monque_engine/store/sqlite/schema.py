@@ -44,8 +44,8 @@ def error_index(table: str) -> str:
     jobs only, so grouping 100k failures reads index pages alone and inserts, claims and
     completions of healthy jobs never touch it."""
     return (
-        f"CREATE INDEX IF NOT EXISTS {table}_errors ON {table}(error_group, name, error_type, status, updated_at, fail_count) "
-        f"WHERE {ERROR_MEMBER}"
+        f"CREATE INDEX IF NOT EXISTS {table}_errors "
+        f"ON {table}(error_group, name, error_type, status, updated_at, fail_count) WHERE {ERROR_MEMBER}"
     )
 
 

@@ -604,7 +604,8 @@ class SqliteStore(JobStore):
     ) -> Job | None:
         self._claimed.pop(job_id, None)
         if attempt is not None:
-            record, record_params = "?", (attempt.to_json(),)
+            record: str = "?"
+            record_params: tuple[Any, ...] = (attempt.to_json(),)
         else:
             record = row_attempt("retrying" if retry_at_ms is not None else "failed")
             record_params = (now_ms, now_ms)
