@@ -411,7 +411,8 @@ class JobProcessor:
         try:
             now = now_ms()
             next_run = next_run_ms(job.repeat_interval, now) if job.repeat_interval else None
-            record = attempts.plain_attempt("completed", job.fail_count, ctx.instance_id, job.locked_at_ms, now)
+            record = None if ctx.store.records_success_from_row else attempts.plain_attempt(
+                "completed", job.fail_count, ctx.instance_id, job.locked_at_ms, now)
             updated = await ctx.store.complete(job.id, ctx.instance_id, now, next_run, record)
         except InvalidCronError as error:  # no next run can be computed: retrying cannot help
             await self._fail(job, error, terminal=True)

@@ -71,6 +71,9 @@ class JobStore(ABC):
     kind: str = ""
     #: Opened read-only (SQLite ``mode=ro``): every write raises ConnectionError.
     read_only: bool = False
+    #: The store builds a completion's attempt record from the row itself (SQLite, in SQL),
+    #: so the processor skips building an ``Attempt`` on the hot path (~2.5 µs a job).
+    records_success_from_row: bool = False
 
     # -- life cycle -------------------------------------------------------------------------
     @abstractmethod

@@ -28,24 +28,32 @@ def row_to_job(row: tuple[Any, ...]) -> Job:
     )
 
 
-def append_attempt(record: str) -> str:
-    """SQL for ``attempts`` with the JSON object ``record`` appended, the oldest dropped past
-    ``MAX_ATTEMPTS``. A history that is not valid JSON (edited by hand) starts over rather
-    than failing the write that records an outcome."""
-    return (
-        "json_insert(CASE WHEN NOT json_valid(coalesce(attempts, 'x')) THEN '[]' "
+def append_attempt(record: str, params: tuple[Any, ...]) -> tuple[str, tuple[Any, ...]]:
+    """SQL for ``attempts`` with the JSON object ``record`` appended (oldest dropped past
+    ``MAX_ATTEMPTS``), and its parameters (``record`` appears twice: bind them twice).
+
+    The usual case, a job without history, is plain text concatenation (~1 µs a row; the
+    JSON functions cost ~4 µs, which a drain of no-op jobs would notice). A history that is
+    not valid JSON (edited by hand) starts over rather than failing the outcome's write.
+    """
+    sql = (
+        f"CASE WHEN attempts IS NULL THEN '[' || {record} || ']' ELSE json_insert("
+        "CASE WHEN NOT json_valid(attempts) THEN '[]' "
         f"WHEN json_array_length(attempts) >= {MAX_ATTEMPTS} THEN json_remove(attempts, '$[0]') "
-        f"ELSE attempts END, '$[#]', json({record}))"
+        f"ELSE attempts END, '$[#]', json({record})) END"
     )
+    return sql, params + params
 
 
-def row_attempt(outcome: str) -> str:
-    """A record built from the row itself (the claim's lockedAt and claimedBy, failCount + 1)
-    ending now (bind ``now_ms`` for both of its ``?``)."""
-    return (
-        f"json_object('attempt', fail_count + 1, 'outcome', '{outcome}', 'instanceId', claimed_by, "
-        "'startedAt', locked_at, 'endedAt', ?, 'durationMs', max(0, ? - locked_at))"
+def row_attempt(outcome: str, now_ms: int) -> tuple[str, tuple[Any, ...]]:
+    """A record (JSON text) built from the row itself: the claim's lockedAt and claimedBy,
+    failCount + 1, ending at ``now_ms``; the same fields ``Attempt.to_json`` writes."""
+    sql = (
+        "('{\"attempt\":' || (fail_count + 1) || ',\"outcome\":\"" + outcome + "\",\"instanceId\":' "
+        "|| json_quote(claimed_by) || ',\"startedAt\":' || ifnull(locked_at, 'null') || ',\"endedAt\":' || ? "
+        "|| ',\"durationMs\":' || ifnull(max(0, ? - locked_at), 'null') || '}')"
     )
+    return sql, (now_ms, now_ms)
 
 
 def _like(text: str) -> str:

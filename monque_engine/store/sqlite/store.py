@@ -38,22 +38,29 @@ INLINE_CLAIM_MAX = 16
 #: neither reads nor writes (one stat each; busy processes check on every operation).
 IDENTITY_CHECK_INTERVAL = 1.0
 _CLAIM_RELEASE = "locked_at = NULL, claimed_by = NULL, last_heartbeat = NULL"
-#: A completion records its attempt from the row (bind now_ms twice) and clears the error.
-_COMPLETED_ATTEMPT = (
-    f"fail_reason = NULL, error_type = NULL, error_group = NULL, attempts = {append_attempt(row_attempt('completed'))}"
-)
-#: Stale recovery records the attempt unless its last record already is this attempt's
-#: (a shutdown that gave up on it wrote one): bind now_ms four times.
-_STALE_ATTEMPT = (
-    "attempts = CASE WHEN NOT json_valid(coalesce(attempts, 'x')) THEN " + append_attempt(row_attempt("stale"))
-    + " WHEN json_extract(attempts, '$[#-1].startedAt') IS locked_at "
-    "AND json_extract(attempts, '$[#-1].instanceId') IS claimed_by THEN attempts ELSE "
-    + append_attempt(row_attempt("stale")) + " END"
-)
+
+
+def _completed_attempt(now_ms: int) -> tuple[str, tuple[Any, ...]]:
+    """A completion records its attempt from the row and clears the error fields."""
+    record, params = append_attempt(*row_attempt("completed", now_ms))
+    return f"fail_reason = NULL, error_type = NULL, error_group = NULL, attempts = {record}", params
+
+
+def _stale_attempt(now_ms: int) -> tuple[str, tuple[Any, ...]]:
+    """Stale recovery records the attempt unless its last record already is this attempt's
+    (a shutdown that gave up on it wrote one)."""
+    record, params = append_attempt(*row_attempt("stale", now_ms))
+    return (
+        "attempts = CASE WHEN attempts IS NOT NULL AND json_valid(attempts) "
+        "AND json_extract(attempts, '$[#-1].startedAt') IS locked_at "
+        f"AND json_extract(attempts, '$[#-1].instanceId') IS claimed_by THEN attempts ELSE {record} END",
+        params,
+    )
 
 
 class SqliteStore(JobStore):
     kind = "sqlite"
+    records_success_from_row = True
 
     def __init__(self, settings: SqliteSettings) -> None:
         self.settings = settings
@@ -506,16 +513,15 @@ class SqliteStore(JobStore):
         claimed = self._claimed.pop(job_id, None)
         if next_run_at_ms is None and claimed is not None:
             return await self._complete_batched(claimed, owner, now_ms)
+        done, done_params = _completed_attempt(now_ms)
         if next_run_at_ms is None:
             op = self._owned_update(
-                f"status = 'completed', updated_at = ?, {_COMPLETED_ATTEMPT}, {_CLAIM_RELEASE}",
-                (now_ms, now_ms, now_ms), job_id, owner,
+                f"status = 'completed', updated_at = ?, {done}, {_CLAIM_RELEASE}", (now_ms, *done_params), job_id, owner
             )
         else:
             op = self._owned_update(
-                f"status = 'pending', next_run_at = ?, fail_count = 0, updated_at = ?, {_COMPLETED_ATTEMPT}, "
-                f"{_CLAIM_RELEASE}",
-                (next_run_at_ms, now_ms, now_ms, now_ms), job_id, owner,
+                f"status = 'pending', next_run_at = ?, fail_count = 0, updated_at = ?, {done}, {_CLAIM_RELEASE}",
+                (next_run_at_ms, now_ms, *done_params), job_id, owner,
             )
         return await self._write(op)  # type: ignore[no-any-return]
 
@@ -572,14 +578,15 @@ class SqliteStore(JobStore):
             chunk = items[start : start + 500]
             now = max(item[2] for item in chunk)
             done: set[str] = set()
+            record, record_params = _completed_attempt(now)
             for owner in {item[1] for item in chunk}:
                 ids = [item[0].id for item in chunk if item[1] == owner]
                 sql = (
-                    f"UPDATE {t.jobs} SET status = 'completed', updated_at = ?, {_COMPLETED_ATTEMPT}, "
+                    f"UPDATE {t.jobs} SET status = 'completed', updated_at = ?, {record}, "
                     f"{_CLAIM_RELEASE} WHERE id IN ({','.join('?' * len(ids))}) AND status = 'processing' "
                     "AND claimed_by = ? RETURNING id"
                 )
-                done.update(row[0] for row in conn.execute(sql, (now, now, now, *ids, owner)))
+                done.update(row[0] for row in conn.execute(sql, (now, *record_params, *ids, owner)))
             feed_rows = []
             for job, _, _, _ in chunk:
                 if job.id in done:
@@ -604,13 +611,12 @@ class SqliteStore(JobStore):
     ) -> Job | None:
         self._claimed.pop(job_id, None)
         if attempt is not None:
-            record: str = "?"
-            record_params: tuple[Any, ...] = (attempt.to_json(),)
+            record, record_params = append_attempt("?", (attempt.to_json(),))
         else:
-            record = row_attempt("retrying" if retry_at_ms is not None else "failed")
-            record_params = (now_ms, now_ms)
+            record, record_params = append_attempt(*row_attempt("retrying" if retry_at_ms is not None else "failed",
+                                                                 now_ms))
         error = (
-            f"error_type = ?, error_group = ?, attempts = {append_attempt(record)}",
+            f"error_type = ?, error_group = ?, attempts = {record}",
             (None if attempt is None else attempt.error_type, error_group, *record_params),
         )
         if retry_at_ms is None:
@@ -628,7 +634,8 @@ class SqliteStore(JobStore):
 
     async def record_attempt(self, job_id: str, owner: str, attempt: Attempt) -> bool:
         self._claimed.pop(job_id, None)  # its outcome will not be a batched completion any more
-        op = self._owned_update(f"attempts = {append_attempt('?')}", (attempt.to_json(),), job_id, owner)
+        record, params = append_attempt("?", (attempt.to_json(),))
+        op = self._owned_update(f"attempts = {record}", params, job_id, owner)
         return await self._write(op) is not None
 
     async def release(self, job_ids: Sequence[str], owner: str, now_ms: int) -> int:
@@ -660,12 +667,13 @@ class SqliteStore(JobStore):
     async def recover_stale(self, stale_before_ms: int, now_ms: int) -> int:
         # Liveness is the heartbeat (lockedAt only where a job has none, e.g. a foreign
         # writer's claim): a long job whose owner keeps heartbeating is never taken (ADR 0004).
+        record, record_params = _stale_attempt(now_ms)
         sql = (
-            f"UPDATE {self._t.jobs} SET status = 'pending', updated_at = ?, {_STALE_ATTEMPT}, {_CLAIM_RELEASE} "
+            f"UPDATE {self._t.jobs} SET status = 'pending', updated_at = ?, {record}, {_CLAIM_RELEASE} "
             "WHERE status = 'processing' AND coalesce(last_heartbeat, locked_at) < ? "
             f"RETURNING {self._t.columns}"
         )
-        params = (now_ms, now_ms, now_ms, now_ms, now_ms, stale_before_ms)
+        params = (now_ms, *record_params, stale_before_ms)
         return await self._write(lambda conn: self._update_and_feed(conn, sql, params))  # type: ignore[no-any-return]
 
     async def purge_finished(self, status: JobStatus, updated_before_ms: int) -> int:
