@@ -76,7 +76,7 @@ def _build(path: str, jobs: int, failures: int, groups: int) -> list[str]:
     if batch:
         conn.executemany(sql, batch)
         conn.commit()
-    conn.execute("UPDATE monque_jobs SET data = replace(data, 'plain', 'needle-rare') WHERE id = ?", (f"{jobs // 2:024x}",))
+    conn.execute("UPDATE monque_jobs SET data = replace(data, 'plain', 'needle-rare') WHERE id = ?", (f"{jobs // 2 + 1:024x}",))
     conn.commit()
     conn.execute("ANALYZE")
     conn.close()
@@ -114,7 +114,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, float]:
             ms, groups = await _time(args.repeat, m.error_groups)
             report("error_groups", ms, f"error_groups() -> {len(groups)} groups, {sum(g.count for g in groups)} jobs")
             biggest = max(groups, key=lambda g: g.count)
-            smallest = min(groups, key=lambda g: g.count)
+            smallest = min((g for g in groups if g.failed), key=lambda g: g.count)
             ms, count = await _time(args.repeat, lambda: m.count_jobs(JobListFilter(error_group=biggest.key)))
             report("group_count", ms, f"count_jobs(error_group) biggest group ({count})")
             ms, _ = await _time(args.repeat, lambda: m.get_jobs_with_cursor(
@@ -131,7 +131,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, float]:
             bound = datetime.now(UTC) + timedelta(seconds=1)
             ms, result = await _time(1, lambda: m.retry_jobs(JobSelector(error_group=smallest.key,
                                                                          updated_before=bound)))
-            report("group_retry", ms, f"retry_jobs(error_group) smallest group ({result.count} jobs)")
+            report("group_retry", ms, f"retry_jobs(error_group) smallest group ({result.count} failed jobs)")
             ms, result = await _time(1, lambda: m.delete_jobs(JobSelector(error_group=biggest.key,
                                                                           updated_before=bound)))
             report("group_delete", ms, f"delete_jobs(error_group) biggest group ({result.count} jobs)")
