@@ -41,7 +41,8 @@ TRACE = "Traceback (most recent call last):\n" + "".join(
 def _build(path: str, jobs: int, failures: int, groups: int) -> list[str]:
     rng = random.Random(12)
     now = int(time.time() * 1000)
-    kinds = [(f"task.{g % 8}", f"app.errors.Error{g}", f"order {{}} failed in shard '{{}}' ({g})") for g in range(groups)]
+    kinds = [(f"task.{g % 8}", f"app.errors.Error{g}", f"order {{}} failed in shard '{{}}' ({g})")
+             for g in range(groups)]
     conn = sqlite3.connect(path)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=OFF")
@@ -76,7 +77,8 @@ def _build(path: str, jobs: int, failures: int, groups: int) -> list[str]:
     if batch:
         conn.executemany(sql, batch)
         conn.commit()
-    conn.execute("UPDATE monque_jobs SET data = replace(data, 'plain', 'needle-rare') WHERE id = ?", (f"{jobs // 2 + 1:024x}",))
+    rare = f"{jobs // 2 + 1:024x}"
+    conn.execute("UPDATE monque_jobs SET data = replace(data, 'plain', 'needle-rare') WHERE id = ?", (rare,))
     conn.commit()
     conn.execute("ANALYZE")
     conn.close()

@@ -10,8 +10,9 @@ from pathlib import Path
 from test_sqlite_schema import V1_IDS, v1_copy
 
 from monque_engine import JobSelector, Monque
-from monque_engine.store.base import StoreSelector
-from monque_engine.store.sqlite.queries import selector_where
+from monque_engine.job import JobSort
+from monque_engine.store.base import StoreListFilter, StoreSelector
+from monque_engine.store.sqlite.queries import page_query, selector_where
 from monque_engine.store.sqlite.schema import SCHEMA_VERSION
 
 
@@ -75,3 +76,10 @@ async def test_grouping_and_group_actions_use_the_partial_errors_index(tmp_path:
     plan = _plan(path, f"SELECT id FROM monque_jobs WHERE {where}", tuple(params))
     assert "USING COVERING INDEX monque_jobs_errors" in plan, plan
     assert JobSelector(error_group="k").error_group == "k"
+    # a group's page in the console's sorts: ids picked from the covering index, then 50 rows read
+    for sort in (JobSort("created_at", "desc"), JobSort("id", "asc"), JobSort("updated_at", "desc"),
+                 JobSort("next_run_at", "asc")):
+        sql, params = page_query("id, name", "monque_jobs", StoreListFilter(error_group="0123456789abcdef"), sort,
+                                 "forward", None, 51)
+        plan = _plan(path, sql, tuple(params))
+        assert "SEARCH monque_jobs USING COVERING INDEX monque_jobs_errors (error_group=?)" in plan, plan

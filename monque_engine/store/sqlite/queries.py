@@ -167,4 +167,10 @@ def page_query(
             params.extend((anchor.value_ms, anchor.job_id))
     order_by = "id " + order if sort.by == "id" else f"{column} {order}, id {order}"
     params.append(limit)
+    if filter.error_group is not None:
+        # A group may hold 50k jobs: pick the page's ids from the covering errors index
+        # (every sort column is in it), then read only those rows. Selecting the rows
+        # directly would read all 50k before sorting (~1 s at 1M jobs).
+        picked = f"SELECT id FROM {table} WHERE {where} ORDER BY {order_by} LIMIT ?"
+        return f"SELECT {columns} FROM {table} WHERE id IN ({picked}) ORDER BY {order_by}", params
     return f"SELECT {columns} FROM {table} WHERE {where} ORDER BY {order_by} LIMIT ?", params

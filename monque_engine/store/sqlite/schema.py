@@ -41,11 +41,13 @@ def check_collection_name(name: str) -> str:
 
 def error_index(table: str) -> str:
     """Error groups (schema v2): one covering, partial index over the failed and retrying
-    jobs only, so grouping 100k failures reads index pages alone and inserts, claims and
-    completions of healthy jobs never touch it."""
+    jobs only, so grouping 100k failures reads index pages alone, a group's page in any
+    sort order is picked from the index (see ``queries.page_query``), and inserts, claims
+    and completions of healthy jobs never touch it."""
     return (
         f"CREATE INDEX IF NOT EXISTS {table}_errors "
-        f"ON {table}(error_group, name, error_type, status, updated_at, fail_count) WHERE {ERROR_MEMBER}"
+        f"ON {table}(error_group, name, error_type, status, updated_at, fail_count, created_at, next_run_at) "
+        f"WHERE {ERROR_MEMBER}"
     )
 
 
