@@ -83,3 +83,27 @@ async def test_grouping_and_group_actions_use_the_partial_errors_index(tmp_path:
                                  "forward", None, 51)
         plan = _plan(path, sql, tuple(params))
         assert "SEARCH monque_jobs USING COVERING INDEX monque_jobs_errors (error_group=?)" in plan, plan
+
+
+async def test_a_history_edited_into_invalid_json_starts_over_instead_of_failing_writes(tmp_path: Path,
+                                                                                       raw) -> None:
+    """Recording is diagnostic: a damaged ``attempts`` value must never block an outcome write
+    (the fail path, a completion, or stale recovery's bulk update)."""
+    m = Monque(f"sqlite:///{tmp_path / 'jobs.db'}", recover_stale_jobs=False, lock_timeout=1)
+    await m.initialize()
+    try:
+        store = m.store
+        job = await m.enqueue("x")
+        await store.execute_write(lambda c: c.execute("UPDATE monque_jobs SET attempts = 'not json{' WHERE id = ?",
+                                                      (job.id,)))
+        await raw(m).set(job.id, status="processing", claimedBy="ghost", lockedAt=1_000, lastHeartbeat=1_000)
+        assert await m.recover_stale_jobs() == 1
+        stored = await m.get_job(job.id)
+        assert [a.outcome for a in stored.attempts] == ["stale"]
+        await store.execute_write(lambda c: c.execute("UPDATE monque_jobs SET attempts = '{\"a\": 1}' WHERE id = ?",
+                                                      (job.id,)))
+        [claimed] = await store.claim("x", "me", 10**13, 1, 30_000)
+        done = await store.complete(claimed.id, "me", 10**13 + 5, None)
+        assert done is not None and [a.outcome for a in (await m.get_job(job.id)).attempts] == ["completed"]
+    finally:
+        await m.close()

@@ -34,11 +34,11 @@ def append_attempt(record: str, params: tuple[Any, ...]) -> tuple[str, tuple[Any
 
     The usual case, a job without history, is plain text concatenation (~1 µs a row; the
     JSON functions cost ~4 µs, which a drain of no-op jobs would notice). A history that is
-    not valid JSON (edited by hand) starts over rather than failing the outcome's write.
+    not a valid JSON array (edited by hand) starts over rather than failing the outcome's write.
     """
     sql = (
         f"CASE WHEN attempts IS NULL THEN '[' || {record} || ']' ELSE json_insert("
-        "CASE WHEN NOT json_valid(attempts) THEN '[]' "
+        "CASE WHEN NOT json_valid(attempts) THEN '[]' WHEN json_type(attempts) <> 'array' THEN '[]' "
         f"WHEN json_array_length(attempts) >= {MAX_ATTEMPTS} THEN json_remove(attempts, '$[0]') "
         f"ELSE attempts END, '$[#]', json({record})) END"
     )
