@@ -13,8 +13,8 @@ Stored shape (MongoDB field ``attempts``, SQLite JSON column ``attempts``), olde
      "errorType": "KeyError", "errorMessage": "'signing_secret'",
      "traceback": "Traceback (most recent call last): ..."}
 
-Instants are BSON dates in MongoDB and epoch milliseconds in SQLite; keys without a value
-are left out. ``startedAt`` is the claim instant (``lockedAt``): the one instant every
+Instants are BSON dates in MongoDB and epoch milliseconds in SQLite, where ``durationMs``
+is left out (it is ``endedAt - startedAt``); keys without a value are left out. ``startedAt`` is the claim instant (``lockedAt``): the one instant every
 recorder knows, stale recovery included.
 
 Recording must cost little on the hot path: a success builds no traceback and no text
@@ -85,7 +85,7 @@ class Attempt:
         first = (self.error_message or "").split("\n", 1)[0]
         return f"{self.error_type}: {first}" if first else self.error_type
 
-    def to_fields(self, date: Any = None) -> dict[str, Any]:
+    def to_fields(self, date: Any = None, duration: bool = True) -> dict[str, Any]:
         """The stored record; instants as ms, or converted by ``date`` (MongoDB: datetimes)."""
         convert = date or (lambda ms: ms)
         doc: dict[str, Any] = {"attempt": self.number, "outcome": self.outcome}
@@ -94,7 +94,7 @@ class Attempt:
         if self.started_at_ms is not None:
             doc["startedAt"] = convert(self.started_at_ms)
         doc["endedAt"] = convert(self.ended_at_ms)
-        if self.duration_ms is not None:
+        if duration and self.duration_ms is not None:
             doc["durationMs"] = self.duration_ms
         for key, value in (("errorType", self.error_type), ("errorMessage", self.error_message),
                            ("traceback", self.traceback)):
@@ -103,8 +103,8 @@ class Attempt:
         return doc
 
     def to_json(self) -> str:
-        """The SQLite form (instants as epoch ms)."""
-        return json.dumps(self.to_fields(), ensure_ascii=False, separators=(",", ":"))
+        """The SQLite form: instants as epoch ms, no ``durationMs`` (``endedAt - startedAt``)."""
+        return json.dumps(self.to_fields(duration=False), ensure_ascii=False, separators=(",", ":"))
 
     def to_document(self) -> dict[str, Any]:
         """The MongoDB form (instants as BSON dates)."""

@@ -47,13 +47,15 @@ def append_attempt(record: str, params: tuple[Any, ...]) -> tuple[str, tuple[Any
 
 def row_attempt(outcome: str, now_ms: int) -> tuple[str, tuple[Any, ...]]:
     """A record (JSON text) built from the row itself: the claim's lockedAt and claimedBy,
-    failCount + 1, ending at ``now_ms``; the same fields ``Attempt.to_json`` writes."""
+    failCount + 1, ending at ``now_ms``; the same fields ``Attempt.to_json`` writes (the
+    SQLite form has no ``durationMs``: it is ``endedAt - startedAt``, and every byte of a
+    completed row is written once per job)."""
     sql = (
         "('{\"attempt\":' || (fail_count + 1) || ',\"outcome\":\"" + outcome + "\",\"instanceId\":' "
         "|| json_quote(claimed_by) || ',\"startedAt\":' || ifnull(locked_at, 'null') || ',\"endedAt\":' || ? "
-        "|| ',\"durationMs\":' || ifnull(max(0, ? - locked_at), 'null') || '}')"
+        "|| '}')"
     )
-    return sql, (now_ms, now_ms)
+    return sql, (now_ms,)
 
 
 def _like(text: str) -> str:
