@@ -28,9 +28,9 @@ _BG = {"background": True}
 #: the errors view's grouping and a group's bulk retry / delete.
 CONSOLE_INDEXES: list[IndexSpec] = [
     ([("uniqueKey", 1)], {"sparse": True, **_BG}),
+    ([("status", 1), ("createdAt", -1), ("_id", -1)], dict(_BG)),
     ([("errorGroup", 1), ("status", 1), ("updatedAt", 1)],
      {"partialFilterExpression": {"errorGroup": {"$exists": True}}, **_BG}),
-    ([("status", 1), ("createdAt", -1), ("_id", -1)], dict(_BG)),
 ]
 
 
