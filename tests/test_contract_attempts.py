@@ -35,7 +35,9 @@ async def test_a_success_records_one_completed_attempt(monque, recorder) -> None
     assert attempt.duration_ms == attempt.ended_at_ms - attempt.started_at_ms
     assert (attempt.error_type, attempt.error_message, attempt.traceback) == (None, None, None)
     assert stored.error_type is None and stored.error_group is None
+    assert (stored.claimed_by, stored.locked_at_ms, stored.last_heartbeat_ms) == (None, None, None)
     assert event.job.attempts == stored.attempts  # the event's job is the stored one
+    assert event.job == stored
 
 
 async def test_a_failure_then_success_records_type_message_and_traceback(monque, recorder) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ...attempts import MAX_ATTEMPTS
+from ...attempts import MAX_ATTEMPTS, AppendedHistory
 from ...cursor import CursorAnchor
 from ...job import STATUS_BY_VALUE, CursorDirection, Job, JobSort
 from ..base import StoreListFilter, StoreSelector
@@ -19,8 +19,19 @@ _loads = json.loads
 
 
 def row_to_job(row: tuple[Any, ...]) -> Job:
-    """Build a Job from a row in JOB_COLUMNS order (positional: this runs once per job)."""
+    """Build a Job from a row in JOB_COLUMNS order (positional: this runs once per job).
+
+    A completed row that still names its claim is a one-off completion that recorded its
+    attempt in the claim fields (see ``store._COMPLETED_ONE_OFF``): those become the last
+    ``Attempt`` and read as cleared, exactly as the MongoDB store's document has them.
+    """
     data = row[2]
+    if row[6] is not None and row[3] == "completed":
+        return Job(
+            row[0], row[1], None if data is None else _loads(data), STATUS_BY_VALUE[row[3]], row[4],
+            row[13], row[14], row[9], None, None, row[7], row[8], row[10], row[11], row[12],
+            AppendedHistory(row[15], row[9] + 1, row[6], row[5], row[14]), row[16], row[17],
+        )
     return Job(
         row[0], row[1], None if data is None else _loads(data), STATUS_BY_VALUE[row[3]], row[4],
         row[13], row[14], row[9], row[5], row[6], row[7], row[8], row[10], row[11], row[12],
