@@ -18,9 +18,9 @@ is left out (it is ``endedAt - startedAt``); keys without a value are left out. 
 recorder knows, stale recovery included.
 
 Recording must cost little on the hot path: a success builds no traceback and no text
-(SQLite writes its record in SQL from the row, and a first-try one-off completion keeps
-the claim's ``claimed_by``/``locked_at`` as its record instead of growing the row; see
-``store/sqlite/queries.row_to_job``), and everything here that formats an exception is
+(SQLite writes its record in SQL from the row, and a one-off completion of a job without
+history keeps the claim's ``claimed_by``/``locked_at`` as its record instead of growing
+the row; see ``store/sqlite/queries.row_to_job``), and everything here that formats an exception is
 guarded, because recording a failure must never fail.
 """
 
