@@ -14,8 +14,9 @@ Stored shape (MongoDB field ``attempts``, SQLite JSON column ``attempts``), olde
      "traceback": "Traceback (most recent call last): ..."}
 
 Instants are BSON dates in MongoDB and epoch milliseconds in SQLite, where ``durationMs``
-is left out (it is ``endedAt - startedAt``); keys without a value are left out. ``startedAt`` is the claim instant (``lockedAt``): the one instant every
-recorder knows, stale recovery included.
+is left out (it is ``endedAt - startedAt``); keys without a value are left out.
+``startedAt`` is the claim instant (``lockedAt``): the one instant every recorder knows,
+stale recovery included.
 
 Recording must cost little on the hot path: a success builds no traceback and no text
 (SQLite writes its record in SQL from the row, and a one-off completion of a job without
