@@ -34,6 +34,8 @@ from .events import (
     JobRetriedEvent,
     QueueControlEvent,
 )
+from .attempts import Attempt
+from .errorgroups import ErrorGroup
 from .job import (
     BulkOperationResult,
     ChangeEvent,
@@ -58,6 +60,8 @@ from .store.urls import mask_url
 __version__ = "0.1.0"
 
 __all__ = [
+    "Attempt",
+    "ErrorGroup",
     "DEFAULT_URL",
     "AggregationTimeoutError",
     "BulkOperationResult",

@@ -13,6 +13,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
 
+from .attempts import Attempt, parse_attempts
 from .timeutil import datetime_to_ms, ms_to_datetime, optional_ms_to_datetime
 
 
@@ -34,7 +35,8 @@ class Job:
     __slots__ = (
         "id", "name", "data", "status", "next_run_at_ms", "locked_at_ms", "claimed_by",
         "last_heartbeat_ms", "heartbeat_interval_ms", "fail_count", "fail_reason",
-        "repeat_interval", "unique_key", "created_at_ms", "updated_at_ms",
+        "repeat_interval", "unique_key", "created_at_ms", "updated_at_ms", "_attempts", "error_type",
+        "error_group",
     )  # fmt: skip
 
     def __init__(
@@ -54,6 +56,9 @@ class Job:
         fail_reason: str | None = None,
         repeat_interval: str | None = None,
         unique_key: str | None = None,
+        attempts: Any = None,
+        error_type: str | None = None,
+        error_group: str | None = None,
     ) -> None:
         self.id = id
         self.name = name
@@ -70,6 +75,28 @@ class Job:
         self.fail_reason = fail_reason
         self.repeat_interval = repeat_interval
         self.unique_key = unique_key
+        #: The stored history as read (JSON text, a MongoDB array, or already typed);
+        #: parsed on first use of ``attempts``, so listings and claims never pay for it.
+        self._attempts = attempts
+        #: Ours: the qualified exception type and error-group key of the last failure
+        #: (cleared by a completion or a manual retry, as failReason is).
+        self.error_type = error_type
+        self.error_group = error_group
+
+    @property
+    def attempts(self) -> tuple[Attempt, ...]:
+        """The last finished attempts (at most ``MAX_ATTEMPTS``), oldest first."""
+        raw = self._attempts
+        if raw is None:
+            return ()
+        parsed = parse_attempts(raw)
+        self._attempts = parsed
+        return parsed
+
+    @property
+    def last_attempt(self) -> Attempt | None:
+        attempts = self.attempts
+        return attempts[-1] if attempts else None
 
     # -- datetime views -------------------------------------------------------------------
     @property
@@ -103,7 +130,7 @@ class Job:
 
     # -- value semantics --------------------------------------------------------------------
     def _key(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, slot) for slot in self.__slots__)
+        return tuple(self.attempts if slot == "_attempts" else getattr(self, slot) for slot in self.__slots__)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Job) and self._key() == other._key()
@@ -114,7 +141,7 @@ class Job:
         return f"Job(id={self.id!r}, name={self.name!r}, status={self.status.value!r}, fail_count={self.fail_count})"
 
     def replace(self, **changes: Any) -> Job:
-        fields = {slot: getattr(self, slot) for slot in self.__slots__}
+        fields = {slot.lstrip("_"): getattr(self, slot) for slot in self.__slots__}
         fields.update(changes)
         return Job(**fields)
 
@@ -141,8 +168,12 @@ class Job:
             "failReason": self.fail_reason,
             "repeatInterval": self.repeat_interval,
             "uniqueKey": self.unique_key,
+            "errorType": self.error_type,
+            "errorGroup": self.error_group,
         }
         doc.update({key: value for key, value in optional.items() if value is not None})
+        if self._attempts is not None:
+            doc["attempts"] = [attempt.to_document() for attempt in self.attempts]
         return doc
 
     @classmethod
@@ -218,6 +249,9 @@ class Job:
             fail_reason=text("failReason"),
             repeat_interval=text("repeatInterval"),
             unique_key=text("uniqueKey"),
+            attempts=doc.get("attempts"),
+            error_type=text("errorType"),
+            error_group=text("errorGroup"),
         )
 
 
@@ -281,6 +315,10 @@ class JobSelector:
     #: Ours: updatedAt < this. A console counts the jobs, asks, then acts with this bound set to
     #: the instant of the count, so the action never reaches a job that changed after the question.
     updated_before: datetime | None = None
+    #: Ours: exactly the failed and retrying jobs of one error group (``ErrorGroup.key``).
+    error_group: str | None = None
+    #: Ours: payload or error text contains this (see ``JobListFilter.text``).
+    text: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,6 +335,11 @@ class JobListFilter:
     next_run_at_to: datetime | None = None
     search: str | None = None  # ours: prefix of the id, or a substring of the unique key
     recurring: bool | None = None  # ours: only jobs with (True) or without (False) a cron schedule
+    #: Ours: the payload's JSON text, failReason or error type contains this, ignoring ASCII
+    #: case (SQLite: the whole payload; MongoDB: top-level payload values, see ADR 0008).
+    text: str | None = None
+    #: Ours: only the failed and retrying jobs of one error group (``ErrorGroup.key``).
+    error_group: str | None = None
 
 
 SortField = Literal["id", "created_at", "updated_at", "next_run_at"]

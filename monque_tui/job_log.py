@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from monque_engine import Monque, MonqueError
+from monque_engine.attempts import error_message, format_traceback, qualified_type
 
 from .logging_setup import FIELDS_ATTR
 
@@ -77,9 +78,14 @@ class JobEventLog:
              duration_ms=round(event.duration, 3), **_job_fields(job))
 
     def _on_fail(self, event: Any) -> None:
+        """One line: ``Type: first line of the message``. The traceback (the one recorded in
+        the job's attempt history) follows at debug level and is a field of the JSON line."""
         self.counters.failed += 1
         job = event.job
-        error = str(event.error) or type(event.error).__name__
+        error_type = qualified_type(event.error)
+        text = error_message(event.error)
+        first = text.split("\n", 1)[0]
+        error = f"{error_type}: {first}" if first and first != error_type else error_type
         if event.will_retry:
             retry_at = job.next_run_at.astimezone()
             message = (f"job:fail      {job.name} {job.id} attempt {job.fail_count} failed, "
@@ -89,8 +95,13 @@ class JobEventLog:
             self.counters.dead += 1
             message = f"job:fail      {job.name} {job.id} failed for good after {job.fail_count} attempt(s): {error}"
             level = logging.ERROR
-        emit(level, "job:fail", message, error=error, error_type=type(event.error).__name__,
-             will_retry=event.will_retry, **_job_fields(job))
+        last = getattr(job, "last_attempt", None)
+        trace = getattr(last, "traceback", None) or format_traceback(event.error)
+        emit(level, "job:fail", message, error=text, error_type=error_type, will_retry=event.will_retry,
+             traceback=trace, **_job_fields(job))
+        if log.isEnabledFor(logging.DEBUG):
+            emit(logging.DEBUG, "job:traceback", f"job:traceback {job.name} {job.id}\n{trace.rstrip()}",
+                 **_job_fields(job))
 
     def _on_error(self, event: Any) -> None:
         self.counters.errors += 1

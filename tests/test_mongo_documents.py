@@ -193,7 +193,7 @@ def test_retry_many_pipeline_exact_shape() -> None:
             "nextRunAt": {"$add": [q.dt(1_000), {"$multiply": [{"$rand": {}}, 30_000]}]},
             "updatedAt": q.dt(1_000),
         }},
-        {"$unset": ["failReason", "lockedAt", "claimedBy", "lastHeartbeat"]},
+        {"$unset": ["failReason", "lockedAt", "claimedBy", "lastHeartbeat", "errorType", "errorGroup"]},
     ]
     assert q.retry_many_pipeline(1_000, 0)[0]["$set"]["nextRunAt"]["$add"][1]["$multiply"][1] == 1
 

@@ -31,7 +31,9 @@ UPSTREAM_RETENTION = ({"status": 1, "updatedAt": 1}, {"partialFilterExpression":
 
 
 #: Ours (issue 11 item 13): the console's unique-key search and status tabs.
-CONSOLE = [({"uniqueKey": 1}, {"sparse": True, **BG}), ({"status": 1, "createdAt": -1, "_id": -1}, BG)]
+CONSOLE = [({"uniqueKey": 1}, {"sparse": True, **BG}), ({"status": 1, "createdAt": -1, "_id": -1}, BG),
+           ({"errorGroup": 1, "status": 1, "updatedAt": 1},
+            {"partialFilterExpression": {"errorGroup": {"$exists": True}}, **BG})]
 
 
 def _ours(retention: bool) -> list[tuple[dict[str, int], dict[str, Any]]]:
@@ -54,6 +56,6 @@ def test_index_models_have_upstreams_default_names() -> None:
         "status_1_nextRunAt_1", "name_1_uniqueKey_1", "name_1_status_1", "createdAt_-1__id_-1",
         "updatedAt_-1__id_-1", "nextRunAt_-1__id_-1", "claimedBy_1_status_1", "lastHeartbeat_1_status_1",
         "name_1_status_1_nextRunAt_1_claimedBy_1", "status_1_lockedAt_1_lastHeartbeat_1", "status_1_updatedAt_1",
-        "uniqueKey_1", "status_1_createdAt_-1__id_-1",
+        "uniqueKey_1", "status_1_createdAt_-1__id_-1", "errorGroup_1_status_1_updatedAt_1",
     ]
     assert index_models(False)[1].document["unique"] is True

@@ -30,7 +30,9 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:  # the scripts are imported as tests.procs.*
     sys.path.insert(0, str(REPO_ROOT))
 
-from monque_engine import Monque  # noqa: E402
+from monque_engine import Job, Monque  # noqa: E402
+from monque_engine.store.sqlite.queries import row_to_job  # noqa: E402
+from monque_engine.store.sqlite.schema import JOB_COLUMNS  # noqa: E402
 from tests.procs._common import read_run_logs, sqlite_url  # noqa: E402
 from tests.procs.harness import Launcher, Proc, StoreProbe, wait_until  # noqa: E402
 
@@ -510,6 +512,12 @@ def test_concurrent_enqueues_of_one_unique_key_in_several_processes_make_one_job
 
 
 # -- 6. graceful shutdown by signal ---------------------------------------------------------------
+def as_job(row: dict[str, Any]) -> Job:
+    """The raw row as the engine reads it (a first-try completion keeps its claim columns as
+    its attempt record; the engine shows the claim cleared)."""
+    return row_to_job(tuple(row[column] for column in JOB_COLUMNS))
+
+
 def test_sigterm_lets_a_running_job_finish_and_the_worker_exits_0(
     procs: Launcher, db: Path, runs_dir: Path, probe: StoreProbe
 ) -> None:
@@ -524,7 +532,9 @@ def test_sigterm_lets_a_running_job_finish_and_the_worker_exits_0(
              ("signal", "stopping", "job:complete", "stopped", "exit")]
     assert order == ["signal", "stopping", "job:complete", "stopped", "exit"], order
     row = probe.job(job_id)
-    assert row is not None and row["status"] == "completed" and row["claimed_by"] is None
+    assert row is not None and row["status"] == "completed"
+    job = as_job(row)
+    assert job.claimed_by is None and [(a.outcome, a.instance_id) for a in job.attempts] == [("completed", "graceful")]
     assert runs_of(runs_dir, "graceful", "start") == [job_id]
     assert runs_of(runs_dir, "graceful", "done") == [job_id]
     assert errors_reported(worker) == []
@@ -554,6 +564,8 @@ def test_sigterm_with_a_job_longer_than_shutdown_timeout_leaves_it_for_stale_rec
     b.wait_for("job:complete", 15, where=lambda ln: ln["job_id"] == job_id)
     row = probe.job(job_id)
     assert row is not None and row["status"] == "completed" and row["claimed_by"] is None
+    # A recorded that it gave up at shutdown; B's stale recovery did not record it again
+    assert [(a.outcome, a.instance_id) for a in as_job(row).attempts] == [("shutdown", "A"), ("completed", "B")]
     assert sum(line["count"] for line in b.events("stale:recovered")) == 1
     assert runs_of(runs_dir, "B", "done") == [job_id]
     stop_gracefully(b)

@@ -263,7 +263,7 @@ async def test_read_only_session_leaves_the_file_unchanged(tmp_path: Path) -> No
 
 
 async def test_read_only_sees_what_a_writer_commits(tmp_path: Path) -> None:
-    path = v1_copy(tmp_path)
+    path = await upgraded_copy(tmp_path)
     writer = Monque(f"sqlite:///{path}", recover_stale_jobs=False)
     reader = Monque(f"sqlite:///{path}?mode=ro", recover_stale_jobs=False)
     await writer.initialize()

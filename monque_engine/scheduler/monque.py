@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any
 
+from ..errorgroups import ErrorGroup
 from ..errors import ConnectionError, InvalidJobQueryError, MonqueError, ShutdownTimeoutError
 from ..events import EventEmitter, JobErrorEvent, Listener
 from ..job import (
@@ -302,6 +303,18 @@ class Monque:
     ) -> CursorPage:
         self._require_initialized()
         return await self._query.get_jobs_with_cursor(cursor, limit, direction, filter, sort, include_data)
+
+    async def error_groups(
+        self, name: str | None = None, since: datetime | None = None, limit: int = 200
+    ) -> list[ErrorGroup]:
+        """Failed and retrying jobs grouped by job name, exception type and normalised message.
+
+        Each ``ErrorGroup`` has counts, first/last seen, per-minute counts for the last hour
+        and a ``key``; ``JobSelector(error_group=key)`` (or ``JobListFilter(error_group=key)``)
+        targets exactly that group's failed and retrying jobs in bulk calls and listings.
+        """
+        self._require_initialized()
+        return await self._query.error_groups(name, since, limit)
 
     async def count_jobs(self, filter: JobListFilter | None = None) -> int:
         self._require_initialized()

@@ -19,8 +19,10 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from .. import attempts
 from ..backoff import backoff_delay_ms
 from ..cron import next_run_ms
+from ..errorgroups import error_group_key
 from ..errors import InvalidCronError, WorkerRegistrationError
 from ..events import JobCompleteEvent, JobErrorEvent, JobFailEvent
 from ..job import Job, JobStatus, WorkerSummary
@@ -58,35 +60,9 @@ class Worker:
     rearm: bool = False  # a due-time timer fired: after the claim, arm one for the next future job
 
 
-MAX_REASON_CHARS = 8_192
-
-
-def _error_message(error: BaseException) -> str:
-    """The failReason for ``error``; never raises (as upstream's ``toError``).
-
-    Recording a failure must not fail: an exception whose ``__str__`` raises, returns a
-    non-string or holds lone surrogates (``os.fsdecode`` of a bad file name) would
-    otherwise abort the fail write, leaving the job processing to be re-run after every
-    lock timeout and never ending failed. Such text is made storable, not dropped.
-    """
-    try:
-        name = type(error).__name__
-        if not isinstance(name, str):
-            name = "Exception"
-    except Exception:  # noqa: BLE001 - a hostile metaclass
-        name = "Exception"
-    try:
-        text = str(error)
-        if not isinstance(text, str):
-            raise TypeError("__str__ returned a non-string")
-    except Exception:  # noqa: BLE001 - any failure to describe the error falls back to its type
-        text = f"{name} (its message could not be read)"
-    if not text:
-        text = name
-    if len(text) > MAX_REASON_CHARS:
-        text = text[:MAX_REASON_CHARS] + "…"
-    # Lone surrogates cannot be stored as UTF-8 by either store: escape them visibly.
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+#: failReason's bound and text; kept here under their old names for callers.
+MAX_REASON_CHARS = attempts.MAX_REASON_CHARS
+_error_message = attempts.error_message
 
 
 def _schedule_error(repeat_interval: str) -> InvalidCronError | None:
@@ -426,7 +402,10 @@ class JobProcessor:
                     if inspect.isawaitable(result):
                         await result
             except asyncio.CancelledError:
-                raise  # shutdown gave up on this job: it stays processing for stale recovery
+                # Shutdown gave up on this job: it stays processing for stale recovery, and
+                # its history says why this attempt ended (stale recovery will not repeat it).
+                await self._record_shutdown(job)
+                raise
             except Exception as error:  # noqa: BLE001 - a handler failing is the normal fail path
                 self.finishing.add(job.id)
                 await self._fail(job, error)
@@ -473,7 +452,9 @@ class JobProcessor:
         try:
             now = now_ms()
             next_run = next_run_ms(job.repeat_interval, now) if job.repeat_interval else None
-            updated = await ctx.store.complete(job.id, ctx.instance_id, now, next_run)
+            record = None if ctx.store.records_success_from_row else attempts.plain_attempt(
+                "completed", job.fail_count, ctx.instance_id, job.locked_at_ms, now)
+            updated = await ctx.store.complete(job.id, ctx.instance_id, now, next_run, record)
         except InvalidCronError as error:  # no next run can be computed: retrying cannot help
             await self._fail(job, error, terminal=True)
             return
@@ -495,8 +476,12 @@ class JobProcessor:
         retry_at = None
         if not terminal and fail_count < ctx.options.max_retries:
             retry_at = now + backoff_delay_ms(fail_count, self._base_ms, self._max_ms)
+        reason = _error_message(error)
+        record = attempts.failure_attempt(job.fail_count, ctx.instance_id, job.locked_at_ms, now, error,
+                                          retry_at is not None, reason)
+        group = error_group_key(job.name, record.error_type or "Exception", reason)
         try:
-            updated = await ctx.store.fail(job.id, ctx.instance_id, now, fail_count, _error_message(error), retry_at)
+            updated = await ctx.store.fail(job.id, ctx.instance_id, now, fail_count, reason, retry_at, record, group)
         except Exception as store_error:  # noqa: BLE001
             ctx.events.emit("job:error", JobErrorEvent(store_error, job))
             return
@@ -508,3 +493,13 @@ class JobProcessor:
             self.wake_at(updated.name, updated.next_run_at_ms)
         ctx.events.emit("job:fail", JobFailEvent(updated, error, will_retry))
 
+    async def _record_shutdown(self, job: Job) -> None:
+        """Best effort, never raises: the shutdown's own bound applies to this write too."""
+        ctx = self._ctx
+        record = attempts.plain_attempt("shutdown", job.fail_count, ctx.instance_id, job.locked_at_ms, now_ms())
+        try:
+            await ctx.store.record_attempt(job.id, ctx.instance_id, record)
+        except asyncio.CancelledError:
+            return  # cancelled again: stop() stopped waiting; stale recovery records the attempt
+        except Exception as error:  # noqa: BLE001 - diagnostic data only
+            log.debug("could not record the shutdown of job %s: %s", job.id, error)

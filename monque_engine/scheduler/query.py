@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..cursor import CursorAnchor, decode_cursor, encode_cursor
+from ..errorgroups import ErrorGroup, normalize_message
 from ..errors import InvalidJobQueryError
 from ..job import (
     CursorDirection,
@@ -21,9 +22,10 @@ from ..job import (
     QueueViewSummary,
     WorkerSummary,
 )
+from ..timeutil import now_ms
 from ..validation import normalize_job_id
 from .context import SchedulerContext
-from .selectors import _name, to_store_filter, to_store_selector
+from .selectors import _ms, _name, to_store_filter, to_store_selector
 
 MAX_QUERY_LIMIT = 1000
 MAX_SKIP = 2**63 - 1  # what SQLite's OFFSET and MongoDB's skip (int64) can carry
@@ -149,3 +151,25 @@ class JobQuery:
             )
             for name in names
         ]
+
+    async def error_groups(self, name: str | None = None, since: Any = None, limit: int = 200) -> list[ErrorGroup]:
+        """Failed and retrying jobs grouped by job name, exception type and message pattern,
+        most recently seen first (see errorgroups.py for how the key is computed and stored).
+
+        ``since`` (an aware datetime) keeps members that last failed at or after it. At most
+        ``limit`` groups are returned, each with the message of one member as its sample.
+        """
+        name = _name(name)
+        since_ms = _ms(since, "since")
+        size = _limit(limit, 200)
+        rows = await self._ctx.store.error_groups(name, since_ms, now_ms())
+        rows.sort(key=lambda row: (-row.last_seen_ms, row.key))
+        groups: list[ErrorGroup] = []
+        for row in rows[:size]:
+            sample = await self._ctx.store.error_group_sample(row.key)
+            groups.append(ErrorGroup(
+                key=row.key, name=row.name, error_type=row.error_type, pattern=normalize_message(sample),
+                sample_message=sample, count=row.count, retrying=row.retrying, first_seen_ms=row.first_seen_ms,
+                last_seen_ms=row.last_seen_ms, per_minute=row.per_minute,
+            ))
+        return groups

@@ -65,6 +65,8 @@ def to_store_selector(selector: JobSelector | None, statuses: tuple[JobStatus, .
         created_before_ms=_ms(selector.older_than, "older_than"),
         created_after_ms=_ms(selector.newer_than, "newer_than"),
         updated_before_ms=_ms(selector.updated_before, "updated_before"),
+        error_group=_group(selector.error_group),
+        text=_text(selector.text),
     )
 
 
@@ -85,4 +87,29 @@ def to_store_filter(filter: JobListFilter | None) -> StoreListFilter:
         next_run_to_ms=_ms(filter.next_run_at_to, "next_run_at_to"),
         search=search or None,
         recurring=None if filter.recurring is None else bool(filter.recurring),
+        text=_text(filter.text),
+        error_group=_group(filter.error_group),
     )
+
+
+#: Longer search text cannot be sensible and would only make every comparison slower.
+MAX_TEXT_CHARS = 500
+
+
+def _text(text: str | None) -> str | None:
+    """A text search: non-blank, at most ``MAX_TEXT_CHARS``; blank means "no filter"."""
+    if text is None:
+        return None
+    text = _name(text, "text")
+    assert text is not None
+    if len(text) > MAX_TEXT_CHARS:
+        raise InvalidJobQueryError(f"text search is {len(text)} characters long; search for at most {MAX_TEXT_CHARS}")
+    return text if text.strip() else None
+
+
+def _group(key: str | None) -> str | None:
+    if key is None:
+        return None
+    if not isinstance(key, str) or not key.strip():
+        raise InvalidJobQueryError(f"error_group must be an ErrorGroup.key (a non-empty string), got {key!r}")
+    return _name(key, "error_group")

@@ -16,7 +16,9 @@ from typing import Any
 
 from bson import ObjectId
 
+from ...attempts import MAX_ATTEMPTS, Attempt
 from ...cursor import CursorAnchor
+from ...errorgroups import hour_window
 from ...job import CursorDirection, Job, JobSort, JobStatus, NewJob
 from ...timeutil import ms_to_datetime
 from ..base import StoreListFilter, StoreSelector
@@ -135,17 +137,42 @@ def unreadable_update(now_ms: int, reason: str) -> Document:
     return {"$set": {"status": FAILED, "failReason": reason, "updatedAt": dt(now_ms)}, "$unset": _unset(*CLAIM_FIELDS)}
 
 
-def complete_update(now_ms: int, next_run_at_ms: int | None) -> Document:
+#: Ours: the error fields a completion or a manual retry removes with failReason.
+ERROR_FIELDS = ("errorType", "errorGroup")
+
+
+def push_attempt(attempt: Attempt) -> Document:
+    """``$push`` of one history record, keeping the newest ``MAX_ATTEMPTS`` (``$slice``)."""
+    return {"attempts": {"$each": [attempt.to_document()], "$slice": -MAX_ATTEMPTS}}
+
+
+def complete_update(now_ms: int, next_run_at_ms: int | None, attempt: Attempt | None = None) -> Document:
+    """Upstream's completeJob, plus (ours) the attempt record and the error fields removed.
+    Node Monque leaves ``attempts``, ``errorType`` and ``errorGroup`` alone."""
     now = dt(now_ms)
     if next_run_at_ms is None:
-        return {"$set": {"status": COMPLETED, "updatedAt": now}, "$unset": _unset(*CLAIM_FIELDS, "failReason")}
-    return {
-        "$set": {"status": PENDING, "nextRunAt": dt(next_run_at_ms), "failCount": 0, "updatedAt": now},
-        "$unset": _unset(*CLAIM_FIELDS, "failReason"),
-    }
+        update: Document = {"$set": {"status": COMPLETED, "updatedAt": now},
+                            "$unset": _unset(*CLAIM_FIELDS, "failReason", *ERROR_FIELDS)}
+    else:
+        update = {
+            "$set": {"status": PENDING, "nextRunAt": dt(next_run_at_ms), "failCount": 0, "updatedAt": now},
+            "$unset": _unset(*CLAIM_FIELDS, "failReason", *ERROR_FIELDS),
+        }
+    if attempt is not None:
+        update["$push"] = push_attempt(attempt)
+    return update
 
 
-def fail_update(now_ms: int, fail_count: int, reason: str, retry_at_ms: int | None) -> Document:
+def fail_update(
+    now_ms: int,
+    fail_count: int,
+    reason: str,
+    retry_at_ms: int | None,
+    attempt: Attempt | None = None,
+    error_group: str | None = None,
+) -> Document:
+    """Upstream's failJob (failReason exactly as upstream), plus (ours) the attempt record
+    and the error type and group the errors view groups by."""
     now = dt(now_ms)
     if retry_at_ms is None:
         fields: Document = {"status": FAILED, "failCount": fail_count, "failReason": reason, "updatedAt": now}
@@ -157,7 +184,21 @@ def fail_update(now_ms: int, fail_count: int, reason: str, retry_at_ms: int | No
             "nextRunAt": dt(retry_at_ms),
             "updatedAt": now,
         }
-    return {"$set": fields, "$unset": _unset(*CLAIM_FIELDS)}
+    unset = _unset(*CLAIM_FIELDS)
+    for field, value in (("errorType", attempt.error_type if attempt else None), ("errorGroup", error_group)):
+        if value is not None:
+            fields[field] = value
+        else:
+            unset[field] = ""
+    update: Document = {"$set": fields, "$unset": unset}
+    if attempt is not None:
+        update["$push"] = push_attempt(attempt)
+    return update
+
+
+def record_attempt_update(attempt: Attempt) -> Document:
+    """A shutdown gave up on an owned job: only the history changes (it stays processing)."""
+    return {"$push": push_attempt(attempt)}
 
 
 def release_filter(job_ids: list[str], owner: str) -> Document:
@@ -165,8 +206,41 @@ def release_filter(job_ids: list[str], owner: str) -> Document:
 
 
 def to_pending_update(now_ms: int) -> Document:
-    """Release and stale recovery: back to pending, claim fields removed."""
+    """Release: back to pending, claim fields removed."""
     return {"$set": {"status": PENDING, "updatedAt": dt(now_ms)}, "$unset": _unset(*CLAIM_FIELDS)}
+
+
+def stale_recovery_pipeline(now_ms: int) -> list[Document]:
+    """Stale recovery as one pipeline update (so each document's record is built from its
+    own ``lockedAt``, ``claimedBy`` and ``failCount``): back to pending, claim fields
+    removed, and an ``outcome: "stale"`` record appended unless the last record already is
+    this attempt's (a shutdown record: same ``startedAt`` and instance). A history that is
+    not an array (written by hand) starts over rather than failing the whole update.
+    """
+    now = dt(now_ms)
+    history = {"$cond": [{"$isArray": "$attempts"}, "$attempts", []]}
+    last = {"$arrayElemAt": [history, -1]}
+    already = {"$let": {"vars": {"last": last}, "in": {"$and": [
+        {"$eq": ["$$last.startedAt", "$lockedAt"]},
+        {"$eq": ["$$last.instanceId", "$claimedBy"]},
+    ]}}}
+    record = {
+        "attempt": {"$add": [{"$ifNull": ["$failCount", 0]}, 1]},
+        "outcome": "stale",
+        "instanceId": "$claimedBy",
+        "startedAt": "$lockedAt",
+        "endedAt": now,
+        "durationMs": {"$subtract": [now, "$lockedAt"]},
+    }
+    appended = {"$slice": [{"$concatArrays": [history, [record]]}, -MAX_ATTEMPTS]}
+    return [
+        {"$set": {
+            "attempts": {"$cond": [{"$and": [{"$gt": [{"$size": history}, 0]}, already]}, history, appended]},
+            "status": PENDING,
+            "updatedAt": now,
+        }},
+        {"$unset": list(CLAIM_FIELDS)},
+    ]
 
 
 def heartbeat_filter(owner: str) -> Document:
@@ -233,12 +307,59 @@ def selector_filter(selector: StoreSelector) -> Document:
         query["createdAt"] = created
     if selector.updated_before_ms is not None:
         query["updatedAt"] = {"$lt": dt(selector.updated_before_ms)}
+    _add_ours(query, selector.error_group, selector.text)
     if selector.listing is not None:
         # Bulk on any listing filter: the listing's own document, so bulk and listing agree.
         listing = list_filter(selector.listing)
         if listing:
             return {"$and": [query, listing]} if query else listing
     return query
+
+
+#: Failed jobs and retrying ones: the members of error groups (the errors view).
+def error_member_filter() -> Document:
+    return {"$or": [{"status": FAILED}, {"status": PENDING, "failCount": {"$gt": 0}}]}
+
+
+TEXT_TIMEOUT_HINT = (
+    "the text search read too many jobs; narrow it with a job name, a status or a time range, "
+    "or search for a longer string"
+)
+
+
+def text_clause(text: str) -> Document:
+    """Payload or error text contains ``text``, case ignored (ADR 0008).
+
+    MongoDB cannot turn a document into text on the server, so the payload is searched
+    where it is text: a string payload (or an array of strings), and the top-level values
+    of an object payload, each converted to a string (``$convert`` with ``onError``: a
+    nested object or array is skipped, never an error). No index serves a substring; the
+    caller bounds the query with maxTimeMS and says how to narrow it when it is hit.
+    """
+    escaped = re.escape(text)
+    pattern = {"$regex": escaped, "$options": "i"}
+    values = {"$objectToArray": {"$cond": [{"$eq": [{"$type": "$data"}, "object"]}, "$data", {}]}}
+    as_text = {"$convert": {"input": "$$this.v", "to": "string", "onError": "", "onNull": ""}}
+    return {"$or": [
+        {"failReason": pattern},
+        {"errorType": pattern},
+        {"data": pattern},
+        {"$expr": {"$gt": [{"$size": {"$filter": {
+            "input": values,
+            "cond": {"$regexMatch": {"input": as_text, "regex": escaped, "options": "i"}},
+        }}}, 0]}},
+    ]}
+
+
+def group_clause(key: str) -> Document:
+    return {"errorGroup": key, **error_member_filter()}
+
+
+def _add_ours(query: Document, error_group: str | None, text: str | None) -> None:
+    if error_group is not None:
+        query.setdefault("$and", []).append(group_clause(error_group))
+    if text:
+        query.setdefault("$and", []).append(text_clause(text))
 
 
 def _search_clause(search: str) -> Document:
@@ -283,6 +404,7 @@ def list_filter(filter: StoreListFilter) -> Document:
         query["repeatInterval"] = {"$exists": True, "$ne": None} if filter.recurring else {"$in": [None]}
     if filter.search:
         query.setdefault("$and", []).append(_search_clause(filter.search))
+    _add_ours(query, filter.error_group, filter.text)
     return query
 
 
@@ -352,6 +474,36 @@ def stats_by_name_pipeline() -> list[Document]:
     ]
 
 
+# -- error groups ------------------------------------------------------------------------------------
+def error_groups_pipeline(name: str | None, since_ms: int | None, now_ms: int) -> list[Document]:
+    """Members grouped by ``errorGroup`` and minute of their last failure within the hour
+    (``-1`` before it); the store folds the minutes (``errorgroups.fold_buckets``). The
+    ``$match`` implies the partial ``{errorGroup, status, updatedAt}`` index's filter."""
+    hour_start = dt(hour_window(now_ms))
+    match: Document = {"errorGroup": {"$exists": True}, **error_member_filter()}
+    if name is not None:
+        match["name"] = name
+    if since_ms is not None:
+        match["updatedAt"] = {"$gte": dt(since_ms)}
+    bucket = {"$cond": [
+        {"$gte": ["$updatedAt", hour_start]},
+        {"$floor": {"$divide": [{"$subtract": ["$updatedAt", hour_start]}, 60_000]}},
+        -1,
+    ]}
+    return [
+        {"$match": match},
+        {"$group": {
+            "_id": {"group": "$errorGroup", "bucket": bucket},
+            "name": {"$first": "$name"},
+            "errorType": {"$max": "$errorType"},
+            "count": {"$sum": 1},
+            "retrying": {"$sum": {"$cond": [{"$eq": ["$status", PENDING]}, 1, 0]}},
+            "first": {"$min": "$updatedAt"},
+            "last": {"$max": "$updatedAt"},
+        }},
+    ]
+
+
 # -- management --------------------------------------------------------------------------------------
 def guarded_filter(job_id: str, statuses: tuple[str, ...]) -> Document:
     if len(statuses) == 1:
@@ -371,7 +523,7 @@ def retry_update(now_ms: int) -> Document:
     now = dt(now_ms)
     return {
         "$set": {"status": PENDING, "failCount": 0, "nextRunAt": now, "updatedAt": now},
-        "$unset": _unset("failReason", *CLAIM_FIELDS),
+        "$unset": _unset("failReason", *CLAIM_FIELDS, *ERROR_FIELDS),
     }
 
 
@@ -380,7 +532,8 @@ def retried_job(before: Job, now_ms: int) -> Job:
     findOneAndUpdate returned (we need the previous status, and one round trip suffices)."""
     return before.replace(
         status=JobStatus.PENDING, fail_count=0, next_run_at_ms=now_ms, updated_at_ms=now_ms,
-        fail_reason=None, locked_at_ms=None, claimed_by=None, last_heartbeat_ms=None,
+        fail_reason=None, locked_at_ms=None, claimed_by=None, last_heartbeat_ms=None, error_type=None,
+        error_group=None,
     )
 
 
@@ -423,7 +576,7 @@ def retry_many_pipeline(now_ms: int, spread_ms: int) -> list[Document]:
             "nextRunAt": {"$add": [now, {"$multiply": [{"$rand": {}}, spread]}]},
             "updatedAt": now,
         }},
-        {"$unset": ["failReason", *CLAIM_FIELDS]},
+        {"$unset": ["failReason", *CLAIM_FIELDS, *ERROR_FIELDS]},
     ]
 
 

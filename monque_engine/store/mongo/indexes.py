@@ -24,9 +24,13 @@ _BG = {"background": True}
 #: ``uniqueKey`` (sparse: only jobs with a key) lets a unique-key search scan index keys
 #: instead of documents; ``{status, createdAt, _id}`` serves a status tab in the console's
 #: default order (newest first) without sorting the whole status in memory.
+#: ``{errorGroup, status, updatedAt}`` (partial: only documents our processor failed) serves
+#: the errors view's grouping and a group's bulk retry / delete.
 CONSOLE_INDEXES: list[IndexSpec] = [
     ([("uniqueKey", 1)], {"sparse": True, **_BG}),
     ([("status", 1), ("createdAt", -1), ("_id", -1)], dict(_BG)),
+    ([("errorGroup", 1), ("status", 1), ("updatedAt", 1)],
+     {"partialFilterExpression": {"errorGroup": {"$exists": True}}, **_BG}),
 ]
 
 

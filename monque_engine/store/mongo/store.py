@@ -32,7 +32,9 @@ from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.asynchronous.database import AsyncDatabase
 from pymongo.errors import BulkWriteError, DuplicateKeyError, PyMongoError
 
+from ...attempts import Attempt
 from ...cursor import CursorAnchor
+from ...errorgroups import ErrorGroupRow, fold_buckets, hour_window
 from ...errors import (
     ConnectionError,
     InvalidCursorError,
@@ -440,13 +442,31 @@ class MongoStore(JobStore):
             q.owned_filter(job_id, owner), update, return_document=ReturnDocument.AFTER))
         return self._job(doc)
 
-    async def complete(self, job_id: str, owner: str, now_ms: int, next_run_at_ms: int | None) -> Job | None:
-        return await self._owned("complete a job", job_id, owner, q.complete_update(now_ms, next_run_at_ms))
+    async def complete(
+        self, job_id: str, owner: str, now_ms: int, next_run_at_ms: int | None, attempt: Attempt | None = None
+    ) -> Job | None:
+        return await self._owned("complete a job", job_id, owner, q.complete_update(now_ms, next_run_at_ms, attempt))
 
     async def fail(
-        self, job_id: str, owner: str, now_ms: int, fail_count: int, reason: str, retry_at_ms: int | None
+        self,
+        job_id: str,
+        owner: str,
+        now_ms: int,
+        fail_count: int,
+        reason: str,
+        retry_at_ms: int | None,
+        attempt: Attempt | None = None,
+        error_group: str | None = None,
     ) -> Job | None:
-        return await self._owned("fail a job", job_id, owner, q.fail_update(now_ms, fail_count, reason, retry_at_ms))
+        update = q.fail_update(now_ms, fail_count, reason, retry_at_ms, attempt, error_group)
+        return await self._owned("fail a job", job_id, owner, update)
+
+    async def record_attempt(self, job_id: str, owner: str, attempt: Attempt) -> bool:
+        if not _valid(job_id):
+            return False
+        result = await self._call("record an attempt", lambda c: c.update_one(
+            q.owned_filter(job_id, owner), q.record_attempt_update(attempt)))
+        return result.modified_count > 0
 
     async def release(self, job_ids: Sequence[str], owner: str, now_ms: int) -> int:
         ids = [i for i in job_ids if _valid(i)]
@@ -463,7 +483,7 @@ class MongoStore(JobStore):
 
     async def recover_stale(self, stale_before_ms: int, now_ms: int) -> int:
         result = await self._call("recover stale jobs", lambda c: c.update_many(
-            q.stale_filter(stale_before_ms), q.to_pending_update(now_ms)))
+            q.stale_filter(stale_before_ms), q.stale_recovery_pipeline(now_ms)))
         return result.modified_count
 
     async def purge_finished(self, status: JobStatus, updated_before_ms: int) -> int:
@@ -508,12 +528,16 @@ class MongoStore(JobStore):
         query, order = q.page_query(filter, sort, direction, anchor)
         projection = None if include_data else q.NO_DATA_PROJECTION
         docs = await self._call("list a page of jobs", lambda c: c.find(query, projection).sort(order).limit(limit)
-                                .max_time_ms(q.LIST_MAX_TIME_MS).to_list(None), q.LIST_TIMEOUT_HINT)
+                                .max_time_ms(q.LIST_MAX_TIME_MS).to_list(None), self._list_hint(filter))
         return self._readable(docs)
 
     async def count(self, filter: StoreListFilter) -> int:
         return await self._call("count jobs", lambda c: c.count_documents(
-            q.list_filter(filter), maxTimeMS=q.LIST_MAX_TIME_MS), q.LIST_TIMEOUT_HINT)
+            q.list_filter(filter), maxTimeMS=q.LIST_MAX_TIME_MS), self._list_hint(filter))
+
+    @staticmethod
+    def _list_hint(filter: StoreListFilter) -> str:
+        return q.TEXT_TIMEOUT_HINT if filter.text else q.LIST_TIMEOUT_HINT
 
     @staticmethod
     def _stats(rows: Sequence[tuple[Any, int, Any]]) -> QueueStats:
@@ -555,6 +579,32 @@ class MongoStore(JobStore):
     async def names(self) -> list[str]:
         values = await self._call("list job names", lambda c: c.distinct("name"))
         return sorted(v for v in values if isinstance(v, str))
+
+    async def error_groups(self, name: str | None, since_ms: int | None, now_ms: int) -> list[ErrorGroupRow]:
+        pipeline = q.error_groups_pipeline(name, since_ms, now_ms)
+
+        async def run(c: AsyncCollection[Any]) -> list[dict[str, Any]]:
+            cursor = await c.aggregate(pipeline, maxTimeMS=q.STATS_MAX_TIME_MS)
+            return await cursor.to_list(None)
+
+        docs = await self._call("group failed jobs by error", run, "narrow the errors view to one job name")
+        rows = []
+        for doc in docs:
+            key = doc["_id"].get("group")
+            first, last = doc.get("first"), doc.get("last")
+            if not isinstance(key, str) or not isinstance(first, datetime) or not isinstance(last, datetime):
+                continue  # a hand-written errorGroup or updatedAt: not ours to group
+            error_type = doc.get("errorType")
+            rows.append((key, str(doc.get("name")), error_type if isinstance(error_type, str) else None,
+                         int(doc["_id"].get("bucket", -1)), int(doc["count"]), int(doc["retrying"]),
+                         datetime_to_ms(first), datetime_to_ms(last)))
+        return fold_buckets(rows, hour_window(now_ms))
+
+    async def error_group_sample(self, key: str) -> str | None:
+        doc = await self._call("read an error group's message", lambda c: c.find_one(
+            {"errorGroup": key, **q.error_member_filter()}, projection={"failReason": 1}))
+        reason = None if doc is None else doc.get("failReason")
+        return reason if isinstance(reason, str) else None
 
     # -- management -------------------------------------------------------------------------
     async def _guarded(self, action: str, job_id: str, statuses: tuple[str, ...], update: dict[str, Any]) -> Job | None:

@@ -25,16 +25,24 @@ import sqlite3
 from collections.abc import Callable, Sequence
 
 from ...errors import ConnectionError
-from .schema import SCHEMA_VERSION, Tables
+from .schema import SCHEMA_VERSION, Tables, error_index
 
 Migration = Callable[[sqlite3.Connection, Tables], None]
 
-def _v2_reserved(conn: sqlite3.Connection, tables: Tables) -> None:
-    """Version 2 belongs to the attempt history (issue 12, branch ``attempts``).
 
-    A placeholder on the ``fleet`` branch only, so the runner's contiguity check holds;
-    when the branches merge, the attempts step replaces this one unchanged.
+def to_v2_attempts(conn: sqlite3.Connection, tables: Tables) -> None:
+    """Version 2: attempt history and error groups (issue 12).
+
+    Three nullable columns, so existing rows need no rewrite (ADD COLUMN only edits the
+    table's definition): ``attempts`` (JSON array, see attempts.py), ``error_type`` and
+    ``error_group`` (see errorgroups.py), and the partial index that groups failures.
+    Failures recorded before the upgrade carry no group and are not in the errors view
+    until they fail again.
     """
+    j = tables.jobs
+    for column in ("attempts", "error_type", "error_group"):
+        conn.execute(f"ALTER TABLE {j} ADD COLUMN {column} TEXT")
+    conn.execute(error_index(j))
 
 
 def _v3_fleet(conn: sqlite3.Connection, tables: Tables) -> None:
@@ -48,7 +56,7 @@ def _v3_fleet(conn: sqlite3.Connection, tables: Tables) -> None:
 
 #: ``(version it produces, step)``, ascending and contiguous from 2. Version 1 is the
 #: first released layout.
-MIGRATIONS: tuple[tuple[int, Migration], ...] = ((2, _v2_reserved), (3, _v3_fleet))
+MIGRATIONS: tuple[tuple[int, Migration], ...] = ((2, to_v2_attempts), (3, _v3_fleet))
 
 
 class ForeignDatabaseError(ConnectionError):

@@ -8,21 +8,88 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ...attempts import MAX_ATTEMPTS, AppendedHistory
 from ...cursor import CursorAnchor
 from ...job import STATUS_BY_VALUE, CursorDirection, Job, JobSort
 from ..base import StoreListFilter, StoreSelector
+from .schema import ERROR_MEMBER
 
 SORT_COLUMNS = {"id": "id", "created_at": "created_at", "updated_at": "updated_at", "next_run_at": "next_run_at"}
 _loads = json.loads
 
 
 def row_to_job(row: tuple[Any, ...]) -> Job:
-    """Build a Job from a row in JOB_COLUMNS order (positional: this runs once per job)."""
+    """Build a Job from a row in JOB_COLUMNS order (positional: this runs once per job).
+
+    A completed row that still names its claim is a one-off completion that recorded its
+    attempt in the claim fields (see ``store._COMPLETED_ONE_OFF``): those become the last
+    ``Attempt`` and read as cleared, exactly as the MongoDB store's document has them.
+    """
     data = row[2]
+    if row[6] is not None and row[3] == "completed":
+        return Job(
+            row[0], row[1], None if data is None else _loads(data), STATUS_BY_VALUE[row[3]], row[4],
+            row[13], row[14], row[9], None, None, row[7], row[8], row[10], row[11], row[12],
+            AppendedHistory(row[15], row[9] + 1, row[6], row[5], row[14]), row[16], row[17],
+        )
     return Job(
         row[0], row[1], None if data is None else _loads(data), STATUS_BY_VALUE[row[3]], row[4],
         row[13], row[14], row[9], row[5], row[6], row[7], row[8], row[10], row[11], row[12],
+        row[15], row[16], row[17],
     )
+
+
+def append_attempt(record: str, params: tuple[Any, ...]) -> tuple[str, tuple[Any, ...]]:
+    """SQL for ``attempts`` with the JSON object ``record`` appended (oldest dropped past
+    ``MAX_ATTEMPTS``), and its parameters (``record`` appears twice: bind them twice).
+
+    The usual case, a job without history, is plain text concatenation (~1 µs a row; the
+    JSON functions cost ~4 µs, which a drain of no-op jobs would notice). A history that is
+    not a valid JSON array (edited by hand) starts over rather than failing the outcome's write.
+    """
+    sql = (
+        f"CASE WHEN attempts IS NULL THEN '[' || {record} || ']' ELSE json_insert("
+        "CASE WHEN NOT json_valid(attempts) THEN '[]' WHEN json_type(attempts) <> 'array' THEN '[]' "
+        f"WHEN json_array_length(attempts) >= {MAX_ATTEMPTS} THEN json_remove(attempts, '$[0]') "
+        f"ELSE attempts END, '$[#]', json({record})) END"
+    )
+    return sql, params + params
+
+
+def row_attempt(outcome: str, now_ms: int) -> tuple[str, tuple[Any, ...]]:
+    """A record (JSON text) built from the row itself: the claim's lockedAt and claimedBy,
+    failCount + 1, ending at ``now_ms``; the same fields ``Attempt.to_json`` writes (the
+    SQLite form has no ``durationMs``: it is ``endedAt - startedAt``, and every byte of a
+    completed row is written once per job)."""
+    sql = (
+        "('{\"attempt\":' || (fail_count + 1) || ',\"outcome\":\"" + outcome + "\",\"instanceId\":' "
+        "|| json_quote(claimed_by) || ',\"startedAt\":' || ifnull(locked_at, 'null') || ',\"endedAt\":' || ? "
+        "|| '}')"
+    )
+    return sql, (now_ms,)
+
+
+def _like(text: str) -> str:
+    return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def text_clause(text: str, params: list[Any]) -> str:
+    """Payload JSON, failReason or error type contains ``text``, ASCII case ignored (LIKE).
+
+    A scan (ADR 0008): no index can serve a substring, and an FTS5 trigram index would
+    cost every insert far more than the drain budget allows. Bounded by the caller's page
+    size for listings; counts and bulk actions read every candidate row.
+    """
+    pattern = _like(text)
+    params.extend((pattern, pattern, pattern))
+    return ("(data LIKE ? ESCAPE '\\' OR fail_reason LIKE ? ESCAPE '\\' "
+            "OR error_type LIKE ? ESCAPE '\\')")
+
+
+def group_clause(key: str, params: list[Any]) -> str:
+    """The failed and retrying members of one error group (the partial index's own terms)."""
+    params.append(key)
+    return f"error_group = ? AND {ERROR_MEMBER}"
 
 
 def _in(column: str, values: tuple[Any, ...], params: list[Any]) -> str:
@@ -49,6 +116,10 @@ def selector_where(selector: StoreSelector) -> tuple[str, list[Any]]:
     if selector.updated_before_ms is not None:
         clauses.append("updated_at < ?")
         params.append(selector.updated_before_ms)
+    if selector.error_group is not None:
+        clauses.append(group_clause(selector.error_group, params))
+    if selector.text:
+        clauses.append(text_clause(selector.text, params))
     if selector.listing is not None:
         # Bulk on any listing filter: the listing's own WHERE, so bulk and listing agree.
         listing_where, listing_params = filter_where(selector.listing)
@@ -83,6 +154,10 @@ def filter_where(filter: StoreListFilter) -> tuple[str, list[Any]]:
         escaped = filter.search.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         clauses.append("(id LIKE ? ESCAPE '\\' OR instr(unique_key, ?) > 0)")
         params.extend((escaped + "%", filter.search))
+    if filter.error_group is not None:
+        clauses.append(group_clause(filter.error_group, params))
+    if filter.text:
+        clauses.append(text_clause(filter.text, params))
     return (" AND ".join(clauses) or "1"), params
 
 
@@ -110,4 +185,10 @@ def page_query(
             params.extend((anchor.value_ms, anchor.job_id))
     order_by = "id " + order if sort.by == "id" else f"{column} {order}, id {order}"
     params.append(limit)
+    if filter.error_group is not None:
+        # A group may hold 50k jobs: pick the page's ids from the covering errors index
+        # (every sort column is in it), then read only those rows. Selecting the rows
+        # directly would read all 50k before sorting (~1 s at 1M jobs).
+        picked = f"SELECT id FROM {table} WHERE {where} ORDER BY {order_by} LIMIT ?"
+        return f"SELECT {columns} FROM {table} WHERE id IN ({picked}) ORDER BY {order_by}", params
     return f"SELECT {columns} FROM {table} WHERE {where} ORDER BY {order_by} LIMIT ?", params

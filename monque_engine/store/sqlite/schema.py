@@ -17,8 +17,12 @@ SCHEMA_VERSION = 3
 JOB_COLUMNS = (
     "id", "name", "data", "status", "next_run_at", "locked_at", "claimed_by", "last_heartbeat",
     "heartbeat_interval", "fail_count", "fail_reason", "repeat_interval", "unique_key",
-    "created_at", "updated_at",
+    "created_at", "updated_at", "attempts", "error_type", "error_group",
 )  # fmt: skip
+#: Failed jobs and retrying ones (pending after a failure): the members of error groups.
+#: Written identically in the index and in every query that must use it (SQLite matches a
+#: partial index's WHERE term by term).
+ERROR_MEMBER = "error_group IS NOT NULL AND (status = 'failed' OR (status = 'pending' AND fail_count > 0))"
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 
 
@@ -33,6 +37,18 @@ def check_collection_name(name: str) -> str:
             "underscores, starting with a letter (e.g. monque_jobs)"
         )
     return name
+
+
+def error_index(table: str) -> str:
+    """Error groups (schema v2): one covering, partial index over the failed and retrying
+    jobs only, so grouping 100k failures reads index pages alone, a group's page in any
+    sort order is picked from the index (see ``queries.page_query``), and inserts, claims
+    and completions of healthy jobs never touch it."""
+    return (
+        f"CREATE INDEX IF NOT EXISTS {table}_errors "
+        f"ON {table}(error_group, name, error_type, status, updated_at, fail_count, created_at, next_run_at) "
+        f"WHERE {ERROR_MEMBER}"
+    )
 
 
 class Tables:
@@ -69,8 +85,12 @@ class Tables:
                 repeat_interval TEXT,
                 unique_key TEXT,
                 created_at INTEGER NOT NULL,
-                updated_at INTEGER NOT NULL
+                updated_at INTEGER NOT NULL,
+                attempts TEXT,
+                error_type TEXT,
+                error_group TEXT
             ) WITHOUT ROWID""",
+            error_index(j),
             # Claims and wake-up timers: due pending jobs of a name, earliest first.
             f"CREATE INDEX IF NOT EXISTS {j}_pending ON {j}(name, next_run_at) WHERE status = 'pending'",
             # Heartbeats, releases and stale recovery: the (few) jobs being processed.

@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from ...attempts import AppendedHistory, Attempt
 from ...cursor import CursorAnchor
+from ...errorgroups import ErrorGroupRow, fold_buckets, hour_window
 from ...errors import ConnectionError, UniqueKeyConflictError
 from ...job import (
     ChangeEvent,
@@ -36,9 +38,9 @@ from ..base import JobStore, StoreListFilter, StoreOpenOptions, StoreSelector
 from . import migrations
 from .feed import ChangeFeed
 from .identity import FileIdentity, FileLostError
-from .queries import filter_where, page_query, row_to_job, selector_where
+from .queries import append_attempt, filter_where, page_query, row_attempt, row_to_job, selector_where
 from .runner import ReadRunner, WriteRunner, begin_immediate, retry_while_busy
-from .schema import Tables
+from .schema import ERROR_MEMBER, Tables
 from .url import SqliteSettings, parse_sqlite_url
 
 #: Claims of at most this many jobs may take the inline path (measured at concurrency 5:
@@ -50,8 +52,47 @@ IDENTITY_CHECK_INTERVAL = 1.0
 _CLAIM_RELEASE = "locked_at = NULL, claimed_by = NULL, last_heartbeat = NULL"
 
 
+def _completed_attempt(now_ms: int) -> tuple[str, tuple[Any, ...]]:
+    """A completion records its attempt from the row and clears the error fields (and the
+    claim fields: this form is for a completion that leaves the job pending or with history)."""
+    record, params = append_attempt(*row_attempt("completed", now_ms))
+    return f"fail_reason = NULL, error_type = NULL, error_group = NULL, attempts = {record}, {_CLAIM_RELEASE}", params
+
+
+#: A one-off completion (the hot path). A job without history keeps its claim's
+#: ``claimed_by`` and ``locked_at`` as the record of the attempt that completed it, which
+#: ``row_to_job`` turns into that ``Attempt`` (and hides as claim fields): the row does not
+#: grow on the drain path (an appended JSON record made every completed row ~90 bytes
+#: longer, which a drain of no-op jobs measured). A job with history gets its record
+#: appended and its claim fields cleared, as every other outcome does.
+_COMPLETED_ONE_OFF = (
+    "fail_reason = NULL, error_type = NULL, error_group = NULL, last_heartbeat = NULL, "
+    "claimed_by = CASE WHEN attempts IS NULL THEN claimed_by END, "
+    "locked_at = CASE WHEN attempts IS NULL THEN locked_at END, "
+    "attempts = CASE WHEN attempts IS NULL THEN NULL ELSE {append} END"
+)
+
+
+def _completed_one_off(now_ms: int) -> tuple[str, tuple[Any, ...]]:
+    record, params = append_attempt(*row_attempt("completed", now_ms))
+    return _COMPLETED_ONE_OFF.format(append=record), params
+
+
+def _stale_attempt(now_ms: int) -> tuple[str, tuple[Any, ...]]:
+    """Stale recovery records the attempt unless its last record already is this attempt's
+    (a shutdown that gave up on it wrote one)."""
+    record, params = append_attempt(*row_attempt("stale", now_ms))
+    return (
+        "attempts = CASE WHEN attempts IS NOT NULL AND json_valid(attempts) "
+        "AND json_extract(attempts, '$[#-1].startedAt') IS locked_at "
+        f"AND json_extract(attempts, '$[#-1].instanceId') IS claimed_by THEN attempts ELSE {record} END",
+        params,
+    )
+
+
 class SqliteStore(JobStore):
     kind = "sqlite"
+    records_success_from_row = True
 
     def __init__(self, settings: SqliteSettings) -> None:
         self.settings = settings
@@ -496,19 +537,24 @@ class SqliteStore(JobStore):
 
         return op
 
-    async def complete(self, job_id: str, owner: str, now_ms: int, next_run_at_ms: int | None) -> Job | None:
+    async def complete(
+        self, job_id: str, owner: str, now_ms: int, next_run_at_ms: int | None, attempt: Attempt | None = None
+    ) -> Job | None:
+        # The attempt record is built in SQL from the row (the same values ``attempt`` holds),
+        # so a batch of completions stays one statement.
         claimed = self._claimed.pop(job_id, None)
         if next_run_at_ms is None and claimed is not None:
             return await self._complete_batched(claimed, owner, now_ms)
         if next_run_at_ms is None:
+            done, done_params = _completed_one_off(now_ms)
             op = self._owned_update(
-                f"status = 'completed', updated_at = ?, {_CLAIM_RELEASE}, fail_reason = NULL", (now_ms,), job_id, owner
+                f"status = 'completed', updated_at = ?, {done}", (now_ms, *done_params), job_id, owner
             )
         else:
+            done, done_params = _completed_attempt(now_ms)
             op = self._owned_update(
-                f"status = 'pending', next_run_at = ?, fail_count = 0, updated_at = ?, {_CLAIM_RELEASE}, "
-                "fail_reason = NULL",
-                (next_run_at_ms, now_ms), job_id, owner,
+                f"status = 'pending', next_run_at = ?, fail_count = 0, updated_at = ?, {done}",
+                (next_run_at_ms, now_ms, *done_params), job_id, owner,
             )
         return await self._write(op)  # type: ignore[no-any-return]
 
@@ -565,14 +611,15 @@ class SqliteStore(JobStore):
             chunk = items[start : start + 500]
             now = max(item[2] for item in chunk)
             done: set[str] = set()
+            record, record_params = _completed_one_off(now)
             for owner in {item[1] for item in chunk}:
                 ids = [item[0].id for item in chunk if item[1] == owner]
                 sql = (
-                    f"UPDATE {t.jobs} SET status = 'completed', updated_at = ?, {_CLAIM_RELEASE}, fail_reason = NULL "
-                    f"WHERE id IN ({','.join('?' * len(ids))}) AND status = 'processing' AND claimed_by = ? "
-                    "RETURNING id"
+                    f"UPDATE {t.jobs} SET status = 'completed', updated_at = ?, {record} "
+                    f"WHERE id IN ({','.join('?' * len(ids))}) AND status = 'processing' "
+                    "AND claimed_by = ? RETURNING id"
                 )
-                done.update(row[0] for row in conn.execute(sql, (now, *ids, owner)))
+                done.update(row[0] for row in conn.execute(sql, (now, *record_params, *ids, owner)))
             feed_rows = []
             for job, _, _, _ in chunk:
                 if job.id in done:
@@ -585,21 +632,44 @@ class SqliteStore(JobStore):
         return results
 
     async def fail(
-        self, job_id: str, owner: str, now_ms: int, fail_count: int, reason: str, retry_at_ms: int | None
+        self,
+        job_id: str,
+        owner: str,
+        now_ms: int,
+        fail_count: int,
+        reason: str,
+        retry_at_ms: int | None,
+        attempt: Attempt | None = None,
+        error_group: str | None = None,
     ) -> Job | None:
         self._claimed.pop(job_id, None)
+        if attempt is not None:
+            record, record_params = append_attempt("?", (attempt.to_json(),))
+        else:
+            record, record_params = append_attempt(*row_attempt("retrying" if retry_at_ms is not None else "failed",
+                                                                 now_ms))
+        error = (
+            f"error_type = ?, error_group = ?, attempts = {record}",
+            (None if attempt is None else attempt.error_type, error_group, *record_params),
+        )
         if retry_at_ms is None:
             op = self._owned_update(
-                f"status = 'failed', fail_count = ?, fail_reason = ?, updated_at = ?, {_CLAIM_RELEASE}",
-                (fail_count, reason, now_ms), job_id, owner,
+                f"status = 'failed', fail_count = ?, fail_reason = ?, updated_at = ?, {error[0]}, {_CLAIM_RELEASE}",
+                (fail_count, reason, now_ms, *error[1]), job_id, owner,
             )
         else:
             op = self._owned_update(
                 f"status = 'pending', fail_count = ?, fail_reason = ?, next_run_at = ?, updated_at = ?, "
-                f"{_CLAIM_RELEASE}",
-                (fail_count, reason, retry_at_ms, now_ms), job_id, owner,
+                f"{error[0]}, {_CLAIM_RELEASE}",
+                (fail_count, reason, retry_at_ms, now_ms, *error[1]), job_id, owner,
             )
         return await self._write(op)  # type: ignore[no-any-return]
+
+    async def record_attempt(self, job_id: str, owner: str, attempt: Attempt) -> bool:
+        self._claimed.pop(job_id, None)  # its outcome will not be a batched completion any more
+        record, params = append_attempt("?", (attempt.to_json(),))
+        op = self._owned_update(f"attempts = {record}", params, job_id, owner)
+        return await self._write(op) is not None
 
     async def release(self, job_ids: Sequence[str], owner: str, now_ms: int) -> int:
         for job_id in job_ids:
@@ -630,12 +700,14 @@ class SqliteStore(JobStore):
     async def recover_stale(self, stale_before_ms: int, now_ms: int) -> int:
         # Liveness is the heartbeat (lockedAt only where a job has none, e.g. a foreign
         # writer's claim): a long job whose owner keeps heartbeating is never taken (ADR 0004).
+        record, record_params = _stale_attempt(now_ms)
         sql = (
-            f"UPDATE {self._t.jobs} SET status = 'pending', updated_at = ?, {_CLAIM_RELEASE} "
+            f"UPDATE {self._t.jobs} SET status = 'pending', updated_at = ?, {record}, {_CLAIM_RELEASE} "
             "WHERE status = 'processing' AND coalesce(last_heartbeat, locked_at) < ? "
             f"RETURNING {self._t.columns}"
         )
-        return await self._write(lambda conn: self._update_and_feed(conn, sql, (now_ms, stale_before_ms)))  # type: ignore[no-any-return]
+        params = (now_ms, *record_params, stale_before_ms)
+        return await self._write(lambda conn: self._update_and_feed(conn, sql, params))  # type: ignore[no-any-return]
 
     async def purge_finished(self, status: JobStatus, updated_before_ms: int) -> int:
         params = (status.value, updated_before_ms)
@@ -741,6 +813,31 @@ class SqliteStore(JobStore):
         )
         return await self._read(lambda conn: [r[0] for r in conn.execute(sql)])  # type: ignore[no-any-return]
 
+    async def error_groups(self, name: str | None, since_ms: int | None, now_ms: int) -> list[ErrorGroupRow]:
+        """One pass over the partial ``_errors`` index (covering: no table row is read)."""
+        hour_start = hour_window(now_ms)
+        where = ERROR_MEMBER
+        params: list[Any] = [hour_start, hour_start]
+        if name is not None:
+            where += " AND name = ?"
+            params.append(name)
+        if since_ms is not None:
+            where += " AND updated_at >= ?"
+            params.append(since_ms)
+        sql = (
+            "SELECT error_group, name, max(error_type), "
+            "CASE WHEN updated_at >= ? THEN (updated_at - ?) / 60000 ELSE -1 END AS bucket, "
+            "count(*), sum(status = 'pending'), min(updated_at), max(updated_at) "
+            f"FROM {self._t.jobs} INDEXED BY {self._t.jobs}_errors WHERE {where} GROUP BY error_group, bucket"
+        )
+        rows = await self._read(lambda conn: conn.execute(sql, params).fetchall())
+        return fold_buckets(rows, hour_start)
+
+    async def error_group_sample(self, key: str) -> str | None:
+        sql = f"SELECT fail_reason FROM {self._t.jobs} WHERE error_group = ? AND {ERROR_MEMBER} LIMIT 1"
+        row = await self._read(lambda conn: conn.execute(sql, (key,)).fetchone())
+        return None if row is None else row[0]
+
     # -- management -------------------------------------------------------------------------------
     def _guarded_single(self, assignments: str, params: tuple[Any, ...], job_id: str, statuses: tuple[str, ...]) -> Any:
         t = self._t
@@ -772,7 +869,8 @@ class SqliteStore(JobStore):
             f"SELECT id FROM {t.jobs} WHERE name = ? AND unique_key = ? AND status IN ('pending','processing') LIMIT 1"
         )
         update = self._guarded_single(
-            f"status = 'pending', fail_count = 0, next_run_at = ?, updated_at = ?, fail_reason = NULL, {_CLAIM_RELEASE}",
+            f"status = 'pending', fail_count = 0, next_run_at = ?, updated_at = ?, fail_reason = NULL, "
+            f"error_type = NULL, error_group = NULL, {_CLAIM_RELEASE}",
             (now_ms, now_ms), job_id, ("failed", "cancelled"),
         )
 
@@ -813,7 +911,8 @@ class SqliteStore(JobStore):
     ) -> tuple[int, list[dict[str, str]]]:
         where, params = selector_where(selector)
         assignments = (
-            f"status = 'pending', fail_count = 0, fail_reason = NULL, {_CLAIM_RELEASE}, "
+            f"status = 'pending', fail_count = 0, fail_reason = NULL, error_type = NULL, error_group = NULL, "
+            f"{_CLAIM_RELEASE}, "
             "next_run_at = ? + (random() & 9223372036854775807) % ?, updated_at = ?"
         )
         values = (now_ms, max(1, spread_ms), now_ms)
@@ -1057,6 +1156,7 @@ def _completed(job: Job, now_ms: int) -> Job:
     return Job(
         job.id, job.name, job.data, JobStatus.COMPLETED, job.next_run_at_ms, job.created_at_ms, now_ms,
         job.fail_count, None, None, None, job.heartbeat_interval_ms, None, job.repeat_interval, job.unique_key,
+        AppendedHistory(job._attempts, job.fail_count + 1, job.claimed_by, job.locked_at_ms, now_ms),
     )
 
 

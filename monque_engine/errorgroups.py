@@ -1,0 +1,140 @@
+"""Error groups: failed and retrying jobs grouped by name, exception type and message shape.
+
+Why a stored key: grouping 100k failures by a normalised message at read time would mean
+reading and normalising 100k messages for every refresh of an errors view. Instead the
+processor computes the group key once, when it records the failure, and both stores keep
+it (and the exception type) on the job, in an index restricted to failed and retrying
+jobs. Grouping is then one indexed GROUP BY (SQLite) or ``$group`` (MongoDB).
+
+The key is a hash of (job name, qualified exception type, normalised first line of the
+message). Normalising replaces the parts that differ between occurrences of "the same"
+error by placeholders: quoted values, UUIDs, ObjectIds and other long hex ids, numbers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+from .timeutil import ms_to_datetime
+
+#: Only this much of the first line takes part in grouping (and is shown as the pattern).
+MAX_PATTERN_CHARS = 300
+#: Per-minute buckets of the activity series (the last hour).
+SPARK_MINUTES = 60
+
+_QUOTED = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
+_UUID = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
+_HEX_ID = re.compile(r"\b(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{8,}\b|\b0x[0-9a-fA-F]+\b")
+_NUMBER = re.compile(r"[-+]?\d+(?:[.,]\d+)*")
+
+
+def normalize_message(message: str | None) -> str:
+    """The message's first line with variable parts as placeholders.
+
+    ``'signing_secret'`` → ``'<str>'``, ``order 1234 failed after 2.5 s`` →
+    ``order <n> failed after <n> s``, ObjectIds and other long hex ids → ``<id>``,
+    UUIDs → ``<uuid>``.
+    """
+    if not message:
+        return ""
+    line = message.strip().split("\n", 1)[0][:MAX_PATTERN_CHARS]
+    line = _QUOTED.sub(lambda m: f"{m.group(0)[0]}<str>{m.group(0)[0]}", line)
+    line = _UUID.sub("<uuid>", line)
+    line = _HEX_ID.sub("<id>", line)
+    return _NUMBER.sub("<n>", line)
+
+
+def group_key(name: str, error_type: str, normalized: str) -> str:
+    """Stable 16-hex-digit key of one group (the job name is part of it)."""
+    digest = hashlib.sha1(f"{name}\x00{error_type}\x00{normalized}".encode("utf-8", "backslashreplace"))
+    return digest.hexdigest()[:16]
+
+
+def error_group_key(name: str, error_type: str, message: str | None) -> str:
+    return group_key(name, error_type, normalize_message(message))
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorGroup:
+    """Failed and retrying jobs sharing a job name, exception type and message pattern.
+
+    ``count`` is every member; ``retrying`` those still pending another attempt (the rest
+    ended failed). First and last seen are the earliest and latest instant a member last
+    failed (its ``updatedAt``). ``per_minute`` counts members by that instant over the last
+    hour, oldest minute first (60 values, the last one the current minute).
+    ``key`` targets the group in bulk calls: ``JobSelector(error_group=key)``.
+    """
+
+    key: str
+    name: str
+    error_type: str | None
+    pattern: str
+    sample_message: str | None
+    count: int
+    retrying: int
+    first_seen_ms: int
+    last_seen_ms: int
+    per_minute: tuple[int, ...]
+
+    @property
+    def failed(self) -> int:
+        return self.count - self.retrying
+
+    @property
+    def first_seen(self) -> datetime:
+        return ms_to_datetime(self.first_seen_ms)
+
+    @property
+    def last_seen(self) -> datetime:
+        return ms_to_datetime(self.last_seen_ms)
+
+    @property
+    def title(self) -> str:
+        """``Type: pattern`` as a one-line label."""
+        kind = self.error_type or "(unknown type)"
+        return f"{kind}: {self.pattern}" if self.pattern else kind
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorGroupRow:
+    """What a store returns per group: counts and instants, no sample message yet."""
+
+    key: str
+    name: str
+    error_type: str | None
+    count: int
+    retrying: int
+    first_seen_ms: int
+    last_seen_ms: int
+    per_minute: tuple[int, ...]
+    sample_message: str | None = None
+
+
+def fold_buckets(
+    rows: list[tuple[str, str, str | None, int, int, int, int, int]], hour_start_ms: int
+) -> list[ErrorGroupRow]:
+    """Fold store rows ``(key, name, type, bucket, count, retrying, first, last)``, one per
+    group and minute bucket (``-1``: before the last hour), into one row per group."""
+    groups: dict[str, ErrorGroupRow] = {}
+    for key, name, error_type, bucket, count, retrying, first, last in rows:
+        series = [0] * SPARK_MINUTES
+        if 0 <= bucket < SPARK_MINUTES:
+            series[bucket] = count
+        row = ErrorGroupRow(key, name, error_type, count, retrying, first, last, tuple(series))
+        seen = groups.get(key)
+        if seen is not None:
+            row = ErrorGroupRow(
+                key, seen.name, seen.error_type or error_type, seen.count + count, seen.retrying + retrying,
+                min(seen.first_seen_ms, first), max(seen.last_seen_ms, last),
+                tuple(a + b for a, b in zip(seen.per_minute, series, strict=True)),
+            )
+        groups[key] = row
+    return list(groups.values())
+
+
+def hour_window(now_ms: int) -> int:
+    """Start of the 60-minute window that ends with the current minute."""
+    return (now_ms // 60_000 - (SPARK_MINUTES - 1)) * 60_000
