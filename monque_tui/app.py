@@ -4,23 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
 from textual import work
-from textual.actions import parse as parse_action
-from textual.app import App, SystemCommand
-from textual.screen import Screen
+from textual.app import App
 
 from monque_engine import Job, Monque
 
 from .actions import ActionKind, ActionPlan, execute, plan_bulk, plan_for_jobs
-from .bindings import bindings_for, entries_for
+from .bindings import bindings_for
 from .clock import Clock, system_clock
 from .config import ConsoleConfig
 from .feed import ChangeBatch, LiveFeed
 from .formatting import plural
+from .palette import ConsoleCommands
 from .query import JobQuery
 from .screens.confirm import ConfirmScreen
 from .screens.detail import JobDetailScreen
@@ -38,6 +36,8 @@ class MonqueConsole(App[int]):
     TITLE = "monque"
     BINDINGS = bindings_for("app")
     ENABLE_COMMAND_PALETTE = True
+    #: Our commands (literal titles, see palette.py), then Textual's own (theme, keys, screenshot).
+    COMMANDS = App.COMMANDS | {ConsoleCommands}
 
     def __init__(self, config: ConsoleConfig, *, clock: Clock | None = None, live: bool = True) -> None:
         """``live=False`` (snapshots): no change feed, no timers, no cursor blink."""
@@ -58,6 +58,11 @@ class MonqueConsole(App[int]):
         self._stats_cost = 0.0
         self._stats_done_at = 0.0
         self.jobs_screen = JobsScreen()
+
+    def notify(self, message: str, *, title: str = "", severity: Any = "information",
+               timeout: float | None = None, markup: bool = False) -> None:
+        """Never markup: messages carry job names and errors, which may contain ``[`` (e.g. "[/]")."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
 
     # -- start and stop -------------------------------------------------------------------------------
     def on_mount(self) -> None:
@@ -218,26 +223,6 @@ class MonqueConsole(App[int]):
         screen = self.jobs_screen
         screen._set_query(replace(screen.query_state, name=name))
 
-    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        """The palette offers every registry action that applies on this screen, plus Textual's own."""
-        scopes: tuple[str, ...] = getattr(screen, "SCOPES", ("app",))
-        seen: set[str] = set()
-        for spec in entries_for(*scopes):
-            if not spec.palette or spec.action in seen:
-                continue
-            seen.add(spec.action)
-            _, name, params = parse_action(spec.action)
-            target: Any = self if "app" in spec.scopes else screen
-            if "table" in spec.scopes and isinstance(screen, JobsScreen):
-                target = screen.table
-            allowed = target.check_action(name, params)
-            if not allowed:
-                continue
-            keys = spec.key_display or spec.keys.split(",")[0]
-            yield SystemCommand(f"{spec.description} [{keys}]", spec.help or spec.description,
-                                _runner(target, spec.action))
-        yield from super().get_system_commands(screen)
-
     # -- acting on jobs ------------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return True
@@ -310,13 +295,6 @@ class MonqueConsole(App[int]):
             else:
                 self.screen.load()
         self.request_stats()
-
-
-def _runner(target: Any, action: str) -> Any:
-    async def run() -> None:
-        await target.run_action(action)
-
-    return run
 
 
 __all__ = ["MonqueConsole", "plural"]

@@ -39,9 +39,9 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(self.plan.question, id="confirm-question")
+            yield Label(self.plan.question, id="confirm-question", markup=False)
             for line in self.plan.details:
-                yield Static(line, classes="confirm-detail")
+                yield Static(line, classes="confirm-detail", markup=False)
             if self.plan.needs_typed_confirmation:
                 yield Input(placeholder=f"type {self.plan.count} to confirm", id="confirm-typed")
             with Horizontal():

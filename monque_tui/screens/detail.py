@@ -101,7 +101,7 @@ class JobDetailScreen(Screen[None]):
         return cast("MonqueConsole", self.app)
 
     def compose(self) -> ComposeResult:
-        yield Static(f"Job {self.job_id}", id="detail-title")
+        yield Static(f"Job {self.job_id}", id="detail-title", markup=False)
         with VerticalScroll():
             yield Static("Loading…", id="detail-body")
         yield Footer()
