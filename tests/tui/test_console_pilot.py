@@ -242,7 +242,7 @@ async def test_screens_open_and_close(seeded_url: str) -> None:
 
 
 def test_an_unusable_store_is_one_line_and_exit_code_1(tmp_path: Path, capsys: object) -> None:
-    code = run_console(ConsoleConfig(url=f"sqlite:///{tmp_path / 'missing-dir' / 'x.db'}"))
+    code = run_console(ConsoleConfig(url=f"sqlite:///{tmp_path / 'missing-dir' / 'x.db'}"), terminal_required=False)
     err = capsys.readouterr().err  # type: ignore[attr-defined]
     assert code == 1
     assert err.count("\n") == 1 and "does not exist" in err
