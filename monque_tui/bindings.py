@@ -82,6 +82,11 @@ REGISTRY: tuple[KeyAction, ...] = (
     KeyAction("D", "act_all('delete')", "Delete all", "Act on everything matching", ("jobs",), mutating=True,
               show=False, help="Delete every job matching the view's status, name and created range (these three keys "
                    "are off while a text, updated or next-run filter is active)"),
+    # Detail screen
+    KeyAction("greater_than_sign", "payload_page(1)", "Next page", "Detail", ("detail",), key_display=">",
+              help="A large payload is shown a page at a time: the next page"),
+    KeyAction("less_than_sign", "payload_page(-1)", "Previous page", "Detail", ("detail",), key_display="<",
+              help="The previous page of a large payload"),
     # Queues screen
     KeyAction("enter", "open_queue", "Show jobs", "Queues", ("queues",), key_display="⏎",
               help="Show the jobs of the queue under the cursor"),

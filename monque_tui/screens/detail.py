@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import asyncio
 from typing import TYPE_CHECKING, cast
 
 from rich.console import Group, RenderableType
@@ -24,6 +24,7 @@ from ..bindings import MUTATING_ACTIONS, bindings_for
 from ..clock import Clock
 from ..feed import ChangeBatch
 from ..formatting import STATUS_STYLES, absolute, relative, span
+from ..payload import PayloadPages, paginate, size_text
 
 if TYPE_CHECKING:
     from ..app import MonqueConsole
@@ -35,7 +36,8 @@ def _moment(ms: int | None, now: int) -> Text:
     return Text.assemble(absolute(ms), ("  " + relative(ms, now), "dim"))
 
 
-def job_renderable(job: Job, now: int) -> RenderableType:
+def job_renderable(job: Job, now: int, payload: PayloadPages | None = None, page: int = 0) -> RenderableType:
+    """Every field, the schedule, the error, and one page of the payload (``None``: still being prepared)."""
     fields = Table.grid(padding=(0, 2))
     fields.add_column(style="bold", no_wrap=True)
     fields.add_column()
@@ -76,9 +78,16 @@ def job_renderable(job: Job, now: int) -> RenderableType:
         parts.append(Panel(schedule, title="Schedule", title_align="left", border_style="cyan"))
     if job.fail_reason:
         parts.append(Panel(Text(job.fail_reason, style="red"), title="Error", title_align="left", border_style="red"))
-    payload = json.dumps(job.data, indent=2, sort_keys=True, default=str)
-    parts.append(Panel(Syntax(payload, "json", theme="ansi_dark", word_wrap=True, background_color="default"),
-                       title="Payload", title_align="left", border_style="blue"))
+    if payload is None:
+        parts.append(Panel(Text("Preparing the payload…", style="dim"), title="Payload", title_align="left",
+                           border_style="blue"))
+        return Group(*parts)
+    title = f"Payload ({size_text(payload.total_chars)})"
+    if len(payload) > 1:
+        title += f" — page {page + 1:,} of {len(payload):,}: > next, < previous"
+    parts.append(Panel(Syntax(payload.page(page), "json", theme="ansi_dark", word_wrap=True,
+                              background_color="default"),
+                       title=Text(title), title_align="left", border_style="blue"))
     return Group(*parts)
 
 
@@ -95,6 +104,8 @@ class JobDetailScreen(Screen[None]):
         self.job_id = job_id
         self.job: Job | None = None
         self._clock = clock
+        self.payload: PayloadPages | None = None
+        self.page = 0
 
     @property
     def console(self) -> MonqueConsole:
@@ -114,18 +125,33 @@ class JobDetailScreen(Screen[None]):
         monque = self.console.monque
         if monque is None:
             return
-        self.show(await monque.get_job(self.job_id))
+        job = await monque.get_job(self.job_id)
+        # A job's payload never changes after it is enqueued: prepare it once.
+        if job is not None and self.payload is None:
+            self.show(job, None)  # the fields now; the payload when it is ready
+            # Dumping a multi-megabyte payload takes long: never on the UI thread.
+            self.payload = await asyncio.to_thread(paginate, job.data)
+            self.page = min(self.page, len(self.payload) - 1)
+        self.show(job, self.payload)
 
-    def show(self, job: Job | None) -> None:
+    def show(self, job: Job | None, payload: PayloadPages | None) -> None:
         self.job = job
         body = self.query_one("#detail-body", Static)
         if job is None:
             body.update(Text(f"Job {self.job_id} no longer exists (deleted, or removed by retention).", style="red"))
         else:
-            body.update(job_renderable(job, self._clock()))
+            body.update(job_renderable(job, self._clock(), payload, self.page))
             self.query_one("#detail-title", Static).update(
                 Text.assemble(f"Job {job.id}  ", (job.name, "bold"), "  ", (job.status.value, STATUS_STYLES[job.status])))
         self.refresh_bindings()
+
+    def action_payload_page(self, step: int) -> None:
+        if self.payload is None or self.job is None:
+            return
+        page = max(0, min(self.page + step, len(self.payload) - 1))
+        if page != self.page:
+            self.page = page
+            self.show(self.job, self.payload)
 
     def apply_changes(self, batch: ChangeBatch) -> None:
         if self.job_id in batch.jobs or batch.reload:
@@ -134,6 +160,8 @@ class JobDetailScreen(Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in MUTATING_ACTIONS and self.console.read_only:
             return None
+        if action == "payload_page":
+            return True if self.payload is not None and len(self.payload) > 1 else None
         if action == "act":
             return True if self.job is not None and eligible(ActionKind(str(parameters[0])), self.job.status) else None
         return True
