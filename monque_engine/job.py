@@ -211,6 +211,9 @@ class JobSelector:
     status: StatusArg = None
     older_than: datetime | None = None  # createdAt <
     newer_than: datetime | None = None  # createdAt >
+    #: Ours: updatedAt < this. A console counts the jobs, asks, then acts with this bound set to
+    #: the instant of the count, so the action never reaches a job that changed after the question.
+    updated_before: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)

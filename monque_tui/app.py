@@ -12,7 +12,7 @@ from textual.app import App
 
 from monque_engine import Job, Monque
 
-from .actions import ActionKind, ActionPlan, execute, plan_bulk, plan_for_jobs
+from .actions import ActionKind, ActionPlan, execute, plan_bulk, plan_for_jobs, recount
 from .bindings import bindings_for
 from .clock import Clock, system_clock
 from .config import ConsoleConfig
@@ -280,6 +280,12 @@ class MonqueConsole(App[int]):
         if self.monque is None or self.read_only:
             return
         try:
+            grown = await recount(self.monque, plan)
+            if grown is not None:
+                self.notify(f"More jobs match now than you confirmed ({plan.count:,} → {grown.count:,}); "
+                            "confirm again.", severity="warning")
+                self.confirm(grown)
+                return
             message = await execute(self.monque, plan)
         except Exception as error:  # noqa: BLE001 - shown to the operator
             self.notify(f"{plan.kind.value.capitalize()} failed: {error}", severity="error", timeout=10)

@@ -64,6 +64,7 @@ def to_store_selector(selector: JobSelector | None, statuses: tuple[JobStatus, .
         statuses=statuses if statuses is not None else parse_statuses(selector.status),
         created_before_ms=_ms(selector.older_than, "older_than"),
         created_after_ms=_ms(selector.newer_than, "newer_than"),
+        updated_before_ms=_ms(selector.updated_before, "updated_before"),
     )
 
 

@@ -25,6 +25,7 @@ class StoreSelector:
     statuses: tuple[JobStatus, ...] | None = None  # None: any status
     created_before_ms: int | None = None
     created_after_ms: int | None = None
+    updated_before_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

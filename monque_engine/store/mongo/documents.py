@@ -163,7 +163,7 @@ def next_due_filter(names: list[str]) -> Document:
 
 # -- selectors and listing filters -------------------------------------------------------------------
 def selector_filter(selector: StoreSelector) -> Document:
-    """Upstream buildSelectorQuery: name, status (one or many), createdAt < / >."""
+    """Upstream buildSelectorQuery: name, status (one or many), createdAt < / >; ours: updatedAt <."""
     query: Document = {}
     if selector.name is not None:
         query["name"] = selector.name
@@ -176,6 +176,8 @@ def selector_filter(selector: StoreSelector) -> Document:
         created["$gt"] = dt(selector.created_after_ms)
     if created:
         query["createdAt"] = created
+    if selector.updated_before_ms is not None:
+        query["updatedAt"] = {"$lt": dt(selector.updated_before_ms)}
     return query
 
 

@@ -46,6 +46,9 @@ def selector_where(selector: StoreSelector) -> tuple[str, list[Any]]:
     if selector.created_after_ms is not None:
         clauses.append("created_at > ?")
         params.append(selector.created_after_ms)
+    if selector.updated_before_ms is not None:
+        clauses.append("updated_at < ?")
+        params.append(selector.updated_before_ms)
     return (" AND ".join(clauses) or "1"), params
 
 
