@@ -247,6 +247,13 @@ class JobsScreen(Screen[None]):
         table = self.table
         cursor = table.cursor_job
         diff = self.window.apply(batch.jobs)
+        window = self.window
+        if diff and not window.rows and (window.has_before or window.has_after):
+            # Every loaded row left the view (e.g. a bulk action on them) but the view goes on:
+            # load the rows that are there now instead of claiming nothing matches.
+            self.load_top()
+            self._marks_changed()
+            return
         if diff:
             table.placeholder = "No jobs match this view." if not self.window.rows else ""
             table.window_changed(cursor.id if cursor else None, flash=diff.updated | diff.inserted)
@@ -416,6 +423,10 @@ class JobsScreen(Screen[None]):
             self.notify(f"{spec.description} is off for this view. {reason}", severity="warning")
 
     def action_act_all(self, kind: str) -> None:
+        unapplied = self.query_one(FilterBar).unapplied
+        if unapplied is not None:
+            self.notify(unapplied, severity="warning")
+            return
         self.console.act_on_query(ActionKind(kind), self.query_state)
 
     def action_done(self) -> None:

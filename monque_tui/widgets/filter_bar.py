@@ -1,9 +1,10 @@
 """The `/` filter bar: job name (completed from the names in the store), free text and time ranges.
 
-Name and text apply as they are typed or on Enter; the time ranges (``created -2h..``,
-``updated today``, ``next now..+1h``) apply on Enter, resolved against the console's clock.
-A range that cannot be read shows one line saying what is wrong and what is accepted, and
-the view keeps the ranges it had.
+Name and text apply as they are typed; the time ranges (``created -2h..``, ``updated today``,
+``next now..+1h``) apply on Enter, resolved against the console's clock. A range that cannot
+be read shows one line saying what is wrong and what is accepted, and the view keeps the
+ranges it had. While the "when" field holds text that is not applied, ``unapplied`` says so
+and bulk actions refuse to run: what the bar shows is what an action applies.
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ class FilterBar(Vertical):
         self._clock = clock
         #: The ranges last applied (a range that did not parse changes nothing).
         self.ranges: tuple[TimeRange, ...] = ()
+        #: The "when" text those ranges came from.
+        self.applied_when = ""
         self.error: str | None = None
 
     def compose(self) -> ComposeResult:
@@ -97,9 +100,20 @@ class FilterBar(Vertical):
             return
         self._show_error(None)
         self.ranges = ranges
+        self.applied_when = self.query_one("#filter-when", Input).value.strip()
         name, search = self.values
         self.post_message(self.Changed(name, search, ranges, done=True))
 
+    @property
+    def unapplied(self) -> str | None:
+        """Why the view differs from what the bar shows (a typed time range not yet applied), or None."""
+        typed = self.query_one("#filter-when", Input).value.strip()
+        if typed == self.applied_when:
+            return None
+        return f"The time range {typed!r} in the filter bar is not applied yet: press / then Enter to apply it, " \
+               "or Esc to clear the filter."
+
+    @on(Input.Changed, "#filter-name")
     @on(Input.Changed, "#filter-search")
     def _search_changed(self, event: Input.Changed) -> None:
         event.stop()
@@ -110,6 +124,7 @@ class FilterBar(Vertical):
         for field in self.query(Input):
             field.value = ""
         self.ranges = ()
+        self.applied_when = ""
         self._show_error(None)
         self.close()
         self.post_message(self.Changed(None, None, (), done=True))
