@@ -46,6 +46,7 @@ from .job import (
 )
 from .options import InvalidOptionError, JobRetention, MonqueOptions
 from .scheduler import Monque
+from .scheduler.resilient_watch import FeedState, ResilientWatch, WatchEvent
 from .store import DEFAULT_URL, InvalidStoreUrlError, JobStore, open_store
 from .store.urls import mask_url
 
@@ -62,6 +63,7 @@ __all__ = [
     "ConnectionError",
     "CountEvent",
     "CursorPage",
+    "FeedState",
     "InvalidCronError",
     "InvalidCursorError",
     "InvalidJobIdentifierError",
@@ -89,8 +91,10 @@ __all__ = [
     "PayloadValidationError",
     "QueueStats",
     "QueueViewSummary",
+    "ResilientWatch",
     "ShutdownTimeoutError",
     "UniqueKeyConflictError",
+    "WatchEvent",
     "WorkerRegistrationError",
     "WorkerSummary",
     "__version__",

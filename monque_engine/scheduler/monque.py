@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any
@@ -19,6 +19,7 @@ from ..job import (
     JobListFilter,
     JobSelector,
     JobSort,
+    JobStatus,
     QueueStats,
     QueueViewSummary,
 )
@@ -29,6 +30,7 @@ from ..timeutil import now_ms
 from .context import SchedulerContext
 from .intake import JobIntake
 from .lifecycle import Lifecycle
+from .resilient_watch import FeedState, ResilientWatch, WatchEvent
 from .manager import JobManager
 from .processor import Handler, JobProcessor
 from .query import JobQuery
@@ -72,8 +74,9 @@ class Monque:
         return self._processor.running
 
     @property
-    def feed_state(self) -> str:
-        """``live``, ``reconnecting``, ``fallback`` (polling) or ``stopped``."""
+    def feed_state(self) -> FeedState:
+        """The processor's change feed: ``connecting``, ``live``, ``reconnecting``, ``fallback`` (polling) or
+        ``stopped`` (the vocabulary of ``ResilientWatch``)."""
         return self._lifecycle.feed_state
 
     # -- life cycle -----------------------------------------------------------------------------
@@ -321,6 +324,26 @@ class Monque:
         """
         self._require_initialized()
         return self.store.watch(resume_after, full_document=full_document)
+
+    def resilient_watch(
+        self,
+        on_change: Callable[[ChangeEvent], None],
+        on_event: Callable[[WatchEvent], None] | None = None,
+        *,
+        full_document: bool = True,
+        statuses: tuple[JobStatus, ...] | None = None,
+        **tuning: Any,
+    ) -> ResilientWatch:
+        """A change feed that reconnects and falls back by itself, as the processor's own does.
+
+        ``await watch.start()`` opens it; ``on_change`` gets each change and ``on_event`` each
+        transition (``WatchEvent``: connected, error, closed, fallback, history_lost), both on the
+        event loop; ``watch.state`` is the one ``FeedState`` vocabulary; ``await watch.stop()``
+        before ``close()``. ``tuning``: reconnect_delays, fallback_retry_interval, proven_after.
+        """
+        self._require_initialized()
+        return ResilientWatch(self.store, on_change, on_event, full_document=full_document, statuses=statuses,
+                              **tuning)
 
     async def open_watch(self, resume_after: Any = None, *, full_document: bool = True) -> AsyncIterator[ChangeEvent]:
         """Like ``watch`` but opens the feed now, so a bad token or a broken store raises here."""
