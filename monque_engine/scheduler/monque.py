@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any
 
+from ..cursor import CursorAnchor, encode_cursor
 from ..errors import ConnectionError, MonqueError, ShutdownTimeoutError
 from ..events import EventEmitter, JobErrorEvent, Listener
 from ..job import (
@@ -250,6 +251,16 @@ class Monque:
     ) -> CursorPage:
         self._require_initialized()
         return await self._query.get_jobs_with_cursor(cursor, limit, direction, filter, sort, include_data)
+
+    def cursor_at(self, job: Job, sort: JobSort | None = None) -> str:
+        """A cursor anchored on a job you already hold, to page forward or backward from it in ``sort`` order.
+
+        Consoles keep a window of rows and extend it from its edges; they need not (and must not)
+        build cursors themselves.
+        """
+        sort = sort or JobSort()
+        value = None if sort.by == "id" else getattr(job, f"{sort.by}_ms")
+        return encode_cursor(CursorAnchor(job.id, value), "forward", sort)
 
     async def count_jobs(self, filter: JobListFilter | None = None) -> int:
         self._require_initialized()

@@ -22,12 +22,13 @@ from monque_engine.cron import describe, next_runs
 from ..actions import ActionKind, eligible
 from ..bindings import MUTATING_ACTIONS, bindings_for
 from ..clock import Clock
-from ..feed import ChangeBatch
+from ..session import ConsoleSession
+from ..session.events import JobsChanged
 from ..formatting import STATUS_STYLES, absolute, relative, span
 from ..payload import PayloadPages, paginate, size_text
 
 if TYPE_CHECKING:
-    from ..app import MonqueConsole
+    from ..app import MonqueConsole, SessionMessage
 
 
 def _moment(ms: int | None, now: int) -> Text:
@@ -99,8 +100,9 @@ class JobDetailScreen(Screen[None]):
     JobDetailScreen #detail-title { background: $primary-background; padding: 0 1; text-style: bold; }
     """
 
-    def __init__(self, job_id: str, clock: Clock) -> None:
+    def __init__(self, session: ConsoleSession, job_id: str, clock: Clock) -> None:
         super().__init__()
+        self.session = session
         self.job_id = job_id
         self.job: Job | None = None
         self._clock = clock
@@ -115,17 +117,14 @@ class JobDetailScreen(Screen[None]):
         yield Static(f"Job {self.job_id}", id="detail-title", markup=False)
         with VerticalScroll():
             yield Static("Loading…", id="detail-body")
-        yield Footer()
+        yield Footer(show_command_palette=False)
 
     def on_mount(self) -> None:
         self.load()
 
     @work(exclusive=True)
     async def load(self) -> None:
-        monque = self.console.monque
-        if monque is None:
-            return
-        job = await monque.get_job(self.job_id)
+        job = await self.session.job(self.job_id)
         # A job's payload never changes after it is enqueued: prepare it once.
         if job is not None and self.payload is None:
             self.show(job, None)  # the fields now; the payload when it is ready
@@ -153,12 +152,13 @@ class JobDetailScreen(Screen[None]):
             self.page = page
             self.show(self.job, self.payload)
 
-    def apply_changes(self, batch: ChangeBatch) -> None:
-        if self.job_id in batch.jobs or batch.reload:
+    def on_session_message(self, message: SessionMessage) -> None:
+        event = message.event
+        if isinstance(event, JobsChanged) and (event.reload or self.job_id in event.job_ids):
             self.load()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in MUTATING_ACTIONS and self.console.read_only:
+        if action in MUTATING_ACTIONS and self.session.read_only:
             return None
         if action == "payload_page":
             return True if self.payload is not None and len(self.payload) > 1 else None
