@@ -48,6 +48,8 @@ from .events import (
 )
 from .feed import ChangeBuffer, Throughput
 
+#: Counting a big store is a scan: after a count that took t, wait at least this many t (<= 10 % of a core).
+STATS_BACKOFF = 10
 READ_ONLY_NOTICE = "Read-only console: actions are disabled (started with --read-only)."
 
 
@@ -272,6 +274,12 @@ class ConsoleSession:
                     self.marks[job_id] = job
         window = self.window
         diff = window.apply(batch.jobs)
+        if len(window) > window.capacity:
+            # New jobs keep arriving inside the window (at the top of a newest-first view): keep it
+            # bounded around the cursor's job, or it grows by the producer's rate forever.
+            cursor = self.cursor
+            around = window.position(cursor.id) if cursor is not None else None
+            window.trim(self.cursor_row if around is None else around)
         if marks_changed:
             self.emit(MarksChanged(len(self.marks)))
         if diff and not window.rows and (window.has_before or window.has_after):
@@ -280,7 +288,6 @@ class ConsoleSession:
             await self.load_top()
         elif diff:
             self.emit(WindowChanged(window, diff, frozenset(diff.updated | diff.inserted)))
-        await self.refresh_stats_if_due()
 
     async def poll(self) -> None:
         """Without a live feed: reload the window and the counts."""
@@ -293,8 +300,8 @@ class ConsoleSession:
 
     # -- counts -------------------------------------------------------------------------------------------
     async def refresh_stats_if_due(self) -> None:
-        """Timer refresh, backing off on big stores: wait at least 4x what the last count cost."""
-        if time.monotonic() - self._stats_done_at >= 4 * self._stats_cost:
+        """Timer refresh, backing off on big stores: wait at least ``STATS_BACKOFF`` times what the last count cost."""
+        if time.monotonic() - self._stats_done_at >= STATS_BACKOFF * self._stats_cost:
             await self.refresh_stats()
 
     async def refresh_stats(self) -> None:

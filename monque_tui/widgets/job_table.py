@@ -137,7 +137,11 @@ class JobTable(ScrollView, can_focus=True):
         if shift and self.scroll_y > 0:
             self.scroll_to(y=self.scroll_y + shift, animate=False, immediate=True)
         if flash:
-            until = time.monotonic() + FLASH_SECONDS
+            now = time.monotonic()
+            until = now + FLASH_SECONDS
+            if self._flash:
+                # Rows that left the window are never drawn again: drop expired entries here, or they pile up.
+                self._flash = {job_id: at for job_id, at in self._flash.items() if at > now}
             for job_id in flash:
                 self._flash[job_id] = until
             self.set_timer(FLASH_SECONDS + 0.05, self.refresh)
