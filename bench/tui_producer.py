@@ -30,4 +30,7 @@ async def main(url: str, rate: int) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], int(sys.argv[2])))
+    try:
+        asyncio.run(main(sys.argv[1], int(sys.argv[2])))
+    except KeyboardInterrupt:
+        pass

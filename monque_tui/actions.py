@@ -93,6 +93,9 @@ class ActionPlan:
     def question(self) -> str:
         verb = VERBS[self.kind][0]
         when = f" to {absolute_text(self.run_at)}" if self.run_at is not None else ""
+        if self.query is not None:
+            # The count first: a long view description may wrap, but the number is always seen.
+            return f"{verb} {plural(self.count, 'job')}: {bulk_what(self.kind, self.query)}{when}?"
         return f"{verb} {self.subject}{when}?"
 
     @property
@@ -125,12 +128,17 @@ def plan_for_jobs(kind: ActionKind, jobs: Sequence[Job], marked: bool) -> Action
 
 
 def bulk_subject(kind: ActionKind, query: JobQuery, count: int) -> str:
+    return f"{bulk_what(kind, query)} ({plural(count, 'job')})"
+
+
+def bulk_what(kind: ActionKind, query: JobQuery) -> str:
+    """``every failed job named 'x' created 10:00..12:00 UTC``: which jobs a bulk plan reaches."""
     statuses = ELIGIBLE[kind] if query.status is None else (query.status,)
     which = "" if kind is ActionKind.DELETE and query.status is None else " or ".join(s.value for s in statuses) + " "
     named = f" named {query.name!r}" if query.name else ""
     created = query.range_for("created_at")
     when = f" {created.describe()}" if created is not None else ""
-    return f"every {which}job{named}{when} ({plural(count, 'job')})"
+    return f"every {which}job{named}{when}"
 
 
 def wall_clock_ms() -> int:

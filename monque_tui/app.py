@@ -150,8 +150,8 @@ class MonqueConsole(App[int]):
         await self.session.refresh_stats()
 
     # -- screens --------------------------------------------------------------------------------------------
-    def show_job(self, job_id: str) -> None:
-        self.push_screen(JobDetailScreen(self.session, job_id, self.clock))
+    def show_job(self, job_id: str, row: Any = None) -> None:
+        self.push_screen(JobDetailScreen(self.session, job_id, self.clock, row))
 
     def action_show_queues(self) -> None:
         if not isinstance(self.screen, QueuesScreen):

@@ -16,6 +16,8 @@ from monque_engine import Job, JobListFilter, JobSelector, JobSort, JobStatus
 SortBy = Literal["created_at", "updated_at", "next_run_at"]
 SORT_FIELDS: tuple[SortBy, ...] = ("created_at", "updated_at", "next_run_at")
 SORT_LABELS: dict[str, str] = {"created_at": "created", "updated_at": "updated", "next_run_at": "next run"}
+#: An id fragment: the store matches it as a prefix or a suffix of the id (the table shows the last 8).
+_HEX = re.compile(r"[0-9a-f]{1,24}")
 _INVERT = str.maketrans("0123456789abcdef", "fedcba9876543210")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 DAY_MS = 86_400_000
@@ -176,7 +178,9 @@ class JobQuery:
             return False
         if self.search:
             text = self.search.strip()
-            if not (job.id.startswith(text.lower()) or (job.unique_key is not None and text in job.unique_key)):
+            lowered = text.lower()
+            by_id = job.id.startswith(lowered) or (_HEX.fullmatch(lowered) is not None and job.id.endswith(lowered))
+            if not (by_id or (job.unique_key is not None and text in job.unique_key)):
                 return False
         return all(time_range.contains(job) for time_range in self.ranges)
 

@@ -100,10 +100,12 @@ class JobDetailScreen(Screen[None]):
     JobDetailScreen #detail-title { background: $primary-background; padding: 0 1; text-style: bold; }
     """
 
-    def __init__(self, session: ConsoleSession, job_id: str, clock: Clock) -> None:
+    def __init__(self, session: ConsoleSession, job_id: str, clock: Clock, row: Job | None = None) -> None:
+        """``row``: the job as the table has it (without payload), drawn at once while the store is read."""
         super().__init__()
         self.session = session
         self.job_id = job_id
+        self._row = row
         self.job: Job | None = None
         self._clock = clock
         self.payload: PayloadPages | None = None
@@ -120,6 +122,8 @@ class JobDetailScreen(Screen[None]):
         yield Footer(show_command_palette=False)
 
     def on_mount(self) -> None:
+        if self._row is not None:
+            self.show(self._row, None)
         self.load()
 
     @work(exclusive=True)

@@ -267,12 +267,12 @@ class JobsScreen(Screen[None]):
 
     @on(JobTable.Opened)
     def _opened(self, event: JobTable.Opened) -> None:
-        self.console.show_job(event.job.id)
+        self.console.show_job(event.job.id, event.job)
 
     def action_open_job(self) -> None:
         job = self.table.cursor_job
         if job is not None:
-            self.console.show_job(job.id)
+            self.console.show_job(job.id, job)
 
     # -- keys: marks ------------------------------------------------------------------------------------------
     def action_toggle_mark(self) -> None:

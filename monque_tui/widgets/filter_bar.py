@@ -59,7 +59,7 @@ class FilterBar(Vertical):
             yield Label("name")
             yield Input(placeholder="job name (tab completes)", id="filter-name")
             yield Label("text")
-            yield Input(placeholder="id prefix or unique key", id="filter-search")
+            yield Input(placeholder="id (start or end) or unique key", id="filter-search")
             yield Label("when")
             yield Input(placeholder=RANGE_PLACEHOLDER, id="filter-when")
         yield Static(RANGE_HINT, id="filter-hint", markup=False)

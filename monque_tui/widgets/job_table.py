@@ -29,6 +29,7 @@ from ..window import JobWindow
 #: Fetch more when the cursor or viewport is this close to an edge of the window.
 EDGE_MARGIN = 60
 FLASH_SECONDS = 1.2
+STRIP_CACHE = 400
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +98,9 @@ class JobTable(ScrollView, can_focus=True):
         self.sort_column = "created_at"
         self.descending = True
         self._flash: dict[str, float] = {}
+        #: Rendered rows of the current second: a refresh redraws only rows that changed.
+        self._strips: dict[tuple[object, ...], Strip] = {}
+        self._cache_second = -1
         self._painted = False
 
     # -- the window -----------------------------------------------------------------------------
@@ -135,7 +139,11 @@ class JobTable(ScrollView, can_focus=True):
         self._resize()
         shift = self.cursor_row - old_row
         if shift and self.scroll_y > 0:
-            self.scroll_to(y=self.scroll_y + shift, animate=False, immediate=True)
+            # Keep the cursor's job on its screen line while rows come and go above it.
+            self.scroll_to(y=max(0, self.scroll_y + shift), animate=False, immediate=True)
+        elif shift and self.cursor_row >= self._page_rows:
+            # At the top, new rows show as they arrive, until the cursor's job would leave the screen.
+            self.scroll_to(y=self.cursor_row - self._page_rows + 1, animate=False, immediate=True)
         if flash:
             now = time.monotonic()
             until = now + FLASH_SECONDS
@@ -283,16 +291,31 @@ class JobTable(ScrollView, can_focus=True):
         if not self._painted:
             self._painted = True
             self.call_later(self.post_message, self.FirstPaint())
-        style = base
         flash_until = self._flash.get(job.id)
+        flashing = False
         if flash_until is not None:
             if flash_until > time.monotonic():
-                style += self.get_component_rich_style("job-table--flash")
+                flashing = True
             else:
                 del self._flash[job.id]
-        if row == self.cursor_row:
-            style += self.get_component_rich_style("job-table--cursor")
-        return self._strip(self._row(job, columns, self._clock()), width, style)
+        now = self._clock()
+        second = now // 1000
+        if second != self._cache_second or len(self._strips) > STRIP_CACHE:
+            # Relative times ("3s ago") change each second: the cache lives for one second at most.
+            self._strips.clear()
+            self._cache_second = second
+        at_cursor = row == self.cursor_row
+        key = (job.id, job.updated_at_ms, job.status, job.id in self.marks, width, flashing, at_cursor,
+               at_cursor and self.has_focus)
+        strip = self._strips.get(key)
+        if strip is None:
+            style = base
+            if flashing:
+                style += self.get_component_rich_style("job-table--flash")
+            if at_cursor:
+                style += self.get_component_rich_style("job-table--cursor")
+            strip = self._strips[key] = self._strip(self._row(job, columns, now), width, style)
+        return strip
 
     def _strip(self, text: Text, width: int, style: Style) -> Strip:
         text.truncate(width)

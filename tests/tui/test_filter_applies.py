@@ -86,3 +86,14 @@ async def test_cancelling_every_loaded_row_of_a_long_view_loads_the_next_rows(se
         await wait_for(lambda: len(table_ids(app)) > 0 and all(j.status is JobStatus.PENDING
                                                               for j in app.jobs_screen.window.rows), 10)
         await wait_for(lambda: app.jobs_screen.query_one("StatusTabs").matching == 450 - loaded)
+
+
+async def test_the_id_shown_in_the_table_can_be_searched(seeded_url: str) -> None:
+    from monque_tui.formatting import short_id
+    from monque_tui.seed import seed_id
+
+    target = seed_id(7)
+    shown = short_id(target)
+    async with running_console(seeded_url) as (app, pilot):
+        await pilot.press("slash", "tab", *shown)
+        await wait_for(lambda: table_ids(app) == [target])

@@ -182,13 +182,15 @@ def selector_filter(selector: StoreSelector) -> Document:
 
 
 def _search_clause(search: str) -> Document:
-    """Id prefix (as an ObjectId range, so it uses the _id index) or unique-key substring."""
+    """Id prefix (as an ObjectId range, so it uses the _id index), id suffix (ours: consoles show
+    the last 8 hex digits), or unique-key substring."""
     clauses: list[Document] = [{"uniqueKey": {"$regex": re.escape(search)}}]
     prefix = search.lower()
     if _HEX.fullmatch(prefix):
         low = ObjectId(prefix.ljust(24, "0"))
         high = ObjectId(prefix.ljust(24, "f"))
         clauses.insert(0, {"_id": {"$gte": low, "$lte": high}})
+        clauses.insert(1, {"$expr": {"$regexMatch": {"input": {"$toString": "$_id"}, "regex": f"{prefix}$"}}})
     return {"$or": clauses}
 
 
