@@ -136,8 +136,6 @@ class JobsScreen(Screen[None]):
                 self.console.first_paint()  # nothing to draw: the empty table is the first paint
             self.console.request_stats()
             self.load_names()
-        elif where == "top":
-            self.console.request_stats()
 
     @work(group="names")
     async def load_names(self) -> None:
@@ -158,6 +156,8 @@ class JobsScreen(Screen[None]):
         if self.session.set_query(query):
             self.table.placeholder = "Loading…"
             self.load("top")
+            # The counts of the new view at once, alongside the page (they once lagged the header by 1-2 s).
+            self.console.request_stats()
 
     # -- session events -------------------------------------------------------------------------------
     def on_session_message(self, message: SessionMessage) -> None:
@@ -210,7 +210,8 @@ class JobsScreen(Screen[None]):
         tabs = self.query_one(StatusTabs)
         tabs.active = query.status
         arrow = "↓" if query.descending else "↑"
-        tabs.describe = f"{query.describe(self.console.clock())}, sorted by {SORT_LABELS[query.sort_by]} {arrow}"
+        tabs.describe = query.describe(self.console.clock())
+        tabs.sort_text = f", sorted by {SORT_LABELS[query.sort_by]} {arrow}"
         tabs.matching = None
 
     @_while_mounted

@@ -9,7 +9,7 @@ and bulk actions refuse to run: what the bar shows is what an action applies.
 
 from __future__ import annotations
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -57,7 +57,7 @@ class FilterBar(Vertical):
     def compose(self) -> ComposeResult:
         with Horizontal():
             yield Label("name")
-            yield Input(placeholder="job name (tab completes)", id="filter-name")
+            yield Input(placeholder="exact job name (Tab completes)", id="filter-name")
             yield Label("text")
             yield Input(placeholder="id (start or end) or unique key", id="filter-search")
             yield Label("when")
@@ -67,6 +67,18 @@ class FilterBar(Vertical):
     def on_mount(self) -> None:
         for field in self.query(Input):
             field.cursor_blink = self._blink
+
+    def on_key(self, event: events.Key) -> None:
+        """Tab in the name field completes the suggested name (as the placeholder says); else moves on."""
+        if event.key != "tab":
+            return
+        field = self.query_one("#filter-name", Input)
+        suggestion = field._suggestion  # Textual keeps the ghost text here; there is no public accessor
+        if field.has_focus and suggestion and suggestion != field.value:
+            event.prevent_default()
+            event.stop()
+            field.value = suggestion
+            field.cursor_position = len(suggestion)
 
     def set_names(self, names: list[str]) -> None:
         self.query_one("#filter-name", Input).suggester = SuggestFromList(names, case_sensitive=True)
