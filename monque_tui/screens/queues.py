@@ -110,8 +110,9 @@ class QueuesScreen(Screen[None]):
             self.query_one("#queues-title", Static).update("Queues — no jobs in the store and no workers registered")
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        if event.row_key.value is not None:
-            self.console.show_jobs_named(event.row_key.value)
+        """Enter on a row (the table takes the key first): the same as the registry's open_queue."""
+        event.stop()
+        self.action_open_queue()
 
     def action_open_queue(self) -> None:
         table = self.query_one(DataTable)
