@@ -33,7 +33,7 @@ from .screens.when import WhenScreen
 from .session import ConsoleSession, SessionError, SessionEvent
 from .session.events import JobsChanged, Notice
 
-FLUSH_INTERVAL = 0.25
+FLUSH_INTERVAL = 0.5  # live enough to read; each flush diffs the window and redraws changed rows
 STATS_INTERVAL = 2.0
 POLL_INTERVAL = 2.0
 THROUGHPUT_INTERVAL = 1.0
