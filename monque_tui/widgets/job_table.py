@@ -7,6 +7,7 @@ edge of the window, and keeps the cursor on the same job when the window changes
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass
 
@@ -47,11 +48,19 @@ class Columns:
         return cls(name, owner, max(0, flexible - name - owner - 2))
 
 
-def _cell(text: str, width: int, style: str = "", right: bool = False) -> Text:
+Cells = list[tuple[str, str]]
+
+
+def _cell(text: str, width: int, style: str = "", right: bool = False) -> tuple[str, str]:
     if len(text) > width:
         text = text[: max(0, width - 1)] + "…"
     padded = text.rjust(width) if right else text.ljust(width)
-    return Text(padded + " ", style=style)
+    return padded + " ", style
+
+
+@functools.lru_cache(maxsize=64)
+def _style(name: str) -> Style | None:
+    return Style.parse(name) if name else None
 
 
 class JobTable(ScrollView, can_focus=True):
@@ -238,38 +247,38 @@ class JobTable(ScrollView, can_focus=True):
             self.move_cursor(row)
 
     # -- rendering ----------------------------------------------------------------------------------
-    def _header(self, columns: Columns) -> Text:
+    def _header(self, columns: Columns) -> Cells:
         arrow = " ↓" if self.descending else " ↑"
         due = "NEXT RUN" + (arrow if self.sort_column == "next_run_at" else "")
         updated = "UPDATED" + (arrow if self.sort_column == "updated_at" else "")
-        text = Text()
-        text.append_text(_cell("", 1))
-        text.append_text(_cell("ID" + (arrow if self.sort_column == "created_at" else ""), 8))
-        text.append_text(_cell("NAME", columns.name))
-        text.append_text(_cell("STATUS", 10))
-        text.append_text(_cell("ATT", 3, right=True))
-        text.append_text(_cell(due, 9))
-        text.append_text(_cell(updated, 8))
-        text.append_text(_cell("OWNER", columns.owner))
-        text.append_text(_cell("ERROR", columns.error))
-        return text
+        return [
+            _cell("", 1),
+            _cell("ID" + (arrow if self.sort_column == "created_at" else ""), 8),
+            _cell("NAME", columns.name),
+            _cell("STATUS", 10),
+            _cell("ATT", 3, right=True),
+            _cell(due, 9),
+            _cell(updated, 8),
+            _cell("OWNER", columns.owner),
+            _cell("ERROR", columns.error),
+        ]
 
-    def _row(self, job: Job, columns: Columns, now: int) -> Text:
+    def _row(self, job: Job, columns: Columns, now: int) -> Cells:
+        """Plain (text, style) cells: turned into segments directly, without Rich's Text layout."""
         marked = job.id in self.marks
-        text = Text()
-        text.append_text(_cell("●" if marked else " ", 1, "bold yellow"))
-        text.append_text(_cell(short_id(job.id), 8, "bold" if marked else ""))
-        text.append_text(_cell(job.name, columns.name))
-        text.append_text(_cell(job.status.value, 10, STATUS_STYLES[job.status]))
-        text.append_text(_cell(str(job.fail_count) if job.fail_count else "", 3, "red" if job.fail_count else "",
-                               right=True))
-        text.append_text(_cell(due_or_finished(job, now), 9))
-        text.append_text(_cell(relative(job.updated_at_ms, now), 8, "dim"))
         owner = job.claimed_by if job.status is JobStatus.PROCESSING else ""
-        text.append_text(_cell(owner or "", columns.owner, "magenta"))
         error = first_line(job.fail_reason) if job.status is JobStatus.FAILED or job.fail_count else ""
-        text.append_text(_cell(error, columns.error, "red"))
-        return text
+        return [
+            _cell("●" if marked else " ", 1, "bold yellow"),
+            _cell(short_id(job.id), 8, "bold" if marked else ""),
+            _cell(job.name, columns.name),
+            _cell(job.status.value, 10, STATUS_STYLES[job.status]),
+            _cell(str(job.fail_count) if job.fail_count else "", 3, "red" if job.fail_count else "", right=True),
+            _cell(due_or_finished(job, now), 9),
+            _cell(relative(job.updated_at_ms, now), 8, "dim"),
+            _cell(owner or "", columns.owner, "magenta"),
+            _cell(error, columns.error, "red"),
+        ]
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
@@ -317,7 +326,13 @@ class JobTable(ScrollView, can_focus=True):
             strip = self._strips[key] = self._strip(self._row(job, columns, now), width, style)
         return strip
 
-    def _strip(self, text: Text, width: int, style: Style) -> Strip:
+    def _strip(self, text: Text | Cells, width: int, style: Style) -> Strip:
+        if isinstance(text, list):
+            segments = []
+            for cell, name in text:
+                extra = _style(name)
+                segments.append(Segment(cell, style + extra if extra is not None else style))
+            return Strip(segments).crop_extend(0, width, style)
         text.truncate(width)
         segments = [Segment(seg.text, style + seg.style if seg.style else style)
                     for seg in text.render(self.app.console) if seg.text != "\n"]
