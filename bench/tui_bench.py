@@ -1,6 +1,14 @@
-"""Console benchmark: first paint on 1,000 vs 1,000,000 jobs, and a burst of 10,000 changes.
+"""Console benchmark: first paint on 1,000 vs 1,000,000 jobs, a burst of 10,000 changes, and a soak.
 
     python -m bench.tui_bench [--sizes 1000,1000000] [--burst 10000] [--dir /tmp/monque-tui-bench]
+    python -m bench.tui_bench --soak [--soak-seconds 120] [--rate 1000]
+
+Soak (issue 10): a worker (``--worker``, 4 names, concurrency 32, 2 ms handlers) drains while a
+producer adds ``--rate`` jobs/s; the real console runs in tmux at 160x45. Reported: the
+console's CPU (% of one core) and RSS growth after warm-up, key-to-screen latency (p50/p95
+of a tab switch, opening a detail, a sort, read from the tmux screen), and the worker's
+throughput with the console attached vs without. Targets: CPU <= 10 %, RSS growth <= 20 MB
+over 30 min, key p95 <= 100 ms, throughput >= 90 %.
 
 First paint: from creating the app to the first page of the jobs table on screen (headless,
 including opening the store). Burst: another Monque instance changes 10,000 jobs in one
@@ -14,9 +22,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
+import signal
 import sqlite3
+import subprocess
+import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from monque_engine import JobSelector, JobStatus, Monque
 from monque_tui.app import MonqueConsole
@@ -78,18 +91,18 @@ async def burst(url: str, count: int) -> tuple[float, float]:
     """Cancel ``count`` of the newest pending jobs from another instance; time until the table shows it."""
     app = MonqueConsole(ConsoleConfig(url=url, read_only=True))
     applied_ms: list[float] = []
-    original = app.apply_batch
+    original = app.session.flush
 
-    def timed(batch):  # type: ignore[no-untyped-def]
+    async def timed():  # type: ignore[no-untyped-def]
         started = time.perf_counter()
-        original(batch)
+        await original()
         applied_ms.append((time.perf_counter() - started) * 1000)
 
-    app.apply_batch = timed  # type: ignore[method-assign]
+    app.session.flush = timed  # type: ignore[method-assign]
     async with app.run_test(size=(140, 40)) as pilot:
         await app.ready.wait()
         await pilot.pause()
-        while app.feed is None or app.feed.state != "live":
+        while app.session.feed_state != "live":
             await asyncio.sleep(0.01)
         top = app.jobs_screen.window.rows[0].id
         other = Monque(url, recover_stale_jobs=False)
@@ -116,12 +129,142 @@ async def burst(url: str, count: int) -> tuple[float, float]:
     return shown, sum(applied_ms)
 
 
+# -- soak -------------------------------------------------------------------------------------------
+def _proc_cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _proc_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _completed(path: Path) -> int:
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
+    try:
+        return int(conn.execute("SELECT COUNT(*) FROM monque_jobs WHERE status = 'completed'").fetchone()[0])
+    finally:
+        conn.close()
+
+
+class _Tmux:
+    def __init__(self, session: str) -> None:
+        self.session = session
+
+    def run(self, *args: str) -> str:
+        return subprocess.run(["tmux", *args], check=True, capture_output=True, text=True, timeout=10).stdout
+
+    def screen(self) -> str:
+        return self.run("capture-pane", "-p", "-t", self.session)
+
+    def wait(self, test: Any, timeout: float = 30.0) -> float:
+        started = time.perf_counter()
+        while not test(self.screen()):
+            if time.perf_counter() - started > timeout:
+                raise TimeoutError(self.screen())
+            time.sleep(0.01)  # each capture is a tmux process: polling harder steals the CPU being measured
+        return (time.perf_counter() - started) * 1000
+
+
+def _key_latencies(tmux: _Tmux, repeats: int) -> dict[str, list[float]]:
+    """Send a key, time until the screen shows its effect (tmux capture polling adds a few ms)."""
+    out: dict[str, list[float]] = {"tab switch": [], "detail open": [], "sort": []}
+    for _ in range(repeats):
+        tmux.run("send-keys", "-t", tmux.session, "4")
+        out["tab switch"].append(tmux.wait(lambda s: "│ completed, sorted by" in s))
+        tmux.run("send-keys", "-t", tmux.session, "1")
+        out["tab switch"].append(tmux.wait(lambda s: "│ all, sorted by" in s))
+        tmux.run("send-keys", "-t", tmux.session, "Enter")
+        out["detail open"].append(tmux.wait(lambda s: "Payload" in s))
+        tmux.run("send-keys", "-t", tmux.session, "Escape")
+        tmux.wait(lambda s: "│ all, sorted by" in s)
+        tmux.run("send-keys", "-t", tmux.session, "s")
+        out["sort"].append(tmux.wait(lambda s: "sorted by updated" in s))
+        tmux.run("send-keys", "-t", tmux.session, "s", "s")
+        tmux.wait(lambda s: "sorted by created" in s)
+        time.sleep(0.2)
+    return out
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def soak(directory: Path, seconds: float, rate: int, warmup: float, repeats: int) -> None:
+    path = directory / "soak.db"
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    url = f"sqlite:///{path}"
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    py = sys.executable
+    worker = subprocess.Popen([py, "-m", "monque_tui", "--worker", "--app", "bench.tui_soak_app:setup",
+                               "--concurrency", "32", "--log-level", "warning", url], cwd=root, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(2)
+    producer = subprocess.Popen([py, "-m", "bench.tui_producer", url, str(rate)], cwd=root, env=env)
+    session = f"monque-soak-{os.getpid()}"
+    tmux = _Tmux(session)
+    try:
+        time.sleep(warmup)
+        done0, t0 = _completed(path), time.perf_counter()
+        time.sleep(min(seconds, 60))
+        without = (_completed(path) - done0) / (time.perf_counter() - t0)
+        print(f"worker throughput without the console: {without:,.0f} jobs/s", flush=True)
+        subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "160", "-y", "45",
+                        f"cd {root} && exec env PYTHONPATH={root} {py} -m monque_tui {url}"], check=True)
+        pid = int(tmux.run("display", "-p", "-t", session, "#{pane_pid}").strip())
+        tmux.wait(lambda s: "completed/s" in s and "live" in s, 60)
+        time.sleep(warmup)
+        cpu0, rss0, done0, t0 = _proc_cpu_seconds(pid), _proc_rss_mb(pid), _completed(path), time.perf_counter()
+        rss_samples = [rss0]
+        while time.perf_counter() - t0 < seconds:
+            time.sleep(5)
+            rss_samples.append(_proc_rss_mb(pid))
+        elapsed = time.perf_counter() - t0
+        cpu = (_proc_cpu_seconds(pid) - cpu0) / elapsed * 100
+        with_console = (_completed(path) - done0) / elapsed
+        print(f"console CPU {cpu:.1f} % of one core over {elapsed:.0f} s (target <= 10 %)")
+        print(f"console RSS {rss0:.0f} MB after warm-up -> {rss_samples[-1]:.0f} MB "
+              f"(max {max(rss_samples):.0f}); growth {rss_samples[-1] - rss0:+.1f} MB in {elapsed:.0f} s, "
+              f"{(rss_samples[-1] - rss0) / elapsed * 1800:+.1f} MB per 30 min extrapolated (target <= 20 MB)")
+        print(f"worker throughput with the console: {with_console:,.0f} jobs/s = "
+              f"{with_console / without * 100 if without else 0:.0f} % of without (target >= 90 %)")
+        for what, values in _key_latencies(tmux, repeats).items():
+            print(f"key-to-screen {what:<12} p50 {_pct(values, 0.5):6.1f} ms  p95 {_pct(values, 0.95):6.1f} ms "
+                  f"(n={len(values)}, target p95 <= 100 ms)")
+        tmux.run("send-keys", "-t", session, "q")
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+        for proc in (producer, worker):
+            proc.send_signal(signal.SIGINT)
+        for proc in (producer, worker):
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1000,1000000")
     parser.add_argument("--burst", type=int, default=10_000)
     parser.add_argument("--dir", default="/tmp/monque-tui-bench")
+    parser.add_argument("--soak", action="store_true", help="run the soak instead of first paint and burst")
+    parser.add_argument("--soak-seconds", type=float, default=120.0)
+    parser.add_argument("--rate", type=int, default=1000, help="jobs per second the producer adds")
+    parser.add_argument("--warmup", type=float, default=15.0)
+    parser.add_argument("--key-repeats", type=int, default=10)
     args = parser.parse_args()
+    if args.soak:
+        directory = Path(args.dir)
+        directory.mkdir(parents=True, exist_ok=True)
+        soak(directory, args.soak_seconds, args.rate, args.warmup, args.key_repeats)
+        return
     directory = Path(args.dir)
     directory.mkdir(parents=True, exist_ok=True)
     sizes = [int(s) for s in args.sizes.split(",")]

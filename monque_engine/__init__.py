@@ -54,6 +54,7 @@ from .job import (
 )
 from .options import InvalidOptionError, JobRetention, MonqueOptions
 from .scheduler import Monque
+from .scheduler.resilient_watch import FeedState, ResilientWatch, WatchEvent
 from .store import DEFAULT_URL, InvalidStoreUrlError, JobStore, open_store
 from .store.urls import mask_url
 
@@ -73,6 +74,7 @@ __all__ = [
     "CountEvent",
     "CursorPage",
     "InstanceInfo",
+    "FeedState",
     "InvalidCronError",
     "InvalidCursorError",
     "InvalidJobDocumentError",
@@ -104,9 +106,11 @@ __all__ = [
     "QueueHealth",
     "QueueStats",
     "QueueViewSummary",
+    "ResilientWatch",
     "ShutdownTimeoutError",
     "UniqueKeyConflictError",
     "UnsupportedServerVersionError",
+    "WatchEvent",
     "WorkerRegistrationError",
     "WorkerSummary",
     "__version__",

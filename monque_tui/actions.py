@@ -7,6 +7,7 @@ cursor row) or *everything matching the view* through the bulk selector calls.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -15,7 +16,7 @@ from enum import StrEnum
 from monque_engine import Job, JobStateError, JobStatus, Monque
 
 from .formatting import absolute, plural, short_id
-from .query import JobQuery
+from .query import JobQuery, ms_datetime
 
 
 class ActionKind(StrEnum):
@@ -69,6 +70,9 @@ class ActionPlan:
     #: What the targets are, in words ("3 marked jobs", "job 1a2b3c4d (send-email)").
     subject: str
     run_at: datetime | None = None
+    #: Bulk: the instant (ms, wall clock) the count was taken. The count and the action both
+    #: take only jobs last updated before it, so the action never exceeds what was confirmed.
+    as_of_ms: int | None = None
 
     @property
     def is_bulk(self) -> bool:
@@ -89,6 +93,9 @@ class ActionPlan:
     def question(self) -> str:
         verb = VERBS[self.kind][0]
         when = f" to {absolute_text(self.run_at)}" if self.run_at is not None else ""
+        if self.query is not None:
+            # The count first: a long view description may wrap, but the number is always seen.
+            return f"{verb} {plural(self.count, 'job')}: {bulk_what(self.kind, self.query)}{when}?"
         return f"{verb} {self.subject}{when}?"
 
     @property
@@ -121,22 +128,48 @@ def plan_for_jobs(kind: ActionKind, jobs: Sequence[Job], marked: bool) -> Action
 
 
 def bulk_subject(kind: ActionKind, query: JobQuery, count: int) -> str:
+    return f"{bulk_what(kind, query)} ({plural(count, 'job')})"
+
+
+def bulk_what(kind: ActionKind, query: JobQuery) -> str:
+    """``every failed job named 'x' created 10:00..12:00 UTC``: which jobs a bulk plan reaches."""
     statuses = ELIGIBLE[kind] if query.status is None else (query.status,)
     which = "" if kind is ActionKind.DELETE and query.status is None else " or ".join(s.value for s in statuses) + " "
     named = f" named {query.name!r}" if query.name else ""
     created = query.range_for("created_at")
     when = f" {created.describe()}" if created is not None else ""
-    return f"every {which}job{named}{when} ({plural(count, 'job')})"
+    return f"every {which}job{named}{when}"
 
 
-async def plan_bulk(monque: Monque, kind: ActionKind, query: JobQuery) -> ActionPlan:
+def wall_clock_ms() -> int:
+    """The instant stores stamp ``updatedAt`` with (not the console's display clock, which tests freeze)."""
+    return time.time_ns() // 1_000_000
+
+
+async def count_bulk(monque: Monque, kind: ActionKind, query: JobQuery, as_of_ms: int) -> int:
+    """How many jobs a bulk plan reaches: the view's filter, the eligible statuses, updated before ``as_of_ms``."""
     statuses = ELIGIBLE[kind] if query.status is None else tuple(s for s in ELIGIBLE[kind] if s is query.status)
     if not statuses:
-        count = 0
-    else:
-        # The view's filter (name and created range; bulk_blocker rules out the rest) for these statuses.
-        count = await monque.count_jobs(replace(query.list_filter(), status=list(statuses)))
-    return ActionPlan(kind, None, 0, query, count, bulk_subject(kind, query, count))
+        return 0
+    # The view's filter (name and created range; bulk_blocker rules out the rest) for these statuses.
+    list_filter = replace(query.list_filter(), status=list(statuses), updated_at_to=ms_datetime(as_of_ms - 1))
+    return await monque.count_jobs(list_filter)
+
+
+async def plan_bulk(monque: Monque, kind: ActionKind, query: JobQuery, as_of_ms: int | None = None) -> ActionPlan:
+    as_of = wall_clock_ms() if as_of_ms is None else as_of_ms
+    count = await count_bulk(monque, kind, query, as_of)
+    return ActionPlan(kind, None, 0, query, count, bulk_subject(kind, query, count), as_of_ms=as_of)
+
+
+async def recount(monque: Monque, plan: ActionPlan) -> ActionPlan | None:
+    """Just before acting: the plan again if more jobs match than were confirmed (ask again), else None."""
+    if plan.query is None or plan.as_of_ms is None:
+        return None
+    count = await count_bulk(monque, plan.kind, plan.query, plan.as_of_ms)
+    if count <= plan.count:
+        return None
+    return replace(plan, count=count, subject=bulk_subject(plan.kind, plan.query, count))
 
 
 async def execute(monque: Monque, plan: ActionPlan) -> str:
@@ -144,6 +177,8 @@ async def execute(monque: Monque, plan: ActionPlan) -> str:
     past = VERBS[plan.kind][1]
     if plan.query is not None:
         selector = plan.query.selector(plan.statuses if plan.query.status is None else plan.query.status)
+        if plan.as_of_ms is not None:
+            selector = replace(selector, updated_before=ms_datetime(plan.as_of_ms))
         if plan.kind is ActionKind.CANCEL:
             result = await monque.cancel_jobs(selector)
         elif plan.kind is ActionKind.RETRY:
@@ -154,7 +189,7 @@ async def execute(monque: Monque, plan: ActionPlan) -> str:
             raise ValueError(f"{plan.kind} has no bulk form")
         message = f"{past} {plural(result.count, 'job')}"
         if result.count != plan.count:
-            message += f" ({plan.count:,} matched when you confirmed; the rest changed state meanwhile)"
+            message += f" ({plan.count:,} matched when you confirmed; the rest changed meanwhile)"
         return message
     done = gone = refused = 0
     for job_id in plan.job_ids or ():

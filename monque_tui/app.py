@@ -1,27 +1,30 @@
-"""The console app: owns the event loop, the embedded `Monque`, the change feed and the screens."""
+"""The console app: the Textual shell around a ``ConsoleSession``.
+
+The session (``monque_tui.session``, no Textual) owns the store, the query, the marks, the
+window, the counts and the live feed. The app runs its timers, turns session events into
+``SessionMessage`` messages for the screens, and shows dialogs; screens turn keys into
+session calls. Nothing here reaches into a screen's internals.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
 from textual import work
-from textual.actions import parse as parse_action
-from textual.app import App, SystemCommand
-from textual.screen import Screen
+from textual.app import App
+from textual.message import Message
 
-from monque_engine import Job, Monque
 from monque_engine.store.urls import mask_text
 
-from .actions import ActionKind, ActionPlan, execute, plan_bulk, plan_for_jobs
-from .bindings import bindings_for, entries_for
+from .actions import ActionKind, ActionPlan
+from .bindings import bindings_for
 from .clock import Clock, system_clock
 from .config import ConsoleConfig
-from .feed import ChangeBatch, LiveFeed
 from .formatting import plural
+from .palette import ConsoleCommands
 from .query import JobQuery
 from .screens.confirm import ConfirmScreen
 from .screens.detail import JobDetailScreen
@@ -29,16 +32,29 @@ from .screens.help import HelpScreen
 from .screens.jobs import JobsScreen
 from .screens.queues import QueuesScreen
 from .screens.when import WhenScreen
+from .session import ConsoleSession, SessionError, SessionEvent
+from .session.events import JobsChanged, Notice
 
-FLUSH_INTERVAL = 0.25
+FLUSH_INTERVAL = 0.5  # live enough to read; each flush diffs the window and redraws changed rows
 STATS_INTERVAL = 2.0
 POLL_INTERVAL = 2.0
+THROUGHPUT_INTERVAL = 1.0
+
+
+class SessionMessage(Message):
+    """A session event, delivered to the screens as a Textual message."""
+
+    def __init__(self, event: SessionEvent) -> None:
+        super().__init__()
+        self.event = event
 
 
 class MonqueConsole(App[int]):
     TITLE = "monque"
     BINDINGS = bindings_for("app")
     ENABLE_COMMAND_PALETTE = True
+    #: Our commands (literal titles, see palette.py), then Textual's own (theme, keys, screenshot).
+    COMMANDS = App.COMMANDS | {ConsoleCommands}
 
     def __init__(self, config: ConsoleConfig, *, clock: Clock | None = None, live: bool = True) -> None:
         """``live=False`` (snapshots): no change feed, no timers, no cursor blink."""
@@ -47,18 +63,25 @@ class MonqueConsole(App[int]):
         self.clock: Clock = clock or system_clock
         self.live = live
         self.read_only = config.read_only
-        self.monque: Monque | None = None
-        self.feed: LiveFeed | None = None
-        self.paused = False
+        self.session = ConsoleSession(config, clock=self.clock, live=live, emit=self._session_event)
         self.error: str | None = None
         self.ready = asyncio.Event()
         self.first_paint_at: float | None = None
         self._started = time.perf_counter()
-        self._stats_busy = False
-        self._stats_again = False
-        self._stats_cost = 0.0
-        self._stats_done_at = 0.0
-        self.jobs_screen = JobsScreen()
+        self.jobs_screen = JobsScreen(self.session)
+
+    @property
+    def monque(self) -> Any:
+        return self.session.monque
+
+    @property
+    def paused(self) -> bool:
+        return self.session.paused
+
+    def notify(self, message: str, *, title: str = "", severity: Any = "information",
+               timeout: float | None = None, markup: bool = False) -> None:
+        """Never markup: messages carry job names and errors, which may contain ``[`` (e.g. "[/]")."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
 
     # -- start and stop -------------------------------------------------------------------------------
     def on_mount(self) -> None:
@@ -67,147 +90,74 @@ class MonqueConsole(App[int]):
 
     @work(exclusive=True, group="connect")
     async def connect(self) -> None:
-        options: dict[str, Any] = dict(self.config.monque_options)
-        if not self.config.start_workers:
-            # A console that runs no workers only looks: fresh counts, and no stale recovery on open.
-            options.setdefault("recover_stale_jobs", False)
-        options.setdefault("stats_cache_ttl", 0.5)
         try:
-            monque = Monque(self.config.url, **options)
-            await monque.initialize()
-        except Exception as error:  # noqa: BLE001 - reported as one line, then exit non-zero
-            self.fail(f"monque-tui: cannot open {self.config.url}: {error}")
+            await self.session.open()
+        except SessionError as error:
+            self.fail(str(error))
             return
-        self.monque = monque
-        try:
-            if self.config.setup is not None:
-                await self.config.setup(monque)
-            if self.config.start_workers:
-                await monque.start()
-        except Exception as error:  # noqa: BLE001
-            self.fail(f"monque-tui: setup failed: {type(error).__name__}: {error}")
-            return
-        self.jobs_screen.connected()
+        self.jobs_screen.start()
         if self.live:
-            self.feed = LiveFeed(monque, self.clock, on_state=lambda state: self._feed_state_changed())
-            self.run_worker(self.feed.run(), group="feed", name="change-feed")
-            self.set_interval(FLUSH_INTERVAL, self._apply_pending_changes)
+            self.set_interval(FLUSH_INTERVAL, self._apply_changes)
             self.set_interval(STATS_INTERVAL, self._stats_tick)
-            self.set_interval(1.0, self._show_throughput)
-            self.set_interval(POLL_INTERVAL, self._poll_if_needed)
-        else:
-            self.jobs_screen.show_feed("frozen", None)
-        self._show_workers()
+            self.set_interval(THROUGHPUT_INTERVAL, self._throughput_tick)
+            self.set_interval(POLL_INTERVAL, self._poll)
 
     def fail(self, message: str) -> None:
         self.error = mask_text(message.splitlines()[0]) if message else "monque-tui: failed"
         self.exit(return_code=1)
 
     async def on_unmount(self) -> None:
-        await self.close_monque()
-
-    async def close_monque(self) -> None:
-        monque, self.monque = self.monque, None
-        if monque is not None:
-            await monque.close()
+        await self.session.close()
 
     def first_paint(self) -> None:
         if self.first_paint_at is None:
             self.first_paint_at = time.perf_counter() - self._started
         self.ready.set()
 
-    # -- live -------------------------------------------------------------------------------------------
-    def _feed_state_changed(self) -> None:
-        if self.feed is not None:
-            self.jobs_screen.show_feed(self.feed.state, self.feed.error)
-
-    def _apply_pending_changes(self) -> None:
-        if self.paused or self.feed is None:
+    # -- session events -------------------------------------------------------------------------------
+    def _session_event(self, event: SessionEvent) -> None:
+        if isinstance(event, Notice):
+            timeout = 10 if event.severity == "error" else None
+            self.notify(event.message, title=event.title, severity=event.severity, timeout=timeout)
             return
-        batch = self.feed.take()
-        if batch:
-            self.apply_batch(batch)
+        self.jobs_screen.post_message(SessionMessage(event))
+        if isinstance(event, JobsChanged) and self.screen is not self.jobs_screen:
+            self.screen.post_message(SessionMessage(event))
 
-    def apply_batch(self, batch: ChangeBatch) -> None:
-        with self.batch_update():
-            self.jobs_screen.apply_changes(batch)
-            screen = self.screen
-            if screen is not self.jobs_screen and hasattr(screen, "apply_changes"):
-                screen.apply_changes(batch)
-        self._stats_tick()
-        self._show_workers()
+    # -- timers -------------------------------------------------------------------------------------------
+    async def _apply_changes(self) -> None:
+        await self.session.flush()
 
-    def _poll_if_needed(self) -> None:
-        if self.feed is not None and self.feed.state == "polling" and not self.paused:
-            self.jobs_screen.reload_around_cursor()
-            self.request_stats()
+    async def _stats_tick(self) -> None:
+        await self.session.refresh_stats_if_due()
 
-    def _show_throughput(self) -> None:
-        if self.feed is not None and not self.paused:
-            completed, failed = self.feed.throughput.series(60)
-            self.jobs_screen.show_throughput(completed, failed)
+    def _throughput_tick(self) -> None:
+        if not self.session.paused:
+            self.jobs_screen.show_throughput()
 
-    def _show_workers(self) -> None:
-        if self.monque is None or not self.config.start_workers:
-            return
-        from .widgets.console_header import ConsoleHeader
-
-        names = self.monque.registered_names
-        self.jobs_screen.query_one(ConsoleHeader).worker_info = f"workers: {', '.join(names)}" if names else ""
-
-    def set_paused(self, paused: bool) -> None:
-        self.paused = paused
-        if not paused:
-            self._apply_pending_changes()
-            self.request_stats()
-
-    def _stats_tick(self) -> None:
-        """Timer refresh, backing off on big stores: wait at least 4x what the last count cost."""
-        if time.monotonic() - self._stats_done_at >= 4 * self._stats_cost:
-            self.request_stats()
-
-    def request_stats(self) -> None:
-        """Refresh counts; never two refreshes at once, and one more if asked meanwhile."""
-        if self.monque is None or (self.paused and self.jobs_screen.stats is not None):
-            return
-        if self._stats_busy:
-            self._stats_again = True
-            return
-        self._stats_busy = True
-        self._load_stats()
+    async def _poll(self) -> None:
+        await self.session.poll()
 
     @work(group="stats")
-    async def _load_stats(self) -> None:
-        try:
-            while True:
-                self._stats_again = False
-                started = time.monotonic()
-                monque = self.monque
-                if monque is None:
-                    return
-                query = self.jobs_screen.query_state
-                stats = await monque.get_queue_stats(query.name)
-                if query.search or query.ranges:
-                    matching: int | None = await monque.count_jobs(query.list_filter())
-                else:
-                    matching = stats.total if query.status is None else stats.count(query.status)
-                if query.is_empty:
-                    matching = None
-                self.jobs_screen.show_stats(stats, matching)
-                self._stats_done_at = time.monotonic()
-                self._stats_cost = self._stats_done_at - started
-                if not self._stats_again:
-                    return
-        finally:
-            self._stats_busy = False
+    async def request_stats(self) -> None:
+        await self.session.refresh_stats()
+
+    def set_paused(self, paused: bool) -> None:
+        self.session.set_paused(paused)
+        if not paused:
+            self.run_worker(self._resume(), group="resume")
+
+    async def _resume(self) -> None:
+        await self.session.flush()
+        await self.session.refresh_stats()
 
     # -- screens --------------------------------------------------------------------------------------------
-    def show_job(self, job_id: str) -> None:
-        self.push_screen(JobDetailScreen(job_id, self.clock))
+    def show_job(self, job_id: str, row: Any = None) -> None:
+        self.push_screen(JobDetailScreen(self.session, job_id, self.clock, row))
 
     def action_show_queues(self) -> None:
         if not isinstance(self.screen, QueuesScreen):
-            self.push_screen(QueuesScreen())
+            self.push_screen(QueuesScreen(self.session))
 
     def action_show_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
@@ -216,44 +166,16 @@ class MonqueConsole(App[int]):
     def show_jobs_named(self, name: str) -> None:
         while self.screen is not self.jobs_screen and len(self.screen_stack) > 1:
             self.pop_screen()
-        screen = self.jobs_screen
-        screen._set_query(replace(screen.query_state, name=name))
-
-    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        """The palette offers every registry action that applies on this screen, plus Textual's own."""
-        scopes: tuple[str, ...] = getattr(screen, "SCOPES", ("app",))
-        seen: set[str] = set()
-        for spec in entries_for(*scopes):
-            if not spec.palette or spec.action in seen:
-                continue
-            seen.add(spec.action)
-            _, name, params = parse_action(spec.action)
-            target: Any = self if "app" in spec.scopes else screen
-            if "table" in spec.scopes and isinstance(screen, JobsScreen):
-                target = screen.table
-            allowed = target.check_action(name, params)
-            if not allowed:
-                continue
-            keys = spec.key_display or spec.keys.split(",")[0]
-            yield SystemCommand(f"{spec.description} [{keys}]", spec.help or spec.description,
-                                _runner(target, spec.action))
-        yield from super().get_system_commands(screen)
+        self.jobs_screen.apply_query(replace(self.session.query, name=name))
 
     # -- acting on jobs ------------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return True
 
-    def act_on_jobs(self, kind: ActionKind, jobs: list[Job], marked: bool) -> None:
-        if self.read_only:
-            self.notify("Read-only console: actions are disabled (started with --read-only).", severity="warning")
-            return
-        if not jobs:
-            self.notify("No job under the cursor.", severity="warning")
-            return
-        plan = plan_for_jobs(kind, jobs, marked)
-        if plan.count == 0:
-            self.notify(f"Nothing to {kind.value}: {plan.details[-1] if plan.skipped else 'no job selected'}",
-                        severity="warning")
+    def act_on_jobs(self, kind: ActionKind, jobs: list[Any] | None = None, marked: bool | None = None) -> None:
+        """Cancel, retry, reschedule or delete explicit jobs (default: the marked ones, or the cursor's)."""
+        plan = self.session.plan_for_targets(kind, jobs, marked)
+        if plan is None:
             return
         if kind is ActionKind.RESCHEDULE:
             question = f"Reschedule {plan.subject}: when should it run?"
@@ -267,20 +189,10 @@ class MonqueConsole(App[int]):
         self.confirm(plan)
 
     @work(group="plan")
-    async def act_on_query(self, kind: ActionKind, query: JobQuery) -> None:
-        if self.read_only:
-            self.notify("Read-only console: actions are disabled (started with --read-only).", severity="warning")
-            return
-        if self.monque is None:
-            return
-        if query.bulk_blocker is not None:
-            self.notify(query.bulk_blocker, severity="warning")
-            return
-        plan = await plan_bulk(self.monque, kind, query)
-        if plan.count == 0:
-            self.notify(f"Nothing to {kind.value}: no job matches ({plan.subject}).", severity="warning")
-            return
-        self.confirm(plan)
+    async def act_on_query(self, kind: ActionKind, query: JobQuery | None = None) -> None:
+        plan = await self.session.plan_bulk(kind, query)
+        if plan is not None:
+            self.confirm(plan)
 
     def confirm(self, plan: ActionPlan) -> None:
         def answered(ok: bool | None) -> None:
@@ -293,31 +205,16 @@ class MonqueConsole(App[int]):
 
     @work(group="plan")
     async def run_plan(self, plan: ActionPlan) -> None:
-        if self.monque is None or self.read_only:
+        again = await self.session.run_plan(plan)
+        if again is not None:
+            self.confirm(again)
             return
-        try:
-            message = await execute(self.monque, plan)
-        except Exception as error:  # noqa: BLE001 - shown to the operator
-            self.notify(f"{plan.kind.value.capitalize()} failed: {error}", severity="error", timeout=10)
-            return
-        self.notify(message, title=plan.kind.value.capitalize())
-        if not plan.is_bulk and plan.job_ids is not None:
-            self.jobs_screen.action_done()
-        if self.feed is None or self.feed.state != "live":
-            self.jobs_screen.reload_around_cursor()
-        if isinstance(self.screen, JobDetailScreen):
-            if plan.kind is ActionKind.DELETE and self.screen.job_id in (plan.job_ids or ()):
-                self.screen.dismiss(None)
+        screen = self.screen
+        if isinstance(screen, JobDetailScreen):
+            if plan.kind is ActionKind.DELETE and screen.job_id in (plan.job_ids or ()):
+                screen.dismiss(None)
             else:
-                self.screen.load()
-        self.request_stats()
+                screen.load()
 
 
-def _runner(target: Any, action: str) -> Any:
-    async def run() -> None:
-        await target.run_action(action)
-
-    return run
-
-
-__all__ = ["MonqueConsole", "plural"]
+__all__ = ["MonqueConsole", "SessionMessage", "plural"]

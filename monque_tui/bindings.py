@@ -53,9 +53,9 @@ REGISTRY: tuple[KeyAction, ...] = (
     KeyAction("5", "status('failed')", "Failed", "View", ("jobs",), show=False, help="Show failed jobs"),
     KeyAction("6", "status('cancelled')", "Cancelled", "View", ("jobs",), show=False, help="Show cancelled jobs"),
     KeyAction("s", "next_sort", "Sort", "View", ("jobs",), help="Sort by created, updated or next run (cycles)"),
-    KeyAction("S", "reverse_sort", "Reverse", "View", ("jobs",), help="Flip the sort direction"),
+    KeyAction("S", "reverse_sort", "Reverse", "View", ("jobs",), show=False, help="Flip the sort direction"),
     KeyAction("slash", "filter", "Filter", "View", ("jobs",), key_display="/",
-              help="Filter by job name (tab completes), id prefix or unique key, and time ranges "
+              help="Filter by exact job name (Tab completes it), id (start or end) or unique key, and time ranges "
                    "FROM..TO such as: created -2h..  updated today  next now..+1h (no offset = UTC)"),
     KeyAction("escape", "clear_filter", "Clear filter", "View", ("jobs",), show=False, key_display="Esc",
               help="Clear the name, text and time filters"),
@@ -63,8 +63,8 @@ REGISTRY: tuple[KeyAction, ...] = (
     # Marking
     KeyAction("space", "toggle_mark", "Mark", "Mark", ("jobs",), key_display="␣",
               help="Mark or unmark the job under the cursor"),
-    KeyAction("a", "mark_loaded", "Mark loaded", "Mark", ("jobs",), help="Mark every loaded job of the view"),
-    KeyAction("u", "clear_marks", "Unmark all", "Mark", ("jobs",), help="Clear every mark"),
+    KeyAction("a", "mark_loaded", "Mark loaded", "Mark", ("jobs",), show=False, help="Mark every loaded job of the view"),
+    KeyAction("u", "clear_marks", "Unmark all", "Mark", ("jobs",), show=False, help="Clear every mark"),
     # Acting on jobs
     KeyAction("c", "act('cancel')", "Cancel", "Act", ("jobs", "detail"), mutating=True,
               help="Cancel pending jobs: the marked ones, or else the one under the cursor"),
@@ -82,6 +82,11 @@ REGISTRY: tuple[KeyAction, ...] = (
     KeyAction("D", "act_all('delete')", "Delete all", "Act on everything matching", ("jobs",), mutating=True,
               show=False, help="Delete every job matching the view's status, name and created range (these three keys "
                    "are off while a text, updated or next-run filter is active)"),
+    # Detail screen
+    KeyAction("greater_than_sign", "payload_page(1)", "Next page", "Detail", ("detail",), key_display=">",
+              help="A large payload is shown a page at a time: the next page"),
+    KeyAction("less_than_sign", "payload_page(-1)", "Previous page", "Detail", ("detail",), key_display="<",
+              help="The previous page of a large payload"),
     # Queues screen
     KeyAction("enter", "open_queue", "Show jobs", "Queues", ("queues",), key_display="⏎",
               help="Show the jobs of the queue under the cursor"),

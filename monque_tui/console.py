@@ -3,13 +3,44 @@
 from __future__ import annotations
 
 import sys
+from typing import TextIO
 
 from .app import MonqueConsole
 from .config import ConsoleConfig
+from .exitcodes import CliError, ExitCode
 
 
-def run_console(config: ConsoleConfig) -> int:
-    """Build and run the app; a store that cannot be opened is one line on stderr and exit code 1."""
+def _is_terminal(stream: TextIO | None) -> bool:
+    """A closed or missing stream (``<&-``) is not a terminal, and must not raise here."""
+    try:
+        return stream is not None and not stream.closed and stream.isatty()
+    except (OSError, ValueError):
+        return False
+
+
+def require_terminal() -> None:
+    """Refuse to start without a terminal on stdin and stdout.
+
+    Without one Textual never gets a key (stdin from /dev/null: the console hung forever)
+    or dies inside its driver (stdin closed: a traceback). Say so in one line instead.
+    """
+    for label, stream in (("stdin", sys.__stdin__), ("stdout", sys.__stdout__)):
+        if not _is_terminal(stream):
+            state = "closed" if stream is None or getattr(stream, "closed", False) else "not a terminal"
+            raise CliError(
+                f"the console needs a terminal, but {label} is {state}; run it in a terminal, "
+                "or use --worker or --demo --headless for a process without a UI",
+                ExitCode.USAGE,
+            )
+
+
+def run_console(config: ConsoleConfig, *, terminal_required: bool = True) -> int:
+    """Build and run the app; a store that cannot be opened is one line on stderr and exit code 1.
+
+    ``terminal_required=False`` is for tests that run the app headless on purpose.
+    """
+    if terminal_required:
+        require_terminal()
     app = MonqueConsole(config)
     app.run()
     if app.error:

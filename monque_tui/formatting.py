@@ -54,7 +54,11 @@ def relative(at_ms: int | None, now_ms: int) -> str:
 def absolute(at_ms: int | None) -> str:
     if at_ms is None:
         return "-"
-    moment = datetime.fromtimestamp(at_ms / 1000, UTC)
+    try:
+        moment = datetime.fromtimestamp(at_ms / 1000, UTC)
+    except (OverflowError, ValueError, OSError):
+        # A job may hold any 64-bit instant (another client wrote it): say so instead of crashing.
+        return f"{'after 9999-12-31' if at_ms > 0 else 'before 0001-01-01'} ({at_ms:,} ms since 1970)"
     return moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{at_ms % 1000:03d}Z"
 
 

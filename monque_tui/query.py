@@ -16,9 +16,15 @@ from monque_engine import Job, JobListFilter, JobSelector, JobSort, JobStatus
 SortBy = Literal["created_at", "updated_at", "next_run_at"]
 SORT_FIELDS: tuple[SortBy, ...] = ("created_at", "updated_at", "next_run_at")
 SORT_LABELS: dict[str, str] = {"created_at": "created", "updated_at": "updated", "next_run_at": "next run"}
+#: An id fragment: the store matches it as a prefix or a suffix of the id (the table shows the last 8).
+_HEX = re.compile(r"[0-9a-f]{1,24}")
 _INVERT = str.maketrans("0123456789abcdef", "fedcba9876543210")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 DAY_MS = 86_400_000
+#: The instants a datetime can hold (0001-01-01 .. 9999-12-31 UTC); anything typed outside is an error.
+MIN_MS = -62_135_596_800_000
+MAX_MS = 253_402_300_799_999
+CALENDAR = "times must fall between 0001-01-01 and 9999-12-31 UTC"
 
 
 def ms_datetime(ms: int) -> datetime:
@@ -172,7 +178,9 @@ class JobQuery:
             return False
         if self.search:
             text = self.search.strip()
-            if not (job.id.startswith(text.lower()) or (job.unique_key is not None and text in job.unique_key)):
+            lowered = text.lower()
+            by_id = job.id.startswith(lowered) or (_HEX.fullmatch(lowered) is not None and job.id.endswith(lowered))
+            if not (by_id or (job.unique_key is not None and text in job.unique_key)):
                 return False
         return all(time_range.contains(job) for time_range in self.ranges)
 
@@ -211,7 +219,10 @@ def parse_when(text: str, now_ms: int) -> datetime:
         return now
     match = _OFFSET.match(value)
     if match:
-        return now + timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2)])
+        try:
+            return now + timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2)])
+        except OverflowError:
+            raise WhenError(f"{text.strip()!r} is out of range: {CALENDAR}; try +10m, +2h or +1d") from None
     try:
         moment = datetime.fromisoformat(text.strip())
     except ValueError:
@@ -249,7 +260,13 @@ def _instant(text: str, label: str, now_ms: int, *, end: bool) -> int:
     match = _RELATIVE.match(lowered)
     if match:
         sign = 1 if match.group(1) == "+" else -1
-        return now_ms + sign * round(float(match.group(2)) * _UNITS[match.group(3)] * 1000)
+        try:
+            ms = now_ms + sign * round(float(match.group(2)) * _UNITS[match.group(3)] * 1000)
+        except OverflowError:
+            ms = MAX_MS + 1
+        if not MIN_MS <= ms <= MAX_MS:
+            raise RangeError(f"{label}: {value!r} is out of range; {CALENDAR}")
+        return ms
     try:
         moment = datetime.fromisoformat(value)
     except ValueError:

@@ -4,34 +4,29 @@ and the change-feed listener that wakes the processor.
 Each duty is its own task with its own error handling, and each re-arms only after its
 previous round finished, so a slow database never piles rounds up.
 
-Change-feed failures: reconnect after 1, 2, 4 s; after three failures in a row, emit
-``changestream:fallback`` and rely on polling every ``poll_interval`` while still trying to
-reconnect in the background, and go back to the feed (``changestream:connected``) when it
-works again. A failure counts until the stream has proved itself (delivered a change or
-stayed up for a while), unlike upstream, which resets the counter as soon as ``watch()``
-returns and so never falls back when the error arrives asynchronously.
+The change feed is followed by the engine's one ``ResilientWatch`` (resilient_watch.py:
+reconnect after 1, 2, 4 s, fall back to polling after three failures in a row, back to the
+feed when it works, a failure counting until the stream has proved itself by time); this
+module maps its transitions to the ``changestream:*`` events and polls faster while in
+fallback.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 
-from ..errors import ChangeFeedHistoryLostError, MonqueError
+from ..errors import MonqueError
 from ..events import ChangeStreamEvent, CountEvent, JobErrorEvent
 from ..job import ChangeEvent, JobStatus
 from ..timeutil import now_ms
 from .context import SchedulerContext
 from .fleet import Fleet
 from .processor import JobProcessor
+from .resilient_watch import FALLBACK_RETRY_INTERVAL, RECONNECT_DELAYS, FeedState, ResilientWatch, WatchEvent
 
 log = logging.getLogger("monque_engine.lifecycle")
-
-RECONNECT_DELAYS = (1.0, 2.0, 4.0)
-FALLBACK_RETRY_INTERVAL = 30.0
-STREAM_PROVEN_AFTER = 10.0
 
 
 class Lifecycle:
@@ -41,8 +36,7 @@ class Lifecycle:
         self._fleet = fleet if fleet is not None else Fleet(ctx, processor)
         self._tasks: list[asyncio.Task[None]] = []
         self._heartbeat_task: asyncio.Task[None] | None = None
-        self.feed_live = False
-        self.feed_state = "stopped"  # live | reconnecting | fallback | stopped
+        self._watch: ResilientWatch | None = None
         self.reconnect_delays = RECONNECT_DELAYS
         self.fallback_retry_interval = FALLBACK_RETRY_INTERVAL
         self._poll_now = asyncio.Event()
@@ -58,18 +52,15 @@ class Lifecycle:
         options = self._ctx.options
         # Registered and with the paused set loaded before the processor's first claim.
         await self._fleet.join()
-        first_stream = None
-        first_error: BaseException | None = None
-        try:
-            first_stream = await self._open_stream(None)
-        except Exception as error:  # noqa: BLE001 - handled by the feed loop's failure path
-            first_error = error
-        self._tasks = [
-            loop.create_task(self._feed_loop(first_stream, first_error), name="monque-feed"),
-            loop.create_task(self._poll_loop(), name="monque-poll"),
-            # Paused names set by other processes are followed within one poll interval.
-            loop.create_task(self._every(options.poll_interval, self._fleet.refresh_paused), name="monque-control"),
-        ]
+        self._watch = ResilientWatch(
+            self._ctx.store, self._on_change, self._on_watch_event, full_document=False,
+            statuses=(JobStatus.PENDING,), reconnect_delays=self.reconnect_delays,
+            fallback_retry_interval=self.fallback_retry_interval)
+        await self._watch.start()
+        self._tasks = [loop.create_task(self._poll_loop(), name="monque-poll")]
+        # Paused names set by other processes are followed within one poll interval.
+        self._tasks.append(
+            loop.create_task(self._every(options.poll_interval, self._fleet.refresh_paused), name="monque-control"))
         if options.recover_stale_jobs:
             self._tasks.append(loop.create_task(
                 self._every(options.effective_stale_recovery_interval, self.recover_stale), name="monque-stale"))
@@ -85,8 +76,9 @@ class Lifecycle:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        self.feed_live = False
-        self.feed_state = "stopped"
+        watch = self._watch
+        if watch is not None:
+            await watch.stop()  # emits changestream:closed if the stream was live, as upstream
 
     async def stop_heartbeat(self) -> None:
         task, self._heartbeat_task = self._heartbeat_task, None
@@ -171,66 +163,24 @@ class Lifecycle:
                 pass
 
     # -- change feed ----------------------------------------------------------------------------
-    async def _open_stream(self, token: object) -> AsyncIterator[ChangeEvent]:
-        return await self._ctx.store.open_watch(token, full_document=False, statuses=(JobStatus.PENDING,))
+    @property
+    def feed_state(self) -> FeedState:
+        return self._watch.state if self._watch is not None else "stopped"
 
-    async def _feed_loop(self, first_stream: AsyncIterator[ChangeEvent] | None, first_error: BaseException | None) -> None:
-        events = self._ctx.events
-        failures = 0
-        token = None
-        in_fallback = False
-        while True:
-            opened_at = time.monotonic()
-            try:
-                if first_error is not None:
-                    error, first_error = first_error, None
-                    raise error
-                if first_stream is not None:
-                    stream, first_stream = first_stream, None
-                else:
-                    stream = await self._open_stream(token)
-                self.feed_live = True
-                self.feed_state = "live"
-                events.emit("changestream:connected", ChangeStreamEvent())
-                if in_fallback:
-                    in_fallback = False
-                    self.poll_soon()  # back from fallback: re-arm the poll at the safety interval
-                async for change in stream:
-                    token = change.token
-                    self._route(change.name, change.status, change.next_run_at_ms, change.operation)
-                # The stream ended without an error: the store was closed under us.
-                self.feed_live = False
-                events.emit("changestream:closed", ChangeStreamEvent())
-                return
-            except asyncio.CancelledError:
-                raise
-            except Exception as error:  # noqa: BLE001 - every feed failure goes down one path
-                was_live = self.feed_live
-                self.feed_live = False
-                # Only time proves a stream: one that delivers an event and then breaks, over
-                # and over, must still end up in fallback rather than reconnect forever.
-                if time.monotonic() - opened_at >= STREAM_PROVEN_AFTER:
-                    failures = 0
-                failures += 1
-                if isinstance(error, ChangeFeedHistoryLostError):
-                    token = None  # history lost: start from now; the poll covers the gap
-                events.emit("changestream:error", ChangeStreamEvent(error=error))
-                if was_live:
-                    events.emit("changestream:closed", ChangeStreamEvent())
-                if failures <= len(self.reconnect_delays):
-                    self.feed_state = "reconnecting"
-                    delay = self.reconnect_delays[failures - 1]
-                else:
-                    self.feed_state = "fallback"
-                    if not in_fallback:
-                        in_fallback = True
-                        events.emit(
-                            "changestream:fallback",
-                            ChangeStreamEvent(error=error, reason=f"change feed failed {failures} times: {error}"),
-                        )
-                        self.poll_soon()
-                    delay = self.fallback_retry_interval
-                await asyncio.sleep(delay)
+    @property
+    def feed_live(self) -> bool:
+        return self.feed_state == "live"
+
+    def _on_change(self, change: ChangeEvent) -> None:
+        self._route(change.name, change.status, change.next_run_at_ms, change.operation)
+
+    def _on_watch_event(self, event: WatchEvent) -> None:
+        if event.kind == "history_lost":
+            self.poll_soon()  # changes were missed: the poll finds the due work
+            return
+        self._ctx.events.emit(f"changestream:{event.kind}", ChangeStreamEvent(error=event.error, reason=event.reason))
+        if event.kind == "fallback" or (event.kind == "connected" and event.previous == "fallback"):
+            self.poll_soon()  # re-arm the poll at the interval of the new state
 
     def _route(self, name: str | None, status: JobStatus | None, next_run_at_ms: int | None, operation: str) -> None:
         if operation == "delete" or status is not JobStatus.PENDING or name is None:

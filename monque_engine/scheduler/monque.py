@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any
 
+from ..cursor import CursorAnchor, encode_cursor
 from ..errorgroups import ErrorGroup
 from ..errors import ConnectionError, InvalidJobQueryError, MonqueError, ShutdownTimeoutError
 from ..events import EventEmitter, JobErrorEvent, Listener
@@ -23,6 +24,7 @@ from ..job import (
     JobSelector,
     JobSort,
     QueueHealth,
+    JobStatus,
     QueueStats,
     QueueViewSummary,
 )
@@ -34,6 +36,7 @@ from .context import SchedulerContext
 from .fleet import Fleet
 from .intake import JobIntake
 from .lifecycle import Lifecycle
+from .resilient_watch import FeedState, ResilientWatch, WatchEvent
 from .manager import JobManager
 from .processor import Handler, JobProcessor
 from .query import JobQuery
@@ -96,8 +99,9 @@ class Monque:
         return self._processor.running
 
     @property
-    def feed_state(self) -> str:
-        """``live``, ``reconnecting``, ``fallback`` (polling) or ``stopped``."""
+    def feed_state(self) -> FeedState:
+        """The processor's change feed: ``connecting``, ``live``, ``reconnecting``, ``fallback`` (polling) or
+        ``stopped`` (the vocabulary of ``ResilientWatch``)."""
         return self._lifecycle.feed_state
 
     # -- life cycle -----------------------------------------------------------------------------
@@ -316,6 +320,16 @@ class Monque:
         self._require_initialized()
         return await self._query.error_groups(name, since, limit)
 
+    def cursor_at(self, job: Job, sort: JobSort | None = None) -> str:
+        """A cursor anchored on a job you already hold, to page forward or backward from it in ``sort`` order.
+
+        Consoles keep a window of rows and extend it from its edges; they need not (and must not)
+        build cursors themselves.
+        """
+        sort = sort or JobSort()
+        value = None if sort.by == "id" else getattr(job, f"{sort.by}_ms")
+        return encode_cursor(CursorAnchor(job.id, value), "forward", sort)
+
     async def count_jobs(self, filter: JobListFilter | None = None) -> int:
         self._require_initialized()
         return await self._query.count_jobs(filter)
@@ -467,6 +481,26 @@ class Monque:
         """
         self._require_initialized()
         return self.store.watch(resume_after, full_document=full_document)
+
+    def resilient_watch(
+        self,
+        on_change: Callable[[ChangeEvent], None],
+        on_event: Callable[[WatchEvent], None] | None = None,
+        *,
+        full_document: bool = True,
+        statuses: tuple[JobStatus, ...] | None = None,
+        **tuning: Any,
+    ) -> ResilientWatch:
+        """A change feed that reconnects and falls back by itself, as the processor's own does.
+
+        ``await watch.start()`` opens it; ``on_change`` gets each change and ``on_event`` each
+        transition (``WatchEvent``: connected, error, closed, fallback, history_lost), both on the
+        event loop; ``watch.state`` is the one ``FeedState`` vocabulary; ``await watch.stop()``
+        before ``close()``. ``tuning``: reconnect_delays, fallback_retry_interval, proven_after.
+        """
+        self._require_initialized()
+        return ResilientWatch(self.store, on_change, on_event, full_document=full_document, statuses=statuses,
+                              **tuning)
 
     async def open_watch(self, resume_after: Any = None, *, full_document: bool = True) -> AsyncIterator[ChangeEvent]:
         """Like ``watch`` but opens the feed now, so a bad token or a broken store raises here."""

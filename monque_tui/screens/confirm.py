@@ -9,17 +9,18 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
-from ..actions import ActionKind, ActionPlan
+from ..actions import VERBS, ActionKind, ActionPlan
 
 
 class ConfirmScreen(ModalScreen[bool]):
     DEFAULT_CSS = """
     ConfirmScreen { align: center middle; }
     ConfirmScreen > Vertical {
-        width: 72; height: auto; border: thick $error; background: $surface; padding: 1 2;
+        width: 90%; max-width: 100; height: auto; border: thick $error; background: $surface; padding: 1 2;
     }
     ConfirmScreen.-mild > Vertical { border: thick $warning; }
-    ConfirmScreen #confirm-question { text-style: bold; margin-bottom: 1; }
+    ConfirmScreen #confirm-question { text-style: bold; margin-bottom: 1; width: 100%; height: auto; }
+    ConfirmScreen .confirm-detail { width: 100%; height: auto; }
     ConfirmScreen .confirm-detail { color: $text-muted; }
     ConfirmScreen Input { margin-top: 1; }
     ConfirmScreen Horizontal { height: auto; margin-top: 1; align-horizontal: right; }
@@ -39,14 +40,14 @@ class ConfirmScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(self.plan.question, id="confirm-question")
+            yield Label(self.plan.question, id="confirm-question", markup=False)
             for line in self.plan.details:
-                yield Static(line, classes="confirm-detail")
+                yield Static(line, classes="confirm-detail", markup=False)
             if self.plan.needs_typed_confirmation:
                 yield Input(placeholder=f"type {self.plan.count} to confirm", id="confirm-typed")
             with Horizontal():
                 yield Button("Keep (n)", id="refuse", variant="default")
-                verb = self.plan.question.split(" ", 1)[0]
+                verb = VERBS[self.plan.kind][0]
                 yield Button(f"{verb} (y)", id="accept",
                              variant="warning" if self.plan.kind is ActionKind.RETRY else "error")
 

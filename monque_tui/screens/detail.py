@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+import asyncio
 from typing import TYPE_CHECKING, cast
 
 from rich.console import Group, RenderableType
@@ -22,11 +22,13 @@ from monque_engine.cron import describe, next_runs
 from ..actions import ActionKind, eligible
 from ..bindings import MUTATING_ACTIONS, bindings_for
 from ..clock import Clock
-from ..feed import ChangeBatch
+from ..session import ConsoleSession
+from ..session.events import JobsChanged
 from ..formatting import STATUS_STYLES, absolute, relative, span
+from ..payload import PayloadPages, paginate, size_text
 
 if TYPE_CHECKING:
-    from ..app import MonqueConsole
+    from ..app import MonqueConsole, SessionMessage
 
 
 def _moment(ms: int | None, now: int) -> Text:
@@ -35,7 +37,8 @@ def _moment(ms: int | None, now: int) -> Text:
     return Text.assemble(absolute(ms), ("  " + relative(ms, now), "dim"))
 
 
-def job_renderable(job: Job, now: int) -> RenderableType:
+def job_renderable(job: Job, now: int, payload: PayloadPages | None = None, page: int = 0) -> RenderableType:
+    """Every field, the schedule, the error, and one page of the payload (``None``: still being prepared)."""
     fields = Table.grid(padding=(0, 2))
     fields.add_column(style="bold", no_wrap=True)
     fields.add_column()
@@ -76,9 +79,16 @@ def job_renderable(job: Job, now: int) -> RenderableType:
         parts.append(Panel(schedule, title="Schedule", title_align="left", border_style="cyan"))
     if job.fail_reason:
         parts.append(Panel(Text(job.fail_reason, style="red"), title="Error", title_align="left", border_style="red"))
-    payload = json.dumps(job.data, indent=2, sort_keys=True, default=str)
-    parts.append(Panel(Syntax(payload, "json", theme="ansi_dark", word_wrap=True, background_color="default"),
-                       title="Payload", title_align="left", border_style="blue"))
+    if payload is None:
+        parts.append(Panel(Text("Preparing the payload…", style="dim"), title="Payload", title_align="left",
+                           border_style="blue"))
+        return Group(*parts)
+    title = f"Payload ({size_text(payload.total_chars)})"
+    if len(payload) > 1:
+        title += f" — page {page + 1:,} of {len(payload):,}: > next, < previous"
+    parts.append(Panel(Syntax(payload.page(page), "json", theme="ansi_dark", word_wrap=True,
+                              background_color="default"),
+                       title=Text(title), title_align="left", border_style="blue"))
     return Group(*parts)
 
 
@@ -90,50 +100,72 @@ class JobDetailScreen(Screen[None]):
     JobDetailScreen #detail-title { background: $primary-background; padding: 0 1; text-style: bold; }
     """
 
-    def __init__(self, job_id: str, clock: Clock) -> None:
+    def __init__(self, session: ConsoleSession, job_id: str, clock: Clock, row: Job | None = None) -> None:
+        """``row``: the job as the table has it (without payload), drawn at once while the store is read."""
         super().__init__()
+        self.session = session
         self.job_id = job_id
+        self._row = row
         self.job: Job | None = None
         self._clock = clock
+        self.payload: PayloadPages | None = None
+        self.page = 0
 
     @property
     def console(self) -> MonqueConsole:
         return cast("MonqueConsole", self.app)
 
     def compose(self) -> ComposeResult:
-        yield Static(f"Job {self.job_id}", id="detail-title")
+        yield Static(f"Job {self.job_id}", id="detail-title", markup=False)
         with VerticalScroll():
             yield Static("Loading…", id="detail-body")
-        yield Footer()
+        yield Footer(show_command_palette=False)
 
     def on_mount(self) -> None:
+        if self._row is not None:
+            self.show(self._row, None)
         self.load()
 
     @work(exclusive=True)
     async def load(self) -> None:
-        monque = self.console.monque
-        if monque is None:
-            return
-        self.show(await monque.get_job(self.job_id))
+        job = await self.session.job(self.job_id)
+        # A job's payload never changes after it is enqueued: prepare it once.
+        if job is not None and self.payload is None:
+            self.show(job, None)  # the fields now; the payload when it is ready
+            # Dumping a multi-megabyte payload takes long: never on the UI thread.
+            self.payload = await asyncio.to_thread(paginate, job.data)
+            self.page = min(self.page, len(self.payload) - 1)
+        self.show(job, self.payload)
 
-    def show(self, job: Job | None) -> None:
+    def show(self, job: Job | None, payload: PayloadPages | None) -> None:
         self.job = job
         body = self.query_one("#detail-body", Static)
         if job is None:
             body.update(Text(f"Job {self.job_id} no longer exists (deleted, or removed by retention).", style="red"))
         else:
-            body.update(job_renderable(job, self._clock()))
+            body.update(job_renderable(job, self._clock(), payload, self.page))
             self.query_one("#detail-title", Static).update(
                 Text.assemble(f"Job {job.id}  ", (job.name, "bold"), "  ", (job.status.value, STATUS_STYLES[job.status])))
         self.refresh_bindings()
 
-    def apply_changes(self, batch: ChangeBatch) -> None:
-        if self.job_id in batch.jobs or batch.reload:
+    def action_payload_page(self, step: int) -> None:
+        if self.payload is None or self.job is None:
+            return
+        page = max(0, min(self.page + step, len(self.payload) - 1))
+        if page != self.page:
+            self.page = page
+            self.show(self.job, self.payload)
+
+    def on_session_message(self, message: SessionMessage) -> None:
+        event = message.event
+        if isinstance(event, JobsChanged) and (event.reload or self.job_id in event.job_ids):
             self.load()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in MUTATING_ACTIONS and self.console.read_only:
+        if action in MUTATING_ACTIONS and self.session.read_only:
             return None
+        if action == "payload_page":
+            return True if self.payload is not None and len(self.payload) > 1 else None
         if action == "act":
             return True if self.job is not None and eligible(ActionKind(str(parameters[0])), self.job.status) else None
         return True

@@ -52,7 +52,7 @@ class HelpScreen(ModalScreen[None]):
         with VerticalScroll() as scroll:
             scroll.border_title = "Keys"
             yield Static(help_table(self._read_only))
-        yield Footer()
+        yield Footer(show_command_palette=False)
 
     def action_back(self) -> None:
         self.dismiss(None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
@@ -14,12 +15,14 @@ from monque_engine import InvalidCronError, JobListFilter, JobStatus, QueueViewS
 from monque_engine.cron import describe
 
 from ..bindings import bindings_for
-from ..feed import ChangeBatch
+from ..session import ConsoleSession
+from ..session.events import JobsChanged
 from ..formatting import STATUS_STYLES
 
 if TYPE_CHECKING:
-    from ..app import MonqueConsole
+    from ..app import MonqueConsole, SessionMessage
 
+RELOAD_EVERY = 2.0
 COLUMNS = ("name", "pending", "processing", "completed", "failed", "cancelled", "total", "schedule", "workers")
 
 
@@ -31,6 +34,11 @@ class QueuesScreen(Screen[None]):
     QueuesScreen DataTable { height: 1fr; }
     """
 
+    def __init__(self, session: ConsoleSession) -> None:
+        super().__init__()
+        self.session = session
+        self._loaded_at = 0.0
+
     @property
     def console(self) -> MonqueConsole:
         return cast("MonqueConsole", self.app)
@@ -38,7 +46,7 @@ class QueuesScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static("Queues", id="queues-title")
         yield DataTable(cursor_type="row", zebra_stripes=True)
-        yield Footer()
+        yield Footer(show_command_palette=False)
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
@@ -47,12 +55,15 @@ class QueuesScreen(Screen[None]):
         table.focus()
         self.load()
 
-    def apply_changes(self, batch: ChangeBatch) -> None:
-        self.load()
+    def on_session_message(self, message: SessionMessage) -> None:
+        # Counts per name scan the collection: at most once per RELOAD_EVERY seconds on a busy queue.
+        if isinstance(message.event, JobsChanged) and time.monotonic() - self._loaded_at >= RELOAD_EVERY:
+            self.load()
 
     @work(exclusive=True)
     async def load(self) -> None:
-        monque = self.console.monque
+        self._loaded_at = time.monotonic()
+        monque = self.session.monque
         if monque is None:
             return
         summaries = await monque.get_queue_view_summaries()
@@ -99,8 +110,9 @@ class QueuesScreen(Screen[None]):
             self.query_one("#queues-title", Static).update("Queues — no jobs in the store and no workers registered")
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        if event.row_key.value is not None:
-            self.console.show_jobs_named(event.row_key.value)
+        """Enter on a row (the table takes the key first): the same as the registry's open_queue."""
+        event.stop()
+        self.action_open_queue()
 
     def action_open_queue(self) -> None:
         table = self.query_one(DataTable)

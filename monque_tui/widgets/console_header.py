@@ -6,12 +6,13 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
 
+#: The engine's FeedState vocabulary (ResilientWatch), plus "frozen" for snapshots.
 FEED_LABELS: dict[str, tuple[str, str]] = {
     "connecting": ("◌ connecting", "yellow"),
     "live": ("● live", "bold green"),
     "reconnecting": ("◌ disconnected, retrying", "bold red"),
-    "polling": ("◐ polling fallback", "bold yellow"),
-    "off": ("○ feed off", "dim"),
+    "fallback": ("◐ polling (no live feed)", "bold yellow"),
+    "stopped": ("○ feed off", "dim"),
     "frozen": ("◆ feed off", "dim"),
 }
 
@@ -39,7 +40,7 @@ class ConsoleHeader(Static):
         text.append("  ")
         label, style = FEED_LABELS.get(self.feed, (self.feed, ""))
         text.append(label, style=style)
-        if self.feed_error and self.feed in ("reconnecting", "polling"):
+        if self.feed_error and self.feed in ("reconnecting", "fallback"):
             text.append(f" ({self.feed_error[:60]})", style="dim")
         if self.paused:
             text.append("  ⏸ PAUSED (p resumes)", style="bold reverse yellow")

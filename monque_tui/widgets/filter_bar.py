@@ -1,14 +1,15 @@
 """The `/` filter bar: job name (completed from the names in the store), free text and time ranges.
 
-Name and text apply as they are typed or on Enter; the time ranges (``created -2h..``,
-``updated today``, ``next now..+1h``) apply on Enter, resolved against the console's clock.
-A range that cannot be read shows one line saying what is wrong and what is accepted, and
-the view keeps the ranges it had.
+Name and text apply as they are typed; the time ranges (``created -2h..``, ``updated today``,
+``next now..+1h``) apply on Enter, resolved against the console's clock. A range that cannot
+be read shows one line saying what is wrong and what is accepted, and the view keeps the
+ranges it had. While the "when" field holds text that is not applied, ``unapplied`` says so
+and bulk actions refuse to run: what the bar shows is what an action applies.
 """
 
 from __future__ import annotations
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -49,14 +50,16 @@ class FilterBar(Vertical):
         self._clock = clock
         #: The ranges last applied (a range that did not parse changes nothing).
         self.ranges: tuple[TimeRange, ...] = ()
+        #: The "when" text those ranges came from.
+        self.applied_when = ""
         self.error: str | None = None
 
     def compose(self) -> ComposeResult:
         with Horizontal():
             yield Label("name")
-            yield Input(placeholder="job name (tab completes)", id="filter-name")
+            yield Input(placeholder="exact job name (Tab completes)", id="filter-name")
             yield Label("text")
-            yield Input(placeholder="id prefix or unique key", id="filter-search")
+            yield Input(placeholder="id (start or end) or unique key", id="filter-search")
             yield Label("when")
             yield Input(placeholder=RANGE_PLACEHOLDER, id="filter-when")
         yield Static(RANGE_HINT, id="filter-hint", markup=False)
@@ -64,6 +67,18 @@ class FilterBar(Vertical):
     def on_mount(self) -> None:
         for field in self.query(Input):
             field.cursor_blink = self._blink
+
+    def on_key(self, event: events.Key) -> None:
+        """Tab in the name field completes the suggested name (as the placeholder says); else moves on."""
+        if event.key != "tab":
+            return
+        field = self.query_one("#filter-name", Input)
+        suggestion = field._suggestion  # Textual keeps the ghost text here; there is no public accessor
+        if field.has_focus and suggestion and suggestion != field.value:
+            event.prevent_default()
+            event.stop()
+            field.value = suggestion
+            field.cursor_position = len(suggestion)
 
     def set_names(self, names: list[str]) -> None:
         self.query_one("#filter-name", Input).suggester = SuggestFromList(names, case_sensitive=True)
@@ -97,9 +112,20 @@ class FilterBar(Vertical):
             return
         self._show_error(None)
         self.ranges = ranges
+        self.applied_when = self.query_one("#filter-when", Input).value.strip()
         name, search = self.values
         self.post_message(self.Changed(name, search, ranges, done=True))
 
+    @property
+    def unapplied(self) -> str | None:
+        """Why the view differs from what the bar shows (a typed time range not yet applied), or None."""
+        typed = self.query_one("#filter-when", Input).value.strip()
+        if typed == self.applied_when:
+            return None
+        return f"The time range {typed!r} in the filter bar is not applied yet: press / then Enter to apply it, " \
+               "or Esc to clear the filter."
+
+    @on(Input.Changed, "#filter-name")
     @on(Input.Changed, "#filter-search")
     def _search_changed(self, event: Input.Changed) -> None:
         event.stop()
@@ -110,6 +136,7 @@ class FilterBar(Vertical):
         for field in self.query(Input):
             field.value = ""
         self.ranges = ()
+        self.applied_when = ""
         self._show_error(None)
         self.close()
         self.post_message(self.Changed(None, None, (), done=True))

@@ -7,6 +7,7 @@ edge of the window, and keeps the cursor on the same job when the window changes
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass
 
@@ -29,6 +30,7 @@ from ..window import JobWindow
 #: Fetch more when the cursor or viewport is this close to an edge of the window.
 EDGE_MARGIN = 60
 FLASH_SECONDS = 1.2
+STRIP_CACHE = 400
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,11 +48,19 @@ class Columns:
         return cls(name, owner, max(0, flexible - name - owner - 2))
 
 
-def _cell(text: str, width: int, style: str = "", right: bool = False) -> Text:
+Cells = list[tuple[str, str]]
+
+
+def _cell(text: str, width: int, style: str = "", right: bool = False) -> tuple[str, str]:
     if len(text) > width:
         text = text[: max(0, width - 1)] + "…"
     padded = text.rjust(width) if right else text.ljust(width)
-    return Text(padded + " ", style=style)
+    return padded + " ", style
+
+
+@functools.lru_cache(maxsize=64)
+def _style(name: str) -> Style | None:
+    return Style.parse(name) if name else None
 
 
 class JobTable(ScrollView, can_focus=True):
@@ -97,6 +107,9 @@ class JobTable(ScrollView, can_focus=True):
         self.sort_column = "created_at"
         self.descending = True
         self._flash: dict[str, float] = {}
+        #: Rendered rows of the current second: a refresh redraws only rows that changed.
+        self._strips: dict[tuple[object, ...], Strip] = {}
+        self._cache_second = -1
         self._painted = False
 
     # -- the window -----------------------------------------------------------------------------
@@ -135,9 +148,17 @@ class JobTable(ScrollView, can_focus=True):
         self._resize()
         shift = self.cursor_row - old_row
         if shift and self.scroll_y > 0:
-            self.scroll_to(y=self.scroll_y + shift, animate=False, immediate=True)
+            # Keep the cursor's job on its screen line while rows come and go above it.
+            self.scroll_to(y=max(0, self.scroll_y + shift), animate=False, immediate=True)
+        elif shift and self.cursor_row >= self._page_rows:
+            # At the top, new rows show as they arrive, until the cursor's job would leave the screen.
+            self.scroll_to(y=self.cursor_row - self._page_rows + 1, animate=False, immediate=True)
         if flash:
-            until = time.monotonic() + FLASH_SECONDS
+            now = time.monotonic()
+            until = now + FLASH_SECONDS
+            if self._flash:
+                # Rows that left the window are never drawn again: drop expired entries here, or they pile up.
+                self._flash = {job_id: at for job_id, at in self._flash.items() if at > now}
             for job_id in flash:
                 self._flash[job_id] = until
             self.set_timer(FLASH_SECONDS + 0.05, self.refresh)
@@ -226,38 +247,38 @@ class JobTable(ScrollView, can_focus=True):
             self.move_cursor(row)
 
     # -- rendering ----------------------------------------------------------------------------------
-    def _header(self, columns: Columns) -> Text:
+    def _header(self, columns: Columns) -> Cells:
         arrow = " ↓" if self.descending else " ↑"
         due = "NEXT RUN" + (arrow if self.sort_column == "next_run_at" else "")
         updated = "UPDATED" + (arrow if self.sort_column == "updated_at" else "")
-        text = Text()
-        text.append_text(_cell("", 1))
-        text.append_text(_cell("ID" + (arrow if self.sort_column == "created_at" else ""), 8))
-        text.append_text(_cell("NAME", columns.name))
-        text.append_text(_cell("STATUS", 10))
-        text.append_text(_cell("ATT", 3, right=True))
-        text.append_text(_cell(due, 9))
-        text.append_text(_cell(updated, 8))
-        text.append_text(_cell("OWNER", columns.owner))
-        text.append_text(_cell("ERROR", columns.error))
-        return text
+        return [
+            _cell("", 1),
+            _cell("ID" + (arrow if self.sort_column == "created_at" else ""), 8),
+            _cell("NAME", columns.name),
+            _cell("STATUS", 10),
+            _cell("ATT", 3, right=True),
+            _cell(due, 9),
+            _cell(updated, 8),
+            _cell("OWNER", columns.owner),
+            _cell("ERROR", columns.error),
+        ]
 
-    def _row(self, job: Job, columns: Columns, now: int) -> Text:
+    def _row(self, job: Job, columns: Columns, now: int) -> Cells:
+        """Plain (text, style) cells: turned into segments directly, without Rich's Text layout."""
         marked = job.id in self.marks
-        text = Text()
-        text.append_text(_cell("●" if marked else " ", 1, "bold yellow"))
-        text.append_text(_cell(short_id(job.id), 8, "bold" if marked else ""))
-        text.append_text(_cell(job.name, columns.name))
-        text.append_text(_cell(job.status.value, 10, STATUS_STYLES[job.status]))
-        text.append_text(_cell(str(job.fail_count) if job.fail_count else "", 3, "red" if job.fail_count else "",
-                               right=True))
-        text.append_text(_cell(due_or_finished(job, now), 9))
-        text.append_text(_cell(relative(job.updated_at_ms, now), 8, "dim"))
         owner = job.claimed_by if job.status is JobStatus.PROCESSING else ""
-        text.append_text(_cell(owner or "", columns.owner, "magenta"))
         error = first_line(job.fail_reason) if job.status is JobStatus.FAILED or job.fail_count else ""
-        text.append_text(_cell(error, columns.error, "red"))
-        return text
+        return [
+            _cell("●" if marked else " ", 1, "bold yellow"),
+            _cell(short_id(job.id), 8, "bold" if marked else ""),
+            _cell(job.name, columns.name),
+            _cell(job.status.value, 10, STATUS_STYLES[job.status]),
+            _cell(str(job.fail_count) if job.fail_count else "", 3, "red" if job.fail_count else "", right=True),
+            _cell(due_or_finished(job, now), 9),
+            _cell(relative(job.updated_at_ms, now), 8, "dim"),
+            _cell(owner or "", columns.owner, "magenta"),
+            _cell(error, columns.error, "red"),
+        ]
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
@@ -279,18 +300,39 @@ class JobTable(ScrollView, can_focus=True):
         if not self._painted:
             self._painted = True
             self.call_later(self.post_message, self.FirstPaint())
-        style = base
         flash_until = self._flash.get(job.id)
+        flashing = False
         if flash_until is not None:
             if flash_until > time.monotonic():
-                style += self.get_component_rich_style("job-table--flash")
+                flashing = True
             else:
                 del self._flash[job.id]
-        if row == self.cursor_row:
-            style += self.get_component_rich_style("job-table--cursor")
-        return self._strip(self._row(job, columns, self._clock()), width, style)
+        now = self._clock()
+        second = now // 1000
+        if second != self._cache_second or len(self._strips) > STRIP_CACHE:
+            # Relative times ("3s ago") change each second: the cache lives for one second at most.
+            self._strips.clear()
+            self._cache_second = second
+        at_cursor = row == self.cursor_row
+        key = (job.id, job.updated_at_ms, job.status, job.id in self.marks, width, flashing, at_cursor,
+               at_cursor and self.has_focus)
+        strip = self._strips.get(key)
+        if strip is None:
+            style = base
+            if flashing:
+                style += self.get_component_rich_style("job-table--flash")
+            if at_cursor:
+                style += self.get_component_rich_style("job-table--cursor")
+            strip = self._strips[key] = self._strip(self._row(job, columns, now), width, style)
+        return strip
 
-    def _strip(self, text: Text, width: int, style: Style) -> Strip:
+    def _strip(self, text: Text | Cells, width: int, style: Style) -> Strip:
+        if isinstance(text, list):
+            segments = []
+            for cell, name in text:
+                extra = _style(name)
+                segments.append(Segment(cell, style + extra if extra is not None else style))
+            return Strip(segments).crop_extend(0, width, style)
         text.truncate(width)
         segments = [Segment(seg.text, style + seg.style if seg.style else style)
                     for seg in text.render(self.app.console) if seg.text != "\n"]

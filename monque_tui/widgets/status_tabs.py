@@ -13,33 +13,52 @@ from ..formatting import STATUS_STYLES, STATUS_TABS
 
 class StatusTabs(Static):
     DEFAULT_CSS = """
-    StatusTabs { height: auto; padding: 0 1; }
+    StatusTabs { height: 1; padding: 0 1; }
     """
 
-    # A long view description wraps to a second line rather than hiding the count: re-measure on change.
+    # One line always: a long view description is shortened in the middle, never the sort or count.
     active: reactive[JobStatus | None] = reactive(None)
-    stats: reactive[QueueStats | None] = reactive(None, layout=True)
+    stats: reactive[QueueStats | None] = reactive(None)
     #: How many jobs match the whole view (status, name, text and time ranges), when known.
-    matching: reactive[int | None] = reactive(None, layout=True)
-    describe: reactive[str] = reactive("", layout=True)
+    matching: reactive[int | None] = reactive(None)
+    describe: reactive[str] = reactive("")
+    #: ", sorted by created ↓": kept whole at the end.
+    sort_text: reactive[str] = reactive("")
 
-    def render(self) -> Text:
+    def _tabs(self, short: int | None) -> Text:
+        """The six tabs; ``short`` cuts each label to that many letters (0: the key and count only)."""
         text = Text()
         stats = self.stats
         for index, (status, label) in enumerate(STATUS_TABS, start=1):
             count = "…" if stats is None else f"{stats.total if status is None else stats.count(status):,}"
             style = STATUS_STYLES[status] if status is not None else "bold"
+            shown = label if short is None else label[:short]
             chunk = Text()
             chunk.append(f"{index}", style="dim")
-            chunk.append(f" {label} ", style=style)
+            chunk.append(f" {shown} " if shown else " ", style=style)
             chunk.append(count)
             if status == self.active:
                 chunk.stylize("reverse")
             text.append_text(chunk)
-            text.append("  ")
-        if self.describe:
+            text.append("  " if short is None else " ")
+        return text
+
+    def render(self) -> Text:
+        width = self.content_size.width
+        tail = self.sort_text + (f" — {self.matching:,} matching" if self.matching is not None else "")
+        wanted = min(len(self.describe), 24) + len(tail) + 2
+        text = self._tabs(None)
+        for short in (4, 0):
+            if not width or text.cell_len + wanted <= width:
+                break
+            text = self._tabs(short)
+        if self.describe or self.sort_text:
             text.append("│ ", style="dim")
-            text.append(self.describe, style="italic")
-            if self.matching is not None:
-                text.append(f" — {self.matching:,} matching", style="italic")
+            room = width - text.cell_len - len(tail) if width else len(self.describe)
+            describe = self.describe
+            if room < len(describe):
+                describe = describe[: max(0, room - 1)] + "…" if room > 1 else ""
+            text.append(describe, style="italic")
+            text.append(tail, style="italic")
+        text.no_wrap = True
         return text

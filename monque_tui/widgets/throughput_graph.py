@@ -1,40 +1,52 @@
-"""Completed and failed jobs per second over the last minute, as two text sparklines."""
+"""Completed jobs and failed attempts per second over the last 30 seconds, as two text sparklines.
+
+Each line has its own scale (its peak is printed), and zero draws ``·`` while any non-zero
+second draws at least ``▁``, so a trickle of failures never looks like none.
+"""
 
 from __future__ import annotations
 
 from rich.text import Text
 from textual.widgets import Static
 
-BARS = " ▁▂▃▄▅▆▇█"
+BARS = "▁▂▃▄▅▆▇█"
+ZERO = "·"
+SECONDS = 30
 
 
-def sparkline(values: list[float], peak: float) -> str:
+def sparkline(values: list[float]) -> str:
+    """One glyph per value, scaled to this line's own peak; zero is ``ZERO``."""
+    peak = max(values, default=0.0)
     if peak <= 0:
-        return "▁" * len(values)
-    return "".join(BARS[max(1, min(8, round(v / peak * 8)))] if v > 0 else "▁" for v in values)
+        return ZERO * len(values)
+    top = len(BARS) - 1
+    return "".join(BARS[min(top, int(v / peak * top + 0.5))] if v > 0 else ZERO for v in values)
+
+
+def _rate(values: list[float], recent: int = 5) -> float:
+    tail = values[-recent:]
+    return sum(tail) / len(tail) if tail else 0.0
 
 
 class ThroughputGraph(Static):
     DEFAULT_CSS = """
     ThroughputGraph { height: 1; padding: 0 1; }
     """
+    seconds = SECONDS
 
     def on_mount(self) -> None:
-        self.show([0.0] * 30, [0.0] * 30)
+        self.show([0.0] * SECONDS, [0.0] * SECONDS)
 
     def show(self, completed: list[float], failed: list[float]) -> None:
-        recent = 5
-        done_rate = sum(completed[-recent:]) / recent if completed else 0.0
-        fail_rate = sum(failed[-recent:]) / recent if failed else 0.0
-        width = 30
-        completed, failed = completed[-width:], failed[-width:]
-        peak = max([*completed, *failed, 0.0])
+        completed, failed = completed[-SECONDS:], failed[-SECONDS:]
         text = Text()
         text.append("completed/s ", style="green")
-        text.append(f"{done_rate:>7,.1f} ")
-        text.append(sparkline(completed, peak), style="green")
-        text.append("   failed/s ", style="red")
-        text.append(f"{fail_rate:>6,.1f} ")
-        text.append(sparkline(failed, peak), style="red")
-        text.append("  (last minute)", style="dim")
+        text.append(f"{_rate(completed):>7,.1f} ")
+        text.append(sparkline(completed), style="green")
+        text.append(f" peak {max(completed, default=0):,.0f}", style="dim")
+        text.append("   failed attempts/s ", style="red")
+        text.append(f"{_rate(failed):>6,.1f} ")
+        text.append(sparkline(failed), style="red")
+        text.append(f" peak {max(failed, default=0):,.0f}", style="dim")
+        text.append(f"  (last {SECONDS} s, 5 s average)", style="dim")
         self.update(text)

@@ -80,3 +80,40 @@ def test_demo_console_draws_rows_shows_help_and_quits_cleanly(tmux: Tmux, tmp_pa
     tmux.send("stty -a | grep -o -- ' -\\?echo ' | head -1; echo SHELL-OK", "Enter")
     screen = tmux.wait_for(lambda s: re.search(r"^SHELL-OK", s, re.M) is not None, "the shell to answer")
     assert " echo " in screen and " -echo " not in screen  # the terminal echoes again
+
+
+def _console_without_terminal(tmp_path: Path, redirect: str) -> subprocess.CompletedProcess[str]:
+    url = f"sqlite:///{tmp_path / 'jobs.db'}"
+    command = f"exec {shlex.quote(sys.executable)} -m monque_tui {shlex.quote(url)} {redirect}"
+    return subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+
+
+@pytest.mark.parametrize("redirect", ["</dev/null", "<&-"], ids=["stdin-devnull", "stdin-closed"])
+def test_without_a_terminal_the_console_exits_2_with_one_line(tmp_path: Path, redirect: str) -> None:
+    result = _console_without_terminal(tmp_path, redirect)
+    assert result.returncode == 2, result
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr, result.stderr
+    assert "needs a terminal" in result.stderr and "stdin" in result.stderr
+    assert result.stdout == ""
+
+
+def test_the_palette_opens_and_runs_a_command_in_a_real_terminal(tmux: Tmux, tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'demo.db'}"
+    command = f"{shlex.quote(sys.executable)} -m monque_tui --demo {shlex.quote(url)}; echo CONSOLE-EXIT=$?"
+    tmux.send(command, "Enter")
+    tmux.wait_for(lambda s: "completed/s" in s, "the jobs screen")
+    for key in ("C-p", ":"):
+        tmux.send(key)
+        tmux.wait_for(lambda s: "Filter [/]" in s or "Search for commands" in s, "the palette")
+        tmux.send("Escape")
+        tmux.wait_for(lambda s: "Search for commands" not in s, "the palette to close")
+    tmux.send(":")
+    tmux.wait_for(lambda s: "Search for commands" in s, "the palette")
+    tmux.send("Queues")
+    tmux.wait_for(lambda s: "Queues [w]" in s, "the Queues command")
+    tmux.send("Enter")
+    tmux.wait_for(lambda s: "SCHEDULE" in s and "WORKERS" in s, "the queues screen")
+    tmux.send("q")
+    exited = re.compile(r"^CONSOLE-EXIT=(\d+)", re.M)
+    screen = tmux.wait_for(lambda s: exited.search(s) is not None, "the console to exit")
+    assert exited.search(screen).group(1) == "0", screen  # type: ignore[union-attr]

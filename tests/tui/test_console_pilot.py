@@ -11,6 +11,7 @@ from monque_engine import JobStatus, Monque
 from monque_tui.actions import ActionKind
 from monque_tui.config import ConsoleConfig
 from monque_tui.console import run_console
+from monque_tui.palette import palette_commands
 from monque_tui.screens.confirm import ConfirmScreen
 from monque_tui.screens.detail import JobDetailScreen
 from monque_tui.screens.help import HelpScreen
@@ -241,7 +242,7 @@ async def test_screens_open_and_close(seeded_url: str) -> None:
 
 
 def test_an_unusable_store_is_one_line_and_exit_code_1(tmp_path: Path, capsys: object) -> None:
-    code = run_console(ConsoleConfig(url=f"sqlite:///{tmp_path / 'missing-dir' / 'x.db'}"))
+    code = run_console(ConsoleConfig(url=f"sqlite:///{tmp_path / 'missing-dir' / 'x.db'}"), terminal_required=False)
     err = capsys.readouterr().err  # type: ignore[attr-defined]
     assert code == 1
     assert err.count("\n") == 1 and "does not exist" in err
@@ -255,11 +256,11 @@ def test_the_engine_never_imports_textual() -> None:
 async def test_palette_offers_the_registry_actions_that_apply(seeded_url: str) -> None:
     async with running_console(seeded_url) as (app, pilot):
         await move_to(app, pilot, FAILED_EMAIL)
-        titles = [command.title for command in app.get_system_commands(app.jobs_screen)]
+        titles = [command.title for command in palette_commands(app, app.jobs_screen)]
         assert "Retry [r]" in titles and "Queues [w]" in titles and "Help [?]" in titles
         assert "Cancel [c]" not in titles  # a failed job cannot be cancelled
     async with running_console(seeded_url, read_only=True) as (app, pilot):
-        titles = [command.title for command in app.get_system_commands(app.jobs_screen)]
+        titles = [command.title for command in palette_commands(app, app.jobs_screen)]
         assert not {"Retry [r]", "Delete [d]", "Cancel [c]", "Reschedule [t]", "Retry all [R]"} & set(titles)
         assert "Quit [q]" in titles
 

@@ -363,13 +363,13 @@ def _add_ours(query: Document, error_group: str | None, text: str | None) -> Non
 
 
 def _search_clause(search: str) -> Document:
-    """Id prefix or unique-key substring (the contract's meaning, and what the console
-    matches live events with).
+    """Id prefix (as an ObjectId range, so it uses the _id index), id suffix (ours: consoles
+    show the last 8 hex digits), or unique-key substring (the contract's meaning, and what
+    the console matches live events with).
 
-    The id prefix is anchored, as an ObjectId range on the ``_id`` index. A substring
-    cannot be anchored, so the unique-key branch is an unanchored regex, which MongoDB
-    evaluates against the keys of the sparse ``uniqueKey`` index (only jobs with a key,
-    no document fetched until a key matches); the caller bounds it with maxTimeMS.
+    A substring cannot be anchored, so the unique-key branch is an unanchored regex, which
+    MongoDB evaluates against the keys of the sparse ``uniqueKey`` index (only jobs with a
+    key, no document fetched until a key matches); the caller bounds it with maxTimeMS.
     """
     clauses: list[Document] = [{"uniqueKey": {"$regex": re.escape(search)}}]
     prefix = search.lower()
@@ -377,6 +377,7 @@ def _search_clause(search: str) -> Document:
         low = ObjectId(prefix.ljust(24, "0"))
         high = ObjectId(prefix.ljust(24, "f"))
         clauses.insert(0, {"_id": {"$gte": low, "$lte": high}})
+        clauses.insert(1, {"$expr": {"$regexMatch": {"input": {"$toString": "$_id"}, "regex": f"{prefix}$"}}})
     return {"$or": clauses}
 
 

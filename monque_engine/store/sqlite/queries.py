@@ -6,6 +6,7 @@ Kept apart from the store so the statement shapes can be read (and tested) on th
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from ...attempts import MAX_ATTEMPTS, AppendedHistory
@@ -98,6 +99,8 @@ def _in(column: str, values: tuple[Any, ...], params: list[Any]) -> str:
     params.extend(v.value if hasattr(v, "value") else v for v in values)
     return f"{column} IN ({','.join('?' * len(values))})"
 
+_HEX = re.compile(r"[0-9a-f]{1,24}")
+
 
 def selector_where(selector: StoreSelector) -> tuple[str, list[Any]]:
     clauses: list[str] = []
@@ -152,8 +155,13 @@ def filter_where(filter: StoreListFilter) -> tuple[str, list[Any]]:
         clauses.append("repeat_interval IS NOT NULL" if filter.recurring else "repeat_interval IS NULL")
     if filter.search:
         escaped = filter.search.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        clauses.append("(id LIKE ? ESCAPE '\\' OR instr(unique_key, ?) > 0)")
-        params.extend((escaped + "%", filter.search))
+        if _HEX.fullmatch(filter.search.lower()):
+            # Ours: the id's tail matches too (consoles show the last 8 hex digits, which must be searchable).
+            clauses.append("(id LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\' OR instr(unique_key, ?) > 0)")
+            params.extend((escaped + "%", "%" + escaped, filter.search))
+        else:
+            clauses.append("(id LIKE ? ESCAPE '\\' OR instr(unique_key, ?) > 0)")
+            params.extend((escaped + "%", filter.search))
     if filter.error_group is not None:
         clauses.append(group_clause(filter.error_group, params))
     if filter.text:

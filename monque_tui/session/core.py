@@ -1,0 +1,429 @@
+"""The console's core, without Textual: the store, what is shown, what is marked, what is live.
+
+``ConsoleSession`` owns the embedded ``Monque``, the query and the marks, the paged window
+(with a generation number, so a slow page for an old query never replaces a newer one), the
+stats refresh (one at a time, backing off on big stores), the live feed (the engine's
+``ResilientWatch``, coalesced by ``ChangeBuffer``) and bulk planning (count, confirm, act
+bounded to what was counted). It exposes async methods and emits plain events
+(``session.events``); the Textual app turns keys into calls and events into messages.
+Everything here can be driven from a plain asyncio test.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from monque_engine import (
+    CursorPage,
+    Job,
+    JobStatus,
+    Monque,
+    QueueStats,
+    ResilientWatch,
+    WatchEvent,
+)
+
+from monque_engine.job import CursorDirection
+
+from ..actions import ActionKind, ActionPlan, execute, plan_bulk, plan_for_jobs, recount
+from ..clock import Clock, system_clock
+from ..config import ConsoleConfig
+from ..query import JobQuery
+from ..window import PAGE_SIZE, JobWindow
+from .events import (
+    Connected,
+    FeedChanged,
+    JobsChanged,
+    MarksChanged,
+    Notice,
+    QueryChanged,
+    SessionEvent,
+    StatsChanged,
+    WindowChanged,
+    WindowExtended,
+    WindowLoaded,
+)
+from .feed import ChangeBuffer, Throughput
+
+#: Counting a big store is a scan: after a count that took t, wait at least this many t (<= 10 % of a core).
+STATS_BACKOFF = 10
+READ_ONLY_NOTICE = "Read-only console: actions are disabled (started with --read-only)."
+
+
+class SessionError(Exception):
+    """The session cannot start; ``str()`` is one line for the operator."""
+
+
+class ConsoleSession:
+    def __init__(self, config: ConsoleConfig, *, clock: Clock = system_clock, live: bool = True,
+                 emit: Callable[[SessionEvent], None] | None = None) -> None:
+        self.config = config
+        self.clock = clock
+        self.live = live
+        self.read_only = config.read_only
+        self._emit = emit or (lambda event: None)
+        self.monque: Monque | None = None
+        # what is shown
+        self.query = JobQuery()
+        self.window = JobWindow(self.query)
+        self.generation = 0
+        self._edges_loading: set[str] = set()
+        #: The job under the table's cursor and its row (the screen reports them).
+        self.cursor: Job | None = None
+        self.cursor_row = 0
+        self.marks: dict[str, Job] = {}
+        # counts
+        self.stats: QueueStats | None = None
+        self.matching: int | None = None
+        self._stats_busy = False
+        self._stats_again = False
+        self._stats_cost = 0.0
+        self._stats_done_at = 0.0
+        # live
+        self.throughput = Throughput(system_clock)
+        self.buffer = ChangeBuffer(self.throughput)
+        self.watch: ResilientWatch | None = None
+        self.feed_state: str = "connecting" if live else "frozen"
+        self.feed_error: str | None = None
+        self.paused = False
+
+    def emit(self, event: SessionEvent) -> None:
+        self._emit(event)
+
+    # -- open and close -------------------------------------------------------------------------------
+    async def open(self) -> None:
+        """Open the store (and start workers and the feed when configured); SessionError on failure."""
+        options: dict[str, Any] = dict(self.config.monque_options)
+        if not self.config.start_workers:
+            # A console that runs no workers only looks: fresh counts, and no stale recovery on open.
+            options.setdefault("recover_stale_jobs", False)
+        options.setdefault("stats_cache_ttl", 0.5)
+        try:
+            monque = Monque(self.config.url, **options)
+            await monque.initialize()
+        except Exception as error:  # noqa: BLE001 - reported as one line, then exit non-zero
+            raise SessionError(f"monque-tui: cannot open {self.config.url}: {error}") from None
+        self.monque = monque
+        try:
+            if self.config.setup is not None:
+                await self.config.setup(monque)
+            if self.config.start_workers:
+                await monque.start()
+        except Exception as error:  # noqa: BLE001
+            raise SessionError(f"monque-tui: setup failed: {type(error).__name__}: {error}") from None
+        self.emit(Connected(monque.display_url, tuple(monque.registered_names) if self.config.start_workers else ()))
+        if self.live:
+            self.watch = monque.resilient_watch(self.buffer.add, self._watch_event, full_document=True)
+            await self.watch.start()
+        else:
+            self.emit(FeedChanged("frozen"))
+
+    async def close(self) -> None:
+        watch, self.watch = self.watch, None
+        if watch is not None:
+            await watch.stop()
+        monque, self.monque = self.monque, None
+        if monque is not None:
+            await monque.close()
+
+    def _watch_event(self, event: WatchEvent) -> None:
+        if event.kind in ("history_lost", "error", "fallback"):
+            self.buffer.must_reload()  # changes may have been missed: reload what is shown
+        error = event.reason if event.kind == "fallback" else (str(event.error) if event.error else None)
+        if event.error is not None and event.kind != "fallback":
+            error = f"{type(event.error).__name__}: {event.error}"
+        self.feed_state = event.state
+        self.feed_error = None if event.state == "live" else (error or self.feed_error)
+        self.emit(FeedChanged(self.feed_state, self.feed_error))
+
+    @property
+    def polling(self) -> bool:
+        """No live feed: the view is refreshed by polling."""
+        return self.live and self.feed_state in ("fallback", "reconnecting")
+
+    # -- the query ------------------------------------------------------------------------------------
+    def set_query(self, query: JobQuery) -> bool:
+        """Change what is shown; the caller then loads (``load_top``). False if nothing changed."""
+        if query == self.query:
+            return False
+        self.query = query
+        self.matching = None
+        self.emit(QueryChanged(query))
+        return True
+
+    # -- the window -------------------------------------------------------------------------------------
+    def _new_generation(self) -> int:
+        self.generation += 1
+        self._edges_loading.clear()
+        return self.generation
+
+    async def _page(self, cursor: str | None, limit: int, direction: CursorDirection, query: JobQuery) -> CursorPage:
+        assert self.monque is not None
+        return await self.monque.get_jobs_with_cursor(cursor, limit, direction, query.list_filter(), query.sort(),
+                                                      include_data=False)
+
+    async def load_end(self, end: str = "top") -> bool:
+        """Load the first (``top``) or last (``bottom``) page of the view; False if superseded."""
+        if self.monque is None:
+            return False
+        generation = self._new_generation()
+        query = self.query
+        page = await self._page(None, PAGE_SIZE, "forward" if end == "top" else "backward", query)
+        if generation != self.generation:
+            return False
+        window = JobWindow(query)
+        if end == "top":
+            window.replace(page.jobs, has_before=False, has_after=page.has_next_page)
+        else:
+            window.replace(page.jobs, has_before=page.has_previous_page, has_after=False)
+        self._set_window(window)
+        self.emit(WindowLoaded(window, at=end))
+        return True
+
+    async def load_top(self) -> bool:
+        return await self.load_end("top")
+
+    async def load_bottom(self) -> bool:
+        return await self.load_end("bottom")
+
+    async def reload_around_cursor(self) -> bool:
+        """Reload the window around the cursor's job (after a burst, a lost feed, or when polling)."""
+        monque, anchor = self.monque, self.cursor
+        if monque is None:
+            return False
+        if anchor is None:
+            return await self.load_top()
+        generation = self._new_generation()
+        query = self.query
+        cursor = monque.cursor_at(anchor, query.sort())
+        half = PAGE_SIZE // 2
+        before = await self._page(cursor, half, "backward", query)
+        after = await self._page(cursor, half, "forward", query)
+        current = await monque.get_job(anchor.id)
+        if generation != self.generation:
+            return False
+        middle = [current] if current is not None and query.matches(current) \
+            and query.order_key(current) == query.order_key(anchor) else []
+        window = JobWindow(query)
+        window.replace(before.jobs + middle + after.jobs, before.has_previous_page, after.has_next_page,
+                       max(0, self.window.offset + self.cursor_row - len(before.jobs)))
+        for job in window.rows:
+            if job.id in self.marks:
+                self.marks[job.id] = job
+        self._set_window(window)
+        cursor_id = anchor.id if middle else (after.jobs[0].id if after.jobs else None)
+        self.emit(WindowLoaded(window, cursor_id=cursor_id, at="keep"))
+        return True
+
+    async def load_edge(self, edge: str) -> bool:
+        """Extend the window at an edge (``before`` / ``after``) and trim it around the cursor."""
+        monque, window = self.monque, self.window
+        if monque is None or edge in self._edges_loading or not window.rows:
+            return False
+        if (edge == "after" and not window.has_after) or (edge == "before" and not window.has_before):
+            return False
+        self._edges_loading.add(edge)
+        generation = self.generation
+        query = self.query
+        try:
+            if edge == "after":
+                page = await self._page(monque.cursor_at(window.rows[-1], query.sort()), PAGE_SIZE, "forward", query)
+                if generation != self.generation or window is not self.window:
+                    return False
+                window.extend_after(page.jobs, page.has_next_page)
+                shifted = 0
+            else:
+                page = await self._page(monque.cursor_at(window.rows[0], query.sort()), PAGE_SIZE, "backward", query)
+                if generation != self.generation or window is not self.window:
+                    return False
+                size = len(window)
+                window.extend_before(page.jobs, page.has_previous_page)
+                shifted = len(window) - size
+            cut = window.trim(self.cursor_row + shifted)
+            self.emit(WindowExtended(window, shifted - cut))
+            return True
+        finally:
+            self._edges_loading.discard(edge)
+
+    def _set_window(self, window: JobWindow) -> None:
+        self.window = window
+
+    # -- live changes -----------------------------------------------------------------------------------
+    async def flush(self) -> None:
+        """Apply what the feed delivered since the last flush (a few times a second; not while paused)."""
+        if self.paused or not self.live:
+            return
+        batch = self.buffer.take()
+        if not batch:
+            return
+        self.emit(JobsChanged(frozenset(batch.jobs), batch.reload))
+        if batch.reload:
+            await self.reload_around_cursor()
+            await self.refresh_stats_if_due()
+            return
+        marks_changed = False
+        for job_id, job in batch.jobs.items():
+            if job_id in self.marks:
+                marks_changed = True
+                if job is None:
+                    del self.marks[job_id]
+                else:
+                    self.marks[job_id] = job
+        window = self.window
+        diff = window.apply(batch.jobs)
+        if len(window) > window.capacity:
+            # New jobs keep arriving inside the window (at the top of a newest-first view): keep it
+            # bounded around the cursor's job, or it grows by the producer's rate forever.
+            cursor = self.cursor
+            around = window.position(cursor.id) if cursor is not None else None
+            window.trim(self.cursor_row if around is None else around)
+        if marks_changed:
+            self.emit(MarksChanged(len(self.marks)))
+        if diff and not window.rows and (window.has_before or window.has_after):
+            # Every loaded row left the view (e.g. a bulk action on them) but the view goes on:
+            # load the rows that are there now instead of claiming nothing matches.
+            await self.load_top()
+        elif diff:
+            self.emit(WindowChanged(window, diff, frozenset(diff.updated | diff.inserted)))
+
+    async def poll(self) -> None:
+        """Without a live feed: reload the window and the counts."""
+        if self.polling and not self.paused:
+            await self.reload_around_cursor()
+            await self.refresh_stats()
+
+    def set_paused(self, paused: bool) -> None:
+        self.paused = paused
+
+    # -- counts -------------------------------------------------------------------------------------------
+    async def refresh_stats_if_due(self) -> None:
+        """Timer refresh, backing off on big stores: wait at least ``STATS_BACKOFF`` times what the last count cost."""
+        if time.monotonic() - self._stats_done_at >= STATS_BACKOFF * self._stats_cost:
+            await self.refresh_stats()
+
+    async def refresh_stats(self) -> None:
+        """Refresh counts; never two refreshes at once, and one more if asked meanwhile."""
+        if self.monque is None or (self.paused and self.stats is not None):
+            return
+        if self._stats_busy:
+            self._stats_again = True
+            return
+        self._stats_busy = True
+        try:
+            while True:
+                self._stats_again = False
+                started = time.monotonic()
+                monque = self.monque
+                if monque is None:
+                    return
+                query = self.query
+                stats = await monque.get_queue_stats(query.name)
+                if query.search or query.ranges:
+                    matching: int | None = await monque.count_jobs(query.list_filter())
+                else:
+                    matching = stats.total if query.status is None else stats.count(query.status)
+                if query.is_empty:
+                    matching = None
+                if query == self.query:
+                    self.stats, self.matching = stats, matching
+                    self.emit(StatsChanged(stats, matching, query))
+                self._stats_done_at = time.monotonic()
+                self._stats_cost = self._stats_done_at - started
+                if not self._stats_again:
+                    return
+        finally:
+            self._stats_busy = False
+
+    # -- marks --------------------------------------------------------------------------------------------
+    def toggle_mark(self, job: Job) -> None:
+        if job.id in self.marks:
+            del self.marks[job.id]
+        else:
+            self.marks[job.id] = job
+        self.emit(MarksChanged(len(self.marks)))
+
+    def mark_loaded(self) -> None:
+        for job in self.window.rows:
+            self.marks[job.id] = job
+        self.emit(MarksChanged(len(self.marks)))
+
+    def clear_marks(self) -> None:
+        self.marks.clear()
+        self.emit(MarksChanged(0))
+
+    def targets(self) -> tuple[list[Job], bool]:
+        """The marked jobs, or else the cursor's job; and whether they are marks."""
+        if self.marks:
+            return list(self.marks.values()), True
+        return ([self.cursor] if self.cursor is not None else []), False
+
+    # -- acting on jobs -----------------------------------------------------------------------------------
+    def plan_for_targets(self, kind: ActionKind, jobs: list[Job] | None = None,
+                         marked: bool | None = None) -> ActionPlan | None:
+        """A plan for the marked jobs (or the cursor's, or ``jobs``); None with a Notice when there is nothing to do."""
+        if self.read_only:
+            self.emit(Notice(READ_ONLY_NOTICE, "warning"))
+            return None
+        if jobs is None:
+            jobs, marked = self.targets()
+        if not jobs:
+            self.emit(Notice("No job under the cursor.", "warning"))
+            return None
+        plan = plan_for_jobs(kind, jobs, bool(marked))
+        if plan.count == 0:
+            reason = plan.details[-1] if plan.skipped else "no job selected"
+            self.emit(Notice(f"Nothing to {kind.value}: {reason}", "warning"))
+            return None
+        return plan
+
+    async def plan_bulk(self, kind: ActionKind, query: JobQuery | None = None) -> ActionPlan | None:
+        """Count what a bulk action on the view would reach, as of now; None with a Notice if nothing."""
+        if self.read_only:
+            self.emit(Notice(READ_ONLY_NOTICE, "warning"))
+            return None
+        query = query or self.query
+        if self.monque is None:
+            return None
+        if query.bulk_blocker is not None:
+            self.emit(Notice(query.bulk_blocker, "warning"))
+            return None
+        plan = await plan_bulk(self.monque, kind, query)
+        if plan.count == 0:
+            self.emit(Notice(f"Nothing to {kind.value}: no job matches ({plan.subject}).", "warning"))
+            return None
+        return plan
+
+    async def run_plan(self, plan: ActionPlan) -> ActionPlan | None:
+        """Act on a confirmed plan. Returns a new plan to confirm when more jobs match than were confirmed."""
+        if self.monque is None or self.read_only:
+            return None
+        try:
+            grown = await recount(self.monque, plan)
+            if grown is not None:
+                self.emit(Notice(f"More jobs match now than you confirmed ({plan.count:,} → {grown.count:,}); "
+                                 "confirm again.", "warning"))
+                return grown
+            message = await execute(self.monque, plan)
+        except Exception as error:  # noqa: BLE001 - shown to the operator
+            self.emit(Notice(f"{plan.kind.value.capitalize()} failed: {error}", "error"))
+            return None
+        self.emit(Notice(message, "information", plan.kind.value.capitalize()))
+        if not plan.is_bulk and plan.job_ids is not None and self.marks:
+            self.clear_marks()  # the marks were used
+        if self.feed_state != "live":
+            await self.reload_around_cursor()
+        await self.refresh_stats()
+        return None
+
+    # -- for screens ------------------------------------------------------------------------------------------
+    async def job(self, job_id: str) -> Job | None:
+        return None if self.monque is None else await self.monque.get_job(job_id)
+
+    def set_status(self, status: JobStatus | None) -> bool:
+        return self.set_query(self.query.with_status(status))
+
+    def with_filter(self, name: str | None, search: str | None, ranges: Any) -> JobQuery:
+        return replace(self.query, name=name, search=search).with_ranges(ranges)

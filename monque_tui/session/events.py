@@ -1,0 +1,92 @@
+"""What the session tells its screens: plain dataclasses, no Textual.
+
+The app turns each into a Textual message (``SessionMessage``) for the screens that care;
+tests read them directly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from monque_engine import FeedState, QueueStats
+
+from ..query import JobQuery
+from ..window import JobWindow, WindowDiff
+
+
+@dataclass(frozen=True, slots=True)
+class Connected:
+    display_url: str
+    workers: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class QueryChanged:
+    query: JobQuery
+
+
+@dataclass(frozen=True, slots=True)
+class WindowLoaded:
+    """A new window replaced the old one (a query change, a jump, a reload)."""
+
+    window: JobWindow
+    #: Put the cursor on this job if it is in the window.
+    cursor_id: str | None = None
+    at: str = "top"  # "top" | "bottom" | "keep" (the cursor's screen line, after a reload)
+
+
+@dataclass(frozen=True, slots=True)
+class WindowExtended:
+    """Rows were added at an edge of the current window (``shifted`` rows above the old first row)."""
+
+    window: JobWindow
+    shifted: int
+
+
+@dataclass(frozen=True, slots=True)
+class WindowChanged:
+    """Live changes edited the current window in place."""
+
+    window: JobWindow
+    diff: WindowDiff
+    flash: frozenset[str] = field(default_factory=frozenset)
+
+
+@dataclass(frozen=True, slots=True)
+class JobsChanged:
+    """These jobs changed (``reload``: too many, or history lost: anything may have)."""
+
+    job_ids: frozenset[str]
+    reload: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class StatsChanged:
+    stats: QueueStats
+    #: Jobs matching the whole view; None when the view is unfiltered (the tabs say it).
+    matching: int | None
+    query: JobQuery
+
+
+@dataclass(frozen=True, slots=True)
+class FeedChanged:
+    state: FeedState | str
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MarksChanged:
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """A sentence for the operator (``severity``: information, warning, error)."""
+
+    message: str
+    severity: str = "information"
+    title: str = ""
+
+
+SessionEvent = (Connected | QueryChanged | WindowLoaded | WindowExtended | WindowChanged | JobsChanged
+                | StatsChanged | FeedChanged | MarksChanged | Notice)

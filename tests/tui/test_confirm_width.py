@@ -1,0 +1,33 @@
+"""The confirmation's count is always on screen, from 80 to 200 columns (issue 10, defect 5)."""
+
+from __future__ import annotations
+
+import pytest
+
+from monque_tui.screens.confirm import ConfirmScreen
+from monque_tui.seed import SEED_JOBS
+
+from .conftest import running_console, wait_for
+
+
+def screen_text(app: object) -> str:
+    """The terminal as text: every visible line of the current screen."""
+    from textual.app import App
+
+    assert isinstance(app, App)
+    lines = app.screen._compositor.render_update(full=True).strips  # type: ignore[attr-defined]
+    return "\n".join("".join(segment.text for segment in strip) for strip in lines)
+
+
+@pytest.mark.parametrize("width", [80, 120, 160, 200])
+async def test_the_count_is_visible_at_any_width(seeded_url: str, width: int) -> None:
+    completed = sum(1 for job in SEED_JOBS if job.status.value == "completed")
+    async with running_console(seeded_url, size=(width, 40)) as (app, pilot):
+        await pilot.press("4", "slash", "tab", "tab", *"created 2026-01-01..2026-01-15 11:59", "enter")
+        await wait_for(lambda: app.jobs_screen.window.query.ranges != ())
+        await pilot.press("D")
+        await wait_for(lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.pause()
+        text = screen_text(app)
+        assert f"Delete {completed} job" in text, text
+        assert "UTC?" in text.replace("\n", " ").replace("│", " ") or "UTC" in text

@@ -1,0 +1,43 @@
+"""Small layout faults and Tab completion (issue 10, defects 11 and 12)."""
+
+from __future__ import annotations
+
+from textual.widgets import Input
+
+from monque_tui.seed import SEED_JOBS
+
+from .conftest import running_console, table_ids, wait_for
+from .test_confirm_width import screen_text
+
+
+async def test_tab_completes_the_name_then_moves_on(seeded_url: str) -> None:
+    async with running_console(seeded_url) as (app, pilot):
+        await wait_for(lambda: app.jobs_screen.query_one("#filter-name", Input).suggester is not None)
+        await pilot.press("slash", *"send-e")
+        field = app.jobs_screen.query_one("#filter-name", Input)
+        await wait_for(lambda: field._suggestion == "send-email")
+        await pilot.press("tab")
+        assert field.value == "send-email" and field.has_focus  # completed, still in the field
+        await wait_for(lambda: set(table_ids(app)) == {j.id for j in SEED_JOBS if j.name == "send-email"})
+        await pilot.press("tab")
+        assert app.jobs_screen.query_one("#filter-search", Input).has_focus  # nothing to complete: moves on
+
+
+async def test_the_footer_shows_help_and_the_palette_once_at_160_columns(seeded_url: str) -> None:
+    async with running_console(seeded_url, size=(160, 45)) as (app, pilot):
+        footer = screen_text(app).splitlines()[-1]
+        assert "Help" in footer and "Quit" in footer, footer
+        assert footer.count("Commands") == 1 and "palette" not in footer, footer
+
+
+async def test_a_long_filter_keeps_the_tabs_on_one_line_with_the_sort_arrow(seeded_url: str) -> None:
+    async with running_console(seeded_url, size=(100, 30)) as (app, pilot):
+        await pilot.press("5", "slash", *"webhook-deliver-with-a-long-name", "tab", *"abc", "tab", *"created -2h..",
+                          "enter")
+        await wait_for(lambda: app.jobs_screen.window.query.ranges != ())
+        await pilot.pause()
+        tabs = app.jobs_screen.query_one("StatusTabs")
+        assert tabs.size.height == 1
+        lines = [line for line in screen_text(app).splitlines() if "sorted by" in line]
+        assert len(lines) == 1 and "sorted by created ↓" in lines[0], lines
+        assert "matching" in lines[0] or app.jobs_screen.session.matching is None

@@ -1,0 +1,81 @@
+"""Out-of-range times give an inline error, never a crash (issue 10, defect 9)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from textual.widgets import Static
+
+from monque_engine import Monque
+from monque_tui.formatting import absolute, relative
+from monque_tui.query import RangeError, WhenError, parse_ranges, parse_when
+from monque_tui.screens.detail import JobDetailScreen
+from monque_tui.screens.when import WhenScreen
+from monque_tui.seed import SEED_NOW_MS, seed_id
+from monque_tui.widgets.filter_bar import FilterBar
+
+from .conftest import move_to, running_console, store_jobs, table_ids, wait_for
+
+FAR_FUTURE_MS = 10**15  # the year 33658: past what a datetime can hold
+
+
+@pytest.mark.parametrize("text", ["created +999999999w..", "created ..-999999999999d",
+                                  "next now.." + "+9" * 1 + "9" * 400 + "s"])
+def test_ranges_out_of_the_calendar_are_a_range_error(text: str) -> None:
+    with pytest.raises(RangeError, match="out of range"):
+        parse_ranges(text, SEED_NOW_MS)
+
+
+@pytest.mark.parametrize("text", ["+3000000d", "+99999999999w", "+" + "9" * 400 + "s"])
+def test_reschedule_out_of_the_calendar_is_a_when_error(text: str) -> None:
+    with pytest.raises(WhenError, match="out of range"):
+        parse_when(text, SEED_NOW_MS)
+
+
+def test_far_future_instants_format_without_raising() -> None:
+    assert "9999" in absolute(FAR_FUTURE_MS) or "beyond" in absolute(FAR_FUTURE_MS)
+    assert relative(FAR_FUTURE_MS, SEED_NOW_MS).startswith("in ")
+
+
+async def test_far_future_next_run_opens_in_the_detail_screen(seeded_url: str) -> None:
+    path = Path(seeded_url.removeprefix("sqlite:///"))
+    monque = Monque(seeded_url, recover_stale_jobs=False)
+    await monque.initialize()
+    job = await monque.enqueue("far-future", {"n": 1})
+    await monque.close()
+    with sqlite3.connect(path) as db:
+        table = next(row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")
+                     if "job" in row[0] and "change" not in row[0] and "feed" not in row[0])
+        db.execute(f"UPDATE {table} SET next_run_at = ? WHERE id = ?", (FAR_FUTURE_MS, job.id))
+    async with running_console(seeded_url) as (app, pilot):
+        await wait_for(lambda: job.id in table_ids(app))
+        await move_to(app, pilot, job.id)
+        await pilot.press("enter")
+        await wait_for(lambda: isinstance(app.screen, JobDetailScreen) and app.screen.job is not None)
+        await pilot.pause()
+        assert app.is_running
+        await pilot.press("escape")
+        await wait_for(lambda: app.screen is app.jobs_screen)
+
+
+async def test_out_of_range_filter_and_reschedule_show_inline_errors(seeded_url: str) -> None:
+    before = await store_jobs(seeded_url)
+    async with running_console(seeded_url) as (app, pilot):
+        await pilot.press("slash", "tab", "tab", *"created +999999999w..", "enter")
+        bar = app.jobs_screen.query_one(FilterBar)
+        await wait_for(lambda: bar.error is not None)
+        assert "out of range" in bar.error  # type: ignore[operator]
+        assert app.jobs_screen.query_state.ranges == ()
+        await pilot.press("escape")
+        app.jobs_screen.table.focus()
+        await move_to(app, pilot, seed_id(1))
+        await pilot.press("t")
+        await wait_for(lambda: isinstance(app.screen, WhenScreen))
+        await pilot.press(*"+3000000d", "enter")
+        error = app.screen.query_one("#when-error", Static)
+        await wait_for(lambda: "out of range" in str(error.render()))
+        assert isinstance(app.screen, WhenScreen) and app.is_running
+        await pilot.press("escape")
+    assert await store_jobs(seeded_url) == before
