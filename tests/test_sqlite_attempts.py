@@ -24,16 +24,16 @@ def _columns(path: Path) -> list[str]:
         conn.close()
 
 
-async def test_v1_file_is_upgraded_to_v2_and_records_attempts(tmp_path: Path, recorder) -> None:
+async def test_v1_file_is_upgraded_past_v2_and_records_attempts(tmp_path: Path, recorder) -> None:
     path = v1_copy(tmp_path)
     assert "attempts" not in _columns(path)
     m = Monque(f"sqlite:///{path}", recover_stale_jobs=False, max_retries=1, poll_interval=0.05)
     await m.initialize()
     try:
-        assert SCHEMA_VERSION == 2
+        assert SCHEMA_VERSION >= 2
         conn = sqlite3.connect(path)
         try:
-            assert conn.execute("SELECT value FROM monque_jobs_meta WHERE key='schema_version'").fetchone() == (2,)
+            assert conn.execute("SELECT value FROM monque_jobs_meta WHERE key='schema_version'").fetchone() == (SCHEMA_VERSION,)
             indexes = {row[1] for row in conn.execute("PRAGMA index_list(monque_jobs)")}
         finally:
             conn.close()
