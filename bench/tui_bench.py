@@ -217,6 +217,7 @@ def soak(directory: Path, seconds: float, rate: int, warmup: float, repeats: int
         print(f"worker throughput without the console: {without:,.0f} jobs/s", flush=True)
         subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "160", "-y", "45",
                         f"cd {root} && exec env PYTHONPATH={root} {py} -m monque_tui {url}"], check=True)
+        tmux.run("resize-window", "-t", session, "-x", "160", "-y", "45")  # whatever the server's default size
         pid = int(tmux.run("display", "-p", "-t", session, "#{pane_pid}").strip())
         tmux.wait(lambda s: "completed/s" in s and "live" in s, 60)
         time.sleep(warmup)

@@ -72,6 +72,7 @@ class JobsScreen(Screen[None]):
         super().__init__()
         self.session = session
         self._first_load = True
+        self._offered: tuple[bool, ...] = ()
 
     # -- state lives in the session ------------------------------------------------------------------
     @property
@@ -264,7 +265,13 @@ class JobsScreen(Screen[None]):
     def _cursor_moved(self, event: JobTable.CursorMoved) -> None:
         self.session.cursor = event.job
         self.session.cursor_row = self.table.cursor_row
-        self.refresh_bindings()
+        # Textual rebuilds the whole footer on refresh_bindings: only when what is offered changed
+        # (moving with j/k over jobs of one status changes nothing), not on every cursor move.
+        jobs, _ = self.session.targets()
+        offered = tuple(any(eligible(kind, job.status) for job in jobs) for kind in ActionKind)
+        if offered != self._offered:
+            self._offered = offered
+            self.refresh_bindings()
 
     @on(JobTable.Opened)
     def _opened(self, event: JobTable.Opened) -> None:

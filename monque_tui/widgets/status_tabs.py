@@ -54,10 +54,15 @@ class StatusTabs(Static):
             text = self._tabs(short)
         if self.describe or self.sort_text:
             text.append("│ ", style="dim")
-            room = width - text.cell_len - len(tail) if width else len(self.describe)
             describe = self.describe
+            # The status word ("completed", "all") matters most, then the sort, then the count.
+            essential = describe.split(" ", 1)[0].rstrip(",")
+            room = width - text.cell_len - len(tail) if width else len(describe)
+            if room < len(essential) + 1 and self.matching is not None:
+                tail = self.sort_text
+                room = width - text.cell_len - len(tail)
             if room < len(describe):
-                describe = describe[: max(0, room - 1)] + "…" if room > 1 else ""
+                describe = describe[: max(0, room - 1)] + "…" if room > len(essential) + 1 else essential
             text.append(describe, style="italic")
             text.append(tail, style="italic")
         text.no_wrap = True

@@ -41,3 +41,17 @@ async def test_a_long_filter_keeps_the_tabs_on_one_line_with_the_sort_arrow(seed
         lines = [line for line in screen_text(app).splitlines() if "sorted by" in line]
         assert len(lines) == 1 and "sorted by created ↓" in lines[0], lines
         assert "matching" in lines[0] or app.jobs_screen.session.matching is None
+
+
+async def test_the_status_word_survives_big_counts_at_80_columns(seeded_url: str) -> None:
+    from monque_engine import QueueStats
+
+    async with running_console(seeded_url, size=(80, 24)) as (app, pilot):
+        await pilot.press("4")
+        await wait_for(lambda: app.jobs_screen.window.query.status is not None)
+        tabs = app.jobs_screen.query_one("StatusTabs")
+        tabs.stats = QueueStats(pending=0, processing=0, completed=182_100, failed=0, cancelled=0)
+        tabs.matching = 182_100
+        await pilot.pause()
+        line = next(line for line in screen_text(app).splitlines() if "sorted by" in line)
+        assert "│ completed" in line and "sorted by created ↓" in line, line
