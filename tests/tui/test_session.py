@@ -62,6 +62,9 @@ async def test_paging_marks_and_bulk_planning(store_url: str) -> None:
 
 
 async def test_live_changes_reach_the_window_and_read_only_refuses(store_url: str) -> None:
+    creator = Monque(store_url, recover_stale_jobs=False)  # a read-only console never creates the store
+    await creator.initialize()
+    await creator.close()
     session, events = await _session(store_url, read_only=True)
     try:
         await session.load_top()
