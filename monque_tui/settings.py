@@ -116,7 +116,7 @@ OPTIONS: tuple[Option, ...] = (
            "how often to look for due jobs when the change feed is down [default: 1]",
            engine_option="poll_interval"),
     Option("lock_timeout", "--lock-timeout", "MONQUE_LOCK_TIMEOUT", parse_positive_seconds, None, "SECONDS",
-           "a processing job whose lock is older than this is stale and returns to pending [default: 1800]",
+           "a processing job whose owner has sent no heartbeat for this long is stale and returns to pending [default: 1800]",
            engine_option="lock_timeout"),
     Option("shutdown_timeout", "--shutdown-timeout", "MONQUE_SHUTDOWN_TIMEOUT", parse_seconds, None, "SECONDS",
            "on SIGINT/SIGTERM, how long in-flight jobs may take to finish [default: 30]",
