@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -37,6 +37,8 @@ def run_at_ms(run_at: datetime | timedelta | None, now: int) -> int:
     return when
 
 
+#: Items validated per chunk handed to the store (which inserts one while the next is built).
+BUILD_CHUNK = 200
 _ITEM_KEYS = frozenset({"name", "data", "run_at", "unique_key"})
 
 
@@ -89,10 +91,16 @@ class JobIntake:
         return self._woken(await self._ctx.store.insert(job))
 
     async def enqueue_many(self, items: Iterable[Mapping[str, Any]]) -> list[Job]:
-        jobs = self.build_many(items)
-        if not jobs:
+        if not isinstance(items, list | tuple):
+            items = list(items)
+        if not items:
             return []
-        stored = await self._ctx.store.insert_many(jobs)
+        # Built in chunks that the store may insert while the next ones are validated; a bad
+        # item anywhere still leaves nothing stored (the store rolls the insert back).
+        now = now_ms()
+        stored = await self._ctx.store.insert_chunks(
+            self.build_many(items, start, start + BUILD_CHUNK, now) for start in range(0, len(items), BUILD_CHUNK)
+        )
         # One wake-up per name (its earliest due time), not one per job: wake_at keeps only
         # the earliest per name anyway, and a batch of 1000 jobs of one name is the norm.
         earliest: dict[str, int] = {}
@@ -105,21 +113,24 @@ class JobIntake:
             self._ctx.wake_at(name, due)
         return stored
 
-    def build_many(self, items: Iterable[Mapping[str, Any]]) -> list[NewJob]:
+    def build_many(
+        self, items: Sequence[Mapping[str, Any]], start: int = 0, stop: int | None = None, now: int | None = None
+    ) -> list[NewJob]:
         """Validate and encode every item before anything is written (all or none).
 
         The same checks as :meth:`build`, with what does not change per item hoisted out of
         the loop: one clock read, ids in one go, a dict's keys checked as a set view.
+        Builds ``items[start:stop]``; errors name the item's index in ``items``.
         """
-        if not isinstance(items, list | tuple):
-            items = list(items)
-        now = now_ms()
+        if now is None:
+            now = now_ms()
+        part = items[start:stop]
         max_size = self._ctx.options.max_payload_size
-        ids = new_object_ids(len(items))
+        ids = new_object_ids(len(part))
         jobs: list[NewJob] = []
         append = jobs.append
         allowed = _ITEM_KEYS
-        for index, item in enumerate(items):
+        for index, item in enumerate(part, start):
             if type(item) is not dict and not isinstance(item, Mapping):
                 raise InvalidJobQueryError(f"enqueue_many item {index} must be a mapping with name and data")
             if not item.keys() <= allowed or "name" not in item:
@@ -135,6 +146,6 @@ class JobIntake:
             data = item.get("data")
             data_json = encode_payload(data, max_size)
             run_at = item.get("run_at")
-            append(NewJob(ids[index], name, data, data_json, now if run_at is None else run_at_ms(run_at, now), now,
-                          None, unique_key))
+            due = now if run_at is None else run_at_ms(run_at, now)
+            append(NewJob(ids[index - start], name, data, data_json, due, now, None, unique_key))
         return jobs

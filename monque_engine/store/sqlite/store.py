@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import os
+import queue
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -482,6 +484,62 @@ class SqliteStore(JobStore):
         sql = self._insert_sql()
         return await self._write(lambda conn: [self._insert_one(conn, sql, j) for j in jobs])  # type: ignore[no-any-return]
 
+    async def insert_chunks(self, chunks: Iterable[list[NewJob]]) -> list[Job]:
+        """Build and insert at the same time: the write thread inserts chunk k while the loop
+        validates chunk k+1, in one transaction (ADR 0001, enqueue_many).
+
+        The operation takes chunks from a thread-safe queue; the loop puts every chunk and
+        then an end mark (or, when building fails, an abort mark) *without awaiting in
+        between*, so the operation never waits for a loop that is itself waiting. It keeps
+        what it took, so when the runner re-runs it alone (a batch-mate failed) it replays
+        the same chunks instead of waiting for more.
+        """
+        handoff: queue.SimpleQueue[list[NewJob] | BaseException | None] = queue.SimpleQueue()
+        taken: list[list[NewJob] | BaseException | None] = []
+        sql = self._insert_sql()
+
+        def insert_chunk(conn: sqlite3.Connection, chunk: list[NewJob]) -> list[Job] | None:
+            if all(job.unique_key is None for job in chunk):
+                self._insert_plain(conn, chunk)
+                return None  # stored exactly as built
+            return [self._insert_one(conn, sql, job) for job in chunk]
+
+        def op(conn: sqlite3.Connection) -> list[list[Job] | None]:
+            results: list[list[Job] | None] = []
+            index = 0
+            while True:
+                if index < len(taken):
+                    item = taken[index]
+                else:
+                    item = handoff.get()
+                    taken.append(item)
+                index += 1
+                if item is None:
+                    return results
+                if isinstance(item, BaseException):
+                    raise _BuildAborted() from None
+                results.append(insert_chunk(conn, item))
+
+        built: list[list[NewJob]] = []
+        pending = self._submit_write(op)
+        try:
+            for chunk in chunks:
+                if chunk:
+                    handoff.put(chunk)
+                    built.append(chunk)
+        except BaseException as error:
+            handoff.put(error)  # the operation raises, its transaction rolls back: nothing stored
+            with contextlib.suppress(BaseException):
+                await pending
+            raise
+        handoff.put(None)
+        outcome = [[job.to_job() for job in chunk] for chunk in built]  # overlaps the last inserts
+        results = await pending
+        stored: list[Job] = []
+        for as_built, result in zip(outcome, results, strict=True):
+            stored.extend(as_built if result is None else result)
+        return stored
+
     # -- processing -----------------------------------------------------------------------------
     async def claim(self, name: str, owner: str, now_ms: int, limit: int, heartbeat_interval_ms: int) -> list[Job]:
         t = self._t
@@ -908,6 +966,10 @@ class SqliteStore(JobStore):
 
     async def execute_read(self, op: Any) -> Any:
         return await self._read(op)
+
+
+class _BuildAborted(Exception):
+    """Building a chunk of ``insert_chunks`` failed on the loop: roll the insert back."""
 
 
 def _settle(flush: asyncio.Future[list[Job | None]], items: list[tuple[Job, str, int, asyncio.Future[Job | None]]]) -> None:

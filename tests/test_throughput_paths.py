@@ -1,0 +1,97 @@
+"""The throughput fast paths keep the semantics of the plain ones (issue 14).
+
+Each fast path here (ids minted in one go, multi-row inserts, inserting chunk k while
+chunk k+1 is validated, one wake-up per name) is checked on a real SQLite file against
+what the slow path promised: every job stored once, in order, all or none.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sqlite3
+
+import pytest
+
+from monque_engine import InvalidJobIdentifierError, Monque
+from monque_engine.ids import new_object_id, new_object_ids
+from monque_engine.scheduler.intake import BUILD_CHUNK
+from monque_engine.store.sqlite.store import MULTI_ROW
+
+
+def test_new_object_ids_are_unique_ordered_and_continue_the_single_counter():
+    before = new_object_id()
+    many = new_object_ids(5000)
+    after = new_object_id()
+    assert len(set(many)) == 5000
+    assert all(len(i) == 24 and int(i, 16) >= 0 for i in many)
+    counters = [int(i[-6:], 16) for i in [before, *many, after]]
+    assert all((b - a) & 0xFFFFFF == 1 for a, b in itertools.pairwise(counters))
+    assert new_object_ids(0) == []
+
+
+async def test_enqueue_many_across_chunks_and_row_groups_stores_every_job_once_in_order(tmp_path):
+    count = 3 * BUILD_CHUNK + MULTI_ROW // 2 + 7  # several chunks, a partial row group at the end
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db")
+    await m.initialize()
+    try:
+        jobs = await m.enqueue_many([{"name": "bulk", "data": {"i": i}} for i in range(count)])
+        assert [j.data["i"] for j in jobs] == list(range(count))
+        assert len({j.id for j in jobs}) == count
+        assert len({j.created_at_ms for j in jobs}) == 1  # one clock read for the whole call
+        stored = await m.get_jobs(name="bulk", limit=count + 1)
+        assert sorted(j.id for j in stored) == sorted(j.id for j in jobs)
+        by_id = {j.id: j for j in stored}
+        assert all(by_id[j.id] == j for j in jobs)
+    finally:
+        await m.close()
+    conn = sqlite3.connect(tmp_path / "jobs.db")
+    try:
+        feed = conn.execute("SELECT job_id FROM monque_jobs_changes WHERE op = 'insert' ORDER BY seq").fetchall()
+    finally:
+        conn.close()
+    assert [row[0] for row in feed] == [j.id for j in jobs]  # one feed row per job, in order
+
+
+@pytest.mark.parametrize("bad_at", [0, BUILD_CHUNK + 3, 3 * BUILD_CHUNK + 1])
+async def test_enqueue_many_bad_item_in_a_later_chunk_leaves_nothing_stored(tmp_path, bad_at):
+    """Earlier chunks were already inserted in the transaction when the bad one is built."""
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db")
+    await m.initialize()
+    try:
+        items = [{"name": "bulk", "data": i} for i in range(3 * BUILD_CHUNK + 10)]
+        items[bad_at] = {"name": "bad name", "data": 0}
+        with pytest.raises(InvalidJobIdentifierError):
+            await m.enqueue_many(items)
+        assert await m.get_jobs(limit=10) == []
+        # the store is usable afterwards: the write thread was not left waiting
+        ok = await m.enqueue_many([{"name": "bulk", "data": 1}])
+        assert [j.id for j in await m.get_jobs()] == [ok[0].id]
+    finally:
+        await m.close()
+
+
+async def test_enqueue_many_with_unique_keys_in_a_later_chunk_dedups(tmp_path):
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db")
+    await m.initialize()
+    try:
+        items = [{"name": "bulk", "data": i} for i in range(BUILD_CHUNK + 5)]
+        items.append({"name": "bulk", "data": "a", "unique_key": "k"})
+        items.append({"name": "bulk", "data": "b", "unique_key": "k"})
+        jobs = await m.enqueue_many(items)
+        assert jobs[-1].id == jobs[-2].id and jobs[-1].data == "a"
+        assert len(await m.get_jobs(name="bulk", limit=1000)) == BUILD_CHUNK + 6
+    finally:
+        await m.close()
+
+
+async def test_enqueue_many_wakes_each_name_once_at_its_earliest_due_time(tmp_path):
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db")
+    await m.initialize()
+    calls: list[tuple[str, int]] = []
+    m._ctx.wake_at = lambda name, due: calls.append((name, due))  # observing the hook
+    try:
+        jobs = await m.enqueue_many([{"name": n, "data": i} for i in range(300) for n in ("a", "b")])
+        assert sorted(calls) == sorted({(j.name, j.next_run_at_ms) for j in jobs})
+        assert len(calls) == 2
+    finally:
+        await m.close()
