@@ -563,7 +563,12 @@ class SqliteStore(JobStore):
 
         # A small claim (the default concurrency is 5) is dominated by the thread hop, so it
         # may run inline when the writer is idle; a wide one stays off the loop.
-        jobs: list[Job] = await self._write(op, inline=limit <= INLINE_CLAIM_MAX)
+        small = limit <= INLINE_CLAIM_MAX
+        merged = self._claim_with_completions(op) if small and not self.settings.read_only else MISS
+        if merged is not MISS:
+            jobs: list[Job] = merged  # type: ignore[assignment]
+        else:
+            jobs = await self._write(op, inline=small)
         claimed = self._claimed
         for job in jobs:
             claimed[job.id] = job
@@ -621,10 +626,17 @@ class SqliteStore(JobStore):
     def _flush_completions(self) -> None:
         """Take every queued completion and write it (called once per loop turn at most)."""
         self._completion_flush_queued = False
+        items = self._take_completions()
+        if items:
+            self._write_completions(items)
+
+    def _take_completions(self) -> list[tuple[Job, str, int, asyncio.Future[Job | None]]]:
         items = list(self._completions)
         self._completions.clear()
-        if not items:
-            return  # closed in between: close() already failed them
+        return items
+
+    def _write_completions(self, items: list[tuple[Job, str, int, asyncio.Future[Job | None]]],
+                           inline: bool = True) -> None:
         runner = self._writer
         if runner is None:
             _hand_out(items, None, ConnectionError(f"{self._describe()} was closed before the completion was written"))
@@ -633,7 +645,7 @@ class SqliteStore(JobStore):
         def flush_op(conn: sqlite3.Connection) -> list[Job | None]:
             return self._complete_items(conn, items)  # same items if the runner re-runs it alone
 
-        if len(items) <= INLINE_COMPLETE_MAX:
+        if inline and len(items) <= INLINE_COMPLETE_MAX:
             try:
                 result = runner.run_inline_now(flush_op)
             except BaseException as error:  # noqa: BLE001 - each waiter gets the flush's error
@@ -648,6 +660,30 @@ class SqliteStore(JobStore):
             _hand_out(items, None, error)
             return
         flush.add_done_callback(lambda done: _settle(done, items))
+
+    def _claim_with_completions(self, claim_op: Callable[[sqlite3.Connection], list[Job]]) -> list[Job] | object:
+        """Run a small claim in the same inline transaction as the completions queued this
+        turn (one commit instead of two: at low concurrency a worker's finished jobs and
+        the claim that refills their slots meet here). MISS when that cannot be done now;
+        the completions then go their usual way."""
+        runner = self._writer
+        if runner is None or not self._completions or len(self._completions) > INLINE_COMPLETE_MAX:
+            return MISS
+        items = self._take_completions()  # the queued flush finds nothing left and returns
+
+        def both(conn: sqlite3.Connection) -> tuple[list[Job | None], list[Job]]:
+            return self._complete_items(conn, items), claim_op(conn)
+
+        try:
+            outcome = runner.run_inline_now(both)
+        except BaseException:  # noqa: BLE001 - rolled back: write each the usual way instead
+            outcome = MISS
+        if outcome is MISS:
+            self._write_completions(items, inline=False)
+            return MISS
+        completed, jobs = outcome  # type: ignore[misc]
+        _hand_out(items, completed, None)
+        return jobs  # type: ignore[no-any-return]
 
     def _complete_items(
         self, conn: sqlite3.Connection, items: list[tuple[Job, str, int, asyncio.Future[Job | None]]]
