@@ -7,6 +7,7 @@ what the slow path promised: every job stored once, in order, all or none.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import sqlite3
 
@@ -93,5 +94,70 @@ async def test_enqueue_many_wakes_each_name_once_at_its_earliest_due_time(tmp_pa
         jobs = await m.enqueue_many([{"name": n, "data": i} for i in range(300) for n in ("a", "b")])
         assert sorted(calls) == sorted({(j.name, j.next_run_at_ms) for j in jobs})
         assert len(calls) == 2
+    finally:
+        await m.close()
+
+
+async def test_in_process_watcher_sees_the_last_of_a_burst_of_commits_with_a_slow_poll(tmp_path):
+    """Wake-ups for this process's commits are coalesced (at most one per 2 ms); the last
+    commit of a burst must still wake the watcher, even when the cross-process poll that
+    would also notice it is a minute away."""
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db?feed_interval_ms=60000")
+    await m.initialize()
+    try:
+        stream = await m.open_watch()
+        jobs = [await m.enqueue("burst", i) for i in range(200)]
+        seen = []
+        async with asyncio.timeout(10):
+            async for event in stream:
+                seen.append(event.job_id)
+                if len(seen) == len(jobs):
+                    break
+        assert seen == [j.id for j in jobs]
+    finally:
+        await m.close()
+
+
+class _CommitCounter:
+    def __init__(self) -> None:
+        self.commits = 0
+
+    def __call__(self, statement: str) -> None:
+        if statement.strip().upper() == "COMMIT":
+            self.commits += 1
+
+
+async def test_low_concurrency_drain_commits_a_claim_with_the_completions_it_refills(tmp_path, wait_until):
+    """At concurrency 1 each round used to be two commits (complete, then claim); the claim
+    that refills a slot now rides in the completion's transaction. Exactly-once still holds."""
+    count = 40
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db", worker_concurrency=1)
+    await m.initialize()
+    try:
+        await m.enqueue_many([{"name": "one", "data": i} for i in range(count)])
+        runs: list[int] = []
+        done = asyncio.Event()
+
+        async def handler(job) -> None:
+            runs.append(job.data)
+            if len(runs) == count:
+                done.set()
+
+        counter = _CommitCounter()
+        writer = m.store._writer  # counting statements on both write connections
+        writer._inline.set_trace_callback(counter)
+        writer.submit(lambda conn: conn.set_trace_callback(counter))
+        m.register("one", handler)
+        await m.start()
+        async with asyncio.timeout(20):
+            await done.wait()
+
+        async def all_completed() -> bool:
+            return (await m.store.stats("one")).completed == count
+
+        await wait_until(all_completed, 20)
+        await m.stop()
+        assert sorted(runs) == list(range(count))  # each job ran exactly once
+        assert counter.commits < count * 1.5  # was 2 per job: claim and completion apart
     finally:
         await m.close()
