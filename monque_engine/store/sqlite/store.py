@@ -564,7 +564,7 @@ class SqliteStore(JobStore):
         # A small claim (the default concurrency is 5) is dominated by the thread hop, so it
         # may run inline when the writer is idle; a wide one stays off the loop.
         small = limit <= INLINE_CLAIM_MAX
-        merged = self._claim_with_completions(op) if small and not self.settings.read_only else MISS
+        merged = MISS if self.settings.read_only else await self._claim_with_completions(op, small)
         if merged is not MISS:
             jobs: list[Job] = merged  # type: ignore[assignment]
         else:
@@ -661,29 +661,54 @@ class SqliteStore(JobStore):
             return
         flush.add_done_callback(lambda done: _settle(done, items))
 
-    def _claim_with_completions(self, claim_op: Callable[[sqlite3.Connection], list[Job]]) -> list[Job] | object:
-        """Run a small claim in the same inline transaction as the completions queued this
-        turn (one commit instead of two: at low concurrency a worker's finished jobs and
-        the claim that refills their slots meet here). MISS when that cannot be done now;
-        the completions then go their usual way."""
+    async def _claim_with_completions(
+        self, claim_op: Callable[[sqlite3.Connection], list[Job]], inline: bool
+    ) -> list[Job] | object:
+        """Run a claim in the same transaction as the completions queued this turn (one
+        commit instead of two: a worker's finished jobs and the claim that refills their
+        slots meet here). Inline when both are small and the writer is idle, else as one
+        operation on the write thread. MISS when nothing is queued (or, inline, when the
+        writer is busy); the completions then go their usual way."""
         runner = self._writer
-        if runner is None or not self._completions or len(self._completions) > INLINE_COMPLETE_MAX:
+        if runner is None or not self._completions:
             return MISS
         items = self._take_completions()  # the queued flush finds nothing left and returns
 
         def both(conn: sqlite3.Connection) -> tuple[list[Job | None], list[Job]]:
             return self._complete_items(conn, items), claim_op(conn)
 
+        if inline and len(items) <= INLINE_COMPLETE_MAX:
+            try:
+                outcome = runner.run_inline_now(both)
+            except BaseException:  # noqa: BLE001 - rolled back: write each the usual way instead
+                outcome = MISS
+            if outcome is MISS:
+                self._write_completions(items, inline=False)
+                return MISS
+            completed, jobs = outcome  # type: ignore[misc]
+            _hand_out(items, completed, None)
+            return jobs  # type: ignore[no-any-return]
         try:
-            outcome = runner.run_inline_now(both)
-        except BaseException:  # noqa: BLE001 - rolled back: write each the usual way instead
-            outcome = MISS
-        if outcome is MISS:
+            combined = runner.submit(both)
+        except BaseException as error:  # noqa: BLE001 - closed: every waiter hears it
+            _hand_out(items, None, error)
+            raise
+        # The completions are settled by the operation's own outcome, even when the claim's
+        # caller is cancelled while it waits (shutdown): hence the callback and the shield.
+        combined.add_done_callback(lambda done: self._deliver_combined(done, items))
+        _, jobs = await asyncio.shield(combined)
+        return jobs
+
+    def _deliver_combined(self, done: asyncio.Future[tuple[list[Job | None], list[Job]]],
+                          items: list[tuple[Job, str, int, asyncio.Future[Job | None]]]) -> None:
+        if done.cancelled():
+            _hand_out(items, None, ConnectionError(f"{self._describe()}: the completion write was abandoned"))
+        elif done.exception() is not None:
+            # Rolled back with the claim (the runner already re-ran it alone): the completions
+            # get their own transaction, so a claim's error never fails them.
             self._write_completions(items, inline=False)
-            return MISS
-        completed, jobs = outcome  # type: ignore[misc]
-        _hand_out(items, completed, None)
-        return jobs  # type: ignore[no-any-return]
+        else:
+            _hand_out(items, done.result()[0], None)
 
     def _complete_items(
         self, conn: sqlite3.Connection, items: list[tuple[Job, str, int, asyncio.Future[Job | None]]]
