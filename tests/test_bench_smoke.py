@@ -21,3 +21,16 @@ def test_bench_quick_raw_prints_a_table(tmp_path):
     assert "claim+complete, 50 jobs/transaction" in proc.stdout
     assert "FAILED" not in proc.stdout
     assert out.read_text().startswith("# monque_engine benchmark")
+
+
+def test_repeated_runs_report_each_figure_median_with_its_spread():
+    from bench.common import Record
+    from bench.run import median_records
+
+    def rec(key: str, value: float) -> Record:
+        return Record(key=key, subject="s", measure="m", durability="d", value=value, unit="jobs/s")
+
+    chosen = median_records([rec("a", 3.0), rec("b", 10.0), rec("a", 1.0), rec("a", 2.0), rec("b", 20.0)])
+    by_key = {r.key: r for r in chosen}
+    assert by_key["a"].value == 2.0 and "median of 3 runs" in by_key["a"].notes[0]
+    assert by_key["b"].value == 10.0  # the lower middle of an even count
