@@ -22,9 +22,17 @@ def _reseed() -> None:
     _state["counter"] = random.SystemRandom().randint(0, 0xFFFFFF)
 
 
+def _forked() -> None:
+    _state["pid"] = -1  # the child reseeds on its first id: never the parent's random part
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forked)
+
+
 def new_object_id() -> str:
     with _lock:
-        if _state["pid"] != os.getpid():  # first use, or we are a forked child
+        if _state["pid"] == -1:  # first use, or we are a forked child (see _forked)
             _reseed()
         counter = _state["counter"] = (_state["counter"] + 1) & 0xFFFFFF  # type: ignore[operator]
         return f"{int(time.time()) & 0xFFFFFFFF:08x}{_state['random']}{counter:06x}"
@@ -37,7 +45,7 @@ def new_object_ids(count: int) -> list[str]:
     if count <= 0:
         return []
     with _lock:
-        if _state["pid"] != os.getpid():
+        if _state["pid"] == -1:
             _reseed()
         first = _state["counter"] + 1  # type: ignore[operator]
         _state["counter"] = (first + count - 1) & 0xFFFFFF

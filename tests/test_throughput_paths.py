@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
 import sqlite3
 
 import pytest
@@ -161,3 +162,18 @@ async def test_low_concurrency_drain_commits_a_claim_with_the_completions_it_ref
         assert counter.commits < count * 1.5  # was 2 per job: claim and completion apart
     finally:
         await m.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_mints_ids_with_its_own_random_part():
+    parent = new_object_id()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report one id and leave at once
+        os.write(write_end, new_object_id().encode())
+        os._exit(0)
+    os.close(write_end)
+    child = os.read(read_end, 64).decode()
+    os.close(read_end)
+    os.waitpid(pid, 0)
+    assert len(child) == 24 and child[8:18] != parent[8:18]
