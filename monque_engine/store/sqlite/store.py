@@ -16,7 +16,7 @@ import queue
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import quote
 
 from ...cursor import CursorAnchor
@@ -685,9 +685,9 @@ class SqliteStore(JobStore):
             if outcome is MISS:
                 self._write_completions(items, inline=False)
                 return MISS
-            completed, jobs = outcome  # type: ignore[misc]
+            completed, jobs = cast(tuple[list[Job | None], list[Job]], outcome)
             _hand_out(items, completed, None)
-            return jobs  # type: ignore[no-any-return]
+            return jobs
         try:
             combined = runner.submit(both)
         except BaseException as error:  # noqa: BLE001 - closed: every waiter hears it
