@@ -35,8 +35,12 @@ from .url import SqliteSettings, parse_sqlite_url
 #: ~4k -> ~5k jobs/s; wider claims showed no gain and would hold the loop for milliseconds).
 INLINE_CLAIM_MAX = 16
 #: Completion flushes of at most this many jobs may run inline (one UPDATE of that many
-#: ids and their feed rows: ~0.1-0.3 ms on the loop); wider ones go to the write thread.
+#: ids and their feed rows: ~0.1-1 ms on the loop); wider ones go to the write thread.
 INLINE_COMPLETE_MAX = 64
+#: A claim that carries the completions queued that turn (one commit for both) may run
+#: inline up to this size: at concurrency 64 that measured ~+13 % (median of 4) for a loop
+#: held 1.7 ms (p50) / 2.5 ms (p90) per round instead of idling while the thread commits.
+INLINE_MERGED_MAX = 64
 #: Seconds between checks that the path still names the opened file, for a process that
 #: neither reads nor writes (one stat each; busy processes check on every operation).
 IDENTITY_CHECK_INTERVAL = 1.0
@@ -563,12 +567,13 @@ class SqliteStore(JobStore):
 
         # A small claim (the default concurrency is 5) is dominated by the thread hop, so it
         # may run inline when the writer is idle; a wide one stays off the loop.
-        small = limit <= INLINE_CLAIM_MAX
-        merged = MISS if self.settings.read_only else await self._claim_with_completions(op, small)
+        merged = MISS if self.settings.read_only else await self._claim_with_completions(
+            op, limit <= INLINE_MERGED_MAX
+        )
         if merged is not MISS:
             jobs: list[Job] = merged  # type: ignore[assignment]
         else:
-            jobs = await self._write(op, inline=small)
+            jobs = await self._write(op, inline=limit <= INLINE_CLAIM_MAX)
         claimed = self._claimed
         for job in jobs:
             claimed[job.id] = job
