@@ -205,7 +205,8 @@ def main(argv: list[str] | None = None) -> int:
     run_params = {
         "jobs": str(p.jobs), "single": str(p.single), "latency": f"{p.latency_count}×{p.latency_gap * 1000:.0f}ms",
         "concurrency": ",".join(map(str, p.concurrency)), "drain_wait": p.drain_wait,
-        "units": str(len(chosen)), "repeat": f"{repeats} (median of each figure)" if repeats > 1 else "1", "wall": f"{time.perf_counter() - started:.0f}s",
+        "units": str(len(chosen)), "repeat": f"{repeats} (median of each figure)" if repeats > 1 else "1",
+        "wall": f"{time.perf_counter() - started:.0f}s",
     }
     try:
         run_params["loadavg at end"] = " / ".join(f"{x:.2f}" for x in os.getloadavg())

@@ -695,7 +695,7 @@ class SqliteStore(JobStore):
             return jobs
         try:
             combined = runner.submit(both)
-        except BaseException as error:  # noqa: BLE001 - closed: every waiter hears it
+        except BaseException as error:  # closed: every waiter hears it
             _hand_out(items, None, error)
             raise
         # The completions are settled by the operation's own outcome, even when the claim's
