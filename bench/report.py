@@ -124,8 +124,35 @@ def table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+#: (label, ours key or prefix for the best of several, huey key prefix) for per-round ratios.
+ROUND_RATIOS = [
+    ("drain, best concurrency / huey LfL best", "ours.drain.normal.", "huey.lfl.drain."),
+    ("drain, concurrency 64 / huey LfL best", "ours.drain.normal.c64", "huey.lfl.drain."),
+    ("drain, concurrency 5 / huey LfL best", "ours.drain.normal.c5", "huey.lfl.drain."),
+    ("single enqueue / huey LfL best", "ours.enqueue.normal", "huey.lfl.enqueue."),
+]
+
+
+def round_ratio_rows(rounds: list[list[Record]]) -> list[list[str]]:
+    """Each ratio computed inside one round (ours and huey measured minutes apart), then the
+    median over rounds: steadier on a busy machine than a ratio of medians."""
+    rows: list[list[str]] = []
+    for label, ours_key, ref_prefix in ROUND_RATIOS:
+        ratios: list[float] = []
+        for records in rounds:
+            ours = _best(records, ours_key) if ours_key.endswith(".") else _get(records, ours_key)
+            ref = _best(records, ref_prefix)
+            if ours is not None and ref is not None and ref.value:
+                ratios.append(ours.value / ref.value)
+        if ratios:
+            ordered = sorted(ratios)
+            median = ordered[(len(ordered) - 1) // 2]
+            rows.append([label, ", ".join(f"{r:.2f}×" for r in ratios), f"**{median:.2f}×**"])
+    return rows
+
+
 def render(records: list[Record], failures: list[str], facts: dict[str, str], params: dict[str, str],
-           stderr_notes: list[str] | None = None) -> str:
+           stderr_notes: list[str] | None = None, rounds: list[list[Record]] | None = None) -> str:
     parts = ["# monque_engine benchmark", ""]
     parts.append("Machine: " + "; ".join(f"{k}: {v}" for k, v in facts.items()))
     parts.append("")
@@ -138,6 +165,12 @@ def render(records: list[Record], failures: list[str], facts: dict[str, str], pa
         comparison_rows(records),
     ))
     parts.append("")
+    ratio_rows = round_ratio_rows(rounds) if rounds and len(rounds) > 1 else []
+    if ratio_rows:
+        parts.append("## Ratios per round (WAL, synchronous=NORMAL)")
+        parts.append("")
+        parts.append(table(["Ratio", "Each round", "Median"], ratio_rows))
+        parts.append("")
     parts.append("## Every figure")
     parts.append("")
     parts.append(table(

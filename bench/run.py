@@ -173,7 +173,9 @@ def main(argv: list[str] | None = None) -> int:
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     started = time.perf_counter()
     repeats = max(1, args.repeat)
+    rounds: list[list[Record]] = []
     for round_no in range(repeats):
+        rounds.append([])
         if repeats > 1:
             print(f"— round {round_no + 1} of {repeats}", flush=True)
         for unit in chosen:
@@ -193,6 +195,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             got = parse_records(proc.stdout)
             records += got
+            rounds[-1] += got
             summary = ", ".join(f"{r.key}={report.fmt(r.value, r.unit)}" for r in got)
             print(f" {time.perf_counter() - t0:.1f}s  {summary}", flush=True)
             if proc.stderr.strip():
@@ -212,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         run_params["loadavg at end"] = " / ".join(f"{x:.2f}" for x in os.getloadavg())
     except OSError:
         pass
-    text = report.render(records, failures, facts, run_params, stderr_notes)
+    text = report.render(records, failures, facts, run_params, stderr_notes, rounds)
     print()
     print(text)
     out = args.out or os.path.join(HERE, "results", "quick.md" if args.quick else "latest.md")
