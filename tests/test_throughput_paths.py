@@ -18,6 +18,7 @@ from monque_engine import InvalidJobIdentifierError, Monque
 from monque_engine.ids import new_object_id, new_object_ids
 from monque_engine.scheduler.intake import BUILD_CHUNK
 from monque_engine.store.sqlite.store import MULTI_ROW
+from monque_engine.timeutil import now_ms
 
 
 def test_new_object_ids_are_unique_ordered_and_continue_the_single_counter():
@@ -177,3 +178,33 @@ def test_a_forked_child_mints_ids_with_its_own_random_part():
     os.close(read_end)
     os.waitpid(pid, 0)
     assert len(child) == 24 and child[8:18] != parent[8:18]
+
+
+@pytest.mark.parametrize("inline", [True, False])
+async def test_a_failing_claim_never_fails_the_completions_it_carried(tmp_path, inline):
+    """The claim that takes this turn's completions into its transaction fails: the
+    transaction rolls back as a whole, and the completions are written on their own."""
+    from monque_engine.store.sqlite.runner import MISS
+
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db")
+    await m.initialize()
+    store = m.store
+    try:
+        await m.enqueue("n", 1)
+        (job,) = await store.claim("n", "me", now_ms(), 1, 30_000)
+        completing = asyncio.ensure_future(store.complete(job.id, "me", now_ms(), None))
+        await asyncio.sleep(0)  # complete() has queued its job; its flush has not run yet
+
+        def broken_claim(conn):
+            raise sqlite3.OperationalError("claim went wrong")
+
+        if inline:
+            assert await store._claim_with_completions(broken_claim, inline=True) is MISS
+        else:
+            with pytest.raises(Exception, match="claim went wrong"):
+                await store._claim_with_completions(broken_claim, inline=False)
+        done = await asyncio.wait_for(completing, 5)
+        assert done is not None and done.status.value == "completed"
+        assert (await m.get_job(job.id)).status.value == "completed"
+    finally:
+        await m.close()
