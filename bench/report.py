@@ -6,6 +6,7 @@ from .common import Record
 
 TARGETS = {
     "drain": "≥ 2× huey like-for-like",
+    "drain_default": "≥ 1× huey like-for-like",
     "enqueue": "≥ 1× huey like-for-like",
     "many": "≥ 100,000 jobs/s",
     "latency_p50": "p50 ≤ 10 ms",
@@ -65,6 +66,15 @@ def comparison_rows(records: list[Record]) -> list[list[str]]:
         conc = f", concurrency {ours.extra.get('concurrency')}" if ours else ""
         rows.append([f"drain {_n(ours)} backlog (best{conc})", *_cells(ours), vs_huey, vs_raw,
                      TARGETS["drain"] if sync == "normal" else "(info)", status])
+        # drain at the default worker concurrency (5): what most users will measure first
+        ours = _get(records, f"ours.drain.{sync}.c5")
+        if ours is not None:
+            ref, label = huey_for(ours, huey_lfl_drain, huey_def_drain)
+            vs_huey, r_huey = _ratio(ours, ref, label)
+            vs_raw1, _ = _ratio(ours, _get(records, f"raw.claim1.{sync}"), "raw 1/tx")
+            status = _status(sync, r_huey is not None and r_huey >= 1.0, ours, r_huey)
+            rows.append([f"drain {_n(ours)} backlog (default concurrency 5)", *_cells(ours), vs_huey, vs_raw1,
+                         TARGETS["drain_default"] if sync == "normal" else "(info)", status])
         # single enqueue
         ours = _get(records, f"ours.enqueue.{sync}")
         ref, label = huey_for(ours, huey_lfl_enq, huey_def_enq)
@@ -114,8 +124,35 @@ def table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+#: (label, ours key or prefix for the best of several, huey key prefix) for per-round ratios.
+ROUND_RATIOS = [
+    ("drain, best concurrency / huey LfL best", "ours.drain.normal.", "huey.lfl.drain."),
+    ("drain, concurrency 64 / huey LfL best", "ours.drain.normal.c64", "huey.lfl.drain."),
+    ("drain, concurrency 5 / huey LfL best", "ours.drain.normal.c5", "huey.lfl.drain."),
+    ("single enqueue / huey LfL best", "ours.enqueue.normal", "huey.lfl.enqueue."),
+]
+
+
+def round_ratio_rows(rounds: list[list[Record]]) -> list[list[str]]:
+    """Each ratio computed inside one round (ours and huey measured minutes apart), then the
+    median over rounds: steadier on a busy machine than a ratio of medians."""
+    rows: list[list[str]] = []
+    for label, ours_key, ref_prefix in ROUND_RATIOS:
+        ratios: list[float] = []
+        for records in rounds:
+            ours = _best(records, ours_key) if ours_key.endswith(".") else _get(records, ours_key)
+            ref = _best(records, ref_prefix)
+            if ours is not None and ref is not None and ref.value:
+                ratios.append(ours.value / ref.value)
+        if ratios:
+            ordered = sorted(ratios)
+            median = ordered[(len(ordered) - 1) // 2]
+            rows.append([label, ", ".join(f"{r:.2f}×" for r in ratios), f"**{median:.2f}×**"])
+    return rows
+
+
 def render(records: list[Record], failures: list[str], facts: dict[str, str], params: dict[str, str],
-           stderr_notes: list[str] | None = None) -> str:
+           stderr_notes: list[str] | None = None, rounds: list[list[Record]] | None = None) -> str:
     parts = ["# monque_engine benchmark", ""]
     parts.append("Machine: " + "; ".join(f"{k}: {v}" for k, v in facts.items()))
     parts.append("")
@@ -128,6 +165,12 @@ def render(records: list[Record], failures: list[str], facts: dict[str, str], pa
         comparison_rows(records),
     ))
     parts.append("")
+    ratio_rows = round_ratio_rows(rounds) if rounds and len(rounds) > 1 else []
+    if ratio_rows:
+        parts.append("## Ratios per round (WAL, synchronous=NORMAL)")
+        parts.append("")
+        parts.append(table(["Ratio", "Each round", "Median"], ratio_rows))
+        parts.append("")
     parts.append("## Every figure")
     parts.append("")
     parts.append(table(

@@ -51,7 +51,7 @@ def params_from(args: argparse.Namespace) -> Params:
     if args.quick:
         jobs, single, lat_n, gap, conc = 2000, 1000, 20, 0.01, [64]
     else:
-        jobs, single, lat_n, gap, conc = 50_000, 20_000, 200, 0.02, [64, 256]
+        jobs, single, lat_n, gap, conc = 50_000, 20_000, 200, 0.02, [5, 64, 256]
     if args.jobs:
         jobs = args.jobs
         single = args.single or max(1, jobs * 2 // 5)
@@ -108,6 +108,23 @@ def run_unit(unit: str, p: Params) -> list[Record]:
     raise SystemExit(f"unknown unit {unit!r}")
 
 
+def median_records(records: list[Record]) -> list[Record]:
+    """One record per key: the run with the median value (the lower middle for an even count),
+    noting the spread so a noisy figure shows as one."""
+    by_key: dict[str, list[Record]] = {}
+    for record in records:
+        by_key.setdefault(record.key, []).append(record)
+    chosen: list[Record] = []
+    for group in by_key.values():
+        ordered = sorted(group, key=lambda r: r.value)
+        middle = ordered[(len(ordered) - 1) // 2]
+        if len(ordered) > 1:
+            values = ", ".join(report.fmt(r.value, r.unit) for r in group)
+            middle.notes = [*middle.notes, f"median of {len(group)} runs ({values})"]
+        chosen.append(middle)
+    return chosen
+
+
 def child_argv(unit: str, args: argparse.Namespace) -> list[str]:
     argv = [sys.executable, "-m", "bench.run", "--child", unit, "--drain-wait", args.drain_wait]
     if args.quick:
@@ -131,6 +148,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="how our drain waits before confirming with store.stats (see monque_engine_bench)")
     ap.add_argument("--out", help="where to write the markdown (default bench/results/latest.md or quick.md)")
     ap.add_argument("--timeout", type=float, default=900, help="per-unit timeout in seconds")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="run the unit list N times, interleaved (so load spikes hit ours and huey alike), and "
+                         "report each figure's median; 3 on a busy machine")
     ap.add_argument("--list", action="store_true", help="list units and exit")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -152,40 +172,50 @@ def main(argv: list[str] | None = None) -> int:
     stderr_notes: list[str] = []
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     started = time.perf_counter()
-    for unit in chosen:
-        t0 = time.perf_counter()
-        print(f"… {unit}", end="", flush=True)
-        try:
-            proc = subprocess.run(child_argv(unit, args), cwd=ROOT, env=env, capture_output=True, text=True,
-                                  timeout=args.timeout)
-        except subprocess.TimeoutExpired:
-            failures.append(f"{unit}: timed out after {args.timeout:.0f} s")
-            print(" TIMEOUT", flush=True)
-            continue
-        if proc.returncode != 0:
-            tail = " ".join(proc.stderr.strip().splitlines()[-3:])
-            failures.append(f"{unit}: exit {proc.returncode}: {tail}")
-            print(f" FAILED ({tail})", flush=True)
-            continue
-        got = parse_records(proc.stdout)
-        records += got
-        summary = ", ".join(f"{r.key}={report.fmt(r.value, r.unit)}" for r in got)
-        print(f" {time.perf_counter() - t0:.1f}s  {summary}", flush=True)
-        if proc.stderr.strip():
-            # warnings/log output from a unit are kept as notes, never silently dropped
-            lines = proc.stderr.strip().splitlines()
-            stderr_notes.append(f"{unit} wrote {len(lines)} line(s) to stderr, last: {lines[-1][:200]}")
+    repeats = max(1, args.repeat)
+    rounds: list[list[Record]] = []
+    for round_no in range(repeats):
+        rounds.append([])
+        if repeats > 1:
+            print(f"— round {round_no + 1} of {repeats}", flush=True)
+        for unit in chosen:
+            t0 = time.perf_counter()
+            print(f"… {unit}", end="", flush=True)
+            try:
+                proc = subprocess.run(child_argv(unit, args), cwd=ROOT, env=env, capture_output=True, text=True,
+                                      timeout=args.timeout)
+            except subprocess.TimeoutExpired:
+                failures.append(f"{unit}: timed out after {args.timeout:.0f} s")
+                print(" TIMEOUT", flush=True)
+                continue
+            if proc.returncode != 0:
+                tail = " ".join(proc.stderr.strip().splitlines()[-3:])
+                failures.append(f"{unit}: exit {proc.returncode}: {tail}")
+                print(f" FAILED ({tail})", flush=True)
+                continue
+            got = parse_records(proc.stdout)
+            records += got
+            rounds[-1] += got
+            summary = ", ".join(f"{r.key}={report.fmt(r.value, r.unit)}" for r in got)
+            print(f" {time.perf_counter() - t0:.1f}s  {summary}", flush=True)
+            if proc.stderr.strip():
+                # warnings/log output from a unit are kept as notes, never silently dropped
+                lines = proc.stderr.strip().splitlines()
+                stderr_notes.append(f"{unit} wrote {len(lines)} line(s) to stderr, last: {lines[-1][:200]}")
+    if repeats > 1:
+        records = median_records(records)
 
     run_params = {
         "jobs": str(p.jobs), "single": str(p.single), "latency": f"{p.latency_count}×{p.latency_gap * 1000:.0f}ms",
         "concurrency": ",".join(map(str, p.concurrency)), "drain_wait": p.drain_wait,
-        "units": str(len(chosen)), "wall": f"{time.perf_counter() - started:.0f}s",
+        "units": str(len(chosen)), "repeat": f"{repeats} (median of each figure)" if repeats > 1 else "1",
+        "wall": f"{time.perf_counter() - started:.0f}s",
     }
     try:
         run_params["loadavg at end"] = " / ".join(f"{x:.2f}" for x in os.getloadavg())
     except OSError:
         pass
-    text = report.render(records, failures, facts, run_params, stderr_notes)
+    text = report.render(records, failures, facts, run_params, stderr_notes, rounds)
     print()
     print(text)
     out = args.out or os.path.join(HERE, "results", "quick.md" if args.quick else "latest.md")

@@ -22,9 +22,32 @@ def _reseed() -> None:
     _state["counter"] = random.SystemRandom().randint(0, 0xFFFFFF)
 
 
+def _forked() -> None:
+    _state["pid"] = -1  # the child reseeds on its first id: never the parent's random part
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forked)
+
+
 def new_object_id() -> str:
     with _lock:
-        if _state["pid"] != os.getpid():  # first use, or we are a forked child
+        if _state["pid"] == -1:  # first use, or we are a forked child (see _forked)
             _reseed()
         counter = _state["counter"] = (_state["counter"] + 1) & 0xFFFFFF  # type: ignore[operator]
         return f"{int(time.time()) & 0xFFFFFFFF:08x}{_state['random']}{counter:06x}"
+
+
+def new_object_ids(count: int) -> list[str]:
+    """``count`` fresh ids in one go (one lock, one clock read): what ``enqueue_many`` uses,
+    where a per-id lock and clock read were a tenth of the per-job cost. Same layout and
+    order as ``count`` calls of :func:`new_object_id`."""
+    if count <= 0:
+        return []
+    with _lock:
+        if _state["pid"] == -1:
+            _reseed()
+        first = _state["counter"] + 1  # type: ignore[operator]
+        _state["counter"] = (first + count - 1) & 0xFFFFFF
+        prefix = f"{int(time.time()) & 0xFFFFFFFF:08x}{_state['random']}"
+    return [f"{prefix}{(first + k) & 0xFFFFFF:06x}" for k in range(count)]

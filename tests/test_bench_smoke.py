@@ -21,3 +21,35 @@ def test_bench_quick_raw_prints_a_table(tmp_path):
     assert "claim+complete, 50 jobs/transaction" in proc.stdout
     assert "FAILED" not in proc.stdout
     assert out.read_text().startswith("# monque_engine benchmark")
+
+
+def test_repeated_runs_report_each_figure_median_with_its_spread():
+    from bench.common import Record
+    from bench.run import median_records
+
+    def rec(key: str, value: float) -> Record:
+        return Record(key=key, subject="s", measure="m", durability="d", value=value, unit="jobs/s")
+
+    chosen = median_records([rec("a", 3.0), rec("b", 10.0), rec("a", 1.0), rec("a", 2.0), rec("b", 20.0)])
+    by_key = {r.key: r for r in chosen}
+    assert by_key["a"].value == 2.0 and "median of 3 runs" in by_key["a"].notes[0]
+    assert by_key["b"].value == 10.0  # the lower middle of an even count
+
+
+def test_ratios_are_taken_inside_each_round_then_the_median():
+    from bench.common import Record
+    from bench.report import round_ratio_rows
+
+    def rec(key: str, value: float) -> Record:
+        return Record(key=key, subject="s", measure="m", durability="d", value=value, unit="jobs/s")
+
+    rounds = [
+        [rec("huey.lfl.drain.w1", 10.0), rec("huey.lfl.drain.w4", 5.0), rec("ours.drain.normal.c5", 12.0),
+         rec("ours.drain.normal.c64", 30.0)],
+        [rec("huey.lfl.drain.w1", 20.0), rec("ours.drain.normal.c5", 10.0), rec("ours.drain.normal.c64", 50.0)],
+        [rec("huey.lfl.drain.w1", 10.0), rec("ours.drain.normal.c5", 9.0), rec("ours.drain.normal.c64", 15.0)],
+    ]
+    rows = {row[0]: row for row in round_ratio_rows(rounds)}
+    assert rows["drain, concurrency 5 / huey LfL best"][1:] == ["1.20×, 0.50×, 0.90×", "**0.90×**"]
+    assert rows["drain, best concurrency / huey LfL best"][2] == "**2.50×**"
+    assert "single enqueue / huey LfL best" not in rows  # not measured: no row

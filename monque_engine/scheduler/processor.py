@@ -43,6 +43,9 @@ class Slots:
     active: dict[str, Job] = field(default_factory=dict)
     tasks: dict[str, asyncio.Task[None]] = field(default_factory=dict)
     reserved: int = 0  # slots promised to a claim in flight
+    #: Jobs in ``active`` whose handler has returned and whose outcome write is in flight.
+    #: Their slots may be refilled already: the limit is on handlers running at once.
+    finishing: int = 0
 
 
 @dataclass(eq=False, slots=True)
@@ -89,6 +92,7 @@ class JobProcessor:
         self.workers: dict[str, Worker] = {}
         self.running = False
         self._total_active = 0
+        self._total_finishing = 0
         self._total_reserved = 0
         self._base_ms = ctx.options.base_retry_interval * 1000
         self._max_ms = ctx.options.max_backoff_delay * 1000
@@ -136,7 +140,10 @@ class JobProcessor:
             self._start_filler(worker)
 
     def summaries(self) -> dict[str, WorkerSummary]:
-        return {name: WorkerSummary(w.concurrency, len(w.slots.active)) for name, w in self.workers.items()}
+        return {
+            name: WorkerSummary(w.concurrency, len(w.slots.active) - w.slots.finishing)
+            for name, w in self.workers.items()
+        }
 
     @property
     def active_jobs(self) -> list[Job]:
@@ -272,10 +279,11 @@ class JobProcessor:
 
     # -- claiming ---------------------------------------------------------------------------------
     def _free_slots(self, worker: Worker) -> int:
-        free = worker.concurrency - len(worker.slots.active) - worker.slots.reserved
+        slots = worker.slots
+        free = worker.concurrency - (len(slots.active) - slots.finishing) - slots.reserved
         cap = self._ctx.options.instance_concurrency
         if cap is not None:
-            free = min(free, cap - self._total_active - self._total_reserved)
+            free = min(free, cap - (self._total_active - self._total_finishing) - self._total_reserved)
         return free
 
     def _claim_threshold(self, worker: Worker) -> int:
@@ -382,6 +390,7 @@ class JobProcessor:
 
     async def _execute(self, worker: Worker, job: Job) -> None:
         ctx = self._ctx
+        returned = False
         try:
             if job.repeat_interval is not None:
                 schedule_error = _schedule_error(job.repeat_interval)
@@ -392,7 +401,8 @@ class JobProcessor:
                     self.finishing.add(job.id)
                     await self._fail(job, schedule_error, terminal=True)
                     return
-            ctx.events.emit("job:start", job)
+            if ctx.events.has_listeners("job:start"):
+                ctx.events.emit("job:start", job)
             started = time.perf_counter()
             try:
                 if worker.is_async:
@@ -407,18 +417,31 @@ class JobProcessor:
                 await self._record_shutdown(job)
                 raise
             except Exception as error:  # noqa: BLE001 - a handler failing is the normal fail path
-                self.finishing.add(job.id)
+                returned = self._handler_returned(worker, job)
                 await self._fail(job, error)
             else:
-                self.finishing.add(job.id)
+                returned = self._handler_returned(worker, job)
                 await self._complete(job, (time.perf_counter() - started) * 1000)
         finally:
             self.finishing.discard(job.id)
             worker.slots.active.pop(job.id, None)
             worker.slots.tasks.pop(job.id, None)
             self._total_active -= 1
+            if returned:
+                worker.slots.finishing -= 1
+                self._total_finishing -= 1
             self._launch_deferred(job.id)
             self._slot_freed(self.workers.get(worker.name, worker))
+
+    def _handler_returned(self, worker: Worker, job: Job) -> bool:
+        """The handler is done; its outcome write is about to go out. Its slot may be refilled
+        now: the claim that refills it can share that write's transaction (SQLite store)."""
+        self.finishing.add(job.id)
+        worker.slots.finishing += 1
+        self._total_finishing += 1
+        if self.running:
+            self._slot_freed(self.workers.get(worker.name, worker))
+        return True
 
     def _defer_launch(self, worker: Worker, job: Job) -> None:
         worker.slots.reserved += 1  # the claim holds a slot until it can start

@@ -9,7 +9,7 @@ not happen" holds on every store. All instants are epoch milliseconds.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,6 +111,16 @@ class JobStore(ABC):
     @abstractmethod
     async def insert_many(self, jobs: Sequence[NewJob]) -> list[Job]:
         """Insert all jobs in one transaction (all or none), deduplicating unique keys."""
+
+    async def insert_chunks(self, chunks: Iterable[list[NewJob]]) -> list[Job]:
+        """``insert_many`` of the jobs ``chunks`` yields, all or none.
+
+        ``chunks`` builds (validates) the jobs lazily and may raise: then nothing is stored
+        and the error propagates. A store may start inserting the first chunks while later
+        ones are still being built (SQLite does); this default builds them all first.
+        """
+        jobs = [job for chunk in chunks for job in chunk]
+        return await self.insert_many(jobs) if jobs else []
 
     # -- processing: claims and owned transitions --------------------------------------------
     @abstractmethod

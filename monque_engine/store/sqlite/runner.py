@@ -43,7 +43,7 @@ MAX_BATCH = 512
 #: checkpoint holds the gate (inline writes queue for its ~10 ms): run concurrently with
 #: a stream of writes it never catches up, the WAL never restarts and grows without end.
 CHECKPOINT_EVERY = 1000
-_MISS = object()
+MISS = object()  #: run_inline_now could not run the operation without waiting
 
 
 def is_busy_error(error: BaseException) -> bool:
@@ -268,17 +268,27 @@ class WriteRunner(_Runner):
             self._inline = inline_connect()
 
     async def run(self, op: Operation[T], *, inline: bool = False) -> T:
-        if inline and self._inline is not None and not self._queue and not self._in_batch:
-            self._precheck()
-            result = self._try_inline(op)
-            if result is not _MISS:
-                self._verify()  # committed, but to an unlinked file: the caller must not be told "done"
-                self._on_commit()
-                self._inline_commits += 1
-                if self._inline_commits >= CHECKPOINT_EVERY:
-                    self._request_checkpoint()
+        if inline:
+            result = self.run_inline_now(op)
+            if result is not MISS:
                 return result  # type: ignore[return-value]
         return await self.submit(op)
+
+    def run_inline_now(self, op: Operation[T]) -> T | object:
+        """Run ``op`` in its own transaction on the loop thread, if that can be done without
+        waiting (inline writes enabled, nothing queued, the database free); else ``MISS``.
+        Raises what ``op`` raises (rolled back), or the file-identity error."""
+        if self._inline is None or self._queue or self._in_batch:
+            return MISS
+        self._precheck()
+        result = self._try_inline(op)
+        if result is not MISS:
+            self._verify()  # committed, but to an unlinked file: the caller must not be told "done"
+            self._on_commit()
+            self._inline_commits += 1
+            if self._inline_commits >= CHECKPOINT_EVERY:
+                self._request_checkpoint()
+        return result
 
     def _request_checkpoint(self) -> None:
         self._inline_commits = 0
@@ -288,7 +298,7 @@ class WriteRunner(_Runner):
 
     def _try_inline(self, op: Operation[T]) -> T | object:
         if not self._gate.acquire(blocking=False):
-            return _MISS
+            return MISS
         conn = self._inline
         assert conn is not None
         try:
@@ -296,7 +306,7 @@ class WriteRunner(_Runner):
                 conn.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as error:
                 if is_busy_error(error):
-                    return _MISS
+                    return MISS
                 raise wrap_error(error, self._describe) from None
             try:
                 result = op(conn)

@@ -1,0 +1,210 @@
+"""The throughput fast paths keep the semantics of the plain ones (issue 14).
+
+Each fast path here (ids minted in one go, multi-row inserts, inserting chunk k while
+chunk k+1 is validated, one wake-up per name) is checked on a real SQLite file against
+what the slow path promised: every job stored once, in order, all or none.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import sqlite3
+
+import pytest
+
+from monque_engine import InvalidJobIdentifierError, Monque
+from monque_engine.ids import new_object_id, new_object_ids
+from monque_engine.scheduler.intake import BUILD_CHUNK
+from monque_engine.store.sqlite.store import MULTI_ROW
+from monque_engine.timeutil import now_ms
+
+
+def test_new_object_ids_are_unique_ordered_and_continue_the_single_counter():
+    before = new_object_id()
+    many = new_object_ids(5000)
+    after = new_object_id()
+    assert len(set(many)) == 5000
+    assert all(len(i) == 24 and int(i, 16) >= 0 for i in many)
+    counters = [int(i[-6:], 16) for i in [before, *many, after]]
+    assert all((b - a) & 0xFFFFFF == 1 for a, b in itertools.pairwise(counters))
+    assert new_object_ids(0) == []
+
+
+async def test_enqueue_many_across_chunks_and_row_groups_stores_every_job_once_in_order(tmp_path):
+    count = 3 * BUILD_CHUNK + MULTI_ROW // 2 + 7  # several chunks, a partial row group at the end
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db")
+    await m.initialize()
+    try:
+        jobs = await m.enqueue_many([{"name": "bulk", "data": {"i": i}} for i in range(count)])
+        assert [j.data["i"] for j in jobs] == list(range(count))
+        assert len({j.id for j in jobs}) == count
+        assert len({j.created_at_ms for j in jobs}) == 1  # one clock read for the whole call
+        stored = await m.get_jobs(name="bulk", limit=count + 1)
+        assert sorted(j.id for j in stored) == sorted(j.id for j in jobs)
+        by_id = {j.id: j for j in stored}
+        assert all(by_id[j.id] == j for j in jobs)
+    finally:
+        await m.close()
+    conn = sqlite3.connect(tmp_path / "jobs.db")
+    try:
+        feed = conn.execute("SELECT job_id FROM monque_jobs_changes WHERE op = 'insert' ORDER BY seq").fetchall()
+    finally:
+        conn.close()
+    assert [row[0] for row in feed] == [j.id for j in jobs]  # one feed row per job, in order
+
+
+@pytest.mark.parametrize("bad_at", [0, BUILD_CHUNK + 3, 3 * BUILD_CHUNK + 1])
+async def test_enqueue_many_bad_item_in_a_later_chunk_leaves_nothing_stored(tmp_path, bad_at):
+    """Earlier chunks were already inserted in the transaction when the bad one is built."""
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db")
+    await m.initialize()
+    try:
+        items = [{"name": "bulk", "data": i} for i in range(3 * BUILD_CHUNK + 10)]
+        items[bad_at] = {"name": "bad name", "data": 0}
+        with pytest.raises(InvalidJobIdentifierError):
+            await m.enqueue_many(items)
+        assert await m.get_jobs(limit=10) == []
+        # the store is usable afterwards: the write thread was not left waiting
+        ok = await m.enqueue_many([{"name": "bulk", "data": 1}])
+        assert [j.id for j in await m.get_jobs()] == [ok[0].id]
+    finally:
+        await m.close()
+
+
+async def test_enqueue_many_with_unique_keys_in_a_later_chunk_dedups(tmp_path):
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db")
+    await m.initialize()
+    try:
+        items = [{"name": "bulk", "data": i} for i in range(BUILD_CHUNK + 5)]
+        items.append({"name": "bulk", "data": "a", "unique_key": "k"})
+        items.append({"name": "bulk", "data": "b", "unique_key": "k"})
+        jobs = await m.enqueue_many(items)
+        assert jobs[-1].id == jobs[-2].id and jobs[-1].data == "a"
+        assert len(await m.get_jobs(name="bulk", limit=1000)) == BUILD_CHUNK + 6
+    finally:
+        await m.close()
+
+
+async def test_enqueue_many_wakes_each_name_once_at_its_earliest_due_time(tmp_path):
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db")
+    await m.initialize()
+    calls: list[tuple[str, int]] = []
+    m._ctx.wake_at = lambda name, due: calls.append((name, due))  # observing the hook
+    try:
+        jobs = await m.enqueue_many([{"name": n, "data": i} for i in range(300) for n in ("a", "b")])
+        assert sorted(calls) == sorted({(j.name, j.next_run_at_ms) for j in jobs})
+        assert len(calls) == 2
+    finally:
+        await m.close()
+
+
+async def test_in_process_watcher_sees_the_last_of_a_burst_of_commits_with_a_slow_poll(tmp_path):
+    """Wake-ups for this process's commits are coalesced (at most one per 2 ms); the last
+    commit of a burst must still wake the watcher, even when the cross-process poll that
+    would also notice it is a minute away."""
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db?feed_interval_ms=60000")
+    await m.initialize()
+    try:
+        stream = await m.open_watch()
+        jobs = [await m.enqueue("burst", i) for i in range(200)]
+        seen = []
+        async with asyncio.timeout(10):
+            async for event in stream:
+                seen.append(event.job_id)
+                if len(seen) == len(jobs):
+                    break
+        assert seen == [j.id for j in jobs]
+    finally:
+        await m.close()
+
+
+class _CommitCounter:
+    def __init__(self) -> None:
+        self.commits = 0
+
+    def __call__(self, statement: str) -> None:
+        if statement.strip().upper() == "COMMIT":
+            self.commits += 1
+
+
+async def test_low_concurrency_drain_commits_a_claim_with_the_completions_it_refills(tmp_path, wait_until):
+    """At concurrency 1 each round used to be two commits (complete, then claim); the claim
+    that refills a slot now rides in the completion's transaction. Exactly-once still holds."""
+    count = 40
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db", worker_concurrency=1)
+    await m.initialize()
+    try:
+        await m.enqueue_many([{"name": "one", "data": i} for i in range(count)])
+        runs: list[int] = []
+        done = asyncio.Event()
+
+        async def handler(job) -> None:
+            runs.append(job.data)
+            if len(runs) == count:
+                done.set()
+
+        counter = _CommitCounter()
+        writer = m.store._writer  # counting statements on both write connections
+        writer._inline.set_trace_callback(counter)
+        writer.submit(lambda conn: conn.set_trace_callback(counter))
+        m.register("one", handler)
+        await m.start()
+        async with asyncio.timeout(20):
+            await done.wait()
+
+        async def all_completed() -> bool:
+            return (await m.store.stats("one")).completed == count
+
+        await wait_until(all_completed, 20)
+        await m.stop()
+        assert sorted(runs) == list(range(count))  # each job ran exactly once
+        assert counter.commits < count * 1.5  # was 2 per job: claim and completion apart
+    finally:
+        await m.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_mints_ids_with_its_own_random_part():
+    parent = new_object_id()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report one id and leave at once
+        os.write(write_end, new_object_id().encode())
+        os._exit(0)
+    os.close(write_end)
+    child = os.read(read_end, 64).decode()
+    os.close(read_end)
+    os.waitpid(pid, 0)
+    assert len(child) == 24 and child[8:18] != parent[8:18]
+
+
+@pytest.mark.parametrize("inline", [True, False])
+async def test_a_failing_claim_never_fails_the_completions_it_carried(tmp_path, inline):
+    """The claim that takes this turn's completions into its transaction fails: the
+    transaction rolls back as a whole, and the completions are written on their own."""
+    from monque_engine.store.sqlite.runner import MISS
+
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db")
+    await m.initialize()
+    store = m.store
+    try:
+        await m.enqueue("n", 1)
+        (job,) = await store.claim("n", "me", now_ms(), 1, 30_000)
+        completing = asyncio.ensure_future(store.complete(job.id, "me", now_ms(), None))
+        await asyncio.sleep(0)  # complete() has queued its job; its flush has not run yet
+
+        def broken_claim(conn):
+            raise sqlite3.OperationalError("claim went wrong")
+
+        if inline:
+            assert await store._claim_with_completions(broken_claim, inline=True) is MISS
+        else:
+            with pytest.raises(Exception, match="claim went wrong"):
+                await store._claim_with_completions(broken_claim, inline=False)
+        done = await asyncio.wait_for(completing, 5)
+        assert done is not None and done.status.value == "completed"
+        assert (await m.get_job(job.id)).status.value == "completed"
+    finally:
+        await m.close()
