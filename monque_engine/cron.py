@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 import re
 from datetime import UTC, datetime
+from functools import partial
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from croniter import croniter
@@ -93,7 +94,7 @@ def _fields(expression: str, original: str) -> list[str]:
     if len(fields) == 5:
         fields.insert(0, "0")
     for index in (4, 5):  # month and day-of-week names
-        fields[index] = _ALIAS.sub(lambda m, i=index: _alias(m.group(0), i, original), fields[index])
+        fields[index] = _ALIAS.sub(partial(_alias_match, index=index, original=original), fields[index])
     for index, field in enumerate(fields):
         if not _VALID[index].fullmatch(field):
             raise InvalidCronError(original, f"invalid characters in field {field!r}")
@@ -103,6 +104,10 @@ def _fields(expression: str, original: str) -> list[str]:
         if "?" in fields[index]:
             fields[index] = fields[index].replace("?", "*")
     return fields
+
+
+def _alias_match(match: re.Match[str], *, index: int, original: str) -> str:
+    return _alias(match.group(0), index, original)
 
 
 def _alias(name: str, index: int, original: str) -> str:

@@ -58,7 +58,7 @@ _valid_names: set[str] = set()  # names already validated: enqueue of a known na
 
 def validate_job_name(name: object) -> str:
     if name in _valid_names:
-        return name  # type: ignore[return-value]
+        return name
     if not isinstance(name, str):
         raise InvalidJobIdentifierError("name", name, "must be a string")
     if not name:

@@ -61,8 +61,9 @@ class ConsoleCommands(Provider):
 
     async def discover(self) -> Hits:
         for command in self._commands():
+            # Content, not str: Textual would parse a str help as markup ("[/]" in a title).
             yield DiscoveryHit(Content(command.title), command.run, text=command.title,
-                               help=Content(command.help))
+                               help=Content(command.help))  # type: ignore[arg-type]
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
@@ -73,4 +74,5 @@ class ConsoleCommands(Provider):
                 for offset in offsets:
                     if not command.title[offset].isspace():
                         display = display.stylize(matcher.match_style, offset, offset + 1)
-                yield Hit(score, display, command.run, text=command.title, help=Content(command.help))
+                yield Hit(score, display, command.run, text=command.title,
+                          help=Content(command.help))  # type: ignore[arg-type]

@@ -269,7 +269,9 @@ class MongoStore(JobStore):
         return jobs
 
     def _warn_unreadable(self, error: InvalidJobDocumentError) -> None:
-        if error.job_id in self._warned_ids:
+        if error.job_id is None or error.job_id in self._warned_ids:
+            if error.job_id is None:
+                log.warning("%s (in %s); skipped", error, self.display_url)
             return
         if len(self._warned_ids) >= WARNED_IDS_LIMIT:
             self._warned_ids.clear()

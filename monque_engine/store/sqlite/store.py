@@ -386,7 +386,8 @@ class SqliteStore(JobStore):
     async def prune_feed(self) -> int:
         """Trim the change table now (normally done in the background)."""
         keep = self.settings.feed_retention
-        return await self._write(lambda conn: self._prune_feed(conn, keep))
+        removed: int = await self._write(lambda conn: self._prune_feed(conn, keep))
+        return removed
 
     # -- plumbing -----------------------------------------------------------------------------
     @property
