@@ -4,6 +4,8 @@ Jobs live in one collection in Monque's MongoDB schema: an embedded SQLite file 
 MongoDB for scale-out. This package never imports Textual; the console lives in monque_tui.
 """
 
+from .attempts import Attempt
+from .errorgroups import ErrorGroup
 from .errors import (
     AggregationTimeoutError,
     ChangeFeedHistoryLostError,
@@ -34,8 +36,6 @@ from .events import (
     JobRetriedEvent,
     QueueControlEvent,
 )
-from .attempts import Attempt
-from .errorgroups import ErrorGroup
 from .job import (
     BulkOperationResult,
     ChangeEvent,
@@ -61,10 +61,9 @@ from .store.urls import mask_url
 __version__ = "0.1.0"
 
 __all__ = [
-    "Attempt",
-    "ErrorGroup",
     "DEFAULT_URL",
     "AggregationTimeoutError",
+    "Attempt",
     "BulkOperationResult",
     "ChangeEvent",
     "ChangeFeedHistoryLostError",
@@ -73,8 +72,9 @@ __all__ = [
     "ConnectionError",
     "CountEvent",
     "CursorPage",
-    "InstanceInfo",
+    "ErrorGroup",
     "FeedState",
+    "InstanceInfo",
     "InvalidCronError",
     "InvalidCursorError",
     "InvalidJobDocumentError",
@@ -96,12 +96,12 @@ __all__ = [
     "JobStateError",
     "JobStatus",
     "JobStore",
+    "MinuteCount",
     "Monque",
     "MonqueError",
     "MonqueOptions",
     "PayloadTooLargeError",
     "PayloadValidationError",
-    "MinuteCount",
     "QueueControlEvent",
     "QueueHealth",
     "QueueStats",

@@ -16,4 +16,4 @@ def backoff_delay_ms(fail_count: int, base_ms: float, max_ms: float, rand: rando
     exponent = min(fail_count, 1023)  # 2**1024 overflows a float; the cap applies long before
     delay = min(float(2**exponent) * base_ms, max_ms)
     jitter = (rand or random).uniform(-JITTER, JITTER) * delay
-    return int(round(max(0.0, min(delay + jitter, max_ms))))
+    return round(max(0.0, min(delay + jitter, max_ms)))

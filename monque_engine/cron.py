@@ -181,7 +181,7 @@ def next_run_ms(repeat_interval: str, after_ms: int) -> int:
                 candidate = it.get_next(datetime)
             runs.append(datetime_to_ms(candidate))
         return min(runs)
-    except Exception as error:  # croniter raises a few kinds for impossible dates
+    except Exception as error:  # noqa: BLE001 - croniter raises several unrelated kinds for impossible dates
         raise InvalidCronError(repeat_interval, str(error)) from None
 
 

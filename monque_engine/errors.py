@@ -24,7 +24,7 @@ class InvalidCronError(MonqueError):
         super().__init__(f"Invalid cron expression {expression!r}{detail}; {hint}")
 
 
-class ConnectionError(MonqueError):  # noqa: A001 - upstream's name, kept for parity
+class ConnectionError(MonqueError):
     """The store could not be reached or a database operation failed; ``__cause__`` keeps why."""
 
 

@@ -33,10 +33,24 @@ class Job:
     """One job as stored. Attributes are snake_case views of the stored camelCase fields."""
 
     __slots__ = (
-        "id", "name", "data", "status", "next_run_at_ms", "locked_at_ms", "claimed_by",
-        "last_heartbeat_ms", "heartbeat_interval_ms", "fail_count", "fail_reason",
-        "repeat_interval", "unique_key", "created_at_ms", "updated_at_ms", "_attempts", "error_type",
+        "_attempts",
+        "claimed_by",
+        "created_at_ms",
+        "data",
         "error_group",
+        "error_type",
+        "fail_count",
+        "fail_reason",
+        "heartbeat_interval_ms",
+        "id",
+        "last_heartbeat_ms",
+        "locked_at_ms",
+        "name",
+        "next_run_at_ms",
+        "repeat_interval",
+        "status",
+        "unique_key",
+        "updated_at_ms",
     )  # fmt: skip
 
     def __init__(

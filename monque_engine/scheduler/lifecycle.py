@@ -94,7 +94,7 @@ class Lifecycle:
                 await duty()
             except MonqueError as error:
                 self._ctx.events.emit("job:error", JobErrorEvent(error))
-            except Exception as error:  # noqa: BLE001 - a duty must survive to try again
+            except Exception as error:
                 log.exception("background duty failed")
                 self._ctx.events.emit("job:error", JobErrorEvent(error))
 
@@ -151,7 +151,7 @@ class Lifecycle:
                         processor.wake_at(name, due)
             except MonqueError as error:
                 self._ctx.events.emit("job:error", JobErrorEvent(error))
-            except Exception as error:  # noqa: BLE001 - one bad answer (a foreign document…) must not end polling
+            except Exception as error:
                 log.exception("poll round failed")
                 self._ctx.events.emit("job:error", JobErrorEvent(error))
             options = self._ctx.options

@@ -23,8 +23,8 @@ from ..job import (
     JobListFilter,
     JobSelector,
     JobSort,
-    QueueHealth,
     JobStatus,
+    QueueHealth,
     QueueStats,
     QueueViewSummary,
 )
@@ -36,10 +36,10 @@ from .context import SchedulerContext
 from .fleet import Fleet
 from .intake import JobIntake
 from .lifecycle import Lifecycle
-from .resilient_watch import FeedState, ResilientWatch, WatchEvent
 from .manager import JobManager
 from .processor import Handler, JobProcessor
 from .query import JobQuery
+from .resilient_watch import FeedState, ResilientWatch, WatchEvent
 
 log = logging.getLogger("monque_engine")
 
@@ -189,7 +189,7 @@ class Monque:
             self._shutdown_timed_out("a claim was still in flight (it is left for stale recovery)", [])
         running = processor.running_jobs()
         if running:
-            done, pending = await asyncio.wait(running.values(), timeout=max(0.0, jobs_deadline - loop.time()))
+            _done, pending = await asyncio.wait(running.values(), timeout=max(0.0, jobs_deadline - loop.time()))
             if pending:
                 # Only handlers still running are given up on. A job whose handler returned is
                 # writing its outcome: cancelling would not stop that write, only lose its event

@@ -182,7 +182,7 @@ class ResilientWatch:
                     self.token = change.token
                     try:
                         self._on_change(change)
-                    except Exception:  # noqa: BLE001 - a consumer's bug must not look like a feed failure
+                    except Exception:
                         log.exception("resilient watch consumer raised on a change")
                 if self._stopping:
                     return

@@ -181,10 +181,7 @@ class MongoStore(JobStore):
             database = self._given_collection.database
             collection = self._given_collection
         else:
-            if self._given_db is not None:
-                database = self._given_db
-            else:
-                database = self._new_client()[self._database_name]
+            database = self._given_db if self._given_db is not None else self._new_client()[self._database_name]
             collection = database[options.collection_name]
         try:
             # Only this first ping is bounded this tightly (see config.py); pymongo.timeout

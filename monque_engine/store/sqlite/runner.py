@@ -311,7 +311,7 @@ class WriteRunner(_Runner):
             try:
                 result = op(conn)
                 conn.execute("COMMIT")
-            except BaseException as error:
+            except BaseException as error:  # noqa: BLE001 - roll back on anything, then re-raise it wrapped
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise wrap_error(error, self._describe) from None
