@@ -27,6 +27,7 @@ from ..session.events import (
     FeedChanged,
     MarksChanged,
     QueryChanged,
+    QueryFailed,
     StatsChanged,
     WindowChanged,
     WindowExtended,
@@ -201,6 +202,11 @@ class JobsScreen(Screen[None]):
             self.refresh_bindings()
         elif isinstance(event, QueryChanged):
             self._show_query(event.query)
+        elif isinstance(event, QueryFailed):
+            if event.query == self.session.query:
+                table.placeholder = f"✗ {event.message}"
+                table.refresh()
+                self.query_one(FilterBar).show_query_error(event.message)
         elif isinstance(event, Connected):
             header = self.query_one(ConsoleHeader)
             header.store = event.display_url
@@ -238,7 +244,8 @@ class JobsScreen(Screen[None]):
 
     @on(FilterBar.Changed)
     def _filter_changed(self, event: FilterBar.Changed) -> None:
-        self.apply_query(self.session.with_filter(event.name, event.search, event.ranges))
+        self.apply_query(self.session.with_filter(event.name, event.search, event.ranges, event.text,
+                                                  clear_group=event.cleared))
         if event.done:
             self.table.focus()
 
