@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from textual.binding import Binding, BindingType
 
-Scope = str  # "app" | "table" | "jobs" | "detail" | "queues" | "back"
+Scope = str  # "app" | "table" | "jobs" | "detail" | "queues" | "errors" | "back"
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,12 +87,31 @@ REGISTRY: tuple[KeyAction, ...] = (
               help="A large payload is shown a page at a time: the next page"),
     KeyAction("less_than_sign", "payload_page(-1)", "Previous page", "Detail", ("detail",), key_display="<",
               help="The previous page of a large payload"),
+    # Errors: attempt history on the detail screen, the errors view (issue 12)
+    KeyAction("right_square_bracket", "attempt(1)", "Next attempt", "Detail", ("detail",), key_display="]",
+              help="Select the next (newer) attempt of the timeline and show its traceback"),
+    KeyAction("left_square_bracket", "attempt(-1)", "Previous attempt", "Detail", ("detail",), key_display="[",
+              help="Select the previous (older) attempt of the timeline and show its traceback"),
+    KeyAction("y", "copy_traceback", "Copy traceback", "Detail", ("detail",),
+              help="Copy the selected attempt's type, message and full traceback to the clipboard (OSC 52: "
+                   "works in terminals that allow it; the traceback pane's text can also be selected with the mouse)"),
+    KeyAction("enter", "open_group", "Show jobs", "Errors", ("errors",), key_display="⏎",
+              help="Show the jobs of the error group under the cursor in the jobs table (Esc there clears it)"),
+    KeyAction("R", "group_act('retry')", "Retry group", "Errors", ("errors",), mutating=True,
+              help="Retry every failed job of the group under the cursor (counted, confirmed, never more than "
+                   "confirmed)"),
+    KeyAction("D", "group_act('delete')", "Delete group", "Errors", ("errors",), mutating=True,
+              help="Delete every failed and retrying job of the group under the cursor (counted, confirmed, never "
+                   "more than confirmed)"),
     # Queues screen
     KeyAction("enter", "open_queue", "Show jobs", "Queues", ("queues",), key_display="⏎",
               help="Show the jobs of the queue under the cursor"),
     # Screens
     KeyAction("w", "show_queues", "Queues", "Screens", ("app",),
               help="Per-name counts, recurring schedules and this process's workers"),
+    KeyAction("e", "show_errors", "Errors", "Screens", ("app",),
+              help="Failed and retrying jobs grouped by name, exception type and message, with counts and the "
+                   "last hour"),
     KeyAction("question_mark", "show_help", "Help", "Screens", ("app",), key_display="?", help="Every key, grouped"),
     KeyAction("ctrl+p,colon", "command_palette", "Commands", "Screens", ("app",), key_display="^p",
               palette=False, help="Search every action and screen"),

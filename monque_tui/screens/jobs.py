@@ -160,6 +160,11 @@ class JobsScreen(Screen[None]):
             # The counts of the new view at once, alongside the page (they once lagged the header by 1-2 s).
             self.console.request_stats()
 
+    def show_query(self, query: JobQuery) -> None:
+        """Show exactly ``query`` (the errors view's group), with the filter bar's fields emptied to match."""
+        self.query_one(FilterBar).reset_fields()
+        self.apply_query(query)
+
     # -- session events -------------------------------------------------------------------------------
     def on_session_message(self, message: SessionMessage) -> None:
         self._apply(message.event)

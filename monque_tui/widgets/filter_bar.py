@@ -184,6 +184,18 @@ class FilterBar(Vertical):
             return
         self._debounce = self.set_timer(TEXT_DEBOUNCE, lambda: self._post(done=False))
 
+    def reset_fields(self) -> None:
+        """Empty every field without asking for a view (the caller shows one: the errors view's group)."""
+        self._cancel_debounce()
+        with self.prevent(Input.Changed):
+            for field in self.query(Input):
+                field.value = ""
+        self.ranges = ()
+        self.applied_when = ""
+        self.applied_text = None
+        self._show_error(None)
+        self.close()
+
     def action_clear(self) -> None:
         for field in self.query(Input):
             field.value = ""
