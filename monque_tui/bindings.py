@@ -55,10 +55,12 @@ REGISTRY: tuple[KeyAction, ...] = (
     KeyAction("s", "next_sort", "Sort", "View", ("jobs",), help="Sort by created, updated or next run (cycles)"),
     KeyAction("S", "reverse_sort", "Reverse", "View", ("jobs",), show=False, help="Flip the sort direction"),
     KeyAction("slash", "filter", "Filter", "View", ("jobs",), key_display="/",
-              help="Filter by exact job name (Tab completes it), id (start or end) or unique key, and time ranges "
-                   "FROM..TO such as: created -2h..  updated today  next now..+1h (no offset = UTC)"),
+              help="Filter by exact job name (Tab completes it), id (start or end) or unique key, time ranges "
+                   "FROM..TO such as: created -2h..  updated today  next now..+1h (no offset = UTC), and "
+                   "'contains': payload or error text (type or message), ASCII case ignored, applied after a short "
+                   "pause in typing or at once on Enter"),
     KeyAction("escape", "clear_filter", "Clear filter", "View", ("jobs",), show=False, key_display="Esc",
-              help="Clear the name, text and time filters"),
+              help="Clear the name, id/key, time and contains filters (and an errors-view group)"),
     KeyAction("p", "toggle_pause", "Pause", "View", ("jobs",), help="Freeze or resume live updates"),
     # Marking
     KeyAction("space", "toggle_mark", "Mark", "Mark", ("jobs",), key_display="␣",
@@ -75,13 +77,15 @@ REGISTRY: tuple[KeyAction, ...] = (
     KeyAction("d", "act('delete')", "Delete", "Act", ("jobs", "detail"), mutating=True,
               help="Delete jobs: the marked ones, or else the one under the cursor"),
     KeyAction("C", "act_all('cancel')", "Cancel all", "Act on everything matching", ("jobs",), mutating=True,
-              show=False, help="Cancel every pending job matching the view's status, name and created range"),
+              show=False, help="Cancel every pending job matching the view's status, name, contains text, error group "
+                                "and created range"),
     KeyAction("R", "act_all('retry')", "Retry all", "Act on everything matching", ("jobs",), mutating=True,
               show=False,
-              help="Retry every failed or cancelled job matching the view's status, name and created range"),
+              help="Retry every failed or cancelled job matching the view's status, name, contains text, error group "
+                   "and created range"),
     KeyAction("D", "act_all('delete')", "Delete all", "Act on everything matching", ("jobs",), mutating=True,
-              show=False, help="Delete every job matching the view's status, name and created range (these three keys "
-                   "are off while a text, updated or next-run filter is active)"),
+              show=False, help="Delete every job matching the view's status, name, contains text, error group and "
+                   "created range (these three keys are off while an id/key, updated or next-run filter is active)"),
     # Detail screen
     KeyAction("greater_than_sign", "payload_page(1)", "Next page", "Detail", ("detail",), key_display=">",
               help="A large payload is shown a page at a time: the next page"),

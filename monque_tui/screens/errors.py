@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, cast
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Static
@@ -95,7 +96,10 @@ class ErrorsScreen(Screen[None]):
 
     @property
     def cursor_group(self) -> ErrorGroup | None:
-        table = self.table
+        try:
+            table = self.table
+        except NoMatches:  # not composed yet
+            return None
         if not table.row_count:
             return None
         row_key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
@@ -145,7 +149,7 @@ class ErrorsScreen(Screen[None]):
         if action in MUTATING_ACTIONS and self.session.read_only:
             return None
         if action in ("open_group", "group_act"):
-            group = self.cursor_group if self.is_mounted else None
+            group = self.cursor_group
             if group is None:
                 return None
             if action == "group_act" and parameters and parameters[0] == "retry" and group.failed == 0:

@@ -150,3 +150,18 @@ async def test_group_keys_are_greyed_out_read_only_and_retry_needs_a_failed_memb
         await _cursor_to(screen, pilot, "httpx.ReadTimeout")  # its only member is still retrying
         assert screen.check_action("group_act", ("retry",)) is None
         assert screen.check_action("group_act", ("delete",)) is True
+
+
+async def test_the_group_commands_run_from_the_palette(seeded_url: str) -> None:
+    from .test_palette import run_from_palette
+
+    async with running_console(seeded_url) as (app, pilot):
+        screen = await _open_errors(app, pilot)
+        await _cursor_to(screen, pilot, "httpx.ConnectTimeout")
+        for title in ("Retry group [R]", "Delete group [D]"):
+            await run_from_palette(app, pilot, title)
+            await wait_for(lambda: isinstance(app.screen, ConfirmScreen))
+            await pilot.press("n")
+            await wait_for(lambda: app.screen is screen)
+        await run_from_palette(app, pilot, "Show jobs [⏎]")
+        await wait_for(lambda: app.screen is app.jobs_screen and table_ids(app) == [WEBHOOK_FAILED])
