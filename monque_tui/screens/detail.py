@@ -49,14 +49,16 @@ OUTCOME_STYLES = {"completed": "green", "retrying": "yellow", "failed": "bold re
                   "shutdown": "magenta"}
 
 
-def attempt_line(attempt: Attempt) -> Text:
-    """``#3  retrying  worker-1  2026-01-15 11:47:58  1.3s  KeyError: 'signing_secret'``."""
+def attempt_cells(attempt: Attempt) -> tuple[Text, ...]:
+    """``#3  retrying  worker-1  2026-01-15 11:47:58  1.27s  KeyError: 'signing_secret'``, as cells."""
     started = absolute(attempt.started_at_ms) if attempt.started_at_ms is not None else "-"
-    duration = duration_text(attempt.duration_ms)
-    return Text.assemble(
-        (f"#{attempt.number:<3}", "bold"), " ", (f"{attempt.outcome:<9}", OUTCOME_STYLES.get(attempt.outcome, "")),
-        " ", (f"{attempt.instance_id or '-':<22}", "magenta"), " ", started, " ", (f"{duration:>7}", "dim"), "  ",
-        (attempt.summary if attempt.error_type or attempt.error_message else "", "red"),
+    return (
+        Text(f"#{attempt.number}", style="bold"),
+        Text(attempt.outcome, style=OUTCOME_STYLES.get(attempt.outcome, "")),
+        Text((attempt.instance_id or "-") + " ", style="magenta"),
+        Text(started),
+        Text(duration_text(attempt.duration_ms), style="dim", justify="right"),
+        Text(attempt.summary if attempt.error_type or attempt.error_message else "", style="red"),
     )
 
 
@@ -82,18 +84,18 @@ def traceback_text(attempt: Attempt) -> str:
 
 
 def timeline_renderable(attempts: tuple[Attempt, ...], selected: int) -> RenderableType:
-    """The attempt timeline, oldest first, the selected line marked (``[``/``]`` move it)."""
-    lines = Text()
+    """The attempt timeline, oldest first, one line each (the message cut to fit), the selected one marked."""
+    table = Table.grid(padding=(0, 1), expand=True)
+    table.add_column(no_wrap=True, width=1)
+    for _ in range(5):
+        table.add_column(no_wrap=True)
+    table.add_column(no_wrap=True, overflow="ellipsis", ratio=1)
     for index, attempt in enumerate(attempts):
-        mark = ("▶ ", "bold cyan") if index == selected else ("  ", "")
-        line = Text.assemble(mark, attempt_line(attempt))
-        if index == selected:
-            line.stylize("reverse", 2)
-        if index:
-            lines.append("\n")
-        lines.append(line)
+        chosen = index == selected
+        table.add_row(Text("▶" if chosen else " ", style="bold cyan"), *attempt_cells(attempt),
+                      style="on grey23" if chosen else None)
     title = f"Attempts ({len(attempts)} kept, oldest first) — [ ] select, y copies the traceback"
-    return Panel(lines, title=Text(title), title_align="left", border_style="yellow")
+    return Panel(table, title=Text(title), title_align="left", border_style="yellow")
 
 
 def job_renderable(job: Job, now: int, payload: PayloadPages | None = None, page: int = 0,

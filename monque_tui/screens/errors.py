@@ -25,14 +25,16 @@ from ..actions import ActionKind
 from ..bindings import MUTATING_ACTIONS, bindings_for
 from ..formatting import plural, relative
 from ..session import ConsoleSession
-from ..session.errors import REFRESH_EVERY, ErrorGroupsModel, group_query, sparkline
+from ..session.errors import REFRESH_EVERY, SPARK_WIDTH, ErrorGroupsModel, group_query, sparkline
 
 if TYPE_CHECKING:
     from ..app import MonqueConsole
 
-COLUMNS = (("name", "NAME"), ("type", "TYPE"), ("pattern", "MESSAGE"), ("count", "COUNT"),
-           ("retrying", "RETRYING"), ("first", "FIRST SEEN"), ("last", "LAST SEEN"), ("spark", "LAST HOUR"))
-PATTERN_WIDTH = 44
+#: (key, label, width): sized so the whole row fits 130 columns; long values end in "…".
+COLUMNS = (("name", "NAME", 14), ("type", "TYPE", 22), ("pattern", "MESSAGE", 27), ("count", "COUNT", 6),
+           ("retrying", "RETRYING", 8), ("first", "FIRST SEEN", 10), ("last", "LAST SEEN", 9),
+           ("spark", "LAST HOUR", SPARK_WIDTH))
+WIDTHS = {key: width for key, _, width in COLUMNS}
 EMPTY = "No failed or retrying jobs: nothing to group."
 
 
@@ -71,8 +73,8 @@ class ErrorsScreen(Screen[None]):
 
     def on_mount(self) -> None:
         table = self.table
-        for key, label in COLUMNS:
-            table.add_column(label, key=key)
+        for key, label, width in COLUMNS:
+            table.add_column(label, key=key, width=width)
         table.focus()
         self.refresh_groups()
 
@@ -132,16 +134,15 @@ class ErrorsScreen(Screen[None]):
 
     @staticmethod
     def _cells(group: ErrorGroup, now: int) -> tuple[object, ...]:
-        pattern = group.pattern if len(group.pattern) <= PATTERN_WIDTH else group.pattern[:PATTERN_WIDTH - 1] + "…"
         return (
-            Text(group.name, style="bold"),
-            Text(group.error_type or "-", style="red"),
-            Text(pattern),
+            Text(_fit(group.name, WIDTHS["name"]), style="bold"),
+            Text(_fit(group.error_type or "-", WIDTHS["type"], keep_end=True), style="red"),
+            Text(_fit(group.pattern, WIDTHS["pattern"])),
             Text(f"{group.count:,}", justify="right"),
             Text(f"{group.retrying:,}" if group.retrying else "-", style="yellow", justify="right"),
             Text(relative(group.first_seen_ms, now), style="dim"),
             Text(relative(group.last_seen_ms, now)),
-            Text(sparkline(group.per_minute), style="red"),
+            Text(sparkline(group.per_minute, SPARK_WIDTH), style="red"),
         )
 
     # -- keys --------------------------------------------------------------------------------------
@@ -177,3 +178,10 @@ class ErrorsScreen(Screen[None]):
 
     def action_back(self) -> None:
         self.dismiss(None)
+
+
+def _fit(text: str, width: int, keep_end: bool = False) -> str:
+    """At most ``width`` characters; a qualified type keeps its end (the class name), text its start."""
+    if len(text) <= width:
+        return text
+    return "…" + text[-(width - 1):] if keep_end else text[:width - 1] + "…"

@@ -21,6 +21,8 @@ from ..query import JobQuery
 REFRESH_EVERY = 3.0
 #: At most this many groups are listed (most recently seen first).
 GROUP_LIMIT = 200
+#: Blocks of the errors view's sparkline (each sums 4 minutes of the hour).
+SPARK_WIDTH = 15
 #: Sparkline characters, lowest first; a minute without failures is the first.
 BLOCKS = "▁▂▃▄▅▆▇█"
 

@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import io
 import json
 import sqlite3
 import threading
 
 import pytest
+from rich.console import Console
 from textual.widgets import Static, TextArea
 
 from monque_tui.screens import detail as detail_module
@@ -31,8 +33,10 @@ async def _open(app: object, pilot: object, job_id: str) -> JobDetailScreen:
 
 
 def _timeline(screen: JobDetailScreen) -> str:
-    panel = screen.query_one("#detail-attempts", Static).content
-    return str(panel.renderable.plain)  # type: ignore[union-attr]
+    """The timeline as the screen draws it, one line per attempt."""
+    console = Console(width=160, record=True, file=io.StringIO())
+    console.print(screen.query_one("#detail-attempts", Static).content)
+    return "\n".join(line.strip("│ ") for line in console.export_text().splitlines()[1:-1])
 
 
 async def test_timeline_lists_attempts_and_the_pane_shows_the_selected_traceback(seeded_url: str) -> None:
@@ -41,9 +45,9 @@ async def test_timeline_lists_attempts_and_the_pane_shows_the_selected_traceback
         assert [a.number for a in screen.attempts] == [8, 9, 10]
         lines = _timeline(screen).splitlines()
         assert len(lines) == 3
-        assert lines[2].startswith("▶ #10  failed") and "aiosmtplib.SMTPServerDisconnected: Connection unexpectedly" \
+        assert lines[2].startswith("▶ #10 failed") and "aiosmtplib.SMTPServerDisconnected: Connection unexpectedly" \
             in lines[2]
-        assert lines[0].startswith("  #8   retrying") and "2026-01-15" in lines[0] and "1.57s" in lines[0]
+        assert lines[0].startswith("#8  retrying") and "2026-01-15" in lines[0] and "1.57s" in lines[0]
         pane = screen.query_one("#detail-traceback", TextArea)
         assert pane.display and pane.read_only
         assert pane.text.startswith("aiosmtplib.SMTPServerDisconnected: Connection unexpectedly closed\n\nTraceback")
@@ -51,7 +55,7 @@ async def test_timeline_lists_attempts_and_the_pane_shows_the_selected_traceback
         # [ selects the older attempt, ] the newer one; ] at the newest is greyed out.
         assert screen.check_action("attempt", (1,)) is None
         await pilot.press("left_square_bracket")
-        assert screen.selected == 1 and _timeline(screen).splitlines()[1].startswith("▶ #9")
+        assert screen.selected == 1 and _timeline(screen).splitlines()[1].startswith("▶ #9 ")
         assert pane.border_title is not None and "Attempt 9 (retrying)" in str(pane.border_title)
         await pilot.press("left_square_bracket", "left_square_bracket")
         assert screen.selected == 0
