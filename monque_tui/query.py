@@ -136,7 +136,8 @@ class JobQuery:
             clear.append(f"the {' and '.join(other)} range" + ("s" if len(other) > 1 else ""))
         if not clear:
             return None
-        return f"Bulk actions select by status, name, contained text, error group and created time only: clear {' and '.join(clear)} first."
+        return ("Bulk actions select by status, name, contained text, error group and created time only: "
+                f"clear {' and '.join(clear)} first.")
 
     @property
     def bulk_expressible(self) -> bool:

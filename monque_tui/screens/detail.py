@@ -140,10 +140,10 @@ def job_renderable(job: Job, now: int, payload: PayloadPages | None = None, page
             schedule.add_row("error", Text(str(error), style="red"))
         parts.append(Panel(schedule, title="Schedule", title_align="left", border_style="cyan"))
     if job.fail_reason:
-        error = Text(job.fail_reason, style="red")
+        reason = Text(job.fail_reason, style="red")
         if job.error_type and not job.fail_reason.startswith(f"{job.error_type}:"):
-            error = Text.assemble((job.error_type, "bold red"), ": ", error)
-        parts.append(Panel(error, title="Error", title_align="left", border_style="red"))
+            reason = Text.assemble((job.error_type, "bold red"), ": ", reason)
+        parts.append(Panel(reason, title="Error", title_align="left", border_style="red"))
     if not with_payload:
         return Group(*parts)
     return Group(*parts, payload_renderable(payload, page))

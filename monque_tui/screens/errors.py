@@ -105,7 +105,7 @@ class ErrorsScreen(Screen[None]):
         if not table.row_count:
             return None
         row_key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
-        return self.model.find(cast("str | None", row_key.value))
+        return self.model.find(row_key.value)
 
     def _draw(self) -> None:
         table = self.table

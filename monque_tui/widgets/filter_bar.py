@@ -13,17 +13,16 @@ and bulk actions refuse to run: what the bar shows is what an action applies.
 from __future__ import annotations
 
 from textual import events, on
-from textual.timer import Timer
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.suggester import SuggestFromList
+from textual.timer import Timer
 from textual.widgets import Input, Label, Static
 
 from ..clock import Clock, system_clock
 from ..query import RANGE_HINT, RANGE_PLACEHOLDER, RangeError, TimeRange, parse_ranges
-
 
 #: Seconds of no typing before the "contains" text is applied.
 TEXT_DEBOUNCE = 0.35

@@ -107,7 +107,7 @@ async def test_a_huge_traceback_is_prepared_off_the_ui_thread(seeded_url: str, m
 
 
 async def test_the_error_column_shows_type_and_message(seeded_url: str) -> None:
-    async with running_console(seeded_url, size=(180, 36)) as (app, pilot):
+    async with running_console(seeded_url, size=(180, 36)) as (app, _pilot):
         table = app.jobs_screen.table
         lines = [table.render_line(y).text for y in range(1, len(app.jobs_screen.window.rows) + 1)]
         text = "\n".join(lines)
