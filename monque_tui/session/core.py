@@ -19,6 +19,7 @@ from typing import Any
 from monque_engine import (
     AggregationTimeoutError,
     CursorPage,
+    InvalidJobQueryError,
     Job,
     JobStatus,
     Monque,
@@ -52,6 +53,9 @@ from .feed import ChangeBuffer, Throughput
 
 #: Counting a big store is a scan: after a count that took t, wait at least this many t (<= 10 % of a core).
 STATS_BACKOFF = 10
+#: What the store says about a view it cannot answer (a MongoDB text search over its maxTimeMS,
+#: a contains text over 500 characters): shown inline, the console carries on.
+QUERY_ERRORS = (AggregationTimeoutError, InvalidJobQueryError)
 READ_ONLY_NOTICE = "Read-only console: actions are disabled (started with --read-only)."
 
 
@@ -175,7 +179,7 @@ class ConsoleSession:
         query = self.query
         try:
             page = await self._page(None, PAGE_SIZE, "forward" if end == "top" else "backward", query)
-        except AggregationTimeoutError as error:
+        except QUERY_ERRORS as error:
             # A MongoDB text search that read too long: show no rows (not the previous view's)
             # and say so where the filter is; the console stays up.
             if generation == self.generation:
@@ -215,7 +219,7 @@ class ConsoleSession:
         try:
             before = await self._page(cursor, half, "backward", query)
             after = await self._page(cursor, half, "forward", query)
-        except AggregationTimeoutError as error:
+        except QUERY_ERRORS as error:
             if generation == self.generation:
                 self.emit(QueryFailed(str(error), query))
             return False
@@ -247,7 +251,7 @@ class ConsoleSession:
         query = self.query
         try:
             return await self._extend(edge, generation, window, query)
-        except AggregationTimeoutError as error:
+        except QUERY_ERRORS as error:
             if generation == self.generation:
                 self.emit(QueryFailed(str(error), query))
             return False
@@ -350,7 +354,7 @@ class ConsoleSession:
                 if query.search or query.ranges or query.text or query.error_group:
                     try:
                         matching: int | None = await monque.count_jobs(query.list_filter())
-                    except AggregationTimeoutError as error:
+                    except QUERY_ERRORS as error:
                         if query == self.query:
                             self.emit(QueryFailed(str(error), query))
                         return

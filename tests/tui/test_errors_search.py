@@ -131,3 +131,17 @@ async def test_a_search_timeout_is_shown_inline_and_the_console_stays_up(seeded_
         await pilot.press("escape")
         await wait_for(lambda: len(table_ids(app)) == len(SEED_JOBS) and bar.error is None)
         assert app.is_running
+
+
+async def test_a_contains_text_the_engine_refuses_is_shown_inline(seeded_url: str) -> None:
+    """Over 500 characters the engine raises InvalidJobQueryError: one line in the bar, no crash."""
+    async with running_console(seeded_url) as (app, pilot):
+        screen = app.jobs_screen
+        await pilot.press("slash")
+        bar = screen.query_one(FilterBar)
+        bar.query_one("#filter-text", Input).value = "x" * 501
+        await pilot.press("tab", "tab", "tab", "enter")
+        await wait_for(lambda: bar.error is not None and "500" in bar.error)
+        assert table_ids(app) == [] and app.is_running
+        bar.query_one("#filter-text", Input).value = "timed out"
+        await wait_for(lambda: set(table_ids(app)) == TIMED_OUT and bar.error is None)
