@@ -69,6 +69,8 @@ async def test_timeline_lists_attempts_and_the_pane_shows_the_selected_traceback
         pane.focus()
         await pilot.press("right_square_bracket", "y")
         assert screen.selected == 2 and app.clipboard == screen.query_one("#detail-traceback", TextArea).text
+        await pilot.press("escape")  # Back works from the pane too
+        await wait_for(lambda: app.screen is app.jobs_screen)
 
 
 async def test_a_job_without_attempts_hides_the_timeline_and_greys_out_its_keys(seeded_url: str) -> None:
