@@ -138,7 +138,9 @@ def bulk_what(kind: ActionKind, query: JobQuery) -> str:
     named = f" named {query.name!r}" if query.name else ""
     created = query.range_for("created_at")
     when = f" {created.describe()}" if created is not None else ""
-    return f"every {which}job{named}{when}"
+    containing = f" containing {query.text!r}" if query.text else ""
+    group = f" in error group {(query.group_label or query.error_group)!r}" if query.error_group else ""
+    return f"every {which}job{named}{containing}{group}{when}"
 
 
 def wall_clock_ms() -> int:

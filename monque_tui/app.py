@@ -28,6 +28,7 @@ from .palette import ConsoleCommands
 from .query import JobQuery
 from .screens.confirm import ConfirmScreen
 from .screens.detail import JobDetailScreen
+from .screens.errors import ErrorsScreen
 from .screens.help import HelpScreen
 from .screens.jobs import JobsScreen
 from .screens.queues import QueuesScreen
@@ -159,6 +160,16 @@ class MonqueConsole(App[int]):
         if not isinstance(self.screen, QueuesScreen):
             self.push_screen(QueuesScreen(self.session))
 
+    def action_show_errors(self) -> None:
+        if not isinstance(self.screen, ErrorsScreen):
+            self.push_screen(ErrorsScreen(self.session, live=self.live))
+
+    def show_error_group(self, query: JobQuery) -> None:
+        """Enter on the errors view: the jobs table, filtered to the group."""
+        while self.screen is not self.jobs_screen and len(self.screen_stack) > 1:
+            self.pop_screen()
+        self.jobs_screen.show_query(query)
+
     def action_show_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.read_only))
@@ -210,6 +221,8 @@ class MonqueConsole(App[int]):
             self.confirm(again)
             return
         screen = self.screen
+        if isinstance(screen, ErrorsScreen):
+            screen.refresh_groups()
         if isinstance(screen, JobDetailScreen):
             if plan.kind is ActionKind.DELETE and screen.job_id in (plan.job_ids or ()):
                 screen.dismiss(None)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from textual.binding import Binding, BindingType
 
-Scope = str  # "app" | "table" | "jobs" | "detail" | "queues" | "back"
+Scope = str  # "app" | "table" | "jobs" | "detail" | "queues" | "errors" | "back"
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,10 +55,12 @@ REGISTRY: tuple[KeyAction, ...] = (
     KeyAction("s", "next_sort", "Sort", "View", ("jobs",), help="Sort by created, updated or next run (cycles)"),
     KeyAction("S", "reverse_sort", "Reverse", "View", ("jobs",), show=False, help="Flip the sort direction"),
     KeyAction("slash", "filter", "Filter", "View", ("jobs",), key_display="/",
-              help="Filter by exact job name (Tab completes it), id (start or end) or unique key, and time ranges "
-                   "FROM..TO such as: created -2h..  updated today  next now..+1h (no offset = UTC)"),
+              help="Filter by exact job name (Tab completes it), id (start or end) or unique key, time ranges "
+                   "FROM..TO such as: created -2h..  updated today  next now..+1h (no offset = UTC), and "
+                   "'contains': payload or error text (type or message), ASCII case ignored, applied after a short "
+                   "pause in typing or at once on Enter"),
     KeyAction("escape", "clear_filter", "Clear filter", "View", ("jobs",), show=False, key_display="Esc",
-              help="Clear the name, text and time filters"),
+              help="Clear the name, id/key, time and contains filters (and an errors-view group)"),
     KeyAction("p", "toggle_pause", "Pause", "View", ("jobs",), help="Freeze or resume live updates"),
     # Marking
     KeyAction("space", "toggle_mark", "Mark", "Mark", ("jobs",), key_display="␣",
@@ -75,24 +77,45 @@ REGISTRY: tuple[KeyAction, ...] = (
     KeyAction("d", "act('delete')", "Delete", "Act", ("jobs", "detail"), mutating=True,
               help="Delete jobs: the marked ones, or else the one under the cursor"),
     KeyAction("C", "act_all('cancel')", "Cancel all", "Act on everything matching", ("jobs",), mutating=True,
-              show=False, help="Cancel every pending job matching the view's status, name and created range"),
+              show=False, help="Cancel every pending job matching the view's status, name, contains text, error group "
+                                "and created range"),
     KeyAction("R", "act_all('retry')", "Retry all", "Act on everything matching", ("jobs",), mutating=True,
               show=False,
-              help="Retry every failed or cancelled job matching the view's status, name and created range"),
+              help="Retry every failed or cancelled job matching the view's status, name, contains text, error group "
+                   "and created range"),
     KeyAction("D", "act_all('delete')", "Delete all", "Act on everything matching", ("jobs",), mutating=True,
-              show=False, help="Delete every job matching the view's status, name and created range (these three keys "
-                   "are off while a text, updated or next-run filter is active)"),
+              show=False, help="Delete every job matching the view's status, name, contains text, error group and "
+                   "created range (these three keys are off while an id/key, updated or next-run filter is active)"),
     # Detail screen
     KeyAction("greater_than_sign", "payload_page(1)", "Next page", "Detail", ("detail",), key_display=">",
               help="A large payload is shown a page at a time: the next page"),
     KeyAction("less_than_sign", "payload_page(-1)", "Previous page", "Detail", ("detail",), key_display="<",
               help="The previous page of a large payload"),
+    # Errors: attempt history on the detail screen, the errors view (issue 12)
+    KeyAction("right_square_bracket", "attempt(1)", "Next attempt", "Detail", ("detail",), key_display="]",
+              help="Select the next (newer) attempt of the timeline and show its traceback"),
+    KeyAction("left_square_bracket", "attempt(-1)", "Previous attempt", "Detail", ("detail",), key_display="[",
+              help="Select the previous (older) attempt of the timeline and show its traceback"),
+    KeyAction("y", "copy_traceback", "Copy traceback", "Detail", ("detail",),
+              help="Copy the selected attempt's type, message and full traceback to the clipboard (OSC 52: "
+                   "works in terminals that allow it; the traceback pane's text can also be selected with the mouse)"),
+    KeyAction("enter", "open_group", "Show jobs", "Errors", ("errors",), key_display="⏎",
+              help="Show the jobs of the error group under the cursor in the jobs table (Esc there clears it)"),
+    KeyAction("R", "group_act('retry')", "Retry group", "Errors", ("errors",), mutating=True,
+              help="Retry every failed job of the group under the cursor (counted, confirmed, never more than "
+                   "confirmed)"),
+    KeyAction("D", "group_act('delete')", "Delete group", "Errors", ("errors",), mutating=True,
+              help="Delete every failed and retrying job of the group under the cursor (counted, confirmed, never "
+                   "more than confirmed)"),
     # Queues screen
     KeyAction("enter", "open_queue", "Show jobs", "Queues", ("queues",), key_display="⏎",
               help="Show the jobs of the queue under the cursor"),
     # Screens
     KeyAction("w", "show_queues", "Queues", "Screens", ("app",),
               help="Per-name counts, recurring schedules and this process's workers"),
+    KeyAction("e", "show_errors", "Errors", "Screens", ("app",),
+              help="Failed and retrying jobs grouped by name, exception type and message, with counts and the "
+                   "last hour"),
     KeyAction("question_mark", "show_help", "Help", "Screens", ("app",), key_display="?", help="Every key, grouped"),
     KeyAction("ctrl+p,colon", "command_palette", "Commands", "Screens", ("app",), key_display="^p",
               palette=False, help="Search every action and screen"),

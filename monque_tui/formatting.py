@@ -76,5 +76,22 @@ def first_line(text: str | None, limit: int = 200) -> str:
     return line[:limit]
 
 
+def error_text(job: Job) -> str:
+    """``Type: message`` for the table's error column (issue 12).
+
+    The type is ``job.error_type``, else the latest attempt's; without one, the message alone
+    (jobs failed by older versions or by Node workers). A message that already starts with
+    its type (some handlers format it so) is not prefixed twice.
+    """
+    message = first_line(job.fail_reason)
+    error_type = job.error_type
+    if error_type is None and job.fail_reason:
+        last = job.last_attempt
+        error_type = last.error_type if last is not None else None
+    if not error_type or message.startswith(f"{error_type}:"):
+        return message
+    return f"{error_type}: {message}" if message else error_type
+
+
 def plural(count: int, word: str) -> str:
     return f"{count:,} {word}" + ("" if count == 1 else "s")

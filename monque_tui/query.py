@@ -6,6 +6,7 @@ feed, so a changed job can be placed in (or dropped from) the loaded window with
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
@@ -91,6 +92,12 @@ class JobQuery:
     descending: bool = True
     #: At most one range per field, in SORT_FIELDS order.
     ranges: tuple[TimeRange, ...] = ()
+    #: Payload or error text contains this (``JobListFilter.text``; ASCII case ignored).
+    text: str | None = None
+    #: Only the failed and retrying jobs of one error group (``ErrorGroup.key``) ...
+    error_group: str | None = None
+    #: ... and how the errors view named it (``Type: pattern``), for the header and confirmations.
+    group_label: str | None = None
 
     # -- store forms ---------------------------------------------------------------------
     def range_for(self, field: SortBy) -> TimeRange | None:
@@ -104,7 +111,7 @@ class JobQuery:
     def list_filter(self) -> JobListFilter:
         bound = self._bound
         return JobListFilter(
-            name=self.name, status=self.status, search=self.search,
+            name=self.name, status=self.status, search=self.search, text=self.text, error_group=self.error_group,
             created_at_from=bound("created_at", False), created_at_to=bound("created_at", True),
             updated_at_from=bound("updated_at", False), updated_at_to=bound("updated_at", True),
             next_run_at_from=bound("next_run_at", False), next_run_at_to=bound("next_run_at", True),
@@ -119,16 +126,18 @@ class JobQuery:
 
         A selector has name, status and an exclusive created-at window (createdAt > newer_than,
         < older_than). Instants are whole milliseconds in both stores, so an inclusive created
-        range [a, b] is exactly createdAt > a - 1ms and < b + 1ms; free text and updated or
-        next-run ranges have no selector form.
+        range [a, b] is exactly createdAt > a - 1ms and < b + 1ms; the "contains" text and the
+        error group are selector fields too. The id / unique-key search and updated or next-run
+        ranges have no selector form.
         """
         other = [SORT_LABELS[r.field] for r in self.ranges if r.field != "created_at"]
-        clear = ["the text filter"] if self.search else []
+        clear = ["the id/key filter"] if self.search else []
         if other:
             clear.append(f"the {' and '.join(other)} range" + ("s" if len(other) > 1 else ""))
         if not clear:
             return None
-        return f"Bulk actions select by status, name and created time only: clear {' and '.join(clear)} first."
+        return ("Bulk actions select by status, name, contained text, error group and created time only: "
+                f"clear {' and '.join(clear)} first.")
 
     @property
     def bulk_expressible(self) -> bool:
@@ -144,7 +153,7 @@ class JobQuery:
         if created is not None and created.end_ms is not None:
             older = ms_datetime(created.end_ms + 1)
         return JobSelector(name=self.name, status=list(status) if isinstance(status, tuple) else status,
-                           older_than=older, newer_than=newer)
+                           older_than=older, newer_than=newer, text=self.text, error_group=self.error_group)
 
     # -- changes -----------------------------------------------------------------------------
     def with_status(self, status: JobStatus | None) -> JobQuery:
@@ -163,12 +172,13 @@ class JobQuery:
 
     @property
     def is_empty(self) -> bool:
-        return self.status is None and not self.name and not self.search and not self.ranges
+        return (self.status is None and not self.name and not self.search and not self.ranges and not self.text
+                and not self.error_group)
 
     @property
     def has_filter(self) -> bool:
         """Anything the filter bar sets (Esc clears it)."""
-        return bool(self.name or self.search or self.ranges)
+        return bool(self.name or self.search or self.ranges or self.text or self.error_group)
 
     # -- judging a job ----------------------------------------------------------------------
     def matches(self, job: Job) -> bool:
@@ -182,6 +192,10 @@ class JobQuery:
             by_id = job.id.startswith(lowered) or (_HEX.fullmatch(lowered) is not None and job.id.endswith(lowered))
             if not (by_id or (job.unique_key is not None and text in job.unique_key)):
                 return False
+        if self.error_group is not None and not in_error_group(job, self.error_group):
+            return False
+        if self.text and not text_matches(job, self.text):
+            return False
         return all(time_range.contains(job) for time_range in self.ranges)
 
     def order_key(self, job: Job) -> tuple[Any, ...]:
@@ -197,10 +211,40 @@ class JobQuery:
             parts.append(f"named {self.name!r}")
         if self.search:
             parts.append(f"matching {self.search!r}")
+        if self.text:
+            parts.append(f"containing {self.text!r}")
+        if self.error_group:
+            parts.append(f"in error group {(self.group_label or self.error_group)!r}")
         text = " ".join(parts)
         for time_range in self.ranges:
             text += f", {time_range.describe(now_ms)}"
         return text
+
+
+def in_error_group(job: Job, key: str) -> bool:
+    """The store's member predicate: failed, or pending with a failure behind it, in group ``key``."""
+    if job.error_group != key:
+        return False
+    return job.status is JobStatus.FAILED or (job.status is JobStatus.PENDING and job.fail_count > 0)
+
+
+def text_matches(job: Job, text: str) -> bool:
+    """The store's text predicate, for jobs arriving on the feed: payload JSON, failReason or
+    error type contains ``text``, ASCII case ignored. A row without its payload (listings
+    leave it out) is judged on the error text alone; the next reload corrects it."""
+    needle = text.strip().lower()
+    if not needle:
+        return True
+    for value in (job.fail_reason, job.error_type):
+        if value and needle in value.lower():
+            return True
+    if job.data is None:
+        return False
+    try:
+        payload = json.dumps(job.data, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return False
+    return needle in payload.lower()
 
 
 _OFFSET = re.compile(r"^\+\s*(\d+(?:\.\d+)?)\s*([smhdw])$")

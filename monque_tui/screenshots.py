@@ -20,6 +20,7 @@ from .app import MonqueConsole
 from .clock import frozen_clock
 from .config import ConsoleConfig
 from .screens.detail import JobDetailScreen
+from .screens.errors import ErrorsScreen
 from .seed import SEED_NOW_MS, seed_id, seed_store
 from .widgets.status_tabs import StatusTabs
 
@@ -98,6 +99,18 @@ async def filter_scene(pilot: Pilot[int]) -> None:
     await pilot.pause()
 
 
+async def errors_scene(pilot: Pilot[int]) -> None:
+    """`e`: the seeded failures grouped, the cursor on the failed webhook group."""
+    app = await _ready(pilot)
+    await pilot.press("e")
+    while not (isinstance(app.screen, ErrorsScreen) and app.screen.fetches > 0):
+        await asyncio.sleep(0.01)
+    screen = app.screen
+    row = next(i for i, group in enumerate(screen.model.groups) if group.name == "webhook" and group.failed)
+    screen.table.move_cursor(row=row)
+    await pilot.pause()
+
+
 async def help_scene(pilot: Pilot[int]) -> None:
     await _ready(pilot)
     await pilot.press("question_mark")
@@ -111,6 +124,7 @@ SCENES: dict[str, Scene] = {
     "confirm": confirm_scene,
     "filter": filter_scene,
     "help": help_scene,
+    "errors": errors_scene,
 }
 
 

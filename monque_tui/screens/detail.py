@@ -1,4 +1,12 @@
-"""A job in full: every field, payload as JSON, the whole error, owner, heartbeat, schedule."""
+"""A job in full: every field, the whole error, the attempt timeline with any attempt's full
+traceback, owner, heartbeat, schedule and the payload as JSON.
+
+The timeline is one line per finished attempt (number, outcome, instance, start, duration,
+``Type: message``); ``[`` and ``]`` select an attempt, whose traceback is shown in a
+read-only text pane (scrollable, selectable with the mouse or shift+arrows, ctrl+c copies a
+selection) and ``y`` copies the whole of it. Attempt records are parsed and the traceback
+text prepared off the UI thread, as the payload is: a big history never stalls the screen.
+"""
 
 from __future__ import annotations
 
@@ -14,9 +22,9 @@ from textual import work
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Footer, Static, TextArea
 
-from monque_engine import InvalidCronError, Job, JobStatus
+from monque_engine import Attempt, InvalidCronError, Job, JobStatus
 from monque_engine.cron import describe, next_runs
 
 from ..actions import ActionKind, eligible
@@ -37,7 +45,61 @@ def _moment(ms: int | None, now: int) -> Text:
     return Text.assemble(absolute(ms), ("  " + relative(ms, now), "dim"))
 
 
-def job_renderable(job: Job, now: int, payload: PayloadPages | None = None, page: int = 0) -> RenderableType:
+OUTCOME_STYLES = {"completed": "green", "retrying": "yellow", "failed": "bold red", "stale": "magenta",
+                  "shutdown": "magenta"}
+
+
+def attempt_cells(attempt: Attempt) -> tuple[Text, ...]:
+    """``#3  retrying  worker-1  2026-01-15 11:47:58  1.27s  KeyError: 'signing_secret'``, as cells."""
+    started = absolute(attempt.started_at_ms) if attempt.started_at_ms is not None else "-"
+    return (
+        Text(f"#{attempt.number}", style="bold"),
+        Text(attempt.outcome, style=OUTCOME_STYLES.get(attempt.outcome, "")),
+        Text((attempt.instance_id or "-") + " ", style="magenta"),
+        Text(started),
+        Text(duration_text(attempt.duration_ms), style="dim", justify="right"),
+        Text(attempt.summary if attempt.error_type or attempt.error_message else "", style="red"),
+    )
+
+
+def duration_text(ms: int | None) -> str:
+    """Attempt durations are often short: ``41ms``, ``1.57s``, then ``span``'s coarser units."""
+    if ms is None:
+        return "-"
+    if ms < 1000:
+        return f"{ms}ms"
+    if ms < 60_000:
+        return f"{ms / 1000:.2f}s"
+    return span(ms)
+
+
+def traceback_text(attempt: Attempt) -> str:
+    """What the traceback pane shows and ``y`` copies: type and message, then the full traceback."""
+    head = attempt.error_type or ""
+    if attempt.error_message:
+        head = f"{head}: {attempt.error_message}" if head else attempt.error_message
+    if not head and not attempt.traceback:
+        return f"Attempt {attempt.number} {attempt.outcome}: no error recorded."
+    return f"{head}\n\n{attempt.traceback}" if attempt.traceback else f"{head}\n\n(no traceback recorded)"
+
+
+def timeline_renderable(attempts: tuple[Attempt, ...], selected: int) -> RenderableType:
+    """The attempt timeline, oldest first, one line each (the message cut to fit), the selected one marked."""
+    table = Table.grid(padding=(0, 1), expand=True)
+    table.add_column(no_wrap=True, width=1)
+    for _ in range(5):
+        table.add_column(no_wrap=True)
+    table.add_column(no_wrap=True, overflow="ellipsis", ratio=1)
+    for index, attempt in enumerate(attempts):
+        chosen = index == selected
+        table.add_row(Text("▶" if chosen else " ", style="bold cyan"), *attempt_cells(attempt),
+                      style="on grey23" if chosen else None)
+    title = f"Attempts ({len(attempts)} kept, oldest first) — [ ] select, y copies the traceback"
+    return Panel(table, title=Text(title), title_align="left", border_style="yellow")
+
+
+def job_renderable(job: Job, now: int, payload: PayloadPages | None = None, page: int = 0,
+                   with_payload: bool = True) -> RenderableType:
     """Every field, the schedule, the error, and one page of the payload (``None``: still being prepared)."""
     fields = Table.grid(padding=(0, 2))
     fields.add_column(style="bold", no_wrap=True)
@@ -78,7 +140,18 @@ def job_renderable(job: Job, now: int, payload: PayloadPages | None = None, page
             schedule.add_row("error", Text(str(error), style="red"))
         parts.append(Panel(schedule, title="Schedule", title_align="left", border_style="cyan"))
     if job.fail_reason:
-        parts.append(Panel(Text(job.fail_reason, style="red"), title="Error", title_align="left", border_style="red"))
+        reason = Text(job.fail_reason, style="red")
+        if job.error_type and not job.fail_reason.startswith(f"{job.error_type}:"):
+            reason = Text.assemble((job.error_type, "bold red"), ": ", reason)
+        parts.append(Panel(reason, title="Error", title_align="left", border_style="red"))
+    if not with_payload:
+        return Group(*parts)
+    return Group(*parts, payload_renderable(payload, page))
+
+
+def payload_renderable(payload: PayloadPages | None, page: int = 0) -> RenderableType:
+    """One page of the payload (``None``: still being prepared)."""
+    parts: list[RenderableType] = []
     if payload is None:
         parts.append(Panel(Text("Preparing the payload…", style="dim"), title="Payload", title_align="left",
                            border_style="blue"))
@@ -98,6 +171,10 @@ class JobDetailScreen(Screen[None]):
     DEFAULT_CSS = """
     JobDetailScreen VerticalScroll { padding: 0 1; }
     JobDetailScreen #detail-title { background: $primary-background; padding: 0 1; text-style: bold; }
+    JobDetailScreen #detail-attempts, JobDetailScreen #detail-traceback { display: none; }
+    JobDetailScreen.-attempts #detail-attempts, JobDetailScreen.-attempts #detail-traceback { display: block; }
+    JobDetailScreen #detail-traceback { height: auto; max-height: 20; border: round $error 60%;
+                                         border-title-color: $text-error; }
     """
 
     def __init__(self, session: ConsoleSession, job_id: str, clock: Clock, row: Job | None = None) -> None:
@@ -110,6 +187,11 @@ class JobDetailScreen(Screen[None]):
         self._clock = clock
         self.payload: PayloadPages | None = None
         self.page = 0
+        #: The job's attempt records (parsed off the UI thread) and the selected one's index.
+        self.attempts: tuple[Attempt, ...] = ()
+        self.selected = -1
+        #: The traceback text of each attempt, prepared off the UI thread.
+        self._tracebacks: tuple[str, ...] = ()
 
     @property
     def console(self) -> MonqueConsole:
@@ -119,9 +201,13 @@ class JobDetailScreen(Screen[None]):
         yield Static(f"Job {self.job_id}", id="detail-title", markup=False)
         with VerticalScroll():
             yield Static("Loading…", id="detail-body")
+            yield Static("", id="detail-attempts")
+            yield TextArea("", id="detail-traceback", read_only=True, soft_wrap=False, show_line_numbers=False)
+            yield Static("", id="detail-payload")
         yield Footer(show_command_palette=False)
 
     def on_mount(self) -> None:
+        self.query_one("#detail-traceback", TextArea).cursor_blink = self.console.live
         if self._row is not None:
             self.show(self._row, None)
         self.load()
@@ -130,6 +216,11 @@ class JobDetailScreen(Screen[None]):
     async def load(self) -> None:
         job = await self.session.job(self.job_id)
         # A job's payload never changes after it is enqueued: prepare it once.
+        if job is not None:
+            # Attempt records are JSON until first used, and a history may hold big tracebacks:
+            # parse and format them off the UI thread.
+            attempts, tracebacks = await asyncio.to_thread(_prepare_attempts, job)
+            self._set_attempts(attempts, tracebacks)
         if job is not None and self.payload is None:
             self.show(job, None)  # the fields now; the payload when it is ready
             # Dumping a multi-megabyte payload takes long: never on the UI thread.
@@ -137,13 +228,51 @@ class JobDetailScreen(Screen[None]):
             self.page = min(self.page, len(self.payload) - 1)
         self.show(job, self.payload)
 
+    def _set_attempts(self, attempts: tuple[Attempt, ...], tracebacks: tuple[str, ...]) -> None:
+        known = self.attempts[self.selected].number if 0 <= self.selected < len(self.attempts) else None
+        self.attempts, self._tracebacks = attempts, tracebacks
+        numbers = [attempt.number for attempt in attempts]
+        if known in numbers:
+            self.selected = numbers.index(known)  # a reload keeps the operator's choice
+        else:
+            self.selected = _default_attempt(attempts)
+        self.set_class(bool(attempts), "-attempts")
+        self._show_attempt()
+
+    def _show_attempt(self) -> None:
+        if not self.attempts:
+            return
+        self.query_one("#detail-attempts", Static).update(timeline_renderable(self.attempts, self.selected))
+        pane = self.query_one("#detail-traceback", TextArea)
+        attempt = self.attempts[self.selected]
+        if pane.text != self._tracebacks[self.selected]:
+            pane.load_text(self._tracebacks[self.selected])
+        pane.border_title = f"Attempt {attempt.number} ({attempt.outcome}): traceback — y copies, select to copy part"
+        self.refresh_bindings()
+
+    def action_attempt(self, step: int) -> None:
+        if not self.attempts:
+            return
+        selected = max(0, min(self.selected + step, len(self.attempts) - 1))
+        if selected != self.selected:
+            self.selected = selected
+            self._show_attempt()
+
+    def action_copy_traceback(self) -> None:
+        if 0 <= self.selected < len(self._tracebacks):
+            text = self._tracebacks[self.selected]
+            self.app.copy_to_clipboard(text)
+            attempt = self.attempts[self.selected]
+            self.notify(f"Copied attempt {attempt.number}'s traceback ({len(text):,} characters).", timeout=3)
+
     def show(self, job: Job | None, payload: PayloadPages | None) -> None:
         self.job = job
         body = self.query_one("#detail-body", Static)
         if job is None:
             body.update(Text(f"Job {self.job_id} no longer exists (deleted, or removed by retention).", style="red"))
         else:
-            body.update(job_renderable(job, self._clock(), payload, self.page))
+            body.update(job_renderable(job, self._clock(), with_payload=False))
+            self.query_one("#detail-payload", Static).update(payload_renderable(payload, self.page))
             self.query_one("#detail-title", Static).update(
                 Text.assemble(f"Job {job.id}  ", (job.name, "bold"), "  ", (job.status.value, STATUS_STYLES[job.status])))
         self.refresh_bindings()
@@ -164,6 +293,12 @@ class JobDetailScreen(Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in MUTATING_ACTIONS and self.session.read_only:
             return None
+        if action == "attempt":
+            step = int(str(parameters[0]))
+            target = self.selected + step
+            return True if self.attempts and 0 <= target < len(self.attempts) else None
+        if action == "copy_traceback":
+            return True if self.attempts else None
         if action == "payload_page":
             return True if self.payload is not None and len(self.payload) > 1 else None
         if action == "act":
@@ -176,3 +311,17 @@ class JobDetailScreen(Screen[None]):
 
     def action_back(self) -> None:
         self.dismiss(None)
+
+
+def _prepare_attempts(job: Job) -> tuple[tuple[Attempt, ...], tuple[str, ...]]:
+    """Runs in a thread: the parsed records and each one's traceback pane text."""
+    attempts = job.attempts
+    return attempts, tuple(traceback_text(attempt) for attempt in attempts)
+
+
+def _default_attempt(attempts: tuple[Attempt, ...]) -> int:
+    """The newest attempt with an error (what an operator opens a failed job for), else the newest."""
+    for index in range(len(attempts) - 1, -1, -1):
+        if attempts[index].error_type or attempts[index].traceback:
+            return index
+    return len(attempts) - 1

@@ -11,8 +11,8 @@ from textual.widgets import Footer, Static
 
 from ..bindings import REGISTRY, bindings_for, display_keys
 
-SCOPE_NAMES = {"table": "jobs", "jobs": "jobs", "detail": "detail", "queues": "queues", "app": "everywhere",
-               "back": "detail, queues, help"}
+SCOPE_NAMES = {"table": "jobs", "jobs": "jobs", "detail": "detail", "queues": "queues", "errors": "errors",
+               "app": "everywhere", "back": "detail, queues, errors, help"}
 
 
 def help_table(read_only: bool = False) -> Table:

@@ -27,6 +27,7 @@ from ..session.events import (
     FeedChanged,
     MarksChanged,
     QueryChanged,
+    QueryFailed,
     StatsChanged,
     WindowChanged,
     WindowExtended,
@@ -160,6 +161,11 @@ class JobsScreen(Screen[None]):
             # The counts of the new view at once, alongside the page (they once lagged the header by 1-2 s).
             self.console.request_stats()
 
+    def show_query(self, query: JobQuery) -> None:
+        """Show exactly ``query`` (the errors view's group), with the filter bar's fields emptied to match."""
+        self.query_one(FilterBar).reset_fields()
+        self.apply_query(query)
+
     # -- session events -------------------------------------------------------------------------------
     def on_session_message(self, message: SessionMessage) -> None:
         self._apply(message.event)
@@ -202,6 +208,11 @@ class JobsScreen(Screen[None]):
             self.refresh_bindings()
         elif isinstance(event, QueryChanged):
             self._show_query(event.query)
+        elif isinstance(event, QueryFailed):
+            if event.query == self.session.query:
+                table.placeholder = f"✗ {event.message}"
+                table.refresh()
+                self.query_one(FilterBar).show_query_error(event.message)
         elif isinstance(event, Connected):
             header = self.query_one(ConsoleHeader)
             header.store = event.display_url
@@ -239,7 +250,8 @@ class JobsScreen(Screen[None]):
 
     @on(FilterBar.Changed)
     def _filter_changed(self, event: FilterBar.Changed) -> None:
-        self.apply_query(self.session.with_filter(event.name, event.search, event.ranges))
+        self.apply_query(self.session.with_filter(event.name, event.search, event.ranges, event.text,
+                                                  clear_group=event.cleared))
         if event.done:
             self.table.focus()
 

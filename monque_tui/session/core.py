@@ -17,7 +17,9 @@ from dataclasses import replace
 from typing import Any
 
 from monque_engine import (
+    AggregationTimeoutError,
     CursorPage,
+    InvalidJobQueryError,
     Job,
     JobStatus,
     Monque,
@@ -40,6 +42,7 @@ from .events import (
     MarksChanged,
     Notice,
     QueryChanged,
+    QueryFailed,
     SessionEvent,
     StatsChanged,
     WindowChanged,
@@ -50,6 +53,9 @@ from .feed import ChangeBuffer, Throughput
 
 #: Counting a big store is a scan: after a count that took t, wait at least this many t (<= 10 % of a core).
 STATS_BACKOFF = 10
+#: What the store says about a view it cannot answer (a MongoDB text search over its maxTimeMS,
+#: a contains text over 500 characters): shown inline, the console carries on.
+QUERY_ERRORS = (AggregationTimeoutError, InvalidJobQueryError)
 READ_ONLY_NOTICE = "Read-only console: actions are disabled (started with --read-only)."
 
 
@@ -171,7 +177,17 @@ class ConsoleSession:
             return False
         generation = self._new_generation()
         query = self.query
-        page = await self._page(None, PAGE_SIZE, "forward" if end == "top" else "backward", query)
+        try:
+            page = await self._page(None, PAGE_SIZE, "forward" if end == "top" else "backward", query)
+        except QUERY_ERRORS as error:
+            # A MongoDB text search that read too long: show no rows (not the previous view's)
+            # and say so where the filter is; the console stays up.
+            if generation == self.generation:
+                empty = JobWindow(query)
+                self._set_window(empty)
+                self.emit(WindowLoaded(empty, at=end))
+                self.emit(QueryFailed(str(error), query))
+            return False
         if generation != self.generation:
             return False
         window = JobWindow(query)
@@ -200,8 +216,13 @@ class ConsoleSession:
         query = self.query
         cursor = monque.cursor_at(anchor, query.sort())
         half = PAGE_SIZE // 2
-        before = await self._page(cursor, half, "backward", query)
-        after = await self._page(cursor, half, "forward", query)
+        try:
+            before = await self._page(cursor, half, "backward", query)
+            after = await self._page(cursor, half, "forward", query)
+        except QUERY_ERRORS as error:
+            if generation == self.generation:
+                self.emit(QueryFailed(str(error), query))
+            return False
         current = await monque.get_job(anchor.id)
         if generation != self.generation:
             return False
@@ -229,24 +250,33 @@ class ConsoleSession:
         generation = self.generation
         query = self.query
         try:
-            if edge == "after":
-                page = await self._page(monque.cursor_at(window.rows[-1], query.sort()), PAGE_SIZE, "forward", query)
-                if generation != self.generation or window is not self.window:
-                    return False
-                window.extend_after(page.jobs, page.has_next_page)
-                shifted = 0
-            else:
-                page = await self._page(monque.cursor_at(window.rows[0], query.sort()), PAGE_SIZE, "backward", query)
-                if generation != self.generation or window is not self.window:
-                    return False
-                size = len(window)
-                window.extend_before(page.jobs, page.has_previous_page)
-                shifted = len(window) - size
-            cut = window.trim(self.cursor_row + shifted)
-            self.emit(WindowExtended(window, shifted - cut))
-            return True
+            return await self._extend(edge, generation, window, query)
+        except QUERY_ERRORS as error:
+            if generation == self.generation:
+                self.emit(QueryFailed(str(error), query))
+            return False
         finally:
             self._edges_loading.discard(edge)
+
+    async def _extend(self, edge: str, generation: int, window: JobWindow, query: JobQuery) -> bool:
+        monque = self.monque
+        assert monque is not None
+        if edge == "after":
+            page = await self._page(monque.cursor_at(window.rows[-1], query.sort()), PAGE_SIZE, "forward", query)
+            if generation != self.generation or window is not self.window:
+                return False
+            window.extend_after(page.jobs, page.has_next_page)
+            shifted = 0
+        else:
+            page = await self._page(monque.cursor_at(window.rows[0], query.sort()), PAGE_SIZE, "backward", query)
+            if generation != self.generation or window is not self.window:
+                return False
+            size = len(window)
+            window.extend_before(page.jobs, page.has_previous_page)
+            shifted = len(window) - size
+        cut = window.trim(self.cursor_row + shifted)
+        self.emit(WindowExtended(window, shifted - cut))
+        return True
 
     def _set_window(self, window: JobWindow) -> None:
         self.window = window
@@ -321,8 +351,13 @@ class ConsoleSession:
                     return
                 query = self.query
                 stats = await monque.get_queue_stats(query.name)
-                if query.search or query.ranges:
-                    matching: int | None = await monque.count_jobs(query.list_filter())
+                if query.search or query.ranges or query.text or query.error_group:
+                    try:
+                        matching: int | None = await monque.count_jobs(query.list_filter())
+                    except QUERY_ERRORS as error:
+                        if query == self.query:
+                            self.emit(QueryFailed(str(error), query))
+                        return
                 else:
                     matching = stats.total if query.status is None else stats.count(query.status)
                 if query.is_empty:
@@ -425,5 +460,10 @@ class ConsoleSession:
     def set_status(self, status: JobStatus | None) -> bool:
         return self.set_query(self.query.with_status(status))
 
-    def with_filter(self, name: str | None, search: str | None, ranges: Any) -> JobQuery:
-        return replace(self.query, name=name, search=search).with_ranges(ranges)
+    def with_filter(self, name: str | None, search: str | None, ranges: Any, text: str | None = None,
+                    clear_group: bool = False) -> JobQuery:
+        """The view with the filter bar's fields; ``clear_group`` also drops an errors-view group filter (Esc)."""
+        query = replace(self.query, name=name, search=search, text=text)
+        if clear_group:
+            query = replace(query, error_group=None, group_label=None)
+        return query.with_ranges(ranges)

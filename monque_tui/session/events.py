@@ -88,5 +88,14 @@ class Notice:
     title: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class QueryFailed:
+    """The store refused the view's query (a MongoDB text search hit its maxTimeMS): one line to show inline."""
+
+    message: str
+    query: object
+
+
 SessionEvent = (Connected | QueryChanged | WindowLoaded | WindowExtended | WindowChanged | JobsChanged
-                | StatsChanged | FeedChanged | MarksChanged | Notice)
+                | StatsChanged | FeedChanged | MarksChanged | Notice | QueryFailed)
+

@@ -1,6 +1,9 @@
-"""The `/` filter bar: job name (completed from the names in the store), free text and time ranges.
+"""The `/` filter bar: job name (completed from the names in the store), id or unique key,
+"contains" text (payload or error) and time ranges.
 
-Name and text apply as they are typed; the time ranges (``created -2h..``, ``updated today``,
+Name and id/key apply as they are typed; "contains" applies as it is typed too, but after a
+short pause (``TEXT_DEBOUNCE``): it is a scan of payloads on a big store, not worth running
+for every keystroke. Enter applies it at once. The time ranges (``created -2h..``, ``updated today``,
 ``next now..+1h``) apply on Enter, resolved against the console's clock. A range that cannot
 be read shows one line saying what is wrong and what is accepted, and the view keeps the
 ranges it had. While the "when" field holds text that is not applied, ``unapplied`` says so
@@ -15,10 +18,14 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.suggester import SuggestFromList
+from textual.timer import Timer
 from textual.widgets import Input, Label, Static
 
 from ..clock import Clock, system_clock
 from ..query import RANGE_HINT, RANGE_PLACEHOLDER, RangeError, TimeRange, parse_ranges
+
+#: Seconds of no typing before the "contains" text is applied.
+TEXT_DEBOUNCE = 0.35
 
 
 class FilterBar(Vertical):
@@ -27,8 +34,9 @@ class FilterBar(Vertical):
     FilterBar.-open { display: block; }
     FilterBar > Horizontal { height: 3; }
     FilterBar Label { padding: 1 1 0 0; width: auto; }
-    FilterBar #filter-name { width: 24%; max-width: 30; }
-    FilterBar #filter-search { width: 23%; max-width: 29; }
+    FilterBar #filter-name { width: 20%; max-width: 28; }
+    FilterBar #filter-search { width: 14%; max-width: 20; }
+    FilterBar #filter-text { width: 22%; max-width: 30; }
     FilterBar #filter-when { width: 1fr; }
     FilterBar #filter-hint { height: 1; padding: 0 0 0 1; color: $text-muted; }
     FilterBar.-error #filter-hint { color: $text-error; text-style: bold; }
@@ -37,12 +45,16 @@ class FilterBar(Vertical):
 
     class Changed(Message):
         def __init__(self, name: str | None, search: str | None, ranges: tuple[TimeRange, ...],
-                     done: bool) -> None:
+                     done: bool, text: str | None = None, cleared: bool = False) -> None:
             super().__init__()
             self.name = name
             self.search = search
             self.ranges = ranges
             self.done = done
+            #: Payload or error text contains this.
+            self.text = text
+            #: Esc: every filter goes, an errors-view group filter included.
+            self.cleared = cleared
 
     def __init__(self, blink: bool = True, clock: Clock = system_clock) -> None:
         super().__init__()
@@ -52,16 +64,22 @@ class FilterBar(Vertical):
         self.ranges: tuple[TimeRange, ...] = ()
         #: The "when" text those ranges came from.
         self.applied_when = ""
+        #: The "contains" text the view has (typing waits ``TEXT_DEBOUNCE`` before applying).
+        self.applied_text: str | None = None
+        self._debounce: Timer | None = None
+        self._query_error = False
         self.error: str | None = None
 
     def compose(self) -> ComposeResult:
         with Horizontal():
             yield Label("name")
             yield Input(placeholder="exact job name (Tab completes)", id="filter-name")
-            yield Label("text")
-            yield Input(placeholder="id (start or end) or unique key", id="filter-search")
+            yield Label("id/key")
+            yield Input(placeholder="id start/end, unique key", id="filter-search")
             yield Label("when")
             yield Input(placeholder=RANGE_PLACEHOLDER, id="filter-when")
+            yield Label("contains")
+            yield Input(placeholder="payload or error text", id="filter-text")
         yield Static(RANGE_HINT, id="filter-hint", markup=False)
 
     def on_mount(self) -> None:
@@ -96,7 +114,32 @@ class FilterBar(Vertical):
         search = self.query_one("#filter-search", Input).value.strip() or None
         return name, search
 
+    @property
+    def text(self) -> str | None:
+        return self.query_one("#filter-text", Input).value.strip() or None
+
+    def _post(self, done: bool) -> None:
+        """Tell the screen what the bar says now (the "contains" text included, applied from here on)."""
+        self._cancel_debounce()
+        if self._query_error:
+            self._show_error(None)  # a new query: the old one's failure no longer applies
+        name, search = self.values
+        self.applied_text = self.text
+        self.post_message(self.Changed(name, search, self.ranges, done=done, text=self.applied_text))
+
+    def _cancel_debounce(self) -> None:
+        if self._debounce is not None:
+            self._debounce.stop()
+            self._debounce = None
+
+    def show_query_error(self, message: str) -> None:
+        """The store could not answer the view (a MongoDB text search timed out): say so here, inline."""
+        self.add_class("-open")
+        self._show_error(f"✗ {message}")
+        self._query_error = True
+
     def _show_error(self, message: str | None) -> None:
+        self._query_error = False
         self.error = message
         self.query_one("#filter-hint", Static).update(message or RANGE_HINT)
         self.set_class(message is not None, "-error")
@@ -113,12 +156,13 @@ class FilterBar(Vertical):
         self._show_error(None)
         self.ranges = ranges
         self.applied_when = self.query_one("#filter-when", Input).value.strip()
-        name, search = self.values
-        self.post_message(self.Changed(name, search, ranges, done=True))
+        self._post(done=True)
 
     @property
     def unapplied(self) -> str | None:
         """Why the view differs from what the bar shows (a typed time range not yet applied), or None."""
+        if self.text != self.applied_text:
+            return f"The text {self.text or ''!r} in the filter bar is still being applied: try again in a moment."
         typed = self.query_one("#filter-when", Input).value.strip()
         if typed == self.applied_when:
             return None
@@ -129,14 +173,35 @@ class FilterBar(Vertical):
     @on(Input.Changed, "#filter-search")
     def _search_changed(self, event: Input.Changed) -> None:
         event.stop()
-        name, search = self.values
-        self.post_message(self.Changed(name, search, self.ranges, done=False))
+        self._post(done=False)
+
+    @on(Input.Changed, "#filter-text")
+    def _text_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        self._cancel_debounce()
+        if self.text == self.applied_text:
+            return
+        self._debounce = self.set_timer(TEXT_DEBOUNCE, lambda: self._post(done=False))
+
+    def reset_fields(self) -> None:
+        """Empty every field without asking for a view (the caller shows one: the errors view's group)."""
+        self._cancel_debounce()
+        with self.prevent(Input.Changed):
+            for field in self.query(Input):
+                field.value = ""
+        self.ranges = ()
+        self.applied_when = ""
+        self.applied_text = None
+        self._show_error(None)
+        self.close()
 
     def action_clear(self) -> None:
         for field in self.query(Input):
             field.value = ""
         self.ranges = ()
         self.applied_when = ""
+        self._cancel_debounce()
+        self.applied_text = None
         self._show_error(None)
         self.close()
-        self.post_message(self.Changed(None, None, (), done=True))
+        self.post_message(self.Changed(None, None, (), done=True, cleared=True))

@@ -24,7 +24,7 @@ from monque_engine import Job, JobStatus
 
 from ..bindings import bindings_for
 from ..clock import Clock
-from ..formatting import STATUS_STYLES, due_or_finished, first_line, relative, short_id
+from ..formatting import STATUS_STYLES, due_or_finished, error_text, relative, short_id
 from ..window import JobWindow
 
 #: Fetch more when the cursor or viewport is this close to an edge of the window.
@@ -267,7 +267,7 @@ class JobTable(ScrollView, can_focus=True):
         """Plain (text, style) cells: turned into segments directly, without Rich's Text layout."""
         marked = job.id in self.marks
         owner = job.claimed_by if job.status is JobStatus.PROCESSING else ""
-        error = first_line(job.fail_reason) if job.status is JobStatus.FAILED or job.fail_count else ""
+        error = error_text(job) if job.status is JobStatus.FAILED or job.fail_count else ""
         return [
             _cell("●" if marked else " ", 1, "bold yellow"),
             _cell(short_id(job.id), 8, "bold" if marked else ""),

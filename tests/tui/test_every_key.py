@@ -16,6 +16,7 @@ from monque_engine import Monque
 from monque_tui.app import MonqueConsole
 from monque_tui.bindings import REGISTRY
 from monque_tui.screens.detail import JobDetailScreen
+from monque_tui.screens.errors import ErrorsScreen
 from monque_tui.screens.help import HelpScreen
 from monque_tui.screens.jobs import JobsScreen
 from monque_tui.screens.queues import QueuesScreen
@@ -27,8 +28,10 @@ from .conftest import move_to, running_console, wait_for
 PENDING = seed_id(1)
 FAILED = seed_id(2)
 CLASS_OF_SCOPE = {"table": JobTable, "jobs": JobsScreen, "app": MonqueConsole, "detail": JobDetailScreen,
-                  "queues": QueuesScreen}
+                  "queues": QueuesScreen, "errors": ErrorsScreen}
 PILOT_KEY = {"?": "question_mark", ":": "colon", "/": "slash", " ": "space"}
+#: Detail keys of the attempt timeline: checked on a failed job with attempts (the big job has none).
+ATTEMPT_KEYS = ("attempt(1)", "attempt(-1)", "copy_traceback")
 
 
 def _spy(monkeypatch: pytest.MonkeyPatch, calls: list[tuple[str, tuple[Any, ...]]]) -> None:
@@ -98,8 +101,39 @@ async def test_every_registry_key_dispatches_its_action(seeded_url: str, monkeyp
             if "detail" in spec.scopes or spec.action == "back":
                 if spec.action == "act('retry')":
                     continue  # the job is pending: retry is not offered here (checked on the jobs screen)
+                if spec.action in ATTEMPT_KEYS:
+                    continue
                 for key in spec.keys.split(","):
                     await press(key, spec)
+        monkeypatch.undo()
+        app.pop_screen()
+        # the attempt timeline keys, on a failed job with three attempts (the middle one selected: both ways open)
+        app.show_job(FAILED)
+        await wait_for(lambda: isinstance(app.screen, JobDetailScreen) and len(app.screen.attempts) == 3)
+        app.screen.selected = 1
+        _spy(monkeypatch, calls)
+        for spec in REGISTRY:
+            if spec.action in ATTEMPT_KEYS:
+                for key in spec.keys.split(","):
+                    await press(key, spec)
+        monkeypatch.undo()
+        app.pop_screen()
+        # the errors view: Enter, R and D on the failed webhook group
+        app.action_show_errors()
+        await wait_for(lambda: isinstance(app.screen, ErrorsScreen) and bool(app.screen.query("DataTable"))
+                       and app.screen.table.row_count > 0)
+        errors = app.screen
+        keys = [g.key for g in errors.model.groups]
+        errors.table.move_cursor(row=next(i for i, g in enumerate(errors.model.groups) if g.failed))
+        await pilot.pause()
+        _spy(monkeypatch, calls)
+        monkeypatch.setattr(ErrorsScreen, "refresh_groups", lambda self: None)  # keep the rows still
+        for spec in REGISTRY:
+            if "errors" in spec.scopes:
+                for key in spec.keys.split(","):
+                    errors.table.focus()
+                    await press(key, spec)
+        assert keys
         monkeypatch.undo()
         app.pop_screen()
         # the queues screen: Enter shows the jobs of the row

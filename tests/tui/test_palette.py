@@ -105,6 +105,7 @@ async def test_every_jobs_screen_command_runs_from_the_palette(seeded_url: str) 
             "Retry all [R]": lambda: isinstance(app.screen, ConfirmScreen),
             "Delete all [D]": lambda: isinstance(app.screen, ConfirmScreen),
             "Queues [w]": lambda: isinstance(app.screen, QueuesScreen),
+            "Errors [e]": lambda: type(app.screen).__name__ == "ErrorsScreen",
             "Help [?]": lambda: isinstance(app.screen, HelpScreen),
         }
         ran: list[str] = []

@@ -1,0 +1,187 @@
+"""`e`: failed and retrying jobs grouped by job name, exception type and message pattern.
+
+One row per group (``Monque.error_groups``): count, how many are still retrying, first and
+last seen, and a sparkline of the last hour. Enter shows the group's jobs in the jobs table
+(a filter the table, the counts and bulk keys all honour); ``R`` retries and ``D`` deletes
+the whole group through the same plan / confirm / recount path as every bulk action.
+The list refreshes on a timer that is re-armed after each fetch, keeping the cursor's group.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.css.query import NoMatches
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import DataTable, Footer, Static
+
+from monque_engine import ErrorGroup
+
+from ..actions import ActionKind
+from ..bindings import MUTATING_ACTIONS, bindings_for
+from ..formatting import plural, relative
+from ..session import ConsoleSession
+from ..session.errors import REFRESH_EVERY, SPARK_WIDTH, ErrorGroupsModel, group_query, sparkline
+
+if TYPE_CHECKING:
+    from ..app import MonqueConsole
+
+#: (key, label, width): sized so the whole row fits 130 columns; long values end in "…".
+COLUMNS = (("name", "NAME", 14), ("type", "TYPE", 22), ("pattern", "MESSAGE", 27), ("count", "COUNT", 6),
+           ("retrying", "RETRYING", 8), ("first", "FIRST SEEN", 10), ("last", "LAST SEEN", 9),
+           ("spark", "LAST HOUR", SPARK_WIDTH))
+WIDTHS = {key: width for key, _, width in COLUMNS}
+EMPTY = "No failed or retrying jobs: nothing to group."
+
+
+class ErrorsScreen(Screen[None]):
+    SCOPES = ("errors", "back", "app")
+    BINDINGS = bindings_for("errors", "back")
+    DEFAULT_CSS = """
+    ErrorsScreen #errors-title { background: $primary-background; padding: 0 1; text-style: bold; }
+    ErrorsScreen #errors-status { padding: 0 1; color: $text-muted; }
+    ErrorsScreen DataTable { height: 1fr; }
+    """
+
+    def __init__(self, session: ConsoleSession, live: bool = True) -> None:
+        """``live=False`` (snapshots): one fetch, no refresh timer."""
+        super().__init__()
+        self.session = session
+        self.model = ErrorGroupsModel()
+        self._live = live
+        self._timer: Timer | None = None
+        #: How many fetches finished (tests wait on it).
+        self.fetches = 0
+
+    @property
+    def console(self) -> MonqueConsole:
+        return cast("MonqueConsole", self.app)
+
+    def compose(self) -> ComposeResult:
+        yield Static("Errors: failed and retrying jobs by name, type and message", id="errors-title")
+        yield DataTable(cursor_type="row", zebra_stripes=True)
+        yield Static("Loading…", id="errors-status", markup=False)
+        yield Footer(show_command_palette=False)
+
+    @property
+    def table(self) -> DataTable[object]:
+        return self.query_one(DataTable)
+
+    def on_mount(self) -> None:
+        table = self.table
+        for key, label, width in COLUMNS:
+            table.add_column(label, key=key, width=width)
+        table.focus()
+        self.refresh_groups()
+
+    def on_unmount(self) -> None:
+        if self._timer is not None:
+            self._timer.stop()
+
+    # -- loading ---------------------------------------------------------------------------------
+    @work(exclusive=True, group="errors")
+    async def refresh_groups(self) -> None:
+        """Fetch, draw, then arm the next refresh (never two fetches at once)."""
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        if await self.model.fetch(self.session.monque):
+            self.fetches += 1
+            if self.is_attached:
+                self._draw()
+        if self._live and self.is_attached:
+            self._timer = self.set_timer(REFRESH_EVERY, self.refresh_groups)
+
+    @property
+    def cursor_group(self) -> ErrorGroup | None:
+        try:
+            table = self.table
+        except NoMatches:  # not composed yet
+            return None
+        if not table.row_count:
+            return None
+        row_key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
+        return self.model.find(row_key.value)
+
+    def _draw(self) -> None:
+        table = self.table
+        keep = self.cursor_group
+        row = table.cursor_row
+        now = self.console.clock()
+        table.clear()
+        for group in self.model.groups:
+            table.add_row(*self._cells(group, now), key=group.key)
+        if keep is not None:
+            keys = [group.key for group in self.model.groups]
+            row = keys.index(keep.key) if keep.key in keys else row
+        if table.row_count:
+            table.move_cursor(row=min(row, table.row_count - 1), animate=False)
+        groups = self.model.groups
+        status = self.query_one("#errors-status", Static)
+        if self.model.error is not None:
+            status.update(Text(f"✗ Could not read the groups: {self.model.error}", style="bold red"))
+        elif not groups:
+            status.update(EMPTY)
+        else:
+            jobs = sum(group.count for group in groups)
+            status.update(f"{plural(len(groups), 'group')}, {plural(jobs, 'job')} · ⏎ show jobs · R retry group · "
+                          f"D delete group · refreshed every {REFRESH_EVERY:g} s")
+        self.refresh_bindings()
+
+    @staticmethod
+    def _cells(group: ErrorGroup, now: int) -> tuple[object, ...]:
+        return (
+            Text(_fit(group.name, WIDTHS["name"]), style="bold"),
+            Text(_fit(group.error_type or "-", WIDTHS["type"], keep_end=True), style="red"),
+            Text(_fit(group.pattern, WIDTHS["pattern"])),
+            Text(f"{group.count:,}", justify="right"),
+            Text(f"{group.retrying:,}" if group.retrying else "-", style="yellow", justify="right"),
+            Text(relative(group.first_seen_ms, now), style="dim"),
+            Text(relative(group.last_seen_ms, now)),
+            Text(sparkline(group.per_minute, SPARK_WIDTH), style="red"),
+        )
+
+    # -- keys --------------------------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in MUTATING_ACTIONS and self.session.read_only:
+            return None
+        if action in ("open_group", "group_act"):
+            group = self.cursor_group
+            if group is None:
+                return None
+            if action == "group_act" and parameters and parameters[0] == "retry" and group.failed == 0:
+                return None  # every member is still retrying: nothing failed to retry
+        return True
+
+    @on(DataTable.RowSelected)
+    def _selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_open_group()
+
+    @on(DataTable.RowHighlighted)
+    def _highlighted(self) -> None:
+        self.refresh_bindings()
+
+    def action_open_group(self) -> None:
+        group = self.cursor_group
+        if group is not None:
+            self.console.show_error_group(group_query(self.session.query, group))
+
+    def action_group_act(self, kind: str) -> None:
+        group = self.cursor_group
+        if group is not None:
+            self.console.act_on_query(ActionKind(kind), group_query(self.session.query, group))
+
+    def action_back(self) -> None:
+        self.dismiss(None)
+
+
+def _fit(text: str, width: int, keep_end: bool = False) -> str:
+    """At most ``width`` characters; a qualified type keeps its end (the class name), text its start."""
+    if len(text) <= width:
+        return text
+    return "…" + text[-(width - 1):] if keep_end else text[:width - 1] + "…"

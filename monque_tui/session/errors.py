@@ -1,0 +1,82 @@
+"""The errors view's state, without Textual: the groups, a refresh that never overlaps, and
+the job views and bulk plans a group turns into.
+
+Grouping is the engine's (``Monque.error_groups``: one pass over an index of failed and
+retrying jobs, see docs/adr/0008). On SQLite that read runs on the store's reader thread,
+on MongoDB it is an awaited aggregation: either way the UI thread only awaits it. The
+screen re-arms its timer after each fetch, so a slow grouping (a big store) delays the
+next refresh instead of stacking fetches.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from monque_engine import ErrorGroup, Monque
+
+from ..query import JobQuery
+
+#: Seconds between the end of one fetch and the start of the next.
+REFRESH_EVERY = 3.0
+#: At most this many groups are listed (most recently seen first).
+GROUP_LIMIT = 200
+#: Blocks of the errors view's sparkline (each sums 4 minutes of the hour).
+SPARK_WIDTH = 15
+#: Sparkline characters, lowest first; a minute without failures is the first.
+BLOCKS = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(per_minute: tuple[int, ...], width: int = 20) -> str:
+    """The last hour as ``width`` unicode blocks (minutes summed per block, scaled to the busiest)."""
+    if not per_minute:
+        return ""
+    size = max(1, -(-len(per_minute) // width))
+    buckets = [sum(per_minute[i:i + size]) for i in range(0, len(per_minute), size)]
+    peak = max(buckets)
+    if peak == 0:
+        return BLOCKS[0] * len(buckets)
+    top = len(BLOCKS) - 1
+    # Any failure shows at least the second block, so one failure is never read as none.
+    return "".join(BLOCKS[0] if n == 0 else BLOCKS[max(1, round(n * top / peak))] for n in buckets)
+
+
+def group_query(base: JobQuery, group: ErrorGroup) -> JobQuery:
+    """The jobs view of one group: its failed and retrying jobs, any status tab, the base's sort.
+
+    Other filters are dropped (the group already names the job): what the table shows after
+    Enter is exactly the group's members, and bulk keys there act on exactly them.
+    """
+    return replace(JobQuery(sort_by=base.sort_by, descending=base.descending),
+                   error_group=group.key, group_label=f"{group.name} {group.title}")
+
+
+class ErrorGroupsModel:
+    """The last fetched groups; ``fetch`` is safe to call from a timer (one at a time)."""
+
+    def __init__(self) -> None:
+        self.groups: list[ErrorGroup] = []
+        self.loaded = False
+        self.busy = False
+        self.last_cost = 0.0
+        self.error: str | None = None
+
+    def find(self, key: str | None) -> ErrorGroup | None:
+        return next((group for group in self.groups if group.key == key), None)
+
+    async def fetch(self, monque: Monque | None, limit: int = GROUP_LIMIT) -> bool:
+        """Read the groups; False (nothing changed) when another fetch is running or there is no store."""
+        if monque is None or self.busy:
+            return False
+        self.busy = True
+        started = time.monotonic()
+        try:
+            self.groups = await monque.error_groups(limit=limit)
+            self.error = None
+        except Exception as error:  # noqa: BLE001 - shown in the view, the next refresh tries again
+            self.error = f"{type(error).__name__}: {error}"
+        finally:
+            self.busy = False
+            self.last_cost = time.monotonic() - started
+        self.loaded = True
+        return True
