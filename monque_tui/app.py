@@ -32,6 +32,9 @@ from .screens.help import HelpScreen
 from .screens.jobs import JobsScreen
 from .screens.queues import QueuesScreen
 from .screens.when import WhenScreen
+from .screens.workers import WorkersScreen
+from .screens.ask import AskScreen
+from .session.fleet import release_owner
 from .session import ConsoleSession, SessionError, SessionEvent
 from .session.events import JobsChanged, Notice
 
@@ -159,6 +162,10 @@ class MonqueConsole(App[int]):
         if not isinstance(self.screen, QueuesScreen):
             self.push_screen(QueuesScreen(self.session))
 
+    def action_show_workers(self) -> None:
+        if not isinstance(self.screen, WorkersScreen):
+            self.push_screen(WorkersScreen(self.session))
+
     def action_show_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.read_only))
@@ -215,6 +222,51 @@ class MonqueConsole(App[int]):
                 screen.dismiss(None)
             else:
                 screen.load()
+
+    # -- fleet and queue control (issue 13) ---------------------------------------------------------------
+    @work(group="fleet")
+    async def release_owner(self, instance_id: str) -> None:
+        """Count a dead owner's jobs, ask with the count, then release (the store guard has the last word)."""
+        monque = self.monque
+        if monque is None or self.read_only:
+            return
+        try:
+            count = await monque.count_dead_owner_jobs(instance_id)
+        except Exception as error:  # noqa: BLE001 - shown to the operator
+            self.notify(f"Release failed: {error}", severity="error", timeout=10)
+            return
+        if count == 0:
+            alive = {info.id: info.alive for info in await monque.instances()}.get(instance_id)
+            reason = "the owner is alive (its heartbeat is fresh)" if alive else "it holds no stale jobs"
+            self.notify(f"Nothing to release for {instance_id}: {reason}.", severity="warning")
+            return
+        jobs = plural(count, "processing job")
+
+        def answered(ok: bool | None) -> None:
+            if ok:
+                self.run_worker(self._release(instance_id), group="fleet")
+            else:
+                self.notify("Nothing changed.", timeout=2)
+
+        self.push_screen(AskScreen(
+            f"Release {jobs} of dead owner {instance_id}?",
+            ["They go back to pending now and any worker may claim them (their handlers may run again).",
+             "The store releases only jobs whose owner is still stale at the moment of the write."],
+            "Release"), answered)
+
+    async def _release(self, instance_id: str) -> None:
+        assert self.monque is not None
+        try:
+            message = await release_owner(self.monque, instance_id)
+        except Exception as error:  # noqa: BLE001
+            self.notify(f"Release failed: {error}", severity="error", timeout=10)
+            return
+        self.notify(message, title="Release")
+        screen = self.screen
+        if isinstance(screen, WorkersScreen):
+            screen.load()
+        elif isinstance(screen, JobDetailScreen):
+            screen.load()
 
 
 __all__ = ["MonqueConsole", "SessionMessage", "plural"]

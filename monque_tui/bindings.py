@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from textual.binding import Binding, BindingType
 
-Scope = str  # "app" | "table" | "jobs" | "detail" | "queues" | "back"
+Scope = str  # "app" | "table" | "jobs" | "detail" | "queues" | "workers" | "back"
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +93,19 @@ REGISTRY: tuple[KeyAction, ...] = (
     # Screens
     KeyAction("w", "show_queues", "Queues", "Screens", ("app",),
               help="Per-name counts, recurring schedules and this process's workers"),
+    # Fleet and queue control (issue 13): workers, dead owners, paused names, whole-view marks, export
+    KeyAction("W", "show_workers", "Workers", "Screens", ("app",),
+              help="Every worker instance on the store (other processes and Node owners too), live or dead"),
+    KeyAction("x", "release_owner", "Release owner", "Fleet", ("workers", "detail"), mutating=True,
+              help="Return a dead owner's processing jobs to pending now (asks with the count; a live owner "
+                   "is refused by the store)"),
+    KeyAction("P", "toggle_name_pause", "Pause name", "Fleet", ("queues", "jobs"), mutating=True,
+              help="Pause or resume a job name for every Python worker (the queue under the cursor, or the "
+                   "jobs view's name filter); running jobs finish"),
+    KeyAction("A", "mark_matching", "Mark all matching", "Mark", ("jobs",), show=False,
+              help="Mark every job of the view (not only the loaded rows); c, r and d then act on all of them"),
+    KeyAction("e", "export", "Export", "View", ("jobs",), show=False,
+              help="Write every job of the view to a JSON Lines or CSV file (the path's extension decides)"),
     KeyAction("question_mark", "show_help", "Help", "Screens", ("app",), key_display="?", help="Every key, grouped"),
     KeyAction("ctrl+p,colon", "command_palette", "Commands", "Screens", ("app",), key_display="^p",
               palette=False, help="Search every action and screen"),
