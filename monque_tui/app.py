@@ -34,7 +34,7 @@ from .screens.queues import QueuesScreen
 from .screens.when import WhenScreen
 from .screens.workers import WorkersScreen
 from .screens.ask import AskScreen
-from .session.fleet import release_owner
+from .session.fleet import PausedNamesChanged, release_owner
 from .session import ConsoleSession, SessionError, SessionEvent
 from .session.events import JobsChanged, Notice
 
@@ -72,6 +72,8 @@ class MonqueConsole(App[int]):
         self.first_paint_at: float | None = None
         self._started = time.perf_counter()
         self.jobs_screen = JobsScreen(self.session)
+        #: Job names paused in the store (polled with the stats: pauses are not in the job feed).
+        self.paused_names: tuple[str, ...] = ()
 
     @property
     def monque(self) -> Any:
@@ -99,6 +101,7 @@ class MonqueConsole(App[int]):
             self.fail(str(error))
             return
         self.jobs_screen.start()
+        self.run_worker(self.refresh_paused_names(), group="paused")
         if self.live:
             self.set_interval(FLUSH_INTERVAL, self._apply_changes)
             self.set_interval(STATS_INTERVAL, self._stats_tick)
@@ -133,6 +136,23 @@ class MonqueConsole(App[int]):
 
     async def _stats_tick(self) -> None:
         await self.session.refresh_stats_if_due()
+        await self.refresh_paused_names()
+
+    async def refresh_paused_names(self) -> None:
+        """Poll the store's paused names (cheap) and tell the screens when they change."""
+        monque = self.monque
+        if monque is None:
+            return
+        try:
+            names = tuple(sorted(await monque.paused()))
+        except Exception:  # noqa: BLE001 - a store hiccup: the next tick asks again
+            return
+        if names != self.paused_names:
+            self.paused_names = names
+            event = PausedNamesChanged(names)
+            self.jobs_screen.post_message(SessionMessage(event))
+            if self.screen is not self.jobs_screen:
+                self.screen.post_message(SessionMessage(event))
 
     def _throughput_tick(self) -> None:
         if not self.session.paused:
@@ -253,6 +273,25 @@ class MonqueConsole(App[int]):
             ["They go back to pending now and any worker may claim them (their handlers may run again).",
              "The store releases only jobs whose owner is still stale at the moment of the write."],
             "Release"), answered)
+
+    @work(group="fleet")
+    async def toggle_name_pause(self, name: str) -> None:
+        """Pause ``name`` for every Python worker on the store, or resume it when it is paused."""
+        monque = self.monque
+        if monque is None or self.read_only:
+            return
+        try:
+            if name in await monque.paused():
+                await monque.resume(name)
+                self.notify(f"Resumed {name!r}: workers claim it again.", title="Resume")
+            else:
+                await monque.pause(name)
+                self.notify(f"Paused {name!r}: Python workers stop claiming it within a poll interval; running "
+                            "jobs finish. Node Monque workers do not honour pauses.", title="Pause")
+        except Exception as error:  # noqa: BLE001 - shown to the operator
+            self.notify(f"Pause failed: {error}", severity="error", timeout=10)
+            return
+        await self.refresh_paused_names()
 
     async def _release(self, instance_id: str) -> None:
         assert self.monque is not None

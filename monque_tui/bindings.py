@@ -92,7 +92,7 @@ REGISTRY: tuple[KeyAction, ...] = (
               help="Show the jobs of the queue under the cursor"),
     # Screens
     KeyAction("w", "show_queues", "Queues", "Screens", ("app",),
-              help="Per-name counts, recurring schedules and this process's workers"),
+              help="Per-name counts, health (due, oldest due, rates, 24 h sparkline), paused names, schedules"),
     # Fleet and queue control (issue 13): workers, dead owners, paused names, whole-view marks, export
     KeyAction("W", "show_workers", "Workers", "Screens", ("app",),
               help="Every worker instance on the store (other processes and Node owners too), live or dead"),

@@ -32,6 +32,7 @@ from ..session.events import (
     WindowExtended,
     WindowLoaded,
 )
+from ..session.fleet import PausedNamesChanged
 from ..widgets.console_header import ConsoleHeader
 from ..widgets.filter_bar import FilterBar
 from ..widgets.job_table import JobTable
@@ -201,6 +202,8 @@ class JobsScreen(Screen[None]):
             self.refresh_bindings()
         elif isinstance(event, QueryChanged):
             self._show_query(event.query)
+        elif isinstance(event, PausedNamesChanged):
+            self.query_one(ConsoleHeader).paused_names = event.names
         elif isinstance(event, Connected):
             header = self.query_one(ConsoleHeader)
             header.store = event.display_url
@@ -309,9 +312,15 @@ class JobsScreen(Screen[None]):
                 return None
             if query.status is not None and not eligible(kind, query.status):
                 return None
+        if action == "toggle_name_pause":
+            return True if self.query_state.name else None
         if action == "clear_filter":
             return self.query_state.has_filter or None
         return True
+
+    def action_toggle_name_pause(self) -> None:
+        if self.query_state.name:
+            self.console.toggle_name_pause(self.query_state.name)
 
     def action_act(self, kind: str) -> None:
         jobs, marked = self.targets

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from rich.text import Text
+
 from monque_engine import InstanceInfo, Job, JobStatus, Monque, QueueHealth
 
 #: A 24-hour sparkline of outcomes: one bar per hour, so a console opened in the morning shows the night.
@@ -123,4 +125,26 @@ def recent_rate(health: QueueHealth, now_ms: int, minutes: int = RATE_MINUTES) -
     return sum(c.completed for c in recent) / minutes, sum(c.failed for c in recent) / minutes
 
 
-__all__ = ["FleetView", "InstanceRow", "owner_is_dead", "recent_rate", "release_owner", "sparkline"]
+
+
+@dataclass(frozen=True, slots=True)
+class PausedNamesChanged:
+    """The store's paused names changed (polled on the stats refresh: pauses are not in the job feed)."""
+
+    names: tuple[str, ...]
+
+
+def spark_cells(health: QueueHealth, now_ms: int) -> Text:
+    """The 24-hour sparkline of completed jobs, green; hours that had failures are drawn red."""
+    completed, failed = sparkline(health, now_ms)
+    text = Text()
+    for ok_char, fail_char in zip(completed, failed, strict=True):
+        if fail_char not in ("·", " "):
+            text.append(fail_char if ok_char in ("·", " ") else ok_char, style="red")
+        else:
+            text.append(ok_char, style="dim" if ok_char == "·" else "green")
+    return text
+
+
+__all__ = ["FleetView", "InstanceRow", "PausedNamesChanged", "owner_is_dead", "recent_rate", "release_owner",
+           "spark_cells", "sparkline"]

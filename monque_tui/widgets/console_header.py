@@ -30,6 +30,8 @@ class ConsoleHeader(Static):
     read_only: reactive[bool] = reactive(False)
     marked: reactive[int] = reactive(0)
     worker_info: reactive[str] = reactive("")
+    #: Job names paused in the store (issue 13), not the frozen view above.
+    paused_names: reactive[tuple[str, ...]] = reactive(())
 
     def render(self) -> Text:
         text = Text()
@@ -46,6 +48,10 @@ class ConsoleHeader(Static):
             text.append("  ⏸ PAUSED (p resumes)", style="bold reverse yellow")
         if self.read_only:
             text.append("  READ-ONLY", style="bold reverse red")
+        if self.paused_names:
+            shown = ", ".join(self.paused_names[:3]) + (f" +{len(self.paused_names) - 3}" if len(self.paused_names) > 3
+                                                        else "")
+            text.append(f"  ⏸ paused: {shown}", style="bold yellow")
         if self.worker_info:
             text.append(f"  {self.worker_info}", style="cyan")
         if self.marked:
