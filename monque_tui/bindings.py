@@ -75,13 +75,13 @@ REGISTRY: tuple[KeyAction, ...] = (
     KeyAction("d", "act('delete')", "Delete", "Act", ("jobs", "detail"), mutating=True,
               help="Delete jobs: the marked ones, or else the one under the cursor"),
     KeyAction("C", "act_all('cancel')", "Cancel all", "Act on everything matching", ("jobs",), mutating=True,
-              show=False, help="Cancel every pending job matching the view's status, name and created range"),
+              show=False, help="Cancel every pending job matching the view (every filter of the bar), in one store operation"),
     KeyAction("R", "act_all('retry')", "Retry all", "Act on everything matching", ("jobs",), mutating=True,
               show=False,
-              help="Retry every failed or cancelled job matching the view's status, name and created range"),
+              help="Retry every failed or cancelled job matching the view (every filter of the bar)"),
     KeyAction("D", "act_all('delete')", "Delete all", "Act on everything matching", ("jobs",), mutating=True,
-              show=False, help="Delete every job matching the view's status, name and created range (these three keys "
-                   "are off while a text, updated or next-run filter is active)"),
+              show=False, help="Delete every job matching the view (every filter of the bar); never more than the "
+                   "confirmed count"),
     # Detail screen
     KeyAction("greater_than_sign", "payload_page(1)", "Next page", "Detail", ("detail",), key_display=">",
               help="A large payload is shown a page at a time: the next page"),

@@ -11,8 +11,9 @@ from textual.widgets import Footer, Static
 
 from ..bindings import REGISTRY, bindings_for, display_keys
 
-SCOPE_NAMES = {"table": "jobs", "jobs": "jobs", "detail": "detail", "queues": "queues", "app": "everywhere",
-               "back": "detail, queues, help"}
+SCOPE_NAMES = {"table": "jobs", "jobs": "jobs", "detail": "detail", "queues": "queues", "workers": "workers",
+               "app": "everywhere",
+               "back": "detail, queues, workers, help"}
 
 
 def help_table(read_only: bool = False) -> Table:

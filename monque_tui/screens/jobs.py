@@ -10,16 +10,16 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, ParamSpec, cast
 
-from textual import events, on, work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.css.query import NoMatches
 from textual.screen import Screen
-from textual.widgets import Footer, Input
+from textual.widgets import Footer
 
 from monque_engine import Job, JobStatus, QueueStats
 
 from ..actions import ActionKind, eligible
-from ..bindings import MUTATING_ACTIONS, REGISTRY, bindings_for
+from ..bindings import MUTATING_ACTIONS, bindings_for
 from ..query import SORT_LABELS, JobQuery
 from ..session import ConsoleSession
 from ..session.events import (
@@ -44,8 +44,6 @@ if TYPE_CHECKING:
     from ..app import MonqueConsole, SessionMessage
 
 P = ParamSpec("P")
-#: The keys of the "everything matching the view" actions.
-BY_KEY = {key: spec for spec in REGISTRY if spec.action.startswith("act_all(") for key in spec.keys.split(",")}
 NO_ROWS = "No jobs match this view."
 
 
@@ -197,7 +195,9 @@ class JobsScreen(Screen[None]):
             header.feed = event.state
             header.feed_error = event.error
         elif isinstance(event, MarksChanged):
-            self.query_one(ConsoleHeader).marked = event.count
+            header = self.query_one(ConsoleHeader)
+            header.marked_all = event.everything
+            header.marked = event.count
             table.refresh()
             self.refresh_bindings()
         elif isinstance(event, QueryChanged):
@@ -289,6 +289,10 @@ class JobsScreen(Screen[None]):
     def action_mark_loaded(self) -> None:
         self.session.mark_loaded()
 
+    @work(group="marks")
+    async def action_mark_matching(self) -> None:
+        await self.session.mark_matching()
+
     def action_clear_marks(self) -> None:
         self.session.clear_marks()
 
@@ -301,6 +305,12 @@ class JobsScreen(Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in MUTATING_ACTIONS and self.session.read_only:
             return None
+        if action == "act" and self.session.marked_view is not None:
+            kind = ActionKind(str(parameters[0]))
+            status = self.session.marked_view.status
+            if kind is ActionKind.RESCHEDULE:
+                return None  # no bulk form: reschedule marked rows instead
+            return True if status is None or eligible(kind, status) else None
         if action == "act":
             jobs, _ = self.targets
             kind = ActionKind(str(parameters[0]))
@@ -308,8 +318,6 @@ class JobsScreen(Screen[None]):
         if action == "act_all":
             kind = ActionKind(str(parameters[0]))
             query = self.query_state
-            if not query.bulk_expressible:
-                return None
             if query.status is not None and not eligible(kind, query.status):
                 return None
         if action == "toggle_name_pause":
@@ -323,18 +331,16 @@ class JobsScreen(Screen[None]):
             self.console.toggle_name_pause(self.query_state.name)
 
     def action_act(self, kind: str) -> None:
+        if self.session.marked_view is not None:
+            # Every job of the view is marked: one store operation on the view's filter.
+            if kind == ActionKind.RESCHEDULE.value:
+                self.notify("Reschedule works on marked rows, not on all matching (u clears the mark).",
+                            severity="warning")
+                return
+            self.console.act_on_query(ActionKind(kind), self.session.marked_view)
+            return
         jobs, marked = self.targets
         self.console.act_on_jobs(ActionKind(kind), jobs, marked)
-
-    def on_key(self, event: events.Key) -> None:
-        """A bulk key greyed out by the view (not by read-only) says why when pressed."""
-        spec = BY_KEY.get(event.key)
-        if spec is None or self.session.read_only or isinstance(self.focused, Input):
-            return
-        reason = self.query_state.bulk_blocker
-        if reason is not None:
-            event.stop()
-            self.notify(f"{spec.description} is off for this view. {reason}", severity="warning")
 
     def action_act_all(self, kind: str) -> None:
         unapplied = self.query_one(FilterBar).unapplied

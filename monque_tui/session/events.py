@@ -77,6 +77,8 @@ class FeedChanged:
 @dataclass(frozen=True, slots=True)
 class MarksChanged:
     count: int
+    #: "Mark all matching": ``count`` is every job of the view, not marked rows.
+    everything: bool = False
 
 
 @dataclass(frozen=True, slots=True)

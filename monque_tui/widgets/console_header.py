@@ -29,6 +29,8 @@ class ConsoleHeader(Static):
     paused: reactive[bool] = reactive(False)
     read_only: reactive[bool] = reactive(False)
     marked: reactive[int] = reactive(0)
+    #: ``marked`` counts every job of the view ("mark all matching"), not marked rows.
+    marked_all: reactive[bool] = reactive(False)
     worker_info: reactive[str] = reactive("")
     #: Job names paused in the store (issue 13), not the frozen view above.
     paused_names: reactive[tuple[str, ...]] = reactive(())
@@ -54,6 +56,8 @@ class ConsoleHeader(Static):
             text.append(f"  ⏸ paused: {shown}", style="bold yellow")
         if self.worker_info:
             text.append(f"  {self.worker_info}", style="cyan")
-        if self.marked:
+        if self.marked_all:
+            text.append(f"  all {self.marked:,} matching marked", style="bold yellow")
+        elif self.marked:
             text.append(f"  {self.marked:,} marked", style="bold yellow")
         return text
