@@ -26,17 +26,19 @@ from .config import ConsoleConfig
 from .formatting import plural
 from .palette import ConsoleCommands
 from .query import JobQuery
+from .screens.ask import AskScreen
 from .screens.confirm import ConfirmScreen
 from .screens.detail import JobDetailScreen
+from .screens.export import ExportScreen
 from .screens.help import HelpScreen
 from .screens.jobs import JobsScreen
 from .screens.queues import QueuesScreen
 from .screens.when import WhenScreen
 from .screens.workers import WorkersScreen
-from .screens.ask import AskScreen
-from .session.fleet import PausedNamesChanged, release_owner
 from .session import ConsoleSession, SessionError, SessionEvent
 from .session.events import JobsChanged, Notice
+from .session.export import ExportError, default_path, export_view
+from .session.fleet import PausedNamesChanged, release_owner
 
 FLUSH_INTERVAL = 0.5  # live enough to read; each flush diffs the window and redraws changed rows
 STATS_INTERVAL = 2.0
@@ -293,6 +295,39 @@ class MonqueConsole(App[int]):
             return
         await self.refresh_paused_names()
 
+    def export_view(self) -> None:
+        """Ask for a path, then write every job of the view there in a worker thread."""
+        query = self.session.query
+        what = f"every job of the view ({query.describe(self.clock())}"
+        if self.session.matching is not None:
+            what += f", {plural(self.session.matching, 'job')}"
+        what += ")"
+
+        def chosen(path: str | None) -> None:
+            if path:
+                self._export(path, query.list_filter())
+
+        self.push_screen(ExportScreen(what, default_path(self.clock()), blink=self.live), chosen)
+
+    @work(thread=True, group="export")
+    def _export(self, path: str, list_filter: Any) -> None:
+        """Off the UI thread: its own loop and store connection; progress at most once a second."""
+        shown = [0.0]
+
+        def progress(written: int, total: int) -> None:
+            now = time.monotonic()
+            if written and now - shown[0] >= 1.0:
+                shown[0] = now
+                self.call_from_thread(self.notify, f"Exporting… {written:,} of {total:,} jobs", title="Export",
+                                      timeout=2)
+
+        try:
+            written = export_view(self.config.url, self.config.monque_options, list_filter, path, progress)
+        except ExportError as error:
+            self.call_from_thread(self.notify, mask_text(str(error)), severity="error", timeout=10)
+            return
+        self.call_from_thread(self.notify, f"Exported {plural(written, 'job')} to {path}", title="Export")
+
     async def _release(self, instance_id: str) -> None:
         assert self.monque is not None
         try:
@@ -302,9 +337,7 @@ class MonqueConsole(App[int]):
             return
         self.notify(message, title="Release")
         screen = self.screen
-        if isinstance(screen, WorkersScreen):
-            screen.load()
-        elif isinstance(screen, JobDetailScreen):
+        if isinstance(screen, WorkersScreen | JobDetailScreen):
             screen.load()
 
 

@@ -293,6 +293,9 @@ class JobsScreen(Screen[None]):
     async def action_mark_matching(self) -> None:
         await self.session.mark_matching()
 
+    def action_export(self) -> None:
+        self.console.export_view()
+
     def action_clear_marks(self) -> None:
         self.session.clear_marks()
 

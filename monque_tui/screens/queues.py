@@ -73,9 +73,9 @@ class QueuesScreen(Screen[None]):
     def on_session_message(self, message: SessionMessage) -> None:
         # Counts per name scan the collection: at most once per RELOAD_EVERY seconds on a busy queue.
         event = message.event
-        if isinstance(event, JobsChanged) and time.monotonic() - self._loaded_at >= RELOAD_EVERY:
-            self.load()
-        elif isinstance(event, PausedNamesChanged) and frozenset(event.names) != self.paused_names:
+        busy = isinstance(event, JobsChanged) and time.monotonic() - self._loaded_at < RELOAD_EVERY
+        paused = isinstance(event, PausedNamesChanged) and frozenset(event.names) != self.paused_names
+        if (isinstance(event, JobsChanged) and not busy) or paused:
             self.load()
 
     @work(exclusive=True, group="queues")

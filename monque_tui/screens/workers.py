@@ -35,10 +35,7 @@ def _dim(text: str = "-") -> Text:
 
 def cells(row: InstanceRow) -> dict[str, Text]:
     info = row.info
-    if row.dead:
-        state = Text("✖ DEAD", style="bold red")
-    else:
-        state = Text("● alive", style="green")
+    state = Text("✖ DEAD", style="bold red") if row.dead else Text("● alive", style="green")
     kind = " (inferred)" if info.inferred else ""
     names = ", ".join(f"{name}×{concurrency}" for name, concurrency in info.workers.items())
 

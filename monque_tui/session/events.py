@@ -90,5 +90,12 @@ class Notice:
     title: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class PausedNamesChanged:
+    """The store's paused job names changed (polled with the stats: pauses are not in the job feed)."""
+
+    names: tuple[str, ...]
+
+
 SessionEvent = (Connected | QueryChanged | WindowLoaded | WindowExtended | WindowChanged | JobsChanged
-                | StatsChanged | FeedChanged | MarksChanged | Notice)
+                | StatsChanged | FeedChanged | MarksChanged | Notice | PausedNamesChanged)

@@ -15,6 +15,8 @@ from rich.text import Text
 
 from monque_engine import InstanceInfo, Job, JobStatus, Monque, QueueHealth
 
+from .events import PausedNamesChanged
+
 #: A 24-hour sparkline of outcomes: one bar per hour, so a console opened in the morning shows the night.
 HEALTH_WINDOW_MINUTES = 24 * 60
 SPARK_BUCKETS = 24
@@ -125,13 +127,6 @@ def recent_rate(health: QueueHealth, now_ms: int, minutes: int = RATE_MINUTES) -
     return sum(c.completed for c in recent) / minutes, sum(c.failed for c in recent) / minutes
 
 
-
-
-@dataclass(frozen=True, slots=True)
-class PausedNamesChanged:
-    """The store's paused names changed (polled on the stats refresh: pauses are not in the job feed)."""
-
-    names: tuple[str, ...]
 
 
 def spark_cells(health: QueueHealth, now_ms: int) -> Text:

@@ -29,8 +29,8 @@ from monque_tui.app import MonqueConsole  # noqa: E402
 from monque_tui.config import ConsoleConfig  # noqa: E402
 from monque_tui.screens.ask import AskScreen  # noqa: E402
 from monque_tui.screens.detail import JobDetailScreen, job_renderable  # noqa: E402
-from monque_tui.session.fleet import owner_is_dead  # noqa: E402
 from monque_tui.screens.workers import WorkersScreen  # noqa: E402
+from monque_tui.session.fleet import owner_is_dead  # noqa: E402
 from tests.procs._common import sqlite_url  # noqa: E402
 from tests.procs.harness import Launcher, Proc, StoreProbe, wait_until  # noqa: E402
 
@@ -142,7 +142,7 @@ async def test_a_killed_worker_shows_dead_and_x_releases_its_jobs(tmp_path: Path
         await cursor_on(screen, pilot, "doomed")
         await pilot.press("x")
         await wait_for(lambda: isinstance(app.screen, AskScreen))
-        assert "Release 2 processing jobs of dead owner doomed?" == app.screen.question
+        assert app.screen.question == "Release 2 processing jobs of dead owner doomed?"
         await pilot.press("y")
         await wait_for(lambda: any(n.startswith("Released 2 jobs of doomed") for n in notes))
         await wait_for(lambda: screen.rows.get("doomed") is None or screen.rows["doomed"].info.jobs_held == 0,
