@@ -94,14 +94,17 @@ REGISTRY: tuple[KeyAction, ...] = (
     KeyAction("w", "show_queues", "Queues", "Screens", ("app",),
               help="Per-name counts, health (due, oldest due, rates, 24 h sparkline), paused names, schedules"),
     # Fleet and queue control (issue 13): workers, dead owners, paused names, whole-view marks, export
-    KeyAction("W", "show_workers", "Workers", "Screens", ("app",),
+    KeyAction("W", "show_workers", "Workers", "Screens", ("app",), show=False,
               help="Every worker instance on the store (other processes and Node owners too), live or dead"),
-    KeyAction("x", "release_owner", "Release owner", "Fleet", ("workers", "detail"), mutating=True,
+    KeyAction("x", "release_owner", "Release owner", "Fleet", ("workers",), mutating=True,
               help="Return a dead owner's processing jobs to pending now (asks with the count; a live owner "
                    "is refused by the store)"),
-    KeyAction("P", "toggle_name_pause", "Pause name", "Fleet", ("queues", "jobs"), mutating=True,
-              help="Pause or resume a job name for every Python worker (the queue under the cursor, or the "
-                   "jobs view's name filter); running jobs finish"),
+    KeyAction("x", "release_owner", "Release owner", "Fleet", ("detail",), mutating=True, show=False,
+              help="On a processing job whose owner is dead: release that owner's jobs now (as on Workers)"),
+    KeyAction("P", "toggle_name_pause", "Pause name", "Fleet", ("queues",), mutating=True,
+              help="Pause or resume the job name under the cursor for every Python worker; running jobs finish"),
+    KeyAction("P", "toggle_name_pause", "Pause name", "Fleet", ("jobs",), mutating=True, show=False,
+              help="Pause or resume the jobs view's name filter for every Python worker; running jobs finish"),
     KeyAction("A", "mark_matching", "Mark all matching", "Mark", ("jobs",), show=False,
               help="Mark every job of the view (not only the loaded rows); c, r and d then act on all of them"),
     KeyAction("e", "export", "Export", "View", ("jobs",), show=False,

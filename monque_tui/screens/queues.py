@@ -21,6 +21,7 @@ from textual.widgets import DataTable, Footer, Static
 from monque_engine import InvalidCronError, JobListFilter, JobStatus, QueueHealth, QueueViewSummary
 from monque_engine.cron import describe
 
+from ..actions import wall_clock_ms
 from ..bindings import MUTATING_ACTIONS, bindings_for
 from ..formatting import STATUS_STYLES, span
 from ..session import ConsoleSession
@@ -34,7 +35,7 @@ RELOAD_EVERY = 2.0
 #: Counters reach the store on the workers' heartbeat ticks: re-read health this often anyway.
 HEALTH_EVERY = 5.0
 COLUMNS = ("name", "pending", "processing", "completed", "failed", "cancelled", "due", "later", "oldest due",
-           "done/min", "failed/min", "last 24h", "schedule", "workers")
+           "done/m", "failed/m", "last 24h", "schedule", "workers")
 
 
 class QueuesScreen(Screen[None]):
@@ -51,6 +52,7 @@ class QueuesScreen(Screen[None]):
         self._loaded_at = 0.0
         self._timer: Timer | None = None
         self.health: dict[str, QueueHealth] = {}
+        self._oldest_due_ms: dict[str, int] = {}
         self.paused_names: frozenset[str] = frozenset()
         self.loads = 0
 
@@ -102,6 +104,11 @@ class QueuesScreen(Screen[None]):
         except Exception as error:  # noqa: BLE001 - the counts still show; health says why it is missing
             health = {}
             self.notify(f"Queue health unavailable: {error}", severity="warning")
+        # The oldest due job's instant (latency is its age at the store's now, to the ms; rounded to the
+        # second to absorb the call's duration), so its age is judged with the console's clock like the rest.
+        fetched = wall_clock_ms()
+        self._oldest_due_ms = {name: round((fetched - h.latency * 1000) / 1000) * 1000
+                               for name, h in health.items() if h.latency is not None}
         self.health = health
         self.paused_names = frozenset(name for name, h in health.items() if h.paused)
         self._show(summaries, schedules)
@@ -113,19 +120,20 @@ class QueuesScreen(Screen[None]):
 
     def _health_cells(self, name: str) -> dict[str, Text]:
         health = self.health.get(name)
+        oldest_ms = self._oldest_due_ms.get(name)
         if health is None:
-            return {c: Text("-", style="dim") for c in ("due", "later", "oldest due", "done/min", "failed/min",
+            return {c: Text("-", style="dim") for c in ("due", "later", "oldest due", "done/m", "failed/m",
                                                          "last 24h")}
         now = self.console.clock()
         done, failed = recent_rate(health, now)
         return {
             "due": Text(f"{health.due:,}", style="bold" if health.due else "dim", justify="right"),
             "later": Text(f"{health.scheduled:,}", style="" if health.scheduled else "dim", justify="right"),
-            "oldest due": Text("-", style="dim") if health.latency is None else Text(
-                span(int(health.latency * 1000)), style="bold yellow" if health.latency > 60 else "",
+            "oldest due": Text("-", style="dim") if oldest_ms is None else Text(
+                span(max(0, now - oldest_ms)), style="bold yellow" if now - oldest_ms > 60_000 else "",
                 justify="right"),
-            "done/min": Text(f"{done:.1f}", style="green" if done else "dim", justify="right"),
-            "failed/min": Text(f"{failed:.1f}", style="red" if failed else "dim", justify="right"),
+            "done/m": Text(f"{done:.1f}", style="green" if done else "dim", justify="right"),
+            "failed/m": Text(f"{failed:.1f}", style="red" if failed else "dim", justify="right"),
             "last 24h": spark_cells(health, now),
         }
 

@@ -25,8 +25,9 @@ if TYPE_CHECKING:
     from ..app import MonqueConsole
 
 REFRESH_EVERY = 2.0
-COLUMNS = ("state", "id", "host", "pid", "version", "names", "running", "processed", "failed", "heartbeat",
-           "rate", "held")
+#: What decides an action first (state, heartbeat, jobs held), then counts, then identity.
+COLUMNS = ("state", "id", "heartbeat", "held", "running", "processed", "failed", "rate", "names", "host", "pid",
+           "version")
 
 
 def _dim(text: str = "-") -> Text:
@@ -46,7 +47,7 @@ def cells(row: InstanceRow) -> dict[str, Text]:
         "state": state,
         "id": Text.assemble((info.id, "bold"), (kind, "yellow")),
         "host": Text(info.host) if info.host else _dim(),
-        "pid": number(info.pid),
+        "pid": _dim() if info.pid is None else Text(str(info.pid)),
         "version": Text(info.version) if info.version else _dim("node?" if info.inferred else "-"),
         "names": Text(names) if names else _dim(),
         "running": number(info.running),
@@ -55,7 +56,7 @@ def cells(row: InstanceRow) -> dict[str, Text]:
         "heartbeat": _dim("never") if row.age_ms is None else Text(
             f"{span(row.age_ms)} ago", style="bold red" if row.dead else "", justify="right"),
         "rate": _dim() if row.rate is None else Text(f"{row.rate:.1f}/s", justify="right"),
-        "held": Text(f"{info.jobs_held:,}" + (" ← x releases" if row.dead and info.jobs_held else ""),
+        "held": Text(f"{info.jobs_held:,}",
                      style="bold red" if row.dead and info.jobs_held else "", justify="right"),
     }
 
@@ -124,12 +125,14 @@ class WorkersScreen(Screen[None]):
                 table.remove_row(key)
         dead = [row for row in rows if row.dead]
         title = Text("Workers", style="bold")
-        title.append(f"  {len(rows)} instance{'s' if len(rows) != 1 else ''}")
+        title.append(f" · {len(rows)} instance{'s' if len(rows) != 1 else ''}")
         if dead:
             held = sum(row.info.jobs_held for row in dead)
-            title.append(f"  {len(dead)} dead holding {held:,} job{'s' if held != 1 else ''}", style="bold red")
+            title.append(" · ")
+            title.append(f"{len(dead)} dead holding {held:,} job{'s' if held != 1 else ''} (x releases)",
+                         style="bold red")
         if not rows:
-            title.append("  — no instance registered and no job claimed", style="dim")
+            title.append(" · no instance registered and no job claimed", style="dim")
         self.query_one("#workers-title", Static).update(title)
         self.refresh_bindings()
 

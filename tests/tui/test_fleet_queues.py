@@ -140,7 +140,7 @@ async def test_queue_health_shows_due_latency_rates_and_the_night_after_a_restar
         assert len(line) == 24
         assert line[-9] != "·"  # the night's hour (8 hours before the last bar) has a bar
         assert line[-1] != "·"  # and this hour's jobs
-        assert float(str(table.get_cell("report", "done/min"))) > 0
+        assert float(str(table.get_cell("report", "done/m"))) > 0
         digest = screen.health["digest"]
         assert (digest.due, digest.scheduled) == (1, 1)
         assert str(table.get_cell("digest", "due")) == "1" and str(table.get_cell("digest", "later")) == "1"
