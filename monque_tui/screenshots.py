@@ -99,8 +99,8 @@ async def workers_scene(pilot: Pilot[int]) -> None:
         workers={"nightly-report": 1, "sync-crm": 3}, running=2, processed=311, failed=4,
         last_heartbeat_ms=SEED_NOW_MS - 6 * minute))
     held = [SeedJob(90 + n, "sync-crm", JobStatus.PROCESSING, 20, owner="batch-7:3310:77ab01") for n in range(2)]
-    rows = [seed_row(job)[:5] + (SEED_NOW_MS - 9 * minute, job.owner, SEED_NOW_MS - 6 * minute)
-            + seed_row(job)[8:] for job in held]
+    rows = [(*seed_row(job)[:5], SEED_NOW_MS - 9 * minute, job.owner, SEED_NOW_MS - 6 * minute, *seed_row(job)[8:])
+            for job in held]
     await store.execute_write(lambda conn: insert_rows(conn, rows))
     await pilot.press("W")
     while not (isinstance(app.screen, WorkersScreen) and app.screen.loads):

@@ -78,7 +78,7 @@ async def test_p_on_the_jobs_screen_pauses_the_name_filters_name_only(seeded_url
 
 
 async def test_a_pause_made_elsewhere_shows_on_the_next_stats_tick(seeded_url: str) -> None:
-    async with running_console(seeded_url) as (app, pilot):
+    async with running_console(seeded_url) as (app, _pilot):
         other = Monque(seeded_url, recover_stale_jobs=False)
         await other.initialize()
         try:
