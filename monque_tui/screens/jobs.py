@@ -198,6 +198,7 @@ class JobsScreen(Screen[None]):
             header = self.query_one(ConsoleHeader)
             header.marked_all = event.everything
             header.marked = event.count
+            table.all_marked = event.everything
             table.refresh()
             self.refresh_bindings()
         elif isinstance(event, QueryChanged):

@@ -43,6 +43,7 @@ async def test_mark_all_matching_marks_every_job_of_the_view_and_d_deletes_them(
         header = screen.query_one(ConsoleHeader)
         await wait_for(lambda: header.marked_all and header.marked == MANY)
         assert f"all {MANY:,} matching marked" in str(header.render())
+        assert screen.table.all_marked  # every row of the view draws as marked
         assert screen.check_action("act", ("reschedule",)) is None  # no bulk form
         await pilot.press("d")
         await wait_for(lambda: isinstance(app.screen, ConfirmScreen))
@@ -51,6 +52,7 @@ async def test_mark_all_matching_marks_every_job_of_the_view_and_d_deletes_them(
         await pilot.press("y")
         await wait_for(lambda: any(n.message.startswith(f"Deleted {MANY} jobs") for n in app._notifications))
         await wait_for(lambda: not header.marked_all and header.marked == 0)
+        assert not screen.table.all_marked
     after = await store_jobs(seeded_url)
     assert set(after) == set(before) - many
 
