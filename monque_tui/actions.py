@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 
-from monque_engine import Job, JobStateError, JobStatus, Monque
+from monque_engine import Job, JobListFilter, JobStateError, JobStatus, Monque
 
 from .formatting import absolute, plural, short_id
 from .query import JobQuery, ms_datetime
@@ -136,11 +136,14 @@ def bulk_what(kind: ActionKind, query: JobQuery) -> str:
     statuses = ELIGIBLE[kind] if query.status is None else (query.status,)
     which = "" if kind is ActionKind.DELETE and query.status is None else " or ".join(s.value for s in statuses) + " "
     named = f" named {query.name!r}" if query.name else ""
-    created = query.range_for("created_at")
-    when = f" {created.describe()}" if created is not None else ""
-    containing = f" containing {query.text!r}" if query.text else ""
-    group = f" in error group {(query.group_label or query.error_group)!r}" if query.error_group else ""
-    return f"every {which}job{named}{containing}{group}{when}"
+    if query.search:
+        named += f" matching {query.search!r}"
+    if query.text:
+        named += f" containing {query.text!r}"
+    if query.error_group:
+        named += f" in error group {(query.group_label or query.error_group)!r}"
+    when = "".join(f" {time_range.describe()}" for time_range in query.ranges)
+    return f"every {which}job{named}{when}"
 
 
 def wall_clock_ms() -> int:
@@ -148,14 +151,27 @@ def wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+def bulk_filter(kind: ActionKind, query: JobQuery) -> JobListFilter | None:
+    """The view's whole filter (name, text, every range, error group, …) for the statuses ``kind`` may touch.
+
+    The engine's bulk calls take any ``JobListFilter`` and apply it in one store operation
+    (the listing's own WHERE / filter document), so every filter the bar offers works.
+    """
+    if query.status is not None:
+        if not eligible(kind, query.status):
+            return None
+        statuses: list[JobStatus] | None = [query.status]
+    else:
+        statuses = None if kind is ActionKind.DELETE else list(ELIGIBLE[kind])
+    return replace(query.list_filter(), status=statuses)
+
+
 async def count_bulk(monque: Monque, kind: ActionKind, query: JobQuery, as_of_ms: int) -> int:
     """How many jobs a bulk plan reaches: the view's filter, the eligible statuses, updated before ``as_of_ms``."""
-    statuses = ELIGIBLE[kind] if query.status is None else tuple(s for s in ELIGIBLE[kind] if s is query.status)
-    if not statuses:
+    list_filter = bulk_filter(kind, query)
+    if list_filter is None:
         return 0
-    # The view's filter (name and created range; bulk_blocker rules out the rest) for these statuses.
-    list_filter = replace(query.list_filter(), status=list(statuses), updated_at_to=ms_datetime(as_of_ms - 1))
-    return await monque.count_jobs(list_filter)
+    return await monque.count_bulk(kind.value, list_filter, updated_before=ms_datetime(as_of_ms))
 
 
 async def plan_bulk(monque: Monque, kind: ActionKind, query: JobQuery, as_of_ms: int | None = None) -> ActionPlan:
@@ -178,15 +194,17 @@ async def execute(monque: Monque, plan: ActionPlan) -> str:
     """Run a plan; returns the sentence for the result notification."""
     past = VERBS[plan.kind][1]
     if plan.query is not None:
-        selector = plan.query.selector(plan.statuses if plan.query.status is None else plan.query.status)
-        if plan.as_of_ms is not None:
-            selector = replace(selector, updated_before=ms_datetime(plan.as_of_ms))
+        list_filter = bulk_filter(plan.kind, plan.query)
+        if list_filter is None:
+            return f"{past} 0 jobs"
+        # One store operation on the whole filter, bounded to what was counted (never more than confirmed).
+        before = ms_datetime(plan.as_of_ms) if plan.as_of_ms is not None else None
         if plan.kind is ActionKind.CANCEL:
-            result = await monque.cancel_jobs(selector)
+            result = await monque.cancel_jobs(list_filter, updated_before=before)
         elif plan.kind is ActionKind.RETRY:
-            result = await monque.retry_jobs(selector)
+            result = await monque.retry_jobs(list_filter, updated_before=before)
         elif plan.kind is ActionKind.DELETE:
-            result = await monque.delete_jobs(selector)
+            result = await monque.delete_jobs(list_filter, updated_before=before)
         else:
             raise ValueError(f"{plan.kind} has no bulk form")
         message = f"{past} {plural(result.count, 'job')}"

@@ -26,15 +26,20 @@ from .config import ConsoleConfig
 from .formatting import plural
 from .palette import ConsoleCommands
 from .query import JobQuery
+from .screens.ask import AskScreen
 from .screens.confirm import ConfirmScreen
 from .screens.detail import JobDetailScreen
 from .screens.errors import ErrorsScreen
+from .screens.export import ExportScreen
 from .screens.help import HelpScreen
 from .screens.jobs import JobsScreen
 from .screens.queues import QueuesScreen
 from .screens.when import WhenScreen
+from .screens.workers import WorkersScreen
 from .session import ConsoleSession, SessionError, SessionEvent
 from .session.events import JobsChanged, Notice
+from .session.export import ExportError, default_path, export_view
+from .session.fleet import PausedNamesChanged, release_owner
 
 FLUSH_INTERVAL = 0.5  # live enough to read; each flush diffs the window and redraws changed rows
 STATS_INTERVAL = 2.0
@@ -70,6 +75,8 @@ class MonqueConsole(App[int]):
         self.first_paint_at: float | None = None
         self._started = time.perf_counter()
         self.jobs_screen = JobsScreen(self.session)
+        #: Job names paused in the store (polled with the stats: pauses are not in the job feed).
+        self.paused_names: tuple[str, ...] = ()
 
     @property
     def monque(self) -> Any:
@@ -97,6 +104,7 @@ class MonqueConsole(App[int]):
             self.fail(str(error))
             return
         self.jobs_screen.start()
+        self.run_worker(self.refresh_paused_names(), group="paused")
         if self.live:
             self.set_interval(FLUSH_INTERVAL, self._apply_changes)
             self.set_interval(STATS_INTERVAL, self._stats_tick)
@@ -131,6 +139,23 @@ class MonqueConsole(App[int]):
 
     async def _stats_tick(self) -> None:
         await self.session.refresh_stats_if_due()
+        await self.refresh_paused_names()
+
+    async def refresh_paused_names(self) -> None:
+        """Poll the store's paused names (cheap) and tell the screens when they change."""
+        monque = self.monque
+        if monque is None:
+            return
+        try:
+            names = tuple(sorted(await monque.paused()))
+        except Exception:  # noqa: BLE001 - a store hiccup: the next tick asks again
+            return
+        if names != self.paused_names:
+            self.paused_names = names
+            event = PausedNamesChanged(names)
+            self.jobs_screen.post_message(SessionMessage(event))
+            if self.screen is not self.jobs_screen:
+                self.screen.post_message(SessionMessage(event))
 
     def _throughput_tick(self) -> None:
         if not self.session.paused:
@@ -169,6 +194,10 @@ class MonqueConsole(App[int]):
         while self.screen is not self.jobs_screen and len(self.screen_stack) > 1:
             self.pop_screen()
         self.jobs_screen.show_query(query)
+
+    def action_show_workers(self) -> None:
+        if not isinstance(self.screen, WorkersScreen):
+            self.push_screen(WorkersScreen(self.session))
 
     def action_show_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
@@ -228,6 +257,101 @@ class MonqueConsole(App[int]):
                 screen.dismiss(None)
             else:
                 screen.load()
+
+    # -- fleet and queue control (issue 13) ---------------------------------------------------------------
+    @work(group="fleet")
+    async def release_owner(self, instance_id: str) -> None:
+        """Count a dead owner's jobs, ask with the count, then release (the store guard has the last word)."""
+        monque = self.monque
+        if monque is None or self.read_only:
+            return
+        try:
+            count = await monque.count_dead_owner_jobs(instance_id)
+        except Exception as error:  # noqa: BLE001 - shown to the operator
+            self.notify(f"Release failed: {error}", severity="error", timeout=10)
+            return
+        if count == 0:
+            alive = {info.id: info.alive for info in await monque.instances()}.get(instance_id)
+            reason = "the owner is alive (its heartbeat is fresh)" if alive else "it holds no stale jobs"
+            self.notify(f"Nothing to release for {instance_id}: {reason}.", severity="warning")
+            return
+        jobs = plural(count, "processing job")
+
+        def answered(ok: bool | None) -> None:
+            if ok:
+                self.run_worker(self._release(instance_id), group="fleet")
+            else:
+                self.notify("Nothing changed.", timeout=2)
+
+        self.push_screen(AskScreen(
+            f"Release {jobs} of dead owner {instance_id}?",
+            ["They go back to pending now and any worker may claim them (their handlers may run again).",
+             "The store releases only jobs whose owner is still stale at the moment of the write."],
+            "Release"), answered)
+
+    @work(group="fleet")
+    async def toggle_name_pause(self, name: str) -> None:
+        """Pause ``name`` for every Python worker on the store, or resume it when it is paused."""
+        monque = self.monque
+        if monque is None or self.read_only:
+            return
+        try:
+            if name in await monque.paused():
+                await monque.resume(name)
+                self.notify(f"Resumed {name!r}: workers claim it again.", title="Resume")
+            else:
+                await monque.pause(name)
+                self.notify(f"Paused {name!r}: Python workers stop claiming it within a poll interval; running "
+                            "jobs finish. Node Monque workers do not honour pauses.", title="Pause")
+        except Exception as error:  # noqa: BLE001 - shown to the operator
+            self.notify(f"Pause failed: {error}", severity="error", timeout=10)
+            return
+        await self.refresh_paused_names()
+
+    def export_view(self) -> None:
+        """Ask for a path, then write every job of the view there in a worker thread."""
+        query = self.session.query
+        what = f"every job of the view ({query.describe(self.clock())}"
+        if self.session.matching is not None:
+            what += f", {plural(self.session.matching, 'job')}"
+        what += ")"
+
+        def chosen(path: str | None) -> None:
+            if path:
+                self._export(path, query.list_filter())
+
+        self.push_screen(ExportScreen(what, default_path(self.clock()), blink=self.live), chosen)
+
+    @work(thread=True, group="export")
+    def _export(self, path: str, list_filter: Any) -> None:
+        """Off the UI thread: its own loop and store connection; progress at most once a second."""
+        shown = [0.0]
+
+        def progress(written: int, total: int) -> None:
+            now = time.monotonic()
+            if written and now - shown[0] >= 1.0:
+                shown[0] = now
+                self.call_from_thread(self.notify, f"Exporting… {written:,} of {total:,} jobs", title="Export",
+                                      timeout=2)
+
+        try:
+            written = export_view(self.config.url, self.config.monque_options, list_filter, path, progress)
+        except ExportError as error:
+            self.call_from_thread(self.notify, mask_text(str(error)), severity="error", timeout=10)
+            return
+        self.call_from_thread(self.notify, f"Exported {plural(written, 'job')} to {path}", title="Export")
+
+    async def _release(self, instance_id: str) -> None:
+        assert self.monque is not None
+        try:
+            message = await release_owner(self.monque, instance_id)
+        except Exception as error:  # noqa: BLE001
+            self.notify(f"Release failed: {error}", severity="error", timeout=10)
+            return
+        self.notify(message, title="Release")
+        screen = self.screen
+        if isinstance(screen, WorkersScreen | JobDetailScreen):
+            screen.load()
 
 
 __all__ = ["MonqueConsole", "SessionMessage", "plural"]

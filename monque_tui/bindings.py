@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from textual.binding import Binding, BindingType
 
-Scope = str  # "app" | "table" | "jobs" | "detail" | "queues" | "errors" | "back"
+Scope = str  # "app" | "table" | "jobs" | "detail" | "queues" | "errors" | "workers" | "back"
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,15 +77,14 @@ REGISTRY: tuple[KeyAction, ...] = (
     KeyAction("d", "act('delete')", "Delete", "Act", ("jobs", "detail"), mutating=True,
               help="Delete jobs: the marked ones, or else the one under the cursor"),
     KeyAction("C", "act_all('cancel')", "Cancel all", "Act on everything matching", ("jobs",), mutating=True,
-              show=False, help="Cancel every pending job matching the view's status, name, contains text, error group "
-                                "and created range"),
+              show=False,
+              help="Cancel every pending job matching the view (every filter of the bar), in one store operation"),
     KeyAction("R", "act_all('retry')", "Retry all", "Act on everything matching", ("jobs",), mutating=True,
               show=False,
-              help="Retry every failed or cancelled job matching the view's status, name, contains text, error group "
-                   "and created range"),
+              help="Retry every failed or cancelled job matching the view (every filter of the bar)"),
     KeyAction("D", "act_all('delete')", "Delete all", "Act on everything matching", ("jobs",), mutating=True,
-              show=False, help="Delete every job matching the view's status, name, contains text, error group and "
-                   "created range (these three keys are off while an id/key, updated or next-run filter is active)"),
+              show=False, help="Delete every job matching the view (every filter of the bar); never more than the "
+                   "confirmed count"),
     # Detail screen
     KeyAction("greater_than_sign", "payload_page(1)", "Next page", "Detail", ("detail",), key_display=">",
               help="A large payload is shown a page at a time: the next page"),
@@ -112,7 +111,23 @@ REGISTRY: tuple[KeyAction, ...] = (
               help="Show the jobs of the queue under the cursor"),
     # Screens
     KeyAction("w", "show_queues", "Queues", "Screens", ("app",),
-              help="Per-name counts, recurring schedules and this process's workers"),
+              help="Per-name counts, health (due, oldest due, rates, 24 h sparkline), paused names, schedules"),
+    # Fleet and queue control (issue 13): workers, dead owners, paused names, whole-view marks, export
+    KeyAction("W", "show_workers", "Workers", "Screens", ("app",), show=False,
+              help="Every worker instance on the store (other processes and Node owners too), live or dead"),
+    KeyAction("x", "release_owner", "Release owner", "Fleet", ("workers",), mutating=True,
+              help="Return a dead owner's processing jobs to pending now (asks with the count; a live owner "
+                   "is refused by the store)"),
+    KeyAction("x", "release_owner", "Release owner", "Fleet", ("detail",), mutating=True, show=False,
+              help="On a processing job whose owner is dead: release that owner's jobs now (as on Workers)"),
+    KeyAction("P", "toggle_name_pause", "Pause name", "Fleet", ("queues",), mutating=True,
+              help="Pause or resume the job name under the cursor for every Python worker; running jobs finish"),
+    KeyAction("P", "toggle_name_pause", "Pause name", "Fleet", ("jobs",), mutating=True, show=False,
+              help="Pause or resume the jobs view's name filter for every Python worker; running jobs finish"),
+    KeyAction("A", "mark_matching", "Mark all matching", "Mark", ("jobs",), show=False,
+              help="Mark every job of the view (not only the loaded rows); c, r and d then act on all of them"),
+    KeyAction("E", "export", "Export", "View", ("jobs",), show=False,
+              help="Write every job of the view to a JSON Lines or CSV file (the path's extension decides)"),
     KeyAction("e", "show_errors", "Errors", "Screens", ("app",),
               help="Failed and retrying jobs grouped by name, exception type and message, with counts and the "
                    "last hour"),

@@ -13,15 +13,20 @@ import sys
 import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 from textual.pilot import Pilot
+
+from monque_engine import JobStatus
+from monque_engine.job import InstanceRecord
 
 from .app import MonqueConsole
 from .clock import frozen_clock
 from .config import ConsoleConfig
 from .screens.detail import JobDetailScreen
 from .screens.errors import ErrorsScreen
-from .seed import SEED_NOW_MS, seed_id, seed_store
+from .screens.workers import WorkersScreen
+from .seed import SEED_NOW_MS, SeedJob, insert_rows, seed_id, seed_row, seed_store
 from .widgets.status_tabs import StatusTabs
 
 SIZE = (130, 32)
@@ -79,6 +84,31 @@ async def queues_scene(pilot: Pilot[int]) -> None:
     await pilot.pause()
 
 
+async def workers_scene(pilot: Pilot[int]) -> None:
+    """Two registered instances (one dead, holding a job) and the seed's inferred (Node) owners."""
+    app = await _ready(pilot)
+    store: Any = app.monque.store
+    minute = 60_000
+    await store.upsert_instance(InstanceRecord(
+        id="worker-2:881:c01d5e", host="worker-2", pid=881, version="monque_engine 0.1.0",
+        started_at_ms=SEED_NOW_MS - 90 * minute, heartbeat_interval_ms=30_000,
+        workers={"send-email": 5, "resize-image": 2}, running=1, processed=1_284, failed=12,
+        last_heartbeat_ms=SEED_NOW_MS - 4_000))
+    await store.upsert_instance(InstanceRecord(
+        id="batch-7:3310:77ab01", host="batch-7", pid=3310, version="monque_engine 0.1.0",
+        started_at_ms=SEED_NOW_MS - 300 * minute, heartbeat_interval_ms=30_000,
+        workers={"nightly-report": 1, "sync-crm": 3}, running=2, processed=311, failed=4,
+        last_heartbeat_ms=SEED_NOW_MS - 6 * minute))
+    held = [SeedJob(90 + n, "sync-crm", JobStatus.PROCESSING, 20, owner="batch-7:3310:77ab01") for n in range(2)]
+    rows = [(*seed_row(job)[:5], SEED_NOW_MS - 9 * minute, job.owner, SEED_NOW_MS - 6 * minute, *seed_row(job)[8:])
+            for job in held]
+    await store.execute_write(lambda conn: insert_rows(conn, rows))
+    await pilot.press("W")
+    while not (isinstance(app.screen, WorkersScreen) and app.screen.loads):
+        await asyncio.sleep(0.01)
+    await pilot.pause()
+
+
 async def confirm_scene(pilot: Pilot[int]) -> None:
     app = await _ready(pilot)
     for job_id in (seed_id(1), seed_id(16), seed_id(2)):
@@ -121,6 +151,7 @@ SCENES: dict[str, Scene] = {
     "jobs": jobs_scene,
     "detail": detail_scene,
     "queues": queues_scene,
+    "workers": workers_scene,
     "confirm": confirm_scene,
     "filter": filter_scene,
     "help": help_scene,

@@ -32,6 +32,7 @@ from ..bindings import MUTATING_ACTIONS, bindings_for
 from ..clock import Clock
 from ..session import ConsoleSession
 from ..session.events import JobsChanged
+from ..session.fleet import owner_is_dead
 from ..formatting import STATUS_STYLES, absolute, relative, span
 from ..payload import PayloadPages, paginate, size_text
 
@@ -124,6 +125,9 @@ def job_renderable(job: Job, now: int, payload: PayloadPages | None = None, page
             if stale:
                 beat.append("  stale: the owner may be gone; stale recovery returns it to pending", style="red")
             fields.add_row("heartbeat", beat)
+        if owner_is_dead(job, now):  # fleet (issue 13): the owner block
+            fields.add_row("owner status", Text(f"dead: {job.claimed_by} stopped beating; x releases its jobs now",
+                                                style="bold red"))
         if job.heartbeat_interval_ms is not None:
             fields.add_row("heartbeat every", span(job.heartbeat_interval_ms))
     parts: list[RenderableType] = [fields]
@@ -301,6 +305,8 @@ class JobDetailScreen(Screen[None]):
             return True if self.attempts else None
         if action == "payload_page":
             return True if self.payload is not None and len(self.payload) > 1 else None
+        if action == "release_owner":
+            return True if self.job is not None and owner_is_dead(self.job, self._clock()) else None
         if action == "act":
             return True if self.job is not None and eligible(ActionKind(str(parameters[0])), self.job.status) else None
         return True
@@ -308,6 +314,10 @@ class JobDetailScreen(Screen[None]):
     def action_act(self, kind: str) -> None:
         if self.job is not None:
             self.console.act_on_jobs(ActionKind(kind), [self.job], marked=False)
+
+    def action_release_owner(self) -> None:
+        if self.job is not None and self.job.claimed_by:
+            self.console.release_owner(self.job.claimed_by)
 
     def action_back(self) -> None:
         self.dismiss(None)

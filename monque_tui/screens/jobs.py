@@ -10,16 +10,16 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, ParamSpec, cast
 
-from textual import events, on, work
+from textual import on, work
 from textual.app import ComposeResult
 from textual.css.query import NoMatches
 from textual.screen import Screen
-from textual.widgets import Footer, Input
+from textual.widgets import Footer
 
 from monque_engine import Job, JobStatus, QueueStats
 
 from ..actions import ActionKind, eligible
-from ..bindings import MUTATING_ACTIONS, REGISTRY, bindings_for
+from ..bindings import MUTATING_ACTIONS, bindings_for
 from ..query import SORT_LABELS, JobQuery
 from ..session import ConsoleSession
 from ..session.events import (
@@ -33,6 +33,7 @@ from ..session.events import (
     WindowExtended,
     WindowLoaded,
 )
+from ..session.fleet import PausedNamesChanged
 from ..widgets.console_header import ConsoleHeader
 from ..widgets.filter_bar import FilterBar
 from ..widgets.job_table import JobTable
@@ -44,8 +45,6 @@ if TYPE_CHECKING:
     from ..app import MonqueConsole, SessionMessage
 
 P = ParamSpec("P")
-#: The keys of the "everything matching the view" actions.
-BY_KEY = {key: spec for spec in REGISTRY if spec.action.startswith("act_all(") for key in spec.keys.split(",")}
 NO_ROWS = "No jobs match this view."
 
 
@@ -203,7 +202,10 @@ class JobsScreen(Screen[None]):
             header.feed = event.state
             header.feed_error = event.error
         elif isinstance(event, MarksChanged):
-            self.query_one(ConsoleHeader).marked = event.count
+            header = self.query_one(ConsoleHeader)
+            header.marked_all = event.everything
+            header.marked = event.count
+            table.all_marked = event.everything
             table.refresh()
             self.refresh_bindings()
         elif isinstance(event, QueryChanged):
@@ -213,6 +215,8 @@ class JobsScreen(Screen[None]):
                 table.placeholder = f"✗ {event.message}"
                 table.refresh()
                 self.query_one(FilterBar).show_query_error(event.message)
+        elif isinstance(event, PausedNamesChanged):
+            self.query_one(ConsoleHeader).paused_names = event.names
         elif isinstance(event, Connected):
             header = self.query_one(ConsoleHeader)
             header.store = event.display_url
@@ -305,6 +309,13 @@ class JobsScreen(Screen[None]):
     def action_mark_loaded(self) -> None:
         self.session.mark_loaded()
 
+    @work(group="marks")
+    async def action_mark_matching(self) -> None:
+        await self.session.mark_matching()
+
+    def action_export(self) -> None:
+        self.console.export_view()
+
     def action_clear_marks(self) -> None:
         self.session.clear_marks()
 
@@ -317,6 +328,12 @@ class JobsScreen(Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in MUTATING_ACTIONS and self.session.read_only:
             return None
+        if action == "act" and self.session.marked_view is not None:
+            kind = ActionKind(str(parameters[0]))
+            status = self.session.marked_view.status
+            if kind is ActionKind.RESCHEDULE:
+                return None  # no bulk form: reschedule marked rows instead
+            return True if status is None or eligible(kind, status) else None
         if action == "act":
             jobs, _ = self.targets
             kind = ActionKind(str(parameters[0]))
@@ -324,27 +341,29 @@ class JobsScreen(Screen[None]):
         if action == "act_all":
             kind = ActionKind(str(parameters[0]))
             query = self.query_state
-            if not query.bulk_expressible:
-                return None
             if query.status is not None and not eligible(kind, query.status):
                 return None
+        if action == "toggle_name_pause":
+            return True if self.query_state.name else None
         if action == "clear_filter":
             return self.query_state.has_filter or None
         return True
 
+    def action_toggle_name_pause(self) -> None:
+        if self.query_state.name:
+            self.console.toggle_name_pause(self.query_state.name)
+
     def action_act(self, kind: str) -> None:
+        if self.session.marked_view is not None:
+            # Every job of the view is marked: one store operation on the view's filter.
+            if kind == ActionKind.RESCHEDULE.value:
+                self.notify("Reschedule works on marked rows, not on all matching (u clears the mark).",
+                            severity="warning")
+                return
+            self.console.act_on_query(ActionKind(kind), self.session.marked_view)
+            return
         jobs, marked = self.targets
         self.console.act_on_jobs(ActionKind(kind), jobs, marked)
-
-    def on_key(self, event: events.Key) -> None:
-        """A bulk key greyed out by the view (not by read-only) says why when pressed."""
-        spec = BY_KEY.get(event.key)
-        if spec is None or self.session.read_only or isinstance(self.focused, Input):
-            return
-        reason = self.query_state.bulk_blocker
-        if reason is not None:
-            event.stop()
-            self.notify(f"{spec.description} is off for this view. {reason}", severity="warning")
 
     def action_act_all(self, kind: str) -> None:
         unapplied = self.query_one(FilterBar).unapplied

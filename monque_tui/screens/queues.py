@@ -1,4 +1,10 @@
-"""One row per job name: counts per status, recurring schedule, and this process's workers."""
+"""One row per job name: counts per status, queue health, paused names, recurring schedule.
+
+Health comes from ``Monque.queue_health``: due now versus scheduled later, the age of the
+oldest due job, completed / failed per minute over the last few minutes, and a 24-hour
+sparkline (one bar per hour) of the store's per-minute counters, so a console opened in
+the morning shows the night. ``P`` pauses or resumes the name under the cursor.
+"""
 
 from __future__ import annotations
 
@@ -9,21 +15,27 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Static
 
-from monque_engine import InvalidCronError, JobListFilter, JobStatus, QueueViewSummary
+from monque_engine import InvalidCronError, JobListFilter, JobStatus, QueueHealth, QueueViewSummary
 from monque_engine.cron import describe
 
-from ..bindings import bindings_for
+from ..actions import wall_clock_ms
+from ..bindings import MUTATING_ACTIONS, bindings_for
+from ..formatting import STATUS_STYLES, span
 from ..session import ConsoleSession
 from ..session.events import JobsChanged
-from ..formatting import STATUS_STYLES
+from ..session.fleet import HEALTH_WINDOW_MINUTES, PausedNamesChanged, recent_rate, spark_cells
 
 if TYPE_CHECKING:
     from ..app import MonqueConsole, SessionMessage
 
 RELOAD_EVERY = 2.0
-COLUMNS = ("name", "pending", "processing", "completed", "failed", "cancelled", "total", "schedule", "workers")
+#: Counters reach the store on the workers' heartbeat ticks: re-read health this often anyway.
+HEALTH_EVERY = 5.0
+COLUMNS = ("name", "pending", "processing", "completed", "failed", "cancelled", "due", "later", "oldest due",
+           "done/m", "failed/m", "last 24h", "schedule", "workers")
 
 
 class QueuesScreen(Screen[None]):
@@ -38,6 +50,11 @@ class QueuesScreen(Screen[None]):
         super().__init__()
         self.session = session
         self._loaded_at = 0.0
+        self._timer: Timer | None = None
+        self.health: dict[str, QueueHealth] = {}
+        self._oldest_due_ms: dict[str, int] = {}
+        self.paused_names: frozenset[str] = frozenset()
+        self.loads = 0
 
     @property
     def console(self) -> MonqueConsole:
@@ -57,10 +74,13 @@ class QueuesScreen(Screen[None]):
 
     def on_session_message(self, message: SessionMessage) -> None:
         # Counts per name scan the collection: at most once per RELOAD_EVERY seconds on a busy queue.
-        if isinstance(message.event, JobsChanged) and time.monotonic() - self._loaded_at >= RELOAD_EVERY:
+        event = message.event
+        busy = isinstance(event, JobsChanged) and time.monotonic() - self._loaded_at < RELOAD_EVERY
+        paused = isinstance(event, PausedNamesChanged) and frozenset(event.names) != self.paused_names
+        if (isinstance(event, JobsChanged) and not busy) or paused:
             self.load()
 
-    @work(exclusive=True)
+    @work(exclusive=True, group="queues")
     async def load(self) -> None:
         self._loaded_at = time.monotonic()
         monque = self.session.monque
@@ -79,35 +99,99 @@ class QueuesScreen(Screen[None]):
             named = schedules.setdefault(job.name, [])
             if words not in named:
                 named.append(words)
+        try:
+            health = {h.name: h for h in await monque.queue_health(HEALTH_WINDOW_MINUTES)}
+        except Exception as error:  # noqa: BLE001 - the counts still show; health says why it is missing
+            health = {}
+            self.notify(f"Queue health unavailable: {error}", severity="warning")
+        # The oldest due job's instant (latency is its age at the store's now, to the ms; rounded to the
+        # second to absorb the call's duration), so its age is judged with the console's clock like the rest.
+        fetched = wall_clock_ms()
+        self._oldest_due_ms = {name: round((fetched - h.latency * 1000) / 1000) * 1000
+                               for name, h in health.items() if h.latency is not None}
+        self.health = health
+        self.paused_names = frozenset(name for name, h in health.items() if h.paused)
         self._show(summaries, schedules)
+        self.loads += 1
+        if self.console.live and self.is_attached:
+            if self._timer is not None:
+                self._timer.stop()
+            self._timer = self.set_timer(HEALTH_EVERY, self.load)  # re-armed: never two loads at once
+
+    def _health_cells(self, name: str) -> dict[str, Text]:
+        health = self.health.get(name)
+        oldest_ms = self._oldest_due_ms.get(name)
+        if health is None:
+            return {c: Text("-", style="dim") for c in ("due", "later", "oldest due", "done/m", "failed/m",
+                                                         "last 24h")}
+        now = self.console.clock()
+        done, failed = recent_rate(health, now)
+        return {
+            "due": Text(f"{health.due:,}", style="bold" if health.due else "dim", justify="right"),
+            "later": Text(f"{health.scheduled:,}", style="" if health.scheduled else "dim", justify="right"),
+            "oldest due": Text("-", style="dim") if oldest_ms is None else Text(
+                span(max(0, now - oldest_ms)), style="bold yellow" if now - oldest_ms > 60_000 else "",
+                justify="right"),
+            "done/m": Text(f"{done:.1f}", style="green" if done else "dim", justify="right"),
+            "failed/m": Text(f"{failed:.1f}", style="red" if failed else "dim", justify="right"),
+            "last 24h": spark_cells(health, now),
+        }
 
     def _show(self, summaries: list[QueueViewSummary], schedules: dict[str, list[str]]) -> None:
         table = self.query_one(DataTable)
         seen: set[str] = set()
+        names = [summary.name for summary in summaries]
+        # A paused name with no jobs left is still a row: it can be resumed here.
+        extra = [name for name in sorted(self.health) if name not in names]
+        by_name = {summary.name: summary for summary in summaries}
         with self.app.batch_update():
-            for summary in summaries:
-                stats = summary.stats
-                worker = summary.worker
+            for name in names + extra:
+                summary = by_name.get(name)
+                stats = summary.stats if summary else None
+                worker = summary.worker if summary else None
+                title = Text(name, style="bold")
+                if name in self.paused_names:
+                    title.append(" ⏸ paused", style="bold reverse yellow")
                 cells = {
-                    "name": Text(summary.name, style="bold"),
-                    **{status.value: Text(f"{stats.count(status):,}", style=STATUS_STYLES[status] if stats.count(status)
-                                          else "dim", justify="right") for status in JobStatus},
-                    "total": Text(f"{stats.total:,}", justify="right"),
-                    "schedule": Text("; ".join(schedules.get(summary.name, [])) or "-",
-                                     style="cyan" if summary.name in schedules else "dim"),
+                    "name": title,
+                    **{status.value: Text(f"{stats.count(status):,}" if stats else "0",
+                                          style=STATUS_STYLES[status] if stats and stats.count(status) else "dim",
+                                          justify="right") for status in JobStatus},
+                    **self._health_cells(name),
+                    "schedule": Text("; ".join(schedules.get(name, [])) or "-",
+                                     style="cyan" if name in schedules else "dim"),
                     "workers": Text(f"{worker.active_count}/{worker.concurrency} active" if worker else "-",
                                     style="green" if worker else "dim"),
                 }
-                seen.add(summary.name)
-                if summary.name in table.rows:
+                seen.add(name)
+                if name in table.rows:
                     for column, value in cells.items():
-                        table.update_cell(summary.name, column, value)
+                        table.update_cell(name, column, value)
                 else:
-                    table.add_row(*(cells[c] for c in COLUMNS), key=summary.name)
+                    table.add_row(*(cells[c] for c in COLUMNS), key=name)
             for key in [k for k in table.rows if k.value not in seen]:
                 table.remove_row(key)
-        if not summaries:
-            self.query_one("#queues-title", Static).update("Queues — no jobs in the store and no workers registered")
+        title = Text("Queues", style="bold")
+        if self.paused_names:
+            title.append(f"  ⏸ paused: {', '.join(sorted(self.paused_names))} (P resumes the name under the cursor)",
+                         style="yellow")
+        if not seen:
+            title = Text("Queues — no jobs in the store and no workers registered", style="bold")
+        self.query_one("#queues-title", Static).update(title)
+        self.refresh_bindings()
+
+    @property
+    def cursor_name(self) -> str | None:
+        table = self.query_one(DataTable)
+        if not table.row_count:
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        return key
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in MUTATING_ACTIONS and self.session.read_only:
+            return None
+        return True
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """Enter on a row (the table takes the key first): the same as the registry's open_queue."""
@@ -115,12 +199,14 @@ class QueuesScreen(Screen[None]):
         self.action_open_queue()
 
     def action_open_queue(self) -> None:
-        table = self.query_one(DataTable)
-        if not table.row_count:
-            return
-        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        key = self.cursor_name
         if key is not None:
             self.console.show_jobs_named(key)
+
+    def action_toggle_name_pause(self) -> None:
+        name = self.cursor_name
+        if name is not None:
+            self.console.toggle_name_pause(name)
 
     def action_back(self) -> None:
         self.dismiss(None)

@@ -81,6 +81,8 @@ class ConsoleSession:
         self.cursor: Job | None = None
         self.cursor_row = 0
         self.marks: dict[str, Job] = {}
+        #: "Mark all matching": every job of this view is marked (a view-level mark, not rows).
+        self.marked_view: JobQuery | None = None
         # counts
         self.stats: QueueStats | None = None
         self.matching: int | None = None
@@ -158,6 +160,9 @@ class ConsoleSession:
         self.query = query
         self.matching = None
         self.emit(QueryChanged(query))
+        if self.marked_view is not None:
+            self.marked_view = None  # it marked the old view
+            self.emit(MarksChanged(len(self.marks)))
         return True
 
     # -- the window -------------------------------------------------------------------------------------
@@ -374,6 +379,7 @@ class ConsoleSession:
 
     # -- marks --------------------------------------------------------------------------------------------
     def toggle_mark(self, job: Job) -> None:
+        self.marked_view = None  # back to marking rows
         if job.id in self.marks:
             del self.marks[job.id]
         else:
@@ -381,13 +387,29 @@ class ConsoleSession:
         self.emit(MarksChanged(len(self.marks)))
 
     def mark_loaded(self) -> None:
+        self.marked_view = None
         for job in self.window.rows:
             self.marks[job.id] = job
         self.emit(MarksChanged(len(self.marks)))
 
     def clear_marks(self) -> None:
         self.marks.clear()
+        self.marked_view = None
         self.emit(MarksChanged(0))
+
+    async def mark_matching(self) -> int | None:
+        """Mark every job of the view (counted in the store, not the loaded rows); the count."""
+        monque = self.monque
+        if monque is None:
+            return None
+        query = self.query
+        count = await monque.count_jobs(query.list_filter())
+        if query != self.query:
+            return None  # the view changed meanwhile
+        self.marks.clear()
+        self.marked_view = query
+        self.emit(MarksChanged(count, everything=True))
+        return count
 
     def targets(self) -> tuple[list[Job], bool]:
         """The marked jobs, or else the cursor's job; and whether they are marks."""
@@ -422,9 +444,6 @@ class ConsoleSession:
         query = query or self.query
         if self.monque is None:
             return None
-        if query.bulk_blocker is not None:
-            self.emit(Notice(query.bulk_blocker, "warning"))
-            return None
         plan = await plan_bulk(self.monque, kind, query)
         if plan.count == 0:
             self.emit(Notice(f"Nothing to {kind.value}: no job matches ({plan.subject}).", "warning"))
@@ -448,6 +467,8 @@ class ConsoleSession:
         self.emit(Notice(message, "information", plan.kind.value.capitalize()))
         if not plan.is_bulk and plan.job_ids is not None and self.marks:
             self.clear_marks()  # the marks were used
+        elif plan.is_bulk and self.marked_view is not None and plan.query == self.marked_view:
+            self.clear_marks()  # the view-level mark was used
         if self.feed_state != "live":
             await self.reload_around_cursor()
         await self.refresh_stats()

@@ -77,6 +77,8 @@ class FeedChanged:
 @dataclass(frozen=True, slots=True)
 class MarksChanged:
     count: int
+    #: "Mark all matching": ``count`` is every job of the view, not marked rows.
+    everything: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +98,13 @@ class QueryFailed:
     query: object
 
 
+@dataclass(frozen=True, slots=True)
+class PausedNamesChanged:
+    """The store's paused job names changed (polled with the stats: pauses are not in the job feed)."""
+
+    names: tuple[str, ...]
+
+
 SessionEvent = (Connected | QueryChanged | WindowLoaded | WindowExtended | WindowChanged | JobsChanged
-                | StatsChanged | FeedChanged | MarksChanged | Notice | QueryFailed)
+                | StatsChanged | FeedChanged | MarksChanged | Notice | QueryFailed | PausedNamesChanged)
 

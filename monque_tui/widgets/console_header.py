@@ -29,7 +29,11 @@ class ConsoleHeader(Static):
     paused: reactive[bool] = reactive(False)
     read_only: reactive[bool] = reactive(False)
     marked: reactive[int] = reactive(0)
+    #: ``marked`` counts every job of the view ("mark all matching"), not marked rows.
+    marked_all: reactive[bool] = reactive(False)
     worker_info: reactive[str] = reactive("")
+    #: Job names paused in the store (issue 13), not the frozen view above.
+    paused_names: reactive[tuple[str, ...]] = reactive(())
 
     def render(self) -> Text:
         text = Text()
@@ -46,8 +50,14 @@ class ConsoleHeader(Static):
             text.append("  ⏸ PAUSED (p resumes)", style="bold reverse yellow")
         if self.read_only:
             text.append("  READ-ONLY", style="bold reverse red")
+        if self.paused_names:
+            shown = ", ".join(self.paused_names[:3]) + (f" +{len(self.paused_names) - 3}" if len(self.paused_names) > 3
+                                                        else "")
+            text.append(f"  ⏸ paused: {shown}", style="bold yellow")
         if self.worker_info:
             text.append(f"  {self.worker_info}", style="cyan")
-        if self.marked:
+        if self.marked_all:
+            text.append(f"  all {self.marked:,} matching marked", style="bold yellow")
+        elif self.marked:
             text.append(f"  {self.marked:,} marked", style="bold yellow")
         return text

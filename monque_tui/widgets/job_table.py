@@ -101,6 +101,8 @@ class JobTable(ScrollView, can_focus=True):
         super().__init__(id=id)
         self._clock = clock
         self.marks = marks
+        #: "Mark all matching" (issue 13): every row the view shows is marked.
+        self.all_marked = False
         self.window: JobWindow | None = None
         self.cursor_row = 0
         self.placeholder = "Loading…"
@@ -265,7 +267,7 @@ class JobTable(ScrollView, can_focus=True):
 
     def _row(self, job: Job, columns: Columns, now: int) -> Cells:
         """Plain (text, style) cells: turned into segments directly, without Rich's Text layout."""
-        marked = job.id in self.marks
+        marked = self.all_marked or job.id in self.marks
         owner = job.claimed_by if job.status is JobStatus.PROCESSING else ""
         error = error_text(job) if job.status is JobStatus.FAILED or job.fail_count else ""
         return [
@@ -314,7 +316,7 @@ class JobTable(ScrollView, can_focus=True):
             self._strips.clear()
             self._cache_second = second
         at_cursor = row == self.cursor_row
-        key = (job.id, job.updated_at_ms, job.status, job.id in self.marks, width, flashing, at_cursor,
+        key = (job.id, job.updated_at_ms, job.status, self.all_marked or job.id in self.marks, width, flashing, at_cursor,
                at_cursor and self.has_focus)
         strip = self._strips.get(key)
         if strip is None:

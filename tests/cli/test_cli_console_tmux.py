@@ -112,7 +112,7 @@ def test_the_palette_opens_and_runs_a_command_in_a_real_terminal(tmux: Tmux, tmp
     tmux.send("Queues")
     tmux.wait_for(lambda s: "Queues [w]" in s, "the Queues command")
     tmux.send("Enter")
-    tmux.wait_for(lambda s: "SCHEDULE" in s and "WORKERS" in s, "the queues screen")
+    tmux.wait_for(lambda s: "PENDING" in s and "OLDEST DUE" in s, "the queues screen")
     tmux.send("q")
     exited = re.compile(r"^CONSOLE-EXIT=(\d+)", re.M)
     screen = tmux.wait_for(lambda s: exited.search(s) is not None, "the console to exit")

@@ -20,6 +20,7 @@ from monque_tui.screens.errors import ErrorsScreen
 from monque_tui.screens.help import HelpScreen
 from monque_tui.screens.jobs import JobsScreen
 from monque_tui.screens.queues import QueuesScreen
+from monque_tui.screens.workers import WorkersScreen
 from monque_tui.seed import seed_id
 from monque_tui.widgets.job_table import JobTable
 
@@ -28,7 +29,7 @@ from .conftest import move_to, running_console, wait_for
 PENDING = seed_id(1)
 FAILED = seed_id(2)
 CLASS_OF_SCOPE = {"table": JobTable, "jobs": JobsScreen, "app": MonqueConsole, "detail": JobDetailScreen,
-                  "queues": QueuesScreen, "errors": ErrorsScreen}
+                  "queues": QueuesScreen, "errors": ErrorsScreen, "workers": WorkersScreen}
 PILOT_KEY = {"?": "question_mark", ":": "colon", "/": "slash", " ": "space"}
 #: Detail keys of the attempt timeline: checked on a failed job with attempts (the big job has none).
 ATTEMPT_KEYS = ("attempt(1)", "attempt(-1)", "copy_traceback")
@@ -73,8 +74,8 @@ async def test_every_registry_key_dispatches_its_action(seeded_url: str, monkeyp
                 continue
             if spec.action in ("act('retry')",):
                 continue
-            if spec.action == "clear_filter":
-                continue
+            if spec.action in ("clear_filter", "toggle_name_pause"):
+                continue  # need a filter: checked below with a name filter set
             for key in spec.keys.split(","):
                 screen.table.focus()
                 await press(key, spec)
@@ -88,6 +89,8 @@ async def test_every_registry_key_dispatches_its_action(seeded_url: str, monkeyp
         await wait_for(lambda: screen.window.query.name == "send-email")
         _spy(monkeypatch, calls)
         screen.table.focus()
+        await press("P", next(s for s in REGISTRY if s.action == "toggle_name_pause"))
+        screen.table.focus()
         await press("escape", next(s for s in REGISTRY if s.action == "clear_filter"))
         monkeypatch.undo()
         # the detail screen (a multi-page payload) and its Back
@@ -99,8 +102,8 @@ async def test_every_registry_key_dispatches_its_action(seeded_url: str, monkeyp
         _spy(monkeypatch, calls)
         for spec in REGISTRY:
             if "detail" in spec.scopes or spec.action == "back":
-                if spec.action == "act('retry')":
-                    continue  # the job is pending: retry is not offered here (checked on the jobs screen)
+                if spec.action in ("act('retry')", "release_owner"):
+                    continue  # the job is pending: not offered here (checked on the jobs / workers screen)
                 if spec.action in ATTEMPT_KEYS:
                     continue
                 for key in spec.keys.split(","):
@@ -142,8 +145,20 @@ async def test_every_registry_key_dispatches_its_action(seeded_url: str, monkeyp
                        and app.screen.query_one("DataTable").row_count > 0)
         _spy(monkeypatch, calls)
         for spec in REGISTRY:
-            if "queues" in spec.scopes:
-                await press("enter", spec)
+            if "queues" in spec.scopes and "jobs" not in spec.scopes:
+                for key in spec.keys.split(","):
+                    await press(key, spec)
+        await press("P", next(s for s in REGISTRY if s.action == "toggle_name_pause"))
+        monkeypatch.undo()
+        app.pop_screen()
+        # the workers screen: x on an inferred owner of the seeded processing jobs
+        app.action_show_workers()
+        await wait_for(lambda: isinstance(app.screen, WorkersScreen) and bool(app.screen.rows))
+        _spy(monkeypatch, calls)
+        for spec in REGISTRY:
+            if "workers" in spec.scopes:
+                for key in spec.keys.split(","):
+                    await press(key, spec)
         monkeypatch.undo()
     every = {(key, spec.action) for spec in REGISTRY for key in spec.keys.split(",")}
     assert every - checked == set(), every - checked

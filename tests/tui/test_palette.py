@@ -14,9 +14,11 @@ from monque_tui.app import MonqueConsole
 from monque_tui.palette import palette_commands
 from monque_tui.screens.confirm import ConfirmScreen
 from monque_tui.screens.detail import JobDetailScreen
+from monque_tui.screens.export import ExportScreen
 from monque_tui.screens.help import HelpScreen
 from monque_tui.screens.queues import QueuesScreen
 from monque_tui.screens.when import WhenScreen
+from monque_tui.screens.workers import WorkersScreen
 from monque_tui.seed import seed_id
 
 from .conftest import move_to, running_console, wait_for
@@ -97,7 +99,8 @@ async def test_every_jobs_screen_command_runs_from_the_palette(seeded_url: str) 
             "Pause [p]": lambda: app.paused,
             "Mark [␣]": lambda: PENDING_EMAIL in screen.marks,
             "Mark loaded [a]": lambda: len(screen.marks) == len(screen.window.rows),
-            "Unmark all [u]": lambda: not screen.marks,
+            "Mark all matching [A]": lambda: app.session.marked_view is not None,
+            "Unmark all [u]": lambda: not screen.marks and app.session.marked_view is None,
             "Cancel [c]": lambda: isinstance(app.screen, ConfirmScreen),
             "Reschedule [t]": lambda: isinstance(app.screen, WhenScreen),
             "Delete [d]": lambda: isinstance(app.screen, ConfirmScreen),
@@ -106,6 +109,8 @@ async def test_every_jobs_screen_command_runs_from_the_palette(seeded_url: str) 
             "Delete all [D]": lambda: isinstance(app.screen, ConfirmScreen),
             "Queues [w]": lambda: isinstance(app.screen, QueuesScreen),
             "Errors [e]": lambda: type(app.screen).__name__ == "ErrorsScreen",
+            "Workers [W]": lambda: isinstance(app.screen, WorkersScreen),
+            "Export [E]": lambda: isinstance(app.screen, ExportScreen),
             "Help [?]": lambda: isinstance(app.screen, HelpScreen),
         }
         ran: list[str] = []

@@ -1,0 +1,145 @@
+"""The console's fleet side, without Textual: instances, dead-owner release, paused names, health.
+
+Screens ask here and draw the answers. Liveness is judged with the console's clock (the
+same rule as the engine's: a heartbeat older than twice its interval is dead), so a
+frozen-clock snapshot draws the same every time, and a live console agrees with the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from rich.text import Text
+
+from monque_engine import InstanceInfo, Job, JobStatus, Monque, QueueHealth
+
+from .events import PausedNamesChanged
+
+#: A 24-hour sparkline of outcomes: one bar per hour, so a console opened in the morning shows the night.
+HEALTH_WINDOW_MINUTES = 24 * 60
+SPARK_BUCKETS = 24
+#: The "per minute" rate columns average the last few minutes (one minute alone is noisy).
+RATE_MINUTES = 5
+SPARKS = " ▁▂▃▄▅▆▇█"
+
+
+def _ms(moment: datetime | None) -> int | None:
+    return None if moment is None else int(moment.timestamp() * 1000)
+
+
+@dataclass(frozen=True, slots=True)
+class InstanceRow:
+    """One instance as the Workers screen shows it."""
+
+    info: InstanceInfo
+    #: Milliseconds since the last heartbeat (None: never beat, an inferred owner without heartbeats).
+    age_ms: int | None
+    dead: bool
+    #: Jobs processed per second since the previous refresh (None on the first sight).
+    rate: float | None
+
+    @property
+    def id(self) -> str:
+        return self.info.id
+
+
+def judge(info: InstanceInfo, now_ms: int) -> tuple[int | None, bool]:
+    """Heartbeat age and whether the instance is dead (heartbeat older than twice its interval)."""
+    beat = _ms(info.last_heartbeat)
+    if beat is None:
+        return None, not info.alive
+    age = max(0, now_ms - beat)
+    return age, age > 2 * info.heartbeat_interval * 1000
+
+
+class FleetView:
+    """Keeps the previous sample of each instance, to turn processed counts into a rate."""
+
+    def __init__(self) -> None:
+        self._previous: dict[str, tuple[int, int]] = {}  # id -> (sampled at ms, processed)
+
+    def rows(self, infos: Sequence[InstanceInfo], now_ms: int) -> list[InstanceRow]:
+        rows: list[InstanceRow] = []
+        seen: dict[str, tuple[int, int]] = {}
+        for info in infos:
+            age, dead = judge(info, now_ms)
+            rate = None
+            if info.processed is not None:
+                before = self._previous.get(info.id)
+                if before is not None and now_ms > before[0]:
+                    rate = max(0, info.processed - before[1]) / ((now_ms - before[0]) / 1000)
+                seen[info.id] = (now_ms, info.processed)
+            rows.append(InstanceRow(info, age, dead, rate))
+        self._previous = seen
+        return rows
+
+
+def owner_is_dead(job: Job, now_ms: int) -> bool:
+    """A processing job whose owner's heartbeat (on the job) is older than twice its interval."""
+    if job.status is not JobStatus.PROCESSING or not job.claimed_by:
+        return False
+    beat = job.last_heartbeat_ms if job.last_heartbeat_ms is not None else job.locked_at_ms
+    interval = job.heartbeat_interval_ms
+    if beat is None or interval is None:
+        return False
+    return now_ms - beat > 2 * interval
+
+
+async def release_owner(monque: Monque, instance_id: str) -> str:
+    """Release a dead owner's jobs now; the sentence for the operator (the store guard decides)."""
+    released = await monque.release_dead_owner_jobs(instance_id)
+    if released:
+        return f"Released {released:,} job{'s' if released != 1 else ''} of {instance_id}: pending again."
+    alive = {info.id: info.alive for info in await monque.instances()}.get(instance_id)
+    if alive:
+        return f"Released nothing: owner {instance_id} is alive (its heartbeat is fresh)."
+    return f"Released nothing: owner {instance_id} holds no stale jobs now."
+
+
+def sparkline(health: QueueHealth, now_ms: int, buckets: int = SPARK_BUCKETS,
+              minutes: int = HEALTH_WINDOW_MINUTES) -> tuple[str, str]:
+    """Completed and failed over the window, one character per bucket (oldest left)."""
+    size = minutes // buckets
+    start_minute = now_ms // 60_000 - minutes + 1
+    completed = [0] * buckets
+    failed = [0] * buckets
+    for count in health.per_minute:
+        index = (int(count.minute.timestamp()) // 60 - start_minute) // size
+        if 0 <= index < buckets:
+            completed[index] += count.completed
+            failed[index] += count.failed
+    return _spark(completed), _spark(failed)
+
+
+def _spark(values: list[int]) -> str:
+    top = max(values, default=0)
+    if top == 0:
+        return "·" * len(values)
+    return "".join(SPARKS[0] if v == 0 else SPARKS[max(1, round(v / top * (len(SPARKS) - 1)))] for v in values)
+
+
+def recent_rate(health: QueueHealth, now_ms: int, minutes: int = RATE_MINUTES) -> tuple[float, float]:
+    """Completed and failed per minute over the last ``minutes`` minutes."""
+    since = now_ms // 60_000 - minutes + 1
+    recent = [c for c in health.per_minute if int(c.minute.timestamp()) // 60 >= since]
+    return sum(c.completed for c in recent) / minutes, sum(c.failed for c in recent) / minutes
+
+
+
+
+def spark_cells(health: QueueHealth, now_ms: int) -> Text:
+    """The 24-hour sparkline of completed jobs, green; hours that had failures are drawn red."""
+    completed, failed = sparkline(health, now_ms)
+    text = Text()
+    for ok_char, fail_char in zip(completed, failed, strict=True):
+        if fail_char not in ("·", " "):
+            text.append(fail_char if ok_char in ("·", " ") else ok_char, style="red")
+        else:
+            text.append(ok_char, style="dim" if ok_char == "·" else "green")
+    return text
+
+
+__all__ = ["FleetView", "InstanceRow", "PausedNamesChanged", "owner_is_dead", "recent_rate", "release_owner",
+           "spark_cells", "sparkline"]

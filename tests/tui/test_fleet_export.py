@@ -1,0 +1,78 @@
+"""Export of the view from the console (issue 13 item 6): `e`, a typed path, a worker thread.
+
+Real SQLite files and a real app driven by Pilot; the written files are read back and
+compared with the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from textual.widgets import Input
+
+from monque_engine import JobListFilter, JobStatus, Monque
+from monque_tui.query import JobQuery
+from monque_tui.screens.export import ExportScreen
+from monque_tui.session.export import ExportError, export_view
+
+from .conftest import running_console, store_jobs, wait_for
+
+
+async def test_e_writes_the_failed_view_to_csv(seeded_url: str, tmp_path: Path) -> None:
+    jobs = await store_jobs(seeded_url)
+    failed = {job_id for job_id, job in jobs.items() if job.status is JobStatus.FAILED}
+    target = tmp_path / "failed.csv"
+    async with running_console(seeded_url) as (app, pilot):
+        await pilot.press("5")
+        await wait_for(lambda: app.jobs_screen.window.query.status is JobStatus.FAILED)
+        await pilot.press("E")
+        await wait_for(lambda: isinstance(app.screen, ExportScreen))
+        assert app.screen.query_one(Input).value.startswith("./monque-export-20260115-120000")
+        app.screen.query_one(Input).value = str(target)
+        await pilot.press("enter")
+        await wait_for(lambda: any(n.message.startswith(f"Exported {len(failed)} jobs") for n in app._notifications),
+                       timeout=20)
+    with target.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert {row["_id"] for row in rows} == failed
+    assert {row["status"] for row in rows} == {"failed"}
+
+
+async def test_the_default_path_writes_json_lines_of_every_job_and_never_overwrites(
+        seeded_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    jobs = await store_jobs(seeded_url)
+    async with running_console(seeded_url) as (app, pilot):
+        for attempt in (1, 2):
+            await pilot.press("E")
+            await wait_for(lambda: isinstance(app.screen, ExportScreen))
+            await pilot.press("enter")
+            if attempt == 1:
+                await wait_for(lambda: any(n.message.startswith("Exported") for n in app._notifications), timeout=20)
+            else:
+                await wait_for(lambda: any("already exists" in n.message for n in app._notifications), timeout=20)
+    written = list(tmp_path.glob("monque-export-*.jsonl"))
+    assert [p.name for p in written] == ["monque-export-20260115-120000.jsonl"]
+    lines = [json.loads(line) for line in written[0].read_text().splitlines()]
+    assert {doc["_id"] for doc in lines} == set(jobs)
+
+
+async def test_export_view_streams_in_pages_with_progress(store_url: str, tmp_path: Path) -> None:
+    monque = Monque(store_url, recover_stale_jobs=False)
+    await monque.initialize()
+    await monque.enqueue_many([{"name": "many", "data": {"n": n}} for n in range(1200)])
+    await monque.enqueue("other", {})
+    await monque.close()
+    calls: list[tuple[int, int]] = []
+    query = JobQuery(name="many")
+    # The console runs it in a worker thread; here a thread of the test's own.
+    count = await asyncio.to_thread(export_view, store_url, {}, query.list_filter(), str(tmp_path / "m.jsonl"),
+                                    lambda written, total: calls.append((written, total)))
+    assert count == 1200
+    assert calls[0] == (0, 1200) and calls[-1] == (1200, 1200) and len(calls) >= 4  # pages of 500
+    with pytest.raises(ExportError, match="does not exist"):
+        export_view(store_url, {}, JobListFilter(), str(tmp_path / "missing" / "x.csv"))
