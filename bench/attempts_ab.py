@@ -40,8 +40,13 @@ print(json.dumps({"file": monque_engine.__file__, "rate": records[0].value,
 
 
 def measure(src: str, kind: str, jobs: int, concurrency: int) -> tuple[float, float]:
-    out = subprocess.run([sys.executable, "-c", CHILD, src, kind, str(jobs), str(concurrency)],
-                         capture_output=True, text=True, check=True, cwd=os.getcwd())
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, src, kind, str(jobs), str(concurrency)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=os.getcwd(),
+    )
     result = json.loads(out.stdout.strip().splitlines()[-1])
     if src and not result["file"].startswith(src):
         raise RuntimeError(f"child imported {result['file']}, not the tree under {src}")
@@ -65,12 +70,17 @@ def main() -> int:
             got = {name: measure(src, kind, args.jobs, args.concurrency) for name, src in sides}
             ratios.append(got["this"][0] / got["base"][0])
             cpu_ratios.append(got["this"][1] / got["base"][1])
-            print(f"{kind} round {n + 1}: base {got['base'][0]:.0f}/s {got['base'][1]:.1f} cpu-us/job  "
-                  f"this {got['this'][0]:.0f}/s {got['this'][1]:.1f} cpu-us/job  rate ratio {ratios[-1]:.3f}  "
-                  f"cpu ratio {cpu_ratios[-1]:.3f}", flush=True)
-        print(f"{kind}: median rate ratio this/base = {statistics.median(ratios):.3f}, median CPU-per-job ratio "
-              f"{statistics.median(cpu_ratios):.3f} over {len(ratios)} rounds (CPU includes the backlog's enqueue)",
-              flush=True)
+            print(
+                f"{kind} round {n + 1}: base {got['base'][0]:.0f}/s {got['base'][1]:.1f} cpu-us/job  "
+                f"this {got['this'][0]:.0f}/s {got['this'][1]:.1f} cpu-us/job  rate ratio {ratios[-1]:.3f}  "
+                f"cpu ratio {cpu_ratios[-1]:.3f}",
+                flush=True,
+            )
+        print(
+            f"{kind}: median rate ratio this/base = {statistics.median(ratios):.3f}, median CPU-per-job ratio "
+            f"{statistics.median(cpu_ratios):.3f} over {len(ratios)} rounds (CPU includes the backlog's enqueue)",
+            flush=True,
+        )
     return 0
 
 

@@ -68,7 +68,7 @@ def emit_records(records: list[Record]) -> None:
 def parse_records(stdout: str) -> list[Record]:
     for line in reversed(stdout.splitlines()):
         if line.startswith(RESULT_MARKER):
-            return [Record(**item) for item in json.loads(line[len(RESULT_MARKER):])]
+            return [Record(**item) for item in json.loads(line[len(RESULT_MARKER) :])]
     raise ValueError("no result line in child output")
 
 

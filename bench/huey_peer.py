@@ -91,10 +91,25 @@ def run(mode: str, workers: int, jobs: int) -> list[Record]:
     settings = f"SqliteHuey {label}; Consumer workers={workers}, thread; {jobs} jobs"
     notes = [] if left == 0 else [f"{left} tasks still queued after the run"]
     return [
-        Record(key=f"huey.{mode}.enqueue.w{workers}", subject="huey SqliteHuey", measure="single enqueue (task call)",
-               durability=dur, value=enqueue_rate, unit="jobs/s", settings=f"SqliteHuey {label}; {jobs} calls",
-               extra={"workers": workers}),
-        Record(key=f"huey.{mode}.drain.w{workers}", subject="huey SqliteHuey", measure="drain backlog",
-               durability=dur, value=jobs / elapsed, unit="jobs/s", settings=settings, notes=notes,
-               extra={"workers": workers}),
+        Record(
+            key=f"huey.{mode}.enqueue.w{workers}",
+            subject="huey SqliteHuey",
+            measure="single enqueue (task call)",
+            durability=dur,
+            value=enqueue_rate,
+            unit="jobs/s",
+            settings=f"SqliteHuey {label}; {jobs} calls",
+            extra={"workers": workers},
+        ),
+        Record(
+            key=f"huey.{mode}.drain.w{workers}",
+            subject="huey SqliteHuey",
+            measure="drain backlog",
+            durability=dur,
+            value=jobs / elapsed,
+            unit="jobs/s",
+            settings=settings,
+            notes=notes,
+            extra={"workers": workers},
+        ),
     ]

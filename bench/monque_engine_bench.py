@@ -132,12 +132,19 @@ async def drain(synchronous: str, jobs: int, concurrency: int, wait: str = "even
     notes = watch.notes()
     if stats.completed != jobs or stats.failed:
         notes.append(f"store stats at end: {stats}")
-    return [Record(
-        key=f"ours.drain.{synchronous}.c{concurrency}", subject="monque_engine", measure="drain backlog",
-        durability=dur, value=jobs / elapsed, unit="jobs/s",
-        settings=f"1 process, worker_concurrency={concurrency}, {jobs} jobs, wait={wait}",
-        notes=notes, extra={"concurrency": concurrency, "stats_polls": polls, "jobs": jobs},
-    )]
+    return [
+        Record(
+            key=f"ours.drain.{synchronous}.c{concurrency}",
+            subject="monque_engine",
+            measure="drain backlog",
+            durability=dur,
+            value=jobs / elapsed,
+            unit="jobs/s",
+            settings=f"1 process, worker_concurrency={concurrency}, {jobs} jobs, wait={wait}",
+            notes=notes,
+            extra={"concurrency": concurrency, "stats_polls": polls, "jobs": jobs},
+        )
+    ]
 
 
 async def enqueue_single(synchronous: str, jobs: int) -> list[Record]:
@@ -154,10 +161,18 @@ async def enqueue_single(synchronous: str, jobs: int) -> list[Record]:
         stats = await m.store.stats(NAME)
         await m.close()
     notes = [] if stats.pending == jobs else [f"store has {stats.pending} pending, expected {jobs}"]
-    return [Record(
-        key=f"ours.enqueue.{synchronous}", subject="monque_engine", measure="single enqueue (awaited in turn)",
-        durability=dur, value=jobs / elapsed, unit="jobs/s", settings=f"{jobs} calls", notes=notes,
-    )]
+    return [
+        Record(
+            key=f"ours.enqueue.{synchronous}",
+            subject="monque_engine",
+            measure="single enqueue (awaited in turn)",
+            durability=dur,
+            value=jobs / elapsed,
+            unit="jobs/s",
+            settings=f"{jobs} calls",
+            notes=notes,
+        )
+    ]
 
 
 async def enqueue_many(synchronous: str, jobs: int, batch: int = 1000) -> list[Record]:
@@ -174,10 +189,18 @@ async def enqueue_many(synchronous: str, jobs: int, batch: int = 1000) -> list[R
         stats = await m.store.stats(NAME)
         await m.close()
     notes = [] if stats.pending == jobs else [f"store has {stats.pending} pending, expected {jobs}"]
-    return [Record(
-        key=f"ours.many.{synchronous}", subject="monque_engine", measure=f"enqueue_many (batches of {batch})",
-        durability=dur, value=jobs / elapsed, unit="jobs/s", settings=f"{jobs} jobs", notes=notes,
-    )]
+    return [
+        Record(
+            key=f"ours.many.{synchronous}",
+            subject="monque_engine",
+            measure=f"enqueue_many (batches of {batch})",
+            durability=dur,
+            value=jobs / elapsed,
+            unit="jobs/s",
+            settings=f"{jobs} jobs",
+            notes=notes,
+        )
+    ]
 
 
 # -- cross-process latency ------------------------------------------------------------------------
@@ -248,13 +271,27 @@ async def latency(synchronous: str, count: int, gap: float) -> list[Record]:
             lat = json.load(f)["latencies_ms"]
     notes = [] if len(lat) == count and rc == 0 else [f"worker saw {len(lat)} of {count} jobs, exit {rc}"]
     settings = f"2 processes, {count} jobs {gap * 1000:.0f} ms apart (+{WARMUP} warm-up), worker poll_interval=60 s"
-    common = dict(subject="monque_engine", durability=dur, unit="ms", settings=settings, notes=notes,
-                  extra={"max_ms": max(lat) if lat else None, "n": len(lat)})
+    common = dict(
+        subject="monque_engine",
+        durability=dur,
+        unit="ms",
+        settings=settings,
+        notes=notes,
+        extra={"max_ms": max(lat) if lat else None, "n": len(lat)},
+    )
     return [
-        Record(key=f"ours.latency_p50.{synchronous}", measure="enqueue→start latency p50 (cross-process)",
-               value=percentile(lat, 50), **common),
-        Record(key=f"ours.latency_p99.{synchronous}", measure="enqueue→start latency p99 (cross-process)",
-               value=percentile(lat, 99), **common),
+        Record(
+            key=f"ours.latency_p50.{synchronous}",
+            measure="enqueue→start latency p50 (cross-process)",
+            value=percentile(lat, 50),
+            **common,
+        ),
+        Record(
+            key=f"ours.latency_p99.{synchronous}",
+            measure="enqueue→start latency p99 (cross-process)",
+            value=percentile(lat, 99),
+            **common,
+        ),
     ]
 
 

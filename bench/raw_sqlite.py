@@ -123,23 +123,43 @@ def run(synchronous: str, jobs: int, single_jobs: int) -> list[Record]:
             _fill(conn, jobs)
             rate = claim_complete(conn, jobs, batch)
             conn.close()
-            records.append(Record(
-                key=f"raw.claim{batch}.{synchronous}", subject="raw sqlite3",
-                measure=f"claim+complete, {batch} job{'s' if batch > 1 else ''}/transaction",
-                durability=dur, value=rate, unit="jobs/s", settings=f"{jobs} jobs",
-            ))
+            records.append(
+                Record(
+                    key=f"raw.claim{batch}.{synchronous}",
+                    subject="raw sqlite3",
+                    measure=f"claim+complete, {batch} job{'s' if batch > 1 else ''}/transaction",
+                    durability=dur,
+                    value=rate,
+                    unit="jobs/s",
+                    settings=f"{jobs} jobs",
+                )
+            )
         conn = _fresh(d, "insert1", synchronous)
         rate = insert(conn, single_jobs, 1)
         conn.close()
-        records.append(Record(
-            key=f"raw.insert1.{synchronous}", subject="raw sqlite3", measure="insert, 1 job/transaction",
-            durability=dur, value=rate, unit="jobs/s", settings=f"{single_jobs} jobs",
-        ))
+        records.append(
+            Record(
+                key=f"raw.insert1.{synchronous}",
+                subject="raw sqlite3",
+                measure="insert, 1 job/transaction",
+                durability=dur,
+                value=rate,
+                unit="jobs/s",
+                settings=f"{single_jobs} jobs",
+            )
+        )
         conn = _fresh(d, "insert1000", synchronous)
         rate = insert(conn, jobs, 1000)
         conn.close()
-        records.append(Record(
-            key=f"raw.insert1000.{synchronous}", subject="raw sqlite3", measure="insert, 1000 jobs/transaction",
-            durability=dur, value=rate, unit="jobs/s", settings=f"{jobs} jobs",
-        ))
+        records.append(
+            Record(
+                key=f"raw.insert1000.{synchronous}",
+                subject="raw sqlite3",
+                measure="insert, 1000 jobs/transaction",
+                durability=dur,
+                value=rate,
+                unit="jobs/s",
+                settings=f"{jobs} jobs",
+            )
+        )
     return records

@@ -118,8 +118,10 @@ def table(results: list[Result]) -> str:
         recover = "–" if r.recover_s is None else f"{r.recover_s:.2f} s"
         checks = "pass" if r.ok else f"**FAIL** ({len(r.violations)}): " + "; ".join(r.violations[:3])
         notes = "; ".join([*r.notes, f"{r.seconds:.0f} s"])
-        lines.append(f"| {r.scenario} | {r.load} | {r.faults} | {r.lost} | {r.duplicated} | {recover} | "
-                     f"{checks} | {notes} |".replace("\n", " "))
+        lines.append(
+            f"| {r.scenario} | {r.load} | {r.faults} | {r.lost} | {r.duplicated} | {recover} | "
+            f"{checks} | {notes} |".replace("\n", " ")
+        )
     return "\n".join(lines)
 
 
@@ -140,19 +142,27 @@ class Workspace:
         self._count[base] += 1
         return f"{base}{self._count[base]}"
 
-    def worker(self, instance: str, *, db: Path | None = None, prefix: list[str] | None = None,
-               **options: Any) -> Proc:
+    def worker(self, instance: str, *, db: Path | None = None, prefix: list[str] | None = None, **options: Any) -> Proc:
         args: list[Any] = ["--db", db or self.db, "--instance", instance, "--runs-dir", self.runs]
         args += _flags(options)
         return self.launcher.start(instance, "worker", *args, prefix=prefix)
 
     def feeder(self, *, db: Path | None = None, prefix: list[str] | None = None, **options: Any) -> Proc:
-        return self.launcher.start(self.label("feeder"), "feeder", "--db", db or self.db, *_flags(options),
-                                   stdin=True, prefix=prefix)
+        return self.launcher.start(
+            self.label("feeder"), "feeder", "--db", db or self.db, *_flags(options), stdin=True, prefix=prefix
+        )
 
     def cli_worker(self, url: str, *, prefix: list[str] | None = None) -> Proc:
-        return self.launcher.start(self.label("cli"), "", "--worker", "--app", CLI_APP, url,
-                                   command=[sys.executable, "-m", "monque_tui"], prefix=prefix)
+        return self.launcher.start(
+            self.label("cli"),
+            "",
+            "--worker",
+            "--app",
+            CLI_APP,
+            url,
+            command=[sys.executable, "-m", "monque_tui"],
+            prefix=prefix,
+        )
 
     def close(self) -> None:
         self.launcher.close_all()
@@ -195,7 +205,7 @@ def enqueue_here(db: Path, items: list[dict[str, Any]], chunk: int = 500, url_qu
         try:
             ids: list[str] = []
             for first in range(0, len(items), chunk):
-                ids += [job.id for job in await m.enqueue_many(items[first:first + chunk])]
+                ids += [job.id for job in await m.enqueue_many(items[first : first + chunk])]
             return ids
         finally:
             await m.close()
@@ -236,9 +246,14 @@ def one_line(message: str) -> bool:
 def wait_completed(ws: Workspace, ids: set[str] | list[str], timeout: float, *procs: Proc) -> None:
     wanted = set(ids)
     wait_until(
-        lambda: wanted <= {i for i, s in ws.probe.statuses().items() if s == "completed"}
-        if ws.probe.count("status = 'completed'") >= len(wanted) else False,
-        timeout, f"all {len(wanted)} jobs completed", interval=0.1,
+        lambda: (
+            wanted <= {i for i, s in ws.probe.statuses().items() if s == "completed"}
+            if ws.probe.count("status = 'completed'") >= len(wanted)
+            else False
+        ),
+        timeout,
+        f"all {len(wanted)} jobs completed",
+        interval=0.1,
         on_timeout=lambda: f"statuses: {ws.probe.status_counts()}\n{describe(*procs)}",
     )
 
@@ -281,7 +296,8 @@ class ProcessingMonitor:
                 try:
                     rows = conn.execute(
                         f"SELECT claimed_by, min(locked_at) FROM {TABLE} WHERE status = 'processing' "
-                        "GROUP BY claimed_by").fetchall()
+                        "GROUP BY claimed_by"
+                    ).fetchall()
                 except sqlite3.Error:
                     continue
                 now = time.time()
@@ -301,8 +317,9 @@ def change_rows(db: Path, after: int = 0) -> list[tuple[int, str, str, str | Non
     """An independent read of the change table: ``(seq, op, job_id, status)`` in seq order."""
     conn = sqlite3.connect(db, isolation_level=None, timeout=10)
     try:
-        return conn.execute(f"SELECT seq, op, job_id, status FROM {CHANGES} WHERE seq > ? ORDER BY seq",
-                            (after,)).fetchall()
+        return conn.execute(
+            f"SELECT seq, op, job_id, status FROM {CHANGES} WHERE seq > ? ORDER BY seq", (after,)
+        ).fetchall()
     finally:
         conn.close()
 
@@ -325,8 +342,11 @@ def integrity(db: Path) -> str:
 
 # -- 1. exactly once without faults -----------------------------------------------------------------
 def scenario_exactly_once(ws: Workspace, jobs: int, workers: int, mixed_delay: float = 0.004) -> Result:
-    result = Result("1. exactly once", f"{jobs:,} jobs, {workers} workers + 1 producer, mixed run times "
-                    f"(0-{mixed_delay * 1000:g} ms)", "none")
+    result = Result(
+        "1. exactly once",
+        f"{jobs:,} jobs, {workers} workers + 1 producer, mixed run times (0-{mixed_delay * 1000:g} ms)",
+        "none",
+    )
     pool = [ws.worker(f"w{i}", concurrency=10, mixed_delay=mixed_delay) for i in range(workers)]
     for w in pool:
         w.wait_for("ready", READY)
@@ -358,8 +378,10 @@ def scenario_exactly_once(ws: Workspace, jobs: int, workers: int, mixed_delay: f
 
 # -- 2. SIGKILL at random moments ---------------------------------------------------------------------
 
-def pick_busy_victim(ws: Any, live: dict[str, Any], rng: random.Random, jobs: int, round_: int,
-                     rounds: int) -> tuple[str, Any]:
+
+def pick_busy_victim(
+    ws: Any, live: dict[str, Any], rng: random.Random, jobs: int, round_: int, rounds: int
+) -> tuple[str, Any]:
     """Choose a random live worker and wait until the drain has passed a random point of this
     round and that worker holds jobs, so every fault lands mid-work; remove it from ``live``."""
     target = int(jobs * (round_ + rng.uniform(0.3, 1.0)) / (rounds + 1))
@@ -373,18 +395,27 @@ def pick_busy_victim(ws: Any, live: dict[str, Any], rng: random.Random, jobs: in
         busy[:] = [name for name in sorted(live) if ws.probe.processing_by(name)]
         return bool(busy)
 
-    wait_until(reached, 60, f"drain past {target} with a worker busy", interval=0.005,
-               on_timeout=lambda: describe(*live.values()))
+    wait_until(
+        reached,
+        60,
+        f"drain past {target} with a worker busy",
+        interval=0.005,
+        on_timeout=lambda: describe(*live.values()),
+    )
     victim_name = rng.choice(busy)
     return victim_name, live.pop(victim_name)
 
-def scenario_crash(ws: Workspace, jobs: int, workers: int, kills: int, seed: int = 2,
-                   lock_timeout: float = 2.0, recovery: float = 0.3) -> Result:
+
+def scenario_crash(
+    ws: Workspace, jobs: int, workers: int, kills: int, seed: int = 2, lock_timeout: float = 2.0, recovery: float = 0.3
+) -> Result:
     rng = random.Random(seed)
-    result = Result("2. crash (SIGKILL)", f"{jobs:,} jobs, {workers} workers (killed ones replaced)",
-                    f"{kills} × SIGKILL of a random worker at a random point of the drain")
-    options = {"concurrency": 8, "mixed_delay": 0.02, "lock_timeout": lock_timeout,
-               "stale_recovery_interval": recovery}
+    result = Result(
+        "2. crash (SIGKILL)",
+        f"{jobs:,} jobs, {workers} workers (killed ones replaced)",
+        f"{kills} × SIGKILL of a random worker at a random point of the drain",
+    )
+    options = {"concurrency": 8, "mixed_delay": 0.02, "lock_timeout": lock_timeout, "stale_recovery_interval": recovery}
     live = {f"c{i}": ws.worker(f"c{i}", **options) for i in range(workers)}
     for w in live.values():
         w.wait_for("ready", READY)
@@ -422,13 +453,17 @@ def scenario_crash(ws: Workspace, jobs: int, workers: int, kills: int, seed: int
     in_flight = set().union(*(held & started for _n, _t, held, started in killed)) if killed else set()
     result.duplicated = len(duplicated)
     unexplained = duplicated - in_flight
-    result.check(not unexplained, f"{len(unexplained)} job(s) ran twice without being in flight in a killed "
-                 f"worker: {sorted(unexplained)[:5]}")
+    result.check(
+        not unexplained,
+        f"{len(unexplained)} job(s) ran twice without being in flight in a killed worker: {sorted(unexplained)[:5]}",
+    )
     result.check(all(runs["done"][j] >= 1 for j in ids), "a job completed with no finished run")
     held_total = sum(len(h) for _n, _t, h, _s in killed)
     bound = lock_timeout + recovery
-    result.check(monitor.max_age_s <= bound + 2.0,
-                 f"a job stayed processing {monitor.max_age_s:.2f} s (> lock_timeout + recovery {bound:g} s + 2 s)")
+    result.check(
+        monitor.max_age_s <= bound + 2.0,
+        f"a job stayed processing {monitor.max_age_s:.2f} s (> lock_timeout + recovery {bound:g} s + 2 s)",
+    )
     recover = [monitor.last_seen.get(n, t) - t for n, t, _h, _s in killed]
     result.recover_s = max(recover) if recover else None
     result.notes.append(f"{held_total} claims held by killed workers, {len(in_flight)} of them running")
@@ -451,12 +486,21 @@ ALLOWED = {
 
 
 def scenario_operator(ws: Workspace, jobs: int, workers: int, ops: int, seed: int = 3) -> Result:
-    result = Result("3. operator races", f"{jobs:,} jobs + a feeder (1 in 5 fails), {workers} workers, "
-                    f"{ops:,} operator calls", "bulk + single cancel/retry/delete/reschedule in a loop")
+    result = Result(
+        "3. operator races",
+        f"{jobs:,} jobs + a feeder (1 in 5 fails), {workers} workers, {ops:,} operator calls",
+        "bulk + single cancel/retry/delete/reschedule in a loop",
+    )
     watcher = ws.launcher.start("watcher", "watcher", "--db", ws.db)
     watcher.wait_for("ready", READY)
-    options = {"concurrency": 4, "mixed_delay": 0.02, "fail_marked": True, "max_retries": 2,
-               "base_retry_interval": 0.05, "print_jobs": True}
+    options = {
+        "concurrency": 4,
+        "mixed_delay": 0.02,
+        "fail_marked": True,
+        "max_retries": 2,
+        "base_retry_interval": 0.05,
+        "print_jobs": True,
+    }
     pool = [ws.worker(f"o{i}", **options) for i in range(workers)]
     for w in pool:
         w.wait_for("ready", READY)
@@ -469,22 +513,34 @@ def scenario_operator(ws: Workspace, jobs: int, workers: int, ops: int, seed: in
     ids |= _acked(feeder)
     result.jobs = len(ids)
     # Let the workers finish whatever is due now (retries spread over 30 s may stay pending).
-    wait_until(lambda: ws.probe.count("status = 'processing'") == 0
-               and ws.probe.count("status = 'pending' AND next_run_at <= ?", (int(time.time() * 1000),)) == 0,
-               60, "due work drained after the operator stopped", interval=0.05,
-               on_timeout=lambda: f"{ws.probe.status_counts()}\n{describe(*pool)}")
+    wait_until(
+        lambda: (
+            ws.probe.count("status = 'processing'") == 0
+            and ws.probe.count("status = 'pending' AND next_run_at <= ?", (int(time.time() * 1000),)) == 0
+        ),
+        60,
+        "due work drained after the operator stopped",
+        interval=0.05,
+        on_timeout=lambda: f"{ws.probe.status_counts()}\n{describe(*pool)}",
+    )
     codes = stop_gracefully(pool)
     result.check(codes == [0] * workers, f"worker exit codes {codes}")
     head = head_seq(ws.db)
-    wait_until(lambda: (watcher.events("change") or [{"token": 0}])[-1]["token"] >= head, 30,
-               "the watcher caught up with the change table", on_timeout=lambda: watcher.describe())
+    wait_until(
+        lambda: (watcher.events("change") or [{"token": 0}])[-1]["token"] >= head,
+        30,
+        "the watcher caught up with the change table",
+        on_timeout=lambda: watcher.describe(),
+    )
     watcher.signal(signal.SIGTERM)
     watcher.finish(15)
 
     changes = watcher.events("change")
     table_rows = change_rows(ws.db)
-    result.check([(c["token"], c["op"], c["job_id"], c["status"]) for c in changes] == table_rows,
-                 "the watcher's changes differ from the change table")
+    result.check(
+        [(c["token"], c["op"], c["job_id"], c["status"]) for c in changes] == table_rows,
+        "the watcher's changes differ from the change table",
+    )
     status: dict[str, str] = {}
     transitions: Counter[tuple[str, str]] = Counter()
     deleted: set[str] = set()
@@ -524,44 +580,68 @@ def scenario_operator(ws: Workspace, jobs: int, workers: int, ops: int, seed: in
     bulk_ops = (("cancel_jobs", "jobs:cancelled"), ("retry_jobs", "jobs:retried"), ("delete_jobs", "jobs:deleted"))
     for op, event in bulk_ops:
         counted = [ln["count"] for ln in bulk(op) if ln["count"] > 0]
-        result.check(sorted(counted) == sorted(e["count"] for e in ev(event)),
-                     f"{event} events {[e['count'] for e in ev(event)]} do not match the {op} results {counted}")
+        result.check(
+            sorted(counted) == sorted(e["count"] for e in ev(event)),
+            f"{event} events {[e['count'] for e in ev(event)]} do not match the {op} results {counted}",
+        )
 
     def statuses_of(line: dict[str, Any]) -> set[str]:
         s = line["status"]
-        return {"pending", "processing", "completed", "failed", "cancelled"} if s is None else (
-            {s} if isinstance(s, str) else set(s))
+        return (
+            {"pending", "processing", "completed", "failed", "cancelled"}
+            if s is None
+            else ({s} if isinstance(s, str) else set(s))
+        )
 
-    result.check(all(ln["count"] == 0 for ln in bulk("cancel_jobs") if "pending" not in statuses_of(ln)),
-                 "cancel_jobs changed jobs with a selector that excludes pending")
-    result.check(all(ln["count"] == 0 for ln in bulk("retry_jobs") if not statuses_of(ln) & {"failed", "cancelled"}),
-                 "retry_jobs changed jobs with a selector that excludes failed and cancelled")
-    result.check(all(e["previous_status"] in ("failed", "cancelled") for e in ev("job:retried")),
-                 "job:retried from a status other than failed/cancelled")
+    result.check(
+        all(ln["count"] == 0 for ln in bulk("cancel_jobs") if "pending" not in statuses_of(ln)),
+        "cancel_jobs changed jobs with a selector that excludes pending",
+    )
+    result.check(
+        all(ln["count"] == 0 for ln in bulk("retry_jobs") if not statuses_of(ln) & {"failed", "cancelled"}),
+        "retry_jobs changed jobs with a selector that excludes failed and cancelled",
+    )
+    result.check(
+        all(e["previous_status"] in ("failed", "cancelled") for e in ev("job:retried")),
+        "job:retried from a status other than failed/cancelled",
+    )
 
     cancels = sum(ln["count"] for ln in bulk("cancel_jobs")) + len(ev("job:cancelled"))
     retries = sum(ln["count"] for ln in bulk("retry_jobs")) + len(ev("job:retried"))
     deletes = sum(ln["count"] for ln in bulk("delete_jobs")) + len(ev("job:deleted"))
     reschedules = sum(1 for ln in op_lines if ln["op"] == "reschedule" and ln["result"] == "pending")
-    result.check(transitions[("pending", "cancelled")] == cancels,
-                 f"{transitions[('pending', 'cancelled')]} cancel transitions, {cancels} reported by results/events")
+    result.check(
+        transitions[("pending", "cancelled")] == cancels,
+        f"{transitions[('pending', 'cancelled')]} cancel transitions, {cancels} reported by results/events",
+    )
     retried = transitions[("failed", "pending")] + transitions[("cancelled", "pending")]
     result.check(retried == retries, f"{retried} retry transitions, {retries} reported by results/events")
-    result.check(sum(n for (_o, new), n in transitions.items() if new == "deleted") == deletes,
-                 f"{len(deleted)} deletes in the feed, {deletes} reported")
-    result.check(transitions[("pending", "pending")] == reschedules,
-                 f"{transitions[('pending', 'pending')]} reschedules in the feed, {reschedules} returned a job")
+    result.check(
+        sum(n for (_o, new), n in transitions.items() if new == "deleted") == deletes,
+        f"{len(deleted)} deletes in the feed, {deletes} reported",
+    )
+    result.check(
+        transitions[("pending", "pending")] == reschedules,
+        f"{transitions[('pending', 'pending')]} reschedules in the feed, {reschedules} returned a job",
+    )
 
     completes = sum(len(w.events("job:complete")) for w in pool)
     fails = [ln for w in pool for ln in w.events("job:fail")]
-    result.check(transitions[("processing", "completed")] == completes,
-                 f"{transitions[('processing', 'completed')]} completions in the feed, {completes} job:complete events")
-    result.check(transitions[("processing", "failed")] == sum(1 for f in fails if not f["will_retry"]),
-                 "job:fail (final) events do not match processing -> failed transitions")
+    result.check(
+        transitions[("processing", "completed")] == completes,
+        f"{transitions[('processing', 'completed')]} completions in the feed, {completes} job:complete events",
+    )
+    result.check(
+        transitions[("processing", "failed")] == sum(1 for f in fails if not f["will_retry"]),
+        "job:fail (final) events do not match processing -> failed transitions",
+    )
     retry_fails = sum(1 for f in fails if f["will_retry"])
     released = transitions[("processing", "pending")] - retry_fails
-    result.check(released >= 0, f"{retry_fails} job:fail(willRetry) events but only "
-                 f"{transitions[('processing', 'pending')]} processing -> pending transitions")
+    result.check(
+        released >= 0,
+        f"{retry_fails} job:fail(willRetry) events but only "
+        f"{transitions[('processing', 'pending')]} processing -> pending transitions",
+    )
 
     # Nothing lost: every job is still there, or the feed shows who deleted it.
     remaining = ws.probe.statuses()
@@ -574,20 +654,29 @@ def scenario_operator(ws: Workspace, jobs: int, workers: int, ops: int, seed: in
     result.duplicated = len(twice_done)
     result.check(not twice_done, f"{len(twice_done)} job(s) completed, then ran to completion again")
     refused = [ln for ln in op_lines if ln.get("result") == "refused"]
-    odd_refusals = [ln for ln in refused if (ln["op"] == "cancel" and ln["current_status"] == "pending")
-                    or (ln["op"] == "retry" and ln["current_status"] in ("failed", "cancelled"))]
+    odd_refusals = [
+        ln
+        for ln in refused
+        if (ln["op"] == "cancel" and ln["current_status"] == "pending")
+        or (ln["op"] == "retry" and ln["current_status"] in ("failed", "cancelled"))
+    ]
     result.check(not odd_refusals, f"refused with a status the guard allows: {odd_refusals[:3]}")
     result.check(not worker_errors(*pool), f"job:error: {worker_errors(*pool)[:3]}")
-    result.notes.append(f"feed: {sum(transitions.values())} transitions; cancelled {cancels}, retried {retries}, "
-                        f"deleted {deletes}, rescheduled {reschedules}, refused {len(refused)}")
+    result.notes.append(
+        f"feed: {sum(transitions.values())} transitions; cancelled {cancels}, retried {retries}, "
+        f"deleted {deletes}, rescheduled {reschedules}, refused {len(refused)}"
+    )
     return result
 
 
 # -- 4. SIGTERM during load ------------------------------------------------------------------------------------
 def scenario_shutdown(ws: Workspace, jobs: int, workers: int, stops: int, seed: int = 4) -> Result:
     rng = random.Random(seed)
-    result = Result("4. shutdown (SIGTERM)", f"{jobs:,} jobs, {workers} workers (stopped ones restarted)",
-                    f"{stops} × SIGTERM under load, shutdown_timeout 0.02 s or 10 s")
+    result = Result(
+        "4. shutdown (SIGTERM)",
+        f"{jobs:,} jobs, {workers} workers (stopped ones restarted)",
+        f"{stops} × SIGTERM under load, shutdown_timeout 0.02 s or 10 s",
+    )
     base = {"concurrency": 6, "mixed_delay": 0.06, "lock_timeout": 2.0, "stale_recovery_interval": 0.3}
     next_id = 0
 
@@ -611,21 +700,31 @@ def scenario_shutdown(ws: Workspace, jobs: int, workers: int, stops: int, seed: 
         victim.signal(signal.SIGTERM)
         code = victim.wait_exit(60)
         result.check(code == 0, f"{victim_name} exited with {code} after SIGTERM")
-        incomplete = {j for ln in victim.events("job:error") if ln["error_type"] == "ShutdownTimeoutError"
-                      for j in ln["incomplete"]}
+        incomplete = {
+            j
+            for ln in victim.events("job:error")
+            if ln["error_type"] == "ShutdownTimeoutError"
+            for j in ln["incomplete"]
+        }
         left = set(ws.probe.processing_by(victim_name))
-        result.check(left == incomplete, f"{victim_name} left {len(left)} claims, reported {len(incomplete)} "
-                     "as timed out")
-        result.check(runs_of(ws.runs, victim_name, "cancelled") <= incomplete,
-                     f"{victim_name} cancelled handlers it did not report")
+        result.check(
+            left == incomplete, f"{victim_name} left {len(left)} claims, reported {len(incomplete)} as timed out"
+        )
+        result.check(
+            runs_of(ws.runs, victim_name, "cancelled") <= incomplete,
+            f"{victim_name} cancelled handlers it did not report",
+        )
         left_for_recovery |= left
         other_errors = [ln for ln in victim.events("job:error") if ln["error_type"] != "ShutdownTimeoutError"]
         result.check(not other_errors, f"{victim_name}: {other_errors[:3]}")
         name, proc = start()
         live[name] = proc
         if left:
-            wait_until(lambda: not ws.probe.processing_by(victim_name), 30,  # noqa: B023
-                       f"{victim_name}'s timed-out jobs recovered")
+            wait_until(
+                lambda victim_name=victim_name: not ws.probe.processing_by(victim_name),
+                30,
+                f"{victim_name}'s timed-out jobs recovered",
+            )
             recover.append(time.monotonic() - stopped_at)
     wait_completed(ws, ids, 60 + jobs / 100, *live.values())
     codes = stop_gracefully(list(live.values()))
@@ -636,8 +735,10 @@ def scenario_shutdown(ws: Workspace, jobs: int, workers: int, stops: int, seed: 
     runs = runs_by_kind(ws.runs)
     duplicated = {j for j, n in runs["start"].items() if n > 1}
     result.duplicated = len(duplicated)
-    result.check(duplicated <= left_for_recovery,
-                 f"{len(duplicated - left_for_recovery)} job(s) ran twice without a shutdown timeout leaving them")
+    result.check(
+        duplicated <= left_for_recovery,
+        f"{len(duplicated - left_for_recovery)} job(s) ran twice without a shutdown timeout leaving them",
+    )
     result.check(set(runs["start"]) == ids, "a job completed without its handler running")
     result.recover_s = max(recover) if recover else None
     result.notes.append(f"{len(left_for_recovery)} job(s) left processing by a timed-out shutdown and re-run")
@@ -661,8 +762,9 @@ def _check_one_line_errors(result: Result, lines: list[dict[str, Any]], what: st
     result.check(not wrong, f"{what}: errors other than ConnectionError: {wrong[:2]}")
 
 
-def _check_cli_refuses(result: Result, ws: Workspace, url: str, needles: tuple[str, ...],
-                       prefix: list[str] | None = None) -> None:
+def _check_cli_refuses(
+    result: Result, ws: Workspace, url: str, needles: tuple[str, ...], prefix: list[str] | None = None
+) -> None:
     cli = ws.cli_worker(url, prefix=prefix)
     code = cli.wait_exit(60)
     err = cli.stderr_text().strip()
@@ -672,8 +774,11 @@ def _check_cli_refuses(result: Result, ws: Workspace, url: str, needles: tuple[s
 
 
 def scenario_readonly_dir(ws: Workspace, jobs: int) -> Result:
-    result = Result("5a. read-only directory", f"feeder + worker, {jobs} jobs queued first",
-                    "directory and files chmod 0555/0444 while running; restored")
+    result = Result(
+        "5a. read-only directory",
+        f"feeder + worker, {jobs} jobs queued first",
+        "directory and files chmod 0555/0444 while running; restored",
+    )
     prefix = unprivileged_prefix()
     if prefix is None:
         result.skipped = "running as root without setpriv: file modes do not apply to root"
@@ -694,16 +799,21 @@ def scenario_readonly_dir(ws: Workspace, jobs: int) -> Result:
         (err,) = f2.wait_for("init_error", READY)
         result.check(f2.wait_exit(30) == 3, "a feeder on a read-only store did not stop with exit 3")
         _check_one_line_errors(result, [err], "new process on the read-only store")
-        result.check("permission denied" in err["message"] or "not writable" in err["message"]
-                     or "readonly" in err["message"], f"error does not say the store is read-only: {err['message']}")
-        _check_cli_refuses(result, ws, sqlite_url(str(ws.db)), ("permission denied", "not writable", "readonly"),
-                           prefix)
+        result.check(
+            "permission denied" in err["message"] or "not writable" in err["message"] or "readonly" in err["message"],
+            f"error does not say the store is read-only: {err['message']}",
+        )
+        _check_cli_refuses(
+            result, ws, sqlite_url(str(ws.db)), ("permission denied", "not writable", "readonly"), prefix
+        )
         # Processes that had the file open keep their descriptors: they go on working.
         before = len(f1.events("acked"))
         f1.wait_for("acked", 30, count=before + 5)
         result.check(w.alive(), "the running worker died when the directory became read-only")
-        result.notes.append(f"open processes kept working ({len(f1.events('acked')) - before}+ acks during the "
-                            "fault); new ones refused with one line")
+        result.notes.append(
+            f"open processes kept working ({len(f1.events('acked')) - before}+ acks during the "
+            "fault); new ones refused with one line"
+        )
     finally:
         for p, mode in modes.items():
             p.chmod(mode)
@@ -729,16 +839,20 @@ def _mount_tmpfs(path: Path, size: str) -> str | None:
     if os.geteuid() != 0 or shutil.which("mount") is None:
         return "needs root and mount(8) to create a small file system"
     path.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True, text=True
+    )
     if done.returncode != 0:
         return f"cannot mount a tmpfs here: {done.stderr.strip()}"
     return None
 
 
 def scenario_disk_full(ws: Workspace, jobs: int) -> Result:
-    result = Result("5b. disk full", "feeder (2 KB payloads) + worker on a 1 MB tmpfs",
-                    "file system fills up; then grown to 64 MB (remount)")
+    result = Result(
+        "5b. disk full",
+        "feeder (2 KB payloads) + worker on a 1 MB tmpfs",
+        "file system fills up; then grown to 64 MB (remount)",
+    )
     mnt = ws.root / "small-fs"
     why = _mount_tmpfs(mnt, "1m")
     if why is not None:
@@ -746,8 +860,9 @@ def scenario_disk_full(ws: Workspace, jobs: int) -> Result:
         return result
     db = mnt / "jobs.db"
     try:
-        w = ws.worker("full-w", db=db, concurrency=4, delay=0.05, lock_timeout=2.0, stale_recovery_interval=0.3,
-                      poll_interval=0.2)
+        w = ws.worker(
+            "full-w", db=db, concurrency=4, delay=0.05, lock_timeout=2.0, stale_recovery_interval=0.3, poll_interval=0.2
+        )
         w.wait_for("ready", READY)
         f = ws.feeder(db=db, pad=2000, pause=0.001)
         f.wait_for("ready", READY)
@@ -770,9 +885,13 @@ def scenario_disk_full(ws: Workspace, jobs: int) -> Result:
         result.jobs = len(acked)
         probe = StoreProbe(db)
         try:
-            wait_until(lambda: set(acked) <= {i for i, s in probe.statuses().items() if s == "completed"},
-                       60 + len(acked) / 50, "acknowledged jobs completed after the disk grew", interval=0.1,
-                       on_timeout=lambda: f"{probe.status_counts()}\n{describe(w)}")
+            wait_until(
+                lambda: set(acked) <= {i for i, s in probe.statuses().items() if s == "completed"},
+                60 + len(acked) / 50,
+                "acknowledged jobs completed after the disk grew",
+                interval=0.1,
+                on_timeout=lambda: f"{probe.status_counts()}\n{describe(w)}",
+            )
             result.lost = len(acked - set(probe.statuses()))
         finally:
             probe.close()
@@ -780,12 +899,15 @@ def scenario_disk_full(ws: Workspace, jobs: int) -> Result:
         result.check(stop_gracefully([w]) == [0], "worker did not stop cleanly")
         result.check(integrity(db) == "ok", "integrity_check failed")
         worker_errs = worker_errors(w)
-        _check_one_line_errors(result, [{"message": e["message"], "error_type": e["error_type"]}
-                                        for e in worker_errs], "worker job:error")
+        _check_one_line_errors(
+            result, [{"message": e["message"], "error_type": e["error_type"]} for e in worker_errs], "worker job:error"
+        )
         runs = runs_by_kind(ws.runs)
         result.duplicated = sum(1 for n in runs["start"].values() if n > 1)
-        result.notes.append(f"{n_err} enqueue errors and {len(worker_errs)} worker errors during "
-                            f"{cleared - fault_at:.1f} s of full disk")
+        result.notes.append(
+            f"{n_err} enqueue errors and {len(worker_errs)} worker errors during "
+            f"{cleared - fault_at:.1f} s of full disk"
+        )
     finally:
         ws.launcher.close_all()
         subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
@@ -793,12 +915,22 @@ def scenario_disk_full(ws: Workspace, jobs: int) -> Result:
 
 
 def scenario_locked(ws: Workspace, jobs: int, busy_timeout: float = 0.5) -> Result:
-    result = Result("5c. lock held > busy_timeout", f"feeder + worker, busy_timeout {busy_timeout:g} s",
-                    "another process holds BEGIN IMMEDIATE for several busy timeouts")
+    result = Result(
+        "5c. lock held > busy_timeout",
+        f"feeder + worker, busy_timeout {busy_timeout:g} s",
+        "another process holds BEGIN IMMEDIATE for several busy timeouts",
+    )
     query = f"busy_timeout={busy_timeout:g}"
     ids = set(enqueue_here(ws.db, plain_jobs(jobs)))
-    w = ws.worker("lock-w", concurrency=4, delay=0.01, lock_timeout=2.0, stale_recovery_interval=0.3,
-                  poll_interval=0.2, url_query=query)
+    w = ws.worker(
+        "lock-w",
+        concurrency=4,
+        delay=0.01,
+        lock_timeout=2.0,
+        stale_recovery_interval=0.3,
+        poll_interval=0.2,
+        url_query=query,
+    )
     w.wait_for("ready", READY)
     f = ws.feeder(pause=0.01, url_query=query)
     f.wait_for("acked", READY, count=5)
@@ -807,8 +939,10 @@ def scenario_locked(ws: Workspace, jobs: int, busy_timeout: float = 0.5) -> Resu
     fault_at = time.monotonic()
     errors = f.wait_for("enqueue_error", 30, count=3)
     _check_one_line_errors(result, errors, "enqueue while locked")
-    result.check(all("locked" in e["message"] and "busy_timeout" in e["message"] for e in errors),
-                 f"error does not say the file is locked and what to do: {errors[0]['message']}")
+    result.check(
+        all("locked" in e["message"] and "busy_timeout" in e["message"] for e in errors),
+        f"error does not say the file is locked and what to do: {errors[0]['message']}",
+    )
     w.wait_for("job:error", 30)
     result.check(w.alive() and f.alive(), "a process died while the file was locked")
     locker.send_line("release")
@@ -828,14 +962,19 @@ def scenario_locked(ws: Workspace, jobs: int, busy_timeout: float = 0.5) -> Resu
     result.check(stop_gracefully([w]) == [0], "worker did not stop cleanly")
     runs = runs_by_kind(ws.runs)
     result.duplicated = sum(1 for n in runs["start"].values() if n > 1)
-    result.notes.append(f"{len(f.events('enqueue_error'))} enqueue errors, {len(werrs)} worker errors over "
-                        f"{cleared - fault_at:.1f} s of lock; worker kept retrying")
+    result.notes.append(
+        f"{len(f.events('enqueue_error'))} enqueue errors, {len(werrs)} worker errors over "
+        f"{cleared - fault_at:.1f} s of lock; worker kept retrying"
+    )
     return result
 
 
 def scenario_not_a_database(ws: Workspace, jobs: int) -> Result:
-    result = Result("5d. not a database", "worker and CLI worker started on the file",
-                    "the URL names a text file, and a file with a garbage header")
+    result = Result(
+        "5d. not a database",
+        "worker and CLI worker started on the file",
+        "the URL names a text file, and a file with a garbage header",
+    )
     notes = ws.root / "notes.db"
     notes.write_text("shopping list: eggs, milk\n")
     garbage = ws.root / "garbage.db"
@@ -856,8 +995,11 @@ def scenario_not_a_database(ws: Workspace, jobs: int) -> Result:
 
 
 def scenario_corrupt(ws: Workspace, jobs: int, seed: int = 5) -> Result:
-    result = Result("5e. corrupt file", f"{jobs} acknowledged jobs, worker started on the damaged file",
-                    "pages in the middle of the file overwritten; then restored from a copy")
+    result = Result(
+        "5e. corrupt file",
+        f"{jobs} acknowledged jobs, worker started on the damaged file",
+        "pages in the middle of the file overwritten; then restored from a copy",
+    )
     ids = set(enqueue_here(ws.db, [{"name": "task", "data": {"n": n, "pad": "y" * 200}} for n in range(jobs)]))
     backup = ws.root / "backup.db"
     shutil.copy(ws.db, backup)
@@ -868,20 +1010,30 @@ def scenario_corrupt(ws: Workspace, jobs: int, seed: int = 5) -> Result:
             fh.seek(page * 4096)
             fh.write(bytes(rng.randrange(256) for _ in range(64)))
     w = ws.worker("bad-w", concurrency=4, poll_interval=0.2)
-    wait_until(lambda: w.events("init_error") or w.events("job:error") or not w.alive(), READY,
-               "the worker reports the damage", on_timeout=w.describe)
-    reported = [{"error_type": ln["error_type"], "message": ln["message"]}
-                for ln in w.events("init_error") + w.events("job:error")]
+    wait_until(
+        lambda: w.events("init_error") or w.events("job:error") or not w.alive(),
+        READY,
+        "the worker reports the damage",
+        on_timeout=w.describe,
+    )
+    reported = [
+        {"error_type": ln["error_type"], "message": ln["message"]}
+        for ln in w.events("init_error") + w.events("job:error")
+    ]
     result.check(reported, f"the worker reported nothing (alive={w.alive()})")
     _check_one_line_errors(result, reported, "worker on a corrupt file")
-    result.check(any(n in r["message"] for r in reported for n in ("malformed", "corrupt", "not a database")),
-                 f"unclear error: {reported[:1]}")
+    result.check(
+        any(n in r["message"] for r in reported for n in ("malformed", "corrupt", "not a database")),
+        f"unclear error: {reported[:1]}",
+    )
     if w.events("init_error"):
         result.check(w.wait_exit(30) == 3, f"worker exited {w.popen.returncode} after refusing to open")
     else:
         result.check(stop_gracefully([w], 30) == [0], "worker did not stop cleanly on SIGTERM")
-    result.notes.append(f"worker {'kept running and stopped cleanly' if w.events('ready') else 'refused at open'}: "
-                        f"{reported[0]['message'][:80] if reported else ''}…")
+    result.notes.append(
+        f"worker {'kept running and stopped cleanly' if w.events('ready') else 'refused at open'}: "
+        f"{reported[0]['message'][:80] if reported else ''}…"
+    )
     for suffix in ("-wal", "-shm"):
         Path(f"{ws.db}{suffix}").unlink(missing_ok=True)
     shutil.copy(backup, ws.db)
@@ -899,15 +1051,19 @@ def scenario_corrupt(ws: Workspace, jobs: int, seed: int = 5) -> Result:
 # -- 7. change-feed integrity ----------------------------------------------------------------------------------
 def scenario_feed(ws: Workspace, jobs: int, producers: int, workers: int, restarts: int, seed: int = 7) -> Result:
     rng = random.Random(seed)
-    result = Result("7. change-feed integrity",
-                    f"{jobs:,} jobs, {producers} producers + {workers} workers writing",
-                    f"watch() consumer killed {restarts} times (SIGKILL/SIGTERM) and resumed from its last token")
+    result = Result(
+        "7. change-feed integrity",
+        f"{jobs:,} jobs, {producers} producers + {workers} workers writing",
+        f"watch() consumer killed {restarts} times (SIGKILL/SIGTERM) and resumed from its last token",
+    )
     watcher = ws.launcher.start("watch0", "watcher", "--db", ws.db)
     watcher.wait_for("ready", READY)
     pool = [ws.worker(f"f{i}", concurrency=10, mixed_delay=0.004) for i in range(workers)]
     per = jobs // producers
-    prods = [ws.launcher.start(f"prod{i}", "producer", "--db", ws.db, "--count", per, "--quiet", "--tag", f"p{i}")
-             for i in range(producers)]
+    prods = [
+        ws.launcher.start(f"prod{i}", "producer", "--db", ws.db, "--count", per, "--quiet", "--tag", f"p{i}")
+        for i in range(producers)
+    ]
     total_changes = 3 * per * producers
     segments = [watcher]
     seen = 0
@@ -935,8 +1091,12 @@ def scenario_feed(ws: Workspace, jobs: int, producers: int, workers: int, restar
     stop_gracefully(pool)
     head = head_seq(ws.db)
     final = segments[-1]
-    wait_until(lambda: (final.events("change") or [{"token": last_token or 0}])[-1]["token"] >= head, 60,
-               "the last watcher caught up", on_timeout=final.describe)
+    wait_until(
+        lambda: (final.events("change") or [{"token": last_token or 0}])[-1]["token"] >= head,
+        60,
+        "the last watcher caught up",
+        on_timeout=final.describe,
+    )
     final.signal(signal.SIGTERM)
     final.finish(30)
     delivered = [(c["token"], c["op"], c["job_id"], c["status"]) for s in segments for c in s.events("change")]
@@ -951,8 +1111,9 @@ def scenario_feed(ws: Workspace, jobs: int, producers: int, workers: int, restar
     result.lost = len(missing)
     statuses = ws.probe.statuses()
     result.check(all(statuses.get(j) == "completed" for j in ids), "a job did not complete")
-    result.notes.append(f"{len(delivered):,} changes over {len(segments)} watcher processes, "
-                        f"{len(truth):,} in the table")
+    result.notes.append(
+        f"{len(delivered):,} changes over {len(segments)} watcher processes, {len(truth):,} in the table"
+    )
     return result
 
 
@@ -961,11 +1122,17 @@ def run_scenario(key: str, mode: str = "quick", base: Path | None = None) -> lis
     """Run scenario ``key`` ('1'…'7', or '5a'…'5e') at the sizes of ``mode``; returns its rows."""
     sizes = SIZES[mode][key[0]]
     storage: dict[str, Callable[..., Result]] = {
-        "5a": scenario_readonly_dir, "5b": scenario_disk_full, "5c": scenario_locked,
-        "5d": scenario_not_a_database, "5e": scenario_corrupt,
+        "5a": scenario_readonly_dir,
+        "5b": scenario_disk_full,
+        "5c": scenario_locked,
+        "5d": scenario_not_a_database,
+        "5e": scenario_corrupt,
     }
     simple: dict[str, Callable[..., Result]] = {
-        "1": scenario_exactly_once, "2": scenario_crash, "3": scenario_operator, "4": scenario_shutdown,
+        "1": scenario_exactly_once,
+        "2": scenario_crash,
+        "3": scenario_operator,
+        "4": scenario_shutdown,
         "7": scenario_feed,
     }
     results: list[Result] = []
@@ -998,8 +1165,7 @@ ALL = ["1", "2", "3", "4", "5", "6", "7"]
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="small sizes (what make test runs)")
-    p.add_argument("--scenario", action="append", default=[],
-                   help="run only this scenario (1-7, or 5a-5e); repeatable")
+    p.add_argument("--scenario", action="append", default=[], help="run only this scenario (1-7, or 5a-5e); repeatable")
     p.add_argument("--out", default=None, help="markdown output [default: bench/results/reliability.md]")
     args = p.parse_args(argv)
     mode = "quick" if args.quick else "full"
@@ -1012,15 +1178,20 @@ def main(argv: list[str] | None = None) -> int:
             results.append(r)
             print(("   " + r.summary()).replace("\n", "\n   "), file=sys.stderr, flush=True)
     text = table(results)
-    header = (f"Reliability run ({mode} sizes), {time.strftime('%Y-%m-%d %H:%M')}, "
-              f"{os.cpu_count()} CPUs, Python {sys.version.split()[0]}, SQLite {sqlite3.sqlite_version}; "
-              f"total {time.monotonic() - started:.0f} s. Rerun: `python -m bench.reliability"
-              f"{' --quick' if args.quick else ''}`.")
+    header = (
+        f"Reliability run ({mode} sizes), {time.strftime('%Y-%m-%d %H:%M')}, "
+        f"{os.cpu_count()} CPUs, Python {sys.version.split()[0]}, SQLite {sqlite3.sqlite_version}; "
+        f"total {time.monotonic() - started:.0f} s. Rerun: `python -m bench.reliability"
+        f"{' --quick' if args.quick else ''}`."
+    )
     print(header)
     print()
     print(text)
-    out = Path(args.out) if args.out else REPO_ROOT / "bench" / "results" / ("reliability-quick.md" if args.quick
-                                                                            else "reliability.md")
+    out = (
+        Path(args.out)
+        if args.out
+        else REPO_ROOT / "bench" / "results" / ("reliability-quick.md" if args.quick else "reliability.md")
+    )
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(header + "\n\n" + text + "\n")
     failed = [r for r in results if not r.ok]

@@ -41,46 +41,173 @@ from tests.procs._common import sqlite_url
 from .reliability import READY, Result, Workspace, enqueue_here, integrity
 
 # -- strategies -------------------------------------------------------------------------------------
-texts = st.text(max_size=40) | st.text(alphabet=string.printable, max_size=300) | st.sampled_from(
-    ["", " ", "a b", "tab\tname", "x" * 255, "x" * 256, "nul\x00", "é", "\ud800", "名前", "a\u2028b", "\x7f"])
-json_scalars = (st.none() | st.booleans() | st.integers() | st.integers(min_value=-(2**200), max_value=2**200)
-                | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=30))
+texts = (
+    st.text(max_size=40)
+    | st.text(alphabet=string.printable, max_size=300)
+    | st.sampled_from(
+        ["", " ", "a b", "tab\tname", "x" * 255, "x" * 256, "nul\x00", "é", "\ud800", "名前", "a\u2028b", "\x7f"]
+    )
+)
+json_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.integers(min_value=-(2**200), max_value=2**200)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=30)
+)
 json_keys = st.text(max_size=10) | st.integers(-5, 5) | st.sampled_from([True, None, 1.5])
 payloads = st.recursive(
     json_scalars,
     lambda inner: st.lists(inner, max_size=5) | st.dictionaries(json_keys, inner, max_size=5),
     max_leaves=25,
 )
-odd_payloads = st.sampled_from([
-    {1, 2}, b"bytes", datetime(2024, 1, 1, tzinfo=UTC), object(), float("nan"), [float("inf")],
-    {"k": float("-inf")}, (1, 2), {"t": (1, "a")}, complex(1, 2), Ellipsis,
-])
+odd_payloads = st.sampled_from(
+    [
+        {1, 2},
+        b"bytes",
+        datetime(2024, 1, 1, tzinfo=UTC),
+        object(),
+        float("nan"),
+        [float("inf")],
+        {"k": float("-inf")},
+        (1, 2),
+        {"t": (1, "a")},
+        complex(1, 2),
+        Ellipsis,
+    ]
+)
 statuses = st.sampled_from(["pending", "processing", "completed", "failed", "cancelled"])
-status_args = (st.none() | statuses | st.lists(statuses | st.text(max_size=8), max_size=3) | st.text(max_size=10)
-               | st.integers())
-moments = (st.none() | st.datetimes(timezones=st.just(UTC)) | st.datetimes() | st.text(max_size=5) | st.integers())
+status_args = (
+    st.none() | statuses | st.lists(statuses | st.text(max_size=8), max_size=3) | st.text(max_size=10) | st.integers()
+)
+moments = st.none() | st.datetimes(timezones=st.just(UTC)) | st.datetimes() | st.text(max_size=5) | st.integers()
 hexes = st.text(alphabet="0123456789abcdefABCDEF", min_size=20, max_size=28)
-ids = (texts | hexes | st.integers() | st.binary(max_size=24) | st.none() | st.lists(st.integers(), max_size=2))
-cron_field = st.sampled_from(["*", "*/5", "0", "59", "60", "1-5", "5-1", "1,2,3", "MON", "jan", "?", "L", "#", "-1",
-                              "*/0", "1/2", "", "31", "32", "7", "8"])
-crons = (st.lists(cron_field, min_size=0, max_size=7).map(" ".join)
-         | st.sampled_from(["@hourly", "@daily", "@weekly", "@monthly", "@yearly", "@annually", "@reboot",
-                            "@every 5m", "@", "* * * * * * *", "0 0 30 2 *"])
-         | st.text(max_size=30))
-zones = st.none() | st.sampled_from(["UTC", "Europe/Paris", "America/New_York", "Mars/Olympus", "", "../etc",
-                                     "+05:00"]) | st.text(max_size=12)
-url_heads = st.sampled_from(["sqlite:///", "sqlite:////tmp/", "sqlite://", "SQLITE:///", "mongodb://",
-                             "mongodb+srv://", "redis://", "", "file:///", "sqlite:"])
-url_tails = st.text(alphabet=string.printable, max_size=40) | st.sampled_from([
-    "jobs.db?busy_timeout=abc", "jobs.db?synchronous=sometimes", "jobs.db?feed_retention=-1", "jobs.db?x=1",
-    ":memory:", "jobs.db?busy_timeout=nan", "jobs.db?feed_interval_ms=inf", "u:p@host:99999/db", "@/db",
-    "host/db?replicaSet=", "h:notaport/db", "%zz.db"])
-cli_flags = st.sampled_from(["--worker", "--demo", "--headless", "--read-only", "--app", "--log-level", "--log-format",
-                             "--concurrency", "--instance-id", "--poll-interval", "--lock-timeout",
-                             "--shutdown-timeout", "--summary-interval", "--duration", "--connect-timeout",
-                             "--no-such-flag", "-x", "--"])
-cli_values = st.sampled_from(["0", "-1", "1", "2.5", "nan", "inf", "1e999", "", " ", "debug", "json", "xml",
-                              "a:b", "sqlite:///x.db", "mysql://u:p@h/db", "tests.cli.apps.worker_app:setup"]) | texts
+ids = texts | hexes | st.integers() | st.binary(max_size=24) | st.none() | st.lists(st.integers(), max_size=2)
+cron_field = st.sampled_from(
+    [
+        "*",
+        "*/5",
+        "0",
+        "59",
+        "60",
+        "1-5",
+        "5-1",
+        "1,2,3",
+        "MON",
+        "jan",
+        "?",
+        "L",
+        "#",
+        "-1",
+        "*/0",
+        "1/2",
+        "",
+        "31",
+        "32",
+        "7",
+        "8",
+    ]
+)
+crons = (
+    st.lists(cron_field, min_size=0, max_size=7).map(" ".join)
+    | st.sampled_from(
+        [
+            "@hourly",
+            "@daily",
+            "@weekly",
+            "@monthly",
+            "@yearly",
+            "@annually",
+            "@reboot",
+            "@every 5m",
+            "@",
+            "* * * * * * *",
+            "0 0 30 2 *",
+        ]
+    )
+    | st.text(max_size=30)
+)
+zones = (
+    st.none()
+    | st.sampled_from(["UTC", "Europe/Paris", "America/New_York", "Mars/Olympus", "", "../etc", "+05:00"])
+    | st.text(max_size=12)
+)
+url_heads = st.sampled_from(
+    [
+        "sqlite:///",
+        "sqlite:////tmp/",
+        "sqlite://",
+        "SQLITE:///",
+        "mongodb://",
+        "mongodb+srv://",
+        "redis://",
+        "",
+        "file:///",
+        "sqlite:",
+    ]
+)
+url_tails = st.text(alphabet=string.printable, max_size=40) | st.sampled_from(
+    [
+        "jobs.db?busy_timeout=abc",
+        "jobs.db?synchronous=sometimes",
+        "jobs.db?feed_retention=-1",
+        "jobs.db?x=1",
+        ":memory:",
+        "jobs.db?busy_timeout=nan",
+        "jobs.db?feed_interval_ms=inf",
+        "u:p@host:99999/db",
+        "@/db",
+        "host/db?replicaSet=",
+        "h:notaport/db",
+        "%zz.db",
+    ]
+)
+cli_flags = st.sampled_from(
+    [
+        "--worker",
+        "--demo",
+        "--headless",
+        "--read-only",
+        "--app",
+        "--log-level",
+        "--log-format",
+        "--concurrency",
+        "--instance-id",
+        "--poll-interval",
+        "--lock-timeout",
+        "--shutdown-timeout",
+        "--summary-interval",
+        "--duration",
+        "--connect-timeout",
+        "--no-such-flag",
+        "-x",
+        "--",
+    ]
+)
+cli_values = (
+    st.sampled_from(
+        [
+            "0",
+            "-1",
+            "1",
+            "2.5",
+            "nan",
+            "inf",
+            "1e999",
+            "",
+            " ",
+            "debug",
+            "json",
+            "xml",
+            "a:b",
+            "sqlite:///x.db",
+            "mysql://u:p@h/db",
+            "tests.cli.apps.worker_app:setup",
+        ]
+    )
+    | texts
+)
 argvs = st.lists(cli_flags | cli_values, max_size=6)
 
 ALLOWED_PAYLOAD_ERRORS = (PayloadValidationError, PayloadTooLargeError)
@@ -98,8 +225,12 @@ def _normalise(value: Any) -> Any:
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, float) and isinstance(b, float):
         return a == b or (math.isnan(a) and math.isnan(b))
-    if type(a) is not type(b) and not (isinstance(a, int | float) and isinstance(b, int | float)
-                                       and not isinstance(a, bool) and not isinstance(b, bool)):
+    if type(a) is not type(b) and not (
+        isinstance(a, int | float)
+        and isinstance(b, int | float)
+        and not isinstance(a, bool)
+        and not isinstance(b, bool)
+    ):
         return False
     if isinstance(a, list):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
@@ -134,11 +265,23 @@ class Fuzz:
         book[what] = book.get(what, 0) + 1
 
     def settings(self, factor: float = 1.0) -> Callable[[Any], Any]:
-        return settings(max_examples=max(5, int(self.examples * factor)), deadline=None, database=None,
-                        suppress_health_check=list(HealthCheck), derandomize=False)
+        return settings(
+            max_examples=max(5, int(self.examples * factor)),
+            deadline=None,
+            database=None,
+            suppress_health_check=list(HealthCheck),
+            derandomize=False,
+        )
 
-    def enqueue_round_trip(self, what: str, m: Monque, name: Any, data: Any, unique_key: Any = None,
-                           errors: tuple[type[BaseException], ...] = (InvalidJobIdentifierError,)) -> None:
+    def enqueue_round_trip(
+        self,
+        what: str,
+        m: Monque,
+        name: Any,
+        data: Any,
+        unique_key: Any = None,
+        errors: tuple[type[BaseException], ...] = (InvalidJobIdentifierError,),
+    ) -> None:
         try:
             job = self.run(m.enqueue(name, data, unique_key=unique_key))
         except errors:
@@ -203,8 +346,9 @@ class Fuzz:
         @self.settings(0.2)
         @given(st.integers(1, 6_000_000))
         def huge(size: int) -> None:
-            self.enqueue_round_trip("huge payload", self.m, "fuzz.huge", {"blob": "z" * size},
-                                    errors=ALLOWED_PAYLOAD_ERRORS)
+            self.enqueue_round_trip(
+                "huge payload", self.m, "fuzz.huge", {"blob": "z" * size}, errors=ALLOWED_PAYLOAD_ERRORS
+            )
             try:
                 self.run(self.small.enqueue("fuzz.huge", {"blob": "z" * size}))
                 assert size < 4096, "a payload over max_payload_size was accepted"
@@ -215,8 +359,7 @@ class Fuzz:
 
     def run_at(self) -> None:
         @self.settings()
-        @given(st.none() | st.timedeltas(min_value=timedelta(days=-3650), max_value=timedelta(days=3650))
-               | moments)
+        @given(st.none() | st.timedeltas(min_value=timedelta(days=-3650), max_value=timedelta(days=3650)) | moments)
         def prop(when: Any) -> None:
             try:
                 job = self.run(self.m.enqueue("fuzz.when", {"k": 1}, run_at=when))
@@ -257,18 +400,28 @@ class Fuzz:
                 return "F"
             base = data.draw(st.sampled_from(valid))
             i = data.draw(st.integers(0, len(base) - 1))
-            return base[:i] + data.draw(st.sampled_from(["A", "_", "-", "=", "", "Z9"])) + base[i + 1:]
+            return base[:i] + data.draw(st.sampled_from(["A", "_", "-", "=", "", "Z9"])) + base[i + 1 :]
 
         @self.settings(2)
-        @given(st.data(), texts | st.integers() | st.none(), st.sampled_from(["forward", "backward", "sideways"]),
-               st.sampled_from(["id", "created_at", "updated_at", "next_run_at", "name"]),
-               st.sampled_from(["asc", "desc", "up"]))
+        @given(
+            st.data(),
+            texts | st.integers() | st.none(),
+            st.sampled_from(["forward", "backward", "sideways"]),
+            st.sampled_from(["id", "created_at", "updated_at", "next_run_at", "name"]),
+            st.sampled_from(["asc", "desc", "up"]),
+        )
         def prop(data: Any, text: Any, direction: str, by: str, order: str) -> None:
             cursor = mutate(data) if data.draw(st.booleans()) else text
             try:
                 sort = JobSort(by=by, direction=order)  # type: ignore[arg-type]
-                self.run(self.m.get_jobs_with_cursor(cursor=cursor, limit=5, direction=direction,  # type: ignore[arg-type]
-                                                     sort=sort))
+                self.run(
+                    self.m.get_jobs_with_cursor(
+                        cursor=cursor,
+                        limit=5,
+                        direction=direction,  # type: ignore[arg-type]
+                        sort=sort,
+                    )
+                )
                 self.tally("cursor", True)
             except (InvalidCursorError, InvalidJobQueryError):
                 self.tally("cursor", False)
@@ -277,8 +430,13 @@ class Fuzz:
 
     def selectors(self) -> None:
         @self.settings(2)
-        @given(texts | st.none() | st.integers(), status_args, moments, moments,
-               st.sampled_from(["cancel", "retry", "delete", "count", "get", "stats"]))
+        @given(
+            texts | st.none() | st.integers(),
+            status_args,
+            moments,
+            moments,
+            st.sampled_from(["cancel", "retry", "delete", "count", "get", "stats"]),
+        )
         def prop(name: Any, status: Any, older: Any, newer: Any, action: str) -> None:
             if isinstance(name, str):
                 name = "nomatch." + name  # never touches the jobs the other properties check
@@ -304,8 +462,10 @@ class Fuzz:
         real = self.run(self.m.enqueue("fuzz.ids", {"k": 1})).id
 
         @self.settings(2)
-        @given(ids | st.sampled_from([real, real.upper(), real + " ", " " + real, real[:-1]]),
-               st.sampled_from(["get", "cancel", "retry", "reschedule", "delete"]))
+        @given(
+            ids | st.sampled_from([real, real.upper(), real + " ", " " + real, real[:-1]]),
+            st.sampled_from(["get", "cancel", "retry", "reschedule", "delete"]),
+        )
         def prop(job_id: Any, action: str) -> None:
             try:
                 if action == "get":
@@ -319,8 +479,9 @@ class Fuzz:
                 else:
                     out = self.run(self.m.delete_job(job_id) if job_id != real else self.m.get_job(job_id))
             except JobStateError:
-                assert isinstance(job_id, str) and job_id.strip().lower() == real, \
+                assert isinstance(job_id, str) and job_id.strip().lower() == real, (
                     f"JobStateError for an id that names no job: {job_id!r}"
+                )
                 self.tally("job id", False)
                 return
             self.tally("job id", out not in (None, False))
@@ -363,14 +524,26 @@ class Fuzz:
         prop()
 
     def properties(self) -> list[Callable[[], None]]:
-        return [self.names, self.unique_keys, self.payloads, self.run_at, self.cron, self.cursors,
-                self.selectors, self.job_ids, self.urls, self.cli]
+        return [
+            self.names,
+            self.unique_keys,
+            self.payloads,
+            self.run_at,
+            self.cron,
+            self.cursors,
+            self.selectors,
+            self.job_ids,
+            self.urls,
+            self.cli,
+        ]
 
 
 def run_fuzz(ws: Workspace, examples: int) -> Result:
-    result = Result("6. bad input (hypothesis)", f"{examples} examples per input kind (10 kinds), real SQLite file",
-                    "fuzzed names, keys, payloads (deep/huge/NaN/non-JSON), run_at, cron, cursors, selectors, ids, "
-                    "URLs, CLI args")
+    result = Result(
+        "6. bad input (hypothesis)",
+        f"{examples} examples per input kind (10 kinds), real SQLite file",
+        "fuzzed names, keys, payloads (deep/huge/NaN/non-JSON), run_at, cron, cursors, selectors, ids, URLs, CLI args",
+    )
     fuzz = Fuzz(ws, examples)
     try:
         for prop in fuzz.properties():
@@ -392,7 +565,9 @@ def run_fuzz(ws: Workspace, examples: int) -> Result:
     worker.signal(15)
     result.check(worker.wait_exit(30) == 0, "the worker did not stop cleanly")
     result.jobs = ws.probe.count()
-    acc = ", ".join(f"{k} {fuzz.accepted.get(k, 0)}/{fuzz.accepted.get(k, 0) + fuzz.rejected.get(k, 0)}"
-                    for k in sorted(set(fuzz.accepted) | set(fuzz.rejected)))
+    acc = ", ".join(
+        f"{k} {fuzz.accepted.get(k, 0)}/{fuzz.accepted.get(k, 0) + fuzz.rejected.get(k, 0)}"
+        for k in sorted(set(fuzz.accepted) | set(fuzz.rejected))
+    )
     result.notes.append(f"accepted/tried: {acc}")
     return result

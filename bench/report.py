@@ -64,8 +64,16 @@ def comparison_rows(records: list[Record]) -> list[list[str]]:
         vs_raw = vs_raw50 if vs_raw1 == "n/a" else f"{vs_raw50}; {vs_raw1}"
         status = _status(sync, r_huey is not None and r_huey >= 2.0, ours, r_huey)
         conc = f", concurrency {ours.extra.get('concurrency')}" if ours else ""
-        rows.append([f"drain {_n(ours)} backlog (best{conc})", *_cells(ours), vs_huey, vs_raw,
-                     TARGETS["drain"] if sync == "normal" else "(info)", status])
+        rows.append(
+            [
+                f"drain {_n(ours)} backlog (best{conc})",
+                *_cells(ours),
+                vs_huey,
+                vs_raw,
+                TARGETS["drain"] if sync == "normal" else "(info)",
+                status,
+            ]
+        )
         # drain at the default worker concurrency (5): what most users will measure first
         ours = _get(records, f"ours.drain.{sync}.c5")
         if ours is not None:
@@ -73,28 +81,60 @@ def comparison_rows(records: list[Record]) -> list[list[str]]:
             vs_huey, r_huey = _ratio(ours, ref, label)
             vs_raw1, _ = _ratio(ours, _get(records, f"raw.claim1.{sync}"), "raw 1/tx")
             status = _status(sync, r_huey is not None and r_huey >= 1.0, ours, r_huey)
-            rows.append([f"drain {_n(ours)} backlog (default concurrency 5)", *_cells(ours), vs_huey, vs_raw1,
-                         TARGETS["drain_default"] if sync == "normal" else "(info)", status])
+            rows.append(
+                [
+                    f"drain {_n(ours)} backlog (default concurrency 5)",
+                    *_cells(ours),
+                    vs_huey,
+                    vs_raw1,
+                    TARGETS["drain_default"] if sync == "normal" else "(info)",
+                    status,
+                ]
+            )
         # single enqueue
         ours = _get(records, f"ours.enqueue.{sync}")
         ref, label = huey_for(ours, huey_lfl_enq, huey_def_enq)
         vs_huey, r_huey = _ratio(ours, ref, label)
         vs_raw, _ = _ratio(ours, _get(records, f"raw.insert1.{sync}"), "raw insert 1/tx")
         status = _status(sync, r_huey is not None and r_huey >= 1.0, ours, r_huey)
-        rows.append(["single enqueue", *_cells(ours), vs_huey, vs_raw,
-                     TARGETS["enqueue"] if sync == "normal" else "(info)", status])
+        rows.append(
+            [
+                "single enqueue",
+                *_cells(ours),
+                vs_huey,
+                vs_raw,
+                TARGETS["enqueue"] if sync == "normal" else "(info)",
+                status,
+            ]
+        )
         # enqueue_many
         ours = _get(records, f"ours.many.{sync}")
         vs_raw, _ = _ratio(ours, _get(records, f"raw.insert1000.{sync}"), "raw insert 1000/tx")
         status = _status(sync, ours is not None and ours.value >= 100_000, ours, ours.value if ours else None)
-        rows.append(["enqueue_many (1000/batch)", *_cells(ours), "n/a (huey has no batch enqueue)", vs_raw,
-                     TARGETS["many"] if sync == "normal" else "(info)", status])
+        rows.append(
+            [
+                "enqueue_many (1000/batch)",
+                *_cells(ours),
+                "n/a (huey has no batch enqueue)",
+                vs_raw,
+                TARGETS["many"] if sync == "normal" else "(info)",
+                status,
+            ]
+        )
         # latency
         p50 = _get(records, f"ours.latency_p50.{sync}")
         p99 = _get(records, f"ours.latency_p99.{sync}")
         status = _status(sync, p50 is not None and p50.value <= 10.0, p50, p50.value if p50 else None)
-        rows.append(["enqueue→start p50, 2 processes", *_cells(p50), "n/a", "n/a",
-                     TARGETS["latency_p50"] if sync == "normal" else "(info)", status])
+        rows.append(
+            [
+                "enqueue→start p50, 2 processes",
+                *_cells(p50),
+                "n/a",
+                "n/a",
+                TARGETS["latency_p50"] if sync == "normal" else "(info)",
+                status,
+            ]
+        )
         rows.append(["enqueue→start p99, 2 processes", *_cells(p99), "n/a", "n/a", "—", ""])
     return [row for row in rows if row[2] != "—"]
 
@@ -151,8 +191,14 @@ def round_ratio_rows(rounds: list[list[Record]]) -> list[list[str]]:
     return rows
 
 
-def render(records: list[Record], failures: list[str], facts: dict[str, str], params: dict[str, str],
-           stderr_notes: list[str] | None = None, rounds: list[list[Record]] | None = None) -> str:
+def render(
+    records: list[Record],
+    failures: list[str],
+    facts: dict[str, str],
+    params: dict[str, str],
+    stderr_notes: list[str] | None = None,
+    rounds: list[list[Record]] | None = None,
+) -> str:
     parts = ["# monque_engine benchmark", ""]
     parts.append("Machine: " + "; ".join(f"{k}: {v}" for k, v in facts.items()))
     parts.append("")
@@ -160,10 +206,12 @@ def render(records: list[Record], failures: list[str], facts: dict[str, str], pa
     parts.append("")
     parts.append("## Ours against huey (same durability) and the raw SQLite ceiling")
     parts.append("")
-    parts.append(table(
-        ["Measure", "Durability", "monque_engine", "vs huey", "vs raw ceiling", "Target", "Status"],
-        comparison_rows(records),
-    ))
+    parts.append(
+        table(
+            ["Measure", "Durability", "monque_engine", "vs huey", "vs raw ceiling", "Target", "Status"],
+            comparison_rows(records),
+        )
+    )
     parts.append("")
     ratio_rows = round_ratio_rows(rounds) if rounds and len(rounds) > 1 else []
     if ratio_rows:
@@ -173,10 +221,12 @@ def render(records: list[Record], failures: list[str], facts: dict[str, str], pa
         parts.append("")
     parts.append("## Every figure")
     parts.append("")
-    parts.append(table(
-        ["Subject", "Measure", "Durability", "Result", "Settings"],
-        [[r.subject, r.measure, r.durability, fmt(r.value, r.unit), r.settings] for r in records],
-    ))
+    parts.append(
+        table(
+            ["Subject", "Measure", "Durability", "Result", "Settings"],
+            [[r.subject, r.measure, r.durability, fmt(r.value, r.unit), r.settings] for r in records],
+        )
+    )
     parts.append("")
     notes = [f"- {r.key}: {note}" for r in records for note in r.notes]
     notes += [f"- FAILED {f}" for f in failures]

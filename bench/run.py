@@ -144,13 +144,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--single", type=int, help="single-enqueue calls (default 20000, or 2/5 of --jobs)")
     ap.add_argument("--concurrency", help="worker concurrencies to try for our drain, e.g. 64,256")
     ap.add_argument("--latency-count", type=int, help="jobs for the latency test (default 200)")
-    ap.add_argument("--drain-wait", choices=("events", "stats"), default="events",
-                    help="how our drain waits before confirming with store.stats (see monque_engine_bench)")
+    ap.add_argument(
+        "--drain-wait",
+        choices=("events", "stats"),
+        default="events",
+        help="how our drain waits before confirming with store.stats (see monque_engine_bench)",
+    )
     ap.add_argument("--out", help="where to write the markdown (default bench/results/latest.md or quick.md)")
     ap.add_argument("--timeout", type=float, default=900, help="per-unit timeout in seconds")
-    ap.add_argument("--repeat", type=int, default=1,
-                    help="run the unit list N times, interleaved (so load spikes hit ours and huey alike), and "
-                         "report each figure's median; 3 on a busy machine")
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="run the unit list N times, interleaved (so load spikes hit ours and huey alike), and "
+        "report each figure's median; 3 on a busy machine",
+    )
     ap.add_argument("--list", action="store_true", help="list units and exit")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -182,8 +190,9 @@ def main(argv: list[str] | None = None) -> int:
             t0 = time.perf_counter()
             print(f"… {unit}", end="", flush=True)
             try:
-                proc = subprocess.run(child_argv(unit, args), cwd=ROOT, env=env, capture_output=True, text=True,
-                                      timeout=args.timeout)
+                proc = subprocess.run(
+                    child_argv(unit, args), cwd=ROOT, env=env, capture_output=True, text=True, timeout=args.timeout
+                )
             except subprocess.TimeoutExpired:
                 failures.append(f"{unit}: timed out after {args.timeout:.0f} s")
                 print(" TIMEOUT", flush=True)
@@ -206,9 +215,13 @@ def main(argv: list[str] | None = None) -> int:
         records = median_records(records)
 
     run_params = {
-        "jobs": str(p.jobs), "single": str(p.single), "latency": f"{p.latency_count}×{p.latency_gap * 1000:.0f}ms",
-        "concurrency": ",".join(map(str, p.concurrency)), "drain_wait": p.drain_wait,
-        "units": str(len(chosen)), "repeat": f"{repeats} (median of each figure)" if repeats > 1 else "1",
+        "jobs": str(p.jobs),
+        "single": str(p.single),
+        "latency": f"{p.latency_count}×{p.latency_gap * 1000:.0f}ms",
+        "concurrency": ",".join(map(str, p.concurrency)),
+        "drain_wait": p.drain_wait,
+        "units": str(len(chosen)),
+        "repeat": f"{repeats} (median of each figure)" if repeats > 1 else "1",
         "wall": f"{time.perf_counter() - started:.0f}s",
     }
     try:

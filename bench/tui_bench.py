@@ -64,9 +64,25 @@ def build(path: Path, size: int) -> None:
         rows = []
         for i in range(start, min(size, start + batch)):
             created = NOW_MS - (size - i) * 10
-            rows.append((f"{0x67880000 + i // 1_000_000:08x}{i:016x}", names[i % 5], json.dumps({"i": i}),
-                         "pending", created + 3_600_000, None, None, None, None, 0, None, None, None, created,
-                         created))
+            rows.append(
+                (
+                    f"{0x67880000 + i // 1_000_000:08x}{i:016x}",
+                    names[i % 5],
+                    json.dumps({"i": i}),
+                    "pending",
+                    created + 3_600_000,
+                    None,
+                    None,
+                    None,
+                    None,
+                    0,
+                    None,
+                    None,
+                    None,
+                    created,
+                    created,
+                )
+            )
         conn.execute("BEGIN")
         conn.executemany(sql, rows)
         conn.execute("COMMIT")
@@ -114,8 +130,9 @@ async def burst(url: str, count: int) -> tuple[float, float]:
         from datetime import timedelta
 
         started = time.perf_counter()
-        result = await other.cancel_jobs(JobSelector(status="pending",
-                                                     newer_than=newest - timedelta(milliseconds=10 * count)))
+        result = await other.cancel_jobs(
+            JobSelector(status="pending", newer_than=newest - timedelta(milliseconds=10 * count))
+        )
         committed = time.perf_counter()
         while True:
             job = app.jobs_screen.window.get(top)
@@ -202,9 +219,25 @@ def soak(directory: Path, seconds: float, rate: int, warmup: float, repeats: int
     root = Path(__file__).resolve().parent.parent
     env = {**os.environ, "PYTHONPATH": str(root)}
     py = sys.executable
-    worker = subprocess.Popen([py, "-m", "monque_tui", "--worker", "--app", "bench.tui_soak_app:setup",
-                               "--concurrency", "32", "--log-level", "warning", url], cwd=root, env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    worker = subprocess.Popen(
+        [
+            py,
+            "-m",
+            "monque_tui",
+            "--worker",
+            "--app",
+            "bench.tui_soak_app:setup",
+            "--concurrency",
+            "32",
+            "--log-level",
+            "warning",
+            url,
+        ],
+        cwd=root,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     time.sleep(2)
     producer = subprocess.Popen([py, "-m", "bench.tui_producer", url, str(rate)], cwd=root, env=env)
     session = f"monque-soak-{os.getpid()}"
@@ -215,8 +248,21 @@ def soak(directory: Path, seconds: float, rate: int, warmup: float, repeats: int
         time.sleep(min(seconds, 60))
         without = (_completed(path) - done0) / (time.perf_counter() - t0)
         print(f"worker throughput without the console: {without:,.0f} jobs/s", flush=True)
-        subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "160", "-y", "45",
-                        f"cd {root} && exec env PYTHONPATH={root} {py} -m monque_tui {url}"], check=True)
+        subprocess.run(
+            [
+                "tmux",
+                "new-session",
+                "-d",
+                "-s",
+                session,
+                "-x",
+                "160",
+                "-y",
+                "45",
+                f"cd {root} && exec env PYTHONPATH={root} {py} -m monque_tui {url}",
+            ],
+            check=True,
+        )
         tmux.run("resize-window", "-t", session, "-x", "160", "-y", "45")  # whatever the server's default size
         pid = int(tmux.run("display", "-p", "-t", session, "#{pane_pid}").strip())
         tmux.wait(lambda s: "completed/s" in s and "live" in s, 60)
@@ -230,14 +276,20 @@ def soak(directory: Path, seconds: float, rate: int, warmup: float, repeats: int
         cpu = (_proc_cpu_seconds(pid) - cpu0) / elapsed * 100
         with_console = (_completed(path) - done0) / elapsed
         print(f"console CPU {cpu:.1f} % of one core over {elapsed:.0f} s (target <= 10 %)")
-        print(f"console RSS {rss0:.0f} MB after warm-up -> {rss_samples[-1]:.0f} MB "
-              f"(max {max(rss_samples):.0f}); growth {rss_samples[-1] - rss0:+.1f} MB in {elapsed:.0f} s, "
-              f"{(rss_samples[-1] - rss0) / elapsed * 1800:+.1f} MB per 30 min extrapolated (target <= 20 MB)")
-        print(f"worker throughput with the console: {with_console:,.0f} jobs/s = "
-              f"{with_console / without * 100 if without else 0:.0f} % of without (target >= 90 %)")
+        print(
+            f"console RSS {rss0:.0f} MB after warm-up -> {rss_samples[-1]:.0f} MB "
+            f"(max {max(rss_samples):.0f}); growth {rss_samples[-1] - rss0:+.1f} MB in {elapsed:.0f} s, "
+            f"{(rss_samples[-1] - rss0) / elapsed * 1800:+.1f} MB per 30 min extrapolated (target <= 20 MB)"
+        )
+        print(
+            f"worker throughput with the console: {with_console:,.0f} jobs/s = "
+            f"{with_console / without * 100 if without else 0:.0f} % of without (target >= 90 %)"
+        )
         for what, values in _key_latencies(tmux, repeats).items():
-            print(f"key-to-screen {what:<12} p50 {_pct(values, 0.5):6.1f} ms  p95 {_pct(values, 0.95):6.1f} ms "
-                  f"(n={len(values)}, target p95 <= 100 ms)")
+            print(
+                f"key-to-screen {what:<12} p50 {_pct(values, 0.5):6.1f} ms  p95 {_pct(values, 0.95):6.1f} ms "
+                f"(n={len(values)}, target p95 <= 100 ms)"
+            )
         tmux.run("send-keys", "-t", session, "q")
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
@@ -283,8 +335,11 @@ def main() -> None:
         paint = asyncio.run(first_paint(url))
         shown, applied = asyncio.run(burst(url, min(args.burst, size)))
         results[size] = (paint, shown, applied)
-        print(f"{size:>10,} jobs: first paint {paint:7.1f} ms | burst of {min(args.burst, size):,} changes: "
-              f"on screen {shown:7.1f} ms after commit, UI apply time {applied:6.1f} ms", flush=True)
+        print(
+            f"{size:>10,} jobs: first paint {paint:7.1f} ms | burst of {min(args.burst, size):,} changes: "
+            f"on screen {shown:7.1f} ms after commit, UI apply time {applied:6.1f} ms",
+            flush=True,
+        )
     if len(sizes) >= 2:
         small, large = results[sizes[0]], results[sizes[-1]]
         print(f"first paint ratio {sizes[-1]:,}/{sizes[0]:,}: {large[0] / small[0]:.2f}x (target <= 2x, <= 300 ms)")

@@ -20,8 +20,9 @@ async def main(url: str, rate: int) -> None:
     next_at = time.monotonic()
     try:
         while True:
-            await monque.enqueue_many([{"name": NAMES[(n + i) % len(NAMES)], "data": {"n": n + i}}
-                                       for i in range(per_tick)])
+            await monque.enqueue_many(
+                [{"name": NAMES[(n + i) % len(NAMES)], "data": {"n": n + i}} for i in range(per_tick)]
+            )
             n += per_tick
             next_at += tick
             await asyncio.sleep(max(0.0, next_at - time.monotonic()))

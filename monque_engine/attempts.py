@@ -99,8 +99,11 @@ class Attempt:
         doc["endedAt"] = convert(self.ended_at_ms)
         if duration and self.duration_ms is not None:
             doc["durationMs"] = self.duration_ms
-        for key, value in (("errorType", self.error_type), ("errorMessage", self.error_message),
-                           ("traceback", self.traceback)):
+        for key, value in (
+            ("errorType", self.error_type),
+            ("errorMessage", self.error_message),
+            ("traceback", self.traceback),
+        ):
             if value is not None:
                 doc[key] = value
         return doc
@@ -155,8 +158,9 @@ class AppendedHistory:
 
     __slots__ = ("base", "ended_at_ms", "instance_id", "number", "started_at_ms")
 
-    def __init__(self, base: Any, number: int, instance_id: str | None, started_at_ms: int | None,
-                 ended_at_ms: int) -> None:
+    def __init__(
+        self, base: Any, number: int, instance_id: str | None, started_at_ms: int | None, ended_at_ms: int
+    ) -> None:
         self.base = base
         self.number = number
         self.instance_id = instance_id

@@ -36,15 +36,23 @@ MACROS: dict[str, str] = {
 _TZ_PREFIX = "CRON_TZ="
 #: (low, high) of each field of a 6-field expression, as cron-parser bounds them.
 _RANGES = ((0, 59), (0, 59), (0, 23), (1, 31), (1, 12), (0, 7))
-_NAMES = {name: number for number, name in enumerate(
-    ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), start=1)}
+_NAMES = {
+    name: number
+    for number, name in enumerate(
+        ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), start=1
+    )
+}
 _DAYS = {name: number for number, name in enumerate(("sun", "mon", "tue", "wed", "thu", "fri", "sat"))}
 _ALIAS = re.compile(r"[a-z]{3}", re.IGNORECASE)
 #: Characters each field may hold once names are numbers (cron-parser's own sets; W is
 #: newer cron-parser's "nearest weekday", which croniter also evaluates).
 _VALID = (
-    re.compile(r"[?,*\d/H-]+"), re.compile(r"[?,*\d/H-]+"), re.compile(r"[?,*\d/H-]+"),
-    re.compile(r"[?,*\dLWH/-]+"), re.compile(r"[?,*\d/H-]+"), re.compile(r"[?,*\dLH#/-]+"),
+    re.compile(r"[?,*\d/H-]+"),
+    re.compile(r"[?,*\d/H-]+"),
+    re.compile(r"[?,*\d/H-]+"),
+    re.compile(r"[?,*\dLWH/-]+"),
+    re.compile(r"[?,*\d/H-]+"),
+    re.compile(r"[?,*\dLH#/-]+"),
 )
 _LAST_WEEKDAY = re.compile(r"(\d)L")
 
@@ -63,7 +71,9 @@ def _zone(name: str | None, original: str) -> ZoneInfo | None:
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError, TypeError):
-        raise InvalidCronError(original, f"unknown time zone {name!r} (use an IANA name such as Europe/Paris)") from None
+        raise InvalidCronError(
+            original, f"unknown time zone {name!r} (use an IANA name such as Europe/Paris)"
+        ) from None
 
 
 def check_time_zone(tz: object, expression: str) -> str:
@@ -250,8 +260,16 @@ def _describe_expression(expression: str) -> str:
             return f"every day at {int(hour):02d}:{int(minute):02d}"
         if minute.isdigit() and hour.startswith("*/"):
             return f"every {hour[2:]} hours at minute {int(minute)}"
-    days = {"0": "Sunday", "1": "Monday", "2": "Tuesday", "3": "Wednesday", "4": "Thursday",
-            "5": "Friday", "6": "Saturday", "7": "Sunday"}
+    days = {
+        "0": "Sunday",
+        "1": "Monday",
+        "2": "Tuesday",
+        "3": "Wednesday",
+        "4": "Thursday",
+        "5": "Friday",
+        "6": "Saturday",
+        "7": "Sunday",
+    }
     if seconds == "0" and minute.isdigit() and hour.isdigit() and dom == "*" and month == "*" and dow in days:
         return f"every {days[dow]} at {int(hour):02d}:{int(minute):02d}"
     return f"cron {expression}"

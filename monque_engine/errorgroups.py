@@ -127,8 +127,13 @@ def fold_buckets(
         seen = groups.get(key)
         if seen is not None:
             row = ErrorGroupRow(
-                key, seen.name, seen.error_type or error_type, seen.count + count, seen.retrying + retrying,
-                min(seen.first_seen_ms, first), max(seen.last_seen_ms, last),
+                key,
+                seen.name,
+                seen.error_type or error_type,
+                seen.count + count,
+                seen.retrying + retrying,
+                min(seen.first_seen_ms, first),
+                max(seen.last_seen_ms, last),
                 tuple(a + b for a, b in zip(seen.per_minute, series, strict=True)),
             )
         groups[key] = row

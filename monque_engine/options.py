@@ -97,8 +97,13 @@ class MonqueOptions:
     skip_index_creation: bool = False
 
     def __post_init__(self) -> None:
-        for name in ("poll_interval", "safety_poll_interval", "max_backoff_delay", "lock_timeout",
-                     "heartbeat_interval"):
+        for name in (
+            "poll_interval",
+            "safety_poll_interval",
+            "max_backoff_delay",
+            "lock_timeout",
+            "heartbeat_interval",
+        ):
             check_seconds(name, getattr(self, name), allow_zero=False)
         # base_retry_interval may be 0: retry at once (upstream accepts it too).
         for name in ("base_retry_interval", "shutdown_timeout", "stats_cache_ttl"):
@@ -130,5 +135,7 @@ class MonqueOptions:
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(options) - known)
         if unknown:
-            raise InvalidOptionError(f"Unknown option(s) {', '.join(unknown)}; known options: {', '.join(sorted(known))}")
+            raise InvalidOptionError(
+                f"Unknown option(s) {', '.join(unknown)}; known options: {', '.join(sorted(known))}"
+            )
         return cls(**options)

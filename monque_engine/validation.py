@@ -53,6 +53,8 @@ def _encode(data: Any) -> str:
     except BaseException:
         _c_encoder = _make_encoder()  # its circular-reference markers may be half filled
         raise
+
+
 _valid_names: set[str] = set()  # names already validated: enqueue of a known name skips the regex
 
 
@@ -203,4 +205,3 @@ def payload_size(data: Any, text: str) -> int:
         return len(bson.encode({"data": data}))
     except Exception:  # noqa: BLE001 - BSON cannot hold it (e.g. a huge int): fall back to JSON bytes
         return len(text.encode())
-

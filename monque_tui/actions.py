@@ -52,6 +52,7 @@ CONSEQUENCES: dict[ActionKind, str] = {
 }
 #: Bulk operations that cover the whole store need the count typed back.
 
+
 def eligible(kind: ActionKind, status: JobStatus) -> bool:
     return status in ELIGIBLE[kind]
 
@@ -242,4 +243,3 @@ def result_sentence(kind: ActionKind, done: int, left_alone: int, gone: int) -> 
     if gone:
         parts.append(f"{gone:,} no longer existed")
     return "; ".join(parts)
-

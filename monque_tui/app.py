@@ -86,8 +86,15 @@ class MonqueConsole(App[int]):
     def paused(self) -> bool:
         return self.session.paused
 
-    def notify(self, message: str, *, title: str = "", severity: Any = "information",
-               timeout: float | None = None, markup: bool = False) -> None:
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: Any = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
         """Never markup: messages carry job names and errors, which may contain ``[`` (e.g. "[/]")."""
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
 
@@ -283,11 +290,17 @@ class MonqueConsole(App[int]):
             else:
                 self.notify("Nothing changed.", timeout=2)
 
-        self.push_screen(AskScreen(
-            f"Release {jobs} of dead owner {instance_id}?",
-            ["They go back to pending now and any worker may claim them (their handlers may run again).",
-             "The store releases only jobs whose owner is still stale at the moment of the write."],
-            "Release"), answered)
+        self.push_screen(
+            AskScreen(
+                f"Release {jobs} of dead owner {instance_id}?",
+                [
+                    "They go back to pending now and any worker may claim them (their handlers may run again).",
+                    "The store releases only jobs whose owner is still stale at the moment of the write.",
+                ],
+                "Release",
+            ),
+            answered,
+        )
 
     @work(group="fleet")
     async def toggle_name_pause(self, name: str) -> None:
@@ -301,8 +314,11 @@ class MonqueConsole(App[int]):
                 self.notify(f"Resumed {name!r}: workers claim it again.", title="Resume")
             else:
                 await monque.pause(name)
-                self.notify(f"Paused {name!r}: Python workers stop claiming it within a poll interval; running "
-                            "jobs finish. Node Monque workers do not honour pauses.", title="Pause")
+                self.notify(
+                    f"Paused {name!r}: Python workers stop claiming it within a poll interval; running "
+                    "jobs finish. Node Monque workers do not honour pauses.",
+                    title="Pause",
+                )
         except Exception as error:  # noqa: BLE001 - shown to the operator
             self.notify(f"Pause failed: {error}", severity="error", timeout=10)
             return
@@ -331,8 +347,9 @@ class MonqueConsole(App[int]):
             now = time.monotonic()
             if written and now - shown[0] >= 1.0:
                 shown[0] = now
-                self.call_from_thread(self.notify, f"Exporting… {written:,} of {total:,} jobs", title="Export",
-                                      timeout=2)
+                self.call_from_thread(
+                    self.notify, f"Exporting… {written:,} of {total:,} jobs", title="Export", timeout=2
+                )
 
         try:
             written = export_view(self.config.url, self.config.monque_options, list_filter, path, progress)

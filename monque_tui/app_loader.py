@@ -83,7 +83,7 @@ def _import(module_name: str, spec: str) -> Any:
                 ExitCode.APP,
             ) from None
         raise CliError(f"--app {spec!r}: importing {module_name!r} failed: {_describe(error)}", ExitCode.APP) from error
-    except Exception as error:  # noqa: BLE001 - any failure inside the user's module
+    except Exception as error:
         raise CliError(f"--app {spec!r}: importing {module_name!r} failed: {_describe(error)}", ExitCode.APP) from error
 
 
@@ -109,7 +109,7 @@ def _awaitable_setup(function: Callable[..., Any], spec: str) -> Setup:
                 await result
         except CliError:
             raise
-        except Exception as error:  # noqa: BLE001 - report the user's failure in one line
+        except Exception as error:
             raise CliError(f"--app {spec!r}: setup raised {_describe(error)}", ExitCode.APP) from error
 
     return setup

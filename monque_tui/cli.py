@@ -105,18 +105,30 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EXAMPLES + "\n" + describe_commands(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("url", nargs="?", metavar="URL", default=None,
-                        help="store URL: sqlite:///relative.db, sqlite:////absolute/path.db, mongodb://host/db "
-                             "or mongodb+srv://... [env: MONQUE_URL] [default: sqlite:///monque.db; "
-                             f"--demo: {DEMO_URL}]")
+    parser.add_argument(
+        "url",
+        nargs="?",
+        metavar="URL",
+        default=None,
+        help="store URL: sqlite:///relative.db, sqlite:////absolute/path.db, mongodb://host/db "
+        "or mongodb+srv://... [env: MONQUE_URL] [default: sqlite:///monque.db; "
+        f"--demo: {DEMO_URL}]",
+    )
     modes = parser.add_argument_group("modes (the console is the default)")
     exclusive = modes.add_mutually_exclusive_group()
-    exclusive.add_argument("--worker", action="store_true",
-                           help="run the --app's handlers headless until SIGINT/SIGTERM (no UI, no Textual)")
-    exclusive.add_argument("--demo", action="store_true",
-                           help="demo handlers and a stream of demo jobs on a local SQLite file, in the console")
-    modes.add_argument("--headless", action="store_true",
-                       help="with --demo: run the demo without the console, printing progress lines")
+    exclusive.add_argument(
+        "--worker",
+        action="store_true",
+        help="run the --app's handlers headless until SIGINT/SIGTERM (no UI, no Textual)",
+    )
+    exclusive.add_argument(
+        "--demo",
+        action="store_true",
+        help="demo handlers and a stream of demo jobs on a local SQLite file, in the console",
+    )
+    modes.add_argument(
+        "--headless", action="store_true", help="with --demo: run the demo without the console, printing progress lines"
+    )
     modes.add_argument("--version", action="version", version=version_text())
     options = parser.add_argument_group("settings (each also from an environment variable)")
     for option in OPTIONS:
@@ -124,8 +136,14 @@ def build_parser() -> argparse.ArgumentParser:
         if option.is_switch:
             options.add_argument(option.flag, dest=option.dest, action="store_true", default=False, help=help_text)
         else:
-            options.add_argument(option.flag, dest=option.dest, type=_flag_type(option.parse), default=None,
-                                 metavar=option.metavar, help=help_text)
+            options.add_argument(
+                option.flag,
+                dest=option.dest,
+                type=_flag_type(option.parse),
+                default=None,
+                metavar=option.metavar,
+                help=help_text,
+            )
     return parser
 
 
@@ -156,8 +174,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return ExitCode.FORCED_BASE + 2
     except Exception as error:  # noqa: BLE001 - a bug: say so in one line, traceback on request
         url = os.environ.get("MONQUE_URL", "")
-        _print_error(mask_secrets(f"internal error: {type(error).__name__}: {error}", url)
-                     + ("" if debug else " (rerun with --log-level debug for a traceback)"))
+        _print_error(
+            mask_secrets(f"internal error: {type(error).__name__}: {error}", url)
+            + ("" if debug else " (rerun with --log-level debug for a traceback)")
+        )
         if debug:
             traceback.print_exc()
         return ExitCode.INTERNAL
@@ -193,8 +213,9 @@ def _worker_mode(settings: Resolved) -> int:
 
     _reject(settings, ("read_only",), "--worker")
     if not settings["app"]:
-        raise CliError("--worker needs --app PACKAGE.MODULE:ATTR (or MONQUE_APP): the module holding your handlers",
-                       ExitCode.USAGE)
+        raise CliError(
+            "--worker needs --app PACKAGE.MODULE:ATTR (or MONQUE_APP): the module holding your handlers", ExitCode.USAGE
+        )
     configure_logging(settings["log_level"], settings["log_format"])
     app = load_app(settings["app"])
     options = settings.engine_options()
@@ -258,20 +279,30 @@ def _demo_mode(args: argparse.Namespace, settings: Resolved) -> int:
 
         _reject(settings, ("read_only",), "--demo --headless")
         configure_logging(settings["log_level"], settings["log_format"])
-        return run_worker_blocking(WorkerConfig(
-            url=url,
-            monque_options=options,
-            setup=demo.setup,
-            app_label="the demo",
-            summary_interval=_or(settings["summary_interval"], 2.0),
-            duration=_or(settings["duration"], 15.0) or None,
-            mode="demo",
-        ))
+        return run_worker_blocking(
+            WorkerConfig(
+                url=url,
+                monque_options=options,
+                setup=demo.setup,
+                app_label="the demo",
+                summary_interval=_or(settings["summary_interval"], 2.0),
+                duration=_or(settings["duration"], 15.0) or None,
+                mode="demo",
+            )
+        )
     _reject(settings, ("summary_interval", "duration"), "the console (they are for --worker and --demo --headless)")
     from .config import ConsoleConfig
 
-    return _run_console(ConsoleConfig(url=url, read_only=settings["read_only"], monque_options=options,
-                                      setup=demo.setup, start_workers=True, label="demo"))
+    return _run_console(
+        ConsoleConfig(
+            url=url,
+            read_only=settings["read_only"],
+            monque_options=options,
+            setup=demo.setup,
+            start_workers=True,
+            label="demo",
+        )
+    )
 
 
 # -- console ----------------------------------------------------------------------------------------
@@ -310,7 +341,10 @@ def _run_console(config: Any) -> int:
         from .console import run_console
     except ImportError as error:
         if error.name in ("monque_tui.console", "textual") or (error.name or "").startswith("textual."):
-            raise CliError(f"the console is not available ({error}); the headless modes still work: "
-                           f"{PROG} --worker or {PROG} --demo --headless", ExitCode.INTERNAL) from None
+            raise CliError(
+                f"the console is not available ({error}); the headless modes still work: "
+                f"{PROG} --worker or {PROG} --demo --headless",
+                ExitCode.INTERNAL,
+            ) from None
         raise
     return int(run_console(config))

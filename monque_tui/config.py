@@ -48,8 +48,11 @@ class ConsoleConfig:
     def __post_init__(self) -> None:
         if self.read_only and not self.start_workers:
             object.__setattr__(self, "url", read_only_url(self.url))
-            object.__setattr__(self, "monque_options",
-                               {**self.monque_options, "skip_index_creation": True, "recover_stale_jobs": False})
+            object.__setattr__(
+                self,
+                "monque_options",
+                {**self.monque_options, "skip_index_creation": True, "recover_stale_jobs": False},
+            )
 
     @property
     def display_url(self) -> str:

@@ -68,11 +68,15 @@ async def deliver_webhook(job: Job) -> None:
     await asyncio.sleep(random.uniform(0.1, 0.6))
     if random.random() < 0.5:
         endpoint = (job.data or {}).get("url", "endpoint") if isinstance(job.data, dict) else "endpoint"
-        raise RuntimeError(random.choice((
-            f"POST {endpoint} returned 503 Service Unavailable",
-            f"POST {endpoint} timed out after 5 s",
-            f"POST {endpoint} returned 429 Too Many Requests",
-        )))
+        raise RuntimeError(
+            random.choice(
+                (
+                    f"POST {endpoint} returned 503 Service Unavailable",
+                    f"POST {endpoint} timed out after 5 s",
+                    f"POST {endpoint} returned 429 Too Many Requests",
+                )
+            )
+        )
 
 
 async def rollup_metrics(job: Job) -> None:
@@ -95,11 +99,13 @@ def random_job(rng: random.Random) -> tuple[str, dict[str, Any]]:
     if roll < 0.45:
         return "email.send", {"to": f"{customer}@example.com", "template": rng.choice(_TEMPLATES)}
     if roll < 0.7:
-        return "image.resize", {"image": f"uploads/{customer}/{rng.randint(1000, 9999)}.jpg",
-                                "sizes": [128, 512, 1024]}
+        return "image.resize", {"image": f"uploads/{customer}/{rng.randint(1000, 9999)}.jpg", "sizes": [128, 512, 1024]}
     if roll < 0.85:
-        return "webhook.deliver", {"url": rng.choice(_ENDPOINTS), "event": "order.paid",
-                                   "order": rng.randint(10_000, 99_999)}
+        return "webhook.deliver", {
+            "url": rng.choice(_ENDPOINTS),
+            "event": "order.paid",
+            "order": rng.randint(10_000, 99_999),
+        }
     return "report.generate", {"report": rng.choice(_REPORTS), "requested_by": customer}
 
 
@@ -110,8 +116,14 @@ class DemoProducer:
     on its own, so neither the console nor the headless runner has to know it exists.
     """
 
-    def __init__(self, monque: Monque, *, seed: int | None = None, trickle: tuple[float, float] = (0.3, 1.5),
-                 burst_every: tuple[float, float] = (20.0, 45.0)) -> None:
+    def __init__(
+        self,
+        monque: Monque,
+        *,
+        seed: int | None = None,
+        trickle: tuple[float, float] = (0.3, 1.5),
+        burst_every: tuple[float, float] = (20.0, 45.0),
+    ) -> None:
         self.monque = monque
         self.rng = random.Random(seed)
         self.trickle = trickle

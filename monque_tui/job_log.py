@@ -74,8 +74,13 @@ class JobEventLog:
         self.counters.processed += 1
         job = event.job
         recurring = f" next run {job.next_run_at.astimezone():%H:%M:%S}" if job.repeat_interval else ""
-        emit(logging.INFO, "job:complete", f"job:complete  {job.name} {job.id} in {event.duration:.0f} ms{recurring}",
-             duration_ms=round(event.duration, 3), **_job_fields(job))
+        emit(
+            logging.INFO,
+            "job:complete",
+            f"job:complete  {job.name} {job.id} in {event.duration:.0f} ms{recurring}",
+            duration_ms=round(event.duration, 3),
+            **_job_fields(job),
+        )
 
     def _on_fail(self, event: Any) -> None:
         """One line: ``Type: first line of the message``. The traceback (the one recorded in
@@ -88,8 +93,10 @@ class JobEventLog:
         error = f"{error_type}: {first}" if first and first != error_type else error_type
         if event.will_retry:
             retry_at = job.next_run_at.astimezone()
-            message = (f"job:fail      {job.name} {job.id} attempt {job.fail_count} failed, "
-                       f"retry at {retry_at:%H:%M:%S}: {error}")
+            message = (
+                f"job:fail      {job.name} {job.id} attempt {job.fail_count} failed, "
+                f"retry at {retry_at:%H:%M:%S}: {error}"
+            )
             level = logging.WARNING
         else:
             self.counters.dead += 1
@@ -97,11 +104,23 @@ class JobEventLog:
             level = logging.ERROR
         last = getattr(job, "last_attempt", None)
         trace = getattr(last, "traceback", None) or format_traceback(event.error)
-        emit(level, "job:fail", message, error=text, error_type=error_type, will_retry=event.will_retry,
-             traceback=trace, **_job_fields(job))
+        emit(
+            level,
+            "job:fail",
+            message,
+            error=text,
+            error_type=error_type,
+            will_retry=event.will_retry,
+            traceback=trace,
+            **_job_fields(job),
+        )
         if log.isEnabledFor(logging.DEBUG):
-            emit(logging.DEBUG, "job:traceback", f"job:traceback {job.name} {job.id}\n{trace.rstrip()}",
-                 **_job_fields(job))
+            emit(
+                logging.DEBUG,
+                "job:traceback",
+                f"job:traceback {job.name} {job.id}\n{trace.rstrip()}",
+                **_job_fields(job),
+            )
 
     def _on_error(self, event: Any) -> None:
         self.counters.errors += 1
@@ -109,19 +128,33 @@ class JobEventLog:
         if type(error).__name__ == "ShutdownTimeoutError":
             self.counters.shutdown_timed_out = True
         fields = _job_fields(event.job) if event.job is not None else {}
-        emit(logging.ERROR, "job:error", f"job:error     {type(error).__name__}: {error}",
-             error=str(error), error_type=type(error).__name__, **fields)
+        emit(
+            logging.ERROR,
+            "job:error",
+            f"job:error     {type(error).__name__}: {error}",
+            error=str(error),
+            error_type=type(error).__name__,
+            **fields,
+        )
 
     def _on_stale(self, event: Any) -> None:
-        emit(logging.WARNING, "stale:recovered", f"stale:recovered {event.count} job(s) returned to pending",
-             count=event.count)
+        emit(
+            logging.WARNING,
+            "stale:recovered",
+            f"stale:recovered {event.count} job(s) returned to pending",
+            count=event.count,
+        )
 
     def _on_feed_error(self, event: Any) -> None:
         emit(logging.WARNING, "changestream:error", f"change feed error: {event.error}", error=str(event.error))
 
     def _on_fallback(self, event: Any) -> None:
-        emit(logging.WARNING, "changestream:fallback", f"change feed unavailable, polling instead: {event.reason}",
-             reason=event.reason)
+        emit(
+            logging.WARNING,
+            "changestream:fallback",
+            f"change feed unavailable, polling instead: {event.reason}",
+            reason=event.reason,
+        )
 
     # -- summary --------------------------------------------------------------------------------
     async def summary(self, *, final: bool = False) -> None:
@@ -134,8 +167,12 @@ class JobEventLog:
         self._last_summary_at, self._last_processed = now, c.processed
         active = max(c.started - c.processed - c.failed, 0)
         fields: dict[str, Any] = {
-            "processed": c.processed, "failed": c.failed, "dead": c.dead,
-            "active": active, "rate": round(rate, 2), "final": final,
+            "processed": c.processed,
+            "failed": c.failed,
+            "dead": c.dead,
+            "active": active,
+            "rate": round(rate, 2),
+            "final": final,
         }
         queue = ""
         if not final:
@@ -148,6 +185,10 @@ class JobEventLog:
                 queue = f" | queue pending={stats.pending} processing={stats.processing}"
         label = "total" if final else "summary"
         rate_label = "avg" if final else "rate"
-        emit(logging.INFO, "summary",
-             f"{label}: processed={c.processed} failed={c.failed} dead={c.dead} active={active} "
-             f"{rate_label}={rate:.1f}/s{queue}", **fields)
+        emit(
+            logging.INFO,
+            "summary",
+            f"{label}: processed={c.processed} failed={c.failed} dead={c.dead} active={active} "
+            f"{rate_label}={rate:.1f}/s{queue}",
+            **fields,
+        )

@@ -84,8 +84,9 @@ def _rich_handler(level: int) -> logging.Handler:
         a log line that is one grep-able line matters more here than a column layout.
         """
 
-        def render(self, *, record: logging.LogRecord, traceback: Any,
-                   message_renderable: ConsoleRenderable) -> ConsoleRenderable:
+        def render(
+            self, *, record: logging.LogRecord, traceback: Any, message_renderable: ConsoleRenderable
+        ) -> ConsoleRenderable:
             when = datetime.fromtimestamp(record.created).strftime("%H:%M:%S")
             line = Text.assemble((when, "log.time"), " ", self.get_level_text(record), " ")
             if isinstance(message_renderable, Text):

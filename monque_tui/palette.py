@@ -42,8 +42,9 @@ def palette_commands(app: Any, screen: Screen[Any]) -> Iterator[PaletteCommand]:
         if not target.check_action(name, params):
             continue
         keys = spec.key_display or spec.keys.split(",")[0]
-        yield PaletteCommand(f"{spec.description} [{keys}]", spec.help or spec.description,
-                             _runner(target, spec.action))
+        yield PaletteCommand(
+            f"{spec.description} [{keys}]", spec.help or spec.description, _runner(target, spec.action)
+        )
 
 
 def _runner(target: Any, action: str) -> Callable[[], Awaitable[None]]:
@@ -62,8 +63,7 @@ class ConsoleCommands(Provider):
     async def discover(self) -> Hits:
         for command in self._commands():
             # Content, not str: Textual would parse a str help as markup ("[/]" in a title).
-            yield DiscoveryHit(Content(command.title), command.run, text=command.title,
-                               help=Content(command.help))  # type: ignore[arg-type]
+            yield DiscoveryHit(Content(command.title), command.run, text=command.title, help=Content(command.help))  # type: ignore[arg-type]
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
@@ -74,5 +74,4 @@ class ConsoleCommands(Provider):
                 for offset in offsets:
                     if not command.title[offset].isspace():
                         display = display.stylize(matcher.match_style, offset, offset + 1)
-                yield Hit(score, display, command.run, text=command.title,
-                          help=Content(command.help))  # type: ignore[arg-type]
+                yield Hit(score, display, command.run, text=command.title, help=Content(command.help))  # type: ignore[arg-type]

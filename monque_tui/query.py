@@ -111,10 +111,17 @@ class JobQuery:
     def list_filter(self) -> JobListFilter:
         bound = self._bound
         return JobListFilter(
-            name=self.name, status=self.status, search=self.search, text=self.text, error_group=self.error_group,
-            created_at_from=bound("created_at", False), created_at_to=bound("created_at", True),
-            updated_at_from=bound("updated_at", False), updated_at_to=bound("updated_at", True),
-            next_run_at_from=bound("next_run_at", False), next_run_at_to=bound("next_run_at", True),
+            name=self.name,
+            status=self.status,
+            search=self.search,
+            text=self.text,
+            error_group=self.error_group,
+            created_at_from=bound("created_at", False),
+            created_at_to=bound("created_at", True),
+            updated_at_from=bound("updated_at", False),
+            updated_at_to=bound("updated_at", True),
+            next_run_at_from=bound("next_run_at", False),
+            next_run_at_to=bound("next_run_at", True),
         )
 
     def sort(self) -> JobSort:
@@ -136,8 +143,10 @@ class JobQuery:
             clear.append(f"the {' and '.join(other)} range" + ("s" if len(other) > 1 else ""))
         if not clear:
             return None
-        return ("Bulk actions select by status, name, contained text, error group and created time only: "
-                f"clear {' and '.join(clear)} first.")
+        return (
+            "Bulk actions select by status, name, contained text, error group and created time only: "
+            f"clear {' and '.join(clear)} first."
+        )
 
     @property
     def bulk_expressible(self) -> bool:
@@ -152,8 +161,14 @@ class JobQuery:
             newer = ms_datetime(created.start_ms - 1)
         if created is not None and created.end_ms is not None:
             older = ms_datetime(created.end_ms + 1)
-        return JobSelector(name=self.name, status=list(status) if isinstance(status, tuple) else status,
-                           older_than=older, newer_than=newer, text=self.text, error_group=self.error_group)
+        return JobSelector(
+            name=self.name,
+            status=list(status) if isinstance(status, tuple) else status,
+            older_than=older,
+            newer_than=newer,
+            text=self.text,
+            error_group=self.error_group,
+        )
 
     # -- changes -----------------------------------------------------------------------------
     def with_status(self, status: JobStatus | None) -> JobQuery:
@@ -172,8 +187,14 @@ class JobQuery:
 
     @property
     def is_empty(self) -> bool:
-        return (self.status is None and not self.name and not self.search and not self.ranges and not self.text
-                and not self.error_group)
+        return (
+            self.status is None
+            and not self.name
+            and not self.search
+            and not self.ranges
+            and not self.text
+            and not self.error_group
+        )
 
     @property
     def has_filter(self) -> bool:
@@ -256,7 +277,7 @@ class WhenError(ValueError):
 
 
 def parse_when(text: str, now_ms: int) -> datetime:
-    """"+10m", "+2h", "+1d", "now", or an ISO time (UTC unless it names an offset)."""
+    """ "+10m", "+2h", "+1d", "now", or an ISO time (UTC unless it names an offset)."""
     value = text.strip().lower()
     now = datetime.fromtimestamp(now_ms / 1000, UTC)
     if value == "now":
@@ -368,5 +389,5 @@ def parse_ranges(text: str, now_ms: int) -> tuple[TimeRange, ...]:
         stop = matches[index + 1].start() if index + 1 < len(matches) else len(text)
         if field in ranges:
             raise RangeError(f"{SORT_LABELS[field]} is given twice; give one range per time")
-        ranges[field] = _one_range(field, text[match.end():stop], now_ms)
+        ranges[field] = _one_range(field, text[match.end() : stop], now_ms)
     return tuple(ranges[f] for f in SORT_FIELDS if f in ranges)

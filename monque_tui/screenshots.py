@@ -37,8 +37,9 @@ Scene = Callable[[Pilot[int]], Awaitable[None]]
 
 
 def scene_app(url: str = SCENE_URL, read_only: bool = False) -> MonqueConsole:
-    return MonqueConsole(ConsoleConfig(url=url, read_only=read_only, label="snapshot"),
-                         clock=frozen_clock(SEED_NOW_MS), live=False)
+    return MonqueConsole(
+        ConsoleConfig(url=url, read_only=read_only, label="snapshot"), clock=frozen_clock(SEED_NOW_MS), live=False
+    )
 
 
 async def _ready(pilot: Pilot[int]) -> MonqueConsole:
@@ -89,19 +90,41 @@ async def workers_scene(pilot: Pilot[int]) -> None:
     app = await _ready(pilot)
     store: Any = app.monque.store
     minute = 60_000
-    await store.upsert_instance(InstanceRecord(
-        id="worker-2:881:c01d5e", host="worker-2", pid=881, version="monque_engine 0.1.0",
-        started_at_ms=SEED_NOW_MS - 90 * minute, heartbeat_interval_ms=30_000,
-        workers={"send-email": 5, "resize-image": 2}, running=1, processed=1_284, failed=12,
-        last_heartbeat_ms=SEED_NOW_MS - 4_000))
-    await store.upsert_instance(InstanceRecord(
-        id="batch-7:3310:77ab01", host="batch-7", pid=3310, version="monque_engine 0.1.0",
-        started_at_ms=SEED_NOW_MS - 300 * minute, heartbeat_interval_ms=30_000,
-        workers={"nightly-report": 1, "sync-crm": 3}, running=2, processed=311, failed=4,
-        last_heartbeat_ms=SEED_NOW_MS - 6 * minute))
+    await store.upsert_instance(
+        InstanceRecord(
+            id="worker-2:881:c01d5e",
+            host="worker-2",
+            pid=881,
+            version="monque_engine 0.1.0",
+            started_at_ms=SEED_NOW_MS - 90 * minute,
+            heartbeat_interval_ms=30_000,
+            workers={"send-email": 5, "resize-image": 2},
+            running=1,
+            processed=1_284,
+            failed=12,
+            last_heartbeat_ms=SEED_NOW_MS - 4_000,
+        )
+    )
+    await store.upsert_instance(
+        InstanceRecord(
+            id="batch-7:3310:77ab01",
+            host="batch-7",
+            pid=3310,
+            version="monque_engine 0.1.0",
+            started_at_ms=SEED_NOW_MS - 300 * minute,
+            heartbeat_interval_ms=30_000,
+            workers={"nightly-report": 1, "sync-crm": 3},
+            running=2,
+            processed=311,
+            failed=4,
+            last_heartbeat_ms=SEED_NOW_MS - 6 * minute,
+        )
+    )
     held = [SeedJob(90 + n, "sync-crm", JobStatus.PROCESSING, 20, owner="batch-7:3310:77ab01") for n in range(2)]
-    rows = [(*seed_row(job)[:5], SEED_NOW_MS - 9 * minute, job.owner, SEED_NOW_MS - 6 * minute, *seed_row(job)[8:])
-            for job in held]
+    rows = [
+        (*seed_row(job)[:5], SEED_NOW_MS - 9 * minute, job.owner, SEED_NOW_MS - 6 * minute, *seed_row(job)[8:])
+        for job in held
+    ]
     await store.execute_write(lambda conn: insert_rows(conn, rows))
     await pilot.press("W")
     while not (isinstance(app.screen, WorkersScreen) and app.screen.loads):

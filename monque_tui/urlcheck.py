@@ -57,23 +57,27 @@ def _check_sqlite(url: str) -> None:
     parent = path.parent if str(path.parent) else Path(".")
     where = f"{mask_url(url)}:"
     if path.is_dir():
-        raise CliError(f"{where} {path} is a directory; name a file inside it, e.g. {path / 'monque.db'}",
-                       ExitCode.STORE)
+        raise CliError(
+            f"{where} {path} is a directory; name a file inside it, e.g. {path / 'monque.db'}", ExitCode.STORE
+        )
     if not parent.exists():
-        raise CliError(f"{where} directory {parent} does not exist; create it first (mkdir -p {parent})",
-                       ExitCode.STORE)
+        raise CliError(
+            f"{where} directory {parent} does not exist; create it first (mkdir -p {parent})", ExitCode.STORE
+        )
     if not parent.is_dir():
         raise CliError(f"{where} {parent} is not a directory", ExitCode.STORE)
     if read_only and not path.exists():
-        raise CliError(f"{where} {path} does not exist, and a read-only open (--read-only, mode=ro) never "
-                       "creates a file; check the path", ExitCode.STORE)
+        raise CliError(
+            f"{where} {path} does not exist, and a read-only open (--read-only, mode=ro) never "
+            "creates a file; check the path",
+            ExitCode.STORE,
+        )
     if path.exists():
         if not os.access(path, os.R_OK):
             raise CliError(f"{where} cannot read {path}: permission denied", ExitCode.STORE)
         if not read_only and not os.access(path, os.W_OK):
             raise CliError(
-                f"{where} cannot write {path}: permission denied (the console can look without writing: "
-                "--read-only)",
+                f"{where} cannot write {path}: permission denied (the console can look without writing: --read-only)",
                 ExitCode.STORE,
             )
         try:
@@ -100,8 +104,9 @@ def _check_mongodb(url: str, connect_timeout: float) -> None:
         client = MongoClient(url, serverSelectionTimeoutMS=timeout_ms, connectTimeoutMS=timeout_ms)
         client.admin.command("ping")
     except (InvalidURI, ConfigurationError, ValueError) as error:
-        raise CliError(f"Invalid MongoDB URL {mask_url(url)}: {_masked(_first_part(error), url)}",
-                       ExitCode.USAGE) from None
+        raise CliError(
+            f"Invalid MongoDB URL {mask_url(url)}: {_masked(_first_part(error), url)}", ExitCode.USAGE
+        ) from None
     except PyMongoError as error:
         raise CliError(
             f"Cannot reach MongoDB at {mask_url(url)} within {connect_timeout:g} s: "

@@ -66,13 +66,20 @@ class StopRequest:
         name = signal.Signals(sig).name
         if not self.event.is_set():
             self.signal_name = name
-            emit(logging.WARNING, "worker:stopping",
-                 f"{name} received: finishing in-flight jobs (send it again to exit now)", signal=name)
+            emit(
+                logging.WARNING,
+                "worker:stopping",
+                f"{name} received: finishing in-flight jobs (send it again to exit now)",
+                signal=name,
+            )
             self.event.set()
             return
-        emit(logging.ERROR, "worker:forced",
-             f"second {name}: exiting now; in-flight jobs stay processing until stale recovery returns them",
-             signal=name)
+        emit(
+            logging.ERROR,
+            "worker:forced",
+            f"second {name}: exiting now; in-flight jobs stay processing until stale recovery returns them",
+            signal=name,
+        )
         flush_logging()
         os._exit(ExitCode.FORCED_BASE + sig)
 
@@ -120,18 +127,28 @@ async def run_worker(config: WorkerConfig) -> int:
         if stop.event.is_set():  # a signal arrived while starting: nothing ran, nothing to stop
             return ExitCode.OK
         await monque.start()
-        emit(logging.INFO, "worker:started",
-             f"{config.mode} started on {url} as {monque.instance_id}: {', '.join(monque.registered_names)} "
-             f"(concurrency {monque.options.worker_concurrency}, "
-             f"shutdown timeout {monque.options.shutdown_timeout:g} s)",
-             url=url, instance_id=monque.instance_id, names=monque.registered_names,
-             concurrency=monque.options.worker_concurrency, pid=os.getpid())
+        emit(
+            logging.INFO,
+            "worker:started",
+            f"{config.mode} started on {url} as {monque.instance_id}: {', '.join(monque.registered_names)} "
+            f"(concurrency {monque.options.worker_concurrency}, "
+            f"shutdown timeout {monque.options.shutdown_timeout:g} s)",
+            url=url,
+            instance_id=monque.instance_id,
+            names=monque.registered_names,
+            concurrency=monque.options.worker_concurrency,
+            pid=os.getpid(),
+        )
         if config.summary_interval > 0:
             summary_task = loop.create_task(_summaries(events, config.summary_interval))
         await _wait_for_stop(stop, config.duration)
         if not stop.event.is_set():
-            emit(logging.INFO, "worker:stopping", f"ran for {config.duration:g} s: finishing in-flight jobs",
-                 reason="duration")
+            emit(
+                logging.INFO,
+                "worker:stopping",
+                f"ran for {config.duration:g} s: finishing in-flight jobs",
+                reason="duration",
+            )
         await monque.stop()
     finally:
         if summary_task is not None:
@@ -140,8 +157,12 @@ async def run_worker(config: WorkerConfig) -> int:
         await monque.close()
     await events.summary(final=True)
     if events.counters.shutdown_timed_out:
-        emit(logging.ERROR, "worker:stopped", "stopped; shutdown timed out and left jobs for stale recovery",
-             code=int(ExitCode.SHUTDOWN_TIMEOUT))
+        emit(
+            logging.ERROR,
+            "worker:stopped",
+            "stopped; shutdown timed out and left jobs for stale recovery",
+            code=int(ExitCode.SHUTDOWN_TIMEOUT),
+        )
         return ExitCode.SHUTDOWN_TIMEOUT
     emit(logging.INFO, "worker:stopped", "stopped cleanly", code=0)
     return ExitCode.OK

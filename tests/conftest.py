@@ -121,8 +121,9 @@ class EventRecorder:
     def names(self) -> list[str]:
         return [name for name, _ in self.records]
 
-    async def wait_for(self, event: str, count: int = 1, where: Callable[[Any], bool] | None = None,
-                       timeout: float = DEFAULT_TIMEOUT) -> list[Any]:
+    async def wait_for(
+        self, event: str, count: int = 1, where: Callable[[Any], bool] | None = None, timeout: float = DEFAULT_TIMEOUT
+    ) -> list[Any]:
         """Wait until ``count`` matching ``event`` payloads were recorded; return them."""
 
         def matching() -> list[Any]:

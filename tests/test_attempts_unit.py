@@ -101,9 +101,16 @@ def test_surrogates_and_hostile_classes_are_made_storable() -> None:
 def test_stored_shape_round_trips_and_is_read_leniently() -> None:
     record = Attempt(2, "retrying", "host-1", 1_000, 1_250, "KeyError", "'k'", "tb")
     stored = json.loads(record.to_json())
-    assert stored == {"attempt": 2, "outcome": "retrying", "instanceId": "host-1", "startedAt": 1_000,
-                      "endedAt": 1_250, "errorType": "KeyError", "errorMessage": "'k'",
-                      "traceback": "tb"}
+    assert stored == {
+        "attempt": 2,
+        "outcome": "retrying",
+        "instanceId": "host-1",
+        "startedAt": 1_000,
+        "endedAt": 1_250,
+        "errorType": "KeyError",
+        "errorMessage": "'k'",
+        "traceback": "tb",
+    }
     assert record.to_document()["startedAt"] == datetime.fromtimestamp(1, UTC)
     assert record.to_document()["durationMs"] == 250  # MongoDB keeps it; SQLite derives it
     assert parse_attempts(record.to_json()) == ()  # an object, not an array
@@ -117,16 +124,19 @@ def test_stored_shape_round_trips_and_is_read_leniently() -> None:
     assert record.duration_ms == 250 and Attempt(1, "stale", None, None, 5).duration_ms is None
 
 
-@pytest.mark.parametrize(("message", "pattern"), [
-    ("'signing_secret'", "'<str>'"),
-    ('order 1234 failed after 2.5 s', "order <n> failed after <n> s"),
-    ("job 65f0a1b2c3d4e5f601234567 not found", "job <id> not found"),
-    ("user 3fa85f64-5717-4562-b3fc-2c963f66afa6 missing", "user <uuid> missing"),
-    ('key "a-b" at 0xdeadbeef', 'key "<str>" at <id>'),
-    ("first line 7\nsecond line 8", "first line <n>"),
-    ("", ""),
-    ("decade", "decade"),  # a word of hex letters is not an id
-])
+@pytest.mark.parametrize(
+    ("message", "pattern"),
+    [
+        ("'signing_secret'", "'<str>'"),
+        ("order 1234 failed after 2.5 s", "order <n> failed after <n> s"),
+        ("job 65f0a1b2c3d4e5f601234567 not found", "job <id> not found"),
+        ("user 3fa85f64-5717-4562-b3fc-2c963f66afa6 missing", "user <uuid> missing"),
+        ('key "a-b" at 0xdeadbeef', 'key "<str>" at <id>'),
+        ("first line 7\nsecond line 8", "first line <n>"),
+        ("", ""),
+        ("decade", "decade"),  # a word of hex letters is not an id
+    ],
+)
 def test_messages_are_normalised_to_a_pattern(message: str, pattern: str) -> None:
     assert normalize_message(message) == pattern
 

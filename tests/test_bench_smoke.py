@@ -13,7 +13,10 @@ def test_bench_quick_raw_prints_a_table(tmp_path):
     out = tmp_path / "bench.md"
     proc = subprocess.run(
         [sys.executable, "-m", "bench.run", "--quick", "--only", "raw-normal", "--jobs", "500", "--out", str(out)],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     assert "| Subject | Measure | Durability | Result | Settings |" in proc.stdout
@@ -44,8 +47,12 @@ def test_ratios_are_taken_inside_each_round_then_the_median():
         return Record(key=key, subject="s", measure="m", durability="d", value=value, unit="jobs/s")
 
     rounds = [
-        [rec("huey.lfl.drain.w1", 10.0), rec("huey.lfl.drain.w4", 5.0), rec("ours.drain.normal.c5", 12.0),
-         rec("ours.drain.normal.c64", 30.0)],
+        [
+            rec("huey.lfl.drain.w1", 10.0),
+            rec("huey.lfl.drain.w4", 5.0),
+            rec("ours.drain.normal.c5", 12.0),
+            rec("ours.drain.normal.c64", 30.0),
+        ],
         [rec("huey.lfl.drain.w1", 20.0), rec("ours.drain.normal.c5", 10.0), rec("ours.drain.normal.c64", 50.0)],
         [rec("huey.lfl.drain.w1", 10.0), rec("ours.drain.normal.c5", 9.0), rec("ours.drain.normal.c64", 15.0)],
     ]

@@ -62,7 +62,11 @@ async def test_a_failure_then_success_records_type_message_and_traceback(monque,
     stored = await m.get_job(job.id)
     first, second = stored.attempts
     assert (first.number, first.outcome, first.error_type, first.error_message) == (
-        1, "retrying", "KeyError", "'signing_secret'")
+        1,
+        "retrying",
+        "KeyError",
+        "'signing_secret'",
+    )
     assert first.summary == "KeyError: 'signing_secret'"
     assert first.traceback.startswith("Traceback (most recent call last):")
     assert "in sign" in first.traceback and first.traceback.rstrip().endswith("KeyError: 'signing_secret'")
@@ -121,8 +125,9 @@ async def test_stale_recovery_records_a_stale_attempt(monque, raw) -> None:
     m = await monque(lock_timeout=1)
     job = await m.enqueue("long")
     locked = datetime.now(UTC) - timedelta(minutes=5)
-    await raw(m).set(job.id, status="processing", claimedBy="ghost-instance", lockedAt=locked, lastHeartbeat=locked,
-                     failCount=2)
+    await raw(m).set(
+        job.id, status="processing", claimedBy="ghost-instance", lockedAt=locked, lastHeartbeat=locked, failCount=2
+    )
     assert await m.recover_stale_jobs() == 1
     stored = await m.get_job(job.id)
     assert stored.status is JobStatus.PENDING

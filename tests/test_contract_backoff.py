@@ -31,7 +31,7 @@ def test_delay_within_jitter_window(fail_count):
 
 def test_jitter_extremes_exactly():
     assert JITTER == 0.25
-    assert backoff_delay_ms(3, 1000, 10**9, Fixed(0.0)) == 6000   # 8000 × 0.75
+    assert backoff_delay_ms(3, 1000, 10**9, Fixed(0.0)) == 6000  # 8000 × 0.75
     assert backoff_delay_ms(3, 1000, 10**9, Fixed(1.0)) == 10000  # 8000 × 1.25
     assert backoff_delay_ms(3, 1000, 10**9, Fixed(0.5)) == 8000
 

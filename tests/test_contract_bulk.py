@@ -23,8 +23,14 @@ async def _seed(m, raw, names=("a", "b")):
                 if status != "pending":
                     fields["status"] = status
                 if status in ("processing", "failed", "cancelled"):
-                    fields.update(failCount=3, failReason="bad", claimedBy="someone", lockedAt=now_ms(),
-                                  lastHeartbeat=now_ms(), heartbeatInterval=1000)
+                    fields.update(
+                        failCount=3,
+                        failReason="bad",
+                        claimedBy="someone",
+                        lockedAt=now_ms(),
+                        lastHeartbeat=now_ms(),
+                        heartbeatInterval=1000,
+                    )
                 if fields:
                     await raw(m).set(job.id, **fields)
                 jobs[job.id] = (name, status)
@@ -135,10 +141,16 @@ async def test_retry_jobs_spreads_next_run_at_over_thirty_seconds(monque, raw):
     assert sum(1 for r in runs if r - before >= 15_000) > 50
 
 
-@pytest.mark.parametrize("status,expected", [
-    ("failed", 4), ("cancelled", 4), (["failed", "pending", "completed"], 4),
-    (["pending", "completed", "processing"], 0), ("pending", 0),
-])
+@pytest.mark.parametrize(
+    "status,expected",
+    [
+        ("failed", 4),
+        ("cancelled", 4),
+        (["failed", "pending", "completed"], 4),
+        (["pending", "completed", "processing"], 0),
+        ("pending", 0),
+    ],
+)
 async def test_retry_jobs_intersects_selector_status_with_retryable(monque, raw, recorder, status, expected):
     m = await monque()
     jobs = await _seed(m, raw)

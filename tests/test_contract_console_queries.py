@@ -30,8 +30,11 @@ async def test_bulk_calls_skip_jobs_updated_at_or_after_the_bound(monque, raw) -
 
 def test_mongo_selector_document_bounds_updated_at() -> None:
     """Query-document check (no MongoDB server here): the bound is updatedAt $lt, next to the rest."""
-    document = q.selector_filter(StoreSelector(name="bulk", statuses=(JobStatus.PENDING,), updated_before_ms=2_000_000,
-                                               created_before_ms=3_000_000))
+    document = q.selector_filter(
+        StoreSelector(
+            name="bulk", statuses=(JobStatus.PENDING,), updated_before_ms=2_000_000, created_before_ms=3_000_000
+        )
+    )
     assert document == {
         "name": "bulk",
         "status": {"$in": ["pending"]},

@@ -20,38 +20,47 @@ def nxt(expr: str, after: int) -> datetime:
     return ms_to_datetime(next_run_ms(expr, after))
 
 
-@pytest.mark.parametrize("expr,after,expected", [
-    ("*/15 * * * *", at(2024, 3, 10, 12, 7, 30), datetime(2024, 3, 10, 12, 15, tzinfo=UTC)),
-    ("0 9 * * 1", at(2024, 3, 10, 12, 0), datetime(2024, 3, 11, 9, 0, tzinfo=UTC)),  # next Monday
-    ("30 2 1 * *", at(2024, 1, 31, 0, 0), datetime(2024, 2, 1, 2, 30, tzinfo=UTC)),
-    ("0 0 29 2 *", at(2024, 3, 1, 0, 0), datetime(2028, 2, 29, 0, 0, tzinfo=UTC)),
-    # strictly after: a time exactly on the schedule moves to the next one
-    ("0 * * * *", at(2024, 3, 10, 12, 0), datetime(2024, 3, 10, 13, 0, tzinfo=UTC)),
-])
+@pytest.mark.parametrize(
+    "expr,after,expected",
+    [
+        ("*/15 * * * *", at(2024, 3, 10, 12, 7, 30), datetime(2024, 3, 10, 12, 15, tzinfo=UTC)),
+        ("0 9 * * 1", at(2024, 3, 10, 12, 0), datetime(2024, 3, 11, 9, 0, tzinfo=UTC)),  # next Monday
+        ("30 2 1 * *", at(2024, 1, 31, 0, 0), datetime(2024, 2, 1, 2, 30, tzinfo=UTC)),
+        ("0 0 29 2 *", at(2024, 3, 1, 0, 0), datetime(2028, 2, 29, 0, 0, tzinfo=UTC)),
+        # strictly after: a time exactly on the schedule moves to the next one
+        ("0 * * * *", at(2024, 3, 10, 12, 0), datetime(2024, 3, 10, 13, 0, tzinfo=UTC)),
+    ],
+)
 def test_five_field_expressions(expr, after, expected):
     assert nxt(expr, after) == expected
 
 
-@pytest.mark.parametrize("expr,after,expected", [
-    ("30 * * * * *", at(2024, 3, 10, 12, 0, 0), datetime(2024, 3, 10, 12, 0, 30, tzinfo=UTC)),
-    ("*/10 * * * * *", at(2024, 3, 10, 12, 0, 31), datetime(2024, 3, 10, 12, 0, 40, tzinfo=UTC)),
-    ("0 0 12 * * *", at(2024, 3, 10, 12, 0, 1), datetime(2024, 3, 11, 12, 0, 0, tzinfo=UTC)),
-    ("15 30 6 * * 0", at(2024, 3, 10, 7, 0), datetime(2024, 3, 17, 6, 30, 15, tzinfo=UTC)),
-])
+@pytest.mark.parametrize(
+    "expr,after,expected",
+    [
+        ("30 * * * * *", at(2024, 3, 10, 12, 0, 0), datetime(2024, 3, 10, 12, 0, 30, tzinfo=UTC)),
+        ("*/10 * * * * *", at(2024, 3, 10, 12, 0, 31), datetime(2024, 3, 10, 12, 0, 40, tzinfo=UTC)),
+        ("0 0 12 * * *", at(2024, 3, 10, 12, 0, 1), datetime(2024, 3, 11, 12, 0, 0, tzinfo=UTC)),
+        ("15 30 6 * * 0", at(2024, 3, 10, 7, 0), datetime(2024, 3, 17, 6, 30, 15, tzinfo=UTC)),
+    ],
+)
 def test_six_field_expressions_have_seconds_first(expr, after, expected):
     assert nxt(expr, after) == expected
 
 
-@pytest.mark.parametrize("macro,expected", [
-    ("@hourly", datetime(2024, 3, 10, 13, 0, tzinfo=UTC)),
-    ("@daily", datetime(2024, 3, 11, 0, 0, tzinfo=UTC)),
-    ("@midnight", datetime(2024, 3, 11, 0, 0, tzinfo=UTC)),
-    ("@weekly", datetime(2024, 3, 17, 0, 0, tzinfo=UTC)),  # 2024-03-10 is a Sunday
-    ("@monthly", datetime(2024, 4, 1, 0, 0, tzinfo=UTC)),
-    ("@yearly", datetime(2025, 1, 1, 0, 0, tzinfo=UTC)),
-    ("@annually", datetime(2025, 1, 1, 0, 0, tzinfo=UTC)),
-    ("@HOURLY", datetime(2024, 3, 10, 13, 0, tzinfo=UTC)),
-])
+@pytest.mark.parametrize(
+    "macro,expected",
+    [
+        ("@hourly", datetime(2024, 3, 10, 13, 0, tzinfo=UTC)),
+        ("@daily", datetime(2024, 3, 11, 0, 0, tzinfo=UTC)),
+        ("@midnight", datetime(2024, 3, 11, 0, 0, tzinfo=UTC)),
+        ("@weekly", datetime(2024, 3, 17, 0, 0, tzinfo=UTC)),  # 2024-03-10 is a Sunday
+        ("@monthly", datetime(2024, 4, 1, 0, 0, tzinfo=UTC)),
+        ("@yearly", datetime(2025, 1, 1, 0, 0, tzinfo=UTC)),
+        ("@annually", datetime(2025, 1, 1, 0, 0, tzinfo=UTC)),
+        ("@HOURLY", datetime(2024, 3, 10, 13, 0, tzinfo=UTC)),
+    ],
+)
 def test_macros(macro, expected):
     assert nxt(macro, at(2024, 3, 10, 12, 34, 56)) == expected
 
@@ -75,10 +84,23 @@ def test_without_zone_cron_is_utc():
     assert nxt("0 9 * * *", at(2024, 7, 1, 0, 0)) == datetime(2024, 7, 1, 9, 0, tzinfo=UTC)
 
 
-@pytest.mark.parametrize("expr", [
-    "", "   ", "* * * *", "* * * * * * *", "61 * * * *", "* 25 * * *", "* * 32 * *", "* * * 13 *",
-    "a b c d e", "@every_minute", "@hourly extra", "*/0 * * * *",
-])
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "",
+        "   ",
+        "* * * *",
+        "* * * * * * *",
+        "61 * * * *",
+        "* 25 * * *",
+        "* * 32 * *",
+        "* * * 13 *",
+        "a b c d e",
+        "@every_minute",
+        "@hourly extra",
+        "*/0 * * * *",
+    ],
+)
 def test_invalid_expressions_raise_with_a_hint(expr):
     with pytest.raises(InvalidCronError) as info:
         build_repeat_interval(expr)
@@ -129,22 +151,25 @@ async def test_schedule_computes_first_run_from_now(monque, expr):
 # -- everything Node Monque's parser (cron-parser 5) accepts -------------------------------------
 
 
-@pytest.mark.parametrize("expr,expected", [
-    ("@minutely", [datetime(2026, 1, 1, 0, 1, tzinfo=UTC), datetime(2026, 1, 1, 0, 2, tzinfo=UTC)]),
-    ("@secondly", [datetime(2026, 1, 1, 0, 0, 1, tzinfo=UTC), datetime(2026, 1, 1, 0, 0, 2, tzinfo=UTC)]),
-    # 2026-01-01 is a Thursday
-    ("@weekdays", [datetime(2026, 1, 2, tzinfo=UTC), datetime(2026, 1, 5, tzinfo=UTC)]),
-    ("@weekends", [datetime(2026, 1, 3, tzinfo=UTC), datetime(2026, 1, 4, tzinfo=UTC)]),
-    ("0 0 L * *", [datetime(2026, 1, 31, tzinfo=UTC), datetime(2026, 2, 28, tzinfo=UTC)]),  # last day
-    ("0 0 * * 5L", [datetime(2026, 1, 30, tzinfo=UTC), datetime(2026, 2, 27, tzinfo=UTC)]),  # last Friday
-    ("0 0 * * 7L", [datetime(2026, 1, 25, tzinfo=UTC), datetime(2026, 2, 22, tzinfo=UTC)]),  # last Sunday
-    ("0 0 * * MON#2", [datetime(2026, 1, 12, tzinfo=UTC), datetime(2026, 2, 9, tzinfo=UTC)]),  # 2nd Monday
-    ("0 0 * * 1#1", [datetime(2026, 1, 5, tzinfo=UTC), datetime(2026, 2, 2, tzinfo=UTC)]),
-    ("0 0 ? * *", [datetime(2026, 1, 2, tzinfo=UTC), datetime(2026, 1, 3, tzinfo=UTC)]),
-    ("0 12 * JAN-FEB sun", [datetime(2026, 1, 4, 12, tzinfo=UTC), datetime(2026, 1, 11, 12, tzinfo=UTC)]),
-    ("0 0 * * 6,5L", [datetime(2026, 1, 3, tzinfo=UTC), datetime(2026, 1, 10, tzinfo=UTC)]),
-    ("0 0 31 * 5L", [datetime(2026, 1, 30, tzinfo=UTC), datetime(2026, 1, 31, tzinfo=UTC)]),  # OR, as Vixie
-])
+@pytest.mark.parametrize(
+    "expr,expected",
+    [
+        ("@minutely", [datetime(2026, 1, 1, 0, 1, tzinfo=UTC), datetime(2026, 1, 1, 0, 2, tzinfo=UTC)]),
+        ("@secondly", [datetime(2026, 1, 1, 0, 0, 1, tzinfo=UTC), datetime(2026, 1, 1, 0, 0, 2, tzinfo=UTC)]),
+        # 2026-01-01 is a Thursday
+        ("@weekdays", [datetime(2026, 1, 2, tzinfo=UTC), datetime(2026, 1, 5, tzinfo=UTC)]),
+        ("@weekends", [datetime(2026, 1, 3, tzinfo=UTC), datetime(2026, 1, 4, tzinfo=UTC)]),
+        ("0 0 L * *", [datetime(2026, 1, 31, tzinfo=UTC), datetime(2026, 2, 28, tzinfo=UTC)]),  # last day
+        ("0 0 * * 5L", [datetime(2026, 1, 30, tzinfo=UTC), datetime(2026, 2, 27, tzinfo=UTC)]),  # last Friday
+        ("0 0 * * 7L", [datetime(2026, 1, 25, tzinfo=UTC), datetime(2026, 2, 22, tzinfo=UTC)]),  # last Sunday
+        ("0 0 * * MON#2", [datetime(2026, 1, 12, tzinfo=UTC), datetime(2026, 2, 9, tzinfo=UTC)]),  # 2nd Monday
+        ("0 0 * * 1#1", [datetime(2026, 1, 5, tzinfo=UTC), datetime(2026, 2, 2, tzinfo=UTC)]),
+        ("0 0 ? * *", [datetime(2026, 1, 2, tzinfo=UTC), datetime(2026, 1, 3, tzinfo=UTC)]),
+        ("0 12 * JAN-FEB sun", [datetime(2026, 1, 4, 12, tzinfo=UTC), datetime(2026, 1, 11, 12, tzinfo=UTC)]),
+        ("0 0 * * 6,5L", [datetime(2026, 1, 3, tzinfo=UTC), datetime(2026, 1, 10, tzinfo=UTC)]),
+        ("0 0 31 * 5L", [datetime(2026, 1, 30, tzinfo=UTC), datetime(2026, 1, 31, tzinfo=UTC)]),  # OR, as Vixie
+    ],
+)
 def test_node_monque_expressions(expr, expected):
     stored = build_repeat_interval(expr)
     assert [ms_to_datetime(r) for r in next_runs(stored, at(2026, 1, 1), 2)] == expected
@@ -180,8 +205,11 @@ async def test_a_stored_schedule_that_cannot_be_parsed_fails_once_without_runnin
     job = await m.schedule("@daily", "bad-schedule")
     # A producer elsewhere stored something no parser here reads, and made it due now.
     table = m.options.collection_name
-    await m.store.execute_write(lambda c: c.execute(
-        f"UPDATE {table} SET repeat_interval = '0 0 W * *', next_run_at = 0 WHERE id = ?", (job.id,)))
+    await m.store.execute_write(
+        lambda c: c.execute(
+            f"UPDATE {table} SET repeat_interval = '0 0 W * *', next_run_at = 0 WHERE id = ?", (job.id,)
+        )
+    )
     await m.start()
     (fail,) = await rec.wait_for("job:fail")
     assert fail.will_retry is False and isinstance(fail.error, InvalidCronError)

@@ -71,8 +71,6 @@ def test_valid_checksum_but_bad_content_is_rejected():
     with pytest.raises(InvalidCursorError):
         decode_cursor(forge({"id": ID, "by": "name", "dir": "asc", "v": None}), JobSort())
     with pytest.raises(InvalidCursorError):  # a non-id sort needs an integer value
-        decode_cursor(forge({"id": ID, "by": "created_at", "dir": "asc", "v": "x"}),
-                      JobSort(by="created_at"))
+        decode_cursor(forge({"id": ID, "by": "created_at", "dir": "asc", "v": "x"}), JobSort(by="created_at"))
     with pytest.raises(InvalidCursorError):
-        decode_cursor(forge({"id": ID, "by": "created_at", "dir": "asc", "v": True}),
-                      JobSort(by="created_at"))
+        decode_cursor(forge({"id": ID, "by": "created_at", "dir": "asc", "v": True}), JobSort(by="created_at"))

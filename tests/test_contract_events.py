@@ -34,8 +34,16 @@ def test_unknown_event_names_are_refused():
         emitter.on("job:started", lambda p: None)
     with pytest.raises(ValueError):
         emitter.once("nope", lambda p: None)
-    assert {"job:start", "job:complete", "job:fail", "job:error", "stale:recovered", "job:retried",
-            "jobs:deleted", "changestream:fallback"} <= EVENT_NAMES
+    assert {
+        "job:start",
+        "job:complete",
+        "job:fail",
+        "job:error",
+        "stale:recovered",
+        "job:retried",
+        "jobs:deleted",
+        "changestream:fallback",
+    } <= EVENT_NAMES
 
 
 def test_same_listener_registered_twice_is_called_twice_and_removed_once():

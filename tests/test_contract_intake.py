@@ -94,12 +94,14 @@ async def test_schedule_with_unique_key_dedups(monque):
 async def test_enqueue_many_inserts_all_in_order(monque):
     m = await monque()
     when = datetime.now(UTC) + timedelta(hours=1)
-    jobs = await m.enqueue_many([
-        {"name": "a", "data": 1},
-        {"name": "b", "data": {"x": 2}, "run_at": when},
-        {"name": "c", "data": None, "unique_key": "k1"},
-        {"name": "c"},
-    ])
+    jobs = await m.enqueue_many(
+        [
+            {"name": "a", "data": 1},
+            {"name": "b", "data": {"x": 2}, "run_at": when},
+            {"name": "c", "data": None, "unique_key": "k1"},
+            {"name": "c"},
+        ]
+    )
     assert [j.name for j in jobs] == ["a", "b", "c", "c"]
     assert len({j.id for j in jobs}) == 4
     assert jobs[1].next_run_at_ms == int(when.timestamp() * 1000)
@@ -116,16 +118,19 @@ async def test_enqueue_many_empty_is_a_noop(monque):
     assert await m.get_jobs() == []
 
 
-@pytest.mark.parametrize("bad", [
-    {"name": "bad name", "data": 1},
-    {"name": "", "data": 1},
-    {"name": "ok", "data": float("nan")},
-    {"name": "ok", "data": 1, "unique_key": ""},
-    {"name": "ok", "data": 1, "run_at": datetime(2030, 1, 1)},  # naive
-    {"name": "ok", "data": 1, "colour": "red"},  # unknown key
-    {"data": 1},  # no name
-    "not-a-mapping",
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"name": "bad name", "data": 1},
+        {"name": "", "data": 1},
+        {"name": "ok", "data": float("nan")},
+        {"name": "ok", "data": 1, "unique_key": ""},
+        {"name": "ok", "data": 1, "run_at": datetime(2030, 1, 1)},  # naive
+        {"name": "ok", "data": 1, "colour": "red"},  # unknown key
+        {"data": 1},  # no name
+        "not-a-mapping",
+    ],
+)
 async def test_enqueue_many_is_atomic_on_a_bad_item(monque, bad):
     m = await monque()
     await m.now("existing")
@@ -140,11 +145,13 @@ async def test_enqueue_many_is_atomic_on_a_bad_item(monque, bad):
 async def test_enqueue_many_dedups_unique_keys_within_and_across_batches(monque):
     m = await monque()
     existing = await m.enqueue("sync", {"v": 0}, unique_key="acct-1")
-    jobs = await m.enqueue_many([
-        {"name": "sync", "data": {"v": 1}, "unique_key": "acct-1"},
-        {"name": "sync", "data": {"v": 2}, "unique_key": "acct-2"},
-        {"name": "sync", "data": {"v": 3}, "unique_key": "acct-2"},
-    ])
+    jobs = await m.enqueue_many(
+        [
+            {"name": "sync", "data": {"v": 1}, "unique_key": "acct-1"},
+            {"name": "sync", "data": {"v": 2}, "unique_key": "acct-2"},
+            {"name": "sync", "data": {"v": 3}, "unique_key": "acct-2"},
+        ]
+    )
     assert jobs[0].id == existing.id and jobs[0].data == {"v": 0}
     assert jobs[1].id == jobs[2].id and jobs[2].data == {"v": 2}
     assert len(await m.get_jobs(name="sync")) == 2
@@ -182,9 +189,9 @@ async def test_twenty_concurrent_enqueues_of_one_key_make_one_job(monque):
 async def test_twenty_concurrent_enqueues_from_two_instances_make_one_job(monque):
     m1 = await monque()
     m2 = await monque()
-    results = await asyncio.gather(*(
-        (m1 if i % 2 else m2).enqueue("dedup", {"i": i}, unique_key="two") for i in range(20)
-    ))
+    results = await asyncio.gather(
+        *((m1 if i % 2 else m2).enqueue("dedup", {"i": i}, unique_key="two") for i in range(20))
+    )
     assert len({job.id for job in results}) == 1
     assert len(await m1.get_jobs(name="dedup")) == 1
 

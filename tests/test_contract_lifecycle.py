@@ -80,8 +80,9 @@ async def _make_processing(m, raw, name="s", locked_ago_ms=0, owner="crashed-wor
     job = await m.enqueue(name, 1)
     locked = now_ms() - locked_ago_ms
     heartbeat = locked if heartbeat_ago_ms is None else now_ms() - heartbeat_ago_ms
-    await raw(m).set(job.id, status="processing", claimedBy=owner, lockedAt=locked, lastHeartbeat=heartbeat,
-                     heartbeatInterval=1000)
+    await raw(m).set(
+        job.id, status="processing", claimedBy=owner, lockedAt=locked, lastHeartbeat=heartbeat, heartbeatInterval=1000
+    )
     return job
 
 
@@ -154,8 +155,12 @@ async def test_recovery_judges_liveness_by_heartbeat_not_lock_age(monque, raw):
     silent = await _make_processing(m, raw, locked_ago_ms=10_000_000, heartbeat_ago_ms=61_000)
     assert await m.recover_stale_jobs() == 2
     status = {job.id: (await m.get_job(job.id)).status for job in (alive, no_heartbeat, fresh_lock, silent)}
-    assert status == {alive.id: JobStatus.PROCESSING, no_heartbeat.id: JobStatus.PENDING,
-                      fresh_lock.id: JobStatus.PROCESSING, silent.id: JobStatus.PENDING}
+    assert status == {
+        alive.id: JobStatus.PROCESSING,
+        no_heartbeat.id: JobStatus.PENDING,
+        fresh_lock.id: JobStatus.PROCESSING,
+        silent.id: JobStatus.PENDING,
+    }
 
 
 async def test_a_heartbeating_job_longer_than_lock_timeout_runs_exactly_once(monque, recorder, wait_until):

@@ -24,8 +24,10 @@ N = 37
 async def _seed(m, raw, n=N):
     """n jobs whose sort fields have many ties, so the id tie-break matters."""
     base = now_ms() - 1_000_000
-    items = [{"name": "alpha" if i % 3 else "beta", "data": {"i": i},
-              "unique_key": f"Key-{i:03d}" if i % 4 == 0 else None} for i in range(n)]
+    items = [
+        {"name": "alpha" if i % 3 else "beta", "data": {"i": i}, "unique_key": f"Key-{i:03d}" if i % 4 == 0 else None}
+        for i in range(n)
+    ]
     jobs = await m.enqueue_many([{k: v for k, v in item.items() if v is not None} for item in items])
     for i, job in enumerate(jobs):
         fields = {
@@ -176,7 +178,8 @@ async def test_date_range_filters_are_inclusive(monque, raw, field):
     assert await m.count_jobs(flt) == len(expected)
     only_from = JobListFilter(**{f"{field}_from": ms_to_datetime(values[-1])})
     assert {j.id for j in (await m.get_jobs_with_cursor(filter=only_from, limit=1000)).jobs} == {
-        j.id for j in jobs if getattr(j, f"{field}_ms") == values[-1]}
+        j.id for j in jobs if getattr(j, f"{field}_ms") == values[-1]
+    }
 
 
 async def test_status_and_name_filters(monque, raw):
@@ -275,8 +278,9 @@ async def test_get_jobs_sorted_by_next_run_at_with_limit_and_skip(monque, raw):
     assert [j.id for j in await m.get_jobs(skip=35)] == expected[35:]
     assert await m.get_jobs(skip=100) == []
     alpha_failed = await m.get_jobs(name="alpha", status="failed")
-    assert [j.id for j in alpha_failed] == [j for j in expected if any(
-        x.id == j and x.name == "alpha" and x.status is JobStatus.FAILED for x in jobs)]
+    assert [j.id for j in alpha_failed] == [
+        j for j in expected if any(x.id == j and x.name == "alpha" and x.status is JobStatus.FAILED for x in jobs)
+    ]
     several = await m.get_jobs(status=[JobStatus.PENDING, "cancelled"])
     assert {j.status for j in several} == {JobStatus.PENDING, JobStatus.CANCELLED}
     assert len(several) == sum(1 for j in jobs if j.status.value in ("pending", "cancelled"))

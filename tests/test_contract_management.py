@@ -78,8 +78,9 @@ async def test_cancel_accepts_uppercase_and_objectid(monque):
 @pytest.mark.parametrize("status", ["failed", "cancelled"])
 async def test_retry_failed_or_cancelled(monque, raw, recorder, status):
     m = await monque()
-    job = await _in_status(m, raw, status, failCount=4, failReason="boom", lockedAt=now_ms(),
-                           claimedBy="gone", lastHeartbeat=now_ms())
+    job = await _in_status(
+        m, raw, status, failCount=4, failReason="boom", lockedAt=now_ms(), claimedBy="gone", lastHeartbeat=now_ms()
+    )
     rec = recorder(m)
     before = now_ms()
     retried = await m.retry_job(job.id)
@@ -142,8 +143,7 @@ async def test_reschedule_in_other_status_raises(monque, raw, status):
     job = await _in_status(m, raw, status)
     with pytest.raises(JobStateError) as info:
         await m.reschedule_job(job.id, timedelta(minutes=1))
-    assert (info.value.job_id, info.value.current_status, info.value.attempted_action) == (
-        job.id, status, "reschedule")
+    assert (info.value.job_id, info.value.current_status, info.value.attempted_action) == (job.id, status, "reschedule")
     assert (await m.get_job(job.id)).next_run_at_ms == job.next_run_at_ms
 
 

@@ -341,7 +341,7 @@ async def test_sync_handlers_run_in_a_thread(monque, recorder, wait_until):
     # The loop is free while the sync handler blocks: we can enqueue and see it processed.
     ok = await m.enqueue("sync", "ok")
     failing = await m.enqueue("sync", "fail")
-    (complete,) = await rec.wait_for("job:complete", where=lambda e: e.job.id == ok.id)
+    (_complete,) = await rec.wait_for("job:complete", where=lambda e: e.job.id == ok.id)
     (fail,) = await rec.wait_for("job:fail")
     assert fail.job.id == failing.id and fail.job.fail_reason == "sync failure"
     release.set()
@@ -549,8 +549,7 @@ class FailingStore(SqliteStore):
 
 async def _failing_monque(tmp_path, **options):
     store = FailingStore.from_url(f"sqlite:///{tmp_path}/failing.db")
-    m = Monque(store, **{"poll_interval": 0.05, "base_retry_interval": 0.01, "heartbeat_interval": 0.05,
-                         **options})
+    m = Monque(store, **{"poll_interval": 0.05, "base_retry_interval": 0.01, "heartbeat_interval": 0.05, **options})
     await m.initialize()
     return m, store
 

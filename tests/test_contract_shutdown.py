@@ -128,9 +128,6 @@ async def test_close_releases_the_store(monque):
 
 # -- a claim that lands after stop began ----------------------------------------------------------
 
-from monque_engine import Monque  # noqa: E402
-from monque_engine.store.sqlite import SqliteStore  # noqa: E402
-
 
 class GatedClaimStore(SqliteStore):
     """The SQLite store with a gate on claim results, to land a claim after stop() began."""

@@ -12,8 +12,10 @@ from monque_engine.timeutil import now_ms
 
 async def _seed(m, raw):
     base = now_ms() - 100_000
-    layout = {"a": {"pending": 3, "processing": 1, "completed": 2, "failed": 1, "cancelled": 0},
-              "b": {"pending": 0, "processing": 0, "completed": 1, "failed": 0, "cancelled": 2}}
+    layout = {
+        "a": {"pending": 3, "processing": 1, "completed": 2, "failed": 1, "cancelled": 0},
+        "b": {"pending": 0, "processing": 0, "completed": 1, "failed": 0, "cancelled": 2},
+    }
     durations = []
     for name, counts in layout.items():
         for status, count in counts.items():
@@ -32,7 +34,7 @@ async def _seed(m, raw):
 
 async def test_queue_stats_counts_and_average(monque, raw):
     m = await monque()
-    layout, durations = await _seed(m, raw)
+    _layout, durations = await _seed(m, raw)
     stats = await m.get_queue_stats()
     assert isinstance(stats, QueueStats)
     assert (stats.pending, stats.processing, stats.completed, stats.failed, stats.cancelled) == (3, 1, 3, 1, 2)

@@ -161,11 +161,14 @@ async def test_naive_run_at_is_rejected(monque):
     assert len(await m.get_jobs()) == 1
 
 
-@pytest.mark.parametrize("run_at", [
-    pytest.param(timedelta.max, id="timedelta.max"),
-    pytest.param(timedelta.min, id="timedelta.min"),
-    pytest.param(timedelta(days=3_000_000), id="past-year-9999"),
-])
+@pytest.mark.parametrize(
+    "run_at",
+    [
+        pytest.param(timedelta.max, id="timedelta.max"),
+        pytest.param(timedelta.min, id="timedelta.min"),
+        pytest.param(timedelta(days=3_000_000), id="past-year-9999"),
+    ],
+)
 async def test_run_at_beyond_what_the_stores_hold_is_rejected(monque, run_at):
     m = await monque()
     with pytest.raises(InvalidJobQueryError) as info:
@@ -197,10 +200,20 @@ async def test_get_jobs_skip_out_of_range_is_a_query_error(monque, skip):
         await m.get_jobs(skip=skip)
 
 
-@pytest.mark.parametrize("query", [
-    "feed_interval_ms=nan", "feed_interval_ms=inf", "feed_interval_ms=-1", "feed_interval_ms=-inf",
-    "busy_timeout=nan", "busy_timeout=inf", "busy_timeout=-1", "feed_retention=nan", "feed_retention=1e400",
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "feed_interval_ms=nan",
+        "feed_interval_ms=inf",
+        "feed_interval_ms=-1",
+        "feed_interval_ms=-inf",
+        "busy_timeout=nan",
+        "busy_timeout=inf",
+        "busy_timeout=-1",
+        "feed_retention=nan",
+        "feed_retention=1e400",
+    ],
+)
 def test_sqlite_url_parameters_must_be_finite_and_in_range(tmp_path, query):
     from monque_engine.store import InvalidStoreUrlError
 
@@ -218,43 +231,46 @@ async def test_invalid_cron_on_schedule_writes_nothing(monque):
     assert await m.get_jobs() == []
 
 
-@pytest.mark.parametrize("options", [
-    {"poll_interval": 0},
-    {"poll_interval": -1},
-    {"heartbeat_interval": True},
-    {"max_retries": 0},
-    {"max_retries": 1.5},
-    {"worker_concurrency": 0},
-    {"instance_concurrency": 0},
-    {"max_payload_size": -5},
-    {"shutdown_timeout": -1},
-    {"stats_cache_ttl": -0.1},
-    {"scheduler_instance_id": ""},
-    {"stale_recovery_interval": 0},
-    {"stale_recovery_interval": "5"},
-    {"no_such_option": 1},
-    # NaN, infinity, negative and out-of-range values (issue 9 item 10)
-    {"poll_interval": float("nan")},
-    {"safety_poll_interval": float("inf")},
-    {"heartbeat_interval": float("inf")},
-    {"lock_timeout": float("nan")},
-    {"lock_timeout": 1e300},
-    {"stale_recovery_interval": float("nan")},
-    {"stale_recovery_interval": float("-inf")},
-    {"shutdown_timeout": float("inf")},
-    {"shutdown_timeout": float("nan")},
-    {"base_retry_interval": -0.001},
-    {"base_retry_interval": float("nan")},
-    {"max_backoff_delay": float("inf")},
-    {"stats_cache_ttl": float("nan")},
-    {"worker_concurrency": 2**63},
-    {"instance_concurrency": 2**64},
-    {"max_retries": -1},
-    {"max_payload_size": 2**80},
-    {"job_retention": {"completed": float("nan")}},
-    {"job_retention": {"failed": float("inf")}},
-    {"job_retention": {"completed": 1, "interval": float("nan")}},
-])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"poll_interval": 0},
+        {"poll_interval": -1},
+        {"heartbeat_interval": True},
+        {"max_retries": 0},
+        {"max_retries": 1.5},
+        {"worker_concurrency": 0},
+        {"instance_concurrency": 0},
+        {"max_payload_size": -5},
+        {"shutdown_timeout": -1},
+        {"stats_cache_ttl": -0.1},
+        {"scheduler_instance_id": ""},
+        {"stale_recovery_interval": 0},
+        {"stale_recovery_interval": "5"},
+        {"no_such_option": 1},
+        # NaN, infinity, negative and out-of-range values (issue 9 item 10)
+        {"poll_interval": float("nan")},
+        {"safety_poll_interval": float("inf")},
+        {"heartbeat_interval": float("inf")},
+        {"lock_timeout": float("nan")},
+        {"lock_timeout": 1e300},
+        {"stale_recovery_interval": float("nan")},
+        {"stale_recovery_interval": float("-inf")},
+        {"shutdown_timeout": float("inf")},
+        {"shutdown_timeout": float("nan")},
+        {"base_retry_interval": -0.001},
+        {"base_retry_interval": float("nan")},
+        {"max_backoff_delay": float("inf")},
+        {"stats_cache_ttl": float("nan")},
+        {"worker_concurrency": 2**63},
+        {"instance_concurrency": 2**64},
+        {"max_retries": -1},
+        {"max_payload_size": 2**80},
+        {"job_retention": {"completed": float("nan")}},
+        {"job_retention": {"failed": float("inf")}},
+        {"job_retention": {"completed": 1, "interval": float("nan")}},
+    ],
+)
 def test_invalid_options_are_rejected(tmp_path, options):
     with pytest.raises(InvalidOptionError):
         Monque(f"sqlite:///{tmp_path}/x.db", **options)
@@ -287,16 +303,19 @@ async def test_register_validation(monque):
     assert m.registered_names == ["w"]
 
 
-@pytest.mark.parametrize("retention", [
-    {"completed": 60, "interval": 0},
-    {"completed": 60, "interval": -1},
-    {"completed": -1},
-    {"failed": "1 day"},
-    {"completed": True},
-    {"unknown": 5},
-    5,
-    "1h",
-])
+@pytest.mark.parametrize(
+    "retention",
+    [
+        {"completed": 60, "interval": 0},
+        {"completed": 60, "interval": -1},
+        {"completed": -1},
+        {"failed": "1 day"},
+        {"completed": True},
+        {"unknown": 5},
+        5,
+        "1h",
+    ],
+)
 def test_invalid_job_retention_is_rejected(tmp_path, retention):
     from monque_engine import JobRetention
 

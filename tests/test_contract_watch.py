@@ -126,7 +126,7 @@ async def test_resume_yields_exactly_the_following_events(monque):
     for cut in range(len(events)):
         resumed = await m.open_watch(resume_after=seen[cut][2])
         rest = await _take(resumed, len(seen) - cut - 1)
-        assert [(e.operation, e.job_id, e.token) for e in rest] == seen[cut + 1:]
+        assert [(e.operation, e.job_id, e.token) for e in rest] == seen[cut + 1 :]
         # and then nothing is repeated: the next event is the next new change
         newer = await m.enqueue("r", {"after": cut})
         following = await _next(resumed)

@@ -9,7 +9,6 @@ from typing import Any
 
 from monque_engine import ConnectionError, JobStatus, Monque
 from monque_engine.store.sqlite.store import SqliteStore
-
 from tests.conftest import SHORT_INTERVALS, EventRecorder, poll_until
 
 
@@ -37,8 +36,9 @@ async def test_local_enqueue_retry_and_reschedule_wake_the_processor_without_a_f
         later = await m.enqueue("n", "later", run_at=timedelta(hours=1))
         failed = await m.enqueue("other", "failed")
         await m.store.execute_write(  # type: ignore[attr-defined]
-            lambda c: c.execute(f"UPDATE {m.options.collection_name} SET name = 'n', status = 'failed' WHERE id = ?",
-                                (failed.id,))
+            lambda c: c.execute(
+                f"UPDATE {m.options.collection_name} SET name = 'n', status = 'failed' WHERE id = ?", (failed.id,)
+            )
         )
         await m.start()
         # The first poll round has run once it armed the timer for the job due in an hour.
@@ -152,8 +152,16 @@ class WakeDuringFailStore(SqliteStore):
 
 async def test_a_retry_claimed_before_the_failed_run_ended_still_runs(tmp_path: Any) -> None:
     store = WakeDuringFailStore.from_url(f"sqlite:///{tmp_path}/jobs.db")
-    m = Monque(store, **{**SHORT_INTERVALS, "base_retry_interval": 0, "max_retries": 3,
-                         "poll_interval": 120, "safety_poll_interval": 120})
+    m = Monque(
+        store,
+        **{
+            **SHORT_INTERVALS,
+            "base_retry_interval": 0,
+            "max_retries": 3,
+            "poll_interval": 120,
+            "safety_poll_interval": 120,
+        },
+    )
     await m.initialize()
     try:
         store.wake = lambda: m._processor.wake("zero")

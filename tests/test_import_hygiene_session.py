@@ -29,5 +29,7 @@ def test_the_session_core_does_not_import_textual() -> None:
 
 
 def test_the_check_would_notice_textual() -> None:
-    report = _run(SCRIPT.replace("import monque_tui.session\n", "import monque_tui.session\nimport monque_tui.app\n", 1))
+    report = _run(
+        SCRIPT.replace("import monque_tui.session\n", "import monque_tui.session\nimport monque_tui.app\n", 1)
+    )
     assert "textual" in report["loaded"]  # type: ignore[operator]

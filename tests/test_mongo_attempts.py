@@ -38,16 +38,27 @@ def test_fail_update_pushes_the_record_and_stores_type_and_group() -> None:
     c = evaluator_collection()
     c.insert_one(_doc(1, status=JobStatus.PROCESSING, claimed_by="me", locked_at_ms=100))
     record = _attempt(1, error_type="KeyError", error_message="'k'", traceback="Traceback ...")
-    doc = c.find_one_and_update(q.owned_filter(oid(1), "me"), q.fail_update(150, 1, "'k'", 900, record, GROUP),
-                                return_document=ReturnDocument.AFTER)
-    assert (doc["failReason"], doc["errorType"], doc["errorGroup"], doc["status"]) == ("'k'", "KeyError", GROUP,
-                                                                                      "pending")
+    doc = c.find_one_and_update(
+        q.owned_filter(oid(1), "me"),
+        q.fail_update(150, 1, "'k'", 900, record, GROUP),
+        return_document=ReturnDocument.AFTER,
+    )
+    assert (doc["failReason"], doc["errorType"], doc["errorGroup"], doc["status"]) == (
+        "'k'",
+        "KeyError",
+        GROUP,
+        "pending",
+    )
     job = Job.from_document(doc)
     assert job.attempts == (record,)
     assert doc["attempts"][0]["startedAt"] == q.dt(100) and doc["attempts"][0]["durationMs"] == 50
     # upstream's fields are exactly upstream's; ours are extra
     assert q.fail_update(150, 1, "'k'", None)["$set"] == {
-        "status": "failed", "failCount": 1, "failReason": "'k'", "updatedAt": q.dt(150)}
+        "status": "failed",
+        "failCount": 1,
+        "failReason": "'k'",
+        "updatedAt": q.dt(150),
+    }
 
 
 def test_pushes_keep_the_last_ten() -> None:
@@ -55,21 +66,32 @@ def test_pushes_keep_the_last_ten() -> None:
     history = [_attempt(n).to_document() for n in range(1, MAX_ATTEMPTS + 1)]
     c.insert_one({**_doc(1, status=JobStatus.PROCESSING, claimed_by="me"), "attempts": history})
     assert q.push_attempt(_attempt(11)) == {"attempts": {"$each": [_attempt(11).to_document()], "$slice": -10}}
-    doc = c.find_one_and_update(q.owned_filter(oid(1), "me"), q.complete_update(2_000, None, _attempt(11, "completed")),
-                                return_document=ReturnDocument.AFTER)
+    doc = c.find_one_and_update(
+        q.owned_filter(oid(1), "me"),
+        q.complete_update(2_000, None, _attempt(11, "completed")),
+        return_document=ReturnDocument.AFTER,
+    )
     assert [a.number for a in Job.from_document(doc).attempts] == list(range(2, 12))
 
 
 def test_complete_and_retry_clear_the_error_fields_but_keep_history() -> None:
     c = evaluator_collection()
-    c.insert_one({**_doc(1, status=JobStatus.PROCESSING, claimed_by="me", fail_reason="x", error_type="E",
-                         error_group=GROUP), "attempts": [_attempt(1).to_document()]})
-    doc = c.find_one_and_update(q.owned_filter(oid(1), "me"), q.complete_update(900, None, _attempt(2, "completed")),
-                                return_document=ReturnDocument.AFTER)
+    c.insert_one(
+        {
+            **_doc(1, status=JobStatus.PROCESSING, claimed_by="me", fail_reason="x", error_type="E", error_group=GROUP),
+            "attempts": [_attempt(1).to_document()],
+        }
+    )
+    doc = c.find_one_and_update(
+        q.owned_filter(oid(1), "me"),
+        q.complete_update(900, None, _attempt(2, "completed")),
+        return_document=ReturnDocument.AFTER,
+    )
     assert not {"failReason", "errorType", "errorGroup"} & set(doc) and len(doc["attempts"]) == 2
     c.insert_one(_doc(2, status=JobStatus.FAILED, fail_reason="x", error_type="E", error_group=GROUP))
-    doc = c.find_one_and_update(q.guarded_filter(oid(2), q.RETRYABLE), q.retry_update(900),
-                                return_document=ReturnDocument.AFTER)
+    doc = c.find_one_and_update(
+        q.guarded_filter(oid(2), q.RETRYABLE), q.retry_update(900), return_document=ReturnDocument.AFTER
+    )
     assert not {"failReason", "errorType", "errorGroup"} & set(doc)
 
 
@@ -97,18 +119,26 @@ def test_stale_recovery_pipeline_exact_shape() -> None:
         "endedAt": now,
         "durationMs": {"$subtract": [now, "$lockedAt"]},
     }
-    already = {"$let": {"vars": {"last": {"$arrayElemAt": [history, -1]}}, "in": {"$and": [
-        {"$eq": ["$$last.startedAt", "$lockedAt"]}, {"$eq": ["$$last.instanceId", "$claimedBy"]}]}}}
+    already = {
+        "$let": {
+            "vars": {"last": {"$arrayElemAt": [history, -1]}},
+            "in": {"$and": [{"$eq": ["$$last.startedAt", "$lockedAt"]}, {"$eq": ["$$last.instanceId", "$claimedBy"]}]},
+        }
+    }
     assert q.stale_recovery_pipeline(5_000) == [
-        {"$set": {
-            "attempts": {"$cond": [
-                {"$and": [{"$gt": [{"$size": history}, 0]}, already]},
-                history,
-                {"$slice": [{"$concatArrays": [history, [record]]}, -10]},
-            ]},
-            "status": "pending",
-            "updatedAt": now,
-        }},
+        {
+            "$set": {
+                "attempts": {
+                    "$cond": [
+                        {"$and": [{"$gt": [{"$size": history}, 0]}, already]},
+                        history,
+                        {"$slice": [{"$concatArrays": [history, [record]]}, -10]},
+                    ]
+                },
+                "status": "pending",
+                "updatedAt": now,
+            }
+        },
         {"$unset": ["lockedAt", "claimedBy", "lastHeartbeat"]},
     ]
 
@@ -137,8 +167,14 @@ def _members() -> list[dict[str, Any]]:
     hour = 3_600_000
     return [
         _doc(1, status=JobStatus.FAILED, fail_count=3, error_group="g1", error_type="KeyError", updated_at_ms=hour - 1),
-        _doc(2, status=JobStatus.PENDING, fail_count=1, error_group="g1", error_type="KeyError",
-             updated_at_ms=hour - 120_000),
+        _doc(
+            2,
+            status=JobStatus.PENDING,
+            fail_count=1,
+            error_group="g1",
+            error_type="KeyError",
+            updated_at_ms=hour - 120_000,
+        ),
         _doc(3, status=JobStatus.FAILED, fail_count=1, error_group="g1", error_type="KeyError", updated_at_ms=100),
         _doc(4, status=JobStatus.FAILED, fail_count=1, error_group="g2", error_type="OSError", updated_at_ms=hour - 5),
         # not members: retried (failCount 0), completed, no group (written by Node), processing
@@ -156,8 +192,13 @@ async def test_error_groups_pipeline_groups_members_with_minute_buckets() -> Non
     rows = {row.key: row for row in await store.error_groups(None, None, 3_600_000)}
     assert set(rows) == {"g1", "g2"}
     g1 = rows["g1"]
-    assert (g1.count, g1.retrying, g1.error_type, g1.first_seen_ms, g1.last_seen_ms) == (3, 1, "KeyError", 100,
-                                                                                         3_599_999)
+    assert (g1.count, g1.retrying, g1.error_type, g1.first_seen_ms, g1.last_seen_ms) == (
+        3,
+        1,
+        "KeyError",
+        100,
+        3_599_999,
+    )
     # now is the first instant of minute 60: 3_599_999 falls in minute 59, 3_480_000 in 58
     assert sum(g1.per_minute) == 2 and g1.per_minute[-2] == 1 and g1.per_minute[-3] == 1
     assert adapter.calls[-1][0] == "aggregate" and adapter.calls[-1][2] == {"maxTimeMS": q.STATS_MAX_TIME_MS}
@@ -169,14 +210,16 @@ async def test_error_groups_pipeline_groups_members_with_minute_buckets() -> Non
     spec = dict((tuple(map(tuple, keys)), options) for keys, options in index_specs(False))
     options = spec[(("errorGroup", 1), ("status", 1), ("updatedAt", 1))]
     assert options["partialFilterExpression"] == {"errorGroup": {"$exists": True}} and match["errorGroup"] == {
-        "$exists": True}
+        "$exists": True
+    }
 
 
 def test_group_selector_targets_exactly_the_members() -> None:
     c = evaluator_collection()
     c.insert_many(_members())
-    selector = q.selector_filter(StoreSelector(error_group="g1", statuses=(JobStatus.FAILED, JobStatus.CANCELLED),
-                                               updated_before_ms=3_599_999))
+    selector = q.selector_filter(
+        StoreSelector(error_group="g1", statuses=(JobStatus.FAILED, JobStatus.CANCELLED), updated_before_ms=3_599_999)
+    )
     assert sorted(str(d["_id"]) for d in c.find(selector)) == [oid(3)]
     listing = q.list_filter(StoreListFilter(error_group="g1"))
     assert sorted(str(d["_id"]) for d in c.find(listing)) == [oid(1), oid(2), oid(3)]
@@ -184,24 +227,45 @@ def test_group_selector_targets_exactly_the_members() -> None:
 
 def test_text_clause_shape_and_the_branches_the_evaluator_can_run() -> None:
     c = evaluator_collection()
-    c.insert_many([
-        _doc(1, data="plain ACME string"),
-        _doc(2, data=["x", "acme"]),
-        _doc(3, status=JobStatus.FAILED, fail_reason="SMTP relay timed out", error_type="TimeoutError"),
-        _doc(4, data={"customer": "Globex"}),
-    ])
+    c.insert_many(
+        [
+            _doc(1, data="plain ACME string"),
+            _doc(2, data=["x", "acme"]),
+            _doc(3, status=JobStatus.FAILED, fail_reason="SMTP relay timed out", error_type="TimeoutError"),
+            _doc(4, data={"customer": "Globex"}),
+        ]
+    )
     clause = q.text_clause("acme")
     plain = {"$or": clause["$or"][:3]}
     assert sorted(str(d["_id"]) for d in c.find(plain)) == [oid(1), oid(2)]
     assert [str(d["_id"]) for d in c.find({"$or": q.text_clause("smtp relay")["$or"][:3]})] == [oid(3)]
     assert [str(d["_id"]) for d in c.find({"$or": q.text_clause("timeouterror")["$or"][:3]})] == [oid(3)]
     assert clause["$or"][0] == {"failReason": {"$regex": "acme", "$options": "i"}}
-    assert clause["$or"][3] == {"$expr": {"$gt": [{"$size": {"$filter": {
-        "input": {"$objectToArray": {"$cond": [{"$eq": [{"$type": "$data"}, "object"]}, "$data", {}]}},
-        "cond": {"$regexMatch": {
-            "input": {"$convert": {"input": "$$this.v", "to": "string", "onError": "", "onNull": ""}},
-            "regex": "acme", "options": "i"}},
-    }}}, 0]}}
+    assert clause["$or"][3] == {
+        "$expr": {
+            "$gt": [
+                {
+                    "$size": {
+                        "$filter": {
+                            "input": {
+                                "$objectToArray": {"$cond": [{"$eq": [{"$type": "$data"}, "object"]}, "$data", {}]}
+                            },
+                            "cond": {
+                                "$regexMatch": {
+                                    "input": {
+                                        "$convert": {"input": "$$this.v", "to": "string", "onError": "", "onNull": ""}
+                                    },
+                                    "regex": "acme",
+                                    "options": "i",
+                                }
+                            },
+                        }
+                    }
+                },
+                0,
+            ]
+        }
+    }
     assert q.text_clause("a.b*")["$or"][0]["failReason"]["$regex"] == r"a\.b\*"  # literal, not a pattern
     assert {"$and": [clause]} == {k: v for k, v in q.list_filter(StoreListFilter(text="acme")).items()}
     assert q.selector_filter(StoreSelector(text="acme")) == {"$and": [clause]}

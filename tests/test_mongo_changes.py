@@ -17,21 +17,42 @@ ID = ObjectId("65f0000000000000000000aa")
 T0 = datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=UTC)
 T1 = datetime(2026, 1, 2, 3, 5, 0, tzinfo=UTC)
 TOKEN = {"_data": "8265F0A1B2000000012B042C0100296E5A1004"}
-DOC = {"_id": ID, "name": "email", "data": {"to": "a@b"}, "status": "pending", "nextRunAt": T1, "failCount": 0,
-       "createdAt": T0, "updatedAt": T0}
+DOC = {
+    "_id": ID,
+    "name": "email",
+    "data": {"to": "a@b"},
+    "status": "pending",
+    "nextRunAt": T1,
+    "failCount": 0,
+    "createdAt": T0,
+    "updatedAt": T0,
+}
 NS = {"db": "app", "coll": "monque_jobs"}
 
 
 def change(op: str, **extra: Any) -> dict[str, Any]:
-    return {"_id": TOKEN, "operationType": op, "clusterTime": Timestamp(1767323045, 1), "wallTime": T0, "ns": NS,
-            "documentKey": {"_id": ID}, **extra}
+    return {
+        "_id": TOKEN,
+        "operationType": op,
+        "clusterTime": Timestamp(1767323045, 1),
+        "wallTime": T0,
+        "ns": NS,
+        "documentKey": {"_id": ID},
+        **extra,
+    }
 
 
 def test_insert_with_full_document() -> None:
     event = change_to_event(change("insert", fullDocument=DOC))
     assert event is not None
     assert (event.operation, event.job_id, event.token, event.name, event.status, event.next_run_at_ms) == (
-        "insert", str(ID), TOKEN, "email", JobStatus.PENDING, int(T1.timestamp() * 1000))
+        "insert",
+        str(ID),
+        TOKEN,
+        "email",
+        JobStatus.PENDING,
+        int(T1.timestamp() * 1000),
+    )
     assert event.job == Job.from_document(DOC)
 
 
@@ -42,38 +63,59 @@ def test_insert_without_job_when_caller_does_not_want_it() -> None:
 
 def test_update_uses_updated_fields_for_state_and_post_image_for_name() -> None:
     post = {**DOC, "status": "processing", "claimedBy": "w1"}  # looked up later: may be newer than the change
-    event = change_to_event(change(
-        "update",
-        updateDescription={"updatedFields": {"status": "pending", "nextRunAt": T0, "updatedAt": T0},
-                           "removedFields": ["claimedBy"], "truncatedArrays": []},
-        fullDocument=post,
-    ))
+    event = change_to_event(
+        change(
+            "update",
+            updateDescription={
+                "updatedFields": {"status": "pending", "nextRunAt": T0, "updatedAt": T0},
+                "removedFields": ["claimedBy"],
+                "truncatedArrays": [],
+            },
+            fullDocument=post,
+        )
+    )
     assert event is not None
     assert (event.operation, event.status, event.next_run_at_ms, event.name) == (
-        "update", JobStatus.PENDING, int(T0.timestamp() * 1000), "email")
+        "update",
+        JobStatus.PENDING,
+        int(T0.timestamp() * 1000),
+        "email",
+    )
     assert event.job is not None and event.job.status is JobStatus.PROCESSING
 
 
 def test_update_without_full_document_or_deleted_since() -> None:
-    event = change_to_event(change(
-        "update", updateDescription={"updatedFields": {"status": "completed"}, "removedFields": []},
-        fullDocument=None,
-    ))
+    event = change_to_event(
+        change(
+            "update",
+            updateDescription={"updatedFields": {"status": "completed"}, "removedFields": []},
+            fullDocument=None,
+        )
+    )
     assert event is not None
     assert (event.job, event.name, event.status, event.next_run_at_ms) == (None, None, JobStatus.COMPLETED, None)
 
 
 def test_update_of_next_run_only_takes_status_from_post_image() -> None:
-    event = change_to_event(change(
-        "update", updateDescription={"updatedFields": {"nextRunAt": T1}, "removedFields": []}, fullDocument=DOC))
-    assert event is not None and event.status is JobStatus.PENDING and event.next_run_at_ms == int(T1.timestamp() * 1000)
+    event = change_to_event(
+        change("update", updateDescription={"updatedFields": {"nextRunAt": T1}, "removedFields": []}, fullDocument=DOC)
+    )
+    assert (
+        event is not None and event.status is JobStatus.PENDING and event.next_run_at_ms == int(T1.timestamp() * 1000)
+    )
 
 
 def test_delete_has_id_and_token_only() -> None:
     event = change_to_event(change("delete"))
     assert event is not None
     assert (event.operation, event.job_id, event.job, event.name, event.status, event.token) == (
-        "delete", str(ID), None, None, None, TOKEN)
+        "delete",
+        str(ID),
+        None,
+        None,
+        None,
+        TOKEN,
+    )
 
 
 def test_replace_maps_to_update_with_the_replacement() -> None:
@@ -102,14 +144,30 @@ def _evaluate(pipeline: list[dict[str, Any]], changes: list[dict[str, Any]], sta
 
 RECORDED = [
     {"label": "insert", "operationType": "insert", "fullDocument": DOC},
-    {"label": "claim", "operationType": "update", "fullDocument": {**DOC, "status": "processing"},
-     "updateDescription": {"updatedFields": {"status": "processing", "claimedBy": "w", "updatedAt": T0}}},
-    {"label": "heartbeat", "operationType": "update", "fullDocument": {**DOC, "status": "processing"},
-     "updateDescription": {"updatedFields": {"lastHeartbeat": T0, "updatedAt": T0}}},
-    {"label": "reschedule", "operationType": "update", "fullDocument": DOC,
-     "updateDescription": {"updatedFields": {"nextRunAt": T1, "updatedAt": T0}}},
-    {"label": "retry-backoff", "operationType": "update", "fullDocument": DOC,
-     "updateDescription": {"updatedFields": {"status": "pending", "nextRunAt": T1, "failCount": 1}}},
+    {
+        "label": "claim",
+        "operationType": "update",
+        "fullDocument": {**DOC, "status": "processing"},
+        "updateDescription": {"updatedFields": {"status": "processing", "claimedBy": "w", "updatedAt": T0}},
+    },
+    {
+        "label": "heartbeat",
+        "operationType": "update",
+        "fullDocument": {**DOC, "status": "processing"},
+        "updateDescription": {"updatedFields": {"lastHeartbeat": T0, "updatedAt": T0}},
+    },
+    {
+        "label": "reschedule",
+        "operationType": "update",
+        "fullDocument": DOC,
+        "updateDescription": {"updatedFields": {"nextRunAt": T1, "updatedAt": T0}},
+    },
+    {
+        "label": "retry-backoff",
+        "operationType": "update",
+        "fullDocument": DOC,
+        "updateDescription": {"updatedFields": {"status": "pending", "nextRunAt": T1, "failCount": 1}},
+    },
     {"label": "delete", "operationType": "delete"},
     {"label": "replace-cancelled", "operationType": "replace", "fullDocument": {**DOC, "status": "cancelled"}},
     {"label": "drop", "operationType": "drop"},
@@ -119,12 +177,24 @@ RECORDED = [
 
 def test_evaluator_watch_match_without_status_filter() -> None:
     assert _evaluate(watch_pipeline(True, None), RECORDED) == [
-        "insert", "claim", "reschedule", "retry-backoff", "delete", "replace-cancelled", "invalidate"]
+        "insert",
+        "claim",
+        "reschedule",
+        "retry-backoff",
+        "delete",
+        "replace-cancelled",
+        "invalidate",
+    ]
 
 
 def test_evaluator_watch_match_with_pending_filter() -> None:
     assert _evaluate(watch_pipeline(False, (JobStatus.PENDING,)), RECORDED) == [
-        "insert", "reschedule", "retry-backoff", "delete", "invalidate"]
+        "insert",
+        "reschedule",
+        "retry-backoff",
+        "delete",
+        "invalidate",
+    ]
 
 
 def test_watch_pipeline_projects_payload_away_only_without_full_document() -> None:
@@ -147,8 +217,11 @@ def test_first_match_drops_heartbeats_before_any_post_image_lookup() -> None:
     only fullDocument). So the first stage must name only operationType and
     updateDescription, and must already drop heartbeats and claims: they then never cost a
     post-image lookup on any worker's stream."""
-    for pipeline in (watch_pipeline(True, None), watch_pipeline(False, (JobStatus.PENDING,)),
-                     watch_pipeline(True, (JobStatus.COMPLETED, JobStatus.FAILED))):
+    for pipeline in (
+        watch_pipeline(True, None),
+        watch_pipeline(False, (JobStatus.PENDING,)),
+        watch_pipeline(True, (JobStatus.COMPLETED, JobStatus.FAILED)),
+    ):
         first = pipeline[0]["$match"]
         assert not any(path.startswith("fullDocument") for path in _paths(first)), first
         assert {p.split(".")[0] for p in _paths(first)} <= {"operationType", "updateDescription"}

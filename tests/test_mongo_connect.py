@@ -18,7 +18,6 @@ from monque_engine.store.base import StoreOpenOptions
 from monque_engine.store.mongo import MongoStore, config, parse_mongo_url
 from monque_engine.store.mongo.server import inspect_server, parse_version
 
-
 CODEC = ("datetime_conversion", "unicode_decode_error_handler")
 
 
@@ -35,7 +34,9 @@ def test_driver_keeps_its_server_selection_default_and_gets_a_socket_timeout() -
     assert _timeouts("mongodb://h/db?timeoutMS=5000") == {}  # CSOT replaces it
     assert _timeouts("mongodb://h/db", socketTimeoutMS=1_000) == {"socketTimeoutMS": 1_000}
     assert _timeouts("mongodb://h/db", server_selection_timeout_ms=800) == {
-        "serverSelectionTimeoutMS": 800, "socketTimeoutMS": 60_000}
+        "serverSelectionTimeoutMS": 800,
+        "socketTimeoutMS": 60_000,
+    }
 
 
 async def test_client_decodes_foreign_dates_and_bad_utf8_instead_of_failing_a_reply() -> None:
@@ -101,13 +102,16 @@ REPLICA_HELLO = {"isWritablePrimary": True, "setName": "rs0", "maxWireVersion": 
 STANDALONE_HELLO = {"isWritablePrimary": True, "maxWireVersion": 9, "ok": 1.0}
 
 
-@pytest.mark.parametrize(("build", "ok"), [
-    ({"version": "4.2.24", "versionArray": [4, 2, 24, 0]}, False),
-    ({"version": "4.4.1", "versionArray": [4, 4, 1, 0]}, False),
-    ({"version": "4.4.2", "versionArray": [4, 4, 2, 0]}, True),
-    ({"version": "7.0.5-rc1"}, True),
-    ({"version": "3.6.23"}, False),
-])
+@pytest.mark.parametrize(
+    ("build", "ok"),
+    [
+        ({"version": "4.2.24", "versionArray": [4, 2, 24, 0]}, False),
+        ({"version": "4.4.1", "versionArray": [4, 4, 1, 0]}, False),
+        ({"version": "4.4.2", "versionArray": [4, 4, 2, 0]}, True),
+        ({"version": "7.0.5-rc1"}, True),
+        ({"version": "3.6.23"}, False),
+    ],
+)
 async def test_minimum_server_version_is_4_4_2(build: dict[str, Any], ok: bool) -> None:
     """Issue 11 item 15: one clear error below 4.4.2 (``$rand``, ``hello``)."""
     command = _command({"hello": REPLICA_HELLO, "buildInfo": {**build, "ok": 1.0}})
@@ -126,8 +130,13 @@ async def test_a_server_without_hello_is_named_by_its_version() -> None:
     """MongoDB 4.2 answers hello with CommandNotFound (59): the check still says which
     version it found and what is needed, instead of a bare "no such command"."""
     missing = OperationFailure("no such command: 'hello'", code=59)
-    command = _command({"hello": missing, "isMaster": {"ismaster": True, "setName": "rs0", "maxWireVersion": 8},
-                        "buildInfo": {"version": "4.2.24", "versionArray": [4, 2, 24, 0]}})
+    command = _command(
+        {
+            "hello": missing,
+            "isMaster": {"ismaster": True, "setName": "rs0", "maxWireVersion": 8},
+            "buildInfo": {"version": "4.2.24", "versionArray": [4, 2, 24, 0]},
+        }
+    )
     with pytest.raises(UnsupportedServerVersionError, match=r"runs MongoDB 4\.2\.24; Monque needs 4\.4\.2 or newer"):
         await inspect_server(command, "MongoDB at h:27017")
 
@@ -150,8 +159,8 @@ async def test_open_refuses_an_old_server_before_creating_indexes(monkeypatch: p
         command = staticmethod(_command({"hello": REPLICA_HELLO, "buildInfo": {"version": "4.2.1", "ok": 1.0}}))
 
     class Collection:
-        class database:  # noqa: N801 - quacks like AsyncCollection.database
-            class client:  # noqa: N801
+        class database:
+            class client:
                 admin = Admin
 
         async def create_indexes(self, models: Any) -> None:
@@ -161,7 +170,7 @@ async def test_open_refuses_an_old_server_before_creating_indexes(monkeypatch: p
         return Collection()
 
     monkeypatch.setattr(store, "_connect", connect)
-    with pytest.raises(UnsupportedServerVersionError, match="runs MongoDB 4.2.1"):
+    with pytest.raises(UnsupportedServerVersionError, match=r"runs MongoDB 4\.2\.1"):
         await store.open(StoreOpenOptions())
     assert created == [] and store._collection is None
 
@@ -170,10 +179,11 @@ async def test_bulk_writes_get_a_long_deadline_and_other_operations_none() -> No
     """Issue 11 items 3 and 6: ordinary operations run with no deadline of ours (the
     driver's defaults plus the socket timeout); writes that may touch the whole collection
     run under pymongo.timeout(600), which replaces the 60 s socket timeout for them."""
+    from test_mongo_evaluator import evaluator_store, new_job, oid
+
     from monque_engine.job import JobStatus
     from monque_engine.store.base import StoreSelector
     from monque_engine.store.mongo.store import LONG_OPERATION_TIMEOUT_S
-    from test_mongo_evaluator import evaluator_store, new_job, oid
 
     store, adapter = evaluator_store()
     await store.insert(new_job(oid(1)))

@@ -7,15 +7,20 @@ from typing import Any
 
 import pytest
 from pymongo.errors import AutoReconnect, OperationFailure
+from test_mongo_evaluator import evaluator_store
+from test_mongo_watch import DriverStream, ScriptedCursor
 
 from monque_engine import Monque
-from monque_engine.errors import AggregationTimeoutError, ChangeFeedHistoryLostError, ConnectionError, InvalidCursorError
+from monque_engine.errors import (
+    AggregationTimeoutError,
+    ChangeFeedHistoryLostError,
+    ConnectionError,
+    InvalidCursorError,
+)
 from monque_engine.store import StoreOpenOptions, open_store
 from monque_engine.store.mongo import InvalidMongoUrlError, MongoStore, parse_mongo_url
 from monque_engine.store.mongo.config import mask_password
 from monque_engine.store.mongo.errors import ErrorTranslator
-from test_mongo_evaluator import evaluator_store
-from test_mongo_watch import DriverStream, ScriptedCursor
 
 URL = "mongodb://user:s3cret@127.0.0.1:1/db?serverSelectionTimeoutMS=300"
 
@@ -60,7 +65,9 @@ def test_url_parsing_database_and_timeout() -> None:
     s = parse_mongo_url("mongodb+srv://u:p%40ss@cluster0.example.net/jobsdb?retryWrites=true")
     assert (s.hosts, s.database, s.server_selection_timeout_ms) == ("cluster0.example.net", "jobsdb", 5_000)
     assert "serverSelectionTimeoutMS" not in s.driver_kwargs()  # operations keep the driver's default
-    assert "serverSelectionTimeoutMS" not in parse_mongo_url("mongodb://h/?serverSelectionTimeoutMS=900").driver_kwargs()
+    assert (
+        "serverSelectionTimeoutMS" not in parse_mongo_url("mongodb://h/?serverSelectionTimeoutMS=900").driver_kwargs()
+    )
     assert parse_mongo_url("mongodb://h/a", database="b").database == "b"
     assert parse_mongo_url("mongodb://h").database == "monque"
     with pytest.raises(InvalidMongoUrlError) as info:
@@ -107,8 +114,12 @@ async def test_open_watch_standalone_raises_at_open() -> None:
 async def test_watch_iteration_error_arrives_as_connection_error_after_events() -> None:
     """PyMongo's real AsyncChangeStream over a scripted cursor (a fake: see test_mongo_watch)."""
     store, adapter = evaluator_store()
-    insert = {"_id": {"_data": "01"}, "operationType": "insert", "documentKey": {"_id": 1},
-              "fullDocument": {"_id": 1, "name": "email", "status": "pending"}}
+    insert = {
+        "_id": {"_data": "01"},
+        "operationType": "insert",
+        "documentKey": {"_id": 1},
+        "fullDocument": {"_id": 1, "name": "email", "status": "pending"},
+    }
     lost = AutoReconnect("mongodb://user:s3cret@evaluator lost")
     stream = DriverStream(ScriptedCursor(("batch", [insert], False), ("raise", lost)), ScriptedCursor(("raise", lost)))
 

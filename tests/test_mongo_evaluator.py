@@ -148,11 +148,26 @@ class AsyncEvaluatorCollection:
                 except mongomock.DuplicateKeyError:
                     current = self.sync.find_one({"_id": doc["_id"]})
                     key = {"name": current.get("name"), "uniqueKey": current.get("uniqueKey")}
-                    raise BulkWriteError({
-                        "writeErrors": [{"index": index, "code": 11000, "keyPattern": {"name": 1, "uniqueKey": 1},
-                                         "keyValue": key, "errmsg": f"E11000 duplicate key error dup key: {key}"}],
-                        "writeConcernErrors": [], "nInserted": 0, "nUpserted": 0, "nMatched": modified,
-                        "nModified": modified, "nRemoved": 0, "upserted": []}) from None
+                    raise BulkWriteError(
+                        {
+                            "writeErrors": [
+                                {
+                                    "index": index,
+                                    "code": 11000,
+                                    "keyPattern": {"name": 1, "uniqueKey": 1},
+                                    "keyValue": key,
+                                    "errmsg": f"E11000 duplicate key error dup key: {key}",
+                                }
+                            ],
+                            "writeConcernErrors": [],
+                            "nInserted": 0,
+                            "nUpserted": 0,
+                            "nMatched": modified,
+                            "nModified": modified,
+                            "nRemoved": 0,
+                            "upserted": [],
+                        }
+                    ) from None
                 modified += result.modified_count
         return _BulkResult(modified)
 
@@ -187,7 +202,9 @@ def _encode(doc: Any) -> None:
     bson.encode(doc if isinstance(doc, dict) else {"pipeline": doc})
 
 
-def evaluator_store(collection: Any | None = None, *, transactions: bool = False) -> tuple[MongoStore, AsyncEvaluatorCollection]:
+def evaluator_store(
+    collection: Any | None = None, *, transactions: bool = False
+) -> tuple[MongoStore, AsyncEvaluatorCollection]:
     """A MongoStore whose collection is the evaluator adapter (opened without a server)."""
     store = MongoStore(parse_mongo_url("mongodb://user:s3cret@evaluator:27017/monque"))
     adapter = AsyncEvaluatorCollection(collection if collection is not None else evaluator_collection())
@@ -196,15 +213,38 @@ def evaluator_store(collection: Any | None = None, *, transactions: bool = False
     return store, adapter
 
 
-def new_job(job_id: str, name: str = "email", *, run_at: int = 1_000, created: int = 500, data: Any = None,
-            unique_key: str | None = None, repeat: str | None = None) -> NewJob:
-    return NewJob(id=job_id, name=name, data=data if data is not None else {"n": job_id[-2:]}, data_json="",
-                  next_run_at_ms=run_at, created_at_ms=created, repeat_interval=repeat, unique_key=unique_key)
+def new_job(
+    job_id: str,
+    name: str = "email",
+    *,
+    run_at: int = 1_000,
+    created: int = 500,
+    data: Any = None,
+    unique_key: str | None = None,
+    repeat: str | None = None,
+) -> NewJob:
+    return NewJob(
+        id=job_id,
+        name=name,
+        data=data if data is not None else {"n": job_id[-2:]},
+        data_json="",
+        next_run_at_ms=run_at,
+        created_at_ms=created,
+        repeat_interval=repeat,
+        unique_key=unique_key,
+    )
 
 
 def oid(n: int) -> str:
     return f"65f0{n:020x}"
 
 
-__all__ = ["AsyncEvaluatorCollection", "JobStatus", "StoreOpenOptions", "evaluator_collection", "evaluator_store",
-           "new_job", "oid"]
+__all__ = [
+    "AsyncEvaluatorCollection",
+    "JobStatus",
+    "StoreOpenOptions",
+    "evaluator_collection",
+    "evaluator_store",
+    "new_job",
+    "oid",
+]

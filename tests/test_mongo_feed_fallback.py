@@ -32,8 +32,9 @@ class FlakyFeedStore(SqliteStore):
     healthy = False
     opens = 0
 
-    async def open_watch(self, resume_after: Any = None, *, full_document: bool = True,
-                         statuses: tuple[JobStatus, ...] | None = None) -> AsyncIterator[ChangeEvent]:
+    async def open_watch(
+        self, resume_after: Any = None, *, full_document: bool = True, statuses: tuple[JobStatus, ...] | None = None
+    ) -> AsyncIterator[ChangeEvent]:
         self.opens += 1
         if self.healthy:
             return await super().open_watch(resume_after, full_document=full_document, statuses=statuses)
@@ -62,6 +63,7 @@ async def _run(tmp_path: Any, mode: str) -> None:
     await m.initialize()
     await m.start()
     try:
+
         async def until(predicate: Any) -> None:
             async with asyncio.timeout(5):
                 while not predicate():
@@ -81,7 +83,7 @@ async def _run(tmp_path: Any, mode: str) -> None:
         store.healthy = True
         await until(lambda: "changestream:connected" in seen[mark:] and m.feed_state == "live")
         await asyncio.sleep(0.2)  # stays live: no further errors once the feed works
-        assert "changestream:error" not in seen[seen.index("changestream:connected", mark):]
+        assert "changestream:error" not in seen[seen.index("changestream:connected", mark) :]
         assert m.feed_state == "live"
         if mode == "sync":
             assert seen.count("changestream:fallback") == 1

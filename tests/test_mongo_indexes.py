@@ -15,8 +15,14 @@ from monque_engine.store.mongo.indexes import index_models, index_specs
 BG = {"background": True}
 UPSTREAM: list[tuple[dict[str, int], dict[str, Any]]] = [
     ({"status": 1, "nextRunAt": 1}, BG),
-    ({"name": 1, "uniqueKey": 1}, {"unique": True, "partialFilterExpression": {
-        "uniqueKey": {"$exists": True}, "status": {"$in": ["pending", "processing"]}}, **BG}),
+    (
+        {"name": 1, "uniqueKey": 1},
+        {
+            "unique": True,
+            "partialFilterExpression": {"uniqueKey": {"$exists": True}, "status": {"$in": ["pending", "processing"]}},
+            **BG,
+        },
+    ),
     ({"name": 1, "status": 1}, BG),
     ({"createdAt": -1, "_id": -1}, BG),
     ({"updatedAt": -1, "_id": -1}, BG),
@@ -26,14 +32,21 @@ UPSTREAM: list[tuple[dict[str, int], dict[str, Any]]] = [
     ({"name": 1, "status": 1, "nextRunAt": 1, "claimedBy": 1}, BG),
     ({"status": 1, "lockedAt": 1, "lastHeartbeat": 1}, BG),
 ]
-UPSTREAM_RETENTION = ({"status": 1, "updatedAt": 1}, {"partialFilterExpression": {
-    "status": {"$in": ["completed", "failed"]}, "updatedAt": {"$exists": True}}, **BG})
+UPSTREAM_RETENTION = (
+    {"status": 1, "updatedAt": 1},
+    {"partialFilterExpression": {"status": {"$in": ["completed", "failed"]}, "updatedAt": {"$exists": True}}, **BG},
+)
 
 
 #: Ours (issue 11 item 13): the console's unique-key search and status tabs.
-CONSOLE = [({"uniqueKey": 1}, {"sparse": True, **BG}), ({"status": 1, "createdAt": -1, "_id": -1}, BG),
-           ({"errorGroup": 1, "status": 1, "updatedAt": 1},
-            {"partialFilterExpression": {"errorGroup": {"$exists": True}}, **BG})]
+CONSOLE = [
+    ({"uniqueKey": 1}, {"sparse": True, **BG}),
+    ({"status": 1, "createdAt": -1, "_id": -1}, BG),
+    (
+        {"errorGroup": 1, "status": 1, "updatedAt": 1},
+        {"partialFilterExpression": {"errorGroup": {"$exists": True}}, **BG},
+    ),
+]
 
 
 def _ours(retention: bool) -> list[tuple[dict[str, int], dict[str, Any]]]:
@@ -53,9 +66,19 @@ def test_retention_index_only_when_configured() -> None:
 def test_index_models_have_upstreams_default_names() -> None:
     names = [m.document["name"] for m in index_models(True)]
     assert names == [
-        "status_1_nextRunAt_1", "name_1_uniqueKey_1", "name_1_status_1", "createdAt_-1__id_-1",
-        "updatedAt_-1__id_-1", "nextRunAt_-1__id_-1", "claimedBy_1_status_1", "lastHeartbeat_1_status_1",
-        "name_1_status_1_nextRunAt_1_claimedBy_1", "status_1_lockedAt_1_lastHeartbeat_1", "status_1_updatedAt_1",
-        "uniqueKey_1", "status_1_createdAt_-1__id_-1", "errorGroup_1_status_1_updatedAt_1",
+        "status_1_nextRunAt_1",
+        "name_1_uniqueKey_1",
+        "name_1_status_1",
+        "createdAt_-1__id_-1",
+        "updatedAt_-1__id_-1",
+        "nextRunAt_-1__id_-1",
+        "claimedBy_1_status_1",
+        "lastHeartbeat_1_status_1",
+        "name_1_status_1_nextRunAt_1_claimedBy_1",
+        "status_1_lockedAt_1_lastHeartbeat_1",
+        "status_1_updatedAt_1",
+        "uniqueKey_1",
+        "status_1_createdAt_-1__id_-1",
+        "errorGroup_1_status_1_updatedAt_1",
     ]
     assert index_models(False)[1].document["unique"] is True

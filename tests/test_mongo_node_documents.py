@@ -32,8 +32,15 @@ def _documents() -> list[dict[str, Any]]:
 def test_fixture_covers_every_status_and_optional_field() -> None:
     docs = _documents()
     assert {d["status"] for d in docs} == {s.value for s in ALL_STATUSES}
-    optional = {"lockedAt", "claimedBy", "lastHeartbeat", "heartbeatInterval", "failReason", "repeatInterval",
-                "uniqueKey"}
+    optional = {
+        "lockedAt",
+        "claimedBy",
+        "lastHeartbeat",
+        "heartbeatInterval",
+        "failReason",
+        "repeatInterval",
+        "uniqueKey",
+    }
     assert optional <= set().union(*(set(d) for d in docs))
     assert any(not (optional & set(d)) for d in docs)
 
@@ -47,7 +54,8 @@ def test_node_document_round_trips_through_job(doc: dict[str, Any]) -> None:
     for key in doc:  # same BSON type and bytes per field (int32 stays int32, dates stay dates)
         assert bson.encode({key: back[key]}) == bson.encode({key: doc[key]}), key
     assert json_util.dumps(back, json_options=OPTIONS, sort_keys=True) == json_util.dumps(
-        doc, json_options=OPTIONS, sort_keys=True)
+        doc, json_options=OPTIONS, sort_keys=True
+    )
 
 
 def test_unclaimed_document_keeps_field_order_byte_for_byte() -> None:

@@ -12,12 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from test_mongo_evaluator import evaluator_store, new_job, oid
 
 from monque_engine.errors import UniqueKeyConflictError
 from monque_engine.job import JobStatus
 from monque_engine.store.base import StoreSelector
 from monque_engine.store.mongo import documents as q
-from test_mongo_evaluator import evaluator_store, new_job, oid
 
 RETRYABLE = StoreSelector(statuses=(JobStatus.FAILED, JobStatus.CANCELLED))
 
@@ -50,19 +50,28 @@ async def test_retry_raises_unique_key_conflict_naming_the_holder() -> None:
 
 async def test_retry_many_retries_every_non_clashing_job_and_lists_each_clash() -> None:
     store, adapter = evaluator_store()
-    adapter.sync.insert_many([
-        _doc(1, "pending", "k1"),    # live holder of k1
-        _doc(2, "failed", "k1"),     # clashes with 1
-        _doc(3, "failed", "k2"),     # oldest of two retryable k2 jobs: retried
-        _doc(4, "cancelled", "k2"),  # clashes with 3
-        _doc(5, "failed"),           # no key
-        _doc(6, "cancelled", "k3"),  # key nobody holds
-        _doc(7, "completed", "k1"),  # not selected
-    ])
+    adapter.sync.insert_many(
+        [
+            _doc(1, "pending", "k1"),  # live holder of k1
+            _doc(2, "failed", "k1"),  # clashes with 1
+            _doc(3, "failed", "k2"),  # oldest of two retryable k2 jobs: retried
+            _doc(4, "cancelled", "k2"),  # clashes with 3
+            _doc(5, "failed"),  # no key
+            _doc(6, "cancelled", "k3"),  # key nobody holds
+            _doc(7, "completed", "k1"),  # not selected
+        ]
+    )
     count, errors = await store.retry_many(RETRYABLE, 9_000, 30_000)
     assert count == 3
     assert [_status(adapter, n) for n in range(1, 8)] == [
-        "pending", "failed", "pending", "cancelled", "pending", "pending", "completed"]
+        "pending",
+        "failed",
+        "pending",
+        "cancelled",
+        "pending",
+        "pending",
+        "completed",
+    ]
     by_id = {e["jobId"]: e["error"] for e in errors}
     assert set(by_id) == {oid(2), oid(4)}
     assert oid(1) in by_id[oid(2)] and oid(3) in by_id[oid(4)] and "unique key 'k2'" in by_id[oid(4)]

@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 from bson import ObjectId
 from pymongo.errors import AutoReconnect
+from test_mongo_evaluator import evaluator_store, new_job, oid
 
 from monque_engine.errors import ConnectionError, InvalidJobDocumentError, MonqueError, PayloadValidationError
 from monque_engine.job import Job, JobSort, JobStatus
 from monque_engine.store.base import StoreListFilter, StoreSelector
 from monque_engine.store.mongo import documents as q
-from test_mongo_evaluator import evaluator_store, new_job, oid
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 T0_MS = int(T0.timestamp() * 1000)
@@ -66,11 +66,22 @@ def test_from_document_reads_foreign_documents_or_names_the_field() -> None:
     are read; what cannot be read raises InvalidJobDocumentError (a MonqueError), never a
     KeyError or AttributeError."""
     oid1 = ObjectId("65f000000000000000000001")
-    job = Job.from_document({"_id": oid1, "name": "email", "status": "pending", "nextRunAt": "2026-01-02T03:04:05.000Z"})
+    job = Job.from_document(
+        {"_id": oid1, "name": "email", "status": "pending", "nextRunAt": "2026-01-02T03:04:05.000Z"}
+    )
     assert job.next_run_at_ms == T0_MS and job.data is None and job.fail_count == 0
     assert job.created_at_ms == int(oid1.generation_time.timestamp() * 1000) == job.updated_at_ms
-    job = Job.from_document({"_id": oid1, "name": "email", "status": "failed", "nextRunAt": T0_MS,
-                             "createdAt": T0, "failCount": 3.0, "failReason": 42})
+    job = Job.from_document(
+        {
+            "_id": oid1,
+            "name": "email",
+            "status": "failed",
+            "nextRunAt": T0_MS,
+            "createdAt": T0,
+            "failCount": 3.0,
+            "failReason": 42,
+        }
+    )
     assert (job.next_run_at_ms, job.fail_count, job.fail_reason) == (T0_MS, 3, "42")
     for broken, field in (
         ({"_id": oid1, "status": "pending", "nextRunAt": T0}, "name"),
@@ -125,11 +136,13 @@ async def test_string_next_run_at_does_not_break_next_due_or_stats() -> None:
     wrote as a string must not become "the next due job" (it used to raise AttributeError
     and end the poll loop), and a completed one must not fail the stats aggregation."""
     store, adapter = evaluator_store()
-    adapter.sync.insert_many([
-        _foreign(1, nextRunAt="2026-01-02T03:04:05Z"),
-        _foreign(2),
-        _foreign(3, status="completed", createdAt="2026-01-02T03:04:05Z"),
-    ])
+    adapter.sync.insert_many(
+        [
+            _foreign(1, nextRunAt="2026-01-02T03:04:05Z"),
+            _foreign(2),
+            _foreign(3, status="completed", createdAt="2026-01-02T03:04:05Z"),
+        ]
+    )
     assert await store.next_due_ms(["email"]) == 2
     stats = await store.stats("email")
     assert (stats.pending, stats.completed, stats.total) == (2, 1, 3)

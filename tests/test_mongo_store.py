@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 from pymongo.errors import AutoReconnect, DuplicateKeyError, ExecutionTimeout
+from test_mongo_evaluator import evaluator_store, new_job, oid
 
 from monque_engine.cursor import CursorAnchor
 from monque_engine.errors import AggregationTimeoutError, ConnectionError
 from monque_engine.job import JobSort, JobStatus
 from monque_engine.store.base import StoreListFilter, StoreSelector
 from monque_engine.store.mongo import documents as q
-from test_mongo_evaluator import evaluator_store, new_job, oid
 
 
 async def test_evaluator_store_insert_and_get_round_trip_schema() -> None:
@@ -26,8 +26,17 @@ async def test_evaluator_store_insert_and_get_round_trip_schema() -> None:
     job = await store.insert(new_job(oid(1), repeat="0 * * * *"))
     stored = adapter.sync.find_one({"_id": q.oid(oid(1))})
     # upstream job-intake.ts order: repeatInterval right after nextRunAt (issue 11 item 8)
-    assert list(stored) == ["_id", "name", "data", "status", "nextRunAt", "repeatInterval", "failCount", "createdAt",
-                            "updatedAt"]
+    assert list(stored) == [
+        "_id",
+        "name",
+        "data",
+        "status",
+        "nextRunAt",
+        "repeatInterval",
+        "failCount",
+        "createdAt",
+        "updatedAt",
+    ]
     assert await store.get(oid(1)) == job
     assert await store.get("not-an-id") is None and await store.delete("zz") is False
 
@@ -82,8 +91,7 @@ async def test_evaluator_store_reads_page_count_stats_names() -> None:
         await store.insert(new_job(oid(n), name="a" if n % 2 else "b", created=n * 10))
     page = await store.page(StoreListFilter(), JobSort("created_at", "desc"), "forward", None, 2, include_data=False)
     assert [j.id for j in page] == [oid(5), oid(4)] and all(j.data is None for j in page)
-    nxt = await store.page(StoreListFilter(), JobSort("created_at", "desc"), "forward",
-                           CursorAnchor(oid(4), 40), 2)
+    nxt = await store.page(StoreListFilter(), JobSort("created_at", "desc"), "forward", CursorAnchor(oid(4), 40), 2)
     assert [j.id for j in nxt] == [oid(3), oid(2)] and nxt[0].data is not None
     assert await store.count(StoreListFilter(name="a")) == 3
     assert [j.id for j in await store.find(StoreSelector(name="b"), 10, 1)] == [oid(4)]
@@ -147,14 +155,41 @@ def test_new_job_document_has_upstream_field_order() -> None:
     import bson
 
     doc = q.new_job_document(new_job(oid(1), repeat="0 * * * *", unique_key="k"))
-    assert list(doc) == ["_id", "name", "data", "status", "nextRunAt", "repeatInterval", "failCount", "createdAt",
-                         "updatedAt", "uniqueKey"]
-    node = {"_id": doc["_id"], "name": "email", "data": doc["data"], "status": "pending", "nextRunAt": q.dt(1_000),
-            "repeatInterval": "0 * * * *", "failCount": 0, "createdAt": q.dt(500), "updatedAt": q.dt(500),
-            "uniqueKey": "k"}
+    assert list(doc) == [
+        "_id",
+        "name",
+        "data",
+        "status",
+        "nextRunAt",
+        "repeatInterval",
+        "failCount",
+        "createdAt",
+        "updatedAt",
+        "uniqueKey",
+    ]
+    node = {
+        "_id": doc["_id"],
+        "name": "email",
+        "data": doc["data"],
+        "status": "pending",
+        "nextRunAt": q.dt(1_000),
+        "repeatInterval": "0 * * * *",
+        "failCount": 0,
+        "createdAt": q.dt(500),
+        "updatedAt": q.dt(500),
+        "uniqueKey": "k",
+    }
     assert bson.encode(doc) == bson.encode(node)
-    assert list(q.new_job_document(new_job(oid(2)))) == ["_id", "name", "data", "status", "nextRunAt", "failCount",
-                                                          "createdAt", "updatedAt"]
+    assert list(q.new_job_document(new_job(oid(2)))) == [
+        "_id",
+        "name",
+        "data",
+        "status",
+        "nextRunAt",
+        "failCount",
+        "createdAt",
+        "updatedAt",
+    ]
 
 
 async def test_evaluator_store_stats_total_counts_unknown_statuses_and_rounds_average() -> None:

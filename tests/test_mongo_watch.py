@@ -26,10 +26,10 @@ import pytest
 from bson import ObjectId
 from pymongo.asynchronous.change_stream import AsyncChangeStream
 from pymongo.errors import AutoReconnect, ExecutionTimeout, OperationFailure, ServerSelectionTimeoutError
+from test_mongo_evaluator import evaluator_store
 
 from monque_engine.errors import ChangeFeedHistoryLostError, ChangeFeedUnsupportedError, ConnectionError
 from monque_engine.job import JobStatus
-from test_mongo_evaluator import evaluator_store
 
 BLOCK = object()  # the getMore waits for a change that never comes (until close)
 
@@ -130,7 +130,7 @@ async def test_invalidate_raises_history_lost_so_the_caller_drops_its_token() ->
     "live"): it raises ChangeFeedHistoryLostError, on which the feed loop reopens
     without the token."""
     stream = DriverStream(ScriptedCursor(("batch", [_change(1), INVALIDATE], True)))
-    store, events, seen = await _open(stream, statuses=(JobStatus.PENDING,))
+    _store, events, seen = await _open(stream, statuses=(JobStatus.PENDING,))
     first = await anext(events)
     assert first.token == {"_data": "0001"}
     with pytest.raises(ChangeFeedHistoryLostError, match="dropped or renamed") as info:
@@ -145,7 +145,7 @@ async def test_end_of_stream_while_not_closing_is_a_connection_error() -> None:
     invalidate filtered by an older pipeline) ends PyMongo's stream with
     StopAsyncIteration; that is a failure to report, not a quiet end."""
     stream = DriverStream(ScriptedCursor(("batch", [_change(1)], True)))
-    store, events, _ = await _open(stream)
+    _store, events, _ = await _open(stream)
     assert (await anext(events)).job_id == str(_change(1)["documentKey"]["_id"])
     with pytest.raises(ConnectionError, match="ended: the server closed its cursor"):
         await anext(events)
@@ -181,8 +181,9 @@ async def test_idle_timeout_is_no_change_yet() -> None:
 async def test_empty_batches_are_waited_through_without_resuming() -> None:
     """An idle stream's getMores come back empty (the server waited maxAwaitTimeMS). Each
     try_next() has its own timeoutMS budget, so quiet periods cost no resume at all."""
-    stream = DriverStream(ScriptedCursor(("batch", [], False), ("batch", [], False), ("batch", [_change(4)], False),
-                                         BLOCK))
+    stream = DriverStream(
+        ScriptedCursor(("batch", [], False), ("batch", [], False), ("batch", [_change(4)], False), BLOCK)
+    )
     store, events, _ = await _open(stream)
     assert (await anext(events)).token == {"_data": "0004"} and stream.opened == 0
     await store.close()
@@ -191,7 +192,7 @@ async def test_empty_batches_are_waited_through_without_resuming() -> None:
 async def test_timeout_that_loses_the_server_is_still_an_error() -> None:
     """A resume that cannot select a server is not idleness: it is reported."""
     stream = DriverStream(ScriptedCursor(("raise", ExecutionTimeout("operation exceeded time limit", 50))))
-    store, events, _ = await _open(stream)
+    _store, events, _ = await _open(stream)
     with pytest.raises(ConnectionError, match="Cannot reach") as info:
         await anext(events)
     assert isinstance(info.value.__cause__, ServerSelectionTimeoutError)
@@ -204,7 +205,7 @@ async def test_network_error_resumes_inside_the_driver_then_reports() -> None:
         ScriptedCursor(("raise", AutoReconnect("connection reset"))),
         ScriptedCursor(("batch", [_change(3)], False), ("raise", AutoReconnect("reset again"))),
     )
-    store, events, _ = await _open(stream)
+    _store, events, _ = await _open(stream)
     assert (await anext(events)).token == {"_data": "0003"}
     with pytest.raises(ConnectionError, match="read the change stream"):
         await anext(events)

@@ -130,8 +130,17 @@ def errors_reported(*workers: Proc) -> list[dict[str, Any]]:
 
 
 # -- 1. exactly once ------------------------------------------------------------------------------
-def drain_exactly_once(procs: Launcher, db: Path, runs_dir: Path, probe: StoreProbe, *, workers: int,
-                       jobs: int, extra: int, drain_timeout: float) -> None:
+def drain_exactly_once(
+    procs: Launcher,
+    db: Path,
+    runs_dir: Path,
+    probe: StoreProbe,
+    *,
+    workers: int,
+    jobs: int,
+    extra: int,
+    drain_timeout: float,
+) -> None:
     # Several workers open (and create) the same fresh file at once; a watcher in yet
     # another process follows every transition.
     pool = [start_worker(procs, db, runs_dir, f"w{i}", concurrency=10) for i in range(workers)]
@@ -152,8 +161,10 @@ def drain_exactly_once(procs: Launcher, db: Path, runs_dir: Path, probe: StorePr
 
     total = jobs + extra
     wait_until(
-        lambda: probe.count("status = 'completed'") == total, drain_timeout,
-        f"all {total} jobs completed", interval=0.05,
+        lambda: probe.count("status = 'completed'") == total,
+        drain_timeout,
+        f"all {total} jobs completed",
+        interval=0.05,
         on_timeout=lambda: f"statuses: {probe.status_counts()}\n{describe_all(*pool)}",
     )
     stop_gracefully(*pool)
@@ -187,8 +198,11 @@ def drain_exactly_once(procs: Launcher, db: Path, runs_dir: Path, probe: StorePr
     for c in seen:
         history.setdefault(c["job_id"], []).append((c["op"], c["status"]))
     assert set(history) == expected
-    odd = {job_id: h for job_id, h in history.items()
-           if h != [("insert", "pending"), ("update", "processing"), ("update", "completed")]}
+    odd = {
+        job_id: h
+        for job_id, h in history.items()
+        if h != [("insert", "pending"), ("update", "processing"), ("update", "completed")]
+    }
     assert odd == {}, f"{len(odd)} job(s) with an unexpected history: {list(odd.items())[:5]}"
 
     # A watcher started afterwards, resuming just before the first of those changes, replays
@@ -221,16 +235,24 @@ def test_jobs_of_a_killed_worker_are_recovered_by_a_running_worker(
     procs: Launcher, db: Path, runs_dir: Path, probe: StoreProbe
 ) -> None:
     # B is up first, with a short lock timeout and frequent periodic stale recovery.
-    b = start_worker(procs, db, runs_dir, "B", concurrency=2, delay=0.05, lock_timeout=1.5,
-                     stale_recovery_interval=0.3, print_jobs=True)
+    b = start_worker(
+        procs,
+        db,
+        runs_dir,
+        "B",
+        concurrency=2,
+        delay=0.05,
+        lock_timeout=1.5,
+        stale_recovery_interval=0.3,
+        print_jobs=True,
+    )
     b.wait_for("ready", READY_TIMEOUT)
     # A's handler never finishes on its own.
     a = start_worker(procs, db, runs_dir, "A", concurrency=4, delay=3600, print_jobs=True)
     a.wait_for("ready", READY_TIMEOUT)
 
     ids = enqueue_here(db, "task", 20)
-    wait_until(lambda: probe.processing_by("A"), 10, "A owns processing jobs",
-               on_timeout=lambda: describe_all(a, b))
+    wait_until(lambda: probe.processing_by("A"), 10, "A owns processing jobs", on_timeout=lambda: describe_all(a, b))
     a.wait_for("job:start", 10)
     killed_at = time.time()
     a.signal(signal.SIGKILL)
@@ -244,8 +266,12 @@ def test_jobs_of_a_killed_worker_are_recovered_by_a_running_worker(
     assert in_flight_in_store, "A held no claims when it died"
     assert a_started <= in_flight_in_store, "A started handlers for jobs it no longer owned"
 
-    wait_until(lambda: probe.count("status = 'completed'") == len(ids), 20, "every job completed",
-               on_timeout=lambda: f"{probe.status_counts()}\n{describe_all(b)}")
+    wait_until(
+        lambda: probe.count("status = 'completed'") == len(ids),
+        20,
+        "every job completed",
+        on_timeout=lambda: f"{probe.status_counts()}\n{describe_all(b)}",
+    )
 
     # Recovered by the same B process, periodically (no restart), and only after A died.
     assert b.alive() and b.pid == b_pid
@@ -278,16 +304,26 @@ def test_a_worker_killed_in_the_middle_of_a_drain_loses_nothing(
         w.wait_for("ready", READY_TIMEOUT)
     a, b, c = pool
     ids = enqueue_here(db, "task", 2000)
-    wait_until(lambda: probe.count("status = 'completed'") >= 300 and probe.processing_by("A"), 30,
-               "A busy in the middle of the drain", interval=0.005, on_timeout=lambda: describe_all(*pool))
+    wait_until(
+        lambda: probe.count("status = 'completed'") >= 300 and probe.processing_by("A"),
+        30,
+        "A busy in the middle of the drain",
+        interval=0.005,
+        on_timeout=lambda: describe_all(*pool),
+    )
     killed_at = time.time()
     a.signal(signal.SIGKILL)
     assert a.wait_exit(10) == -signal.SIGKILL
     assert probe.integrity() == "ok"
     held = set(probe.processing_by("A"))
 
-    wait_until(lambda: probe.count("status = 'completed'") == len(ids), 30, "every job completed", interval=0.05,
-               on_timeout=lambda: f"{probe.status_counts()}\n{describe_all(b, c)}")
+    wait_until(
+        lambda: probe.count("status = 'completed'") == len(ids),
+        30,
+        "every job completed",
+        interval=0.05,
+        on_timeout=lambda: f"{probe.status_counts()}\n{describe_all(b, c)}",
+    )
     recovered = b.events("stale:recovered") + c.events("stale:recovered")
     assert sum(line["count"] for line in recovered) == len(held), (len(held), recovered)
     assert all(line["t"] >= killed_at for line in recovered)
@@ -310,20 +346,32 @@ def test_a_worker_stopped_by_sigterm_in_the_middle_of_a_drain_duplicates_nothing
     procs: Launcher, db: Path, runs_dir: Path, probe: StoreProbe
 ) -> None:
     """A graceful stop under load finishes (or releases) what it claimed: exactly once holds."""
-    pool = [start_worker(procs, db, runs_dir, name, concurrency=10, delay=0.003, shutdown_timeout=20)
-            for name in ("G0", "G1")]
+    pool = [
+        start_worker(procs, db, runs_dir, name, concurrency=10, delay=0.003, shutdown_timeout=20)
+        for name in ("G0", "G1")
+    ]
     for w in pool:
         w.wait_for("ready", READY_TIMEOUT)
     g0, g1 = pool
     ids = enqueue_here(db, "task", 2000)
-    wait_until(lambda: probe.count("status = 'completed'") >= 400 and probe.processing_by("G0"), 30,
-               "G0 busy in the middle of the drain", interval=0.005, on_timeout=lambda: describe_all(*pool))
+    wait_until(
+        lambda: probe.count("status = 'completed'") >= 400 and probe.processing_by("G0"),
+        30,
+        "G0 busy in the middle of the drain",
+        interval=0.005,
+        on_timeout=lambda: describe_all(*pool),
+    )
     g0.signal(signal.SIGTERM)
     g0.finish(30)
     assert probe.processing_by("G0") == [], "a gracefully stopped worker must not leave claims behind"
 
-    wait_until(lambda: probe.count("status = 'completed'") == len(ids), 30, "every job completed", interval=0.05,
-               on_timeout=lambda: f"{probe.status_counts()}\n{describe_all(g1)}")
+    wait_until(
+        lambda: probe.count("status = 'completed'") == len(ids),
+        30,
+        "every job completed",
+        interval=0.05,
+        on_timeout=lambda: f"{probe.status_counts()}\n{describe_all(g1)}",
+    )
     stop_gracefully(g1)
     runs = runs_by_kind(runs_dir)
     assert set(runs["start"]) == set(ids)
@@ -352,14 +400,13 @@ def wait_for_sentinel(watcher: Proc, sentinel_id: str) -> list[tuple[str, str, s
     return seen[: seen.index(("insert", sentinel_id, "pending")) + 1]
 
 
-def test_changes_made_in_one_process_reach_a_watch_in_another_and_resume_exactly(
-    procs: Launcher, db: Path
-) -> None:
+def test_changes_made_in_one_process_reach_a_watch_in_another_and_resume_exactly(procs: Launcher, db: Path) -> None:
     w1 = procs.start("watcher-1", "watcher", "--db", db)
     w1.wait_for("ready", READY_TIMEOUT)
 
-    ids = run_actor(procs, db, "actor-1",
-                    "enqueue:watched=X", "enqueue:watched=Y", "cancel:X", "delete:Y", "enqueue:watched=END1")
+    ids = run_actor(
+        procs, db, "actor-1", "enqueue:watched=X", "enqueue:watched=Y", "cancel:X", "delete:Y", "enqueue:watched=END1"
+    )
     x, y, end1 = ids["X"], ids["Y"], ids["END1"]
     phase1 = [
         ("insert", x, "pending"),
@@ -377,8 +424,9 @@ def test_changes_made_in_one_process_reach_a_watch_in_another_and_resume_exactly
     last_token, mid_token = tokens1[-1], tokens1[1]
 
     # Changes while nobody watches.
-    ids2 = run_actor(procs, db, "actor-2",
-                     "enqueue:watched=Z", "cancel:Z", "delete:" + x, "retry:Z", "enqueue:watched=END2")
+    ids2 = run_actor(
+        procs, db, "actor-2", "enqueue:watched=Z", "cancel:Z", "delete:" + x, "retry:Z", "enqueue:watched=END2"
+    )
     z, end2 = ids2["Z"], ids2["END2"]
     phase2 = [
         ("insert", z, "pending"),
@@ -416,8 +464,7 @@ def test_an_idle_worker_is_woken_by_a_job_enqueued_in_another_process(
     procs: Launcher, db: Path, runs_dir: Path
 ) -> None:
     # Polls every 60 s: only the change feed can start these jobs within seconds.
-    worker = start_worker(procs, db, runs_dir, "idle", poll_interval=60, safety_poll_interval=60,
-                          print_jobs=True)
+    worker = start_worker(procs, db, runs_dir, "idle", poll_interval=60, safety_poll_interval=60, print_jobs=True)
     worker.wait_for("ready", READY_TIMEOUT)
     latencies = []
     for round_ in range(2):
@@ -459,8 +506,17 @@ async def test_a_wake_up_that_arrives_while_a_claim_returns_is_not_lost(tmp_path
         if claims == 1:  # committed, found nothing; now another process enqueues
             with open(producer_log, "wb") as out:
                 proc = await asyncio.create_subprocess_exec(
-                    sys.executable, "-m", "tests.procs.producer", "--db", str(db_path), "--count", "1",
-                    cwd=REPO_ROOT, stdout=out, stderr=asyncio.subprocess.STDOUT)
+                    sys.executable,
+                    "-m",
+                    "tests.procs.producer",
+                    "--db",
+                    str(db_path),
+                    "--count",
+                    "1",
+                    cwd=REPO_ROOT,
+                    stdout=out,
+                    stderr=asyncio.subprocess.STDOUT,
+                )
                 assert await asyncio.wait_for(proc.wait(), READY_TIMEOUT) == 0
             await asyncio.sleep(0.3)  # the feed delivers its wake-up meanwhile (~ms)
         return jobs
@@ -486,8 +542,20 @@ def test_concurrent_enqueues_of_one_unique_key_in_several_processes_make_one_job
 ) -> None:
     keys = [f"k{i}" for i in range(10)]
     producers = [
-        procs.start(f"uniq-{i}", "producer", "--db", db, "--name", "uniq", "--keys", ",".join(keys),
-                    "--rounds", 3, "--barrier", stdin=True)
+        procs.start(
+            f"uniq-{i}",
+            "producer",
+            "--db",
+            db,
+            "--name",
+            "uniq",
+            "--keys",
+            ",".join(keys),
+            "--rounds",
+            3,
+            "--barrier",
+            stdin=True,
+        )
         for i in range(6)
     ]
     for p in producers:
@@ -528,8 +596,11 @@ def test_sigterm_lets_a_running_job_finish_and_the_worker_exits_0(
     worker.signal(signal.SIGTERM)
     worker.finish(30)
 
-    order = [line["event"] for line in worker.lines if line["event"] in
-             ("signal", "stopping", "job:complete", "stopped", "exit")]
+    order = [
+        line["event"]
+        for line in worker.lines
+        if line["event"] in ("signal", "stopping", "job:complete", "stopped", "exit")
+    ]
     assert order == ["signal", "stopping", "job:complete", "stopped", "exit"], order
     row = probe.job(job_id)
     assert row is not None and row["status"] == "completed"

@@ -101,8 +101,9 @@ def test_the_five_minute_tour_runs_as_written(tmp_path: Path) -> None:
 
     worker_line = next(argv for argv in documented_commands() if argv[:1] == ["--worker"] and "tasks:setup" in argv)
     script = Path(sys.executable).parent / "monque-tui"
-    worker = subprocess.Popen([str(script), *worker_line], cwd=tmp_path, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, text=True)
+    worker = subprocess.Popen(
+        [str(script), *worker_line], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
     try:
         deadline = time.monotonic() + 60
         while _count(db, "completed") < 101 and time.monotonic() < deadline and worker.poll() is None:

@@ -33,8 +33,9 @@ class ScriptedFeed:
         self.opens: list[Any] = []  # the resume token of each open
         self.release = asyncio.Event()
 
-    async def open_watch(self, resume_after: Any = None, *, full_document: bool = True,
-                         statuses: tuple[JobStatus, ...] | None = None) -> AsyncIterator[ChangeEvent]:
+    async def open_watch(
+        self, resume_after: Any = None, *, full_document: bool = True, statuses: tuple[JobStatus, ...] | None = None
+    ) -> AsyncIterator[ChangeEvent]:
         self.opens.append(resume_after)
         step = self.script.pop(0) if self.script else self.then
         if step == "fail-open":
@@ -81,7 +82,7 @@ async def test_a_stream_that_opens_then_breaks_still_ends_in_fallback() -> None:
     await watch.start()
     await until(lambda: "fallback" in seen.kinds())
     # each open "connected" and delivered a change, yet the failures counted: 4 errors, then fallback
-    assert seen.kinds()[:seen.kinds().index("fallback") + 1].count("error") == 4
+    assert seen.kinds()[: seen.kinds().index("fallback") + 1].count("error") == 4
     await until(lambda: watch.state == "live")
     assert seen.events[-1].kind == "connected" and seen.events[-1].previous == "fallback"
     assert feed.opens[1:] == [1, 2, 3, 4]  # reopened after the last token seen

@@ -18,7 +18,6 @@ from monque_engine import ChangeFeedHistoryLostError, Monque
 from monque_engine.cron import next_run_ms
 from monque_engine.errors import ConnectionError
 from monque_engine.timeutil import now_ms
-
 from tests.conftest import SHORT_INTERVALS, poll_until
 
 
@@ -37,6 +36,7 @@ def _live_tasks(prefix: str) -> list[asyncio.Task[Any]]:
 
 
 # -- processor: same-instance re-claim after stale recovery --------------------------------------
+
 
 async def test_a_job_reclaimed_by_the_same_instance_is_not_run_twice_at_once(tmp_path: Any) -> None:
     """Stale recovery can hand a job back to the very instance whose handler still runs it
@@ -58,7 +58,10 @@ async def test_a_job_reclaimed_by_the_same_instance_is_not_run_twice_at_once(tmp
         await poll_until(lambda: len(starts) == 1, message="first run started")
         table = m.options.collection_name
         await m.store.execute_write(  # type: ignore[attr-defined]
-            lambda c: c.execute(f"UPDATE {table} SET locked_at = locked_at - 120000, last_heartbeat = last_heartbeat - 120000 WHERE id = ?", (job.id,))
+            lambda c: c.execute(
+                f"UPDATE {table} SET locked_at = locked_at - 120000, last_heartbeat = last_heartbeat - 120000 WHERE id = ?",
+                (job.id,),
+            )
         )
         assert await m.recover_stale_jobs() == 1
         # The re-claim comes first (earliest nextRunAt); a second job then takes the other slot.
@@ -84,6 +87,7 @@ async def test_a_job_reclaimed_by_the_same_instance_is_not_run_twice_at_once(tmp
 
 # -- processor: replacing a handler while running -------------------------------------------------
 
+
 async def test_replaced_worker_filler_exits(tmp_path: Any) -> None:
     """register(replace=True) while running: the comment says the old filler 'sees it was
     replaced and exits', but it loops back to `await worker.wake.wait()` on the old Worker,
@@ -91,6 +95,7 @@ async def test_replaced_worker_filler_exits(tmp_path: Any) -> None:
     joins current fillers). The task leaks past close()."""
     m = await _make(f"sqlite:///{tmp_path}/jobs.db")
     try:
+
         async def handler(job: Any) -> None:
             return None
 
@@ -110,6 +115,7 @@ async def test_replaced_worker_filler_exits(tmp_path: Any) -> None:
 
 
 # -- life cycle: concurrent start() ---------------------------------------------------------------
+
 
 async def test_concurrent_start_does_not_leak_background_tasks(tmp_path: Any) -> None:
     """start() checks `processor.running` and then awaits lifecycle.start() (opening the feed)
@@ -132,6 +138,7 @@ async def test_concurrent_start_does_not_leak_background_tasks(tmp_path: Any) ->
 
 
 # -- write runner: batch isolation after BEGIN IMMEDIATE timed out --------------------------------
+
 
 async def test_locked_file_fails_a_batch_once_not_once_per_op(tmp_path: Any) -> None:
     """When another connection holds the write lock past busy_timeout, the batch's BEGIN
@@ -156,6 +163,7 @@ async def test_locked_file_fails_a_batch_once_not_once_per_op(tmp_path: Any) -> 
 
 
 # -- change feed: a slow reader and pruning -------------------------------------------------------
+
 
 async def test_open_stream_overtaken_by_pruning_does_not_skip_silently(tmp_path: Any) -> None:
     """ADR 0002: a token older than the window raises ChangeFeedHistoryLostError 'rather than
@@ -183,6 +191,7 @@ async def test_open_stream_overtaken_by_pruning_does_not_skip_silently(tmp_path:
 
 
 # -- store: batched completion flag after a failed submit -----------------------------------------
+
 
 async def test_completion_on_closed_store_does_not_wedge_later_completions(tmp_path: Any) -> None:
     """_complete_batched sets _completion_flush_queued = True and appends to _completions
@@ -222,6 +231,7 @@ async def test_completion_on_closed_store_does_not_wedge_later_completions(tmp_p
 
 
 # -- cron across a DST fall-back --------------------------------------------------------------------
+
 
 def test_daily_cron_runs_once_on_fall_back_day() -> None:
     """'30 2 * * *' in Europe/Paris: on 2024-10-27 local 02:30 happens twice (CEST, then CET).

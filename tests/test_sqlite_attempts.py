@@ -33,7 +33,9 @@ async def test_v1_file_is_upgraded_past_v2_and_records_attempts(tmp_path: Path, 
         assert SCHEMA_VERSION >= 2
         conn = sqlite3.connect(path)
         try:
-            assert conn.execute("SELECT value FROM monque_jobs_meta WHERE key='schema_version'").fetchone() == (SCHEMA_VERSION,)
+            assert conn.execute("SELECT value FROM monque_jobs_meta WHERE key='schema_version'").fetchone() == (
+                SCHEMA_VERSION,
+            )
             indexes = {row[1] for row in conn.execute("PRAGMA index_list(monque_jobs)")}
         finally:
             conn.close()
@@ -77,16 +79,20 @@ async def test_grouping_and_group_actions_use_the_partial_errors_index(tmp_path:
     assert "USING COVERING INDEX monque_jobs_errors" in plan, plan
     assert JobSelector(error_group="k").error_group == "k"
     # a group's page in the console's sorts: ids picked from the covering index, then 50 rows read
-    for sort in (JobSort("created_at", "desc"), JobSort("id", "asc"), JobSort("updated_at", "desc"),
-                 JobSort("next_run_at", "asc")):
-        sql, params = page_query("id, name", "monque_jobs", StoreListFilter(error_group="0123456789abcdef"), sort,
-                                 "forward", None, 51)
+    for sort in (
+        JobSort("created_at", "desc"),
+        JobSort("id", "asc"),
+        JobSort("updated_at", "desc"),
+        JobSort("next_run_at", "asc"),
+    ):
+        sql, params = page_query(
+            "id, name", "monque_jobs", StoreListFilter(error_group="0123456789abcdef"), sort, "forward", None, 51
+        )
         plan = _plan(path, sql, tuple(params))
         assert "SEARCH monque_jobs USING COVERING INDEX monque_jobs_errors (error_group=?)" in plan, plan
 
 
-async def test_a_history_edited_into_invalid_json_starts_over_instead_of_failing_writes(tmp_path: Path,
-                                                                                       raw) -> None:
+async def test_a_history_edited_into_invalid_json_starts_over_instead_of_failing_writes(tmp_path: Path, raw) -> None:
     """Recording is diagnostic: a damaged ``attempts`` value must never block an outcome write
     (the fail path, a completion, or stale recovery's bulk update)."""
     m = Monque(f"sqlite:///{tmp_path / 'jobs.db'}", recover_stale_jobs=False, lock_timeout=1)
@@ -94,14 +100,16 @@ async def test_a_history_edited_into_invalid_json_starts_over_instead_of_failing
     try:
         store = m.store
         job = await m.enqueue("x")
-        await store.execute_write(lambda c: c.execute("UPDATE monque_jobs SET attempts = 'not json{' WHERE id = ?",
-                                                      (job.id,)))
+        await store.execute_write(
+            lambda c: c.execute("UPDATE monque_jobs SET attempts = 'not json{' WHERE id = ?", (job.id,))
+        )
         await raw(m).set(job.id, status="processing", claimedBy="ghost", lockedAt=1_000, lastHeartbeat=1_000)
         assert await m.recover_stale_jobs() == 1
         stored = await m.get_job(job.id)
         assert [a.outcome for a in stored.attempts] == ["stale"]
-        await store.execute_write(lambda c: c.execute("UPDATE monque_jobs SET attempts = '{\"a\": 1}' WHERE id = ?",
-                                                      (job.id,)))
+        await store.execute_write(
+            lambda c: c.execute("UPDATE monque_jobs SET attempts = '{\"a\": 1}' WHERE id = ?", (job.id,))
+        )
         [claimed] = await store.claim("x", "me", 10**13, 1, 30_000)
         done = await store.complete(claimed.id, "me", 10**13 + 5, None)
         assert done is not None and [a.outcome for a in (await m.get_job(job.id)).attempts] == ["completed"]

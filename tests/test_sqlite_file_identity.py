@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import SHORT_INTERVALS, EventRecorder, poll_until
 from monque_engine import ConnectionError, Job, Monque
 from monque_engine.store.sqlite import SqliteStore
 from monque_engine.store.sqlite.identity import FileLostError
+from tests.conftest import SHORT_INTERVALS, EventRecorder, poll_until
 
 
 def backup(path: Path, to: Path) -> None:

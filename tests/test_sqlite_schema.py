@@ -17,13 +17,16 @@ import pytest
 
 from monque_engine import ConnectionError, Monque
 from monque_engine.store import StoreOpenOptions
-from monque_engine.store.sqlite import SqliteStore
-from monque_engine.store.sqlite import migrations
+from monque_engine.store.sqlite import SqliteStore, migrations
 from monque_engine.store.sqlite.schema import SCHEMA_VERSION, Tables
 
 FIXTURE = Path(__file__).parent / "fixtures" / "monque_v1.db"
-V1_IDS = {"6b11055c259a3b8d24122905", "6b11055c259a3b8d24122906", "6b11055c259a3b8d24122907",
-          "6b11055c259a3b8d24122908"}
+V1_IDS = {
+    "6b11055c259a3b8d24122905",
+    "6b11055c259a3b8d24122906",
+    "6b11055c259a3b8d24122907",
+    "6b11055c259a3b8d24122908",
+}
 
 
 def fingerprint(path: Path) -> tuple[str, int, list[str]]:
@@ -176,6 +179,7 @@ def test_the_runner_applies_steps_in_order_from_the_files_version(tmp_path: Path
             seen.append((version, _stored(conn)))
             if version == 2:  # a real change: a column the code of version 2 would use
                 conn.execute(f"ALTER TABLE {t.jobs} ADD COLUMN priority INTEGER NOT NULL DEFAULT 0")
+
         return run
 
     def _stored(conn: sqlite3.Connection) -> int:
@@ -211,8 +215,9 @@ def test_a_failing_step_leaves_the_file_at_its_old_version(tmp_path: Path) -> No
         raise RuntimeError("step 3 is broken")
 
     with pytest.raises(RuntimeError, match="step 3 is broken"):
-        _in_transaction(path, lambda conn: migrations.migrate(
-            conn, tables, 1, steps=[(2, add_column), (3, broken)], target=3))
+        _in_transaction(
+            path, lambda conn: migrations.migrate(conn, tables, 1, steps=[(2, add_column), (3, broken)], target=3)
+        )
     assert _version(path) == 1
     conn = sqlite3.connect(path)
     columns = [row[1] for row in conn.execute("PRAGMA table_info(monque_jobs)")]
@@ -234,7 +239,7 @@ def test_the_shipped_migrations_reach_the_current_version() -> None:
 # -- read-only ----------------------------------------------------------------------------------------
 async def test_read_only_never_creates_a_missing_file(tmp_path: Path) -> None:
     path = tmp_path / "missing.db"
-    with pytest.raises(ConnectionError, match="does not exist, and a read-only open .* never creates one"):
+    with pytest.raises(ConnectionError, match=r"does not exist, and a read-only open .* never creates one"):
         await Monque(f"sqlite:///{path}?mode=ro").initialize()
     assert list(tmp_path.iterdir()) == []
 

@@ -22,8 +22,10 @@ from monque_engine.store.urls import mask_secrets, mask_text
         ("mongodb://u:s3c/ret@h/db", "mongodb://u:***@h/db"),  # an unescaped / in the password
         ("mongodb://u:/s3cret@h/db", "mongodb://u:***@h/db"),  # a password starting with /
         ("mongodb+srv://u:s3cret@cluster0.example.net/db", "mongodb+srv://u:***@cluster0.example.net/db"),
-        ("mongodb://u:s3cret@h1:27017,h2:27018,h3/db?replicaSet=rs0",
-         "mongodb://u:***@h1:27017,h2:27018,h3/db?replicaSet=rs0"),
+        (
+            "mongodb://u:s3cret@h1:27017,h2:27018,h3/db?replicaSet=rs0",
+            "mongodb://u:***@h1:27017,h2:27018,h3/db?replicaSet=rs0",
+        ),
         ("mongodb://:s3cret@h/db", "mongodb://:***@h/db"),  # no user name
         ("u:s3cret@h/db", "u:***@h/db"),  # no scheme at all
         ("Store URL 'mongodb//u:s3cret@h' has no scheme", "Store URL 'mongodb//u:***@h' has no scheme"),
@@ -39,8 +41,13 @@ def test_mask_url_hides_the_password(text: str, expected: str) -> None:
 @pytest.mark.parametrize(
     "text",
     [
-        "mongodb://h/db", "mongodb://u@h/db", "sqlite:///var/lib/jobs.db", "sqlite:///data/jobs@v2.db",
-        "no urls here", "mail bob@example.com", "12:30 done",
+        "mongodb://h/db",
+        "mongodb://u@h/db",
+        "sqlite:///var/lib/jobs.db",
+        "sqlite:///data/jobs@v2.db",
+        "no urls here",
+        "mail bob@example.com",
+        "12:30 done",
     ],
 )
 def test_text_without_a_password_is_unchanged(text: str) -> None:
@@ -61,8 +68,16 @@ _USER = st.from_regex(r"[A-Za-z0-9._%-]{0,8}", fullmatch=True)
 _SCHEME = st.sampled_from(["mongodb://", "mongodb+srv://", "mongodb:/", "mongodb//", "mongodb:", "redis://", ""])
 _HOSTS = st.sampled_from(["h", "db1:27017,db2:27017,db3:27017", "cluster0.example.net", "127.0.0.1:9"])
 _PATH = st.sampled_from(["", "/app", "/app?replicaSet=rs0&authSource=admin", "/"])
-_AROUND = st.sampled_from([("", ""), (" ", ""), ("cannot open ", ": refused"), ("Store URL '", "' is bad"),
-                           ('{"url": "', '"}'), ("(", ") contact admin@example.com")])
+_AROUND = st.sampled_from(
+    [
+        ("", ""),
+        (" ", ""),
+        ("cannot open ", ": refused"),
+        ("Store URL '", "' is bad"),
+        ('{"url": "', '"}'),
+        ("(", ") contact admin@example.com"),
+    ]
+)
 
 
 @given(scheme=_SCHEME, user=_USER, password=_PASSWORD, hosts=_HOSTS, path=_PATH, around=_AROUND)

@@ -53,22 +53,32 @@ class Lifecycle:
         # Registered and with the paused set loaded before the processor's first claim.
         await self._fleet.join()
         self._watch = ResilientWatch(
-            self._ctx.store, self._on_change, self._on_watch_event, full_document=False,
-            statuses=(JobStatus.PENDING,), reconnect_delays=self.reconnect_delays,
-            fallback_retry_interval=self.fallback_retry_interval)
+            self._ctx.store,
+            self._on_change,
+            self._on_watch_event,
+            full_document=False,
+            statuses=(JobStatus.PENDING,),
+            reconnect_delays=self.reconnect_delays,
+            fallback_retry_interval=self.fallback_retry_interval,
+        )
         await self._watch.start()
         self._tasks = [loop.create_task(self._poll_loop(), name="monque-poll")]
         # Paused names set by other processes are followed within one poll interval.
         self._tasks.append(
-            loop.create_task(self._every(options.poll_interval, self._fleet.refresh_paused), name="monque-control"))
+            loop.create_task(self._every(options.poll_interval, self._fleet.refresh_paused), name="monque-control")
+        )
         if options.recover_stale_jobs:
-            self._tasks.append(loop.create_task(
-                self._every(options.effective_stale_recovery_interval, self.recover_stale), name="monque-stale"))
+            self._tasks.append(
+                loop.create_task(
+                    self._every(options.effective_stale_recovery_interval, self.recover_stale), name="monque-stale"
+                )
+            )
         retention = options.job_retention
         if retention is not None and (retention.completed is not None or retention.failed is not None):
             self._tasks.append(loop.create_task(self._retention_loop(), name="monque-retention"))
         self._heartbeat_task = loop.create_task(
-            self._every(options.heartbeat_interval, self._heartbeat), name="monque-heartbeat")
+            self._every(options.heartbeat_interval, self._heartbeat), name="monque-heartbeat"
+        )
 
     async def stop_background(self) -> None:
         """Stop everything but the heartbeat, which keeps running while jobs drain."""

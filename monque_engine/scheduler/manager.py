@@ -46,7 +46,9 @@ class JobManager:
             return None
         if current.status is JobStatus.CANCELLED:
             return current
-        raise JobStateError(f"Cannot cancel job in status '{current.status.value}'", key, current.status.value, "cancel")
+        raise JobStateError(
+            f"Cannot cancel job in status '{current.status.value}'", key, current.status.value, "cancel"
+        )
 
     async def retry_job(self, job_id: str) -> Job | None:
         key = normalize_job_id(job_id)
@@ -89,8 +91,9 @@ class JobManager:
             self._ctx.events.emit("job:deleted", JobDeletedEvent(key))
         return deleted
 
-    def selector_for(self, action: BulkAction, target: BulkTarget,
-                     updated_before: datetime | None = None) -> StoreSelector | None:
+    def selector_for(
+        self, action: BulkAction, target: BulkTarget, updated_before: datetime | None = None
+    ) -> StoreSelector | None:
         """The store selector a bulk ``action`` runs with, its guard applied; None when the
         guard leaves nothing to do (e.g. cancelling a selection of failed jobs).
 
@@ -101,7 +104,9 @@ class JobManager:
         selection to jobs last changed before that instant (a console's count instant).
         """
         guard: tuple[JobStatus, ...] | None = {
-            "cancel": (JobStatus.PENDING,), "retry": RETRYABLE, "delete": None,
+            "cancel": (JobStatus.PENDING,),
+            "retry": RETRYABLE,
+            "delete": None,
         }[action]
         bound = _ms(updated_before, "updated_before")
         if isinstance(target, JobListFilter):
@@ -129,8 +134,7 @@ class JobManager:
         assert not isinstance(target, JobListFilter)
         return replace(to_store_selector(target, statuses), updated_before_ms=bound)
 
-    async def count_bulk(self, action: BulkAction, target: BulkTarget,
-                         updated_before: datetime | None = None) -> int:
+    async def count_bulk(self, action: BulkAction, target: BulkTarget, updated_before: datetime | None = None) -> int:
         selector = self.selector_for(action, target, updated_before)
         return 0 if selector is None else await self._ctx.store.count_selected(selector)
 

@@ -64,7 +64,8 @@ class Monque:
             log.warning(
                 "lock_timeout (%g s) is under twice heartbeat_interval (%g s): running jobs may be "
                 "recovered as stale between heartbeats; raise lock_timeout or lower heartbeat_interval",
-                self.options.lock_timeout, self.options.heartbeat_interval,
+                self.options.lock_timeout,
+                self.options.heartbeat_interval,
             )
         self._url = store if isinstance(store, str) else None
         self.store: JobStore = open_store(store) if isinstance(store, str) else store
@@ -112,12 +113,14 @@ class Monque:
                 return
             retention = self.options.job_retention
             try:
-                await self.store.open(StoreOpenOptions(
-                    collection_name=self.options.collection_name,
-                    create_indexes=not self.options.skip_index_creation,
-                    retention_index=retention is not None,
-                    on_fatal=self._store_failed,
-                ))
+                await self.store.open(
+                    StoreOpenOptions(
+                        collection_name=self.options.collection_name,
+                        create_indexes=not self.options.skip_index_creation,
+                        retention_index=retention is not None,
+                        on_fatal=self._store_failed,
+                    )
+                )
                 if self.options.recover_stale_jobs and not self.store.read_only:
                     await self._lifecycle.recover_stale()
                 heartbeat_ms = int(self.options.heartbeat_interval * 1000)
@@ -194,13 +197,18 @@ class Monque:
                 # Only handlers still running are given up on. A job whose handler returned is
                 # writing its outcome: cancelling would not stop that write, only lose its event
                 # and misreport the job as left for recovery; let it finish within the grace.
-                stuck = {job_id: task for job_id, task in running.items()
-                         if task in pending and job_id not in processor.finishing}
+                stuck = {
+                    job_id: task
+                    for job_id, task in running.items()
+                    if task in pending and job_id not in processor.finishing
+                }
                 if stuck:
                     incomplete = [job for job in processor.active_jobs if job.id in stuck]
                     self._shutdown_timed_out(
                         f"{len(incomplete)} job(s) still running; they stay processing and stale recovery "
-                        "will return them to pending", incomplete)
+                        "will return them to pending",
+                        incomplete,
+                    )
                     for task in stuck.values():
                         task.cancel()
                 # At least a moment, so cancelled handlers can unwind even if the fillers used the grace.
@@ -211,7 +219,9 @@ class Monque:
                     self._shutdown_timed_out(
                         f"{len(abandoned)} job(s) did not end within {SHUTDOWN_GRACE:g} s of being cancelled "
                         "(a handler that ignores cancellation, or an outcome write that cannot reach the store); "
-                        "they are abandoned and stale recovery will return them to pending", abandoned)
+                        "they are abandoned and stale recovery will return them to pending",
+                        abandoned,
+                    )
                     for task in unfinished:
                         task.cancel()  # once more; never awaited: stop() must not wait for them
                         self._abandoned.add(task)
@@ -221,8 +231,12 @@ class Monque:
         self._query.stats_cache.clear()
 
     def _shutdown_timed_out(self, detail: str, jobs: list[Job]) -> None:
-        self.events.emit("job:error", JobErrorEvent(ShutdownTimeoutError(
-            f"Shutdown timed out after {self.options.shutdown_timeout:g} s: {detail}", jobs)))
+        self.events.emit(
+            "job:error",
+            JobErrorEvent(
+                ShutdownTimeoutError(f"Shutdown timed out after {self.options.shutdown_timeout:g} s: {detail}", jobs)
+            ),
+        )
 
     async def close(self) -> None:
         """Stop, then release the store (threads, connections)."""
@@ -242,8 +256,9 @@ class Monque:
         await self.initialize()
         return self
 
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         await self.close()
 
     def _require_initialized(self) -> None:
@@ -269,8 +284,9 @@ class Monque:
         return sorted(self._processor.workers)
 
     # -- intake ---------------------------------------------------------------------------------
-    async def enqueue(self, name: str, data: Any = None, run_at: datetime | timedelta | None = None,
-                      unique_key: str | None = None) -> Job:
+    async def enqueue(
+        self, name: str, data: Any = None, run_at: datetime | timedelta | None = None, unique_key: str | None = None
+    ) -> Job:
         self._require_initialized()
         return await self._intake.enqueue(name, data, run_at, unique_key)
 
@@ -278,8 +294,9 @@ class Monque:
         self._require_initialized()
         return await self._intake.enqueue(name, data)
 
-    async def schedule(self, cron: str, name: str, data: Any = None, unique_key: str | None = None,
-                       tz: str | None = None) -> Job:
+    async def schedule(
+        self, cron: str, name: str, data: Any = None, unique_key: str | None = None, tz: str | None = None
+    ) -> Job:
         self._require_initialized()
         return await self._intake.schedule(cron, name, data, unique_key, tz)
 
@@ -363,28 +380,36 @@ class Monque:
         self._require_initialized()
         return await self._manager.delete_job(job_id)
 
-    async def cancel_jobs(self, selector: JobSelector | JobListFilter | None = None, *,
-                          updated_before: datetime | None = None) -> BulkOperationResult:
+    async def cancel_jobs(
+        self, selector: JobSelector | JobListFilter | None = None, *, updated_before: datetime | None = None
+    ) -> BulkOperationResult:
         """Cancel every pending job matching ``selector`` (a ``JobSelector`` or any
         ``JobListFilter``) in one store operation; other statuses are left alone.
         ``updated_before`` limits it to jobs last changed before that instant."""
         self._require_initialized()
         return await self._manager.cancel_jobs(selector, updated_before)
 
-    async def retry_jobs(self, selector: JobSelector | JobListFilter | None = None, *,
-                         updated_before: datetime | None = None) -> BulkOperationResult:
+    async def retry_jobs(
+        self, selector: JobSelector | JobListFilter | None = None, *, updated_before: datetime | None = None
+    ) -> BulkOperationResult:
         """Retry every failed or cancelled job matching ``selector`` in one store operation."""
         self._require_initialized()
         return await self._manager.retry_jobs(selector, updated_before)
 
-    async def delete_jobs(self, selector: JobSelector | JobListFilter | None = None, *,
-                          updated_before: datetime | None = None) -> BulkOperationResult:
+    async def delete_jobs(
+        self, selector: JobSelector | JobListFilter | None = None, *, updated_before: datetime | None = None
+    ) -> BulkOperationResult:
         """Delete every job matching ``selector`` in one store operation (empty: every job)."""
         self._require_initialized()
         return await self._manager.delete_jobs(selector, updated_before)
 
-    async def count_bulk(self, action: str, selector: JobSelector | JobListFilter | None = None, *,
-                         updated_before: datetime | None = None) -> int:
+    async def count_bulk(
+        self,
+        action: str,
+        selector: JobSelector | JobListFilter | None = None,
+        *,
+        updated_before: datetime | None = None,
+    ) -> int:
         """How many jobs ``cancel_jobs`` / ``retry_jobs`` / ``delete_jobs`` (``action`` =
         ``"cancel"``, ``"retry"``, ``"delete"``) would reach with the same arguments, guard
         included: the number to confirm with. A retry may still skip jobs whose unique key
@@ -499,8 +524,7 @@ class Monque:
         before ``close()``. ``tuning``: reconnect_delays, fallback_retry_interval, proven_after.
         """
         self._require_initialized()
-        return ResilientWatch(self.store, on_change, on_event, full_document=full_document, statuses=statuses,
-                              **tuning)
+        return ResilientWatch(self.store, on_change, on_event, full_document=full_document, statuses=statuses, **tuning)
 
     async def open_watch(self, resume_after: Any = None, *, full_document: bool = True) -> AsyncIterator[ChangeEvent]:
         """Like ``watch`` but opens the feed now, so a bad token or a broken store raises here."""

@@ -475,8 +475,11 @@ class JobProcessor:
         try:
             now = now_ms()
             next_run = next_run_ms(job.repeat_interval, now) if job.repeat_interval else None
-            record = None if ctx.store.records_success_from_row else attempts.plain_attempt(
-                "completed", job.fail_count, ctx.instance_id, job.locked_at_ms, now)
+            record = (
+                None
+                if ctx.store.records_success_from_row
+                else attempts.plain_attempt("completed", job.fail_count, ctx.instance_id, job.locked_at_ms, now)
+            )
             updated = await ctx.store.complete(job.id, ctx.instance_id, now, next_run, record)
         except InvalidCronError as error:  # no next run can be computed: retrying cannot help
             await self._fail(job, error, terminal=True)
@@ -500,8 +503,9 @@ class JobProcessor:
         if not terminal and fail_count < ctx.options.max_retries:
             retry_at = now + backoff_delay_ms(fail_count, self._base_ms, self._max_ms)
         reason = _error_message(error)
-        record = attempts.failure_attempt(job.fail_count, ctx.instance_id, job.locked_at_ms, now, error,
-                                          retry_at is not None, reason)
+        record = attempts.failure_attempt(
+            job.fail_count, ctx.instance_id, job.locked_at_ms, now, error, retry_at is not None, reason
+        )
         group = error_group_key(job.name, record.error_type or "Exception", reason)
         try:
             updated = await ctx.store.fail(job.id, ctx.instance_id, now, fail_count, reason, retry_at, record, group)

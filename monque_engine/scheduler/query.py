@@ -167,9 +167,18 @@ class JobQuery:
         groups: list[ErrorGroup] = []
         for row in rows[:size]:
             sample = await self._ctx.store.error_group_sample(row.key)
-            groups.append(ErrorGroup(
-                key=row.key, name=row.name, error_type=row.error_type, pattern=normalize_message(sample),
-                sample_message=sample, count=row.count, retrying=row.retrying, first_seen_ms=row.first_seen_ms,
-                last_seen_ms=row.last_seen_ms, per_minute=row.per_minute,
-            ))
+            groups.append(
+                ErrorGroup(
+                    key=row.key,
+                    name=row.name,
+                    error_type=row.error_type,
+                    pattern=normalize_message(sample),
+                    sample_message=sample,
+                    count=row.count,
+                    retrying=row.retrying,
+                    first_seen_ms=row.first_seen_ms,
+                    last_seen_ms=row.last_seen_ms,
+                    per_minute=row.per_minute,
+                )
+            )
         return groups

@@ -150,8 +150,14 @@ class ResilientWatch:
     async def _open(self) -> AsyncIterator[ChangeEvent]:
         return await self._store.open_watch(self.token, full_document=self._full_document, statuses=self._statuses)
 
-    def _set(self, kind: WatchEventKind, state: FeedState, error: BaseException | None = None,
-             reason: str | None = None, permanent: bool = False) -> None:
+    def _set(
+        self,
+        kind: WatchEventKind,
+        state: FeedState,
+        error: BaseException | None = None,
+        reason: str | None = None,
+        permanent: bool = False,
+    ) -> None:
         previous, self.state = self.state, state
         self._emit(WatchEvent(kind, state, previous, error, reason, permanent))
 
@@ -224,8 +230,11 @@ class ResilientWatch:
                     self.token = None  # history lost: start from now
                     self._set("history_lost", self.state, error, "changes were missed: reload what is shown")
                 if state == "fallback" and before != "fallback":
-                    self._emit(WatchEvent("fallback", "fallback", before, error,
-                                          f"change feed failed {failures} times: {error}"))
+                    self._emit(
+                        WatchEvent(
+                            "fallback", "fallback", before, error, f"change feed failed {failures} times: {error}"
+                        )
+                    )
                 self.state = state
                 await asyncio.sleep(delay)
 

@@ -20,8 +20,7 @@ def open_store(url: str, **store_options: Any) -> JobStore:
     """Build (not yet open) the store a URL names: ``sqlite:///path`` or ``mongodb://…``."""
     if not isinstance(url, str) or "://" not in url:
         raise InvalidStoreUrlError(
-            f"Store URL {mask_url(str(url))!r} has no scheme; use sqlite:///path/to/jobs.db "
-            "or mongodb://host/db"
+            f"Store URL {mask_url(str(url))!r} has no scheme; use sqlite:///path/to/jobs.db or mongodb://host/db"
         )
     scheme = url.split("://", 1)[0].lower()
     if scheme == "sqlite":

@@ -60,7 +60,7 @@ def _mask_token(token: str) -> str:
     span = _password_span(token)
     if span is None:
         return token
-    return f"{token[:span[0]]}{MASK}{token[span[1]:]}"
+    return f"{token[: span[0]]}{MASK}{token[span[1] :]}"
 
 
 def mask_text(text: str) -> str:
@@ -88,7 +88,7 @@ def mask_secrets(text: str, url: str) -> str:
     masked = mask_text(text)
     # The URL as a whole, not token by token: a password may contain a space.
     span = _password_span(url.strip())
-    password = url.strip()[span[0]:span[1]] if span is not None else None
+    password = url.strip()[span[0] : span[1]] if span is not None else None
     if password:
         masked = masked.replace(password, MASK)
     return masked

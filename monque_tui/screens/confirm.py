@@ -48,8 +48,9 @@ class ConfirmScreen(ModalScreen[bool]):
             with Horizontal():
                 yield Button("Keep (n)", id="refuse", variant="default")
                 verb = VERBS[self.plan.kind][0]
-                yield Button(f"{verb} (y)", id="accept",
-                             variant="warning" if self.plan.kind is ActionKind.RETRY else "error")
+                yield Button(
+                    f"{verb} (y)", id="accept", variant="warning" if self.plan.kind is ActionKind.RETRY else "error"
+                )
 
     def on_mount(self) -> None:
         if self.plan.needs_typed_confirmation:

@@ -30,11 +30,11 @@ from monque_engine.cron import describe, next_runs
 from ..actions import ActionKind, eligible
 from ..bindings import MUTATING_ACTIONS, bindings_for
 from ..clock import Clock
+from ..formatting import STATUS_STYLES, absolute, relative, span
+from ..payload import PayloadPages, paginate, size_text
 from ..session import ConsoleSession
 from ..session.events import JobsChanged
 from ..session.fleet import owner_is_dead
-from ..formatting import STATUS_STYLES, absolute, relative, span
-from ..payload import PayloadPages, paginate, size_text
 
 if TYPE_CHECKING:
     from ..app import MonqueConsole, SessionMessage
@@ -46,8 +46,13 @@ def _moment(ms: int | None, now: int) -> Text:
     return Text.assemble(absolute(ms), ("  " + relative(ms, now), "dim"))
 
 
-OUTCOME_STYLES = {"completed": "green", "retrying": "yellow", "failed": "bold red", "stale": "magenta",
-                  "shutdown": "magenta"}
+OUTCOME_STYLES = {
+    "completed": "green",
+    "retrying": "yellow",
+    "failed": "bold red",
+    "stale": "magenta",
+    "shutdown": "magenta",
+}
 
 
 def attempt_cells(attempt: Attempt) -> tuple[Text, ...]:
@@ -93,14 +98,18 @@ def timeline_renderable(attempts: tuple[Attempt, ...], selected: int) -> Rendera
     table.add_column(no_wrap=True, overflow="ellipsis", ratio=1)
     for index, attempt in enumerate(attempts):
         chosen = index == selected
-        table.add_row(Text("▶" if chosen else " ", style="bold cyan"), *attempt_cells(attempt),
-                      style="on grey23" if chosen else None)
+        table.add_row(
+            Text("▶" if chosen else " ", style="bold cyan"),
+            *attempt_cells(attempt),
+            style="on grey23" if chosen else None,
+        )
     title = f"Attempts ({len(attempts)} kept, oldest first) — [ ] select, y copies the traceback"
     return Panel(table, title=Text(title), title_align="left", border_style="yellow")
 
 
-def job_renderable(job: Job, now: int, payload: PayloadPages | None = None, page: int = 0,
-                   with_payload: bool = True) -> RenderableType:
+def job_renderable(
+    job: Job, now: int, payload: PayloadPages | None = None, page: int = 0, with_payload: bool = True
+) -> RenderableType:
     """Every field, the schedule, the error, and one page of the payload (``None``: still being prepared)."""
     fields = Table.grid(padding=(0, 2))
     fields.add_column(style="bold", no_wrap=True)
@@ -121,13 +130,17 @@ def job_renderable(job: Job, now: int, payload: PayloadPages | None = None, page
             age = now - job.last_heartbeat_ms
             interval = job.heartbeat_interval_ms
             stale = interval is not None and age > 2 * interval
-            beat = Text.assemble(absolute(job.last_heartbeat_ms), (f"  {span(age)} old", "bold red" if stale else "dim"))
+            beat = Text.assemble(
+                absolute(job.last_heartbeat_ms), (f"  {span(age)} old", "bold red" if stale else "dim")
+            )
             if stale:
                 beat.append("  stale: the owner may be gone; stale recovery returns it to pending", style="red")
             fields.add_row("heartbeat", beat)
         if owner_is_dead(job, now):  # fleet (issue 13): the owner block
-            fields.add_row("owner status", Text(f"dead: {job.claimed_by} stopped beating; x releases its jobs now",
-                                                style="bold red"))
+            fields.add_row(
+                "owner status",
+                Text(f"dead: {job.claimed_by} stopped beating; x releases its jobs now", style="bold red"),
+            )
         if job.heartbeat_interval_ms is not None:
             fields.add_row("heartbeat every", span(job.heartbeat_interval_ms))
     parts: list[RenderableType] = [fields]
@@ -157,15 +170,21 @@ def payload_renderable(payload: PayloadPages | None, page: int = 0) -> Renderabl
     """One page of the payload (``None``: still being prepared)."""
     parts: list[RenderableType] = []
     if payload is None:
-        parts.append(Panel(Text("Preparing the payload…", style="dim"), title="Payload", title_align="left",
-                           border_style="blue"))
+        parts.append(
+            Panel(Text("Preparing the payload…", style="dim"), title="Payload", title_align="left", border_style="blue")
+        )
         return Group(*parts)
     title = f"Payload ({size_text(payload.total_chars)})"
     if len(payload) > 1:
         title += f" — page {page + 1:,} of {len(payload):,}: > next, < previous"
-    parts.append(Panel(Syntax(payload.page(page), "json", theme="ansi_dark", word_wrap=True,
-                              background_color="default"),
-                       title=Text(title), title_align="left", border_style="blue"))
+    parts.append(
+        Panel(
+            Syntax(payload.page(page), "json", theme="ansi_dark", word_wrap=True, background_color="default"),
+            title=Text(title),
+            title_align="left",
+            border_style="blue",
+        )
+    )
     return Group(*parts)
 
 
@@ -278,7 +297,10 @@ class JobDetailScreen(Screen[None]):
             body.update(job_renderable(job, self._clock(), with_payload=False))
             self.query_one("#detail-payload", Static).update(payload_renderable(payload, self.page))
             self.query_one("#detail-title", Static).update(
-                Text.assemble(f"Job {job.id}  ", (job.name, "bold"), "  ", (job.status.value, STATUS_STYLES[job.status])))
+                Text.assemble(
+                    f"Job {job.id}  ", (job.name, "bold"), "  ", (job.status.value, STATUS_STYLES[job.status])
+                )
+            )
         self.refresh_bindings()
 
     def action_payload_page(self, step: int) -> None:

@@ -31,9 +31,16 @@ if TYPE_CHECKING:
     from ..app import MonqueConsole
 
 #: (key, label, width): sized so the whole row fits 130 columns; long values end in "…".
-COLUMNS = (("name", "NAME", 14), ("type", "TYPE", 22), ("pattern", "MESSAGE", 27), ("count", "COUNT", 6),
-           ("retrying", "RETRYING", 8), ("first", "FIRST SEEN", 10), ("last", "LAST SEEN", 9),
-           ("spark", "LAST HOUR", SPARK_WIDTH))
+COLUMNS = (
+    ("name", "NAME", 14),
+    ("type", "TYPE", 22),
+    ("pattern", "MESSAGE", 27),
+    ("count", "COUNT", 6),
+    ("retrying", "RETRYING", 8),
+    ("first", "FIRST SEEN", 10),
+    ("last", "LAST SEEN", 9),
+    ("spark", "LAST HOUR", SPARK_WIDTH),
+)
 WIDTHS = {key: width for key, _, width in COLUMNS}
 EMPTY = "No failed or retrying jobs: nothing to group."
 
@@ -128,8 +135,10 @@ class ErrorsScreen(Screen[None]):
             status.update(EMPTY)
         else:
             jobs = sum(group.count for group in groups)
-            status.update(f"{plural(len(groups), 'group')}, {plural(jobs, 'job')} · ⏎ show jobs · R retry group · "
-                          f"D delete group · refreshed every {REFRESH_EVERY:g} s")
+            status.update(
+                f"{plural(len(groups), 'group')}, {plural(jobs, 'job')} · ⏎ show jobs · R retry group · "
+                f"D delete group · refreshed every {REFRESH_EVERY:g} s"
+            )
         self.refresh_bindings()
 
     @staticmethod
@@ -184,4 +193,4 @@ def _fit(text: str, width: int, keep_end: bool = False) -> str:
     """At most ``width`` characters; a qualified type keeps its end (the class name), text its start."""
     if len(text) <= width:
         return text
-    return "…" + text[-(width - 1):] if keep_end else text[:width - 1] + "…"
+    return "…" + text[-(width - 1) :] if keep_end else text[: width - 1] + "…"

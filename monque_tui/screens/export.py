@@ -31,8 +31,12 @@ class ExportScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(f"Export {self.what} to:", id="export-question", markup=False)
-            yield Static("A path ending in .csv writes CSV; anything else writes JSON Lines. Enter writes, Esc "
-                         "cancels. An existing file is never overwritten.", classes="export-detail", markup=False)
+            yield Static(
+                "A path ending in .csv writes CSV; anything else writes JSON Lines. Enter writes, Esc "
+                "cancels. An existing file is never overwritten.",
+                classes="export-detail",
+                markup=False,
+            )
             yield Input(self.path, id="export-path")
 
     def on_mount(self) -> None:

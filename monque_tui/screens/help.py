@@ -11,8 +11,16 @@ from textual.widgets import Footer, Static
 
 from ..bindings import REGISTRY, bindings_for, display_keys
 
-SCOPE_NAMES = {"table": "jobs", "jobs": "jobs", "detail": "detail", "queues": "queues", "errors": "errors",
-               "workers": "workers", "app": "everywhere", "back": "detail, queues, errors, workers, help"}
+SCOPE_NAMES = {
+    "table": "jobs",
+    "jobs": "jobs",
+    "detail": "detail",
+    "queues": "queues",
+    "errors": "errors",
+    "workers": "workers",
+    "app": "everywhere",
+    "back": "detail, queues, errors, workers, help",
+}
 
 
 def help_table(read_only: bool = False) -> Table:

@@ -254,8 +254,9 @@ class JobsScreen(Screen[None]):
 
     @on(FilterBar.Changed)
     def _filter_changed(self, event: FilterBar.Changed) -> None:
-        self.apply_query(self.session.with_filter(event.name, event.search, event.ranges, event.text,
-                                                  clear_group=event.cleared))
+        self.apply_query(
+            self.session.with_filter(event.name, event.search, event.ranges, event.text, clear_group=event.cleared)
+        )
         if event.done:
             self.table.focus()
 
@@ -357,8 +358,9 @@ class JobsScreen(Screen[None]):
         if self.session.marked_view is not None:
             # Every job of the view is marked: one store operation on the view's filter.
             if kind == ActionKind.RESCHEDULE.value:
-                self.notify("Reschedule works on marked rows, not on all matching (u clears the mark).",
-                            severity="warning")
+                self.notify(
+                    "Reschedule works on marked rows, not on all matching (u clears the mark).", severity="warning"
+                )
                 return
             self.console.act_on_query(ActionKind(kind), self.session.marked_view)
             return

@@ -34,8 +34,22 @@ if TYPE_CHECKING:
 RELOAD_EVERY = 2.0
 #: Counters reach the store on the workers' heartbeat ticks: re-read health this often anyway.
 HEALTH_EVERY = 5.0
-COLUMNS = ("name", "pending", "processing", "completed", "failed", "cancelled", "due", "later", "oldest due",
-           "done/m", "failed/m", "last 24h", "schedule", "workers")
+COLUMNS = (
+    "name",
+    "pending",
+    "processing",
+    "completed",
+    "failed",
+    "cancelled",
+    "due",
+    "later",
+    "oldest due",
+    "done/m",
+    "failed/m",
+    "last 24h",
+    "schedule",
+    "workers",
+)
 
 
 class QueuesScreen(Screen[None]):
@@ -107,8 +121,11 @@ class QueuesScreen(Screen[None]):
         # The oldest due job's instant (latency is its age at the store's now, to the ms; rounded to the
         # second to absorb the call's duration), so its age is judged with the console's clock like the rest.
         fetched = wall_clock_ms()
-        self._oldest_due_ms = {name: round((fetched - h.latency * 1000) / 1000) * 1000
-                               for name, h in health.items() if h.latency is not None}
+        self._oldest_due_ms = {
+            name: round((fetched - h.latency * 1000) / 1000) * 1000
+            for name, h in health.items()
+            if h.latency is not None
+        }
         self.health = health
         self.paused_names = frozenset(name for name, h in health.items() if h.paused)
         self._show(summaries, schedules)
@@ -122,16 +139,17 @@ class QueuesScreen(Screen[None]):
         health = self.health.get(name)
         oldest_ms = self._oldest_due_ms.get(name)
         if health is None:
-            return {c: Text("-", style="dim") for c in ("due", "later", "oldest due", "done/m", "failed/m",
-                                                         "last 24h")}
+            return {c: Text("-", style="dim") for c in ("due", "later", "oldest due", "done/m", "failed/m", "last 24h")}
         now = self.console.clock()
         done, failed = recent_rate(health, now)
         return {
             "due": Text(f"{health.due:,}", style="bold" if health.due else "dim", justify="right"),
             "later": Text(f"{health.scheduled:,}", style="" if health.scheduled else "dim", justify="right"),
-            "oldest due": Text("-", style="dim") if oldest_ms is None else Text(
-                span(max(0, now - oldest_ms)), style="bold yellow" if now - oldest_ms > 60_000 else "",
-                justify="right"),
+            "oldest due": Text("-", style="dim")
+            if oldest_ms is None
+            else Text(
+                span(max(0, now - oldest_ms)), style="bold yellow" if now - oldest_ms > 60_000 else "", justify="right"
+            ),
             "done/m": Text(f"{done:.1f}", style="green" if done else "dim", justify="right"),
             "failed/m": Text(f"{failed:.1f}", style="red" if failed else "dim", justify="right"),
             "last 24h": spark_cells(health, now),
@@ -154,14 +172,22 @@ class QueuesScreen(Screen[None]):
                     title.append(" ⏸ paused", style="bold reverse yellow")
                 cells = {
                     "name": title,
-                    **{status.value: Text(f"{stats.count(status):,}" if stats else "0",
-                                          style=STATUS_STYLES[status] if stats and stats.count(status) else "dim",
-                                          justify="right") for status in JobStatus},
+                    **{
+                        status.value: Text(
+                            f"{stats.count(status):,}" if stats else "0",
+                            style=STATUS_STYLES[status] if stats and stats.count(status) else "dim",
+                            justify="right",
+                        )
+                        for status in JobStatus
+                    },
                     **self._health_cells(name),
-                    "schedule": Text("; ".join(schedules.get(name, [])) or "-",
-                                     style="cyan" if name in schedules else "dim"),
-                    "workers": Text(f"{worker.active_count}/{worker.concurrency} active" if worker else "-",
-                                    style="green" if worker else "dim"),
+                    "schedule": Text(
+                        "; ".join(schedules.get(name, [])) or "-", style="cyan" if name in schedules else "dim"
+                    ),
+                    "workers": Text(
+                        f"{worker.active_count}/{worker.concurrency} active" if worker else "-",
+                        style="green" if worker else "dim",
+                    ),
                 }
                 seen.add(name)
                 if name in table.rows:
@@ -173,8 +199,10 @@ class QueuesScreen(Screen[None]):
                 table.remove_row(key)
         title = Text("Queues", style="bold")
         if self.paused_names:
-            title.append(f"  ⏸ paused: {', '.join(sorted(self.paused_names))} (P resumes the name under the cursor)",
-                         style="yellow")
+            title.append(
+                f"  ⏸ paused: {', '.join(sorted(self.paused_names))} (P resumes the name under the cursor)",
+                style="yellow",
+            )
         if not seen:
             title = Text("Queues — no jobs in the store and no workers registered", style="bold")
         self.query_one("#queues-title", Static).update(title)

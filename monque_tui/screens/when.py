@@ -34,8 +34,10 @@ class WhenScreen(ModalScreen[datetime | None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(self._question, id="when-question", markup=False)
-            yield Static("+10m, +2h, +1d, now, or an ISO time such as 2030-01-02T15:04 (UTC unless an offset is given)",
-                         classes="when-hint")
+            yield Static(
+                "+10m, +2h, +1d, now, or an ISO time such as 2030-01-02T15:04 (UTC unless an offset is given)",
+                classes="when-hint",
+            )
             yield Input(placeholder="+10m", id="when-input")
             yield Static("", id="when-error", markup=False)
 

@@ -26,8 +26,20 @@ if TYPE_CHECKING:
 
 REFRESH_EVERY = 2.0
 #: What decides an action first (state, heartbeat, jobs held), then counts, then identity.
-COLUMNS = ("state", "id", "heartbeat", "held", "running", "processed", "failed", "rate", "names", "host", "pid",
-           "version")
+COLUMNS = (
+    "state",
+    "id",
+    "heartbeat",
+    "held",
+    "running",
+    "processed",
+    "failed",
+    "rate",
+    "names",
+    "host",
+    "pid",
+    "version",
+)
 
 
 def _dim(text: str = "-") -> Text:
@@ -53,11 +65,11 @@ def cells(row: InstanceRow) -> dict[str, Text]:
         "running": number(info.running),
         "processed": number(info.processed),
         "failed": number(info.failed, "red" if info.failed else ""),
-        "heartbeat": _dim("never") if row.age_ms is None else Text(
-            f"{span(row.age_ms)} ago", style="bold red" if row.dead else "", justify="right"),
+        "heartbeat": _dim("never")
+        if row.age_ms is None
+        else Text(f"{span(row.age_ms)} ago", style="bold red" if row.dead else "", justify="right"),
         "rate": _dim() if row.rate is None else Text(f"{row.rate:.1f}/s", justify="right"),
-        "held": Text(f"{info.jobs_held:,}",
-                     style="bold red" if row.dead and info.jobs_held else "", justify="right"),
+        "held": Text(f"{info.jobs_held:,}", style="bold red" if row.dead and info.jobs_held else "", justify="right"),
     }
 
 
@@ -129,8 +141,9 @@ class WorkersScreen(Screen[None]):
         if dead:
             held = sum(row.info.jobs_held for row in dead)
             title.append(" · ")
-            title.append(f"{len(dead)} dead holding {held:,} job{'s' if held != 1 else ''} (x releases)",
-                         style="bold red")
+            title.append(
+                f"{len(dead)} dead holding {held:,} job{'s' if held != 1 else ''} (x releases)", style="bold red"
+            )
         if not rows:
             title.append(" · no instance registered and no job claimed", style="dim")
         self.query_one("#workers-title", Static).update(title)

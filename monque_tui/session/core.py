@@ -27,7 +27,6 @@ from monque_engine import (
     ResilientWatch,
     WatchEvent,
 )
-
 from monque_engine.job import CursorDirection
 
 from ..actions import ActionKind, ActionPlan, execute, plan_bulk, plan_for_jobs, recount
@@ -64,8 +63,14 @@ class SessionError(Exception):
 
 
 class ConsoleSession:
-    def __init__(self, config: ConsoleConfig, *, clock: Clock = system_clock, live: bool = True,
-                 emit: Callable[[SessionEvent], None] | None = None) -> None:
+    def __init__(
+        self,
+        config: ConsoleConfig,
+        *,
+        clock: Clock = system_clock,
+        live: bool = True,
+        emit: Callable[[SessionEvent], None] | None = None,
+    ) -> None:
         self.config = config
         self.clock = clock
         self.live = live
@@ -173,8 +178,9 @@ class ConsoleSession:
 
     async def _page(self, cursor: str | None, limit: int, direction: CursorDirection, query: JobQuery) -> CursorPage:
         assert self.monque is not None
-        return await self.monque.get_jobs_with_cursor(cursor, limit, direction, query.list_filter(), query.sort(),
-                                                      include_data=False)
+        return await self.monque.get_jobs_with_cursor(
+            cursor, limit, direction, query.list_filter(), query.sort(), include_data=False
+        )
 
     async def load_end(self, end: str = "top") -> bool:
         """Load the first (``top``) or last (``bottom``) page of the view; False if superseded."""
@@ -231,11 +237,18 @@ class ConsoleSession:
         current = await monque.get_job(anchor.id)
         if generation != self.generation:
             return False
-        middle = [current] if current is not None and query.matches(current) \
-            and query.order_key(current) == query.order_key(anchor) else []
+        middle = (
+            [current]
+            if current is not None and query.matches(current) and query.order_key(current) == query.order_key(anchor)
+            else []
+        )
         window = JobWindow(query)
-        window.replace(before.jobs + middle + after.jobs, before.has_previous_page, after.has_next_page,
-                       max(0, self.window.offset + self.cursor_row - len(before.jobs)))
+        window.replace(
+            before.jobs + middle + after.jobs,
+            before.has_previous_page,
+            after.has_next_page,
+            max(0, self.window.offset + self.cursor_row - len(before.jobs)),
+        )
         for job in window.rows:
             if job.id in self.marks:
                 self.marks[job.id] = job
@@ -418,8 +431,9 @@ class ConsoleSession:
         return ([self.cursor] if self.cursor is not None else []), False
 
     # -- acting on jobs -----------------------------------------------------------------------------------
-    def plan_for_targets(self, kind: ActionKind, jobs: list[Job] | None = None,
-                         marked: bool | None = None) -> ActionPlan | None:
+    def plan_for_targets(
+        self, kind: ActionKind, jobs: list[Job] | None = None, marked: bool | None = None
+    ) -> ActionPlan | None:
         """A plan for the marked jobs (or the cursor's, or ``jobs``); None with a Notice when there is nothing to do."""
         if self.read_only:
             self.emit(Notice(READ_ONLY_NOTICE, "warning"))
@@ -457,8 +471,12 @@ class ConsoleSession:
         try:
             grown = await recount(self.monque, plan)
             if grown is not None:
-                self.emit(Notice(f"More jobs match now than you confirmed ({plan.count:,} → {grown.count:,}); "
-                                 "confirm again.", "warning"))
+                self.emit(
+                    Notice(
+                        f"More jobs match now than you confirmed ({plan.count:,} → {grown.count:,}); confirm again.",
+                        "warning",
+                    )
+                )
                 return grown
             message = await execute(self.monque, plan)
         except Exception as error:  # noqa: BLE001 - shown to the operator
@@ -481,8 +499,9 @@ class ConsoleSession:
     def set_status(self, status: JobStatus | None) -> bool:
         return self.set_query(self.query.with_status(status))
 
-    def with_filter(self, name: str | None, search: str | None, ranges: Any, text: str | None = None,
-                    clear_group: bool = False) -> JobQuery:
+    def with_filter(
+        self, name: str | None, search: str | None, ranges: Any, text: str | None = None, clear_group: bool = False
+    ) -> JobQuery:
         """The view with the filter bar's fields; ``clear_group`` also drops an errors-view group filter (Esc)."""
         query = replace(self.query, name=name, search=search, text=text)
         if clear_group:

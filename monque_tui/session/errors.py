@@ -32,7 +32,7 @@ def sparkline(per_minute: tuple[int, ...], width: int = 20) -> str:
     if not per_minute:
         return ""
     size = max(1, -(-len(per_minute) // width))
-    buckets = [sum(per_minute[i:i + size]) for i in range(0, len(per_minute), size)]
+    buckets = [sum(per_minute[i : i + size]) for i in range(0, len(per_minute), size)]
     peak = max(buckets)
     if peak == 0:
         return BLOCKS[0] * len(buckets)
@@ -47,8 +47,11 @@ def group_query(base: JobQuery, group: ErrorGroup) -> JobQuery:
     Other filters are dropped (the group already names the job): what the table shows after
     Enter is exactly the group's members, and bulk keys there act on exactly them.
     """
-    return replace(JobQuery(sort_by=base.sort_by, descending=base.descending),
-                   error_group=group.key, group_label=f"{group.name} {group.title}")
+    return replace(
+        JobQuery(sort_by=base.sort_by, descending=base.descending),
+        error_group=group.key,
+        group_label=f"{group.name} {group.title}",
+    )
 
 
 class ErrorGroupsModel:

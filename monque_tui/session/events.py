@@ -105,6 +105,17 @@ class PausedNamesChanged:
     names: tuple[str, ...]
 
 
-SessionEvent = (Connected | QueryChanged | WindowLoaded | WindowExtended | WindowChanged | JobsChanged
-                | StatsChanged | FeedChanged | MarksChanged | Notice | QueryFailed | PausedNamesChanged)
-
+SessionEvent = (
+    Connected
+    | QueryChanged
+    | WindowLoaded
+    | WindowExtended
+    | WindowChanged
+    | JobsChanged
+    | StatsChanged
+    | FeedChanged
+    | MarksChanged
+    | Notice
+    | QueryFailed
+    | PausedNamesChanged
+)

@@ -33,8 +33,13 @@ def format_for(path: str) -> str:
     return "csv" if path.lower().endswith(".csv") else "jsonl"
 
 
-def export_view(url: str, options: Mapping[str, Any], list_filter: JobListFilter, path: str,
-                progress: Callable[[int, int], None] | None = None) -> int:
+def export_view(
+    url: str,
+    options: Mapping[str, Any],
+    list_filter: JobListFilter,
+    path: str,
+    progress: Callable[[int, int], None] | None = None,
+) -> int:
     """Write every job matching ``list_filter`` to ``path``; how many were written. Blocking."""
     target = Path(os.path.expanduser(path.strip()))
     if not path.strip():

@@ -70,8 +70,12 @@ class Throughput:
             slot = 0  # only a worker completes a job
         elif status is JobStatus.FAILED:
             slot = 1  # only a worker fails a job (an operator cancels)
-        elif (status is JobStatus.PENDING and isinstance(before, int) and change.next_run_at_ms is not None
-              and change.next_run_at_ms > before):
+        elif (
+            status is JobStatus.PENDING
+            and isinstance(before, int)
+            and change.next_run_at_ms is not None
+            and change.next_run_at_ms > before
+        ):
             job = change.job
             slot = 1 if job is None or job.fail_count > 0 else 0
         else:

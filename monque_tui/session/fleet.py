@@ -98,8 +98,9 @@ async def release_owner(monque: Monque, instance_id: str) -> str:
     return f"Released nothing: owner {instance_id} holds no stale jobs now."
 
 
-def sparkline(health: QueueHealth, now_ms: int, buckets: int = SPARK_BUCKETS,
-              minutes: int = HEALTH_WINDOW_MINUTES) -> tuple[str, str]:
+def sparkline(
+    health: QueueHealth, now_ms: int, buckets: int = SPARK_BUCKETS, minutes: int = HEALTH_WINDOW_MINUTES
+) -> tuple[str, str]:
     """Completed and failed over the window, one character per bucket (oldest left)."""
     size = minutes // buckets
     start_minute = now_ms // 60_000 - minutes + 1
@@ -127,8 +128,6 @@ def recent_rate(health: QueueHealth, now_ms: int, minutes: int = RATE_MINUTES) -
     return sum(c.completed for c in recent) / minutes, sum(c.failed for c in recent) / minutes
 
 
-
-
 def spark_cells(health: QueueHealth, now_ms: int) -> Text:
     """The 24-hour sparkline of completed jobs, green; hours that had failures are drawn red."""
     completed, failed = sparkline(health, now_ms)
@@ -141,5 +140,13 @@ def spark_cells(health: QueueHealth, now_ms: int) -> Text:
     return text
 
 
-__all__ = ["FleetView", "InstanceRow", "PausedNamesChanged", "owner_is_dead", "recent_rate", "release_owner",
-           "spark_cells", "sparkline"]
+__all__ = [
+    "FleetView",
+    "InstanceRow",
+    "PausedNamesChanged",
+    "owner_is_dead",
+    "recent_rate",
+    "release_owner",
+    "spark_cells",
+    "sparkline",
+]

@@ -51,8 +51,9 @@ class ConsoleHeader(Static):
         if self.read_only:
             text.append("  READ-ONLY", style="bold reverse red")
         if self.paused_names:
-            shown = ", ".join(self.paused_names[:3]) + (f" +{len(self.paused_names) - 3}" if len(self.paused_names) > 3
-                                                        else "")
+            shown = ", ".join(self.paused_names[:3]) + (
+                f" +{len(self.paused_names) - 3}" if len(self.paused_names) > 3 else ""
+            )
             text.append(f"  ⏸ paused: {shown}", style="bold yellow")
         if self.worker_info:
             text.append(f"  {self.worker_info}", style="cyan")

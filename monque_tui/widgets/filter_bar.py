@@ -44,8 +44,15 @@ class FilterBar(Vertical):
     BINDINGS = [Binding("escape", "clear", "Clear filter", show=True)]
 
     class Changed(Message):
-        def __init__(self, name: str | None, search: str | None, ranges: tuple[TimeRange, ...],
-                     done: bool, text: str | None = None, cleared: bool = False) -> None:
+        def __init__(
+            self,
+            name: str | None,
+            search: str | None,
+            ranges: tuple[TimeRange, ...],
+            done: bool,
+            text: str | None = None,
+            cleared: bool = False,
+        ) -> None:
             super().__init__()
             self.name = name
             self.search = search
@@ -166,8 +173,10 @@ class FilterBar(Vertical):
         typed = self.query_one("#filter-when", Input).value.strip()
         if typed == self.applied_when:
             return None
-        return f"The time range {typed!r} in the filter bar is not applied yet: press / then Enter to apply it, " \
-               "or Esc to clear the filter."
+        return (
+            f"The time range {typed!r} in the filter bar is not applied yet: press / then Enter to apply it, "
+            "or Esc to clear the filter."
+        )
 
     @on(Input.Changed, "#filter-name")
     @on(Input.Changed, "#filter-search")

@@ -75,7 +75,10 @@ class JobTable(ScrollView, can_focus=True):
     JobTable > .job-table--placeholder { color: $text-muted; text-style: italic; }
     """
     COMPONENT_CLASSES = {
-        "job-table--header", "job-table--cursor", "job-table--marked", "job-table--flash",
+        "job-table--header",
+        "job-table--cursor",
+        "job-table--marked",
+        "job-table--flash",
         "job-table--placeholder",
     }
 
@@ -316,8 +319,16 @@ class JobTable(ScrollView, can_focus=True):
             self._strips.clear()
             self._cache_second = second
         at_cursor = row == self.cursor_row
-        key = (job.id, job.updated_at_ms, job.status, self.all_marked or job.id in self.marks, width, flashing, at_cursor,
-               at_cursor and self.has_focus)
+        key = (
+            job.id,
+            job.updated_at_ms,
+            job.status,
+            self.all_marked or job.id in self.marks,
+            width,
+            flashing,
+            at_cursor,
+            at_cursor and self.has_focus,
+        )
         strip = self._strips.get(key)
         if strip is None:
             style = base
@@ -336,6 +347,9 @@ class JobTable(ScrollView, can_focus=True):
                 segments.append(Segment(cell, style + extra if extra is not None else style))
             return Strip(segments).crop_extend(0, width, style)
         text.truncate(width)
-        segments = [Segment(seg.text, style + seg.style if seg.style else style)
-                    for seg in text.render(self.app.console) if seg.text != "\n"]
+        segments = [
+            Segment(seg.text, style + seg.style if seg.style else style)
+            for seg in text.render(self.app.console)
+            if seg.text != "\n"
+        ]
         return Strip(segments).crop_extend(0, width, style)

@@ -79,8 +79,10 @@ class CliProcess:
                 if remaining <= 0:
                     raise AssertionError(f"no line matching {pattern!r} within {timeout} s; stderr:\n{self.stderr}")
                 if self.proc.poll() is not None and not any(r.is_alive() for r in self._readers):
-                    raise AssertionError(f"process exited ({self.proc.returncode}) before a line matched "
-                                         f"{pattern!r}; stderr:\n{self.stderr}")
+                    raise AssertionError(
+                        f"process exited ({self.proc.returncode}) before a line matched "
+                        f"{pattern!r}; stderr:\n{self.stderr}"
+                    )
                 self._changed.wait(min(remaining, 0.2))
 
     def wait_for_event(self, event: str, timeout: float = DEFAULT_TIMEOUT, **fields: Any) -> dict[str, Any]:
@@ -159,5 +161,8 @@ def wait_until(condition: Callable[[], Any], timeout: float = DEFAULT_TIMEOUT, w
 
 
 def wait_for_status(url: str, job_id: str, status: str, timeout: float = DEFAULT_TIMEOUT) -> Job:
-    return wait_until(lambda: (job := get_job(url, job_id)).status == status and job, timeout,  # type: ignore[no-any-return]
-                      f"job {job_id} to be {status}")
+    return wait_until(
+        lambda: (job := get_job(url, job_id)).status == status and job,
+        timeout,  # type: ignore[no-any-return]
+        f"job {job_id} to be {status}",
+    )

@@ -21,8 +21,10 @@ import pytest
 
 pytestmark = [
     pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
-    pytest.mark.skipif(importlib.util.find_spec("monque_tui.console") is None,
-                       reason="the console (monque_tui/console.py) is not in this build yet"),
+    pytest.mark.skipif(
+        importlib.util.find_spec("monque_tui.console") is None,
+        reason="the console (monque_tui/console.py) is not in this build yet",
+    ),
 ]
 
 
@@ -53,8 +55,12 @@ class Tmux:
 @pytest.fixture
 def tmux(tmp_path: Path) -> Iterator[Tmux]:
     session = f"monque-test-{uuid.uuid4().hex[:8]}"
-    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "40",
-                    "env -u TMUX bash --norc --noprofile"], check=True, timeout=10, cwd=tmp_path)
+    subprocess.run(
+        ["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "40", "env -u TMUX bash --norc --noprofile"],
+        check=True,
+        timeout=10,
+        cwd=tmp_path,
+    )
     try:
         yield Tmux(session)
     finally:
@@ -65,8 +71,11 @@ def test_demo_console_draws_rows_shows_help_and_quits_cleanly(tmux: Tmux, tmp_pa
     url = f"sqlite:///{tmp_path / 'demo.db'}"
     command = f"{shlex.quote(sys.executable)} -m monque_tui --demo {shlex.quote(url)}; echo CONSOLE-EXIT=$?"
     tmux.send(command, "Enter")
-    rows = re.compile(r"^\s*\S+\s+(email\.send|image\.resize|report\.generate|webhook\.deliver|metrics\.rollup)\s+"
-                      r"(pending|processing|completed|failed)", re.M)
+    rows = re.compile(
+        r"^\s*\S+\s+(email\.send|image\.resize|report\.generate|webhook\.deliver|metrics\.rollup)\s+"
+        r"(pending|processing|completed|failed)",
+        re.M,
+    )
     tmux.wait_for(lambda s: len(rows.findall(s)) >= 3, "the jobs screen with demo rows")
     tmux.send("?")
     tmux.wait_for(lambda s: "Keys" in s and "Jump to the first job" in s, "the key help")

@@ -12,8 +12,9 @@ from monque_tui.demo import HANDLERS, RECURRING_KEY, RECURRING_NAME
 
 
 def run_demo(spawn: Callable[..., CliProcess], url: str, duration: str = "2") -> CliProcess:
-    demo = spawn("--demo", "--headless", "--duration", duration, "--summary-interval", "0.5",
-                 "--log-format", "json", url)
+    demo = spawn(
+        "--demo", "--headless", "--duration", duration, "--summary-interval", "0.5", "--log-format", "json", url
+    )
     assert demo.wait_exit(timeout=40) == 0, demo.stderr
     return demo
 
@@ -47,8 +48,9 @@ def test_restarting_the_demo_reuses_the_database_without_a_second_schedule(
 
 def test_demo_uses_its_own_file_and_ignores_monque_url(spawn: Callable[..., CliProcess], tmp_path: Path) -> None:
     # MONQUE_URL may name a real queue; the demo must not write demo jobs into it.
-    demo = spawn("--demo", "--headless", "--duration", "0.3", cwd=tmp_path,
-                 env={"MONQUE_URL": "sqlite:///production.db"})
+    demo = spawn(
+        "--demo", "--headless", "--duration", "0.3", cwd=tmp_path, env={"MONQUE_URL": "sqlite:///production.db"}
+    )
     assert demo.wait_exit(timeout=40) == 0, demo.stderr
     assert (tmp_path / "monque-demo.db").exists()
     assert not (tmp_path / "production.db").exists()

@@ -28,8 +28,9 @@ def test_json_failure_line_has_type_message_and_traceback(spawn: Callable[..., C
     assert stored.attempts[0].traceback == fail["traceback"]  # the log shows what the job keeps
 
 
-def test_text_failure_line_is_one_line_and_debug_adds_the_traceback(spawn: Callable[..., CliProcess],
-                                                                     db_url: str) -> None:
+def test_text_failure_line_is_one_line_and_debug_adds_the_traceback(
+    spawn: Callable[..., CliProcess], db_url: str
+) -> None:
     worker = spawn("--worker", "--app", APP, db_url)
     worker.wait_for_line(r"worker started on .* as ")
     bad = enqueue(db_url, "boom", {"why": "info"})

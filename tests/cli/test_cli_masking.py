@@ -11,10 +11,8 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
-
 from cli_helpers import CLI_DIR
 
 SECRET = "pa@ss-w0rd-9f3k"
@@ -24,8 +22,15 @@ FRAGMENTS = ("pa@ss", "ss-w0rd-9f3k", "w0rd")
 def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("MONQUE_")}
     full_env.update(env or {})
-    return subprocess.run([sys.executable, "-m", "monque_tui", *args], capture_output=True, text=True,
-                          timeout=timeout, env=full_env, cwd=str(CLI_DIR), stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "monque_tui", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=full_env,
+        cwd=str(CLI_DIR),
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def assert_masked(result: subprocess.CompletedProcess[str]) -> None:
@@ -59,8 +64,13 @@ def test_url_from_the_environment_is_masked_too() -> None:
 
 
 def test_instance_app_conflict_masks_the_url_given_on_the_command_line(db_url: str) -> None:
-    result = run_cli("--worker", "--app", "apps.instance_app:monque", f"mongodb://alice:{SECRET}@db1/app",
-                     env={"TEST_APP_URL": db_url})
+    result = run_cli(
+        "--worker",
+        "--app",
+        "apps.instance_app:monque",
+        f"mongodb://alice:{SECRET}@db1/app",
+        env={"TEST_APP_URL": db_url},
+    )
     assert result.returncode == 2, result.stderr
     assert "is a Monque instance bound to" in result.stderr
     assert_masked(result)
@@ -75,8 +85,19 @@ def test_an_import_error_quoting_a_url_is_masked() -> None:
 
 @pytest.mark.parametrize("fmt", ["text", "json"])
 def test_log_lines_and_tracebacks_are_masked(fmt: str, db_url: str) -> None:
-    result = run_cli("--worker", "--app", "apps.leaky_app:setup", "--log-format", fmt, "--duration", "0.2",
-                     "--summary-interval", "0", db_url, env={"TEST_SECRET": SECRET, "COLUMNS": "200"})
+    result = run_cli(
+        "--worker",
+        "--app",
+        "apps.leaky_app:setup",
+        "--log-format",
+        fmt,
+        "--duration",
+        "0.2",
+        "--summary-interval",
+        "0",
+        db_url,
+        env={"TEST_SECRET": SECRET, "COLUMNS": "200"},
+    )
     assert result.returncode == 0, result.stderr
     assert "alice:***@db1:27017,db2:27017/app" in result.stderr
     assert "RuntimeError: cannot reach mongodb://alice:***@" in result.stderr  # the traceback, masked
@@ -88,9 +109,18 @@ def test_log_lines_and_tracebacks_are_masked(fmt: str, db_url: str) -> None:
 
 @pytest.mark.parametrize("fmt", ["text", "json"])
 def test_the_workers_start_line_for_an_instance_app_is_masked(fmt: str, db_url: str) -> None:
-    result = run_cli("--worker", "--app", "apps.credential_store_app:monque", "--log-format", fmt,
-                     "--duration", "0.2", "--summary-interval", "0",
-                     env={"TEST_APP_URL": db_url, "TEST_SECRET": SECRET, "COLUMNS": "200"})
+    result = run_cli(
+        "--worker",
+        "--app",
+        "apps.credential_store_app:monque",
+        "--log-format",
+        fmt,
+        "--duration",
+        "0.2",
+        "--summary-interval",
+        "0",
+        env={"TEST_APP_URL": db_url, "TEST_SECRET": SECRET, "COLUMNS": "200"},
+    )
     assert result.returncode == 0, result.stderr
     assert "started on mongodb://alice:***@db1:27017,db2:27017/app" in result.stderr
     assert_masked(result)

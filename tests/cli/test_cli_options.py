@@ -55,8 +55,17 @@ def test_help_lists_every_flag_env_var_example_and_exit_code(capsys: pytest.Capt
     assert code == 0
     for option in OPTIONS:
         assert option.flag in out and option.env in out
-    for text in ("--worker", "--demo", "--headless", "--version", "MONQUE_URL", "examples:",
-                 "monque-tui --worker --app myapp.tasks:monque", "exit codes:", "SIGTERM"):
+    for text in (
+        "--worker",
+        "--demo",
+        "--headless",
+        "--version",
+        "MONQUE_URL",
+        "examples:",
+        "monque-tui --worker --app myapp.tasks:monque",
+        "exit codes:",
+        "SIGTERM",
+    ):
         assert text in out
 
 
@@ -86,15 +95,15 @@ def test_help_from_the_installed_script() -> None:
         (["--demo", "--app", "x:y"], "--demo brings its own handlers"),
     ],
 )
-def test_bad_flags_are_one_line_usage_errors(capsys: pytest.CaptureFixture[str], argv: list[str],
-                                             needle: str) -> None:
+def test_bad_flags_are_one_line_usage_errors(capsys: pytest.CaptureFixture[str], argv: list[str], needle: str) -> None:
     code, _, err = run_main(capsys, *argv)
     assert code == 2
     assert_one_line_error(err, needle)
 
 
-def test_console_refuses_an_instance_app(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
-                                         tmp_path: Path) -> None:
+def test_console_refuses_an_instance_app(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv("TEST_APP_URL", f"sqlite:///{tmp_path / 'a.db'}")
     monkeypatch.chdir(Path(__file__).parent)
     code, _, err = run_main(capsys, "--app", "apps.instance_app:monque", f"sqlite:///{tmp_path / 'a.db'}")
@@ -127,9 +136,9 @@ def test_precedence_flag_then_env_then_default() -> None:
         ({"MONQUE_SHUTDOWN_TIMEOUT": "-1"}, "MONQUE_SHUTDOWN_TIMEOUT='-1'"),
     ],
 )
-def test_bad_env_values_are_one_line_usage_errors(capsys: pytest.CaptureFixture[str],
-                                                  monkeypatch: pytest.MonkeyPatch, env: dict[str, str],
-                                                  needle: str) -> None:
+def test_bad_env_values_are_one_line_usage_errors(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, env: dict[str, str], needle: str
+) -> None:
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     code, _, err = run_main(capsys, "--worker")
@@ -150,8 +159,9 @@ def test_unknown_scheme_masks_the_password(capsys: pytest.CaptureFixture[str]) -
     assert "hunter2" not in line
 
 
-def test_unknown_scheme_from_the_environment(capsys: pytest.CaptureFixture[str],
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unknown_scheme_from_the_environment(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MONQUE_URL", "postgres://bob:pw123@db/app")
     code, _, err = run_main(capsys)
     assert code == 2 and "pw123" not in err
@@ -228,8 +238,7 @@ def test_malformed_mongodb_url_masks_the_password(capsys: pytest.CaptureFixture[
 def test_url_error_from_the_installed_script_is_one_line(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MONQUE_")}
     env["MONQUE_URL"] = "mysql://root:topsecret@db/app"
-    result = subprocess.run([console_script()], capture_output=True, text=True, timeout=30, env=env,
-                            cwd=str(tmp_path))
+    result = subprocess.run([console_script()], capture_output=True, text=True, timeout=30, env=env, cwd=str(tmp_path))
     assert result.returncode == 2
     assert "topsecret" not in result.stderr
     assert_one_line_error(result.stderr, "Unknown store URL scheme 'mysql'")

@@ -14,7 +14,12 @@ def test_read_only_on_a_missing_file_is_one_line_and_creates_nothing(tmp_path: P
     env = {k: v for k, v in os.environ.items() if not k.startswith("MONQUE_")}
     result = subprocess.run(
         [sys.executable, "-m", "monque_tui", "--read-only", f"sqlite:///{tmp_path / 'typo.db'}"],
-        capture_output=True, text=True, timeout=60, env=env, cwd=str(CLI_DIR), stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        cwd=str(CLI_DIR),
+        stdin=subprocess.DEVNULL,
     )
     assert result.returncode == 3, result.stderr
     lines = result.stderr.strip().splitlines()

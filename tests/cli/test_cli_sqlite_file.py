@@ -14,7 +14,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
 from cli_helpers import CLI_DIR, CliProcess
 
 
@@ -28,7 +27,12 @@ def test_worker_refuses_another_applications_file_and_leaves_it_alone(tmp_path: 
     env = {k: v for k, v in os.environ.items() if not k.startswith("MONQUE_")}
     result = subprocess.run(
         [sys.executable, "-m", "monque_tui", "--worker", "--app", "apps.worker_app:setup", f"sqlite:///{path}"],
-        capture_output=True, text=True, timeout=60, env=env, cwd=str(CLI_DIR), stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        cwd=str(CLI_DIR),
+        stdin=subprocess.DEVNULL,
     )
     assert result.returncode == 3, result.stderr
     lines = result.stderr.strip().splitlines()
@@ -38,8 +42,9 @@ def test_worker_refuses_another_applications_file_and_leaves_it_alone(tmp_path: 
 
 
 @pytest.mark.parametrize("how", ["deleted", "replaced"])
-def test_idle_worker_reports_its_file_deleted_or_replaced(spawn: Callable[..., CliProcess], db_url: str,
-                                                          tmp_path: Path, how: str) -> None:
+def test_idle_worker_reports_its_file_deleted_or_replaced(
+    spawn: Callable[..., CliProcess], db_url: str, tmp_path: Path, how: str
+) -> None:
     worker = spawn("--worker", "--app", "apps.worker_app:setup", "--log-format", "json", db_url)
     worker.wait_for_event("worker:started")
     path = Path(db_url.removeprefix("sqlite:///"))

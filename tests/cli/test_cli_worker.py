@@ -8,14 +8,14 @@ import time
 from collections.abc import Callable
 
 import pytest
-
 from cli_helpers import CliProcess, enqueue, get_job, jobs
 
 APP = "apps.worker_app:setup"
 
 
-def start_worker(spawn: Callable[..., CliProcess], url: str, *extra: str, app: str = APP,
-                 env: dict[str, str] | None = None) -> CliProcess:
+def start_worker(
+    spawn: Callable[..., CliProcess], url: str, *extra: str, app: str = APP, env: dict[str, str] | None = None
+) -> CliProcess:
     worker = spawn("--worker", "--app", app, "--log-format", "json", "--log-level", "debug", *extra, url, env=env)
     worker.wait_for_event("worker:started")
     return worker
@@ -118,9 +118,7 @@ def test_second_signal_exits_promptly_and_leaves_the_job_for_recovery(
     assert job.status == "processing" and job.claimed_by  # stale recovery's to return
 
 
-def test_shutdown_timeout_exits_5_even_with_a_stuck_sync_handler(
-    spawn: Callable[..., CliProcess], db_url: str
-) -> None:
+def test_shutdown_timeout_exits_5_even_with_a_stuck_sync_handler(spawn: Callable[..., CliProcess], db_url: str) -> None:
     worker = start_worker(spawn, db_url, "--shutdown-timeout", "0.5")
     job_id = enqueue(db_url, "sync.slow", {"seconds": 60})
     worker.wait_for_event("job:start", job_id=job_id)
@@ -173,8 +171,9 @@ def one_line_error(process: CliProcess, code: int, *needles: str) -> str:
         ("apps.worker_app", 2, "is not PACKAGE.MODULE:ATTR"),
     ],
 )
-def test_bad_app_exits_with_one_line(spawn: Callable[..., CliProcess], db_url: str, app: str, code: int,
-                                     needle: str) -> None:
+def test_bad_app_exits_with_one_line(
+    spawn: Callable[..., CliProcess], db_url: str, app: str, code: int, needle: str
+) -> None:
     process = spawn("--worker", "--app", app, db_url, env={"TEST_APP_URL": db_url})
     one_line_error(process, code, needle)
 
@@ -183,27 +182,44 @@ def test_worker_needs_an_app(spawn: Callable[..., CliProcess], db_url: str) -> N
     one_line_error(spawn("--worker", db_url), 2, "--worker needs --app")
 
 
-def test_instance_form_rejects_settings_it_cannot_honour(spawn: Callable[..., CliProcess], db_url: str,
-                                                         tmp_path: object) -> None:
+def test_instance_form_rejects_settings_it_cannot_honour(
+    spawn: Callable[..., CliProcess], db_url: str, tmp_path: object
+) -> None:
     env = {"TEST_APP_URL": db_url}
-    one_line_error(spawn("--worker", "--app", "apps.instance_app:monque", "--concurrency", "9", env=env),
-                   2, "--concurrency cannot change", "worker_concurrency=2")
-    one_line_error(spawn("--worker", "--app", "apps.instance_app:monque", "sqlite:///other.db", env=env),
-                   2, "is a Monque instance bound to")
+    one_line_error(
+        spawn("--worker", "--app", "apps.instance_app:monque", "--concurrency", "9", env=env),
+        2,
+        "--concurrency cannot change",
+        "worker_concurrency=2",
+    )
+    one_line_error(
+        spawn("--worker", "--app", "apps.instance_app:monque", "sqlite:///other.db", env=env),
+        2,
+        "is a Monque instance bound to",
+    )
 
 
 def test_store_that_cannot_be_opened_exits_3(spawn: Callable[..., CliProcess], tmp_path: object) -> None:
     missing = f"sqlite:///{tmp_path}/no/such/dir/jobs.db"
     one_line_error(spawn("--worker", "--app", APP, missing), 3, "does not exist")
     # The instance form skips the CLI's URL check: the engine's own open error must read as well.
-    one_line_error(spawn("--worker", "--app", "apps.instance_app:monque", env={"TEST_APP_URL": missing}),
-                   3, "does not exist")
+    one_line_error(
+        spawn("--worker", "--app", "apps.instance_app:monque", env={"TEST_APP_URL": missing}), 3, "does not exist"
+    )
 
 
-def test_env_configures_the_worker_and_flags_win(spawn: Callable[..., CliProcess], db_url: str,
-                                                  tmp_path: object) -> None:
-    env = {"MONQUE_URL": db_url, "MONQUE_APP": APP, "MONQUE_CONCURRENCY": "3", "MONQUE_LOG_FORMAT": "json",
-           "MONQUE_INSTANCE_ID": "from-env", "MONQUE_DURATION": "0.3", "MONQUE_READ_ONLY": "1"}
+def test_env_configures_the_worker_and_flags_win(
+    spawn: Callable[..., CliProcess], db_url: str, tmp_path: object
+) -> None:
+    env = {
+        "MONQUE_URL": db_url,
+        "MONQUE_APP": APP,
+        "MONQUE_CONCURRENCY": "3",
+        "MONQUE_LOG_FORMAT": "json",
+        "MONQUE_INSTANCE_ID": "from-env",
+        "MONQUE_DURATION": "0.3",
+        "MONQUE_READ_ONLY": "1",
+    }
     from_env = spawn("--worker", env=env)
     started = from_env.wait_for_event("worker:started")
     assert (started["concurrency"], started["instance_id"], started["url"]) == (3, "from-env", db_url)

@@ -29,9 +29,17 @@ Line = dict[str, Any]
 class Proc:
     """One child process running ``python -m tests.procs.<script>``."""
 
-    def __init__(self, label: str, script: str, args: list[str], log_dir: Path, stdin: bool = False,
-                 prefix: list[str] | None = None, env: dict[str, str] | None = None,
-                 command: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        label: str,
+        script: str,
+        args: list[str],
+        log_dir: Path,
+        stdin: bool = False,
+        prefix: list[str] | None = None,
+        env: dict[str, str] | None = None,
+        command: list[str] | None = None,
+    ) -> None:
         """``prefix`` goes before the interpreter (e.g. ``setpriv ...`` to drop privileges);
         ``command`` replaces ``python -m tests.procs.<script>`` altogether (e.g. the CLI)."""
         self.label = label
@@ -78,8 +86,9 @@ class Proc:
         with self._cond:
             return [line for line in self.lines if line.get("event") == event]
 
-    def wait_for(self, event: str, timeout: float, where: Callable[[Line], bool] | None = None,
-                 count: int = 1) -> list[Line]:
+    def wait_for(
+        self, event: str, timeout: float, where: Callable[[Line], bool] | None = None, count: int = 1
+    ) -> list[Line]:
         """Wait until ``count`` lines of ``event`` (matching ``where``) were printed; return them."""
         deadline = time.monotonic() + timeout
         with self._cond:
@@ -104,8 +113,10 @@ class Proc:
         with self._cond:
             tail = self.lines[-15:]
         stderr = self.stderr_text()[-3000:]
-        return (f"[{self.label} pid={self.pid} returncode={self.popen.poll()}]\n"
-                f"last stdout lines: {json.dumps(tail, indent=None)}\nstderr tail:\n{stderr}")
+        return (
+            f"[{self.label} pid={self.pid} returncode={self.popen.poll()}]\n"
+            f"last stdout lines: {json.dumps(tail, indent=None)}\nstderr tail:\n{stderr}"
+        )
 
     # -- controlling ----------------------------------------------------------------------------
     def send_line(self, text: str) -> None:
@@ -159,10 +170,19 @@ class Launcher:
         self.log_dir = log_dir
         self.procs: list[Proc] = []
 
-    def start(self, label: str, script: str, *args: Any, stdin: bool = False, prefix: list[str] | None = None,
-              env: dict[str, str] | None = None, command: list[str] | None = None) -> Proc:
-        proc = Proc(label, script, [str(a) for a in args], self.log_dir, stdin=stdin, prefix=prefix, env=env,
-                    command=command)
+    def start(
+        self,
+        label: str,
+        script: str,
+        *args: Any,
+        stdin: bool = False,
+        prefix: list[str] | None = None,
+        env: dict[str, str] | None = None,
+        command: list[str] | None = None,
+    ) -> Proc:
+        proc = Proc(
+            label, script, [str(a) for a in args], self.log_dir, stdin=stdin, prefix=prefix, env=env, command=command
+        )
         self.procs.append(proc)
         return proc
 
@@ -211,9 +231,11 @@ class StoreProbe:
         return dict(zip([d[0] for d in cursor.description], row, strict=True))
 
     def processing_by(self, owner: str) -> list[str]:
-        rows = self._c().execute(
-            f"SELECT id FROM {TABLE} WHERE status = 'processing' AND claimed_by = ? ORDER BY id", (owner,)
-        ).fetchall()
+        rows = (
+            self._c()
+            .execute(f"SELECT id FROM {TABLE} WHERE status = 'processing' AND claimed_by = ? ORDER BY id", (owner,))
+            .fetchall()
+        )
         return [r[0] for r in rows]
 
     def count(self, where: str = "1", params: tuple[Any, ...] = ()) -> int:
@@ -228,8 +250,13 @@ class StoreProbe:
             self._conn = None
 
 
-def wait_until(predicate: Callable[[], Any], timeout: float, message: str, interval: float = 0.02,
-               on_timeout: Callable[[], str] | None = None) -> Any:
+def wait_until(
+    predicate: Callable[[], Any],
+    timeout: float,
+    message: str,
+    interval: float = 0.02,
+    on_timeout: Callable[[], str] | None = None,
+) -> Any:
     """Poll a cheap observable condition until it is truthy (never a fixed sleep)."""
     deadline = time.monotonic() + timeout
     while True:

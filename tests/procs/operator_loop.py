@@ -21,11 +21,24 @@ from monque_engine import JobSelector, JobStateError, Monque
 
 from ._common import emit, sqlite_url
 
-CANCEL_STATUSES: list[Any] = [None, "pending", ["pending", "processing"], "processing", "completed",
-                              ["completed", "failed"]]
+CANCEL_STATUSES: list[Any] = [
+    None,
+    "pending",
+    ["pending", "processing"],
+    "processing",
+    "completed",
+    ["completed", "failed"],
+]
 RETRY_STATUSES: list[Any] = [None, "failed", "cancelled", ["failed", "completed"], "processing", "pending"]
-DELETE_STATUSES: list[Any] = ["cancelled", "failed", "completed", ["cancelled", "failed"], "pending", "processing",
-                              None]
+DELETE_STATUSES: list[Any] = [
+    "cancelled",
+    "failed",
+    "completed",
+    ["cancelled", "failed"],
+    "pending",
+    "processing",
+    None,
+]
 LIST_STATUSES: list[Any] = [None, "pending", "processing", "failed", "cancelled", "completed"]
 
 
@@ -39,8 +52,10 @@ async def run(args: argparse.Namespace) -> int:
         monque.on(event, lambda payload: emit("event", name=event, **describe(payload)))
 
     on("job:cancelled", lambda e: {"job_id": e.job.id, "status": e.job.status.value})
-    on("job:retried", lambda e: {"job_id": e.job.id, "status": e.job.status.value,
-                                 "previous_status": e.previous_status})
+    on(
+        "job:retried",
+        lambda e: {"job_id": e.job.id, "status": e.job.status.value, "previous_status": e.previous_status},
+    )
     on("job:deleted", lambda e: {"job_id": e.job_id})
     for bulk in ("jobs:cancelled", "jobs:retried", "jobs:deleted"):
         on(bulk, lambda e: {"count": e.count})
@@ -85,8 +100,9 @@ async def run(args: argparse.Namespace) -> int:
                 result = await monque.delete_jobs(selector(status, name, narrow=live))
                 emit("op", op="delete_jobs", name=name, status=status, count=result.count)
             else:
-                listed = await monque.get_jobs(name=name, status=rng.choice(LIST_STATUSES), limit=20,
-                                               skip=rng.randrange(0, 40))
+                listed = await monque.get_jobs(
+                    name=name, status=rng.choice(LIST_STATUSES), limit=20, skip=rng.randrange(0, 40)
+                )
                 if not listed:
                     continue
                 job = rng.choice(listed)
@@ -105,8 +121,15 @@ async def run(args: argparse.Namespace) -> int:
                         outcome = await monque.delete_job(job.id)
                     emit("op", op=verb, job_id=job.id, seen_status=job.status.value, result=outcome)
                 except JobStateError as error:
-                    emit("op", op=verb, job_id=job.id, seen_status=job.status.value, result="refused",
-                         current_status=error.current_status, attempted=error.attempted_action)
+                    emit(
+                        "op",
+                        op=verb,
+                        job_id=job.id,
+                        seen_status=job.status.value,
+                        result="refused",
+                        current_status=error.current_status,
+                        attempted=error.attempted_action,
+                    )
             if args.pause > 0:
                 await asyncio.sleep(rng.random() * args.pause)
         emit("done", ops=done)

@@ -36,8 +36,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--heartbeat-interval", type=float, default=30.0)
     p.add_argument("--shutdown-timeout", type=float, default=30.0)
     p.add_argument("--print-jobs", action="store_true", help="print job:start and job:complete lines")
-    p.add_argument("--mixed-delay", type=float, default=0.0,
-                   help="instead of --delay: each job sleeps 0, 1/10, 1/3 or all of this, chosen by its id")
+    p.add_argument(
+        "--mixed-delay",
+        type=float,
+        default=0.0,
+        help="instead of --delay: each job sleeps 0, 1/10, 1/3 or all of this, chosen by its id",
+    )
     p.add_argument("--fail-marked", action="store_true", help="the handler raises for jobs whose data has fail=true")
     p.add_argument("--max-retries", type=int, default=None)
     p.add_argument("--base-retry-interval", type=float, default=None)
@@ -109,13 +113,16 @@ async def run(args: argparse.Namespace) -> int:
     monque.on("stale:recovered", lambda e: emit("stale:recovered", count=e.count))
     monque.on("queue:paused", lambda e: emit("queue:paused", name=e.name))
     monque.on("queue:resumed", lambda e: emit("queue:resumed", name=e.name))
-    monque.on("job:error", lambda e: emit(
+    monque.on(
         "job:error",
-        error_type=type(e.error).__name__,
-        message=str(e.error),
-        job_id=getattr(e.job, "id", None),
-        incomplete=job_ids(getattr(e.error, "incomplete_jobs", None)),
-    ))
+        lambda e: emit(
+            "job:error",
+            error_type=type(e.error).__name__,
+            message=str(e.error),
+            job_id=getattr(e.job, "id", None),
+            incomplete=job_ids(getattr(e.error, "incomplete_jobs", None)),
+        ),
+    )
     monque.on("job:fail", lambda e: emit("job:fail", job_id=e.job.id, error=str(e.error), will_retry=e.will_retry))
     if args.print_jobs:
         monque.on("job:start", lambda job: emit("job:start", job_id=job.id))

@@ -37,8 +37,9 @@ async def wait_for(predicate: Callable[[], bool], timeout: float = 5.0) -> None:
 
 
 @asynccontextmanager
-async def running_console(url: str, *, read_only: bool = False, live: bool = True,
-                          size: tuple[int, int] = (140, 36)) -> AsyncIterator[tuple[MonqueConsole, object]]:
+async def running_console(
+    url: str, *, read_only: bool = False, live: bool = True, size: tuple[int, int] = (140, 36)
+) -> AsyncIterator[tuple[MonqueConsole, object]]:
     app = MonqueConsole(ConsoleConfig(url=url, read_only=read_only), clock=frozen_clock(SEED_NOW_MS), live=live)
     async with app.run_test(size=size) as pilot:
         await asyncio.wait_for(app.ready.wait(), 10)

@@ -152,7 +152,12 @@ async def test_status_tabs_and_sorts_show_the_right_rows(seeded_url: str) -> Non
     jobs = {job.id: job for job in SEED_JOBS}
     async with running_console(seeded_url) as (app, pilot):
         await pilot.press("2")
-        await wait_for(lambda: app.jobs_screen.query_state.status is JobStatus.PENDING and app.jobs_screen.window.query.status is JobStatus.PENDING)
+        await wait_for(
+            lambda: (
+                app.jobs_screen.query_state.status is JobStatus.PENDING
+                and app.jobs_screen.window.query.status is JobStatus.PENDING
+            )
+        )
         pending = [job for job in SEED_JOBS if job.status is JobStatus.PENDING]
         assert set(table_ids(app)) == {job.id for job in pending}
         await pilot.press("s")  # updated
@@ -172,7 +177,7 @@ async def test_status_tabs_and_sorts_show_the_right_rows(seeded_url: str) -> Non
 
 
 async def test_a_change_from_another_instance_appears(seeded_url: str) -> None:
-    async with running_console(seeded_url) as (app, pilot):
+    async with running_console(seeded_url) as (app, _pilot):
         other = Monque(seeded_url, recover_stale_jobs=False)
         await other.initialize()
         try:
@@ -230,8 +235,13 @@ async def test_screens_open_and_close(seeded_url: str) -> None:
         await pilot.press("r")
         await wait_for(lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("y")
-        await wait_for(lambda: isinstance(app.screen, JobDetailScreen) and app.screen.job is not None
-                       and app.screen.job.status is JobStatus.PENDING)
+        await wait_for(
+            lambda: (
+                isinstance(app.screen, JobDetailScreen)
+                and app.screen.job is not None
+                and app.screen.job.status is JobStatus.PENDING
+            )
+        )
         await pilot.press("escape", "w")
         await wait_for(lambda: isinstance(app.screen, QueuesScreen))
         await pilot.press("escape", "question_mark")

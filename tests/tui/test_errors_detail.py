@@ -45,8 +45,10 @@ async def test_timeline_lists_attempts_and_the_pane_shows_the_selected_traceback
         assert [a.number for a in screen.attempts] == [8, 9, 10]
         lines = _timeline(screen).splitlines()
         assert len(lines) == 3
-        assert lines[2].startswith("▶ #10 failed") and "aiosmtplib.SMTPServerDisconnected: Connection unexpectedly" \
-            in lines[2]
+        assert (
+            lines[2].startswith("▶ #10 failed")
+            and "aiosmtplib.SMTPServerDisconnected: Connection unexpectedly" in lines[2]
+        )
         assert lines[0].startswith("#8  retrying") and "2026-01-15" in lines[0] and "1.57s" in lines[0]
         pane = screen.query_one("#detail-traceback", TextArea)
         assert pane.display and pane.read_only
@@ -82,16 +84,26 @@ async def test_a_job_without_attempts_hides_the_timeline_and_greys_out_its_keys(
         assert screen.check_action("attempt", (-1,)) is None
 
 
-async def test_a_huge_traceback_is_prepared_off_the_ui_thread(seeded_url: str, monkeypatch: pytest.MonkeyPatch,
-                                                              tmp_path: object) -> None:
+async def test_a_huge_traceback_is_prepared_off_the_ui_thread(
+    seeded_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: object
+) -> None:
     path = seeded_url.removeprefix("sqlite:///")
     frames = "".join(f'  File "deep.py", line {n}, in f{n}\n    f{n + 1}()\n' for n in range(40_000))
-    record = {"attempt": 1, "outcome": "failed", "instanceId": "w-1", "startedAt": 1, "endedAt": 2,
-              "errorType": "RecursionError", "errorMessage": "maximum recursion depth exceeded",
-              "traceback": "Traceback (most recent call last):\n" + frames}
+    record = {
+        "attempt": 1,
+        "outcome": "failed",
+        "instanceId": "w-1",
+        "startedAt": 1,
+        "endedAt": 2,
+        "errorType": "RecursionError",
+        "errorMessage": "maximum recursion depth exceeded",
+        "traceback": "Traceback (most recent call last):\n" + frames,
+    }
     with sqlite3.connect(path) as conn:
-        conn.execute("UPDATE monque_jobs SET attempts = ?, error_type = 'RecursionError' WHERE id = ?",
-                     (json.dumps([record]), SMTP_FAILED))
+        conn.execute(
+            "UPDATE monque_jobs SET attempts = ?, error_type = 'RecursionError' WHERE id = ?",
+            (json.dumps([record]), SMTP_FAILED),
+        )
     threads: list[str] = []
     prepare = detail_module._prepare_attempts
 

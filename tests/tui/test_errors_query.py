@@ -11,9 +11,16 @@ NOW = 1_768_478_400_000
 
 
 def _job(status: JobStatus = JobStatus.FAILED, **fields: object) -> Job:
-    base: dict[str, object] = {"id": "678800aa0000000000000099", "name": "webhook", "data": {"url": "https://x.io"},
-                               "status": status, "next_run_at_ms": NOW, "created_at_ms": NOW, "updated_at_ms": NOW,
-                               "fail_count": 1}
+    base: dict[str, object] = {
+        "id": "678800aa0000000000000099",
+        "name": "webhook",
+        "data": {"url": "https://x.io"},
+        "status": status,
+        "next_run_at_ms": NOW,
+        "created_at_ms": NOW,
+        "updated_at_ms": NOW,
+        "fail_count": 1,
+    }
     base.update(fields)
     return Job(**base)  # type: ignore[arg-type]
 

@@ -96,13 +96,16 @@ async def test_retry_all_with_text_and_status_reaches_only_the_failed_match(seed
     assert jobs[seed_id(12)].status is JobStatus.PENDING and jobs[seed_id(6)].status is JobStatus.FAILED
 
 
-async def test_a_search_timeout_is_shown_inline_and_the_console_stays_up(seeded_url: str,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_search_timeout_is_shown_inline_and_the_console_stays_up(
+    seeded_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A FAKE of the MongoDB store's answer to a text search over its maxTimeMS: the engine
     raises ``AggregationTimeoutError`` with this message (monque_engine/store/mongo/errors.py);
     there is no MongoDB server here, so the listing and count calls raise it directly."""
-    message = ("the text search read too many jobs; narrow it with a job name, a status or a time range, "
-               "or search for a longer string")
+    message = (
+        "the text search read too many jobs; narrow it with a job name, a status or a time range, "
+        "or search for a longer string"
+    )
     async with running_console(seeded_url) as (app, pilot):
         monque = app.session.monque
         listing, count = monque.get_jobs_with_cursor, monque.count_jobs

@@ -37,8 +37,17 @@ async def _cursor_to(screen: ErrorsScreen, pilot: object, error_type: str) -> No
 
 def _late_failure(index: int, updated_min: int) -> SeedJob:
     """Another occurrence of the webhook ConnectTimeout group (the port differs: same pattern)."""
-    return SeedJob(index, "webhook", JobStatus.FAILED, 1, due_min=0, updated_min=updated_min, fail_count=1,
-                   fail_reason="timed out connecting to hooks.example.com:8443", error_type="httpx.ConnectTimeout")
+    return SeedJob(
+        index,
+        "webhook",
+        JobStatus.FAILED,
+        1,
+        due_min=0,
+        updated_min=updated_min,
+        fail_count=1,
+        fail_reason="timed out connecting to hooks.example.com:8443",
+        error_type="httpx.ConnectTimeout",
+    )
 
 
 async def test_the_errors_view_lists_groups_and_keeps_the_cursor_across_refreshes(seeded_url: str) -> None:
@@ -46,8 +55,11 @@ async def test_the_errors_view_lists_groups_and_keeps_the_cursor_across_refreshe
         screen = await _open_errors(app, pilot)
         groups = screen.model.groups
         assert {(g.name, g.error_type) for g in groups} == {
-            ("send-email", "aiosmtplib.SMTPServerDisconnected"), ("resize-image", "PIL.UnidentifiedImageError"),
-            ("webhook", "httpx.ConnectTimeout"), ("webhook", "httpx.ReadTimeout")}
+            ("send-email", "aiosmtplib.SMTPServerDisconnected"),
+            ("resize-image", "PIL.UnidentifiedImageError"),
+            ("webhook", "httpx.ConnectTimeout"),
+            ("webhook", "httpx.ReadTimeout"),
+        }
         assert screen.table.row_count == 4
         retrying = next(g for g in groups if g.error_type == "httpx.ReadTimeout")
         assert (retrying.count, retrying.retrying) == (1, 1)
@@ -56,12 +68,20 @@ async def test_the_errors_view_lists_groups_and_keeps_the_cursor_across_refreshe
         # The cursor stays on its group when a refresh brings a new, more recent group first.
         await _cursor_to(screen, pilot, "PIL.UnidentifiedImageError")
         now = time.time_ns() // 1_000_000
-        fresh_job = SeedJob(300, "fresh-fail", JobStatus.FAILED, 1, fail_count=1, fail_reason="order 77 is missing",
-                            error_type="ValueError")
+        fresh_job = SeedJob(
+            300,
+            "fresh-fail",
+            JobStatus.FAILED,
+            1,
+            fail_count=1,
+            fail_reason="order 77 is missing",
+            error_type="ValueError",
+        )
         before = screen.fetches
         await seed_store(seeded_url, (fresh_job,), now_ms=now)
-        await wait_for(lambda: screen.fetches > before + 1 and any(
-            g.name == "fresh-fail" for g in screen.model.groups), timeout=20)
+        await wait_for(
+            lambda: screen.fetches > before + 1 and any(g.name == "fresh-fail" for g in screen.model.groups), timeout=20
+        )
         assert screen.table.row_count == 5
         assert screen.cursor_group is not None and screen.cursor_group.error_type == "PIL.UnidentifiedImageError"
         fresh = next(g for g in screen.model.groups if g.name == "fresh-fail")
@@ -98,8 +118,10 @@ async def test_retry_group_acts_on_what_was_confirmed_only(seeded_url: str) -> N
         await pilot.press("R")
         await wait_for(lambda: isinstance(app.screen, ConfirmScreen))
         assert app.screen.plan.count == 1
-        assert "Retry 1 job: every failed or cancelled job in error group 'webhook httpx.ConnectTimeout" \
+        assert (
+            "Retry 1 job: every failed or cancelled job in error group 'webhook httpx.ConnectTimeout"
             in app.screen.plan.question
+        )
         # A new failure of the same group lands after the count: it was not confirmed, so it stays failed.
         late = _late_failure(200, 0)
         await seed_store(seeded_url, (late,), now_ms=time.time_ns() // 1_000_000 + 1000)
@@ -128,8 +150,12 @@ async def test_delete_group_asks_again_when_more_jobs_match_than_were_confirmed(
         assert WEBHOOK_FAILED in await store_jobs(seeded_url)
         await pilot.press("y")
         await wait_for(lambda: any(n.message.startswith("Deleted 2 jobs") for n in app._notifications))
-        await wait_for(lambda: isinstance(app.screen, ErrorsScreen)
-                       and all(g.error_type != "httpx.ConnectTimeout" for g in app.screen.model.groups))
+        await wait_for(
+            lambda: (
+                isinstance(app.screen, ErrorsScreen)
+                and all(g.error_type != "httpx.ConnectTimeout" for g in app.screen.model.groups)
+            )
+        )
     jobs = await store_jobs(seeded_url)
     assert WEBHOOK_FAILED not in jobs and seed_id(201) not in jobs
     assert WEBHOOK_RETRYING in jobs  # another group of the same job name is untouched

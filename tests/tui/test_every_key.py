@@ -28,8 +28,15 @@ from .conftest import move_to, running_console, wait_for
 
 PENDING = seed_id(1)
 FAILED = seed_id(2)
-CLASS_OF_SCOPE = {"table": JobTable, "jobs": JobsScreen, "app": MonqueConsole, "detail": JobDetailScreen,
-                  "queues": QueuesScreen, "errors": ErrorsScreen, "workers": WorkersScreen}
+CLASS_OF_SCOPE = {
+    "table": JobTable,
+    "jobs": JobsScreen,
+    "app": MonqueConsole,
+    "detail": JobDetailScreen,
+    "queues": QueuesScreen,
+    "errors": ErrorsScreen,
+    "workers": WorkersScreen,
+}
 PILOT_KEY = {"?": "question_mark", ":": "colon", "/": "slash", " ": "space"}
 #: Detail keys of the attempt timeline: checked on a failed job with attempts (the big job has none).
 ATTEMPT_KEYS = ("attempt(1)", "attempt(-1)", "copy_traceback")
@@ -40,6 +47,7 @@ def _spy(monkeypatch: pytest.MonkeyPatch, calls: list[tuple[str, tuple[Any, ...]
     for cls in (*CLASS_OF_SCOPE.values(), HelpScreen):
         for name in names:
             if hasattr(cls, f"action_{name}"):
+
                 def record(self: Any, *args: Any, _name: str = name) -> None:
                     calls.append((_name, args))
 
@@ -123,8 +131,13 @@ async def test_every_registry_key_dispatches_its_action(seeded_url: str, monkeyp
         app.pop_screen()
         # the errors view: Enter, R and D on the failed webhook group
         app.action_show_errors()
-        await wait_for(lambda: isinstance(app.screen, ErrorsScreen) and bool(app.screen.query("DataTable"))
-                       and app.screen.table.row_count > 0)
+        await wait_for(
+            lambda: (
+                isinstance(app.screen, ErrorsScreen)
+                and bool(app.screen.query("DataTable"))
+                and app.screen.table.row_count > 0
+            )
+        )
         errors = app.screen
         keys = [g.key for g in errors.model.groups]
         errors.table.move_cursor(row=next(i for i, g in enumerate(errors.model.groups) if g.failed))
@@ -141,8 +154,13 @@ async def test_every_registry_key_dispatches_its_action(seeded_url: str, monkeyp
         app.pop_screen()
         # the queues screen: Enter shows the jobs of the row
         app.action_show_queues()
-        await wait_for(lambda: isinstance(app.screen, QueuesScreen) and bool(app.screen.query("DataTable"))
-                       and app.screen.query_one("DataTable").row_count > 0)
+        await wait_for(
+            lambda: (
+                isinstance(app.screen, QueuesScreen)
+                and bool(app.screen.query("DataTable"))
+                and app.screen.query_one("DataTable").row_count > 0
+            )
+        )
         _spy(monkeypatch, calls)
         for spec in REGISTRY:
             if "queues" in spec.scopes and "jobs" not in spec.scopes:

@@ -83,8 +83,10 @@ async def test_cancelling_every_loaded_row_of_a_long_view_loads_the_next_rows(se
         await pilot.press("y")
         await wait_for(lambda: any(n.message.startswith("Cancelled") for n in app._notifications))
         # The rows that remain pending fill the table again, and the header agrees.
-        await wait_for(lambda: len(table_ids(app)) > 0 and all(j.status is JobStatus.PENDING
-                                                              for j in app.jobs_screen.window.rows), 10)
+        await wait_for(
+            lambda: len(table_ids(app)) > 0 and all(j.status is JobStatus.PENDING for j in app.jobs_screen.window.rows),
+            10,
+        )
         await wait_for(lambda: app.jobs_screen.query_one("StatusTabs").matching == 450 - loaded)
 
 

@@ -70,35 +70,41 @@ def status_line(app: MonqueConsole) -> str:
 
 
 # -- parsing ---------------------------------------------------------------------------------------------
-@pytest.mark.parametrize(("text", "expected"), [
-    ("created 2026-01-15 10:00..2026-01-15T11:30Z",
-     (TimeRange("created_at", NOW - 2 * HOUR, NOW - 30 * MINUTE),)),
-    ("created 2026-01-15T10:00:00+01:00..", (TimeRange("created_at", NOW - 3 * HOUR, None),)),
-    ("updated -2h..now", (TimeRange("updated_at", NOW - 2 * HOUR, NOW),)),
-    ("updated -30m", (TimeRange("updated_at", NOW - 30 * MINUTE, NOW),)),
-    ("next +1h", (TimeRange("next_run_at", NOW, NOW + HOUR),)),
-    ("next run ..-7d", (TimeRange("next_run_at", None, NOW - 7 * DAY_MS),)),
-    # A date alone is that day; a date as the end of a range includes that whole day.
-    ("created today", (TimeRange("created_at", NOW - 12 * HOUR, NOW + 12 * HOUR - 1),)),
-    ("created 2026-01-14..2026-01-15",
-     (TimeRange("created_at", NOW - 36 * HOUR, NOW + 12 * HOUR - 1),)),
-    # Several at once, in any order, come out in field order.
-    ("next ..+1h, created -1d..", (TimeRange("created_at", NOW - DAY_MS, None),
-                                   TimeRange("next_run_at", None, NOW + HOUR))),
-    ("", ()),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("created 2026-01-15 10:00..2026-01-15T11:30Z", (TimeRange("created_at", NOW - 2 * HOUR, NOW - 30 * MINUTE),)),
+        ("created 2026-01-15T10:00:00+01:00..", (TimeRange("created_at", NOW - 3 * HOUR, None),)),
+        ("updated -2h..now", (TimeRange("updated_at", NOW - 2 * HOUR, NOW),)),
+        ("updated -30m", (TimeRange("updated_at", NOW - 30 * MINUTE, NOW),)),
+        ("next +1h", (TimeRange("next_run_at", NOW, NOW + HOUR),)),
+        ("next run ..-7d", (TimeRange("next_run_at", None, NOW - 7 * DAY_MS),)),
+        # A date alone is that day; a date as the end of a range includes that whole day.
+        ("created today", (TimeRange("created_at", NOW - 12 * HOUR, NOW + 12 * HOUR - 1),)),
+        ("created 2026-01-14..2026-01-15", (TimeRange("created_at", NOW - 36 * HOUR, NOW + 12 * HOUR - 1),)),
+        # Several at once, in any order, come out in field order.
+        (
+            "next ..+1h, created -1d..",
+            (TimeRange("created_at", NOW - DAY_MS, None), TimeRange("next_run_at", None, NOW + HOUR)),
+        ),
+        ("", ()),
+    ],
+)
 def test_range_syntax(text: str, expected: tuple[TimeRange, ...]) -> None:
     assert parse_ranges(text, NOW) == expected
 
 
-@pytest.mark.parametrize(("text", "says"), [
-    ("-2h..", "Start with created, updated or next"),
-    ("created yesterday..", "cannot read 'yesterday'"),
-    ("created now", "one instant"),
-    ("created ..", "needs a start, an end or both"),
-    ("updated +1h..-1h", "ends before it starts"),
-    ("created -1h.. created -2h..", "given twice"),
-])
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("-2h..", "Start with created, updated or next"),
+        ("created yesterday..", "cannot read 'yesterday'"),
+        ("created now", "one instant"),
+        ("created ..", "needs a start, an end or both"),
+        ("updated +1h..-1h", "ends before it starts"),
+        ("created -1h.. created -2h..", "given twice"),
+    ],
+)
 def test_bad_ranges_say_what_is_wrong_and_what_is_accepted(text: str, says: str) -> None:
     with pytest.raises(RangeError, match=says):
         parse_ranges(text, NOW)

@@ -34,8 +34,9 @@ async def test_e_writes_the_failed_view_to_csv(seeded_url: str, tmp_path: Path) 
         assert app.screen.query_one(Input).value.startswith("./monque-export-20260115-120000")
         app.screen.query_one(Input).value = str(target)
         await pilot.press("enter")
-        await wait_for(lambda: any(n.message.startswith(f"Exported {len(failed)} jobs") for n in app._notifications),
-                       timeout=20)
+        await wait_for(
+            lambda: any(n.message.startswith(f"Exported {len(failed)} jobs") for n in app._notifications), timeout=20
+        )
     with target.open(newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert {row["_id"] for row in rows} == failed
@@ -43,7 +44,8 @@ async def test_e_writes_the_failed_view_to_csv(seeded_url: str, tmp_path: Path) 
 
 
 async def test_the_default_path_writes_json_lines_of_every_job_and_never_overwrites(
-        seeded_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seeded_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     jobs = await store_jobs(seeded_url)
     async with running_console(seeded_url) as (app, pilot):
@@ -70,8 +72,14 @@ async def test_export_view_streams_in_pages_with_progress(store_url: str, tmp_pa
     calls: list[tuple[int, int]] = []
     query = JobQuery(name="many")
     # The console runs it in a worker thread; here a thread of the test's own.
-    count = await asyncio.to_thread(export_view, store_url, {}, query.list_filter(), str(tmp_path / "m.jsonl"),
-                                    lambda written, total: calls.append((written, total)))
+    count = await asyncio.to_thread(
+        export_view,
+        store_url,
+        {},
+        query.list_filter(),
+        str(tmp_path / "m.jsonl"),
+        lambda written, total: calls.append((written, total)),
+    )
     assert count == 1200
     assert calls[0] == (0, 1200) and calls[-1] == (1200, 1200) and len(calls) >= 4  # pages of 500
     with pytest.raises(ExportError, match="does not exist"):

@@ -51,8 +51,22 @@ def procs(tmp_path: Path) -> Iterator[Launcher]:
 def start_worker(procs: Launcher, db: Path, instance: str, heartbeat: float) -> Proc:
     runs = db.parent / f"runs-{instance}"
     runs.mkdir(exist_ok=True)
-    return procs.start(instance, "worker", "--db", db, "--instance", instance, "--runs-dir", runs,
-                       "--concurrency", 2, "--delay", 600, "--heartbeat-interval", heartbeat)
+    return procs.start(
+        instance,
+        "worker",
+        "--db",
+        db,
+        "--instance",
+        instance,
+        "--runs-dir",
+        runs,
+        "--concurrency",
+        2,
+        "--delay",
+        600,
+        "--heartbeat-interval",
+        heartbeat,
+    )
 
 
 def _holding(db: Path, owner: str, count: int) -> None:
@@ -145,8 +159,9 @@ async def test_a_killed_worker_shows_dead_and_x_releases_its_jobs(tmp_path: Path
         assert app.screen.question == "Release 2 processing jobs of dead owner doomed?"
         await pilot.press("y")
         await wait_for(lambda: any(n.startswith("Released 2 jobs of doomed") for n in notes))
-        await wait_for(lambda: screen.rows.get("doomed") is None or screen.rows["doomed"].info.jobs_held == 0,
-                       timeout=10)
+        await wait_for(
+            lambda: screen.rows.get("doomed") is None or screen.rows["doomed"].info.jobs_held == 0, timeout=10
+        )
 
     check = Monque(url, recover_stale_jobs=False)
     await check.initialize()

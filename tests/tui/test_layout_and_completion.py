@@ -24,7 +24,7 @@ async def test_tab_completes_the_name_then_moves_on(seeded_url: str) -> None:
 
 
 async def test_the_footer_shows_help_and_the_palette_once_at_160_columns(seeded_url: str) -> None:
-    async with running_console(seeded_url, size=(160, 45)) as (app, pilot):
+    async with running_console(seeded_url, size=(160, 45)) as (app, _pilot):
         footer = screen_text(app).splitlines()[-1]
         assert "Help" in footer and "Quit" in footer, footer
         assert footer.count("Commands") == 1 and "palette" not in footer, footer
@@ -32,8 +32,9 @@ async def test_the_footer_shows_help_and_the_palette_once_at_160_columns(seeded_
 
 async def test_a_long_filter_keeps_the_tabs_on_one_line_with_the_sort_arrow(seeded_url: str) -> None:
     async with running_console(seeded_url, size=(100, 30)) as (app, pilot):
-        await pilot.press("5", "slash", *"webhook-deliver-with-a-long-name", "tab", *"abc", "tab", *"created -2h..",
-                          "enter")
+        await pilot.press(
+            "5", "slash", *"webhook-deliver-with-a-long-name", "tab", *"abc", "tab", *"created -2h..", "enter"
+        )
         await wait_for(lambda: app.jobs_screen.window.query.ranges != ())
         await pilot.pause()
         tabs = app.jobs_screen.query_one("StatusTabs")

@@ -21,8 +21,9 @@ from .conftest import move_to, running_console, store_jobs, table_ids, wait_for
 FAR_FUTURE_MS = 10**15  # the year 33658: past what a datetime can hold
 
 
-@pytest.mark.parametrize("text", ["created +999999999w..", "created ..-999999999999d",
-                                  "next now.." + "+9" * 1 + "9" * 400 + "s"])
+@pytest.mark.parametrize(
+    "text", ["created +999999999w..", "created ..-999999999999d", "next now.." + "+9" * 1 + "9" * 400 + "s"]
+)
 def test_ranges_out_of_the_calendar_are_a_range_error(text: str) -> None:
     with pytest.raises(RangeError, match="out of range"):
         parse_ranges(text, SEED_NOW_MS)
@@ -46,8 +47,11 @@ async def test_far_future_next_run_opens_in_the_detail_screen(seeded_url: str) -
     job = await monque.enqueue("far-future", {"n": 1})
     await monque.close()
     with sqlite3.connect(path) as db:
-        table = next(row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")
-                     if "job" in row[0] and "change" not in row[0] and "feed" not in row[0])
+        table = next(
+            row[0]
+            for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")
+            if "job" in row[0] and "change" not in row[0] and "feed" not in row[0]
+        )
         db.execute(f"UPDATE {table} SET next_run_at = ? WHERE id = ?", (FAR_FUTURE_MS, job.id))
     async with running_console(seeded_url) as (app, pilot):
         await wait_for(lambda: job.id in table_ids(app))

@@ -63,8 +63,9 @@ async def test_the_palette_opens_with_ctrl_p_and_colon_and_lists_every_command(s
             await wait_for(lambda: app.screen is app.jobs_screen)
         # Searching highlights within the literal title (brackets included) without crashing.
         await pilot.press("ctrl+p", *"filt")
-        await wait_for(lambda: isinstance(app.screen, CommandPalette)
-                       and app.screen.query_one(CommandList).option_count > 0)
+        await wait_for(
+            lambda: isinstance(app.screen, CommandPalette) and app.screen.query_one(CommandList).option_count > 0
+        )
         assert "Filter [/]" in shown_titles(app)
         await pilot.press("escape")
         assert app.is_running
@@ -115,8 +116,7 @@ async def test_every_jobs_screen_command_runs_from_the_palette(seeded_url: str) 
         }
         ran: list[str] = []
         for title, effect in effects.items():
-            await move_to(app, pilot, PENDING_EMAIL) if screen.window.position(PENDING_EMAIL) is not None \
-                else None
+            await move_to(app, pilot, PENDING_EMAIL) if screen.window.position(PENDING_EMAIL) is not None else None
             await run_from_palette(app, pilot, title)
             try:
                 await wait_for(effect)

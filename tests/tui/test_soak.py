@@ -25,10 +25,12 @@ async def test_live_changes_keep_every_structure_bounded(seeded_url: str) -> Non
         await other.initialize()
         try:
             for batch in range(BATCHES):
-                jobs = await other.enqueue_many([{"name": f"soak-{batch % 3}", "data": {"i": i}}
-                                                 for i in range(PER_BATCH)])
-                await wait_for(lambda last=jobs[-1].id: session.window.get(last) is not None
-                               or session.window.has_before, 20)
+                jobs = await other.enqueue_many(
+                    [{"name": f"soak-{batch % 3}", "data": {"i": i}} for i in range(PER_BATCH)]
+                )
+                await wait_for(
+                    lambda last=jobs[-1].id: session.window.get(last) is not None or session.window.has_before, 20
+                )
                 await other.cancel_jobs(JobSelector(name=f"soak-{batch % 3}"))
             await other.delete_jobs(JobSelector(name="soak-0"))
         finally:

@@ -13,8 +13,15 @@ NOW = 1_768_478_400_000
 
 def change(job_id: str, status: JobStatus | None, next_run: int | None = 0, operation: str = "update") -> ChangeEvent:
     """A change as the feed reports it (status and next run at the change; no document needed)."""
-    return ChangeEvent(operation=operation, job_id=job_id, job=None, token=None, name="n", status=status,  # type: ignore[arg-type]
-                       next_run_at_ms=next_run)
+    return ChangeEvent(
+        operation=operation,
+        job_id=job_id,
+        job=None,
+        token=None,
+        name="n",
+        status=status,  # type: ignore[arg-type]
+        next_run_at_ms=next_run,
+    )
 
 
 def test_only_worker_outcomes_count() -> None:

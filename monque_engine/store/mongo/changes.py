@@ -28,7 +28,12 @@ from ...job import STATUS_BY_VALUE, ChangeEvent, ChangeOperation, Job, JobStatus
 from ...timeutil import datetime_to_ms
 from .documents import Document
 
-_OPERATION: dict[str, ChangeOperation] = {"insert": "insert", "update": "update", "replace": "update", "delete": "delete"}
+_OPERATION: dict[str, ChangeOperation] = {
+    "insert": "insert",
+    "update": "update",
+    "replace": "update",
+    "delete": "delete",
+}
 _STATUS = "updateDescription.updatedFields.status"
 _NEXT_RUN = "updateDescription.updatedFields.nextRunAt"
 #: Events that pass on their operation alone (no post-image involved).
@@ -38,25 +43,42 @@ _WHOLE = ["insert", "replace", "delete", "invalidate"]
 def watch_pipeline(full_document: bool, statuses: tuple[JobStatus, ...] | None) -> list[Document]:
     """The aggregation stages after ``$changeStream`` (see the module docstring)."""
     if statuses is None:
-        pipeline: list[Document] = [{"$match": {"$or": [
-            {"operationType": {"$in": _WHOLE}},
-            {"operationType": "update", "$or": [{_STATUS: {"$exists": True}}, {_NEXT_RUN: {"$exists": True}}]},
-        ]}}]
+        pipeline: list[Document] = [
+            {
+                "$match": {
+                    "$or": [
+                        {"operationType": {"$in": _WHOLE}},
+                        {
+                            "operationType": "update",
+                            "$or": [{_STATUS: {"$exists": True}}, {_NEXT_RUN: {"$exists": True}}],
+                        },
+                    ]
+                }
+            }
+        ]
     else:
         wanted = [s.value for s in statuses]
         # "Changes that left a job in one of them": the status the change wrote when it
         # wrote one, else the job's current status (a nextRunAt-only update, e.g. reschedule).
         pipeline = [
-            {"$match": {"$or": [  # before the post-image lookup: no fullDocument here
-                {"operationType": {"$in": _WHOLE}},
-                {"operationType": "update", _STATUS: {"$in": wanted}},
-                {"operationType": "update", _STATUS: {"$exists": False}, _NEXT_RUN: {"$exists": True}},
-            ]}},
-            {"$match": {"$or": [  # after it: inserts, replaces and nextRunAt-only updates by status
-                {"operationType": {"$in": ["delete", "invalidate"]}},
-                {_STATUS: {"$exists": True}},
-                {"fullDocument.status": {"$in": wanted}},
-            ]}},
+            {
+                "$match": {
+                    "$or": [  # before the post-image lookup: no fullDocument here
+                        {"operationType": {"$in": _WHOLE}},
+                        {"operationType": "update", _STATUS: {"$in": wanted}},
+                        {"operationType": "update", _STATUS: {"$exists": False}, _NEXT_RUN: {"$exists": True}},
+                    ]
+                }
+            },
+            {
+                "$match": {
+                    "$or": [  # after it: inserts, replaces and nextRunAt-only updates by status
+                        {"operationType": {"$in": ["delete", "invalidate"]}},
+                        {_STATUS: {"$exists": True}},
+                        {"fullDocument.status": {"$in": wanted}},
+                    ]
+                }
+            },
         ]
     if not full_document:
         pipeline.append({"$project": {"fullDocument.data": 0}})
@@ -89,11 +111,13 @@ def change_to_event(change: Mapping[str, Any], include_job: bool = True) -> Chan
             job = None  # not a Monque job document; still report the change itself
 
     name = full.get("name") if isinstance(full, Mapping) else None
-    status_value = updated.get("status") if "status" in updated else (
-        full.get("status") if isinstance(full, Mapping) else None
+    status_value = (
+        updated.get("status") if "status" in updated else (full.get("status") if isinstance(full, Mapping) else None)
     )
-    next_run = updated.get("nextRunAt") if "nextRunAt" in updated else (
-        full.get("nextRunAt") if isinstance(full, Mapping) else None
+    next_run = (
+        updated.get("nextRunAt")
+        if "nextRunAt" in updated
+        else (full.get("nextRunAt") if isinstance(full, Mapping) else None)
     )
     if operation == "delete":
         name, status_value, next_run = None, None, None

@@ -106,7 +106,9 @@ def parse_mongo_url(
         raise InvalidMongoUrlError(f"MongoDB URL must be a string, got {type(url).__name__}")
     scheme, sep, rest = url.partition("://")
     if not sep or scheme.lower() not in ("mongodb", "mongodb+srv"):
-        raise InvalidMongoUrlError(f"Not a MongoDB URL: {mask_url(url)!r}; use mongodb://host/db or mongodb+srv://host/db")
+        raise InvalidMongoUrlError(
+            f"Not a MongoDB URL: {mask_url(url)!r}; use mongodb://host/db or mongodb+srv://host/db"
+        )
     _, hosts, remainder = _split(rest)
     if not hosts:
         raise InvalidMongoUrlError(f"MongoDB URL {mask_url(url)!r} names no host; use mongodb://host/db")
@@ -120,12 +122,13 @@ def parse_mongo_url(
             try:
                 timeout = int(float(options["serverselectiontimeoutms"]))
             except ValueError:
-                raise InvalidMongoUrlError(
-                    f"serverSelectionTimeoutMS in {mask_url(url)!r} is not a number"
-                ) from None
+                raise InvalidMongoUrlError(f"serverSelectionTimeoutMS in {mask_url(url)!r} is not a number") from None
     else:
-        if isinstance(server_selection_timeout_ms, bool) or not isinstance(server_selection_timeout_ms, int | float) \
-                or server_selection_timeout_ms <= 0:
+        if (
+            isinstance(server_selection_timeout_ms, bool)
+            or not isinstance(server_selection_timeout_ms, int | float)
+            or server_selection_timeout_ms <= 0
+        ):
             raise InvalidMongoUrlError(
                 f"server_selection_timeout_ms must be a positive number of ms, got {server_selection_timeout_ms!r}"
             )
@@ -133,7 +136,7 @@ def parse_mongo_url(
         client_options["serverSelectionTimeoutMS"] = timeout
     name = database or path_db or DEFAULT_DATABASE
     if any(c in name for c in '/\\. "$\x00') or len(name) > 63:
-        raise InvalidMongoUrlError(f"Invalid MongoDB database name {name!r} (no / \\ . space \" $, at most 63 chars)")
+        raise InvalidMongoUrlError(f'Invalid MongoDB database name {name!r} (no / \\ . space " $, at most 63 chars)')
     return MongoSettings(
         url=url,
         display_url=mask_url(url),

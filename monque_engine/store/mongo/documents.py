@@ -40,9 +40,7 @@ STATS_MAX_TIME_MS = 30_000
 #: Listings and counts get the same bound: a search over a large collection must end with
 #: a clear error rather than hold a console (and a server thread) for minutes.
 LIST_MAX_TIME_MS = 30_000
-LIST_TIMEOUT_HINT = (
-    "narrow the listing: type more of the job id or unique key, or filter by name or status"
-)
+LIST_TIMEOUT_HINT = "narrow the listing: type more of the job id or unique key, or filter by name or status"
 _HEX = re.compile(r"[0-9a-f]{1,24}")
 
 
@@ -151,8 +149,10 @@ def complete_update(now_ms: int, next_run_at_ms: int | None, attempt: Attempt | 
     Node Monque leaves ``attempts``, ``errorType`` and ``errorGroup`` alone."""
     now = dt(now_ms)
     if next_run_at_ms is None:
-        update: Document = {"$set": {"status": COMPLETED, "updatedAt": now},
-                            "$unset": _unset(*CLAIM_FIELDS, "failReason", *ERROR_FIELDS)}
+        update: Document = {
+            "$set": {"status": COMPLETED, "updatedAt": now},
+            "$unset": _unset(*CLAIM_FIELDS, "failReason", *ERROR_FIELDS),
+        }
     else:
         update = {
             "$set": {"status": PENDING, "nextRunAt": dt(next_run_at_ms), "failCount": 0, "updatedAt": now},
@@ -220,10 +220,17 @@ def stale_recovery_pipeline(now_ms: int) -> list[Document]:
     now = dt(now_ms)
     history = {"$cond": [{"$isArray": "$attempts"}, "$attempts", []]}
     last = {"$arrayElemAt": [history, -1]}
-    already = {"$let": {"vars": {"last": last}, "in": {"$and": [
-        {"$eq": ["$$last.startedAt", "$lockedAt"]},
-        {"$eq": ["$$last.instanceId", "$claimedBy"]},
-    ]}}}
+    already = {
+        "$let": {
+            "vars": {"last": last},
+            "in": {
+                "$and": [
+                    {"$eq": ["$$last.startedAt", "$lockedAt"]},
+                    {"$eq": ["$$last.instanceId", "$claimedBy"]},
+                ]
+            },
+        }
+    }
     record = {
         "attempt": {"$add": [{"$ifNull": ["$failCount", 0]}, 1]},
         "outcome": "stale",
@@ -234,11 +241,13 @@ def stale_recovery_pipeline(now_ms: int) -> list[Document]:
     }
     appended = {"$slice": [{"$concatArrays": [history, [record]]}, -MAX_ATTEMPTS]}
     return [
-        {"$set": {
-            "attempts": {"$cond": [{"$and": [{"$gt": [{"$size": history}, 0]}, already]}, history, appended]},
-            "status": PENDING,
-            "updatedAt": now,
-        }},
+        {
+            "$set": {
+                "attempts": {"$cond": [{"$and": [{"$gt": [{"$size": history}, 0]}, already]}, history, appended]},
+                "status": PENDING,
+                "updatedAt": now,
+            }
+        },
         {"$unset": list(CLAIM_FIELDS)},
     ]
 
@@ -340,15 +349,28 @@ def text_clause(text: str) -> Document:
     pattern = {"$regex": escaped, "$options": "i"}
     values = {"$objectToArray": {"$cond": [{"$eq": [{"$type": "$data"}, "object"]}, "$data", {}]}}
     as_text = {"$convert": {"input": "$$this.v", "to": "string", "onError": "", "onNull": ""}}
-    return {"$or": [
-        {"failReason": pattern},
-        {"errorType": pattern},
-        {"data": pattern},
-        {"$expr": {"$gt": [{"$size": {"$filter": {
-            "input": values,
-            "cond": {"$regexMatch": {"input": as_text, "regex": escaped, "options": "i"}},
-        }}}, 0]}},
-    ]}
+    return {
+        "$or": [
+            {"failReason": pattern},
+            {"errorType": pattern},
+            {"data": pattern},
+            {
+                "$expr": {
+                    "$gt": [
+                        {
+                            "$size": {
+                                "$filter": {
+                                    "input": values,
+                                    "cond": {"$regexMatch": {"input": as_text, "regex": escaped, "options": "i"}},
+                                }
+                            }
+                        },
+                        0,
+                    ]
+                }
+            },
+        ]
+    }
 
 
 def group_clause(key: str) -> Document:
@@ -444,15 +466,19 @@ NO_DATA_PROJECTION: Document = {"data": 0}
 _EARLIEST_DATE = datetime(1, 1, 1, tzinfo=UTC)
 #: updatedAt − createdAt of a completed job; 0 where either is not a date (a hand-written
 #: document must not fail the whole aggregation with "can't $subtract").
-_DURATION = {"$cond": [
-    {"$and": [
-        {"$eq": ["$status", COMPLETED]},
-        {"$gte": ["$updatedAt", _EARLIEST_DATE]},
-        {"$gte": ["$createdAt", _EARLIEST_DATE]},
-    ]},
-    {"$subtract": ["$updatedAt", "$createdAt"]},
-    0,
-]}
+_DURATION = {
+    "$cond": [
+        {
+            "$and": [
+                {"$eq": ["$status", COMPLETED]},
+                {"$gte": ["$updatedAt", _EARLIEST_DATE]},
+                {"$gte": ["$createdAt", _EARLIEST_DATE]},
+            ]
+        },
+        {"$subtract": ["$updatedAt", "$createdAt"]},
+        0,
+    ]
+}
 
 
 def stats_pipeline(name: str | None) -> list[Document]:
@@ -467,11 +493,13 @@ def stats_pipeline(name: str | None) -> list[Document]:
 
 def stats_by_name_pipeline() -> list[Document]:
     return [
-        {"$group": {
-            "_id": {"name": "$name", "status": "$status"},
-            "count": {"$sum": 1},
-            "durationMs": {"$sum": _DURATION},
-        }},
+        {
+            "$group": {
+                "_id": {"name": "$name", "status": "$status"},
+                "count": {"$sum": 1},
+                "durationMs": {"$sum": _DURATION},
+            }
+        },
     ]
 
 
@@ -486,22 +514,26 @@ def error_groups_pipeline(name: str | None, since_ms: int | None, now_ms: int) -
         match["name"] = name
     if since_ms is not None:
         match["updatedAt"] = {"$gte": dt(since_ms)}
-    bucket = {"$cond": [
-        {"$gte": ["$updatedAt", hour_start]},
-        {"$floor": {"$divide": [{"$subtract": ["$updatedAt", hour_start]}, 60_000]}},
-        -1,
-    ]}
+    bucket = {
+        "$cond": [
+            {"$gte": ["$updatedAt", hour_start]},
+            {"$floor": {"$divide": [{"$subtract": ["$updatedAt", hour_start]}, 60_000]}},
+            -1,
+        ]
+    }
     return [
         {"$match": match},
-        {"$group": {
-            "_id": {"group": "$errorGroup", "bucket": bucket},
-            "name": {"$first": "$name"},
-            "errorType": {"$max": "$errorType"},
-            "count": {"$sum": 1},
-            "retrying": {"$sum": {"$cond": [{"$eq": ["$status", PENDING]}, 1, 0]}},
-            "first": {"$min": "$updatedAt"},
-            "last": {"$max": "$updatedAt"},
-        }},
+        {
+            "$group": {
+                "_id": {"group": "$errorGroup", "bucket": bucket},
+                "name": {"$first": "$name"},
+                "errorType": {"$max": "$errorType"},
+                "count": {"$sum": 1},
+                "retrying": {"$sum": {"$cond": [{"$eq": ["$status", PENDING]}, 1, 0]}},
+                "first": {"$min": "$updatedAt"},
+                "last": {"$max": "$updatedAt"},
+            }
+        },
     ]
 
 
@@ -532,8 +564,15 @@ def retried_job(before: Job, now_ms: int) -> Job:
     """The job as ``retry_update`` leaves it, computed from the pre-image the atomic
     findOneAndUpdate returned (we need the previous status, and one round trip suffices)."""
     return before.replace(
-        status=JobStatus.PENDING, fail_count=0, next_run_at_ms=now_ms, updated_at_ms=now_ms,
-        fail_reason=None, locked_at_ms=None, claimed_by=None, last_heartbeat_ms=None, error_type=None,
+        status=JobStatus.PENDING,
+        fail_count=0,
+        next_run_at_ms=now_ms,
+        updated_at_ms=now_ms,
+        fail_reason=None,
+        locked_at_ms=None,
+        claimed_by=None,
+        last_heartbeat_ms=None,
+        error_type=None,
         error_group=None,
     )
 
@@ -555,8 +594,7 @@ def keyed(query: Document) -> Document:
 def live_holders_filter(keys: list[tuple[str, str]]) -> Document:
     """Pending or processing jobs holding any of these (name, uniqueKey) pairs: each branch
     is the unique index's own shape, so each is an index lookup."""
-    return {"status": {"$in": [PENDING, PROCESSING]},
-            "$or": [{"name": name, "uniqueKey": key} for name, key in keys]}
+    return {"status": {"$in": [PENDING, PROCESSING]}, "$or": [{"name": name, "uniqueKey": key} for name, key in keys]}
 
 
 def retry_many_pipeline(now_ms: int, spread_ms: int) -> list[Document]:
@@ -571,12 +609,14 @@ def retry_many_pipeline(now_ms: int, spread_ms: int) -> list[Document]:
     now = dt(now_ms)
     spread = max(1, int(spread_ms))
     return [
-        {"$set": {
-            "status": PENDING,
-            "failCount": 0,
-            "nextRunAt": {"$add": [now, {"$multiply": [{"$rand": {}}, spread]}]},
-            "updatedAt": now,
-        }},
+        {
+            "$set": {
+                "status": PENDING,
+                "failCount": 0,
+                "nextRunAt": {"$add": [now, {"$multiply": [{"$rand": {}}, spread]}]},
+                "updatedAt": now,
+            }
+        },
         {"$unset": ["failReason", *CLAIM_FIELDS, *ERROR_FIELDS]},
     ]
 
@@ -616,12 +656,14 @@ def owner_holdings_pipeline() -> list[Document]:
     """Processing jobs by owner; the ``{status, nextRunAt}`` index serves the match."""
     return [
         {"$match": {"status": PROCESSING}},
-        {"$group": {
-            "_id": "$claimedBy",
-            "jobs": {"$sum": 1},
-            "lastHeartbeat": {"$max": {"$ifNull": ["$lastHeartbeat", "$lockedAt"]}},
-            "heartbeatInterval": {"$max": "$heartbeatInterval"},
-        }},
+        {
+            "$group": {
+                "_id": "$claimedBy",
+                "jobs": {"$sum": 1},
+                "lastHeartbeat": {"$max": {"$ifNull": ["$lastHeartbeat", "$lockedAt"]}},
+                "heartbeatInterval": {"$max": "$heartbeatInterval"},
+            }
+        },
         {"$sort": {"_id": 1}},
     ]
 
@@ -690,14 +732,17 @@ def pending_health_pipeline(now_ms: int) -> list[Document]:
     due = {"$and": [{"$eq": ["$status", PENDING]}, {"$lte": ["$nextRunAt", now]}]}
     return [
         {"$match": {"status": {"$in": [PENDING, PROCESSING]}}},
-        {"$group": {
-            "_id": "$name",
-            "due": {"$sum": {"$cond": [due, 1, 0]}},
-            "scheduled": {"$sum": {"$cond": [
-                {"$and": [{"$eq": ["$status", PENDING]}, {"$gt": ["$nextRunAt", now]}]}, 1, 0]}},
-            "oldestDue": {"$min": {"$cond": [due, "$nextRunAt", None]}},
-            "processing": {"$sum": {"$cond": [{"$eq": ["$status", PROCESSING]}, 1, 0]}},
-        }},
+        {
+            "$group": {
+                "_id": "$name",
+                "due": {"$sum": {"$cond": [due, 1, 0]}},
+                "scheduled": {
+                    "$sum": {"$cond": [{"$and": [{"$eq": ["$status", PENDING]}, {"$gt": ["$nextRunAt", now]}]}, 1, 0]}
+                },
+                "oldestDue": {"$min": {"$cond": [due, "$nextRunAt", None]}},
+                "processing": {"$sum": {"$cond": [{"$eq": ["$status", PROCESSING]}, 1, 0]}},
+            }
+        },
         {"$sort": {"_id": 1}},
     ]
 

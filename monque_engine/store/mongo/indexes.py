@@ -29,8 +29,10 @@ _BG = {"background": True}
 CONSOLE_INDEXES: list[IndexSpec] = [
     ([("uniqueKey", 1)], {"sparse": True, **_BG}),
     ([("status", 1), ("createdAt", -1), ("_id", -1)], dict(_BG)),
-    ([("errorGroup", 1), ("status", 1), ("updatedAt", 1)],
-     {"partialFilterExpression": {"errorGroup": {"$exists": True}}, **_BG}),
+    (
+        [("errorGroup", 1), ("status", 1), ("updatedAt", 1)],
+        {"partialFilterExpression": {"errorGroup": {"$exists": True}}, **_BG},
+    ),
 ]
 
 
@@ -66,16 +68,18 @@ def index_specs(retention: bool) -> list[IndexSpec]:
         ([("status", 1), ("lockedAt", 1), ("lastHeartbeat", 1)], dict(_BG)),
     ]
     if retention:
-        specs.append((
-            [("status", 1), ("updatedAt", 1)],
-            {
-                "partialFilterExpression": {
-                    "status": {"$in": [COMPLETED, FAILED]},
-                    "updatedAt": {"$exists": True},
+        specs.append(
+            (
+                [("status", 1), ("updatedAt", 1)],
+                {
+                    "partialFilterExpression": {
+                        "status": {"$in": [COMPLETED, FAILED]},
+                        "updatedAt": {"$exists": True},
+                    },
+                    **_BG,
                 },
-                **_BG,
-            },
-        ))
+            )
+        )
     specs.extend((list(keys), dict(options)) for keys, options in CONSOLE_INDEXES)
     return specs
 
@@ -103,5 +107,6 @@ def fleet_index_specs() -> dict[str, list[IndexSpec]]:
 
 
 def fleet_index_models() -> dict[str, list[IndexModel]]:
-    return {kind: [IndexModel(keys, **options) for keys, options in specs]
-            for kind, specs in fleet_index_specs().items()}
+    return {
+        kind: [IndexModel(keys, **options) for keys, options in specs] for kind, specs in fleet_index_specs().items()
+    }

@@ -61,8 +61,11 @@ async def bulk_retry(
 
 async def find_clashes(collection: AsyncCollection[Any], selection: q.Document) -> dict[str, str]:
     """Selected jobs that cannot become pending: job id → UniqueKeyConflictError text."""
-    keyed = await collection.find(
-        q.keyed(selection), projection={"name": 1, "uniqueKey": 1}).sort([("_id", 1)]).to_list(None)
+    keyed = (
+        await collection.find(q.keyed(selection), projection={"name": 1, "uniqueKey": 1})
+        .sort([("_id", 1)])
+        .to_list(None)
+    )
     groups: dict[tuple[str, str], list[str]] = {}
     for doc in keyed:
         if isinstance(doc.get("name"), str) and isinstance(doc.get("uniqueKey"), str):
@@ -70,9 +73,10 @@ async def find_clashes(collection: AsyncCollection[Any], selection: q.Document) 
     holders: dict[tuple[str, str], str] = {}
     keys = list(groups)
     for start in range(0, len(keys), HOLDER_LOOKUP_CHUNK):
-        chunk = keys[start:start + HOLDER_LOOKUP_CHUNK]
-        for doc in await collection.find(q.live_holders_filter(chunk),
-                                         projection={"name": 1, "uniqueKey": 1}).to_list(None):
+        chunk = keys[start : start + HOLDER_LOOKUP_CHUNK]
+        for doc in await collection.find(q.live_holders_filter(chunk), projection={"name": 1, "uniqueKey": 1}).to_list(
+            None
+        ):
             holders.setdefault((doc["name"], doc["uniqueKey"]), str(doc["_id"]))
     clashes: dict[str, str] = {}
     for (name, key), ids in groups.items():
@@ -83,8 +87,9 @@ async def find_clashes(collection: AsyncCollection[Any], selection: q.Document) 
     return clashes
 
 
-async def _add_clash_from_error(collection: AsyncCollection[Any], selection: q.Document,
-                                clashes: dict[str, str], error: BulkWriteError) -> bool:
+async def _add_clash_from_error(
+    collection: AsyncCollection[Any], selection: q.Document, clashes: dict[str, str], error: BulkWriteError
+) -> bool:
     """Add the selected jobs of the key an E11000 names; False if it names none (then the
     error is not ours to absorb)."""
     write_errors = error.details.get("writeErrors") or []
@@ -96,7 +101,8 @@ async def _add_clash_from_error(collection: AsyncCollection[Any], selection: q.D
     holder = await collection.find_one(q.unique_key_filter(name, key), projection={"_id": 1})
     holder_id = str(holder["_id"]) if holder is not None else "?"
     stuck = await collection.find(
-        {"$and": [selection, {"name": name, "uniqueKey": key}]}, projection={"_id": 1}).to_list(None)
+        {"$and": [selection, {"name": name, "uniqueKey": key}]}, projection={"_id": 1}
+    ).to_list(None)
     added = False
     for doc in stuck:
         job_id = str(doc["_id"])

@@ -164,11 +164,15 @@ class MongoStore(JobStore):
                 if options.create_indexes:
                     # An index build on a large collection may outlast the socket timeout;
                     # give it its own, longer deadline (pymongo.timeout replaces it).
-                    with self._errors.guard("create the jobs collection's indexes"), \
-                            pymongo.timeout(LONG_OPERATION_TIMEOUT_S):
+                    with (
+                        self._errors.guard("create the jobs collection's indexes"),
+                        pymongo.timeout(LONG_OPERATION_TIMEOUT_S),
+                    ):
                         await collection.create_indexes(index_models(options.retention_index))
-                    with self._errors.guard("create the fleet collections' indexes"), \
-                            pymongo.timeout(LONG_OPERATION_TIMEOUT_S):
+                    with (
+                        self._errors.guard("create the fleet collections' indexes"),
+                        pymongo.timeout(LONG_OPERATION_TIMEOUT_S),
+                    ):
                         for kind, models in fleet_index_models().items():
                             await collection.database[q.fleet_collections(collection.name)[kind]].create_indexes(models)
             except BaseException:
@@ -237,8 +241,9 @@ class MongoStore(JobStore):
             raise ConnectionError(f"MongoDB store {self.display_url} is not open; call initialize() first")
         return self._collection
 
-    async def _call(self, action: str, operation: Callable[[AsyncCollection[Any]], Awaitable[T]],
-                    timeout_hint: str | None = None) -> T:
+    async def _call(
+        self, action: str, operation: Callable[[AsyncCollection[Any]], Awaitable[T]], timeout_hint: str | None = None
+    ) -> T:
         collection = self._coll()
         with self._errors.guard(action, timeout_hint):
             return await operation(collection)
@@ -285,8 +290,7 @@ class MongoStore(JobStore):
             return await self._insert_unique(collection, job, None)
 
     @staticmethod
-    async def _insert_unique(collection: AsyncCollection[Any], job: NewJob,
-                             session: AsyncClientSession | None) -> Job:
+    async def _insert_unique(collection: AsyncCollection[Any], job: NewJob, session: AsyncClientSession | None) -> Job:
         """Upstream's upsert with ``$setOnInsert``. E11000 from a concurrent enqueue of the
         same key (both upserts missed; the partial unique index let only one in) means "it
         exists now": re-read it and return it, as if our upsert had found it. Driver errors
@@ -297,8 +301,11 @@ class MongoStore(JobStore):
         for _ in range(UNIQUE_INSERT_ATTEMPTS):
             try:
                 doc = await collection.find_one_and_update(
-                    scope, q.unique_insert_update(job), upsert=True,
-                    return_document=ReturnDocument.AFTER, session=session,
+                    scope,
+                    q.unique_insert_update(job),
+                    upsert=True,
+                    return_document=ReturnDocument.AFTER,
+                    session=session,
                 )
             except DuplicateKeyError as error:
                 if session is not None:
@@ -324,8 +331,13 @@ class MongoStore(JobStore):
             return await self._insert_many_transaction(collection, jobs)
         return await self._insert_many_compensating(collection, jobs)
 
-    async def _insert_batch(self, collection: AsyncCollection[Any], jobs: Sequence[NewJob],
-                            session: AsyncClientSession | None, inserted: list[ObjectId]) -> list[Job]:
+    async def _insert_batch(
+        self,
+        collection: AsyncCollection[Any],
+        jobs: Sequence[NewJob],
+        session: AsyncClientSession | None,
+        inserted: list[ObjectId],
+    ) -> list[Job]:
         results: list[Job] = []
         plain: list[NewJob] = []
 
@@ -333,8 +345,7 @@ class MongoStore(JobStore):
             if plain:
                 ids = [ObjectId(j.id) for j in plain]
                 try:
-                    await collection.insert_many([q.new_job_document(j) for j in plain], ordered=True,
-                                                 session=session)
+                    await collection.insert_many([q.new_job_document(j) for j in plain], ordered=True, session=session)
                 except BulkWriteError as error:
                     inserted.extend(ids[: int(error.details.get("nInserted", 0))])  # ordered: a prefix landed
                     raise
@@ -360,9 +371,7 @@ class MongoStore(JobStore):
             try:
                 with self._errors.guard("insert a batch of jobs"):
                     async with client.start_session() as session:
-                        return await session.with_transaction(
-                            lambda s: self._insert_batch(collection, jobs, s, [])
-                        )
+                        return await session.with_transaction(lambda s: self._insert_batch(collection, jobs, s, []))
             except ConnectionError as error:
                 # A concurrent enqueue of one of our unique keys aborted the transaction;
                 # run it again: this time the upsert finds the other job and returns it.
@@ -408,8 +417,12 @@ class MongoStore(JobStore):
                 failure = self._errors.translate("claim jobs", error)
                 if not jobs:
                     raise failure from error
-                log.warning("claimed %d job(s) of %r, then a claim failed; running those, the rest wait for the "
-                            "next poll: %s", len(jobs), name, failure)
+                log.warning(
+                    "claimed %d job(s) of %r, then a claim failed; running those, the rest wait for the next poll: %s",
+                    len(jobs),
+                    name,
+                    failure,
+                )
                 break
             if doc is None:
                 break
@@ -418,8 +431,9 @@ class MongoStore(JobStore):
                 jobs.append(job)
         return jobs
 
-    async def _claimed(self, collection: AsyncCollection[Any], doc: Mapping[str, Any], owner: str,
-                       now_ms: int) -> Job | None:
+    async def _claimed(
+        self, collection: AsyncCollection[Any], doc: Mapping[str, Any], owner: str, now_ms: int
+    ) -> Job | None:
         """The claimed document as a job. One we cannot read is ours now: left processing,
         our heartbeats would keep it alive forever, and released it would be claimed again
         at once. So it is marked failed (owned write), with the reason, for an operator."""
@@ -429,7 +443,8 @@ class MongoStore(JobStore):
             self._warn_unreadable(error)
             try:
                 await collection.update_one(
-                    q.owned_filter_by_oid(doc["_id"], owner), q.unreadable_update(now_ms, str(error)))
+                    q.owned_filter_by_oid(doc["_id"], owner), q.unreadable_update(now_ms, str(error))
+                )
             except PyMongoError as failure:
                 log.warning("could not mark unreadable job %s failed: %s", error.job_id, self._mask(str(failure)))
             return None
@@ -437,8 +452,12 @@ class MongoStore(JobStore):
     async def _owned(self, action: str, job_id: str, owner: str, update: dict[str, Any]) -> Job | None:
         if not _valid(job_id):
             return None
-        doc = await self._call(action, lambda c: c.find_one_and_update(
-            q.owned_filter(job_id, owner), update, return_document=ReturnDocument.AFTER))
+        doc = await self._call(
+            action,
+            lambda c: c.find_one_and_update(
+                q.owned_filter(job_id, owner), update, return_document=ReturnDocument.AFTER
+            ),
+        )
         return self._job(doc)
 
     async def complete(
@@ -463,43 +482,53 @@ class MongoStore(JobStore):
     async def record_attempt(self, job_id: str, owner: str, attempt: Attempt) -> bool:
         if not _valid(job_id):
             return False
-        result = await self._call("record an attempt", lambda c: c.update_one(
-            q.owned_filter(job_id, owner), q.record_attempt_update(attempt)))
+        result = await self._call(
+            "record an attempt", lambda c: c.update_one(q.owned_filter(job_id, owner), q.record_attempt_update(attempt))
+        )
         return result.modified_count > 0
 
     async def release(self, job_ids: Sequence[str], owner: str, now_ms: int) -> int:
         ids = [i for i in job_ids if _valid(i)]
         if not ids:
             return 0
-        result = await self._call("release claimed jobs", lambda c: c.update_many(
-            q.release_filter(ids, owner), q.to_pending_update(now_ms)))
+        result = await self._call(
+            "release claimed jobs", lambda c: c.update_many(q.release_filter(ids, owner), q.to_pending_update(now_ms))
+        )
         return result.modified_count
 
     async def heartbeat(self, owner: str, now_ms: int) -> int:
-        result = await self._call("record a heartbeat", lambda c: c.update_many(
-            q.heartbeat_filter(owner), q.heartbeat_update(now_ms)))
+        result = await self._call(
+            "record a heartbeat", lambda c: c.update_many(q.heartbeat_filter(owner), q.heartbeat_update(now_ms))
+        )
         return result.modified_count
 
     async def recover_stale(self, stale_before_ms: int, now_ms: int) -> int:
-        result = await self._call("recover stale jobs", lambda c: c.update_many(
-            q.stale_filter(stale_before_ms), q.stale_recovery_pipeline(now_ms)))
+        result = await self._call(
+            "recover stale jobs",
+            lambda c: c.update_many(q.stale_filter(stale_before_ms), q.stale_recovery_pipeline(now_ms)),
+        )
         return result.modified_count
 
     async def purge_finished(self, status: JobStatus, updated_before_ms: int) -> int:
-        result = await self._long_call("delete expired jobs", lambda c: c.delete_many(
-            q.purge_filter(status, updated_before_ms)))
+        result = await self._long_call(
+            "delete expired jobs", lambda c: c.delete_many(q.purge_filter(status, updated_before_ms))
+        )
         return result.deleted_count
 
     async def has_live_claim(self, owner: str, heartbeat_after_ms: int) -> bool:
-        doc = await self._call("check for a live instance", lambda c: c.find_one(
-            q.live_claim_filter(owner, heartbeat_after_ms), projection={"_id": 1}))
+        doc = await self._call(
+            "check for a live instance",
+            lambda c: c.find_one(q.live_claim_filter(owner, heartbeat_after_ms), projection={"_id": 1}),
+        )
         return doc is not None
 
     async def next_due_ms(self, names: Sequence[str]) -> int | None:
         if not names:
             return None
-        doc = await self._call("find the next due job", lambda c: c.find_one(
-            q.next_due_filter(list(names)), projection={"nextRunAt": 1}, sort=[("nextRunAt", 1)]))
+        doc = await self._call(
+            "find the next due job",
+            lambda c: c.find_one(q.next_due_filter(list(names)), projection={"nextRunAt": 1}, sort=[("nextRunAt", 1)]),
+        )
         due = None if doc is None else doc.get("nextRunAt")
         return datetime_to_ms(due) if isinstance(due, datetime) else None
 
@@ -511,8 +540,13 @@ class MongoStore(JobStore):
 
     async def find(self, selector: StoreSelector, limit: int, skip: int) -> list[Job]:
         query = q.selector_filter(selector)
-        docs = await self._call("list jobs", lambda c: c.find(query).sort(q.FIND_SORT).skip(skip).limit(limit)
-                                .max_time_ms(q.LIST_MAX_TIME_MS).to_list(None), q.LIST_TIMEOUT_HINT)
+        docs = await self._call(
+            "list jobs",
+            lambda c: (
+                c.find(query).sort(q.FIND_SORT).skip(skip).limit(limit).max_time_ms(q.LIST_MAX_TIME_MS).to_list(None)
+            ),
+            q.LIST_TIMEOUT_HINT,
+        )
         return self._readable(docs)
 
     async def page(
@@ -526,13 +560,19 @@ class MongoStore(JobStore):
     ) -> list[Job]:
         query, order = q.page_query(filter, sort, direction, anchor)
         projection = None if include_data else q.NO_DATA_PROJECTION
-        docs = await self._call("list a page of jobs", lambda c: c.find(query, projection).sort(order).limit(limit)
-                                .max_time_ms(q.LIST_MAX_TIME_MS).to_list(None), self._list_hint(filter))
+        docs = await self._call(
+            "list a page of jobs",
+            lambda c: c.find(query, projection).sort(order).limit(limit).max_time_ms(q.LIST_MAX_TIME_MS).to_list(None),
+            self._list_hint(filter),
+        )
         return self._readable(docs)
 
     async def count(self, filter: StoreListFilter) -> int:
-        return await self._call("count jobs", lambda c: c.count_documents(
-            q.list_filter(filter), maxTimeMS=q.LIST_MAX_TIME_MS), self._list_hint(filter))
+        return await self._call(
+            "count jobs",
+            lambda c: c.count_documents(q.list_filter(filter), maxTimeMS=q.LIST_MAX_TIME_MS),
+            self._list_hint(filter),
+        )
 
     @staticmethod
     def _list_hint(filter: StoreListFilter) -> str:
@@ -594,14 +634,25 @@ class MongoStore(JobStore):
             if not isinstance(key, str) or not isinstance(first, datetime) or not isinstance(last, datetime):
                 continue  # a hand-written errorGroup or updatedAt: not ours to group
             error_type = doc.get("errorType")
-            rows.append((key, str(doc.get("name")), error_type if isinstance(error_type, str) else None,
-                         int(doc["_id"].get("bucket", -1)), int(doc["count"]), int(doc["retrying"]),
-                         datetime_to_ms(first), datetime_to_ms(last)))
+            rows.append(
+                (
+                    key,
+                    str(doc.get("name")),
+                    error_type if isinstance(error_type, str) else None,
+                    int(doc["_id"].get("bucket", -1)),
+                    int(doc["count"]),
+                    int(doc["retrying"]),
+                    datetime_to_ms(first),
+                    datetime_to_ms(last),
+                )
+            )
         return fold_buckets(rows, hour_window(now_ms))
 
     async def error_group_sample(self, key: str) -> str | None:
-        doc = await self._call("read an error group's message", lambda c: c.find_one(
-            {"errorGroup": key, **q.error_member_filter()}, projection={"failReason": 1}))
+        doc = await self._call(
+            "read an error group's message",
+            lambda c: c.find_one({"errorGroup": key, **q.error_member_filter()}, projection={"failReason": 1}),
+        )
         reason = None if doc is None else doc.get("failReason")
         return reason if isinstance(reason, str) else None
 
@@ -609,8 +660,12 @@ class MongoStore(JobStore):
     async def _guarded(self, action: str, job_id: str, statuses: tuple[str, ...], update: dict[str, Any]) -> Job | None:
         if not _valid(job_id):
             return None
-        doc = await self._call(action, lambda c: c.find_one_and_update(
-            q.guarded_filter(job_id, statuses), update, return_document=ReturnDocument.AFTER))
+        doc = await self._call(
+            action,
+            lambda c: c.find_one_and_update(
+                q.guarded_filter(job_id, statuses), update, return_document=ReturnDocument.AFTER
+            ),
+        )
         return self._job(doc)
 
     async def cancel(self, job_id: str, now_ms: int) -> Job | None:
@@ -627,8 +682,10 @@ class MongoStore(JobStore):
             for _ in range(UNIQUE_INSERT_ATTEMPTS):
                 try:
                     before = await collection.find_one_and_update(
-                        q.guarded_filter(job_id, q.RETRYABLE), q.retry_update(now_ms),
-                        return_document=ReturnDocument.BEFORE)
+                        q.guarded_filter(job_id, q.RETRYABLE),
+                        q.retry_update(now_ms),
+                        return_document=ReturnDocument.BEFORE,
+                    )
                 except DuplicateKeyError as error:
                     conflict = await self._retry_conflict(collection, job_id)
                     if conflict is not None:
@@ -660,12 +717,16 @@ class MongoStore(JobStore):
         return result.deleted_count > 0
 
     async def count_selected(self, selector: StoreSelector) -> int:
-        return await self._call("count selected jobs", lambda c: c.count_documents(
-            q.selector_filter(selector), maxTimeMS=q.LIST_MAX_TIME_MS), q.LIST_TIMEOUT_HINT)
+        return await self._call(
+            "count selected jobs",
+            lambda c: c.count_documents(q.selector_filter(selector), maxTimeMS=q.LIST_MAX_TIME_MS),
+            q.LIST_TIMEOUT_HINT,
+        )
 
     async def cancel_many(self, selector: StoreSelector, now_ms: int) -> int:
-        result = await self._long_call("cancel jobs", lambda c: c.update_many(
-            q.selector_filter(selector), q.cancel_update(now_ms)))
+        result = await self._long_call(
+            "cancel jobs", lambda c: c.update_many(q.selector_filter(selector), q.cancel_update(now_ms))
+        )
         return result.modified_count
 
     async def retry_many(
@@ -696,15 +757,17 @@ class MongoStore(JobStore):
 
     async def upsert_instance(self, record: InstanceRecord) -> None:
         doc = q.instance_document(record)
-        await self._side_call("instances", "update the instance registry",
-                              lambda c: c.replace_one({"_id": record.id}, doc, upsert=True))
+        await self._side_call(
+            "instances", "update the instance registry", lambda c: c.replace_one({"_id": record.id}, doc, upsert=True)
+        )
 
     async def remove_instance(self, instance_id: str) -> None:
         await self._side_call("instances", "remove an instance record", lambda c: c.delete_one({"_id": instance_id}))
 
     async def list_instances(self) -> list[InstanceRecord]:
-        docs = await self._side_call("instances", "list instances",
-                                     lambda c: c.find({}).sort([("_id", 1)]).to_list(None))
+        docs = await self._side_call(
+            "instances", "list instances", lambda c: c.find({}).sort([("_id", 1)]).to_list(None)
+        )
         records = []
         for doc in docs:
             try:
@@ -714,8 +777,11 @@ class MongoStore(JobStore):
         return records
 
     async def purge_instances(self, heartbeat_before_ms: int) -> int:
-        result = await self._side_call("instances", "purge old instance records",
-                                       lambda c: c.delete_many(q.instance_purge_filter(heartbeat_before_ms)))
+        result = await self._side_call(
+            "instances",
+            "purge old instance records",
+            lambda c: c.delete_many(q.instance_purge_filter(heartbeat_before_ms)),
+        )
         return result.deleted_count
 
     async def owner_holdings(self) -> list[OwnerHolding]:
@@ -733,16 +799,21 @@ class MongoStore(JobStore):
     async def count_dead_owner_jobs(self, owner: str, now_ms: int, default_interval_ms: int) -> int:
         if await self._owner_alive(owner, now_ms, default_interval_ms):
             return 0
-        return await self._call("count a dead owner's jobs", lambda c: c.count_documents(
-            q.dead_owner_filter(owner, now_ms, default_interval_ms), maxTimeMS=q.LIST_MAX_TIME_MS))
+        return await self._call(
+            "count a dead owner's jobs",
+            lambda c: c.count_documents(
+                q.dead_owner_filter(owner, now_ms, default_interval_ms), maxTimeMS=q.LIST_MAX_TIME_MS
+            ),
+        )
 
     async def _owner_alive(self, owner: str, now_ms: int, default_interval_ms: int) -> bool:
-        fresh = await self._call("check an owner's heartbeat", lambda c: c.find_one(
-            q.fresh_owner_filter(owner, now_ms, default_interval_ms), projection={"_id": 1}))
+        fresh = await self._call(
+            "check an owner's heartbeat",
+            lambda c: c.find_one(q.fresh_owner_filter(owner, now_ms, default_interval_ms), projection={"_id": 1}),
+        )
         if fresh is not None:
             return True
-        record = await self._side_call("instances", "read an instance record",
-                                       lambda c: c.find_one({"_id": owner}))
+        record = await self._side_call("instances", "read an instance record", lambda c: c.find_one({"_id": owner}))
         if record is None:
             return False
         try:
@@ -758,23 +829,29 @@ class MongoStore(JobStore):
         # heartbeat landing between the check and the write leaves its jobs untouched.
         if await self._owner_alive(owner, now_ms, default_interval_ms):
             return 0
-        result = await self._call("release a dead owner's jobs", lambda c: c.update_many(
-            q.dead_owner_filter(owner, now_ms, default_interval_ms), q.to_pending_update(now_ms)))
+        result = await self._call(
+            "release a dead owner's jobs",
+            lambda c: c.update_many(
+                q.dead_owner_filter(owner, now_ms, default_interval_ms), q.to_pending_update(now_ms)
+            ),
+        )
         return result.modified_count
 
     async def set_paused(self, name: str, paused: bool, now_ms: int) -> bool:
         key = {"_id": q.paused_document(name, now_ms)["_id"]}
         if paused:
             fields = {k: v for k, v in q.paused_document(name, now_ms).items() if k != "_id"}  # _id: the filter's
-            result = await self._side_call("control", "pause a job name", lambda c: c.update_one(
-                key, {"$setOnInsert": fields}, upsert=True))
+            result = await self._side_call(
+                "control", "pause a job name", lambda c: c.update_one(key, {"$setOnInsert": fields}, upsert=True)
+            )
             return result.upserted_id is not None
         deleted = await self._side_call("control", "resume a job name", lambda c: c.delete_one(key))
         return deleted.deleted_count > 0
 
     async def paused_names(self) -> dict[str, int]:
-        docs = await self._side_call("control", "read paused job names",
-                                     lambda c: c.find(q.PAUSED_FILTER).to_list(None))
+        docs = await self._side_call(
+            "control", "read paused job names", lambda c: c.find(q.PAUSED_FILTER).to_list(None)
+        )
         paused = {}
         for doc in docs:
             since = doc.get("since")
@@ -785,28 +862,42 @@ class MongoStore(JobStore):
     async def add_outcome_counts(self, counts: dict[tuple[str, int], tuple[int, int]]) -> None:
         if not counts:
             return
-        operations = [pymongo.UpdateOne(*q.counter_upsert(name, minute, done, failed), upsert=True)
-                      for (name, minute), (done, failed) in counts.items()]
-        await self._side_call("counters", "add outcome counters",
-                              lambda c: c.bulk_write(operations, ordered=False))
+        operations = [
+            pymongo.UpdateOne(*q.counter_upsert(name, minute, done, failed), upsert=True)
+            for (name, minute), (done, failed) in counts.items()
+        ]
+        await self._side_call("counters", "add outcome counters", lambda c: c.bulk_write(operations, ordered=False))
 
     async def outcome_counts(self, since_minute: int, name: str | None = None) -> list[tuple[str, int, int, int]]:
-        docs = await self._side_call("counters", "read outcome counters", lambda c: c.find(
-            q.counters_filter(since_minute, name)).sort(q.COUNTERS_SORT).to_list(None))
-        return [(d["name"], int(d["minute"]), int(d.get("completed", 0)), int(d.get("failed", 0)))
-                for d in docs if isinstance(d.get("name"), str)]
+        docs = await self._side_call(
+            "counters",
+            "read outcome counters",
+            lambda c: c.find(q.counters_filter(since_minute, name)).sort(q.COUNTERS_SORT).to_list(None),
+        )
+        return [
+            (d["name"], int(d["minute"]), int(d.get("completed", 0)), int(d.get("failed", 0)))
+            for d in docs
+            if isinstance(d.get("name"), str)
+        ]
 
     async def purge_outcome_counts(self, before_minute: int) -> int:
-        result = await self._side_call("counters", "purge old outcome counters",
-                                       lambda c: c.delete_many({"minute": {"$lt": before_minute}}))
+        result = await self._side_call(
+            "counters", "purge old outcome counters", lambda c: c.delete_many({"minute": {"$lt": before_minute}})
+        )
         return result.deleted_count
 
     async def pending_health(self, now_ms: int) -> list[PendingHealth]:
         rows = await self._aggregate(q.pending_health_pipeline(now_ms))
         return [
-            PendingHealth(row["_id"], int(row["due"]), int(row["scheduled"]), _ms_or_none(row.get("oldestDue")),
-                          int(row["processing"]))
-            for row in rows if isinstance(row.get("_id"), str)
+            PendingHealth(
+                row["_id"],
+                int(row["due"]),
+                int(row["scheduled"]),
+                _ms_or_none(row.get("oldestDue")),
+                int(row["processing"]),
+            )
+            for row in rows
+            if isinstance(row.get("_id"), str)
         ]
 
     # -- change feed --------------------------------------------------------------------------
@@ -826,8 +917,10 @@ class MongoStore(JobStore):
                 f"Resume token {resume_after!r} is not one this store made; pass ChangeEvent.token from a previous watch"
             )
         pipeline = watch_pipeline(full_document, statuses)
-        stream = await self._call("open the change stream", lambda c: c.watch(
-            pipeline, full_document="updateLookup", resume_after=resume_after))
+        stream = await self._call(
+            "open the change stream",
+            lambda c: c.watch(pipeline, full_document="updateLookup", resume_after=resume_after),
+        )
         self._streams.add(stream)
         return self._changes(stream, full_document)
 
@@ -835,8 +928,7 @@ class MongoStore(JobStore):
         """The stream's events until it breaks or the store closes (see ``feed.read_changes``);
         the stream is closed and forgotten however the iteration ends."""
         try:
-            async for event in read_changes(stream, include_job, self.display_url, lambda: self._closing,
-                                            self._errors):
+            async for event in read_changes(stream, include_job, self.display_url, lambda: self._closing, self._errors):
                 yield event
         finally:
             self._streams.discard(stream)

@@ -195,7 +195,9 @@ class ChangeFeed:
             start = resume_after
         return self._stream(wake, start, self._pull_sql(full_document, statuses), full_document)
 
-    async def _stream(self, wake: asyncio.Event, last: int, sql: str, full_document: bool) -> AsyncIterator[ChangeEvent]:
+    async def _stream(
+        self, wake: asyncio.Event, last: int, sql: str, full_document: bool
+    ) -> AsyncIterator[ChangeEvent]:
         try:
             while not self._closed:
                 wake.clear()
@@ -234,8 +236,13 @@ class ChangeFeed:
         if full_document and len(row) > 6 and row[6] is not None:
             job = row_to_job(row[6:])
         return ChangeEvent(
-            operation=op, job_id=job_id, job=job, token=seq, name=name,
-            status=STATUS_BY_VALUE.get(status) if status else None, next_run_at_ms=next_run_at,
+            operation=op,
+            job_id=job_id,
+            job=job,
+            token=seq,
+            name=name,
+            status=STATUS_BY_VALUE.get(status) if status else None,
+            next_run_at_ms=next_run_at,
         )
 
 

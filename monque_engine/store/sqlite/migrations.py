@@ -75,7 +75,7 @@ def _user_tables(conn: sqlite3.Connection) -> set[str]:
 def _meta_version(conn: sqlite3.Connection, meta_table: str) -> int | None:
     try:
         quoted = meta_table.replace('"', '""')
-        row = conn.execute(f'SELECT value FROM "{quoted}" WHERE key = \'schema_version\'').fetchone()
+        row = conn.execute(f"SELECT value FROM \"{quoted}\" WHERE key = 'schema_version'").fetchone()
     except sqlite3.OperationalError:  # not a key/value table: not ours
         return None
     if row is None:

@@ -29,14 +29,44 @@ def row_to_job(row: tuple[Any, ...]) -> Job:
     data = row[2]
     if row[6] is not None and row[3] == "completed":
         return Job(
-            row[0], row[1], None if data is None else _loads(data), STATUS_BY_VALUE[row[3]], row[4],
-            row[13], row[14], row[9], None, None, row[7], row[8], row[10], row[11], row[12],
-            AppendedHistory(row[15], row[9] + 1, row[6], row[5], row[14]), row[16], row[17],
+            row[0],
+            row[1],
+            None if data is None else _loads(data),
+            STATUS_BY_VALUE[row[3]],
+            row[4],
+            row[13],
+            row[14],
+            row[9],
+            None,
+            None,
+            row[7],
+            row[8],
+            row[10],
+            row[11],
+            row[12],
+            AppendedHistory(row[15], row[9] + 1, row[6], row[5], row[14]),
+            row[16],
+            row[17],
         )
     return Job(
-        row[0], row[1], None if data is None else _loads(data), STATUS_BY_VALUE[row[3]], row[4],
-        row[13], row[14], row[9], row[5], row[6], row[7], row[8], row[10], row[11], row[12],
-        row[15], row[16], row[17],
+        row[0],
+        row[1],
+        None if data is None else _loads(data),
+        STATUS_BY_VALUE[row[3]],
+        row[4],
+        row[13],
+        row[14],
+        row[9],
+        row[5],
+        row[6],
+        row[7],
+        row[8],
+        row[10],
+        row[11],
+        row[12],
+        row[15],
+        row[16],
+        row[17],
     )
 
 
@@ -63,7 +93,7 @@ def row_attempt(outcome: str, now_ms: int) -> tuple[str, tuple[Any, ...]]:
     SQLite form has no ``durationMs``: it is ``endedAt - startedAt``, and every byte of a
     completed row is written once per job)."""
     sql = (
-        "('{\"attempt\":' || (fail_count + 1) || ',\"outcome\":\"" + outcome + "\",\"instanceId\":' "
+        '(\'{"attempt":\' || (fail_count + 1) || \',"outcome":"' + outcome + '","instanceId":\' '
         "|| json_quote(claimed_by) || ',\"startedAt\":' || ifnull(locked_at, 'null') || ',\"endedAt\":' || ? "
         "|| '}')"
     )
@@ -83,8 +113,7 @@ def text_clause(text: str, params: list[Any]) -> str:
     """
     pattern = _like(text)
     params.extend((pattern, pattern, pattern))
-    return ("(data LIKE ? ESCAPE '\\' OR fail_reason LIKE ? ESCAPE '\\' "
-            "OR error_type LIKE ? ESCAPE '\\')")
+    return "(data LIKE ? ESCAPE '\\' OR fail_reason LIKE ? ESCAPE '\\' OR error_type LIKE ? ESCAPE '\\')"
 
 
 def group_clause(key: str, params: list[Any]) -> str:
@@ -98,6 +127,7 @@ def _in(column: str, values: tuple[Any, ...], params: list[Any]) -> str:
         return "0"
     params.extend(v.value if hasattr(v, "value") else v for v in values)
     return f"{column} IN ({','.join('?' * len(values))})"
+
 
 _HEX = re.compile(r"[0-9a-f]{1,24}")
 

@@ -47,9 +47,7 @@ MISS = object()  #: run_inline_now could not run the operation without waiting
 
 
 def is_busy_error(error: BaseException) -> bool:
-    return isinstance(error, sqlite3.OperationalError) and (
-        "locked" in str(error) or "busy" in str(error)
-    )
+    return isinstance(error, sqlite3.OperationalError) and ("locked" in str(error) or "busy" in str(error))
 
 
 def begin_immediate(conn: sqlite3.Connection, timeout: float, describe: Callable[[], str]) -> None:
@@ -177,7 +175,9 @@ class _Runner:
     def _run_batch(self, conn: sqlite3.Connection, batch: list[Any]) -> list[tuple[bool, Any]]:
         raise NotImplementedError
 
-    def _resolve(self, batch: list[tuple[Operation[Any], asyncio.Future[Any]]], outcomes: list[tuple[bool, Any]]) -> None:
+    def _resolve(
+        self, batch: list[tuple[Operation[Any], asyncio.Future[Any]]], outcomes: list[tuple[bool, Any]]
+    ) -> None:
         for (_, future), (ok, value) in zip(batch, outcomes, strict=True):
             if future.done():
                 continue
@@ -202,9 +202,15 @@ class ReadRunner(_Runner):
     exclusively to clean up the WAL); reads are retried for up to ``busy_timeout``.
     """
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, connect: Callable[[], sqlite3.Connection],
-                 describe: Callable[[], str], threads: int = 2, busy_timeout: float = 10.0,
-                 verify: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        connect: Callable[[], sqlite3.Connection],
+        describe: Callable[[], str],
+        threads: int = 2,
+        busy_timeout: float = 10.0,
+        verify: Callable[[], None] | None = None,
+    ) -> None:
         super().__init__(loop, "monque-sqlite-read", describe)
         self._busy_timeout = busy_timeout
         self._verify = verify

@@ -165,8 +165,9 @@ class SqliteStore(JobStore):
         changing as if it could not change, which is wrong for a live queue.
         """
         uri = f"file:{quote(os.path.abspath(self.settings.path))}?mode=ro"
-        conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False,
-                               timeout=self.settings.busy_timeout)
+        conn = sqlite3.connect(
+            uri, uri=True, isolation_level=None, check_same_thread=False, timeout=self.settings.busy_timeout
+        )
         try:
             conn.execute("PRAGMA query_only=1")
             conn.execute("PRAGMA cache_size=-65536")
@@ -187,8 +188,12 @@ class SqliteStore(JobStore):
         path = self.settings.path
         if not os.path.exists(path) or os.path.getsize(path) == 0:
             return
-        conn = sqlite3.connect(f"file:{quote(os.path.abspath(path))}?mode=rw", uri=True, isolation_level=None,
-                               timeout=self.settings.busy_timeout)
+        conn = sqlite3.connect(
+            f"file:{quote(os.path.abspath(path))}?mode=rw",
+            uri=True,
+            isolation_level=None,
+            timeout=self.settings.busy_timeout,
+        )
         try:
             conn.execute("PRAGMA query_only=1")
             version = retry_while_busy(lambda: migrations.inspect(conn, tables, path), self.settings.busy_timeout)
@@ -250,9 +255,14 @@ class SqliteStore(JobStore):
                 inline = lambda: self._connect(busy_timeout=0, autocheckpoint=False, write=True)  # noqa: E731
             try:
                 if self.settings.read_only:
-                    self._reader = ReadRunner(loop, lambda: self._connect(busy_timeout=self.settings.busy_timeout),
-                                              self._describe, threads=2, busy_timeout=self.settings.busy_timeout,
-                                              verify=identity.check)
+                    self._reader = ReadRunner(
+                        loop,
+                        lambda: self._connect(busy_timeout=self.settings.busy_timeout),
+                        self._describe,
+                        threads=2,
+                        busy_timeout=self.settings.busy_timeout,
+                        verify=identity.check,
+                    )
                     where = self.settings.path
                     await self._reader.run(lambda conn: migrations.check_readable(conn, tables, where))
                     identity.capture()
@@ -270,11 +280,19 @@ class SqliteStore(JobStore):
                     )
                     await self._writer.run(lambda conn: self._create_schema(conn, tables, options))
                     identity.capture()
-                    self._reader = ReadRunner(loop, lambda: self._connect(busy_timeout=self.settings.busy_timeout),
-                                              self._describe, threads=2, busy_timeout=self.settings.busy_timeout,
-                                              verify=identity.check)
+                    self._reader = ReadRunner(
+                        loop,
+                        lambda: self._connect(busy_timeout=self.settings.busy_timeout),
+                        self._describe,
+                        threads=2,
+                        busy_timeout=self.settings.busy_timeout,
+                        verify=identity.check,
+                    )
                 self._feed = ChangeFeed(
-                    loop, lambda: self._connect(busy_timeout=self.settings.busy_timeout), self._reader, tables,
+                    loop,
+                    lambda: self._connect(busy_timeout=self.settings.busy_timeout),
+                    self._reader,
+                    tables,
                     self.settings.feed_interval,
                 )
             except sqlite3.DatabaseError as error:
@@ -306,8 +324,13 @@ class SqliteStore(JobStore):
 
     def _create_schema(self, conn: sqlite3.Connection, tables: Tables, options: StoreOpenOptions) -> None:
         """Check (again, now under the write lock), upgrade and create, in one transaction."""
-        migrations.prepare(conn, tables, self.settings.path,
-                           create_indexes=options.create_indexes, retention_index=options.retention_index)
+        migrations.prepare(
+            conn,
+            tables,
+            self.settings.path,
+            create_indexes=options.create_indexes,
+            retention_index=options.retention_index,
+        )
 
     # -- file identity and health -------------------------------------------------------------
     def _report_lost(self, loop: asyncio.AbstractEventLoop, error: FileLostError) -> None:
@@ -340,7 +363,9 @@ class SqliteStore(JobStore):
         while self._completions:  # nothing will flush these any more
             *_, waiting = self._completions.popleft()
             if not waiting.done():
-                waiting.set_exception(ConnectionError(f"{self._describe()} was closed before the completion was written"))
+                waiting.set_exception(
+                    ConnectionError(f"{self._describe()} was closed before the completion was written")
+                )
         if self._maintenance is not None:
             self._maintenance.cancel()
             self._maintenance = None
@@ -441,9 +466,15 @@ class SqliteStore(JobStore):
             (op, *params),
         )
 
-    def _bulk_update(self, conn: sqlite3.Connection, assignments: str, params: Sequence[Any],
-                     where: str, where_params: Sequence[Any],
-                     exclude: Callable[[sqlite3.Connection, str], int] | None = None) -> int:
+    def _bulk_update(
+        self,
+        conn: sqlite3.Connection,
+        assignments: str,
+        params: Sequence[Any],
+        where: str,
+        where_params: Sequence[Any],
+        exclude: Callable[[sqlite3.Connection, str], int] | None = None,
+    ) -> int:
         """Update every matching job and feed exactly those rows, without pulling ids into Python.
 
         The ids go through a temp table so a million-row retry costs memory in SQLite's
@@ -454,7 +485,9 @@ class SqliteStore(JobStore):
         affected = f"temp.{t.jobs}_affected"
         conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS {t.jobs}_affected (id TEXT PRIMARY KEY) WITHOUT ROWID")
         conn.execute(f"DELETE FROM {affected}")
-        count = conn.execute(f"INSERT INTO {affected} (id) SELECT id FROM {t.jobs} WHERE {where}", where_params).rowcount
+        count = conn.execute(
+            f"INSERT INTO {affected} (id) SELECT id FROM {t.jobs} WHERE {where}", where_params
+        ).rowcount
         if count and exclude is not None:
             count -= exclude(conn, affected)
         if count:
@@ -480,8 +513,16 @@ class SqliteStore(JobStore):
     def _insert_one(self, conn: sqlite3.Connection, sql: str, job: NewJob) -> Job:
         cursor = conn.execute(
             sql,
-            (job.id, job.name, job.data_json, job.next_run_at_ms, job.repeat_interval, job.unique_key,
-             job.created_at_ms, job.created_at_ms),
+            (
+                job.id,
+                job.name,
+                job.data_json,
+                job.next_run_at_ms,
+                job.repeat_interval,
+                job.unique_key,
+                job.created_at_ms,
+                job.created_at_ms,
+            ),
         )
         if cursor.rowcount == 1:
             conn.execute(self._feed_sql(), ("insert", job.id, job.name, "pending", job.next_run_at_ms))
@@ -528,8 +569,9 @@ class SqliteStore(JobStore):
             feed: list[Any] = []
             extend, feed_extend = params.extend, feed.extend
             for j in part:
-                extend((j.id, j.name, j.data_json, j.next_run_at_ms, j.repeat_interval, j.created_at_ms,
-                        j.created_at_ms))
+                extend(
+                    (j.id, j.name, j.data_json, j.next_run_at_ms, j.repeat_interval, j.created_at_ms, j.created_at_ms)
+                )
                 feed_extend((j.id, j.name, j.next_run_at_ms))
             conn.execute(insert_sql, params)
             conn.execute(feed_sql, feed)
@@ -621,9 +663,7 @@ class SqliteStore(JobStore):
 
         # A small claim (the default concurrency is 5) is dominated by the thread hop, so it
         # may run inline when the writer is idle; a wide one stays off the loop.
-        merged = MISS if self.settings.read_only else await self._claim_with_completions(
-            op, limit <= INLINE_MERGED_MAX
-        )
+        merged = MISS if self.settings.read_only else await self._claim_with_completions(op, limit <= INLINE_MERGED_MAX)
         if merged is not MISS:
             jobs: list[Job] = merged  # type: ignore[assignment]
         else:
@@ -669,7 +709,9 @@ class SqliteStore(JobStore):
             done, done_params = _completed_attempt(now_ms)
             op = self._owned_update(
                 f"status = 'pending', next_run_at = ?, fail_count = 0, updated_at = ?, {done}",
-                (next_run_at_ms, now_ms, *done_params), job_id, owner,
+                (next_run_at_ms, now_ms, *done_params),
+                job_id,
+                owner,
             )
         return await self._write(op)  # type: ignore[no-any-return]
 
@@ -699,8 +741,9 @@ class SqliteStore(JobStore):
         self._completions.clear()
         return items
 
-    def _write_completions(self, items: list[tuple[Job, str, int, asyncio.Future[Job | None]]],
-                           inline: bool = True) -> None:
+    def _write_completions(
+        self, items: list[tuple[Job, str, int, asyncio.Future[Job | None]]], inline: bool = True
+    ) -> None:
         runner = self._writer
         if runner is None:
             _hand_out(items, None, ConnectionError(f"{self._describe()} was closed before the completion was written"))
@@ -763,8 +806,11 @@ class SqliteStore(JobStore):
         _, jobs = await asyncio.shield(combined)
         return jobs
 
-    def _deliver_combined(self, done: asyncio.Future[tuple[list[Job | None], list[Job]]],
-                          items: list[tuple[Job, str, int, asyncio.Future[Job | None]]]) -> None:
+    def _deliver_combined(
+        self,
+        done: asyncio.Future[tuple[list[Job | None], list[Job]]],
+        items: list[tuple[Job, str, int, asyncio.Future[Job | None]]],
+    ) -> None:
         if done.cancelled():
             _hand_out(items, None, ConnectionError(f"{self._describe()}: the completion write was abandoned"))
         elif done.exception() is not None:
@@ -818,8 +864,9 @@ class SqliteStore(JobStore):
         if attempt is not None:
             record, record_params = append_attempt("?", (attempt.to_json(),))
         else:
-            record, record_params = append_attempt(*row_attempt("retrying" if retry_at_ms is not None else "failed",
-                                                                 now_ms))
+            record, record_params = append_attempt(
+                *row_attempt("retrying" if retry_at_ms is not None else "failed", now_ms)
+            )
         error = (
             f"error_type = ?, error_group = ?, attempts = {record}",
             (None if attempt is None else attempt.error_type, error_group, *record_params),
@@ -827,13 +874,17 @@ class SqliteStore(JobStore):
         if retry_at_ms is None:
             op = self._owned_update(
                 f"status = 'failed', fail_count = ?, fail_reason = ?, updated_at = ?, {error[0]}, {_CLAIM_RELEASE}",
-                (fail_count, reason, now_ms, *error[1]), job_id, owner,
+                (fail_count, reason, now_ms, *error[1]),
+                job_id,
+                owner,
             )
         else:
             op = self._owned_update(
                 f"status = 'pending', fail_count = ?, fail_reason = ?, next_run_at = ?, updated_at = ?, "
                 f"{error[0]}, {_CLAIM_RELEASE}",
-                (fail_count, reason, retry_at_ms, now_ms, *error[1]), job_id, owner,
+                (fail_count, reason, retry_at_ms, now_ms, *error[1]),
+                job_id,
+                owner,
             )
         return await self._write(op)  # type: ignore[no-any-return]
 
@@ -1043,7 +1094,9 @@ class SqliteStore(JobStore):
         update = self._guarded_single(
             f"status = 'pending', fail_count = 0, next_run_at = ?, updated_at = ?, fail_reason = NULL, "
             f"error_type = NULL, error_group = NULL, {_CLAIM_RELEASE}",
-            (now_ms, now_ms), job_id, ("failed", "cancelled"),
+            (now_ms, now_ms),
+            job_id,
+            ("failed", "cancelled"),
         )
 
         def op(conn: sqlite3.Connection) -> tuple[Job, JobStatus] | None:
@@ -1092,7 +1145,11 @@ class SqliteStore(JobStore):
         def op(conn: sqlite3.Connection) -> tuple[int, list[dict[str, str]]]:
             errors: list[dict[str, str]] = []
             count = self._bulk_update(
-                conn, assignments, values, where, params,
+                conn,
+                assignments,
+                values,
+                where,
+                params,
                 exclude=lambda c, affected: self._unique_key_clashes(c, affected, errors),
             )
             return count, errors
@@ -1113,7 +1170,9 @@ class SqliteStore(JobStore):
         ).fetchall()
         if not candidates:
             return 0
-        live_sql = f"SELECT id FROM {j} WHERE name = ? AND unique_key = ? AND status IN ('pending','processing') LIMIT 1"
+        live_sql = (
+            f"SELECT id FROM {j} WHERE name = ? AND unique_key = ? AND status IN ('pending','processing') LIMIT 1"
+        )
         holders: dict[tuple[str, str], str] = {}
         clashing: list[tuple[str, str, str, str]] = []
         for job_id, name, key in candidates:
@@ -1140,9 +1199,19 @@ class SqliteStore(JobStore):
             f"INSERT OR REPLACE INTO {self._t.instances} (id, host, pid, version, started_at, heartbeat_interval, "
             "workers, running, processed, failed, last_heartbeat) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         )
-        params = (record.id, record.host, record.pid, record.version, record.started_at_ms,
-                  record.heartbeat_interval_ms, json.dumps(record.workers, sort_keys=True), record.running,
-                  record.processed, record.failed, record.last_heartbeat_ms)
+        params = (
+            record.id,
+            record.host,
+            record.pid,
+            record.version,
+            record.started_at_ms,
+            record.heartbeat_interval_ms,
+            json.dumps(record.workers, sort_keys=True),
+            record.running,
+            record.processed,
+            record.failed,
+            record.last_heartbeat_ms,
+        )
         await self._write(lambda conn: conn.execute(sql, params))
 
     async def remove_instance(self, instance_id: str) -> None:
@@ -1298,7 +1367,9 @@ class _BuildAborted(Exception):
     """Building a chunk of ``insert_chunks`` failed on the loop: roll the insert back."""
 
 
-def _settle(flush: asyncio.Future[list[Job | None]], items: list[tuple[Job, str, int, asyncio.Future[Job | None]]]) -> None:
+def _settle(
+    flush: asyncio.Future[list[Job | None]], items: list[tuple[Job, str, int, asyncio.Future[Job | None]]]
+) -> None:
     """Hand each waiter of a completion flush its own outcome (or the flush's error)."""
     if flush.cancelled():
         _hand_out(items, [None] * len(items), None)
@@ -1342,8 +1413,21 @@ def _completed(job: Job, now_ms: int) -> Job:
     change, and the completion overwrites every field heartbeats wrote.
     """
     return Job(
-        job.id, job.name, job.data, JobStatus.COMPLETED, job.next_run_at_ms, job.created_at_ms, now_ms,
-        job.fail_count, None, None, None, job.heartbeat_interval_ms, None, job.repeat_interval, job.unique_key,
+        job.id,
+        job.name,
+        job.data,
+        JobStatus.COMPLETED,
+        job.next_run_at_ms,
+        job.created_at_ms,
+        now_ms,
+        job.fail_count,
+        None,
+        None,
+        None,
+        job.heartbeat_interval_ms,
+        None,
+        job.repeat_interval,
+        job.unique_key,
         AppendedHistory(job._attempts, job.fail_count + 1, job.claimed_by, job.locked_at_ms, now_ms),
     )
 
