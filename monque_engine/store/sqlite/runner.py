@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import enum
 import functools
 import logging
 import sqlite3
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Final, Literal, TypeAlias, TypeVar
 
 from ...errors import ConnectionError, MonqueError
 
@@ -43,7 +44,16 @@ MAX_BATCH = 512
 #: checkpoint holds the gate (inline writes queue for its ~10 ms): run concurrently with
 #: a stream of writes it never catches up, the WAL never restarts and grows without end.
 CHECKPOINT_EVERY = 1000
-MISS = object()  #: run_inline_now could not run the operation without waiting
+
+
+class _Miss(enum.Enum):
+    """A one-member enum, so ``result is not MISS`` narrows ``T | Miss`` to ``T`` for mypy."""
+
+    MISS = enum.auto()
+
+
+Miss: TypeAlias = Literal[_Miss.MISS]
+MISS: Final = _Miss.MISS  #: run_inline_now could not run the operation without waiting
 
 
 def is_busy_error(error: BaseException) -> bool:
@@ -277,10 +287,10 @@ class WriteRunner(_Runner):
         if inline:
             result = self.run_inline_now(op)
             if result is not MISS:
-                return result  # type: ignore[return-value]
+                return result
         return await self.submit(op)
 
-    def run_inline_now(self, op: Operation[T]) -> T | object:
+    def run_inline_now(self, op: Operation[T]) -> T | Miss:
         """Run ``op`` in its own transaction on the loop thread, if that can be done without
         waiting (inline writes enabled, nothing queued, the database free); else ``MISS``.
         Raises what ``op`` raises (rolled back), or the file-identity error."""
@@ -302,7 +312,7 @@ class WriteRunner(_Runner):
         nudge = self.submit(lambda conn: None)  # wakes the thread; it checkpoints after the batch
         nudge.add_done_callback(lambda done: done.cancelled() or done.exception())
 
-    def _try_inline(self, op: Operation[T]) -> T | object:
+    def _try_inline(self, op: Operation[T]) -> T | Miss:
         if not self._gate.acquire(blocking=False):
             return MISS
         conn = self._inline

@@ -17,7 +17,7 @@ import queue
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 from ...attempts import AppendedHistory, Attempt
@@ -41,9 +41,11 @@ from . import migrations
 from .feed import ChangeFeed
 from .identity import FileIdentity, FileLostError
 from .queries import append_attempt, filter_where, page_query, row_attempt, row_to_job, selector_where
-from .runner import MISS, ReadRunner, WriteRunner, begin_immediate, retry_while_busy, wrap_error
+from .runner import MISS, Miss, Operation, ReadRunner, WriteRunner, begin_immediate, retry_while_busy, wrap_error
 from .schema import ERROR_MEMBER, Tables
 from .url import SqliteSettings, parse_sqlite_url
+
+T = TypeVar("T")
 
 #: Claims of at most this many jobs may take the inline path (measured at concurrency 5:
 #: ~4k -> ~5k jobs/s; wider claims showed no gain and would hold the loop for milliseconds).
@@ -431,14 +433,14 @@ class SqliteStore(JobStore):
             raise ConnectionError(f"{self._describe()} is not open; call initialize() first")
         return self._reader
 
-    async def _write(self, op: Any, inline: bool = False) -> Any:
+    async def _write(self, op: Operation[T], inline: bool = False) -> T:
         if self.settings.read_only and self._reader is not None:
             raise ConnectionError(
                 f"{self._describe()} is open read-only (mode=ro); drop mode=ro (or --read-only) to change jobs"
             )
         return await self._runner_w().run(op, inline=inline)
 
-    def _submit_write(self, op: Any) -> asyncio.Future[Any]:
+    def _submit_write(self, op: Operation[T]) -> asyncio.Future[T]:
         """Queue ``op`` on the write thread and return its future without awaiting it."""
         if self.settings.read_only and self._reader is not None:
             raise ConnectionError(
@@ -446,7 +448,7 @@ class SqliteStore(JobStore):
             )
         return self._runner_w().submit(op)
 
-    async def _read(self, op: Any) -> Any:
+    async def _read(self, op: Operation[T]) -> T:
         return await self._runner_r().run(op)
 
     # -- feed rows ------------------------------------------------------------------------------
@@ -538,7 +540,7 @@ class SqliteStore(JobStore):
 
     async def insert(self, job: NewJob) -> Job:
         sql = self._insert_sql()
-        return await self._write(lambda conn: self._insert_one(conn, sql, job), inline=True)  # type: ignore[no-any-return]
+        return await self._write(lambda conn: self._insert_one(conn, sql, job), inline=True)
 
     def _multi_insert_sql(self, rows: int) -> tuple[str, str]:
         """Multi-row ``INSERT … VALUES (…),(…)`` for ``rows`` jobs and their feed rows (cached).
@@ -585,7 +587,7 @@ class SqliteStore(JobStore):
             await pending
             return stored
         sql = self._insert_sql()
-        return await self._write(lambda conn: [self._insert_one(conn, sql, j) for j in jobs])  # type: ignore[no-any-return]
+        return await self._write(lambda conn: [self._insert_one(conn, sql, j) for j in jobs])
 
     async def insert_chunks(self, chunks: Iterable[list[NewJob]]) -> list[Job]:
         """Build and insert at the same time: the write thread inserts chunk k while the loop
@@ -665,7 +667,7 @@ class SqliteStore(JobStore):
         # may run inline when the writer is idle; a wide one stays off the loop.
         merged = MISS if self.settings.read_only else await self._claim_with_completions(op, limit <= INLINE_MERGED_MAX)
         if merged is not MISS:
-            jobs: list[Job] = merged  # type: ignore[assignment]
+            jobs = merged
         else:
             jobs = await self._write(op, inline=limit <= INLINE_CLAIM_MAX)
         claimed = self._claimed
@@ -713,7 +715,7 @@ class SqliteStore(JobStore):
                 job_id,
                 owner,
             )
-        return await self._write(op)  # type: ignore[no-any-return]
+        return await self._write(op)
 
     # Owned one-off completions are coalesced: each caller queues its job, and one flush
     # completes everything queued in that turn of the loop in a single guarded statement:
@@ -759,7 +761,7 @@ class SqliteStore(JobStore):
                 _hand_out(items, None, wrap_error(error, self._describe))
                 return
             if result is not MISS:
-                _hand_out(items, result, None)  # type: ignore[arg-type]
+                _hand_out(items, result, None)
                 return
         try:
             flush = runner.submit(flush_op)
@@ -770,7 +772,7 @@ class SqliteStore(JobStore):
 
     async def _claim_with_completions(
         self, claim_op: Callable[[sqlite3.Connection], list[Job]], inline: bool
-    ) -> list[Job] | object:
+    ) -> list[Job] | Miss:
         """Run a claim in the same transaction as the completions queued this turn (one
         commit instead of two: a worker's finished jobs and the claim that refills their
         slots meet here). Inline when both are small and the writer is idle, else as one
@@ -792,7 +794,7 @@ class SqliteStore(JobStore):
             if outcome is MISS:
                 self._write_completions(items, inline=False)
                 return MISS
-            completed, jobs = cast(tuple[list[Job | None], list[Job]], outcome)
+            completed, jobs = outcome
             _hand_out(items, completed, None)
             return jobs
         try:
@@ -886,7 +888,7 @@ class SqliteStore(JobStore):
                 job_id,
                 owner,
             )
-        return await self._write(op)  # type: ignore[no-any-return]
+        return await self._write(op)
 
     async def record_attempt(self, job_id: str, owner: str, attempt: Attempt) -> bool:
         self._claimed.pop(job_id, None)  # its outcome will not be a batched completion any more
@@ -906,7 +908,7 @@ class SqliteStore(JobStore):
             f"WHERE id IN ({','.join('?' * len(ids))}) AND status = 'processing' AND claimed_by = ? "
             f"RETURNING {t.columns}"
         )
-        return await self._write(lambda conn: self._update_and_feed(conn, sql, (now_ms, *ids, owner)))  # type: ignore[no-any-return]
+        return await self._write(lambda conn: self._update_and_feed(conn, sql, (now_ms, *ids, owner)))
 
     def _update_and_feed(self, conn: sqlite3.Connection, sql: str, params: Sequence[Any]) -> int:
         rows = conn.execute(sql, params).fetchall()
@@ -918,7 +920,7 @@ class SqliteStore(JobStore):
             f"UPDATE {self._t.jobs} SET last_heartbeat = ?, updated_at = ? "
             "WHERE claimed_by = ? AND status = 'processing'"
         )
-        return await self._write(lambda conn: conn.execute(sql, (now_ms, now_ms, owner)).rowcount)  # type: ignore[no-any-return]
+        return await self._write(lambda conn: conn.execute(sql, (now_ms, now_ms, owner)).rowcount)
 
     async def recover_stale(self, stale_before_ms: int, now_ms: int) -> int:
         # Liveness is the heartbeat (lockedAt only where a job has none, e.g. a foreign
@@ -930,18 +932,18 @@ class SqliteStore(JobStore):
             f"RETURNING {self._t.columns}"
         )
         params = (now_ms, *record_params, stale_before_ms)
-        return await self._write(lambda conn: self._update_and_feed(conn, sql, params))  # type: ignore[no-any-return]
+        return await self._write(lambda conn: self._update_and_feed(conn, sql, params))
 
     async def purge_finished(self, status: JobStatus, updated_before_ms: int) -> int:
         params = (status.value, updated_before_ms)
-        return await self._write(lambda conn: self._bulk_delete(conn, "status = ? AND updated_at < ?", params))  # type: ignore[no-any-return]
+        return await self._write(lambda conn: self._bulk_delete(conn, "status = ? AND updated_at < ?", params))
 
     async def has_live_claim(self, owner: str, heartbeat_after_ms: int) -> bool:
         sql = (
             f"SELECT 1 FROM {self._t.jobs} WHERE claimed_by = ? AND status = 'processing' "
             "AND last_heartbeat > ? LIMIT 1"
         )
-        return await self._read(lambda conn: conn.execute(sql, (owner, heartbeat_after_ms)).fetchone() is not None)  # type: ignore[no-any-return]
+        return await self._read(lambda conn: conn.execute(sql, (owner, heartbeat_after_ms)).fetchone() is not None)
 
     async def next_due_ms(self, names: Sequence[str]) -> int | None:
         if not names:
@@ -951,7 +953,7 @@ class SqliteStore(JobStore):
             f"AND name IN ({','.join('?' * len(names))})"
         )
         params = tuple(names)
-        return await self._read(lambda conn: conn.execute(sql, params).fetchone()[0])  # type: ignore[no-any-return]
+        return await self._read(lambda conn: conn.execute(sql, params).fetchone()[0])
 
     # -- reads ----------------------------------------------------------------------------------
     async def get(self, job_id: str) -> Job | None:
@@ -961,12 +963,12 @@ class SqliteStore(JobStore):
             row = conn.execute(sql, (job_id,)).fetchone()
             return None if row is None else row_to_job(row)
 
-        return await self._read(op)  # type: ignore[no-any-return]
+        return await self._read(op)
 
     async def find(self, selector: StoreSelector, limit: int, skip: int) -> list[Job]:
         where, params = selector_where(selector)
         sql = f"SELECT {self._t.columns} FROM {self._t.jobs} WHERE {where} ORDER BY next_run_at, id LIMIT ? OFFSET ?"
-        return await self._read(lambda conn: [row_to_job(r) for r in conn.execute(sql, (*params, limit, skip))])  # type: ignore[no-any-return]
+        return await self._read(lambda conn: [row_to_job(r) for r in conn.execute(sql, (*params, limit, skip))])
 
     async def page(
         self,
@@ -980,12 +982,12 @@ class SqliteStore(JobStore):
         t = self._t
         columns = t.columns if include_data else t.columns.replace("data,", "NULL AS data,", 1)
         sql, params = page_query(columns, t.jobs, filter, sort, direction, anchor, limit)
-        return await self._read(lambda conn: [row_to_job(r) for r in conn.execute(sql, params)])  # type: ignore[no-any-return]
+        return await self._read(lambda conn: [row_to_job(r) for r in conn.execute(sql, params)])
 
     async def count(self, filter: StoreListFilter) -> int:
         where, params = filter_where(filter)
         sql = f"SELECT count(*) FROM {self._t.jobs} WHERE {where}"
-        return await self._read(lambda conn: conn.execute(sql, params).fetchone()[0])  # type: ignore[no-any-return]
+        return await self._read(lambda conn: conn.execute(sql, params).fetchone()[0])
 
     @staticmethod
     def _stats_from_rows(rows: list[tuple[str, int, int | None]]) -> QueueStats:
@@ -1034,7 +1036,7 @@ class SqliteStore(JobStore):
             f"SELECT name FROM {j} WHERE status = 'pending' UNION SELECT name FROM {j} WHERE status = 'processing' "
             f"UNION SELECT name FROM {j} WHERE status IN ('completed','failed','cancelled') ORDER BY name"
         )
-        return await self._read(lambda conn: [r[0] for r in conn.execute(sql)])  # type: ignore[no-any-return]
+        return await self._read(lambda conn: [r[0] for r in conn.execute(sql)])
 
     async def error_groups(self, name: str | None, since_ms: int | None, now_ms: int) -> list[ErrorGroupRow]:
         """One pass over the partial ``_errors`` index (covering: no table row is read)."""
@@ -1083,7 +1085,7 @@ class SqliteStore(JobStore):
 
     async def cancel(self, job_id: str, now_ms: int) -> Job | None:
         op = self._guarded_single("status = 'cancelled', updated_at = ?", (now_ms,), job_id, ("pending",))
-        return await self._write(op, inline=True)  # type: ignore[no-any-return]
+        return await self._write(op, inline=True)
 
     async def retry(self, job_id: str, now_ms: int) -> tuple[Job, JobStatus] | None:
         t = self._t
@@ -1111,23 +1113,23 @@ class SqliteStore(JobStore):
             job = update(conn)
             return (job, JobStatus(status)) if job is not None else None
 
-        return await self._write(op, inline=True)  # type: ignore[no-any-return]
+        return await self._write(op, inline=True)
 
     async def reschedule(self, job_id: str, run_at_ms: int, now_ms: int) -> Job | None:
         op = self._guarded_single("next_run_at = ?, updated_at = ?", (run_at_ms, now_ms), job_id, ("pending",))
-        return await self._write(op, inline=True)  # type: ignore[no-any-return]
+        return await self._write(op, inline=True)
 
     async def delete(self, job_id: str) -> bool:
-        return await self._write(lambda conn: self._bulk_delete(conn, "id = ?", (job_id,)) > 0, inline=True)  # type: ignore[no-any-return]
+        return await self._write(lambda conn: self._bulk_delete(conn, "id = ?", (job_id,)) > 0, inline=True)
 
     async def count_selected(self, selector: StoreSelector) -> int:
         where, params = selector_where(selector)
         sql = f"SELECT count(*) FROM {self._t.jobs} WHERE {where}"
-        return await self._read(lambda conn: conn.execute(sql, params).fetchone()[0])  # type: ignore[no-any-return]
+        return await self._read(lambda conn: conn.execute(sql, params).fetchone()[0])
 
     async def cancel_many(self, selector: StoreSelector, now_ms: int) -> int:
         where, params = selector_where(selector)
-        return await self._write(  # type: ignore[no-any-return]
+        return await self._write(
             lambda conn: self._bulk_update(conn, "status = 'cancelled', updated_at = ?", (now_ms,), where, params)
         )
 
@@ -1154,7 +1156,7 @@ class SqliteStore(JobStore):
             )
             return count, errors
 
-        return await self._write(op)  # type: ignore[no-any-return]
+        return await self._write(op)
 
     def _unique_key_clashes(self, conn: sqlite3.Connection, affected: str, errors: list[dict[str, str]]) -> int:
         """Take out of a bulk retry every job whose unique key another live job would hold.
@@ -1191,7 +1193,7 @@ class SqliteStore(JobStore):
 
     async def delete_many(self, selector: StoreSelector) -> int:
         where, params = selector_where(selector)
-        return await self._write(lambda conn: self._bulk_delete(conn, where, params))  # type: ignore[no-any-return]
+        return await self._write(lambda conn: self._bulk_delete(conn, where, params))
 
     # -- fleet and queue control ----------------------------------------------------------------
     async def upsert_instance(self, record: InstanceRecord) -> None:
@@ -1230,7 +1232,7 @@ class SqliteStore(JobStore):
                 for r in conn.execute(sql)
             ]
 
-        return await self._read(op)  # type: ignore[no-any-return]
+        return await self._read(op)
 
     async def purge_instances(self, heartbeat_before_ms: int) -> int:
         sql = f"DELETE FROM {self._t.instances} WHERE last_heartbeat < ?"
@@ -1247,7 +1249,7 @@ class SqliteStore(JobStore):
         def op(conn: sqlite3.Connection) -> list[OwnerHolding]:
             return [OwnerHolding(r[0] if r[0] is not None else "", r[1], r[2], r[3]) for r in conn.execute(sql)]
 
-        return await self._read(op)  # type: ignore[no-any-return]
+        return await self._read(op)
 
     def _dead_owner_where(self) -> str:
         """The guard of ``release_dead_owner`` (parameters: owner, now, default, owner, now,
@@ -1270,7 +1272,7 @@ class SqliteStore(JobStore):
     async def count_dead_owner_jobs(self, owner: str, now_ms: int, default_interval_ms: int) -> int:
         sql = f"SELECT count(*) FROM {self._t.jobs} WHERE {self._dead_owner_where()}"
         params = self._dead_owner_params(owner, now_ms, default_interval_ms)
-        return await self._read(lambda conn: conn.execute(sql, params).fetchone()[0])  # type: ignore[no-any-return]
+        return await self._read(lambda conn: conn.execute(sql, params).fetchone()[0])
 
     async def release_dead_owner(self, owner: str, now_ms: int, default_interval_ms: int) -> int:
         # One statement under the write lock: the guard is evaluated at the moment of the
@@ -1280,7 +1282,7 @@ class SqliteStore(JobStore):
             f"WHERE {self._dead_owner_where()} RETURNING {self._t.columns}"
         )
         params = (now_ms, *self._dead_owner_params(owner, now_ms, default_interval_ms))
-        return await self._write(lambda conn: self._update_and_feed(conn, sql, params))  # type: ignore[no-any-return]
+        return await self._write(lambda conn: self._update_and_feed(conn, sql, params))
 
     async def set_paused(self, name: str, paused: bool, now_ms: int) -> bool:
         t = self._t
@@ -1289,11 +1291,11 @@ class SqliteStore(JobStore):
             sql, params = f"INSERT OR IGNORE INTO {t.control} (name, paused_at) VALUES (?, ?)", (name, now_ms)
         else:
             sql, params = f"DELETE FROM {t.control} WHERE name = ?", (name,)
-        return await self._write(lambda conn: conn.execute(sql, params).rowcount > 0)  # type: ignore[no-any-return]
+        return await self._write(lambda conn: conn.execute(sql, params).rowcount > 0)
 
     async def paused_names(self) -> dict[str, int]:
         sql = f"SELECT name, paused_at FROM {self._t.control} ORDER BY name"
-        return await self._read(lambda conn: dict(conn.execute(sql).fetchall()))  # type: ignore[no-any-return]
+        return await self._read(lambda conn: dict(conn.execute(sql).fetchall()))
 
     async def add_outcome_counts(self, counts: dict[tuple[str, int], tuple[int, int]]) -> None:
         if not counts:
@@ -1313,7 +1315,7 @@ class SqliteStore(JobStore):
             sql += " AND name = ?"
             params = (since_minute, name)
         sql += " ORDER BY name, minute"
-        return await self._read(lambda conn: conn.execute(sql, params).fetchall())  # type: ignore[no-any-return]
+        return await self._read(lambda conn: conn.execute(sql, params).fetchall())
 
     async def purge_outcome_counts(self, before_minute: int) -> int:
         sql = f"DELETE FROM {self._t.counters} WHERE minute < ?"
@@ -1340,7 +1342,7 @@ class SqliteStore(JobStore):
                 entry[3] += processing
             return [PendingHealth(name, e[0], e[1], e[2], e[3]) for name, e in sorted(merged.items())]
 
-        return await self._read(op)  # type: ignore[no-any-return]
+        return await self._read(op)
 
     # -- change feed ------------------------------------------------------------------------------
     async def open_watch(
