@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from monque_engine import Job, JobListFilter, JobSelector, JobSort, JobStatus
+from monque_engine.timeutil import MAX_MS, MIN_MS, datetime_to_ms
 
 SortBy = Literal["created_at", "updated_at", "next_run_at"]
 SORT_FIELDS: tuple[SortBy, ...] = ("created_at", "updated_at", "next_run_at")
@@ -22,21 +23,16 @@ _HEX = re.compile(r"[0-9a-f]{1,24}")
 _INVERT = str.maketrans("0123456789abcdef", "fedcba9876543210")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 DAY_MS = 86_400_000
-#: The instants a datetime can hold (0001-01-01 .. 9999-12-31 UTC); anything typed outside is an error.
-MIN_MS = -62_135_596_800_000
-MAX_MS = 253_402_300_799_999
+#: Anything typed outside timeutil's MIN_MS..MAX_MS (the instants a datetime can hold) is an error.
 CALENDAR = "times must fall between 0001-01-01 and 9999-12-31 UTC"
 
 
 def ms_datetime(ms: int) -> datetime:
-    """Exactly ``ms`` (no float rounding), as an aware UTC datetime."""
+    """Exactly ``ms`` (no float rounding), as an aware UTC datetime.
+
+    Not ``timeutil.ms_to_datetime``: that one goes through a float of seconds, which is off
+    by microseconds for instants centuries away, and a typed range end must stay exact."""
     return _EPOCH + timedelta(milliseconds=ms)
-
-
-def datetime_ms(moment: datetime) -> int:
-    """Floor to the millisecond, the precision both stores keep."""
-    delta = moment - _EPOCH
-    return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,7 +334,7 @@ def _instant(text: str, label: str, now_ms: int, *, end: bool) -> int:
         raise RangeError(f"{label}: cannot read {value!r}; use {INSTANT_FORMS}") from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    ms = datetime_ms(moment)
+    ms = datetime_to_ms(moment)
     if end and _DATE_ONLY.match(value):
         ms += DAY_MS - 1
     return ms

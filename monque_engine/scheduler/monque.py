@@ -38,7 +38,7 @@ from .intake import JobIntake
 from .lifecycle import Lifecycle
 from .manager import JobManager
 from .processor import Handler, JobProcessor
-from .query import JobQuery
+from .query import QueryService
 from .resilient_watch import FeedState, ResilientWatch, WatchEvent
 
 log = logging.getLogger("monque_engine")
@@ -74,7 +74,7 @@ class Monque:
         self._processor = JobProcessor(self._ctx)
         self._intake = JobIntake(self._ctx)
         self._manager = JobManager(self._ctx)
-        self._query = JobQuery(self._ctx, self._processor.summaries)
+        self._query = QueryService(self._ctx, self._processor.summaries)
         self._fleet = Fleet(self._ctx, self._processor)
         self._lifecycle = Lifecycle(self._ctx, self._processor, self._fleet)
         self._ctx.wake_at = self._processor.wake_at

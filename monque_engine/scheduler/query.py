@@ -78,7 +78,10 @@ class TtlCache:
         self._entries.clear()
 
 
-class JobQuery:
+class QueryService:
+    """The read side of ``Monque``: lookups, listings, pages and cached stats, kept apart
+    from the processing loop. (Not the console's ``monque_tui.query.JobQuery``, a view filter.)"""
+
     def __init__(self, ctx: SchedulerContext, workers: Callable[[], dict[str, WorkerSummary]]) -> None:
         self._ctx = ctx
         self._workers = workers
