@@ -7,10 +7,13 @@ the command palette offers it, so the footer, help and palette can never disagre
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from textual.binding import Binding, BindingType
 
-Scope = str  # "app" | "table" | "jobs" | "detail" | "queues" | "errors" | "workers" | "back"
+#: Where a key applies: ``app`` everywhere, ``table`` the jobs table widget, ``back`` every
+#: screen that closes with Escape; the rest name a screen (its ``SCOPES`` lists its own).
+Scope = Literal["app", "table", "jobs", "detail", "queues", "errors", "workers", "back"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 from textual.screen import Screen
 
-from .bindings import entries_for
+from .bindings import Scope, entries_for
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +29,7 @@ class PaletteCommand:
 
 def palette_commands(app: Any, screen: Screen[Any]) -> Iterator[PaletteCommand]:
     """Every registry action that applies on ``screen`` now (read-only and status rules included)."""
-    scopes: tuple[str, ...] = getattr(screen, "SCOPES", ("app",))
+    scopes: tuple[Scope, ...] = getattr(screen, "SCOPES", ("app",))
     seen: set[str] = set()
     for spec in entries_for(*scopes):
         if not spec.palette or spec.action in seen:

@@ -28,7 +28,7 @@ from monque_engine import Attempt, InvalidCronError, Job, JobStatus
 from monque_engine.cron import describe, next_runs
 
 from ..actions import ActionKind, eligible
-from ..bindings import MUTATING_ACTIONS, bindings_for
+from ..bindings import MUTATING_ACTIONS, Scope, bindings_for
 from ..clock import Clock
 from ..formatting import STATUS_STYLES, absolute, relative, span
 from ..payload import PayloadPages, paginate, size_text
@@ -189,7 +189,7 @@ def payload_renderable(payload: PayloadPages | None, page: int = 0) -> Renderabl
 
 
 class JobDetailScreen(Screen[None]):
-    SCOPES = ("detail", "back", "app")
+    SCOPES: tuple[Scope, ...] = ("detail", "back", "app")
     BINDINGS = bindings_for("detail", "back")
     DEFAULT_CSS = """
     JobDetailScreen VerticalScroll { padding: 0 1; }

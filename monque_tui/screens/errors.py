@@ -22,7 +22,7 @@ from textual.widgets import DataTable, Footer, Static
 from monque_engine import ErrorGroup
 
 from ..actions import ActionKind
-from ..bindings import MUTATING_ACTIONS, bindings_for
+from ..bindings import MUTATING_ACTIONS, Scope, bindings_for
 from ..formatting import plural, relative
 from ..session import ConsoleSession
 from ..session.errors import REFRESH_EVERY, SPARK_WIDTH, ErrorGroupsModel, group_query, sparkline
@@ -46,7 +46,7 @@ EMPTY = "No failed or retrying jobs: nothing to group."
 
 
 class ErrorsScreen(Screen[None]):
-    SCOPES = ("errors", "back", "app")
+    SCOPES: tuple[Scope, ...] = ("errors", "back", "app")
     BINDINGS = bindings_for("errors", "back")
     DEFAULT_CSS = """
     ErrorsScreen #errors-title { background: $primary-background; padding: 0 1; text-style: bold; }

@@ -9,9 +9,9 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
-from ..bindings import REGISTRY, bindings_for, display_keys
+from ..bindings import REGISTRY, Scope, bindings_for, display_keys
 
-SCOPE_NAMES = {
+SCOPE_NAMES: dict[Scope, str] = {
     "table": "jobs",
     "jobs": "jobs",
     "detail": "detail",
@@ -44,7 +44,7 @@ def help_table(read_only: bool = False) -> Table:
 
 
 class HelpScreen(ModalScreen[None]):
-    SCOPES = ("back", "app")
+    SCOPES: tuple[Scope, ...] = ("back", "app")
     BINDINGS = bindings_for("back")
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }

@@ -19,7 +19,7 @@ from textual.widgets import Footer
 from monque_engine import Job, JobStatus, QueueStats
 
 from ..actions import ActionKind, eligible
-from ..bindings import MUTATING_ACTIONS, bindings_for
+from ..bindings import MUTATING_ACTIONS, Scope, bindings_for
 from ..query import SORT_LABELS, JobQuery
 from ..session import ConsoleSession
 from ..session.events import (
@@ -62,7 +62,7 @@ def _while_mounted(method: Callable[P, None]) -> Callable[P, None]:
 
 
 class JobsScreen(Screen[None]):
-    SCOPES = ("jobs", "table", "app")
+    SCOPES: tuple[Scope, ...] = ("jobs", "table", "app")
     BINDINGS = bindings_for("jobs")
     DEFAULT_CSS = """
     JobsScreen { layout: vertical; }

@@ -22,7 +22,7 @@ from monque_engine import InvalidCronError, JobListFilter, JobStatus, QueueHealt
 from monque_engine.cron import describe
 
 from ..actions import wall_clock_ms
-from ..bindings import MUTATING_ACTIONS, bindings_for
+from ..bindings import MUTATING_ACTIONS, Scope, bindings_for
 from ..formatting import STATUS_STYLES, span
 from ..session import ConsoleSession
 from ..session.events import JobsChanged
@@ -53,7 +53,7 @@ COLUMNS = (
 
 
 class QueuesScreen(Screen[None]):
-    SCOPES = ("queues", "back", "app")
+    SCOPES: tuple[Scope, ...] = ("queues", "back", "app")
     BINDINGS = bindings_for("queues", "back")
     DEFAULT_CSS = """
     QueuesScreen #queues-title { background: $primary-background; padding: 0 1; text-style: bold; }

@@ -16,7 +16,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Static
 
-from ..bindings import MUTATING_ACTIONS, bindings_for
+from ..bindings import MUTATING_ACTIONS, Scope, bindings_for
 from ..formatting import span
 from ..session import ConsoleSession
 from ..session.fleet import FleetView, InstanceRow
@@ -74,7 +74,7 @@ def cells(row: InstanceRow) -> dict[str, Text]:
 
 
 class WorkersScreen(Screen[None]):
-    SCOPES = ("workers", "back", "app")
+    SCOPES: tuple[Scope, ...] = ("workers", "back", "app")
     BINDINGS = bindings_for("workers", "back")
     DEFAULT_CSS = """
     WorkersScreen #workers-title { background: $primary-background; padding: 0 1; text-style: bold; }

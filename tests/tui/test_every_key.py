@@ -180,3 +180,18 @@ async def test_every_registry_key_dispatches_its_action(seeded_url: str, monkeyp
         monkeypatch.undo()
     every = {(key, spec.action) for spec in REGISTRY for key in spec.keys.split(",")}
     assert every - checked == set(), every - checked
+
+
+def test_scopes_match_the_scope_literal() -> None:
+    """``Scope`` is a Literal: the registry, every screen's SCOPES and the help's names use
+    exactly its values (mypy checks the literals; this checks what runs, e.g. getattr'd SCOPES)."""
+    from typing import get_args
+
+    from monque_tui.bindings import Scope
+    from monque_tui.screens.help import SCOPE_NAMES
+
+    allowed = set(get_args(Scope))
+    assert {scope for spec in REGISTRY for scope in spec.scopes} == allowed
+    assert set(SCOPE_NAMES) == allowed
+    for screen in (JobDetailScreen, ErrorsScreen, HelpScreen, JobsScreen, QueuesScreen, WorkersScreen):
+        assert set(screen.SCOPES) <= allowed, screen.__name__
