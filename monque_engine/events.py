@@ -11,18 +11,63 @@ import asyncio
 import inspect
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, get_args, overload
+
+if TYPE_CHECKING:
+    from .job import Job
 
 log = logging.getLogger("monque_engine.events")
 
-EVENT_NAMES = frozenset({
-    "job:start", "job:complete", "job:fail", "job:error", "stale:recovered",
-    "changestream:connected", "changestream:error", "changestream:closed", "changestream:fallback",
-    "job:cancelled", "job:retried", "job:deleted",
-    "jobs:cancelled", "jobs:retried", "jobs:deleted",
-    "queue:paused", "queue:resumed",
-})  # fmt: skip
+#: Events whose payload is a ``CountEvent``; the ``changestream:*`` ones carry a
+#: ``ChangeStreamEvent`` and the ``queue:*`` ones a ``QueueControlEvent``.
+CountEventName = Literal["stale:recovered", "jobs:cancelled", "jobs:retried", "jobs:deleted"]
+ChangeStreamEventName = Literal[
+    "changestream:connected", "changestream:error", "changestream:closed", "changestream:fallback"
+]
+QueueControlEventName = Literal["queue:paused", "queue:resumed"]
+#: Every event name (upstream's); mypy rejects any other in ``emit``/``on``/``once``/``off``.
+EventName = Literal[
+    "job:start", "job:complete", "job:fail", "job:error", "job:cancelled", "job:retried", "job:deleted",
+    CountEventName, ChangeStreamEventName, QueueControlEventName,
+]  # fmt: skip
 
+
+def _names(alias: Any) -> frozenset[str]:
+    """The strings of a (possibly nested) Literal alias."""
+    out: set[str] = set()
+    for arg in get_args(alias):
+        out |= {arg} if isinstance(arg, str) else _names(arg)
+    return frozenset(out)
+
+
+EVENT_NAMES: frozenset[str] = _names(EventName)
+
+#: The payload each event carries, as upstream's ``MonqueEventMap`` (for annotating listeners;
+#: ``emit`` checks the same pairs statically through its overloads).
+MonqueEventMap = TypedDict(
+    "MonqueEventMap",
+    {
+        "job:start": "Job",
+        "job:complete": "JobCompleteEvent",
+        "job:fail": "JobFailEvent",
+        "job:error": "JobErrorEvent",
+        "job:cancelled": "JobEvent",
+        "job:retried": "JobRetriedEvent",
+        "job:deleted": "JobDeletedEvent",
+        "stale:recovered": "CountEvent",
+        "jobs:cancelled": "CountEvent",
+        "jobs:retried": "CountEvent",
+        "jobs:deleted": "CountEvent",
+        "changestream:connected": "ChangeStreamEvent",
+        "changestream:error": "ChangeStreamEvent",
+        "changestream:closed": "ChangeStreamEvent",
+        "changestream:fallback": "ChangeStreamEvent",
+        "queue:paused": "QueueControlEvent",
+        "queue:resumed": "QueueControlEvent",
+    },
+)
+
+#: Listeners get the payload of their event (see ``MonqueEventMap``); they may be coroutine functions.
 Listener = Callable[[Any], Any]
 
 
@@ -31,17 +76,17 @@ class EventEmitter:
         self._listeners: dict[str, list[tuple[Listener, bool]]] = {}
         self._pending: set[asyncio.Task[Any]] = set()
 
-    def on(self, event: str, listener: Listener) -> Listener:
+    def on(self, event: EventName, listener: Listener) -> Listener:
         self._check(event)
         self._listeners.setdefault(event, []).append((listener, False))
         return listener
 
-    def once(self, event: str, listener: Listener) -> Listener:
+    def once(self, event: EventName, listener: Listener) -> Listener:
         self._check(event)
         self._listeners.setdefault(event, []).append((listener, True))
         return listener
 
-    def off(self, event: str, listener: Listener | None = None) -> None:
+    def off(self, event: EventName, listener: Listener | None = None) -> None:
         """Remove one listener, or every listener of the event when none is given."""
         if listener is None:
             self._listeners.pop(event, None)
@@ -52,10 +97,30 @@ class EventEmitter:
                 del entries[index]
                 break
 
-    def has_listeners(self, event: str) -> bool:
+    def has_listeners(self, event: EventName) -> bool:
         return bool(self._listeners.get(event))
 
-    def emit(self, event: str, payload: Any = None) -> bool:
+    @overload
+    def emit(self, event: Literal["job:start"], payload: Job) -> bool: ...
+    @overload
+    def emit(self, event: Literal["job:complete"], payload: JobCompleteEvent) -> bool: ...
+    @overload
+    def emit(self, event: Literal["job:fail"], payload: JobFailEvent) -> bool: ...
+    @overload
+    def emit(self, event: Literal["job:error"], payload: JobErrorEvent) -> bool: ...
+    @overload
+    def emit(self, event: Literal["job:cancelled"], payload: JobEvent) -> bool: ...
+    @overload
+    def emit(self, event: Literal["job:retried"], payload: JobRetriedEvent) -> bool: ...
+    @overload
+    def emit(self, event: Literal["job:deleted"], payload: JobDeletedEvent) -> bool: ...
+    @overload
+    def emit(self, event: CountEventName, payload: CountEvent) -> bool: ...
+    @overload
+    def emit(self, event: ChangeStreamEventName, payload: ChangeStreamEvent) -> bool: ...
+    @overload
+    def emit(self, event: QueueControlEventName, payload: QueueControlEvent) -> bool: ...
+    def emit(self, event: EventName, payload: Any = None) -> bool:
         entries = self._listeners.get(event)
         if not entries:
             return False
@@ -80,6 +145,7 @@ class EventEmitter:
 
     @staticmethod
     def _check(event: str) -> None:
+        # Kept at run time: callers without a type checker (and tests) pass any string.
         if event not in EVENT_NAMES:
             known = ", ".join(sorted(EVENT_NAMES))
             raise ValueError(f"Unknown event {event!r}; known events: {known}")

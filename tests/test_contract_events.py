@@ -131,3 +131,16 @@ async def test_raising_listener_does_not_break_management(monque):
     job = await m.enqueue("x")
     cancelled = await m.cancel_job(job.id)
     assert cancelled.status is JobStatus.CANCELLED
+
+
+def test_event_map_names_every_event_once() -> None:
+    """The typed map (upstream's MonqueEventMap), the EventName Literal and the run-time check
+    list the same 17 names, so a listener annotated from the map fits what ``emit`` sends."""
+    from typing import get_type_hints
+
+    from monque_engine.events import JobCompleteEvent, MonqueEventMap
+    from monque_engine.job import Job
+
+    assert set(MonqueEventMap.__annotations__) == EVENT_NAMES and len(EVENT_NAMES) == 17
+    hints = get_type_hints(MonqueEventMap, localns={"Job": Job})
+    assert hints["job:start"] is Job and hints["job:complete"] is JobCompleteEvent

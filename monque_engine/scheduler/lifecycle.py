@@ -16,9 +16,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from typing import cast
 
 from ..errors import MonqueError
-from ..events import ChangeStreamEvent, CountEvent, JobErrorEvent
+from ..events import ChangeStreamEvent, ChangeStreamEventName, CountEvent, JobErrorEvent
 from ..job import ChangeEvent, JobStatus
 from ..timeutil import now_ms
 from .context import SchedulerContext
@@ -188,7 +189,8 @@ class Lifecycle:
         if event.kind == "history_lost":
             self.poll_soon()  # changes were missed: the poll finds the due work
             return
-        self._ctx.events.emit(f"changestream:{event.kind}", ChangeStreamEvent(error=event.error, reason=event.reason))
+        name = cast(ChangeStreamEventName, f"changestream:{event.kind}")  # history_lost returned above
+        self._ctx.events.emit(name, ChangeStreamEvent(error=event.error, reason=event.reason))
         if event.kind == "fallback" or (event.kind == "connected" and event.previous == "fallback"):
             self.poll_soon()  # re-arm the poll at the interval of the new state
 

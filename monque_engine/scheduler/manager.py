@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from typing import Literal
 
 from ..errors import InvalidJobQueryError, JobStateError
-from ..events import CountEvent, JobDeletedEvent, JobEvent, JobRetriedEvent
+from ..events import CountEvent, CountEventName, JobDeletedEvent, JobEvent, JobRetriedEvent
 from ..job import BulkOperationResult, Job, JobListFilter, JobSelector, JobStatus
 from ..store.base import StoreSelector
 from ..timeutil import now_ms
@@ -160,7 +160,9 @@ class JobManager:
         count = await self._ctx.store.delete_many(chosen)
         return self._bulk("jobs:deleted", count)
 
-    def _bulk(self, event: str, count: int, errors: list[dict[str, str]] | None = None) -> BulkOperationResult:
+    def _bulk(
+        self, event: CountEventName, count: int, errors: list[dict[str, str]] | None = None
+    ) -> BulkOperationResult:
         if count > 0:
             self._ctx.events.emit(event, CountEvent(count))
         return BulkOperationResult(count, errors or [])

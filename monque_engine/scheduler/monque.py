@@ -12,7 +12,7 @@ from typing import Any
 from ..cursor import CursorAnchor, encode_cursor
 from ..errorgroups import ErrorGroup
 from ..errors import ConnectionError, InvalidJobQueryError, MonqueError, ShutdownTimeoutError
-from ..events import EventEmitter, JobErrorEvent, Listener
+from ..events import EventEmitter, EventName, JobErrorEvent, Listener
 from ..job import (
     BulkOperationResult,
     ChangeEvent,
@@ -489,13 +489,13 @@ class Monque:
         return await self._fleet.queue_health(window_minutes)
 
     # -- events and the change feed ---------------------------------------------------------------
-    def on(self, event: str, listener: Listener) -> Listener:
+    def on(self, event: EventName, listener: Listener) -> Listener:
         return self.events.on(event, listener)
 
-    def once(self, event: str, listener: Listener) -> Listener:
+    def once(self, event: EventName, listener: Listener) -> Listener:
         return self.events.once(event, listener)
 
-    def off(self, event: str, listener: Listener | None = None) -> None:
+    def off(self, event: EventName, listener: Listener | None = None) -> None:
         self.events.off(event, listener)
 
     def watch(self, resume_after: Any = None, *, full_document: bool = True) -> AsyncIterator[ChangeEvent]:
