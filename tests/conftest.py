@@ -253,3 +253,40 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         terminalreporter.write_line("MongoDB contract tests: ran against MONQUE_TEST_MONGODB_URI", green=True)
     if other:
         terminalreporter.write_line(f"Other skipped tests: {other} (run with -rs to list them)", yellow=True)
+
+
+# -- multi-process fixtures (tests/test_multiprocess.py, tests/test_fleet_multiprocess.py) -------
+@pytest.fixture
+def procs(tmp_path: Any) -> Any:
+    """Real worker / producer processes, all stopped at the end of the test."""
+    from tests.procs.harness import Launcher
+
+    launcher = Launcher(tmp_path)
+    try:
+        yield launcher
+    finally:
+        launcher.close_all()
+
+
+@pytest.fixture
+def db(tmp_path: Any) -> Any:
+    return tmp_path / "jobs.db"
+
+
+@pytest.fixture
+def runs_dir(tmp_path: Any) -> Any:
+    path = tmp_path / "runs"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def probe(db: Any) -> Any:
+    """A read connection on the processes' SQLite file, for checking what they wrote."""
+    from tests.procs.harness import StoreProbe
+
+    p = StoreProbe(db)
+    try:
+        yield p
+    finally:
+        p.close()

@@ -22,7 +22,7 @@ if str(REPO_ROOT) not in sys.path:
 
 from monque_engine import Monque  # noqa: E402
 from tests.procs._common import read_run_logs, sqlite_url  # noqa: E402
-from tests.procs.harness import Launcher, Proc, StoreProbe, wait_until  # noqa: E402
+from tests.procs.harness import Launcher, Proc, wait_until  # noqa: E402
 
 READY_TIMEOUT = 30.0
 T = TypeVar("T")
@@ -44,36 +44,6 @@ class Operator:
             self.run(self.m.close())
         finally:
             self._runner.close()
-
-
-@pytest.fixture
-def procs(tmp_path: Path) -> Iterator[Launcher]:
-    launcher = Launcher(tmp_path)
-    try:
-        yield launcher
-    finally:
-        launcher.close_all()
-
-
-@pytest.fixture
-def db(tmp_path: Path) -> Path:
-    return tmp_path / "jobs.db"
-
-
-@pytest.fixture
-def runs_dir(tmp_path: Path) -> Path:
-    path = tmp_path / "runs"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def probe(db: Path) -> Iterator[StoreProbe]:
-    p = StoreProbe(db)
-    try:
-        yield p
-    finally:
-        p.close()
 
 
 @pytest.fixture

@@ -20,7 +20,6 @@ import signal
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,36 +39,6 @@ READY_TIMEOUT = 30.0  # process start-up on a loaded 2-core machine
 
 
 # -- fixtures and helpers -----------------------------------------------------------------------
-@pytest.fixture
-def procs(tmp_path: Path) -> Iterator[Launcher]:
-    launcher = Launcher(tmp_path)
-    try:
-        yield launcher
-    finally:
-        launcher.close_all()
-
-
-@pytest.fixture
-def db(tmp_path: Path) -> Path:
-    return tmp_path / "jobs.db"
-
-
-@pytest.fixture
-def runs_dir(tmp_path: Path) -> Path:
-    path = tmp_path / "runs"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def probe(db: Path) -> Iterator[StoreProbe]:
-    p = StoreProbe(db)
-    try:
-        yield p
-    finally:
-        p.close()
-
-
 def start_worker(procs: Launcher, db: Path, runs_dir: Path, instance: str, **options: Any) -> Proc:
     args: list[Any] = ["--db", db, "--instance", instance, "--runs-dir", runs_dir]
     for key, value in options.items():
