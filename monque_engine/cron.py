@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -87,6 +88,17 @@ def check_time_zone(tz: object, expression: str) -> str:
     return tz
 
 
+#: cron-parser pads a short expression from the left with these (its ``defaults``): 5 fields
+#: get seconds "0"; 4 fields read as "hour dom month dow" at minute 0, every second; 3 fields
+#: as "dom month dow" in hour 0, every minute and second. Odd, but it is what a Node producer
+#: stores and its workers run, so a Python worker must read them the same way.
+_PAD = ("*", "*", "*", "*", "*", "0")
+
+
+def _pad(fields: list[str]) -> list[str]:
+    return [*_PAD[len(fields) :], *fields] if len(fields) < 6 else fields
+
+
 def _fields(expression: str, original: str) -> list[str]:
     """The six fields (seconds first) of an expression or predefined name, names resolved,
     checked against the characters cron-parser allows, ``H`` replaced as cron-parser does."""
@@ -99,10 +111,10 @@ def _fields(expression: str, original: str) -> list[str]:
     fields = text.split()
     if not fields:
         raise InvalidCronError(original, "the expression is empty")
-    if len(fields) not in (5, 6):
+    if not 3 <= len(fields) <= 6:
+        # cron-parser pads 1-2 fields into a day of month or month of 0, which it refuses too.
         raise InvalidCronError(original, f"expected 5 or 6 fields, got {len(fields)}")
-    if len(fields) == 5:
-        fields.insert(0, "0")
+    fields = _pad(fields)
     for index in (4, 5):  # month and day-of-week names
         fields[index] = _ALIAS.sub(partial(_alias_match, index=index, original=original), fields[index])
     for index, field in enumerate(fields):
@@ -128,7 +140,16 @@ def _alias(name: str, index: int, original: str) -> str:
     return str(number)
 
 
-def _croniter_expressions(fields: list[str]) -> list[str]:
+@dataclass(frozen=True, slots=True)
+class _Part:
+    """One croniter expression of the union, and the week of the month (``#n``) its days
+    must also fall in when croniter cannot say so itself (``None``: no such limit)."""
+
+    text: str
+    week: int | None = None
+
+
+def _croniter_expressions(fields: list[str], original: str) -> list[_Part]:
     """croniter spellings of the fields, as a union: the next run is the earliest of them.
 
     cron-parser's ``5L`` (last Friday) is croniter's ``L5``; croniter cannot mix plain days
@@ -136,25 +157,102 @@ def _croniter_expressions(fields: list[str]) -> list[str]:
     both day fields are restricted, cron-parser (like Vixie cron) runs on either; croniter
     turns that into "both" once ``L`` or ``#`` is involved, so each day field gets its own
     expression. Splitting is exact because the rule is an OR.
+
+    ``#n`` is the one place where cron-parser is not an OR: after the day fields match, it
+    also requires the day to lie in the n-th week of the month (days 7n-6 to 7n), so
+    ``15 * MON#2`` never runs on the 15th, and ``* * *#2`` runs on days 8 to 14.
     """
     head, dom, month, dow = fields[:3], fields[3], fields[4], fields[5]
+    week: int | None = None
+    if "#" in dow:
+        dow, week = _nth_weekday(dow, original)
+        if dow == "*":  # every weekday (so any day of month too), limited to one week
+            days = _week_range(week)
+            return [_Part(" ".join([*head, f"{days.start}-{days.stop - 1}", month, "*"]))]
     items = dow.split(",")
     last = [_LAST_WEEKDAY.sub(lambda m: f"L{int(m.group(1)) % 7}", item) for item in items if "L" in item]
     plain = [item for item in items if "L" not in item]
     dows = [",".join(group) for group in (plain, last) if group]
-    if dom == "*" or dow == "*":
-        pairs = [(dom, variant) for variant in dows]
-    else:
-        pairs = [(dom, "*")] + [("*", variant) for variant in dows]
-    return [" ".join([*head, day, month, week]) for day, week in pairs]
+    parts: list[_Part] = []
+    if dom != "*" and dow != "*":
+        if week is None:
+            parts.append(_Part(" ".join([*head, dom, month, "*"])))
+        elif "L" in dom or "W" in dom:
+            parts.append(_Part(" ".join([*head, dom, month, "*"]), week))
+        elif days_in_week := _dom_in_week(dom, week):
+            parts.append(_Part(" ".join([*head, days_in_week, month, "*"])))
+        dom = "*"
+    for variant in dows:
+        if week is None:
+            parts.append(_Part(" ".join([*head, dom, month, variant])))
+        elif variant.isdigit():  # croniter reads "d#n" itself
+            parts.append(_Part(" ".join([*head, dom, month, f"{variant}#{week}"])))
+        else:
+            parts.append(_Part(" ".join([*head, dom, month, variant]), week))
+    return parts
 
 
-def _iterators(expression: str, start: datetime, original: str) -> list[croniter]:
+def _nth_weekday(dow: str, original: str) -> tuple[str, int]:
+    """Split ``MON#2`` (names already numbers) as cron-parser does, with its refusals."""
+    base, _, nth = dow.partition("#")
+    if clash := re.search(r"[,/-]", dow):
+        raise InvalidCronError(original, f"'#' cannot be combined with {clash.group(0)!r} in the day of the week")
+    if not nth.isdigit() or not 1 <= int(nth) <= 5 or not base:
+        raise InvalidCronError(original, f"{dow!r}: the occurrence after '#' must be 1 to 5, as in MON#2")
+    return base, int(nth)
+
+
+def _week_range(week: int) -> range:
+    return range(7 * week - 6, min(7 * week, 31) + 1)
+
+
+def _dom_in_week(dom: str, week: int) -> str:
+    """The days of a numeric day-of-month field that lie in week ``week``, as a list
+    (empty when none can: that half of the union never runs)."""
+    low, high = _RANGES[3]
+    days: set[int] = set()
+    for item in dom.split(","):
+        span, _, step_text = item.partition("/")
+        step = int(step_text) if step_text.isdigit() and int(step_text) > 0 else 1
+        if span == "*":
+            first, last = low, high
+        elif "-" in span:
+            start, _, end = span.partition("-")
+            first, last = int(start), int(end)
+        else:
+            first = int(span)
+            last = high if step_text else first
+        days.update(range(first, last + 1, step))
+    return ",".join(str(day) for day in sorted(days) if day in _week_range(week))
+
+
+def _iterators(expression: str, start: datetime, original: str) -> list[tuple[croniter, int | None]]:
     fields = _fields(expression, original)
     try:
-        return [croniter(text, start, second_at_beginning=True) for text in _croniter_expressions(fields)]
+        return [
+            (croniter(part.text, start, second_at_beginning=True), part.week)
+            for part in _croniter_expressions(fields, original)
+        ]
     except (ValueError, KeyError, TypeError) as error:
         raise InvalidCronError(original, str(error)) from None
+
+
+#: How many candidate days a week-limited part (``L`` or ``W`` with ``#``) may skip before it
+#: counts as never running; the rarest real match (the last day of a non-leap February in
+#: week 4) comes within a few years of candidates, one a month.
+_WEEK_SKIP_LIMIT = 400
+
+
+def _next_in_week(it: croniter, week: int | None) -> datetime | None:
+    candidate: datetime = it.get_next(datetime)
+    if week is None:
+        return candidate
+    for _ in range(_WEEK_SKIP_LIMIT):
+        if (candidate.day + 6) // 7 == week:
+            return candidate
+        it.set_current(candidate.replace(hour=23, minute=59, second=59, microsecond=0), force=True)
+        candidate = it.get_next(datetime)
+    return None
 
 
 def build_repeat_interval(expression: str, tz: str | None = None) -> str:
@@ -185,20 +283,27 @@ def next_run_ms(repeat_interval: str, after_ms: int) -> int:
     skip_repeats = zone is not None and _fixed_hours(expression)
     try:
         runs = []
-        for it in iterators:
-            candidate = it.get_next(datetime)
-            while skip_repeats and candidate.replace(tzinfo=None) <= start.replace(tzinfo=None):
-                candidate = it.get_next(datetime)
-            runs.append(datetime_to_ms(candidate))
+        for it, week in iterators:
+            candidate = _next_in_week(it, week)
+            while (
+                candidate is not None and skip_repeats and candidate.replace(tzinfo=None) <= start.replace(tzinfo=None)
+            ):
+                candidate = _next_in_week(it, week)
+            if candidate is not None:
+                runs.append(datetime_to_ms(candidate))
+        if not runs:
+            raise InvalidCronError(repeat_interval, "no date ever matches it")
         return min(runs)
+    except InvalidCronError:
+        raise
     except Exception as error:  # noqa: BLE001 - croniter raises several unrelated kinds for impossible dates
         raise InvalidCronError(repeat_interval, str(error)) from None
 
 
 def _fixed_hours(expression: str) -> bool:
     text = expression.strip()
-    fields = MACROS.get(text.lower(), text).split()
-    hour = fields[2] if len(fields) == 6 else fields[1] if len(fields) == 5 else "*"
+    fields = _pad(MACROS.get(text.lower(), text).split())
+    hour = fields[2] if len(fields) == 6 else "*"
     return "*" not in hour and "?" not in hour
 
 

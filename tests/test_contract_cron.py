@@ -89,8 +89,12 @@ def test_without_zone_cron_is_utc():
     [
         "",
         "   ",
-        "* * * *",
+        "* *",  # cron-parser pads this into day of month 0, and refuses it too
+        "5",
         "* * * * * * *",
+        "0 0 * * 1#6",  # occurrence after '#' is 1 to 5
+        "0 0 * * 1#2,3",  # cron-parser refuses '#' with a list, range or step
+        "0 0 * * 1-2#2",
         "61 * * * *",
         "* 25 * * *",
         "* * 32 * *",
@@ -168,11 +172,66 @@ async def test_schedule_computes_first_run_from_now(monque, expr):
         ("0 12 * JAN-FEB sun", [datetime(2026, 1, 4, 12, tzinfo=UTC), datetime(2026, 1, 11, 12, tzinfo=UTC)]),
         ("0 0 * * 6,5L", [datetime(2026, 1, 3, tzinfo=UTC), datetime(2026, 1, 10, tzinfo=UTC)]),
         ("0 0 31 * 5L", [datetime(2026, 1, 30, tzinfo=UTC), datetime(2026, 1, 31, tzinfo=UTC)]),  # OR, as Vixie
+        ("0 0 * * 7#2", [datetime(2026, 1, 11, tzinfo=UTC), datetime(2026, 2, 8, tzinfo=UTC)]),  # 7 is Sunday
     ],
 )
 def test_node_monque_expressions(expr, expected):
     stored = build_repeat_interval(expr)
     assert [ms_to_datetime(r) for r in next_runs(stored, at(2026, 1, 1), 2)] == expected
+
+
+@pytest.mark.parametrize(
+    "expr,expected",
+    [
+        # 4 fields: cron-parser pads "* 0" in front: hour, day of month, month, day of week,
+        # at minute 0, every second of it.
+        ("6 * * *", [datetime(2026, 1, 1, 6, 0, 0, tzinfo=UTC), datetime(2026, 1, 1, 6, 0, 1, tzinfo=UTC)]),
+        ("0 * * *", [datetime(2026, 1, 1, 0, 0, 1, tzinfo=UTC), datetime(2026, 1, 1, 0, 0, 2, tzinfo=UTC)]),
+        # 3 fields: "* * 0" in front: day of month, month, day of week, every second of hour 0
+        ("12 1 *", [datetime(2026, 1, 12, 0, 0, 0, tzinfo=UTC), datetime(2026, 1, 12, 0, 0, 1, tzinfo=UTC)]),
+        ("* * MON", [datetime(2026, 1, 5, 0, 0, 0, tzinfo=UTC), datetime(2026, 1, 5, 0, 0, 1, tzinfo=UTC)]),
+    ],
+)
+def test_short_expressions_are_padded_as_node_pads_them(expr, expected):
+    """A Node producer can store a 3- or 4-field schedule (cron-parser pads it from the left
+    with its defaults); a Python worker must run it on the same instants."""
+    stored = build_repeat_interval(expr)
+    assert stored == expr
+    assert [ms_to_datetime(r) for r in next_runs(stored, at(2026, 1, 1), 2)] == expected
+
+
+@pytest.mark.parametrize(
+    "expr,expected",
+    [
+        # (15th OR Monday) AND second week: the 15th is never in days 8-14, so second Mondays only
+        ("0 0 15 * MON#2", [datetime(2026, 1, 12, tzinfo=UTC), datetime(2026, 2, 9, tzinfo=UTC)]),
+        # the 10th is in the second week, so it runs too
+        (
+            "0 0 10 * MON#2",
+            [
+                datetime(2026, 1, 10, tzinfo=UTC),
+                datetime(2026, 1, 12, tzinfo=UTC),
+                datetime(2026, 2, 9, tzinfo=UTC),
+                datetime(2026, 2, 10, tzinfo=UTC),
+            ],
+        ),
+        # a list of days: only those in the week count
+        ("0 0 1,9,20 * 1#2", [datetime(2026, 1, 9, tzinfo=UTC), datetime(2026, 1, 12, tzinfo=UTC)]),
+        # '*#2' is every weekday of the second week: days 8 to 14
+        ("0 0 * * *#2", [datetime(2026, 1, 8, tzinfo=UTC), datetime(2026, 1, 9, tzinfo=UTC)]),
+        ("0 0 3 * ?#1", [datetime(2026, 1, 2, tzinfo=UTC), datetime(2026, 1, 3, tzinfo=UTC)]),
+        # last day OR Saturday, in days 29-31: Jan 31, then February (28 days) has none
+        (
+            "0 0 L * 6#5",
+            [datetime(2026, 1, 31, tzinfo=UTC), datetime(2026, 3, 31, tzinfo=UTC), datetime(2026, 4, 30, tzinfo=UTC)],
+        ),
+    ],
+)
+def test_hash_also_limits_a_restricted_day_of_month_as_node_does(expr, expected):
+    """cron-parser ORs the two day fields, then requires the n-th week of ``#n`` of the
+    result (``Math.ceil(date / 7) === nthDay``), unlike Vixie cron's plain OR."""
+    stored = build_repeat_interval(expr)
+    assert [ms_to_datetime(r) for r in next_runs(stored, at(2026, 1, 1), len(expected))] == expected
 
 
 def test_h_picks_a_value_in_the_field_range_as_node_does():
