@@ -56,6 +56,7 @@ _VALID = (
     re.compile(r"[?,*\dLH#/-]+"),
 )
 _LAST_WEEKDAY = re.compile(r"(\d)L")
+_RANGE = re.compile(r"(\d+)-(\d+)")
 
 
 def _split(repeat_interval: str) -> tuple[str, str | None]:
@@ -120,6 +121,9 @@ def _fields(expression: str, original: str) -> list[str]:
     for index, field in enumerate(fields):
         if not _VALID[index].fullmatch(field):
             raise InvalidCronError(original, f"invalid characters in field {field!r}")
+        for low_text, high_text in _RANGE.findall(field):
+            if int(low_text) > int(high_text):  # croniter would wrap it; cron-parser refuses it
+                raise InvalidCronError(original, f"range {low_text}-{high_text} in {field!r} goes backwards")
         if "H" in field:  # cron-parser: one random value in the field's range, drawn per parse
             low, high = _RANGES[index]
             fields[index] = field.replace("H", str(random.randint(low, high)))
@@ -229,6 +233,8 @@ def _dom_in_week(dom: str, week: int) -> str:
 def _iterators(expression: str, start: datetime, original: str) -> list[tuple[croniter, int | None]]:
     fields = _fields(expression, original)
     try:
+        if "#" in fields[5]:  # '#' may narrow the day of month away; as written it must still be valid
+            croniter(" ".join([*fields[:5], "*"]), start, second_at_beginning=True)
         return [
             (croniter(part.text, start, second_at_beginning=True), part.week)
             for part in _croniter_expressions(fields, original)

@@ -95,6 +95,9 @@ def test_without_zone_cron_is_utc():
         "0 0 * * 1#6",  # occurrence after '#' is 1 to 5
         "0 0 * * 1#2,3",  # cron-parser refuses '#' with a list, range or step
         "0 0 * * 1-2#2",
+        "0 0 5-1 * *",  # a backwards range: croniter would wrap it, cron-parser refuses it
+        "0 0 * * FRI-MON",
+        "0 0 32 * MON#2",  # '#' narrows the day of month, which must still be valid as written
         "61 * * * *",
         "* 25 * * *",
         "* * 32 * *",
