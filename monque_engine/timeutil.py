@@ -21,8 +21,17 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+#: Below this many ms from the epoch (about the years 1830-2109), ``ms / 1000`` as a float is
+#: within half a microsecond of the true instant, so ``fromtimestamp`` rounds to it exactly.
+_FLOAT_EXACT_MS = 2**42
+
+
 def ms_to_datetime(ms: int) -> datetime:
-    return datetime.fromtimestamp(ms / 1000, UTC)
+    """Exactly ``ms`` as an aware UTC datetime: the float fast path where it is exact, integer
+    arithmetic beyond (a far-future ``run_at`` must read back as the instant stored)."""
+    if -_FLOAT_EXACT_MS < ms < _FLOAT_EXACT_MS:
+        return datetime.fromtimestamp(ms / 1000, UTC)
+    return _EPOCH + timedelta(milliseconds=ms)
 
 
 def datetime_to_ms(value: datetime) -> int:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -331,3 +331,21 @@ def test_valid_job_retention_forms(tmp_path):
     assert m.options.job_retention == JobRetention(completed=0, failed=3600, interval=3600.0)
     m = Monque(f"sqlite:///{tmp_path}/x.db", job_retention=JobRetention(failed=1.5, interval=0.5))
     assert m.options.job_retention.failed == 1.5
+
+
+@pytest.mark.parametrize(
+    "run_at",
+    [
+        pytest.param(datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=UTC), id="last-ms"),
+        pytest.param(datetime(2300, 6, 1, 12, 0, 0, 123000, tzinfo=UTC), id="year-2300"),
+        pytest.param(datetime(1, 1, 1, 0, 0, 0, 1000, tzinfo=UTC), id="year-1"),
+    ],
+)
+async def test_far_instants_read_back_exactly(monque, run_at):
+    """A job's instants come back as stored, to the millisecond, however far from now: a
+    float of seconds is off by microseconds centuries away, which truncates to the wrong ms
+    when the datetime is handed back (to ``reschedule_job``, a filter, a cursor)."""
+    m = await monque()
+    job = await m.enqueue("far", 1, run_at=run_at)
+    stored = await m.get_job(job.id)
+    assert stored is not None and stored.next_run_at == run_at == job.next_run_at
