@@ -19,6 +19,8 @@ demo: $(STAMP)  ## Run the demo on a local SQLite file
 
 # Most tests wait on subprocesses, timers and SQLite rather than the CPU, so four pytest-xdist
 # workers roughly halve the wall time even on two cores. `make test PYTEST_ARGS=-n0` runs serially.
+# --dist loadgroup: tests marked @pytest.mark.xdist_group("name") all run on one worker, one
+# after another (for tests that must not run beside each other); the rest go to any worker.
 PYTEST_WORKERS ?= 4
 PYTEST_ARGS ?=
 
