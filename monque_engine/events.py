@@ -67,7 +67,9 @@ MonqueEventMap = TypedDict(
     },
 )
 
-#: Listeners get the payload of their event (see ``MonqueEventMap``); they may be coroutine functions.
+#: Listeners get the payload of their event (see ``MonqueEventMap``); they may be coroutine
+#: functions. ``on``/``once`` are overloaded per event (as ``emit`` is), so a type checker
+#: matches a listener's parameter to its event's payload; this alias is the run-time shape.
 Listener = Callable[[Any], Any]
 
 
@@ -76,11 +78,81 @@ class EventEmitter:
         self._listeners: dict[str, list[tuple[Listener, bool]]] = {}
         self._pending: set[asyncio.Task[Any]] = set()
 
+    @overload
+    def on(self, event: Literal["job:start"], listener: Callable[[Job], Any]) -> Callable[[Job], Any]: ...
+    @overload
+    def on(
+        self, event: Literal["job:complete"], listener: Callable[[JobCompleteEvent], Any]
+    ) -> Callable[[JobCompleteEvent], Any]: ...
+    @overload
+    def on(
+        self, event: Literal["job:fail"], listener: Callable[[JobFailEvent], Any]
+    ) -> Callable[[JobFailEvent], Any]: ...
+    @overload
+    def on(
+        self, event: Literal["job:error"], listener: Callable[[JobErrorEvent], Any]
+    ) -> Callable[[JobErrorEvent], Any]: ...
+    @overload
+    def on(self, event: Literal["job:cancelled"], listener: Callable[[JobEvent], Any]) -> Callable[[JobEvent], Any]: ...
+    @overload
+    def on(
+        self, event: Literal["job:retried"], listener: Callable[[JobRetriedEvent], Any]
+    ) -> Callable[[JobRetriedEvent], Any]: ...
+    @overload
+    def on(
+        self, event: Literal["job:deleted"], listener: Callable[[JobDeletedEvent], Any]
+    ) -> Callable[[JobDeletedEvent], Any]: ...
+    @overload
+    def on(self, event: CountEventName, listener: Callable[[CountEvent], Any]) -> Callable[[CountEvent], Any]: ...
+    @overload
+    def on(
+        self, event: ChangeStreamEventName, listener: Callable[[ChangeStreamEvent], Any]
+    ) -> Callable[[ChangeStreamEvent], Any]: ...
+    @overload
+    def on(
+        self, event: QueueControlEventName, listener: Callable[[QueueControlEvent], Any]
+    ) -> Callable[[QueueControlEvent], Any]: ...
     def on(self, event: EventName, listener: Listener) -> Listener:
         self._check(event)
         self._listeners.setdefault(event, []).append((listener, False))
         return listener
 
+    @overload
+    def once(self, event: Literal["job:start"], listener: Callable[[Job], Any]) -> Callable[[Job], Any]: ...
+    @overload
+    def once(
+        self, event: Literal["job:complete"], listener: Callable[[JobCompleteEvent], Any]
+    ) -> Callable[[JobCompleteEvent], Any]: ...
+    @overload
+    def once(
+        self, event: Literal["job:fail"], listener: Callable[[JobFailEvent], Any]
+    ) -> Callable[[JobFailEvent], Any]: ...
+    @overload
+    def once(
+        self, event: Literal["job:error"], listener: Callable[[JobErrorEvent], Any]
+    ) -> Callable[[JobErrorEvent], Any]: ...
+    @overload
+    def once(
+        self, event: Literal["job:cancelled"], listener: Callable[[JobEvent], Any]
+    ) -> Callable[[JobEvent], Any]: ...
+    @overload
+    def once(
+        self, event: Literal["job:retried"], listener: Callable[[JobRetriedEvent], Any]
+    ) -> Callable[[JobRetriedEvent], Any]: ...
+    @overload
+    def once(
+        self, event: Literal["job:deleted"], listener: Callable[[JobDeletedEvent], Any]
+    ) -> Callable[[JobDeletedEvent], Any]: ...
+    @overload
+    def once(self, event: CountEventName, listener: Callable[[CountEvent], Any]) -> Callable[[CountEvent], Any]: ...
+    @overload
+    def once(
+        self, event: ChangeStreamEventName, listener: Callable[[ChangeStreamEvent], Any]
+    ) -> Callable[[ChangeStreamEvent], Any]: ...
+    @overload
+    def once(
+        self, event: QueueControlEventName, listener: Callable[[QueueControlEvent], Any]
+    ) -> Callable[[QueueControlEvent], Any]: ...
     def once(self, event: EventName, listener: Listener) -> Listener:
         self._check(event)
         self._listeners.setdefault(event, []).append((listener, True))

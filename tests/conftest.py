@@ -240,6 +240,19 @@ def ms(value: datetime) -> int:
     return int(value.timestamp() * 1000)
 
 
+#: Modules of many quick single-process tests (milliseconds each). Under pytest-xdist they run
+#: last, so that the tests which start apps or processes (seconds each) start first and the
+#: quick ones fill the workers in around them, instead of one long test ending the run alone.
+_QUICK_MODULE_PREFIXES = ("test_contract_", "test_mongo_")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under xdist (each worker collects, in the same order), put the slow kinds first."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    items.sort(key=lambda item: item.path.name.startswith(_QUICK_MODULE_PREFIXES))  # stable
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     """Say plainly, once, whether the MongoDB contract tests ran, instead of a wall of skips."""
     skipped = terminalreporter.stats.get("skipped", [])

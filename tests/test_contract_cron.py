@@ -279,3 +279,14 @@ async def test_a_stored_schedule_that_cannot_be_parsed_fails_once_without_runnin
     assert stored.status is JobStatus.FAILED and stored.fail_count == 1
     assert "0 0 W * *" in stored.fail_reason and "Invalid cron expression" in stored.fail_reason
     assert ran == [] and rec.of("job:start") == []
+
+
+def test_daily_cron_runs_once_on_fall_back_day():
+    """'30 2 * * *' in Europe/Paris: on 2024-10-27 local 02:30 happens twice (CEST, then CET).
+    A daily job must not run again at the repeated 02:30 (01:30 UTC) when the next run is
+    computed from its first run's completion: cron (Vixie, cronie) runs such a job once."""
+    expr = "CRON_TZ=Europe/Paris 30 2 * * *"
+    first = next_run_ms(expr, at(2024, 10, 26, 12, 0))
+    assert first == at(2024, 10, 27, 0, 30)
+    second = next_run_ms(expr, first + 5_000)  # computed from completion time
+    assert second == at(2024, 10, 28, 1, 30), f"daily job runs again at {ms_to_datetime(second)}"

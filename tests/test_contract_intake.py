@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
+import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from monque_engine import InvalidJobIdentifierError, InvalidJobQueryError, Job, JobStatus
+from monque_engine import ConnectionError, InvalidJobIdentifierError, InvalidJobQueryError, Job, JobStatus, Monque
 from monque_engine.timeutil import now_ms
 
 
@@ -241,3 +243,34 @@ async def test_invalid_name_on_enqueue_writes_nothing(monque):
     with pytest.raises(InvalidJobIdentifierError):
         await m.enqueue("has space", 1)
     assert await m.get_jobs() == []
+
+
+# -- a file locked by another process --------------------------------------------------------------
+
+
+async def test_writes_against_a_locked_file_fail_together_not_one_busy_timeout_each(tmp_path):
+    """While another connection holds the write lock past busy_timeout, queued writes fail
+    with ConnectionError. They fail as a batch: the writer once re-ran each operation of a
+    failed batch alone, each waiting busy_timeout again, so N writes took (N+1) x busy_timeout
+    (up to 512 x 10 s) while every other write of the process (heartbeats, completions)
+    queued behind them. The bound below (6 x busy_timeout for 20 writes) sits far from both
+    the fixed cost (one or two busy_timeouts) and the old one (at least 11)."""
+    path = tmp_path / "jobs.db"
+    busy_timeout = 0.5
+    m = Monque(f"sqlite:///{path}?busy_timeout={busy_timeout}&inline_writes=0")
+    await m.initialize()
+    blocker = sqlite3.connect(path, isolation_level=None)
+    try:
+        blocker.execute("BEGIN IMMEDIATE")
+        started = time.monotonic()
+        results = await asyncio.gather(*(m.enqueue("w", i) for i in range(20)), return_exceptions=True)
+        elapsed = time.monotonic() - started
+        blocker.execute("ROLLBACK")
+        assert all(isinstance(r, ConnectionError) for r in results), results
+        assert elapsed < 6 * busy_timeout, (
+            f"20 writes against a locked file took {elapsed:.2f} s (busy_timeout {busy_timeout} s)"
+        )
+        assert await m.get_jobs() == []  # nothing was written
+    finally:
+        blocker.close()
+        await m.close()

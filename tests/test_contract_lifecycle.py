@@ -355,3 +355,84 @@ async def test_initialize_accepts_an_instance_id_whose_claims_are_not_live(monqu
     m = await monque(scheduler_instance_id="worker-1", heartbeat_interval=1)  # 10 s > 2 × 1 s
     assert m.instance_id == "worker-1"
     await m.enqueue("x")
+
+
+# -- re-claim by the same instance, replaced workers, concurrent start ---------------------------
+
+
+def _tasks_left_since(before: set[asyncio.Task]) -> list[asyncio.Task]:
+    """Tasks created since ``before`` that are still pending (the test's own task excluded)."""
+    current = asyncio.current_task()
+    return [t for t in asyncio.all_tasks() if t not in before and t is not current and not t.done()]
+
+
+async def _cancel_all(tasks):
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def test_a_job_reclaimed_by_the_same_instance_is_not_run_twice_at_once(monque, raw, recorder):
+    """Stale recovery can hand a job back to the very instance whose handler still runs it
+    (the handler outlived lock_timeout). The process must not start a second copy beside the
+    first (slots and shutdown track one handler per job id, and the first copy's completion
+    would settle the second claim under it): the running copy settles the fresh claim."""
+    m = await monque(lock_timeout=60, heartbeat_interval=30)
+    rec = recorder(m, "job:start", "job:complete")
+    starts = []
+    gate = asyncio.Event()
+
+    async def handler(job):
+        starts.append(job.id)
+        await gate.wait()
+
+    m.register("w", handler, concurrency=2)
+    job = await m.enqueue("w", 1)
+    await m.start()
+    await rec.wait_for("job:start")
+    claimed = await m.get_job(job.id)
+    # The handler has now "outlived" lock_timeout: its lock and heartbeat are two minutes old.
+    await raw(m).set(job.id, lockedAt=claimed.locked_at_ms - 120_000, lastHeartbeat=claimed.last_heartbeat_ms - 120_000)
+    assert await m.recover_stale_jobs() == 1
+    # The re-claim comes first (earliest nextRunAt); a second job then takes the other slot.
+    second = await m.enqueue("w", 2)
+    await rec.wait_for("job:start", where=lambda started: started.id == second.id)
+    assert starts == [job.id, second.id], "the re-claimed job was started a second time"
+    reclaimed = await m.get_job(job.id)
+    assert reclaimed.status is JobStatus.PROCESSING and reclaimed.claimed_by == m.instance_id
+    summary = next(s for s in await m.get_queue_view_summaries() if s.name == "w")
+    assert summary.worker is not None and summary.worker.active_count == 2
+    gate.set()
+    done = await rec.wait_for("job:complete", 2)
+    assert sorted(e.job.id for e in done) == sorted([job.id, second.id])
+    assert starts == [job.id, second.id]
+    assert (await m.get_job(job.id)).status is JobStatus.COMPLETED
+
+
+async def test_a_replaced_workers_filler_ends_by_close(monque):
+    """register(replace=True) while running: the replaced worker's filler once waited on the
+    old worker's wake event, which nothing sets again (stop only wakes and joins current
+    workers), so it stayed pending after close(). No engine task may outlive close()."""
+    before = set(asyncio.all_tasks())
+    m = await monque()
+    m.register("w", lambda job: None)
+    await m.start()
+    m.register("w", lambda job: None, replace=True)
+    await m.close()
+    leaked = _tasks_left_since(before)
+    await _cancel_all(leaked)
+    assert not leaked, f"tasks still pending after close(): {sorted(t.get_name() for t in leaked)}"
+
+
+async def test_concurrent_start_does_not_leak_background_tasks(monque):
+    """Two concurrent start() calls once both passed the 'already running?' check (it was
+    made before awaiting the feed's opening), so both started poll, feed, stale-recovery,
+    heartbeat and filler tasks; close() stopped one set and the other kept running."""
+    before = set(asyncio.all_tasks())
+    m = await monque()
+    m.register("w", lambda job: None)
+    await asyncio.gather(m.start(), m.start())
+    await m.close()
+    leaked = _tasks_left_since(before)
+    await _cancel_all(leaked)
+    assert not leaked, f"tasks still pending after close(): {sorted(t.get_name() for t in leaked)}"

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import time
+from datetime import timedelta
 
 import pytest
 
 from monque_engine import ConnectionError, JobStatus, Monque, ShutdownTimeoutError
 from monque_engine.store.sqlite import SqliteStore
+from monque_engine.timeutil import now_ms
 
 
 async def test_stop_waits_for_the_in_flight_job(monque, recorder):
@@ -263,3 +265,30 @@ async def test_a_handler_that_swallows_cancellation_does_not_hold_stop(monque, r
     stored = await m.get_job(job.id)
     assert stored.status is JobStatus.PROCESSING  # left for stale recovery
     release.set()
+
+
+# -- a completion attempted on a closed store ------------------------------------------------------
+
+
+async def test_a_completion_on_a_closed_store_does_not_wedge_completions_after_reopening(monque, recorder):
+    """A completion written after close() must fail at once and leave nothing behind: the
+    SQLite store once queued it and marked a flush as pending before the submit raised, so
+    after Monque.close() and initialize() every later completion waited for a flush that was
+    never queued, and handlers hung."""
+    m = await monque()
+    job = await m.enqueue("w", 1, run_at=timedelta(minutes=-1))
+    # Claimed half a minute ago, so re-initialising does not see a live claim of ours.
+    claimed = await m.store.claim("w", m.instance_id, now_ms() - 30_000, 1, 1000)
+    assert [j.id for j in claimed] == [job.id]
+    await m.close()
+    with pytest.raises(ConnectionError):
+        await m.store.complete(job.id, m.instance_id, now_ms(), None)
+
+    await m.initialize()
+    rec = recorder(m, "job:complete")
+    m.register("w", lambda job: None)
+    second = await m.enqueue("w", 2)
+    await m.start()
+    completed = await rec.wait_for("job:complete", where=lambda event: event.job.id == second.id, timeout=5)
+    assert completed[0].job.status is JobStatus.COMPLETED
+    assert (await m.get_job(second.id)).status is JobStatus.COMPLETED

@@ -190,3 +190,28 @@ async def test_stream_ends_when_the_store_closes(store_url):
     await m.close()
     with pytest.raises(StopAsyncIteration):
         await waiter
+
+
+async def test_open_stream_overtaken_by_pruning_raises_instead_of_skipping(tmp_path):
+    """ADR 0002: a token older than the kept window raises ChangeFeedHistoryLostError rather
+    than silently skipping. That holds for an already-open stream too: one whose position
+    falls behind the pruned window must raise, not jump over the pruned changes (the check
+    was once made only when a stream was opened)."""
+    m = Monque(f"sqlite:///{tmp_path}/feed.db?feed_retention=1000")
+    try:
+        await m.initialize()
+        stream = await m.open_watch()
+        await m.enqueue("w", 0)
+        first = await _next(stream)
+        await m.enqueue_many([{"name": "w", "data": i} for i in range(2500)])
+        assert await m.store.prune_feed() > 0
+        try:
+            second = await _next(stream)
+        except ChangeFeedHistoryLostError:
+            return
+        assert second.token == first.token + 1, (
+            f"stream jumped from token {first.token} to {second.token}: "
+            f"{second.token - first.token - 1} changes silently lost"
+        )
+    finally:
+        await m.close()

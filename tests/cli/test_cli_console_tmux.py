@@ -29,11 +29,18 @@ pytestmark = [
 
 
 class Tmux:
-    def __init__(self, session: str) -> None:
+    """One tmux server per test (its own ``-L`` socket, no user config), so tests running in
+    parallel, or a person's own tmux, never share a server with another test."""
+
+    def __init__(self, socket: str, session: str) -> None:
+        self.socket = socket
         self.session = session
 
+    def command(self, *args: str) -> list[str]:
+        return ["tmux", "-L", self.socket, "-f", "/dev/null", *args]
+
     def run(self, *args: str) -> str:
-        return subprocess.run(["tmux", *args], check=True, capture_output=True, text=True, timeout=10).stdout
+        return subprocess.run(self.command(*args), check=True, capture_output=True, text=True, timeout=10).stdout
 
     def screen(self) -> str:
         return self.run("capture-pane", "-p", "-t", self.session)
@@ -54,17 +61,18 @@ class Tmux:
 
 @pytest.fixture
 def tmux(tmp_path: Path) -> Iterator[Tmux]:
-    session = f"monque-test-{uuid.uuid4().hex[:8]}"
+    name = f"monque-test-{uuid.uuid4().hex[:8]}"
+    tmux = Tmux(socket=name, session=name)
     subprocess.run(
-        ["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "40", "env -u TMUX bash --norc --noprofile"],
+        tmux.command("new-session", "-d", "-s", name, "-x", "120", "-y", "40", "env -u TMUX bash --norc --noprofile"),
         check=True,
         timeout=10,
         cwd=tmp_path,
     )
     try:
-        yield Tmux(session)
+        yield tmux
     finally:
-        subprocess.run(["tmux", "kill-session", "-t", session], timeout=10, capture_output=True)
+        subprocess.run(tmux.command("kill-server"), timeout=10, capture_output=True)
 
 
 def test_demo_console_draws_rows_shows_help_and_quits_cleanly(tmux: Tmux, tmp_path: Path) -> None:

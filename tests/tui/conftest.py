@@ -27,7 +27,9 @@ async def seeded_url(store_url: str) -> str:
     return store_url
 
 
-async def wait_for(predicate: Callable[[], bool], timeout: float = 5.0) -> None:
+async def wait_for(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Poll ``predicate`` every 20 ms. The timeout is a deadline, not a delay: a passing test
+    never waits it out, and under parallel workers on two cores an app can need seconds."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not predicate():

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from monque_tui.screens.confirm import ConfirmScreen
 from monque_tui.seed import SEED_JOBS
 
@@ -19,15 +17,25 @@ def screen_text(app: object) -> str:
     return "\n".join("".join(segment.text for segment in strip) for strip in lines)
 
 
-@pytest.mark.parametrize("width", [80, 120, 160, 200])
-async def test_the_count_is_visible_at_any_width(seeded_url: str, width: int) -> None:
+WIDTHS = (80, 120, 160, 200)
+
+
+async def test_the_count_is_visible_at_any_width(seeded_url: str) -> None:
+    """One app, resized to each width in turn (an app per width cost seconds each); at each
+    width the confirmation is opened afresh and the count must be on screen."""
     completed = sum(1 for job in SEED_JOBS if job.status.value == "completed")
-    async with running_console(seeded_url, size=(width, 40)) as (app, pilot):
+    async with running_console(seeded_url, size=(WIDTHS[0], 40)) as (app, pilot):
         await pilot.press("4", "slash", "tab", "tab", *"created 2026-01-01..2026-01-15 11:59", "enter")
         await wait_for(lambda: app.jobs_screen.window.query.ranges != ())
-        await pilot.press("D")
-        await wait_for(lambda: isinstance(app.screen, ConfirmScreen))
-        await pilot.pause()
-        text = screen_text(app)
-        assert f"Delete {completed} job" in text, text
-        assert "UTC?" in text.replace("\n", " ").replace("│", " ") or "UTC" in text
+        for width in WIDTHS:
+            await pilot.resize_terminal(width, 40)  # type: ignore[attr-defined]
+            await wait_for(lambda w=width: app.size.width == w)
+            await pilot.press("D")
+            await wait_for(lambda: isinstance(app.screen, ConfirmScreen))
+            await pilot.pause()
+            text = screen_text(app)
+            assert {len(line) for line in text.splitlines()} == {width}, "the screen was not drawn at this width"
+            assert f"Delete {completed} job" in text, f"width {width}:\n{text}"
+            assert "UTC?" in text.replace("\n", " ").replace("│", " ") or "UTC" in text, f"width {width}:\n{text}"
+            await pilot.press("escape")
+            await wait_for(lambda: app.screen is app.jobs_screen)

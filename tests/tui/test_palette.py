@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from textual.command import CommandList, CommandPalette
 
 from monque_engine import JobStatus
@@ -80,58 +81,75 @@ def _back_to_jobs(app: MonqueConsole) -> list[Any]:
     return closed
 
 
-async def test_every_jobs_screen_command_runs_from_the_palette(seeded_url: str) -> None:
-    # What each command visibly does; every command offered must be in this table.
+def _effects(app: MonqueConsole) -> dict[str, Any]:
+    """What each jobs-screen command visibly does; every command offered must be in this table."""
+    screen = app.jobs_screen
+    return {
+        "Detail [⏎]": lambda: isinstance(app.screen, JobDetailScreen),
+        "First job [g]": lambda: screen.table.cursor_row == 0,
+        "Last job [G]": lambda: screen.table.cursor_row == len(screen.window) - 1,
+        "Pending [2]": lambda: screen.query_state.status is JobStatus.PENDING,
+        "Processing [3]": lambda: screen.query_state.status is JobStatus.PROCESSING,
+        "Completed [4]": lambda: screen.query_state.status is JobStatus.COMPLETED,
+        "Failed [5]": lambda: screen.query_state.status is JobStatus.FAILED,
+        "Cancelled [6]": lambda: screen.query_state.status is JobStatus.CANCELLED,
+        "All [1]": lambda: screen.query_state.status is None,
+        "Sort [s]": lambda: screen.query_state.sort_by == "updated_at",
+        "Reverse [S]": lambda: not screen.query_state.descending,
+        "Filter [/]": lambda: app.screen.focused is not None and app.screen.focused.id == "filter-name",
+        "Pause [p]": lambda: app.paused,
+        "Mark [␣]": lambda: PENDING_EMAIL in screen.marks,
+        "Mark loaded [a]": lambda: len(screen.marks) == len(screen.window.rows),
+        "Mark all matching [A]": lambda: app.session.marked_view is not None,
+        "Unmark all [u]": lambda: not screen.marks and app.session.marked_view is None,
+        "Cancel [c]": lambda: isinstance(app.screen, ConfirmScreen),
+        "Reschedule [t]": lambda: isinstance(app.screen, WhenScreen),
+        "Delete [d]": lambda: isinstance(app.screen, ConfirmScreen),
+        "Cancel all [C]": lambda: isinstance(app.screen, ConfirmScreen),
+        "Retry all [R]": lambda: isinstance(app.screen, ConfirmScreen),
+        "Delete all [D]": lambda: isinstance(app.screen, ConfirmScreen),
+        "Queues [w]": lambda: isinstance(app.screen, QueuesScreen),
+        "Errors [e]": lambda: type(app.screen).__name__ == "ErrorsScreen",
+        "Workers [W]": lambda: isinstance(app.screen, WorkersScreen),
+        "Export [E]": lambda: isinstance(app.screen, ExportScreen),
+        "Help [?]": lambda: isinstance(app.screen, HelpScreen),
+    }
+
+
+#: Each palette run costs about a second (Textual gathers hits in 0.25 s batches), so the
+#: table is run in slices, one app each, that can run side by side under pytest-xdist.
+SLICES = 4
+
+
+@pytest.mark.parametrize("part", range(SLICES))
+async def test_every_jobs_screen_command_runs_from_the_palette(seeded_url: str, part: int) -> None:
     async with running_console(seeded_url) as (app, pilot):
         screen = app.jobs_screen
-        effects: dict[str, Any] = {
-            "Detail [⏎]": lambda: isinstance(app.screen, JobDetailScreen),
-            "First job [g]": lambda: screen.table.cursor_row == 0,
-            "Last job [G]": lambda: screen.table.cursor_row == len(screen.window) - 1,
-            "Pending [2]": lambda: screen.query_state.status is JobStatus.PENDING,
-            "Processing [3]": lambda: screen.query_state.status is JobStatus.PROCESSING,
-            "Completed [4]": lambda: screen.query_state.status is JobStatus.COMPLETED,
-            "Failed [5]": lambda: screen.query_state.status is JobStatus.FAILED,
-            "Cancelled [6]": lambda: screen.query_state.status is JobStatus.CANCELLED,
-            "All [1]": lambda: screen.query_state.status is None,
-            "Sort [s]": lambda: screen.query_state.sort_by == "updated_at",
-            "Reverse [S]": lambda: not screen.query_state.descending,
-            "Filter [/]": lambda: app.screen.focused is not None and app.screen.focused.id == "filter-name",
-            "Pause [p]": lambda: app.paused,
-            "Mark [␣]": lambda: PENDING_EMAIL in screen.marks,
-            "Mark loaded [a]": lambda: len(screen.marks) == len(screen.window.rows),
-            "Mark all matching [A]": lambda: app.session.marked_view is not None,
-            "Unmark all [u]": lambda: not screen.marks and app.session.marked_view is None,
-            "Cancel [c]": lambda: isinstance(app.screen, ConfirmScreen),
-            "Reschedule [t]": lambda: isinstance(app.screen, WhenScreen),
-            "Delete [d]": lambda: isinstance(app.screen, ConfirmScreen),
-            "Cancel all [C]": lambda: isinstance(app.screen, ConfirmScreen),
-            "Retry all [R]": lambda: isinstance(app.screen, ConfirmScreen),
-            "Delete all [D]": lambda: isinstance(app.screen, ConfirmScreen),
-            "Queues [w]": lambda: isinstance(app.screen, QueuesScreen),
-            "Errors [e]": lambda: type(app.screen).__name__ == "ErrorsScreen",
-            "Workers [W]": lambda: isinstance(app.screen, WorkersScreen),
-            "Export [E]": lambda: isinstance(app.screen, ExportScreen),
-            "Help [?]": lambda: isinstance(app.screen, HelpScreen),
-        }
-        ran: list[str] = []
-        for title, effect in effects.items():
+        effects = _effects(app)
+        offered_somewhere = {c.title for c in palette_commands(app, screen)}
+        # Commands that need another state (a filter to clear, a failed job to retry) are covered below.
+        assert offered_somewhere - set(effects) <= {"Quit [q]", "Retry [r]", "Clear filter [Esc]"}
+        # Slice i runs the i-th run of consecutive commands, in table order (a command can
+        # depend on the state the one before left, e.g. a status tab).
+        size = -(-len(effects) // SLICES)
+        for title, effect in list(effects.items())[part * size : (part + 1) * size]:
             await move_to(app, pilot, PENDING_EMAIL) if screen.window.position(PENDING_EMAIL) is not None else None
             await run_from_palette(app, pilot, title)
             try:
                 await wait_for(effect)
             except AssertionError:
                 raise AssertionError(f"{title}: no effect (screen {app.screen})") from None
-            ran.append(title)
             _back_to_jobs(app)
             if app.paused:
                 app.set_paused(False)
             screen.query_one("#filter-name").blur()
             screen.table.focus()
             await pilot.pause()
-        offered_somewhere = {c.title for c in palette_commands(app, screen)}
-        # Commands that need another state (a filter to clear, a failed job to retry) are covered below.
-        assert offered_somewhere - set(ran) <= {"Quit [q]", "Retry [r]", "Clear filter [Esc]"}
+
+
+async def test_retry_clear_filter_and_quit_run_from_the_palette(seeded_url: str) -> None:
+    async with running_console(seeded_url) as (app, pilot):
+        screen = app.jobs_screen
         # Retry: on a failed job.  Clear filter: with a filter set.
         await move_to(app, pilot, seed_id(2))
         await run_from_palette(app, pilot, "Retry [r]")
