@@ -208,3 +208,40 @@ async def test_a_failing_claim_never_fails_the_completions_it_carried(tmp_path, 
         assert (await m.get_job(job.id)).status.value == "completed"
     finally:
         await m.close()
+
+
+async def test_a_feed_pull_is_one_statement_and_a_watcher_far_behind_reads_every_change_in_order(tmp_path):
+    """Each wake-up of a stream costs one statement (head, pruning mark and rows in one
+    snapshot), not five: under a drain the engine's own watcher wakes every ~2 ms."""
+    from monque_engine.store.sqlite.feed import PULL_LIMIT
+
+    count = 2 * PULL_LIMIT + 5
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db")
+    await m.initialize()
+    try:
+        jobs = await m.enqueue_many([{"name": "bulk", "data": {"i": i}} for i in range(count)])
+        feed = m.store._feed
+        conn = sqlite3.connect(tmp_path / "jobs.db")
+        statements: list[str] = []
+        conn.set_trace_callback(statements.append)
+        try:
+            rows, high = feed._pull(conn, feed._pull_sql(True, None), 0)
+            assert len(statements) == 1
+            assert high == count
+            assert [row[0] for row in rows] == list(range(1, PULL_LIMIT + 1))  # one page, from the start
+            assert [row[2] for row in rows] == [j.id for j in jobs[:PULL_LIMIT]]
+            assert feed._pull(conn, feed._pull_sql(False, None), count) == ([], count)
+        finally:
+            conn.close()
+        stream = await m.open_watch(resume_after=0)
+        seen = []
+        async for change in stream:
+            seen.append(change)
+            if len(seen) == count:
+                break
+        await stream.aclose()
+        assert [c.job_id for c in seen] == [j.id for j in jobs]
+        assert [c.token for c in seen] == list(range(1, count + 1))
+        assert all(c.job is not None and c.job.data == {"i": i} for i, c in enumerate(seen))
+    finally:
+        await m.close()

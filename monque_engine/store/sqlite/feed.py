@@ -1,6 +1,6 @@
 """The cross-process change feed of the SQLite store.
 
-Writers append to the change table inside their own transactions (schema triggers), so a
+Writers append to the change table inside their own transactions (the store's own statements), so a
 row's ``seq`` is commit order. A watcher thread polls ``PRAGMA data_version`` on its own
 connection, a counter SQLite bumps whenever *another* connection commits: a few
 microseconds per look, so it can look every 2 ms and a commit in any process reaches every
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import operator
 import sqlite3
 import threading
 from collections.abc import AsyncIterator, Callable
@@ -27,6 +28,7 @@ from .runner import ReadRunner
 from .schema import JOB_COLUMNS, Tables
 
 PULL_LIMIT = 1000
+_seq = operator.itemgetter(0)
 #: In-process commits wake subscribers at most once per this many seconds (the first at
 #: once, later ones together at the end of the window). Under load every claim and every
 #: completion flush commits, and a wake per commit cost each stream a read-thread hop and
@@ -144,22 +146,33 @@ class ChangeFeed:
         return int(last), int(pruned)
 
     def _pull_sql(self, full_document: bool, statuses: tuple[JobStatus, ...] | None) -> str:
+        """One statement per pull: the feed's head, the pruning mark and the rows after the
+        position, read in one implicit read transaction (one snapshot, so they agree).
+
+        Five statements (BEGIN, two bounds, the rows, COMMIT) cost each open stream five
+        trips through the GIL per wake-up; under a drain the engine's own watcher wakes
+        every couple of milliseconds and those trips slowed the loop that runs the jobs
+        (ADR 0001). The head and mark are one-row subqueries; the rows are a LEFT JOIN on
+        them, so a pull that finds nothing still returns one row with both bounds.
+        """
         t = self._tables
         status_clause = ""
         if statuses is not None:
             values = ",".join(f"'{s.value}'" for s in statuses)
             status_clause = f" AND (c.status IN ({values}) OR c.op = 'delete')"
-        if full_document:
-            columns = ", ".join(f"j.{c}" for c in JOB_COLUMNS)
-            return (
-                f"SELECT c.seq, c.op, c.job_id, c.name, c.status, c.next_run_at, {columns} FROM {t.changes} c "
-                f"LEFT JOIN {t.jobs} j ON j.id = c.job_id AND c.op != 'delete' "
-                f"WHERE c.seq > ? AND c.seq <= ?{status_clause} ORDER BY c.seq LIMIT {PULL_LIMIT}"
-            )
-        return (
-            f"SELECT c.seq, c.op, c.job_id, c.name, c.status, c.next_run_at FROM {t.changes} c "
-            f"WHERE c.seq > ? AND c.seq <= ?{status_clause} ORDER BY c.seq LIMIT {PULL_LIMIT}"
+        bounds = (
+            f"(SELECT coalesce(max(seq), 0) AS high FROM {t.changes}) b "
+            f"CROSS JOIN (SELECT value AS pruned FROM {t.meta} WHERE key = 'feed_pruned_through') m"
         )
+        # The rows in their own subquery, so its ORDER BY walks the rowid and its LIMIT stops
+        # the walk (a watcher far behind reads one page, not everything it missed).
+        picked = "c.seq, c.op, c.job_id, c.name, c.status, c.next_run_at"
+        source = f"{t.changes} c"
+        if full_document:
+            picked += ", " + ", ".join(f"j.{c}" for c in JOB_COLUMNS)
+            source += f" LEFT JOIN {t.jobs} j ON j.id = c.job_id AND c.op != 'delete'"
+        rows = f"SELECT {picked} FROM {source} WHERE c.seq > ?{status_clause} ORDER BY c.seq LIMIT {PULL_LIMIT}"
+        return f"SELECT b.high, m.pruned, r.* FROM {bounds} LEFT JOIN ({rows}) r"
 
     async def open(
         self, resume_after: Any, *, full_document: bool, statuses: tuple[JobStatus, ...] | None
@@ -214,20 +227,21 @@ class ChangeFeed:
             self._unsubscribe(wake)
 
     def _pull(self, conn: sqlite3.Connection, sql: str, after: int) -> tuple[list[tuple[Any, ...]], int]:
-        conn.execute("BEGIN")  # one snapshot: the bounds and the rows agree
-        try:
-            high, pruned = self._bounds(conn)
-            if after < pruned:
-                # An open stream fell behind the kept window: say so, never skip silently.
-                raise ChangeFeedHistoryLostError(
-                    f"The change feed moved past this watcher: it stopped at {after}, but changes up to "
-                    f"{pruned} were pruned; reload the full state, then watch without a token"
-                )
-            if high <= after:
-                return [], after
-            return conn.execute(sql, (after, high)).fetchall(), int(high)
-        finally:
-            conn.execute("COMMIT")
+        found = conn.execute(sql, (after,)).fetchall()
+        high, pruned = int(found[0][0]), int(found[0][1])
+        if after < pruned:
+            # An open stream fell behind the kept window: say so, never skip silently.
+            raise ChangeFeedHistoryLostError(
+                f"The change feed moved past this watcher: it stopped at {after}, but changes up to "
+                f"{pruned} were pruned; reload the full state, then watch without a token"
+            )
+        if found[0][2] is None:  # the LEFT JOIN's empty side: nothing after ``after``
+            return [], max(after, high)
+        # The outer join does not promise the subquery's order (and sorting there would
+        # copy up to PULL_LIMIT rows into a temp b-tree): sort here, usually already in order.
+        rows = [row[2:] for row in found]
+        rows.sort(key=_seq)
+        return rows, high
 
     @staticmethod
     def _event(row: tuple[Any, ...], full_document: bool) -> ChangeEvent:
