@@ -245,3 +245,58 @@ async def test_a_feed_pull_is_one_statement_and_a_watcher_far_behind_reads_every
         assert all(c.job is not None and c.job.data == {"i": i} for i, c in enumerate(seen))
     finally:
         await m.close()
+
+
+async def test_inline_writes_go_on_while_the_write_thread_checkpoints_and_the_wal_still_restarts(
+    tmp_path, monkeypatch, wait_until
+):
+    """The checkpoint after every CHECKPOINT_EVERY inline commits syncs a WAL of ~1,000
+    commits (25-40 ms here). It used to be requested by queueing a no-op, and anything
+    queued makes inline writes wait: every enqueue then waited for the whole checkpoint.
+    Now the first pass runs beside inline writes and only a short second pass, under the
+    gate, copies what they added, so the WAL can restart."""
+    import threading
+
+    from monque_engine.store.sqlite import runner
+
+    monkeypatch.setattr(runner, "CHECKPOINT_EVERY", 20)
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db")
+    await m.initialize()
+    writer = m.store._writer
+    entered, release = threading.Event(), threading.Event()
+    passes: list[bool] = []  # whether the gate was held, per pass
+    real_checkpoint = writer._checkpoint
+
+    def held_first_pass(conn: sqlite3.Connection) -> None:
+        passes.append(writer._gate.locked())
+        if len(passes) == 1:
+            entered.set()
+            release.wait(10)
+        real_checkpoint(conn)
+
+    writer._checkpoint = held_first_pass
+    try:
+        for i in range(20):  # the 20th inline commit asks for a checkpoint
+            await m.enqueue("a", {"i": i})
+        assert await asyncio.to_thread(entered.wait, 10)
+        queued: list[object] = []
+        real_submit = writer.submit
+        writer.submit = lambda op: (queued.append(op), real_submit(op))[1]
+        for i in range(10):  # the checkpoint's first pass is still running
+            await asyncio.wait_for(m.enqueue("a", {"during": i}), 5)
+        assert queued == []  # every one committed inline, none waited for the thread
+        writer.submit = real_submit
+        release.set()
+        await wait_until(lambda: len(passes) == 2, 10)
+        assert passes == [False, True]  # the long pass beside writers, the short one under the gate
+        await m.enqueue("a", {"after": True})  # the first writer after a full checkpoint restarts the WAL
+        conn = sqlite3.connect(tmp_path / "jobs.db")
+        try:
+            _, wal_frames, _ = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        finally:
+            conn.close()
+        assert wal_frames < 20 * 5  # one commit's frames, not the 31 commits before it
+        assert (await m.store.stats("a")).pending == 31
+    finally:
+        release.set()
+        await m.close()
