@@ -15,6 +15,7 @@ import json
 import os
 import queue
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -631,6 +632,11 @@ class SqliteStore(JobStore):
             for chunk in chunks:
                 if chunk:
                     handoff.put(chunk)
+                    # Let go of the GIL for a moment: the write thread, woken by the put,
+                    # needs it to bind the chunk before SQLite steps without it. Otherwise it
+                    # waits out the interpreter's 5 ms switch interval while this loop keeps
+                    # building, and the two hardly overlap (+6-16 % in alternating runs).
+                    time.sleep(0)
                     built.append(chunk)
         except BaseException as error:
             handoff.put(error)  # the operation raises, its transaction rolls back: nothing stored
