@@ -195,7 +195,7 @@ async def test_a_failing_claim_never_fails_the_completions_it_carried(tmp_path, 
         completing = asyncio.ensure_future(store.complete(job.id, "me", now_ms(), None))
         await asyncio.sleep(0)  # complete() has queued its job; its flush has not run yet
 
-        def broken_claim(conn):
+        def broken_claim(conn, feed=None):
             raise sqlite3.OperationalError("claim went wrong")
 
         if inline:
@@ -300,3 +300,55 @@ async def test_inline_writes_go_on_while_the_write_thread_checkpoints_and_the_wa
     finally:
         release.set()
         await m.close()
+
+
+async def test_a_drain_round_writes_its_completions_and_claim_feed_rows_in_one_statement(tmp_path, wait_until):
+    """A round at concurrency 5 completes 5 jobs and claims 5 in one transaction; their 10
+    feed rows were two executemany calls (10 statements stepped from Python), now one
+    multi-row INSERT, completions first. Every change is still in the feed, in order."""
+    count = 40
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db", worker_concurrency=5)
+    await m.initialize()
+    try:
+        jobs = await m.enqueue_many([{"name": "five", "data": i} for i in range(count)])
+        done = asyncio.Event()
+        runs: list[int] = []
+
+        async def handler(job) -> None:
+            runs.append(job.data)
+            if len(runs) == count:
+                done.set()
+
+        statements: list[str] = []
+        m.store._writer._inline.set_trace_callback(statements.append)
+        m.register("five", handler)
+        await m.start()
+        async with asyncio.timeout(20):
+            await done.wait()
+
+        async def all_completed() -> bool:
+            return (await m.store.stats("five")).completed == count
+
+        await wait_until(all_completed, 20)
+        await m.stop()
+        feed_inserts_per_commit: list[int] = []
+        current = 0
+        for sql in statements:
+            if sql.startswith("INSERT INTO monque_jobs_changes"):
+                current += 1
+            elif sql == "COMMIT":
+                feed_inserts_per_commit.append(current)
+                current = 0
+        assert feed_inserts_per_commit and max(feed_inserts_per_commit) == 1
+        assert sorted(runs) == list(range(count))
+    finally:
+        await m.close()
+    conn = sqlite3.connect(tmp_path / "jobs.db")
+    try:
+        feed = conn.execute(
+            "SELECT job_id, status FROM monque_jobs_changes WHERE op = 'update' ORDER BY seq"
+        ).fetchall()
+    finally:
+        conn.close()
+    for job in jobs:  # each job: claimed (processing), then completed, in that order
+        assert [status for job_id, status in feed if job_id == job.id] == ["processing", "completed"]
