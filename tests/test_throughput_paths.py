@@ -352,3 +352,44 @@ async def test_a_drain_round_writes_its_completions_and_claim_feed_rows_in_one_s
         conn.close()
     for job in jobs:  # each job: claimed (processing), then completed, in that order
         assert [status for job_id, status in feed if job_id == job.id] == ["processing", "completed"]
+
+
+def test_the_engine_runs_on_uvloop_the_optional_extra(tmp_path):
+    """``pip install 'monque-tui[uvloop]'`` then ``uvloop.run(main())``: claims, inline and
+    threaded writes, the change feed and a clean stop all work on uvloop's loop."""
+    uvloop = pytest.importorskip("uvloop")
+
+    async def main() -> tuple[list[int], list[str], str]:
+        m = Monque(f"sqlite:///{tmp_path}/jobs.db", worker_concurrency=5)
+        await m.initialize()
+        ran: list[int] = []
+        done = asyncio.Event()
+
+        async def handler(job) -> None:
+            ran.append(job.data)
+            if len(ran) == 30:
+                done.set()
+
+        stream = await m.open_watch()
+        m.register("uv", handler)
+        await m.start()
+        await m.enqueue_many([{"name": "uv", "data": i} for i in range(25)])
+        for i in range(25, 30):
+            await m.enqueue("uv", i)
+        async with asyncio.timeout(20):
+            await done.wait()
+        seen: list[str] = []
+        async with asyncio.timeout(20):
+            async for change in stream:
+                seen.append(change.operation)
+                if seen.count("insert") == 30:
+                    break
+        await stream.aclose()
+        await m.stop()
+        await m.close()
+        return ran, seen, type(asyncio.get_running_loop()).__module__
+
+    ran, seen, loop_module = uvloop.run(main())
+    assert loop_module.startswith("uvloop")
+    assert sorted(ran) == list(range(30))
+    assert seen.count("insert") == 30
