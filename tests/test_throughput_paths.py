@@ -8,6 +8,7 @@ what the slow path promised: every job stored once, in order, all or none.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import os
 import sqlite3
@@ -393,3 +394,47 @@ def test_the_engine_runs_on_uvloop_the_optional_extra(tmp_path):
     assert loop_module.startswith("uvloop")
     assert sorted(ran) == list(range(30))
     assert seen.count("insert") == 30
+
+
+async def test_a_status_filtered_watcher_is_not_woken_by_commits_it_does_not_want(tmp_path, wait_until):
+    """The engine's own watcher listens for pending jobs only. During a drain every claim
+    and completion commits rows it filters out, and waking it for each (a pull, two thread
+    hops) cost the drain a fifth of its loop time. The watcher thread now checks, per
+    stream, whether anything wanted arrived before waking it; wanted rows still wake it."""
+    from monque_engine import JobStatus
+
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db")
+    await m.initialize()
+    try:
+        jobs = await m.enqueue_many([{"name": "quiet", "data": i} for i in range(1000)])
+        feed = m.store._feed
+        pulls: list[int] = []
+        real_pull = feed._pull
+
+        def counting_pull(conn, sql, after):
+            pulls.append(after)
+            return real_pull(conn, sql, after)
+
+        feed._pull = counting_pull
+        stream = await m.store.open_watch(statuses=(JobStatus.PENDING,), full_document=False)
+        seen = []
+
+        async def consume() -> None:
+            async for change in stream:
+                seen.append(change)
+
+        consumer = asyncio.create_task(consume())
+        await wait_until(lambda: len(pulls) >= 1, 10)
+        pulls.clear()
+        for job in jobs:  # 1,000 commits, each a 'cancelled' feed row this stream filters out
+            await m.cancel_job(job.id)
+            await asyncio.sleep(0)  # an inline commit never suspends: let the stream run between them
+        late = await m.enqueue("quiet", "late")
+        await wait_until(lambda: any(c.job_id == late.id for c in seen), 10)
+        assert [c.job_id for c in seen] == [late.id]
+        assert len(pulls) <= 2  # the wanted insert's wake (one more if it met a pull); was one per 2 ms
+        consumer.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await consumer
+    finally:
+        await m.close()

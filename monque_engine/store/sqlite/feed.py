@@ -9,6 +9,14 @@ subscriber within milliseconds. In-process commits notify directly, without wait
 Each subscriber pulls its own rows (``seq > last``) after a notification. Pulling rather
 than pushing makes resumption trivial and exact: a watch that restarts from a token reads
 the rows after it, in order, no gaps and no repeats.
+
+Who is woken is decided on the watcher thread, per subscriber: a stream that filters by
+status (the engine's own, which listens for pending jobs) is woken only when the feed has a
+row it wants past the point already checked for it. During a drain every claim and
+completion commits feed rows no pending-watcher wants; waking it for each (a pull, two
+thread hops, its coroutine resumed) cost the loop that runs the jobs a fifth of its time
+(ADR 0001). The pull stays authoritative: a wake is only a hint, a missed-looking one is
+impossible (see ``_due``).
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ import operator
 import sqlite3
 import threading
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ...errors import ChangeFeedHistoryLostError, ConnectionError, InvalidCursorError
@@ -29,11 +38,20 @@ from .schema import JOB_COLUMNS, Tables
 
 PULL_LIMIT = 1000
 _seq = operator.itemgetter(0)
-#: In-process commits wake subscribers at most once per this many seconds (the first at
-#: once, later ones together at the end of the window). Under load every claim and every
-#: completion flush commits, and a wake per commit cost each stream a read-thread hop and
-#: a query per commit: ~25% of a drain at concurrency 5 (ADR 0001).
+#: After this process commits, the watcher thread looks at once, then at most once per
+#: this many seconds while commits keep coming (later ones are seen together). Under load
+#: every claim and every completion flush commits (ADR 0001).
 COALESCE = 0.002
+
+
+@dataclass(eq=False)
+class _Subscriber:
+    wake: asyncio.Event
+    #: SQL condition on the feed row (alias ``c``) this stream wants, or None for every row.
+    wants: str | None
+    #: Feed rows up to this seq need no wake for this stream (read, or not wanted); -1
+    #: until the stream knows where it starts (then every change wakes it).
+    checked: int = -1
 
 
 class ChangeFeed:
@@ -49,14 +67,11 @@ class ChangeFeed:
         self._reader = reader
         self._tables = tables
         self._interval = interval
-        self._subscribers: set[asyncio.Event] = set()
+        self._subscribers: dict[asyncio.Event, _Subscriber] = {}
         self._stop = threading.Event()
-        self._notify_scheduled = False
+        self._poke = threading.Event()  # this process committed: look now
         self._closed = False
-        self._lock = threading.Lock()
         self._watched = threading.Event()  # set while at least one stream is open
-        self._last_wake = float("-inf")
-        self._wake_timer: asyncio.TimerHandle | None = None
         conn = connect()  # fail here, in the opener, if the file cannot be read
         self._thread = threading.Thread(target=self._poll, args=(conn,), name="monque-sqlite-feed", daemon=True)
         self._thread.start()
@@ -65,76 +80,100 @@ class ChangeFeed:
     def _poll(self, conn: sqlite3.Connection) -> None:
         try:
             last = conn.execute("PRAGMA data_version").fetchone()[0]
-            while not self._stop.wait(self._interval):
+            while not self._stop.is_set():
+                poked = self._poke.wait(self._interval)
+                if self._stop.is_set():
+                    break
                 if not self._watched.is_set():
                     # Nobody is listening: sleep until a stream opens (or we close) instead
                     # of polling every few ms in an idle process.
                     self._watched.wait()
-                    if self._stop.is_set():
-                        break
+                    continue
+                self._poke.clear()
                 try:
                     version = conn.execute("PRAGMA data_version").fetchone()[0]
+                    if version != last or poked:
+                        last = version
+                        due = self._due(conn)
+                        if due:
+                            self._notify_threadsafe(due)
                 except sqlite3.Error:
                     continue  # transient (e.g. the file is being replaced); look again next tick
-                if version != last:
-                    last = version
-                    self._notify_threadsafe()
+                if poked:
+                    self._stop.wait(COALESCE)  # commits meanwhile are seen together, next look
         finally:
             conn.close()
 
-    def _notify_threadsafe(self) -> None:
-        with self._lock:
-            if self._notify_scheduled:
-                return
-            self._notify_scheduled = True
+    def _due(self, conn: sqlite3.Connection) -> list[asyncio.Event]:
+        """The streams to wake: those with a wanted feed row past their ``checked`` point.
+
+        Never misses one: rows get seqs above every committed one, so a row committed after
+        the head read here lies past the ``checked`` set here and is looked at next time; a
+        woken stream pulls from its own position up to at least this head.
+        """
+        t = self._tables
+        head, pruned = conn.execute(
+            f"SELECT (SELECT coalesce(max(seq), 0) FROM {t.changes}), "
+            f"(SELECT value FROM {t.meta} WHERE key = 'feed_pruned_through')"
+        ).fetchone()
+        due: list[asyncio.Event] = []
+        for sub in list(self._subscribers.values()):
+            checked = sub.checked
+            if checked >= head:
+                continue
+            # Position unknown, history pruned past it (its pull must say so), or it wants
+            # every row: wake. Otherwise only if a row it wants arrived since the last look.
+            if checked < 0 or checked < int(pruned) or sub.wants is None or self._wanted_since(conn, sub, head):
+                due.append(sub.wake)
+            sub.checked = max(sub.checked, head)
+        return due
+
+    def _wanted_since(self, conn: sqlite3.Connection, sub: _Subscriber, head: int) -> bool:
+        sql = f"SELECT 1 FROM {self._tables.changes} c WHERE c.seq > ? AND c.seq <= ? AND {sub.wants} LIMIT 1"
+        return conn.execute(sql, (sub.checked, head)).fetchone() is not None
+
+    def _notify_threadsafe(self, due: list[asyncio.Event]) -> None:
         try:
-            self._loop.call_soon_threadsafe(self.notify)
+            self._loop.call_soon_threadsafe(self._wake, due)
         except RuntimeError:
             self._stop.set()  # the loop is gone
 
+    @staticmethod
+    def _wake(due: list[asyncio.Event]) -> None:
+        for event in due:
+            event.set()
+
     def notify(self) -> None:
         """Wake every subscriber (called on the loop thread)."""
-        with self._lock:
-            self._notify_scheduled = False
-        self._last_wake = self._loop.time()
         for event in self._subscribers:
             event.set()
 
     def committed(self) -> None:
-        """This process committed (loop thread): wake subscribers now, or, when a wake went
-        out less than COALESCE ago, once at the end of that window (never later)."""
-        if self._wake_timer is not None or not self._subscribers:
-            return
-        wait = self._last_wake + COALESCE - self._loop.time()
-        if wait <= 0:
-            self.notify()
-        else:
-            self._wake_timer = self._loop.call_later(wait, self._timer_wake)
-
-    def _timer_wake(self) -> None:
-        self._wake_timer = None
-        self.notify()
+        """This process committed (loop thread): the watcher thread looks now, and wakes the
+        streams that want what was written (at most one look per COALESCE while commits
+        keep coming)."""
+        if self._subscribers:
+            self._poke.set()
 
     def end_streams(self) -> None:
         """End every open stream (on the loop thread, before ``close``)."""
         self._closed = True
-        if self._wake_timer is not None:
-            self._wake_timer.cancel()
-            self._wake_timer = None
         for event in self._subscribers:
             event.set()
 
-    def _subscribe(self, wake: asyncio.Event) -> None:
-        self._subscribers.add(wake)
+    def _subscribe(self, wake: asyncio.Event, wants: str | None) -> _Subscriber:
+        sub = self._subscribers[wake] = _Subscriber(wake, wants)
         self._watched.set()
+        return sub
 
     def _unsubscribe(self, wake: asyncio.Event) -> None:
-        self._subscribers.discard(wake)
+        self._subscribers.pop(wake, None)
         if not self._subscribers:
             self._watched.clear()
 
     def close(self) -> None:
         self._stop.set()
+        self._poke.set()
         self._watched.set()
         self._thread.join(timeout=5)
 
@@ -156,10 +195,8 @@ class ChangeFeed:
         them, so a pull that finds nothing still returns one row with both bounds.
         """
         t = self._tables
-        status_clause = ""
-        if statuses is not None:
-            values = ",".join(f"'{s.value}'" for s in statuses)
-            status_clause = f" AND (c.status IN ({values}) OR c.op = 'delete')"
+        wanted = _wanted(statuses)
+        status_clause = "" if wanted is None else f" AND {wanted}"
         bounds = (
             f"(SELECT coalesce(max(seq), 0) AS high FROM {t.changes}) b "
             f"CROSS JOIN (SELECT value AS pruned FROM {t.meta} WHERE key = 'feed_pruned_through') m"
@@ -184,7 +221,7 @@ class ChangeFeed:
                 f"Resume token {resume_after!r} is not one this store made; pass ChangeEvent.token from a previous watch"
             )
         wake = asyncio.Event()
-        self._subscribe(wake)  # before reading the head, so no commit slips between
+        sub = self._subscribe(wake, _wanted(statuses))  # before reading the head: no commit slips between
         try:
             head, pruned = await self._reader.run(self._bounds)
         except BaseException:
@@ -206,6 +243,7 @@ class ChangeFeed:
             )
         else:
             start = resume_after
+        sub.checked = start  # the stream's first pull reads everything after it
         return self._stream(wake, start, self._pull_sql(full_document, statuses), full_document)
 
     async def _stream(
@@ -258,6 +296,14 @@ class ChangeFeed:
             status=STATUS_BY_VALUE.get(status) if status else None,
             next_run_at_ms=next_run_at,
         )
+
+
+def _wanted(statuses: tuple[JobStatus, ...] | None) -> str | None:
+    """The feed rows a status-filtered stream reads (deletes always), as SQL on alias ``c``."""
+    if statuses is None:
+        return None
+    values = ",".join(f"'{s.value}'" for s in statuses)
+    return f"(c.status IN ({values}) OR c.op = 'delete')"
 
 
 __all__ = ["ChangeFeed", "ConnectionError"]
