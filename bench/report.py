@@ -91,6 +91,18 @@ def comparison_rows(records: list[Record]) -> list[list[str]]:
                     status,
                 ]
             )
+        # the optional uvloop extra, where measured (default concurrency and single enqueue)
+        for key, what, huey_ref in (
+            (f"ours_uvloop.drain.{sync}.c5", "drain {n} backlog (concurrency 5) on uvloop (optional extra)", "drain"),
+            (f"ours_uvloop.enqueue.{sync}", "single enqueue on uvloop (optional extra)", "enqueue"),
+        ):
+            ours = _get(records, key)
+            if ours is None:
+                continue
+            lfl, default = (huey_lfl_drain, huey_def_drain) if huey_ref == "drain" else (huey_lfl_enq, huey_def_enq)
+            ref, label = huey_for(ours, lfl, default)
+            vs_huey, _ = _ratio(ours, ref, label)
+            rows.append([what.format(n=_n(ours)), *_cells(ours), vs_huey, "n/a", "(info)", ""])
         # single enqueue
         ours = _get(records, f"ours.enqueue.{sync}")
         ref, label = huey_for(ours, huey_lfl_enq, huey_def_enq)
@@ -170,6 +182,8 @@ ROUND_RATIOS = [
     ("drain, concurrency 64 / huey LfL best", "ours.drain.normal.c64", "huey.lfl.drain."),
     ("drain, concurrency 5 / huey LfL best", "ours.drain.normal.c5", "huey.lfl.drain."),
     ("single enqueue / huey LfL best", "ours.enqueue.normal", "huey.lfl.enqueue."),
+    ("drain, concurrency 5 on uvloop / huey LfL best", "ours_uvloop.drain.normal.c5", "huey.lfl.drain."),
+    ("single enqueue on uvloop / huey LfL best", "ours_uvloop.enqueue.normal", "huey.lfl.enqueue."),
 ]
 
 

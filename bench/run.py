@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import os
 import subprocess
 import sys
@@ -69,6 +70,11 @@ def units(p: Params) -> list[str]:
         names += [f"ours-drain-{sync}-c{c}" for c in p.concurrency]
     for kind in ("enqueue", "many", "latency"):
         names += [f"ours-{kind}-{sync}" for sync in ("normal", "full")]
+    if importlib.util.find_spec("uvloop") is not None:
+        # The optional extra (pip install 'monque-tui[uvloop]'): the same engine on uvloop's
+        # event loop, at the default concurrency and for single enqueues, where the loop's own
+        # cost is the largest share. Reported apart (ours_uvloop.*), never as "ours".
+        names += ["uvloop-drain-normal-c5", "uvloop-enqueue-normal"]
     return names
 
 
@@ -93,6 +99,23 @@ def run_unit(unit: str, p: Params) -> list[Record]:
         from . import huey_peer
 
         return huey_peer.run(parts[1], int(parts[2][1:]), p.jobs)
+    if parts[0] == "uvloop":
+        import uvloop
+
+        from . import monque_engine_bench as ours
+
+        kind, sync = parts[1], parts[2]
+        if kind == "drain":
+            measured = uvloop.run(ours.drain(sync, p.jobs, int(parts[3][1:]), p.drain_wait))
+        elif kind == "enqueue":
+            measured = uvloop.run(ours.enqueue_single(sync, p.single))
+        else:
+            raise SystemExit(f"unknown unit {unit!r}")
+        for record in measured:
+            record.key = "ours_uvloop." + record.key.split(".", 1)[1]
+            record.subject = "monque_engine on uvloop"
+            record.settings += f", uvloop {uvloop.__version__}"
+        return measured
     if parts[0] == "ours":
         from . import monque_engine_bench as ours
 

@@ -8,6 +8,7 @@ what the slow path promised: every job stored once, in order, all or none.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import os
 import sqlite3
@@ -195,7 +196,7 @@ async def test_a_failing_claim_never_fails_the_completions_it_carried(tmp_path, 
         completing = asyncio.ensure_future(store.complete(job.id, "me", now_ms(), None))
         await asyncio.sleep(0)  # complete() has queued its job; its flush has not run yet
 
-        def broken_claim(conn):
+        def broken_claim(conn, feed=None):
             raise sqlite3.OperationalError("claim went wrong")
 
         if inline:
@@ -206,5 +207,234 @@ async def test_a_failing_claim_never_fails_the_completions_it_carried(tmp_path, 
         done = await asyncio.wait_for(completing, 5)
         assert done is not None and done.status.value == "completed"
         assert (await m.get_job(job.id)).status.value == "completed"
+    finally:
+        await m.close()
+
+
+async def test_a_feed_pull_is_one_statement_and_a_watcher_far_behind_reads_every_change_in_order(tmp_path):
+    """Each wake-up of a stream costs one statement (head, pruning mark and rows in one
+    snapshot), not five: under a drain the engine's own watcher wakes every ~2 ms."""
+    from monque_engine.store.sqlite.feed import PULL_LIMIT
+
+    count = 2 * PULL_LIMIT + 5
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db")
+    await m.initialize()
+    try:
+        jobs = await m.enqueue_many([{"name": "bulk", "data": {"i": i}} for i in range(count)])
+        feed = m.store._feed
+        conn = sqlite3.connect(tmp_path / "jobs.db")
+        statements: list[str] = []
+        conn.set_trace_callback(statements.append)
+        try:
+            rows, high = feed._pull(conn, feed._pull_sql(True, None), 0)
+            assert len(statements) == 1
+            assert high == count
+            assert [row[0] for row in rows] == list(range(1, PULL_LIMIT + 1))  # one page, from the start
+            assert [row[2] for row in rows] == [j.id for j in jobs[:PULL_LIMIT]]
+            assert feed._pull(conn, feed._pull_sql(False, None), count) == ([], count)
+        finally:
+            conn.close()
+        stream = await m.open_watch(resume_after=0)
+        seen = []
+        async for change in stream:
+            seen.append(change)
+            if len(seen) == count:
+                break
+        await stream.aclose()
+        assert [c.job_id for c in seen] == [j.id for j in jobs]
+        assert [c.token for c in seen] == list(range(1, count + 1))
+        assert all(c.job is not None and c.job.data == {"i": i} for i, c in enumerate(seen))
+    finally:
+        await m.close()
+
+
+async def test_inline_writes_go_on_while_the_write_thread_checkpoints_and_the_wal_still_restarts(
+    tmp_path, monkeypatch, wait_until
+):
+    """The checkpoint after every CHECKPOINT_EVERY inline commits syncs a WAL of ~1,000
+    commits (25-40 ms here). It used to be requested by queueing a no-op, and anything
+    queued makes inline writes wait: every enqueue then waited for the whole checkpoint.
+    Now the first pass runs beside inline writes and only a short second pass, under the
+    gate, copies what they added, so the WAL can restart."""
+    import threading
+
+    from monque_engine.store.sqlite import runner
+
+    monkeypatch.setattr(runner, "CHECKPOINT_EVERY", 20)
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db")
+    await m.initialize()
+    writer = m.store._writer
+    entered, release = threading.Event(), threading.Event()
+    passes: list[bool] = []  # whether the gate was held, per pass
+    real_checkpoint = writer._checkpoint
+
+    def held_first_pass(conn: sqlite3.Connection) -> None:
+        passes.append(writer._gate.locked())
+        if len(passes) == 1:
+            entered.set()
+            release.wait(10)
+        real_checkpoint(conn)
+
+    writer._checkpoint = held_first_pass
+    try:
+        for i in range(20):  # the 20th inline commit asks for a checkpoint
+            await m.enqueue("a", {"i": i})
+        assert await asyncio.to_thread(entered.wait, 10)
+        queued: list[object] = []
+        real_submit = writer.submit
+        writer.submit = lambda op: (queued.append(op), real_submit(op))[1]
+        for i in range(10):  # the checkpoint's first pass is still running
+            await asyncio.wait_for(m.enqueue("a", {"during": i}), 5)
+        assert queued == []  # every one committed inline, none waited for the thread
+        writer.submit = real_submit
+        release.set()
+        await wait_until(lambda: len(passes) == 2, 10)
+        assert passes == [False, True]  # the long pass beside writers, the short one under the gate
+        await m.enqueue("a", {"after": True})  # the first writer after a full checkpoint restarts the WAL
+        conn = sqlite3.connect(tmp_path / "jobs.db")
+        try:
+            _, wal_frames, _ = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        finally:
+            conn.close()
+        assert wal_frames < 20 * 5  # one commit's frames, not the 31 commits before it
+        assert (await m.store.stats("a")).pending == 31
+    finally:
+        release.set()
+        await m.close()
+
+
+async def test_a_drain_round_writes_its_completions_and_claim_feed_rows_in_one_statement(tmp_path, wait_until):
+    """A round at concurrency 5 completes 5 jobs and claims 5 in one transaction; their 10
+    feed rows were two executemany calls (10 statements stepped from Python), now one
+    multi-row INSERT, completions first. Every change is still in the feed, in order."""
+    count = 40
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db", worker_concurrency=5)
+    await m.initialize()
+    try:
+        jobs = await m.enqueue_many([{"name": "five", "data": i} for i in range(count)])
+        done = asyncio.Event()
+        runs: list[int] = []
+
+        async def handler(job) -> None:
+            runs.append(job.data)
+            if len(runs) == count:
+                done.set()
+
+        statements: list[str] = []
+        m.store._writer._inline.set_trace_callback(statements.append)
+        m.register("five", handler)
+        await m.start()
+        async with asyncio.timeout(20):
+            await done.wait()
+
+        async def all_completed() -> bool:
+            return (await m.store.stats("five")).completed == count
+
+        await wait_until(all_completed, 20)
+        await m.stop()
+        feed_inserts_per_commit: list[int] = []
+        current = 0
+        for sql in statements:
+            if sql.startswith("INSERT INTO monque_jobs_changes"):
+                current += 1
+            elif sql == "COMMIT":
+                feed_inserts_per_commit.append(current)
+                current = 0
+        assert feed_inserts_per_commit and max(feed_inserts_per_commit) == 1
+        assert sorted(runs) == list(range(count))
+    finally:
+        await m.close()
+    conn = sqlite3.connect(tmp_path / "jobs.db")
+    try:
+        feed = conn.execute(
+            "SELECT job_id, status FROM monque_jobs_changes WHERE op = 'update' ORDER BY seq"
+        ).fetchall()
+    finally:
+        conn.close()
+    for job in jobs:  # each job: claimed (processing), then completed, in that order
+        assert [status for job_id, status in feed if job_id == job.id] == ["processing", "completed"]
+
+
+def test_the_engine_runs_on_uvloop_the_optional_extra(tmp_path):
+    """``pip install 'monque-tui[uvloop]'`` then ``uvloop.run(main())``: claims, inline and
+    threaded writes, the change feed and a clean stop all work on uvloop's loop."""
+    uvloop = pytest.importorskip("uvloop")
+
+    async def main() -> tuple[list[int], list[str], str]:
+        m = Monque(f"sqlite:///{tmp_path}/jobs.db", worker_concurrency=5)
+        await m.initialize()
+        ran: list[int] = []
+        done = asyncio.Event()
+
+        async def handler(job) -> None:
+            ran.append(job.data)
+            if len(ran) == 30:
+                done.set()
+
+        stream = await m.open_watch()
+        m.register("uv", handler)
+        await m.start()
+        await m.enqueue_many([{"name": "uv", "data": i} for i in range(25)])
+        for i in range(25, 30):
+            await m.enqueue("uv", i)
+        async with asyncio.timeout(20):
+            await done.wait()
+        seen: list[str] = []
+        async with asyncio.timeout(20):
+            async for change in stream:
+                seen.append(change.operation)
+                if seen.count("insert") == 30:
+                    break
+        await stream.aclose()
+        await m.stop()
+        await m.close()
+        return ran, seen, type(asyncio.get_running_loop()).__module__
+
+    ran, seen, loop_module = uvloop.run(main())
+    assert loop_module.startswith("uvloop")
+    assert sorted(ran) == list(range(30))
+    assert seen.count("insert") == 30
+
+
+async def test_a_status_filtered_watcher_is_not_woken_by_commits_it_does_not_want(tmp_path, wait_until):
+    """The engine's own watcher listens for pending jobs only. During a drain every claim
+    and completion commits rows it filters out, and waking it for each (a pull, two thread
+    hops) cost the drain a fifth of its loop time. The watcher thread now checks, per
+    stream, whether anything wanted arrived before waking it; wanted rows still wake it."""
+    from monque_engine import JobStatus
+
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db")
+    await m.initialize()
+    try:
+        jobs = await m.enqueue_many([{"name": "quiet", "data": i} for i in range(1000)])
+        feed = m.store._feed
+        pulls: list[int] = []
+        real_pull = feed._pull
+
+        def counting_pull(conn, sql, after):
+            pulls.append(after)
+            return real_pull(conn, sql, after)
+
+        feed._pull = counting_pull
+        stream = await m.store.open_watch(statuses=(JobStatus.PENDING,), full_document=False)
+        seen = []
+
+        async def consume() -> None:
+            async for change in stream:
+                seen.append(change)
+
+        consumer = asyncio.create_task(consume())
+        await wait_until(lambda: len(pulls) >= 1, 10)
+        pulls.clear()
+        for job in jobs:  # 1,000 commits, each a 'cancelled' feed row this stream filters out
+            await m.cancel_job(job.id)
+            await asyncio.sleep(0)  # an inline commit never suspends: let the stream run between them
+        late = await m.enqueue("quiet", "late")
+        await wait_until(lambda: any(c.job_id == late.id for c in seen), 10)
+        assert [c.job_id for c in seen] == [late.id]
+        assert len(pulls) <= 2  # the wanted insert's wake (one more if it met a pull); was one per 2 ms
+        consumer.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await consumer
     finally:
         await m.close()

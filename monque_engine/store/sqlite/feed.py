@@ -1,6 +1,6 @@
 """The cross-process change feed of the SQLite store.
 
-Writers append to the change table inside their own transactions (schema triggers), so a
+Writers append to the change table inside their own transactions (the store's own statements), so a
 row's ``seq`` is commit order. A watcher thread polls ``PRAGMA data_version`` on its own
 connection, a counter SQLite bumps whenever *another* connection commits: a few
 microseconds per look, so it can look every 2 ms and a commit in any process reaches every
@@ -9,15 +9,25 @@ subscriber within milliseconds. In-process commits notify directly, without wait
 Each subscriber pulls its own rows (``seq > last``) after a notification. Pulling rather
 than pushing makes resumption trivial and exact: a watch that restarts from a token reads
 the rows after it, in order, no gaps and no repeats.
+
+Who is woken is decided on the watcher thread, per subscriber: a stream that filters by
+status (the engine's own, which listens for pending jobs) is woken only when the feed has a
+row it wants past the point already checked for it. During a drain every claim and
+completion commits feed rows no pending-watcher wants; waking it for each (a pull, two
+thread hops, its coroutine resumed) cost the loop that runs the jobs a fifth of its time
+(ADR 0001). The pull stays authoritative: a wake is only a hint, a missed-looking one is
+impossible (see ``_due``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import operator
 import sqlite3
 import threading
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ...errors import ChangeFeedHistoryLostError, ConnectionError, InvalidCursorError
@@ -27,11 +37,21 @@ from .runner import ReadRunner
 from .schema import JOB_COLUMNS, Tables
 
 PULL_LIMIT = 1000
-#: In-process commits wake subscribers at most once per this many seconds (the first at
-#: once, later ones together at the end of the window). Under load every claim and every
-#: completion flush commits, and a wake per commit cost each stream a read-thread hop and
-#: a query per commit: ~25% of a drain at concurrency 5 (ADR 0001).
+_seq = operator.itemgetter(0)
+#: After this process commits, the watcher thread looks at once, then at most once per
+#: this many seconds while commits keep coming (later ones are seen together). Under load
+#: every claim and every completion flush commits (ADR 0001).
 COALESCE = 0.002
+
+
+@dataclass(eq=False)
+class _Subscriber:
+    wake: asyncio.Event
+    #: SQL condition on the feed row (alias ``c``) this stream wants, or None for every row.
+    wants: str | None
+    #: Feed rows up to this seq need no wake for this stream (read, or not wanted); -1
+    #: until the stream knows where it starts (then every change wakes it).
+    checked: int = -1
 
 
 class ChangeFeed:
@@ -47,14 +67,11 @@ class ChangeFeed:
         self._reader = reader
         self._tables = tables
         self._interval = interval
-        self._subscribers: set[asyncio.Event] = set()
+        self._subscribers: dict[asyncio.Event, _Subscriber] = {}
         self._stop = threading.Event()
-        self._notify_scheduled = False
+        self._poke = threading.Event()  # this process committed: look now
         self._closed = False
-        self._lock = threading.Lock()
         self._watched = threading.Event()  # set while at least one stream is open
-        self._last_wake = float("-inf")
-        self._wake_timer: asyncio.TimerHandle | None = None
         conn = connect()  # fail here, in the opener, if the file cannot be read
         self._thread = threading.Thread(target=self._poll, args=(conn,), name="monque-sqlite-feed", daemon=True)
         self._thread.start()
@@ -63,76 +80,100 @@ class ChangeFeed:
     def _poll(self, conn: sqlite3.Connection) -> None:
         try:
             last = conn.execute("PRAGMA data_version").fetchone()[0]
-            while not self._stop.wait(self._interval):
+            while not self._stop.is_set():
+                poked = self._poke.wait(self._interval)
+                if self._stop.is_set():
+                    break
                 if not self._watched.is_set():
                     # Nobody is listening: sleep until a stream opens (or we close) instead
                     # of polling every few ms in an idle process.
                     self._watched.wait()
-                    if self._stop.is_set():
-                        break
+                    continue
+                self._poke.clear()
                 try:
                     version = conn.execute("PRAGMA data_version").fetchone()[0]
+                    if version != last or poked:
+                        last = version
+                        due = self._due(conn)
+                        if due:
+                            self._notify_threadsafe(due)
                 except sqlite3.Error:
                     continue  # transient (e.g. the file is being replaced); look again next tick
-                if version != last:
-                    last = version
-                    self._notify_threadsafe()
+                if poked:
+                    self._stop.wait(COALESCE)  # commits meanwhile are seen together, next look
         finally:
             conn.close()
 
-    def _notify_threadsafe(self) -> None:
-        with self._lock:
-            if self._notify_scheduled:
-                return
-            self._notify_scheduled = True
+    def _due(self, conn: sqlite3.Connection) -> list[asyncio.Event]:
+        """The streams to wake: those with a wanted feed row past their ``checked`` point.
+
+        Never misses one: rows get seqs above every committed one, so a row committed after
+        the head read here lies past the ``checked`` set here and is looked at next time; a
+        woken stream pulls from its own position up to at least this head.
+        """
+        t = self._tables
+        head, pruned = conn.execute(
+            f"SELECT (SELECT coalesce(max(seq), 0) FROM {t.changes}), "
+            f"(SELECT value FROM {t.meta} WHERE key = 'feed_pruned_through')"
+        ).fetchone()
+        due: list[asyncio.Event] = []
+        for sub in list(self._subscribers.values()):
+            checked = sub.checked
+            if checked >= head:
+                continue
+            # Position unknown, history pruned past it (its pull must say so), or it wants
+            # every row: wake. Otherwise only if a row it wants arrived since the last look.
+            if checked < 0 or checked < int(pruned) or sub.wants is None or self._wanted_since(conn, sub, head):
+                due.append(sub.wake)
+            sub.checked = max(sub.checked, head)
+        return due
+
+    def _wanted_since(self, conn: sqlite3.Connection, sub: _Subscriber, head: int) -> bool:
+        sql = f"SELECT 1 FROM {self._tables.changes} c WHERE c.seq > ? AND c.seq <= ? AND {sub.wants} LIMIT 1"
+        return conn.execute(sql, (sub.checked, head)).fetchone() is not None
+
+    def _notify_threadsafe(self, due: list[asyncio.Event]) -> None:
         try:
-            self._loop.call_soon_threadsafe(self.notify)
+            self._loop.call_soon_threadsafe(self._wake, due)
         except RuntimeError:
             self._stop.set()  # the loop is gone
 
+    @staticmethod
+    def _wake(due: list[asyncio.Event]) -> None:
+        for event in due:
+            event.set()
+
     def notify(self) -> None:
         """Wake every subscriber (called on the loop thread)."""
-        with self._lock:
-            self._notify_scheduled = False
-        self._last_wake = self._loop.time()
         for event in self._subscribers:
             event.set()
 
     def committed(self) -> None:
-        """This process committed (loop thread): wake subscribers now, or, when a wake went
-        out less than COALESCE ago, once at the end of that window (never later)."""
-        if self._wake_timer is not None or not self._subscribers:
-            return
-        wait = self._last_wake + COALESCE - self._loop.time()
-        if wait <= 0:
-            self.notify()
-        else:
-            self._wake_timer = self._loop.call_later(wait, self._timer_wake)
-
-    def _timer_wake(self) -> None:
-        self._wake_timer = None
-        self.notify()
+        """This process committed (loop thread): the watcher thread looks now, and wakes the
+        streams that want what was written (at most one look per COALESCE while commits
+        keep coming)."""
+        if self._subscribers:
+            self._poke.set()
 
     def end_streams(self) -> None:
         """End every open stream (on the loop thread, before ``close``)."""
         self._closed = True
-        if self._wake_timer is not None:
-            self._wake_timer.cancel()
-            self._wake_timer = None
         for event in self._subscribers:
             event.set()
 
-    def _subscribe(self, wake: asyncio.Event) -> None:
-        self._subscribers.add(wake)
+    def _subscribe(self, wake: asyncio.Event, wants: str | None) -> _Subscriber:
+        sub = self._subscribers[wake] = _Subscriber(wake, wants)
         self._watched.set()
+        return sub
 
     def _unsubscribe(self, wake: asyncio.Event) -> None:
-        self._subscribers.discard(wake)
+        self._subscribers.pop(wake, None)
         if not self._subscribers:
             self._watched.clear()
 
     def close(self) -> None:
         self._stop.set()
+        self._poke.set()
         self._watched.set()
         self._thread.join(timeout=5)
 
@@ -144,22 +185,31 @@ class ChangeFeed:
         return int(last), int(pruned)
 
     def _pull_sql(self, full_document: bool, statuses: tuple[JobStatus, ...] | None) -> str:
+        """One statement per pull: the feed's head, the pruning mark and the rows after the
+        position, read in one implicit read transaction (one snapshot, so they agree).
+
+        Five statements (BEGIN, two bounds, the rows, COMMIT) cost each open stream five
+        trips through the GIL per wake-up; under a drain the engine's own watcher wakes
+        every couple of milliseconds and those trips slowed the loop that runs the jobs
+        (ADR 0001). The head and mark are one-row subqueries; the rows are a LEFT JOIN on
+        them, so a pull that finds nothing still returns one row with both bounds.
+        """
         t = self._tables
-        status_clause = ""
-        if statuses is not None:
-            values = ",".join(f"'{s.value}'" for s in statuses)
-            status_clause = f" AND (c.status IN ({values}) OR c.op = 'delete')"
-        if full_document:
-            columns = ", ".join(f"j.{c}" for c in JOB_COLUMNS)
-            return (
-                f"SELECT c.seq, c.op, c.job_id, c.name, c.status, c.next_run_at, {columns} FROM {t.changes} c "
-                f"LEFT JOIN {t.jobs} j ON j.id = c.job_id AND c.op != 'delete' "
-                f"WHERE c.seq > ? AND c.seq <= ?{status_clause} ORDER BY c.seq LIMIT {PULL_LIMIT}"
-            )
-        return (
-            f"SELECT c.seq, c.op, c.job_id, c.name, c.status, c.next_run_at FROM {t.changes} c "
-            f"WHERE c.seq > ? AND c.seq <= ?{status_clause} ORDER BY c.seq LIMIT {PULL_LIMIT}"
+        wanted = _wanted(statuses)
+        status_clause = "" if wanted is None else f" AND {wanted}"
+        bounds = (
+            f"(SELECT coalesce(max(seq), 0) AS high FROM {t.changes}) b "
+            f"CROSS JOIN (SELECT value AS pruned FROM {t.meta} WHERE key = 'feed_pruned_through') m"
         )
+        # The rows in their own subquery, so its ORDER BY walks the rowid and its LIMIT stops
+        # the walk (a watcher far behind reads one page, not everything it missed).
+        picked = "c.seq, c.op, c.job_id, c.name, c.status, c.next_run_at"
+        source = f"{t.changes} c"
+        if full_document:
+            picked += ", " + ", ".join(f"j.{c}" for c in JOB_COLUMNS)
+            source += f" LEFT JOIN {t.jobs} j ON j.id = c.job_id AND c.op != 'delete'"
+        rows = f"SELECT {picked} FROM {source} WHERE c.seq > ?{status_clause} ORDER BY c.seq LIMIT {PULL_LIMIT}"
+        return f"SELECT b.high, m.pruned, r.* FROM {bounds} LEFT JOIN ({rows}) r"
 
     async def open(
         self, resume_after: Any, *, full_document: bool, statuses: tuple[JobStatus, ...] | None
@@ -171,7 +221,7 @@ class ChangeFeed:
                 f"Resume token {resume_after!r} is not one this store made; pass ChangeEvent.token from a previous watch"
             )
         wake = asyncio.Event()
-        self._subscribe(wake)  # before reading the head, so no commit slips between
+        sub = self._subscribe(wake, _wanted(statuses))  # before reading the head: no commit slips between
         try:
             head, pruned = await self._reader.run(self._bounds)
         except BaseException:
@@ -193,6 +243,7 @@ class ChangeFeed:
             )
         else:
             start = resume_after
+        sub.checked = start  # the stream's first pull reads everything after it
         return self._stream(wake, start, self._pull_sql(full_document, statuses), full_document)
 
     async def _stream(
@@ -214,20 +265,21 @@ class ChangeFeed:
             self._unsubscribe(wake)
 
     def _pull(self, conn: sqlite3.Connection, sql: str, after: int) -> tuple[list[tuple[Any, ...]], int]:
-        conn.execute("BEGIN")  # one snapshot: the bounds and the rows agree
-        try:
-            high, pruned = self._bounds(conn)
-            if after < pruned:
-                # An open stream fell behind the kept window: say so, never skip silently.
-                raise ChangeFeedHistoryLostError(
-                    f"The change feed moved past this watcher: it stopped at {after}, but changes up to "
-                    f"{pruned} were pruned; reload the full state, then watch without a token"
-                )
-            if high <= after:
-                return [], after
-            return conn.execute(sql, (after, high)).fetchall(), int(high)
-        finally:
-            conn.execute("COMMIT")
+        found = conn.execute(sql, (after,)).fetchall()
+        high, pruned = int(found[0][0]), int(found[0][1])
+        if after < pruned:
+            # An open stream fell behind the kept window: say so, never skip silently.
+            raise ChangeFeedHistoryLostError(
+                f"The change feed moved past this watcher: it stopped at {after}, but changes up to "
+                f"{pruned} were pruned; reload the full state, then watch without a token"
+            )
+        if found[0][2] is None:  # the LEFT JOIN's empty side: nothing after ``after``
+            return [], max(after, high)
+        # The outer join does not promise the subquery's order (and sorting there would
+        # copy up to PULL_LIMIT rows into a temp b-tree): sort here, usually already in order.
+        rows = [row[2:] for row in found]
+        rows.sort(key=_seq)
+        return rows, high
 
     @staticmethod
     def _event(row: tuple[Any, ...], full_document: bool) -> ChangeEvent:
@@ -244,6 +296,14 @@ class ChangeFeed:
             status=STATUS_BY_VALUE.get(status) if status else None,
             next_run_at_ms=next_run_at,
         )
+
+
+def _wanted(statuses: tuple[JobStatus, ...] | None) -> str | None:
+    """The feed rows a status-filtered stream reads (deletes always), as SQL on alias ``c``."""
+    if statuses is None:
+        return None
+    values = ",".join(f"'{s.value}'" for s in statuses)
+    return f"(c.status IN ({values}) OR c.op = 'delete')"
 
 
 __all__ = ["ChangeFeed", "ConnectionError"]
