@@ -22,7 +22,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static, TextArea
+from textual.widgets import Static, TextArea
 
 from monque_engine import Attempt, InvalidCronError, Job, JobStatus
 from monque_engine.cron import describe, next_runs
@@ -35,6 +35,7 @@ from ..payload import PayloadPages, paginate, size_text
 from ..session import ConsoleSession
 from ..session.events import JobsChanged
 from ..session.fleet import owner_is_dead
+from ..widgets.console_footer import ConsoleFooter
 
 if TYPE_CHECKING:
     from ..app import MonqueConsole, SessionMessage
@@ -227,7 +228,7 @@ class JobDetailScreen(Screen[None]):
             yield Static("", id="detail-attempts")
             yield TextArea("", id="detail-traceback", read_only=True, soft_wrap=False, show_line_numbers=False)
             yield Static("", id="detail-payload")
-        yield Footer(show_command_palette=False)
+        yield ConsoleFooter()
 
     def on_mount(self) -> None:
         self.query_one("#detail-traceback", TextArea).cursor_blink = self.console.live

@@ -14,7 +14,6 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.css.query import NoMatches
 from textual.screen import Screen
-from textual.widgets import Footer
 
 from monque_engine import Job, JobStatus, QueueStats
 
@@ -34,6 +33,7 @@ from ..session.events import (
     WindowLoaded,
 )
 from ..session.fleet import PausedNamesChanged
+from ..widgets.console_footer import ConsoleFooter
 from ..widgets.console_header import ConsoleHeader
 from ..widgets.filter_bar import FilterBar
 from ..widgets.job_table import JobTable
@@ -106,7 +106,7 @@ class JobsScreen(Screen[None]):
         yield ThroughputGraph()
         yield FilterBar(blink=console.live, clock=console.clock)
         yield JobTable(console.clock, self.session.marks, id="jobs-table")
-        yield Footer(show_command_palette=False)
+        yield ConsoleFooter()
 
     @property
     def table(self) -> JobTable:

@@ -28,6 +28,7 @@ from monque_engine import (
     WatchEvent,
 )
 from monque_engine.job import CursorDirection
+from monque_engine.store import JobStore, open_store
 
 from ..actions import ActionKind, ActionPlan, execute, plan_bulk, plan_for_jobs, recount
 from ..clock import Clock, system_clock
@@ -56,6 +57,17 @@ STATS_BACKOFF = 10
 #: a contains text over 500 characters): shown inline, the console carries on.
 QUERY_ERRORS = (AggregationTimeoutError, InvalidJobQueryError)
 READ_ONLY_NOTICE = "Read-only console: actions are disabled (started with --read-only)."
+#: SQLite page cache per connection for the console (the engine's default is 64 MB): the
+#: console reads pages of a busy, growing file, and each connection's cache filled to its
+#: cap over a long session (the soak's RSS growth, issue 10). A URL's own cache_mb wins.
+CONSOLE_CACHE_MB = 8
+
+
+def console_store(url: str) -> str | JobStore:
+    """The store for ``url``: for SQLite, with a small page cache unless the URL sets one."""
+    if not url.lower().startswith("sqlite://") or "cache_mb=" in url.partition("?")[2]:
+        return url
+    return open_store(url, cache_mb=CONSOLE_CACHE_MB)
 
 
 class SessionError(Exception):
@@ -115,7 +127,7 @@ class ConsoleSession:
             options.setdefault("recover_stale_jobs", False)
         options.setdefault("stats_cache_ttl", 0.5)
         try:
-            monque = Monque(self.config.url, **options)
+            monque = Monque(console_store(self.config.url), **options)
             await monque.initialize()
         except Exception as error:  # noqa: BLE001 - reported as one line, then exit non-zero
             raise SessionError(f"monque-tui: cannot open {self.config.url}: {error}") from None
