@@ -355,7 +355,10 @@ def soak(directory: Path, seconds: float, rate: int, warmup: float, repeats: int
         print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     except Exception:
         if subprocess.run(["tmux", "has-session", "-t", session], capture_output=True).returncode == 0 and tmux.dead():
-            print("the console exited; its last screen:\n" + tmux.run("capture-pane", "-p", "-t", session), file=sys.stderr)
+            print(
+                "the console exited; its last screen:\n" + tmux.run("capture-pane", "-p", "-t", session),
+                file=sys.stderr,
+            )
         raise
     finally:
         tmux.close()
