@@ -21,6 +21,7 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Static, TextArea
 
@@ -238,19 +239,40 @@ class JobDetailScreen(Screen[None]):
 
     @work(exclusive=True)
     async def load(self) -> None:
+        try:
+            await self._load()
+        except NoMatches:
+            pass  # closed while its widgets were being removed: nothing left to show
+
+    async def _load(self) -> None:
+        # Every await below may end after the operator closed the screen (Esc while a payload
+        # is prepared): its widgets are gone then, so stop instead of updating them. (The
+        # soak crashed the console this way: NoMatches on #detail-title after Esc.)
         job = await self.session.job(self.job_id)
+        if not self._open:
+            return
         # A job's payload never changes after it is enqueued: prepare it once.
         if job is not None:
             # Attempt records are JSON until first used, and a history may hold big tracebacks:
             # parse and format them off the UI thread.
             attempts, tracebacks = await asyncio.to_thread(_prepare_attempts, job)
+            if not self._open:
+                return
             self._set_attempts(attempts, tracebacks)
         if job is not None and self.payload is None:
             self.show(job, None)  # the fields now; the payload when it is ready
             # Dumping a multi-megabyte payload takes long: never on the UI thread.
-            self.payload = await asyncio.to_thread(paginate, job.data)
+            payload = await asyncio.to_thread(paginate, job.data)
+            if not self._open:
+                return
+            self.payload = payload
             self.page = min(self.page, len(self.payload) - 1)
         self.show(job, self.payload)
+
+    @property
+    def _open(self) -> bool:
+        """Still on screen with its widgets (not dismissed, not being removed)."""
+        return self.is_attached and not self._closing and self in self.app.screen_stack
 
     def _set_attempts(self, attempts: tuple[Attempt, ...], tracebacks: tuple[str, ...]) -> None:
         known = self.attempts[self.selected].number if 0 <= self.selected < len(self.attempts) else None

@@ -102,6 +102,8 @@ class ConsoleSession:
         self.marked_view: JobQuery | None = None
         # counts
         self.stats: QueueStats | None = None
+        #: Every job name in the store (for Tab completion and to say what a name glob matches).
+        self.names: list[str] = []
         self.matching: int | None = None
         self._stats_busy = False
         self._stats_again = False
@@ -380,7 +382,12 @@ class ConsoleSession:
                 if monque is None:
                     return
                 query = self.query
-                stats = await monque.get_queue_stats(query.name)
+                if query.name_is_glob:
+                    # The counts of every name the glob matches (each an indexed count), summed.
+                    await self.load_names()
+                    stats = sum_stats([await monque.get_queue_stats(n) for n in self.matched_names(query) or ()])
+                else:
+                    stats = await monque.get_queue_stats(query.name)
                 if query.search or query.ranges or query.text or query.error_group:
                     try:
                         matching: int | None = await monque.count_jobs(query.list_filter())
@@ -401,6 +408,20 @@ class ConsoleSession:
                     return
         finally:
             self._stats_busy = False
+
+    # -- names ------------------------------------------------------------------------------------------
+    async def load_names(self) -> list[str]:
+        """Read the store's job names again (new names appear as producers add them)."""
+        if self.monque is not None:
+            self.names = await self.monque.job_names()
+        return self.names
+
+    def matched_names(self, query: JobQuery | None = None) -> list[str] | None:
+        """The known names a glob in the name filter matches; None when the filter is not a glob."""
+        query = query or self.query
+        if not query.name_is_glob:
+            return None
+        return [name for name in self.names if query.name_matches(name)]
 
     # -- marks --------------------------------------------------------------------------------------------
     def toggle_mark(self, job: Job) -> None:
@@ -519,3 +540,15 @@ class ConsoleSession:
         if clear_group:
             query = replace(query, error_group=None, group_label=None)
         return query.with_ranges(ranges)
+
+
+def sum_stats(parts: list[QueueStats]) -> QueueStats:
+    """The counts of several names as one (the average duration is not summed: left out)."""
+    return QueueStats(
+        pending=sum(p.pending for p in parts),
+        processing=sum(p.processing for p in parts),
+        completed=sum(p.completed for p in parts),
+        failed=sum(p.failed for p in parts),
+        cancelled=sum(p.cancelled for p in parts),
+        total=sum(p.total for p in parts),
+    )
