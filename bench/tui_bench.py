@@ -6,7 +6,8 @@
 Soak (issue 10): a worker (``--worker``, 4 names, concurrency 32, 2 ms handlers) drains while a
 producer adds ``--rate`` jobs/s; the real console runs in tmux at 160x45. Reported: the
 console's CPU (% of one core) and RSS growth after warm-up, key-to-screen latency (p50/p95
-of a tab switch, opening a detail, a sort, read from the tmux screen), and the worker's
+of a tab switch, opening a detail, a sort, read from the tmux screen over one control-mode
+client, and the console's own share from ``MONQUE_TUI_KEYLOG``), and the worker's
 throughput with the console attached vs without. Targets: CPU <= 10 %, RSS growth <= 20 MB
 over 30 min, key p95 <= 100 ms, throughput >= 90 %.
 
@@ -261,12 +262,24 @@ def _key_latencies(tmux: _Tmux, repeats: int) -> dict[str, list[float]]:
     return out
 
 
+def _console_key_times(path: Path) -> dict[str, list[float]]:
+    """The console's own key-to-frame times (``monque_tui.keylog``), by key kind."""
+    kinds = {"4": "tab switch", "1": "tab switch", "enter": "detail open", "s": "sort"}
+    out: dict[str, list[float]] = {"tab switch": [], "detail open": [], "sort": []}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            key, _, ms = line.partition("\t")
+            if key in kinds:
+                out[kinds[key]].append(float(ms))
+    return out
+
+
 def _pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def soak(directory: Path, seconds: float, rate: int, warmup: float, repeats: int) -> None:
+def soak(directory: Path, seconds: float, rate: int, warmup: float, repeats: int, paint_size: int = 0) -> None:
     path = directory / "soak.db"
     for suffix in ("", "-wal", "-shm"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
@@ -297,6 +310,8 @@ def soak(directory: Path, seconds: float, rate: int, warmup: float, repeats: int
     producer = subprocess.Popen([py, "-m", "bench.tui_producer", url, str(rate)], cwd=root, env=env)
     session = f"monque-soak-{os.getpid()}"
     tmux = _Tmux(session)
+    keylog = directory / "keylog.tsv"
+    keylog.unlink(missing_ok=True)
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     try:
         time.sleep(warmup)
@@ -315,7 +330,7 @@ def soak(directory: Path, seconds: float, rate: int, warmup: float, repeats: int
                 "160",
                 "-y",
                 "45",
-                f"cd {root} && exec env PYTHONPATH={root} {py} -m monque_tui {url}",
+                f"cd {root} && exec env PYTHONPATH={root} MONQUE_TUI_KEYLOG={keylog} {py} -m monque_tui {url}",
             ],
             check=True,
         )
@@ -351,6 +366,13 @@ def soak(directory: Path, seconds: float, rate: int, warmup: float, repeats: int
                 f"key-to-screen {what:<12} p50 {_pct(values, 0.5):6.1f} ms  p95 {_pct(values, 0.95):6.1f} ms "
                 f"(n={len(values)}, target p95 <= 100 ms)"
             )
+        inside = _console_key_times(keylog)
+        for what, values in inside.items():
+            if values:
+                print(
+                    f"  console's share  {what:<12} p50 {_pct(values, 0.5):6.1f} ms  p95 {_pct(values, 0.95):6.1f} ms "
+                    "(key read -> first frame written after its handler; MONQUE_TUI_KEYLOG)"
+                )
         tmux.keys("q")
         print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     except Exception:
@@ -370,6 +392,12 @@ def soak(directory: Path, seconds: float, rate: int, warmup: float, repeats: int
                 proc.wait(30)
             except subprocess.TimeoutExpired:
                 proc.kill()
+    if paint_size:
+        # The fifth figure, once the soak's worker and producer have stopped: first paint on a big store.
+        paint_path = directory / f"jobs-{paint_size}.db"
+        build(paint_path, paint_size)
+        paint = asyncio.run(first_paint(f"sqlite:///{paint_path}"))
+        print(f"first paint on {paint_size:,} jobs: {paint:.1f} ms (target <= 300 ms)", flush=True)
 
 
 def main() -> None:
@@ -382,11 +410,14 @@ def main() -> None:
     parser.add_argument("--rate", type=int, default=1000, help="jobs per second the producer adds")
     parser.add_argument("--warmup", type=float, default=15.0)
     parser.add_argument("--key-repeats", type=int, default=10)
+    parser.add_argument(
+        "--paint-size", type=int, default=1_000_000, help="soak: then time the first paint on this many jobs (0: skip)"
+    )
     args = parser.parse_args()
     if args.soak:
         directory = Path(args.dir)
         directory.mkdir(parents=True, exist_ok=True)
-        soak(directory, args.soak_seconds, args.rate, args.warmup, args.key_repeats)
+        soak(directory, args.soak_seconds, args.rate, args.warmup, args.key_repeats, args.paint_size)
         return
     directory = Path(args.dir)
     directory.mkdir(parents=True, exist_ok=True)
