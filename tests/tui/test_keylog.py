@@ -20,7 +20,7 @@ async def test_each_key_that_runs_an_action_gets_one_line(
 ) -> None:
     log = tmp_path / "keys.tsv"
     monkeypatch.setenv(ENV, str(log))
-    async with running_console(seeded_url) as (app, pilot):
+    async with running_console(seeded_url) as (_app, pilot):
         await pilot.press("4", "s")
         await wait_for(lambda: log.exists() and len(log.read_text().splitlines()) == 2)
     lines = [line.split("\t") for line in log.read_text().splitlines()]
