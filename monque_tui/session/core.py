@@ -51,8 +51,11 @@ from .events import (
 )
 from .feed import ChangeBuffer, Throughput
 
-#: Counting a big store is a scan: after a count that took t, wait at least this many t (<= 10 % of a core).
-STATS_BACKOFF = 10
+#: Counting a big store is a scan of every finished job, so it grows with the store: after a
+#: count that took t, the timer waits at least this many t (<= ~3 % of a core). At 10x the soak's
+#: counts alone took ~1 point of its 10 % budget after two minutes, and more as the store grew.
+#: A changed view (a key, the filter) still counts at once.
+STATS_BACKOFF = 30
 #: What the store says about a view it cannot answer (a MongoDB text search over its maxTimeMS,
 #: a contains text over 500 characters): shown inline, the console carries on.
 QUERY_ERRORS = (AggregationTimeoutError, InvalidJobQueryError)

@@ -28,11 +28,12 @@ class ConsoleFooter(Footer):
         self._shown: tuple[tuple[str, str, str, bool], ...] | None = None
 
     def bindings_changed(self, screen: Screen[object]) -> None:
-        """Rebuild only when what the footer shows changed.
+        """Rebuild only when the keys shown changed; when only which are enabled changed, restyle them.
 
-        Textual rebuilds every footer key (new widgets, styles, layout) on each bindings update,
-        and a live view updates them whenever the cursor's job changes status: under a busy
-        queue that rebuild was the largest part of the console's CPU (py-spy, issue 10 soak).
+        Textual rebuilds every footer key (new widgets, styles, layout) on each bindings update.
+        A live view updates them whenever the cursor's job changes status, and every tab switch
+        enables or disables an action: the rebuild cost ~35 ms a key (cProfile, issue 10 soak)
+        and was the largest part of the console's CPU under a busy queue (py-spy).
         """
         self._bindings_ready = True
         if not screen.app.app_focus or not self.is_attached or screen is not self.screen:
@@ -40,18 +41,32 @@ class ConsoleFooter(Footer):
         shown = self._signature()
         if shown == self._shown:
             return
-        self._shown = shown
+        previous, self._shown = self._shown, shown
+        keys = list(self.query(FooterKey))
+        if previous is not None and [s[:3] for s in shown] == [s[:3] for s in previous] and len(keys) == len(shown):
+            enabled = {action: on for action, _key, _description, on in shown}
+            for key in keys:
+                disabled = not enabled.get(key.action, True)
+                if key._disabled != disabled:
+                    key._disabled = disabled  # what a click checks (FooterKey has no public setter)
+                    key.set_class(disabled, "-disabled")
+            return
         self.call_after_refresh(self.recompose)
 
-    def _signature(self) -> tuple[tuple[str, str, str, bool], ...]:
-        return tuple(
-            (binding.action, binding.key, binding.description, enabled)
-            for _node, binding, enabled, _tooltip in self.screen.active_bindings.values()
-            if binding.show
-        )
-
     def on_resize(self, event: events.Resize) -> None:
-        self.compact = event.size.width < COMPACT_BELOW
+        compact = event.size.width < COMPACT_BELOW
+        if compact != self.compact:
+            self.compact = compact
+            if self._shown is not None:
+                self.call_after_refresh(self.recompose)
+
+    def _signature(self) -> tuple[tuple[str, str, str, bool], ...]:
+        """One entry per shown action (its first binding), as ``compose`` shows them."""
+        shown: dict[str, tuple[str, str, str, bool]] = {}
+        for _node, binding, enabled, _tooltip in self.screen.active_bindings.values():
+            if binding.show:
+                shown.setdefault(binding.action, (binding.action, binding.key, binding.description, enabled))
+        return tuple(shown.values())
 
     def compose(self) -> ComposeResult:
         if not self._bindings_ready:
@@ -61,13 +76,18 @@ class ConsoleFooter(Footer):
             if binding.show:
                 shown.setdefault(binding.action, (binding, enabled, tooltip))
         order = [a for a in FIRST if a in shown] + [a for a in shown if a not in FIRST]
+        compact = self.compact
         for action in order:
             binding, enabled, tooltip = shown[action]
-            yield FooterKey(
+            key = FooterKey(
                 binding.key,
                 self.app.get_key_display(binding),
                 binding.description,
                 binding.action,
                 disabled=not enabled,
                 tooltip=tooltip,
-            ).data_bind(compact=Footer.compact)
+                classes="-compact" if compact else "",
+            )
+            # Set, not data-bound: binding re-styled every key once more on each mount.
+            key.set_reactive(FooterKey.compact, compact)
+            yield key
