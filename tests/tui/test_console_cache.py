@@ -1,4 +1,5 @@
-"""The console's SQLite page cache (issue 10 soak: RSS grew with the engine's 64 MB cache per connection).
+"""The console's SQLite settings (issue 10 soak): a small page cache (RSS grew with the engine's
+64 MB cache per connection) and a feed that looks for commits every 50 ms, not every 2 ms.
 
 ``cache_mb`` is a SQLite URL parameter; the console opens its store with 8 MB per connection
 unless the URL names its own. Checked on real files, by asking each connection's PRAGMA.
@@ -54,9 +55,12 @@ def test_cache_mb_is_a_url_parameter_with_a_clear_error() -> None:
 
 
 def test_console_header_url_is_the_one_typed(store_url: str) -> None:
-    """The small cache is an override, not a URL change: what the header shows is what was typed."""
-    from monque_tui.session.core import console_store
+    """The small cache and the calmer feed are overrides, not URL changes: the header shows what was typed."""
+    from monque_tui.session.core import CONSOLE_FEED_INTERVAL_S, console_store
 
     store: Any = console_store(store_url)
     assert store.display_url == store_url and store.settings.cache_mb == CONSOLE_CACHE_MB
+    # The feed looks for other processes' commits every 50 ms, not the workers' 2 ms.
+    assert store.settings.feed_interval == CONSOLE_FEED_INTERVAL_S
+    assert console_store(store_url + "?feed_interval_ms=5").settings.feed_interval == 0.005  # type: ignore[union-attr]
     assert console_store("mongodb://h/db") == "mongodb://h/db"
