@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -108,8 +109,10 @@ class MonqueConsole(App[int]):
             self._last_key = (event.key, event.time)
         await super().on_event(event)
 
-    async def run_action(self, action: Any, default_namespace: Any = None) -> bool:
-        result = await super().run_action(action, default_namespace)
+    async def run_action(
+        self, action: Any, default_namespace: Any = None, namespaces: Mapping[str, Any] | None = None
+    ) -> bool:
+        result = await super().run_action(action, default_namespace, namespaces)
         if self._keylog is not None and self._last_key is not None:
             self._keylog.handled(*self._last_key)  # the key's binding ran: its frame is the next one
             self._last_key = None
