@@ -16,6 +16,7 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.suggester import SuggestFromList
 from textual.timer import Timer
@@ -89,7 +90,7 @@ class FilterBar(Vertical):
             yield Input(placeholder=RANGE_PLACEHOLDER, id="filter-when")
             yield Label("contains")
             yield Input(placeholder="payload or error text", id="filter-text")
-        yield Static(RANGE_HINT, id="filter-hint", markup=False)
+        yield Static(self._hint(), id="filter-hint", markup=False)
 
     def on_mount(self) -> None:
         for field in self.query(Input):
@@ -155,9 +156,16 @@ class FilterBar(Vertical):
 
     def show_name_matches(self, pattern: str | None, names: list[str] | None) -> None:
         """What a name glob matched ("name email* → 3 names: …"), shown above the range help."""
-        self.name_matches = None if pattern is None or names is None else (pattern, names)
+        matches = None if pattern is None or names is None else (pattern, names)
+        if matches == self.name_matches:
+            return
+        self.name_matches = matches
         if self.error is None:
-            self.query_one("#filter-hint", Static).update(self._hint())
+            try:
+                self.query_one("#filter-hint", Static).update(self._hint())
+            except NoMatches:
+                pass  # not composed yet: compose shows the hint
+
 
     def _hint(self) -> str:
         if self.name_matches is None:

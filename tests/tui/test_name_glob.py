@@ -84,3 +84,25 @@ async def test_bulk_delete_applies_the_glob_and_never_more_than_confirmed(seeded
     after = await store_jobs(seeded_url)
     assert set(before) - set(after) == S_JOBS
     assert late.id in after
+
+
+async def test_mark_all_matching_then_cancel_uses_the_glob(seeded_url: str) -> None:
+    """``A`` marks every job of the view; ``c`` then cancels by the same glob, in one store operation."""
+    from monque_engine import JobStatus
+
+    pending = {job.id for job in SEED_JOBS if job.name in S_NAMES and job.status is JobStatus.PENDING}
+    before = await store_jobs(seeded_url)
+    async with running_console(seeded_url) as (app, pilot):
+        await pilot.press("slash", "s", "asterisk", "enter")
+        await wait_for(lambda: set(table_ids(app)) == S_JOBS)
+        await pilot.press("A")
+        await wait_for(lambda: app.jobs_screen.session.marked_view is not None)
+        await pilot.press("c")
+        await wait_for(lambda: isinstance(app.screen, ConfirmScreen))
+        plan = app.screen.plan  # type: ignore[attr-defined]
+        assert plan.count == len(pending) and plan.query.name == "s*"
+        await pilot.press("y")
+        await wait_for(lambda: any(n.message.startswith("Cancelled") for n in app._notifications))
+    after = await store_jobs(seeded_url)
+    changed = {job_id for job_id, job in after.items() if job.status is not before[job_id].status}
+    assert changed == pending and all(after[job_id].status is JobStatus.CANCELLED for job_id in pending)
