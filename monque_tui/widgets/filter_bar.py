@@ -166,7 +166,6 @@ class FilterBar(Vertical):
             except NoMatches:
                 pass  # not composed yet: compose shows the hint
 
-
     def _hint(self) -> str:
         if self.name_matches is None:
             return RANGE_HINT
