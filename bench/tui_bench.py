@@ -6,7 +6,8 @@
 Soak (issue 10): a worker (``--worker``, 4 names, concurrency 32, 2 ms handlers) drains while a
 producer adds ``--rate`` jobs/s; the real console runs in tmux at 160x45. Reported: the
 console's CPU (% of one core) and RSS growth after warm-up, key-to-screen latency (p50/p95
-of a tab switch, opening a detail, a sort, read from the tmux screen), and the worker's
+of a tab switch, opening a detail, a sort, read from the tmux screen over one control-mode
+client, and the console's own share from ``MONQUE_TUI_KEYLOG``), and the worker's
 throughput with the console attached vs without. Targets: CPU <= 10 %, RSS growth <= 20 MB
 over 30 min, key p95 <= 100 ms, throughput >= 90 %.
 
@@ -168,41 +169,108 @@ def _completed(path: Path) -> int:
 
 
 class _Tmux:
+    """One tmux control-mode client (``tmux -C``): commands and screen reads go over its pipe.
+
+    Polling with ``tmux capture-pane`` spawned a process per look (a fork, exec and a tmux
+    client handshake, 100 times a second): that cost CPU on the machine being measured and
+    added its own start-up to every reading. A control client is one process for the whole
+    run; each look is one line written and a few read back. ``no-output`` keeps tmux from
+    streaming the pane's output to us (we only read screens on demand).
+    """
+
     def __init__(self, session: str) -> None:
         self.session = session
+        self._client: subprocess.Popen[str] | None = None
 
     def run(self, *args: str) -> str:
         return subprocess.run(["tmux", *args], check=True, capture_output=True, text=True, timeout=10).stdout
 
+    def attach(self) -> None:
+        self._client = subprocess.Popen(
+            ["tmux", "-C", "attach-session", "-t", self.session],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            bufsize=1,
+        )
+        self.command("refresh-client -f no-output")
+
+    def close(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            client.kill()
+            client.wait()
+
+    def command(self, line: str) -> str:
+        """Run one tmux command over the control client; its output (``%begin`` .. ``%end``)."""
+        client = self._client
+        assert client is not None and client.stdin is not None and client.stdout is not None
+        client.stdin.write(line + "\n")
+        client.stdin.flush()
+        out: list[str] = []
+        inside = False
+        while True:
+            text = client.stdout.readline()
+            if not text:
+                raise RuntimeError(f"tmux control client ended (the console exited?) during {line!r}")
+            text = text.rstrip("\n")
+            if text.startswith("%begin"):
+                inside, out = True, []
+            elif text.startswith(("%end", "%error")) and inside:
+                if text.startswith("%error"):
+                    raise RuntimeError(f"tmux {line!r}: {' '.join(out)}")
+                return "\n".join(out)
+            elif inside:
+                out.append(text)
+
+    def keys(self, *keys: str) -> None:
+        self.command(f"send-keys -t {self.session} {' '.join(keys)}")
+
     def screen(self) -> str:
-        return self.run("capture-pane", "-p", "-t", self.session)
+        return self.command(f"capture-pane -p -t {self.session}")
+
+    def dead(self) -> bool:
+        return self.run("display", "-p", "-t", self.session, "#{pane_dead}").strip() == "1"
 
     def wait(self, test: Any, timeout: float = 30.0) -> float:
         started = time.perf_counter()
         while not test(self.screen()):
             if time.perf_counter() - started > timeout:
                 raise TimeoutError(self.screen())
-            time.sleep(0.01)  # each capture is a tmux process: polling harder steals the CPU being measured
+            time.sleep(0.005)
         return (time.perf_counter() - started) * 1000
 
 
 def _key_latencies(tmux: _Tmux, repeats: int) -> dict[str, list[float]]:
-    """Send a key, time until the screen shows its effect (tmux capture polling adds a few ms)."""
+    """Send a key, time until the screen shows its effect (read over the control client every ~5 ms)."""
     out: dict[str, list[float]] = {"tab switch": [], "detail open": [], "sort": []}
     for _ in range(repeats):
-        tmux.run("send-keys", "-t", tmux.session, "4")
+        tmux.keys("4")
         out["tab switch"].append(tmux.wait(lambda s: "│ completed, sorted by" in s))
-        tmux.run("send-keys", "-t", tmux.session, "1")
+        tmux.keys("1")
         out["tab switch"].append(tmux.wait(lambda s: "│ all, sorted by" in s))
-        tmux.run("send-keys", "-t", tmux.session, "Enter")
+        tmux.keys("Enter")
         out["detail open"].append(tmux.wait(lambda s: "Payload" in s))
-        tmux.run("send-keys", "-t", tmux.session, "Escape")
+        tmux.keys("Escape")
         tmux.wait(lambda s: "│ all, sorted by" in s)
-        tmux.run("send-keys", "-t", tmux.session, "s")
+        tmux.keys("s")
         out["sort"].append(tmux.wait(lambda s: "sorted by updated" in s))
-        tmux.run("send-keys", "-t", tmux.session, "s", "s")
+        tmux.keys("s", "s")
         tmux.wait(lambda s: "sorted by created" in s)
         time.sleep(0.2)
+    return out
+
+
+def _console_key_times(path: Path) -> dict[str, list[float]]:
+    """The console's own key-to-frame times (``monque_tui.keylog``), by key kind."""
+    kinds = {"4": "tab switch", "1": "tab switch", "enter": "detail open", "s": "sort"}
+    out: dict[str, list[float]] = {"tab switch": [], "detail open": [], "sort": []}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            key, _, ms = line.partition("\t")
+            if key in kinds:
+                out[kinds[key]].append(float(ms))
     return out
 
 
@@ -211,7 +279,7 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def soak(directory: Path, seconds: float, rate: int, warmup: float, repeats: int) -> None:
+def soak(directory: Path, seconds: float, rate: int, warmup: float, repeats: int, paint_size: int = 0) -> None:
     path = directory / "soak.db"
     for suffix in ("", "-wal", "-shm"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
@@ -242,6 +310,9 @@ def soak(directory: Path, seconds: float, rate: int, warmup: float, repeats: int
     producer = subprocess.Popen([py, "-m", "bench.tui_producer", url, str(rate)], cwd=root, env=env)
     session = f"monque-soak-{os.getpid()}"
     tmux = _Tmux(session)
+    keylog = directory / "keylog.tsv"
+    keylog.unlink(missing_ok=True)
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     try:
         time.sleep(warmup)
         done0, t0 = _completed(path), time.perf_counter()
@@ -259,12 +330,15 @@ def soak(directory: Path, seconds: float, rate: int, warmup: float, repeats: int
                 "160",
                 "-y",
                 "45",
-                f"cd {root} && exec env PYTHONPATH={root} {py} -m monque_tui {url}",
+                f"cd {root} && exec env PYTHONPATH={root} MONQUE_TUI_KEYLOG={keylog} {py} -m monque_tui {url}",
             ],
             check=True,
         )
+        # Keep the pane when the console exits, so a crash's last screen can be shown.
+        tmux.run("set-option", "-t", session, "remain-on-exit", "on")
         tmux.run("resize-window", "-t", session, "-x", "160", "-y", "45")  # whatever the server's default size
         pid = int(tmux.run("display", "-p", "-t", session, "#{pane_pid}").strip())
+        tmux.attach()
         tmux.wait(lambda s: "completed/s" in s and "live" in s, 60)
         time.sleep(warmup)
         cpu0, rss0, done0, t0 = _proc_cpu_seconds(pid), _proc_rss_mb(pid), _completed(path), time.perf_counter()
@@ -272,6 +346,8 @@ def soak(directory: Path, seconds: float, rate: int, warmup: float, repeats: int
         while time.perf_counter() - t0 < seconds:
             time.sleep(5)
             rss_samples.append(_proc_rss_mb(pid))
+            if len(rss_samples) % 6 == 1:
+                print(f"  {time.perf_counter() - t0:5.0f} s: RSS {rss_samples[-1]:.0f} MB", flush=True)
         elapsed = time.perf_counter() - t0
         cpu = (_proc_cpu_seconds(pid) - cpu0) / elapsed * 100
         with_console = (_completed(path) - done0) / elapsed
@@ -290,8 +366,24 @@ def soak(directory: Path, seconds: float, rate: int, warmup: float, repeats: int
                 f"key-to-screen {what:<12} p50 {_pct(values, 0.5):6.1f} ms  p95 {_pct(values, 0.95):6.1f} ms "
                 f"(n={len(values)}, target p95 <= 100 ms)"
             )
-        tmux.run("send-keys", "-t", session, "q")
+        inside = _console_key_times(keylog)
+        for what, values in inside.items():
+            if values:
+                print(
+                    f"  console's share  {what:<12} p50 {_pct(values, 0.5):6.1f} ms  p95 {_pct(values, 0.95):6.1f} ms "
+                    "(key read -> first frame written after its handler; MONQUE_TUI_KEYLOG)"
+                )
+        tmux.keys("q")
+        print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+    except Exception:
+        if subprocess.run(["tmux", "has-session", "-t", session], capture_output=True).returncode == 0 and tmux.dead():
+            print(
+                "the console exited; its last screen:\n" + tmux.run("capture-pane", "-p", "-t", session),
+                file=sys.stderr,
+            )
+        raise
     finally:
+        tmux.close()
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
         for proc in (producer, worker):
             proc.send_signal(signal.SIGINT)
@@ -300,6 +392,12 @@ def soak(directory: Path, seconds: float, rate: int, warmup: float, repeats: int
                 proc.wait(30)
             except subprocess.TimeoutExpired:
                 proc.kill()
+    if paint_size:
+        # The fifth figure, once the soak's worker and producer have stopped: first paint on a big store.
+        paint_path = directory / f"jobs-{paint_size}.db"
+        build(paint_path, paint_size)
+        paint = asyncio.run(first_paint(f"sqlite:///{paint_path}"))
+        print(f"first paint on {paint_size:,} jobs: {paint:.1f} ms (target <= 300 ms)", flush=True)
 
 
 def main() -> None:
@@ -312,11 +410,14 @@ def main() -> None:
     parser.add_argument("--rate", type=int, default=1000, help="jobs per second the producer adds")
     parser.add_argument("--warmup", type=float, default=15.0)
     parser.add_argument("--key-repeats", type=int, default=10)
+    parser.add_argument(
+        "--paint-size", type=int, default=1_000_000, help="soak: then time the first paint on this many jobs (0: skip)"
+    )
     args = parser.parse_args()
     if args.soak:
         directory = Path(args.dir)
         directory.mkdir(parents=True, exist_ok=True)
-        soak(directory, args.soak_seconds, args.rate, args.warmup, args.key_repeats)
+        soak(directory, args.soak_seconds, args.rate, args.warmup, args.key_repeats, args.paint_size)
         return
     directory = Path(args.dir)
     directory.mkdir(parents=True, exist_ok=True)

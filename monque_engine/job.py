@@ -7,6 +7,7 @@ MongoDB schema, so the same job can be exported, compared or written by the Mong
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -354,6 +355,19 @@ class JobListFilter:
     text: str | None = None
     #: Ours: only the failed and retrying jobs of one error group (``ErrorGroup.key``).
     error_group: str | None = None
+    #: Ours: the name matches this glob, case-sensitive and whole (``*`` any run of
+    #: characters, ``?`` exactly one; nothing else is special). Combines with ``name``.
+    name_pattern: str | None = None
+
+
+def name_glob_regex(pattern: str) -> str:
+    """The anchored regular expression of a name glob (``*``, ``?``; every other character literal).
+
+    One translation for every place that judges names: the MongoDB store's ``$regex`` and a
+    console that places live changes in its window. SQLite uses GLOB with ``[`` escaped.
+    """
+    parts = [".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern]
+    return "^" + "".join(parts) + "$"
 
 
 SortField = Literal["id", "created_at", "updated_at", "next_run_at"]

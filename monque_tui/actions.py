@@ -136,7 +136,9 @@ def bulk_what(kind: ActionKind, query: JobQuery) -> str:
     """``every failed job named 'x' created 10:00..12:00 UTC``: which jobs a bulk plan reaches."""
     statuses = ELIGIBLE[kind] if query.status is None else (query.status,)
     which = "" if kind is ActionKind.DELETE and query.status is None else " or ".join(s.value for s in statuses) + " "
-    named = f" named {query.name!r}" if query.name else ""
+    named = ""
+    if query.name:
+        named = f" with a name matching {query.name!r}" if query.name_is_glob else f" named {query.name!r}"
     if query.search:
         named += f" matching {query.search!r}"
     if query.text:

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from textual import work
+from textual import events, work
 from textual.app import App
 from textual.message import Message
 
@@ -24,6 +25,7 @@ from .bindings import bindings_for
 from .clock import Clock, system_clock
 from .config import ConsoleConfig
 from .formatting import plural
+from .keylog import KeyLog
 from .palette import ConsoleCommands
 from .query import JobQuery
 from .screens.ask import AskScreen
@@ -77,6 +79,9 @@ class MonqueConsole(App[int]):
         self.jobs_screen = JobsScreen(self.session)
         #: Job names paused in the store (polled with the stats: pauses are not in the job feed).
         self.paused_names: tuple[str, ...] = ()
+        #: ``MONQUE_TUI_KEYLOG``: key-to-frame times for the soak benchmark (None: off, no cost).
+        self._keylog = KeyLog.from_env()
+        self._last_key: tuple[str, float] | None = None
 
     @property
     def monque(self) -> Any:
@@ -97,6 +102,25 @@ class MonqueConsole(App[int]):
     ) -> None:
         """Never markup: messages carry job names and errors, which may contain ``[`` (e.g. "[/]")."""
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+
+    # -- key timing (MONQUE_TUI_KEYLOG) -----------------------------------------------------------------
+    async def on_event(self, event: events.Event) -> None:
+        if self._keylog is not None and isinstance(event, events.Key):
+            self._last_key = (event.key, event.time)
+        await super().on_event(event)
+
+    async def run_action(
+        self, action: Any, default_namespace: Any = None, namespaces: Mapping[str, Any] | None = None
+    ) -> bool:
+        result = await super().run_action(action, default_namespace, namespaces)
+        if self._keylog is not None and self._last_key is not None:
+            self._keylog.handled(*self._last_key)  # the key's binding ran: its frame is the next one
+            self._last_key = None
+        return result
+
+    def post_display_hook(self) -> None:
+        if self._keylog is not None:
+            self._keylog.frame_written()
 
     # -- start and stop -------------------------------------------------------------------------------
     def on_mount(self) -> None:
@@ -123,6 +147,9 @@ class MonqueConsole(App[int]):
         self.exit(return_code=1)
 
     async def on_unmount(self) -> None:
+        if self._keylog is not None:
+            self._keylog.close()
+            self._keylog = None
         await self.session.close()
 
     def first_paint(self) -> None:

@@ -87,7 +87,8 @@ REGISTRY: tuple[KeyAction, ...] = (
         "View",
         ("jobs",),
         key_display="/",
-        help="Filter by exact job name (Tab completes it), id (start or end) or unique key, time ranges "
+        help="Filter by job name (exact; Tab completes it) or name glob (email*, report-?: the view says "
+        "how many names it matched), id (start or end) or unique key, time ranges "
         "FROM..TO such as: created -2h..  updated today  next now..+1h (no offset = UTC), and "
         "'contains': payload or error text (type or message), ASCII case ignored, applied after a short "
         "pause in typing or at once on Enter",

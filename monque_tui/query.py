@@ -6,13 +6,15 @@ feed, so a changed job can be placed in (or dropped from) the loaded window with
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
-from monque_engine import Job, JobListFilter, JobSelector, JobSort, JobStatus
+from monque_engine import Job, JobListFilter, JobSort, JobStatus
+from monque_engine.job import name_glob_regex
 from monque_engine.timeutil import MAX_MS, MIN_MS, datetime_to_ms
 
 SortBy = Literal["created_at", "updated_at", "next_run_at"]
@@ -106,8 +108,10 @@ class JobQuery:
 
     def list_filter(self) -> JobListFilter:
         bound = self._bound
+        glob = self.name_is_glob
         return JobListFilter(
-            name=self.name,
+            name=None if glob else self.name,
+            name_pattern=self.name if glob else None,
             status=self.status,
             search=self.search,
             text=self.text,
@@ -124,47 +128,17 @@ class JobQuery:
         return JobSort(by=self.sort_by, direction="desc" if self.descending else "asc")
 
     @property
-    def bulk_blocker(self) -> str | None:
-        """Why a JobSelector cannot say exactly what this view shows, or None when it can.
+    def name_is_glob(self) -> bool:
+        """The name field holds a glob (``email*``, ``report-?``): a plain name stays an exact match."""
+        return self.name is not None and is_glob(self.name)
 
-        A selector has name, status and an exclusive created-at window (createdAt > newer_than,
-        < older_than). Instants are whole milliseconds in both stores, so an inclusive created
-        range [a, b] is exactly createdAt > a - 1ms and < b + 1ms; the "contains" text and the
-        error group are selector fields too. The id / unique-key search and updated or next-run
-        ranges have no selector form.
-        """
-        other = [SORT_LABELS[r.field] for r in self.ranges if r.field != "created_at"]
-        clear = ["the id/key filter"] if self.search else []
-        if other:
-            clear.append(f"the {' and '.join(other)} range" + ("s" if len(other) > 1 else ""))
-        if not clear:
-            return None
-        return (
-            "Bulk actions select by status, name, contained text, error group and created time only: "
-            f"clear {' and '.join(clear)} first."
-        )
-
-    @property
-    def bulk_expressible(self) -> bool:
-        return self.bulk_blocker is None
-
-    def selector(self, status: JobStatus | tuple[JobStatus, ...] | None) -> JobSelector:
-        if not self.bulk_expressible:
-            raise ValueError(self.bulk_blocker)
-        created = self.range_for("created_at")
-        newer = older = None
-        if created is not None and created.start_ms is not None:
-            newer = ms_datetime(created.start_ms - 1)
-        if created is not None and created.end_ms is not None:
-            older = ms_datetime(created.end_ms + 1)
-        return JobSelector(
-            name=self.name,
-            status=list(status) if isinstance(status, tuple) else status,
-            older_than=older,
-            newer_than=newer,
-            text=self.text,
-            error_group=self.error_group,
-        )
+    def name_matches(self, name: str) -> bool:
+        """Whether a job name is one this view shows (exactly, or by the glob)."""
+        if self.name is None:
+            return True
+        if self.name_is_glob:
+            return _glob(self.name).match(name) is not None
+        return name == self.name
 
     # -- changes -----------------------------------------------------------------------------
     def with_status(self, status: JobStatus | None) -> JobQuery:
@@ -201,7 +175,7 @@ class JobQuery:
     def matches(self, job: Job) -> bool:
         if self.status is not None and job.status is not self.status:
             return False
-        if self.name is not None and job.name != self.name:
+        if self.name is not None and not self.name_matches(job.name):
             return False
         if self.search:
             text = self.search.strip()
@@ -225,7 +199,7 @@ class JobQuery:
     def describe(self, now_ms: int | None = None) -> str:
         parts = [self.status.value if self.status else "all"]
         if self.name:
-            parts.append(f"named {self.name!r}")
+            parts.append(f"names {self.name!r}" if self.name_is_glob else f"named {self.name!r}")
         if self.search:
             parts.append(f"matching {self.search!r}")
         if self.text:
@@ -236,6 +210,16 @@ class JobQuery:
         for time_range in self.ranges:
             text += f", {time_range.describe(now_ms)}"
         return text
+
+
+def is_glob(name: str) -> bool:
+    """``*`` or ``?`` make a name filter a glob (the engine's ``JobListFilter.name_pattern``)."""
+    return "*" in name or "?" in name
+
+
+@functools.lru_cache(maxsize=32)
+def _glob(pattern: str) -> re.Pattern[str]:
+    return re.compile(name_glob_regex(pattern))
 
 
 def in_error_group(job: Job, key: str) -> bool:

@@ -89,6 +89,7 @@ def to_store_filter(filter: JobListFilter | None) -> StoreListFilter:
         recurring=None if filter.recurring is None else bool(filter.recurring),
         text=_text(filter.text),
         error_group=_group(filter.error_group),
+        name_pattern=_pattern(filter.name_pattern),
     )
 
 
@@ -113,3 +114,14 @@ def _group(key: str | None) -> str | None:
     if not isinstance(key, str) or not key.strip():
         raise InvalidJobQueryError(f"error_group must be an ErrorGroup.key (a non-empty string), got {key!r}")
     return _name(key, "error_group")
+
+
+def _pattern(pattern: str | None) -> str | None:
+    """A name glob: a non-empty string of at most ``MAX_TEXT_CHARS`` (``*`` and ``?`` are wildcards)."""
+    if pattern is None:
+        return None
+    if not isinstance(pattern, str) or not pattern:
+        raise InvalidJobQueryError(f"name_pattern must be a non-empty glob such as 'email*', got {pattern!r}")
+    if len(pattern) > MAX_TEXT_CHARS:
+        raise InvalidJobQueryError(f"name_pattern is {len(pattern)} characters long; use at most {MAX_TEXT_CHARS}")
+    return _name(pattern, "name_pattern")

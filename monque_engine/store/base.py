@@ -64,6 +64,7 @@ class StoreListFilter:
     recurring: bool | None = None  # with (True) or without (False) a repeatInterval
     text: str | None = None  # payload / error text contains this, ASCII case ignored (ADR 0008)
     error_group: str | None = None  # only failed and retrying members of this error group
+    name_pattern: str | None = None  # the name matches this glob (* and ?), see JobListFilter
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,8 +21,9 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
+from textual.css.query import NoMatches
 from textual.screen import Screen
-from textual.widgets import Footer, Static, TextArea
+from textual.widgets import Static, TextArea
 
 from monque_engine import Attempt, InvalidCronError, Job, JobStatus
 from monque_engine.cron import describe, next_runs
@@ -35,6 +36,7 @@ from ..payload import PayloadPages, paginate, size_text
 from ..session import ConsoleSession
 from ..session.events import JobsChanged
 from ..session.fleet import owner_is_dead
+from ..widgets.console_footer import ConsoleFooter
 
 if TYPE_CHECKING:
     from ..app import MonqueConsole, SessionMessage
@@ -227,7 +229,7 @@ class JobDetailScreen(Screen[None]):
             yield Static("", id="detail-attempts")
             yield TextArea("", id="detail-traceback", read_only=True, soft_wrap=False, show_line_numbers=False)
             yield Static("", id="detail-payload")
-        yield Footer(show_command_palette=False)
+        yield ConsoleFooter()
 
     def on_mount(self) -> None:
         self.query_one("#detail-traceback", TextArea).cursor_blink = self.console.live
@@ -237,19 +239,40 @@ class JobDetailScreen(Screen[None]):
 
     @work(exclusive=True)
     async def load(self) -> None:
+        try:
+            await self._load()
+        except NoMatches:
+            pass  # closed while its widgets were being removed: nothing left to show
+
+    async def _load(self) -> None:
+        # Every await below may end after the operator closed the screen (Esc while a payload
+        # is prepared): its widgets are gone then, so stop instead of updating them. (The
+        # soak crashed the console this way: NoMatches on #detail-title after Esc.)
         job = await self.session.job(self.job_id)
+        if not self._open:
+            return
         # A job's payload never changes after it is enqueued: prepare it once.
         if job is not None:
             # Attempt records are JSON until first used, and a history may hold big tracebacks:
             # parse and format them off the UI thread.
             attempts, tracebacks = await asyncio.to_thread(_prepare_attempts, job)
+            if not self._open:
+                return
             self._set_attempts(attempts, tracebacks)
         if job is not None and self.payload is None:
             self.show(job, None)  # the fields now; the payload when it is ready
             # Dumping a multi-megabyte payload takes long: never on the UI thread.
-            self.payload = await asyncio.to_thread(paginate, job.data)
+            payload = await asyncio.to_thread(paginate, job.data)
+            if not self._open:
+                return
+            self.payload = payload
             self.page = min(self.page, len(self.payload) - 1)
         self.show(job, self.payload)
+
+    @property
+    def _open(self) -> bool:
+        """Still on screen with its widgets (not dismissed, not being removed)."""
+        return self.is_attached and not self._closing and self in self.app.screen_stack
 
     def _set_attempts(self, attempts: tuple[Attempt, ...], tracebacks: tuple[str, ...]) -> None:
         known = self.attempts[self.selected].number if 0 <= self.selected < len(self.attempts) else None

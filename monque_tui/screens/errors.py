@@ -17,7 +17,7 @@ from textual.app import ComposeResult
 from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from monque_engine import ErrorGroup
 
@@ -26,6 +26,7 @@ from ..bindings import MUTATING_ACTIONS, Scope, bindings_for
 from ..formatting import plural, relative
 from ..session import ConsoleSession
 from ..session.errors import REFRESH_EVERY, SPARK_WIDTH, ErrorGroupsModel, group_query, sparkline
+from ..widgets.console_footer import ConsoleFooter
 
 if TYPE_CHECKING:
     from ..app import MonqueConsole
@@ -72,7 +73,7 @@ class ErrorsScreen(Screen[None]):
         yield Static("Errors: failed and retrying jobs by name, type and message", id="errors-title")
         yield DataTable(cursor_type="row", zebra_stripes=True)
         yield Static("Loading…", id="errors-status", markup=False)
-        yield Footer(show_command_palette=False)
+        yield ConsoleFooter()
 
     @property
     def table(self) -> DataTable[object]:

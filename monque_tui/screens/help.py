@@ -7,9 +7,10 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from ..bindings import REGISTRY, Scope, bindings_for, display_keys
+from ..widgets.console_footer import ConsoleFooter
 
 SCOPE_NAMES: dict[Scope, str] = {
     "table": "jobs",
@@ -60,7 +61,7 @@ class HelpScreen(ModalScreen[None]):
         with VerticalScroll() as scroll:
             scroll.border_title = "Keys"
             yield Static(help_table(self._read_only))
-        yield Footer(show_command_palette=False)
+        yield ConsoleFooter()
 
     def action_back(self) -> None:
         self.dismiss(None)

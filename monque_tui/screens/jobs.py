@@ -14,12 +14,12 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.css.query import NoMatches
 from textual.screen import Screen
-from textual.widgets import Footer
 
 from monque_engine import Job, JobStatus, QueueStats
 
 from ..actions import ActionKind, eligible
 from ..bindings import MUTATING_ACTIONS, Scope, bindings_for
+from ..formatting import plural
 from ..query import SORT_LABELS, JobQuery
 from ..session import ConsoleSession
 from ..session.events import (
@@ -34,6 +34,7 @@ from ..session.events import (
     WindowLoaded,
 )
 from ..session.fleet import PausedNamesChanged
+from ..widgets.console_footer import ConsoleFooter
 from ..widgets.console_header import ConsoleHeader
 from ..widgets.filter_bar import FilterBar
 from ..widgets.job_table import JobTable
@@ -106,7 +107,7 @@ class JobsScreen(Screen[None]):
         yield ThroughputGraph()
         yield FilterBar(blink=console.live, clock=console.clock)
         yield JobTable(console.clock, self.session.marks, id="jobs-table")
-        yield Footer(show_command_palette=False)
+        yield ConsoleFooter()
 
     @property
     def table(self) -> JobTable:
@@ -140,13 +141,11 @@ class JobsScreen(Screen[None]):
 
     @work(group="names")
     async def load_names(self) -> None:
-        monque = self.session.monque
-        if monque is not None:
-            names = await monque.job_names()
-            try:
-                self.query_one(FilterBar).set_names(names)
-            except NoMatches:
-                pass
+        names = await self.session.load_names()
+        try:
+            self.query_one(FilterBar).set_names(names)
+        except NoMatches:
+            pass
 
     @work(group="edges")
     async def load_edge(self, edge: str) -> None:
@@ -197,6 +196,8 @@ class JobsScreen(Screen[None]):
             tabs = self.query_one(StatusTabs)
             tabs.stats = event.stats
             tabs.matching = event.matching
+            if event.query.name_is_glob and event.query == self.session.query:
+                self._show_name_matches(event.query)  # the names were read again with the counts
         elif isinstance(event, FeedChanged):
             header = self.query_one(ConsoleHeader)
             header.feed = event.state
@@ -229,6 +230,19 @@ class JobsScreen(Screen[None]):
         tabs.describe = query.describe(self.console.clock())
         tabs.sort_text = f", sorted by {SORT_LABELS[query.sort_by]} {arrow}"
         tabs.matching = None
+        self._show_name_matches(query)
+
+    def _show_name_matches(self, query: JobQuery) -> None:
+        """A name glob: what it matched ("→ 3 names"), in the tabs line and the filter bar's hint."""
+        matched = self.session.matched_names(query)
+        bar = self.query_one(FilterBar)
+        if matched is None:
+            bar.show_name_matches(None, None)
+            return
+        self.query_one(StatusTabs).describe = (
+            query.describe(self.console.clock()) + f" → {plural(len(matched), 'name')}"
+        )
+        bar.show_name_matches(query.name or "", matched)
 
     @_while_mounted
     def show_throughput(self) -> None:
@@ -345,13 +359,13 @@ class JobsScreen(Screen[None]):
             if query.status is not None and not eligible(kind, query.status):
                 return None
         if action == "toggle_name_pause":
-            return True if self.query_state.name else None
+            return True if self.query_state.name and not self.query_state.name_is_glob else None
         if action == "clear_filter":
             return self.query_state.has_filter or None
         return True
 
     def action_toggle_name_pause(self) -> None:
-        if self.query_state.name:
+        if self.query_state.name and not self.query_state.name_is_glob:
             self.console.toggle_name_pause(self.query_state.name)
 
     def action_act(self, kind: str) -> None:

@@ -16,7 +16,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from monque_engine import InvalidCronError, JobListFilter, JobStatus, QueueHealth, QueueViewSummary
 from monque_engine.cron import describe
@@ -27,6 +27,7 @@ from ..formatting import STATUS_STYLES, span
 from ..session import ConsoleSession
 from ..session.events import JobsChanged
 from ..session.fleet import HEALTH_WINDOW_MINUTES, PausedNamesChanged, recent_rate, spark_cells
+from ..widgets.console_footer import ConsoleFooter
 
 if TYPE_CHECKING:
     from ..app import MonqueConsole, SessionMessage
@@ -77,7 +78,7 @@ class QueuesScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static("Queues", id="queues-title")
         yield DataTable(cursor_type="row", zebra_stripes=True)
-        yield Footer(show_command_palette=False)
+        yield ConsoleFooter()
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)

@@ -14,12 +14,13 @@ from textual import work
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from ..bindings import MUTATING_ACTIONS, Scope, bindings_for
 from ..formatting import span
 from ..session import ConsoleSession
 from ..session.fleet import FleetView, InstanceRow
+from ..widgets.console_footer import ConsoleFooter
 
 if TYPE_CHECKING:
     from ..app import MonqueConsole
@@ -96,7 +97,7 @@ class WorkersScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static("Workers", id="workers-title")
         yield DataTable(cursor_type="row", zebra_stripes=True)
-        yield Footer(show_command_palette=False)
+        yield ConsoleFooter()
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)

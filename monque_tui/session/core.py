@@ -28,6 +28,7 @@ from monque_engine import (
     WatchEvent,
 )
 from monque_engine.job import CursorDirection
+from monque_engine.store import JobStore, open_store
 
 from ..actions import ActionKind, ActionPlan, execute, plan_bulk, plan_for_jobs, recount
 from ..clock import Clock, system_clock
@@ -50,12 +51,37 @@ from .events import (
 )
 from .feed import ChangeBuffer, Throughput
 
-#: Counting a big store is a scan: after a count that took t, wait at least this many t (<= 10 % of a core).
-STATS_BACKOFF = 10
+#: Counting a big store is a scan of every finished job, so it grows with the store: after a
+#: count that took t, the timer waits at least this many t (<= ~3 % of a core). At 10x the soak's
+#: counts alone took ~1 point of its 10 % budget after two minutes, and more as the store grew.
+#: A changed view (a key, the filter) still counts at once.
+STATS_BACKOFF = 30
 #: What the store says about a view it cannot answer (a MongoDB text search over its maxTimeMS,
 #: a contains text over 500 characters): shown inline, the console carries on.
 QUERY_ERRORS = (AggregationTimeoutError, InvalidJobQueryError)
 READ_ONLY_NOTICE = "Read-only console: actions are disabled (started with --read-only)."
+#: SQLite page cache per connection for the console (the engine's default is 64 MB): the
+#: console reads pages of a busy, growing file, and each connection's cache filled to its
+#: cap over a long session (the soak's RSS growth, issue 10). A URL's own cache_mb wins.
+CONSOLE_CACHE_MB = 8
+#: How often the console's SQLite feed looks for other processes' commits (the engine's default
+#: is 2 ms, for workers that wake on new jobs). The console applies changes twice a second, so
+#: looking 500 times a second only cost CPU: a pull, a transaction and a loop wake-up each (py-spy:
+#: more than the UI thread's own work under the soak). 50 ms batches ~25x more rows per pull.
+CONSOLE_FEED_INTERVAL_S = 0.05
+
+
+def console_store(url: str) -> str | JobStore:
+    """The store for ``url``: for SQLite, a small page cache and a calmer feed, unless the URL sets them."""
+    if not url.lower().startswith("sqlite://"):
+        return url
+    params = url.partition("?")[2]
+    overrides: dict[str, Any] = {}
+    if "cache_mb=" not in params:
+        overrides["cache_mb"] = CONSOLE_CACHE_MB
+    if "feed_interval_ms=" not in params:
+        overrides["feed_interval"] = CONSOLE_FEED_INTERVAL_S
+    return open_store(url, **overrides)
 
 
 class SessionError(Exception):
@@ -90,6 +116,8 @@ class ConsoleSession:
         self.marked_view: JobQuery | None = None
         # counts
         self.stats: QueueStats | None = None
+        #: Every job name in the store (for Tab completion and to say what a name glob matches).
+        self.names: list[str] = []
         self.matching: int | None = None
         self._stats_busy = False
         self._stats_again = False
@@ -115,7 +143,7 @@ class ConsoleSession:
             options.setdefault("recover_stale_jobs", False)
         options.setdefault("stats_cache_ttl", 0.5)
         try:
-            monque = Monque(self.config.url, **options)
+            monque = Monque(console_store(self.config.url), **options)
             await monque.initialize()
         except Exception as error:  # noqa: BLE001 - reported as one line, then exit non-zero
             raise SessionError(f"monque-tui: cannot open {self.config.url}: {error}") from None
@@ -368,7 +396,12 @@ class ConsoleSession:
                 if monque is None:
                     return
                 query = self.query
-                stats = await monque.get_queue_stats(query.name)
+                if query.name_is_glob:
+                    # The counts of every name the glob matches (each an indexed count), summed.
+                    await self.load_names()
+                    stats = sum_stats([await monque.get_queue_stats(n) for n in self.matched_names(query) or ()])
+                else:
+                    stats = await monque.get_queue_stats(query.name)
                 if query.search or query.ranges or query.text or query.error_group:
                     try:
                         matching: int | None = await monque.count_jobs(query.list_filter())
@@ -389,6 +422,20 @@ class ConsoleSession:
                     return
         finally:
             self._stats_busy = False
+
+    # -- names ------------------------------------------------------------------------------------------
+    async def load_names(self) -> list[str]:
+        """Read the store's job names again (new names appear as producers add them)."""
+        if self.monque is not None:
+            self.names = await self.monque.job_names()
+        return self.names
+
+    def matched_names(self, query: JobQuery | None = None) -> list[str] | None:
+        """The known names a glob in the name filter matches; None when the filter is not a glob."""
+        query = query or self.query
+        if not query.name_is_glob:
+            return None
+        return [name for name in self.names if query.name_matches(name)]
 
     # -- marks --------------------------------------------------------------------------------------------
     def toggle_mark(self, job: Job) -> None:
@@ -507,3 +554,15 @@ class ConsoleSession:
         if clear_group:
             query = replace(query, error_group=None, group_label=None)
         return query.with_ranges(ranges)
+
+
+def sum_stats(parts: list[QueueStats]) -> QueueStats:
+    """The counts of several names as one (the average duration is not summed: left out)."""
+    return QueueStats(
+        pending=sum(p.pending for p in parts),
+        processing=sum(p.processing for p in parts),
+        completed=sum(p.completed for p in parts),
+        failed=sum(p.failed for p in parts),
+        cancelled=sum(p.cancelled for p in parts),
+        total=sum(p.total for p in parts),
+    )

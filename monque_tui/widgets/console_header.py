@@ -36,29 +36,34 @@ class ConsoleHeader(Static):
     paused_names: reactive[tuple[str, ...]] = reactive(())
 
     def render(self) -> Text:
+        """Store and feed, then each active state, separated by a dim ``·`` (spaces alone were
+        lost where the header is read as text: "feed off1 marked")."""
         text = Text()
         text.append("monque ", style="bold")
         if self.label:
             text.append(f"[{self.label}] ", style="bold magenta")
         text.append(self.store, style="underline")
-        text.append("  ")
+        parts: list[tuple[str, str]] = []
         label, style = FEED_LABELS.get(self.feed, (self.feed, ""))
-        text.append(label, style=style)
         if self.feed_error and self.feed in ("reconnecting", "fallback"):
-            text.append(f" ({self.feed_error[:60]})", style="dim")
+            label += f" ({self.feed_error[:60]})"
+        parts.append((label, style))
         if self.paused:
-            text.append("  ⏸ PAUSED (p resumes)", style="bold reverse yellow")
+            parts.append(("⏸ PAUSED (p resumes)", "bold reverse yellow"))
         if self.read_only:
-            text.append("  READ-ONLY", style="bold reverse red")
+            parts.append(("READ-ONLY", "bold reverse red"))
         if self.paused_names:
             shown = ", ".join(self.paused_names[:3]) + (
                 f" +{len(self.paused_names) - 3}" if len(self.paused_names) > 3 else ""
             )
-            text.append(f"  ⏸ paused: {shown}", style="bold yellow")
+            parts.append((f"⏸ paused: {shown}", "bold yellow"))
         if self.worker_info:
-            text.append(f"  {self.worker_info}", style="cyan")
+            parts.append((self.worker_info, "cyan"))
         if self.marked_all:
-            text.append(f"  all {self.marked:,} matching marked", style="bold yellow")
+            parts.append((f"all {self.marked:,} matching marked", "bold yellow"))
         elif self.marked:
-            text.append(f"  {self.marked:,} marked", style="bold yellow")
+            parts.append((f"{self.marked:,} marked", "bold yellow"))
+        for part, style in parts:
+            text.append(" · ", style="dim")
+            text.append(part, style=style)
         return text

@@ -1,4 +1,4 @@
-"""The `/` filter bar: job name (completed from the names in the store), id or unique key,
+"""The `/` filter bar: job name or name glob (``email*``, completed from the names in the store), id or unique key,
 "contains" text (payload or error) and time ranges.
 
 Name and id/key apply as they are typed; "contains" applies as it is typed too, but after a
@@ -16,6 +16,7 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.suggester import SuggestFromList
 from textual.timer import Timer
@@ -76,18 +77,20 @@ class FilterBar(Vertical):
         self._debounce: Timer | None = None
         self._query_error = False
         self.error: str | None = None
+        #: A name glob and the names it matched (shown in the hint line), or None.
+        self.name_matches: tuple[str, list[str]] | None = None
 
     def compose(self) -> ComposeResult:
         with Horizontal():
             yield Label("name")
-            yield Input(placeholder="exact job name (Tab completes)", id="filter-name")
+            yield Input(placeholder="name, or glob email* (Tab)", id="filter-name")
             yield Label("id/key")
             yield Input(placeholder="id start/end, unique key", id="filter-search")
             yield Label("when")
             yield Input(placeholder=RANGE_PLACEHOLDER, id="filter-when")
             yield Label("contains")
             yield Input(placeholder="payload or error text", id="filter-text")
-        yield Static(RANGE_HINT, id="filter-hint", markup=False)
+        yield Static(self._hint(), id="filter-hint", markup=False)
 
     def on_mount(self) -> None:
         for field in self.query(Input):
@@ -148,8 +151,28 @@ class FilterBar(Vertical):
     def _show_error(self, message: str | None) -> None:
         self._query_error = False
         self.error = message
-        self.query_one("#filter-hint", Static).update(message or RANGE_HINT)
+        self.query_one("#filter-hint", Static).update(message or self._hint())
         self.set_class(message is not None, "-error")
+
+    def show_name_matches(self, pattern: str | None, names: list[str] | None) -> None:
+        """What a name glob matched ("name email* → 3 names: …"), shown above the range help."""
+        matches = None if pattern is None or names is None else (pattern, names)
+        if matches == self.name_matches:
+            return
+        self.name_matches = matches
+        if self.error is None:
+            try:
+                self.query_one("#filter-hint", Static).update(self._hint())
+            except NoMatches:
+                pass  # not composed yet: compose shows the hint
+
+    def _hint(self) -> str:
+        if self.name_matches is None:
+            return RANGE_HINT
+        pattern, names = self.name_matches
+        count = f"{len(names)} name" + ("" if len(names) == 1 else "s")
+        listed = ", ".join(names[:6]) + (f", +{len(names) - 6}" if len(names) > 6 else "")
+        return f"name {pattern} → {count}" + (f": {listed}" if names else " (no job has a matching name)")
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:

@@ -49,4 +49,5 @@ class ThroughputGraph(Static):
         text.append(sparkline(failed), style="red")
         text.append(f" peak {max(failed, default=0):,.0f}", style="dim")
         text.append(f"  (last {SECONDS} s, 5 s average)", style="dim")
-        self.update(text)
+        # One line, always: no layout pass (a layout pass reflows the whole screen, every second).
+        self.update(text, layout=False)

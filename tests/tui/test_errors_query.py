@@ -4,6 +4,7 @@ predicate applied to jobs arriving on the live feed (no Textual here)."""
 from __future__ import annotations
 
 from monque_engine import Job, JobStatus
+from monque_tui.actions import ActionKind, bulk_filter
 from monque_tui.formatting import error_text
 from monque_tui.query import JobQuery
 
@@ -29,13 +30,10 @@ def test_text_and_group_reach_the_listing_the_counts_and_the_bulk_selector() -> 
     query = JobQuery(name="webhook", text="timed out", error_group="abc123", group_label="webhook X: y")
     listing = query.list_filter()
     assert (listing.text, listing.error_group) == ("timed out", "abc123")
-    assert query.bulk_blocker is None  # both have a selector form
-    selector = query.selector(JobStatus.FAILED)
-    assert (selector.text, selector.error_group, selector.name) == ("timed out", "abc123", "webhook")
+    bulk = bulk_filter(ActionKind.RETRY, query)  # bulk actions apply the listing's whole filter
+    assert bulk is not None and (bulk.text, bulk.error_group, bulk.name) == ("timed out", "abc123", "webhook")
     assert query.has_filter and not query.is_empty
     assert "containing 'timed out'" in query.describe() and "in error group 'webhook X: y'" in query.describe()
-    # The id/unique-key search still has no selector form.
-    assert JobQuery(search="abc").bulk_blocker is not None
 
 
 def test_the_feed_predicate_matches_the_store_predicate() -> None:

@@ -17,7 +17,7 @@ from textual.widgets import Input
 
 from monque_engine import JobStatus, Monque
 from monque_tui.app import MonqueConsole
-from monque_tui.query import DAY_MS, JobQuery, RangeError, SortBy, TimeRange, ms_datetime, parse_ranges
+from monque_tui.query import DAY_MS, RangeError, TimeRange, ms_datetime, parse_ranges
 from monque_tui.screens.confirm import ConfirmScreen
 from monque_tui.seed import MINUTE, SEED_JOBS, SEED_NOW_MS, SeedJob, seed_id
 from monque_tui.widgets.filter_bar import FilterBar
@@ -108,18 +108,6 @@ def test_range_syntax(text: str, expected: tuple[TimeRange, ...]) -> None:
 def test_bad_ranges_say_what_is_wrong_and_what_is_accepted(text: str, says: str) -> None:
     with pytest.raises(RangeError, match=says):
         parse_ranges(text, NOW)
-
-
-def test_created_range_selector_is_exact_at_millisecond_precision() -> None:
-    query = JobQuery(name="x", ranges=(TimeRange("created_at", NOW - HOUR, NOW),))
-    selector = query.selector(JobStatus.FAILED)
-    assert selector.newer_than == ms_datetime(NOW - HOUR - 1) and selector.older_than == ms_datetime(NOW + 1)
-    assert query.bulk_blocker is None
-    for field in cast("tuple[SortBy, ...]", ("updated_at", "next_run_at")):
-        blocked = JobQuery(ranges=(TimeRange(field, NOW - HOUR, None),))
-        assert blocked.bulk_blocker is not None and "range" in blocked.bulk_blocker
-        with pytest.raises(ValueError):
-            blocked.selector(None)
 
 
 # -- the console -------------------------------------------------------------------------------------------

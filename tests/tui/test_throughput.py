@@ -54,7 +54,7 @@ def test_each_line_has_its_own_scale_and_small_rates_show() -> None:
 async def test_the_label_says_what_the_line_plots() -> None:
     graph = ThroughputGraph()
     rendered: list[object] = []
-    graph.update = rendered.append  # type: ignore[method-assign]
+    graph.update = lambda content, **_: rendered.append(content)  # type: ignore[method-assign]
     graph.show([1.0] * 60, [0.0] * 60)
     text = str(rendered[-1])
     assert f"last {SECONDS} s" in text and "minute" not in text and "failed attempts/s" in text

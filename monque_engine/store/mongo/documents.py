@@ -19,7 +19,7 @@ from bson import ObjectId
 from ...attempts import MAX_ATTEMPTS, Attempt
 from ...cursor import CursorAnchor
 from ...errorgroups import hour_window
-from ...job import CursorDirection, Job, JobSort, JobStatus, NewJob
+from ...job import CursorDirection, Job, JobSort, JobStatus, NewJob, name_glob_regex
 from ...timeutil import ms_to_datetime
 from ..base import StoreListFilter, StoreSelector
 
@@ -408,6 +408,13 @@ def list_filter(filter: StoreListFilter) -> Document:
     query: Document = {}
     if filter.name is not None:
         query["name"] = filter.name
+    if filter.name_pattern is not None:
+        # Anchored, every other character escaped (name_glob_regex); a literal prefix uses the name index.
+        clause = {"name": {"$regex": name_glob_regex(filter.name_pattern)}}
+        if "name" in query:
+            query.setdefault("$and", []).append(clause)
+        else:
+            query.update(clause)
     if filter.statuses is not None:
         query["status"] = {"$in": [s.value for s in filter.statuses]}
     bounds = (

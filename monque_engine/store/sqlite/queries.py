@@ -167,6 +167,11 @@ def filter_where(filter: StoreListFilter) -> tuple[str, list[Any]]:
     if filter.name is not None:
         clauses.append("name = ?")
         params.append(filter.name)
+    if filter.name_pattern is not None:
+        # GLOB is case-sensitive like the other stores' match; "[" is its only other special
+        # character, made literal here so that only * and ? are wildcards (JobListFilter).
+        clauses.append("name GLOB ?")
+        params.append(filter.name_pattern.replace("[", "[[]"))
     if filter.statuses is not None:
         clauses.append(_in("status", filter.statuses, params))
     bounds = (

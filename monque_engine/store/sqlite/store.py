@@ -148,7 +148,7 @@ class SqliteStore(JobStore):
         try:
             retry_while_busy(lambda: self._use_wal(conn), self.settings.busy_timeout)
             conn.execute(f"PRAGMA synchronous={self.settings.synchronous.upper()}")
-            conn.execute("PRAGMA cache_size=-65536")
+            conn.execute(f"PRAGMA cache_size=-{self.settings.cache_mb * 1024}")
             conn.execute("PRAGMA temp_store=MEMORY")
             conn.execute("PRAGMA journal_size_limit=67108864")  # truncate the WAL back to 64 MB after checkpoints
             if not autocheckpoint:
@@ -176,7 +176,7 @@ class SqliteStore(JobStore):
         )
         try:
             conn.execute("PRAGMA query_only=1")
-            conn.execute("PRAGMA cache_size=-65536")
+            conn.execute(f"PRAGMA cache_size=-{self.settings.cache_mb * 1024}")
             conn.execute("PRAGMA temp_store=MEMORY")
             conn.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
         except BaseException:

@@ -10,6 +10,9 @@ Query parameters:
   mode=rwc|rw|ro            rwc (default) creates the file if missing; rw requires it to
                             exist; ro opens it read-only: never creates or changes the
                             file (no WAL switch, no schema or index creation, no writes).
+  cache_mb=MB               SQLite's page cache per connection (default 64, 1..4096). It
+                            fills up to this as pages are read and stays: a process that
+                            only looks (a console) can set it low to keep its memory small.
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ class SqliteSettings:
     read_only: bool = False
     #: ``mode=rw`` / ``mode=ro``: the file must already exist.
     must_exist: bool = False
+    #: ``cache_mb``: each connection's page cache (``PRAGMA cache_size``), in MiB.
+    cache_mb: int = 64
 
 
 _USAGE = "use sqlite:///relative/path.db or sqlite:////absolute/path.db"
@@ -93,8 +98,10 @@ def parse_sqlite_url(url: str, **overrides: object) -> SqliteSettings:
                 raise InvalidSqliteUrlError(f"SQLite URL parameter mode must be rwc, rw or ro, got {value!r}")
             values["read_only"] = value.lower() == "ro"
             values["must_exist"] = value.lower() in ("rw", "ro")
+        elif key == "cache_mb":
+            values["cache_mb"] = int(_number(key, value, 1, 4096))
         else:
-            known = "synchronous, busy_timeout, feed_interval_ms, feed_retention, inline_writes, mode"
+            known = "synchronous, busy_timeout, feed_interval_ms, feed_retention, inline_writes, mode, cache_mb"
             raise InvalidSqliteUrlError(f"Unknown SQLite URL parameter {key!r}; known: {known}")
     values.update(overrides)
     return SqliteSettings(path=path, display_url=url, **values)  # type: ignore[arg-type]
