@@ -106,7 +106,7 @@ class JobsScreen(Screen[None]):
         yield StatusTabs()
         yield ThroughputGraph()
         yield FilterBar(blink=console.live, clock=console.clock)
-        yield JobTable(console.clock, self.session.marks, id="jobs-table")
+        yield JobTable(console.clock, self.session.marks, on_cursor=self._follow_cursor, id="jobs-table")
         yield ConsoleFooter()
 
     @property
@@ -292,10 +292,12 @@ class JobsScreen(Screen[None]):
     def _first_paint(self) -> None:
         self.console.first_paint()
 
+    def _follow_cursor(self, job: Job | None, row: int) -> None:
+        self.session.cursor = job
+        self.session.cursor_row = row
+
     @on(JobTable.CursorMoved)
     def _cursor_moved(self, event: JobTable.CursorMoved) -> None:
-        self.session.cursor = event.job
-        self.session.cursor_row = self.table.cursor_row
         # Textual rebuilds the whole footer on refresh_bindings: only when what is offered changed
         # (moving with j/k over jobs of one status changes nothing), not on every cursor move.
         jobs, _ = self.session.targets()

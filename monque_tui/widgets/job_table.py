@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rich.segment import Segment
@@ -100,9 +101,20 @@ class JobTable(ScrollView, can_focus=True):
             super().__init__()
             self.job = job
 
-    def __init__(self, clock: Clock, marks: dict[str, Job], *, id: str | None = None) -> None:
+    def __init__(
+        self,
+        clock: Clock,
+        marks: dict[str, Job],
+        *,
+        on_cursor: Callable[[Job | None, int], None] | None = None,
+        id: str | None = None,
+    ) -> None:
         super().__init__(id=id)
         self._clock = clock
+        #: Told the cursor's job and row the moment they change, before any message is handled:
+        #: a live flush or an action that runs first must not see the previous job (the
+        #: CursorMoved message can wait behind other work, and live edits then moved the cursor back).
+        self._on_cursor = on_cursor
         self.marks = marks
         #: "Mark all matching" (issue 13): every row the view shows is marked.
         self.all_marked = False
@@ -173,6 +185,8 @@ class JobTable(ScrollView, can_focus=True):
     def rows_shifted(self, delta: int) -> None:
         """``delta`` rows were added (+) or removed (-) above the first row."""
         self.cursor_row = max(0, self.cursor_row + delta)
+        if self._on_cursor is not None:
+            self._on_cursor(self.cursor_job, self.cursor_row)
         self._resize()
         self.scroll_to(y=max(0, self.scroll_y + delta), animate=False, immediate=True)
         self.refresh()
@@ -200,6 +214,8 @@ class JobTable(ScrollView, can_focus=True):
             self.scroll_to(y=self.cursor_row - visible + 1, animate=False, immediate=True)
 
     def _cursor_changed(self, post: bool = True) -> None:
+        if self._on_cursor is not None:
+            self._on_cursor(self.cursor_job, self.cursor_row)
         if post:
             self.post_message(self.CursorMoved(self.cursor_job))
         self._check_edges()

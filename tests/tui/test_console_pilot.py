@@ -212,6 +212,21 @@ async def test_a_change_from_another_process_appears_and_the_cursor_stays(seeded
         assert app.jobs_screen.table.cursor_job.id == PENDING_EMAIL
 
 
+async def test_the_session_knows_the_cursor_job_as_soon_as_the_table_moves(seeded_url: str) -> None:
+    """Actions and live flushes read the session's cursor. It used to follow the table only
+    when the table's CursorMoved message was handled, so a flush that ran first put the
+    cursor back on the previous job, and an action could apply to it."""
+    async with running_console(seeded_url) as (app, pilot):
+        screen = app.jobs_screen
+        position = screen.window.position(PENDING_EMAIL)
+        assert position is not None
+        screen.table.move_cursor(position)  # no pause: no message has been handled yet
+        assert screen.session.cursor is not None and screen.session.cursor.id == PENDING_EMAIL
+        assert screen.session.cursor_row == position
+        jobs, everything = screen.session.targets()
+        assert [job.id for job in jobs] == [PENDING_EMAIL] and not everything
+
+
 async def test_pause_holds_changes_until_resumed(seeded_url: str) -> None:
     async with running_console(seeded_url) as (app, pilot):
         await pilot.press("p")
