@@ -216,7 +216,7 @@ async def test_the_session_knows_the_cursor_job_as_soon_as_the_table_moves(seede
     """Actions and live flushes read the session's cursor. It used to follow the table only
     when the table's CursorMoved message was handled, so a flush that ran first put the
     cursor back on the previous job, and an action could apply to it."""
-    async with running_console(seeded_url) as (app, pilot):
+    async with running_console(seeded_url) as (app, _pilot):
         screen = app.jobs_screen
         position = screen.window.position(PENDING_EMAIL)
         assert position is not None
