@@ -11,7 +11,7 @@ import asyncio
 import inspect
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal, TypedDict, get_args, overload
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict, get_args, overload
 
 if TYPE_CHECKING:
     from .job import Job
@@ -73,87 +73,64 @@ MonqueEventMap = TypedDict(
 Listener = Callable[[Any], Any]
 
 
+class Subscribe(Protocol):
+    """``on`` and ``once``: one overload per event, so a type checker matches a listener's
+    parameter to its event's payload (as upstream's ``MonqueEventMap`` does). One set serves
+    the emitter and the ``Monque`` facade."""
+
+    @overload
+    def __call__(self, event: Literal["job:start"], listener: Callable[[Job], Any]) -> Callable[[Job], Any]: ...
+    @overload
+    def __call__(
+        self, event: Literal["job:complete"], listener: Callable[[JobCompleteEvent], Any]
+    ) -> Callable[[JobCompleteEvent], Any]: ...
+    @overload
+    def __call__(
+        self, event: Literal["job:fail"], listener: Callable[[JobFailEvent], Any]
+    ) -> Callable[[JobFailEvent], Any]: ...
+    @overload
+    def __call__(
+        self, event: Literal["job:error"], listener: Callable[[JobErrorEvent], Any]
+    ) -> Callable[[JobErrorEvent], Any]: ...
+    @overload
+    def __call__(
+        self, event: Literal["job:cancelled"], listener: Callable[[JobEvent], Any]
+    ) -> Callable[[JobEvent], Any]: ...
+    @overload
+    def __call__(
+        self, event: Literal["job:retried"], listener: Callable[[JobRetriedEvent], Any]
+    ) -> Callable[[JobRetriedEvent], Any]: ...
+    @overload
+    def __call__(
+        self, event: Literal["job:deleted"], listener: Callable[[JobDeletedEvent], Any]
+    ) -> Callable[[JobDeletedEvent], Any]: ...
+    @overload
+    def __call__(self, event: CountEventName, listener: Callable[[CountEvent], Any]) -> Callable[[CountEvent], Any]: ...
+    @overload
+    def __call__(
+        self, event: ChangeStreamEventName, listener: Callable[[ChangeStreamEvent], Any]
+    ) -> Callable[[ChangeStreamEvent], Any]: ...
+    @overload
+    def __call__(
+        self, event: QueueControlEventName, listener: Callable[[QueueControlEvent], Any]
+    ) -> Callable[[QueueControlEvent], Any]: ...
+    def __call__(self, event: EventName, listener: Listener) -> Listener: ...
+
+
 class EventEmitter:
     def __init__(self) -> None:
         self._listeners: dict[str, list[tuple[Listener, bool]]] = {}
         self._pending: set[asyncio.Task[Any]] = set()
+        #: Add a listener (``once``: removed after its first call); typed per event by ``Subscribe``.
+        self.on: Subscribe = self._subscribe
+        self.once: Subscribe = self._subscribe_once
 
-    @overload
-    def on(self, event: Literal["job:start"], listener: Callable[[Job], Any]) -> Callable[[Job], Any]: ...
-    @overload
-    def on(
-        self, event: Literal["job:complete"], listener: Callable[[JobCompleteEvent], Any]
-    ) -> Callable[[JobCompleteEvent], Any]: ...
-    @overload
-    def on(
-        self, event: Literal["job:fail"], listener: Callable[[JobFailEvent], Any]
-    ) -> Callable[[JobFailEvent], Any]: ...
-    @overload
-    def on(
-        self, event: Literal["job:error"], listener: Callable[[JobErrorEvent], Any]
-    ) -> Callable[[JobErrorEvent], Any]: ...
-    @overload
-    def on(self, event: Literal["job:cancelled"], listener: Callable[[JobEvent], Any]) -> Callable[[JobEvent], Any]: ...
-    @overload
-    def on(
-        self, event: Literal["job:retried"], listener: Callable[[JobRetriedEvent], Any]
-    ) -> Callable[[JobRetriedEvent], Any]: ...
-    @overload
-    def on(
-        self, event: Literal["job:deleted"], listener: Callable[[JobDeletedEvent], Any]
-    ) -> Callable[[JobDeletedEvent], Any]: ...
-    @overload
-    def on(self, event: CountEventName, listener: Callable[[CountEvent], Any]) -> Callable[[CountEvent], Any]: ...
-    @overload
-    def on(
-        self, event: ChangeStreamEventName, listener: Callable[[ChangeStreamEvent], Any]
-    ) -> Callable[[ChangeStreamEvent], Any]: ...
-    @overload
-    def on(
-        self, event: QueueControlEventName, listener: Callable[[QueueControlEvent], Any]
-    ) -> Callable[[QueueControlEvent], Any]: ...
-    def on(self, event: EventName, listener: Listener) -> Listener:
+    def _subscribe(self, event: EventName, listener: Listener) -> Listener:
         self._check(event)
         self._listeners.setdefault(event, []).append((listener, False))
         return listener
 
-    @overload
-    def once(self, event: Literal["job:start"], listener: Callable[[Job], Any]) -> Callable[[Job], Any]: ...
-    @overload
-    def once(
-        self, event: Literal["job:complete"], listener: Callable[[JobCompleteEvent], Any]
-    ) -> Callable[[JobCompleteEvent], Any]: ...
-    @overload
-    def once(
-        self, event: Literal["job:fail"], listener: Callable[[JobFailEvent], Any]
-    ) -> Callable[[JobFailEvent], Any]: ...
-    @overload
-    def once(
-        self, event: Literal["job:error"], listener: Callable[[JobErrorEvent], Any]
-    ) -> Callable[[JobErrorEvent], Any]: ...
-    @overload
-    def once(
-        self, event: Literal["job:cancelled"], listener: Callable[[JobEvent], Any]
-    ) -> Callable[[JobEvent], Any]: ...
-    @overload
-    def once(
-        self, event: Literal["job:retried"], listener: Callable[[JobRetriedEvent], Any]
-    ) -> Callable[[JobRetriedEvent], Any]: ...
-    @overload
-    def once(
-        self, event: Literal["job:deleted"], listener: Callable[[JobDeletedEvent], Any]
-    ) -> Callable[[JobDeletedEvent], Any]: ...
-    @overload
-    def once(self, event: CountEventName, listener: Callable[[CountEvent], Any]) -> Callable[[CountEvent], Any]: ...
-    @overload
-    def once(
-        self, event: ChangeStreamEventName, listener: Callable[[ChangeStreamEvent], Any]
-    ) -> Callable[[ChangeStreamEvent], Any]: ...
-    @overload
-    def once(
-        self, event: QueueControlEventName, listener: Callable[[QueueControlEvent], Any]
-    ) -> Callable[[QueueControlEvent], Any]: ...
-    def once(self, event: EventName, listener: Listener) -> Listener:
+    def _subscribe_once(self, event: EventName, listener: Listener) -> Listener:
         self._check(event)
         self._listeners.setdefault(event, []).append((listener, True))
         return listener

@@ -7,27 +7,17 @@ import logging
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from datetime import datetime, timedelta
 from types import TracebackType
-from typing import Any, Literal, overload
+from typing import Any
 
 from ..cursor import CursorAnchor, encode_cursor
 from ..errorgroups import ErrorGroup
 from ..errors import ConnectionError, InvalidJobQueryError, MonqueError, ShutdownTimeoutError
 from ..events import (
-    ChangeStreamEvent,
-    ChangeStreamEventName,
-    CountEvent,
-    CountEventName,
     EventEmitter,
     EventName,
-    JobCompleteEvent,
-    JobDeletedEvent,
     JobErrorEvent,
-    JobEvent,
-    JobFailEvent,
-    JobRetriedEvent,
     Listener,
-    QueueControlEvent,
-    QueueControlEventName,
+    Subscribe,
 )
 from ..job import (
     BulkOperationResult,
@@ -86,6 +76,9 @@ class Monque:
         self._url = store if isinstance(store, str) else None
         self.store: JobStore = open_store(store) if isinstance(store, str) else store
         self.events = EventEmitter()
+        #: ``on``/``once`` add a listener (typed per event: ``monque_engine.events.Subscribe``).
+        self.on: Subscribe = self.events.on
+        self.once: Subscribe = self.events.once
         self._ctx = SchedulerContext(self.store, self.options, self.events)
         self._processor = JobProcessor(self._ctx)
         self._intake = JobIntake(self._ctx)
@@ -505,82 +498,6 @@ class Monque:
         return await self._fleet.queue_health(window_minutes)
 
     # -- events and the change feed ---------------------------------------------------------------
-    @overload
-    def on(self, event: Literal["job:start"], listener: Callable[[Job], Any]) -> Callable[[Job], Any]: ...
-    @overload
-    def on(
-        self, event: Literal["job:complete"], listener: Callable[[JobCompleteEvent], Any]
-    ) -> Callable[[JobCompleteEvent], Any]: ...
-    @overload
-    def on(
-        self, event: Literal["job:fail"], listener: Callable[[JobFailEvent], Any]
-    ) -> Callable[[JobFailEvent], Any]: ...
-    @overload
-    def on(
-        self, event: Literal["job:error"], listener: Callable[[JobErrorEvent], Any]
-    ) -> Callable[[JobErrorEvent], Any]: ...
-    @overload
-    def on(self, event: Literal["job:cancelled"], listener: Callable[[JobEvent], Any]) -> Callable[[JobEvent], Any]: ...
-    @overload
-    def on(
-        self, event: Literal["job:retried"], listener: Callable[[JobRetriedEvent], Any]
-    ) -> Callable[[JobRetriedEvent], Any]: ...
-    @overload
-    def on(
-        self, event: Literal["job:deleted"], listener: Callable[[JobDeletedEvent], Any]
-    ) -> Callable[[JobDeletedEvent], Any]: ...
-    @overload
-    def on(self, event: CountEventName, listener: Callable[[CountEvent], Any]) -> Callable[[CountEvent], Any]: ...
-    @overload
-    def on(
-        self, event: ChangeStreamEventName, listener: Callable[[ChangeStreamEvent], Any]
-    ) -> Callable[[ChangeStreamEvent], Any]: ...
-    @overload
-    def on(
-        self, event: QueueControlEventName, listener: Callable[[QueueControlEvent], Any]
-    ) -> Callable[[QueueControlEvent], Any]: ...
-    def on(self, event: EventName, listener: Listener) -> Listener:
-        return self.events.on(event, listener)
-
-    @overload
-    def once(self, event: Literal["job:start"], listener: Callable[[Job], Any]) -> Callable[[Job], Any]: ...
-    @overload
-    def once(
-        self, event: Literal["job:complete"], listener: Callable[[JobCompleteEvent], Any]
-    ) -> Callable[[JobCompleteEvent], Any]: ...
-    @overload
-    def once(
-        self, event: Literal["job:fail"], listener: Callable[[JobFailEvent], Any]
-    ) -> Callable[[JobFailEvent], Any]: ...
-    @overload
-    def once(
-        self, event: Literal["job:error"], listener: Callable[[JobErrorEvent], Any]
-    ) -> Callable[[JobErrorEvent], Any]: ...
-    @overload
-    def once(
-        self, event: Literal["job:cancelled"], listener: Callable[[JobEvent], Any]
-    ) -> Callable[[JobEvent], Any]: ...
-    @overload
-    def once(
-        self, event: Literal["job:retried"], listener: Callable[[JobRetriedEvent], Any]
-    ) -> Callable[[JobRetriedEvent], Any]: ...
-    @overload
-    def once(
-        self, event: Literal["job:deleted"], listener: Callable[[JobDeletedEvent], Any]
-    ) -> Callable[[JobDeletedEvent], Any]: ...
-    @overload
-    def once(self, event: CountEventName, listener: Callable[[CountEvent], Any]) -> Callable[[CountEvent], Any]: ...
-    @overload
-    def once(
-        self, event: ChangeStreamEventName, listener: Callable[[ChangeStreamEvent], Any]
-    ) -> Callable[[ChangeStreamEvent], Any]: ...
-    @overload
-    def once(
-        self, event: QueueControlEventName, listener: Callable[[QueueControlEvent], Any]
-    ) -> Callable[[QueueControlEvent], Any]: ...
-    def once(self, event: EventName, listener: Listener) -> Listener:
-        return self.events.once(event, listener)
-
     def off(self, event: EventName, listener: Listener | None = None) -> None:
         self.events.off(event, listener)
 
