@@ -78,7 +78,14 @@ class InvalidJobQueryError(MonqueError):
 
 
 class AggregationTimeoutError(MonqueError):
-    pass
+    """A statistics query ran past its time limit (30 s on MongoDB, as upstream)."""
+
+    def __init__(
+        self,
+        message: str = "Statistics aggregation exceeded 30 second timeout; "
+        "try again, scope it to one job name, or check the store's indexes",
+    ) -> None:
+        super().__init__(message)
 
 
 class PayloadTooLargeError(MonqueError):
