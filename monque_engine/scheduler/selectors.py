@@ -66,9 +66,13 @@ def name_filter(name: str | None) -> str | None:
 
 
 def to_store_selector(selector: JobSelector | None, statuses: tuple[JobStatus, ...] | None = None) -> StoreSelector:
-    selector = selector or JobSelector()
+    # Only None means "no selector": a falsy value of another type (False, 0, "", []) is a
+    # caller's mistake and must not widen a bulk call to every job (as upstream refuses it).
+    selector = JobSelector() if selector is None else selector
     if not isinstance(selector, JobSelector):
-        raise InvalidJobQueryError("Pass a JobSelector(name=…, status=…, older_than=…, newer_than=…)")
+        raise InvalidJobQueryError(
+            f"Pass a JobSelector(name=…, status=…, older_than=…, newer_than=…), not {type(selector).__name__}"
+        )
     return StoreSelector(
         name=name_filter(selector.name),
         statuses=statuses if statuses is not None else parse_statuses(selector.status),
@@ -81,9 +85,11 @@ def to_store_selector(selector: JobSelector | None, statuses: tuple[JobStatus, .
 
 
 def to_store_filter(filter: JobListFilter | None) -> StoreListFilter:
-    filter = filter or JobListFilter()
+    filter = JobListFilter() if filter is None else filter  # as above: only None means "every job"
     if not isinstance(filter, JobListFilter):
-        raise InvalidJobQueryError("Pass a JobListFilter(name=…, status=…, created_at_from=…, …)")
+        raise InvalidJobQueryError(
+            f"Pass a JobListFilter(name=…, status=…, created_at_from=…, …), not {type(filter).__name__}"
+        )
     search = _name(filter.search, "search") if isinstance(filter.search, str) else None
     search = search.strip() if search is not None else None
     return StoreListFilter(
