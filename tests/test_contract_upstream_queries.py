@@ -241,9 +241,7 @@ async def test_an_empty_status_list_selects_nothing_and_an_empty_selector_everyt
     assert (everything.count, everything.errors) == (2, [])
 
 
-@pytest.mark.parametrize(
-    "limit", [0, -1, 1.5, float("nan"), float("inf"), 1001, 2**53 - 1, "10", True], ids=repr
-)
+@pytest.mark.parametrize("limit", [0, -1, 1.5, float("nan"), float("inf"), 1001, 2**53 - 1, "10", True], ids=repr)
 async def test_unsafe_page_sizes_are_refused_by_every_listing(monque, limit):
     """'rejects unsafe page size'. (Upstream's ``null`` case: ``None`` means "not given"
     here, so ``limit=None`` is the default page size, as upstream's ``undefined``.)"""

@@ -31,7 +31,9 @@ async def test_a_scheduled_job_is_pending_with_its_expression_counts_and_times(m
     hourly = await m.schedule("0 * * * *", "job", {})
     assert (hourly.next_run_at.minute, hourly.next_run_at.second) == (0, 0)
     for expression in ["0 0 * * *", "0 0 * * 0", "0 9 * * 1-5", "*/15 * * * *", "0 0 1 * *", "0 9 * * 1"]:
-        stored = await m.schedule(expression, "job-" + expression.replace(" ", "-").replace("*", "x").replace("/", "s"), {})
+        stored = await m.schedule(
+            expression, "job-" + expression.replace(" ", "-").replace("*", "x").replace("/", "s"), {}
+        )
         assert stored.repeat_interval == expression
 
 
@@ -72,7 +74,9 @@ async def test_unique_keys_on_schedule(monque):
     assert len(await m.get_jobs(name="job")) == 3
 
 
-async def test_after_a_failed_attempt_a_success_returns_to_cron_time_and_clears_the_failure(monque, recorder, wait_until):
+async def test_after_a_failed_attempt_a_success_returns_to_cron_time_and_clears_the_failure(
+    monque, recorder, wait_until
+):
     """'should use cron timing for next run after successful retry (not backoff)', 'should
     reset failCount', 'should clear failReason', 'should preserve repeatInterval after retry
     failure' and 'should emit job:complete event for recurring jobs'."""
