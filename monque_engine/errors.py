@@ -6,6 +6,7 @@ Every message says what is wrong and, where there is one, what to do about it.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 
@@ -16,12 +17,15 @@ class MonqueError(Exception):
 class InvalidCronError(MonqueError):
     def __init__(self, expression: str, reason: str = "") -> None:
         self.expression = expression
-        hint = (
-            "use 5 fields (minute hour day-of-month month day-of-week), 6 with seconds first, "
-            "or a macro such as @hourly, @daily, @weekly"
-        )
+        # Worded as upstream's (expression in double quotes, the field order, an example), so
+        # a message logged by a Node worker and one logged here read the same.
+        shown = json.dumps(expression, ensure_ascii=False) if isinstance(expression, str) else repr(expression)
         detail = f": {reason}" if reason else ""
-        super().__init__(f"Invalid cron expression {expression!r}{detail}; {hint}")
+        super().__init__(
+            f"Invalid cron expression {shown}{detail}. Expected 5 fields "
+            '("minute hour day-of-month month day-of-week"), 6 with seconds first, '
+            'or a macro such as @hourly, @daily, @weekly. Example: "0 9 * * 1" (every Monday at 9am)'
+        )
 
 
 class ConnectionError(MonqueError):
@@ -78,7 +82,14 @@ class InvalidJobQueryError(MonqueError):
 
 
 class AggregationTimeoutError(MonqueError):
-    pass
+    """A statistics query ran past its time limit (30 s on MongoDB, as upstream)."""
+
+    def __init__(
+        self,
+        message: str = "Statistics aggregation exceeded 30 second timeout; "
+        "try again, scope it to one job name, or check the store's indexes",
+    ) -> None:
+        super().__init__(message)
 
 
 class PayloadTooLargeError(MonqueError):

@@ -49,12 +49,17 @@ def check_seconds(name: str, value: object, *, allow_zero: bool) -> None:
 
 
 def check_count(name: str, value: object, *, optional: bool = False) -> None:
-    """A count option: an integer from 1 to MAX_COUNT (or None where optional)."""
+    """A count option: an integer from 0 to MAX_COUNT (or None where optional).
+
+    Zero is a limit, as upstream keeps it ("preserves zero limits"): concurrency 0 claims
+    nothing, ``max_retries=0`` makes the first failure final (as 1 does), and
+    ``max_payload_size=0`` refuses every payload.
+    """
     if optional and value is None:
         return
-    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_COUNT:
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= MAX_COUNT:
         prefix = "None or " if optional else ""
-        raise InvalidOptionError(f"Option {name} must be {prefix}an integer from 1 to {MAX_COUNT}, got {value!r}")
+        raise InvalidOptionError(f"Option {name} must be {prefix}an integer from 0 to {MAX_COUNT}, got {value!r}")
 
 
 def _check_retention(retention: object) -> None:
@@ -97,16 +102,12 @@ class MonqueOptions:
     skip_index_creation: bool = False
 
     def __post_init__(self) -> None:
-        for name in (
-            "poll_interval",
-            "safety_poll_interval",
-            "max_backoff_delay",
-            "lock_timeout",
-            "heartbeat_interval",
-        ):
+        # Timers must be positive (zero would spin). lock_timeout too, unlike upstream: zero
+        # would call every running job stale at once and run it again in parallel copies.
+        for name in ("poll_interval", "safety_poll_interval", "lock_timeout", "heartbeat_interval"):
             check_seconds(name, getattr(self, name), allow_zero=False)
-        # base_retry_interval may be 0: retry at once (upstream accepts it too).
-        for name in ("base_retry_interval", "shutdown_timeout", "stats_cache_ttl"):
+        # base_retry_interval and max_backoff_delay may be 0: retry at once (as upstream).
+        for name in ("base_retry_interval", "max_backoff_delay", "shutdown_timeout", "stats_cache_ttl"):
             check_seconds(name, getattr(self, name), allow_zero=True)
         for name in ("max_retries", "worker_concurrency"):
             check_count(name, getattr(self, name))

@@ -24,9 +24,11 @@ from .errors import InvalidJobIdentifierError, PayloadTooLargeError, PayloadVali
 
 MAX_NAME_LENGTH = 255
 MAX_UNIQUE_KEY_LENGTH = 1024
+# As upstream's ``\p{Cc}`` (C0 and C1 controls, U+0000-U+001F and U+007F-U+009F) and JS's
+# ``\s`` (Python's plus U+FEFF), so a name or key one side accepts the other accepts too.
 # Lone surrogates (U+D800-U+DFFF) cannot be encoded as UTF-8, so no store can keep them.
-_NAME_FORBIDDEN = re.compile("[\\s\\x00-\\x1f\\x7f\ud800-\udfff]")
-_CONTROL = re.compile("[\\x00-\\x1f\\x7f\ud800-\udfff]")
+_NAME_FORBIDDEN = re.compile("[\\s\\x00-\\x1f\\x7f-\\x9f\ufeff\ud800-\udfff]")
+_CONTROL = re.compile("[\\x00-\\x1f\\x7f-\\x9f\ud800-\udfff]")
 _HEX24 = re.compile(r"[0-9a-f]{24}")
 _ENCODER = json.JSONEncoder(allow_nan=False, ensure_ascii=False, separators=(",", ":"))
 
@@ -55,6 +57,13 @@ def _encode(data: Any) -> str:
         raise
 
 
+def _js_length(text: str) -> int:
+    """The length JavaScript reports (UTF-16 code units: a character beyond U+FFFF counts
+    twice), which upstream's 255 / 1024 limits are measured in; a name a Node producer can
+    store is then exactly a name we accept."""
+    return len(text) + sum(1 for char in text if ord(char) > 0xFFFF) if not text.isascii() else len(text)
+
+
 _valid_names: set[str] = set()  # names already validated: enqueue of a known name skips the regex
 
 
@@ -65,8 +74,12 @@ def validate_job_name(name: object) -> str:
         raise InvalidJobIdentifierError("name", name, "must be a string")
     if not name:
         raise InvalidJobIdentifierError("name", name, "must not be empty")
-    if len(name) > MAX_NAME_LENGTH:
-        raise InvalidJobIdentifierError("name", name[:40] + "…", f"must be at most {MAX_NAME_LENGTH} characters")
+    if _js_length(name) > MAX_NAME_LENGTH:
+        raise InvalidJobIdentifierError(
+            "name",
+            name[:40] + "…",
+            f"must be at most {MAX_NAME_LENGTH} characters (UTF-16 units, as JavaScript counts)",
+        )
     if _NAME_FORBIDDEN.search(name):
         raise InvalidJobIdentifierError(
             "name", name, "must not contain whitespace, control characters or unpaired surrogates"
@@ -79,11 +92,13 @@ def validate_job_name(name: object) -> str:
 def validate_unique_key(key: object) -> str:
     if not isinstance(key, str):
         raise InvalidJobIdentifierError("uniqueKey", key, "must be a string")
-    if not key.strip():
+    if not key.replace("\ufeff", "").strip():  # JS's trim() also drops U+FEFF
         raise InvalidJobIdentifierError("uniqueKey", key, "must not be empty or blank")
-    if len(key) > MAX_UNIQUE_KEY_LENGTH:
+    if _js_length(key) > MAX_UNIQUE_KEY_LENGTH:
         raise InvalidJobIdentifierError(
-            "uniqueKey", key[:40] + "…", f"must be at most {MAX_UNIQUE_KEY_LENGTH} characters"
+            "uniqueKey",
+            key[:40] + "…",
+            f"must be at most {MAX_UNIQUE_KEY_LENGTH} characters (UTF-16 units, as JavaScript counts)",
         )
     if _CONTROL.search(key):
         raise InvalidJobIdentifierError("uniqueKey", key, "must not contain control characters or unpaired surrogates")

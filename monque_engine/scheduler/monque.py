@@ -364,9 +364,11 @@ class Monque:
         self._require_initialized()
         return await self._query.get_queue_stats(name)
 
-    async def get_queue_view_summaries(self) -> list[QueueViewSummary]:
+    async def get_queue_view_summaries(self, name: str | None = None) -> list[QueueViewSummary]:
+        """One summary per stored job name and registered worker, sorted by name; ``name``
+        narrows it to that one name (an empty list when it has neither jobs nor a worker)."""
         self._require_initialized()
-        return await self._query.get_queue_view_summaries()
+        return await self._query.get_queue_view_summaries(name)
 
     async def job_names(self) -> list[str]:
         self._require_initialized()

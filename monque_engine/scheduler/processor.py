@@ -121,8 +121,9 @@ class JobProcessor:
         if not callable(handler):
             raise WorkerRegistrationError(f"Handler for {name!r} must be callable", name)
         size = self._ctx.options.worker_concurrency if concurrency is None else concurrency
-        if not isinstance(size, int) or isinstance(size, bool) or not 1 <= size <= MAX_COUNT:
-            raise WorkerRegistrationError(f"Concurrency for {name!r} must be an integer from 1 to {MAX_COUNT}", name)
+        if not isinstance(size, int) or isinstance(size, bool) or not 0 <= size <= MAX_COUNT:
+            # 0 is accepted, as upstream: a registered worker that claims nothing.
+            raise WorkerRegistrationError(f"Concurrency for {name!r} must be an integer from 0 to {MAX_COUNT}", name)
         existing = self.workers.get(name)
         if existing is not None and not replace:
             raise WorkerRegistrationError(

@@ -25,7 +25,7 @@ from ..job import (
 from ..timeutil import now_ms
 from ..validation import normalize_job_id
 from .context import SchedulerContext
-from .selectors import _ms, _name, to_store_filter, to_store_selector
+from .selectors import _ms, name_filter, to_store_filter, to_store_selector
 
 MAX_QUERY_LIMIT = 1000
 MAX_SKIP = 2**63 - 1  # what SQLite's OFFSET and MongoDB's skip (int64) can carry
@@ -137,13 +137,16 @@ class QueryService:
         return await self._ctx.store.count(to_store_filter(filter))
 
     async def get_queue_stats(self, name: str | None = None) -> QueueStats:
-        name = _name(name)  # a string that sqlite3 / BSON can carry, or None
+        name = name_filter(name)  # a non-empty string that sqlite3 / BSON can carry, or None
         return await self.stats_cache.get(("stats", name), lambda: self._ctx.store.stats(name))  # type: ignore[no-any-return]
 
-    async def get_queue_view_summaries(self) -> list[QueueViewSummary]:
+    async def get_queue_view_summaries(self, name: str | None = None) -> list[QueueViewSummary]:
+        only = name_filter(name)
         by_name: dict[str, QueueStats] = await self.stats_cache.get(("by-name",), self._ctx.store.stats_by_name)
         workers = self._workers()
         names = sorted(set(by_name) | set(workers))
+        if only is not None:  # as upstream's getQueueViewSummaries({name})
+            names = [n for n in names if n == only]
         return [
             QueueViewSummary(
                 name=name,
@@ -162,7 +165,7 @@ class QueryService:
         ``since`` (an aware datetime) keeps members that last failed at or after it. At most
         ``limit`` groups are returned, each with the message of one member as its sample.
         """
-        name = _name(name)
+        name = name_filter(name)
         since_ms = _ms(since, "since")
         size = _limit(limit, 200)
         rows = await self._ctx.store.error_groups(name, since_ms, now_ms())

@@ -55,12 +55,26 @@ def _name(name: str | None, field: str = "name") -> str | None:
     return name
 
 
+def name_filter(name: str | None) -> str | None:
+    """A job-name scope: ``None`` (every name) or a non-empty string. An empty string is
+    refused as upstream's ``parseJobNameFilter`` does: it can match no job, so it is always a
+    caller's mistake (an unset form field), and on a bulk call it would silently do nothing."""
+    name = _name(name)
+    if name == "":
+        raise InvalidJobQueryError("name filter must be a non-empty string; pass None to select every job name")
+    return name
+
+
 def to_store_selector(selector: JobSelector | None, statuses: tuple[JobStatus, ...] | None = None) -> StoreSelector:
-    selector = selector or JobSelector()
+    # Only None means "no selector": a falsy value of another type (False, 0, "", []) is a
+    # caller's mistake and must not widen a bulk call to every job (as upstream refuses it).
+    selector = JobSelector() if selector is None else selector
     if not isinstance(selector, JobSelector):
-        raise InvalidJobQueryError("Pass a JobSelector(name=…, status=…, older_than=…, newer_than=…)")
+        raise InvalidJobQueryError(
+            f"Pass a JobSelector(name=…, status=…, older_than=…, newer_than=…), not {type(selector).__name__}"
+        )
     return StoreSelector(
-        name=_name(selector.name),
+        name=name_filter(selector.name),
         statuses=statuses if statuses is not None else parse_statuses(selector.status),
         created_before_ms=_ms(selector.older_than, "older_than"),
         created_after_ms=_ms(selector.newer_than, "newer_than"),
@@ -71,13 +85,15 @@ def to_store_selector(selector: JobSelector | None, statuses: tuple[JobStatus, .
 
 
 def to_store_filter(filter: JobListFilter | None) -> StoreListFilter:
-    filter = filter or JobListFilter()
+    filter = JobListFilter() if filter is None else filter  # as above: only None means "every job"
     if not isinstance(filter, JobListFilter):
-        raise InvalidJobQueryError("Pass a JobListFilter(name=…, status=…, created_at_from=…, …)")
+        raise InvalidJobQueryError(
+            f"Pass a JobListFilter(name=…, status=…, created_at_from=…, …), not {type(filter).__name__}"
+        )
     search = _name(filter.search, "search") if isinstance(filter.search, str) else None
     search = search.strip() if search is not None else None
     return StoreListFilter(
-        name=_name(filter.name),
+        name=name_filter(filter.name),
         statuses=parse_statuses(filter.status),
         created_from_ms=_ms(filter.created_at_from, "created_at_from"),
         created_to_ms=_ms(filter.created_at_to, "created_at_to"),

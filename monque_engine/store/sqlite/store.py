@@ -12,6 +12,7 @@ import asyncio
 import collections
 import contextlib
 import json
+import math
 import os
 import queue
 import sqlite3
@@ -1041,7 +1042,8 @@ class SqliteStore(JobStore):
         for status, count, duration_sum in rows:
             counts[status] = count
             if status == "completed" and count and duration_sum is not None:
-                avg = duration_sum / count
+                # Whole ms, half up, as upstream's Math.round (and our MongoDB store).
+                avg = float(math.floor(duration_sum / count + 0.5))
         return QueueStats(**counts, total=sum(counts.values()), avg_processing_duration_ms=avg)
 
     def _stats_sql(self, name_clause: str) -> str:
