@@ -43,6 +43,7 @@ from .session.events import JobsChanged, Notice
 from .session.export import ExportError, default_path, export_view
 from .session.fleet import PausedNamesChanged, release_owner
 
+DETAIL_SCREEN = "job-detail"  # the reused detail screen's installed name
 FLUSH_INTERVAL = 0.5  # live enough to read; each flush diffs the window and redraws changed rows
 STATS_INTERVAL = 2.0
 POLL_INTERVAL = 2.0
@@ -77,6 +78,8 @@ class MonqueConsole(App[int]):
         self.first_paint_at: float | None = None
         self._started = time.perf_counter()
         self.jobs_screen = JobsScreen(self.session)
+        #: The job detail screen, built on the first open and reused after (``show_job``).
+        self._detail: JobDetailScreen | None = None
         #: Job names paused in the store (polled with the stats: pauses are not in the job feed).
         self.paused_names: tuple[str, ...] = ()
         #: ``MONQUE_TUI_KEYLOG``: key-to-frame times for the soak benchmark (None: off, no cost).
@@ -213,7 +216,22 @@ class MonqueConsole(App[int]):
 
     # -- screens --------------------------------------------------------------------------------------------
     def show_job(self, job_id: str, row: Any = None) -> None:
-        self.push_screen(JobDetailScreen(self.session, job_id, self.clock, row))
+        """Open a job's detail on the one reused detail screen (installed, so a pop keeps it).
+
+        Composing a detail screen anew on every open was the slowest key under load (issue
+        10). Should the reused screen still be on the stack (under another screen), a fresh
+        one opens instead, so the stack never holds one screen twice.
+        """
+        detail = self._detail
+        if detail is None:
+            detail = self._detail = JobDetailScreen(self.session, job_id, self.clock, row)
+            self.install_screen(detail, name=DETAIL_SCREEN)
+            self.push_screen(detail)
+        elif detail in self.screen_stack:
+            self.push_screen(JobDetailScreen(self.session, job_id, self.clock, row))
+        else:
+            self.push_screen(detail)
+            detail.reopen(job_id, row)
 
     def action_show_queues(self) -> None:
         if not isinstance(self.screen, QueuesScreen):
