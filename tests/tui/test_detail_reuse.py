@@ -65,6 +65,7 @@ async def test_reopening_shows_the_new_job_never_the_previous_one(seeded_url: st
         await wait_for(lambda: app.screen is app.jobs_screen)
         third = await _open(app, pilot, FAILED)  # and back: the history is B's again, freshly read
         assert third is first and [a.number for a in third.attempts] == [8, 9, 10]
+        assert len(third._result_callbacks) == 1  # reuse leaves nothing behind per open
         assert third.query_one("#detail-traceback", TextArea).text.startswith("aiosmtplib.SMTPServerDisconnected")
 
 
