@@ -85,6 +85,10 @@ class MonqueConsole(App[int]):
         #: ``MONQUE_TUI_KEYLOG``: key-to-frame times for the soak benchmark (None: off, no cost).
         self._keylog = KeyLog.from_env()
         self._last_key: tuple[str, float] | None = None
+        #: A key arrived and no frame has been written since: its work goes first (``_key_first``).
+        self._key_since_frame = False
+        #: The live flush already gave way to a key once in a row (it never waits twice).
+        self._flush_deferred = False
 
     @property
     def monque(self) -> Any:
@@ -108,8 +112,10 @@ class MonqueConsole(App[int]):
 
     # -- key timing (MONQUE_TUI_KEYLOG) -----------------------------------------------------------------
     async def on_event(self, event: events.Event) -> None:
-        if self._keylog is not None and isinstance(event, events.Key):
-            self._last_key = (event.key, event.time)
+        if isinstance(event, events.Key):
+            self._key_since_frame = True
+            if self._keylog is not None:
+                self._last_key = (event.key, event.time)
         await super().on_event(event)
 
     async def run_action(
@@ -122,6 +128,7 @@ class MonqueConsole(App[int]):
         return result
 
     def post_display_hook(self) -> None:
+        self._key_since_frame = False
         if self._keylog is not None:
             self._keylog.frame_written()
 
@@ -185,7 +192,22 @@ class MonqueConsole(App[int]):
             self.screen.post_message(SessionMessage(event))
 
     # -- timers -------------------------------------------------------------------------------------------
+    def _key_first(self) -> bool:
+        """True when a timer's work should wait one tick: a key is between its event and its frame.
+
+        A live flush (diffing the window, redrawing changed rows) or a stats read landing there
+        delayed the key's frame by its whole cost (issue 10: key p95). The work gives way once
+        in a row at most, so a stream of keys never starves the live view.
+        """
+        if self._key_since_frame and not self._flush_deferred:
+            self._flush_deferred = True
+            return True
+        self._flush_deferred = False
+        return False
+
     async def _apply_changes(self) -> None:
+        if self._key_first():
+            return
         await self.session.flush()
 
     async def _stats_tick(self) -> None:
