@@ -193,11 +193,11 @@ class MonqueConsole(App[int]):
 
     # -- timers -------------------------------------------------------------------------------------------
     def _key_first(self) -> bool:
-        """True when a timer's work should wait one tick: a key is between its event and its frame.
+        """True when the live flush should wait one tick: a key is between its event and its frame.
 
-        A live flush (diffing the window, redrawing changed rows) or a stats read landing there
-        delayed the key's frame by its whole cost (issue 10: key p95). The work gives way once
-        in a row at most, so a stream of keys never starves the live view.
+        A flush (reading the feed, diffing the window, redrawing changed rows) landing there
+        delayed the key's frame by its whole cost (issue 10: key p95). It gives way once in a
+        row at most, so a stream of keys never starves the live view.
         """
         if self._key_since_frame and not self._flush_deferred:
             self._flush_deferred = True
