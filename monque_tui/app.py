@@ -175,8 +175,8 @@ class MonqueConsole(App[int]):
         Textual composes a screen when it is first pushed; ``_get_screen`` is the step of
         ``push_screen`` that registers and mounts it, without showing it (textual 8.x).
         """
-        if self._detail is not None or not self.is_running:
-            return
+        if self._detail is not None or not self.is_running or self._exit or not self.screen_stack:
+            return  # opened already, or the console is closing
         detail = self._detail = JobDetailScreen(self.session, "", self.clock)
         self.install_screen(detail, name=DETAIL_SCREEN)
         self._get_screen(detail)
