@@ -30,10 +30,12 @@ async def _open(app, pilot, job_id: str) -> JobDetailScreen:  # type: ignore[no-
     await move_to(app, pilot, job_id)
     await pilot.press("enter")
     await wait_for(
-        lambda: isinstance(app.screen, JobDetailScreen)
-        and app.screen.job_id == job_id
-        and app.screen.payload is not None
-        and not app.screen.workers._workers
+        lambda: (
+            isinstance(app.screen, JobDetailScreen)
+            and app.screen.job_id == job_id
+            and app.screen.payload is not None
+            and not app.screen.workers._workers
+        )
     )
     await pilot.pause()
     return app.screen
