@@ -194,6 +194,15 @@ class _Tmux:
             text=True,
             bufsize=1,
         )
+        # The attach answers first (%begin/%end, then %session-changed): a command sent before
+        # that may reach the server before the client is attached ("no current client").
+        assert self._client.stdout is not None
+        while True:
+            line = self._client.stdout.readline()
+            if not line:
+                raise RuntimeError(f"tmux control client could not attach to {self.session}")
+            if line.startswith("%session-changed"):
+                break
         self.command("refresh-client -f no-output")
 
     def close(self) -> None:

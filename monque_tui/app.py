@@ -43,6 +43,7 @@ from .session.events import JobsChanged, Notice
 from .session.export import ExportError, default_path, export_view
 from .session.fleet import PausedNamesChanged, release_owner
 
+DETAIL_SCREEN = "job-detail"  # the reused detail screen's installed name
 FLUSH_INTERVAL = 0.5  # live enough to read; each flush diffs the window and redraws changed rows
 STATS_INTERVAL = 2.0
 POLL_INTERVAL = 2.0
@@ -77,11 +78,17 @@ class MonqueConsole(App[int]):
         self.first_paint_at: float | None = None
         self._started = time.perf_counter()
         self.jobs_screen = JobsScreen(self.session)
+        #: The job detail screen, built on the first open and reused after (``show_job``).
+        self._detail: JobDetailScreen | None = None
         #: Job names paused in the store (polled with the stats: pauses are not in the job feed).
         self.paused_names: tuple[str, ...] = ()
         #: ``MONQUE_TUI_KEYLOG``: key-to-frame times for the soak benchmark (None: off, no cost).
         self._keylog = KeyLog.from_env()
         self._last_key: tuple[str, float] | None = None
+        #: A key arrived and no frame has been written since: its work goes first (``_key_first``).
+        self._key_since_frame = False
+        #: The live flush already gave way to a key once in a row (it never waits twice).
+        self._flush_deferred = False
 
     @property
     def monque(self) -> Any:
@@ -105,8 +112,10 @@ class MonqueConsole(App[int]):
 
     # -- key timing (MONQUE_TUI_KEYLOG) -----------------------------------------------------------------
     async def on_event(self, event: events.Event) -> None:
-        if self._keylog is not None and isinstance(event, events.Key):
-            self._last_key = (event.key, event.time)
+        if isinstance(event, events.Key):
+            self._key_since_frame = True
+            if self._keylog is not None:
+                self._last_key = (event.key, event.time)
         await super().on_event(event)
 
     async def run_action(
@@ -119,6 +128,7 @@ class MonqueConsole(App[int]):
         return result
 
     def post_display_hook(self) -> None:
+        self._key_since_frame = False
         if self._keylog is not None:
             self._keylog.frame_written()
 
@@ -155,7 +165,21 @@ class MonqueConsole(App[int]):
     def first_paint(self) -> None:
         if self.first_paint_at is None:
             self.first_paint_at = time.perf_counter() - self._started
+            self.call_after_refresh(self.prebuild_detail)
         self.ready.set()
+
+    def prebuild_detail(self) -> None:
+        """Compose the detail screen once the table is on screen, so the first Enter costs what
+        every later one does (an open reuses the screen; see ``show_job``).
+
+        Textual composes a screen when it is first pushed; ``_get_screen`` is the step of
+        ``push_screen`` that registers and mounts it, without showing it (textual 8.x).
+        """
+        if self._detail is not None or not self.is_running or self._exit or not self.screen_stack:
+            return  # opened already, or the console is closing
+        detail = self._detail = JobDetailScreen(self.session, "", self.clock)
+        self.install_screen(detail, name=DETAIL_SCREEN)
+        self._get_screen(detail)
 
     # -- session events -------------------------------------------------------------------------------
     def _session_event(self, event: SessionEvent) -> None:
@@ -168,7 +192,22 @@ class MonqueConsole(App[int]):
             self.screen.post_message(SessionMessage(event))
 
     # -- timers -------------------------------------------------------------------------------------------
+    def _key_first(self) -> bool:
+        """True when the live flush should wait one tick: a key is between its event and its frame.
+
+        A flush (reading the feed, diffing the window, redrawing changed rows) landing there
+        delayed the key's frame by its whole cost (issue 10: key p95). It gives way once in a
+        row at most, so a stream of keys never starves the live view.
+        """
+        if self._key_since_frame and not self._flush_deferred:
+            self._flush_deferred = True
+            return True
+        self._flush_deferred = False
+        return False
+
     async def _apply_changes(self) -> None:
+        if self._key_first():
+            return
         await self.session.flush()
 
     async def _stats_tick(self) -> None:
@@ -213,7 +252,22 @@ class MonqueConsole(App[int]):
 
     # -- screens --------------------------------------------------------------------------------------------
     def show_job(self, job_id: str, row: Any = None) -> None:
-        self.push_screen(JobDetailScreen(self.session, job_id, self.clock, row))
+        """Open a job's detail on the one reused detail screen (installed, so a pop keeps it).
+
+        Composing a detail screen anew on every open was the slowest key under load (issue
+        10). Should the reused screen still be on the stack (under another screen), a fresh
+        one opens instead, so the stack never holds one screen twice.
+        """
+        detail = self._detail
+        if detail is None:
+            detail = self._detail = JobDetailScreen(self.session, job_id, self.clock, row)
+            self.install_screen(detail, name=DETAIL_SCREEN)
+            self.push_screen(detail)
+        elif detail in self.screen_stack:
+            self.push_screen(JobDetailScreen(self.session, job_id, self.clock, row))
+        else:
+            self.push_screen(detail)
+            detail.reopen(job_id, row)
 
     def action_show_queues(self) -> None:
         if not isinstance(self.screen, QueuesScreen):

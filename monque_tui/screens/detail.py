@@ -233,9 +233,46 @@ class JobDetailScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#detail-traceback", TextArea).cursor_blink = self.console.live
+        self._begin()
+
+    def reopen(self, job_id: str, row: Job | None = None) -> None:
+        """Show another job on this same screen (the console keeps one detail screen and reuses it).
+
+        Composing and styling the screen, its text area included, was most of the cost of
+        opening a detail under load (issue 10); reusing it costs a few ``update`` calls. Every
+        per-job field is reset here, so nothing of the previous job can show on the new one.
+        """
+        self.job_id = job_id
+        self._row = row
+        self.job = None
+        self.payload = None
+        self.page = 0
+        self.attempts, self.selected, self._tracebacks = (), -1, ()
+        if self.is_mounted:
+            self._begin()
+
+    def _begin(self) -> None:
+        """Draw what is known at once (the table's row, if any), then read the job in a worker."""
+        if not self.job_id:
+            return  # built ahead of the first open (``MonqueConsole.prebuild_detail``): no job yet
+        self.set_class(False, "-attempts")
+        pane = self.query_one("#detail-traceback", TextArea)
+        if pane.text:
+            pane.load_text("")
+        self.query_one("#detail-attempts", Static).update("")
+        self.query_one(VerticalScroll).scroll_home(animate=False, immediate=True)
+        self.query_one("#detail-title", Static).update(f"Job {self.job_id}")
         if self._row is not None:
             self.show(self._row, None)
+        else:
+            self.query_one("#detail-body", Static).update("Loading…")
+            self.query_one("#detail-payload", Static).update("")
+            self.refresh_bindings()
         self.load()
+
+    def on_screen_suspend(self) -> None:
+        if self not in self.app.screen_stack:
+            self.workers.cancel_all()  # closed (Esc): stop reading a job nobody will see
 
     @work(exclusive=True)
     async def load(self) -> None:
@@ -248,22 +285,23 @@ class JobDetailScreen(Screen[None]):
         # Every await below may end after the operator closed the screen (Esc while a payload
         # is prepared): its widgets are gone then, so stop instead of updating them. (The
         # soak crashed the console this way: NoMatches on #detail-title after Esc.)
-        job = await self.session.job(self.job_id)
-        if not self._open:
+        job_id = self.job_id
+        job = await self.session.job(job_id)
+        if not self._open or job_id != self.job_id:
             return
         # A job's payload never changes after it is enqueued: prepare it once.
         if job is not None:
             # Attempt records are JSON until first used, and a history may hold big tracebacks:
             # parse and format them off the UI thread.
             attempts, tracebacks = await asyncio.to_thread(_prepare_attempts, job)
-            if not self._open:
+            if not self._open or job_id != self.job_id:
                 return
             self._set_attempts(attempts, tracebacks)
         if job is not None and self.payload is None:
             self.show(job, None)  # the fields now; the payload when it is ready
             # Dumping a multi-megabyte payload takes long: never on the UI thread.
             payload = await asyncio.to_thread(paginate, job.data)
-            if not self._open:
+            if not self._open or job_id != self.job_id:
                 return
             self.payload = payload
             self.page = min(self.page, len(self.payload) - 1)

@@ -154,6 +154,9 @@ class JobsScreen(Screen[None]):
     def apply_query(self, query: JobQuery) -> None:
         """Show another view (from a key, the filter bar, or the queues screen)."""
         if self.session.set_query(query):
+            # The tabs line (tab, sort) at once, in this key's frame: the QueryChanged message
+            # would draw it a message later, behind any live flush already queued (issue 10).
+            self._show_query(query)
             self.table.placeholder = "Loading…"
             self.load("top")
             # The counts of the new view at once, alongside the page (they once lagged the header by 1-2 s).

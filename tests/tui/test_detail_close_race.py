@@ -48,6 +48,7 @@ async def test_closing_a_detail_while_it_loads_leaves_the_console_running(seeded
         await pilot.press("escape")
         await wait_for(lambda: app.screen is app.jobs_screen)
         release.set()
-        await wait_for(lambda: not screen.is_attached)
+        # The detail screen is kept for reuse (issue 10): closing cancels its read instead.
+        await wait_for(lambda: not screen.workers._workers)
         await pilot.pause()
         assert app.is_running and app.return_code is None
