@@ -165,21 +165,7 @@ class MonqueConsole(App[int]):
     def first_paint(self) -> None:
         if self.first_paint_at is None:
             self.first_paint_at = time.perf_counter() - self._started
-            self.call_after_refresh(self.prebuild_detail)
         self.ready.set()
-
-    def prebuild_detail(self) -> None:
-        """Compose the detail screen once the table is on screen, so the first Enter costs what
-        every later one does (an open reuses the screen; see ``show_job``).
-
-        Textual composes a screen when it is first pushed; ``_get_screen`` is the step of
-        ``push_screen`` that registers and mounts it, without showing it (textual 8.x).
-        """
-        if self._detail is not None or not self.is_running or self._exit or not self.screen_stack:
-            return  # opened already, or the console is closing
-        detail = self._detail = JobDetailScreen(self.session, "", self.clock)
-        self.install_screen(detail, name=DETAIL_SCREEN)
-        self._get_screen(detail)
 
     # -- session events -------------------------------------------------------------------------------
     def _session_event(self, event: SessionEvent) -> None:

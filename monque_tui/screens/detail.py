@@ -254,7 +254,7 @@ class JobDetailScreen(Screen[None]):
     def _begin(self) -> None:
         """Draw what is known at once (the table's row, if any), then read the job in a worker."""
         if not self.job_id:
-            return  # built ahead of the first open (``MonqueConsole.prebuild_detail``): no job yet
+            return  # no job to show yet
         self.set_class(False, "-attempts")
         pane = self.query_one("#detail-traceback", TextArea)
         if pane.text:

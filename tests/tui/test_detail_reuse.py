@@ -95,15 +95,3 @@ async def test_a_slow_read_of_the_previous_job_never_lands_on_the_next(seeded_ur
         assert screen.job is not None and screen.job.id == PENDING and screen.attempts == ()
         assert FAILED not in _text(screen, "#detail-body") and FAILED not in _text(screen, "#detail-title")
         assert app.is_running and app.return_code is None
-
-
-async def test_the_detail_screen_is_built_before_the_first_open(seeded_url: str) -> None:
-    """Composed after the first paint, off any key's path; the first Enter shows it, filled."""
-    async with running_console(seeded_url) as (app, pilot):
-        await wait_for(lambda: app._detail is not None and app._detail.is_mounted)
-        built = app._detail
-        assert built not in app.screen_stack and built.job is None
-        screen = await _open(app, pilot, FAILED)
-        assert screen is built
-        assert FAILED in _text(screen, "#detail-title") and "Payload" in _text(screen, "#detail-payload")
-        assert [a.number for a in screen.attempts] == [8, 9, 10]
