@@ -23,6 +23,7 @@ from monque_engine.store.urls import mask_text
 from .actions import ActionKind, ActionPlan
 from .bindings import bindings_for
 from .clock import Clock, system_clock
+from .command_palette import ConsolePalette
 from .config import ConsoleConfig
 from .formatting import plural
 from .keylog import KeyLog
@@ -63,6 +64,11 @@ class MonqueConsole(App[int]):
     ENABLE_COMMAND_PALETTE = True
     #: Our commands (literal titles, see palette.py), then Textual's own (theme, keys, screenshot).
     COMMANDS = App.COMMANDS | {ConsoleCommands}
+
+    def action_command_palette(self) -> None:
+        """Textual's palette, with page keys that cannot crash on a list not yet laid out."""
+        if self.use_command_palette and not ConsolePalette.is_open(self):
+            self.push_screen(ConsolePalette(id="--command-palette"))
 
     def __init__(self, config: ConsoleConfig, *, clock: Clock | None = None, live: bool = True) -> None:
         """``live=False`` (snapshots): no change feed, no timers, no cursor blink."""
