@@ -120,7 +120,9 @@ async def churn(url: str, seed: int) -> AsyncIterator[None]:
             roll = rng.random()
             name = rng.choice(["chaos-a", "chaos-b", "chaos-idle"])
             if roll < 0.5:
-                await worker.enqueue_many([{"name": name, "data": {"i": i, "t": "[/]"}} for i in range(rng.randint(1, 20))])
+                await worker.enqueue_many(
+                    [{"name": name, "data": {"i": i, "t": "[/]"}} for i in range(rng.randint(1, 20))]
+                )
             elif roll < 0.65:
                 await worker.cancel_jobs(JobSelector(name=name))
             elif roll < 0.8:

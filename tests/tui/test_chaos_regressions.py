@@ -3,7 +3,14 @@ with a short fixed key sequence."""
 
 from __future__ import annotations
 
+import asyncio
+
 from textual.command import CommandList, CommandPalette
+from textual.widgets import DataTable
+
+from monque_tui.screens.errors import ErrorsScreen
+from monque_tui.screens.queues import QueuesScreen
+from monque_tui.screens.workers import WorkersScreen
 
 from .conftest import running_console, wait_for
 
@@ -27,3 +34,49 @@ async def test_page_keys_in_a_palette_too_small_to_show_its_list_do_not_crash(se
         assert app.is_running and app._exception is None
         await pilot.press("escape")
         await wait_for(lambda: app.screen is app.jobs_screen)
+
+
+async def _close_while_loading(app, pilot, key: str, method: str, screen_type: type) -> None:  # type: ignore[no-untyped-def]
+    """Open a screen whose store read waits on an event, close it with Esc, then let the read
+    finish into a screen whose widgets are being (or have been) removed."""
+    monque = app.session.monque
+    release = asyncio.Event()
+    entered = asyncio.Event()
+    original = getattr(monque, method)
+
+    async def held(*args, **kwargs):  # type: ignore[no-untyped-def]
+        entered.set()
+        await release.wait()
+        return await original(*args, **kwargs)
+
+    setattr(monque, method, held)
+    try:
+        await pilot.press(key)
+        await wait_for(lambda: isinstance(app.screen, screen_type) and entered.is_set())
+        screen = app.screen
+        await screen.query_one(DataTable).remove()  # the prune's first step, as during Esc
+        release.set()
+        await wait_for(lambda: not any(w.is_running for w in screen.workers._workers))
+        await pilot.pause()
+        assert app.is_running and app._exception is None
+        await pilot.press("escape")
+        await wait_for(lambda: app.screen is app.jobs_screen)
+        await pilot.pause()
+        assert app.is_running and app._exception is None
+    finally:
+        setattr(monque, method, original)
+
+
+async def test_queues_closed_while_loading_does_not_crash(seeded_url: str) -> None:
+    async with running_console(seeded_url) as (app, pilot):
+        await _close_while_loading(app, pilot, "w", "get_queue_view_summaries", QueuesScreen)
+
+
+async def test_workers_closed_while_loading_does_not_crash(seeded_url: str) -> None:
+    async with running_console(seeded_url) as (app, pilot):
+        await _close_while_loading(app, pilot, "W", "instances", WorkersScreen)
+
+
+async def test_errors_closed_while_loading_does_not_crash(seeded_url: str) -> None:
+    async with running_console(seeded_url) as (app, pilot):
+        await _close_while_loading(app, pilot, "e", "error_groups", ErrorsScreen)
