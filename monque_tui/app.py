@@ -16,6 +16,7 @@ from typing import Any
 
 from textual import events, work
 from textual.app import App
+from textual.command import CommandPalette
 from textual.message import Message
 
 from monque_engine.store.urls import mask_text
@@ -67,7 +68,7 @@ class MonqueConsole(App[int]):
 
     def action_command_palette(self) -> None:
         """Textual's palette, with page keys that cannot crash on a list not yet laid out."""
-        if self.use_command_palette and not ConsolePalette.is_open(self):
+        if self.use_command_palette and not isinstance(self.screen, CommandPalette):
             self.push_screen(ConsolePalette(id="--command-palette"))
 
     def __init__(self, config: ConsoleConfig, *, clock: Clock | None = None, live: bool = True) -> None:
