@@ -4,11 +4,14 @@ with a short fixed key sequence."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
+import pytest
 from textual.command import CommandList, CommandPalette
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Input
 
 from monque_tui.screens.errors import ErrorsScreen
+from monque_tui.screens.export import ExportScreen
 from monque_tui.screens.queues import QueuesScreen
 from monque_tui.screens.workers import WorkersScreen
 
@@ -80,3 +83,22 @@ async def test_workers_closed_while_loading_does_not_crash(seeded_url: str) -> N
 async def test_errors_closed_while_loading_does_not_crash(seeded_url: str) -> None:
     async with running_console(seeded_url) as (app, pilot):
         await _close_while_loading(app, pilot, "e", "error_groups", ErrorsScreen)
+
+
+async def test_export_to_a_path_the_os_refuses_is_a_one_line_error(
+    seeded_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by the chaos monkey (seed 103): a pasted path too long for the file system raised
+    ``OSError: File name too long`` from the export's existence check and took the console down."""
+    out = tmp_path / "out"
+    out.mkdir()
+    monkeypatch.chdir(out)
+    async with running_console(seeded_url) as (app, pilot):
+        await pilot.press("E")
+        await wait_for(lambda: isinstance(app.screen, ExportScreen))
+        app.screen.query_one(Input).value = "x" * 300 + ".csv"
+        await pilot.press("enter")
+        await wait_for(lambda: any("cannot use that path" in str(n.message) for n in app._notifications))
+        await pilot.pause()
+        assert app.is_running and app._exception is None
+        assert list(out.iterdir()) == []
