@@ -207,7 +207,7 @@ def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 async def test_chaos(seeded_url: str, seed: int) -> None:
-    await run_chaos(seeded_url, seed, steps=60)
+    await run_chaos(seeded_url, seed, steps=40)
 
 
 @pytest.mark.slow
