@@ -16,6 +16,7 @@ from typing import Any
 
 from textual import events, work
 from textual.app import App
+from textual.command import CommandPalette
 from textual.message import Message
 
 from monque_engine.store.urls import mask_text
@@ -23,6 +24,7 @@ from monque_engine.store.urls import mask_text
 from .actions import ActionKind, ActionPlan
 from .bindings import bindings_for
 from .clock import Clock, system_clock
+from .command_palette import ConsolePalette
 from .config import ConsoleConfig
 from .formatting import plural
 from .keylog import KeyLog
@@ -64,6 +66,11 @@ class MonqueConsole(App[int]):
     ENABLE_COMMAND_PALETTE = True
     #: Our commands (literal titles, see palette.py), then Textual's own (theme, keys, screenshot).
     COMMANDS = App.COMMANDS | {ConsoleCommands}
+
+    def action_command_palette(self) -> None:
+        """Textual's palette, with page keys that cannot crash on a list not yet laid out."""
+        if self.use_command_palette and not isinstance(self.screen, CommandPalette):
+            self.push_screen(ConsolePalette(id="--command-palette"))
 
     def __init__(self, config: ConsoleConfig, *, clock: Clock | None = None, live: bool = True) -> None:
         """``live=False`` (snapshots): no change feed, no timers, no cursor blink."""

@@ -94,6 +94,12 @@ class ErrorsScreen(Screen[None]):
     @work(exclusive=True, group="errors")
     async def refresh_groups(self) -> None:
         """Fetch, draw, then arm the next refresh (never two fetches at once)."""
+        try:
+            await self._refresh_groups()
+        except NoMatches:
+            pass  # closed while its widgets were being removed: nothing left to show (as in detail.py)
+
+    async def _refresh_groups(self) -> None:
         if self._timer is not None:
             self._timer.stop()
             self._timer = None

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, cast
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Static
@@ -97,6 +98,12 @@ class QueuesScreen(Screen[None]):
 
     @work(exclusive=True, group="queues")
     async def load(self) -> None:
+        try:
+            await self._load()
+        except NoMatches:
+            pass  # closed while its widgets were being removed: nothing left to show (as in detail.py)
+
+    async def _load(self) -> None:
         self._loaded_at = time.monotonic()
         monque = self.session.monque
         if monque is None:

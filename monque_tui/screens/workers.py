@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, cast
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Static
@@ -108,6 +109,12 @@ class WorkersScreen(Screen[None]):
 
     @work(exclusive=True, group="workers")
     async def load(self) -> None:
+        try:
+            await self._load()
+        except NoMatches:
+            pass  # closed while its widgets were being removed: nothing left to show (as in detail.py)
+
+    async def _load(self) -> None:
         monque = self.session.monque
         if monque is None:
             return

@@ -44,9 +44,14 @@ def export_view(
     target = Path(os.path.expanduser(path.strip()))
     if not path.strip():
         raise ExportError("Export: type a file path (a .csv path writes CSV, anything else JSON Lines).")
-    if target.exists():
+    try:
+        exists, folder = target.exists(), target.parent.is_dir()
+    except (OSError, ValueError) as error:  # a name too long (ENAMETOOLONG), a NUL byte: the OS refuses the path
+        reason = getattr(error, "strerror", None) or error
+        raise ExportError(f"Export: cannot use that path ({reason}); choose another path.") from None
+    if exists:
         raise ExportError(f"Export: {target} already exists; choose another path.")
-    if not target.parent.is_dir():
+    if not folder:
         raise ExportError(f"Export: the folder {target.parent} does not exist; create it or choose another path.")
 
     async def run() -> int:
