@@ -115,7 +115,11 @@ def test_registration_death_and_a_guarded_rescue_of_a_killed_workers_jobs(procs,
 
     dead = wait_until(judged_dead, 30, "w1 judged dead (heartbeat older than 2 x 2 s)")
     assert dead.jobs_held == 3 and not dead.inferred
-    assert op.run(op.m.count_dead_owner_jobs("w1")) == 3
+    # The registry's beat and the jobs' beats are separate writes, the jobs' a little later:
+    # the jobs become releasable once their own beats are 2 x 2 s old too, moments after.
+    wait_until(
+        lambda: op.run(op.m.count_dead_owner_jobs("w1")) == 3, 30, "w1's jobs releasable (their beats 2 x 2 s old)"
+    )
     assert op.run(op.m.release_dead_owner_jobs("w1")) == 3
     assert probe.count("status = 'pending' AND claimed_by IS NULL") == 3
 
