@@ -9,29 +9,24 @@ the morning shows the night. ``P`` pauses or resumes the name under the cursor.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from rich.text import Text
-from textual import work
-from textual.app import ComposeResult
-from textual.css.query import NoMatches
-from textual.screen import Screen
-from textual.timer import Timer
-from textual.widgets import DataTable, Static
+from textual.widgets import DataTable
 
 from monque_engine import InvalidCronError, JobListFilter, JobStatus, QueueHealth, QueueViewSummary
 from monque_engine.cron import describe
 
 from ..actions import wall_clock_ms
-from ..bindings import MUTATING_ACTIONS, Scope, bindings_for
+from ..bindings import Scope, bindings_for
 from ..formatting import STATUS_STYLES, span
 from ..session import ConsoleSession
 from ..session.events import JobsChanged
 from ..session.fleet import HEALTH_WINDOW_MINUTES, PausedNamesChanged, recent_rate, spark_cells
-from ..widgets.console_footer import ConsoleFooter
+from .table_screen import TableScreen
 
 if TYPE_CHECKING:
-    from ..app import MonqueConsole, SessionMessage
+    from ..app import SessionMessage
 
 RELOAD_EVERY = 2.0
 #: Counters reach the store on the workers' heartbeat ticks: re-read health this often anyway.
@@ -54,39 +49,19 @@ COLUMNS = (
 )
 
 
-class QueuesScreen(Screen[None]):
+class QueuesScreen(TableScreen):
     SCOPES: tuple[Scope, ...] = ("queues", "back", "app")
     BINDINGS = bindings_for("queues", "back")
-    DEFAULT_CSS = """
-    QueuesScreen #queues-title { background: $primary-background; padding: 0 1; text-style: bold; }
-    QueuesScreen DataTable { height: 1fr; }
-    """
+    ID_PREFIX = "queues"
+    HEADING = "Queues"
+    COLUMNS = COLUMNS
 
     def __init__(self, session: ConsoleSession) -> None:
-        super().__init__()
-        self.session = session
+        super().__init__(session)
         self._loaded_at = 0.0
-        self._timer: Timer | None = None
         self.health: dict[str, QueueHealth] = {}
         self._oldest_due_ms: dict[str, int] = {}
         self.paused_names: frozenset[str] = frozenset()
-        self.loads = 0
-
-    @property
-    def console(self) -> MonqueConsole:
-        return cast("MonqueConsole", self.app)
-
-    def compose(self) -> ComposeResult:
-        yield Static("Queues", id="queues-title")
-        yield DataTable(cursor_type="row", zebra_stripes=True)
-        yield ConsoleFooter()
-
-    def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        for column in COLUMNS:
-            table.add_column(column.upper(), key=column)
-        table.focus()
-        self.load()
 
     def on_session_message(self, message: SessionMessage) -> None:
         # Counts per name scan the collection: at most once per RELOAD_EVERY seconds on a busy queue.
@@ -95,13 +70,6 @@ class QueuesScreen(Screen[None]):
         paused = isinstance(event, PausedNamesChanged) and frozenset(event.names) != self.paused_names
         if (isinstance(event, JobsChanged) and not busy) or paused:
             self.load()
-
-    @work(exclusive=True, group="queues")
-    async def load(self) -> None:
-        try:
-            await self._load()
-        except NoMatches:
-            pass  # closed while its widgets were being removed: nothing left to show (as in detail.py)
 
     async def _load(self) -> None:
         self._loaded_at = time.monotonic()
@@ -137,11 +105,7 @@ class QueuesScreen(Screen[None]):
         self.health = health
         self.paused_names = frozenset(name for name, h in health.items() if h.paused)
         self._show(summaries, schedules)
-        self.loads += 1
-        if self.console.live and self.is_attached:
-            if self._timer is not None:
-                self._timer.stop()
-            self._timer = self.set_timer(HEALTH_EVERY, self.load)  # re-armed: never two loads at once
+        self._loaded(HEALTH_EVERY)
 
     def _health_cells(self, name: str) -> dict[str, Text]:
         health = self.health.get(name)
@@ -164,70 +128,52 @@ class QueuesScreen(Screen[None]):
         }
 
     def _show(self, summaries: list[QueueViewSummary], schedules: dict[str, list[str]]) -> None:
-        table = self.query_one(DataTable)
-        seen: set[str] = set()
+        rows: dict[str, dict[str, Text]] = {}
         names = [summary.name for summary in summaries]
         # A paused name with no jobs left is still a row: it can be resumed here.
         extra = [name for name in sorted(self.health) if name not in names]
         by_name = {summary.name: summary for summary in summaries}
-        with self.app.batch_update():
-            for name in names + extra:
-                summary = by_name.get(name)
-                stats = summary.stats if summary else None
-                worker = summary.worker if summary else None
-                title = Text(name, style="bold")
-                if name in self.paused_names:
-                    title.append(" ⏸ paused", style="bold reverse yellow")
-                cells = {
-                    "name": title,
-                    **{
-                        status.value: Text(
-                            f"{stats.count(status):,}" if stats else "0",
-                            style=STATUS_STYLES[status] if stats and stats.count(status) else "dim",
-                            justify="right",
-                        )
-                        for status in JobStatus
-                    },
-                    **self._health_cells(name),
-                    "schedule": Text(
-                        "; ".join(schedules.get(name, [])) or "-", style="cyan" if name in schedules else "dim"
-                    ),
-                    "workers": Text(
-                        f"{worker.active_count}/{worker.concurrency} active" if worker else "-",
-                        style="green" if worker else "dim",
-                    ),
-                }
-                seen.add(name)
-                if name in table.rows:
-                    for column, value in cells.items():
-                        table.update_cell(name, column, value)
-                else:
-                    table.add_row(*(cells[c] for c in COLUMNS), key=name)
-            for key in [k for k in table.rows if k.value not in seen]:
-                table.remove_row(key)
+        for name in names + extra:
+            summary = by_name.get(name)
+            stats = summary.stats if summary else None
+            worker = summary.worker if summary else None
+            title = Text(name, style="bold")
+            if name in self.paused_names:
+                title.append(" ⏸ paused", style="bold reverse yellow")
+            cells = {
+                "name": title,
+                **{
+                    status.value: Text(
+                        f"{stats.count(status):,}" if stats else "0",
+                        style=STATUS_STYLES[status] if stats and stats.count(status) else "dim",
+                        justify="right",
+                    )
+                    for status in JobStatus
+                },
+                **self._health_cells(name),
+                "schedule": Text(
+                    "; ".join(schedules.get(name, [])) or "-", style="cyan" if name in schedules else "dim"
+                ),
+                "workers": Text(
+                    f"{worker.active_count}/{worker.concurrency} active" if worker else "-",
+                    style="green" if worker else "dim",
+                ),
+            }
+            rows[name] = cells
+        self.sync_rows(rows)
         title = Text("Queues", style="bold")
         if self.paused_names:
             title.append(
                 f"  ⏸ paused: {', '.join(sorted(self.paused_names))} (P resumes the name under the cursor)",
                 style="yellow",
             )
-        if not seen:
+        if not rows:
             title = Text("Queues — no jobs in the store and no workers registered", style="bold")
-        self.query_one("#queues-title", Static).update(title)
-        self.refresh_bindings()
+        self.set_title(title)
 
     @property
     def cursor_name(self) -> str | None:
-        table = self.query_one(DataTable)
-        if not table.row_count:
-            return None
-        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-        return key
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in MUTATING_ACTIONS and self.session.read_only:
-            return None
-        return True
+        return self.cursor_key
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """Enter on a row (the table takes the key first): the same as the registry's open_queue."""
@@ -243,6 +189,3 @@ class QueuesScreen(Screen[None]):
         name = self.cursor_name
         if name is not None:
             self.console.toggle_name_pause(name)
-
-    def action_back(self) -> None:
-        self.dismiss(None)

@@ -7,24 +7,13 @@ drawn in red with the jobs it still holds; ``x`` releases them now (store-guarde
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
-
 from rich.text import Text
-from textual import work
-from textual.app import ComposeResult
-from textual.css.query import NoMatches
-from textual.screen import Screen
-from textual.timer import Timer
-from textual.widgets import DataTable, Static
 
-from ..bindings import MUTATING_ACTIONS, Scope, bindings_for
+from ..bindings import Scope, bindings_for
 from ..formatting import span
 from ..session import ConsoleSession
 from ..session.fleet import FleetView, InstanceRow
-from ..widgets.console_footer import ConsoleFooter
-
-if TYPE_CHECKING:
-    from ..app import MonqueConsole
+from .table_screen import TableScreen
 
 REFRESH_EVERY = 2.0
 #: What decides an action first (state, heartbeat, jobs held), then counts, then identity.
@@ -75,44 +64,17 @@ def cells(row: InstanceRow) -> dict[str, Text]:
     }
 
 
-class WorkersScreen(Screen[None]):
+class WorkersScreen(TableScreen):
     SCOPES: tuple[Scope, ...] = ("workers", "back", "app")
     BINDINGS = bindings_for("workers", "back")
-    DEFAULT_CSS = """
-    WorkersScreen #workers-title { background: $primary-background; padding: 0 1; text-style: bold; }
-    WorkersScreen DataTable { height: 1fr; }
-    """
+    ID_PREFIX = "workers"
+    HEADING = "Workers"
+    COLUMNS = COLUMNS
 
     def __init__(self, session: ConsoleSession) -> None:
-        super().__init__()
-        self.session = session
+        super().__init__(session)
         self.view = FleetView()
         self.rows: dict[str, InstanceRow] = {}
-        self.loads = 0
-        self._timer: Timer | None = None
-
-    @property
-    def console(self) -> MonqueConsole:
-        return cast("MonqueConsole", self.app)
-
-    def compose(self) -> ComposeResult:
-        yield Static("Workers", id="workers-title")
-        yield DataTable(cursor_type="row", zebra_stripes=True)
-        yield ConsoleFooter()
-
-    def on_mount(self) -> None:
-        table = self.query_one(DataTable)
-        for column in COLUMNS:
-            table.add_column(column.upper(), key=column)
-        table.focus()
-        self.load()
-
-    @work(exclusive=True, group="workers")
-    async def load(self) -> None:
-        try:
-            await self._load()
-        except NoMatches:
-            pass  # closed while its widgets were being removed: nothing left to show (as in detail.py)
 
     async def _load(self) -> None:
         monque = self.session.monque
@@ -121,28 +83,14 @@ class WorkersScreen(Screen[None]):
         try:
             infos = await monque.instances()
         except Exception as error:  # noqa: BLE001 - shown, then tried again on the next tick
-            self.query_one("#workers-title", Static).update(Text(f"Workers — cannot read: {error}", style="red"))
+            self.set_title(Text(f"Workers — cannot read: {error}", style="red"))
         else:
             self._show(self.view.rows(infos, self.console.clock()))
-        self.loads += 1
-        if self.console.live and self.is_attached:
-            if self._timer is not None:
-                self._timer.stop()
-            self._timer = self.set_timer(REFRESH_EVERY, self.load)  # re-armed: never two loads at once
+        self._loaded(REFRESH_EVERY)
 
     def _show(self, rows: list[InstanceRow]) -> None:
-        table = self.query_one(DataTable)
         self.rows = {row.id: row for row in rows}
-        with self.app.batch_update():
-            for row in rows:
-                values = cells(row)
-                if row.id in table.rows:
-                    for column, value in values.items():
-                        table.update_cell(row.id, column, value)
-                else:
-                    table.add_row(*(values[c] for c in COLUMNS), key=row.id)
-            for key in [k for k in table.rows if k.value not in self.rows]:
-                table.remove_row(key)
+        self.sync_rows({row.id: cells(row) for row in rows})
         dead = [row for row in rows if row.dead]
         title = Text("Workers", style="bold")
         title.append(f" · {len(rows)} instance{'s' if len(rows) != 1 else ''}")
@@ -154,26 +102,14 @@ class WorkersScreen(Screen[None]):
             )
         if not rows:
             title.append(" · no instance registered and no job claimed", style="dim")
-        self.query_one("#workers-title", Static).update(title)
-        self.refresh_bindings()
+        self.set_title(title)
 
     @property
     def cursor_row(self) -> InstanceRow | None:
-        table = self.query_one(DataTable)
-        if not table.row_count:
-            return None
-        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        key = self.cursor_key
         return self.rows.get(key) if key is not None else None
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in MUTATING_ACTIONS and self.session.read_only:
-            return None
-        return True
 
     def action_release_owner(self) -> None:
         row = self.cursor_row
         if row is not None:
             self.console.release_owner(row.id)
-
-    def action_back(self) -> None:
-        self.dismiss(None)

@@ -1,0 +1,110 @@
+"""The shape shared by the Queues and Workers screens: a title line, one table, the footer.
+
+Both re-read the store on a re-armed timer (the next load is armed when one finishes, so
+loads never overlap on a slow store), keep their rows in place by key (so the cursor stays
+on its row across refreshes), and refuse mutating keys in read-only mode. Each screen only
+says what its rows are and how to read them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar, cast
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.css.query import NoMatches
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import DataTable, Static
+
+from ..bindings import MUTATING_ACTIONS
+from ..session import ConsoleSession
+from ..widgets.console_footer import ConsoleFooter
+
+if TYPE_CHECKING:
+    from ..app import MonqueConsole
+
+
+class TableScreen(Screen[None]):
+    DEFAULT_CSS = """
+    TableScreen .table-title { background: $primary-background; padding: 0 1; text-style: bold; }
+    TableScreen DataTable { height: 1fr; }
+    """
+    #: The title's id is ``{ID_PREFIX}-title``.
+    ID_PREFIX: ClassVar[str]
+    HEADING: ClassVar[str]
+    COLUMNS: ClassVar[tuple[str, ...]]
+
+    def __init__(self, session: ConsoleSession) -> None:
+        super().__init__()
+        self.session = session
+        self.loads = 0
+        self._timer: Timer | None = None
+
+    @property
+    def console(self) -> MonqueConsole:
+        return cast("MonqueConsole", self.app)
+
+    def compose(self) -> ComposeResult:
+        yield Static(self.HEADING, id=f"{self.ID_PREFIX}-title", classes="table-title")
+        yield DataTable(cursor_type="row", zebra_stripes=True)
+        yield ConsoleFooter()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        for column in self.COLUMNS:
+            table.add_column(column.upper(), key=column)
+        table.focus()
+        self.load()
+
+    @work(exclusive=True, group="table-screen")
+    async def load(self) -> None:
+        try:
+            await self._load()
+        except NoMatches:
+            pass  # closed while its widgets were being removed: nothing left to show (as in detail.py)
+
+    async def _load(self) -> None:
+        """Read the store and show it; end with ``_loaded``."""
+        raise NotImplementedError
+
+    def _loaded(self, next_in: float) -> None:
+        """Count the load and arm the next one (only while live and shown: never two loads at once)."""
+        self.loads += 1
+        if self.console.live and self.is_attached:
+            if self._timer is not None:
+                self._timer.stop()
+            self._timer = self.set_timer(next_in, self.load)
+
+    def set_title(self, title: Text) -> None:
+        self.query_one(f"#{self.ID_PREFIX}-title", Static).update(title)
+
+    def sync_rows(self, rows: dict[str, dict[str, Text]]) -> None:
+        """Show exactly ``rows`` (key → cells by column), updating kept rows in place."""
+        table = self.query_one(DataTable)
+        with self.app.batch_update():
+            for key, cells in rows.items():
+                if key in table.rows:
+                    for column, value in cells.items():
+                        table.update_cell(key, column, value)
+                else:
+                    table.add_row(*(cells[c] for c in self.COLUMNS), key=key)
+            for row_key in [k for k in table.rows if k.value not in rows]:
+                table.remove_row(row_key)
+        self.refresh_bindings()
+
+    @property
+    def cursor_key(self) -> str | None:
+        table = self.query_one(DataTable)
+        if not table.row_count:
+            return None
+        return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in MUTATING_ACTIONS and self.session.read_only:
+            return None
+        return True
+
+    def action_back(self) -> None:
+        self.dismiss(None)
