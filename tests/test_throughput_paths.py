@@ -438,3 +438,45 @@ async def test_a_status_filtered_watcher_is_not_woken_by_commits_it_does_not_wan
             await consumer
     finally:
         await m.close()
+
+
+async def test_concurrent_producers_share_commits_and_a_lone_producer_stays_inline(tmp_path):
+    """Producers that wake together (request handlers, gathered calls) used to each commit
+    alone on the loop, one after another: 64 coroutines enqueued no faster than one. Now,
+    once more than one task writes in a loop turn, their inserts go to the write thread and
+    share its group commit; a lone producer never yields, so it stays on the inline path."""
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db")
+    await m.initialize()
+    writer = m.store._writer
+    inline_commits: list[str] = []
+    writer._inline.set_trace_callback(lambda sql: inline_commits.append(sql) if sql == "COMMIT" else None)
+    submitted: list[object] = []
+    real_submit = writer.submit
+    writer.submit = lambda op: (submitted.append(op), real_submit(op))[1]
+    thread_batches: list[int] = []
+    real_commit_batch = writer._commit_batch
+    writer._commit_batch = lambda conn, batch: (thread_batches.append(len(batch)), real_commit_batch(conn, batch))[1]
+    try:
+        for i in range(50):
+            await m.enqueue("lone", {"i": i})
+        assert (len(inline_commits), submitted) == (50, [])
+
+        inline_commits.clear()
+
+        async def producer(p: int) -> None:
+            for i in range(5):
+                await m.enqueue("crowd", {"p": p, "i": i})
+
+        await asyncio.gather(*(producer(p) for p in range(32)))
+        assert (await m.store.stats("crowd")).pending == 160
+        commits = len(inline_commits) + len(thread_batches)
+        assert commits <= 160 // 4, (len(inline_commits), thread_batches)
+        assert sum(thread_batches) == len(submitted) > 0
+
+        inline_commits.clear()
+        for i in range(5):  # the crowd is gone: a lone producer is inline again
+            await m.enqueue("lone", {"after": i})
+            await asyncio.sleep(0)
+        assert len(inline_commits) >= 4
+    finally:
+        await m.close()

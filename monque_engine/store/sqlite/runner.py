@@ -283,16 +283,49 @@ class WriteRunner(_Runner):
         self._inline_commits = 0
         self._checkpoint_due = False
         self._inline: sqlite3.Connection | None = None
+        #: Coalescing writers (see ``run``): this turn's first task, whether another task
+        #: wrote in this turn, and whether the last turn had more than one.
+        self._turn_seen = False
+        self._turn_writer: asyncio.Task[Any] | None = None
+        self._turn_crowded = False
+        self._crowd = False
         self._start_threads(1, connect)
         if inline_connect is not None:
             self._inline = inline_connect()
 
-    async def run(self, op: Operation[T], *, inline: bool = False) -> T:
+    async def run(self, op: Operation[T], *, inline: bool = False, coalesce: bool = False) -> T:
+        """Run ``op``: inline when allowed and possible, else in the write thread's next group commit.
+
+        ``coalesce`` (single inserts): when more than one task wrote in the last loop turn, a
+        crowd of producers is writing (request handlers, gathered calls, whose futures one
+        group commit resolves at once). Inline, each would commit alone, one after another,
+        on the loop; sent to the write thread, they share one commit. A lone producer is
+        never diverted: its inline writes do not yield, so every turn has one writer.
+        """
+        if coalesce and not self._note_writer():
+            inline = False
         if inline:
             result = self.run_inline_now(op)
             if result is not MISS:
                 return result
         return await self.submit(op)
+
+    def _note_writer(self) -> bool:
+        """Count this task among the turn's writers; whether it may write inline."""
+        task = asyncio.current_task()
+        if not self._turn_seen:
+            self._turn_seen = True
+            self._turn_writer = task
+            self._loop.call_soon(self._next_turn)
+        elif task is not self._turn_writer:
+            self._turn_crowded = True
+        return not (self._crowd or self._turn_crowded)
+
+    def _next_turn(self) -> None:
+        self._crowd = self._turn_crowded
+        self._turn_seen = False
+        self._turn_writer = None
+        self._turn_crowded = False
 
     def run_inline_now(self, op: Operation[T]) -> T | Miss:
         """Run ``op`` in its own transaction on the loop thread, if that can be done without

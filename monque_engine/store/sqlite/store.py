@@ -439,12 +439,12 @@ class SqliteStore(JobStore):
             raise ConnectionError(f"{self._describe()} is not open; call initialize() first")
         return self._reader
 
-    async def _write(self, op: Operation[T], inline: bool = False) -> T:
+    async def _write(self, op: Operation[T], inline: bool = False, coalesce: bool = False) -> T:
         if self.settings.read_only and self._reader is not None:
             raise ConnectionError(
                 f"{self._describe()} is open read-only (mode=ro); drop mode=ro (or --read-only) to change jobs"
             )
-        return await self._runner_w().run(op, inline=inline)
+        return await self._runner_w().run(op, inline=inline, coalesce=coalesce)
 
     def _submit_write(self, op: Operation[T]) -> asyncio.Future[T]:
         """Queue ``op`` on the write thread and return its future without awaiting it."""
@@ -567,7 +567,7 @@ class SqliteStore(JobStore):
 
     async def insert(self, job: NewJob) -> Job:
         sql = self._insert_sql()
-        return await self._write(lambda conn: self._insert_one(conn, sql, job), inline=True)
+        return await self._write(lambda conn: self._insert_one(conn, sql, job), inline=True, coalesce=True)
 
     def _multi_insert_sql(self, rows: int) -> tuple[str, str]:
         """Multi-row ``INSERT … VALUES (…),(…)`` for ``rows`` jobs and their feed rows (cached).
