@@ -127,12 +127,9 @@ def main() -> int:
             got = {name: measure(src, args.jobs, conc) for name, src in sides}
             for name in got:
                 runs[name].append(got[name])
-            line = (
-                f"c{conc} round {n + 1} (load {os.getloadavg()[0]:.2f}): "
-                + "  ".join(
-                    f"{name} {got[name]['rate']:.0f}/s loop {got[name]['loop_us']:.1f} proc {got[name]['proc_us']:.1f} µs/job"
-                    for name in ("base", "this")
-                )
+            line = f"c{conc} round {n + 1} (load {os.getloadavg()[0]:.2f}): " + "  ".join(
+                f"{name} {got[name]['rate']:.0f}/s loop {got[name]['loop_us']:.1f} proc {got[name]['proc_us']:.1f} µs/job"
+                for name in ("base", "this")
             )
             ratios.append(got["this"]["rate"] / got["base"]["rate"])
             loop_ratios.append(got["this"]["loop_us"] / got["base"]["loop_us"])

@@ -151,3 +151,24 @@ async def test_commits_while_the_watcher_has_not_looked_poke_it_once(tmp_path, w
         assert conn.execute("SELECT count(*) FROM monque_jobs").fetchone()[0] == 5
     finally:
         conn.close()
+
+
+def test_payload_decoding_on_the_claim_path_is_json_loads_exactly():
+    """``row_to_job`` decodes payloads with the C scanner directly; whatever it does not take
+    whole goes through ``json.loads``, so values and errors are that call's."""
+    import json
+    import math
+
+    import pytest
+
+    from monque_engine.store.sqlite.queries import _decode
+
+    for text in ['{"a": 1}', '{"a":[1,2,{"b":null}]}', ' {"a":1}', '{"a":1} ', '"x"', "3", "null", b'{"a":1}']:
+        assert _decode(text) == json.loads(text)
+    assert math.isnan(_decode("NaN"))
+    for bad in ['{"a":1}x', "", "\ufeff{}", "{'a': 1}"]:
+        with pytest.raises(json.JSONDecodeError) as ours:
+            _decode(bad)
+        with pytest.raises(json.JSONDecodeError) as theirs:
+            json.loads(bad)
+        assert str(ours.value) == str(theirs.value)
