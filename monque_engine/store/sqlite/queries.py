@@ -17,7 +17,7 @@ from ..base import StoreListFilter, StoreSelector
 from .schema import ERROR_MEMBER
 
 #: The C scanner ``json.loads`` ends up in, called directly for payloads (see ``_decode``).
-_scan_json = json.scanner.make_scanner(json.JSONDecoder())
+_scan_json = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # typeshed: any context with the decoder attributes
 
 
 def _decode(text: Any) -> Any:
