@@ -112,7 +112,7 @@ def main() -> int:
     ap.add_argument("--base", required=True)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--jobs", type=int, default=20_000)
-    ap.add_argument("--concurrency", default="64")
+    ap.add_argument("-c", "--concurrency", default="64", help="comma-separated, e.g. 5,64")
     ap.add_argument("--huey", action="store_true", help="also run huey like-for-like in every round")
     args = ap.parse_args()
     for conc in [int(c) for c in args.concurrency.split(",")]:

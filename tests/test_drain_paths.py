@@ -172,3 +172,28 @@ def test_payload_decoding_on_the_claim_path_is_json_loads_exactly():
         with pytest.raises(json.JSONDecodeError) as theirs:
             json.loads(bad)
         assert str(ours.value) == str(theirs.value)
+
+
+def test_drain_ab_alternates_two_trees_and_reports_loop_cpu(tmp_path):
+    """``python -m bench.drain_ab`` (the A/B this pass was measured with) runs end to end."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import monque_engine
+
+    root = Path(__file__).resolve().parent.parent
+    base = tmp_path / "base"
+    shutil.copytree(Path(monque_engine.__file__).parent, base / "monque_engine")
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.drain_ab", "--base", str(base), "--rounds", "1", "--jobs", "200", "-c", "4"],
+        cwd=root,
+        env=dict(os.environ, PYTHONPATH=str(root)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "c4 round 1" in out.stdout and "loop CPU per job" in out.stdout
