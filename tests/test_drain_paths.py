@@ -129,6 +129,7 @@ async def test_commits_while_the_watcher_has_not_looked_poke_it_once(tmp_path, w
         assert feed is not None
         feed._stop.set()  # the thread stops looking: a poke, once set, stays pending
         feed._poke.set()
+        feed._watched.set()  # (as close() does: it may be asleep waiting for a first stream)
         await wait_until(lambda: not feed._thread.is_alive(), 5)
         feed._poke.clear()
         sets = []
