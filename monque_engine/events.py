@@ -181,7 +181,7 @@ class EventEmitter:
             except Exception:
                 log.exception("listener for %r raised", event)
                 continue
-            if inspect.isawaitable(result):
+            if result is not None and inspect.isawaitable(result):
                 task = asyncio.ensure_future(result)
                 self._pending.add(task)
                 task.add_done_callback(self._listener_done)

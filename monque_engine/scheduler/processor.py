@@ -114,6 +114,9 @@ class JobProcessor:
         self.processed = 0
         self.failed = 0
         self._tally: dict[tuple[str, int], list[int]] = {}
+        #: The running loop, kept from start(): ``asyncio.get_running_loop()`` is a system
+        #: call (getpid) on Python 3.11, and the hot path needed it once per job.
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     # -- registration ---------------------------------------------------------------------------
     def register(self, name: str, handler: Handler, concurrency: int | None = None, replace: bool = False) -> None:
@@ -183,6 +186,7 @@ class JobProcessor:
 
     # -- start / wake / stop ----------------------------------------------------------------------
     def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
         self.running = True
         for worker in self.workers.values():
             worker.work_hint = True
@@ -384,10 +388,11 @@ class JobProcessor:
 
     # -- running ----------------------------------------------------------------------------------
     def _launch(self, worker: Worker, job: Job) -> None:
-        worker.slots.active[job.id] = job
+        slots = worker.slots
+        slots.active[job.id] = job
         self._total_active += 1
-        task = asyncio.get_running_loop().create_task(self._execute(worker, job))
-        worker.slots.tasks[job.id] = task
+        loop = self._loop or asyncio.get_running_loop()
+        slots.tasks[job.id] = loop.create_task(self._execute(worker, job))
 
     async def _execute(self, worker: Worker, job: Job) -> None:
         ctx = self._ctx
@@ -431,8 +436,11 @@ class JobProcessor:
             if returned:
                 worker.slots.finishing -= 1
                 self._total_finishing -= 1
-            self._launch_deferred(job.id)
-            self._slot_freed(self.workers.get(worker.name, worker))
+            if self._deferred_launches:
+                self._launch_deferred(job.id)
+            if not returned or not worker.slots.active:
+                # (A handler that returned freed its slot then: _handler_returned.)
+                self._slot_freed(self.workers.get(worker.name, worker))
 
     def _handler_returned(self, worker: Worker, job: Job) -> bool:
         """The handler is done; its outcome write is about to go out. Its slot may be refilled
@@ -475,13 +483,17 @@ class JobProcessor:
         ctx = self._ctx
         try:
             now = now_ms()
-            next_run = next_run_ms(job.repeat_interval, now) if job.repeat_interval else None
-            record = (
-                None
-                if ctx.store.records_success_from_row
-                else attempts.plain_attempt("completed", job.fail_count, ctx.instance_id, job.locked_at_ms, now)
-            )
-            updated = await ctx.store.complete(job.id, ctx.instance_id, now, next_run, record)
+            queued = None if job.repeat_interval else ctx.store.complete_queued(job.id, ctx.instance_id, now)
+            if queued is not None:
+                updated = await queued  # the hot path: no coroutine layers below this one
+            else:
+                next_run = next_run_ms(job.repeat_interval, now) if job.repeat_interval else None
+                record = (
+                    None
+                    if ctx.store.records_success_from_row
+                    else attempts.plain_attempt("completed", job.fail_count, ctx.instance_id, job.locked_at_ms, now)
+                )
+                updated = await ctx.store.complete(job.id, ctx.instance_id, now, next_run, record)
         except InvalidCronError as error:  # no next run can be computed: retrying cannot help
             await self._fail(job, error, terminal=True)
             return

@@ -8,6 +8,7 @@ not happen" holds on every store. All instants are epoch milliseconds.
 
 from __future__ import annotations
 
+import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -127,6 +128,14 @@ class JobStore(ABC):
     @abstractmethod
     async def claim(self, name: str, owner: str, now_ms: int, limit: int, heartbeat_interval_ms: int) -> list[Job]:
         """Atomically take up to ``limit`` due pending jobs of ``name``, earliest nextRunAt first."""
+
+    def complete_queued(self, job_id: str, owner: str, now_ms: int) -> asyncio.Future[Job | None] | None:
+        """``complete(job_id, owner, now_ms, None)`` for a store that builds the attempt record
+        from the row (``records_success_from_row``), queued without a coroutine: a future of
+        what ``complete`` would return, or None when the store has no such path for this job
+        (the caller then awaits ``complete``). The processor's hot path: two coroutine layers
+        less per job. The default has none."""
+        return None
 
     @abstractmethod
     async def complete(

@@ -152,7 +152,9 @@ class ChangeFeed:
         """This process committed (loop thread): the watcher thread looks now, and wakes the
         streams that want what was written (at most one look per COALESCE while commits
         keep coming)."""
-        if self._subscribers:
+        if self._subscribers and not self._poke.is_set():
+            # Already set: the thread has not looked yet, and it clears the flag before it
+            # looks, so that look sees this commit too (no lock, no notify per commit).
             self._poke.set()
 
     def end_streams(self) -> None:

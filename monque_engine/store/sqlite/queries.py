@@ -6,6 +6,7 @@ Kept apart from the store so the statement shapes can be read (and tested) on th
 from __future__ import annotations
 
 import json
+import json.scanner
 import re
 from typing import Any
 
@@ -14,6 +15,26 @@ from ...cursor import CursorAnchor
 from ...job import STATUS_BY_VALUE, CursorDirection, Job, JobSort
 from ..base import StoreListFilter, StoreSelector
 from .schema import ERROR_MEMBER
+
+#: The C scanner ``json.loads`` ends up in, called directly for payloads (see ``_decode``).
+_scan_json = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # typeshed: any context with the decoder attributes
+
+
+def _decode(text: Any) -> Any:
+    """``json.loads(text)``, ~1 µs less per claimed job (a drain decodes every payload).
+
+    The payloads the stores write are compact JSON, which the C scanner takes whole; what
+    it does not (leading or trailing whitespace, bytes, bad text written by hand) goes
+    through ``json.loads``, so the value or the error is exactly that call's.
+    """
+    try:
+        value, end = _scan_json(text, 0)
+    except (StopIteration, TypeError):
+        return _loads(text)
+    if end != len(text):
+        return _loads(text)
+    return value
+
 
 SORT_COLUMNS = {"id": "id", "created_at": "created_at", "updated_at": "updated_at", "next_run_at": "next_run_at"}
 _loads = json.loads
@@ -31,7 +52,7 @@ def row_to_job(row: tuple[Any, ...]) -> Job:
         return Job(
             row[0],
             row[1],
-            None if data is None else _loads(data),
+            None if data is None else _decode(data),
             STATUS_BY_VALUE[row[3]],
             row[4],
             row[13],
@@ -51,7 +72,7 @@ def row_to_job(row: tuple[Any, ...]) -> Job:
     return Job(
         row[0],
         row[1],
-        None if data is None else _loads(data),
+        None if data is None else _decode(data),
         STATUS_BY_VALUE[row[3]],
         row[4],
         row[13],

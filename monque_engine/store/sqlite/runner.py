@@ -156,6 +156,12 @@ class _Runner:
                 raise wrap_error(ready[-1], self._describe)
             self._threads.append(thread)
 
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        """The loop that opened the store (kept: ``asyncio.get_running_loop()`` is a getpid
+        system call on Python 3.11, and completions needed it once per job)."""
+        return self._loop
+
     def submit(self, op: Operation[T]) -> asyncio.Future[T]:
         future: asyncio.Future[T] = self._loop.create_future()
         with self._cv:

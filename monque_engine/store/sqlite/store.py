@@ -13,6 +13,7 @@ import collections
 import contextlib
 import json
 import math
+import operator
 import os
 import queue
 import sqlite3
@@ -67,6 +68,8 @@ IDENTITY_CHECK_INTERVAL = 1.0
 MULTI_ROW = 100
 #: Feed rows per multi-row INSERT (5 bound values each); longer lists use executemany.
 FEED_MULTI_ROW = 128
+#: The order a claim hands its jobs out in: earliest due first, then oldest (ids ascend).
+_CLAIM_ORDER = operator.attrgetter("next_run_at_ms", "id")
 _CLAIM_RELEASE = "locked_at = NULL, claimed_by = NULL, last_heartbeat = NULL"
 
 
@@ -695,7 +698,7 @@ class SqliteStore(JobStore):
             else:  # the caller writes these with its own feed rows, in one statement
                 feed.extend(("update", r[0], r[1], r[3], r[4]) for r in rows)
             jobs = [row_to_job(row) for row in rows]
-            jobs.sort(key=lambda job: (job.next_run_at_ms, job.id))
+            jobs.sort(key=_CLAIM_ORDER)
             return jobs
 
         # A small claim (the default concurrency is 5) is dominated by the thread hop, so it
@@ -734,9 +737,11 @@ class SqliteStore(JobStore):
     ) -> Job | None:
         # The attempt record is built in SQL from the row (the same values ``attempt`` holds),
         # so a batch of completions stays one statement.
-        claimed = self._claimed.pop(job_id, None)
-        if next_run_at_ms is None and claimed is not None:
-            return await self._complete_batched(claimed, owner, now_ms)
+        if next_run_at_ms is None:
+            queued = SqliteStore.complete_queued(self, job_id, owner, now_ms, wrapped=False)
+            if queued is not None:
+                return await queued
+        self._claimed.pop(job_id, None)
         if next_run_at_ms is None:
             done, done_params = _completed_one_off(now_ms)
             op = self._owned_update(
@@ -756,15 +761,24 @@ class SqliteStore(JobStore):
     # completes everything queued in that turn of the loop in a single guarded statement:
     # inline on the loop thread when the writer is idle and the flush is small (no thread
     # hop: at concurrency 5 the hop was most of a round trip), else on the write thread.
-    async def _complete_batched(self, claimed: Job, owner: str, now_ms: int) -> Job | None:
-        self._runner_w()  # raises now if the store is closed, before any state changes
-        loop = asyncio.get_running_loop()
+    def complete_queued(
+        self, job_id: str, owner: str, now_ms: int, wrapped: bool = True
+    ) -> asyncio.Future[Job | None] | None:
+        """Queue the owned one-off completion of a job this store claimed (None for any other:
+        ``complete`` then writes it alone). Every completion queued in one loop turn is
+        written by one flush; the future settles with this job's outcome."""
+        if wrapped and type(self).complete is not SqliteStore.complete:
+            return None  # a subclass wraps complete (tests inject failures so): it must be called
+        loop = self._runner_w().loop  # raises now if the store is closed, before any state changes
+        claimed = self._claimed.pop(job_id, None)
+        if claimed is None:
+            return None
         future: asyncio.Future[Job | None] = loop.create_future()
         self._completions.append((claimed, owner, now_ms, future))
         if not self._completion_flush_queued:
             self._completion_flush_queued = True
             loop.call_soon(self._flush_completions)
-        return await future
+        return future
 
     def _flush_completions(self) -> None:
         """Take every queued completion and write it (called once per loop turn at most)."""
