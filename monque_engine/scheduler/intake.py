@@ -11,7 +11,7 @@ from ..errors import InvalidJobQueryError
 from ..ids import new_object_id, new_object_ids
 from ..job import Job, JobStatus, NewJob
 from ..timeutil import datetime_to_ms, in_range, now_ms, timedelta_ms
-from ..validation import encode_payload, validate_job_name, validate_unique_key
+from ..validation import KNOWN_NAMES, encode_payload, validate_job_name, validate_unique_key
 from .context import SchedulerContext
 
 
@@ -126,11 +126,11 @@ class JobIntake:
             now = now_ms()
         part = items[start:stop]
         max_size = self._ctx.options.max_payload_size
-        ids = new_object_ids(len(part))
         jobs: list[NewJob] = []
         append = jobs.append
         allowed = _ITEM_KEYS
-        for index, item in enumerate(part, start):
+        known_names = KNOWN_NAMES
+        for index, (job_id, item) in enumerate(zip(new_object_ids(len(part)), part), start):
             if type(item) is not dict and not isinstance(item, Mapping):
                 raise InvalidJobQueryError(f"enqueue_many item {index} must be a mapping with name and data")
             if not item.keys() <= allowed or "name" not in item:
@@ -139,13 +139,18 @@ class JobIntake:
                     f"enqueue_many item {index} must have keys name, data and optionally run_at, unique_key"
                     + (f" (unknown: {', '.join(sorted(map(str, unknown)))})" if unknown else "")
                 )
-            name = validate_job_name(item["name"])
+            name = item["name"]
+            if type(name) is not str or name not in known_names:  # one call per new name
+                validate_job_name(name)
+            data = item.get("data")
+            data_json = encode_payload(data, max_size)
+            if len(item) == 2:  # name and data only: no run_at, no unique key
+                append(NewJob(job_id, name, data, data_json, now, now))
+                continue
             unique_key = item.get("unique_key")
             if unique_key is not None:
                 validate_unique_key(unique_key)
-            data = item.get("data")
-            data_json = encode_payload(data, max_size)
             run_at = item.get("run_at")
             due = now if run_at is None else run_at_ms(run_at, now)
-            append(NewJob(ids[index - start], name, data, data_json, due, now, None, unique_key))
+            append(NewJob(job_id, name, data, data_json, due, now, None, unique_key))
         return jobs

@@ -16,6 +16,7 @@ import math
 import os
 import queue
 import sqlite3
+import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from pathlib import Path
@@ -40,6 +41,7 @@ from ...job import (
 )
 from ..base import JobStore, StoreListFilter, StoreOpenOptions, StoreSelector
 from . import migrations
+from .bulk import BulkInserter
 from .feed import ChangeFeed
 from .identity import FileIdentity, FileLostError
 from .queries import append_attempt, filter_where, page_query, row_attempt, row_to_job, selector_where
@@ -62,9 +64,10 @@ INLINE_MERGED_MAX = 64
 #: Seconds between checks that the path still names the opened file, for a process that
 #: neither reads nor writes (one stat each; busy processes check on every operation).
 IDENTITY_CHECK_INTERVAL = 1.0
-#: Jobs per multi-row INSERT in insert_many (7 bound values each; far below SQLite's limit
-#: of 32766 variables). 100-500 measured alike; 100 keeps the cached statements small.
-MULTI_ROW = 100
+#: Jobs per multi-row INSERT (2-6 bound values each; far below SQLite's limit of 32766
+#: variables): a chunk of enqueue_many (intake's BUILD_CHUNK) is one statement, so the write
+#: thread needs the GIL back from SQLite once per chunk and statement (bulk.py).
+MULTI_ROW = 250
 #: Feed rows per multi-row INSERT (5 bound values each); longer lists use executemany.
 FEED_MULTI_ROW = 128
 _CLAIM_RELEASE = "locked_at = NULL, claimed_by = NULL, last_heartbeat = NULL"
@@ -129,7 +132,7 @@ class SqliteStore(JobStore):
         self._completion_flush_queued = False
         self._identity = FileIdentity(settings.path)
         self._on_fatal: Any = None
-        self._multi_sql: dict[int, tuple[str, str]] = {}
+        self._bulk: BulkInserter | None = None
         self._feed_multi: dict[int, str] = {}
 
     @classmethod
@@ -253,7 +256,7 @@ class SqliteStore(JobStore):
             self._preflight()
             loop = asyncio.get_running_loop()
             self._tables = tables = Tables(options.collection_name)
-            self._multi_sql.clear()
+            self._bulk = BulkInserter(tables.jobs, tables.changes)
             self._feed_multi.clear()
             self._on_fatal = options.on_fatal
             self._identity = identity = FileIdentity(self.settings.path)
@@ -569,41 +572,16 @@ class SqliteStore(JobStore):
         sql = self._insert_sql()
         return await self._write(lambda conn: self._insert_one(conn, sql, job), inline=True)
 
-    def _multi_insert_sql(self, rows: int) -> tuple[str, str]:
-        """Multi-row ``INSERT … VALUES (…),(…)`` for ``rows`` jobs and their feed rows (cached).
-
-        One statement per chunk instead of ``executemany``: sqlite3's executemany resets and
-        re-binds a statement per row from Python, which measured ~13 µs a job against ~7 µs
-        for 100-row statements on the same schema (ADR 0001, enqueue_many).
-        """
-        cached = self._multi_sql.get(rows)
-        if cached is None:
-            t = self._t
-            cached = (
-                f"INSERT INTO {t.jobs} (id, name, data, status, next_run_at, fail_count, repeat_interval, "
-                "unique_key, created_at, updated_at) VALUES "
-                + ",".join(["(?, ?, ?, 'pending', ?, 0, ?, NULL, ?, ?)"] * rows),
-                f"INSERT INTO {t.changes} (op, job_id, name, status, next_run_at) VALUES "
-                + ",".join(["('insert', ?, ?, 'pending', ?)"] * rows),
-            )
-            self._multi_sql[rows] = cached
-        return cached
-
     def _insert_plain(self, conn: sqlite3.Connection, jobs: Sequence[NewJob]) -> None:
         """Insert jobs without unique keys, MULTI_ROW at a time (the caller holds the transaction)."""
+        bulk = self._bulk
+        if bulk is None:
+            bulk = self._bulk = BulkInserter(self._t.jobs, self._t.changes)
+        if len(jobs) <= MULTI_ROW:
+            bulk.insert(conn, jobs)
+            return
         for start in range(0, len(jobs), MULTI_ROW):
-            part = jobs[start : start + MULTI_ROW]
-            insert_sql, feed_sql = self._multi_insert_sql(len(part))
-            params: list[Any] = []
-            feed: list[Any] = []
-            extend, feed_extend = params.extend, feed.extend
-            for j in part:
-                extend(
-                    (j.id, j.name, j.data_json, j.next_run_at_ms, j.repeat_interval, j.created_at_ms, j.created_at_ms)
-                )
-                feed_extend((j.id, j.name, j.next_run_at_ms))
-            conn.execute(insert_sql, params)
-            conn.execute(feed_sql, feed)
+            bulk.insert(conn, jobs[start : start + MULTI_ROW])
 
     async def insert_many(self, jobs: Sequence[NewJob]) -> list[Job]:
         if all(job.unique_key is None for job in jobs):
@@ -625,9 +603,20 @@ class SqliteStore(JobStore):
         between*, so the operation never waits for a loop that is itself waiting. It keeps
         what it took, so when the runner re-runs it alone (a batch-mate failed) it replays
         the same chunks instead of waiting for more.
+
+        Hand-over in lockstep: once the operation runs, the loop, after putting chunk k,
+        blocks (without the GIL) until the write thread has taken it. The write thread
+        needs the GIL to bind a chunk and again each time SQLite returns; a loop that keeps
+        building holds it, and the thread waits out the interpreter's 5 ms switch interval,
+        so the two threads ran one after the other. Blocked, the loop lends the GIL at the
+        one moment the thread needs it; it gets it back when the thread enters SQLite's
+        step (which runs without the GIL), and builds chunk k+1 while SQLite inserts chunk k.
+        The wait is a hint only: it times out, and stops once the operation has ended.
         """
         handoff: queue.SimpleQueue[list[NewJob] | BaseException | None] = queue.SimpleQueue()
+        acks: queue.SimpleQueue[int] = queue.SimpleQueue()
         taken: list[list[NewJob] | BaseException | None] = []
+        running = threading.Event()
         sql = self._insert_sql()
 
         def insert_chunk(conn: sqlite3.Connection, chunk: list[NewJob]) -> list[Job] | None:
@@ -637,40 +626,47 @@ class SqliteStore(JobStore):
             return [self._insert_one(conn, sql, job) for job in chunk]
 
         def op(conn: sqlite3.Connection) -> list[list[Job] | None]:
+            running.set()
             results: list[list[Job] | None] = []
             index = 0
-            while True:
-                if index < len(taken):
-                    item = taken[index]
-                else:
-                    item = handoff.get()
-                    taken.append(item)
-                index += 1
-                if item is None:
-                    return results
-                if isinstance(item, BaseException):
-                    raise _BuildAborted() from None
-                results.append(insert_chunk(conn, item))
+            try:
+                while True:
+                    if index < len(taken):
+                        item = taken[index]
+                    else:
+                        item = handoff.get()
+                        taken.append(item)
+                        acks.put(index)
+                    index += 1
+                    if item is None:
+                        return results
+                    if isinstance(item, BaseException):
+                        raise _BuildAborted() from None
+                    results.append(insert_chunk(conn, item))
+            finally:
+                acks.put(-1)  # ended: the loop stops waiting
 
         built: list[list[NewJob]] = []
+        outcome: list[list[Job]] = []
         pending = self._submit_write(op)
+        lockstep = True
         try:
             for chunk in chunks:
                 if chunk:
+                    if lockstep and not running.is_set():
+                        # The thread needs the GIL to start the operation at all.
+                        running.wait(START_WAIT)
                     handoff.put(chunk)
-                    # Let go of the GIL for a moment: the write thread, woken by the put,
-                    # needs it to bind the chunk before SQLite steps without it. Otherwise it
-                    # waits out the interpreter's 5 ms switch interval while this loop keeps
-                    # building, and the two hardly overlap (+6-16 % in alternating runs).
-                    time.sleep(0)
+                    if lockstep and running.is_set():
+                        lockstep = _await_ack(acks, len(built))
                     built.append(chunk)
+                    outcome.append([job.to_job() for job in chunk])  # while SQLite inserts it
         except BaseException as error:
             handoff.put(error)  # the operation raises, its transaction rolls back: nothing stored
             with contextlib.suppress(BaseException):
                 await pending
             raise
         handoff.put(None)
-        outcome = [[job.to_job() for job in chunk] for chunk in built]  # overlaps the last inserts
         results = await pending
         stored: list[Job] = []
         for as_built, result in zip(outcome, results, strict=True):
@@ -1410,6 +1406,27 @@ class SqliteStore(JobStore):
 
     async def execute_read(self, op: Any) -> Any:
         return await self._read(op)
+
+
+#: Longest the loop blocks for the write thread to take a chunk (a guard: it normally takes
+#: it within the time it needs to finish the previous one, about a millisecond).
+ACK_TIMEOUT = 0.25
+#: Longest the loop blocks, per chunk, for the write thread to start the operation.
+START_WAIT = 0.002
+
+
+def _await_ack(acks: queue.SimpleQueue[int], index: int) -> bool:
+    """Block until the write thread has taken chunk ``index``; False when it will not (the
+    operation ended, or the guard timed out): stop waiting for this operation."""
+    while True:
+        try:
+            got = acks.get(timeout=ACK_TIMEOUT)
+        except queue.Empty:
+            return False
+        if got < 0:
+            return False
+        if got >= index:
+            return True
 
 
 class _BuildAborted(Exception):
