@@ -39,6 +39,18 @@ def run_at_ms(run_at: datetime | timedelta | None, now: int) -> int:
 
 #: Items validated per chunk handed to the store (which inserts one while the next is built).
 BUILD_CHUNK = 200
+#: The first chunk is smaller, so the write thread starts inserting sooner: until it has a
+#: chunk, the two threads cannot overlap.
+FIRST_CHUNK = 50
+
+
+def chunk_bounds(count: int) -> list[tuple[int, int]]:
+    """``(start, stop)`` of each chunk of a batch of ``count`` items."""
+    if count <= FIRST_CHUNK:
+        return [(0, count)]
+    return [(0, FIRST_CHUNK)] + [
+        (start, min(count, start + BUILD_CHUNK)) for start in range(FIRST_CHUNK, count, BUILD_CHUNK)
+    ]
 _ITEM_KEYS = frozenset({"name", "data", "run_at", "unique_key"})
 
 
@@ -99,7 +111,7 @@ class JobIntake:
         # item anywhere still leaves nothing stored (the store rolls the insert back).
         now = now_ms()
         stored = await self._ctx.store.insert_chunks(
-            self.build_many(items, start, start + BUILD_CHUNK, now) for start in range(0, len(items), BUILD_CHUNK)
+            self.build_many(items, start, stop, now) for start, stop in chunk_bounds(len(items))
         )
         # One wake-up per name (its earliest due time), not one per job: wake_at keeps only
         # the earliest per name anyway, and a batch of 1000 jobs of one name is the norm.

@@ -44,8 +44,14 @@ class BulkInserter:
         self._changes = changes_table
         self._sql: dict[Shape, tuple[str, str]] = {}
 
-    def insert(self, conn: sqlite3.Connection, part: Sequence[NewJob]) -> None:
-        """Insert ``part`` (no unique keys; the caller holds the transaction) and its feed rows."""
+    def insert(
+        self, conn: sqlite3.Connection, part: Sequence[NewJob], ready: Callable[[], None] | None = None
+    ) -> None:
+        """Insert ``part`` (no unique keys; the caller holds the transaction) and its feed rows.
+
+        The feed rows go first and ``ready`` is called between the two statements: the jobs'
+        statement is the long one, and its step is what may overlap with the loop (see
+        ``SqliteStore.insert_chunks``)."""
         n = len(part)
         if not n:
             return
@@ -68,8 +74,10 @@ class BulkInserter:
                 else:
                     feed.append(first)
         jobs_sql, feed_sql = self._statements((n, tuple(per_row)))
-        conn.execute(jobs_sql, params)
         conn.execute(feed_sql, feed)
+        if ready is not None:
+            ready()
+        conn.execute(jobs_sql, params)
 
     def _statements(self, shape: Shape) -> tuple[str, str]:
         cached = self._sql.get(shape)

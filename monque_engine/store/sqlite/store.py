@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import functools
 import json
 import math
 import os
@@ -572,16 +573,20 @@ class SqliteStore(JobStore):
         sql = self._insert_sql()
         return await self._write(lambda conn: self._insert_one(conn, sql, job), inline=True)
 
-    def _insert_plain(self, conn: sqlite3.Connection, jobs: Sequence[NewJob]) -> None:
-        """Insert jobs without unique keys, MULTI_ROW at a time (the caller holds the transaction)."""
+    def _insert_plain(
+        self, conn: sqlite3.Connection, jobs: Sequence[NewJob], ready: Callable[[], None] | None = None
+    ) -> None:
+        """Insert jobs without unique keys, MULTI_ROW at a time (the caller holds the
+        transaction). ``ready`` is called before the first jobs' statement (bulk.py)."""
         bulk = self._bulk
         if bulk is None:
             bulk = self._bulk = BulkInserter(self._t.jobs, self._t.changes)
-        if len(jobs) <= MULTI_ROW:
-            bulk.insert(conn, jobs)
+        if len(jobs) <= MULTI_ROW:  # a chunk of enqueue_many: no copy
+            bulk.insert(conn, jobs, ready)
             return
         for start in range(0, len(jobs), MULTI_ROW):
-            bulk.insert(conn, jobs[start : start + MULTI_ROW])
+            bulk.insert(conn, jobs[start : start + MULTI_ROW], ready)
+            ready = None
 
     async def insert_many(self, jobs: Sequence[NewJob]) -> list[Job]:
         if all(job.unique_key is None for job in jobs):
@@ -605,13 +610,15 @@ class SqliteStore(JobStore):
         the same chunks instead of waiting for more.
 
         Hand-over in lockstep: once the operation runs, the loop, after putting chunk k,
-        blocks (without the GIL) until the write thread has taken it. The write thread
-        needs the GIL to bind a chunk and again each time SQLite returns; a loop that keeps
-        building holds it, and the thread waits out the interpreter's 5 ms switch interval,
-        so the two threads ran one after the other. Blocked, the loop lends the GIL at the
-        one moment the thread needs it; it gets it back when the thread enters SQLite's
-        step (which runs without the GIL), and builds chunk k+1 while SQLite inserts chunk k.
-        The wait is a hint only: it times out, and stops once the operation has ended.
+        blocks (without the GIL) until the write thread is about to insert it. The write
+        thread needs the GIL to bind a statement and again each time SQLite returns; a loop
+        that keeps building holds it, and the thread waits out the interpreter's 5 ms switch
+        interval, so the two threads ran one after the other. While the loop is blocked the
+        thread has the GIL at once: it writes the chunk's feed rows (short), then signals and
+        starts the jobs' statement, whose step (the long part, B-tree work without the GIL)
+        runs while the loop builds chunk k+1. By the time it returns the loop is usually
+        blocked again, so its one GIL hand-back per chunk costs no wait. The wait is a hint
+        only: it times out, and stops once the operation has ended.
         """
         handoff: queue.SimpleQueue[list[NewJob] | BaseException | None] = queue.SimpleQueue()
         acks: queue.SimpleQueue[int] = queue.SimpleQueue()
@@ -619,10 +626,11 @@ class SqliteStore(JobStore):
         running = threading.Event()
         sql = self._insert_sql()
 
-        def insert_chunk(conn: sqlite3.Connection, chunk: list[NewJob]) -> list[Job] | None:
+        def insert_chunk(conn: sqlite3.Connection, chunk: list[NewJob], ready: Callable[[], None]) -> list[Job] | None:
             if all(job.unique_key is None for job in chunk):
-                self._insert_plain(conn, chunk)
+                self._insert_plain(conn, chunk, ready)
                 return None  # stored exactly as built
+            ready()
             return [self._insert_one(conn, sql, job) for job in chunk]
 
         def op(conn: sqlite3.Connection) -> list[list[Job] | None]:
@@ -636,13 +644,12 @@ class SqliteStore(JobStore):
                     else:
                         item = handoff.get()
                         taken.append(item)
-                        acks.put(index)
-                    index += 1
                     if item is None:
                         return results
                     if isinstance(item, BaseException):
                         raise _BuildAborted() from None
-                    results.append(insert_chunk(conn, item))
+                    results.append(insert_chunk(conn, item, functools.partial(acks.put, index)))
+                    index += 1
             finally:
                 acks.put(-1)  # ended: the loop stops waiting
 
