@@ -134,6 +134,7 @@ class SqliteStore(JobStore):
         self._identity = FileIdentity(settings.path)
         self._on_fatal: Any = None
         self._bulk: BulkInserter | None = None
+        self._sql: dict[str, str] = {}  # statements built once per open (table names)
         self._feed_multi: dict[int, str] = {}
 
     @classmethod
@@ -258,6 +259,7 @@ class SqliteStore(JobStore):
             loop = asyncio.get_running_loop()
             self._tables = tables = Tables(options.collection_name)
             self._bulk = BulkInserter(tables.jobs, tables.changes)
+            self._sql.clear()
             self._feed_multi.clear()
             self._on_fatal = options.on_fatal
             self._identity = identity = FileIdentity(self.settings.path)
@@ -463,7 +465,12 @@ class SqliteStore(JobStore):
 
     # -- feed rows ------------------------------------------------------------------------------
     def _feed_sql(self) -> str:
-        return f"INSERT INTO {self._t.changes} (op, job_id, name, status, next_run_at) VALUES (?, ?, ?, ?, ?)"
+        sql = self._sql.get("feed")  # built once per open: every single write uses it
+        if sql is None:
+            sql = self._sql["feed"] = (
+                f"INSERT INTO {self._t.changes} (op, job_id, name, status, next_run_at) VALUES (?, ?, ?, ?, ?)"
+            )
+        return sql
 
     def _feed_rows(self, conn: sqlite3.Connection, op: str, rows: Sequence[tuple[Any, ...]]) -> None:
         """Append feed rows for job rows in JOB_COLUMNS order (id, name, _, status, next_run_at)."""
@@ -536,12 +543,14 @@ class SqliteStore(JobStore):
 
     # -- intake -----------------------------------------------------------------------------
     def _insert_sql(self) -> str:
-        t = self._t
-        return (
-            f"INSERT INTO {t.jobs} (id, name, data, status, next_run_at, fail_count, repeat_interval, "
-            "unique_key, created_at, updated_at) VALUES (?, ?, ?, 'pending', ?, 0, ?, ?, ?, ?) "
-            "ON CONFLICT DO NOTHING"
-        )
+        sql = self._sql.get("insert")
+        if sql is None:
+            sql = self._sql["insert"] = (
+                f"INSERT INTO {self._t.jobs} (id, name, data, status, next_run_at, fail_count, repeat_interval, "
+                "unique_key, created_at, updated_at) VALUES (?, ?, ?, 'pending', ?, 0, ?, ?, ?, ?) "
+                "ON CONFLICT DO NOTHING"
+            )
+        return sql
 
     def _insert_one(self, conn: sqlite3.Connection, sql: str, job: NewJob) -> Job:
         cursor = conn.execute(
