@@ -28,6 +28,7 @@ from ...attempts import AppendedHistory, Attempt
 from ...cursor import CursorAnchor
 from ...errorgroups import ErrorGroupRow, fold_buckets, hour_window
 from ...errors import ConnectionError, UniqueKeyConflictError
+from ...gcpause import gc_paused
 from ...job import (
     ChangeEvent,
     CursorDirection,
@@ -667,16 +668,17 @@ class SqliteStore(JobStore):
         pending = self._submit_write(op)
         lockstep = True
         try:
-            for chunk in chunks:
-                if chunk:
-                    if lockstep and not running.is_set():
-                        # The thread needs the GIL to start the operation at all.
-                        running.wait(START_WAIT)
-                    handoff.put(chunk)
-                    if lockstep and running.is_set():
-                        lockstep = _await_ack(acks, len(built))
-                    built.append(chunk)
-                    outcome.append([job.to_job() for job in chunk])  # while SQLite inserts it
+            with gc_paused():  # the synchronous part only: no await inside
+                for chunk in chunks:
+                    if chunk:
+                        if lockstep and not running.is_set():
+                            # The thread needs the GIL to start the operation at all.
+                            running.wait(START_WAIT)
+                        handoff.put(chunk)
+                        if lockstep and running.is_set():
+                            lockstep = _await_ack(acks, len(built))
+                        built.append(chunk)
+                        outcome.append([job.to_job() for job in chunk])  # while SQLite inserts it
         except BaseException as error:
             handoff.put(error)  # the operation raises, its transaction rolls back: nothing stored
             with contextlib.suppress(BaseException):
