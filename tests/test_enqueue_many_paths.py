@@ -61,7 +61,7 @@ async def test_a_chunk_whose_names_and_due_times_differ_stores_each_rows_own_val
     for job, item in zip(jobs, items, strict=True):
         due = created + (int(item["run_at"].total_seconds() * 1000) if "run_at" in item else 0)
         assert (job.name, job.data, job.next_run_at_ms, job.created_at_ms) == (item["name"], item["data"], due, created)
-        data = '{"i":%d}' % item["data"]["i"]
+        data = f'{{"i":{item["data"]["i"]}}}'
         assert stored[job.id] == (job.id, item["name"], data, "pending", due, 0, None, None, created, created)
     assert feed == [("insert", j.id, j.name, "pending", j.next_run_at_ms) for j in jobs]
 

@@ -51,6 +51,8 @@ def chunk_bounds(count: int) -> list[tuple[int, int]]:
     return [(0, FIRST_CHUNK)] + [
         (start, min(count, start + BUILD_CHUNK)) for start in range(FIRST_CHUNK, count, BUILD_CHUNK)
     ]
+
+
 _ITEM_KEYS = frozenset({"name", "data", "run_at", "unique_key"})
 
 
@@ -142,7 +144,7 @@ class JobIntake:
         append = jobs.append
         allowed = _ITEM_KEYS
         known_names = KNOWN_NAMES
-        for index, (job_id, item) in enumerate(zip(new_object_ids(len(part)), part), start):
+        for index, (job_id, item) in enumerate(zip(new_object_ids(len(part)), part, strict=True), start):
             if type(item) is not dict and not isinstance(item, Mapping):
                 raise InvalidJobQueryError(f"enqueue_many item {index} must be a mapping with name and data")
             if not item.keys() <= allowed or "name" not in item:

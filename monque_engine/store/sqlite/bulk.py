@@ -44,9 +44,7 @@ class BulkInserter:
         self._changes = changes_table
         self._sql: dict[Shape, tuple[str, str]] = {}
 
-    def insert(
-        self, conn: sqlite3.Connection, part: Sequence[NewJob], ready: Callable[[], None] | None = None
-    ) -> None:
+    def insert(self, conn: sqlite3.Connection, part: Sequence[NewJob], ready: Callable[[], None] | None = None) -> None:
         """Insert ``part`` (no unique keys; the caller holds the transaction) and its feed rows.
 
         The feed rows go first and ``ready`` is called between the two statements: the jobs'

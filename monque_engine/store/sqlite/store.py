@@ -18,7 +18,6 @@ import os
 import queue
 import sqlite3
 import threading
-import time
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
