@@ -21,7 +21,6 @@ from monque_engine import InvalidJobIdentifierError, Monque, MonqueError
 from monque_engine.job import NewJob
 from monque_engine.scheduler import intake
 from monque_engine.scheduler.intake import BUILD_CHUNK
-from monque_engine.store.sqlite import runner
 from monque_engine.store.sqlite.store import MULTI_ROW
 from monque_engine.timeutil import now_ms
 
@@ -176,31 +175,3 @@ async def test_a_garbage_collector_the_program_turned_off_stays_off(tmp_path):
     finally:
         gc.enable()
         await m.close()
-
-
-async def test_the_write_thread_checkpoints_between_batches_not_inside_a_commit(tmp_path):
-    """The thread's connection used to checkpoint inside COMMIT (SQLite's autocheckpoint at
-    1,000 pages), so the caller of that commit waited for two syncs. Now the thread
-    checkpoints itself, as a statement of its own after a commit, and the WAL still
-    restarts. (SQLite's own checkpoint never shows in the trace; ours does.)"""
-    m = Monque(f"sqlite:///{tmp_path}/jobs.db")
-    await m.initialize()
-    statements: list[str] = []
-    try:
-        await m.store.execute_write(lambda conn: conn.set_trace_callback(statements.append))
-        for batch in range(15):  # ~100 frames each: past THREAD_CHECKPOINT_FRAMES
-            await m.enqueue_many([{"name": "bulk", "data": {"b": batch, "i": i}} for i in range(1000)])
-        await m.store.execute_write(lambda conn: conn.set_trace_callback(None))
-        assert (await m.store.stats("bulk")).pending == 15_000
-    finally:
-        await m.close()
-    checkpoints = [i for i, sql in enumerate(statements) if sql.startswith("PRAGMA wal_checkpoint")]
-    assert checkpoints, "the write thread never checkpointed"
-    for i in checkpoints:  # each right after a commit (or the pass before it), never inside a transaction
-        assert statements[i - 1] == "COMMIT" or statements[i - 1].startswith("PRAGMA wal_checkpoint")
-    conn = sqlite3.connect(tmp_path / "jobs.db")
-    try:
-        _, wal_frames, _ = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-    finally:
-        conn.close()
-    assert 0 <= wal_frames < runner.THREAD_AUTOCHECKPOINT

@@ -46,18 +46,6 @@ MAX_BATCH = 512
 #: second pass, run concurrently with a stream of writes, it never catches up, the WAL
 #: never restarts and grows without end.
 CHECKPOINT_EVERY = 1000
-#: The write thread's own commits: its connection no longer checkpoints inside ``COMMIT``
-#: at SQLite's default 1,000 pages, where the caller of that commit waited for the whole
-#: checkpoint (two syncs, 20-40 ms here; in an enqueue_many benchmark a fifth of the
-#: time). The thread estimates the WAL frames each batch wrote (about FRAMES_PER_COMMIT,
-#: plus one per CHANGES_PER_FRAME rows changed: measured 86-105 frames for a commit of
-#: 1,000 new jobs and their feed rows) and, past THREAD_CHECKPOINT_FRAMES, checkpoints
-#: after it has told the batch's callers (the same two passes as above). If the estimate
-#: runs low, SQLite's own checkpoint at THREAD_AUTOCHECKPOINT pages still bounds the WAL.
-FRAMES_PER_COMMIT = 6
-CHANGES_PER_FRAME = 20
-THREAD_CHECKPOINT_FRAMES = 1000
-THREAD_AUTOCHECKPOINT = 4000
 
 
 class _Miss(enum.Enum):
@@ -294,15 +282,8 @@ class WriteRunner(_Runner):
         self._in_batch = False
         self._inline_commits = 0
         self._checkpoint_due = False
-        self._thread_frames = 0  # WAL frames this thread's commits wrote since its last checkpoint (estimate)
         self._inline: sqlite3.Connection | None = None
-
-        def connect_thread() -> sqlite3.Connection:
-            conn = connect()
-            conn.execute(f"PRAGMA wal_autocheckpoint={THREAD_AUTOCHECKPOINT}")  # a bound only (see above)
-            return conn
-
-        self._start_threads(1, connect_thread)
+        self._start_threads(1, connect)
         if inline_connect is not None:
             self._inline = inline_connect()
 
@@ -385,25 +366,13 @@ class WriteRunner(_Runner):
                 self._precheck()
             except BaseException as error:  # noqa: BLE001 - the whole batch fails, nothing is written
                 return [(False, error) for _ in batch]
-        changes = conn.total_changes
         outcomes = self._commit_batch(conn, batch)
         if any(ok for ok, _ in outcomes):
-            self._count_frames(conn.total_changes - changes)
             try:
                 self._verify()
             except BaseException as error:  # noqa: BLE001
                 return [(False, error) if ok else (ok, value) for ok, value in outcomes]
         return outcomes
-
-    def _count_frames(self, changes: int) -> None:
-        """After a commit of this thread: checkpoint (at the next turn, so after this batch's
-        callers are told) once the WAL written since the last one is estimated past
-        THREAD_CHECKPOINT_FRAMES."""
-        self._thread_frames += FRAMES_PER_COMMIT + changes // CHANGES_PER_FRAME
-        if self._thread_frames >= THREAD_CHECKPOINT_FRAMES:
-            self._thread_frames = 0
-            with self._cv:
-                self._checkpoint_due = True
 
     def _checkpoint(self, conn: sqlite3.Connection) -> None:
         try:
