@@ -670,8 +670,10 @@ class SqliteStore(JobStore):
             with gc_paused():  # the synchronous part only: no await inside
                 for chunk in chunks:
                     if chunk:
-                        if lockstep and not running.is_set():
-                            # The thread needs the GIL to start the operation at all.
+                        if lockstep and not built and not running.is_set():
+                            # The thread needs the GIL to start the operation at all. If it
+                            # is busy with another batch, build on; lockstep starts when it
+                            # does (it gets the GIL at the interpreter's switch interval).
                             running.wait(START_WAIT)
                         handoff.put(chunk)
                         if lockstep and running.is_set():
@@ -1428,7 +1430,7 @@ class SqliteStore(JobStore):
 #: Longest the loop blocks for the write thread to take a chunk (a guard: it normally takes
 #: it within the time it needs to finish the previous one, about a millisecond).
 ACK_TIMEOUT = 0.25
-#: Longest the loop blocks, per chunk, for the write thread to start the operation.
+#: Longest the loop blocks, once per call, for the write thread to start the operation.
 START_WAIT = 0.002
 
 
