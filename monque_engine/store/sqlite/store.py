@@ -627,7 +627,7 @@ class SqliteStore(JobStore):
         starts the jobs' statement, whose step (the long part, B-tree work without the GIL)
         runs while the loop builds chunk k+1. By the time it returns the loop is usually
         blocked again, so its one GIL hand-back per chunk costs no wait. The wait is a hint
-        only: it times out, and stops once the operation has ended.
+        only: it gives up after ACK_TIMEOUT, and stops once the operation has ended.
         """
         handoff: queue.SimpleQueue[list[NewJob] | BaseException | None] = queue.SimpleQueue()
         acks: queue.SimpleQueue[int] = queue.SimpleQueue()
@@ -1427,21 +1427,24 @@ class SqliteStore(JobStore):
         return await self._read(op)
 
 
-#: Longest the loop blocks for the write thread to take a chunk (a guard: it normally takes
-#: it within the time it needs to finish the previous one, about a millisecond).
-ACK_TIMEOUT = 0.25
+#: Longest the loop blocks, per chunk, for the write thread to take it. It normally does
+#: within the time it needs to finish the previous one (under a millisecond); on a busy
+#: machine it may not be scheduled for a while, and the loop builds on meanwhile (in
+#: alternating runs at load 4, 2 ms did better than a long wait).
+ACK_TIMEOUT = 0.002
 #: Longest the loop blocks, once per call, for the write thread to start the operation.
 START_WAIT = 0.002
 
 
 def _await_ack(acks: queue.SimpleQueue[int], index: int) -> bool:
-    """Block until the write thread has taken chunk ``index``; False when it will not (the
-    operation ended, or the guard timed out): stop waiting for this operation."""
+    """Block until the write thread is about to insert chunk ``index``, or ACK_TIMEOUT has
+    passed (it is late: build on, and wait again after the next chunk). False when the
+    operation has ended: stop waiting for it."""
     while True:
         try:
             got = acks.get(timeout=ACK_TIMEOUT)
         except queue.Empty:
-            return False
+            return True
         if got < 0:
             return False
         if got >= index:
