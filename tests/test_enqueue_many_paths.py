@@ -175,3 +175,25 @@ async def test_a_garbage_collector_the_program_turned_off_stays_off(tmp_path):
     finally:
         gc.enable()
         await m.close()
+
+
+async def test_items_of_two_keys_other_than_name_and_data_are_still_checked(tmp_path):
+    """Only ``{name, data}`` takes the short path: a unique key or run_at without data is
+    validated and honoured as before (data defaults to None)."""
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db")
+    await m.initialize()
+    try:
+        with pytest.raises(InvalidJobIdentifierError):
+            await m.enqueue_many([{"name": "bulk", "data": 1}, {"name": "bulk", "unique_key": " "}])
+        first, again, later = await m.enqueue_many(
+            [
+                {"name": "bulk", "unique_key": "k"},
+                {"name": "bulk", "unique_key": "k"},
+                {"name": "bulk", "run_at": timedelta(hours=1)},
+            ]
+        )
+        assert first.id == again.id and first.data is None and first.unique_key == "k"
+        assert later.data is None and later.next_run_at_ms == later.created_at_ms + 3_600_000
+        assert len(await m.get_jobs()) == 2
+    finally:
+        await m.close()

@@ -156,14 +156,15 @@ class JobIntake:
             name = item["name"]
             if type(name) is not str or name not in known_names:  # one call per new name
                 validate_job_name(name)
-            data = item.get("data")
-            data_json = encode_payload(data, max_size)
-            if len(item) == 2:  # name and data only: no run_at, no unique key
-                append(NewJob(job_id, name, data, data_json, now, now))
+            if len(item) == 2 and "data" in item:  # name and data only: no run_at, no unique key
+                data = item["data"]
+                append(NewJob(job_id, name, data, encode_payload(data, max_size), now, now))
                 continue
             unique_key = item.get("unique_key")
             if unique_key is not None:
                 validate_unique_key(unique_key)
+            data = item.get("data")
+            data_json = encode_payload(data, max_size)
             run_at = item.get("run_at")
             due = now if run_at is None else run_at_ms(run_at, now)
             append(NewJob(job_id, name, data, data_json, due, now, None, unique_key))
