@@ -151,7 +151,9 @@ def encode_payload(data: Any, max_size: int | None) -> str:
                 "Job payload holds a string with an unpaired surrogate (e.g. '\\ud800'), which is not valid "
                 "Unicode text and cannot be stored; clean or escape it first"
             ) from None
-    if _BSON_SUSPECT.search(text):  # cheap pre-check on the text; the walk decides exactly
+    # Cheap pre-check on the text; the walk decides exactly. Two plain tests instead of one
+    # alternation (which tried both at every position: a fifth of encode_payload).
+    if _NUL_ESCAPE in text or (len(text) >= 19 and _LONG_DIGITS.search(text)):
         problem = _bson_problem(data)
         if problem is not None:
             raise PayloadValidationError(problem)
@@ -168,7 +170,8 @@ def encode_payload(data: Any, max_size: int | None) -> str:
 
 
 #: An int that may not fit BSON's int64 has at least 19 digits; a NUL in a key shows as \u0000.
-_BSON_SUSPECT = re.compile(r"\d{19}|\\u0000")
+_LONG_DIGITS = re.compile(r"\d{19}")
+_NUL_ESCAPE = "\\u0000"
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
 
