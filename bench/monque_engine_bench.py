@@ -147,6 +147,46 @@ async def drain(synchronous: str, jobs: int, concurrency: int, wait: str = "even
     ]
 
 
+class _CpuClock:
+    """CPU time per job of the whole process, the loop thread and the store's write thread.
+
+    Wall figures on a shared machine move with the neighbours' load; CPU per job does much
+    less, and shows which thread a change moved work to (ADR 0001, addendum 3b)."""
+
+    def __init__(self) -> None:
+        import threading
+
+        writers = [t for t in threading.enumerate() if t.name.startswith("monque-sqlite-write")]
+        self._writer = writers[0].ident if writers else None
+        self._start = self._read()
+
+    def _read(self) -> tuple[float, float, float | None]:
+        writer = None
+        if self._writer is not None:
+            try:
+                writer = time.clock_gettime(time.pthread_getcpuclockid(self._writer))
+            except (AttributeError, OSError):  # not on this platform, or the thread is gone
+                writer = None
+        return time.process_time(), time.thread_time(), writer
+
+    def per_job(self, jobs: int) -> dict[str, float]:
+        end = self._read()
+        out = {
+            "cpu_us_per_job": (end[0] - self._start[0]) * 1e6 / jobs,
+            "loop_cpu_us_per_job": (end[1] - self._start[1]) * 1e6 / jobs,
+        }
+        if end[2] is not None and self._start[2] is not None:
+            out["writer_cpu_us_per_job"] = (end[2] - self._start[2]) * 1e6 / jobs
+        return out
+
+    @staticmethod
+    def note(cpu: dict[str, float]) -> str:
+        parts = [f"CPU {cpu['cpu_us_per_job']:.1f} µs/job (loop thread {cpu['loop_cpu_us_per_job']:.1f}"]
+        if "writer_cpu_us_per_job" in cpu:
+            parts.append(f", write thread {cpu['writer_cpu_us_per_job']:.1f}")
+        return "".join(parts) + ")"
+
+
 async def enqueue_single(synchronous: str, jobs: int) -> list[Record]:
     from monque_engine import Monque
 
@@ -154,13 +194,16 @@ async def enqueue_single(synchronous: str, jobs: int) -> list[Record]:
         m = Monque(_url(os.path.join(d, "jobs.db"), synchronous))
         await m.initialize()
         dur = await _durability(m)
+        clock = _CpuClock()
         started = time.perf_counter()
         for i in range(jobs):
             await m.enqueue(NAME, {"i": i})
         elapsed = time.perf_counter() - started
+        cpu = clock.per_job(jobs)
         stats = await m.store.stats(NAME)
         await m.close()
     notes = [] if stats.pending == jobs else [f"store has {stats.pending} pending, expected {jobs}"]
+    notes.append(_CpuClock.note(cpu))
     return [
         Record(
             key=f"ours.enqueue.{synchronous}",
@@ -171,6 +214,7 @@ async def enqueue_single(synchronous: str, jobs: int) -> list[Record]:
             unit="jobs/s",
             settings=f"{jobs} calls",
             notes=notes,
+            extra=cpu,
         )
     ]
 
@@ -182,13 +226,16 @@ async def enqueue_many(synchronous: str, jobs: int, batch: int = 1000) -> list[R
         m = Monque(_url(os.path.join(d, "jobs.db"), synchronous))
         await m.initialize()
         dur = await _durability(m)
+        clock = _CpuClock()
         started = time.perf_counter()
         for start in range(0, jobs, batch):
             await m.enqueue_many([{"name": NAME, "data": {"i": i}} for i in range(start, min(jobs, start + batch))])
         elapsed = time.perf_counter() - started
+        cpu = clock.per_job(jobs)
         stats = await m.store.stats(NAME)
         await m.close()
     notes = [] if stats.pending == jobs else [f"store has {stats.pending} pending, expected {jobs}"]
+    notes.append(_CpuClock.note(cpu))
     return [
         Record(
             key=f"ours.many.{synchronous}",
@@ -199,6 +246,7 @@ async def enqueue_many(synchronous: str, jobs: int, batch: int = 1000) -> list[R
             unit="jobs/s",
             settings=f"{jobs} jobs",
             notes=notes,
+            extra=cpu,
         )
     ]
 

@@ -13,13 +13,16 @@ import threading
 import time
 
 _lock = threading.Lock()
-_state = {"pid": -1, "random": "", "counter": 0}
+#: ``prefix`` is the hex of ``second`` (the timestamp part) and ``random``: rebuilt once a
+#: second instead of formatting both for every id (a single enqueue mints one per call).
+_state = {"pid": -1, "random": "", "counter": 0, "second": -1, "prefix": ""}
 
 
 def _reseed() -> None:
     _state["pid"] = os.getpid()
     _state["random"] = os.urandom(5).hex()
     _state["counter"] = random.SystemRandom().randint(0, 0xFFFFFF)
+    _state["second"] = -1
 
 
 def _forked() -> None:
@@ -30,12 +33,21 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forked)
 
 
+def _prefix(second: int) -> str:
+    """The first 18 hex digits for ``second`` (call with the lock held)."""
+    if _state["second"] != second:
+        _state["second"] = second
+        _state["prefix"] = f"{second & 0xFFFFFFFF:08x}{_state['random']}"
+    return _state["prefix"]  # type: ignore[return-value]
+
+
 def new_object_id() -> str:
     with _lock:
         if _state["pid"] == -1:  # first use, or we are a forked child (see _forked)
             _reseed()
         counter = _state["counter"] = (_state["counter"] + 1) & 0xFFFFFF  # type: ignore[operator]
-        return f"{int(time.time()) & 0xFFFFFFFF:08x}{_state['random']}{counter:06x}"
+        prefix = _prefix(int(time.time()))
+    return f"{prefix}{counter:06x}"
 
 
 def new_object_ids(count: int) -> list[str]:
@@ -49,5 +61,5 @@ def new_object_ids(count: int) -> list[str]:
             _reseed()
         first = _state["counter"] + 1  # type: ignore[operator]
         _state["counter"] = (first + count - 1) & 0xFFFFFF
-        prefix = f"{int(time.time()) & 0xFFFFFFFF:08x}{_state['random']}"
+        prefix = _prefix(int(time.time()))
     return [f"{prefix}{(first + k) & 0xFFFFFF:06x}" for k in range(count)]

@@ -28,6 +28,7 @@ class JobStatus(StrEnum):
 
 ALL_STATUSES: tuple[JobStatus, ...] = tuple(JobStatus)
 STATUS_BY_VALUE: dict[str, JobStatus] = {s.value: s for s in JobStatus}
+_PENDING = JobStatus.PENDING
 
 
 class Job:
@@ -303,14 +304,19 @@ class NewJob:
     unique_key: str | None = None
 
     def to_job(self) -> Job:
+        # Positional, and the two optional fields only when set: enqueue_many builds one Job
+        # per item, and keyword arguments cost twice as much (ADR 0001, addendum 3b).
+        created = self.created_at_ms
+        if self.repeat_interval is None and self.unique_key is None:
+            return Job(self.id, self.name, self.data, _PENDING, self.next_run_at_ms, created, created)
         return Job(
-            id=self.id,
-            name=self.name,
-            data=self.data,
-            status=JobStatus.PENDING,
-            next_run_at_ms=self.next_run_at_ms,
-            created_at_ms=self.created_at_ms,
-            updated_at_ms=self.created_at_ms,
+            self.id,
+            self.name,
+            self.data,
+            _PENDING,
+            self.next_run_at_ms,
+            created,
+            created,
             repeat_interval=self.repeat_interval,
             unique_key=self.unique_key,
         )

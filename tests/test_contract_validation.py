@@ -32,6 +32,7 @@ BAD_NAMES = [
     pytest.param("del\x7fx", id="del"),
     pytest.param(123, id="not-a-string"),
     pytest.param(None, id="none"),
+    pytest.param(["a"], id="unhashable-list"),  # was a bare TypeError from the known-names set
 ]
 
 
@@ -49,6 +50,16 @@ async def test_bad_job_names_are_rejected_everywhere(monque, name):
     with pytest.raises(InvalidJobIdentifierError):
         m.register(name, lambda job: None)
     assert await m.get_jobs() == []
+
+
+@pytest.mark.parametrize("name", BAD_NAMES)
+async def test_bad_job_names_in_enqueue_many_are_rejected_and_nothing_is_stored(monque, name):
+    m = await monque()
+    await m.enqueue("ok", 0)  # the name enqueue_many's items share is already known
+    with pytest.raises(InvalidJobIdentifierError) as info:
+        await m.enqueue_many([{"name": "ok", "data": 1}, {"name": name, "data": 2}])
+    assert info.value.field == "name"
+    assert [j.data for j in await m.get_jobs()] == [0]
 
 
 async def test_boundary_names_are_accepted(monque):
@@ -98,6 +109,10 @@ class Custom:
     pass
 
 
+class _Ordered(dict):
+    """A dict subclass: not the exact ``dict`` the flat-payload fast path checks for."""
+
+
 BAD_PAYLOADS = [
     pytest.param(float("nan"), id="nan"),
     pytest.param({"x": float("inf")}, id="inf"),
@@ -113,7 +128,24 @@ BAD_PAYLOADS = [
     pytest.param({"deep": [1, {"n": 2**64}]}, id="nested-int-above-int64"),
     pytest.param({"k\x00ey": 1}, id="nul-in-key"),
     pytest.param([{"a": {"\x00": None}}], id="nested-nul-key"),
+    # Keys JSON would turn into strings, so the job would not come back as given; the flat
+    # dict is the fast path, the others take the walk (a nested or subclassed container).
+    pytest.param({"a": 1, 2: "b"}, id="int-key"),
+    pytest.param({"a": {None: 1}}, id="nested-none-key"),
+    pytest.param({"a": [1, {1.5: 2}]}, id="key-in-list-in-dict"),
+    pytest.param({"a": _Ordered({3: "x"})}, id="int-key-in-dict-subclass"),
+    pytest.param(_Ordered({True: 1}), id="bool-key-top-level-subclass"),
+    pytest.param((1, {4: 4}), id="key-in-tuple"),
 ]
+
+
+async def test_payloads_with_string_keys_round_trip_through_both_enqueue_paths(monque):
+    m = await monque()
+    payloads = [{"a": 1, "b": "x", "c": 1.5, "d": None, "e": True}, {"n": {"m": [1, {"k": "v"}]}}, [1, "a"], {}]
+    for data in payloads:
+        assert (await m.get_job((await m.enqueue("ok", data)).id)).data == data
+    stored = await m.enqueue_many([{"name": "ok", "data": data} for data in payloads])
+    assert [(await m.get_job(job.id)).data for job in stored] == payloads
 
 
 def test_int64_bounds_and_nul_in_values_are_accepted():

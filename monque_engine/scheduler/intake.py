@@ -11,7 +11,7 @@ from ..errors import InvalidJobQueryError
 from ..ids import new_object_id, new_object_ids
 from ..job import Job, JobStatus, NewJob
 from ..timeutil import datetime_to_ms, in_range, now_ms, timedelta_ms
-from ..validation import encode_payload, validate_job_name, validate_unique_key
+from ..validation import KNOWN_NAMES, encode_payload, validate_job_name, validate_unique_key
 from .context import SchedulerContext
 
 
@@ -39,6 +39,20 @@ def run_at_ms(run_at: datetime | timedelta | None, now: int) -> int:
 
 #: Items validated per chunk handed to the store (which inserts one while the next is built).
 BUILD_CHUNK = 200
+#: The first chunk is smaller, so the write thread starts inserting sooner: until it has a
+#: chunk, the two threads cannot overlap.
+FIRST_CHUNK = 50
+
+
+def chunk_bounds(count: int) -> list[tuple[int, int]]:
+    """``(start, stop)`` of each chunk of a batch of ``count`` items."""
+    if count <= FIRST_CHUNK:
+        return [(0, count)]
+    return [(0, FIRST_CHUNK)] + [
+        (start, min(count, start + BUILD_CHUNK)) for start in range(FIRST_CHUNK, count, BUILD_CHUNK)
+    ]
+
+
 _ITEM_KEYS = frozenset({"name", "data", "run_at", "unique_key"})
 
 
@@ -99,7 +113,7 @@ class JobIntake:
         # item anywhere still leaves nothing stored (the store rolls the insert back).
         now = now_ms()
         stored = await self._ctx.store.insert_chunks(
-            self.build_many(items, start, start + BUILD_CHUNK, now) for start in range(0, len(items), BUILD_CHUNK)
+            self.build_many(items, start, stop, now) for start, stop in chunk_bounds(len(items))
         )
         # One wake-up per name (its earliest due time), not one per job: wake_at keeps only
         # the earliest per name anyway, and a batch of 1000 jobs of one name is the norm.
@@ -126,11 +140,11 @@ class JobIntake:
             now = now_ms()
         part = items[start:stop]
         max_size = self._ctx.options.max_payload_size
-        ids = new_object_ids(len(part))
         jobs: list[NewJob] = []
         append = jobs.append
         allowed = _ITEM_KEYS
-        for index, item in enumerate(part, start):
+        known_names = KNOWN_NAMES
+        for index, (job_id, item) in enumerate(zip(new_object_ids(len(part)), part, strict=True), start):
             if type(item) is not dict and not isinstance(item, Mapping):
                 raise InvalidJobQueryError(f"enqueue_many item {index} must be a mapping with name and data")
             if not item.keys() <= allowed or "name" not in item:
@@ -139,7 +153,13 @@ class JobIntake:
                     f"enqueue_many item {index} must have keys name, data and optionally run_at, unique_key"
                     + (f" (unknown: {', '.join(sorted(map(str, unknown)))})" if unknown else "")
                 )
-            name = validate_job_name(item["name"])
+            name = item["name"]
+            if type(name) is not str or name not in known_names:  # one call per new name
+                validate_job_name(name)
+            if len(item) == 2 and "data" in item:  # name and data only: no run_at, no unique key
+                data = item["data"]
+                append(NewJob(job_id, name, data, encode_payload(data, max_size), now, now))
+                continue
             unique_key = item.get("unique_key")
             if unique_key is not None:
                 validate_unique_key(unique_key)
@@ -147,5 +167,5 @@ class JobIntake:
             data_json = encode_payload(data, max_size)
             run_at = item.get("run_at")
             due = now if run_at is None else run_at_ms(run_at, now)
-            append(NewJob(ids[index - start], name, data, data_json, due, now, None, unique_key))
+            append(NewJob(job_id, name, data, data_json, due, now, None, unique_key))
         return jobs

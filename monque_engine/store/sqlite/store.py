@@ -11,13 +11,14 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import functools
 import json
 import math
 import operator
 import os
 import queue
 import sqlite3
-import time
+import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -27,6 +28,7 @@ from ...attempts import AppendedHistory, Attempt
 from ...cursor import CursorAnchor
 from ...errorgroups import ErrorGroupRow, fold_buckets, hour_window
 from ...errors import ConnectionError, UniqueKeyConflictError
+from ...gcpause import gc_paused
 from ...job import (
     ChangeEvent,
     CursorDirection,
@@ -41,6 +43,7 @@ from ...job import (
 )
 from ..base import JobStore, StoreListFilter, StoreOpenOptions, StoreSelector
 from . import migrations
+from .bulk import BulkInserter
 from .feed import ChangeFeed
 from .identity import FileIdentity, FileLostError
 from .queries import append_attempt, filter_where, page_query, row_attempt, row_to_job, selector_where
@@ -63,9 +66,10 @@ INLINE_MERGED_MAX = 64
 #: Seconds between checks that the path still names the opened file, for a process that
 #: neither reads nor writes (one stat each; busy processes check on every operation).
 IDENTITY_CHECK_INTERVAL = 1.0
-#: Jobs per multi-row INSERT in insert_many (7 bound values each; far below SQLite's limit
-#: of 32766 variables). 100-500 measured alike; 100 keeps the cached statements small.
-MULTI_ROW = 100
+#: Jobs per multi-row INSERT (2-6 bound values each; far below SQLite's limit of 32766
+#: variables): a chunk of enqueue_many (intake's BUILD_CHUNK) is one statement, so the write
+#: thread needs the GIL back from SQLite once per chunk and statement (bulk.py).
+MULTI_ROW = 250
 #: Feed rows per multi-row INSERT (5 bound values each); longer lists use executemany.
 FEED_MULTI_ROW = 128
 #: The order a claim hands its jobs out in: earliest due first, then oldest (ids ascend).
@@ -132,7 +136,8 @@ class SqliteStore(JobStore):
         self._completion_flush_queued = False
         self._identity = FileIdentity(settings.path)
         self._on_fatal: Any = None
-        self._multi_sql: dict[int, tuple[str, str]] = {}
+        self._bulk: BulkInserter | None = None
+        self._sql: dict[str, str] = {}  # statements built once per open (table names)
         self._feed_multi: dict[int, str] = {}
 
     @classmethod
@@ -256,7 +261,8 @@ class SqliteStore(JobStore):
             self._preflight()
             loop = asyncio.get_running_loop()
             self._tables = tables = Tables(options.collection_name)
-            self._multi_sql.clear()
+            self._bulk = BulkInserter(tables.jobs, tables.changes)
+            self._sql.clear()
             self._feed_multi.clear()
             self._on_fatal = options.on_fatal
             self._identity = identity = FileIdentity(self.settings.path)
@@ -462,7 +468,12 @@ class SqliteStore(JobStore):
 
     # -- feed rows ------------------------------------------------------------------------------
     def _feed_sql(self) -> str:
-        return f"INSERT INTO {self._t.changes} (op, job_id, name, status, next_run_at) VALUES (?, ?, ?, ?, ?)"
+        sql = self._sql.get("feed")  # built once per open: every single write uses it
+        if sql is None:
+            sql = self._sql["feed"] = (
+                f"INSERT INTO {self._t.changes} (op, job_id, name, status, next_run_at) VALUES (?, ?, ?, ?, ?)"
+            )
+        return sql
 
     def _feed_rows(self, conn: sqlite3.Connection, op: str, rows: Sequence[tuple[Any, ...]]) -> None:
         """Append feed rows for job rows in JOB_COLUMNS order (id, name, _, status, next_run_at)."""
@@ -535,12 +546,14 @@ class SqliteStore(JobStore):
 
     # -- intake -----------------------------------------------------------------------------
     def _insert_sql(self) -> str:
-        t = self._t
-        return (
-            f"INSERT INTO {t.jobs} (id, name, data, status, next_run_at, fail_count, repeat_interval, "
-            "unique_key, created_at, updated_at) VALUES (?, ?, ?, 'pending', ?, 0, ?, ?, ?, ?) "
-            "ON CONFLICT DO NOTHING"
-        )
+        sql = self._sql.get("insert")
+        if sql is None:
+            sql = self._sql["insert"] = (
+                f"INSERT INTO {self._t.jobs} (id, name, data, status, next_run_at, fail_count, repeat_interval, "
+                "unique_key, created_at, updated_at) VALUES (?, ?, ?, 'pending', ?, 0, ?, ?, ?, ?) "
+                "ON CONFLICT DO NOTHING"
+            )
+        return sql
 
     def _insert_one(self, conn: sqlite3.Connection, sql: str, job: NewJob) -> Job:
         cursor = conn.execute(
@@ -572,41 +585,20 @@ class SqliteStore(JobStore):
         sql = self._insert_sql()
         return await self._write(lambda conn: self._insert_one(conn, sql, job), inline=True, coalesce=True)
 
-    def _multi_insert_sql(self, rows: int) -> tuple[str, str]:
-        """Multi-row ``INSERT … VALUES (…),(…)`` for ``rows`` jobs and their feed rows (cached).
-
-        One statement per chunk instead of ``executemany``: sqlite3's executemany resets and
-        re-binds a statement per row from Python, which measured ~13 µs a job against ~7 µs
-        for 100-row statements on the same schema (ADR 0001, enqueue_many).
-        """
-        cached = self._multi_sql.get(rows)
-        if cached is None:
-            t = self._t
-            cached = (
-                f"INSERT INTO {t.jobs} (id, name, data, status, next_run_at, fail_count, repeat_interval, "
-                "unique_key, created_at, updated_at) VALUES "
-                + ",".join(["(?, ?, ?, 'pending', ?, 0, ?, NULL, ?, ?)"] * rows),
-                f"INSERT INTO {t.changes} (op, job_id, name, status, next_run_at) VALUES "
-                + ",".join(["('insert', ?, ?, 'pending', ?)"] * rows),
-            )
-            self._multi_sql[rows] = cached
-        return cached
-
-    def _insert_plain(self, conn: sqlite3.Connection, jobs: Sequence[NewJob]) -> None:
-        """Insert jobs without unique keys, MULTI_ROW at a time (the caller holds the transaction)."""
+    def _insert_plain(
+        self, conn: sqlite3.Connection, jobs: Sequence[NewJob], ready: Callable[[], None] | None = None
+    ) -> None:
+        """Insert jobs without unique keys, MULTI_ROW at a time (the caller holds the
+        transaction). ``ready`` is called before the first jobs' statement (bulk.py)."""
+        bulk = self._bulk
+        if bulk is None:
+            bulk = self._bulk = BulkInserter(self._t.jobs, self._t.changes)
+        if len(jobs) <= MULTI_ROW:  # a chunk of enqueue_many: no copy
+            bulk.insert(conn, jobs, ready)
+            return
         for start in range(0, len(jobs), MULTI_ROW):
-            part = jobs[start : start + MULTI_ROW]
-            insert_sql, feed_sql = self._multi_insert_sql(len(part))
-            params: list[Any] = []
-            feed: list[Any] = []
-            extend, feed_extend = params.extend, feed.extend
-            for j in part:
-                extend(
-                    (j.id, j.name, j.data_json, j.next_run_at_ms, j.repeat_interval, j.created_at_ms, j.created_at_ms)
-                )
-                feed_extend((j.id, j.name, j.next_run_at_ms))
-            conn.execute(insert_sql, params)
-            conn.execute(feed_sql, feed)
+            bulk.insert(conn, jobs[start : start + MULTI_ROW], ready)
+            ready = None
 
     async def insert_many(self, jobs: Sequence[NewJob]) -> list[Job]:
         if all(job.unique_key is None for job in jobs):
@@ -628,52 +620,75 @@ class SqliteStore(JobStore):
         between*, so the operation never waits for a loop that is itself waiting. It keeps
         what it took, so when the runner re-runs it alone (a batch-mate failed) it replays
         the same chunks instead of waiting for more.
+
+        Hand-over in lockstep: once the operation runs, the loop, after putting chunk k,
+        blocks (without the GIL) until the write thread is about to insert it. The write
+        thread needs the GIL to bind a statement and again each time SQLite returns; a loop
+        that keeps building holds it, and the thread waits out the interpreter's 5 ms switch
+        interval, so the two threads ran one after the other. While the loop is blocked the
+        thread has the GIL at once: it writes the chunk's feed rows (short), then signals and
+        starts the jobs' statement, whose step (the long part, B-tree work without the GIL)
+        runs while the loop builds chunk k+1. By the time it returns the loop is usually
+        blocked again, so its one GIL hand-back per chunk costs no wait. The wait is a hint
+        only: it gives up after ACK_TIMEOUT, and stops once the operation has ended.
         """
         handoff: queue.SimpleQueue[list[NewJob] | BaseException | None] = queue.SimpleQueue()
+        acks: queue.SimpleQueue[int] = queue.SimpleQueue()
         taken: list[list[NewJob] | BaseException | None] = []
+        running = threading.Event()
         sql = self._insert_sql()
 
-        def insert_chunk(conn: sqlite3.Connection, chunk: list[NewJob]) -> list[Job] | None:
+        def insert_chunk(conn: sqlite3.Connection, chunk: list[NewJob], ready: Callable[[], None]) -> list[Job] | None:
             if all(job.unique_key is None for job in chunk):
-                self._insert_plain(conn, chunk)
+                self._insert_plain(conn, chunk, ready)
                 return None  # stored exactly as built
+            ready()
             return [self._insert_one(conn, sql, job) for job in chunk]
 
         def op(conn: sqlite3.Connection) -> list[list[Job] | None]:
+            running.set()
             results: list[list[Job] | None] = []
             index = 0
-            while True:
-                if index < len(taken):
-                    item = taken[index]
-                else:
-                    item = handoff.get()
-                    taken.append(item)
-                index += 1
-                if item is None:
-                    return results
-                if isinstance(item, BaseException):
-                    raise _BuildAborted() from None
-                results.append(insert_chunk(conn, item))
+            try:
+                while True:
+                    if index < len(taken):
+                        item = taken[index]
+                    else:
+                        item = handoff.get()
+                        taken.append(item)
+                    if item is None:
+                        return results
+                    if isinstance(item, BaseException):
+                        raise _BuildAborted() from None
+                    results.append(insert_chunk(conn, item, functools.partial(acks.put, index)))
+                    index += 1
+            finally:
+                acks.put(-1)  # ended: the loop stops waiting
 
         built: list[list[NewJob]] = []
+        outcome: list[list[Job]] = []
         pending = self._submit_write(op)
+        lockstep = True
         try:
-            for chunk in chunks:
-                if chunk:
-                    handoff.put(chunk)
-                    # Let go of the GIL for a moment: the write thread, woken by the put,
-                    # needs it to bind the chunk before SQLite steps without it. Otherwise it
-                    # waits out the interpreter's 5 ms switch interval while this loop keeps
-                    # building, and the two hardly overlap (+6-16 % in alternating runs).
-                    time.sleep(0)
-                    built.append(chunk)
+            with gc_paused():  # the synchronous part only: no await inside
+                for chunk in chunks:
+                    if chunk:
+                        if lockstep and not built and not running.is_set():
+                            # The thread needs the GIL to start the operation at all. If it
+                            # is busy with another batch, build on; lockstep starts when it
+                            # does (it gets the GIL at the interpreter's switch interval).
+                            running.wait(START_WAIT)
+                        handoff.put(chunk)
+                        if lockstep and running.is_set():
+                            lockstep = _await_ack(acks, len(built))
+                        built.append(chunk)
+                        outcome.append([job.to_job() for job in chunk])  # while SQLite inserts it
         except BaseException as error:
             handoff.put(error)  # the operation raises, its transaction rolls back: nothing stored
             with contextlib.suppress(BaseException):
                 await pending
             raise
         handoff.put(None)
-        outcome = [[job.to_job() for job in chunk] for chunk in built]  # overlaps the last inserts
         results = await pending
         stored: list[Job] = []
         for as_built, result in zip(outcome, results, strict=True):
@@ -1424,6 +1439,30 @@ class SqliteStore(JobStore):
 
     async def execute_read(self, op: Any) -> Any:
         return await self._read(op)
+
+
+#: Longest the loop blocks, per chunk, for the write thread to take it. It normally does
+#: within the time it needs to finish the previous one (under a millisecond); on a busy
+#: machine it may not be scheduled for a while, and the loop builds on meanwhile (in
+#: alternating runs at load 4, 2 ms did better than a long wait).
+ACK_TIMEOUT = 0.002
+#: Longest the loop blocks, once per call, for the write thread to start the operation.
+START_WAIT = 0.002
+
+
+def _await_ack(acks: queue.SimpleQueue[int], index: int) -> bool:
+    """Block until the write thread is about to insert chunk ``index``, or ACK_TIMEOUT has
+    passed (it is late: build on, and wait again after the next chunk). False when the
+    operation has ended: stop waiting for it."""
+    while True:
+        try:
+            got = acks.get(timeout=ACK_TIMEOUT)
+        except queue.Empty:
+            return True
+        if got < 0:
+            return False
+        if got >= index:
+            return True
 
 
 class _BuildAborted(Exception):
