@@ -55,14 +55,14 @@ environment, which beats the default. The URL comes from MONQUE_URL, except with
 which uses its own file unless a URL is given on the command line. Modes (--worker,
 --demo, --headless) are flags only.
 
-The worker stops gracefully on SIGINT/SIGTERM (in-flight jobs get --shutdown-timeout to
+The worker stops gracefully on SIGINT/SIGTERM/SIGHUP (in-flight jobs get --shutdown-timeout to
 finish); a second signal exits at once and leaves them for stale recovery.
 
 exit codes:
   0  clean stop                       3  the store cannot be opened or reached
   1  internal error (a bug)           4  the --app cannot be loaded or has no handlers
   2  bad flag, env value or URL       5  shutdown timed out; jobs left for stale recovery
-  130/143  forced exit by a second SIGINT/SIGTERM
+  129/130/143  forced exit by a second SIGHUP/SIGINT/SIGTERM
 """
 
 
@@ -119,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     exclusive.add_argument(
         "--worker",
         action="store_true",
-        help="run the --app's handlers headless until SIGINT/SIGTERM (no UI, no Textual)",
+        help="run the --app's handlers headless until SIGINT/SIGTERM/SIGHUP (no UI, no Textual)",
     )
     exclusive.add_argument(
         "--demo",
