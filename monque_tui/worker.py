@@ -124,16 +124,29 @@ async def run_worker(config: WorkerConfig) -> int:
         await monque.initialize()
     except ConnectionError as error:
         raise CliError(f"{url}: {mask_secrets(str(error), config.url)}", ExitCode.STORE) from None
+    if monque.store.read_only:
+        await monque.close()
+        raise CliError(
+            f"{url} is opened read-only (mode=ro), but {config.mode} mode claims and completes jobs; "
+            "drop mode=ro from the URL",
+            ExitCode.USAGE,
+        )
     events = JobEventLog(monque)
     summary_task: asyncio.Task[None] | None = None
     try:
         if config.setup is not None:
-            await config.setup(monque)
+            try:
+                await config.setup(monque)
+            except ConnectionError as error:  # the demo's seeding writes; an --app's setup reports its own
+                raise CliError(f"{url}: {mask_secrets(str(error), config.url)}", ExitCode.STORE) from None
             _require_handlers(monque, config)
         events.attach()
         if stop.event.is_set():  # a signal arrived while starting: nothing ran, nothing to stop
             return ExitCode.OK
-        await monque.start()
+        try:
+            await monque.start()
+        except ConnectionError as error:  # the store went away or refused writes between open and start
+            raise CliError(f"{url}: {mask_secrets(str(error), config.url)}", ExitCode.STORE) from None
         emit(
             logging.INFO,
             "worker:started",

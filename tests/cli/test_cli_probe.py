@@ -10,7 +10,9 @@ import json
 import signal
 import time
 from collections.abc import Callable
+from pathlib import Path
 
+import pytest
 from cli_helpers import CliProcess, enqueue, get_job
 
 APP = "apps.worker_app:setup"
@@ -49,3 +51,41 @@ def test_second_sighup_forces_the_exit_with_129(spawn: Callable[..., CliProcess]
     assert time.monotonic() - began < 10
     worker.wait_for_event("worker:forced")
     assert get_job(db_url, job_id).status == "processing"  # left for stale recovery, as with SIGTERM
+
+
+def one_line_error(process: CliProcess, code: int, *needles: str) -> str:
+    assert process.wait_exit() == code, process.stderr
+    assert len(process.lines) == 1, process.stderr
+    line = process.lines[0]
+    assert line.startswith("monque-tui: error: "), line
+    assert "internal error" not in line and "Traceback" not in process.stderr
+    for needle in needles:
+        assert needle in line, line
+    return line
+
+
+# -- a read-only URL for a mode that must write: a usage error, not "internal error" --------------
+@pytest.mark.parametrize(
+    "mode", [("--worker", "--app", APP), ("--demo", "--headless")], ids=["worker", "demo-headless"]
+)
+def test_read_only_url_for_a_writing_mode_is_one_usage_line(
+    spawn: Callable[..., CliProcess], db_url: str, mode: tuple[str, ...]
+) -> None:
+    job_id = enqueue(db_url, "fast")
+    path = Path(db_url.removeprefix("sqlite:///"))
+    before = path.read_bytes()
+    one_line_error(spawn(*mode, "--duration", "5", f"{db_url}?mode=ro"), 2, "mode=ro", "drop mode=ro")
+    assert path.read_bytes() == before
+    assert get_job(db_url, job_id).status == "pending"
+
+
+# -- an --app module that does not parse: the error points at the user's file, not at ours --------
+def test_app_with_a_syntax_error_names_the_users_file_only(spawn: Callable[..., CliProcess], tmp_path: Path) -> None:
+    (tmp_path / "broken_syntax.py").write_text("def setup(monque):\n    monque.register(\n")
+    line = one_line_error(
+        spawn("--worker", "--app", "broken_syntax:setup", f"sqlite:///{tmp_path / 'jobs.db'}", cwd=tmp_path),
+        4,
+        "SyntaxError",
+        "broken_syntax.py",
+    )
+    assert "app_loader" not in line and "monque_tui" not in line, line
