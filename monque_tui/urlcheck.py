@@ -98,6 +98,10 @@ def _check_mongodb(url: str, connect_timeout: float) -> None:
         from pymongo.errors import ConfigurationError, InvalidURI, PyMongoError
     except ImportError as error:  # pragma: no cover - pymongo is a dependency
         raise CliError(f"MongoDB URLs need PyMongo ({error})", ExitCode.STORE) from None
+    try:  # the engine's own parse first: it names a bad option instead of letting the driver warn
+        open_store(url)
+    except (MonqueError, ValueError) as error:
+        raise CliError(_masked(str(error), url), ExitCode.USAGE) from None
     timeout_ms = max(1, int(connect_timeout * 1000))
     client: MongoClient[dict[str, object]] | None = None
     try:
@@ -117,10 +121,6 @@ def _check_mongodb(url: str, connect_timeout: float) -> None:
     finally:
         if client is not None:
             client.close()
-    try:
-        open_store(url)
-    except (MonqueError, ValueError) as error:
-        raise CliError(_masked(str(error), url), ExitCode.STORE) from None
 
 
 def _first_part(error: BaseException) -> str:

@@ -89,3 +89,20 @@ def test_app_with_a_syntax_error_names_the_users_file_only(spawn: Callable[..., 
         "broken_syntax.py",
     )
     assert "app_loader" not in line and "monque_tui" not in line, line
+
+
+# -- MongoDB URL options: refused in one line before any connection, never a driver warning -------
+@pytest.mark.parametrize(
+    ("query", "needle"),
+    [
+        ("replSet=rs0", "option 'replSet'"),
+        ("authMechanism=NOPE", "option 'authMechanism'"),
+        ("replicaSet=a&replicaSet=b", "given more than once"),
+        ("tlsCertificateKeyFilePassword=k3yp4ss&retryWrites=maybe", "option 'retryWrites'"),
+    ],
+)
+def test_bad_mongodb_url_option_is_one_masked_usage_line(
+    spawn: Callable[..., CliProcess], query: str, needle: str
+) -> None:
+    line = one_line_error(spawn("--read-only", f"mongodb://u:s3cr3t@127.0.0.1:9/app?{query}"), 2, needle)
+    assert "s3cr3t" not in line and "k3yp4ss" not in line and "UserWarning" not in line
