@@ -63,6 +63,7 @@ exit codes:
   1  internal error (a bug)           4  the --app cannot be loaded or has no handlers
   2  bad flag, env value or URL       5  shutdown timed out; jobs left for stale recovery
   129/130/143  forced exit by a second SIGHUP/SIGINT/SIGTERM
+  141  stdout's reader went away (e.g. monque-tui export | head)
 """
 
 
@@ -172,6 +173,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return error.code
     except KeyboardInterrupt:
         return ExitCode.FORCED_BASE + 2
+    except BrokenPipeError:
+        # The reader of stdout went away (`monque-tui export | head`): not a bug, and nobody to tell.
+        _detach_stdout()
+        return ExitCode.BROKEN_PIPE
     except Exception as error:  # noqa: BLE001 - a bug: say so in one line, traceback on request
         url = os.environ.get("MONQUE_URL", "")
         _print_error(
@@ -181,6 +186,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         if debug:
             traceback.print_exc()
         return ExitCode.INTERNAL
+
+
+def _detach_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not fail on the pipe again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 def _print_error(message: str) -> None:

@@ -7,13 +7,16 @@ state, never on sleeps.
 from __future__ import annotations
 
 import json
+import os
 import signal
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from cli_helpers import CliProcess, enqueue, get_job
+from cli_helpers import DEFAULT_TIMEOUT, CliProcess, _run, enqueue, get_job
 
 APP = "apps.worker_app:setup"
 
@@ -106,3 +109,57 @@ def test_bad_mongodb_url_option_is_one_masked_usage_line(
 ) -> None:
     line = one_line_error(spawn("--read-only", f"mongodb://u:s3cr3t@127.0.0.1:9/app?{query}"), 2, needle)
     assert "s3cr3t" not in line and "k3yp4ss" not in line and "UserWarning" not in line
+
+
+# -- output: a failed export never destroys a file; a closed pipe or a full disk is not a "bug" ----
+def test_export_with_a_bad_filter_leaves_an_existing_file_untouched(
+    spawn: Callable[..., CliProcess], db_url: str, tmp_path: Path
+) -> None:
+    enqueue(db_url, "fast")
+    target = tmp_path / "failed.jsonl"
+    target.write_text("yesterday's export\n")
+    one_line_error(spawn("export", "--name", "", "--output", str(target), "--url", db_url), 2, "--name")
+    process = spawn("export", "--status", "failed", "--name", "fast", "--output", str(tmp_path), "--url", db_url)
+    one_line_error(process, 2, "is a directory")
+    assert target.read_text() == "yesterday's export\n"
+    assert [p.name for p in tmp_path.iterdir() if not p.name.startswith("jobs.db")] == ["failed.jsonl"]
+    process = spawn("export", "--output", str(target), "--url", db_url)
+    assert process.wait_exit() == 0, process.stderr
+    assert json.loads(target.read_text())["name"] == "fast"  # a good export replaces it whole
+
+
+def test_export_into_a_closed_pipe_exits_141_quietly(db_url: str) -> None:
+    _run(db_url, lambda m: m.enqueue_many([{"name": "bulk", "data": {"n": n, "pad": "x" * 200}} for n in range(1500)]))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "monque_tui", "export", "--url", db_url],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={k: v for k, v in os.environ.items() if not k.startswith("MONQUE_")},
+    )
+    assert process.stdout is not None and process.stderr is not None
+    assert json.loads(process.stdout.readline())["name"] == "bulk"
+    process.stdout.close()  # `| head -1`: the reader goes away with most of the export unread
+    assert process.wait(DEFAULT_TIMEOUT) == 141
+    assert process.stderr.read() == b""
+
+
+def test_export_to_a_full_disk_is_one_line(db_url: str) -> None:
+    enqueue(db_url, "fast")
+    with open("/dev/full", "w") as full:
+        result = subprocess.run(
+            [sys.executable, "-m", "monque_tui", "export", "--url", db_url],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=DEFAULT_TIMEOUT,
+            env={k: v for k, v in os.environ.items() if not k.startswith("MONQUE_")},
+        )
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == ["monque-tui: error: cannot write stdout: No space left on device"]
+
+
+def test_health_with_a_bad_window_prints_no_table_header(spawn: Callable[..., CliProcess], db_url: str) -> None:
+    enqueue(db_url, "fast")
+    process = spawn("health", "--window", "-5", "--url", db_url)
+    one_line_error(process, 2, "window_minutes")
+    assert process.stdout_lines == []
