@@ -19,7 +19,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Static
 
-from monque_engine import InvalidCronError, JobListFilter, JobStatus, QueueHealth, QueueViewSummary
+from monque_engine import ConnectionError, InvalidCronError, JobListFilter, JobStatus, QueueHealth, QueueViewSummary
 from monque_engine.cron import describe
 
 from ..actions import wall_clock_ms
@@ -102,6 +102,8 @@ class QueuesScreen(Screen[None]):
             await self._load()
         except NoMatches:
             pass  # closed while its widgets were being removed: nothing left to show (as in detail.py)
+        except ConnectionError as error:  # the store went away: one notice, the next load tries again
+            self.session.store_failed(error)
 
     async def _load(self) -> None:
         self._loaded_at = time.monotonic()

@@ -28,9 +28,7 @@ def start_worker(spawn: Callable[..., CliProcess], url: str, *extra: str) -> Cli
 
 
 # -- SIGHUP: a closed terminal or ssh session must not kill running jobs on the spot ---------------
-def test_sighup_stops_gracefully_and_lets_the_running_job_finish(
-    spawn: Callable[..., CliProcess], db_url: str
-) -> None:
+def test_sighup_stops_gracefully_and_lets_the_running_job_finish(spawn: Callable[..., CliProcess], db_url: str) -> None:
     worker = start_worker(spawn, db_url)
     job_id = enqueue(db_url, "slow", {"seconds": 1.0})
     worker.wait_for_event("job:start", job_id=job_id)
