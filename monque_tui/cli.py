@@ -280,13 +280,14 @@ def _or(value: Any, default: Any) -> Any:
 # -- demo -------------------------------------------------------------------------------------------
 def _demo_mode(args: argparse.Namespace, settings: Resolved) -> int:
     from . import demo
-    from .urlcheck import check_url
+    from .urlcheck import check_url, reject_read_only_for_workers
 
     if settings.sources.get("app") == "flag":
         raise CliError("--demo brings its own handlers; drop --app (or run --worker --app ...)", ExitCode.USAGE)
     # MONQUE_URL is deliberately ignored: it may name a real queue, and the demo writes jobs.
     url = args.url or DEMO_URL
     check_url(url, connect_timeout=settings["connect_timeout"])
+    reject_read_only_for_workers(url, "--demo")
     options = {**demo.DEMO_OPTIONS, **settings.engine_options()}
     if args.headless:
         from .logging_setup import configure_logging
@@ -323,7 +324,7 @@ def _demo_mode(args: argparse.Namespace, settings: Resolved) -> int:
 # -- console ----------------------------------------------------------------------------------------
 def _console_mode(settings: Resolved) -> int:
     from .config import ConsoleConfig
-    from .urlcheck import check_url
+    from .urlcheck import check_url, reject_read_only_for_workers
 
     _reject(settings, ("summary_interval", "duration"), "the console (they are for --worker and --demo --headless)")
     setup = None
@@ -348,6 +349,8 @@ def _console_mode(settings: Resolved) -> int:
         label=settings["app"] if setup is not None else None,
     )
     check_url(config.url, connect_timeout=settings["connect_timeout"])  # with --read-only: sqlite ?mode=ro
+    if config.start_workers:
+        reject_read_only_for_workers(config.url, f"--app {settings['app']!r}")
     return _run_console(config)
 
 

@@ -161,3 +161,16 @@ def test_health_with_a_bad_window_prints_no_table_header(spawn: Callable[..., Cl
     process = spawn("health", "--window", "-5", "--url", db_url)
     one_line_error(process, 2, "window_minutes")
     assert process.stdout_lines == []
+
+
+@pytest.mark.parametrize("mode", [("--app", APP), ("--demo",)], ids=["console-app", "console-demo"])
+def test_read_only_url_with_in_process_workers_is_refused_before_the_console_opens(
+    spawn: Callable[..., CliProcess], db_url: str, mode: tuple[str, ...]
+) -> None:
+    enqueue(db_url, "fast")
+    path = Path(db_url.removeprefix("sqlite:///"))
+    before = path.read_bytes()
+    # No terminal here: on the base commit this reached the terminal check (or, in one, the
+    # console opened and exited 1 with "setup failed"); the URL is wrong whatever the terminal.
+    one_line_error(spawn(*mode, f"{db_url}?mode=ro"), 2, "mode=ro", "drop mode=ro", "--read-only alone")
+    assert path.read_bytes() == before
