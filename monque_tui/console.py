@@ -83,4 +83,3 @@ async def _run_until_signalled(app: MonqueConsole) -> None:
     finally:
         for sig in installed:
             loop.remove_signal_handler(sig)
-

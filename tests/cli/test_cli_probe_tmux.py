@@ -115,4 +115,3 @@ def _pending(pid: int, sig: int) -> bool:
 def _app_dir(tmp_path: Path) -> Path:
     (tmp_path / "probe_console_app.py").write_text(APP_SOURCE)
     return tmp_path
-
