@@ -174,3 +174,10 @@ def test_read_only_url_with_in_process_workers_is_refused_before_the_console_ope
     # console opened and exited 1 with "setup failed"); the URL is wrong whatever the terminal.
     one_line_error(spawn(*mode, f"{db_url}?mode=ro"), 2, "mode=ro", "drop mode=ro", "--read-only alone")
     assert path.read_bytes() == before
+
+
+def test_instance_id_with_an_escape_is_one_usage_line(spawn: Callable[..., CliProcess], db_url: str) -> None:
+    line = one_line_error(
+        spawn("--worker", "--app", APP, "--instance-id", "w\x1b[2J1", db_url), 2, "control characters"
+    )
+    assert "\x1b" not in line  # quoted, never sent to the terminal raw
