@@ -35,11 +35,13 @@ def setup(monque):
 
 
 def _alive(pid: int) -> bool:
+    """Running, not merely unreaped: once tmux is gone the console's parent is PID 1, which in a
+    container may leave an exited child a zombie for a long time."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
         return False
-    return True
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def _instances(url: str) -> list[str]:
