@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .errors import MonqueError
+from .validation import _CONTROL
 
 
 class InvalidOptionError(MonqueError, ValueError):
@@ -117,6 +118,12 @@ class MonqueOptions:
             check_seconds("stale_recovery_interval", self.stale_recovery_interval, allow_zero=False)
         if not self.scheduler_instance_id or not isinstance(self.scheduler_instance_id, str):
             raise InvalidOptionError("Option scheduler_instance_id must be a non-empty string")
+        if _CONTROL.search(self.scheduler_instance_id):
+            # It is written on claimed jobs and printed raw in every worker log line: an ESC in
+            # it would drive the reader's terminal.
+            raise InvalidOptionError(
+                f"Option scheduler_instance_id must not contain control characters, got {self.scheduler_instance_id!r}"
+            )
         if isinstance(self.job_retention, dict):
             try:
                 object.__setattr__(self, "job_retention", JobRetention(**self.job_retention))

@@ -91,7 +91,9 @@ def _describe(error: BaseException) -> str:
     """``NameError: name 'x' is not defined (app.py:12)``: the innermost frame is the useful one."""
     where = ""
     for frame in reversed(traceback.extract_tb(error.__traceback__)):
-        if "importlib" not in frame.filename:
+        # Neither the import machinery nor this loader is where the user's mistake is: a
+        # SyntaxError's traceback holds only those (its message already names file and line).
+        if "importlib" not in frame.filename and frame.filename != __file__:
             filename = frame.filename
             if filename.startswith(os.getcwd() + os.sep):
                 filename = os.path.relpath(filename)

@@ -55,14 +55,15 @@ environment, which beats the default. The URL comes from MONQUE_URL, except with
 which uses its own file unless a URL is given on the command line. Modes (--worker,
 --demo, --headless) are flags only.
 
-The worker stops gracefully on SIGINT/SIGTERM (in-flight jobs get --shutdown-timeout to
+The worker stops gracefully on SIGINT/SIGTERM/SIGHUP (in-flight jobs get --shutdown-timeout to
 finish); a second signal exits at once and leaves them for stale recovery.
 
 exit codes:
   0  clean stop                       3  the store cannot be opened or reached
   1  internal error (a bug)           4  the --app cannot be loaded or has no handlers
   2  bad flag, env value or URL       5  shutdown timed out; jobs left for stale recovery
-  130/143  forced exit by a second SIGINT/SIGTERM
+  129/130/143  forced exit by a second SIGHUP/SIGINT/SIGTERM
+  141  stdout's reader went away (e.g. monque-tui export | head)
 """
 
 
@@ -119,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     exclusive.add_argument(
         "--worker",
         action="store_true",
-        help="run the --app's handlers headless until SIGINT/SIGTERM (no UI, no Textual)",
+        help="run the --app's handlers headless until SIGINT/SIGTERM/SIGHUP (no UI, no Textual)",
     )
     exclusive.add_argument(
         "--demo",
@@ -172,6 +173,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return error.code
     except KeyboardInterrupt:
         return ExitCode.FORCED_BASE + 2
+    except BrokenPipeError:
+        # The reader of stdout went away (`monque-tui export | head`): not a bug, and nobody to tell.
+        _detach_stdout()
+        return ExitCode.BROKEN_PIPE
     except Exception as error:  # noqa: BLE001 - a bug: say so in one line, traceback on request
         url = os.environ.get("MONQUE_URL", "")
         _print_error(
@@ -181,6 +186,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         if debug:
             traceback.print_exc()
         return ExitCode.INTERNAL
+
+
+def _detach_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not fail on the pipe again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 def _print_error(message: str) -> None:
@@ -265,13 +280,14 @@ def _or(value: Any, default: Any) -> Any:
 # -- demo -------------------------------------------------------------------------------------------
 def _demo_mode(args: argparse.Namespace, settings: Resolved) -> int:
     from . import demo
-    from .urlcheck import check_url
+    from .urlcheck import check_url, reject_read_only_for_workers
 
     if settings.sources.get("app") == "flag":
         raise CliError("--demo brings its own handlers; drop --app (or run --worker --app ...)", ExitCode.USAGE)
     # MONQUE_URL is deliberately ignored: it may name a real queue, and the demo writes jobs.
     url = args.url or DEMO_URL
     check_url(url, connect_timeout=settings["connect_timeout"])
+    reject_read_only_for_workers(url, "--demo")
     options = {**demo.DEMO_OPTIONS, **settings.engine_options()}
     if args.headless:
         from .logging_setup import configure_logging
@@ -308,7 +324,7 @@ def _demo_mode(args: argparse.Namespace, settings: Resolved) -> int:
 # -- console ----------------------------------------------------------------------------------------
 def _console_mode(settings: Resolved) -> int:
     from .config import ConsoleConfig
-    from .urlcheck import check_url
+    from .urlcheck import check_url, reject_read_only_for_workers
 
     _reject(settings, ("summary_interval", "duration"), "the console (they are for --worker and --demo --headless)")
     setup = None
@@ -333,6 +349,8 @@ def _console_mode(settings: Resolved) -> int:
         label=settings["app"] if setup is not None else None,
     )
     check_url(config.url, connect_timeout=settings["connect_timeout"])  # with --read-only: sqlite ?mode=ro
+    if config.start_workers:
+        reject_read_only_for_workers(config.url, f"--app {settings['app']!r}")
     return _run_console(config)
 
 

@@ -6,6 +6,10 @@ highlight the moment results arrive, one frame before the list is laid out (and 
 to no height in a small terminal is never laid out), so a page key in between raised
 ``KeyError`` and took the whole console down (found by the chaos drive, issue 10). With
 nothing laid out there is nothing to page through, so the key does nothing.
+
+In a terminal a few columns wide the list's options were wrapped to a width of zero, and
+Rich's wrapping raised ``ValueError: range() arg 3 must not be zero`` (found by the probe at
+4x2). A minimum width keeps every option at least one cell wide; the screen clips the rest.
 """
 
 from __future__ import annotations
@@ -17,6 +21,10 @@ PAGE_ACTIONS = frozenset({"page_up", "page_down"})
 
 
 class ConsolePalette(CommandPalette):
+    DEFAULT_CSS = """
+    ConsolePalette CommandList { min-width: 12; }
+    """
+
     def _action_command_list(self, action: str) -> None:
         if action in PAGE_ACTIONS:
             try:

@@ -24,7 +24,7 @@ import sys
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import NoReturn, TextIO
+from typing import NoReturn
 
 from monque_engine import ConnectionError, InvalidJobQueryError, JobListFilter, Monque, MonqueError
 from monque_engine.export import FORMATS, export_jobs, iso
@@ -337,8 +337,9 @@ async def _health(monque: Monque, args: argparse.Namespace) -> int:
                 )
             )
         return ExitCode.OK
+    rows = await monque.queue_health(window_minutes=args.window)  # a bad --window fails before any output
     _out(f"NAME\tDUE\tSCHEDULED\tPROCESSING\tLATENCY\tPAUSED\tCOMPLETED/{args.window}m\tFAILED/{args.window}m")
-    for health in await monque.queue_health(window_minutes=args.window):
+    for health in rows:
         latency = "-" if health.latency is None else f"{health.latency:.1f}s"
         _out(
             "\t".join(
@@ -359,6 +360,8 @@ async def _health(monque: Monque, args: argparse.Namespace) -> int:
 
 
 async def _export(monque: Monque, args: argparse.Namespace) -> int:
+    if args.name == "":
+        raise CliError("--name must not be empty; drop it to export jobs of every name", ExitCode.USAGE)
     listing = JobListFilter(
         name=args.name,
         status=args.status,
@@ -377,21 +380,49 @@ async def _export(monque: Monque, args: argparse.Namespace) -> int:
         if total >= PROGRESS_FROM and written:
             _err(f"exported {written}/{total} jobs")
 
-    out: TextIO
     if target == "-":
-        out = sys.stdout
-    else:
         try:
-            out = open(target, "w", encoding="utf-8", newline="")  # noqa: SIM115 - closed below
-        except OSError as error:
-            raise CliError(f"cannot write {target}: {error.strerror or error}", ExitCode.USAGE) from None
-    try:
-        written = await export_jobs(monque, out, listing, args.format, progress=progress)
-    finally:
-        if out is not sys.stdout:
-            out.close()
+            written = await export_jobs(monque, sys.stdout, listing, args.format, progress=progress)
+        except BrokenPipeError:
+            raise
+        except OSError as error:  # a full disk behind a redirect: the user's to fix, not a bug
+            raise CliError(f"cannot write stdout: {error.strerror or error}", ExitCode.USAGE) from None
+    else:
+        written = await _export_to_file(monque, target, listing, args, progress)
     _err(f"exported {written} job(s) to {'stdout' if target == '-' else target} ({args.format})")
     return ExitCode.OK
+
+
+async def _export_to_file(
+    monque: Monque, target: str, listing: JobListFilter, args: argparse.Namespace, progress: Callable[[int, int], None]
+) -> int:
+    """Write to a temporary file beside ``target`` and rename it into place when complete.
+
+    A bad filter, a store error or a full disk part-way then leaves no truncated file, and
+    never destroys an existing ``target`` (which a plain ``open(target, "w")`` empties first).
+    """
+    if Path(target).is_dir():
+        raise CliError(f"cannot write {target}: it is a directory; name a file", ExitCode.USAGE)
+    partial = f"{target}.partial-{os.getpid()}"
+    try:
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except OSError as error:
+        raise CliError(f"cannot write {target}: {error.strerror or error}", ExitCode.USAGE) from None
+    done = False
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
+            written = await export_jobs(monque, out, listing, args.format, progress=progress)
+        os.replace(partial, target)
+        done = True
+        return written
+    except OSError as error:
+        raise CliError(f"cannot write {target}: {error.strerror or error}", ExitCode.USAGE) from None
+    finally:
+        if not done:
+            try:
+                os.unlink(partial)
+            except OSError:
+                pass
 
 
 _HANDLERS: dict[str, Callable[[Monque, argparse.Namespace], Awaitable[int]]] = {

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
+import signal
 import sys
 from typing import TextIO
 
@@ -42,8 +45,41 @@ def run_console(config: ConsoleConfig, *, terminal_required: bool = True) -> int
     if terminal_required:
         require_terminal()
     app = MonqueConsole(config)
-    app.run()
+    asyncio.run(_run_until_signalled(app))
     if app.error:
         print(app.error, file=sys.stderr)
         return app.return_code or 1
     return app.return_code or 0
+
+
+#: Signals that close the console as ``q`` does. Textual's terminal driver handles none of them,
+#: so SIGTERM (``kill``, a supervisor) and SIGHUP (the terminal or ssh session closed) killed the
+#: process on the spot: with ``--app`` or ``--demo`` its running jobs stayed ``processing`` until
+#: ``lock_timeout`` and its instance record stayed behind. SIGINT is Textual's (ctrl+c is a key).
+EXIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+async def _run_until_signalled(app: MonqueConsole) -> None:
+    """Run the app; the first exit signal quits it cleanly (workers stop, the store closes),
+    a second one exits at once with 128 + its number, as the worker mode does."""
+    loop = asyncio.get_running_loop()
+    received: list[int] = []
+
+    def on_signal(sig: int) -> None:
+        received.append(sig)
+        if len(received) > 1:
+            os._exit(ExitCode.FORCED_BASE + sig)
+        app.exit()
+
+    installed = []
+    for sig in EXIT_SIGNALS:
+        try:
+            loop.add_signal_handler(sig, on_signal, sig)
+            installed.append(sig)
+        except (NotImplementedError, RuntimeError):  # pragma: no cover - not Unix, or not the main thread
+            pass
+    try:
+        await app.run_async()
+    finally:
+        for sig in installed:
+            loop.remove_signal_handler(sig)

@@ -22,7 +22,9 @@ class ExitCode(IntEnum):
     APP = 4
     #: Shutdown timed out: in-flight jobs were left processing for stale recovery.
     SHUTDOWN_TIMEOUT = 5
-    #: A second SIGINT/SIGTERM forced the exit: 128 + the signal number (130 or 143).
+    #: Whoever read stdout went away (``monque-tui export | head``): 128 + SIGPIPE, as a shell reports it.
+    BROKEN_PIPE = 141
+    #: A second SIGHUP/SIGINT/SIGTERM forced the exit: 128 + the signal number (129, 130 or 143).
     FORCED_BASE = 128
 
 

@@ -182,7 +182,7 @@ OPTIONS: tuple[Option, ...] = (
         parse_seconds,
         None,
         "SECONDS",
-        "on SIGINT/SIGTERM, how long in-flight jobs may take to finish [default: 30]",
+        "on SIGINT/SIGTERM/SIGHUP, how long in-flight jobs may take to finish [default: 30]",
         engine_option="shutdown_timeout",
     ),
     Option(

@@ -98,6 +98,10 @@ def _check_mongodb(url: str, connect_timeout: float) -> None:
         from pymongo.errors import ConfigurationError, InvalidURI, PyMongoError
     except ImportError as error:  # pragma: no cover - pymongo is a dependency
         raise CliError(f"MongoDB URLs need PyMongo ({error})", ExitCode.STORE) from None
+    try:  # the engine's own parse first: it names a bad option instead of letting the driver warn
+        open_store(url)
+    except (MonqueError, ValueError) as error:
+        raise CliError(_masked(str(error), url), ExitCode.USAGE) from None
     timeout_ms = max(1, int(connect_timeout * 1000))
     client: MongoClient[dict[str, object]] | None = None
     try:
@@ -117,10 +121,6 @@ def _check_mongodb(url: str, connect_timeout: float) -> None:
     finally:
         if client is not None:
             client.close()
-    try:
-        open_store(url)
-    except (MonqueError, ValueError) as error:
-        raise CliError(_masked(str(error), url), ExitCode.STORE) from None
 
 
 def _first_part(error: BaseException) -> str:
@@ -130,3 +130,21 @@ def _first_part(error: BaseException) -> str:
         if cut in text:
             text = text.split(cut, 1)[0]
     return text[:300]
+
+
+def reject_read_only_for_workers(url: str, who: str) -> None:
+    """In-process workers must write: a ``mode=ro`` URL with them is a usage error, said before any screen.
+
+    Without this the console opened, drew its screen, and exited 1 ("setup failed") when
+    the workers could not start.
+    """
+    try:
+        store = open_store(url)
+    except (MonqueError, ValueError):
+        return  # check_url reports what is wrong with the URL itself
+    if getattr(store, "read_only", False):
+        raise CliError(
+            f"{mask_url(url)} is opened read-only (mode=ro), but {who} runs its handlers in this process, and "
+            "they claim and complete jobs; drop mode=ro (--read-only alone disables the console's keys)",
+            ExitCode.USAGE,
+        )

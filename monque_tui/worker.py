@@ -1,6 +1,6 @@
 """The headless processor pool behind ``monque-tui --worker`` (and ``--demo --headless``).
 
-Runs the engine until SIGINT/SIGTERM, then stops it the way the engine promises: stop
+Runs the engine until SIGINT, SIGTERM or SIGHUP, then stops it the way the engine promises: stop
 claiming, let in-flight jobs finish within ``shutdown_timeout``, close the store. A second
 signal means "now": the process exits at once with 128 + the signal number and whatever is
 still running stays ``processing`` for stale recovery, which is what a crash would leave
@@ -41,8 +41,15 @@ class WorkerConfig:
     mode: str = "worker"
 
 
+#: Signals that ask for a graceful stop. SIGHUP is among them because it is what a worker
+#: started in a terminal receives when that terminal (an ssh session, a tmux pane) goes away;
+#: its default action would kill the process on the spot and leave every running job
+#: ``processing`` until ``lock_timeout`` (30 min by default) and a dead registry record.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
 class StopRequest:
-    """Counts SIGINT/SIGTERM: the first asks for a graceful stop, the second forces the exit."""
+    """Counts stop signals: the first asks for a graceful stop, the second forces the exit."""
 
     def __init__(self) -> None:
         self.event = asyncio.Event()
@@ -50,7 +57,7 @@ class StopRequest:
         self._installed: list[int] = []
 
     def install(self, loop: asyncio.AbstractEventLoop) -> None:
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        for sig in STOP_SIGNALS:
             try:
                 loop.add_signal_handler(sig, self._received, sig)
                 self._installed.append(sig)
@@ -117,16 +124,29 @@ async def run_worker(config: WorkerConfig) -> int:
         await monque.initialize()
     except ConnectionError as error:
         raise CliError(f"{url}: {mask_secrets(str(error), config.url)}", ExitCode.STORE) from None
+    if monque.store.read_only:
+        await monque.close()
+        raise CliError(
+            f"{url} is opened read-only (mode=ro), but {config.mode} mode claims and completes jobs; "
+            "drop mode=ro from the URL",
+            ExitCode.USAGE,
+        )
     events = JobEventLog(monque)
     summary_task: asyncio.Task[None] | None = None
     try:
         if config.setup is not None:
-            await config.setup(monque)
+            try:
+                await config.setup(monque)
+            except ConnectionError as error:  # the demo's seeding writes; an --app's setup reports its own
+                raise CliError(f"{url}: {mask_secrets(str(error), config.url)}", ExitCode.STORE) from None
             _require_handlers(monque, config)
         events.attach()
         if stop.event.is_set():  # a signal arrived while starting: nothing ran, nothing to stop
             return ExitCode.OK
-        await monque.start()
+        try:
+            await monque.start()
+        except ConnectionError as error:  # the store went away or refused writes between open and start
+            raise CliError(f"{url}: {mask_secrets(str(error), config.url)}", ExitCode.STORE) from None
         emit(
             logging.INFO,
             "worker:started",

@@ -8,7 +8,9 @@ and the **last** ``@`` of the token is the password. Masking a little too much (
 name after an ``@`` in a query string) costs readability; masking too little leaks a
 secret, so every ambiguity is resolved towards masking. A password containing whitespace
 cannot be told apart from the words around it in free text; ``mask_secrets``, which knows
-the URL, still removes it.
+the URL, still removes it. Query parameters that carry a secret (``tlsCertificateKeyFilePassword=``,
+any ``…password=`` / ``…secret=`` / ``…token=``, ``AWS_SESSION_TOKEN:`` in
+``authMechanismProperties``) have their value masked the same way.
 """
 
 from __future__ import annotations
@@ -56,7 +58,17 @@ def _password_span(token: str) -> tuple[int, int] | None:
     return first + 1, at
 
 
+#: A query parameter whose *value* is a secret: ``tlsCertificateKeyFilePassword=…`` (and any
+#: other ``…password=``, ``…secret=``, ``…token=``), and the ``AWS_SESSION_TOKEN:…`` entry of
+#: ``authMechanismProperties``. Raw or percent-encoded, the value ends at the next separator.
+_QUERY_SECRET = re.compile(
+    r"(?i)((?:[?&;]|^)[\w.\-]*(?:password|secret|token|pwd)[\w.\-]*=|aws_session_token(?::|%3a))([^&;#,\s]*)"
+)
+
+
 def _mask_token(token: str) -> str:
+    if "=" in token or "%3" in token or ":" in token:
+        token = _QUERY_SECRET.sub(lambda match: match.group(1) + MASK if match.group(2) else match.group(0), token)
     span = _password_span(token)
     if span is None:
         return token
@@ -69,7 +81,7 @@ def mask_text(text: str) -> str:
     Works on free text (log lines, driver errors, tracebacks) as well as on a bare URL.
     Whitespace is kept exactly, so a masked line has the shape of the original.
     """
-    if "@" not in text:
+    if "@" not in text and "=" not in text and "aws_session_token" not in text.lower():
         return text
     return _TOKEN.sub(lambda match: _mask_token(match.group()), text)
 
@@ -91,4 +103,9 @@ def mask_secrets(text: str, url: str) -> str:
     password = url.strip()[span[0] : span[1]] if span is not None else None
     if password:
         masked = masked.replace(password, MASK)
+    # Secrets carried in the query (a TLS key password, a session token), wherever a driver echoes them.
+    for match in _QUERY_SECRET.finditer(url.strip().partition("?")[2]):
+        secret = match.group(2)
+        if len(secret) >= 3:  # a one- or two-character value would mask every such run in the text
+            masked = masked.replace(secret, MASK)
     return masked

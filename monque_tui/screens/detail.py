@@ -352,7 +352,9 @@ class JobDetailScreen(Screen[None]):
     def show(self, job: Job | None, payload: PayloadPages | None) -> None:
         self.job = job
         body = self.query_one("#detail-body", Static)
-        if job is None:
+        if job is None and self.session.store_error is not None:  # not gone: the store did not answer
+            body.update(Text(f"Job {self.job_id} cannot be read: {self.session.store_error}", style="red"))
+        elif job is None:
             body.update(Text(f"Job {self.job_id} no longer exists (deleted, or removed by retention).", style="red"))
         else:
             body.update(job_renderable(job, self._clock(), with_payload=False))

@@ -18,6 +18,8 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Static
 
+from monque_engine import ConnectionError
+
 from ..bindings import MUTATING_ACTIONS
 from ..session import ConsoleSession
 from ..widgets.console_footer import ConsoleFooter
@@ -35,6 +37,8 @@ class TableScreen(Screen[None]):
     ID_PREFIX: ClassVar[str]
     HEADING: ClassVar[str]
     COLUMNS: ClassVar[tuple[str, ...]]
+    #: After a failed load (the store unreachable), try again this often.
+    RETRY_EVERY: ClassVar[float] = 5.0
 
     def __init__(self, session: ConsoleSession) -> None:
         super().__init__()
@@ -64,14 +68,21 @@ class TableScreen(Screen[None]):
             await self._load()
         except NoMatches:
             pass  # closed while its widgets were being removed: nothing left to show (as in detail.py)
+        except ConnectionError as error:  # the store went away: one notice, and the next load tries again
+            self.session.store_failed(error)
+            self._arm(self.RETRY_EVERY)
 
     async def _load(self) -> None:
         """Read the store and show it; end with ``_loaded``."""
         raise NotImplementedError
 
     def _loaded(self, next_in: float) -> None:
-        """Count the load and arm the next one (only while live and shown: never two loads at once)."""
+        """Count the load and arm the next one."""
         self.loads += 1
+        self._arm(next_in)
+
+    def _arm(self, next_in: float) -> None:
+        """Load again in ``next_in`` s (only while live and shown: never two loads at once)."""
         if self.console.live and self.is_attached:
             if self._timer is not None:
                 self._timer.stop()

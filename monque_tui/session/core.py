@@ -11,13 +11,15 @@ Everything here can be driven from a plain asyncio test.
 
 from __future__ import annotations
 
+import functools
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from monque_engine import (
     AggregationTimeoutError,
+    ConnectionError,
     CursorPage,
     InvalidJobQueryError,
     Job,
@@ -88,6 +90,41 @@ class SessionError(Exception):
     """The session cannot start; ``str()`` is one line for the operator."""
 
 
+#: A store failure the console already reported is said again only after this long (the timers
+#: retry every fraction of a second; one notification per outage is enough).
+STORE_ERROR_REPEAT_S = 30.0
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def survives_store_errors(
+    default: bool | None,
+) -> Callable[[Callable[_P, Awaitable[_R]]], Callable[_P, Awaitable[_R]]]:
+    """Turn a store failure (``monque_engine.ConnectionError``) into a notice and ``default``.
+
+    Timers and keys call these methods from Textual; an exception escaping one ends the app
+    with a traceback wall. A store that goes away while the console runs (a deleted SQLite
+    file, a MongoDB election or outage, a full disk) is an operational state, not a bug:
+    the console says so in one line, keeps what it shows, and the next tick tries again.
+    """
+
+    def wrap(method: Callable[_P, Awaitable[_R]]) -> Callable[_P, Awaitable[_R]]:
+        @functools.wraps(method)
+        async def guarded(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+            try:
+                return await method(*args, **kwargs)
+            except ConnectionError as error:
+                session = args[0]
+                assert isinstance(session, ConsoleSession)
+                session.store_failed(error)
+                return default  # type: ignore[return-value]  # False or None: each method's "nothing done"
+
+        return guarded
+
+    return wrap
+
+
 class ConsoleSession:
     def __init__(
         self,
@@ -130,9 +167,27 @@ class ConsoleSession:
         self.feed_state: str = "connecting" if live else "frozen"
         self.feed_error: str | None = None
         self.paused = False
+        #: The last store failure reported, and when (monotonic); None while the store answers.
+        self.store_error: str | None = None
+        self._store_error_at = 0.0
 
     def emit(self, event: SessionEvent) -> None:
         self._emit(event)
+
+    def store_failed(self, error: BaseException) -> None:
+        """Report a store failure once per outage (again after ``STORE_ERROR_REPEAT_S`` or if it changes)."""
+        message = " ".join(str(error).split()) or type(error).__name__
+        now = time.monotonic()
+        if message != self.store_error or now - self._store_error_at >= STORE_ERROR_REPEAT_S:
+            self.emit(Notice(f"{message} (the console keeps trying; q quits)", "error", "Store error"))
+            self._store_error_at = now
+        self.store_error = message
+        self.buffer.must_reload()  # changes may be missed meanwhile: reload when the store answers
+
+    def _store_answers(self) -> None:
+        if self.store_error is not None:
+            self.store_error = None
+            self.emit(Notice("The store answers again.", "information", "Store"))
 
     # -- open and close -------------------------------------------------------------------------------
     async def open(self) -> None:
@@ -206,10 +261,13 @@ class ConsoleSession:
 
     async def _page(self, cursor: str | None, limit: int, direction: CursorDirection, query: JobQuery) -> CursorPage:
         assert self.monque is not None
-        return await self.monque.get_jobs_with_cursor(
+        page = await self.monque.get_jobs_with_cursor(
             cursor, limit, direction, query.list_filter(), query.sort(), include_data=False
         )
+        self._store_answers()  # a listing always reads the store (counts may come from a cache)
+        return page
 
+    @survives_store_errors(False)
     async def load_end(self, end: str = "top") -> bool:
         """Load the first (``top``) or last (``bottom``) page of the view; False if superseded."""
         if self.monque is None:
@@ -244,6 +302,7 @@ class ConsoleSession:
     async def load_bottom(self) -> bool:
         return await self.load_end("bottom")
 
+    @survives_store_errors(False)
     async def reload_around_cursor(self) -> bool:
         """Reload the window around the cursor's job (after a burst, a lost feed, or when polling)."""
         monque, anchor = self.monque, self.cursor
@@ -285,6 +344,7 @@ class ConsoleSession:
         self.emit(WindowLoaded(window, cursor_id=cursor_id, at="keep"))
         return True
 
+    @survives_store_errors(False)
     async def load_edge(self, edge: str) -> bool:
         """Extend the window at an edge (``before`` / ``after``) and trim it around the cursor."""
         monque, window = self.monque, self.window
@@ -328,6 +388,7 @@ class ConsoleSession:
         self.window = window
 
     # -- live changes -----------------------------------------------------------------------------------
+    @survives_store_errors(None)
     async def flush(self) -> None:
         """Apply what the feed delivered since the last flush (a few times a second; not while paused)."""
         if self.paused or not self.live:
@@ -365,6 +426,7 @@ class ConsoleSession:
         elif diff:
             self.emit(WindowChanged(window, diff, frozenset(diff.updated | diff.inserted)))
 
+    @survives_store_errors(None)
     async def poll(self) -> None:
         """Without a live feed: reload the window and the counts."""
         if self.polling and not self.paused:
@@ -380,6 +442,7 @@ class ConsoleSession:
         if time.monotonic() - self._stats_done_at >= STATS_BACKOFF * self._stats_cost:
             await self.refresh_stats()
 
+    @survives_store_errors(None)
     async def refresh_stats(self) -> None:
         """Refresh counts; never two refreshes at once, and one more if asked meanwhile."""
         if self.monque is None or (self.paused and self.stats is not None):
@@ -427,7 +490,10 @@ class ConsoleSession:
     async def load_names(self) -> list[str]:
         """Read the store's job names again (new names appear as producers add them)."""
         if self.monque is not None:
-            self.names = await self.monque.job_names()
+            try:
+                self.names = await self.monque.job_names()
+            except ConnectionError as error:
+                self.store_failed(error)  # keep the names read before
         return self.names
 
     def matched_names(self, query: JobQuery | None = None) -> list[str] | None:
@@ -457,6 +523,7 @@ class ConsoleSession:
         self.marked_view = None
         self.emit(MarksChanged(0))
 
+    @survives_store_errors(None)
     async def mark_matching(self) -> int | None:
         """Mark every job of the view (counted in the store, not the loaded rows); the count."""
         monque = self.monque
@@ -497,6 +564,7 @@ class ConsoleSession:
             return None
         return plan
 
+    @survives_store_errors(None)
     async def plan_bulk(self, kind: ActionKind, query: JobQuery | None = None) -> ActionPlan | None:
         """Count what a bulk action on the view would reach, as of now; None with a Notice if nothing."""
         if self.read_only:
@@ -540,6 +608,7 @@ class ConsoleSession:
         return None
 
     # -- for screens ------------------------------------------------------------------------------------------
+    @survives_store_errors(None)
     async def job(self, job_id: str) -> Job | None:
         return None if self.monque is None else await self.monque.get_job(job_id)
 

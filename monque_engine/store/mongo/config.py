@@ -8,13 +8,17 @@ error, the database from the path, and whether the URL already sets
 
 from __future__ import annotations
 
+import re
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, unquote
 
 from bson.codec_options import DatetimeConversion
+from pymongo.errors import ConfigurationError
+from pymongo.uri_parser import split_options
 
-from ...errors import MonqueError
+from .. import InvalidStoreUrlError
 from ..urls import mask_secrets, mask_url
 
 DEFAULT_DATABASE = "monque"
@@ -32,8 +36,8 @@ DEFAULT_SOCKET_TIMEOUT_MS = 60_000
 _OWN_SOCKET_TIMEOUT = ("sockettimeoutms", "timeoutms")
 
 
-class InvalidMongoUrlError(MonqueError, ValueError):
-    pass
+class InvalidMongoUrlError(InvalidStoreUrlError):
+    """A MongoDB URL that cannot be used; an ``InvalidStoreUrlError`` like every bad store URL."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +98,49 @@ def mask_password(text: str, url: str) -> str:
     return masked
 
 
+def _check_url_options(url: str, query: str) -> None:
+    """Refuse URL options the driver would only warn about and then ignore.
+
+    ``AsyncMongoClient`` parses its URL with warnings, not errors: a misspelt option
+    (``replSet=rs0``) or an impossible value (``authMechanism=NOPE``) prints a two-line
+    ``UserWarning`` (over the console's screen, too) and is dropped, so the store runs
+    without what the user asked for. Node's driver refuses such URLs; so do we, naming
+    the option. Values are never quoted back (a TLS key password may be one).
+    """
+    if not query:
+        return
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            split_options(query, validate=True, warn=False)
+    except (ConfigurationError, ValueError, TypeError) as error:
+        culprit = _failing_option(query)
+        reason = mask_password(str(error).replace(" Refer to docstring.", ""), url)
+        where = f"option {culprit!r}" if culprit else "options"
+        raise InvalidMongoUrlError(
+            f"MongoDB URL {mask_url(url)!r}: {where} not accepted by the driver ({reason}); fix or remove it"
+        ) from None
+    for warning in caught:
+        duplicate = re.match(r"Duplicate URI option '([^']+)'", str(warning.message))
+        if duplicate:
+            raise InvalidMongoUrlError(
+                f"MongoDB URL {mask_url(url)!r}: option {duplicate.group(1)!r} is given more than once; keep one"
+            )
+
+
+def _failing_option(query: str) -> str | None:
+    for pair in re.split("[&;]", query):
+        if not pair:
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                split_options(pair, validate=True, warn=False)
+        except (ConfigurationError, ValueError, TypeError):
+            return unquote(pair.split("=", 1)[0])
+    return None
+
+
 def parse_mongo_url(
     url: str,
     *,
@@ -114,6 +161,7 @@ def parse_mongo_url(
         raise InvalidMongoUrlError(f"MongoDB URL {mask_url(url)!r} names no host; use mongodb://host/db")
     path, _, query = remainder.partition("?")
     path_db = unquote(path.lstrip("/")) if path else ""
+    _check_url_options(url, query)
     options = {key.lower(): value for key, value in parse_qsl(query, keep_blank_values=True)}
     timeout_in_url = "serverselectiontimeoutms" in options
     if server_selection_timeout_ms is None:

@@ -464,7 +464,16 @@ class SqliteStore(JobStore):
         return self._runner_w().submit(op)
 
     async def _read(self, op: Operation[T]) -> T:
-        return await self._runner_r().run(op)
+        try:
+            return await self._runner_r().run(op)
+        except ConnectionError as error:
+            if not _is_text_decode_error(error):
+                raise
+        # A text value that is not UTF-8 (written by another program, or a damaged page) made
+        # sqlite3 refuse the whole result, so one row failed every listing and count. Read it
+        # again with invalid bytes replaced (U+FFFD), as the MongoDB store decodes: only on this
+        # rare path, since a Python text_factory would slow every read.
+        return await self._runner_r().run(_lenient_text(op))
 
     # -- feed rows ------------------------------------------------------------------------------
     def _feed_sql(self) -> str:
@@ -1535,3 +1544,26 @@ def _completed(job: Job, now_ms: int) -> Job:
 
 
 __all__ = ["SqliteStore", "begin_immediate"]
+
+
+def _is_text_decode_error(error: BaseException) -> bool:
+    cause = error.__cause__
+    return isinstance(cause, sqlite3.OperationalError) and "Could not decode to UTF-8" in str(cause)
+
+
+def _replace_invalid_utf8(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")
+
+
+def _lenient_text(op: Operation[T]) -> Operation[T]:
+    """``op`` run with invalid UTF-8 in text columns replaced instead of raising."""
+
+    def run(conn: sqlite3.Connection) -> T:
+        previous = conn.text_factory
+        conn.text_factory = _replace_invalid_utf8
+        try:
+            return op(conn)
+        finally:
+            conn.text_factory = previous
+
+    return run

@@ -64,6 +64,9 @@ def _number(key: str, value: str, low: float, high: float) -> float:
     return number
 
 
+_BOOLEANS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
+
+
 def parse_sqlite_url(url: str, **overrides: object) -> SqliteSettings:
     if not url.lower().startswith("sqlite://"):
         raise InvalidSqliteUrlError(f"Not a SQLite URL: {url!r}; {_USAGE}")
@@ -78,9 +81,15 @@ def parse_sqlite_url(url: str, **overrides: object) -> SqliteSettings:
         raise InvalidSqliteUrlError(
             "An in-memory SQLite database cannot be shared between connections or processes; use a file path"
         )
+    if "\x00" in path:
+        raise InvalidSqliteUrlError(f"SQLite URL {url!r} has a NUL byte (%00) in its path; file names cannot hold one")
     path = os.path.expanduser(path)
     values: dict[str, object] = {}
+    seen: set[str] = set()
     for key, value in parse_qsl(query, keep_blank_values=True):
+        if key in seen:  # which one would win is not obvious to whoever wrote both
+            raise InvalidSqliteUrlError(f"SQLite URL parameter {key} is given more than once in {url!r}; keep one")
+        seen.add(key)
         if key == "synchronous":
             if value.lower() not in ("normal", "full"):
                 raise InvalidSqliteUrlError(f"SQLite URL parameter synchronous must be normal or full, got {value!r}")
@@ -92,7 +101,9 @@ def parse_sqlite_url(url: str, **overrides: object) -> SqliteSettings:
         elif key == "feed_retention":
             values["feed_retention"] = int(_number(key, value, 1000, 1e12))
         elif key == "inline_writes":
-            values["inline_writes"] = value not in ("0", "false", "no", "off")
+            if value.lower() not in _BOOLEANS:
+                raise InvalidSqliteUrlError(f"SQLite URL parameter inline_writes must be true or false, got {value!r}")
+            values["inline_writes"] = _BOOLEANS[value.lower()]
         elif key == "mode":
             if value.lower() not in ("rwc", "rw", "ro"):
                 raise InvalidSqliteUrlError(f"SQLite URL parameter mode must be rwc, rw or ro, got {value!r}")

@@ -1,0 +1,100 @@
+"""Store URLs the acceptance probe fed in: every bad parameter is one typed error, never a guess.
+
+The MongoDB cases need no server: the URL is refused while it is parsed, before any
+connection (these use PyMongo's own option validator, not a fake of it).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+from monque_engine import InvalidStoreUrlError, MonqueError, open_store
+from monque_engine.store.mongo.config import InvalidMongoUrlError, parse_mongo_url
+from monque_engine.store.urls import mask_secrets, mask_text
+
+
+# -- SQLite ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("query", "needle"),
+    [
+        ("synchronous=normal&synchronous=full", "synchronous is given more than once"),
+        ("busy_timeout=1&busy_timeout=1", "busy_timeout is given more than once"),
+        ("inline_writes=maybe", "inline_writes must be true or false"),
+    ],
+)
+def test_sqlite_parameters_that_would_be_guessed_are_refused(tmp_path: object, query: str, needle: str) -> None:
+    with pytest.raises(InvalidStoreUrlError, match=needle):
+        open_store(f"sqlite:///{tmp_path}/jobs.db?{query}")
+
+
+def test_sqlite_path_with_a_nul_byte_is_a_url_error_not_an_open_failure(tmp_path: object) -> None:
+    with pytest.raises(InvalidStoreUrlError, match="NUL byte"):
+        open_store(f"sqlite:///{tmp_path}/jo%00bs.db")
+
+
+@pytest.mark.parametrize("value", ["0", "false", "OFF", "1", "true", "Yes"])
+def test_sqlite_inline_writes_accepts_the_usual_booleans(tmp_path: object, value: str) -> None:
+    store = open_store(f"sqlite:///{tmp_path}/jobs.db?inline_writes={value}")
+    assert store.settings.inline_writes is (value.lower() in ("1", "true", "yes"))  # type: ignore[attr-defined]
+
+
+# -- MongoDB --------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("query", "needle"),
+    [
+        ("replSet=rs0", "option 'replSet' not accepted by the driver (Unknown option"),
+        ("badopt=1", "option 'badopt'"),
+        ("authMechanism=NOPE", "option 'authMechanism'"),
+        ("retryWrites=maybe", "option 'retryWrites'"),
+        ("maxPoolSize=-1", "option 'maxPoolSize'"),
+        ("replicaSet=a&replicaSet=b", "option 'replicaset' is given more than once"),
+        ("tls=true&ssl=false", "conflicting values"),
+    ],
+)
+def test_mongodb_options_the_driver_would_only_warn_about_are_errors(query: str, needle: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the driver's UserWarning used to print two lines and drop the option
+        with pytest.raises(InvalidMongoUrlError) as caught:
+            parse_mongo_url(f"mongodb://u:s3cr3t@db1/app?{query}")
+    assert needle in str(caught.value)
+    assert "s3cr3t" not in str(caught.value)
+    assert isinstance(caught.value, InvalidStoreUrlError) and isinstance(caught.value, MonqueError)
+
+
+def test_mongodb_good_options_still_pass() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        settings = parse_mongo_url(
+            "mongodb://db1,db2/app?replicaSet=rs0&w=majority&retryWrites=false&appName=x"
+            "&readPreference=secondaryPreferred&readPreferenceTags=dc:ny&readPreferenceTags="
+        )
+    assert settings.database == "app"
+
+
+def test_a_bad_option_value_is_never_quoted_back() -> None:
+    with pytest.raises(InvalidMongoUrlError) as caught:
+        parse_mongo_url("mongodb://db1/app?tlsCertificateKeyFilePassword=k3yp4ss&retryWrites=maybe")
+    assert "k3yp4ss" not in str(caught.value)
+
+
+# -- secrets in the query string ------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("mongodb://u:pw@h/d?tlsCertificateKeyFilePassword=k3yp4ss&w=1", "k3yp4ss"),
+        ("mongodb://h/d?authMechanism=MONGODB-AWS&authMechanismProperties=AWS_SESSION_TOKEN:tok3n,X:y", "tok3n"),
+        ("mongodb://h/d?authMechanismProperties=AWS_SESSION_TOKEN%3Atok3n", "tok3n"),
+        ("cannot reach mongodb://h/d?x=1&clientSecret=s3cr3t now", "s3cr3t"),
+    ],
+)
+def test_secret_query_values_are_masked(text: str, secret: str) -> None:
+    masked = mask_text(text)
+    assert secret not in masked and "***" in masked
+    assert mask_text("mongodb://h/d?replicaSet=rs0&w=majority") == "mongodb://h/d?replicaSet=rs0&w=majority"
+
+
+def test_a_driver_echoing_a_query_secret_alone_is_masked() -> None:
+    url = "mongodb://h/d?tlsCertificateKeyFilePassword=k3yp4ss"
+    assert mask_secrets("could not decrypt key with 'k3yp4ss'", url) == "could not decrypt key with '***'"
