@@ -27,7 +27,7 @@ from .clock import Clock, system_clock
 from .command_palette import ConsolePalette
 from .config import ConsoleConfig
 from .formatting import plural
-from .keylog import KeyLog
+from .keylog import KeyLog, clocked_driver
 from .palette import ConsoleCommands
 from .query import JobQuery
 from .screens.ask import AskScreen
@@ -91,6 +91,9 @@ class MonqueConsole(App[int]):
         self.paused_names: tuple[str, ...] = ()
         #: ``MONQUE_TUI_KEYLOG``: key-to-frame times for the soak benchmark (None: off, no cost).
         self._keylog = KeyLog.from_env()
+        if self._keylog is not None:
+            # The log's clock stops where the frame's bytes leave (the writer thread), not at hand-over.
+            self.driver_class = clocked_driver(self.driver_class)
         self._last_key: tuple[str, float] | None = None
         #: A key arrived and no frame has been written since: its work goes first (``_key_first``).
         self._key_since_frame = False
@@ -137,7 +140,8 @@ class MonqueConsole(App[int]):
     def post_display_hook(self) -> None:
         self._key_since_frame = False
         if self._keylog is not None:
-            self._keylog.frame_written()
+            driver = self._driver
+            self._keylog.frame_displayed(driver.write if driver is not None else None)
 
     # -- start and stop -------------------------------------------------------------------------------
     def on_mount(self) -> None:
