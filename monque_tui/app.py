@@ -202,6 +202,31 @@ class MonqueConsole(App[int]):
         self._flush_deferred = False
         return False
 
+    @property
+    def key_frame_pending(self) -> bool:
+        """A key was read and the frame after it is not written yet."""
+        return self._key_since_frame
+
+    async def after_key_frame(self) -> None:
+        """Return once the pending key's frame is drawn (at once when no key awaits one).
+
+        A page or job read that lands between a key and its frame made that frame draw the
+        read's rows too (a whole table: 13-67 ms of the UI thread under the soak, issue 10),
+        so the tab, sort or detail the key asked for reached the screen late. Work that
+        follows a read waits here: the key's frame goes out with what the key itself
+        changed, the read's result in the next frame.
+        """
+        if not self._key_since_frame:
+            return
+        drawn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def done() -> None:
+            if not drawn.done():
+                drawn.set_result(None)
+
+        self.screen.call_after_refresh(done)
+        await drawn
+
     async def _apply_changes(self) -> None:
         if self._key_first():
             return

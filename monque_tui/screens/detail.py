@@ -300,6 +300,8 @@ class JobDetailScreen(Screen[None]):
         # soak crashed the console this way: NoMatches on #detail-title after Esc.)
         job_id = self.job_id
         job = await self.session.job(job_id)
+        # The key's frame (drawn from the table's row) goes out first; the read refines it next.
+        await self.console.after_key_frame()
         if not self._open or job_id != self.job_id:
             return
         # A job's payload never changes after it is enqueued: prepare it once.
