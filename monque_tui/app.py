@@ -99,6 +99,8 @@ class MonqueConsole(App[int]):
         self._key_since_frame = False
         #: The live flush already gave way to a key once in a row (it never waits twice).
         self._flush_deferred = False
+        #: The last display had nothing to draw (``_display``): not a frame.
+        self._empty_display = False
 
     @property
     def monque(self) -> Any:
@@ -137,7 +139,18 @@ class MonqueConsole(App[int]):
             self._last_key = None
         return result
 
+    def _display(self, screen: Any, renderable: Any) -> None:
+        """Textual's frame output; noted when it had nothing to draw (see ``post_display_hook``)."""
+        if renderable is None:
+            self._empty_display = True
+        super()._display(screen, renderable)
+
     def post_display_hook(self) -> None:
+        if self._empty_display:
+            # Textual calls this after a "display" with nothing to draw too: that is no frame,
+            # and a key awaiting its frame still awaits it (reads stay deferred, the keylog waits).
+            self._empty_display = False
+            return
         self._key_since_frame = False
         if self._keylog is not None:
             driver = self._driver

@@ -70,3 +70,14 @@ async def test_after_key_frame_returns_once_a_frame_is_drawn(seeded_url: str) ->
         app.jobs_screen.table.refresh()  # something to draw
         await asyncio.wait_for(app.after_key_frame(), 10)
         assert drawn  # it waited for a frame
+
+
+async def test_a_display_with_nothing_to_draw_is_not_the_keys_frame(seeded_url: str) -> None:
+    """Textual runs ``post_display_hook`` after empty displays too; a key keeps awaiting a real frame."""
+    async with running_console(seeded_url) as (app, pilot):
+        await pilot.pause()
+        app._key_since_frame = True
+        app._display(app.screen, None)  # what Textual does when a refresh finds no dirty region
+        assert app.key_frame_pending
+        app.jobs_screen.table.refresh()
+        await wait_for(lambda: not app.key_frame_pending)  # a real frame ends the wait
