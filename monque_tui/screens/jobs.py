@@ -175,11 +175,11 @@ class JobsScreen(Screen[None]):
     def _apply(self, event: object) -> None:
         table = self.table
         if isinstance(event, WindowLoaded):
-            if self.console.key_frame_pending and event.window.rows:
+            if event.window.rows:
                 # The key's own frame first (the tabs line it changed), these rows in the next:
                 # drawn together, a whole table of new rows held the key's frame back (issue 10).
                 # (An empty window draws at once: it costs nothing, and a QueryFailed follows it.)
-                self.call_after_refresh(self._show_loaded, event)
+                self.console.call_after_key_frame(functools.partial(self._show_loaded, event))
             else:
                 self._show_loaded(event)
         elif isinstance(event, WindowExtended):

@@ -12,6 +12,7 @@ import asyncio
 
 from monque_engine import JobStatus
 from monque_tui.session.events import WindowLoaded
+from monque_tui.widgets.status_tabs import StatusTabs
 
 from .conftest import running_console, wait_for
 
@@ -35,6 +36,7 @@ async def test_a_page_read_landing_before_the_keys_frame_is_drawn_after_it(seede
 
         app.post_display_hook = recording  # type: ignore[method-assign]
         app._key_since_frame = True  # a key was read; its frame is not written yet
+        screen.query_one(StatusTabs).refresh()  # what the key changed (the tabs line)
         screen._apply(WindowLoaded(loaded, at="top"))
         assert table.window is before  # not drawn into the key's frame
         await wait_for(lambda: table.window is loaded)  # but in the next one
