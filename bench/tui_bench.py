@@ -280,13 +280,18 @@ def _console_key_times(path: Path) -> tuple[dict[str, list[float]], dict[str, li
     kinds = {"4": "tab switch", "1": "tab switch", "enter": "detail open", "s": "sort"}
     out: dict[str, list[float]] = {"tab switch": [], "detail open": [], "sort": []}
     sizes: dict[str, list[int]] = {"tab switch": [], "detail open": [], "sort": []}
+    line_before = ""
     if path.exists():
         for line in path.read_text().splitlines():
             fields = line.split("\t")
-            if fields[0] in kinds:
-                out[kinds[fields[0]]].append(float(fields[1]))
+            key = fields[0]
+            # Only the sort the tmux figure times: the first "s" after Esc (the two sent
+            # together after it, to cycle back, are not timed from outside).
+            if key in kinds and (key != "s" or line_before == "escape"):
+                out[kinds[key]].append(float(fields[1]))
                 if len(fields) > 2:
-                    sizes[kinds[fields[0]]].append(int(fields[2]))
+                    sizes[kinds[key]].append(int(fields[2]))
+            line_before = key
     return out, sizes
 
 
