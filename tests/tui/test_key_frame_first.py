@@ -18,7 +18,7 @@ from .conftest import running_console, wait_for
 
 
 async def test_a_page_read_landing_before_the_keys_frame_is_drawn_after_it(seeded_url: str) -> None:
-    async with running_console(seeded_url) as (app, pilot):
+    async with running_console(seeded_url) as (app, _pilot):
         screen = app.jobs_screen
         table = screen.table
         before = table.window

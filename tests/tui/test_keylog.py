@@ -88,9 +88,7 @@ def test_a_frame_mark_records_its_keys_once_the_frame_is_flushed(tmp_path: Path)
     log.close()
 
 
-def test_the_real_console_logs_key_time_and_frame_bytes_from_its_writer_thread(
-    seeded_url: str, tmp_path: Path
-) -> None:
+def test_the_real_console_logs_key_time_and_frame_bytes_from_its_writer_thread(seeded_url: str, tmp_path: Path) -> None:
     """In a real pseudo-terminal (not headless): Textual's writer thread writes, and the log says so."""
     log = tmp_path / "keys.tsv"
     env = {**os.environ, ENV: str(log), "TERM": "xterm-256color", "COLUMNS": "120", "LINES": "40"}

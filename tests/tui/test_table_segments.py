@@ -10,17 +10,19 @@ a seeded SQLite file.
 
 from __future__ import annotations
 
+import itertools
+
 from .conftest import running_console
 
 
 async def test_rows_merge_neighbours_of_one_style_and_blank_cells_take_the_row_style(seeded_url: str) -> None:
-    async with running_console(seeded_url, size=(160, 45)) as (app, pilot):
+    async with running_console(seeded_url, size=(160, 45)) as (app, _pilot):
         table = app.jobs_screen.table
         assert len(table.rows) > 10
         lines = [table.render_line(y) for y in range(0, 20)]
         for strip in lines:
             segments = list(strip)
-            for left, right in zip(segments, segments[1:], strict=False):
+            for left, right in itertools.pairwise(segments):
                 assert left.style != right.style, f"neighbours share a style: {left!r} {right!r}"
         base = table.rich_style
         for strip in lines[2:]:  # rows below the cursor: blank cells carry the row's own style
