@@ -225,8 +225,10 @@ class JobsScreen(Screen[None]):
 
     @_while_mounted
     def _show_loaded(self, event: WindowLoaded) -> None:
-        if event.window is not self.session.window:
-            return  # a newer window replaced it while it waited for the key's frame
+        if event.window is not self.session.window or event.window.query != self.session.query:
+            # A newer window replaced it, or another key changed the view, while it waited for
+            # the key's frame: drawing it would only delay that key's frame (issue 10).
+            return
         table = self.table
         line = table.cursor_row - int(table.scroll_y)
         table.placeholder = NO_ROWS if not event.window.rows else ""

@@ -83,3 +83,25 @@ async def test_a_display_with_nothing_to_draw_is_not_the_keys_frame(seeded_url: 
         assert app.key_frame_pending
         app.jobs_screen.table.refresh()
         await wait_for(lambda: not app.key_frame_pending)  # a real frame ends the wait
+
+
+async def test_rows_of_a_view_left_while_they_waited_are_never_drawn(seeded_url: str) -> None:
+    """Tab 4 then 1 at once: 4's rows, waiting for 4's frame, must not be drawn into 1's."""
+    async with running_console(seeded_url) as (app, pilot):
+        screen = app.jobs_screen
+        table = screen.table
+        before = table.window
+        assert app.session.set_query(app.session.query.with_status(JobStatus.COMPLETED))
+        assert await app.session.load_top()
+        completed = app.session.window
+        app._key_since_frame = True
+        screen.query_one(StatusTabs).refresh()
+        screen._apply(WindowLoaded(completed, at="top"))  # waits for the key's frame
+        assert app.session.set_query(app.session.query.with_status(None))  # the next key, before that frame
+        await pilot.pause()
+        await wait_for(lambda: not app.key_frame_pending)
+        await pilot.pause()
+        assert table.window is before  # the completed rows were skipped
+        assert await app.session.load_top()  # the next key's own read
+        await wait_for(lambda: table.window is app.session.window)
+        assert table.window is not completed
