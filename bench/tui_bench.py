@@ -271,16 +271,28 @@ def _key_latencies(tmux: _Tmux, repeats: int) -> dict[str, list[float]]:
     return out
 
 
-def _console_key_times(path: Path) -> dict[str, list[float]]:
-    """The console's own key-to-frame times (``monque_tui.keylog``), by key kind."""
+def _console_key_times(path: Path) -> tuple[dict[str, list[float]], dict[str, list[int]]]:
+    """The console's own key-to-frame times (``monque_tui.keylog``) and frame sizes, by key kind.
+
+    A line is ``key, ms[, bytes]``: the milliseconds from the key's read to its first frame
+    written to the terminal by Textual's writer thread, and that frame's size.
+    """
     kinds = {"4": "tab switch", "1": "tab switch", "enter": "detail open", "s": "sort"}
     out: dict[str, list[float]] = {"tab switch": [], "detail open": [], "sort": []}
+    sizes: dict[str, list[int]] = {"tab switch": [], "detail open": [], "sort": []}
+    line_before = ""
     if path.exists():
         for line in path.read_text().splitlines():
-            key, _, ms = line.partition("\t")
-            if key in kinds:
-                out[kinds[key]].append(float(ms))
-    return out
+            fields = line.split("\t")
+            key = fields[0]
+            # Only the sort the tmux figure times: the first "s" after Esc (the two sent
+            # together after it, to cycle back, are not timed from outside).
+            if key in kinds and (key != "s" or line_before == "escape"):
+                out[kinds[key]].append(float(fields[1]))
+                if len(fields) > 2:
+                    sizes[kinds[key]].append(int(fields[2]))
+            line_before = key
+    return out, sizes
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -375,12 +387,13 @@ def soak(directory: Path, seconds: float, rate: int, warmup: float, repeats: int
                 f"key-to-screen {what:<12} p50 {_pct(values, 0.5):6.1f} ms  p95 {_pct(values, 0.95):6.1f} ms "
                 f"(n={len(values)}, target p95 <= 100 ms)"
             )
-        inside = _console_key_times(keylog)
+        inside, sizes = _console_key_times(keylog)
         for what, values in inside.items():
             if values:
+                size = f", frame p50 {_pct(sizes[what], 0.5) / 1024:.1f} KB" if sizes[what] else ""
                 print(
                     f"  console's share  {what:<12} p50 {_pct(values, 0.5):6.1f} ms  p95 {_pct(values, 0.95):6.1f} ms "
-                    "(key read -> first frame written after its handler; MONQUE_TUI_KEYLOG)"
+                    f"(key read -> its first frame written to the terminal{size}; MONQUE_TUI_KEYLOG)"
                 )
         tmux.keys("q")
         print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)

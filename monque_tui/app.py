@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -18,6 +18,7 @@ from textual import events, work
 from textual.app import App
 from textual.command import CommandPalette
 from textual.message import Message
+from textual.timer import Timer
 
 from monque_engine.store.urls import mask_text
 
@@ -27,7 +28,7 @@ from .clock import Clock, system_clock
 from .command_palette import ConsolePalette
 from .config import ConsoleConfig
 from .formatting import plural
-from .keylog import KeyLog
+from .keylog import KeyLog, clocked_driver
 from .palette import ConsoleCommands
 from .query import JobQuery
 from .screens.ask import AskScreen
@@ -50,6 +51,8 @@ FLUSH_INTERVAL = 0.5  # live enough to read; each flush diffs the window and red
 STATS_INTERVAL = 2.0
 POLL_INTERVAL = 2.0
 THROUGHPUT_INTERVAL = 1.0
+#: The longest a read waits for a key's frame (a key that changed nothing visible draws none).
+AFTER_KEY_FRAME_LIMIT = 0.25
 
 
 class SessionMessage(Message):
@@ -91,11 +94,19 @@ class MonqueConsole(App[int]):
         self.paused_names: tuple[str, ...] = ()
         #: ``MONQUE_TUI_KEYLOG``: key-to-frame times for the soak benchmark (None: off, no cost).
         self._keylog = KeyLog.from_env()
+        if self._keylog is not None:
+            # The log's clock stops where the frame's bytes leave (the writer thread), not at hand-over.
+            self.driver_class = clocked_driver(self.driver_class)
         self._last_key: tuple[str, float] | None = None
         #: A key arrived and no frame has been written since: its work goes first (``_key_first``).
         self._key_since_frame = False
         #: The live flush already gave way to a key once in a row (it never waits twice).
         self._flush_deferred = False
+        #: The last display had nothing to draw (``_display``): not a frame.
+        self._empty_display = False
+        #: Work waiting for the pending key's frame (``call_after_key_frame``), and its time limit.
+        self._after_key_frame: list[Callable[[], None]] = []
+        self._after_key_frame_timer: Timer | None = None
 
     @property
     def monque(self) -> Any:
@@ -134,10 +145,24 @@ class MonqueConsole(App[int]):
             self._last_key = None
         return result
 
+    def _display(self, screen: Any, renderable: Any) -> None:
+        """Textual's frame output; noted when it had nothing to draw (see ``post_display_hook``)."""
+        if renderable is None:
+            self._empty_display = True
+        super()._display(screen, renderable)
+
     def post_display_hook(self) -> None:
+        if self._empty_display:
+            # Textual calls this after a "display" with nothing to draw too: that is no frame,
+            # and a key awaiting its frame still awaits it (reads stay deferred, the keylog waits).
+            self._empty_display = False
+            return
         self._key_since_frame = False
+        if self._after_key_frame:
+            self.call_next(self._run_after_key_frame)  # the key's frame is out: what waited for it
         if self._keylog is not None:
-            self._keylog.frame_written()
+            driver = self._driver
+            self._keylog.frame_displayed(driver.write if driver is not None else None)
 
     # -- start and stop -------------------------------------------------------------------------------
     def on_mount(self) -> None:
@@ -197,6 +222,49 @@ class MonqueConsole(App[int]):
             return True
         self._flush_deferred = False
         return False
+
+    @property
+    def key_frame_pending(self) -> bool:
+        """A key was read and the frame after it is not written yet."""
+        return self._key_since_frame
+
+    def call_after_key_frame(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` once the pending key's frame is drawn (at once when no key awaits one).
+
+        A page or job read that lands between a key and its frame made that frame draw the
+        read's rows too (a whole table: 13-67 ms of the UI thread under the soak, issue 10),
+        so the tab, sort or detail the key asked for reached the screen late. Work that
+        follows a read waits here: the key's frame goes out with what the key itself
+        changed, the read's result in the next frame. Should no frame come (a key that
+        changed nothing visible), ``AFTER_KEY_FRAME_LIMIT`` bounds the wait.
+        """
+        if not self._key_since_frame:
+            callback()
+            return
+        self._after_key_frame.append(callback)
+        if self._after_key_frame_timer is None:
+            self._after_key_frame_timer = self.set_timer(AFTER_KEY_FRAME_LIMIT, self._run_after_key_frame)
+
+    async def after_key_frame(self) -> None:
+        """Return once the pending key's frame is drawn (``call_after_key_frame``)."""
+        if not self._key_since_frame:
+            return
+        drawn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def done() -> None:
+            if not drawn.done():
+                drawn.set_result(None)
+
+        self.call_after_key_frame(done)
+        await drawn
+
+    def _run_after_key_frame(self) -> None:
+        callbacks, self._after_key_frame = self._after_key_frame, []
+        timer, self._after_key_frame_timer = self._after_key_frame_timer, None
+        if timer is not None:
+            timer.stop()
+        for callback in callbacks:
+            callback()
 
     async def _apply_changes(self) -> None:
         if self._key_first():

@@ -175,16 +175,13 @@ class JobsScreen(Screen[None]):
     def _apply(self, event: object) -> None:
         table = self.table
         if isinstance(event, WindowLoaded):
-            line = table.cursor_row - int(table.scroll_y)
-            table.placeholder = NO_ROWS if not event.window.rows else ""
-            table.sort_column = event.window.query.sort_by
-            table.descending = event.window.query.descending
-            table.show_window(event.window, event.cursor_id, to_top=event.at == "top")
-            if event.at == "bottom":
-                table.move_cursor(len(event.window) - 1)
-            elif event.at == "keep":
-                table.scroll_to(y=max(0, table.cursor_row - line), animate=False, immediate=True)
-            self.refresh_bindings()
+            if event.window.rows:
+                # The key's own frame first (the tabs line it changed), these rows in the next:
+                # drawn together, a whole table of new rows held the key's frame back (issue 10).
+                # (An empty window draws at once: it costs nothing, and a QueryFailed follows it.)
+                self.console.call_after_key_frame(functools.partial(self._show_loaded, event))
+            else:
+                self._show_loaded(event)
         elif isinstance(event, WindowExtended):
             if event.window is table.window:
                 if event.shifted:
@@ -225,6 +222,24 @@ class JobsScreen(Screen[None]):
             header = self.query_one(ConsoleHeader)
             header.store = event.display_url
             header.worker_info = f"workers: {', '.join(event.workers)}" if event.workers else ""
+
+    @_while_mounted
+    def _show_loaded(self, event: WindowLoaded) -> None:
+        if event.window is not self.session.window or event.window.query != self.session.query:
+            # A newer window replaced it, or another key changed the view, while it waited for
+            # the key's frame: drawing it would only delay that key's frame (issue 10).
+            return
+        table = self.table
+        line = table.cursor_row - int(table.scroll_y)
+        table.placeholder = NO_ROWS if not event.window.rows else ""
+        table.sort_column = event.window.query.sort_by
+        table.descending = event.window.query.descending
+        table.show_window(event.window, event.cursor_id, to_top=event.at == "top")
+        if event.at == "bottom":
+            table.move_cursor(len(event.window) - 1)
+        elif event.at == "keep":
+            table.scroll_to(y=max(0, table.cursor_row - line), animate=False, immediate=True)
+        self.refresh_bindings()
 
     def _show_query(self, query: JobQuery) -> None:
         tabs = self.query_one(StatusTabs)

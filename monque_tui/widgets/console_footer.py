@@ -26,6 +26,8 @@ class ConsoleFooter(Footer):
         super().__init__(show_command_palette=False)
         #: What the footer shows now: (action, key, description, enabled) per key.
         self._shown: tuple[tuple[str, str, str, bool], ...] | None = None
+        #: A rebuild is scheduled: it reads the bindings when it runs, so no second one is needed.
+        self._recompose_pending = False
 
     def bindings_changed(self, screen: Screen[object]) -> None:
         """Rebuild only when the keys shown changed; when only which are enabled changed, restyle them.
@@ -42,6 +44,11 @@ class ConsoleFooter(Footer):
         if shown == self._shown:
             return
         previous, self._shown = self._shown, shown
+        if self._recompose_pending:
+            # A new screen's first bindings updates came several at once (the job drawn, then its
+            # history), each rebuilding the keys again (~35 ms each, the second detail open's
+            # p95 sample in the soak, issue 10): the scheduled rebuild shows the latest.
+            return
         keys = list(self.query(FooterKey))
         if previous is not None and [s[:3] for s in shown] == [s[:3] for s in previous] and len(keys) == len(shown):
             enabled = {action: on for action, _key, _description, on in shown}
@@ -51,14 +58,18 @@ class ConsoleFooter(Footer):
                     key._disabled = disabled  # what a click checks (FooterKey has no public setter)
                     key.set_class(disabled, "-disabled")
             return
+        self._schedule_recompose()
+
+    def _schedule_recompose(self) -> None:
+        self._recompose_pending = True
         self.call_after_refresh(self.recompose)
 
     def on_resize(self, event: events.Resize) -> None:
         compact = event.size.width < COMPACT_BELOW
         if compact != self.compact:
             self.compact = compact
-            if self._shown is not None:
-                self.call_after_refresh(self.recompose)
+            if self._shown is not None and not self._recompose_pending:
+                self._schedule_recompose()
 
     def _signature(self) -> tuple[tuple[str, str, str, bool], ...]:
         """One entry per shown action (its first binding), as ``compose`` shows them."""
@@ -69,8 +80,10 @@ class ConsoleFooter(Footer):
         return tuple(shown.values())
 
     def compose(self) -> ComposeResult:
+        self._recompose_pending = False
         if not self._bindings_ready:
             return
+        self._shown = self._signature()  # what this compose shows (bindings may have moved on)
         shown: dict[str, tuple[Binding, bool, str]] = {}
         for _node, binding, enabled, tooltip in self.screen.active_bindings.values():
             if binding.show:

@@ -44,7 +44,7 @@ async def _open(app, pilot, job_id: str) -> JobDetailScreen:  # type: ignore[no-
 async def test_reopening_shows_the_new_job_never_the_previous_one(seeded_url: str) -> None:
     async with running_console(seeded_url) as (app, pilot):
         first = await _open(app, pilot, FAILED)
-        assert first.attempts and first.has_class("-attempts")
+        assert first.attempts and first.query_one("#detail-attempts").display
         assert FAILED in _text(first, "#detail-title") and FAILED in _text(first, "#detail-body")
         assert first.query_one("#detail-traceback", TextArea).text
         failed_payload = _text(first, "#detail-payload")
@@ -57,7 +57,7 @@ async def test_reopening_shows_the_new_job_never_the_previous_one(seeded_url: st
         assert PENDING in _text(second, "#detail-title") and FAILED not in _text(second, "#detail-title")
         body = _text(second, "#detail-body")
         assert PENDING in body and FAILED not in body
-        assert second.attempts == () and not second.has_class("-attempts")
+        assert second.attempts == () and not second.query_one("#detail-attempts").display
         assert not second.query_one("#detail-traceback", TextArea).display
         assert second.query_one("#detail-traceback", TextArea).text == ""
         assert _text(second, "#detail-payload") != failed_payload
