@@ -1,0 +1,44 @@
+"""A job row damaged by hand (its payload is not JSON) in the console (probe finding).
+
+Opening its detail crashed the console (WorkerFailed: JSONDecodeError). The table reads
+rows without their payload, so it still lists the job; its detail now says in place of
+the fields why the row cannot be read and how to fix it, and the console keeps running
+(the operator can still act on the job from the table's row). Real app, driven by Pilot,
+on a real SQLite file damaged with plain ``sqlite3``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from textual.widgets import Static
+
+from monque_tui.screens.detail import JobDetailScreen
+from monque_tui.seed import seed_id
+
+from .conftest import move_to, running_console, table_ids, wait_for
+
+DAMAGED = seed_id(2)
+
+
+def _body(app: object) -> str:
+    screen = app.screen  # type: ignore[attr-defined]
+    return str(screen.query_one("#detail-body", Static).render())
+
+
+async def test_detail_of_an_unreadable_job_shows_why_and_the_console_keeps_running(seeded_url: str) -> None:
+    path = seeded_url.removeprefix("sqlite:///")
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE monque_jobs SET data = 'not json{' WHERE id = ?", (DAMAGED,))
+    conn.commit()
+    conn.close()
+    async with running_console(seeded_url) as (app, pilot):
+        assert DAMAGED in table_ids(app)
+        await move_to(app, pilot, DAMAGED)
+        await pilot.press("enter")
+        await wait_for(lambda: isinstance(app.screen, JobDetailScreen) and "not a readable Monque job" in _body(app))
+        body = _body(app)
+        assert DAMAGED in body and "column data is not JSON" in body and "fix or delete it" in body
+        await pilot.press("escape")
+        await wait_for(lambda: app.screen is app.jobs_screen)
+        assert app.is_running and DAMAGED in table_ids(app)
