@@ -77,7 +77,7 @@ async def test_queue_keeps_draining_with_one_unreadable_job(monque, raw, recorde
         return (await _stored_status_and_reason(m, bad.id))[0] == "failed"
 
     await wait_until(bad_failed, message="the unreadable job is marked failed")
-    status, reason = await _stored_status_and_reason(m, bad.id)
+    _, reason = await _stored_status_and_reason(m, bad.id)
     assert reason is not None and bad.id in reason and field in reason and "fix or delete it" in reason
     assert rec.of("job:error") == []  # no claim failed
     assert bad.id not in ran
