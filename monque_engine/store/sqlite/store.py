@@ -49,7 +49,7 @@ from .identity import FileIdentity, FileLostError
 from .queries import append_attempt, filter_where, page_query, row_attempt, row_to_job, selector_where
 from .runner import MISS, Miss, Operation, ReadRunner, WriteRunner, begin_immediate, retry_while_busy, wrap_error
 from .schema import ERROR_MEMBER, Tables
-from .unreadable import UnreadableWarnings
+from .unreadable import CLAIM_STATUS, UnreadableWarnings
 from .url import SqliteSettings, parse_sqlite_url
 
 T = TypeVar("T")
@@ -713,7 +713,7 @@ class SqliteStore(JobStore):
             f"UPDATE {t.jobs} SET status = 'processing', claimed_by = ?, locked_at = ?, last_heartbeat = ?, "
             f"heartbeat_interval = ?, updated_at = ? WHERE id IN (SELECT id FROM {t.jobs} "
             "WHERE name = ? AND status = 'pending' AND next_run_at <= ? ORDER BY next_run_at LIMIT ?) "
-            f"RETURNING {t.columns}"
+            f"RETURNING {t.columns.replace(', status,', f', {CLAIM_STATUS},', 1)}"
         )
         params = (owner, now_ms, now_ms, heartbeat_interval_ms, now_ms, name, now_ms, limit)
 

@@ -23,6 +23,11 @@ log = logging.getLogger("monque_engine.sqlite")
 SQLITE_FIX = "for example in the sqlite3 shell"
 #: Ids remembered for "one warning per id" (then forgotten, as the MongoDB store does).
 WARNED_IDS_LIMIT = 10_000
+#: The status a claim returns: none when ``fail_count`` is not an integer, so ``row_to_job``
+#: refuses the row and the claim fails it (the processor adds 1 to the count when a handler
+#: fails; a text count would raise there and leave the job processing for ever). Checked
+#: by SQLite while it writes the row, so good rows cost no Python work.
+CLAIM_STATUS = "CASE WHEN typeof(fail_count) = 'integer' THEN status END"
 _INTEGER_COLUMNS = ((4, "next_run_at"), (9, "fail_count"), (13, "created_at"), (14, "updated_at"))
 
 
@@ -30,7 +35,9 @@ def unreadable_row(row: tuple[Any, ...], error: BaseException) -> InvalidJobDocu
     """Why ``row`` is not a job, naming the column (only runs for a row that failed)."""
     job_id = row[0] if row and isinstance(row[0], str) else None
     reason: str | None = None
-    if len(row) > 3 and row[3] not in STATUS_BY_VALUE:
+    if len(row) > 9 and row[3] is None and not isinstance(row[9], int):  # CLAIM_STATUS's mark
+        reason = f"column fail_count is {row[9]!r}, not an integer"
+    if reason is None and len(row) > 3 and row[3] not in STATUS_BY_VALUE:
         reason = f"column status is {row[3]!r}, not one of {', '.join(STATUS_BY_VALUE)}"
     if reason is None and len(row) > 2 and row[2] is not None:
         try:
@@ -82,4 +89,4 @@ class UnreadableWarnings:
         return jobs
 
 
-__all__ = ["SQLITE_FIX", "UnreadableWarnings", "unreadable_row"]
+__all__ = ["CLAIM_STATUS", "SQLITE_FIX", "UnreadableWarnings", "unreadable_row"]
