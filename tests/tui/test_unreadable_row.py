@@ -2,8 +2,8 @@
 
 Opening its detail crashed the console (WorkerFailed: JSONDecodeError). The table reads
 rows without their payload, so it still lists the job; its detail now says in place of
-the fields why the row cannot be read and how to fix it, and the console keeps running
-(the operator can still act on the job from the table's row). Real app, driven by Pilot,
+the fields why the row cannot be read and how to fix it, and the operator can delete the
+job from there (the keys act on the table's row). Real app, driven by Pilot,
 on a real SQLite file damaged with plain ``sqlite3``.
 """
 
@@ -13,6 +13,7 @@ import sqlite3
 
 from textual.widgets import Static
 
+from monque_tui.screens.confirm import ConfirmScreen
 from monque_tui.screens.detail import JobDetailScreen
 from monque_tui.seed import seed_id
 
@@ -39,6 +40,14 @@ async def test_detail_of_an_unreadable_job_shows_why_and_the_console_keeps_runni
         await wait_for(lambda: isinstance(app.screen, JobDetailScreen) and "not a readable Monque job" in _body(app))
         body = _body(app)
         assert DAMAGED in body and "column data is not JSON" in body and "fix or delete it" in body
-        await pilot.press("escape")
-        await wait_for(lambda: app.screen is app.jobs_screen)
-        assert app.is_running and DAMAGED in table_ids(app)
+        # The table's row (read without the payload) is what the keys act on: delete works.
+        await pilot.press("d")
+        await wait_for(lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await wait_for(lambda: app.screen is app.jobs_screen and DAMAGED not in table_ids(app))
+        assert app.is_running
+    conn = sqlite3.connect(path)  # not through a listing: those skip unreadable rows
+    try:
+        assert conn.execute("SELECT count(*) FROM monque_jobs WHERE id = ?", (DAMAGED,)).fetchone() == (0,)
+    finally:
+        conn.close()

@@ -80,6 +80,11 @@ class UnreadableWarnings:
 
     def readable(self, rows: Iterable[tuple[Any, ...]], to_job: Callable[[tuple[Any, ...]], Job]) -> list[Job]:
         """Rows of a listing as jobs, an unreadable one skipped with its warning."""
+        rows = list(rows)
+        try:  # the usual case: every row reads, at the cost of the plain comprehension
+            return [to_job(row) for row in rows]
+        except InvalidJobDocumentError:
+            pass
         jobs: list[Job] = []
         for row in rows:
             try:
