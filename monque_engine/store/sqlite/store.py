@@ -713,7 +713,7 @@ class SqliteStore(JobStore):
             f"UPDATE {t.jobs} SET status = 'processing', claimed_by = ?, locked_at = ?, last_heartbeat = ?, "
             f"heartbeat_interval = ?, updated_at = ? WHERE id IN (SELECT id FROM {t.jobs} "
             "WHERE name = ? AND status = 'pending' AND next_run_at <= ? ORDER BY next_run_at LIMIT ?) "
-            f"RETURNING {t.columns.replace(', status,', f', {CLAIM_STATUS},', 1)}"
+            f"RETURNING {self._claim_columns()}"
         )
         params = (owner, now_ms, now_ms, heartbeat_interval_ms, now_ms, name, now_ms, limit)
 
@@ -741,6 +741,13 @@ class SqliteStore(JobStore):
         for job in jobs:
             claimed[job.id] = job
         return jobs
+
+    def _claim_columns(self) -> str:
+        """JOB_COLUMNS for a claim's RETURNING, the status through ``CLAIM_STATUS``."""
+        columns = self._sql.get("claim_columns")
+        if columns is None:
+            columns = self._sql["claim_columns"] = self._t.columns.replace(", status,", f", {CLAIM_STATUS},", 1)
+        return columns
 
     def _fail_unreadable(
         self, conn: sqlite3.Connection, rows: list[tuple[Any, ...]], owner: str, now_ms: int
