@@ -128,11 +128,13 @@ class InvalidJobDocumentError(MonqueError, ValueError):
     wrong type, e.g. written by hand or by another program). Listings and claims skip such
     documents with one warning; reading one by id raises this."""
 
-    def __init__(self, job_id: str | None, reason: str) -> None:
+    def __init__(
+        self, job_id: str | None, reason: str, *, what: str = "document", fix: str = "for example in mongosh"
+    ) -> None:
         self.job_id = job_id
         self.reason = reason
-        which = f"Stored document {job_id}" if job_id is not None else "A stored document"
-        super().__init__(f"{which} is not a readable Monque job: {reason}; fix or delete it (for example in mongosh)")
+        which = f"Stored {what} {job_id}" if job_id is not None else f"A stored {what}"
+        super().__init__(f"{which} is not a readable Monque job: {reason}; fix or delete it ({fix})")
 
 
 class UnsupportedServerVersionError(ConnectionError):

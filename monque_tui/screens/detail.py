@@ -25,7 +25,7 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Static, TextArea
 
-from monque_engine import Attempt, InvalidCronError, Job, JobStatus
+from monque_engine import Attempt, InvalidCronError, InvalidJobDocumentError, Job, JobStatus
 from monque_engine.cron import describe, next_runs
 
 from ..actions import ActionKind, eligible
@@ -299,7 +299,13 @@ class JobDetailScreen(Screen[None]):
         # is prepared): its widgets are gone then, so stop instead of updating them. (The
         # soak crashed the console this way: NoMatches on #detail-title after Esc.)
         job_id = self.job_id
-        job = await self.session.job(job_id)
+        try:
+            job = await self.session.job(job_id)
+        except InvalidJobDocumentError as error:  # a row damaged by hand: say why, inline
+            await self.console.after_key_frame()
+            if self._open and job_id == self.job_id:
+                self.show_unreadable(error)
+            return
         # The key's frame (drawn from the table's row) goes out first; the read refines it next.
         await self.console.after_key_frame()
         if not self._open or job_id != self.job_id:
@@ -390,6 +396,14 @@ class JobDetailScreen(Screen[None]):
                     f"Job {job.id}  ", (job.name, "bold"), "  ", (job.status.value, STATUS_STYLES[job.status])
                 )
             )
+        self.refresh_bindings()
+
+    def show_unreadable(self, error: InvalidJobDocumentError) -> None:
+        """The stored job cannot be read as a job (its payload is not JSON, say): the reason
+        in place of its fields. The table's row (read without the payload), when there is
+        one, stays the job the keys act on, so the operator can still delete it."""
+        self.query_one("#detail-body", Static).update(Text(str(error), style="red"))
+        self.query_one("#detail-payload", Static).update("")
         self.refresh_bindings()
 
     def action_payload_page(self, step: int) -> None:

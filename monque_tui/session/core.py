@@ -21,6 +21,7 @@ from monque_engine import (
     AggregationTimeoutError,
     ConnectionError,
     CursorPage,
+    InvalidJobDocumentError,
     InvalidJobQueryError,
     Job,
     JobStatus,
@@ -321,7 +322,10 @@ class ConsoleSession:
             if generation == self.generation:
                 self.emit(QueryFailed(str(error), query))
             return False
-        current = await monque.get_job(anchor.id)
+        try:
+            current = await monque.get_job(anchor.id)
+        except InvalidJobDocumentError:
+            current = None  # damaged since it was listed: the window is drawn without it
         if generation != self.generation:
             return False
         middle = (

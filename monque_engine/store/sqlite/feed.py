@@ -30,11 +30,12 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ...errors import ChangeFeedHistoryLostError, ConnectionError, InvalidCursorError
+from ...errors import ChangeFeedHistoryLostError, ConnectionError, InvalidCursorError, InvalidJobDocumentError
 from ...job import STATUS_BY_VALUE, ChangeEvent, JobStatus
 from .queries import row_to_job
 from .runner import ReadRunner
 from .schema import JOB_COLUMNS, Tables
+from .unreadable import log
 
 PULL_LIMIT = 1000
 _seq = operator.itemgetter(0)
@@ -288,7 +289,11 @@ class ChangeFeed:
         seq, op, job_id, name, status, next_run_at = row[:6]
         job = None
         if full_document and len(row) > 6 and row[6] is not None:
-            job = row_to_job(row[6:])
+            try:
+                job = row_to_job(row[6:])
+            except InvalidJobDocumentError as error:
+                # As the MongoDB stream does: the change is still reported, without its job.
+                log.warning("%s; its change is reported without the job", error)
         return ChangeEvent(
             operation=op,
             job_id=job_id,

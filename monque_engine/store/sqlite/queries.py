@@ -15,6 +15,7 @@ from ...cursor import CursorAnchor
 from ...job import STATUS_BY_VALUE, CursorDirection, Job, JobSort
 from ..base import StoreListFilter, StoreSelector
 from .schema import ERROR_MEMBER
+from .unreadable import unreadable_row
 
 #: The C scanner ``json.loads`` ends up in, called directly for payloads (see ``_decode``).
 _scan_json = json.scanner.make_scanner(json.JSONDecoder())  # type: ignore[arg-type]  # typeshed: any context with the decoder attributes
@@ -46,9 +47,33 @@ def row_to_job(row: tuple[Any, ...]) -> Job:
     A completed row that still names its claim is a one-off completion that recorded its
     attempt in the claim fields (see ``store._COMPLETED_ONE_OFF``): those become the last
     ``Attempt`` and read as cleared, exactly as the MongoDB store's document has them.
+
+    A row this cannot read (a payload that is not JSON, a status or count written by hand)
+    raises InvalidJobDocumentError naming the column; the try costs nothing on good rows.
     """
-    data = row[2]
-    if row[6] is not None and row[3] == "completed":
+    try:
+        data = row[2]
+        if row[6] is not None and row[3] == "completed":
+            return Job(
+                row[0],
+                row[1],
+                None if data is None else _decode(data),
+                STATUS_BY_VALUE[row[3]],
+                row[4],
+                row[13],
+                row[14],
+                row[9],
+                None,
+                None,
+                row[7],
+                row[8],
+                row[10],
+                row[11],
+                row[12],
+                AppendedHistory(row[15], row[9] + 1, row[6], row[5], row[14]),
+                row[16],
+                row[17],
+            )
         return Job(
             row[0],
             row[1],
@@ -58,37 +83,19 @@ def row_to_job(row: tuple[Any, ...]) -> Job:
             row[13],
             row[14],
             row[9],
-            None,
-            None,
+            row[5],
+            row[6],
             row[7],
             row[8],
             row[10],
             row[11],
             row[12],
-            AppendedHistory(row[15], row[9] + 1, row[6], row[5], row[14]),
+            row[15],
             row[16],
             row[17],
         )
-    return Job(
-        row[0],
-        row[1],
-        None if data is None else _decode(data),
-        STATUS_BY_VALUE[row[3]],
-        row[4],
-        row[13],
-        row[14],
-        row[9],
-        row[5],
-        row[6],
-        row[7],
-        row[8],
-        row[10],
-        row[11],
-        row[12],
-        row[15],
-        row[16],
-        row[17],
-    )
+    except (ValueError, TypeError, KeyError, IndexError, RecursionError) as error:
+        raise unreadable_row(row, error) from None
 
 
 def append_attempt(record: str, params: tuple[Any, ...]) -> tuple[str, tuple[Any, ...]]:

@@ -27,7 +27,7 @@ from urllib.parse import quote
 from ...attempts import AppendedHistory, Attempt
 from ...cursor import CursorAnchor
 from ...errorgroups import ErrorGroupRow, fold_buckets, hour_window
-from ...errors import ConnectionError, UniqueKeyConflictError
+from ...errors import ConnectionError, InvalidJobDocumentError, UniqueKeyConflictError
 from ...gcpause import gc_paused
 from ...job import (
     ChangeEvent,
@@ -49,6 +49,7 @@ from .identity import FileIdentity, FileLostError
 from .queries import append_attempt, filter_where, page_query, row_attempt, row_to_job, selector_where
 from .runner import MISS, Miss, Operation, ReadRunner, WriteRunner, begin_immediate, retry_while_busy, wrap_error
 from .schema import ERROR_MEMBER, Tables
+from .unreadable import CLAIM_STATUS, UnreadableWarnings
 from .url import SqliteSettings, parse_sqlite_url
 
 T = TypeVar("T")
@@ -139,6 +140,7 @@ class SqliteStore(JobStore):
         self._bulk: BulkInserter | None = None
         self._sql: dict[str, str] = {}  # statements built once per open (table names)
         self._feed_multi: dict[int, str] = {}
+        self._unreadable = UnreadableWarnings(self._describe)
 
     @classmethod
     def from_url(cls, url: str, **overrides: Any) -> SqliteStore:
@@ -711,17 +713,20 @@ class SqliteStore(JobStore):
             f"UPDATE {t.jobs} SET status = 'processing', claimed_by = ?, locked_at = ?, last_heartbeat = ?, "
             f"heartbeat_interval = ?, updated_at = ? WHERE id IN (SELECT id FROM {t.jobs} "
             "WHERE name = ? AND status = 'pending' AND next_run_at <= ? ORDER BY next_run_at LIMIT ?) "
-            f"RETURNING {t.columns}"
+            f"RETURNING {self._claim_columns()}"
         )
         params = (owner, now_ms, now_ms, heartbeat_interval_ms, now_ms, name, now_ms, limit)
 
         def op(conn: sqlite3.Connection, feed: list[tuple[Any, ...]] | None = None) -> list[Job]:
             rows = conn.execute(sql, params).fetchall()
+            try:
+                jobs = [row_to_job(row) for row in rows]
+            except InvalidJobDocumentError:
+                jobs, rows = self._fail_unreadable(conn, rows, owner, now_ms)
             if feed is None:
                 self._feed_rows(conn, "update", rows)
             else:  # the caller writes these with its own feed rows, in one statement
                 feed.extend(("update", r[0], r[1], r[3], r[4]) for r in rows)
-            jobs = [row_to_job(row) for row in rows]
             jobs.sort(key=_CLAIM_ORDER)
             return jobs
 
@@ -736,6 +741,42 @@ class SqliteStore(JobStore):
         for job in jobs:
             claimed[job.id] = job
         return jobs
+
+    def _claim_columns(self) -> str:
+        """JOB_COLUMNS for a claim's RETURNING, the status through ``CLAIM_STATUS``."""
+        columns = self._sql.get("claim_columns")
+        if columns is None:
+            columns = self._sql["claim_columns"] = self._t.columns.replace(", status,", f", {CLAIM_STATUS},", 1)
+        return columns
+
+    def _fail_unreadable(
+        self, conn: sqlite3.Connection, rows: list[tuple[Any, ...]], owner: str, now_ms: int
+    ) -> tuple[list[Job], list[tuple[Any, ...]]]:
+        """The claim's readable rows as jobs (and their rows, for the feed); each unreadable
+        one is marked failed in this transaction, with why, and gets its own feed row.
+
+        It is ours once claimed: left processing, our heartbeats would keep it alive for
+        ever, and released it would be claimed again at once (every claim of its name failed
+        when it raised). Guarded like every owned write (still processing, still ours).
+        """
+        t = self._t
+        fail_sql = (
+            f"UPDATE {t.jobs} SET status = 'failed', fail_reason = ?, updated_at = ?, {_CLAIM_RELEASE} "
+            "WHERE id = ? AND status = 'processing' AND claimed_by = ? RETURNING id, name, next_run_at"
+        )
+        jobs: list[Job] = []
+        kept: list[tuple[Any, ...]] = []
+        for row in rows:
+            try:
+                jobs.append(row_to_job(row))
+            except InvalidJobDocumentError as error:
+                self._unreadable.warn(error, "marked failed")
+                failed = conn.execute(fail_sql, (str(error), now_ms, row[0], owner)).fetchone()
+                if failed is not None:
+                    self._append_feed(conn, [("update", failed[0], failed[1], "failed", failed[2])])
+                continue
+            kept.append(row)
+        return jobs, kept
 
     def _owned_update(self, assignments: str, params: tuple[Any, ...], job_id: str, owner: str) -> Any:
         t = self._t
@@ -1052,7 +1093,8 @@ class SqliteStore(JobStore):
     async def find(self, selector: StoreSelector, limit: int, skip: int) -> list[Job]:
         where, params = selector_where(selector)
         sql = f"SELECT {self._t.columns} FROM {self._t.jobs} WHERE {where} ORDER BY next_run_at, id LIMIT ? OFFSET ?"
-        return await self._read(lambda conn: [row_to_job(r) for r in conn.execute(sql, (*params, limit, skip))])
+        unreadable = self._unreadable
+        return await self._read(lambda conn: unreadable.readable(conn.execute(sql, (*params, limit, skip)), row_to_job))
 
     async def page(
         self,
@@ -1066,7 +1108,8 @@ class SqliteStore(JobStore):
         t = self._t
         columns = t.columns if include_data else t.columns.replace("data,", "NULL AS data,", 1)
         sql, params = page_query(columns, t.jobs, filter, sort, direction, anchor, limit)
-        return await self._read(lambda conn: [row_to_job(r) for r in conn.execute(sql, params)])
+        unreadable = self._unreadable
+        return await self._read(lambda conn: unreadable.readable(conn.execute(sql, params), row_to_job))
 
     async def count(self, filter: StoreListFilter) -> int:
         where, params = filter_where(filter)

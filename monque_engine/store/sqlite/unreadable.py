@@ -1,0 +1,97 @@
+"""Rows that cannot be read as jobs (written by hand or by another program).
+
+One such row must never block its queue or fail a listing: ``row_to_job`` raises
+InvalidJobDocumentError for it (naming the column), listings skip it with one warning per
+id, a claim marks it failed (see ``SqliteStore.claim``), and reading it by id raises. The
+MongoDB store treats unreadable documents the same way (``mongo/store.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from ...errors import InvalidJobDocumentError
+from ...job import STATUS_BY_VALUE, Job
+
+log = logging.getLogger("monque_engine.sqlite")
+
+#: Where InvalidJobDocumentError tells an operator to repair a SQLite row.
+SQLITE_FIX = "for example in the sqlite3 shell"
+#: Ids remembered for "one warning per id" (then forgotten, as the MongoDB store does).
+WARNED_IDS_LIMIT = 10_000
+#: The status a claim returns: none when ``fail_count`` is not an integer, so ``row_to_job``
+#: refuses the row and the claim fails it (the processor adds 1 to the count when a handler
+#: fails; a text count would raise there and leave the job processing for ever). Checked
+#: by SQLite while it writes the row, so good rows cost no Python work.
+CLAIM_STATUS = "CASE WHEN typeof(fail_count) = 'integer' THEN status END"
+_INTEGER_COLUMNS = ((4, "next_run_at"), (9, "fail_count"), (13, "created_at"), (14, "updated_at"))
+
+
+def unreadable_row(row: tuple[Any, ...], error: BaseException) -> InvalidJobDocumentError:
+    """Why ``row`` is not a job, naming the column (only runs for a row that failed)."""
+    job_id = row[0] if row and isinstance(row[0], str) else None
+    reason: str | None = None
+    if len(row) > 9 and row[3] is None and not isinstance(row[9], int):  # CLAIM_STATUS's mark
+        reason = f"column fail_count is {row[9]!r}, not an integer"
+    if reason is None and len(row) > 3 and row[3] not in STATUS_BY_VALUE:
+        reason = f"column status is {row[3]!r}, not one of {', '.join(STATUS_BY_VALUE)}"
+    if reason is None and len(row) > 2 and row[2] is not None:
+        try:
+            json.loads(row[2])
+        except (ValueError, TypeError, RecursionError) as bad:
+            reason = f"column data is not JSON ({_one_line(bad)})"
+    if reason is None:
+        for index, column in _INTEGER_COLUMNS:
+            if len(row) > index and not isinstance(row[index], int):
+                reason = f"column {column} is {row[index]!r}, not an integer"
+                break
+    if reason is None:
+        reason = f"{type(error).__name__}: {_one_line(error)}"
+    return InvalidJobDocumentError(job_id, reason, what="row", fix=SQLITE_FIX)
+
+
+def _one_line(error: BaseException) -> str:
+    text = " ".join(str(error).split())
+    return text if len(text) <= 200 else text[:199] + "…"
+
+
+class UnreadableWarnings:
+    """One warning per unreadable job id, however often it is listed (thread-safe: reads
+    run on the store's reader threads)."""
+
+    def __init__(self, where: Callable[[], str]) -> None:
+        self._where = where
+        self._ids: set[str] = set()
+        self._lock = threading.Lock()
+
+    def warn(self, error: InvalidJobDocumentError, action: str = "skipped") -> None:
+        if error.job_id is not None:
+            with self._lock:
+                if error.job_id in self._ids:
+                    return
+                if len(self._ids) >= WARNED_IDS_LIMIT:
+                    self._ids.clear()
+                self._ids.add(error.job_id)
+        log.warning("%s (in %s); %s", error, self._where(), action)
+
+    def readable(self, rows: Iterable[tuple[Any, ...]], to_job: Callable[[tuple[Any, ...]], Job]) -> list[Job]:
+        """Rows of a listing as jobs, an unreadable one skipped with its warning."""
+        rows = list(rows)
+        try:  # the usual case: every row reads, at the cost of the plain comprehension
+            return [to_job(row) for row in rows]
+        except InvalidJobDocumentError:
+            pass
+        jobs: list[Job] = []
+        for row in rows:
+            try:
+                jobs.append(to_job(row))
+            except InvalidJobDocumentError as error:
+                self.warn(error)
+        return jobs
+
+
+__all__ = ["CLAIM_STATUS", "SQLITE_FIX", "UnreadableWarnings", "unreadable_row"]
