@@ -6,6 +6,8 @@ import asyncio
 import os
 import signal
 import sys
+import threading
+import time
 from typing import TextIO
 
 from .app import MonqueConsole
@@ -59,6 +61,39 @@ def run_console(config: ConsoleConfig, *, terminal_required: bool = True) -> int
 EXIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
+#: After the first exit signal, time for the workers' shutdown timeout and this much more.
+FORCED_EXIT_MARGIN_S = 10.0
+
+
+def _grace_seconds(app: MonqueConsole) -> float:
+    timeout = app.config.monque_options.get("shutdown_timeout", 30.0)
+    return float(timeout) + FORCED_EXIT_MARGIN_S
+
+
+def _hard_exit(sig: int, _frame: object) -> None:
+    os._exit(ExitCode.FORCED_BASE + sig)
+
+
+def _arm_forced_exit(sig: int, after_s: float) -> None:
+    """Make sure a signalled console ends even if its shutdown blocks the event loop.
+
+    The loop's own handlers only run while the loop turns. With the terminal gone (ssh
+    dropped, tmux killed) Textual's shutdown could block the loop for good waiting on its
+    output thread, so the second signal was never seen and the process stayed behind.
+    From the first signal on, a second one is handled at the interpreter level (it runs
+    even in a blocked lock wait), and a watchdog ends the process once the workers'
+    shutdown timeout has been given in full.
+    """
+    for each in EXIT_SIGNALS:
+        signal.signal(each, _hard_exit)
+
+    def watchdog() -> None:
+        time.sleep(after_s)
+        os._exit(ExitCode.FORCED_BASE + sig)
+
+    threading.Thread(target=watchdog, name="monque-forced-exit", daemon=True).start()
+
+
 async def _run_until_signalled(app: MonqueConsole) -> None:
     """Run the app; the first exit signal quits it cleanly (workers stop, the store closes),
     a second one exits at once with 128 + its number, as the worker mode does."""
@@ -69,6 +104,7 @@ async def _run_until_signalled(app: MonqueConsole) -> None:
         received.append(sig)
         if len(received) > 1:
             os._exit(ExitCode.FORCED_BASE + sig)
+        _arm_forced_exit(sig, _grace_seconds(app))
         app.exit()
 
     installed = []
@@ -82,4 +118,5 @@ async def _run_until_signalled(app: MonqueConsole) -> None:
         await app.run_async()
     finally:
         for sig in installed:
-            loop.remove_signal_handler(sig)
+            if not received:  # after a signal the interpreter-level handlers stay (see _arm_forced_exit)
+                loop.remove_signal_handler(sig)
