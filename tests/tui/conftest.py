@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,6 +14,7 @@ from monque_engine import Job, Monque
 from monque_tui.app import MonqueConsole
 from monque_tui.clock import frozen_clock
 from monque_tui.config import ConsoleConfig
+from monque_tui.screens.detail import JobDetailScreen
 from monque_tui.seed import SEED_NOW_MS, seed_store
 
 
@@ -69,3 +71,21 @@ async def move_to(app: MonqueConsole, pilot: object, job_id: str) -> None:
     assert position is not None, f"{job_id} is not in the table"
     table.move_cursor(position)
     await pilot.pause()  # type: ignore[attr-defined]
+
+
+async def open_detail(app: MonqueConsole, pilot: Any, job_id: str) -> JobDetailScreen:
+    """Enter on ``job_id``'s row; return its detail once the job, its payload and every read are in."""
+    await move_to(app, pilot, job_id)
+    await pilot.press("enter")
+    await wait_for(
+        lambda: (
+            isinstance(app.screen, JobDetailScreen)
+            and app.screen.job_id == job_id
+            and app.screen.payload is not None
+            and not app.screen.workers._workers
+        )
+    )
+    await pilot.pause()
+    screen = app.screen
+    assert isinstance(screen, JobDetailScreen)
+    return screen

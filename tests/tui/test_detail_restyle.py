@@ -18,25 +18,15 @@ from textual.widgets import Static
 from monque_tui.screens.detail import JobDetailScreen
 from monque_tui.seed import seed_id
 
-from .conftest import move_to, running_console, wait_for
+from .conftest import open_detail, running_console, wait_for
 
 FAILED = seed_id(2)  # has an attempt history: the timeline and traceback pane show
 PENDING = seed_id(1)  # none: they hide
 
 
 async def _open(app: Any, pilot: Any, job_id: str) -> JobDetailScreen:
-    await move_to(app, pilot, job_id)
-    await pilot.press("enter")
-    await wait_for(
-        lambda: (
-            isinstance(app.screen, JobDetailScreen)
-            and app.screen.job_id == job_id
-            and app.screen.payload is not None
-            and not app.screen.workers._workers
-        )
-    )
-    await pilot.pause()
-    return app.screen  # type: ignore[no-any-return]
+    screen = await open_detail(app, pilot, job_id)
+    return screen
 
 
 async def _close(app: Any, pilot: Any) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+from typing import Any
 
 from rich.console import Console
 from textual.widgets import Static, TextArea
@@ -14,7 +15,7 @@ from textual.widgets import Static, TextArea
 from monque_tui.screens.detail import JobDetailScreen
 from monque_tui.seed import seed_id
 
-from .conftest import move_to, running_console, wait_for
+from .conftest import move_to, open_detail, running_console, wait_for
 
 FAILED = seed_id(2)  # send-email, failed, with a kept attempt history and traceback
 PENDING = seed_id(1)  # no attempts
@@ -26,19 +27,9 @@ def _text(screen: JobDetailScreen, selector: str) -> str:
     return console.export_text()
 
 
-async def _open(app, pilot, job_id: str) -> JobDetailScreen:  # type: ignore[no-untyped-def]
-    await move_to(app, pilot, job_id)
-    await pilot.press("enter")
-    await wait_for(
-        lambda: (
-            isinstance(app.screen, JobDetailScreen)
-            and app.screen.job_id == job_id
-            and app.screen.payload is not None
-            and not app.screen.workers._workers
-        )
-    )
-    await pilot.pause()
-    return app.screen
+async def _open(app: Any, pilot: Any, job_id: str) -> JobDetailScreen:
+    screen = await open_detail(app, pilot, job_id)
+    return screen
 
 
 async def test_reopening_shows_the_new_job_never_the_previous_one(seeded_url: str) -> None:

@@ -17,26 +17,16 @@ from monque_tui.screens.detail import JobDetailScreen
 from monque_tui.seed import seed_id
 from monque_tui.widgets.console_footer import ConsoleFooter
 
-from .conftest import move_to, running_console, wait_for
+from .conftest import open_detail, running_console, wait_for
 
 FAILED = seed_id(2)
 PENDING = seed_id(1)
 
 
 async def _open(app: Any, pilot: Any, job_id: str) -> JobDetailScreen:
-    await move_to(app, pilot, job_id)
-    await pilot.press("enter")
-    await wait_for(
-        lambda: (
-            isinstance(app.screen, JobDetailScreen)
-            and app.screen.job_id == job_id
-            and app.screen.payload is not None
-            and not app.screen.workers._workers
-        )
-    )
+    screen = await open_detail(app, pilot, job_id)
     await pilot.pause()
-    await pilot.pause()
-    return app.screen  # type: ignore[no-any-return]
+    return screen
 
 
 async def test_the_detail_footer_is_built_once_and_reopens_rebuild_nothing(seeded_url: str) -> None:
