@@ -289,8 +289,31 @@ class JobTable(ScrollView, can_focus=True):
             _cell(due, 9),
             _cell(updated, 8),
             _cell("OWNER", columns.owner),
-            _cell("ERROR", columns.error),
+            _cell(self._error_header(columns.error), columns.error),
         ]
+
+    def _rows_above(self) -> str:
+        """``↑ 37 above (g)`` while rows are hidden above the screen, else nothing.
+
+        The cursor stays on its job while live rows arrive above it (so a key never acts on
+        a job the operator did not choose); once its job would leave the screen the view
+        stops moving, and without this a newest-first view looked frozen (probe finding).
+        """
+        window = self.window
+        hidden = int(self.scroll_y) + (window.offset if window is not None else 0)
+        if hidden > 0:
+            return f"↑ {hidden:,} above (g)"
+        if window is not None and window.has_before:
+            return "↑ more above (g)"
+        return ""
+
+    def _error_header(self, width: int) -> str:
+        above = self._rows_above()
+        if not above:
+            return "ERROR"
+        if width >= len(above) + 7:
+            return "ERROR" + above.rjust(width - 5)
+        return above
 
     def _row(self, job: Job, columns: Columns, now: int) -> Cells:
         """Plain (text, style) cells: turned into segments directly, without Rich's Text layout."""
