@@ -7,6 +7,7 @@ connection (these use PyMongo's own option validator, not a fake of it).
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -32,6 +33,18 @@ def test_sqlite_parameters_that_would_be_guessed_are_refused(tmp_path: object, q
 def test_sqlite_path_with_a_nul_byte_is_a_url_error_not_an_open_failure(tmp_path: object) -> None:
     with pytest.raises(InvalidStoreUrlError, match="NUL byte"):
         open_store(f"sqlite:///{tmp_path}/jo%00bs.db")
+
+
+@pytest.mark.parametrize("tail", ["jobs.db#frag", "jobs.db?mode=rwc#x", "jobs.db#"])
+def test_sqlite_url_with_a_fragment_is_refused_and_creates_no_file(tmp_path: Path, tail: str) -> None:
+    with pytest.raises(InvalidStoreUrlError, match="write %23 if it is part of the file name"):
+        open_store(f"sqlite:///{tmp_path}/{tail}")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_hash_in_a_file_name_is_written_as_percent_23(tmp_path: Path) -> None:
+    store = open_store(f"sqlite:///{tmp_path}/jobs%231.db")
+    assert store.settings.path == str(tmp_path / "jobs#1.db")  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("value", ["0", "false", "OFF", "1", "true", "Yes"])

@@ -73,6 +73,12 @@ def parse_sqlite_url(url: str, **overrides: object) -> SqliteSettings:
     rest = url[len("sqlite://") :]
     if not rest.startswith("/"):
         raise InvalidSqliteUrlError(f"SQLite URL {url!r} needs three slashes before the path; {_USAGE}")
+    if "#" in rest:
+        # A URL fragment means nothing to a file, and kept in the path it would create a file
+        # literally named "jobs.db#…" beside the one meant.
+        raise InvalidSqliteUrlError(
+            f"SQLite URL {url!r} has a '#' (a URL fragment); drop it, or write %23 if it is part of the file name"
+        )
     location, _, query = rest[1:].partition("?")
     path = unquote(location)
     if not path:
