@@ -248,36 +248,61 @@ async def test_a_feed_pull_is_one_statement_and_a_watcher_far_behind_reads_every
         await m.close()
 
 
-async def test_inline_writes_go_on_while_the_write_thread_checkpoints_and_the_wal_still_restarts(
+def _wal_frames(path) -> int:
+    conn = sqlite3.connect(path)
+    try:
+        _, frames, _ = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    finally:
+        conn.close()
+    return int(frames)
+
+
+async def test_writes_go_on_while_the_checkpointer_copies_and_the_wal_still_restarts(
     tmp_path, monkeypatch, wait_until
 ):
-    """The checkpoint after every CHECKPOINT_EVERY inline commits syncs a WAL of ~1,000
-    commits (25-40 ms here). It used to be requested by queueing a no-op, and anything
-    queued makes inline writes wait: every enqueue then waited for the whole checkpoint.
-    Now the first pass runs beside inline writes and only a short second pass, under the
-    gate, copies what they added, so the WAL can restart."""
+    """A checkpoint syncs both files (20-40 ms here). SQLite's own runs inside the COMMIT
+    that crosses 1,000 pages, and that commit's callers waited for it (every tenth
+    ``enqueue_many`` of 1,000 jobs). Now no write connection checkpoints: a thread of its
+    own does, its long first pass beside inline *and* batched writes, and only a short second
+    pass under the gate, so the WAL can restart."""
     import threading
 
-    from monque_engine.store.sqlite import runner
+    from monque_engine.store.sqlite import checkpointer
 
-    monkeypatch.setattr(runner, "CHECKPOINT_EVERY", 20)
+    monkeypatch.setattr(checkpointer, "CHECKPOINT_FRAMES", 20 * checkpointer.FRAMES_PER_COMMIT)
     m = Monque(f"sqlite:///{tmp_path}/jobs.db")
     await m.initialize()
     writer = m.store._writer
+    worker = writer._checkpointer
     entered, release = threading.Event(), threading.Event()
-    passes: list[bool] = []  # whether the gate was held, per pass
-    real_checkpoint = writer._checkpoint
+    passes: list[bool] = []  # whether the checkpointer held the gate, per pass
 
-    def held_first_pass(conn: sqlite3.Connection) -> None:
-        passes.append(writer._gate.locked())
+    class WatchedGate:
+        """The writers' gate as the checkpointer takes it, noting when it holds it."""
+
+        held = False
+
+        def __enter__(self) -> None:
+            writer._gate.acquire()
+            WatchedGate.held = True
+
+        def __exit__(self, *_: object) -> None:
+            WatchedGate.held = False
+            writer._gate.release()
+
+    worker._gate = WatchedGate()
+    real_checkpoint = worker._checkpoint
+
+    def held_first_pass() -> None:
+        passes.append(WatchedGate.held)
         if len(passes) == 1:
             entered.set()
             release.wait(10)
-        real_checkpoint(conn)
+        real_checkpoint()
 
-    writer._checkpoint = held_first_pass
+    worker._checkpoint = held_first_pass
     try:
-        for i in range(20):  # the 20th inline commit asks for a checkpoint
+        for i in range(20):  # about 20 commits' frames ask for a checkpoint
             await m.enqueue("a", {"i": i})
         assert await asyncio.to_thread(entered.wait, 10)
         queued: list[object] = []
@@ -285,21 +310,57 @@ async def test_inline_writes_go_on_while_the_write_thread_checkpoints_and_the_wa
         writer.submit = lambda op: (queued.append(op), real_submit(op))[1]
         for i in range(10):  # the checkpoint's first pass is still running
             await asyncio.wait_for(m.enqueue("a", {"during": i}), 5)
-        assert queued == []  # every one committed inline, none waited for the thread
+        assert queued == []  # every one committed inline, none waited for a thread
         writer.submit = real_submit
+        # A batch on the write thread commits too (SQLite's own checkpoint is off there).
+        await asyncio.wait_for(m.enqueue_many([{"name": "a", "data": {"bulk": i}} for i in range(500)]), 5)
+        assert passes == [False]
         release.set()
-        await wait_until(lambda: len(passes) == 2, 10)
-        assert passes == [False, True]  # the long pass beside writers, the short one under the gate
+        await wait_until(lambda: len(passes) >= 2, 10)
+        assert passes[:2] == [False, True]  # the long pass beside writers, the short one under the gate
         await m.enqueue("a", {"after": True})  # the first writer after a full checkpoint restarts the WAL
-        conn = sqlite3.connect(tmp_path / "jobs.db")
-        try:
-            _, wal_frames, _ = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-        finally:
-            conn.close()
-        assert wal_frames < 20 * 5  # one commit's frames, not the 31 commits before it
-        assert (await m.store.stats("a")).pending == 31
+        assert _wal_frames(tmp_path / "jobs.db") < 20  # one commit's frames, not the 31 commits before it
+        assert (await m.store.stats("a")).pending == 531
     finally:
         release.set()
+        await m.close()
+
+
+async def test_no_write_connection_checkpoints_inside_its_commit(tmp_path):
+    """Both connections that write (inline and the write thread's) leave checkpoints to the
+    Checkpointer: SQLite's automatic one would make a commit wait for two syncs."""
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db")
+    await m.initialize()
+    try:
+        writer = m.store._writer
+        inline = writer._inline.execute("PRAGMA wal_autocheckpoint").fetchone()[0]
+        threaded = await writer.run(lambda conn: conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0])
+        assert (inline, threaded) == (0, 0)
+        assert writer._checkpointer is not None
+    finally:
+        await m.close()
+
+
+async def test_a_checkpointer_keeps_the_wal_bounded_under_a_stream_of_batches(tmp_path, monkeypatch):
+    """Batches arrive back to back on the write thread while the checkpointer copies; the
+    second pass under the gate is what lets the WAL restart, so it stays near the
+    threshold instead of growing with every batch."""
+    from monque_engine.store.sqlite import checkpointer
+
+    monkeypatch.setattr(checkpointer, "CHECKPOINT_FRAMES", 300)
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db")
+    await m.initialize()
+    try:
+        wal = tmp_path / "jobs.db-wal"
+        largest = 0
+        for start in range(0, 40_000, 1000):
+            await m.enqueue_many([{"name": "a", "data": {"i": i}} for i in range(start, start + 1000)])
+            largest = max(largest, wal.stat().st_size)
+        assert m.store._writer._checkpointer.passes >= 2
+        # 40k jobs wrote ~4,000 frames (16 MB); with restarts the file stays a few thresholds long.
+        assert largest < 8 * 300 * 4096
+        assert (await m.store.stats("a")).pending == 40_000
+    finally:
         await m.close()
 
 

@@ -10,8 +10,9 @@ machines, which caps a queue near 3k jobs/s. Instead:
 * When nothing is queued and the database is free, a write may run **inline** on the loop
   thread instead (``inline=True``): a non-blocking attempt on a second connection whose
   busy timeout is 0, so it either finishes in microseconds or falls back to the thread.
-  It is only enabled when commits do not fsync (``synchronous=NORMAL``) and never
-  checkpoints (``wal_autocheckpoint=0`` on that connection), so it cannot stall the loop.
+  It is only enabled when commits do not fsync (``synchronous=NORMAL``).
+* Neither write connection checkpoints (``wal_autocheckpoint=0``): a ``Checkpointer``
+  (checkpointer.py) does it on a third connection, so no commit waits for one.
 * ``ReadRunner`` threads hold read connections; WAL lets them read while writes commit.
 
 A failing operation never takes its batch-mates down: the batch is rolled back and each
@@ -32,20 +33,13 @@ from collections.abc import Callable
 from typing import Any, Final, Literal, TypeAlias, TypeVar
 
 from ...errors import ConnectionError, MonqueError
+from .checkpointer import FRAMES_PER_COMMIT, Checkpointer, estimate_frames
 
 T = TypeVar("T")
 Operation = Callable[[sqlite3.Connection], T]
 log = logging.getLogger("monque_engine.sqlite")
 
 MAX_BATCH = 512
-#: Inline commits between checkpoints. The inline connection never checkpoints (that
-#: would do I/O on the loop); the write thread does it after this many inline commits,
-#: so a process that only enqueues one job at a time still keeps its WAL small. It runs
-#: in two passes: the long one beside inline writes, then a short one under the gate
-#: (inline writes wait a few ms) that copies what they added meanwhile. Without that
-#: second pass, run concurrently with a stream of writes, it never catches up, the WAL
-#: never restarts and grows without end.
-CHECKPOINT_EVERY = 1000
 
 
 class _Miss(enum.Enum):
@@ -185,8 +179,6 @@ class _Runner:
     def _serve(self, conn: sqlite3.Connection) -> None:
         while (batch := self._take()) is not None:
             outcomes = self._run_batch(conn, batch)
-            if not batch:
-                continue  # housekeeping only (a checkpoint): nobody to tell
             try:
                 self._loop.call_soon_threadsafe(self._resolve, batch, outcomes)
             except RuntimeError:  # the loop is closed: nobody is waiting any more
@@ -274,6 +266,7 @@ class WriteRunner(_Runner):
         on_commit: Callable[[], None],
         verify: Callable[[], None] | None = None,
         precheck: Callable[[], None] | None = None,
+        checkpoint_connect: Callable[[], sqlite3.Connection] | None = None,
     ) -> None:
         super().__init__(loop, "monque-sqlite-write", describe)
         self._busy_timeout = busy_timeout
@@ -286,8 +279,6 @@ class WriteRunner(_Runner):
         self._precheck = precheck or (lambda: None)
         self._gate = threading.Lock()  # one writer of this process at a time: thread or inline
         self._in_batch = False
-        self._inline_commits = 0
-        self._checkpoint_due = False
         self._inline: sqlite3.Connection | None = None
         #: Coalescing writers (see ``run``): this turn's first task, whether another task
         #: wrote in this turn, and whether the last turn had more than one.
@@ -296,8 +287,26 @@ class WriteRunner(_Runner):
         self._turn_crowded = False
         self._crowd = False
         self._start_threads(1, connect)
-        if inline_connect is not None:
-            self._inline = inline_connect()
+        self._checkpointer: Checkpointer | None = None
+        try:
+            if inline_connect is not None:
+                self._inline = inline_connect()
+            if checkpoint_connect is not None:
+                self._checkpointer = Checkpointer(checkpoint_connect, self._gate, skip=self._lost)
+        except BaseException:
+            self.close()
+            raise
+
+    def _lost(self) -> bool:
+        try:
+            self._precheck()
+        except BaseException:  # noqa: BLE001 - the file is gone: nothing to checkpoint into
+            return True
+        return False
+
+    def _note_frames(self, frames: int) -> None:
+        if self._checkpointer is not None:
+            self._checkpointer.note(frames)
 
     async def run(self, op: Operation[T], *, inline: bool = False, coalesce: bool = False) -> T:
         """Run ``op``: inline when allowed and possible, else in the write thread's next group commit.
@@ -344,31 +353,8 @@ class WriteRunner(_Runner):
         if result is not MISS:
             self._verify()  # committed, but to an unlinked file: the caller must not be told "done"
             self._on_commit()
-            self._inline_commits += 1
-            if self._inline_commits >= CHECKPOINT_EVERY:
-                self._request_checkpoint()
+            self._note_frames(FRAMES_PER_COMMIT)
         return result
-
-    def _request_checkpoint(self) -> None:
-        """Wake the thread to checkpoint. A flag, not a queued no-op: anything queued makes
-        inline writes wait behind it, and so every enqueue would wait for the checkpoint."""
-        self._inline_commits = 0
-        with self._cv:
-            self._checkpoint_due = True
-            self._cv.notify()
-
-    def _take(self) -> list[tuple[Operation[Any], asyncio.Future[Any]]] | None:
-        with self._cv:
-            while not self._queue and not self._checkpoint_due:
-                if self._closing:
-                    return None
-                self._cv.wait()
-            if self._closing and not self._queue:
-                return None
-            batch: list[tuple[Operation[Any], asyncio.Future[Any]]] = []
-            while self._queue and len(batch) < MAX_BATCH:
-                batch.append(self._queue.popleft())
-            return batch  # empty when only a checkpoint is due
 
     def _try_inline(self, op: Operation[T]) -> T | Miss:
         if not self._gate.acquire(blocking=False):
@@ -400,11 +386,10 @@ class WriteRunner(_Runner):
 
     def _run_batch(self, conn: sqlite3.Connection, batch: list[Any]) -> list[tuple[bool, Any]]:
         """Commit the batch; then, if the path no longer names our file, fail every success."""
-        if batch:
-            try:
-                self._precheck()
-            except BaseException as error:  # noqa: BLE001 - the whole batch fails, nothing is written
-                return [(False, error) for _ in batch]
+        try:
+            self._precheck()
+        except BaseException as error:  # noqa: BLE001 - the whole batch fails, nothing is written
+            return [(False, error) for _ in batch]
         outcomes = self._commit_batch(conn, batch)
         if any(ok for ok, _ in outcomes):
             try:
@@ -413,29 +398,11 @@ class WriteRunner(_Runner):
                 return [(False, error) if ok else (ok, value) for ok, value in outcomes]
         return outcomes
 
-    def _checkpoint(self, conn: sqlite3.Connection) -> None:
-        try:
-            conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
-        except sqlite3.Error as error:  # a busy checkpoint is retried next time
-            log.debug("checkpoint skipped: %s", error)
-
     def _commit_batch(self, conn: sqlite3.Connection, batch: list[Any]) -> list[tuple[bool, Any]]:
-        checkpoint = self._checkpoint_due
-        if checkpoint:
-            # Two passes. The first runs without the gate, so inline writes go on meanwhile:
-            # it does the expensive part (syncing the WAL written since the last one, ~1,000
-            # commits, copying pages, syncing the file: 25-40 ms here, which every enqueue
-            # used to wait for). The second, under the gate, copies only what was committed
-            # during the first, so the WAL can restart (CHECKPOINT_EVERY) in a few ms.
-            self._checkpoint_due = False
-            self._checkpoint(conn)
         self._in_batch = True
+        changes_before = conn.total_changes
         try:
             with self._gate:
-                if checkpoint:
-                    self._checkpoint(conn)
-                if not batch:
-                    return []
                 try:
                     begin_immediate(conn, self._busy_timeout, self._describe)
                 except BaseException as error:  # noqa: BLE001
@@ -458,6 +425,7 @@ class WriteRunner(_Runner):
                 return outcomes
         finally:
             self._in_batch = False
+            self._note_frames(estimate_frames(conn.total_changes - changes_before))
 
     def _transaction(
         self, conn: sqlite3.Connection, ops: list[Operation[Any]], begun: bool = False
@@ -474,6 +442,9 @@ class WriteRunner(_Runner):
             raise
 
     def close(self) -> None:
+        if self._checkpointer is not None:
+            self._checkpointer.close()  # first: its last pass may want the gate
+            self._checkpointer = None
         super().close()
         if self._inline is not None:
             self._inline.close()

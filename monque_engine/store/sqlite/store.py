@@ -269,9 +269,10 @@ class SqliteStore(JobStore):
             self._on_fatal = options.on_fatal
             self._identity = identity = FileIdentity(self.settings.path)
             identity.on_lost(lambda error: self._report_lost(loop, error))
-            inline = None
-            if self.settings.inline_writes and self.settings.synchronous != "full":
-                inline = lambda: self._connect(busy_timeout=0, autocheckpoint=False, write=True)  # noqa: E731
+            # No write connection checkpoints inside its commits: the write runner's
+            # Checkpointer does it on a connection of its own (checkpointer.py).
+            unchecked = lambda: self._connect(busy_timeout=0, autocheckpoint=False, write=True)  # noqa: E731
+            inline = unchecked if self.settings.inline_writes and self.settings.synchronous != "full" else None
             try:
                 if self.settings.read_only:
                     self._reader = ReadRunner(
@@ -289,13 +290,14 @@ class SqliteStore(JobStore):
                     await asyncio.to_thread(self._probe, tables)
                     self._writer = WriteRunner(
                         loop,
-                        lambda: self._connect(busy_timeout=0, write=True),
+                        unchecked,
                         self._describe,
                         self.settings.busy_timeout,
                         inline,
                         self._committed,
                         verify=identity.check,
                         precheck=identity.raise_if_lost,
+                        checkpoint_connect=unchecked,
                     )
                     await self._writer.run(lambda conn: self._create_schema(conn, tables, options))
                     identity.capture()
