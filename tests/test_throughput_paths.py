@@ -257,9 +257,7 @@ def _wal_frames(path) -> int:
     return int(frames)
 
 
-async def test_writes_go_on_while_the_checkpointer_copies_and_the_wal_still_restarts(
-    tmp_path, monkeypatch, wait_until
-):
+async def test_writes_go_on_while_the_checkpointer_copies_and_the_wal_still_restarts(tmp_path, monkeypatch, wait_until):
     """A checkpoint syncs both files (20-40 ms here). SQLite's own runs inside the COMMIT
     that crosses 1,000 pages, and that commit's callers waited for it (every tenth
     ``enqueue_many`` of 1,000 jobs). Now no write connection checkpoints: a thread of its
