@@ -291,12 +291,12 @@ async def test_writes_go_on_while_the_checkpointer_copies_and_the_wal_still_rest
     worker._gate = WatchedGate()
     real_checkpoint = worker._checkpoint
 
-    def held_first_pass() -> None:
+    def held_first_pass(mode: str) -> None:
         passes.append(WatchedGate.held)
         if len(passes) == 1:
             entered.set()
             release.wait(10)
-        real_checkpoint()
+        real_checkpoint(mode)
 
     worker._checkpoint = held_first_pass
     try:
