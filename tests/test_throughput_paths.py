@@ -273,7 +273,7 @@ async def test_writes_go_on_while_the_checkpointer_copies_and_the_wal_still_rest
     writer = m.store._writer
     worker = writer._checkpointer
     entered, release = threading.Event(), threading.Event()
-    passes: list[bool] = []  # whether the checkpointer held the gate, per pass
+    passes: list[tuple[str, bool]] = []  # each pass's mode, and whether the checkpointer held the gate
 
     class WatchedGate:
         """The writers' gate as the checkpointer takes it, noting when it holds it."""
@@ -289,16 +289,16 @@ async def test_writes_go_on_while_the_checkpointer_copies_and_the_wal_still_rest
             writer._gate.release()
 
     worker._gate = WatchedGate()
-    real_checkpoint = worker._checkpoint
+    real_pass = worker._pass
 
-    def held_first_pass(mode: str) -> None:
-        passes.append(WatchedGate.held)
+    def held_first_pass(conn: sqlite3.Connection, mode: str) -> tuple[int, int, int]:
+        passes.append((mode, WatchedGate.held))
         if len(passes) == 1:
             entered.set()
             release.wait(10)
-        real_checkpoint(mode)
+        return real_pass(conn, mode)
 
-    worker._checkpoint = held_first_pass
+    worker._pass = held_first_pass
     try:
         for i in range(20):  # about 20 commits' frames ask for a checkpoint
             await m.enqueue("a", {"i": i})
@@ -312,10 +312,12 @@ async def test_writes_go_on_while_the_checkpointer_copies_and_the_wal_still_rest
         writer.submit = real_submit
         # A batch on the write thread commits too (SQLite's own checkpoint is off there).
         await asyncio.wait_for(m.enqueue_many([{"name": "a", "data": {"bulk": i}} for i in range(500)]), 5)
-        assert passes == [False]
+        assert passes == [("PASSIVE", False)]
         release.set()
-        await wait_until(lambda: len(passes) >= 2, 10)
-        assert passes[:2] == [False, True]  # the long pass beside writers, the short one under the gate
+        await wait_until(lambda: worker.checkpoints >= 1, 10)
+        # PASSIVE passes beside the writers, then the closing RESTART pass under the gate.
+        first = passes[: next(i for i, (mode, _) in enumerate(passes) if mode == "RESTART") + 1]
+        assert all(p == ("PASSIVE", False) for p in first[:-1]) and first[-1] == ("RESTART", True)
         await m.enqueue("a", {"after": True})  # the first writer after a full checkpoint restarts the WAL
         assert _wal_frames(tmp_path / "jobs.db") < 20  # one commit's frames, not the 31 commits before it
         assert (await m.store.stats("a")).pending == 531
@@ -354,7 +356,7 @@ async def test_a_checkpointer_keeps_the_wal_bounded_under_a_stream_of_batches(tm
         for start in range(0, 40_000, 1000):
             await m.enqueue_many([{"name": "a", "data": {"i": i}} for i in range(start, start + 1000)])
             largest = max(largest, wal.stat().st_size)
-        assert m.store._writer._checkpointer.passes >= 2
+        assert m.store._writer._checkpointer.checkpoints >= 1
         # 40k jobs wrote ~4,000 frames (16 MB); with restarts the file stays a few thresholds long.
         assert largest < 8 * 300 * 4096
         assert (await m.store.stats("a")).pending == 40_000

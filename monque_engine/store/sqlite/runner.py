@@ -267,6 +267,7 @@ class WriteRunner(_Runner):
         verify: Callable[[], None] | None = None,
         precheck: Callable[[], None] | None = None,
         checkpoint_connect: Callable[[], sqlite3.Connection] | None = None,
+        db_path: str | None = None,
     ) -> None:
         super().__init__(loop, "monque-sqlite-write", describe)
         self._busy_timeout = busy_timeout
@@ -292,14 +293,17 @@ class WriteRunner(_Runner):
             if inline_connect is not None:
                 self._inline = inline_connect()
             if checkpoint_connect is not None:
-                self._checkpointer = Checkpointer(checkpoint_connect, self._gate, skip=self._lost)
+                self._checkpointer = Checkpointer(checkpoint_connect, self._gate, db_path, skip=self._lost)
         except BaseException:
             self.close()
             raise
 
     def _lost(self) -> bool:
+        """Whether the path no longer names our file (one stat, before each checkpoint): a
+        replaced file shares the ``-wal`` and ``-shm`` names, so copying would mark the new
+        file's frames as copied into the old one."""
         try:
-            self._precheck()
+            self._verify()
         except BaseException:  # noqa: BLE001 - the file is gone: nothing to checkpoint into
             return True
         return False
@@ -442,9 +446,9 @@ class WriteRunner(_Runner):
             raise
 
     def close(self) -> None:
-        if self._checkpointer is not None:
-            self._checkpointer.close()  # first: its last pass may want the gate
-            self._checkpointer = None
+        checkpointer, self._checkpointer = self._checkpointer, None
+        if checkpointer is not None:
+            checkpointer.close()  # first: its last pass may want the gate
         super().close()
         if self._inline is not None:
             self._inline.close()

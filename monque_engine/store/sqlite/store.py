@@ -298,6 +298,7 @@ class SqliteStore(JobStore):
                         verify=identity.check,
                         precheck=identity.raise_if_lost,
                         checkpoint_connect=unchecked,
+                        db_path=os.path.realpath(self.settings.path),  # where SQLite puts -shm
                     )
                     await self._writer.run(lambda conn: self._create_schema(conn, tables, options))
                     identity.capture()

@@ -1,0 +1,222 @@
+"""The WAL checkpointer (store/sqlite/checkpointer.py; ADR 0001, addendum 4), on real files.
+
+No connection that writes checkpoints inside its commit; one thread does, when the WAL
+index says enough frames wait. These tests pin what a review found: the count must be the
+WAL's own (payload size and other processes included), the closing pass must make the WAL
+restart even while a reader (the change feed) is active, a close at any moment must stop
+the thread, and a checkpoint that fails or never completes must be heard of.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sqlite3
+import threading
+
+from monque_engine import Monque
+from monque_engine.store.sqlite import checkpointer
+from monque_engine.store.sqlite.checkpointer import Checkpointer, WalGauge
+
+
+def _raw(path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA wal_autocheckpoint=0")
+    return conn
+
+
+def test_the_gauge_reads_the_frames_sqlite_itself_reports(tmp_path):
+    db = str(tmp_path / "g.db")
+    conn = _raw(db)
+    conn.execute("CREATE TABLE t (x TEXT)")
+    for i in range(50):
+        conn.execute("INSERT INTO t VALUES (?)", ("y" * 3000 + str(i),))
+    gauge = WalGauge.open(db)
+    assert gauge is not None
+    try:
+        waiting = gauge.waiting()
+        busy, frames, copied = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        assert (busy, frames, copied) == (0, waiting, waiting) and waiting > 50
+        assert gauge.waiting() == 0  # all copied
+        conn.execute("INSERT INTO t VALUES ('z')")
+        # All copied, so that commit restarted the WAL: its own frame(s), not 50 commits' more.
+        after = gauge.waiting()
+        assert after is not None and 1 <= after < 5
+        assert conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone() == (0, after, after)
+    finally:
+        gauge.close()
+        conn.close()
+
+
+def test_no_gauge_for_a_file_that_is_not_a_wal_index(tmp_path):
+    (tmp_path / "x.db-shm").write_bytes(b"\0" * 200)
+    assert WalGauge.open(str(tmp_path / "x.db")) is None
+    assert WalGauge.open(str(tmp_path / "missing.db")) is None
+
+
+async def test_large_payloads_start_checkpoints_by_the_frames_they_really_write(tmp_path, monkeypatch):
+    """An estimate per row (20 rows a frame) counted a 1,000-job call of 2 KB payloads as
+    107 frames; it wrote ~1,200, and 75 such calls grew the WAL to 381 MB without one
+    checkpoint. The WAL index's own count sees them."""
+    monkeypatch.setattr(checkpointer, "CHECKPOINT_FRAMES", 1000)
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db")
+    await m.initialize()
+    try:
+        wal = tmp_path / "jobs.db-wal"
+        largest = 0
+        for start in range(0, 20_000, 500):
+            await m.enqueue_many(
+                [{"name": "big", "data": {"i": i, "pad": "p" * 2000}} for i in range(start, start + 500)]
+            )
+            largest = max(largest, wal.stat().st_size)
+        assert m.store._writer._checkpointer.checkpoints >= 3
+        # 20k jobs of 2 KB wrote ~48,000 frames (~200 MB) in all.
+        assert largest < 12 * 1000 * 4096, f"WAL reached {largest / 1e6:.1f} MB"
+    finally:
+        await m.close()
+
+
+def _wal_restarts(wal) -> int:
+    """The WAL header's checkpoint sequence number (walformat.html: big-endian, bytes 12-15),
+    which SQLite increments each time a writer restarts the WAL from its beginning."""
+    with open(wal, "rb") as file:
+        header = file.read(16)
+    return int.from_bytes(header[12:16], "big") if len(header) == 16 else 0
+
+
+async def test_the_wal_restarts_while_the_change_feed_reads_after_every_commit(tmp_path, monkeypatch):
+    """A checkpoint that copies everything (FULL) does not let the WAL restart while a reader
+    that began before the copy still holds its snapshot: the next writer appends instead.
+    The change feed reads after every commit, so with ``watch()`` open about half the
+    checkpoints were wasted that way (the WAL then grows twice as long, or more). The
+    closing pass is RESTART: it also waits (briefly) for readers to leave the WAL, so each
+    checkpoint that completes is followed by a restart."""
+    monkeypatch.setattr(checkpointer, "CHECKPOINT_FRAMES", 300)
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db")
+    await m.initialize()
+    seen = 0
+
+    async def watch() -> None:
+        nonlocal seen
+        async for _ in m.watch():
+            seen += 1
+
+    watcher = asyncio.create_task(watch())
+    try:
+        await asyncio.sleep(0)  # the stream opens
+        worker = m.store._writer._checkpointer
+        wal = tmp_path / "jobs.db-wal"
+        restarts, sequence = 0, _wal_restarts(wal)
+        for i in range(2000):
+            await m.enqueue("s", {"i": i, "pad": "x" * 200})
+            now = _wal_restarts(wal)
+            restarts += now != sequence
+            sequence = now
+            if i % 20 == 0:
+                await asyncio.sleep(0)  # let the feed read, as a real program's awaits would
+        completed = worker.checkpoints
+        assert completed >= 5 and seen > 0
+        assert restarts >= completed - 1, f"{restarts} restarts after {completed} completed checkpoints"
+    finally:
+        watcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watcher
+        await m.close()
+
+
+def test_close_stops_the_thread_even_between_its_wake_up_and_its_reset(tmp_path, monkeypatch):
+    """close() sets a flag and the wake-up event. The thread used to test the flag *before*
+    clearing the event: a close in between was cleared away, and close() waited its whole
+    30 s join for a thread that slept for ever."""
+    db = str(tmp_path / "c.db")
+    in_window, closed = threading.Event(), threading.Event()
+
+    class SlowClear(threading.Event):
+        def clear(self) -> None:
+            if threading.current_thread().name == "monque-sqlite-checkpoint" and not in_window.is_set():
+                in_window.set()
+                closed.wait(10)  # close() runs here: after the wake-up, before the reset
+            super().clear()
+
+    monkeypatch.setattr(checkpointer.threading, "Event", SlowClear)
+    worker = Checkpointer(lambda: _raw(db), threading.Lock(), threshold=10)
+    monkeypatch.undo()
+    worker.note(10)  # a checkpoint is due: the thread wakes
+    assert in_window.wait(10)
+    closer = threading.Thread(target=worker.close)
+    closer.start()
+    while not worker._closing:  # close() has set its flag and the event
+        pass
+    closed.set()
+    closer.join(10)
+    assert not closer.is_alive() and not worker._thread.is_alive()
+
+
+def test_a_failing_checkpoint_is_logged_and_the_next_one_still_runs(tmp_path, caplog):
+    db = str(tmp_path / "f.db")
+    attempts: list[int] = []
+
+    def connect() -> sqlite3.Connection:
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise sqlite3.OperationalError("disk I/O error")
+        return _raw(db)
+
+    setup = _raw(db)
+    setup.execute("CREATE TABLE t (x)")
+    worker = Checkpointer(connect, threading.Lock(), threshold=1)
+    try:
+        with caplog.at_level(logging.WARNING, logger="monque_engine.sqlite"):
+            worker.note(1)
+            for _ in range(1000):
+                if len(attempts) == 1 and any("checkpoint failed" in r.message for r in caplog.records):
+                    break
+                threading.Event().wait(0.01)
+            assert any("checkpoint failed" in r.message for r in caplog.records)
+            setup.execute("INSERT INTO t VALUES (1)")
+            worker.note(1)
+            for _ in range(1000):
+                if worker.checkpoints == 1:
+                    break
+                threading.Event().wait(0.01)
+        assert worker.checkpoints == 1 and worker._thread.is_alive()
+    finally:
+        worker.close()
+        setup.close()
+
+
+def test_checkpoints_that_never_complete_are_reported(tmp_path, monkeypatch, caplog):
+    """A reader that keeps a transaction open pins the WAL: no checkpoint can complete and
+    the file grows. That used to be silent (a busy result is a row, not an error)."""
+    monkeypatch.setattr(checkpointer, "WARN_AFTER_INCOMPLETE", 3)
+    db = str(tmp_path / "r.db")
+    writer = _raw(db)
+    writer.execute("CREATE TABLE t (x)")
+    writer.execute("INSERT INTO t VALUES (0)")
+    reader = _raw(db)
+    reader.execute("BEGIN")
+    reader.execute("SELECT count(*) FROM t").fetchone()  # holds its snapshot from here on
+    worker = Checkpointer(lambda: _raw(db), threading.Lock(), threshold=1)
+    try:
+        with caplog.at_level(logging.WARNING, logger="monque_engine.sqlite"):
+            for i in range(3):
+                writer.execute("INSERT INTO t VALUES (?)", (i,))
+                before = len(worker.passes)
+                worker.note(1)
+                for _ in range(1000):
+                    if "RESTART" in worker.passes[before:]:
+                        break
+                    threading.Event().wait(0.01)
+            for _ in range(1000):
+                if any("have not completed" in r.message for r in caplog.records):
+                    break
+                threading.Event().wait(0.01)
+        assert worker.checkpoints == 0
+        assert any("have not completed 3 times" in r.message for r in caplog.records)
+    finally:
+        worker.close()
+        reader.execute("ROLLBACK")
+        reader.close()
+        writer.close()
