@@ -76,6 +76,27 @@ def _schedule_error(repeat_interval: str) -> InvalidCronError | None:
     return None
 
 
+def _cancelled_from_outside() -> bool:
+    """Whether the running task was cancelled (by stop(), or by the program around it), as
+    opposed to a handler raising a CancelledError that nobody requested for this task."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+def _retrieve(task: asyncio.Task[None]) -> None:
+    """Mark a task's exception as seen (asyncio would log it again as "never retrieved")."""
+    if not task.cancelled():
+        task.exception()
+
+
+def _escaped_reason(error: BaseException) -> str:
+    """failReason for an exception that is not an ``Exception``: its type leads, since
+    ``str(SystemExit(3))`` is just ``3`` and ``str(KeyboardInterrupt())`` is empty."""
+    name = type(error).__name__
+    text = _error_message(error)
+    return f"Handler raised {name}" if text == name else f"Handler raised {name}: {text}"
+
+
 def _next_generation(running: Job, claimed: Job) -> bool:
     """Whether a claim of a job this process is running took a *later* run of it.
 
@@ -417,14 +438,41 @@ class JobProcessor:
                     result = await asyncio.to_thread(worker.handler, job)
                     if inspect.isawaitable(result):
                         await result
-            except asyncio.CancelledError:
-                # Shutdown gave up on this job: it stays processing for stale recovery, and
-                # its history says why this attempt ended (stale recovery will not repeat it).
-                await self._record_shutdown(job)
-                raise
+            except asyncio.CancelledError as error:
+                if _cancelled_from_outside():
+                    # Shutdown gave up on this job: it stays processing for stale recovery, and
+                    # its history says why this attempt ended (stale recovery will not repeat it).
+                    await self._record_shutdown(job)
+                    raise
+                # Nobody cancelled this run: the handler let a CancelledError of its own out
+                # (it awaited something another task cancelled). Re-raising would leave the
+                # job processing, re-run after every lock timeout and never failed.
+                returned = self._handler_returned(worker, job)
+                await self._fail(job, error, reason=_escaped_reason(error))
             except Exception as error:  # noqa: BLE001 - a handler failing is the normal fail path
                 returned = self._handler_returned(worker, job)
                 await self._fail(job, error)
+            except BaseException as error:
+                # KeyboardInterrupt, SystemExit, GeneratorExit or another BaseException out of
+                # the handler: the job fails like any other (so a handler that always exits
+                # ends failed after max_retries instead of taking down every worker that
+                # claims it). On the loop's thread KeyboardInterrupt and SystemExit then go
+                # on, as anywhere in asyncio: the program stops. From a sync handler's thread
+                # they only end that call, as threading treats them (ADR 0010).
+                returned = self._handler_returned(worker, job)
+                await self._fail(job, error, reason=_escaped_reason(error))
+                if worker.is_async and isinstance(error, KeyboardInterrupt | SystemExit):
+                    log.error(
+                        "handler for job %s (%s) raised %s; the job is recorded as failed and the "
+                        "exception goes on to stop the program",
+                        job.id,
+                        job.name,
+                        type(error).__name__,
+                    )
+                    task = asyncio.current_task()
+                    if task is not None:  # it reaches the program through the loop: no second report
+                        task.add_done_callback(_retrieve)
+                    raise
             else:
                 returned = self._handler_returned(worker, job)
                 await self._complete(job, (time.perf_counter() - started) * 1000)
@@ -508,14 +556,15 @@ class JobProcessor:
         if ctx.events.has_listeners("job:complete"):
             ctx.events.emit("job:complete", JobCompleteEvent(updated, duration_ms))
 
-    async def _fail(self, job: Job, error: BaseException, terminal: bool = False) -> None:
+    async def _fail(self, job: Job, error: BaseException, terminal: bool = False, reason: str | None = None) -> None:
         ctx = self._ctx
         fail_count = job.fail_count + 1
         now = now_ms()
         retry_at = None
         if not terminal and fail_count < ctx.options.max_retries:
             retry_at = now + backoff_delay_ms(fail_count, self._base_ms, self._max_ms)
-        reason = _error_message(error)
+        if reason is None:
+            reason = _error_message(error)
         record = attempts.failure_attempt(
             job.fail_count, ctx.instance_id, job.locked_at_ms, now, error, retry_at is not None, reason
         )
