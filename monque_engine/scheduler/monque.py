@@ -44,7 +44,7 @@ from .intake import JobIntake
 from .lifecycle import Lifecycle
 from .manager import JobManager
 from .processor import Handler, JobProcessor
-from .query import QueryService
+from .query import QueryService, check_sort
 from .resilient_watch import FeedState, ResilientWatch, WatchEvent
 
 log = logging.getLogger("monque_engine")
@@ -352,7 +352,9 @@ class Monque:
         Consoles keep a window of rows and extend it from its edges; they need not (and must not)
         build cursors themselves.
         """
-        sort = sort or JobSort()
+        sort = check_sort(sort)
+        if not isinstance(job, Job):
+            raise InvalidJobQueryError(f"cursor_at takes a Job (from get_job or a listing), got {type(job).__name__}")
         value = None if sort.by == "id" else getattr(job, f"{sort.by}_ms")
         return encode_cursor(CursorAnchor(job.id, value), "forward", sort)
 

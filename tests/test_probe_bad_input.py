@@ -1,0 +1,94 @@
+"""Bad input from Python that used to escape as a bare TypeError / AttributeError, or be
+stored on SQLite although MongoDB refuses it (probe findings). Each is a typed MonqueError
+with one actionable line, and nothing is stored."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from monque_engine import InvalidJobQueryError, JobSort, MonqueError, PayloadValidationError
+from monque_engine.validation import MAX_PAYLOAD_DEPTH
+
+
+def _nested(depth: int) -> Any:
+    """``depth`` containers, alternating lists and dicts, innermost holding a scalar."""
+    value: Any = 1
+    for level in range(depth):
+        value = [value] if level % 2 else {"k": value}
+    return value
+
+
+@pytest.mark.parametrize("depth", [MAX_PAYLOAD_DEPTH + 1, 150, 5000])
+async def test_payloads_nested_deeper_than_mongodb_stores_are_refused_on_every_path(monque, depth):
+    # MongoDB refuses a document nested more than 100 levels deep (the job is the first);
+    # SQLite used to store these, so a job could not be moved to or read the same by MongoDB.
+    m = await monque()
+    data = _nested(depth)
+    calls = [
+        lambda: m.enqueue("deep", data),
+        lambda: m.enqueue_many([{"name": "deep", "data": {"ok": 1}}, {"name": "deep", "data": data}]),
+        lambda: m.schedule("* * * * *", "deep", data),
+    ]
+    for call in calls:
+        with pytest.raises(PayloadValidationError) as info:
+            await call()
+        message = str(info.value)
+        assert "\n" not in message
+        assert f"at most {MAX_PAYLOAD_DEPTH}" in message and "flatten it" in message
+    assert await m.count_jobs() == 0
+
+
+async def test_payloads_at_the_depth_limit_round_trip(monque):
+    m = await monque()
+    data = _nested(MAX_PAYLOAD_DEPTH)
+    job = await m.enqueue("deep", data)
+    stored = await m.get_job(job.id)
+    assert stored is not None and stored.data == data
+    # Many containers side by side are not deep: a long list of records is fine.
+    wide = [{"row": [i]} for i in range(500)]
+    assert (await m.get_job((await m.enqueue("wide", wide)).id)).data == wide
+
+
+async def test_a_circular_payload_is_refused_with_its_own_reason(monque):
+    m = await monque()
+    data: dict[str, Any] = {}
+    data["self"] = data
+    with pytest.raises(PayloadValidationError, match="circular reference") as info:
+        await m.enqueue("loop", data)
+    assert "NaN" not in str(info.value)
+    assert await m.count_jobs() == 0
+
+
+@pytest.mark.parametrize("sort", ["created_at", ("created_at", "desc"), {"by": "id"}, 1])
+async def test_a_sort_that_is_not_a_job_sort_is_a_query_error(monque, sort):
+    m = await monque()
+    job = await m.enqueue("x", {})
+    with pytest.raises(InvalidJobQueryError, match=r"sort must be a JobSort"):
+        await m.get_jobs_with_cursor(sort=sort)
+    with pytest.raises(InvalidJobQueryError, match=r"sort must be a JobSort"):
+        m.cursor_at(job, sort)
+
+
+async def test_cursor_at_needs_a_job(monque):
+    m = await monque()
+    job = await m.enqueue("x", {})
+    with pytest.raises(InvalidJobQueryError, match="cursor_at takes a Job"):
+        m.cursor_at(job.id)  # type: ignore[arg-type]
+    assert isinstance(m.cursor_at(job, JobSort("created_at", "desc")), str)
+
+
+@pytest.mark.parametrize("items", [5, None, 2.5, "abc", b"ab", {"name": "x", "data": 1}], ids=repr)
+async def test_enqueue_many_of_something_that_is_not_a_list_of_jobs_is_a_query_error(monque, items):
+    m = await monque()
+    with pytest.raises(InvalidJobQueryError, match="enqueue_many takes a list") as info:
+        await m.enqueue_many(items)
+    assert isinstance(info.value, MonqueError) and "\n" not in str(info.value)
+    assert await m.count_jobs() == 0
+
+
+async def test_enqueue_many_still_takes_any_iterable_of_mappings(monque):
+    m = await monque()
+    jobs = await m.enqueue_many({"name": "gen", "data": i} for i in range(3))
+    assert [job.data for job in jobs] == [0, 1, 2]
