@@ -111,8 +111,11 @@ class Lifecycle:
 
     async def _heartbeat(self) -> None:
         try:
-            if self._processor.active_jobs:
-                await self._ctx.store.heartbeat(self._ctx.instance_id, now_ms())
+            running = self._processor.heartbeat_ids()
+            if running:
+                # Only the jobs this process runs: one it claimed but dropped (its outcome
+                # could not be written) ages out and stale recovery returns it.
+                await self._ctx.store.heartbeat(self._ctx.instance_id, now_ms(), running)
         finally:
             # The registry record and counters ride on the same tick, even if the jobs'
             # heartbeat failed (each failure is reported on its own, as a job:error).

@@ -170,6 +170,10 @@ class JobProcessor:
             for name, w in self.workers.items()
         }
 
+    def heartbeat_ids(self) -> list[str]:
+        """Ids of the jobs whose handlers run here (or whose outcome is being written)."""
+        return [job_id for worker in self.workers.values() for job_id in worker.slots.active]
+
     @property
     def active_jobs(self) -> list[Job]:
         return [job for worker in self.workers.values() for job in worker.slots.active.values()]

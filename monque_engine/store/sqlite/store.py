@@ -1042,12 +1042,19 @@ class SqliteStore(JobStore):
         self._feed_rows(conn, "update", rows)
         return len(rows)
 
-    async def heartbeat(self, owner: str, now_ms: int) -> int:
+    async def heartbeat(self, owner: str, now_ms: int, job_ids: Sequence[str] | None = None) -> int:
         sql = (
             f"UPDATE {self._t.jobs} SET last_heartbeat = ?, updated_at = ? "
             "WHERE claimed_by = ? AND status = 'processing'"
         )
-        return await self._write(lambda conn: conn.execute(sql, (now_ms, now_ms, owner)).rowcount)
+        params: tuple[Any, ...] = (now_ms, now_ms, owner)
+        if job_ids is not None:
+            if not job_ids:
+                return 0
+            # One JSON parameter, however many jobs run (no limit on bound parameters).
+            sql += " AND id IN (SELECT value FROM json_each(?))"
+            params = (*params, json.dumps(list(job_ids)))
+        return await self._write(lambda conn: conn.execute(sql, params).rowcount)
 
     async def recover_stale(self, stale_before_ms: int, now_ms: int) -> int:
         # Liveness is the heartbeat (lockedAt only where a job has none, e.g. a foreign
