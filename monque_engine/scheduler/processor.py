@@ -83,6 +83,18 @@ def _cancelled_from_outside() -> bool:
     return task is not None and task.cancelling() > 0
 
 
+def _not_ours(job: Job, outcome: str) -> None:
+    """An outcome write found the job no longer processing under this instance: say so (the
+    job may have run twice, which otherwise nobody would learn from this side)."""
+    log.warning(
+        "job %s (%s) %s here, but this instance no longer holds it (recovered as stale after late "
+        "heartbeats, released, or deleted meanwhile); its outcome was not written",
+        job.id,
+        job.name,
+        outcome,
+    )
+
+
 def _retrieve(task: asyncio.Task[None]) -> None:
     """Mark a task's exception as seen (asyncio would log it again as "never retrieved")."""
     if not task.cancelled():
@@ -118,6 +130,10 @@ class JobProcessor:
         self._base_ms = ctx.options.base_retry_interval * 1000
         self._max_ms = ctx.options.max_backoff_delay * 1000
         self._heartbeat_ms = int(ctx.options.heartbeat_interval * 1000)
+        #: Names of jobs whose handler ran longer than a heartbeat interval since the last
+        #: heartbeat tick: the lifecycle names them when it finds the loop was blocked.
+        self.long_ran: set[str] = set()
+        self._long_run = ctx.options.heartbeat_interval
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._timer_due: dict[str, int] = {}
         self._fillers: set[asyncio.Task[None]] = set()  # current and replaced ones still finishing
@@ -422,6 +438,7 @@ class JobProcessor:
     async def _execute(self, worker: Worker, job: Job) -> None:
         ctx = self._ctx
         returned = False
+        started = 0.0
         try:
             if job.repeat_interval is not None:
                 schedule_error = _schedule_error(job.repeat_interval)
@@ -481,6 +498,8 @@ class JobProcessor:
                 returned = self._handler_returned(worker, job)
                 await self._complete(job, (time.perf_counter() - started) * 1000)
         finally:
+            if started and time.perf_counter() - started > self._long_run:
+                self.long_ran.add(job.name)  # a suspect if the loop turns out to have been blocked
             self.finishing.discard(job.id)
             worker.slots.active.pop(job.id, None)
             worker.slots.tasks.pop(job.id, None)
@@ -553,7 +572,8 @@ class JobProcessor:
             await self._fail(job, error)
             return
         if updated is None:
-            return  # no longer ours (recovered as stale, deleted…): nothing written, no event
+            _not_ours(job, "completed")  # nothing written, no event (upstream)
+            return
         self._count(updated.name, now, False)
         if updated.status is JobStatus.PENDING:
             self.wake_at(updated.name, updated.next_run_at_ms)
@@ -579,6 +599,7 @@ class JobProcessor:
             ctx.events.emit("job:error", JobErrorEvent(store_error, job))
             return
         if updated is None:
+            _not_ours(job, "failed")
             return
         self._count(updated.name, now, True)
         will_retry = updated.status is JobStatus.PENDING
