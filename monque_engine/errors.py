@@ -66,6 +66,12 @@ class UniqueKeyConflictError(MonqueError):
         )
 
 
+class InvalidEventError(MonqueError, ValueError):
+    """``on`` / ``once`` got an unknown event name or a listener that cannot be called.
+
+    A ``ValueError`` too, as an unknown event name always raised."""
+
+
 class InvalidCursorError(MonqueError):
     pass
 
@@ -155,6 +161,7 @@ __all__ = [
     "ConnectionError",
     "InvalidCronError",
     "InvalidCursorError",
+    "InvalidEventError",
     "InvalidJobDocumentError",
     "InvalidJobIdentifierError",
     "InvalidJobQueryError",

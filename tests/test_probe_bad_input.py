@@ -92,3 +92,34 @@ async def test_enqueue_many_still_takes_any_iterable_of_mappings(monque):
     m = await monque()
     jobs = await m.enqueue_many({"name": "gen", "data": i} for i in range(3))
     assert [job.data for job in jobs] == [0, 1, 2]
+
+
+@pytest.mark.parametrize("store", [5, None, b"sqlite:///jobs.db", ["sqlite:///jobs.db"]], ids=repr)
+def test_a_store_that_is_neither_a_url_nor_a_store_is_refused_at_construction(store):
+    # It used to be accepted and fail at initialize() with "'int' object has no attribute 'open'".
+    from monque_engine import InvalidStoreUrlError, Monque
+
+    with pytest.raises(InvalidStoreUrlError, match=r"Monque\(\) takes a store URL .* or a JobStore, got"):
+        Monque(store)
+
+
+@pytest.mark.parametrize("listener", ["print", None, 5], ids=repr)
+async def test_a_listener_that_cannot_be_called_is_refused_by_on_and_once(monque, listener):
+    # It used to be stored, then fail (and be logged) on every emit, far from the mistake.
+    from monque_engine import InvalidEventError
+
+    m = await monque()
+    for subscribe in (m.on, m.once):
+        with pytest.raises(InvalidEventError, match="must be callable"):
+            subscribe("job:complete", listener)
+    assert not m.events.has_listeners("job:complete")
+
+
+@pytest.mark.parametrize("event", ["job:done", 5, None], ids=repr)
+async def test_an_unknown_event_is_a_monque_error_and_still_a_value_error(monque, event):
+    from monque_engine import InvalidEventError
+
+    m = await monque()
+    with pytest.raises(InvalidEventError, match="Unknown event") as info:
+        m.on(event, print)
+    assert isinstance(info.value, ValueError) and isinstance(info.value, MonqueError)

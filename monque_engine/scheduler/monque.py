@@ -35,7 +35,7 @@ from ..job import (
     QueueViewSummary,
 )
 from ..options import MonqueOptions
-from ..store import DEFAULT_URL, JobStore, StoreOpenOptions, open_store
+from ..store import DEFAULT_URL, InvalidStoreUrlError, JobStore, StoreOpenOptions, open_store
 from ..store.urls import mask_secrets
 from ..timeutil import now_ms
 from .context import SchedulerContext
@@ -63,6 +63,11 @@ class Monque:
     """
 
     def __init__(self, store: str | JobStore = DEFAULT_URL, **options: Any) -> None:
+        if not isinstance(store, str | JobStore):
+            raise InvalidStoreUrlError(
+                "Monque() takes a store URL (sqlite:///jobs.db, mongodb://host/db) or a JobStore, "
+                f"got {type(store).__name__}"
+            )
         self.options = MonqueOptions.from_kwargs(options)
         if self.options.recover_stale_jobs and self.options.lock_timeout < 2 * self.options.heartbeat_interval:
             # Liveness is the heartbeat (ADR 0004): with less than two beats per lock_timeout,
