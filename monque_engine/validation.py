@@ -177,8 +177,24 @@ def encode_payload(data: Any, max_size: int | None) -> str:
         size = payload_size(data, text)
         if size > max_size:
             raise PayloadTooLargeError(size, max_size)
+    if len(text) > _MEASURE_FROM:
+        size = payload_size(data, text)
+        if size > MAX_PAYLOAD_BYTES:
+            raise PayloadTooLargeError(size, MAX_PAYLOAD_BYTES, _HARD_LIMIT)
     return text
 
+
+#: The largest payload (BSON size of ``{data}``, as ``max_payload_size`` measures) either
+#: store takes. A MongoDB document holds at most 16 MiB, and the job's own fields and its
+#: attempt history (10 records of up to 8,192-character messages and tracebacks) grow it
+#: after the insert: a payload that filled the document would make the job's failure or
+#: completion unwritable, so it would stay processing and run again after every recovery.
+#: The same limit on SQLite keeps a job movable between the stores.
+MAX_PAYLOAD_BYTES = 15 * 1024 * 1024
+_HARD_LIMIT = "the 15 MiB every store allows (MongoDB's 16 MiB document, less room for the job's attempt history)"
+#: JSON text shorter than this cannot reach MAX_PAYLOAD_BYTES as BSON (an array of one-digit
+#: ints, BSON's worst case, takes under 8 bytes per JSON character), so it is not measured.
+_MEASURE_FROM = MAX_PAYLOAD_BYTES // 8
 
 #: Containers (dicts, lists) nested in a payload, at most: MongoDB refuses a document nested
 #: more than 100 levels deep and the job document is the first level. Checked on both stores,

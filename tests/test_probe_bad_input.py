@@ -123,3 +123,29 @@ async def test_an_unknown_event_is_a_monque_error_and_still_a_value_error(monque
     with pytest.raises(InvalidEventError, match="Unknown event") as info:
         m.on(event, print)
     assert isinstance(info.value, ValueError) and isinstance(info.value, MonqueError)
+
+
+async def test_payloads_are_limited_to_what_a_mongodb_document_leaves_room_for(monque):
+    """16 MiB per MongoDB document, and the job grows after the insert (attempt history):
+    a payload that filled it made the job's outcome unwritable (run again after every
+    recovery). Both stores refuse what is over MAX_PAYLOAD_BYTES, measured as BSON of {data}."""
+    from monque_engine import PayloadTooLargeError
+    from monque_engine.validation import MAX_PAYLOAD_BYTES
+
+    m = await monque()
+    over = "x" * (MAX_PAYLOAD_BYTES - 15)  # BSON of {"data": s} is len(s) + 16 bytes
+    for call in (
+        lambda: m.enqueue("big", over),
+        lambda: m.enqueue_many([{"name": "big", "data": over}]),
+        lambda: m.schedule("@daily", "big", over),
+    ):
+        with pytest.raises(PayloadTooLargeError) as info:
+            await call()
+        assert info.value.max_size == MAX_PAYLOAD_BYTES and info.value.actual_size == MAX_PAYLOAD_BYTES + 1
+        assert "15 MiB" in str(info.value) and "configured" not in str(info.value)
+    # Small JSON can still be large BSON (arrays of small ints): measured as BSON, not JSON.
+    with pytest.raises(PayloadTooLargeError):
+        await m.enqueue("big", [1] * 1_500_000)  # 3 MB of JSON, over 15 MiB of BSON
+    assert await m.count_jobs() == 0
+    at_limit = await m.enqueue("big", over[:-1])
+    assert len((await m.get_job(at_limit.id)).data) == MAX_PAYLOAD_BYTES - 16
