@@ -149,3 +149,12 @@ async def test_payloads_are_limited_to_what_a_mongodb_document_leaves_room_for(m
     assert await m.count_jobs() == 0
     at_limit = await m.enqueue("big", over[:-1])
     assert len((await m.get_job(at_limit.id)).data) == MAX_PAYLOAD_BYTES - 16
+
+
+@pytest.mark.parametrize("include_data", ["no", 0, None], ids=repr)
+async def test_include_data_must_be_a_bool(monque, include_data):
+    # A truthy string such as "no" used to include the payloads.
+    m = await monque()
+    await m.enqueue("x", {"secret": 1})
+    with pytest.raises(InvalidJobQueryError, match="include_data must be True or False"):
+        await m.get_jobs_with_cursor(include_data=include_data)

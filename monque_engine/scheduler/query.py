@@ -126,6 +126,8 @@ class QueryService:
         sort = check_sort(sort)
         if direction not in ("forward", "backward"):
             raise InvalidJobQueryError(f"direction must be 'forward' or 'backward', got {direction!r}")
+        if not isinstance(include_data, bool):  # a truthy "no" must not mean yes
+            raise InvalidJobQueryError(f"include_data must be True or False, got {include_data!r}")
         size = _limit(limit, 50)
         anchor = decode_cursor(cursor, sort) if cursor else None
         rows = await self._ctx.store.page(to_store_filter(filter), sort, direction, anchor, size + 1, include_data)
