@@ -173,3 +173,39 @@ def test_system_exit_or_keyboard_interrupt_from_an_async_handler_is_stored_then_
     with sqlite3.connect(db) as conn:
         rows = conn.execute("SELECT status, fail_count, fail_reason FROM monque_jobs").fetchall()
     assert rows == [("pending", 1, reason)]
+
+
+def _sync_generator(job: Any) -> Any:
+    yield job
+
+
+async def _async_generator(job: Any) -> Any:
+    yield job
+
+
+class _GeneratorCall:
+    def __call__(self, job: Any) -> Any:
+        yield job
+
+
+@pytest.mark.parametrize("handler", [_sync_generator, _async_generator], ids=["def-yield", "async-def-yield"])
+async def test_a_generator_function_is_refused_as_a_handler(tmp_path: Path, handler: Any) -> None:
+    # Its body never ran, and every job was marked completed.
+    from monque_engine import WorkerRegistrationError
+
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db", **SHORT_INTERVALS)
+    with pytest.raises(WorkerRegistrationError, match="is a generator function") as info:
+        m.register("gen", handler)
+    assert "\n" not in str(info.value)
+    assert m.registered_names == []
+
+
+async def test_a_callable_returning_a_generator_fails_its_job_instead_of_completing(tmp_path: Path) -> None:
+    m, rec = await _started(tmp_path, "gen", _GeneratorCall())
+    try:
+        job = await m.enqueue("gen")
+        failed = (await rec.wait_for("job:fail", where=lambda e: e.job.id == job.id))[0]
+        assert isinstance(failed.error, TypeError) and "returned a generator" in failed.job.fail_reason
+        assert rec.of("job:complete") == []
+    finally:
+        await m.close()

@@ -76,6 +76,12 @@ def _schedule_error(repeat_interval: str) -> InvalidCronError | None:
     return None
 
 
+_GENERATOR_RESULT = (
+    "the handler returned a generator instead of running (its __call__ contains yield); "
+    "use an async def or a plain def without yield"
+)
+
+
 def _cancelled_from_outside() -> bool:
     """Whether the running task was cancelled (by stop(), or by the program around it), as
     opposed to a handler raising a CancelledError that nobody requested for this task."""
@@ -160,6 +166,14 @@ class JobProcessor:
         validate_job_name(name)
         if not callable(handler):
             raise WorkerRegistrationError(f"Handler for {name!r} must be callable", name)
+        if inspect.isgeneratorfunction(handler) or inspect.isasyncgenfunction(handler):
+            # Calling one only builds a generator: the body would never run, yet every job
+            # would be marked completed.
+            raise WorkerRegistrationError(
+                f"Handler for {name!r} is a generator function (it contains yield), so calling it would not "
+                "run its body; use an async def or a plain def without yield",
+                name,
+            )
         size = self._ctx.options.worker_concurrency if concurrency is None else concurrency
         if not isinstance(size, int) or isinstance(size, bool) or not 0 <= size <= MAX_COUNT:
             # 0 is accepted, as upstream: a registered worker that claims nothing.
@@ -457,8 +471,11 @@ class JobProcessor:
                     await worker.handler(job)  # type: ignore[misc]
                 else:
                     result = await asyncio.to_thread(worker.handler, job)
-                    if inspect.isawaitable(result):
-                        await result
+                    if result is not None:
+                        if inspect.isawaitable(result):
+                            await result
+                        elif inspect.isgenerator(result) or inspect.isasyncgen(result):
+                            raise TypeError(_GENERATOR_RESULT)
             except asyncio.CancelledError as error:
                 if _cancelled_from_outside():
                     # Shutdown gave up on this job: it stays processing for stale recovery, and
