@@ -30,6 +30,7 @@ from ..options import MAX_COUNT
 from ..timeutil import now_ms
 from ..validation import validate_job_name
 from .context import SchedulerContext
+from .threads import DaemonThreads
 
 log = logging.getLogger("monque_engine.processor")
 CLAIM_DEFER = 0.002
@@ -136,6 +137,9 @@ class JobProcessor:
         self._base_ms = ctx.options.base_retry_interval * 1000
         self._max_ms = ctx.options.max_backoff_delay * 1000
         self._heartbeat_ms = int(ctx.options.heartbeat_interval * 1000)
+        #: Sync handlers run here: daemon threads, so one that never returns cannot keep the
+        #: program from exiting after stop() gave up on it (threads.py).
+        self._threads = DaemonThreads()
         #: Names of jobs whose handler ran longer than a heartbeat interval since the last
         #: heartbeat tick: the lifecycle names them when it finds the loop was blocked.
         self.long_ran: set[str] = set()
@@ -470,7 +474,7 @@ class JobProcessor:
                 if worker.is_async:
                     await worker.handler(job)  # type: ignore[misc]
                 else:
-                    result = await asyncio.to_thread(worker.handler, job)
+                    result = await self._threads.run(worker.handler, job)
                     if result is not None:
                         if inspect.isawaitable(result):
                             await result
