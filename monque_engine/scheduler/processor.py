@@ -134,6 +134,9 @@ class JobProcessor:
         self._total_active = 0
         self._total_finishing = 0
         self._total_reserved = 0
+        #: Under instance_concurrency: names that had work and room of their own but found the
+        #: cap full, in the order they found it; they get the next freed slots (_free_slots).
+        self._starved: dict[str, None] = {}
         self._base_ms = ctx.options.base_retry_interval * 1000
         self._max_ms = ctx.options.max_backoff_delay * 1000
         self._heartbeat_ms = int(ctx.options.heartbeat_interval * 1000)
@@ -217,6 +220,8 @@ class JobProcessor:
         """Follow the store's paused set; a resumed name is woken to claim at once."""
         resumed = self.paused - names
         self.paused = names
+        if [name for name in names if self._starved.pop(name, False) is None]:
+            self.wake()  # the room kept for a name now paused goes to the others
         for name in resumed:
             self.wake(name)
 
@@ -303,8 +308,13 @@ class JobProcessor:
             worker.rearm = True
         self.wake(name)
 
+    def _unstarve(self, worker: Worker) -> bool:
+        """This name stops waiting for the cap (it claims now, or is paused); whether it was."""
+        return self._starved.pop(worker.name, False) is None
+
     def stop_claiming(self) -> None:
         self.running = False
+        self._starved.clear()
         for worker in self.workers.values():
             if worker.deferred is not None:
                 worker.deferred.cancel()
@@ -347,7 +357,29 @@ class JobProcessor:
         free = worker.concurrency - (len(slots.active) - slots.finishing) - slots.reserved
         cap = self._ctx.options.instance_concurrency
         if cap is not None:
-            free = min(free, cap - (self._total_active - self._total_finishing) - self._total_reserved)
+            room = cap - (self._total_active - self._total_finishing) - self._total_reserved
+            starved = self._starved
+            if starved:
+                # Names the cap kept from running anything go first, in the order they
+                # started waiting: this one may use only the room left after those ahead of
+                # it (all of them, if it is not waiting itself), so a busy name cannot take
+                # back every slot it frees while another starves.
+                ahead = 0
+                for name in starved:
+                    if name == worker.name:
+                        break
+                    ahead += 1
+                room -= ahead
+            if (
+                room <= 0
+                and free > 0
+                and worker.work_hint
+                and len(slots.active) == slots.finishing
+                and worker.name not in starved
+            ):
+                # Nothing of this name runs, its own limit has room, and the cap alone stops it.
+                starved[worker.name] = None
+            free = min(free, room)
         return free
 
     def _claim_threshold(self, worker: Worker) -> int:
@@ -373,6 +405,8 @@ class JobProcessor:
             worker.wake.clear()
             while self.running and worker.work_hint and self.workers.get(worker.name) is worker:
                 if worker.name in self.paused:
+                    if self._unstarve(worker):
+                        self._slot_freed(worker)  # its turn goes to the others
                     break  # paused in the store; set_paused wakes this filler on resume
                 slots = self._free_slots(worker)
                 if slots < self._claim_threshold(worker):
@@ -380,6 +414,7 @@ class JobProcessor:
                         self._defer_claim(worker)
                     break
                 worker.force = False
+                was_starved = self._unstarve(worker)
                 worker.slots.reserved += slots
                 self._total_reserved += slots
                 # Cleared before the claim, not after: a wake-up that arrives while the claim
@@ -389,6 +424,8 @@ class JobProcessor:
                     jobs = await ctx.store.claim(worker.name, ctx.instance_id, now_ms(), slots, self._heartbeat_ms)
                 except Exception as error:  # noqa: BLE001 - the filler must outlive a failed claim
                     ctx.events.emit("job:error", JobErrorEvent(error))
+                    if was_starved:
+                        self._slot_freed(worker)  # the names that gave way to this claim may go
                     # Try again after poll_interval, not at the (much longer) safety poll.
                     asyncio.get_running_loop().call_later(ctx.options.poll_interval, self.wake, worker.name)
                     break
@@ -398,6 +435,10 @@ class JobProcessor:
                 if not self.running:
                     await self._release(jobs)
                     return
+                if was_starved and len(jobs) < slots:
+                    # The room kept for this name is not all used: the names that gave way wait
+                    # for a wake-up, so give them one.
+                    self._slot_freed(worker)
                 current = self.workers.get(worker.name, worker)  # a replacement's handler runs them
                 for job in jobs:
                     running = current.slots.active.get(job.id)
@@ -564,12 +605,18 @@ class JobProcessor:
             task.add_done_callback(self._releases.discard)
 
     def _slot_freed(self, worker: Worker) -> None:
-        if worker.work_hint:
-            worker.wake.set()
         if self._ctx.options.instance_concurrency is not None:
-            for other in self.workers.values():
+            # Under an instance cap, a freed slot goes first to the names the cap kept
+            # waiting, in registration order starting after this one, and to this name last:
+            # a busy name must not take back every slot it frees while another starves.
+            # (Fillers claim in the order they are woken.)
+            workers = list(self.workers.values())
+            start = workers.index(worker) + 1 if worker in workers else 0
+            for other in workers[start:] + workers[:start]:
                 if other is not worker and other.work_hint:
                     other.wake.set()
+        if worker.work_hint:
+            worker.wake.set()
 
     async def _complete(self, job: Job, duration_ms: float) -> None:
         ctx = self._ctx
