@@ -103,3 +103,51 @@ async def test_pausing_a_waiting_name_gives_its_turn_back(tmp_path: Path) -> Non
     finally:
         release.set()
         await m.close()
+
+
+async def test_a_replacement_registered_before_a_claimed_job_starts_handles_it(tmp_path: Path) -> None:
+    """upstream tests/integration/worker-fairness.test.ts: 'uses a replacement registered
+    before that worker is visited'. The handler is the one registered when the run starts."""
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db", **{**SHORT_INTERVALS, "instance_concurrency": 2})
+    await m.initialize()
+    rec = EventRecorder().attach(m, "job:complete")
+    handled: list[str] = []
+
+    async def first(job: Any) -> None:
+        m.register("second", lambda job: handled.append("new"), replace=True)
+
+    m.register("first", first, concurrency=1)
+    m.register("second", lambda job: handled.append("old"))
+    try:
+        await m.enqueue("first")
+        await m.enqueue("second")
+        await m.start()
+        await rec.wait_for("job:complete", count=2)
+        assert handled == ["new"]
+    finally:
+        await m.close()
+
+
+async def test_register_from_a_sync_handler_thread_works_while_running(tmp_path: Path) -> None:
+    """It used to fail with 'no running event loop' half way, leaving the name registered
+    without a claim loop: its jobs never ran again in this process."""
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db", **SHORT_INTERVALS)
+    await m.initialize()
+    rec = EventRecorder().attach(m, "job:complete", "job:fail")
+
+    def adds_a_worker(job: Any) -> None:  # runs in a thread
+        m.register("later", lambda job: None)
+        m.register("spare", lambda job: None, replace=True)
+
+    m.register("adds", adds_a_worker)
+    m.register("spare", lambda job: None)
+    try:
+        await m.start()
+        added = await m.enqueue("adds")
+        await rec.wait_for("job:complete", where=lambda e: e.job.id == added.id)
+        assert rec.of("job:fail") == []
+        later, spare = await m.enqueue("later"), await m.enqueue("spare")
+        await rec.wait_for("job:complete", where=lambda e: e.job.id == later.id)
+        await rec.wait_for("job:complete", where=lambda e: e.job.id == spare.id)
+    finally:
+        await m.close()

@@ -13,6 +13,7 @@ Owned transitions follow upstream: complete and fail apply only while the job is
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import inspect
 import logging
 import time
@@ -81,6 +82,13 @@ _GENERATOR_RESULT = (
     "the handler returned a generator instead of running (its __call__ contains yield); "
     "use an async def or a plain def without yield"
 )
+
+
+def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:  # no loop runs in this thread
+        return False
 
 
 def _cancelled_from_outside() -> bool:
@@ -170,6 +178,31 @@ class JobProcessor:
 
     # -- registration ---------------------------------------------------------------------------
     def register(self, name: str, handler: Handler, concurrency: int | None = None, replace: bool = False) -> None:
+        """Add (or with ``replace``, swap) the handler of ``name``; safe from any thread.
+
+        From another thread (a sync handler runs in one) while the processor runs, the
+        change is made on the event loop and this call waits for it: starting the name's
+        claim loop needs the loop, and used to fail half way ("no running event loop"),
+        leaving the name registered with no claim loop, so its jobs never ran again here.
+        """
+        loop = self._loop
+        if self.running and loop is not None and not _on_loop(loop):
+            done: concurrent.futures.Future[None] = concurrent.futures.Future()
+
+            def apply() -> None:
+                try:
+                    self._register(name, handler, concurrency, replace)
+                except BaseException as error:  # noqa: BLE001 - raised in the calling thread
+                    done.set_exception(error)
+                else:
+                    done.set_result(None)
+
+            loop.call_soon_threadsafe(apply)
+            done.result()
+            return
+        self._register(name, handler, concurrency, replace)
+
+    def _register(self, name: str, handler: Handler, concurrency: int | None, replace: bool) -> None:
         validate_job_name(name)
         if not callable(handler):
             raise WorkerRegistrationError(f"Handler for {name!r} must be callable", name)
@@ -512,10 +545,13 @@ class JobProcessor:
                 ctx.events.emit("job:start", job)
             started = time.perf_counter()
             try:
-                if worker.is_async:
-                    await worker.handler(job)  # type: ignore[misc]
+                # The registration current when the run starts: a replacement registered
+                # after the claim (by a handler that ran just before, say) handles it.
+                current = self.workers.get(worker.name, worker)
+                if current.is_async:
+                    await current.handler(job)  # type: ignore[misc]
                 else:
-                    result = await self._threads.run(worker.handler, job)
+                    result = await self._threads.run(current.handler, job)
                     if result is not None:
                         if inspect.isawaitable(result):
                             await result
@@ -544,7 +580,7 @@ class JobProcessor:
                 # they only end that call, as threading treats them (ADR 0010).
                 returned = self._handler_returned(worker, job)
                 await self._fail(job, error, reason=_escaped_reason(error))
-                if worker.is_async and isinstance(error, KeyboardInterrupt | SystemExit):
+                if current.is_async and isinstance(error, KeyboardInterrupt | SystemExit):
                     log.error(
                         "handler for job %s (%s) raised %s; the job is recorded as failed and the "
                         "exception goes on to stop the program",
