@@ -111,3 +111,33 @@ async def test_a_cancelled_wait_leaves_the_call_running_and_drops_its_result() -
 
 def _raise(error: BaseException) -> None:
     raise error
+
+
+async def test_at_most_max_threads_run_and_the_rest_queue() -> None:
+    """As many threads as asyncio's default executor would start (by default), no more."""
+    threads = DaemonThreads(name="monque-probe-capped", max_threads=2, idle_seconds=0.2)
+    gate = threading.Event()
+    running = 0
+    most = 0
+    lock = threading.Lock()
+
+    def work(n: int) -> int:
+        nonlocal running, most
+        with lock:
+            running += 1
+            most = max(most, running)
+        gate.wait()
+        with lock:
+            running -= 1
+        return n
+
+    calls = [threads.run(work, n) for n in range(6)]
+    await poll_until(lambda: running == 2, message="two calls run")
+    assert len([t for t in threading.enumerate() if t.name == "monque-probe-capped"]) == 2
+    gate.set()
+    assert await asyncio.gather(*calls) == list(range(6))
+    assert most == 2
+    await poll_until(
+        lambda: not [t for t in threading.enumerate() if t.name == "monque-probe-capped"], message="idle end"
+    )
+    assert await threads.run(lambda: "again") == "again"
