@@ -19,26 +19,36 @@ ROOT = Path(__file__).resolve().parent.parent
 
 WORKER = textwrap.dedent(
     """
-    import asyncio, sys, time
+    import asyncio, logging, os, sys, time
     from monque_engine import Monque
 
     url, role, marker = sys.argv[1], sys.argv[2], sys.argv[3]
 
+    class Seen(logging.Handler):
+        # Both warnings logged: A may close (its stderr still gets them, via lastResort).
+        def __init__(self):
+            super().__init__(logging.WARNING)
+            self.messages = []
+
+        def emit(self, record):
+            self.messages.append(record.getMessage())
+            sys.stderr.write(record.getMessage() + "\\n")
+
     async def main():
+        seen = Seen()
+        logging.getLogger("monque_engine").addHandler(seen)
         m = Monque(url, poll_interval=0.05, heartbeat_interval=0.05, lock_timeout=1.0,
                    stale_recovery_interval=0.1, scheduler_instance_id=role)
         await m.initialize()
         done = asyncio.Event()
-        runs = []
 
         async def handler(job):
-            runs.append(job.id)
             print(role, "start", flush=True)
             if role == "A":
                 # Block the loop until B has run the job (B creates the marker file).
-                while not __import__("os").path.exists(marker):
+                while not os.path.exists(marker):
                     time.sleep(0.01)
-                time.sleep(0.2)  # past one more heartbeat interval, so the block is measured
+                time.sleep(0.5)  # and block on: the block must outlast the 1 s warning threshold
             done.set()
 
         m.register("blocks", handler)
@@ -50,8 +60,11 @@ WORKER = textwrap.dedent(
             if role == "B":
                 open(marker, "w").close()
             else:
-                await asyncio.sleep(0.3)  # let the next heartbeat tick run and measure the block
-        print(role, "runs", len(runs), flush=True)
+                def both():
+                    text = " ".join(seen.messages)
+                    return "event loop was blocked" in text and "no longer holds it" in text
+                while not both():  # the next heartbeat tick measures the block
+                    await asyncio.sleep(0.01)
 
     asyncio.run(main())
     """
