@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from monque_engine import Monque
-from tests.conftest import SHORT_INTERVALS, EventRecorder
+from tests.conftest import SHORT_INTERVALS, EventRecorder, poll_until
 
 
 async def test_a_busy_name_does_not_starve_a_waiting_one_under_an_instance_cap(tmp_path: Path) -> None:
@@ -59,8 +59,7 @@ async def test_upstream_serves_a_waiting_worker_before_refilling_a_busy_one(tmp_
         await m.enqueue("waiting")
         await m.start()
         rec = EventRecorder().attach(m, "job:complete")
-        while not releases:
-            await asyncio.sleep(0.005)
+        await poll_until(lambda: releases, message="the first busy job runs")
         releases[0].set()
         await rec.wait_for("job:complete", count=2)  # the first busy job, then the waiting one
         assert started[:2] == ["busy", "waiting"]
@@ -73,8 +72,6 @@ async def test_upstream_serves_a_waiting_worker_before_refilling_a_busy_one(tmp_
 async def test_pausing_a_waiting_name_gives_its_turn_back(tmp_path: Path) -> None:
     """A name waiting for the cap holds the next free slot; paused, it must not keep it."""
     import asyncio
-
-    from tests.conftest import poll_until
 
     # No poll to paper over a missed wake-up: only the processor's own wake-ups run jobs.
     options = {**SHORT_INTERVALS, "instance_concurrency": 1, "poll_interval": 60, "safety_poll_interval": 60}
