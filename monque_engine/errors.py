@@ -66,6 +66,12 @@ class UniqueKeyConflictError(MonqueError):
         )
 
 
+class InvalidEventError(MonqueError, ValueError):
+    """``on`` / ``once`` got an unknown event name or a listener that cannot be called.
+
+    A ``ValueError`` too, as an unknown event name always raised."""
+
+
 class InvalidCursorError(MonqueError):
     pass
 
@@ -93,11 +99,11 @@ class AggregationTimeoutError(MonqueError):
 
 
 class PayloadTooLargeError(MonqueError):
-    def __init__(self, actual_size: int, max_size: int) -> None:
+    def __init__(self, actual_size: int, max_size: int, limit: str = "the configured max_payload_size") -> None:
         self.actual_size = actual_size
         self.max_size = max_size
         super().__init__(
-            f"Job payload is {actual_size} bytes, over the configured max_payload_size of "
+            f"Job payload is {actual_size} bytes, over {limit} of "
             f"{max_size} bytes; store large data elsewhere and enqueue a reference to it"
         )
 
@@ -155,6 +161,7 @@ __all__ = [
     "ConnectionError",
     "InvalidCronError",
     "InvalidCursorError",
+    "InvalidEventError",
     "InvalidJobDocumentError",
     "InvalidJobIdentifierError",
     "InvalidJobQueryError",

@@ -13,6 +13,8 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict, get_args, overload
 
+from .errors import InvalidEventError
+
 if TYPE_CHECKING:
     from .job import Job
 
@@ -126,12 +128,12 @@ class EventEmitter:
         self.once: Subscribe = self._subscribe_once
 
     def _subscribe(self, event: EventName, listener: Listener) -> Listener:
-        self._check(event)
+        self._check(event, listener)
         self._listeners.setdefault(event, []).append((listener, False))
         return listener
 
     def _subscribe_once(self, event: EventName, listener: Listener) -> Listener:
-        self._check(event)
+        self._check(event, listener)
         self._listeners.setdefault(event, []).append((listener, True))
         return listener
 
@@ -193,11 +195,17 @@ class EventEmitter:
             log.error("async listener raised", exc_info=task.exception())
 
     @staticmethod
-    def _check(event: str) -> None:
-        # Kept at run time: callers without a type checker (and tests) pass any string.
-        if event not in EVENT_NAMES:
+    def _check(event: object, listener: object) -> None:
+        # Kept at run time: callers without a type checker (and tests) pass anything.
+        if not isinstance(event, str) or event not in EVENT_NAMES:
             known = ", ".join(sorted(EVENT_NAMES))
-            raise ValueError(f"Unknown event {event!r}; known events: {known}")
+            raise InvalidEventError(f"Unknown event {event!r}; known events: {known}")
+        if not callable(listener):
+            # Accepted, it would fail (and be logged) on every emit, far from the mistake.
+            raise InvalidEventError(
+                f"The listener for {event!r} must be callable (a function taking the event's payload), "
+                f"got {type(listener).__name__}"
+            )
 
 
 # -- event payloads (attribute names are upstream's, in snake_case) ------------------------------

@@ -133,6 +133,11 @@ def encode_payload(data: Any, max_size: int | None) -> str:
     try:
         text = _encode(data)
     except ValueError as error:  # NaN / Infinity, or a circular reference
+        if "ircular" in str(error):
+            raise PayloadValidationError(
+                "Job payload contains itself (a circular reference), which JSON cannot hold; pass a copy "
+                "without the cycle"
+            ) from None
         raise PayloadValidationError(
             f"Job payload cannot be stored as JSON ({error}); replace NaN/Infinity with null or a string"
         ) from None
@@ -142,7 +147,13 @@ def encode_payload(data: Any, max_size: int | None) -> str:
             "booleans and None, and convert other objects (datetimes, sets, bytes) yourself"
         ) from None
     except RecursionError:
-        raise PayloadValidationError("Job payload is nested too deeply to encode as JSON") from None
+        raise PayloadValidationError(_too_deep_message(f"over {MAX_PAYLOAD_DEPTH}")) from None
+    # A chain of MAX_PAYLOAD_DEPTH + 1 containers takes twice that many brackets: most
+    # payloads are settled by their length alone, the rest by counting before the walk.
+    if len(text) > 2 * MAX_PAYLOAD_DEPTH and text.count("[") + text.count("{") > MAX_PAYLOAD_DEPTH:
+        depth = _nesting_depth(data)
+        if depth > MAX_PAYLOAD_DEPTH:
+            raise PayloadValidationError(_too_deep_message(str(depth)))
     if not text.isascii():
         try:
             text.encode()
@@ -166,7 +177,55 @@ def encode_payload(data: Any, max_size: int | None) -> str:
         size = payload_size(data, text)
         if size > max_size:
             raise PayloadTooLargeError(size, max_size)
+    if len(text) > _MEASURE_FROM:
+        size = payload_size(data, text)
+        if size > MAX_PAYLOAD_BYTES:
+            raise PayloadTooLargeError(size, MAX_PAYLOAD_BYTES, _HARD_LIMIT)
     return text
+
+
+#: The largest payload (BSON size of ``{data}``, as ``max_payload_size`` measures) either
+#: store takes. A MongoDB document holds at most 16 MiB, and the job's own fields and its
+#: attempt history (10 records of up to 8,192-character messages and tracebacks) grow it
+#: after the insert: a payload that filled the document would make the job's failure or
+#: completion unwritable, so it would stay processing and run again after every recovery.
+#: The same limit on SQLite keeps a job movable between the stores.
+MAX_PAYLOAD_BYTES = 15 * 1024 * 1024
+_HARD_LIMIT = "the 15 MiB every store allows (MongoDB's 16 MiB document, less room for the job's attempt history)"
+#: JSON text shorter than this cannot reach MAX_PAYLOAD_BYTES as BSON (an array of one-digit
+#: ints, BSON's worst case, takes under 8 bytes per JSON character), so it is not measured.
+_MEASURE_FROM = MAX_PAYLOAD_BYTES // 8
+
+#: Containers (dicts, lists) nested in a payload, at most: MongoDB refuses a document nested
+#: more than 100 levels deep and the job document is the first level. Checked on both stores,
+#: so a payload SQLite takes can also be moved to, or written by, a MongoDB deployment.
+MAX_PAYLOAD_DEPTH = 99
+
+
+def _too_deep_message(depth: str) -> str:
+    return (
+        f"Job payload nests containers {depth} levels deep; at most {MAX_PAYLOAD_DEPTH} are stored "
+        "(MongoDB's limit of 100 levels, the job document being the first): flatten it, or store "
+        "the deep part as a JSON string"
+    )
+
+
+def _nesting_depth(data: Any) -> int:
+    """How many dicts/lists deep ``data`` goes (a scalar is 0, ``[]`` is 1), without recursion."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            children: Any = value.values()
+        elif isinstance(value, list | tuple):
+            children = value
+        else:
+            continue
+        if depth > deepest:
+            deepest = depth
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list | tuple))
+    return deepest
 
 
 #: An int that may not fit BSON's int64 has at least 19 digits; a NUL in a key shows as \u0000.

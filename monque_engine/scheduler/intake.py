@@ -106,6 +106,11 @@ class JobIntake:
 
     async def enqueue_many(self, items: Iterable[Mapping[str, Any]]) -> list[Job]:
         if not isinstance(items, list | tuple):
+            if isinstance(items, str | bytes | Mapping) or not isinstance(items, Iterable):
+                raise InvalidJobQueryError(
+                    "enqueue_many takes a list (or other iterable) of mappings with name and data, "
+                    f"got {type(items).__name__}"
+                )
             items = list(items)
         if not items:
             return []

@@ -29,6 +29,10 @@ from .resilient_watch import FALLBACK_RETRY_INTERVAL, RECONNECT_DELAYS, FeedStat
 
 log = logging.getLogger("monque_engine.lifecycle")
 
+#: A heartbeat later than this (or than one heartbeat interval, if longer) means the event
+#: loop was blocked: warn, naming the likely cause.
+STALL_WARNING_MIN = 1.0
+
 
 class Lifecycle:
     def __init__(self, ctx: SchedulerContext, processor: JobProcessor, fleet: Fleet | None = None) -> None:
@@ -77,9 +81,7 @@ class Lifecycle:
         retention = options.job_retention
         if retention is not None and (retention.completed is not None or retention.failed is not None):
             self._tasks.append(loop.create_task(self._retention_loop(), name="monque-retention"))
-        self._heartbeat_task = loop.create_task(
-            self._every(options.heartbeat_interval, self._heartbeat), name="monque-heartbeat"
-        )
+        self._heartbeat_task = loop.create_task(self._heartbeat_loop(), name="monque-heartbeat")
 
     async def stop_background(self) -> None:
         """Stop everything but the heartbeat, which keeps running while jobs drain."""
@@ -109,10 +111,54 @@ class Lifecycle:
                 log.exception("background duty failed")
                 self._ctx.events.emit("job:error", JobErrorEvent(error))
 
+    async def _heartbeat_loop(self) -> None:
+        """``_every(heartbeat_interval, _heartbeat)``, and say so when the loop was blocked.
+
+        An async handler that blocks (``time.sleep``, CPU-bound work, blocking I/O) stops
+        the heartbeat with everything else; past ``lock_timeout`` its job is handed to
+        another worker and runs twice, and this instance's late outcome is refused. The
+        sleep's own lateness measures the block (a slow heartbeat write does not count).
+        """
+        loop = asyncio.get_running_loop()
+        interval = self._ctx.options.heartbeat_interval
+        threshold = max(interval, STALL_WARNING_MIN)
+        while True:
+            self._processor.long_ran.clear()
+            asleep = loop.time()
+            await asyncio.sleep(interval)
+            late = loop.time() - asleep - interval
+            if late > threshold:
+                self._warn_stalled(late)
+            try:
+                await self._heartbeat()
+            except MonqueError as error:
+                self._ctx.events.emit("job:error", JobErrorEvent(error))
+            except Exception as error:
+                log.exception("background duty failed")
+                self._ctx.events.emit("job:error", JobErrorEvent(error))
+
+    def _warn_stalled(self, late: float) -> None:
+        options = self._ctx.options
+        # The handler that blocked has usually ended meanwhile: name the long runs too.
+        names = sorted({job.name for job in self._processor.active_jobs} | self._processor.long_ran)
+        log.warning(
+            "The event loop was blocked for %.1f s, so heartbeats were that late (due every %g s; a job whose "
+            "heartbeat is older than lock_timeout %g s is handed to another worker and runs twice). An async "
+            "handler probably blocks (time.sleep, CPU-bound work, blocking I/O)%s: make it a plain def, which "
+            "runs in a thread, or await non-blocking calls",
+            late,
+            options.heartbeat_interval,
+            options.lock_timeout,
+            f"; running: {', '.join(names)}" if names else "",
+        )
+
     async def _heartbeat(self) -> None:
         try:
-            if self._processor.active_jobs:
-                await self._ctx.store.heartbeat(self._ctx.instance_id, now_ms())
+            running = self._processor.heartbeat_ids()
+            if running:
+                # Only the jobs this process runs: one it claimed but dropped (its outcome
+                # could not be written) ages out and stale recovery returns it.
+                await self._ctx.store.heartbeat(self._ctx.instance_id, now_ms(), running)
         finally:
             # The registry record and counters ride on the same tick, even if the jobs'
             # heartbeat failed (each failure is reported on its own, as a job:error).

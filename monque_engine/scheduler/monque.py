@@ -35,7 +35,7 @@ from ..job import (
     QueueViewSummary,
 )
 from ..options import MonqueOptions
-from ..store import DEFAULT_URL, JobStore, StoreOpenOptions, open_store
+from ..store import DEFAULT_URL, InvalidStoreUrlError, JobStore, StoreOpenOptions, open_store
 from ..store.urls import mask_secrets
 from ..timeutil import now_ms
 from .context import SchedulerContext
@@ -44,7 +44,7 @@ from .intake import JobIntake
 from .lifecycle import Lifecycle
 from .manager import JobManager
 from .processor import Handler, JobProcessor
-from .query import QueryService
+from .query import QueryService, check_sort
 from .resilient_watch import FeedState, ResilientWatch, WatchEvent
 
 log = logging.getLogger("monque_engine")
@@ -63,6 +63,11 @@ class Monque:
     """
 
     def __init__(self, store: str | JobStore = DEFAULT_URL, **options: Any) -> None:
+        if not isinstance(store, str | JobStore):
+            raise InvalidStoreUrlError(
+                "Monque() takes a store URL (sqlite:///jobs.db, mongodb://host/db) or a JobStore, "
+                f"got {type(store).__name__}"
+            )
         self.options = MonqueOptions.from_kwargs(options)
         if self.options.recover_stale_jobs and self.options.lock_timeout < 2 * self.options.heartbeat_interval:
             # Liveness is the heartbeat (ADR 0004): with less than two beats per lock_timeout,
@@ -352,7 +357,9 @@ class Monque:
         Consoles keep a window of rows and extend it from its edges; they need not (and must not)
         build cursors themselves.
         """
-        sort = sort or JobSort()
+        sort = check_sort(sort)
+        if not isinstance(job, Job):
+            raise InvalidJobQueryError(f"cursor_at takes a Job (from get_job or a listing), got {type(job).__name__}")
         value = None if sort.by == "id" else getattr(job, f"{sort.by}_ms")
         return encode_cursor(CursorAnchor(job.id, value), "forward", sort)
 

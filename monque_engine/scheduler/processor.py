@@ -13,6 +13,7 @@ Owned transitions follow upstream: complete and fail apply only while the job is
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import inspect
 import logging
 import time
@@ -30,6 +31,7 @@ from ..options import MAX_COUNT
 from ..timeutil import now_ms
 from ..validation import validate_job_name
 from .context import SchedulerContext
+from .threads import DaemonThreads
 
 log = logging.getLogger("monque_engine.processor")
 CLAIM_DEFER = 0.002
@@ -76,6 +78,52 @@ def _schedule_error(repeat_interval: str) -> InvalidCronError | None:
     return None
 
 
+_GENERATOR_RESULT = (
+    "the handler returned a generator instead of running (its __call__ contains yield); "
+    "use an async def or a plain def without yield"
+)
+
+
+def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:  # no loop runs in this thread
+        return False
+
+
+def _cancelled_from_outside() -> bool:
+    """Whether the running task was cancelled (by stop(), or by the program around it), as
+    opposed to a handler raising a CancelledError that nobody requested for this task."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+def _not_ours(job: Job, outcome: str) -> None:
+    """An outcome write found the job no longer processing under this instance: say so (the
+    job may have run twice, which otherwise nobody would learn from this side)."""
+    log.warning(
+        "job %s (%s) %s here, but this instance no longer holds it (recovered as stale after late "
+        "heartbeats, released, or deleted meanwhile); its outcome was not written",
+        job.id,
+        job.name,
+        outcome,
+    )
+
+
+def _retrieve(task: asyncio.Task[None]) -> None:
+    """Mark a task's exception as seen (asyncio would log it again as "never retrieved")."""
+    if not task.cancelled():
+        task.exception()
+
+
+def _escaped_reason(error: BaseException) -> str:
+    """failReason for an exception that is not an ``Exception``: its type leads, since
+    ``str(SystemExit(3))`` is just ``3`` and ``str(KeyboardInterrupt())`` is empty."""
+    name = type(error).__name__
+    text = _error_message(error)
+    return f"Handler raised {name}" if text == name else f"Handler raised {name}: {text}"
+
+
 def _next_generation(running: Job, claimed: Job) -> bool:
     """Whether a claim of a job this process is running took a *later* run of it.
 
@@ -94,9 +142,19 @@ class JobProcessor:
         self._total_active = 0
         self._total_finishing = 0
         self._total_reserved = 0
+        #: Under instance_concurrency: names that had work and room of their own but found the
+        #: cap full, in the order they found it; they get the next freed slots (_free_slots).
+        self._starved: dict[str, None] = {}
         self._base_ms = ctx.options.base_retry_interval * 1000
         self._max_ms = ctx.options.max_backoff_delay * 1000
         self._heartbeat_ms = int(ctx.options.heartbeat_interval * 1000)
+        #: Sync handlers run here: daemon threads, so one that never returns cannot keep the
+        #: program from exiting after stop() gave up on it (threads.py).
+        self._threads = DaemonThreads()
+        #: Names of jobs whose handler ran longer than a heartbeat interval since the last
+        #: heartbeat tick: the lifecycle names them when it finds the loop was blocked.
+        self.long_ran: set[str] = set()
+        self._long_run = ctx.options.heartbeat_interval
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._timer_due: dict[str, int] = {}
         self._fillers: set[asyncio.Task[None]] = set()  # current and replaced ones still finishing
@@ -120,9 +178,42 @@ class JobProcessor:
 
     # -- registration ---------------------------------------------------------------------------
     def register(self, name: str, handler: Handler, concurrency: int | None = None, replace: bool = False) -> None:
+        """Add (or with ``replace``, swap) the handler of ``name``; safe from any thread.
+
+        From another thread (a sync handler runs in one) while the processor runs, the
+        change is made on the event loop and this call waits for it: starting the name's
+        claim loop needs the loop, and used to fail half way ("no running event loop"),
+        leaving the name registered with no claim loop, so its jobs never ran again here.
+        """
+        loop = self._loop
+        if self.running and loop is not None and not _on_loop(loop):
+            done: concurrent.futures.Future[None] = concurrent.futures.Future()
+
+            def apply() -> None:
+                try:
+                    self._register(name, handler, concurrency, replace)
+                except BaseException as error:  # noqa: BLE001 - raised in the calling thread
+                    done.set_exception(error)
+                else:
+                    done.set_result(None)
+
+            loop.call_soon_threadsafe(apply)
+            done.result()
+            return
+        self._register(name, handler, concurrency, replace)
+
+    def _register(self, name: str, handler: Handler, concurrency: int | None, replace: bool) -> None:
         validate_job_name(name)
         if not callable(handler):
             raise WorkerRegistrationError(f"Handler for {name!r} must be callable", name)
+        if inspect.isgeneratorfunction(handler) or inspect.isasyncgenfunction(handler):
+            # Calling one only builds a generator: the body would never run, yet every job
+            # would be marked completed.
+            raise WorkerRegistrationError(
+                f"Handler for {name!r} is a generator function (it contains yield), so calling it would not "
+                "run its body; use an async def or a plain def without yield",
+                name,
+            )
         size = self._ctx.options.worker_concurrency if concurrency is None else concurrency
         if not isinstance(size, int) or isinstance(size, bool) or not 0 <= size <= MAX_COUNT:
             # 0 is accepted, as upstream: a registered worker that claims nothing.
@@ -149,6 +240,10 @@ class JobProcessor:
             for name, w in self.workers.items()
         }
 
+    def heartbeat_ids(self) -> list[str]:
+        """Ids of the jobs whose handlers run here (or whose outcome is being written)."""
+        return [job_id for worker in self.workers.values() for job_id in worker.slots.active]
+
     @property
     def active_jobs(self) -> list[Job]:
         return [job for worker in self.workers.values() for job in worker.slots.active.values()]
@@ -158,6 +253,8 @@ class JobProcessor:
         """Follow the store's paused set; a resumed name is woken to claim at once."""
         resumed = self.paused - names
         self.paused = names
+        if [name for name in names if self._starved.pop(name, False) is None]:
+            self.wake()  # the room kept for a name now paused goes to the others
         for name in resumed:
             self.wake(name)
 
@@ -244,8 +341,13 @@ class JobProcessor:
             worker.rearm = True
         self.wake(name)
 
+    def _unstarve(self, worker: Worker) -> bool:
+        """This name stops waiting for the cap (it claims now, or is paused); whether it was."""
+        return self._starved.pop(worker.name, False) is None
+
     def stop_claiming(self) -> None:
         self.running = False
+        self._starved.clear()
         for worker in self.workers.values():
             if worker.deferred is not None:
                 worker.deferred.cancel()
@@ -288,7 +390,29 @@ class JobProcessor:
         free = worker.concurrency - (len(slots.active) - slots.finishing) - slots.reserved
         cap = self._ctx.options.instance_concurrency
         if cap is not None:
-            free = min(free, cap - (self._total_active - self._total_finishing) - self._total_reserved)
+            room = cap - (self._total_active - self._total_finishing) - self._total_reserved
+            starved = self._starved
+            if starved:
+                # Names the cap kept from running anything go first, in the order they
+                # started waiting: this one may use only the room left after those ahead of
+                # it (all of them, if it is not waiting itself), so a busy name cannot take
+                # back every slot it frees while another starves.
+                ahead = 0
+                for name in starved:
+                    if name == worker.name:
+                        break
+                    ahead += 1
+                room -= ahead
+            if (
+                room <= 0
+                and free > 0
+                and worker.work_hint
+                and len(slots.active) == slots.finishing
+                and worker.name not in starved
+            ):
+                # Nothing of this name runs, its own limit has room, and the cap alone stops it.
+                starved[worker.name] = None
+            free = min(free, room)
         return free
 
     def _claim_threshold(self, worker: Worker) -> int:
@@ -314,6 +438,8 @@ class JobProcessor:
             worker.wake.clear()
             while self.running and worker.work_hint and self.workers.get(worker.name) is worker:
                 if worker.name in self.paused:
+                    if self._unstarve(worker):
+                        self._slot_freed(worker)  # its turn goes to the others
                     break  # paused in the store; set_paused wakes this filler on resume
                 slots = self._free_slots(worker)
                 if slots < self._claim_threshold(worker):
@@ -321,6 +447,7 @@ class JobProcessor:
                         self._defer_claim(worker)
                     break
                 worker.force = False
+                was_starved = self._unstarve(worker)
                 worker.slots.reserved += slots
                 self._total_reserved += slots
                 # Cleared before the claim, not after: a wake-up that arrives while the claim
@@ -330,6 +457,8 @@ class JobProcessor:
                     jobs = await ctx.store.claim(worker.name, ctx.instance_id, now_ms(), slots, self._heartbeat_ms)
                 except Exception as error:  # noqa: BLE001 - the filler must outlive a failed claim
                     ctx.events.emit("job:error", JobErrorEvent(error))
+                    if was_starved:
+                        self._slot_freed(worker)  # the names that gave way to this claim may go
                     # Try again after poll_interval, not at the (much longer) safety poll.
                     asyncio.get_running_loop().call_later(ctx.options.poll_interval, self.wake, worker.name)
                     break
@@ -339,6 +468,10 @@ class JobProcessor:
                 if not self.running:
                     await self._release(jobs)
                     return
+                if was_starved and len(jobs) < slots:
+                    # The room kept for this name is not all used: the names that gave way wait
+                    # for a wake-up, so give them one.
+                    self._slot_freed(worker)
                 current = self.workers.get(worker.name, worker)  # a replacement's handler runs them
                 for job in jobs:
                     running = current.slots.active.get(job.id)
@@ -397,6 +530,7 @@ class JobProcessor:
     async def _execute(self, worker: Worker, job: Job) -> None:
         ctx = self._ctx
         returned = False
+        started = 0.0
         try:
             if job.repeat_interval is not None:
                 schedule_error = _schedule_error(job.repeat_interval)
@@ -411,24 +545,59 @@ class JobProcessor:
                 ctx.events.emit("job:start", job)
             started = time.perf_counter()
             try:
-                if worker.is_async:
-                    await worker.handler(job)  # type: ignore[misc]
+                # The registration current when the run starts: a replacement registered
+                # after the claim (by a handler that ran just before, say) handles it.
+                current = self.workers.get(worker.name, worker)
+                if current.is_async:
+                    await current.handler(job)  # type: ignore[misc]
                 else:
-                    result = await asyncio.to_thread(worker.handler, job)
-                    if inspect.isawaitable(result):
-                        await result
-            except asyncio.CancelledError:
-                # Shutdown gave up on this job: it stays processing for stale recovery, and
-                # its history says why this attempt ended (stale recovery will not repeat it).
-                await self._record_shutdown(job)
-                raise
+                    result = await self._threads.run(current.handler, job)
+                    if result is not None:
+                        if inspect.isawaitable(result):
+                            await result
+                        elif inspect.isgenerator(result) or inspect.isasyncgen(result):
+                            raise TypeError(_GENERATOR_RESULT)
+            except asyncio.CancelledError as error:
+                if _cancelled_from_outside():
+                    # Shutdown gave up on this job: it stays processing for stale recovery, and
+                    # its history says why this attempt ended (stale recovery will not repeat it).
+                    await self._record_shutdown(job)
+                    raise
+                # Nobody cancelled this run: the handler let a CancelledError of its own out
+                # (it awaited something another task cancelled). Re-raising would leave the
+                # job processing, re-run after every lock timeout and never failed.
+                returned = self._handler_returned(worker, job)
+                await self._fail(job, error, reason=_escaped_reason(error))
             except Exception as error:  # noqa: BLE001 - a handler failing is the normal fail path
                 returned = self._handler_returned(worker, job)
                 await self._fail(job, error)
+            except BaseException as error:
+                # KeyboardInterrupt, SystemExit, GeneratorExit or another BaseException out of
+                # the handler: the job fails like any other (so a handler that always exits
+                # ends failed after max_retries instead of taking down every worker that
+                # claims it). On the loop's thread KeyboardInterrupt and SystemExit then go
+                # on, as anywhere in asyncio: the program stops. From a sync handler's thread
+                # they only end that call, as threading treats them (ADR 0010).
+                returned = self._handler_returned(worker, job)
+                await self._fail(job, error, reason=_escaped_reason(error))
+                if current.is_async and isinstance(error, KeyboardInterrupt | SystemExit):
+                    log.error(
+                        "handler for job %s (%s) raised %s; the job is recorded as failed and the "
+                        "exception goes on to stop the program",
+                        job.id,
+                        job.name,
+                        type(error).__name__,
+                    )
+                    task = asyncio.current_task()
+                    if task is not None:  # it reaches the program through the loop: no second report
+                        task.add_done_callback(_retrieve)
+                    raise
             else:
                 returned = self._handler_returned(worker, job)
                 await self._complete(job, (time.perf_counter() - started) * 1000)
         finally:
+            if started and time.perf_counter() - started > self._long_run:
+                self.long_ran.add(job.name)  # a suspect if the loop turns out to have been blocked
             self.finishing.discard(job.id)
             worker.slots.active.pop(job.id, None)
             worker.slots.tasks.pop(job.id, None)
@@ -472,12 +641,18 @@ class JobProcessor:
             task.add_done_callback(self._releases.discard)
 
     def _slot_freed(self, worker: Worker) -> None:
-        if worker.work_hint:
-            worker.wake.set()
         if self._ctx.options.instance_concurrency is not None:
-            for other in self.workers.values():
+            # Under an instance cap, a freed slot goes first to the names the cap kept
+            # waiting, in registration order starting after this one, and to this name last:
+            # a busy name must not take back every slot it frees while another starves.
+            # (Fillers claim in the order they are woken.)
+            workers = list(self.workers.values())
+            start = workers.index(worker) + 1 if worker in workers else 0
+            for other in workers[start:] + workers[:start]:
                 if other is not worker and other.work_hint:
                     other.wake.set()
+        if worker.work_hint:
+            worker.wake.set()
 
     async def _complete(self, job: Job, duration_ms: float) -> None:
         ctx = self._ctx
@@ -501,21 +676,23 @@ class JobProcessor:
             await self._fail(job, error)
             return
         if updated is None:
-            return  # no longer ours (recovered as stale, deleted…): nothing written, no event
+            _not_ours(job, "completed")  # nothing written, no event (upstream)
+            return
         self._count(updated.name, now, False)
         if updated.status is JobStatus.PENDING:
             self.wake_at(updated.name, updated.next_run_at_ms)
         if ctx.events.has_listeners("job:complete"):
             ctx.events.emit("job:complete", JobCompleteEvent(updated, duration_ms))
 
-    async def _fail(self, job: Job, error: BaseException, terminal: bool = False) -> None:
+    async def _fail(self, job: Job, error: BaseException, terminal: bool = False, reason: str | None = None) -> None:
         ctx = self._ctx
         fail_count = job.fail_count + 1
         now = now_ms()
         retry_at = None
         if not terminal and fail_count < ctx.options.max_retries:
             retry_at = now + backoff_delay_ms(fail_count, self._base_ms, self._max_ms)
-        reason = _error_message(error)
+        if reason is None:
+            reason = _error_message(error)
         record = attempts.failure_attempt(
             job.fail_count, ctx.instance_id, job.locked_at_ms, now, error, retry_at is not None, reason
         )
@@ -526,6 +703,7 @@ class JobProcessor:
             ctx.events.emit("job:error", JobErrorEvent(store_error, job))
             return
         if updated is None:
+            _not_ours(job, "failed")
             return
         self._count(updated.name, now, True)
         will_retry = updated.status is JobStatus.PENDING

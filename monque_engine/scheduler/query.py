@@ -78,6 +78,23 @@ class TtlCache:
         self._entries.clear()
 
 
+def check_sort(sort: object) -> JobSort:
+    """``sort`` as a JobSort (None: by id, ascending), or InvalidJobQueryError saying what to pass."""
+    if sort is None:
+        return JobSort()
+    if not isinstance(sort, JobSort):
+        raise InvalidJobQueryError(
+            f"sort must be a JobSort(by=..., direction=...), got {type(sort).__name__}; "
+            "for example JobSort('created_at', 'desc')"
+        )
+    if sort.by not in ("id", "created_at", "updated_at", "next_run_at") or sort.direction not in ("asc", "desc"):
+        raise InvalidJobQueryError(
+            f"Unknown sort {sort.by!r} {sort.direction!r}; sort by id, created_at, updated_at or next_run_at, "
+            "asc or desc"
+        )
+    return sort
+
+
 class QueryService:
     """The read side of ``Monque``: lookups, listings, pages and cached stats, kept apart
     from the processing loop. (Not the console's ``monque_tui.query.JobQuery``, a view filter.)"""
@@ -106,13 +123,11 @@ class QueryService:
         sort: JobSort | None = None,
         include_data: bool = True,
     ) -> CursorPage:
-        sort = sort or JobSort()
-        if sort.by not in ("id", "created_at", "updated_at", "next_run_at") or sort.direction not in ("asc", "desc"):
-            raise InvalidJobQueryError(
-                f"Unknown sort {sort.by} {sort.direction}; sort by id, created_at, updated_at or next_run_at, asc or desc"
-            )
+        sort = check_sort(sort)
         if direction not in ("forward", "backward"):
             raise InvalidJobQueryError(f"direction must be 'forward' or 'backward', got {direction!r}")
+        if not isinstance(include_data, bool):  # a truthy "no" must not mean yes
+            raise InvalidJobQueryError(f"include_data must be True or False, got {include_data!r}")
         size = _limit(limit, 50)
         anchor = decode_cursor(cursor, sort) if cursor else None
         rows = await self._ctx.store.page(to_store_filter(filter), sort, direction, anchor, size + 1, include_data)

@@ -183,8 +183,13 @@ class JobStore(ABC):
         """Return owned processing jobs to pending (claims that landed during shutdown)."""
 
     @abstractmethod
-    async def heartbeat(self, owner: str, now_ms: int) -> int:
-        """Refresh lastHeartbeat and updatedAt of every job ``owner`` is processing."""
+    async def heartbeat(self, owner: str, now_ms: int, job_ids: Sequence[str] | None = None) -> int:
+        """Refresh lastHeartbeat and updatedAt of the jobs ``owner`` is processing: those of
+        ``job_ids`` (the ones the scheduler is running) or, with None, every one.
+
+        The scheduler passes its running jobs: a job it claimed but no longer runs (its
+        outcome write failed, a claim whose answer was lost) must age out and be recovered,
+        not be kept alive for as long as the instance runs other jobs (ADR 0004 addendum)."""
 
     @abstractmethod
     async def recover_stale(self, stale_before_ms: int, now_ms: int) -> int:

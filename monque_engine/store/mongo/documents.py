@@ -252,8 +252,11 @@ def stale_recovery_pipeline(now_ms: int) -> list[Document]:
     ]
 
 
-def heartbeat_filter(owner: str) -> Document:
-    return {"claimedBy": owner, "status": PROCESSING}
+def heartbeat_filter(owner: str, job_ids: list[str] | None = None) -> Document:
+    """The owner's processing jobs; only those of ``job_ids`` (the ones it runs) when given."""
+    if job_ids is None:
+        return {"claimedBy": owner, "status": PROCESSING}
+    return {"_id": {"$in": [oid(i) for i in job_ids]}, "claimedBy": owner, "status": PROCESSING}
 
 
 def heartbeat_update(now_ms: int) -> Document:

@@ -496,9 +496,12 @@ class MongoStore(JobStore):
         )
         return result.modified_count
 
-    async def heartbeat(self, owner: str, now_ms: int) -> int:
+    async def heartbeat(self, owner: str, now_ms: int, job_ids: Sequence[str] | None = None) -> int:
+        ids = None if job_ids is None else [i for i in job_ids if _valid(i)]
+        if ids is not None and not ids:
+            return 0
         result = await self._call(
-            "record a heartbeat", lambda c: c.update_many(q.heartbeat_filter(owner), q.heartbeat_update(now_ms))
+            "record a heartbeat", lambda c: c.update_many(q.heartbeat_filter(owner, ids), q.heartbeat_update(now_ms))
         )
         return result.modified_count
 

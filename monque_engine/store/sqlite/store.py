@@ -116,6 +116,16 @@ def _stale_attempt(now_ms: int) -> tuple[str, tuple[Any, ...]]:
     )
 
 
+def _on_read_only_file_system(directory: Path) -> bool:
+    """Whether ``directory`` is on a file system mounted read-only (so the root user, who
+    passes every permission check, is told the real reason instead of SQLite's "unable to
+    open database file" or "attempt to write a readonly database")."""
+    try:
+        return bool(os.statvfs(directory).f_flag & os.ST_RDONLY)
+    except (OSError, AttributeError):  # no statvfs (Windows), or the directory is missing
+        return False
+
+
 class SqliteStore(JobStore):
     kind = "sqlite"
     records_success_from_row = True
@@ -243,13 +253,26 @@ class SqliteStore(JobStore):
                 f"Cannot open SQLite database {path}: the file does not exist, and {how} never creates one; "
                 "check the path"
             )
+        read_only_fs = _on_read_only_file_system(parent)
         if self.settings.read_only:
             if not os.access(path, os.R_OK):
                 raise ConnectionError(f"Cannot open {path}: permission denied (it must be readable)")
+            side_files = all(Path(f"{path}{suffix}").exists() for suffix in ("-wal", "-shm"))
+            if read_only_fs and not side_files:
+                raise ConnectionError(
+                    f"Cannot open {path} read-only: it is on a read-only file system, and SQLite cannot create "
+                    "the -wal and -shm files it needs to read a WAL database there; open it while a worker has "
+                    "it open through a writable mount, or copy it to a writable directory"
+                )
             return
         if not parent.is_dir():
             raise ConnectionError(
                 f"Cannot create SQLite database {path}: directory {parent} does not exist (mkdir -p {parent})"
+            )
+        if read_only_fs:
+            raise ConnectionError(
+                f"Cannot {'open' if path.exists() else 'create'} {path}: directory {parent} is on a read-only file "
+                "system; remount it read-write, or use a writable directory"
             )
         if path.exists() and not os.access(path, os.R_OK | os.W_OK):
             raise ConnectionError(f"Cannot open {path}: permission denied (it must be readable and writable)")
@@ -1043,12 +1066,19 @@ class SqliteStore(JobStore):
         self._feed_rows(conn, "update", rows)
         return len(rows)
 
-    async def heartbeat(self, owner: str, now_ms: int) -> int:
+    async def heartbeat(self, owner: str, now_ms: int, job_ids: Sequence[str] | None = None) -> int:
         sql = (
             f"UPDATE {self._t.jobs} SET last_heartbeat = ?, updated_at = ? "
             "WHERE claimed_by = ? AND status = 'processing'"
         )
-        return await self._write(lambda conn: conn.execute(sql, (now_ms, now_ms, owner)).rowcount)
+        params: tuple[Any, ...] = (now_ms, now_ms, owner)
+        if job_ids is not None:
+            if not job_ids:
+                return 0
+            # One JSON parameter, however many jobs run (no limit on bound parameters).
+            sql += " AND id IN (SELECT value FROM json_each(?))"
+            params = (*params, json.dumps(list(job_ids)))
+        return await self._write(lambda conn: conn.execute(sql, params).rowcount)
 
     async def recover_stale(self, stale_before_ms: int, now_ms: int) -> int:
         # Liveness is the heartbeat (lockedAt only where a job has none, e.g. a foreign
