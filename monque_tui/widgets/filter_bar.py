@@ -42,7 +42,7 @@ class FilterBar(Vertical):
     FilterBar #filter-hint { height: 1; padding: 0 0 0 1; color: $text-muted; }
     FilterBar.-error #filter-hint { color: $text-error; text-style: bold; }
     """
-    BINDINGS = [Binding("escape", "clear", "Clear filter", show=True)]
+    BINDINGS = [Binding("escape", "clear", "Clear filter", show=True, key_display="Esc")]
 
     class Changed(Message):
         def __init__(
