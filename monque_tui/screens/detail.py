@@ -218,6 +218,11 @@ class JobDetailScreen(Screen[None]):
         self._tracebacks: tuple[str, ...] = ()
         #: What the styles were computed for when the screen was last suspended (``style_signature``).
         self._styled_for: tuple[object, ...] | None = None
+        #: The read found no job (deleted, removed by retention) or the store did not answer:
+        #: nothing but Back can act, so the job keys leave the footer and the palette.
+        self._gone = False
+        #: The stored row cannot be read as a job: only delete works on it.
+        self._unreadable = False
 
     @property
     def console(self) -> MonqueConsole:
@@ -249,6 +254,7 @@ class JobDetailScreen(Screen[None]):
         self.payload = None
         self.page = 0
         self.attempts, self.selected, self._tracebacks = (), -1, ()
+        self._gone = self._unreadable = False
         if self.is_mounted:
             self._begin()
 
@@ -383,11 +389,30 @@ class JobDetailScreen(Screen[None]):
 
     def show(self, job: Job | None, payload: PayloadPages | None) -> None:
         self.job = job
+        self._gone = job is None
+        self._unreadable = False  # ``show_unreadable`` follows when the read says otherwise
         body = self.query_one("#detail-body", Static)
+        if job is None:
+            # What was shown of it (history, payload) is no longer the store's: cleared, not left as if current.
+            self.payload, self.attempts, self.selected, self._tracebacks = None, (), -1, ()
+            self._show_history(False)
+            self.query_one("#detail-payload", Static).update("")
         if job is None and self.session.store_error is not None:  # not gone: the store did not answer
-            body.update(Text(f"Job {self.job_id} cannot be read: {self.session.store_error}", style="red"))
+            body.update(
+                Text(
+                    f"Job {self.job_id} cannot be read: {self.session.store_error}\nEsc goes back; "
+                    "the job keys return when the store answers again.",
+                    style="red",
+                )
+            )
         elif job is None:
-            body.update(Text(f"Job {self.job_id} no longer exists (deleted, or removed by retention).", style="red"))
+            body.update(
+                Text(
+                    f"Job {self.job_id} no longer exists (deleted, or removed by retention).\n"
+                    "Nothing can act on it any more: Esc goes back.",
+                    style="red",
+                )
+            )
         else:
             body.update(job_renderable(job, self._clock(), with_payload=False))
             self.query_one("#detail-payload", Static).update(payload_renderable(payload, self.page))
@@ -401,8 +426,17 @@ class JobDetailScreen(Screen[None]):
     def show_unreadable(self, error: InvalidJobDocumentError) -> None:
         """The stored job cannot be read as a job (its payload is not JSON, say): the reason
         in place of its fields. The table's row (read without the payload), when there is
-        one, stays the job the keys act on, so the operator can still delete it."""
-        self.query_one("#detail-body", Static).update(Text(str(error), style="red"))
+        one, stays the job the keys act on, so the operator can still delete it: cancel, retry
+        and reschedule read the job first and fail on it, so their keys are withdrawn."""
+        self._unreadable = True
+        self.query_one("#detail-body", Static).update(
+            Text(
+                f"{error}\nCancel, retry and reschedule need a readable job; d deletes it."
+                if self.job is not None
+                else str(error),
+                style="red",
+            )
+        )
         self.query_one("#detail-payload", Static).update("")
         self.refresh_bindings()
 
@@ -420,6 +454,12 @@ class JobDetailScreen(Screen[None]):
             self.load()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # False (hidden), not None (greyed): on a job that is gone or unreadable these keys can
+        # never act, so the footer and the palette stop offering them.
+        if self._gone and action in JOB_ACTIONS:
+            return False
+        if self._unreadable and action in JOB_ACTIONS and not (action == "act" and parameters == ("delete",)):
+            return False
         if action in MUTATING_ACTIONS and self.session.read_only:
             return None
         if action == "attempt":
@@ -446,6 +486,10 @@ class JobDetailScreen(Screen[None]):
 
     def action_back(self) -> None:
         self.dismiss(None)
+
+
+#: The keys that act on the job shown (everything of the screen but Back and the app's keys).
+JOB_ACTIONS = frozenset({"act", "release_owner", "payload_page", "attempt", "copy_traceback"})
 
 
 def style_signature(app: App[object]) -> tuple[object, ...]:
