@@ -597,11 +597,11 @@ class ConsoleSession:
                     )
                 )
                 return grown
-            message = await execute(self.monque, plan)
+            outcome = await execute(self.monque, plan)
         except Exception as error:  # noqa: BLE001 - shown to the operator
             self.emit(Notice(f"{plan.kind.value.capitalize()} failed: {error}", "error"))
             return None
-        self.emit(Notice(message, "information", plan.kind.value.capitalize()))
+        self.emit(Notice(outcome.message, outcome.severity, plan.kind.value.capitalize()))
         if not plan.is_bulk and plan.job_ids is not None and self.marks:
             self.clear_marks()  # the marks were used
         elif plan.is_bulk and self.marked_view is not None and plan.query == self.marked_view:
