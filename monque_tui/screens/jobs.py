@@ -221,7 +221,7 @@ class JobsScreen(Screen[None]):
         elif isinstance(event, Connected):
             header = self.query_one(ConsoleHeader)
             header.store = event.display_url
-            header.worker_info = f"workers: {', '.join(event.workers)}" if event.workers else ""
+            header.worker_names = tuple(event.workers)
 
     @_while_mounted
     def _show_loaded(self, event: WindowLoaded) -> None:
