@@ -29,6 +29,7 @@ from ..session.events import (
     QueryChanged,
     QueryFailed,
     StatsChanged,
+    StoreStateChanged,
     WindowChanged,
     WindowExtended,
     WindowLoaded,
@@ -216,6 +217,8 @@ class JobsScreen(Screen[None]):
                 table.placeholder = f"✗ {event.message}"
                 table.refresh()
                 self.query_one(FilterBar).show_query_error(event.message)
+        elif isinstance(event, StoreStateChanged):
+            self.query_one(ConsoleHeader).store_error = event.error is not None
         elif isinstance(event, PausedNamesChanged):
             self.query_one(ConsoleHeader).paused_names = event.names
         elif isinstance(event, Connected):

@@ -48,6 +48,7 @@ from .events import (
     QueryFailed,
     SessionEvent,
     StatsChanged,
+    StoreStateChanged,
     WindowChanged,
     WindowExtended,
     WindowLoaded,
@@ -182,6 +183,10 @@ class ConsoleSession:
         if message != self.store_error or now - self._store_error_at >= STORE_ERROR_REPEAT_S:
             self.emit(Notice(f"{message} (the console keeps trying; q quits)", "error", "Store error"))
             self._store_error_at = now
+        if message != self.store_error:
+            # The header says so for as long as it lasts: the notice goes after 10 s and the
+            # header went on saying "live" over rows the store no longer had (probe finding).
+            self.emit(StoreStateChanged(message))
         self.store_error = message
         self.buffer.must_reload()  # changes may be missed meanwhile: reload when the store answers
 
@@ -189,6 +194,7 @@ class ConsoleSession:
         if self.store_error is not None:
             self.store_error = None
             self.emit(Notice("The store answers again.", "information", "Store"))
+            self.emit(StoreStateChanged(None))
 
     # -- open and close -------------------------------------------------------------------------------
     async def open(self) -> None:

@@ -27,6 +27,8 @@ class ConsoleHeader(Static):
     label: reactive[str | None] = reactive(None)
     feed: reactive[str] = reactive("connecting")
     feed_error: reactive[str | None] = reactive(None)
+    #: The store does not answer (the reason is in the "Store error" notice, repeated every 30 s).
+    store_error: reactive[bool] = reactive(False)
     paused: reactive[bool] = reactive(False)
     read_only: reactive[bool] = reactive(False)
     marked: reactive[int] = reactive(0)
@@ -50,6 +52,9 @@ class ConsoleHeader(Static):
         label, style = FEED_LABELS.get(self.feed, (self.feed, ""))
         if self.feed_error and self.feed in ("reconnecting", "fallback"):
             label += f" ({self.feed_error[:60]})"
+        if self.store_error:
+            # Not "live" over rows the store may no longer have: the feed state means little now.
+            label, style = "✗ store error, retrying", "bold reverse red"
         parts.append((label, style))
         if self.paused:
             parts.append(("⏸ PAUSED (p resumes)", "bold reverse yellow"))

@@ -48,7 +48,7 @@ class StatusTabs(Static):
         tail = self.sort_text + (f" — {self.matching:,} matching" if self.matching is not None else "")
         wanted = min(len(self.describe), 24) + len(tail) + 2
         text = self._tabs(None)
-        for short in (4, 3, 0):
+        for short in (4, 0):
             if not width or text.cell_len + wanted <= width:
                 break
             text = self._tabs(short)
