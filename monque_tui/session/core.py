@@ -162,6 +162,10 @@ class ConsoleSession:
         self._stats_again = False
         self._stats_cost = 0.0
         self._stats_done_at = 0.0
+        #: (count, rows) of the last refresh whose count disagreed with a whole loaded view, and
+        #: the last such pair a reload was made for (``_heal_window``).
+        self._disagreement: tuple[int, int] | None = None
+        self._healed: tuple[int, int] | None = None
         # live
         self.throughput = Throughput(system_clock)
         self.buffer = ChangeBuffer(self.throughput)
@@ -489,12 +493,40 @@ class ConsoleSession:
                 if query == self.query:
                     self.stats, self.matching = stats, matching
                     self.emit(StatsChanged(stats, matching, query))
+                    await self._heal_window(stats.total if matching is None else matching)
                 self._stats_done_at = time.monotonic()
                 self._stats_cost = self._stats_done_at - started
                 if not self._stats_again:
                     return
         finally:
             self._stats_busy = False
+
+    async def _heal_window(self, count: int) -> None:
+        """Reload a wholly loaded view whose row count disagrees with the store's count, twice running.
+
+        Changes the feed does not carry (rows deleted or edited in the ``sqlite3`` shell, ADR
+        0001) left the table showing jobs the tabs no longer counted ("All 0" over a listed
+        job) and a deleted job's detail as if it existed (probe finding). Only a view loaded
+        whole can be checked this cheaply; the disagreement must be the same on two refreshes
+        in a row (a busy queue's counts lead its feed by a flush, never twice alike), and each
+        disagreement is healed once (unreadable rows are counted but never listed).
+        """
+        window = self.window
+        if self.paused or window.has_before or window.has_after or window.query != self.query:
+            self._disagreement = None
+            return
+        pair = (count, len(window.rows))
+        if count == len(window.rows):
+            self._disagreement = None
+            return
+        if pair != self._disagreement:
+            self._disagreement = pair
+            return
+        if pair == self._healed:
+            return
+        self._healed = pair
+        self.emit(JobsChanged(frozenset(), reload=True))  # an open detail reads its job again
+        await self.reload_around_cursor()
 
     # -- names ------------------------------------------------------------------------------------------
     async def load_names(self) -> list[str]:
