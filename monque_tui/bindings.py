@@ -207,7 +207,7 @@ REGISTRY: tuple[KeyAction, ...] = (
         ("detail",),
         key_display=">",
         help="A large payload is shown a page at a time: the next page",
-        rank=15,
+        rank=18,
     ),
     KeyAction(
         "less_than_sign",
@@ -217,7 +217,7 @@ REGISTRY: tuple[KeyAction, ...] = (
         ("detail",),
         key_display="<",
         help="The previous page of a large payload",
-        rank=16,
+        rank=19,
     ),
     # Errors: attempt history on the detail screen, the errors view (issue 12)
     KeyAction(
@@ -228,7 +228,7 @@ REGISTRY: tuple[KeyAction, ...] = (
         ("detail",),
         key_display="]",
         help="Select the next (newer) attempt of the timeline and show its traceback",
-        rank=17,
+        rank=16,
     ),
     KeyAction(
         "left_square_bracket",
@@ -238,7 +238,7 @@ REGISTRY: tuple[KeyAction, ...] = (
         ("detail",),
         key_display="[",
         help="Select the previous (older) attempt of the timeline and show its traceback",
-        rank=18,
+        rank=15,
     ),
     KeyAction(
         "y",
@@ -248,7 +248,7 @@ REGISTRY: tuple[KeyAction, ...] = (
         ("detail",),
         help="Copy the selected attempt's type, message and full traceback to the clipboard (OSC 52: "
         "works in terminals that allow it; the traceback pane's text can also be selected with the mouse)",
-        rank=19,
+        rank=17,
     ),
     KeyAction(
         "enter",
