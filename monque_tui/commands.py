@@ -63,6 +63,23 @@ def _statuses(text: str) -> list[str]:
     return values
 
 
+#: The health window's bound: the per-minute counters are kept 48 h (``monque_engine`` fleet).
+MAX_WINDOW_MINUTES = 48 * 60
+
+
+def _window(text: str) -> int:
+    """``--window``: whole minutes the counters cover (the engine's error named its parameter, not the flag)."""
+    try:
+        minutes = int(text)
+    except ValueError:
+        minutes = 0
+    if not 1 <= minutes <= MAX_WINDOW_MINUTES:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected whole minutes from 1 to {MAX_WINDOW_MINUTES} (the counters keep 48 h)"
+        )
+    return minutes
+
+
 def _store_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--url", default=None, metavar="URL", help=f"store URL [env: MONQUE_URL] [default: {DEFAULT_URL}]"
@@ -130,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--window",
-        type=int,
+        type=_window,
         default=60,
         metavar="MINUTES",
         help="minutes of completed/failed counts to sum [default: 60]",
@@ -308,6 +325,22 @@ async def _instances(monque: Monque, args: argparse.Namespace) -> int:
 
 
 async def _release_dead(monque: Monque, args: argparse.Namespace) -> int:
+    # An unknown or live instance used to read "0 processing job(s) of X can be released now;
+    # rerun with --yes", exit 0: a typo looked like a dead owner with nothing held.
+    info = next((i for i in await monque.instances() if i.id == args.instance), None)
+    if info is None:
+        raise CliError(
+            f"no instance {args.instance!r} on this store (registered, or holding processing jobs); "
+            "monque-tui instances lists them",
+            ExitCode.USAGE,
+        )
+    if info.alive:
+        raise CliError(
+            f"{args.instance} is alive (last heartbeat {_age(info.last_heartbeat, datetime.now(UTC))} ago): "
+            "a live instance's jobs are never released; stop it, or wait until its heartbeat is older than "
+            "twice its interval",
+            ExitCode.USAGE,
+        )
     count = await monque.count_dead_owner_jobs(args.instance)
     if not args.yes:
         _err(f"{count} processing job(s) of {args.instance} can be released now; rerun with --yes to release them")
