@@ -426,6 +426,32 @@ async def _export(monque: Monque, args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _sqlite_file_at(path: Path) -> str | None:
+    """Why ``path`` must not be replaced by an export (a SQLite database or one of its companion
+    files, such as the store's own ``jobs.db``), or None.
+
+    An export replaces an existing file whole (a previous export, by design), and so
+    ``--output jobs.db`` replaced the store it was reading with JSON Lines (probe finding).
+    """
+
+    def is_database(candidate: Path) -> bool:
+        try:
+            with candidate.open("rb") as file:
+                return file.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+        except OSError:
+            return False
+
+    if is_database(path):
+        return "it is a SQLite database"
+    for suffix in ("-wal", "-shm", "-journal"):
+        if path.name.endswith(suffix) and is_database(path.with_name(path.name.removesuffix(suffix))):
+            return f"it belongs to the SQLite database {path.name.removesuffix(suffix)}"
+    return None
+
+
 async def _export_to_file(
     monque: Monque, target: str, listing: JobListFilter, args: argparse.Namespace, progress: Callable[[int, int], None]
 ) -> int:
@@ -436,6 +462,12 @@ async def _export_to_file(
     """
     if Path(target).is_dir():
         raise CliError(f"cannot write {target}: it is a directory; name a file", ExitCode.USAGE)
+    database = _sqlite_file_at(Path(target))
+    if database is not None:
+        raise CliError(
+            f"refusing to write the export over {target}: {database}; name another file (e.g. export.{args.format})",
+            ExitCode.USAGE,
+        )
     partial = f"{target}.partial-{os.getpid()}"
     try:
         fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
