@@ -57,6 +57,12 @@ def eligible(kind: ActionKind, status: JobStatus) -> bool:
     return status in ELIGIBLE[kind]
 
 
+def statuses_for(kind: ActionKind) -> str:
+    """``pending`` / ``failed or cancelled``: the statuses an action applies to, in words."""
+    names = [status.value for status in ELIGIBLE[kind]]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+
+
 @dataclass(frozen=True, slots=True)
 class ActionPlan:
     kind: ActionKind

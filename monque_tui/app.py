@@ -27,6 +27,7 @@ from .bindings import bindings_for
 from .clock import Clock, system_clock
 from .command_palette import ConsolePalette
 from .config import ConsoleConfig
+from .disabled_keys import explain
 from .formatting import plural
 from .keylog import KeyLog, clocked_driver
 from .palette import ConsoleCommands
@@ -135,6 +136,19 @@ class MonqueConsole(App[int]):
             if self._keylog is not None:
                 self._last_key = (event.key, event.time)
         await super().on_event(event)
+
+    def on_key(self, event: events.Key) -> None:
+        """A key bound to an action that does not apply now says why (it used to do nothing at all).
+
+        Runs after the bindings were tried (``App._on_key``); an enabled binding ran, so only
+        a disabled one, greyed in the footer, gets a line here.
+        """
+        active = self.screen.active_bindings.get(event.key)
+        if active is None or active.enabled:
+            return
+        reason = explain(self.screen, active.binding.action, self.session.read_only)
+        if reason:
+            self.notify(reason, severity="warning", timeout=5)
 
     async def run_action(
         self, action: Any, default_namespace: Any = None, namespaces: Mapping[str, Any] | None = None

@@ -28,7 +28,7 @@ from textual.widgets import Static, TextArea
 from monque_engine import Attempt, InvalidCronError, InvalidJobDocumentError, Job, JobStatus
 from monque_engine.cron import describe, next_runs
 
-from ..actions import ActionKind, eligible
+from ..actions import ActionKind, eligible, statuses_for
 from ..bindings import MUTATING_ACTIONS, Scope, bindings_for
 from ..clock import Clock
 from ..formatting import STATUS_STYLES, absolute, relative, span
@@ -475,6 +475,23 @@ class JobDetailScreen(Screen[None]):
         if action == "act":
             return True if self.job is not None and eligible(ActionKind(str(parameters[0])), self.job.status) else None
         return True
+
+    def disabled_reason(self, action: str, parameters: tuple[object, ...]) -> str | None:
+        """Why a greyed key did nothing (``disabled_keys``)."""
+        if action == "act" and self.job is not None:
+            kind = ActionKind(str(parameters[0]))
+            return (
+                f"{kind.value.capitalize()} applies to {statuses_for(kind)} jobs; this job is {self.job.status.value}."
+            )
+        if action == "act":
+            return "The job is still being read." if not self._gone else ""
+        if action == "release_owner":
+            return "x releases the jobs of a dead owner: this job's owner is alive, or it has none."
+        if action == "payload_page":
+            return "" if self.payload is None else "The payload fits on one page." if len(self.payload) < 2 else ""
+        if action in ("attempt", "copy_traceback"):
+            return "" if self.attempts else "This job has no attempts yet."
+        return None
 
     def action_act(self, kind: str) -> None:
         if self.job is not None:
