@@ -50,6 +50,8 @@ from .session.fleet import PausedNamesChanged, release_owner
 DETAIL_SCREEN = "job-detail"  # the reused detail screen's installed name
 FLUSH_INTERVAL = 0.5  # live enough to read; each flush diffs the window and redraws changed rows
 STATS_INTERVAL = 2.0
+#: A greyed key's explanation is not shown again while the same one is still on screen.
+EXPLAIN_AGAIN_S = 5.0
 POLL_INTERVAL = 2.0
 THROUGHPUT_INTERVAL = 1.0
 #: The longest a read waits for a key's frame (a key that changed nothing visible draws none).
@@ -101,6 +103,8 @@ class MonqueConsole(App[int]):
         self._last_key: tuple[str, float] | None = None
         #: A key arrived and no frame has been written since: its work goes first (``_key_first``).
         self._key_since_frame = False
+        #: The last greyed-key explanation shown, and when (monotonic).
+        self._explained: tuple[str, float] = ("", 0.0)
         #: The live flush already gave way to a key once in a row (it never waits twice).
         self._flush_deferred = False
         #: The last display had nothing to draw (``_display``): not a frame.
@@ -147,7 +151,10 @@ class MonqueConsole(App[int]):
         if active is None or active.enabled:
             return
         reason = explain(self.screen, active.binding.action, self.session.read_only)
-        if reason:
+        now = time.monotonic()
+        last_reason, last_at = self._explained
+        if reason and not (reason == last_reason and now - last_at < EXPLAIN_AGAIN_S):
+            self._explained = (reason, now)  # a held key repeats: one toast while the first shows
             self.notify(reason, severity="warning", timeout=5)
 
     async def run_action(
