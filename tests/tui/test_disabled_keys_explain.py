@@ -63,6 +63,8 @@ async def test_detail_keys_say_why(seeded_url: str) -> None:
 async def test_read_only_keys_say_read_only(seeded_url: str) -> None:
     async with running_console(seeded_url, read_only=True) as (app, pilot):
         await move_to(app, pilot, PENDING)
-        for key in ("c", "d", "D"):
-            said = await _press(app, pilot, key)
-            assert len(said) == 1 and said[0].startswith("Read-only console (started with --read-only)"), said
+        said = await _press(app, pilot, "c")
+        assert len(said) == 1 and said[0].startswith("Read-only console (started with --read-only)"), said
+        for key in ("d", "D"):  # the same line, still on screen: not stacked again
+            assert await _press(app, pilot, key) == []
+        assert not isinstance(app.screen, ConfirmScreen)
