@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, cast
 
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
@@ -57,17 +57,24 @@ OUTCOME_STYLES = {
 }
 
 
-def attempt_cells(attempt: Attempt) -> tuple[Text, ...]:
-    """``#3  retrying  worker-1  2026-01-15 11:47:58  1.27s  KeyError: 'signing_secret'``, as cells."""
-    started = absolute(attempt.started_at_ms) if attempt.started_at_ms is not None else "-"
-    return (
+def attempt_cells(attempt: Attempt, instance: bool = True, started: str = "full") -> tuple[Text, ...]:
+    """``#3  retrying  worker-1  2026-01-15 11:47:58  1.27s  KeyError: 'signing_secret'``, as cells.
+
+    ``instance`` False and ``started`` "time" (the clock time only) or "none" leave those
+    out, for a narrow terminal (``Timeline``).
+    """
+    cells = [
         Text(f"#{attempt.number}", style="bold"),
         Text(attempt.outcome, style=OUTCOME_STYLES.get(attempt.outcome, "")),
-        Text((attempt.instance_id or "-") + " ", style="magenta"),
-        Text(started),
-        Text(duration_text(attempt.duration_ms), style="dim", justify="right"),
-        Text(attempt.summary if attempt.error_type or attempt.error_message else "", style="red"),
-    )
+    ]
+    if instance:
+        cells.append(Text((attempt.instance_id or "-") + " ", style="magenta"))
+    if started != "none":
+        at = absolute(attempt.started_at_ms) if attempt.started_at_ms is not None else "-"
+        cells.append(Text(at.split(" ", 1)[-1] if started == "time" else at))
+    cells.append(Text(duration_text(attempt.duration_ms), style="dim", justify="right"))
+    cells.append(Text(attempt.summary if attempt.error_type or attempt.error_message else "", style="red"))
+    return tuple(cells)
 
 
 def duration_text(ms: int | None) -> str:
@@ -91,22 +98,58 @@ def traceback_text(attempt: Attempt) -> str:
     return f"{head}\n\n{attempt.traceback}" if attempt.traceback else f"{head}\n\n(no traceback recorded)"
 
 
+#: The message column's least width before the timeline drops a column for it.
+MESSAGE_MIN = 24
+
+
+class Timeline:
+    """The attempt timeline, oldest first, one line each, the selected one marked.
+
+    Laid out for the width it is drawn at: at 60 columns the full row squeezed every cell to
+    an ellipsis ("… retry… worker-1:881:c01d… 2026-01-15 11:45:58.… 1.", probe finding), so
+    a narrow terminal drops the start's date, then the instance, then the start, keeping the
+    number, outcome, duration and message whole.
+    """
+
+    def __init__(self, attempts: tuple[Attempt, ...], selected: int) -> None:
+        self.attempts = attempts
+        self.selected = selected
+
+    def _layout(self, width: int) -> tuple[bool, str]:
+        """(instance shown, start "full" | "time" | "none") for ``width`` cells of panel."""
+        for instance, started in ((True, "full"), (True, "time"), (False, "time"), (False, "none")):
+            cells = [attempt_cells(a, instance, started)[:-1] for a in self.attempts]
+            columns = len(cells[0]) if cells else 0
+            fixed = sum(max((c[i].cell_len for c in cells), default=0) for i in range(columns))
+            # Marker, the fixed cells, one cell of padding after each column, the panel's borders and padding.
+            if 1 + fixed + columns + 1 + 4 + MESSAGE_MIN <= width:
+                return instance, started
+        return False, "none"
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        instance, started = self._layout(options.max_width)
+        table = Table.grid(padding=(0, 1), expand=True)
+        table.add_column(no_wrap=True, width=1)
+        columns = 3 + int(instance) + int(started != "none")  # number, outcome, [instance], [start], duration
+        for _ in range(columns):
+            table.add_column(no_wrap=True)
+        table.add_column(no_wrap=True, overflow="ellipsis", ratio=1)
+        for index, attempt in enumerate(self.attempts):
+            chosen = index == self.selected
+            table.add_row(
+                Text("▶" if chosen else " ", style="bold cyan"),
+                *attempt_cells(attempt, instance, started),
+                style="on grey23" if chosen else None,
+            )
+        title = f"Attempts ({len(self.attempts)} kept, oldest first) — [ ] select, y copies the traceback"
+        if len(title) + 6 > options.max_width:  # whole words or none: the keys are in the footer and ?
+            title = f"Attempts ({len(self.attempts)} kept, oldest first)"
+        yield Panel(table, title=Text(title), title_align="left", border_style="yellow")
+
+
 def timeline_renderable(attempts: tuple[Attempt, ...], selected: int) -> RenderableType:
-    """The attempt timeline, oldest first, one line each (the message cut to fit), the selected one marked."""
-    table = Table.grid(padding=(0, 1), expand=True)
-    table.add_column(no_wrap=True, width=1)
-    for _ in range(5):
-        table.add_column(no_wrap=True)
-    table.add_column(no_wrap=True, overflow="ellipsis", ratio=1)
-    for index, attempt in enumerate(attempts):
-        chosen = index == selected
-        table.add_row(
-            Text("▶" if chosen else " ", style="bold cyan"),
-            *attempt_cells(attempt),
-            style="on grey23" if chosen else None,
-        )
-    title = f"Attempts ({len(attempts)} kept, oldest first) — [ ] select, y copies the traceback"
-    return Panel(table, title=Text(title), title_align="left", border_style="yellow")
+    """The attempt timeline (``Timeline``), laid out for the width it is drawn at."""
+    return Timeline(attempts, selected)
 
 
 def job_renderable(
