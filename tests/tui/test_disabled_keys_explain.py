@@ -68,3 +68,12 @@ async def test_read_only_keys_say_read_only(seeded_url: str) -> None:
         for key in ("d", "D"):  # the same line, still on screen: not stacked again
             assert await _press(app, pilot, key) == []
         assert not isinstance(app.screen, ConfirmScreen)
+
+
+async def test_an_empty_store_says_there_is_nothing_under_the_cursor(store_url: str) -> None:
+    async with running_console(store_url) as (app, pilot):
+        assert await _press(app, pilot, "c") == ["No job under the cursor."]
+        await pilot.press("e")
+        await wait_for(lambda: type(app.screen).__name__ == "ErrorsScreen")
+        said = await _press(app, pilot, "R")
+        assert said == ["No error group under the cursor: no job has failed or is retrying."], said
