@@ -195,7 +195,7 @@ class MonqueConsole(App[int]):
         try:
             await self.session.open()
         except SessionError as error:
-            self.fail(str(error))
+            self.fail(str(error), error.code)
             return
         self.jobs_screen.start()
         self.run_worker(self.refresh_paused_names(), group="paused")
@@ -205,9 +205,9 @@ class MonqueConsole(App[int]):
             self.set_interval(THROUGHPUT_INTERVAL, self._throughput_tick)
             self.set_interval(POLL_INTERVAL, self._poll)
 
-    def fail(self, message: str) -> None:
+    def fail(self, message: str, code: int = 1) -> None:
         self.error = mask_text(message.splitlines()[0]) if message else "monque-tui: failed"
-        self.exit(return_code=1)
+        self.exit(return_code=code)
 
     async def on_unmount(self) -> None:
         if self._keylog is not None:

@@ -36,6 +36,7 @@ from monque_engine.store import JobStore, open_store
 from ..actions import ActionKind, ActionPlan, execute, plan_bulk, plan_for_jobs, recount
 from ..clock import Clock, system_clock
 from ..config import ConsoleConfig
+from ..exitcodes import CliError, ExitCode
 from ..query import JobQuery
 from ..window import PAGE_SIZE, JobWindow
 from .events import (
@@ -89,7 +90,16 @@ def console_store(url: str) -> str | JobStore:
 
 
 class SessionError(Exception):
-    """The session cannot start; ``str()`` is one line for the operator."""
+    """The session cannot start; ``str()`` is one line for the operator, ``code`` the exit code.
+
+    The console exited 1 ("internal error (a bug)") for every one of them, and wrapped an
+    ``--app`` failure as "setup failed: CliError: --app …": the store and the app now exit 3
+    and 4, as ``--worker`` does (probe finding).
+    """
+
+    def __init__(self, message: str, code: int = ExitCode.INTERNAL) -> None:
+        super().__init__(message)
+        self.code = int(code)
 
 
 #: A store failure the console already reported is said again only after this long (the timers
@@ -212,15 +222,20 @@ class ConsoleSession:
             monque = Monque(console_store(self.config.url), **options)
             await monque.initialize()
         except Exception as error:  # noqa: BLE001 - reported as one line, then exit non-zero
-            raise SessionError(f"monque-tui: cannot open {self.config.url}: {error}") from None
+            raise SessionError(f"monque-tui: cannot open {self.config.url}: {error}", ExitCode.STORE) from None
         self.monque = monque
         try:
             if self.config.setup is not None:
                 await self.config.setup(monque)
+        except CliError as error:  # the --app could not be loaded: its own line and code
+            raise SessionError(f"monque-tui: error: {error.message}", error.code) from None
+        except Exception as error:  # noqa: BLE001
+            raise SessionError(f"monque-tui: setup failed: {type(error).__name__}: {error}", ExitCode.APP) from None
+        try:
             if self.config.start_workers:
                 await monque.start()
         except Exception as error:  # noqa: BLE001
-            raise SessionError(f"monque-tui: setup failed: {type(error).__name__}: {error}") from None
+            raise SessionError(f"monque-tui: cannot start the workers: {type(error).__name__}: {error}") from None
         self.emit(Connected(monque.display_url, tuple(monque.registered_names) if self.config.start_workers else ()))
         if self.live:
             self.watch = monque.resilient_watch(self.buffer.add, self._watch_event, full_document=True)
