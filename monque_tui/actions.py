@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 
-from monque_engine import Job, JobListFilter, JobStateError, JobStatus, Monque
+from monque_engine import InvalidJobDocumentError, Job, JobListFilter, JobStateError, JobStatus, Monque
 
 from .formatting import absolute, plural, short_id
 from .query import JobQuery, ms_datetime
@@ -55,6 +55,12 @@ CONSEQUENCES: dict[ActionKind, str] = {
 
 def eligible(kind: ActionKind, status: JobStatus) -> bool:
     return status in ELIGIBLE[kind]
+
+
+def statuses_for(kind: ActionKind) -> str:
+    """``pending`` / ``failed or cancelled``: the statuses an action applies to, in words."""
+    names = [status.value for status in ELIGIBLE[kind]]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,13 +199,21 @@ async def recount(monque: Monque, plan: ActionPlan) -> ActionPlan | None:
     return replace(plan, count=count, subject=bulk_subject(plan.kind, plan.query, count))
 
 
-async def execute(monque: Monque, plan: ActionPlan) -> str:
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a plan did, in words, and how loudly to say it (``information`` or ``warning``)."""
+
+    message: str
+    severity: str = "information"
+
+
+async def execute(monque: Monque, plan: ActionPlan) -> Outcome:
     """Run a plan; returns the sentence for the result notification."""
     past = VERBS[plan.kind][1]
     if plan.query is not None:
         list_filter = bulk_filter(plan.kind, plan.query)
         if list_filter is None:
-            return f"{past} 0 jobs"
+            return Outcome(f"{past} 0 jobs")
         # One store operation on the whole filter, bounded to what was counted (never more than confirmed).
         before = ms_datetime(plan.as_of_ms) if plan.as_of_ms is not None else None
         if plan.kind is ActionKind.CANCEL:
@@ -213,8 +227,9 @@ async def execute(monque: Monque, plan: ActionPlan) -> str:
         message = f"{past} {plural(result.count, 'job')}"
         if result.count != plan.count:
             message += f" ({plan.count:,} matched when you confirmed; the rest changed meanwhile)"
-        return message
+        return Outcome(message)
     done = gone = refused = 0
+    unreadable: list[InvalidJobDocumentError] = []
     for job_id in plan.job_ids or ():
         try:
             if plan.kind is ActionKind.CANCEL:
@@ -229,11 +244,41 @@ async def execute(monque: Monque, plan: ActionPlan) -> str:
         except JobStateError:
             refused += 1
             continue
+        except InvalidJobDocumentError as error:
+            # A row damaged by hand: cancel, retry and reschedule read the job and cannot. The
+            # others of the selection still get the action, and the sentence says what to do.
+            unreadable.append(error)
+            continue
         if ok:
             done += 1
         else:
             gone += 1
-    return result_sentence(plan.kind, done, plan.skipped + refused, gone)
+    message = result_sentence(plan.kind, done, plan.skipped + refused, gone)
+    if unreadable:
+        if done == 0 and plan.skipped + refused + gone == 0:
+            return Outcome(unreadable_sentence(plan.kind, unreadable, alone=True), "warning")
+        return Outcome(f"{message}; {unreadable_sentence(plan.kind, unreadable, alone=False)}", "warning")
+    return Outcome(message)
+
+
+def unreadable_sentence(kind: ActionKind, errors: list[InvalidJobDocumentError], alone: bool) -> str:
+    """Why damaged rows were left alone and what works: ``d`` deletes them, or repair them by hand.
+
+    ``alone``: the whole message (starts with a capital), else a clause after a ``;``.
+    """
+    verb = kind.value
+    if len(errors) == 1:
+        error = errors[0]
+        which = f"job {short_id(error.job_id)}" if error.job_id else "1 job"
+        return (
+            f"{'Cannot' if alone else 'could not'} {verb} {which}: its stored row is damaged ({error.reason}); "
+            f"{verb} needs a readable job, only delete works on it (d), or repair the row by hand"
+        )
+    return (
+        f"{'Cannot' if alone else 'could not'} {verb} {len(errors):,} jobs: their stored rows are damaged "
+        f"({errors[0].reason}, …); {verb} needs readable jobs, only delete works on them (d), or repair the rows "
+        "by hand"
+    )
 
 
 def result_sentence(kind: ActionKind, done: int, left_alone: int, gone: int) -> str:

@@ -27,6 +27,7 @@ from .bindings import bindings_for
 from .clock import Clock, system_clock
 from .command_palette import ConsolePalette
 from .config import ConsoleConfig
+from .disabled_keys import explain
 from .formatting import plural
 from .keylog import KeyLog, clocked_driver
 from .palette import ConsoleCommands
@@ -49,6 +50,8 @@ from .session.fleet import PausedNamesChanged, release_owner
 DETAIL_SCREEN = "job-detail"  # the reused detail screen's installed name
 FLUSH_INTERVAL = 0.5  # live enough to read; each flush diffs the window and redraws changed rows
 STATS_INTERVAL = 2.0
+#: A greyed key's explanation is not shown again while the same one is still on screen.
+EXPLAIN_AGAIN_S = 5.0
 POLL_INTERVAL = 2.0
 THROUGHPUT_INTERVAL = 1.0
 #: The longest a read waits for a key's frame (a key that changed nothing visible draws none).
@@ -100,6 +103,8 @@ class MonqueConsole(App[int]):
         self._last_key: tuple[str, float] | None = None
         #: A key arrived and no frame has been written since: its work goes first (``_key_first``).
         self._key_since_frame = False
+        #: The last greyed-key explanation shown, and when (monotonic).
+        self._explained: tuple[str, float] = ("", 0.0)
         #: The live flush already gave way to a key once in a row (it never waits twice).
         self._flush_deferred = False
         #: The last display had nothing to draw (``_display``): not a frame.
@@ -135,6 +140,22 @@ class MonqueConsole(App[int]):
             if self._keylog is not None:
                 self._last_key = (event.key, event.time)
         await super().on_event(event)
+
+    def on_key(self, event: events.Key) -> None:
+        """A key bound to an action that does not apply now says why (it used to do nothing at all).
+
+        Runs after the bindings were tried (``App._on_key``); an enabled binding ran, so only
+        a disabled one, greyed in the footer, gets a line here.
+        """
+        active = self.screen.active_bindings.get(event.key)
+        if active is None or active.enabled:
+            return
+        reason = explain(self.screen, active.binding.action, self.session.read_only)
+        now = time.monotonic()
+        last_reason, last_at = self._explained
+        if reason and not (reason == last_reason and now - last_at < EXPLAIN_AGAIN_S):
+            self._explained = (reason, now)  # a held key repeats: one toast while the first shows
+            self.notify(reason, severity="warning", timeout=5)
 
     async def run_action(
         self, action: Any, default_namespace: Any = None, namespaces: Mapping[str, Any] | None = None
@@ -174,7 +195,7 @@ class MonqueConsole(App[int]):
         try:
             await self.session.open()
         except SessionError as error:
-            self.fail(str(error))
+            self.fail(str(error), error.code)
             return
         self.jobs_screen.start()
         self.run_worker(self.refresh_paused_names(), group="paused")
@@ -184,9 +205,9 @@ class MonqueConsole(App[int]):
             self.set_interval(THROUGHPUT_INTERVAL, self._throughput_tick)
             self.set_interval(POLL_INTERVAL, self._poll)
 
-    def fail(self, message: str) -> None:
+    def fail(self, message: str, code: int = 1) -> None:
         self.error = mask_text(message.splitlines()[0]) if message else "monque-tui: failed"
-        self.exit(return_code=1)
+        self.exit(return_code=code)
 
     async def on_unmount(self) -> None:
         if self._keylog is not None:

@@ -32,6 +32,10 @@ class KeyAction:
     key_display: str | None = None
     #: Longer text for help and the palette.
     help: str = ""
+    #: Footer priority when the terminal is too narrow for every shown key: lower is kept
+    #: first (``ConsoleFooter`` drops the highest ranks whole, never cutting a label; every
+    #: key stays in ``?`` and the palette).
+    rank: int = 50
 
 
 REGISTRY: tuple[KeyAction, ...] = (
@@ -68,6 +72,7 @@ REGISTRY: tuple[KeyAction, ...] = (
         ("jobs",),
         key_display="⏎",
         help="Open the job under the cursor: payload, error, timestamps, owner, schedule",
+        rank=4,
     ),
     # What the table shows
     KeyAction("1", "status('all')", "All", "View", ("jobs",), show=False, help="Show jobs of every status"),
@@ -78,7 +83,9 @@ REGISTRY: tuple[KeyAction, ...] = (
     KeyAction("4", "status('completed')", "Completed", "View", ("jobs",), show=False, help="Show completed jobs"),
     KeyAction("5", "status('failed')", "Failed", "View", ("jobs",), show=False, help="Show failed jobs"),
     KeyAction("6", "status('cancelled')", "Cancelled", "View", ("jobs",), show=False, help="Show cancelled jobs"),
-    KeyAction("s", "next_sort", "Sort", "View", ("jobs",), help="Sort by created, updated or next run (cycles)"),
+    KeyAction(
+        "s", "next_sort", "Sort", "View", ("jobs",), help="Sort by created, updated or next run (cycles)", rank=20
+    ),
     KeyAction("S", "reverse_sort", "Reverse", "View", ("jobs",), show=False, help="Flip the sort direction"),
     KeyAction(
         "slash",
@@ -92,6 +99,7 @@ REGISTRY: tuple[KeyAction, ...] = (
         "FROM..TO such as: created -2h..  updated today  next now..+1h (no offset = UTC), and "
         "'contains': payload or error text (type or message), ASCII case ignored, applied after a short "
         "pause in typing or at once on Enter",
+        rank=5,
     ),
     KeyAction(
         "escape",
@@ -103,7 +111,7 @@ REGISTRY: tuple[KeyAction, ...] = (
         key_display="Esc",
         help="Clear the name, id/key, time and contains filters (and an errors-view group)",
     ),
-    KeyAction("p", "toggle_pause", "Pause", "View", ("jobs",), help="Freeze or resume live updates"),
+    KeyAction("p", "toggle_pause", "Pause", "View", ("jobs",), help="Freeze or resume live updates", rank=21),
     # Marking
     KeyAction(
         "space",
@@ -113,6 +121,7 @@ REGISTRY: tuple[KeyAction, ...] = (
         ("jobs",),
         key_display="␣",
         help="Mark or unmark the job under the cursor",
+        rank=22,
     ),
     KeyAction(
         "a", "mark_loaded", "Mark loaded", "Mark", ("jobs",), show=False, help="Mark every loaded job of the view"
@@ -127,6 +136,7 @@ REGISTRY: tuple[KeyAction, ...] = (
         ("jobs", "detail"),
         mutating=True,
         help="Cancel pending jobs: the marked ones, or else the one under the cursor",
+        rank=10,
     ),
     KeyAction(
         "r",
@@ -136,6 +146,7 @@ REGISTRY: tuple[KeyAction, ...] = (
         ("jobs", "detail"),
         mutating=True,
         help="Retry failed or cancelled jobs: the marked ones, or else the one under the cursor",
+        rank=11,
     ),
     KeyAction(
         "t",
@@ -145,6 +156,7 @@ REGISTRY: tuple[KeyAction, ...] = (
         ("jobs", "detail"),
         mutating=True,
         help="Move pending jobs' next run (+10m, +2h, or an ISO time)",
+        rank=13,
     ),
     KeyAction(
         "d",
@@ -154,6 +166,7 @@ REGISTRY: tuple[KeyAction, ...] = (
         ("jobs", "detail"),
         mutating=True,
         help="Delete jobs: the marked ones, or else the one under the cursor",
+        rank=12,
     ),
     KeyAction(
         "C",
@@ -194,6 +207,7 @@ REGISTRY: tuple[KeyAction, ...] = (
         ("detail",),
         key_display=">",
         help="A large payload is shown a page at a time: the next page",
+        rank=18,
     ),
     KeyAction(
         "less_than_sign",
@@ -203,6 +217,7 @@ REGISTRY: tuple[KeyAction, ...] = (
         ("detail",),
         key_display="<",
         help="The previous page of a large payload",
+        rank=19,
     ),
     # Errors: attempt history on the detail screen, the errors view (issue 12)
     KeyAction(
@@ -213,6 +228,7 @@ REGISTRY: tuple[KeyAction, ...] = (
         ("detail",),
         key_display="]",
         help="Select the next (newer) attempt of the timeline and show its traceback",
+        rank=16,
     ),
     KeyAction(
         "left_square_bracket",
@@ -222,6 +238,7 @@ REGISTRY: tuple[KeyAction, ...] = (
         ("detail",),
         key_display="[",
         help="Select the previous (older) attempt of the timeline and show its traceback",
+        rank=15,
     ),
     KeyAction(
         "y",
@@ -231,6 +248,7 @@ REGISTRY: tuple[KeyAction, ...] = (
         ("detail",),
         help="Copy the selected attempt's type, message and full traceback to the clipboard (OSC 52: "
         "works in terminals that allow it; the traceback pane's text can also be selected with the mouse)",
+        rank=17,
     ),
     KeyAction(
         "enter",
@@ -240,6 +258,7 @@ REGISTRY: tuple[KeyAction, ...] = (
         ("errors",),
         key_display="⏎",
         help="Show the jobs of the error group under the cursor in the jobs table (Esc there clears it)",
+        rank=4,
     ),
     KeyAction(
         "R",
@@ -249,6 +268,7 @@ REGISTRY: tuple[KeyAction, ...] = (
         ("errors",),
         mutating=True,
         help="Retry every failed job of the group under the cursor (counted, confirmed, never more than confirmed)",
+        rank=10,
     ),
     KeyAction(
         "D",
@@ -259,6 +279,7 @@ REGISTRY: tuple[KeyAction, ...] = (
         mutating=True,
         help="Delete every failed and retrying job of the group under the cursor (counted, confirmed, never "
         "more than confirmed)",
+        rank=12,
     ),
     # Queues screen
     KeyAction(
@@ -269,6 +290,7 @@ REGISTRY: tuple[KeyAction, ...] = (
         ("queues",),
         key_display="⏎",
         help="Show the jobs of the queue under the cursor",
+        rank=4,
     ),
     # Screens
     KeyAction(
@@ -278,6 +300,7 @@ REGISTRY: tuple[KeyAction, ...] = (
         "Screens",
         ("app",),
         help="Per-name counts, health (due, oldest due, rates, 24 h sparkline), paused names, schedules",
+        rank=31,
     ),
     # Fleet and queue control (issue 13): workers, dead owners, paused names, whole-view marks, export
     KeyAction(
@@ -298,6 +321,7 @@ REGISTRY: tuple[KeyAction, ...] = (
         mutating=True,
         help="Return a dead owner's processing jobs to pending now (asks with the count; a live owner "
         "is refused by the store)",
+        rank=10,
     ),
     KeyAction(
         "x",
@@ -308,6 +332,7 @@ REGISTRY: tuple[KeyAction, ...] = (
         mutating=True,
         show=False,
         help="On a processing job whose owner is dead: release that owner's jobs now (as on Workers)",
+        rank=10,
     ),
     KeyAction(
         "P",
@@ -317,6 +342,7 @@ REGISTRY: tuple[KeyAction, ...] = (
         ("queues",),
         mutating=True,
         help="Pause or resume the job name under the cursor for every Python worker; running jobs finish",
+        rank=10,
     ),
     KeyAction(
         "P",
@@ -327,6 +353,7 @@ REGISTRY: tuple[KeyAction, ...] = (
         mutating=True,
         show=False,
         help="Pause or resume the jobs view's name filter for every Python worker; running jobs finish",
+        rank=10,
     ),
     KeyAction(
         "A",
@@ -353,8 +380,11 @@ REGISTRY: tuple[KeyAction, ...] = (
         "Screens",
         ("app",),
         help="Failed and retrying jobs grouped by name, exception type and message, with counts and the last hour",
+        rank=30,
     ),
-    KeyAction("question_mark", "show_help", "Help", "Screens", ("app",), key_display="?", help="Every key, grouped"),
+    KeyAction(
+        "question_mark", "show_help", "Help", "Screens", ("app",), key_display="?", help="Every key, grouped", rank=0
+    ),
     KeyAction(
         "ctrl+p,colon",
         "command_palette",
@@ -364,15 +394,23 @@ REGISTRY: tuple[KeyAction, ...] = (
         key_display="^p",
         palette=False,
         help="Search every action and screen",
+        rank=1,
     ),
-    KeyAction("escape", "back", "Back", "Screens", ("back",), key_display="Esc", help="Close this screen"),
-    KeyAction("q,ctrl+q", "quit", "Quit", "Screens", ("app",), help="Leave the console"),
+    KeyAction("escape", "back", "Back", "Screens", ("back",), key_display="Esc", help="Close this screen", rank=2),
+    KeyAction("q,ctrl+q", "quit", "Quit", "Screens", ("app",), help="Leave the console", rank=3),
 )
 
 BY_ACTION: dict[str, KeyAction] = {}
 for _spec in REGISTRY:
     BY_ACTION.setdefault(_spec.action.split("(")[0], _spec)
 MUTATING_ACTIONS: frozenset[str] = frozenset(s.action.split("(")[0] for s in REGISTRY if s.mutating)
+#: Footer priority per action as bound (``act('cancel')``), lowest rank of its entries.
+FOOTER_RANKS: dict[str, int] = {}
+#: The key the footer shows for an action with several (``q`` for Quit, not ``ctrl+q``).
+FOOTER_KEYS: dict[str, str] = {}
+for _spec in REGISTRY:
+    FOOTER_RANKS[_spec.action] = min(_spec.rank, FOOTER_RANKS.get(_spec.action, _spec.rank))
+    FOOTER_KEYS.setdefault(_spec.action, _spec.keys.split(",")[0])
 
 
 def bindings_for(*scopes: Scope) -> list[BindingType]:

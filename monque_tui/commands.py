@@ -63,6 +63,23 @@ def _statuses(text: str) -> list[str]:
     return values
 
 
+#: The health window's bound: the per-minute counters are kept 48 h (``monque_engine`` fleet).
+MAX_WINDOW_MINUTES = 48 * 60
+
+
+def _window(text: str) -> int:
+    """``--window``: whole minutes the counters cover (the engine's error named its parameter, not the flag)."""
+    try:
+        minutes = int(text)
+    except ValueError:
+        minutes = 0
+    if not 1 <= minutes <= MAX_WINDOW_MINUTES:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected whole minutes from 1 to {MAX_WINDOW_MINUTES} (the counters keep 48 h)"
+        )
+    return minutes
+
+
 def _store_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--url", default=None, metavar="URL", help=f"store URL [env: MONQUE_URL] [default: {DEFAULT_URL}]"
@@ -130,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--window",
-        type=int,
+        type=_window,
         default=60,
         metavar="MINUTES",
         help="minutes of completed/failed counts to sum [default: 60]",
@@ -308,6 +325,22 @@ async def _instances(monque: Monque, args: argparse.Namespace) -> int:
 
 
 async def _release_dead(monque: Monque, args: argparse.Namespace) -> int:
+    # An unknown or live instance used to read "0 processing job(s) of X can be released now;
+    # rerun with --yes", exit 0: a typo looked like a dead owner with nothing held.
+    info = next((i for i in await monque.instances() if i.id == args.instance), None)
+    if info is None:
+        raise CliError(
+            f"no instance {args.instance!r} on this store (registered, or holding processing jobs); "
+            "monque-tui instances lists them",
+            ExitCode.USAGE,
+        )
+    if info.alive:
+        raise CliError(
+            f"{args.instance} is alive (last heartbeat {_age(info.last_heartbeat, datetime.now(UTC))} ago): "
+            "a live instance's jobs are never released; stop it, or wait until its heartbeat is older than "
+            "twice its interval",
+            ExitCode.USAGE,
+        )
     count = await monque.count_dead_owner_jobs(args.instance)
     if not args.yes:
         _err(f"{count} processing job(s) of {args.instance} can be released now; rerun with --yes to release them")
@@ -393,6 +426,32 @@ async def _export(monque: Monque, args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _sqlite_file_at(path: Path) -> str | None:
+    """Why ``path`` must not be replaced by an export (a SQLite database or one of its companion
+    files, such as the store's own ``jobs.db``), or None.
+
+    An export replaces an existing file whole (a previous export, by design), and so
+    ``--output jobs.db`` replaced the store it was reading with JSON Lines (probe finding).
+    """
+
+    def is_database(candidate: Path) -> bool:
+        try:
+            with candidate.open("rb") as file:
+                return file.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+        except OSError:
+            return False
+
+    if is_database(path):
+        return "it is a SQLite database"
+    for suffix in ("-wal", "-shm", "-journal"):
+        if path.name.endswith(suffix) and is_database(path.with_name(path.name.removesuffix(suffix))):
+            return f"it belongs to the SQLite database {path.name.removesuffix(suffix)}"
+    return None
+
+
 async def _export_to_file(
     monque: Monque, target: str, listing: JobListFilter, args: argparse.Namespace, progress: Callable[[int, int], None]
 ) -> int:
@@ -403,6 +462,12 @@ async def _export_to_file(
     """
     if Path(target).is_dir():
         raise CliError(f"cannot write {target}: it is a directory; name a file", ExitCode.USAGE)
+    database = _sqlite_file_at(Path(target))
+    if database is not None:
+        raise CliError(
+            f"refusing to write the export over {target}: {database}; name another file (e.g. export.{args.format})",
+            ExitCode.USAGE,
+        )
     partial = f"{target}.partial-{os.getpid()}"
     try:
         fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)

@@ -40,7 +40,7 @@ def require_terminal() -> None:
 
 
 def run_console(config: ConsoleConfig, *, terminal_required: bool = True) -> int:
-    """Build and run the app; a store that cannot be opened is one line on stderr and exit code 1.
+    """Build and run the app; a store that cannot be opened is one line on stderr and exit code 3 (4: the --app).
 
     ``terminal_required=False`` is for tests that run the app headless on purpose.
     """

@@ -23,6 +23,7 @@ class ConfirmScreen(ModalScreen[bool]):
     ConfirmScreen .confirm-detail { width: 100%; height: auto; }
     ConfirmScreen .confirm-detail { color: $text-muted; }
     ConfirmScreen Input { margin-top: 1; }
+    ConfirmScreen #confirm-typed-error { color: $text-error; height: auto; }
     ConfirmScreen Horizontal { height: auto; margin-top: 1; align-horizontal: right; }
     ConfirmScreen Button { margin-left: 2; }
     """
@@ -45,6 +46,7 @@ class ConfirmScreen(ModalScreen[bool]):
                 yield Static(line, classes="confirm-detail", markup=False)
             if self.plan.needs_typed_confirmation:
                 yield Input(placeholder=f"type {self.plan.count} to confirm", id="confirm-typed")
+                yield Static("", id="confirm-typed-error", markup=False)
             with Horizontal():
                 yield Button("Keep (n)", id="refuse", variant="default")
                 verb = VERBS[self.plan.kind][0]
@@ -70,6 +72,7 @@ class ConfirmScreen(ModalScreen[bool]):
     @on(Input.Changed, "#confirm-typed")
     def _typed(self) -> None:
         self.query_one("#accept", Button).disabled = not self.typed_ok
+        self.query_one("#confirm-typed-error", Static).update("")
 
     @on(Input.Submitted, "#confirm-typed")
     def _typed_submitted(self) -> None:
@@ -91,6 +94,14 @@ class ConfirmScreen(ModalScreen[bool]):
     def action_accept(self) -> None:
         if self.typed_ok:
             self.dismiss(True)
+            return
+        # Enter on a wrong count did nothing at all (probe finding): say what is expected.
+        typed = self.query_one("#confirm-typed", Input).value.strip()
+        self.query_one("#confirm-typed-error", Static).update(
+            f"Type {self.plan.count} exactly to {self.plan.kind.value} "
+            + (f"(not {typed!r})" if typed else "(the field is empty)")
+            + "; Esc keeps the jobs as they are."
+        )
 
     def action_refuse(self) -> None:
         self.dismiss(False)

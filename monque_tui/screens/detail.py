@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, cast
 
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
@@ -28,7 +28,7 @@ from textual.widgets import Static, TextArea
 from monque_engine import Attempt, InvalidCronError, InvalidJobDocumentError, Job, JobStatus
 from monque_engine.cron import describe, next_runs
 
-from ..actions import ActionKind, eligible
+from ..actions import ActionKind, eligible, statuses_for
 from ..bindings import MUTATING_ACTIONS, Scope, bindings_for
 from ..clock import Clock
 from ..formatting import STATUS_STYLES, absolute, relative, span
@@ -57,17 +57,24 @@ OUTCOME_STYLES = {
 }
 
 
-def attempt_cells(attempt: Attempt) -> tuple[Text, ...]:
-    """``#3  retrying  worker-1  2026-01-15 11:47:58  1.27s  KeyError: 'signing_secret'``, as cells."""
-    started = absolute(attempt.started_at_ms) if attempt.started_at_ms is not None else "-"
-    return (
+def attempt_cells(attempt: Attempt, instance: bool = True, started: str = "full") -> tuple[Text, ...]:
+    """``#3  retrying  worker-1  2026-01-15 11:47:58  1.27s  KeyError: 'signing_secret'``, as cells.
+
+    ``instance`` False and ``started`` "time" (the clock time only) or "none" leave those
+    out, for a narrow terminal (``Timeline``).
+    """
+    cells = [
         Text(f"#{attempt.number}", style="bold"),
         Text(attempt.outcome, style=OUTCOME_STYLES.get(attempt.outcome, "")),
-        Text((attempt.instance_id or "-") + " ", style="magenta"),
-        Text(started),
-        Text(duration_text(attempt.duration_ms), style="dim", justify="right"),
-        Text(attempt.summary if attempt.error_type or attempt.error_message else "", style="red"),
-    )
+    ]
+    if instance:
+        cells.append(Text((attempt.instance_id or "-") + " ", style="magenta"))
+    if started != "none":
+        at = absolute(attempt.started_at_ms) if attempt.started_at_ms is not None else "-"
+        cells.append(Text(at.split(" ", 1)[-1] if started == "time" else at))
+    cells.append(Text(duration_text(attempt.duration_ms), style="dim", justify="right"))
+    cells.append(Text(attempt.summary if attempt.error_type or attempt.error_message else "", style="red"))
+    return tuple(cells)
 
 
 def duration_text(ms: int | None) -> str:
@@ -91,22 +98,58 @@ def traceback_text(attempt: Attempt) -> str:
     return f"{head}\n\n{attempt.traceback}" if attempt.traceback else f"{head}\n\n(no traceback recorded)"
 
 
+#: The message column's least width before the timeline drops a column for it.
+MESSAGE_MIN = 24
+
+
+class Timeline:
+    """The attempt timeline, oldest first, one line each, the selected one marked.
+
+    Laid out for the width it is drawn at: at 60 columns the full row squeezed every cell to
+    an ellipsis ("… retry… worker-1:881:c01d… 2026-01-15 11:45:58.… 1.", probe finding), so
+    a narrow terminal drops the start's date, then the instance, then the start, keeping the
+    number, outcome, duration and message whole.
+    """
+
+    def __init__(self, attempts: tuple[Attempt, ...], selected: int) -> None:
+        self.attempts = attempts
+        self.selected = selected
+
+    def _layout(self, width: int) -> tuple[bool, str]:
+        """(instance shown, start "full" | "time" | "none") for ``width`` cells of panel."""
+        for instance, started in ((True, "full"), (True, "time"), (False, "time"), (False, "none")):
+            cells = [attempt_cells(a, instance, started)[:-1] for a in self.attempts]
+            columns = len(cells[0]) if cells else 0
+            fixed = sum(max((c[i].cell_len for c in cells), default=0) for i in range(columns))
+            # Marker, the fixed cells, one cell of padding after each column, the panel's borders and padding.
+            if 1 + fixed + columns + 1 + 4 + MESSAGE_MIN <= width:
+                return instance, started
+        return False, "none"
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        instance, started = self._layout(options.max_width)
+        table = Table.grid(padding=(0, 1), expand=True)
+        table.add_column(no_wrap=True, width=1)
+        columns = 3 + int(instance) + int(started != "none")  # number, outcome, [instance], [start], duration
+        for _ in range(columns):
+            table.add_column(no_wrap=True)
+        table.add_column(no_wrap=True, overflow="ellipsis", ratio=1)
+        for index, attempt in enumerate(self.attempts):
+            chosen = index == self.selected
+            table.add_row(
+                Text("▶" if chosen else " ", style="bold cyan"),
+                *attempt_cells(attempt, instance, started),
+                style="on grey23" if chosen else None,
+            )
+        title = f"Attempts ({len(self.attempts)} kept, oldest first) — [ ] select, y copies the traceback"
+        if len(title) + 6 > options.max_width:  # whole words or none: the keys are in the footer and ?
+            title = f"Attempts ({len(self.attempts)} kept, oldest first)"
+        yield Panel(table, title=Text(title), title_align="left", border_style="yellow")
+
+
 def timeline_renderable(attempts: tuple[Attempt, ...], selected: int) -> RenderableType:
-    """The attempt timeline, oldest first, one line each (the message cut to fit), the selected one marked."""
-    table = Table.grid(padding=(0, 1), expand=True)
-    table.add_column(no_wrap=True, width=1)
-    for _ in range(5):
-        table.add_column(no_wrap=True)
-    table.add_column(no_wrap=True, overflow="ellipsis", ratio=1)
-    for index, attempt in enumerate(attempts):
-        chosen = index == selected
-        table.add_row(
-            Text("▶" if chosen else " ", style="bold cyan"),
-            *attempt_cells(attempt),
-            style="on grey23" if chosen else None,
-        )
-    title = f"Attempts ({len(attempts)} kept, oldest first) — [ ] select, y copies the traceback"
-    return Panel(table, title=Text(title), title_align="left", border_style="yellow")
+    """The attempt timeline (``Timeline``), laid out for the width it is drawn at."""
+    return Timeline(attempts, selected)
 
 
 def job_renderable(
@@ -218,6 +261,11 @@ class JobDetailScreen(Screen[None]):
         self._tracebacks: tuple[str, ...] = ()
         #: What the styles were computed for when the screen was last suspended (``style_signature``).
         self._styled_for: tuple[object, ...] | None = None
+        #: The read found no job (deleted, removed by retention) or the store did not answer:
+        #: nothing but Back can act, so the job keys leave the footer and the palette.
+        self._gone = False
+        #: The stored row cannot be read as a job: only delete works on it.
+        self._unreadable = False
 
     @property
     def console(self) -> MonqueConsole:
@@ -249,6 +297,7 @@ class JobDetailScreen(Screen[None]):
         self.payload = None
         self.page = 0
         self.attempts, self.selected, self._tracebacks = (), -1, ()
+        self._gone = self._unreadable = False
         if self.is_mounted:
             self._begin()
 
@@ -383,11 +432,30 @@ class JobDetailScreen(Screen[None]):
 
     def show(self, job: Job | None, payload: PayloadPages | None) -> None:
         self.job = job
+        self._gone = job is None
+        self._unreadable = False  # ``show_unreadable`` follows when the read says otherwise
         body = self.query_one("#detail-body", Static)
+        if job is None:
+            # What was shown of it (history, payload) is no longer the store's: cleared, not left as if current.
+            self.payload, self.attempts, self.selected, self._tracebacks = None, (), -1, ()
+            self._show_history(False)
+            self.query_one("#detail-payload", Static).update("")
         if job is None and self.session.store_error is not None:  # not gone: the store did not answer
-            body.update(Text(f"Job {self.job_id} cannot be read: {self.session.store_error}", style="red"))
+            body.update(
+                Text(
+                    f"Job {self.job_id} cannot be read: {self.session.store_error}\nEsc goes back; "
+                    "the job keys return when the store answers again.",
+                    style="red",
+                )
+            )
         elif job is None:
-            body.update(Text(f"Job {self.job_id} no longer exists (deleted, or removed by retention).", style="red"))
+            body.update(
+                Text(
+                    f"Job {self.job_id} no longer exists (deleted, or removed by retention).\n"
+                    "Nothing can act on it any more: Esc goes back.",
+                    style="red",
+                )
+            )
         else:
             body.update(job_renderable(job, self._clock(), with_payload=False))
             self.query_one("#detail-payload", Static).update(payload_renderable(payload, self.page))
@@ -401,8 +469,17 @@ class JobDetailScreen(Screen[None]):
     def show_unreadable(self, error: InvalidJobDocumentError) -> None:
         """The stored job cannot be read as a job (its payload is not JSON, say): the reason
         in place of its fields. The table's row (read without the payload), when there is
-        one, stays the job the keys act on, so the operator can still delete it."""
-        self.query_one("#detail-body", Static).update(Text(str(error), style="red"))
+        one, stays the job the keys act on, so the operator can still delete it: cancel, retry
+        and reschedule read the job first and fail on it, so their keys are withdrawn."""
+        self._unreadable = True
+        self.query_one("#detail-body", Static).update(
+            Text(
+                f"{error}\nCancel, retry and reschedule need a readable job; d deletes it."
+                if self.job is not None
+                else str(error),
+                style="red",
+            )
+        )
         self.query_one("#detail-payload", Static).update("")
         self.refresh_bindings()
 
@@ -420,6 +497,12 @@ class JobDetailScreen(Screen[None]):
             self.load()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # False (hidden), not None (greyed): on a job that is gone or unreadable these keys can
+        # never act, so the footer and the palette stop offering them.
+        if self._gone and action in JOB_ACTIONS:
+            return False
+        if self._unreadable and action in JOB_ACTIONS and not (action == "act" and parameters == ("delete",)):
+            return False
         if action in MUTATING_ACTIONS and self.session.read_only:
             return None
         if action == "attempt":
@@ -436,6 +519,23 @@ class JobDetailScreen(Screen[None]):
             return True if self.job is not None and eligible(ActionKind(str(parameters[0])), self.job.status) else None
         return True
 
+    def disabled_reason(self, action: str, parameters: tuple[object, ...]) -> str | None:
+        """Why a greyed key did nothing (``disabled_keys``)."""
+        if action == "act" and self.job is not None:
+            kind = ActionKind(str(parameters[0]))
+            return (
+                f"{kind.value.capitalize()} applies to {statuses_for(kind)} jobs; this job is {self.job.status.value}."
+            )
+        if action == "act":
+            return "The job is still being read." if not self._gone else ""
+        if action == "release_owner":
+            return "x releases the jobs of a dead owner: this job's owner is alive, or it has none."
+        if action == "payload_page":
+            return "" if self.payload is None else "The payload fits on one page." if len(self.payload) < 2 else ""
+        if action in ("attempt", "copy_traceback"):
+            return "" if self.attempts else "This job has no attempts yet."
+        return None
+
     def action_act(self, kind: str) -> None:
         if self.job is not None:
             self.console.act_on_jobs(ActionKind(kind), [self.job], marked=False)
@@ -446,6 +546,10 @@ class JobDetailScreen(Screen[None]):
 
     def action_back(self) -> None:
         self.dismiss(None)
+
+
+#: The keys that act on the job shown (everything of the screen but Back and the app's keys).
+JOB_ACTIONS = frozenset({"act", "release_owner", "payload_page", "attempt", "copy_traceback"})
 
 
 def style_signature(app: App[object]) -> tuple[object, ...]:

@@ -173,6 +173,15 @@ class ErrorsScreen(Screen[None]):
                 return None  # every member is still retrying: nothing failed to retry
         return True
 
+    def disabled_reason(self, action: str, parameters: tuple[object, ...]) -> str | None:
+        """Why a greyed key did nothing (``disabled_keys``)."""
+        if action in ("open_group", "group_act"):
+            if self.cursor_group is None:
+                return "No error group under the cursor: no job has failed or is retrying."
+            if action == "group_act" and parameters and parameters[0] == "retry":
+                return "Every job of this group is still retrying: none has failed yet, so none to retry."
+        return None
+
     @on(DataTable.RowSelected)
     def _selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from rich.cells import cell_len
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
@@ -24,11 +26,15 @@ SCOPE_NAMES: dict[Scope, str] = {
 }
 
 
-def help_table(read_only: bool = False) -> Table:
-    table = Table.grid(padding=(0, 2))
-    table.add_column(style="bold cyan", no_wrap=True)
-    table.add_column()
-    table.add_column(style="dim")
+def help_table(read_only: bool = False) -> RenderableType:
+    """Each group's title on a line of its own, then its keys, descriptions and screens.
+
+    The titles used to sit in the keys column, which never wraps: "Act on everything
+    matching" made it 26 cells wide, and with the screens column beside it an 80-column
+    terminal left the descriptions ~20 cells, most of them wrapped over two to five lines
+    (probe finding). Now the keys column is as wide as the widest key, and the descriptions
+    take most of what is left.
+    """
     groups: dict[str, list[tuple[str, str, str]]] = {}
     for spec in REGISTRY:
         where = ", ".join(dict.fromkeys(SCOPE_NAMES[s] for s in spec.scopes))
@@ -36,12 +42,24 @@ def help_table(read_only: bool = False) -> Table:
         if spec.mutating and read_only:
             text += " (disabled: read-only)"
         groups.setdefault(spec.group, []).append((display_keys(spec), text, where))
+    key_width = max(cell_len(keys) for rows in groups.values() for keys, _text, _where in rows)
+    parts: list[RenderableType] = [
+        Text(
+            "Every key of the console. The footer shows those that fit the terminal's width; "
+            "ctrl+p (or :) finds and runs any of them by name.",
+            style="italic",
+        ),
+        Text(""),
+    ]
     for group, rows in groups.items():
-        table.add_row(Text(group, style="bold underline"), "", "")
+        table = Table.grid(padding=(0, 2), expand=True)
+        table.add_column(style="bold cyan", no_wrap=True, width=key_width)
+        table.add_column(ratio=3)
+        table.add_column(style="dim", ratio=1, min_width=10)
         for keys, text, where in rows:
             table.add_row(keys, text, where)
-        table.add_row("", "", "")
-    return table
+        parts += [Text(group, style="bold underline"), table, Text("")]
+    return Group(*parts)
 
 
 class HelpScreen(ModalScreen[None]):

@@ -17,9 +17,9 @@ from textual.screen import Screen
 
 from monque_engine import Job, JobStatus, QueueStats
 
-from ..actions import ActionKind, eligible
+from ..actions import ActionKind, eligible, statuses_for
 from ..bindings import MUTATING_ACTIONS, Scope, bindings_for
-from ..formatting import plural
+from ..formatting import plural, short_id
 from ..query import SORT_LABELS, JobQuery
 from ..session import ConsoleSession
 from ..session.events import (
@@ -29,6 +29,7 @@ from ..session.events import (
     QueryChanged,
     QueryFailed,
     StatsChanged,
+    StoreStateChanged,
     WindowChanged,
     WindowExtended,
     WindowLoaded,
@@ -216,12 +217,14 @@ class JobsScreen(Screen[None]):
                 table.placeholder = f"✗ {event.message}"
                 table.refresh()
                 self.query_one(FilterBar).show_query_error(event.message)
+        elif isinstance(event, StoreStateChanged):
+            self.query_one(ConsoleHeader).store_error = event.error is not None
         elif isinstance(event, PausedNamesChanged):
             self.query_one(ConsoleHeader).paused_names = event.names
         elif isinstance(event, Connected):
             header = self.query_one(ConsoleHeader)
             header.store = event.display_url
-            header.worker_info = f"workers: {', '.join(event.workers)}" if event.workers else ""
+            header.worker_names = tuple(event.workers)
 
     @_while_mounted
     def _show_loaded(self, event: WindowLoaded) -> None:
@@ -383,6 +386,35 @@ class JobsScreen(Screen[None]):
         if action == "clear_filter":
             return self.query_state.has_filter or None
         return True
+
+    def disabled_reason(self, action: str, parameters: tuple[object, ...]) -> str | None:
+        """Why a greyed key did nothing (``disabled_keys``): what it applies to, and what is here."""
+        if action == "act":
+            kind = ActionKind(str(parameters[0]))
+            verb = kind.value.capitalize()
+            if self.session.marked_view is not None:
+                if kind is ActionKind.RESCHEDULE:
+                    return "Reschedule works on marked rows, not on all matching (u clears the mark)."
+                status = self.session.marked_view.status
+                shown = status.value if status is not None else "every"
+                return f"{verb} applies to {statuses_for(kind)} jobs; the marked view holds {shown} jobs."
+            jobs, marked = self.targets
+            if not jobs:
+                return "No job under the cursor."
+            if marked:
+                return f"{verb} applies to {statuses_for(kind)} jobs; none of the {plural(len(jobs), 'marked job')} is."
+            job = jobs[0]
+            return f"{verb} applies to {statuses_for(kind)} jobs; job {short_id(job.id)} is {job.status.value}."
+        if action == "act_all":
+            kind = ActionKind(str(parameters[0]))
+            status = self.query_state.status
+            shown = status.value if status is not None else "every"
+            return f"{kind.value.capitalize()} all applies to {statuses_for(kind)} jobs; this view shows {shown} jobs."
+        if action == "toggle_name_pause":
+            return "P pauses the view's job name: filter by one name first (/ then a name, not a glob)."
+        if action == "clear_filter":
+            return ""  # Esc with no filter: nothing to say
+        return None
 
     def action_toggle_name_pause(self) -> None:
         if self.query_state.name and not self.query_state.name_is_glob:

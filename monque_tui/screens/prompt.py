@@ -28,8 +28,8 @@ class PromptScreen(ModalScreen[Answer | None], Generic[Answer]):
     DEFAULT_CSS = """
     PromptScreen { align: center middle; }
     PromptScreen > Vertical { height: auto; background: $surface; padding: 1 2; }
-    PromptScreen .prompt-question { text-style: bold; width: 100%; }
-    PromptScreen .prompt-hint { color: $text-muted; width: 100%; }
+    PromptScreen .prompt-question { text-style: bold; width: 100%; height: auto; }
+    PromptScreen .prompt-hint { color: $text-muted; width: 100%; height: auto; }
     PromptScreen .prompt-error { color: $error; height: auto; }
     """
     #: Widget ids are ``{ID_PREFIX}-question``, ``{ID_PREFIX}-input`` and ``{ID_PREFIX}-error``.

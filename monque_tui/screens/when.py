@@ -13,7 +13,7 @@ from .prompt import PromptError, PromptScreen
 
 class WhenScreen(PromptScreen[datetime]):
     DEFAULT_CSS = """
-    WhenScreen > Vertical { width: 72; border: thick $warning; }
+    WhenScreen > Vertical { width: 72; max-width: 95%; border: thick $warning; }
     """
     BINDINGS = [Binding("escape", "cancel", "Keep jobs as they are")]
     ID_PREFIX = "when"

@@ -36,6 +36,7 @@ from monque_engine.store import JobStore, open_store
 from ..actions import ActionKind, ActionPlan, execute, plan_bulk, plan_for_jobs, recount
 from ..clock import Clock, system_clock
 from ..config import ConsoleConfig
+from ..exitcodes import CliError, ExitCode
 from ..query import JobQuery
 from ..window import PAGE_SIZE, JobWindow
 from .events import (
@@ -48,6 +49,7 @@ from .events import (
     QueryFailed,
     SessionEvent,
     StatsChanged,
+    StoreStateChanged,
     WindowChanged,
     WindowExtended,
     WindowLoaded,
@@ -88,7 +90,16 @@ def console_store(url: str) -> str | JobStore:
 
 
 class SessionError(Exception):
-    """The session cannot start; ``str()`` is one line for the operator."""
+    """The session cannot start; ``str()`` is one line for the operator, ``code`` the exit code.
+
+    The console exited 1 ("internal error (a bug)") for every one of them, and wrapped an
+    ``--app`` failure as "setup failed: CliError: --app …": the store and the app now exit 3
+    and 4, as ``--worker`` does (probe finding).
+    """
+
+    def __init__(self, message: str, code: int = ExitCode.INTERNAL) -> None:
+        super().__init__(message)
+        self.code = int(code)
 
 
 #: A store failure the console already reported is said again only after this long (the timers
@@ -161,6 +172,10 @@ class ConsoleSession:
         self._stats_again = False
         self._stats_cost = 0.0
         self._stats_done_at = 0.0
+        #: (count, rows) of the last refresh whose count disagreed with a whole loaded view, and
+        #: the last such pair a reload was made for (``_heal_window``).
+        self._disagreement: tuple[int, int] | None = None
+        self._healed: tuple[int, int] | None = None
         # live
         self.throughput = Throughput(system_clock)
         self.buffer = ChangeBuffer(self.throughput)
@@ -182,6 +197,10 @@ class ConsoleSession:
         if message != self.store_error or now - self._store_error_at >= STORE_ERROR_REPEAT_S:
             self.emit(Notice(f"{message} (the console keeps trying; q quits)", "error", "Store error"))
             self._store_error_at = now
+        if message != self.store_error:
+            # The header says so for as long as it lasts: the notice goes after 10 s and the
+            # header went on saying "live" over rows the store no longer had (probe finding).
+            self.emit(StoreStateChanged(message))
         self.store_error = message
         self.buffer.must_reload()  # changes may be missed meanwhile: reload when the store answers
 
@@ -189,6 +208,7 @@ class ConsoleSession:
         if self.store_error is not None:
             self.store_error = None
             self.emit(Notice("The store answers again.", "information", "Store"))
+            self.emit(StoreStateChanged(None))
 
     # -- open and close -------------------------------------------------------------------------------
     async def open(self) -> None:
@@ -202,15 +222,20 @@ class ConsoleSession:
             monque = Monque(console_store(self.config.url), **options)
             await monque.initialize()
         except Exception as error:  # noqa: BLE001 - reported as one line, then exit non-zero
-            raise SessionError(f"monque-tui: cannot open {self.config.url}: {error}") from None
+            raise SessionError(f"monque-tui: cannot open {self.config.url}: {error}", ExitCode.STORE) from None
         self.monque = monque
         try:
             if self.config.setup is not None:
                 await self.config.setup(monque)
+        except CliError as error:  # the --app could not be loaded: its own line and code
+            raise SessionError(f"monque-tui: error: {error.message}", error.code) from None
+        except Exception as error:  # noqa: BLE001
+            raise SessionError(f"monque-tui: setup failed: {type(error).__name__}: {error}", ExitCode.APP) from None
+        try:
             if self.config.start_workers:
                 await monque.start()
         except Exception as error:  # noqa: BLE001
-            raise SessionError(f"monque-tui: setup failed: {type(error).__name__}: {error}") from None
+            raise SessionError(f"monque-tui: cannot start the workers: {type(error).__name__}: {error}") from None
         self.emit(Connected(monque.display_url, tuple(monque.registered_names) if self.config.start_workers else ()))
         if self.live:
             self.watch = monque.resilient_watch(self.buffer.add, self._watch_event, full_document=True)
@@ -483,12 +508,40 @@ class ConsoleSession:
                 if query == self.query:
                     self.stats, self.matching = stats, matching
                     self.emit(StatsChanged(stats, matching, query))
+                    await self._heal_window(stats.total if matching is None else matching)
                 self._stats_done_at = time.monotonic()
                 self._stats_cost = self._stats_done_at - started
                 if not self._stats_again:
                     return
         finally:
             self._stats_busy = False
+
+    async def _heal_window(self, count: int) -> None:
+        """Reload a wholly loaded view whose row count disagrees with the store's count, twice running.
+
+        Changes the feed does not carry (rows deleted or edited in the ``sqlite3`` shell, ADR
+        0001) left the table showing jobs the tabs no longer counted ("All 0" over a listed
+        job) and a deleted job's detail as if it existed (probe finding). Only a view loaded
+        whole can be checked this cheaply; the disagreement must be the same on two refreshes
+        in a row (a busy queue's counts lead its feed by a flush, never twice alike), and each
+        disagreement is healed once (unreadable rows are counted but never listed).
+        """
+        window = self.window
+        if self.paused or window.has_before or window.has_after or window.query != self.query:
+            self._disagreement = None
+            return
+        pair = (count, len(window.rows))
+        if count == len(window.rows):
+            self._disagreement = None
+            return
+        if pair != self._disagreement:
+            self._disagreement = pair
+            return
+        if pair == self._healed:
+            return
+        self._healed = pair
+        self.emit(JobsChanged(frozenset(), reload=True))  # an open detail reads its job again
+        await self.reload_around_cursor()
 
     # -- names ------------------------------------------------------------------------------------------
     async def load_names(self) -> list[str]:
@@ -597,11 +650,11 @@ class ConsoleSession:
                     )
                 )
                 return grown
-            message = await execute(self.monque, plan)
+            outcome = await execute(self.monque, plan)
         except Exception as error:  # noqa: BLE001 - shown to the operator
             self.emit(Notice(f"{plan.kind.value.capitalize()} failed: {error}", "error"))
             return None
-        self.emit(Notice(message, "information", plan.kind.value.capitalize()))
+        self.emit(Notice(outcome.message, outcome.severity, plan.kind.value.capitalize()))
         if not plan.is_bulk and plan.job_ids is not None and self.marks:
             self.clear_marks()  # the marks were used
         elif plan.is_bulk and self.marked_view is not None and plan.query == self.marked_view:

@@ -99,6 +99,13 @@ class QueryFailed:
 
 
 @dataclass(frozen=True, slots=True)
+class StoreStateChanged:
+    """The store stopped answering (``error``: why, in one line) or answers again (None)."""
+
+    error: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class PausedNamesChanged:
     """The store's paused job names changed (polled with the stats: pauses are not in the job feed)."""
 
@@ -118,4 +125,5 @@ SessionEvent = (
     | Notice
     | QueryFailed
     | PausedNamesChanged
+    | StoreStateChanged
 )

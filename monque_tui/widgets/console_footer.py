@@ -1,13 +1,20 @@
-"""The footer: every shown key, with Help and Commands first so a narrow terminal never cuts them.
+"""The footer: the shown keys that fit, whole, with Help and Commands first.
 
 Textual's ``Footer`` lists bindings from the focused widget outwards, so the app's own keys
 (Quit, Help, Commands) come last and were the first to be cut (at ~130 columns "Commands"
 ended mid-word; at 80 "Help" was gone). Here the two keys that lead to every other key go
 first, and the footer turns compact (less padding) below ``COMPACT_BELOW`` columns.
+
+Textual cuts whatever does not fit at the right edge, mid-word ("t Re" at 80 columns, and
+Back and Quit were never seen there). So the footer shows only the keys that fit whole:
+when space is short it drops the keys of highest ``rank`` (``bindings.KeyAction.rank``:
+Sort, Pause, Mark and the screen keys before Back, Quit, the open and act keys), keeping
+the order of the rest. Every dropped key is still listed by ``?`` and run from the palette.
 """
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -15,10 +22,39 @@ from textual.screen import Screen
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
+from ..bindings import FOOTER_KEYS, FOOTER_RANKS
+
 #: Actions shown before every other key (they lead to the rest: help lists all, the palette runs all).
 FIRST = ("show_help", "command_palette")
 #: Below this width the footer drops its padding, so more keys fit.
 COMPACT_BELOW = 150
+#: Rank of a shown binding that is not in the registry (a focused input's own key, such as
+#: the filter bar's Esc): it applies to what the operator is doing, so it is kept early.
+OTHER_RANK = 6
+
+
+def key_width(key_display: str, description: str, compact: bool) -> int:
+    """Cells one ``FooterKey`` takes, its margin included (as Textual's footer CSS lays it out)."""
+    key, text = cell_len(key_display), cell_len(description)
+    if compact:  # "k Description" then a 1-cell margin
+        return key + (1 + text if description else 0) + 1
+    return key + 2 + (text + 1 if description else 0)  # " k Description "
+
+
+def fit(keys: list[tuple[str, int, int]], width: int) -> tuple[str, ...]:
+    """The actions that fit in ``width`` cells: most important (lowest rank) first, in their order.
+
+    ``keys`` is (action, cells, rank) in display order. A key that does not fit is skipped
+    whole and a smaller, less important one may still take the space left.
+    """
+    kept: set[str] = set()
+    used = 0
+    for index in sorted(range(len(keys)), key=lambda i: (keys[i][2], i)):
+        action, cells, _rank = keys[index]
+        if used + cells <= width:
+            kept.add(action)
+            used += cells
+    return tuple(action for action, _cells, _rank in keys if action in kept)
 
 
 class ConsoleFooter(Footer):
@@ -28,6 +64,8 @@ class ConsoleFooter(Footer):
         self._shown: tuple[tuple[str, str, str, bool], ...] | None = None
         #: A rebuild is scheduled: it reads the bindings when it runs, so no second one is needed.
         self._recompose_pending = False
+        #: The actions whose keys are mounted now (those of ``_shown`` that fit the width).
+        self._fitted: tuple[str, ...] = ()
 
     def bindings_changed(self, screen: Screen[object]) -> None:
         """Rebuild only when the keys shown changed; when only which are enabled changed, restyle them.
@@ -50,7 +88,11 @@ class ConsoleFooter(Footer):
             # p95 sample in the soak, issue 10): the scheduled rebuild shows the latest.
             return
         keys = list(self.query(FooterKey))
-        if previous is not None and [s[:3] for s in shown] == [s[:3] for s in previous] and len(keys) == len(shown):
+        if (
+            previous is not None
+            and [s[:3] for s in shown] == [s[:3] for s in previous]
+            and tuple(key.action for key in keys) == self._fitted
+        ):
             enabled = {action: on for action, _key, _description, on in shown}
             for key in keys:
                 disabled = not enabled.get(key.action, True)
@@ -66,31 +108,57 @@ class ConsoleFooter(Footer):
 
     def on_resize(self, event: events.Resize) -> None:
         compact = event.size.width < COMPACT_BELOW
-        if compact != self.compact:
-            self.compact = compact
-            if self._shown is not None and not self._recompose_pending:
-                self._schedule_recompose()
+        changed = compact != self.compact
+        if changed:
+            self.compact = compact  # the keys' padding changes: they are rebuilt
+        if self._shown is None or self._recompose_pending:
+            return
+        if changed or self._fit(self._footer_bindings()) != self._fitted:  # or a key more or less fits now
+            self._schedule_recompose()
+
+    def _footer_bindings(self) -> dict[str, tuple[Binding, bool, str]]:
+        """The shown bindings by action, in display order: one binding each (the registry's first key)."""
+        shown: dict[str, tuple[Binding, bool, str]] = {}
+        for _node, binding, enabled, tooltip in self.screen.active_bindings.values():
+            if not binding.show:
+                continue
+            known = shown.get(binding.action)
+            if known is None or (
+                known[0].key != FOOTER_KEYS.get(binding.action) and binding.key == FOOTER_KEYS.get(binding.action)
+            ):
+                shown[binding.action] = (binding, enabled, tooltip)
+        order = [a for a in FIRST if a in shown] + [a for a in shown if a not in FIRST]
+        return {action: shown[action] for action in order}
+
+    def _fit(self, shown: dict[str, tuple[Binding, bool, str]]) -> tuple[str, ...]:
+        width = self.app.size.width
+        keys = [
+            (
+                action,
+                key_width(self.app.get_key_display(binding), binding.description, self.compact),
+                FOOTER_RANKS.get(action, OTHER_RANK),
+            )
+            for action, (binding, _enabled, _tooltip) in shown.items()
+        ]
+        return fit(keys, width)
 
     def _signature(self) -> tuple[tuple[str, str, str, bool], ...]:
-        """One entry per shown action (its first binding), as ``compose`` shows them."""
-        shown: dict[str, tuple[str, str, str, bool]] = {}
-        for _node, binding, enabled, _tooltip in self.screen.active_bindings.values():
-            if binding.show:
-                shown.setdefault(binding.action, (binding.action, binding.key, binding.description, enabled))
-        return tuple(shown.values())
+        """One entry per shown action, as ``compose`` shows them."""
+        return tuple(
+            (action, binding.key, binding.description, enabled)
+            for action, (binding, enabled, _tooltip) in self._footer_bindings().items()
+        )
 
     def compose(self) -> ComposeResult:
         self._recompose_pending = False
         if not self._bindings_ready:
             return
-        self._shown = self._signature()  # what this compose shows (bindings may have moved on)
-        shown: dict[str, tuple[Binding, bool, str]] = {}
-        for _node, binding, enabled, tooltip in self.screen.active_bindings.values():
-            if binding.show:
-                shown.setdefault(binding.action, (binding, enabled, tooltip))
-        order = [a for a in FIRST if a in shown] + [a for a in shown if a not in FIRST]
+        shown = self._footer_bindings()
+        # What this compose shows (bindings may have moved on since it was scheduled).
+        self._shown = tuple((a, b.key, b.description, on) for a, (b, on, _t) in shown.items())
+        self._fitted = self._fit(shown)
         compact = self.compact
-        for action in order:
+        for action in self._fitted:
             binding, enabled, tooltip = shown[action]
             key = FooterKey(
                 binding.key,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
@@ -26,27 +27,34 @@ class ConsoleHeader(Static):
     label: reactive[str | None] = reactive(None)
     feed: reactive[str] = reactive("connecting")
     feed_error: reactive[str | None] = reactive(None)
+    #: The store does not answer (the reason is in the "Store error" notice, repeated every 30 s).
+    store_error: reactive[bool] = reactive(False)
     paused: reactive[bool] = reactive(False)
     read_only: reactive[bool] = reactive(False)
     marked: reactive[int] = reactive(0)
     #: ``marked`` counts every job of the view ("mark all matching"), not marked rows.
     marked_all: reactive[bool] = reactive(False)
-    worker_info: reactive[str] = reactive("")
+    #: Job names the in-process workers handle (``--app``, ``--demo``).
+    worker_names: reactive[tuple[str, ...]] = reactive(())
     #: Job names paused in the store (issue 13), not the frozen view above.
     paused_names: reactive[tuple[str, ...]] = reactive(())
 
     def render(self) -> Text:
         """Store and feed, then each active state, separated by a dim ``·`` (spaces alone were
-        lost where the header is read as text: "feed off1 marked")."""
-        text = Text()
-        text.append("monque ", style="bold")
-        if self.label:
-            text.append(f"[{self.label}] ", style="bold magenta")
-        text.append(self.store, style="underline")
+        lost where the header is read as text: "feed off1 marked").
+
+        At a narrow width the states win over the store's URL: a long path is shortened in
+        the middle (its file name kept) so the feed state and the marked count stay on the
+        line, and the worker names take only the room left (probe finding: at 80 columns a
+        long path or the names pushed "1 marked" off the line).
+        """
         parts: list[tuple[str, str]] = []
         label, style = FEED_LABELS.get(self.feed, (self.feed, ""))
         if self.feed_error and self.feed in ("reconnecting", "fallback"):
             label += f" ({self.feed_error[:60]})"
+        if self.store_error:
+            # Not "live" over rows the store may no longer have: the feed state means little now.
+            label, style = "✗ store error, retrying", "bold reverse red"
         parts.append((label, style))
         if self.paused:
             parts.append(("⏸ PAUSED (p resumes)", "bold reverse yellow"))
@@ -57,13 +65,53 @@ class ConsoleHeader(Static):
                 f" +{len(self.paused_names) - 3}" if len(self.paused_names) > 3 else ""
             )
             parts.append((f"⏸ paused: {shown}", "bold yellow"))
-        if self.worker_info:
-            parts.append((self.worker_info, "cyan"))
         if self.marked_all:
             parts.append((f"all {self.marked:,} matching marked", "bold yellow"))
         elif self.marked:
             parts.append((f"{self.marked:,} marked", "bold yellow"))
+        text = Text()
+        text.append("monque ", style="bold")
+        if self.label:
+            text.append(f"[{self.label}] ", style="bold magenta")
+        width = self.content_size.width
+        states = sum(3 + cell_len(part) for part, _style in parts)
+        store = self.store
+        if width and text.cell_len + cell_len(store) + states > width:
+            store = middle_cut(store, max(MIN_STORE, width - text.cell_len - states))
+        text.append(store, style="underline")
         for part, style in parts:
             text.append(" · ", style="dim")
             text.append(part, style=style)
+        # Last, and only as much as fits: the worker names were cut mid-list ("workers: email.send,"
+        # at 80 columns, "workers:" alone at 60) and pushed the marked count off the line.
+        room = width - text.cell_len - 3 if width else None
+        shown = workers_text(self.worker_names, room)
+        if shown:
+            text.append(" · ", style="dim")
+            text.append(shown, style="cyan")
         return text
+
+
+#: The store URL is never shortened below this many cells (its scheme and file name stay readable).
+MIN_STORE = 24
+
+
+def middle_cut(text: str, width: int) -> str:
+    """``sqlite:////tmp/…/jobs.db``: the start and, longer, the end (the file name) of ``text``."""
+    if len(text) <= width:
+        return text
+    tail = (width - 1) * 2 // 3
+    return text[: width - 1 - tail] + "…" + text[len(text) - tail :]
+
+
+def workers_text(names: tuple[str, ...], room: int | None) -> str:
+    """``workers: a, b, c`` in ``room`` cells (None: no limit): as many names as fit, then ``+N``."""
+    if not names:
+        return ""
+    for count in range(len(names), 0, -1):
+        more = f" +{len(names) - count}" if count < len(names) else ""
+        candidate = f"workers: {', '.join(names[:count])}{more}"
+        if room is None or len(candidate) <= room:
+            return candidate
+    short = f"workers: {len(names)} names"
+    return short if room is None or len(short) <= room else ""

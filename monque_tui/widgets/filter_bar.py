@@ -35,14 +35,14 @@ class FilterBar(Vertical):
     FilterBar.-open { display: block; }
     FilterBar > Horizontal { height: 3; }
     FilterBar Label { padding: 1 1 0 0; width: auto; }
-    FilterBar #filter-name { width: 20%; max-width: 28; }
-    FilterBar #filter-search { width: 14%; max-width: 20; }
-    FilterBar #filter-text { width: 22%; max-width: 30; }
-    FilterBar #filter-when { width: 1fr; }
-    FilterBar #filter-hint { height: 1; padding: 0 0 0 1; color: $text-muted; }
+    FilterBar #filter-name { width: 2fr; max-width: 28; }
+    FilterBar #filter-search { width: 1.4fr; max-width: 20; }
+    FilterBar #filter-text { width: 2.2fr; max-width: 30; }
+    FilterBar #filter-when { width: 4fr; min-width: 20; }
+    FilterBar #filter-hint { height: auto; max-height: 3; padding: 0 0 0 1; color: $text-muted; }
     FilterBar.-error #filter-hint { color: $text-error; text-style: bold; }
     """
-    BINDINGS = [Binding("escape", "clear", "Clear filter", show=True)]
+    BINDINGS = [Binding("escape", "clear", "Clear filter", show=True, key_display="Esc")]
 
     class Changed(Message):
         def __init__(

@@ -277,12 +277,20 @@ class JobTable(ScrollView, can_focus=True):
 
     # -- rendering ----------------------------------------------------------------------------------
     def _header(self, columns: Columns) -> Cells:
-        arrow = " ↓" if self.descending else " ↑"
-        due = "NEXT RUN" + (arrow if self.sort_column == "next_run_at" else "")
-        updated = "UPDATED" + (arrow if self.sort_column == "updated_at" else "")
+        arrow = "↓" if self.descending else "↑"
+
+        def label(text: str, column: str, width: int) -> str:
+            """The sort arrow on the sorted column, spaced when there is room: "UPDATED ↑" was
+            cut to "UPDATED…" in its 8 cells, hiding which way the table is sorted."""
+            if self.sort_column != column:
+                return text
+            return f"{text} {arrow}" if len(text) + 2 <= width else f"{text}{arrow}"
+
+        due = label("NEXT RUN", "next_run_at", 9)
+        updated = label("UPDATED", "updated_at", 8)
         return [
             _cell("", 1),
-            _cell("ID" + (arrow if self.sort_column == "created_at" else ""), 8),
+            _cell(label("ID", "created_at", 8), 8),
             _cell("NAME", columns.name),
             _cell("STATUS", 10),
             _cell("ATT", 3, right=True),

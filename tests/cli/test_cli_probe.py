@@ -159,7 +159,7 @@ def test_export_to_a_full_disk_is_one_line(db_url: str) -> None:
 def test_health_with_a_bad_window_prints_no_table_header(spawn: Callable[..., CliProcess], db_url: str) -> None:
     enqueue(db_url, "fast")
     process = spawn("health", "--window", "-5", "--url", db_url)
-    one_line_error(process, 2, "window_minutes")
+    one_line_error(process, 2, "--window")  # the flag, not the engine parameter
     assert process.stdout_lines == []
 
 
