@@ -86,6 +86,9 @@ class MonqueConsole(App[int]):
         self.live = live
         self.read_only = config.read_only
         self.session = ConsoleSession(config, clock=self.clock, live=live, emit=self._session_event)
+        #: Called once the session is closed on the way out (console.py: after an exit signal,
+        #: the terminal may be gone and Textual's own teardown may never finish).
+        self.after_close: Callable[[], None] | None = None
         self.error: str | None = None
         self.ready = asyncio.Event()
         self.first_paint_at: float | None = None
@@ -214,6 +217,8 @@ class MonqueConsole(App[int]):
             self._keylog.close()
             self._keylog = None
         await self.session.close()
+        if self.after_close is not None:
+            self.after_close()
 
     def first_paint(self) -> None:
         if self.first_paint_at is None:

@@ -63,6 +63,9 @@ EXIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 #: After the first exit signal, time for the workers' shutdown timeout and this much more.
 FORCED_EXIT_MARGIN_S = 10.0
+#: After a signalled quit has closed the session (jobs finished, store closed), time left
+#: for Textual to restore the terminal before the process ends anyway (exit code 0).
+TEARDOWN_GRACE_S = 5.0
 
 
 def _grace_seconds(app: MonqueConsole) -> float:
@@ -94,6 +97,19 @@ def _arm_forced_exit(sig: int, after_s: float) -> None:
     threading.Thread(target=watchdog, name="monque-forced-exit", daemon=True).start()
 
 
+def _leave_after_teardown_grace() -> None:
+    """The session is closed: everything the quit promised is done. With the terminal gone
+    (tmux killed, ssh dropped), Textual's teardown can still block for good writing its
+    last escape codes to an output thread whose queue nobody drains (seen about once in 12
+    closed terminals), and the process stayed until the forced exit, 40 s later."""
+
+    def watchdog() -> None:
+        time.sleep(TEARDOWN_GRACE_S)
+        os._exit(ExitCode.OK)
+
+    threading.Thread(target=watchdog, name="monque-teardown-exit", daemon=True).start()
+
+
 async def _run_until_signalled(app: MonqueConsole) -> None:
     """Run the app; the first exit signal quits it cleanly (workers stop, the store closes),
     a second one exits at once with 128 + its number, as the worker mode does."""
@@ -105,6 +121,7 @@ async def _run_until_signalled(app: MonqueConsole) -> None:
         if len(received) > 1:
             os._exit(ExitCode.FORCED_BASE + sig)
         _arm_forced_exit(sig, _grace_seconds(app))
+        app.after_close = _leave_after_teardown_grace
         app.exit()
 
     installed = []
