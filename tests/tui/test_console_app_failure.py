@@ -11,6 +11,7 @@ the setup loaded by the real ``--app`` loader from a real module file.
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 
@@ -19,6 +20,13 @@ import pytest
 from monque_tui.app import MonqueConsole
 from monque_tui.app_loader import load_app
 from monque_tui.config import ConsoleConfig
+
+
+async def _run_until_it_exits(app: MonqueConsole) -> None:
+    """Run the real app headless until it exits by itself, as it must on these failures (a
+    ``run_test`` block that ends at once would stop it before its store had even opened)."""
+    await asyncio.wait_for(app.run_async(headless=True, size=(100, 30)), 60)
+
 
 SETUP_RAISES = """
 def setup(monque):
@@ -35,8 +43,7 @@ async def test_a_raising_setup_exits_4_with_one_clean_line(
     loaded = load_app("exploding_app:setup")
     config = ConsoleConfig(url=store_url, setup=loaded.setup, start_workers=True, label="exploding_app:setup")
     app = MonqueConsole(config)
-    async with app.run_test(size=(100, 30)):
-        pass
+    await _run_until_it_exits(app)
     sys.modules.pop("exploding_app", None)
     assert app.return_code == 4, (app.return_code, app.error)
     assert app.error is not None
@@ -50,7 +57,6 @@ async def test_a_store_that_cannot_be_opened_exits_3(tmp_path: Path) -> None:
     not_a_db = tmp_path / "notes.db"
     not_a_db.write_text("not a database, just text\n" * 10)
     app = MonqueConsole(ConsoleConfig(url=f"sqlite:///{not_a_db}"))
-    async with app.run_test(size=(100, 30)):
-        pass
+    await _run_until_it_exits(app)
     assert app.return_code == 3, (app.return_code, app.error)
     assert app.error is not None and app.error.startswith("monque-tui: cannot open ")
