@@ -50,18 +50,23 @@ async def _assert_failed_and_worker_alive(m: Monque, rec: EventRecorder, job_id:
     await rec.wait_for("job:complete", where=lambda e: e.job.id == other.id)
 
 
+async def _expect_failed_run(tmp_path: Path, name: str, handler: Any, reason: str) -> None:
+    """Run one job of ``handler``: it must fail with ``reason`` and leave the worker running."""
+    m, rec = await _started(tmp_path, name, handler)
+    try:
+        job = await m.enqueue(name)
+        await _assert_failed_and_worker_alive(m, rec, job.id, reason)
+    finally:
+        await m.close()
+
+
 async def test_an_async_handler_raising_its_own_cancelled_error_fails_the_job(tmp_path: Path) -> None:
     async def handler(job: Any) -> None:
         inner = asyncio.get_running_loop().create_future()
         inner.cancel()
         await inner  # awaiting something another party cancelled
 
-    m, rec = await _started(tmp_path, "cancels", handler)
-    try:
-        job = await m.enqueue("cancels")
-        await _assert_failed_and_worker_alive(m, rec, job.id, "Handler raised CancelledError")
-    finally:
-        await m.close()
+    await _expect_failed_run(tmp_path, "cancels", handler, "Handler raised CancelledError")
 
 
 @pytest.mark.parametrize(
@@ -80,24 +85,14 @@ async def test_a_sync_handler_ending_with_a_base_exception_fails_the_job(
     def handler(job: Any) -> None:  # runs in a thread, where these only end the call
         raise error
 
-    m, rec = await _started(tmp_path, "ends", handler)
-    try:
-        job = await m.enqueue("ends")
-        await _assert_failed_and_worker_alive(m, rec, job.id, reason)
-    finally:
-        await m.close()
+    await _expect_failed_run(tmp_path, "ends", handler, reason)
 
 
 async def test_an_async_handler_raising_generator_exit_fails_the_job(tmp_path: Path) -> None:
     async def handler(job: Any) -> None:
         raise GeneratorExit
 
-    m, rec = await _started(tmp_path, "gen", handler)
-    try:
-        job = await m.enqueue("gen")
-        await _assert_failed_and_worker_alive(m, rec, job.id, "Handler raised GeneratorExit")
-    finally:
-        await m.close()
+    await _expect_failed_run(tmp_path, "gen", handler, "Handler raised GeneratorExit")
 
 
 async def test_stop_still_leaves_a_cancelled_handler_processing_for_recovery(tmp_path: Path) -> None:

@@ -341,29 +341,6 @@ async def test_no_write_connection_checkpoints_inside_its_commit(tmp_path):
         await m.close()
 
 
-async def test_a_checkpointer_keeps_the_wal_bounded_under_a_stream_of_batches(tmp_path, monkeypatch):
-    """Batches arrive back to back on the write thread while the checkpointer copies; the
-    second pass under the gate is what lets the WAL restart, so it stays near the
-    threshold instead of growing with every batch."""
-    from monque_engine.store.sqlite import checkpointer
-
-    monkeypatch.setattr(checkpointer, "CHECKPOINT_FRAMES", 300)
-    m = Monque(f"sqlite:///{tmp_path}/jobs.db")
-    await m.initialize()
-    try:
-        wal = tmp_path / "jobs.db-wal"
-        largest = 0
-        for start in range(0, 40_000, 1000):
-            await m.enqueue_many([{"name": "a", "data": {"i": i}} for i in range(start, start + 1000)])
-            largest = max(largest, wal.stat().st_size)
-        assert m.store._writer._checkpointer.checkpoints >= 1
-        # 40k jobs wrote ~4,000 frames (16 MB); with restarts the file stays a few thresholds long.
-        assert largest < 8 * 300 * 4096
-        assert (await m.store.stats("a")).pending == 40_000
-    finally:
-        await m.close()
-
-
 async def test_a_drain_round_writes_its_completions_and_claim_feed_rows_in_one_statement(tmp_path, wait_until):
     """A round at concurrency 5 completes 5 jobs and claims 5 in one transaction; their 10
     feed rows were two executemany calls (10 statements stepped from Python), now one
