@@ -47,20 +47,28 @@ class StatusTabs(Static):
         width = self.content_size.width
         tail = self.sort_text + (f" — {self.matching:,} matching" if self.matching is not None else "")
         wanted = min(len(self.describe), 24) + len(tail) + 2
+        # The status word ("completed", "all") matters most, then the sort, then the count.
+        essential = self.describe.split(" ", 1)[0].rstrip(",")
         text = self._tabs(None)
-        for short in (4, 0):
+        for short in (4, 3):
             if not width or text.cell_len + wanted <= width:
                 break
             text = self._tabs(short)
+        else:
+            # Labels matter more than the sort text (the sorted column's header has its arrow):
+            # keep 3-letter labels while the view's status word still fits beside them.
+            if text.cell_len + len(essential) + 2 > width:
+                text = self._tabs(0)
         if self.describe or self.sort_text:
             text.append("│ ", style="dim")
             describe = self.describe
-            # The status word ("completed", "all") matters most, then the sort, then the count.
-            essential = describe.split(" ", 1)[0].rstrip(",")
             room = width - text.cell_len - len(tail) if width else len(describe)
             if room < len(essential) + 1 and self.matching is not None:
                 tail = self.sort_text
                 room = width - text.cell_len - len(tail)
+            if room < len(essential) + 1 and width:
+                tail = ""  # the sort shows in the column header; never cut it mid-word
+                room = width - text.cell_len
             if room < len(describe):
                 describe = describe[: max(0, room - 1)] + "…" if room > len(essential) + 1 else essential
             text.append(describe, style="italic")
