@@ -160,3 +160,15 @@ async def test_an_unchanged_file_stays_healthy_through_many_writes(tmp_path: Pat
         assert m.store.health_error() is None
     finally:
         await m.close()
+
+
+def test_a_disk_io_error_says_what_to_check() -> None:
+    """SQLite reports a write the system refused (a file past ``ulimit -f``, a failing
+    device) as a bare "disk I/O error"; the wrapped error names the usual causes."""
+    from monque_engine.store.sqlite.runner import wrap_error
+
+    wrapped = wrap_error(sqlite3.OperationalError("disk I/O error"), lambda: "SQLite database /x/jobs.db")
+    assert str(wrapped).startswith("SQLite database /x/jobs.db: disk I/O error (")
+    assert "ulimit -f" in str(wrapped) and "free space" in str(wrapped)
+    other = wrap_error(sqlite3.OperationalError("database or disk is full"), lambda: "SQLite database /x/jobs.db")
+    assert str(other) == "SQLite database /x/jobs.db: database or disk is full"

@@ -100,12 +100,21 @@ def retry_while_busy(action: Callable[[], T], timeout: float) -> T:
             delay = min(delay * 2, 0.05)
 
 
+#: SQLite says only "disk I/O error" for a write the system refused: a file grown past the
+#: process's size limit (EFBIG), a failing or vanished device. The usual causes, to check.
+DISK_IO_HINT = (
+    " (the system refused a read or write: check free space, the file-size limit "
+    "(ulimit -f) and that the file and its directory still exist)"
+)
+
+
 def wrap_error(error: BaseException, describe: Callable[[], str]) -> BaseException:
     """Database errors become ConnectionError with the cause kept; ours pass through."""
     if isinstance(error, MonqueError):
         return error
     if isinstance(error, sqlite3.Error):
-        wrapped = ConnectionError(f"{describe()}: {error}")
+        hint = DISK_IO_HINT if "disk I/O error" in str(error) else ""
+        wrapped = ConnectionError(f"{describe()}: {error}{hint}")
         wrapped.__cause__ = error
         return wrapped
     return error
