@@ -20,6 +20,7 @@ import argparse
 import asyncio
 import json
 import os
+import stat
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
@@ -439,6 +440,8 @@ def _sqlite_file_at(path: Path) -> str | None:
 
     def is_database(candidate: Path) -> bool:
         try:
+            if not candidate.is_file():  # never open a FIFO or device to look (a FIFO blocks)
+                return False
             with candidate.open("rb") as file:
                 return file.read(len(SQLITE_HEADER)) == SQLITE_HEADER
         except OSError:
@@ -459,16 +462,18 @@ async def _export_to_file(
 
     A bad filter, a store error or a full disk part-way then leaves no truncated file, and
     never destroys an existing ``target`` (which a plain ``open(target, "w")`` empties first).
+    Only a regular file (or a new name) is replaced that way: see ``_export_destination``.
     """
-    if Path(target).is_dir():
-        raise CliError(f"cannot write {target}: it is a directory; name a file", ExitCode.USAGE)
     database = _sqlite_file_at(Path(target))
     if database is not None:
         raise CliError(
             f"refusing to write the export over {target}: {database}; name another file (e.g. export.{args.format})",
             ExitCode.USAGE,
         )
-    partial = f"{target}.partial-{os.getpid()}"
+    destination, mode = _export_destination(target)
+    if destination is None:
+        return await _export_into(monque, target, listing, args, progress)
+    partial = f"{destination}.partial-{os.getpid()}"
     try:
         fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     except OSError as error:
@@ -477,7 +482,9 @@ async def _export_to_file(
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
             written = await export_jobs(monque, out, listing, args.format, progress=progress)
-        os.replace(partial, target)
+        if mode is not None:
+            os.chmod(partial, mode)  # an earlier export's permissions stay (umask gave the new file its own)
+        os.replace(partial, destination)
         done = True
         return written
     except OSError as error:
@@ -488,6 +495,39 @@ async def _export_to_file(
                 os.unlink(partial)
             except OSError:
                 pass
+
+
+def _export_destination(target: str) -> tuple[str | None, int | None]:
+    """Where the finished export is renamed to, and the permission bits to give it.
+
+    ``(None, None)``: ``target`` is not a regular file (``/dev/null``, a FIFO, ``/dev/stdout``)
+    and is written in place. Renaming over it replaced the device itself: ``--output
+    /dev/null`` run as root left a regular file at ``/dev/null`` for every program on the
+    machine (probe finding). A symlink is followed, so the file it points to is replaced and
+    the link stays; an existing file keeps its permission bits.
+    """
+    try:
+        found = os.stat(target)  # follows symlinks
+    except FileNotFoundError:
+        return os.path.realpath(target), None  # a new file, or the file a dangling link names
+    except OSError as error:
+        raise CliError(f"cannot write {target}: {error.strerror or error}", ExitCode.USAGE) from None
+    if stat.S_ISDIR(found.st_mode):
+        raise CliError(f"cannot write {target}: it is a directory; name a file", ExitCode.USAGE)
+    if not stat.S_ISREG(found.st_mode):
+        return None, None
+    return os.path.realpath(target), stat.S_IMODE(found.st_mode)
+
+
+async def _export_into(
+    monque: Monque, target: str, listing: JobListFilter, args: argparse.Namespace, progress: Callable[[int, int], None]
+) -> int:
+    """Write straight into a device or FIFO (nothing there to keep whole)."""
+    try:
+        with open(target, "w", encoding="utf-8", newline="") as out:
+            return await export_jobs(monque, out, listing, args.format, progress=progress)
+    except OSError as error:
+        raise CliError(f"cannot write {target}: {error.strerror or error}", ExitCode.USAGE) from None
 
 
 _HANDLERS: dict[str, Callable[[Monque, argparse.Namespace], Awaitable[int]]] = {
