@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 from monque_engine import InvalidStoreUrlError, MonqueError, open_store
+from monque_engine.store.filekind import special_file_kind
 from monque_engine.store.urls import mask_secrets, mask_url
 
 from .exitcodes import CliError, ExitCode
@@ -59,6 +60,12 @@ def _check_sqlite(url: str) -> None:
     if path.is_dir():
         raise CliError(
             f"{where} {path} is a directory; name a file inside it, e.g. {path / 'monque.db'}", ExitCode.STORE
+        )
+    special = special_file_kind(path)
+    if special is not None:  # never opened to sniff: a FIFO would block here for ever
+        raise CliError(
+            f"{where} {path} is {special}, not a file; a SQLite store is a regular file (e.g. sqlite:///jobs.db)",
+            ExitCode.STORE,
         )
     if not parent.exists():
         raise CliError(

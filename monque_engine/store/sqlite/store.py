@@ -42,6 +42,7 @@ from ...job import (
     QueueStats,
 )
 from ..base import JobStore, StoreListFilter, StoreOpenOptions, StoreSelector
+from ..filekind import special_file_kind
 from . import migrations
 from .bulk import BulkInserter
 from .feed import ChangeFeed
@@ -247,6 +248,12 @@ class SqliteStore(JobStore):
         parent = path.parent if str(path.parent) else Path(".")
         if path.is_dir():
             raise ConnectionError(f"Cannot open {path}: it is a directory; name a file such as {path / 'monque.db'}")
+        special = special_file_kind(path)
+        if special is not None:
+            raise ConnectionError(
+                f"Cannot open {path}: it is {special}, not a file; a SQLite store is a regular file "
+                "(e.g. sqlite:///jobs.db)"
+            )
         if self.settings.must_exist and not path.exists():
             how = "a read-only open (mode=ro)" if self.settings.read_only else "mode=rw"
             raise ConnectionError(

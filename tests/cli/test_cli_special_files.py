@@ -1,4 +1,7 @@
-"""``export --output`` replaces only regular files (probe finding: it replaced ``/dev/null``).
+"""Devices, FIFOs and symlinks on the command line (probe finding: ``export`` replaced ``/dev/null``).
+
+``export --output`` replaces only regular files, and a store URL naming a FIFO is refused at
+once instead of blocking the URL check (the engine's side: ``tests/test_probe_special_files.py``).
 
 An export is written to ``FILE.partial-PID`` and renamed over ``FILE`` when complete, so a
 failure never leaves half a file. Renamed over a device, that replaced the device itself:
@@ -76,3 +79,17 @@ def test_a_symlink_stays_and_the_file_it_names_is_replaced_keeping_its_mode(tmp_
     dangling.symlink_to(tmp_path / "exports" / "next.jsonl")
     assert cli("export", "--output", str(dangling), "--url", db_url).returncode == 0
     assert dangling.is_symlink() and job_id in (tmp_path / "exports" / "next.jsonl").read_text()
+
+
+def test_a_store_url_naming_a_fifo_exits_3_at_once_for_the_console_and_commands(tmp_path: Path) -> None:
+    """The CLI's own URL check opened the path to read SQLite's header: on a FIFO that blocked for ever."""
+    fifo = tmp_path / "jobs.db"
+    os.mkfifo(fifo)
+    url = f"sqlite:///{fifo}"
+    for argv in (("paused", "--url", url), (url,)):
+        done = cli(*argv, timeout=30)
+        assert done.returncode == 3, done.stderr
+        line = done.stderr.strip()
+        assert len(line.splitlines()) == 1 and "Traceback" not in line, line
+        assert "is a named pipe (FIFO), not a file" in line, line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["jobs.db"]
