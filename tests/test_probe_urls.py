@@ -35,6 +35,22 @@ def test_sqlite_path_with_a_nul_byte_is_a_url_error_not_an_open_failure(tmp_path
         open_store(f"sqlite:///{tmp_path}/jo%00bs.db")
 
 
+@pytest.mark.parametrize(
+    ("location", "needle"),
+    [
+        ("a" * 256 + ".db", "has a name of 259 bytes; file systems allow 255 per name"),
+        ("é" * 128 + ".db", "has a name of 259 bytes"),  # bytes, not characters
+        ("/a" * 2100 + ".db", "is 4203 bytes long; the OS allows 4095"),
+    ],
+)
+def test_a_path_the_os_would_refuse_as_too_long_is_a_url_error(tmp_path: Path, location: str, needle: str) -> None:
+    """It was ``[Errno 36] File name too long: '<the whole path>'``, and an internal error in the CLI."""
+    with pytest.raises(InvalidStoreUrlError, match=needle) as raised:
+        open_store(f"sqlite:///{location}")
+    assert len(str(raised.value)) < 200
+    open_store(f"sqlite:///{tmp_path}/{'b' * 252}.db")  # 255 bytes: allowed
+
+
 @pytest.mark.parametrize("tail", ["jobs.db#frag", "jobs.db?mode=rwc#x", "jobs.db#"])
 def test_sqlite_url_with_a_fragment_is_refused_and_creates_no_file(tmp_path: Path, tail: str) -> None:
     with pytest.raises(InvalidStoreUrlError, match="write %23 if it is part of the file name"):

@@ -93,3 +93,14 @@ def test_a_store_url_naming_a_fifo_exits_3_at_once_for_the_console_and_commands(
         assert len(line.splitlines()) == 1 and "Traceback" not in line, line
         assert "is a named pipe (FIFO), not a file" in line, line
     assert sorted(p.name for p in tmp_path.iterdir()) == ["jobs.db"]
+
+
+def test_a_store_path_too_long_for_the_os_exits_2_in_one_line(tmp_path: Path) -> None:
+    """It was ``internal error: OSError: [Errno 36] File name too long: '<the whole path>'``, exit 1."""
+    url = f"sqlite:///{tmp_path}/{'a' * 300}.db"
+    for argv in (("paused", "--url", url), (url,)):
+        done = cli(*argv, timeout=30)
+        assert done.returncode == 2, done.stderr
+        line = done.stderr.strip()
+        assert len(line.splitlines()) == 1 and "internal error" not in line, line
+        assert "file systems allow 255 per name" in line and "a" * 300 not in line, line

@@ -67,6 +67,26 @@ def _number(key: str, value: str, low: float, high: float) -> float:
 _BOOLEANS = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
 
 
+#: POSIX's usual limits (Linux: NAME_MAX 255 bytes per name, PATH_MAX 4096 per path, NUL included).
+NAME_MAX = 255
+PATH_MAX = 4095
+
+
+def _check_length(path: str) -> None:
+    """Refuse a path the OS would refuse, with the limit, instead of ``[Errno 36] File name too
+    long: '<the whole path>'`` (an internal error in the CLI) later (probe finding)."""
+    encoded = os.fsencode(path)
+    longest = max(len(part) for part in encoded.split(b"/"))
+    if longest > NAME_MAX:
+        raise InvalidSqliteUrlError(
+            f"SQLite path has a name of {longest} bytes; file systems allow {NAME_MAX} per name: use a shorter file name"
+        )
+    if len(encoded) > PATH_MAX:
+        raise InvalidSqliteUrlError(
+            f"SQLite path is {len(encoded)} bytes long; the OS allows {PATH_MAX}: use a shorter path"
+        )
+
+
 def parse_sqlite_url(url: str, **overrides: object) -> SqliteSettings:
     if not url.lower().startswith("sqlite://"):
         raise InvalidSqliteUrlError(f"Not a SQLite URL: {url!r}; {_USAGE}")
@@ -90,6 +110,7 @@ def parse_sqlite_url(url: str, **overrides: object) -> SqliteSettings:
     if "\x00" in path:
         raise InvalidSqliteUrlError(f"SQLite URL {url!r} has a NUL byte (%00) in its path; file names cannot hold one")
     path = os.path.expanduser(path)
+    _check_length(path)
     values: dict[str, object] = {}
     seen: set[str] = set()
     for key, value in parse_qsl(query, keep_blank_values=True):
