@@ -228,6 +228,15 @@ def runs_of(runs_dir: Path, instance: str, kind: str) -> set[str]:
     return {job_id for k, job_id, inst in read_run_logs(runs_dir) if inst == instance and k == kind}
 
 
+def started(procs: list[Proc]) -> list[Proc]:
+    """``procs`` once each has said "ready": a replacement worker spawned late in a scenario
+    can still be importing when the drain ends, and a SIGTERM then kills it before its
+    handler exists (exit -15, a harness race, not a worker fault)."""
+    for p in procs:
+        p.wait_for("ready", READY)
+    return procs
+
+
 def stop_gracefully(procs: list[Proc], timeout: float = 60.0) -> list[int]:
     for p in procs:
         if p.alive():
@@ -440,7 +449,7 @@ def scenario_crash(
             wait_until(lambda: not ws.probe.processing_by(name), 30, f"{name}'s jobs recovered")  # noqa: B023
     finally:
         monitor.stop()
-    codes = stop_gracefully(list(live.values()))
+    codes = stop_gracefully(started(list(live.values())))
     result.check(all(c == 0 for c in codes), f"survivor exit codes {codes}")
 
     statuses = ws.probe.statuses()
@@ -727,7 +736,7 @@ def scenario_shutdown(ws: Workspace, jobs: int, workers: int, stops: int, seed: 
             )
             recover.append(time.monotonic() - stopped_at)
     wait_completed(ws, ids, 60 + jobs / 100, *live.values())
-    codes = stop_gracefully(list(live.values()))
+    codes = stop_gracefully(started(list(live.values())))
     result.check(all(c == 0 for c in codes), f"exit codes {codes}")
     statuses = ws.probe.statuses()
     result.lost = len(ids - {i for i, s in statuses.items() if s == "completed"})

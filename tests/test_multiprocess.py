@@ -465,14 +465,24 @@ async def test_a_wake_up_that_arrives_while_a_claim_returns_is_not_lost(tmp_path
     m.register("task", handler)
     await m.initialize()
     original_claim = m.store.claim
+    original_wake = m._processor.wake
     claims = 0
     producer_log = tmp_path / "producer.out"
+    armed = False
+    woken = asyncio.Event()  # the feed routed the other process's job to the processor
+    held = asyncio.Event()  # the first claim has returned its (empty) result
+
+    def wake_seen(name: str | None = None) -> None:
+        if armed and name == "task":
+            woken.set()
+        original_wake(name)
 
     async def claim_then_hold(*args: Any, **kwargs: Any) -> Any:
-        nonlocal claims
+        nonlocal claims, armed
         claims += 1
         jobs = await original_claim(*args, **kwargs)
         if claims == 1:  # committed, found nothing; now another process enqueues
+            armed = True
             with open(producer_log, "wb") as out:
                 proc = await asyncio.create_subprocess_exec(
                     sys.executable,
@@ -487,17 +497,21 @@ async def test_a_wake_up_that_arrives_while_a_claim_returns_is_not_lost(tmp_path
                     stderr=asyncio.subprocess.STDOUT,
                 )
                 assert await asyncio.wait_for(proc.wait(), READY_TIMEOUT) == 0
-            await asyncio.sleep(0.3)  # the feed delivers its wake-up meanwhile (~ms)
+            await asyncio.wait_for(woken.wait(), READY_TIMEOUT)  # the wake-up arrives while this claim holds
+            held.set()
         return jobs
 
     m.store.claim = claim_then_hold  # type: ignore[method-assign]
+    m._processor.wake = wake_seen  # type: ignore[method-assign]
     try:
         await m.start()
+        await asyncio.wait_for(held.wait(), 2 * READY_TIMEOUT)
         try:
-            await asyncio.wait_for(started.wait(), 5)
+            # A lost wake-up waits for the 60 s poll; a kept one starts the job at once.
+            await asyncio.wait_for(started.wait(), 20)
         except TimeoutError:
             pytest.fail(
-                f"the job enqueued by another process did not start within 5 s (poll interval 60 s, "
+                f"the job enqueued by another process did not start within 20 s (poll interval 60 s, "
                 f"{claims} claim(s) made): the feed's wake-up was overwritten by the claim that was in "
                 f"flight when it arrived; producer said: {producer_log.read_text()!r}"
             )
