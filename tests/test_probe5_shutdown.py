@@ -1,0 +1,154 @@
+"""Shutdown called from where it can deadlock, and calls after ``close()`` (probe round 5).
+
+``stop()`` waits for in-flight handlers. Called from one of this instance's own handlers
+(a "shut the worker down" job, or a sync handler that hands ``stop()`` to the loop), it
+waited for its caller: nothing moved until ``shutdown_timeout``, then the caller was
+cancelled and its job left ``processing`` with a ``shutdown`` attempt, to be recovered as
+stale and run again (and stop the worker again). Now such a call starts the shutdown and
+returns at once; the shutdown (and, for ``close()``, the store's closing) completes when the
+handlers have returned and their outcomes are written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from monque_engine import ConnectionError, JobStatus, Monque
+from tests.conftest import SHORT_INTERVALS, poll_until
+
+#: Long enough that, before the fix, the caller is cancelled by the timeout, not by the test.
+OPTIONS: dict[str, Any] = {**SHORT_INTERVALS, "shutdown_timeout": 1.0}
+
+
+async def _opened(tmp_path: Path) -> Monque:
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db", **OPTIONS)
+    await m.initialize()
+    return m
+
+
+@pytest.mark.parametrize("call", ["stop", "close"])
+async def test_stop_or_close_awaited_in_an_async_handler_lets_that_handler_finish(tmp_path: Path, call: str) -> None:
+    m = await _opened(tmp_path)
+    after_call = asyncio.Event()
+
+    async def shut_down(job: Any) -> None:
+        await getattr(m, call)()
+        after_call.set()  # reached only if the call returned rather than cancelling us
+
+    m.register("shutdown", shut_down)
+    await m.start()
+    job = await m.enqueue("shutdown", None)
+    await asyncio.wait_for(after_call.wait(), 30)
+    await m.close()  # from outside: waits for the shutdown the handler started
+
+    reopened = await _opened(tmp_path)
+    try:
+        stored = await reopened.get_job(job.id)
+        assert stored is not None
+        assert stored.status is JobStatus.COMPLETED, [a.outcome for a in stored.attempts]
+        assert [a.outcome for a in stored.attempts] == ["completed"]
+    finally:
+        await reopened.close()
+
+
+async def test_stop_handed_to_the_loop_by_a_sync_handler_returns_and_the_job_completes(tmp_path: Path) -> None:
+    m = await _opened(tmp_path)
+    loop = asyncio.get_running_loop()
+    outcome: list[str] = []
+
+    def shut_down(job: Any) -> None:
+        future = asyncio.run_coroutine_threadsafe(m.stop(), loop)
+        try:
+            future.result(30)
+            outcome.append("returned")
+        except BaseException as error:  # noqa: BLE001 - recorded for the assertion
+            outcome.append(type(error).__name__)
+
+    m.register("shutdown", shut_down)
+    await m.start()
+    job = await m.enqueue("shutdown", None)
+    await poll_until(lambda: outcome, 30, "the sync handler's stop() call ended")
+    assert outcome == ["returned"]
+    await m.stop()
+    assert not m.is_running
+    stored = await m.get_job(job.id)
+    assert stored is not None and stored.status is JobStatus.COMPLETED
+    await m.close()
+
+
+async def test_close_from_a_handler_closes_the_store_after_the_outcome_is_written(tmp_path: Path) -> None:
+    m = await _opened(tmp_path)
+    closed_called = asyncio.Event()
+
+    async def shut_down(job: Any) -> None:
+        await m.close()
+        # Still usable until this handler returns: the store closes after its outcome.
+        await m.enqueue("later", {"from": job.id})
+        closed_called.set()
+
+    m.register("shutdown", shut_down)
+    await m.start()
+    await m.enqueue("shutdown", None)
+    await asyncio.wait_for(closed_called.wait(), 30)
+    await m.close()
+    with pytest.raises(ConnectionError, match="closed"):
+        await m.get_jobs()
+
+    reopened = await _opened(tmp_path)
+    try:
+        statuses = {job.name: job.status for job in await reopened.get_jobs()}
+        assert statuses == {"shutdown": JobStatus.COMPLETED, "later": JobStatus.PENDING}
+    finally:
+        await reopened.close()
+
+
+async def test_calls_after_close_say_it_was_closed_and_initialize_reopens(tmp_path: Path) -> None:
+    m = await _opened(tmp_path)
+    await m.enqueue("t", 1)
+    await m.close()
+    await m.close()  # twice: nothing to do
+    for call in (m.enqueue("t", 2), m.get_jobs(), m.start()):
+        with pytest.raises(ConnectionError, match=r"Monque is closed \(close\(\) was called\).*initialize\(\)"):
+            await call
+    await m.initialize()
+    try:
+        assert len(await m.get_jobs()) == 1
+    finally:
+        await m.close()
+
+
+async def test_a_monque_never_initialized_still_says_so(tmp_path: Path) -> None:
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db")
+    await m.stop()
+    await m.close()  # before initialize: nothing to do
+    with pytest.raises(ConnectionError, match="not initialized"):
+        await m.enqueue("t", 1)
+
+
+async def test_concurrent_stop_and_close_calls_all_return(tmp_path: Path) -> None:
+    m = await _opened(tmp_path)
+    started = asyncio.Event()
+    release = asyncio.Event()
+
+    async def slow(job: Any) -> None:
+        started.set()
+        await release.wait()
+
+    m.register("slow", slow)
+    await m.start()
+    job = await m.enqueue("slow", None)
+    await asyncio.wait_for(started.wait(), 30)
+    calls = asyncio.gather(m.stop(), m.close(), m.stop(), m.close())
+    await poll_until(lambda: not m.is_running, 10, "claiming stopped")
+    release.set()
+    await asyncio.wait_for(calls, 30)
+    reopened = await _opened(tmp_path)
+    try:
+        stored = await reopened.get_job(job.id)
+        assert stored is not None and stored.status is JobStatus.COMPLETED
+    finally:
+        await reopened.close()
