@@ -22,7 +22,7 @@ def run_at_ms(run_at: datetime | timedelta | None, now: int) -> int:
     if isinstance(run_at, timedelta):
         when = now + timedelta_ms(run_at)
     elif isinstance(run_at, datetime):
-        if run_at.tzinfo is None:
+        if run_at.tzinfo is None or run_at.utcoffset() is None:  # Python's test for naive
             raise InvalidJobQueryError(
                 "run_at must be timezone-aware (for example datetime.now(UTC) + timedelta(minutes=5)) "
                 "or a timedelta from now"

@@ -689,7 +689,11 @@ class JobProcessor:
             if queued is not None:
                 updated = await queued  # the hot path: no coroutine layers below this one
             else:
-                next_run = next_run_ms(job.repeat_interval, now) if job.repeat_interval else None
+                # After the slot just run, however the wall clock moved: set back during the run
+                # (NTP, a VM resumed), ``now`` may be before that slot, whose run would repeat.
+                next_run = (
+                    next_run_ms(job.repeat_interval, max(now, job.next_run_at_ms)) if job.repeat_interval else None
+                )
                 record = (
                     None
                     if ctx.store.records_success_from_row

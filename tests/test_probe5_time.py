@@ -1,0 +1,157 @@
+"""Time: the wall clock set back while a worker runs, and instants Python calls naive
+(probe round 5).
+
+The engine reads the wall clock through ``now_ms`` (imported by each scheduler module); the
+tests move it by patching those names, as NTP stepping the clock or a resumed VM would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+from datetime import UTC, datetime, timedelta, tzinfo
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from monque_engine import InvalidJobQueryError, JobListFilter, JobSelector, JobStatus, Monque
+from monque_engine.timeutil import now_ms as real_now_ms
+from tests.conftest import SHORT_INTERVALS, poll_until
+
+_CLOCK_USERS = ("intake", "lifecycle", "manager", "monque", "processor", "query", "fleet")
+
+
+class SteppedClock:
+    """The real clock plus an offset a test can step, patched into every scheduler module."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.offset_ms = 0
+        for name in _CLOCK_USERS:
+            module = importlib.import_module(f"monque_engine.scheduler.{name}")
+            if hasattr(module, "now_ms"):
+                monkeypatch.setattr(module, "now_ms", self.now_ms)
+
+    def now_ms(self) -> int:
+        return real_now_ms() + self.offset_ms
+
+
+async def test_a_cron_slot_is_not_run_again_when_the_clock_is_set_back_during_its_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = SteppedClock(monkeypatch)
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db", **SHORT_INTERVALS)
+    await m.initialize()
+    slots: list[int] = []
+
+    async def tick(job: Any) -> None:
+        slots.append(job.next_run_at_ms)
+        if len(slots) == 1:
+            clock.offset_ms -= 1500  # stepped back 1.5 s while the first run runs
+
+    m.register("tick", tick)
+    await m.start()
+    try:
+        await m.schedule("* * * * * *", "tick", None)  # every second
+        await poll_until(lambda: len(slots) >= 3, 20, "three runs of the schedule")
+    finally:
+        await m.close()
+    # Each run is a later slot than the one before: none repeated, none earlier.
+    assert slots[:3] == sorted(set(slots[:3])), [datetime.fromtimestamp(s / 1000, UTC).time() for s in slots]
+
+
+async def test_a_running_job_is_not_taken_as_stale_when_the_clock_is_set_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = SteppedClock(monkeypatch)
+    options = {**SHORT_INTERVALS, "lock_timeout": 1.0, "heartbeat_interval": 0.1, "stale_recovery_interval": 0.1}
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db", **options)
+    await m.initialize()
+    runs: list[str] = []
+    release = asyncio.Event()
+    recovered: list[int] = []
+    m.on("stale:recovered", lambda event: recovered.append(event.count))
+
+    async def long(job: Any) -> None:
+        runs.append(job.id)
+        clock.offset_ms -= 3_600_000  # an hour back: heartbeats now carry earlier times
+        await release.wait()
+
+    rounds: list[int] = []
+    recover = m.store.recover_stale
+
+    async def counted_recover(stale_before_ms: int, now_ms: int) -> int:
+        rounds.append(now_ms)
+        return await recover(stale_before_ms, now_ms)
+
+    monkeypatch.setattr(m.store, "recover_stale", counted_recover)
+    m.register("long", long)
+    await m.start()
+    try:
+        job = await m.enqueue("long", None)
+        await poll_until(lambda: runs, 10, "the job started")
+        # Recovery rounds spanning more than lock_timeout after the step (counted, not slept on).
+        seen = len(rounds)
+        await poll_until(lambda: len(rounds) >= seen + 15, 20, "15 recovery rounds after the step")
+        release.set()
+        done = await _eventually_status(m, job.id, JobStatus.COMPLETED)
+    finally:
+        await m.close()
+    assert runs == [job.id]
+    assert recovered == []
+    assert [a.outcome for a in done.attempts] == ["completed"]
+
+
+async def _eventually_status(m: Monque, job_id: str, status: JobStatus) -> Any:
+    async def check() -> Any:
+        job = await m.get_job(job_id)
+        return job if job is not None and job.status is status else None
+
+    found: list[Any] = []
+
+    async def poll() -> None:
+        while not found:
+            job = await check()
+            if job is not None:
+                found.append(job)
+                return
+            await asyncio.sleep(0.02)
+
+    await asyncio.wait_for(poll(), 10)
+    return found[0]
+
+
+class _NoOffset(tzinfo):
+    """A tzinfo whose utcoffset is None: Python counts such a datetime as naive."""
+
+    def utcoffset(self, dt: datetime | None) -> timedelta | None:
+        return None
+
+    def dst(self, dt: datetime | None) -> timedelta | None:
+        return None
+
+    def tzname(self, dt: datetime | None) -> str:
+        return "floating"
+
+
+async def test_a_datetime_whose_tzinfo_has_no_offset_is_refused_as_naive(tmp_path: Path) -> None:
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db")
+    await m.initialize()
+    try:
+        floating = datetime(2030, 1, 1, tzinfo=_NoOffset())
+        job = await m.enqueue("t", 1)
+        calls = [
+            m.enqueue("t", 1, run_at=floating),
+            m.enqueue_many([{"name": "t", "data": 1, "run_at": floating}]),
+            m.reschedule_job(job.id, floating),
+            m.get_jobs_with_cursor(filter=JobListFilter(created_at_from=floating)),
+            m.cancel_jobs(JobSelector(older_than=floating)),
+        ]
+        for call in calls:
+            with pytest.raises(InvalidJobQueryError, match="timezone-aware"):
+                await call
+        assert [j.id for j in await m.get_jobs()] == [job.id]
+        stored = await m.get_job(job.id)
+        assert stored is not None and stored.next_run_at == job.next_run_at and stored.status is JobStatus.PENDING
+    finally:
+        await m.close()
