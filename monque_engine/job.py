@@ -372,8 +372,16 @@ def name_glob_regex(pattern: str) -> str:
     One translation for every place that judges names: the MongoDB store's ``$regex`` and a
     console that places live changes in its window. SQLite uses GLOB with ``[`` escaped.
     """
-    parts = [".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern]
+    parts = [".*" if c == "*" else "." if c == "?" else regex_literal(c) for c in pattern]
     return "^" + "".join(parts) + "$"
+
+
+def regex_literal(text: str) -> str:
+    """``re.escape``, and a NUL written ``\\x00``: MongoDB refuses a regular expression holding
+    a NUL byte ("cannot contain an embedded null byte"), while PCRE and Python's ``re`` read
+    the escape as that character, so a search for text with a NUL matches on every store."""
+    escaped = re.escape(text)
+    return escaped.replace("\x00", "\\x00") if "\x00" in escaped else escaped
 
 
 SortField = Literal["id", "created_at", "updated_at", "next_run_at"]

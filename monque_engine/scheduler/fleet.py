@@ -204,6 +204,14 @@ class Fleet:
             raise InvalidJobQueryError(
                 f"instance_id must be a non-empty string (an id from monque.instances()), got {instance_id!r}"
             )
+        if not instance_id.isascii():
+            try:
+                instance_id.encode()
+            except UnicodeEncodeError:  # a lone surrogate: no stored owner has one, and sqlite3 cannot bind it
+                raise InvalidJobQueryError(
+                    f"instance_id {instance_id!r} is not valid Unicode text (unpaired surrogate); use an id "
+                    "from monque.instances()"
+                ) from None
         return instance_id
 
     async def count_dead_owner_jobs(self, instance_id: str) -> int:
