@@ -152,3 +152,25 @@ async def test_concurrent_stop_and_close_calls_all_return(tmp_path: Path) -> Non
         assert stored is not None and stored.status is JobStatus.COMPLETED
     finally:
         await reopened.close()
+
+
+async def test_close_racing_initialize_leaves_the_monque_closed(tmp_path: Path) -> None:
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db", **OPTIONS)
+    await asyncio.gather(m.initialize(), m.close())
+    with pytest.raises(ConnectionError, match="closed"):
+        await m.enqueue("t", 1)
+
+
+@pytest.mark.parametrize("order", ["start-then-close", "close-then-start"])
+async def test_close_racing_start_leaves_no_worker_running_on_a_closed_store(tmp_path: Path, order: str) -> None:
+    m = await _opened(tmp_path)
+    m.register("t", lambda job: None)
+    calls = [m.start(), m.close()] if order == "start-then-close" else [m.close(), m.start()]
+    results = await asyncio.gather(*calls, return_exceptions=True)
+    assert not m.is_running
+    engine_tasks = [task.get_name() for task in asyncio.all_tasks() if task.get_name().startswith("monque-")]
+    assert engine_tasks == []
+    if order == "close-then-start":  # start() came second: it says why it cannot start
+        assert isinstance(results[1], ConnectionError) and "closed" in str(results[1])
+    else:
+        assert results == [None, None]

@@ -173,6 +173,8 @@ class Monque:
                 f"{self.display_url} is open read-only, so this Monque cannot process jobs; drop mode=ro to start workers"
             )
         async with self._start_lock:  # two concurrent start() calls must not both start duties
+            if not self._initialized:  # a close() that ran while this call waited for the lock
+                raise ConnectionError(self._not_open_message("before start()"))
             if self._processor.running:
                 return
             if self._stopping is not None:
@@ -284,11 +286,15 @@ class Monque:
         await self._close()
 
     async def _close(self) -> None:
-        await self.stop()
-        await self.store.close()
-        if self._initialized:
-            self._closed = True
-        self._initialized = False
+        # Under both life-cycle locks (always taken in this order): an initialize() or start()
+        # running at the same time finishes first and is then closed, instead of leaving a
+        # store open, or workers running on a closed store, after close() returned.
+        async with self._init_lock, self._start_lock:
+            await self.stop()
+            await self.store.close()
+            if self._initialized:
+                self._closed = True
+            self._initialized = False
 
     def is_healthy(self) -> bool:
         """Started, and the store still trustworthy (e.g. its SQLite file not deleted or replaced)."""
