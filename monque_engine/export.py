@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from .errors import InvalidJobQueryError
 from .job import Job, JobListFilter, JobSort
+from .timeutil import in_range, ms_to_datetime
 
 if TYPE_CHECKING:
     from .scheduler import Monque
@@ -86,22 +87,34 @@ def _dumps(value: Any) -> str:
         return json.dumps(_finite(value), allow_nan=False, **options)
 
 
+def _instant(ms: int | None) -> Any:
+    """A stored instant: ISO-8601 when a datetime can hold it (years 1-9999), else relaxed
+    Extended JSON's ``{"$date": {"$numberLong": "<ms>"}}``. A job may hold any 64-bit instant
+    (a Node producer's ``runAt`` up to the year 275760, a hand edit): one such job must not
+    end the export with an OverflowError, nor be written as a different instant."""
+    if ms is None:
+        return None
+    if in_range(ms):
+        return iso(ms_to_datetime(ms))
+    return {"$date": {"$numberLong": str(ms)}}
+
+
 def export_document(job: Job) -> dict[str, Any]:
     """One job as its export document (JSON-ready: no datetimes, no ObjectIds)."""
     doc: dict[str, Any] = {
         "_id": job.id,
         "name": job.name,
         "status": job.status.value,
-        "nextRunAt": iso(job.next_run_at),
-        "createdAt": iso(job.created_at),
-        "updatedAt": iso(job.updated_at),
+        "nextRunAt": _instant(job.next_run_at_ms),
+        "createdAt": _instant(job.created_at_ms),
+        "updatedAt": _instant(job.updated_at_ms),
         "failCount": job.fail_count,
     }
     optional = {
         "failReason": job.fail_reason,
-        "lockedAt": iso(job.locked_at),
+        "lockedAt": _instant(job.locked_at_ms),
         "claimedBy": job.claimed_by,
-        "lastHeartbeat": iso(job.last_heartbeat),
+        "lastHeartbeat": _instant(job.last_heartbeat_ms),
         "heartbeatInterval": job.heartbeat_interval_ms,
         "repeatInterval": job.repeat_interval,
         "uniqueKey": job.unique_key,

@@ -9,13 +9,17 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import io
+import json
 from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
 
+import bson
 import pytest
 
-from monque_engine import InvalidJobQueryError, JobListFilter, JobSelector, JobStatus, Monque
+from monque_engine import InvalidJobQueryError, Job, JobListFilter, JobSelector, JobSort, JobStatus, Monque
+from monque_engine.export import export_document, export_jobs
 from monque_engine.timeutil import now_ms as real_now_ms
 from tests.conftest import SHORT_INTERVALS, poll_until
 
@@ -155,3 +159,59 @@ async def test_a_datetime_whose_tzinfo_has_no_offset_is_refused_as_naive(tmp_pat
         assert stored is not None and stored.next_run_at == job.next_run_at and stored.status is JobStatus.PENDING
     finally:
         await m.close()
+
+
+#: JavaScript's Date range ends at ±8.64e15 ms (the years -271821 to 275760): a Node producer
+#: can store `runAt: new Date(8.64e15)` as "never", which no Python datetime holds.
+JS_MAX_DATE_MS = 8_640_000_000_000_000
+
+
+async def test_a_job_holding_an_instant_beyond_year_9999_reads_lists_and_exports(tmp_path: Path) -> None:
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db")
+    await m.initialize()
+    try:
+        far = await m.enqueue("t", 1)
+        near = await m.enqueue("t", 2)
+        store: Any = m.store
+        await store.execute_write(
+            lambda conn: conn.execute(
+                "UPDATE monque_jobs SET next_run_at = ?, created_at = ? WHERE id = ?",
+                (JS_MAX_DATE_MS, -JS_MAX_DATE_MS, far.id),
+            )
+        )
+        job = await m.get_job(far.id)
+        assert job is not None
+        assert job.next_run_at_ms == JS_MAX_DATE_MS and job.created_at_ms == -JS_MAX_DATE_MS
+        assert job.next_run_at == datetime.max.replace(tzinfo=UTC)
+        assert job.created_at == datetime.min.replace(tzinfo=UTC)
+        page = await m.get_jobs_with_cursor(sort=JobSort("next_run_at", "desc"))
+        assert [j.id for j in page.jobs] == [far.id, near.id]
+        out = io.StringIO()
+        assert await export_jobs(m, out) == 2
+    finally:
+        await m.close()
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert lines[0]["nextRunAt"] == {"$date": {"$numberLong": str(JS_MAX_DATE_MS)}}
+    assert lines[0]["createdAt"] == {"$date": {"$numberLong": str(-JS_MAX_DATE_MS)}}
+    assert lines[1]["nextRunAt"] == near.next_run_at.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def test_a_mongodb_document_with_a_date_beyond_year_9999_round_trips() -> None:
+    """The MongoDB mapping (no server here): PyMongo decodes such a date as DatetimeMS (the
+    store's codec uses DATETIME_AUTO); the job must survive being turned back into a document."""
+    options = bson.CodecOptions(tz_aware=True, datetime_conversion=bson.DatetimeConversion.DATETIME_AUTO)
+    stored = {
+        "_id": bson.ObjectId(),
+        "name": "t",
+        "data": None,
+        "status": "pending",
+        "nextRunAt": bson.DatetimeMS(JS_MAX_DATE_MS),
+        "failCount": 0,
+        "createdAt": datetime(2026, 1, 1, tzinfo=UTC),
+        "updatedAt": datetime(2026, 1, 1, tzinfo=UTC),
+    }
+    job = Job.from_document(bson.decode(bson.encode(stored), codec_options=options))
+    assert job.next_run_at_ms == JS_MAX_DATE_MS
+    again = Job.from_document(bson.decode(bson.encode(job.to_document()), codec_options=options))
+    assert again == job
+    assert export_document(job)["nextRunAt"] == {"$date": {"$numberLong": str(JS_MAX_DATE_MS)}}
