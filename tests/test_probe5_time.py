@@ -215,3 +215,86 @@ def test_a_mongodb_document_with_a_date_beyond_year_9999_round_trips() -> None:
     again = Job.from_document(bson.decode(bson.encode(job.to_document()), codec_options=options))
     assert again == job
     assert export_document(job)["nextRunAt"] == {"$date": {"$numberLong": str(JS_MAX_DATE_MS)}}
+
+
+async def test_a_running_job_is_not_taken_as_stale_when_the_clock_jumps_forward(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As when a laptop wakes from sleep: the wall clock is an hour ahead of the time the
+    process saw pass, every heartbeat looks an hour old, and the recovery round may run
+    before the owner's next heartbeat. It must wait for that heartbeat instead."""
+    clock = SteppedClock(monkeypatch)
+    options = {**SHORT_INTERVALS, "lock_timeout": 5.0, "heartbeat_interval": 1.0, "stale_recovery_interval": 0.05}
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db", **options)
+    await m.initialize()
+    runs: list[str] = []
+    release = asyncio.Event()
+    recovered: list[int] = []
+    m.on("stale:recovered", lambda event: recovered.append(event.count))
+    rounds: list[int] = []
+    recover = m.store.recover_stale
+
+    async def counted_recover(stale_before_ms: int, now_ms: int) -> int:
+        rounds.append(now_ms)
+        return await recover(stale_before_ms, now_ms)
+
+    monkeypatch.setattr(m.store, "recover_stale", counted_recover)
+    beats: list[int] = []
+    heartbeat = m.store.heartbeat
+
+    async def counted_heartbeat(owner: str, now_ms: int, job_ids: Any = None) -> int:
+        beats.append(now_ms)
+        return await heartbeat(owner, now_ms, job_ids)
+
+    monkeypatch.setattr(m.store, "heartbeat", counted_heartbeat)
+
+    async def long(job: Any) -> None:
+        runs.append(job.id)
+        await release.wait()
+
+    m.register("long", long)
+    await m.start()
+    try:
+        job = await m.enqueue("long", None)
+        await poll_until(lambda: runs, 10, "the job started")
+        clock.offset_ms += 3_600_000  # an hour ahead, at once
+        jumped_at = clock.now_ms()
+        # Recovery rounds after the jump, until the job has heartbeated on the new clock and a
+        # round has run after that heartbeat (counted, not slept on).
+        await poll_until(
+            lambda: [b for b in beats if b >= jumped_at]
+            and [r for r in rounds if r > min(b for b in beats if b >= jumped_at)],
+            20,
+            "a heartbeat after the jump, then a recovery round",
+        )
+        release.set()
+        done = await _eventually_status(m, job.id, JobStatus.COMPLETED)
+    finally:
+        await m.close()
+    assert recovered == []
+    assert runs == [job.id]
+    assert [a.outcome for a in done.attempts] == ["completed"]
+
+
+def test_the_jump_detector_ignores_drift_below_one_heartbeat_and_settles() -> None:
+    from monque_engine.scheduler.clockjump import WallClockJumps
+
+    wall = [0]
+    mono = [0.0]
+    jumps = WallClockJumps(lambda: wall[0], tolerance_ms=1000, settle_seconds=3.0, monotonic=lambda: mono[0])
+    assert not jumps.settling()
+    wall[0] += 10_900  # 10.9 s of wall time in 10 s: drift under the tolerance
+    mono[0] += 10.0
+    assert not jumps.settling()
+    wall[0] -= 60_000  # set back: never a reason to wait
+    mono[0] += 1.0
+    assert not jumps.settling()
+    wall[0] += 3_600_000  # an hour ahead in one second
+    mono[0] += 1.0
+    assert jumps.settling()
+    wall[0] += 2_000
+    mono[0] += 2.0
+    assert jumps.settling()  # still within the 3 s settle
+    wall[0] += 1_500
+    mono[0] += 1.5
+    assert not jumps.settling()
