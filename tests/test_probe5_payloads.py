@@ -67,7 +67,9 @@ async def _opened(tmp_path: Path) -> Monque:
 
 
 @pytest.mark.parametrize(("given", "stored"), NOT_PLAIN, ids=[repr(g)[:30] for g, _ in NOT_PLAIN])
-async def test_the_job_enqueue_returns_holds_what_every_later_read_gets(tmp_path: Path, given: Any, stored: Any) -> None:
+async def test_the_job_enqueue_returns_holds_what_every_later_read_gets(
+    tmp_path: Path, given: Any, stored: Any
+) -> None:
     m = await _opened(tmp_path)
     handled: list[Any] = []
     done = asyncio.Event()

@@ -262,8 +262,10 @@ async def test_a_running_job_is_not_taken_as_stale_when_the_clock_jumps_forward(
         # Recovery rounds after the jump, until the job has heartbeated on the new clock and a
         # round has run after that heartbeat (counted, not slept on).
         await poll_until(
-            lambda: [b for b in beats if b >= jumped_at]
-            and [r for r in rounds if r > min(b for b in beats if b >= jumped_at)],
+            lambda: (
+                [b for b in beats if b >= jumped_at]
+                and [r for r in rounds if r > min(b for b in beats if b >= jumped_at)]
+            ),
             20,
             "a heartbeat after the jump, then a recovery round",
         )
