@@ -174,3 +174,24 @@ async def test_close_racing_start_leaves_no_worker_running_on_a_closed_store(tmp
         assert isinstance(results[1], ConnectionError) and "closed" in str(results[1])
     else:
         assert results == [None, None]
+
+
+async def test_after_a_stop_from_a_handler_a_restarted_monque_stops_again(tmp_path: Path) -> None:
+    m = await _opened(tmp_path)
+    stopped_by_handler = asyncio.Event()
+
+    async def shut_down(job: Any) -> None:
+        await m.stop()
+        stopped_by_handler.set()
+
+    m.register("shutdown", shut_down)
+    m.register("later", lambda job: None)
+    await m.start()
+    await m.enqueue("shutdown", None)
+    await asyncio.wait_for(stopped_by_handler.wait(), 30)
+    await poll_until(lambda: not m.is_running, 10, "the handler's stop took effect")
+    await m.start()
+    assert m.is_running
+    await m.stop()  # must stop this run, not return the earlier stop's finished task
+    assert not m.is_running
+    await m.close()

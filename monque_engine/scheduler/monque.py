@@ -190,7 +190,7 @@ class Monque:
         ``shutdown_timeout`` cancelled it and left its job to run again after stale recovery.
         The stop completes once that handler, and the others, have returned.
         """
-        if self._stopping is None:
+        if self._stopping is None or self._stopping.done():  # (one a handler started may be done)
             self._stopping = asyncio.get_running_loop().create_task(self._stop(), context=outside_handlers())
         if self._processor.calling_job() is not None:
             return
