@@ -195,3 +195,17 @@ async def test_after_a_stop_from_a_handler_a_restarted_monque_stops_again(tmp_pa
     await m.stop()  # must stop this run, not return the earlier stop's finished task
     assert not m.is_running
     await m.close()
+
+
+async def test_stop_called_while_start_is_under_way_leaves_it_stopped(tmp_path: Path) -> None:
+    m = await _opened(tmp_path)
+    m.register("t", lambda job: None)
+    try:
+        await asyncio.gather(m.start(), m.stop())
+        assert not m.is_running
+        duties = ("monque-poll", "monque-heartbeat", "monque-stale", "monque-control", "monque-fill")
+        assert [task.get_name() for task in asyncio.all_tasks() if task.get_name().startswith(duties)] == []
+        await asyncio.gather(m.stop(), m.start())  # the other order: the later call wins
+        assert m.is_running
+    finally:
+        await m.close()

@@ -99,6 +99,8 @@ class Monque:
         self._stopping: asyncio.Task[None] | None = None
         #: Tasks a timed-out stop() gave up on: a later stop() or close() does not wait again.
         self._abandoned: set[asyncio.Task[None]] = set()
+        #: Resolved when the start() under way (if any) has finished.
+        self._starting: asyncio.Future[None] | None = None
         #: A close() called from a handler, finishing after that handler returns.
         self._closing: asyncio.Task[None] | None = None
         #: close() ran (and initialize() has not reopened): calls say "closed", not "not initialized".
@@ -177,10 +179,16 @@ class Monque:
                 raise ConnectionError(self._not_open_message("before start()"))
             if self._processor.running:
                 return
-            if self._stopping is not None:
-                await self._stopping
-            await self._lifecycle.start()
-            self._processor.start()
+            # A stop() called while this start is under way waits for it, then stops what it started.
+            self._starting = asyncio.get_running_loop().create_future()
+            try:
+                if self._stopping is not None:
+                    await self._stopping
+                await self._lifecycle.start()
+                self._processor.start()
+            finally:
+                self._starting.set_result(None)
+                self._starting = None
 
     async def stop(self) -> None:
         """Stop claiming, let in-flight jobs finish up to ``shutdown_timeout``. Never raises.
@@ -190,6 +198,9 @@ class Monque:
         ``shutdown_timeout`` cancelled it and left its job to run again after stale recovery.
         The stop completes once that handler, and the others, have returned.
         """
+        starting = self._starting
+        if starting is not None and self._processor.calling_job() is None:
+            await asyncio.shield(starting)
         if self._stopping is None or self._stopping.done():  # (one a handler started may be done)
             self._stopping = asyncio.get_running_loop().create_task(self._stop(), context=outside_handlers())
         if self._processor.calling_job() is not None:
