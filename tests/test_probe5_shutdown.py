@@ -209,3 +209,50 @@ async def test_stop_called_while_start_is_under_way_leaves_it_stopped(tmp_path: 
         assert m.is_running
     finally:
         await m.close()
+
+
+async def test_a_counter_flush_cancelled_by_stop_mid_write_is_not_counted_twice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """stop() cancels the heartbeat tick; when that tick was writing the per-minute counters,
+    the write still committed (SQLite's write thread goes on), the counts went back into the
+    tally, and leave() wrote them again: queue_health showed 6 completions for 3 (seen in a
+    full-suite run under load). The gate holds the tick's write at that moment."""
+    m = await _opened(tmp_path)
+    m.register("email", lambda job: None)
+    real = m.store.add_outcome_counts
+    calls: list[Any] = []
+    held = asyncio.Event()
+    gate = asyncio.Event()
+
+    async def gated(counts: Any) -> None:
+        calls.append(counts)
+        if len(calls) == 1:
+            write = asyncio.ensure_future(real(counts))  # like the write thread: goes on regardless
+            held.set()
+            await gate.wait()
+            await asyncio.shield(write)
+            return
+        await real(counts)
+
+    await m.start()
+    for n in range(3):
+        await m.enqueue("email", {"n": n})
+
+    async def completed() -> bool:
+        return (await m.get_queue_stats("email")).completed == 3
+
+    await poll_until(completed, 10, "3 jobs completed")
+    monkeypatch.setattr(m.store, "add_outcome_counts", gated)
+    await asyncio.wait_for(held.wait(), 10)  # the next heartbeat tick is inside the write
+    closing = asyncio.create_task(m.close())
+    await poll_until(lambda: m._lifecycle._heartbeat_task is None, 10, "stop cancelled the heartbeat tick")
+    gate.set()
+    await asyncio.wait_for(closing, 30)
+
+    reader = await _opened(tmp_path)
+    try:
+        (email,) = await reader.queue_health()
+        assert (email.completed_last_window, email.failed_last_window) == (3, 0)
+    finally:
+        await reader.close()
