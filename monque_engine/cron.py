@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from functools import partial
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from croniter import croniter
+from croniter import CroniterBadDateError, croniter
 
 from .errors import InvalidCronError
 from .timeutil import datetime_to_ms, ms_to_datetime
@@ -272,6 +272,11 @@ def build_repeat_interval(expression: str, tz: str | None = None) -> str:
     return stored
 
 
+#: Why a schedule that parses never runs (30 February, 31 April, or a week-limited part
+#: that no month reaches).
+_NEVER = "no date ever matches it (a day the months given do not have, such as 30 February)"
+
+
 def next_run_ms(repeat_interval: str, after_ms: int) -> int:
     """The first run strictly after ``after_ms`` for a stored ``repeatInterval``.
 
@@ -290,18 +295,27 @@ def next_run_ms(repeat_interval: str, after_ms: int) -> int:
     try:
         runs = []
         for it, week in iterators:
-            candidate = _next_in_week(it, week)
-            while (
-                candidate is not None and skip_repeats and candidate.replace(tzinfo=None) <= start.replace(tzinfo=None)
-            ):
+            try:
                 candidate = _next_in_week(it, week)
+                while (
+                    candidate is not None
+                    and skip_repeats
+                    and candidate.replace(tzinfo=None) <= start.replace(tzinfo=None)
+                ):
+                    candidate = _next_in_week(it, week)
+            except CroniterBadDateError:
+                # One side of an OR that never matches ("30 2 MON": no 30 February, but every
+                # Monday of February), which cron-parser accepts: the other parts decide.
+                continue
             if candidate is not None:
                 runs.append(datetime_to_ms(candidate))
         if not runs:
-            raise InvalidCronError(repeat_interval, "no date ever matches it")
+            raise InvalidCronError(repeat_interval, _NEVER)
         return min(runs)
     except InvalidCronError:
         raise
+    except CroniterBadDateError:  # croniter's own words ("failed to find next date") say nothing of why
+        raise InvalidCronError(repeat_interval, _NEVER) from None
     except Exception as error:  # noqa: BLE001 - croniter raises several unrelated kinds for impossible dates
         raise InvalidCronError(repeat_interval, str(error)) from None
 

@@ -8,7 +8,8 @@ report as it goes.
 The format is Monque's document, as Node Monque and ``mongoexport`` users know it:
 camelCase field names, ``_id`` as the 24-hex id, instants as ISO-8601 UTC with
 milliseconds (``2026-12-03T06:42:24.123Z``). CSV puts ``data`` in one column as compact
-JSON text.
+JSON text. Every line is strict JSON: a NaN or infinity a MongoDB producer stored is written
+``{"$numberDouble": "NaN"}``, as relaxed Extended JSON (and mongoexport) writes it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import base64
 import csv
 import json
+import math
 import uuid
 from collections.abc import Callable
 from datetime import date, datetime
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 from .errors import InvalidJobQueryError
 from .job import Job, JobListFilter, JobSort
+from .timeutil import in_range, ms_to_datetime
 
 if TYPE_CHECKING:
     from .scheduler import Monque
@@ -61,22 +64,57 @@ def _json_default(value: Any) -> Any:
     return str(value)  # ObjectId, Decimal128, Int64, … : their text form
 
 
+def _finite(value: Any) -> Any:
+    """``value`` with NaN and ±Infinity (a MongoDB producer may store them; JSON has no such
+    numbers, so ``json.dumps`` would write ``NaN``, which no JSON reader accepts) written as
+    relaxed Extended JSON writes them, ``{"$numberDouble": "NaN"}``, as mongoexport does."""
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return value
+        return {"$numberDouble": "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")}
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
+    return value
+
+
+def _dumps(value: Any) -> str:
+    options: dict[str, Any] = {"ensure_ascii": False, "default": _json_default, "separators": (",", ":")}
+    try:
+        return json.dumps(value, allow_nan=False, **options)
+    except ValueError:  # a NaN or infinity somewhere (rare: only checked when it happens)
+        return json.dumps(_finite(value), allow_nan=False, **options)
+
+
+def _instant(ms: int | None) -> Any:
+    """A stored instant: ISO-8601 when a datetime can hold it (years 1-9999), else relaxed
+    Extended JSON's ``{"$date": {"$numberLong": "<ms>"}}``. A job may hold any 64-bit instant
+    (a Node producer's ``runAt`` up to the year 275760, a hand edit): one such job must not
+    end the export with an OverflowError, nor be written as a different instant."""
+    if ms is None:
+        return None
+    if in_range(ms):
+        return iso(ms_to_datetime(ms))
+    return {"$date": {"$numberLong": str(ms)}}
+
+
 def export_document(job: Job) -> dict[str, Any]:
     """One job as its export document (JSON-ready: no datetimes, no ObjectIds)."""
     doc: dict[str, Any] = {
         "_id": job.id,
         "name": job.name,
         "status": job.status.value,
-        "nextRunAt": iso(job.next_run_at),
-        "createdAt": iso(job.created_at),
-        "updatedAt": iso(job.updated_at),
+        "nextRunAt": _instant(job.next_run_at_ms),
+        "createdAt": _instant(job.created_at_ms),
+        "updatedAt": _instant(job.updated_at_ms),
         "failCount": job.fail_count,
     }
     optional = {
         "failReason": job.fail_reason,
-        "lockedAt": iso(job.locked_at),
+        "lockedAt": _instant(job.locked_at_ms),
         "claimedBy": job.claimed_by,
-        "lastHeartbeat": iso(job.last_heartbeat),
+        "lastHeartbeat": _instant(job.last_heartbeat_ms),
         "heartbeatInterval": job.heartbeat_interval_ms,
         "repeatInterval": job.repeat_interval,
         "uniqueKey": job.unique_key,
@@ -98,11 +136,11 @@ class _Writer:
     def write(self, job: Job) -> None:
         doc = export_document(job)
         if self._csv is None:
-            self._out.write(json.dumps(doc, ensure_ascii=False, default=_json_default, separators=(",", ":")))
+            self._out.write(_dumps(doc))
             self._out.write("\n")
             return
         row = {key: ("" if value is None else value) for key, value in doc.items()}
-        row["data"] = json.dumps(job.data, ensure_ascii=False, default=_json_default, separators=(",", ":"))
+        row["data"] = _dumps(job.data)
         self._csv.writerow(row)
 
 

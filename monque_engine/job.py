@@ -10,12 +10,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Literal
 
 from .attempts import Attempt, parse_attempts
-from .timeutil import datetime_to_ms, ms_to_datetime, optional_ms_to_datetime
+from .timeutil import datetime_to_ms, in_range, ms_to_datetime, optional_ms_to_datetime
 
 
 class JobStatus(StrEnum):
@@ -115,25 +115,28 @@ class Job:
         return attempts[-1] if attempts else None
 
     # -- datetime views -------------------------------------------------------------------
+    # An instant beyond what a datetime holds (years 1-9999; a Node producer may store dates to
+    # the year 275760, and a hand edit anything) reads as datetime.max / min in UTC rather than
+    # raising OverflowError from an attribute; the ``*_ms`` fields keep the exact value.
     @property
     def next_run_at(self) -> datetime:
-        return ms_to_datetime(self.next_run_at_ms)
+        return _view(self.next_run_at_ms)
 
     @property
     def created_at(self) -> datetime:
-        return ms_to_datetime(self.created_at_ms)
+        return _view(self.created_at_ms)
 
     @property
     def updated_at(self) -> datetime:
-        return ms_to_datetime(self.updated_at_ms)
+        return _view(self.updated_at_ms)
 
     @property
     def locked_at(self) -> datetime | None:
-        return optional_ms_to_datetime(self.locked_at_ms)
+        return None if self.locked_at_ms is None else _view(self.locked_at_ms)
 
     @property
     def last_heartbeat(self) -> datetime | None:
-        return optional_ms_to_datetime(self.last_heartbeat_ms)
+        return None if self.last_heartbeat_ms is None else _view(self.last_heartbeat_ms)
 
     @property
     def heartbeat_interval(self) -> float | None:
@@ -171,15 +174,15 @@ class Job:
             "name": self.name,
             "data": self.data,
             "status": self.status.value,
-            "nextRunAt": self.next_run_at,
+            "nextRunAt": _bson_date(self.next_run_at_ms),
             "failCount": self.fail_count,
-            "createdAt": self.created_at,
-            "updatedAt": self.updated_at,
+            "createdAt": _bson_date(self.created_at_ms),
+            "updatedAt": _bson_date(self.updated_at_ms),
         }
         optional = {
-            "lockedAt": self.locked_at,
+            "lockedAt": _bson_date(self.locked_at_ms),
             "claimedBy": self.claimed_by,
-            "lastHeartbeat": self.last_heartbeat,
+            "lastHeartbeat": _bson_date(self.last_heartbeat_ms),
             "heartbeatInterval": self.heartbeat_interval_ms,
             "failReason": self.fail_reason,
             "repeatInterval": self.repeat_interval,
@@ -269,6 +272,26 @@ class Job:
             error_type=text("errorType"),
             error_group=text("errorGroup"),
         )
+
+
+_LATEST = datetime.max.replace(tzinfo=UTC)
+_EARLIEST = datetime.min.replace(tzinfo=UTC)
+
+
+def _view(ms: int) -> datetime:
+    if in_range(ms):
+        return ms_to_datetime(ms)
+    return _LATEST if ms > 0 else _EARLIEST
+
+
+def _bson_date(ms: int | None) -> Any:
+    """A stored instant for a document: a datetime, or where none can hold it (beyond the
+    years 1-9999, as a Node producer may store) PyMongo's ``DatetimeMS``, the same BSON date."""
+    if ms is None or in_range(ms):
+        return optional_ms_to_datetime(ms)
+    from bson.datetime_ms import DatetimeMS
+
+    return DatetimeMS(ms)
 
 
 def _document_ms(value: Any) -> int:
@@ -372,8 +395,16 @@ def name_glob_regex(pattern: str) -> str:
     One translation for every place that judges names: the MongoDB store's ``$regex`` and a
     console that places live changes in its window. SQLite uses GLOB with ``[`` escaped.
     """
-    parts = [".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern]
+    parts = [".*" if c == "*" else "." if c == "?" else regex_literal(c) for c in pattern]
     return "^" + "".join(parts) + "$"
+
+
+def regex_literal(text: str) -> str:
+    """``re.escape``, and a NUL written ``\\x00``: MongoDB refuses a regular expression holding
+    a NUL byte ("cannot contain an embedded null byte"), while PCRE and Python's ``re`` read
+    the escape as that character, so a search for text with a NUL matches on every store."""
+    escaped = re.escape(text)
+    return escaped.replace("\x00", "\\x00") if "\x00" in escaped else escaped
 
 
 SortField = Literal["id", "created_at", "updated_at", "next_run_at"]

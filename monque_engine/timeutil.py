@@ -36,7 +36,7 @@ def ms_to_datetime(ms: int) -> datetime:
 
 def datetime_to_ms(value: datetime) -> int:
     """Convert an aware datetime to ms; naive datetimes are read as UTC (as PyMongo returns them)."""
-    if value.tzinfo is None:
+    if value.tzinfo is None or value.utcoffset() is None:  # a tzinfo without an offset is naive too
         value = value.replace(tzinfo=UTC)
     delta = value - _EPOCH
     return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000

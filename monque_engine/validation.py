@@ -130,6 +130,14 @@ def encode_payload(data: Any, max_size: int | None) -> str:
     The size limit is measured as upstream measures it (the BSON size of ``{data}``) so a
     limit means the same on both stores; values BSON cannot hold are measured as JSON bytes.
     """
+    return encode_payload_as_stored(data, max_size)[0]
+
+
+def encode_payload_as_stored(data: Any, max_size: int | None) -> tuple[str, Any]:
+    """``encode_payload``, and the payload as every reader will see it: ``data`` itself when
+    it holds only dicts, lists and plain scalars, else its JSON decoded (a tuple comes back a
+    list, an ``OrderedDict`` or ``IntEnum`` a dict or int), so the job ``enqueue`` returns
+    holds what ``get_job``, listings and the handler get."""
     try:
         text = _encode(data)
     except ValueError as error:  # NaN / Infinity, or a circular reference
@@ -168,11 +176,14 @@ def encode_payload(data: Any, max_size: int | None) -> str:
         problem = _bson_problem(data)
         if problem is not None:
             raise PayloadValidationError(problem)
-    if isinstance(data, _CONTAINERS) and _has_non_string_key(data):
-        raise PayloadValidationError(
-            "Job payload has a dict key that is not a string; JSON (and BSON) keys are strings, so it would "
-            "come back changed (1 -> '1'): convert the keys to strings yourself"
-        )
+    plain = True
+    if type(data) not in _FLAT:
+        non_string_key, plain = _scan(data)
+        if non_string_key:
+            raise PayloadValidationError(
+                "Job payload has a dict key that is not a string; JSON (and BSON) keys are strings, so it would "
+                "come back changed (1 -> '1'): convert the keys to strings yourself"
+            )
     if max_size is not None:
         size = payload_size(data, text)
         if size > max_size:
@@ -181,7 +192,7 @@ def encode_payload(data: Any, max_size: int | None) -> str:
         size = payload_size(data, text)
         if size > MAX_PAYLOAD_BYTES:
             raise PayloadTooLargeError(size, MAX_PAYLOAD_BYTES, _HARD_LIMIT)
-    return text
+    return text, (data if plain else json.loads(text))
 
 
 #: The largest payload (BSON size of ``{data}``, as ``max_payload_size`` measures) either
@@ -265,9 +276,11 @@ _CONTAINERS = (dict, list, tuple)
 _FLAT = frozenset({str, int, float, bool, type(None)})
 
 
-def _has_non_string_key(data: Any) -> bool:
-    """True when a dict anywhere in the payload has a key that is not a str (json.dumps would
-    silently turn 1, 1.5, True or None into a string, so the job would not round-trip).
+def _scan(data: Any) -> tuple[bool, bool]:
+    """``(has_non_string_key, plain)``: whether a dict anywhere in the payload has a key that
+    is not a str (json.dumps would silently turn 1, 1.5, True or None into a string, so the job
+    would not round-trip), and whether the payload is only dicts, lists and exact scalar types
+    (so it reads back as it is).
 
     A dict of str keys and plain scalar values (most payloads) is settled in one pass;
     anything nested, or of a subclass, takes the full walk.
@@ -276,25 +289,35 @@ def _has_non_string_key(data: Any) -> bool:
         flat = _FLAT
         for key, value in data.items():
             if type(key) is not str or type(value) not in flat:
-                return _walk_for_non_string_key(data)
-        return False
-    return _walk_for_non_string_key(data)
+                return _walk(data)
+        return False, True
+    if isinstance(data, _CONTAINERS):
+        return _walk(data)
+    return False, False  # a scalar of a subclass (an IntEnum, a str subclass)
 
 
-def _walk_for_non_string_key(data: Any) -> bool:
+def _walk(data: Any) -> tuple[bool, bool]:
+    plain = True
+    flat = _FLAT
     stack = [data]
-    containers = _CONTAINERS
     while stack:
         value = stack.pop()
-        if isinstance(value, dict):
+        kind = type(value)
+        if kind is dict or isinstance(value, dict):
+            plain = plain and kind is dict
             for key, item in value.items():
-                if not isinstance(key, str):
-                    return True
-                if isinstance(item, containers):
+                if type(key) is not str:
+                    if not isinstance(key, str):
+                        return True, False
+                    plain = False
+                if type(item) not in flat:
                     stack.append(item)
+        elif kind is list or isinstance(value, list | tuple):
+            plain = plain and kind is list
+            stack.extend(item for item in value if type(item) not in flat)
         else:
-            stack.extend(item for item in value if isinstance(item, containers))
-    return False
+            plain = False  # a scalar of a subclass
+    return False, plain
 
 
 def payload_size(data: Any, text: str) -> int:

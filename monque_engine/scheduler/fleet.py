@@ -9,6 +9,7 @@ stop, or when an operator asks.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import socket
@@ -54,6 +55,8 @@ class Fleet:
         self._started_at_ms: int | None = None
         self._registered = False
         self._next_purge_ms = 0
+        #: The last counter write (see flush_counts): a later flush waits for it first.
+        self._flushing: asyncio.Future[None] | None = None
 
     @property
     def _heartbeat_ms(self) -> int:
@@ -100,14 +103,30 @@ class Fleet:
         await self._guarded(self.beat)
 
     async def flush_counts(self) -> None:
+        """Add this process's outcome tally to the store's per-minute counters.
+
+        The write runs shielded: a caller cancelled mid-write (the heartbeat tick, by stop())
+        does not know whether it committed (SQLite's write thread goes on regardless), so
+        the counts go back into the tally only if the write itself fails, and the next flush
+        (``leave()``'s) waits for it first. Putting them back on cancellation, as before,
+        counted a committed write twice.
+        """
+        pending = self._flushing
+        if pending is not None and not pending.done():
+            await asyncio.wait([pending])
         counts = self._processor.take_tally()
         if not counts:
             return
-        try:
-            await self._ctx.store.add_outcome_counts(counts)
-        except BaseException:
-            self._processor.restore_tally(counts)  # added again on the next tick
-            raise
+        processor = self._processor
+
+        def settled(write: asyncio.Future[None]) -> None:
+            if write.cancelled() or write.exception() is not None:
+                processor.restore_tally(counts)  # added again on the next tick
+
+        write = asyncio.ensure_future(self._ctx.store.add_outcome_counts(counts))
+        write.add_done_callback(settled)
+        self._flushing = write
+        await asyncio.shield(write)
 
     async def leave(self) -> None:
         """On a clean stop: flush the counters and remove the record. Never raises."""
@@ -204,6 +223,14 @@ class Fleet:
             raise InvalidJobQueryError(
                 f"instance_id must be a non-empty string (an id from monque.instances()), got {instance_id!r}"
             )
+        if not instance_id.isascii():
+            try:
+                instance_id.encode()
+            except UnicodeEncodeError:  # a lone surrogate: no stored owner has one, and sqlite3 cannot bind it
+                raise InvalidJobQueryError(
+                    f"instance_id {instance_id!r} is not valid Unicode text (unpaired surrogate); use an id "
+                    "from monque.instances()"
+                ) from None
         return instance_id
 
     async def count_dead_owner_jobs(self, instance_id: str) -> int:

@@ -11,7 +11,7 @@ from ..errors import InvalidJobQueryError
 from ..ids import new_object_id, new_object_ids
 from ..job import Job, JobStatus, NewJob
 from ..timeutil import datetime_to_ms, in_range, now_ms, timedelta_ms
-from ..validation import KNOWN_NAMES, encode_payload, validate_job_name, validate_unique_key
+from ..validation import KNOWN_NAMES, encode_payload_as_stored, validate_job_name, validate_unique_key
 from .context import SchedulerContext
 
 
@@ -22,7 +22,7 @@ def run_at_ms(run_at: datetime | timedelta | None, now: int) -> int:
     if isinstance(run_at, timedelta):
         when = now + timedelta_ms(run_at)
     elif isinstance(run_at, datetime):
-        if run_at.tzinfo is None:
+        if run_at.tzinfo is None or run_at.utcoffset() is None:  # Python's test for naive
             raise InvalidJobQueryError(
                 "run_at must be timezone-aware (for example datetime.now(UTC) + timedelta(minutes=5)) "
                 "or a timedelta from now"
@@ -73,7 +73,7 @@ class JobIntake:
         if unique_key is not None:
             validate_unique_key(unique_key)
         created = now_ms() if now is None else now
-        data_json = encode_payload(data, self._ctx.options.max_payload_size)
+        data_json, data = encode_payload_as_stored(data, self._ctx.options.max_payload_size)
         return NewJob(
             id=new_object_id(),
             name=name,
@@ -162,14 +162,13 @@ class JobIntake:
             if type(name) is not str or name not in known_names:  # one call per new name
                 validate_job_name(name)
             if len(item) == 2 and "data" in item:  # name and data only: no run_at, no unique key
-                data = item["data"]
-                append(NewJob(job_id, name, data, encode_payload(data, max_size), now, now))
+                data_json, data = encode_payload_as_stored(item["data"], max_size)
+                append(NewJob(job_id, name, data, data_json, now, now))
                 continue
             unique_key = item.get("unique_key")
             if unique_key is not None:
                 validate_unique_key(unique_key)
-            data = item.get("data")
-            data_json = encode_payload(data, max_size)
+            data_json, data = encode_payload_as_stored(item.get("data"), max_size)
             run_at = item.get("run_at")
             due = now if run_at is None else run_at_ms(run_at, now)
             append(NewJob(job_id, name, data, data_json, due, now, None, unique_key))

@@ -22,6 +22,7 @@ from ..errors import MonqueError
 from ..events import ChangeStreamEvent, ChangeStreamEventName, CountEvent, JobErrorEvent
 from ..job import ChangeEvent, JobStatus
 from ..timeutil import now_ms
+from .clockjump import WallClockJumps
 from .context import SchedulerContext
 from .fleet import Fleet
 from .processor import JobProcessor
@@ -45,6 +46,10 @@ class Lifecycle:
         self.reconnect_delays = RECONNECT_DELAYS
         self.fallback_retry_interval = FALLBACK_RETRY_INTERVAL
         self._poll_now = asyncio.Event()
+        heartbeat = ctx.options.heartbeat_interval
+        self._clock_jumps = WallClockJumps(
+            lambda: now_ms(), tolerance_ms=int(heartbeat * 1000), settle_seconds=2 * heartbeat + 1
+        )
 
     # -- start / stop ---------------------------------------------------------------------------
     async def start(self) -> None:
@@ -165,6 +170,8 @@ class Lifecycle:
             await self._fleet.beat_guarded()
 
     async def recover_stale(self) -> int:
+        if self._clock_jumps.settling():  # heartbeats written before a clock jump look old: wait
+            return 0
         now = now_ms()
         count = await self._ctx.store.recover_stale(now - int(self._ctx.options.lock_timeout * 1000), now)
         if count > 0:

@@ -43,7 +43,7 @@ from .fleet import Fleet
 from .intake import JobIntake
 from .lifecycle import Lifecycle
 from .manager import JobManager
-from .processor import Handler, JobProcessor
+from .processor import Handler, JobProcessor, outside_handlers
 from .query import QueryService, check_sort
 from .resilient_watch import FeedState, ResilientWatch, WatchEvent
 
@@ -99,6 +99,12 @@ class Monque:
         self._stopping: asyncio.Task[None] | None = None
         #: Tasks a timed-out stop() gave up on: a later stop() or close() does not wait again.
         self._abandoned: set[asyncio.Task[None]] = set()
+        #: Resolved when the start() under way (if any) has finished.
+        self._starting: asyncio.Future[None] | None = None
+        #: A close() called from a handler, finishing after that handler returns.
+        self._closing: asyncio.Task[None] | None = None
+        #: close() ran (and initialize() has not reopened): calls say "closed", not "not initialized".
+        self._closed = False
 
     # -- identity -------------------------------------------------------------------------------
     @property
@@ -152,6 +158,7 @@ class Monque:
                 message = mask_secrets(str(error), self._url or "")
                 raise ConnectionError(f"Failed to initialize Monque: {message}") from error
             self._initialized = True
+            self._closed = False
 
     async def _close_store_quietly(self) -> None:
         try:
@@ -162,23 +169,42 @@ class Monque:
     async def start(self) -> None:
         """Start processing registered workers. Already running: nothing happens."""
         if not self._initialized:
-            raise ConnectionError("Monque is not initialized; call await monque.initialize() before start()")
+            raise ConnectionError(self._not_open_message("before start()"))
         if self.store.read_only:
             raise ConnectionError(
                 f"{self.display_url} is open read-only, so this Monque cannot process jobs; drop mode=ro to start workers"
             )
         async with self._start_lock:  # two concurrent start() calls must not both start duties
+            if not self._initialized:  # a close() that ran while this call waited for the lock
+                raise ConnectionError(self._not_open_message("before start()"))
             if self._processor.running:
                 return
-            if self._stopping is not None:
-                await self._stopping
-            await self._lifecycle.start()
-            self._processor.start()
+            # A stop() called while this start is under way waits for it, then stops what it started.
+            self._starting = asyncio.get_running_loop().create_future()
+            try:
+                if self._stopping is not None:
+                    await self._stopping
+                await self._lifecycle.start()
+                self._processor.start()
+            finally:
+                self._starting.set_result(None)
+                self._starting = None
 
     async def stop(self) -> None:
-        """Stop claiming, let in-flight jobs finish up to ``shutdown_timeout``. Never raises."""
-        if self._stopping is None:
-            self._stopping = asyncio.get_running_loop().create_task(self._stop())
+        """Stop claiming, let in-flight jobs finish up to ``shutdown_timeout``. Never raises.
+
+        Called from one of this instance's own handlers (or a thread or task it started), it
+        starts the stop and returns at once: waiting would wait for the caller itself, until
+        ``shutdown_timeout`` cancelled it and left its job to run again after stale recovery.
+        The stop completes once that handler, and the others, have returned.
+        """
+        starting = self._starting
+        if starting is not None and self._processor.calling_job() is None:
+            await asyncio.shield(starting)
+        if self._stopping is None or self._stopping.done():  # (one a handler started may be done)
+            self._stopping = asyncio.get_running_loop().create_task(self._stop(), context=outside_handlers())
+        if self._processor.calling_job() is not None:
+            return
         try:
             await asyncio.shield(self._stopping)
         finally:
@@ -253,10 +279,33 @@ class Monque:
         )
 
     async def close(self) -> None:
-        """Stop, then release the store (threads, connections)."""
-        await self.stop()
-        await self.store.close()
-        self._initialized = False
+        """Stop, then release the store (threads, connections).
+
+        From one of this instance's own handlers it returns at once, as ``stop()`` does; the
+        store is closed once every handler, the caller included, has returned and its
+        outcome is written. A later ``close()`` from outside waits for that.
+        """
+        if self._processor.calling_job() is not None:
+            if self._closing is None or self._closing.done():
+                self._closing = asyncio.get_running_loop().create_task(self._close(), context=outside_handlers())
+            return
+        closing = self._closing
+        if closing is not None:
+            await asyncio.shield(closing)
+            if self._closing is closing:
+                self._closing = None
+        await self._close()
+
+    async def _close(self) -> None:
+        # Under both life-cycle locks (always taken in this order): an initialize() or start()
+        # running at the same time finishes first and is then closed, instead of leaving a
+        # store open, or workers running on a closed store, after close() returned.
+        async with self._init_lock, self._start_lock:
+            await self.stop()
+            await self.store.close()
+            if self._initialized:
+                self._closed = True
+            self._initialized = False
 
     def is_healthy(self) -> bool:
         """Started, and the store still trustworthy (e.g. its SQLite file not deleted or replaced)."""
@@ -277,7 +326,12 @@ class Monque:
 
     def _require_initialized(self) -> None:
         if not self._initialized:
-            raise ConnectionError("Monque is not initialized; call await monque.initialize() first")
+            raise ConnectionError(self._not_open_message("first"))
+
+    def _not_open_message(self, when: str) -> str:
+        if self._closed:
+            return "Monque is closed (close() was called); call await monque.initialize() to reopen it"
+        return f"Monque is not initialized; call await monque.initialize() {when}"
 
     # -- workers --------------------------------------------------------------------------------
     def register(self, name: str, handler: Handler, concurrency: int | None = None, replace: bool = False) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
 import inspect
 import logging
 import time
@@ -36,6 +37,22 @@ from .threads import DaemonThreads
 log = logging.getLogger("monque_engine.processor")
 CLAIM_DEFER = 0.002
 Handler = Callable[[Job], Awaitable[None] | None]
+
+#: The processor and job id whose handler runs in this context: set by each run's task, and
+#: so seen by the handler, by a sync handler's thread (it runs in a copy of the context) and
+#: by whatever they schedule on the loop. ``stop()`` / ``close()`` read it to tell a call from
+#: one of this instance's own handlers, which must not wait for its own handler to return.
+RUNNING_JOB: contextvars.ContextVar[tuple[JobProcessor, str] | None] = contextvars.ContextVar(
+    "monque_running_job", default=None
+)
+
+
+def outside_handlers() -> contextvars.Context:
+    """A copy of the current context in which no handler runs (for tasks the engine starts
+    on behalf of a call made from a handler: they must not pass for that handler)."""
+    context = contextvars.copy_context()
+    context.run(RUNNING_JOB.set, None)
+    return context
 
 
 @dataclass(eq=False, slots=True)
@@ -384,6 +401,15 @@ class JobProcessor:
         """Job id → the task running it, across every worker."""
         return {job_id: task for worker in self.workers.values() for job_id, task in worker.slots.tasks.items()}
 
+    def calling_job(self) -> str | None:
+        """The id of this processor's job whose handler (or a task or thread it started) is
+        the caller, while that run lasts; None for any other caller."""
+        current = RUNNING_JOB.get()
+        if current is None or current[0] is not self:
+            return None
+        job_id = current[1]
+        return job_id if any(job_id in worker.slots.tasks for worker in self.workers.values()) else None
+
     # -- claiming ---------------------------------------------------------------------------------
     def _free_slots(self, worker: Worker) -> int:
         slots = worker.slots
@@ -531,6 +557,7 @@ class JobProcessor:
         ctx = self._ctx
         returned = False
         started = 0.0
+        RUNNING_JOB.set((self, job.id))  # this task's own context (see RUNNING_JOB)
         try:
             if job.repeat_interval is not None:
                 schedule_error = _schedule_error(job.repeat_interval)
@@ -662,7 +689,11 @@ class JobProcessor:
             if queued is not None:
                 updated = await queued  # the hot path: no coroutine layers below this one
             else:
-                next_run = next_run_ms(job.repeat_interval, now) if job.repeat_interval else None
+                # After the slot just run, however the wall clock moved: set back during the run
+                # (NTP, a VM resumed), ``now`` may be before that slot, whose run would repeat.
+                next_run = (
+                    next_run_ms(job.repeat_interval, max(now, job.next_run_at_ms)) if job.repeat_interval else None
+                )
                 record = (
                     None
                     if ctx.store.records_success_from_row

@@ -39,7 +39,7 @@ def _ms(value: datetime | None, field: str) -> int | None:
         return None
     if not isinstance(value, datetime):
         raise InvalidJobQueryError(f"{field} must be a datetime, got {type(value).__name__}")
-    if value.tzinfo is None:
+    if value.tzinfo is None or value.utcoffset() is None:  # Python's test for naive
         raise InvalidJobQueryError(f"{field} must be timezone-aware (for example datetime.now(UTC))")
     return datetime_to_ms(value)
 

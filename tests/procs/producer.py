@@ -2,7 +2,8 @@
 
 Enqueues ``--count`` jobs one call at a time (or ``--batch`` at a time with enqueue_many),
 printing ``enqueued`` with each job id. With ``--keys k1,k2,...`` it enqueues each key (in a
-per-process shuffled order, ``--rounds`` times) as a unique key instead. With ``--barrier``
+per-process shuffled order, ``--rounds`` times) as a unique key instead (with ``--cron``, as
+``schedule()`` of that cron expression). With ``--barrier``
 it prints ``ready`` and waits for a line on stdin before starting, so several producers can
 be released at the same instant. Ends with ``done`` and exit status 0.
 """
@@ -31,6 +32,7 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--barrier", action="store_true")
     p.add_argument("--tag", default="", help="stored in each job's data")
     p.add_argument("--quiet", action="store_true", help="print only a summary")
+    p.add_argument("--cron", default="", help="with --keys: schedule(cron, ...) each key instead of enqueue")
     return p.parse_args()
 
 
@@ -52,7 +54,11 @@ async def run(args: argparse.Namespace) -> int:
                 order = keys[:]
                 rng.shuffle(order)
                 for key in order:
-                    job = await monque.enqueue(args.name, {"key": key, "by": os.getpid()}, unique_key=key)
+                    data = {"key": key, "by": os.getpid()}
+                    if args.cron:
+                        job = await monque.schedule(args.cron, args.name, data, unique_key=key)
+                    else:
+                        job = await monque.enqueue(args.name, data, unique_key=key)
                     ids.append(job.id)
                     emit("enqueued", job_id=job.id, key=key, status=job.status.value)
         else:

@@ -19,7 +19,7 @@ from bson import ObjectId
 from ...attempts import MAX_ATTEMPTS, Attempt
 from ...cursor import CursorAnchor
 from ...errorgroups import hour_window
-from ...job import CursorDirection, Job, JobSort, JobStatus, NewJob, name_glob_regex
+from ...job import CursorDirection, Job, JobSort, JobStatus, NewJob, name_glob_regex, regex_literal
 from ...timeutil import ms_to_datetime
 from ..base import StoreListFilter, StoreSelector
 
@@ -348,7 +348,7 @@ def text_clause(text: str) -> Document:
     nested object or array is skipped, never an error). No index serves a substring; the
     caller bounds the query with maxTimeMS and says how to narrow it when it is hit.
     """
-    escaped = re.escape(text)
+    escaped = regex_literal(text)
     pattern = {"$regex": escaped, "$options": "i"}
     values = {"$objectToArray": {"$cond": [{"$eq": [{"$type": "$data"}, "object"]}, "$data", {}]}}
     as_text = {"$convert": {"input": "$$this.v", "to": "string", "onError": "", "onNull": ""}}
@@ -396,7 +396,7 @@ def _search_clause(search: str) -> Document:
     MongoDB evaluates against the keys of the sparse ``uniqueKey`` index (only jobs with a
     key, no document fetched until a key matches); the caller bounds it with maxTimeMS.
     """
-    clauses: list[Document] = [{"uniqueKey": {"$regex": re.escape(search)}}]
+    clauses: list[Document] = [{"uniqueKey": {"$regex": regex_literal(search)}}]
     prefix = search.lower()
     if _HEX.fullmatch(prefix):
         low = ObjectId(prefix.ljust(24, "0"))
