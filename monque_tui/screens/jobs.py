@@ -216,7 +216,8 @@ class JobsScreen(Screen[None]):
             if event.query == self.session.query:
                 table.placeholder = f"✗ {event.message}"
                 table.refresh()
-                self.query_one(FilterBar).show_query_error(event.message)
+                if event.in_filter:
+                    self.query_one(FilterBar).show_query_error(event.message)
         elif isinstance(event, StoreStateChanged):
             self.query_one(ConsoleHeader).store_error = event.error is not None
         elif isinstance(event, PausedNamesChanged):

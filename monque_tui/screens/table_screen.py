@@ -22,6 +22,7 @@ from monque_engine import ConnectionError
 
 from ..bindings import MUTATING_ACTIONS
 from ..session import ConsoleSession
+from ..session.core import store_unreadable
 from ..widgets.console_footer import ConsoleFooter
 
 if TYPE_CHECKING:
@@ -70,6 +71,11 @@ class TableScreen(Screen[None]):
             pass  # closed while its widgets were being removed: nothing left to show (as in detail.py)
         except ConnectionError as error:  # the store went away: one notice, and the next load tries again
             self.session.store_failed(error)
+            # The title says why the table is empty or old: opened after the once-per-outage
+            # notice had gone, the Queues screen showed bare headings (probe 5).
+            self.set_title(
+                Text(f"{self.HEADING} — {store_unreadable(error)}; trying again every {self.RETRY_EVERY:g} s", style="red")
+            )
             self._arm(self.RETRY_EVERY)
 
     async def _load(self) -> None:

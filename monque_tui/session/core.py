@@ -33,7 +33,7 @@ from monque_engine import (
 from monque_engine.job import CursorDirection
 from monque_engine.store import JobStore, open_store
 
-from ..actions import ActionKind, ActionPlan, execute, plan_bulk, plan_for_jobs, recount
+from ..actions import ActionKind, ActionPlan, bulk_what, execute, plan_bulk, plan_for_jobs, recount
 from ..clock import Clock, system_clock
 from ..config import ConsoleConfig
 from ..exitcodes import CliError, ExitCode
@@ -108,6 +108,15 @@ STORE_ERROR_REPEAT_S = 30.0
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
+
+
+def store_unreadable(error: BaseException) -> str:
+    """``the store cannot be read (SQLite database jobs.db was deleted …)``: a key's short answer
+    during an outage (the "Store error" notice, once per outage, has the whole text)."""
+    reason = (" ".join(str(error).split()) or type(error).__name__).split(";")[0]
+    if len(reason) > 90:
+        reason = reason[:90].rsplit(" ", 1)[0] + " …"
+    return f"the store cannot be read ({reason})"
 
 
 def survives_store_errors(
@@ -302,6 +311,16 @@ class ConsoleSession:
         query = self.query
         try:
             page = await self._page(None, PAGE_SIZE, "forward" if end == "top" else "backward", query)
+        except ConnectionError as error:
+            if generation == self.generation and self.window.query != query:
+                # A new view (a tab, a filter) the store could not answer: the old view's rows
+                # stayed under the new tab ("pending" over completed rows; probe 5). Show none,
+                # and why; the view loads when the store answers (store_failed asks a reload).
+                empty = JobWindow(query)
+                self._set_window(empty)
+                self.emit(WindowLoaded(empty, at=end))
+                self.emit(QueryFailed(f"{store_unreadable(error)}; this view loads when it answers", query, False))
+            raise
         except QUERY_ERRORS as error:
             # A MongoDB text search that read too long: show no rows (not the previous view's)
             # and say so where the filter is; the console stays up.
@@ -587,9 +606,16 @@ class ConsoleSession:
         if monque is None:
             return None
         query = self.query
-        count = await monque.count_jobs(query.list_filter())
+        try:
+            count = await monque.count_jobs(query.list_filter())
+        except ConnectionError as error:
+            self.emit(Notice(f"Nothing marked: {store_unreadable(error)}.", "warning", "Mark all matching"))
+            raise
         if query != self.query:
             return None  # the view changed meanwhile
+        if count == 0:
+            self.emit(Notice("Nothing to mark: no job matches this view.", "warning"))
+            return 0
         self.marks.clear()
         self.marked_view = query
         self.emit(MarksChanged(count, everything=True))
@@ -630,9 +656,14 @@ class ConsoleSession:
         query = query or self.query
         if self.monque is None:
             return None
-        plan = await plan_bulk(self.monque, kind, query)
+        try:
+            plan = await plan_bulk(self.monque, kind, query)
+        except ConnectionError as error:
+            # The key's own answer: the store-error notice comes once per outage and had gone.
+            self.emit(Notice(f"Nothing to {kind.value} yet: {store_unreadable(error)}.", "warning"))
+            raise
         if plan.count == 0:
-            self.emit(Notice(f"Nothing to {kind.value}: no job matches ({plan.subject}).", "warning"))
+            self.emit(Notice(f"Nothing to {kind.value}: no job matches ({bulk_what(kind, query)}).", "warning"))
             return None
         return plan
 
