@@ -21,7 +21,12 @@ class AskScreen(ModalScreen[bool]):
     AskScreen Horizontal { height: auto; margin-top: 1; align-horizontal: right; }
     AskScreen Button { margin-left: 2; }
     """
-    BINDINGS = [Binding("escape,n", "refuse", "No"), Binding("y", "accept", "Yes")]
+    BINDINGS = [
+        Binding("escape,n", "refuse", "No"),
+        Binding("y", "accept", "Yes"),
+        # Ctrl+C at a prompt aborts it, as in any terminal program (it did nothing; probe 5).
+        Binding("ctrl+c", "refuse", "No", show=False, priority=True),
+    ]
 
     def __init__(self, question: str, details: list[str], verb: str) -> None:
         super().__init__()

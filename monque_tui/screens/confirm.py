@@ -30,6 +30,8 @@ class ConfirmScreen(ModalScreen[bool]):
     BINDINGS = [
         Binding("escape,n", "refuse", "Keep jobs as they are"),
         Binding("y", "accept", "Confirm"),
+        # Ctrl+C at a prompt aborts it, as in any terminal program (it did nothing; probe 5).
+        Binding("ctrl+c", "refuse", "Keep jobs as they are", show=False, priority=True),
     ]
 
     def __init__(self, plan: ActionPlan, blink: bool = True) -> None:
