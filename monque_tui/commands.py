@@ -20,6 +20,7 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
@@ -202,7 +203,54 @@ def run_command(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(list(argv))
     url = args.url or os.environ.get("MONQUE_URL") or DEFAULT_URL
     handler = _HANDLERS[args.command]
-    return asyncio.run(_with_monque(url, args, handler))
+    try:
+        return asyncio.run(_stoppable(_with_monque(url, args, handler), args))
+    except KeyboardInterrupt:
+        raise CliError(_stopped_line("ctrl+c", args), ExitCode.FORCED_BASE + signal.SIGINT) from None
+
+
+async def _stoppable(work: Awaitable[int], args: argparse.Namespace) -> int:
+    """Run ``work``; SIGTERM or SIGHUP (the terminal closed) cancel it as ctrl+c does.
+
+    Killed outright by those signals, ``export --output`` left its ``FILE.partial-PID``
+    behind and the command ended without a word (probe 5). Cancelled, its cleanup runs, and
+    the one line says what was not done; the exit code stays 128 + the signal (143, 129).
+    """
+    task = asyncio.current_task()
+    assert task is not None
+    loop = asyncio.get_running_loop()
+    received: list[signal.Signals] = []
+
+    def stop(signum: signal.Signals) -> None:
+        if not received:
+            received.append(signum)
+            task.cancel()
+
+    installed = []
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            loop.add_signal_handler(signum, stop, signum)
+            installed.append(signum)
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no such signal here
+            pass
+    try:
+        return await work
+    except asyncio.CancelledError:
+        if not received:
+            raise
+        raise CliError(_stopped_line(received[0].name, args), ExitCode.FORCED_BASE + received[0]) from None
+    finally:
+        for signum in installed:
+            loop.remove_signal_handler(signum)
+
+
+def _stopped_line(what: str, args: argparse.Namespace) -> str:
+    """``stopped by SIGTERM before export finished; out.jsonl was not written``."""
+    line = f"stopped by {what} before {args.command} finished"
+    output = getattr(args, "output", None)
+    if args.command == "export" and output not in (None, "-"):
+        line += f"; {output} was not written" + (" (the earlier file is unchanged)" if Path(output).exists() else "")
+    return line
 
 
 async def _with_monque(
