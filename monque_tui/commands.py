@@ -20,6 +20,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
@@ -203,10 +204,31 @@ def run_command(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(list(argv))
     url = args.url or os.environ.get("MONQUE_URL") or DEFAULT_URL
     handler = _HANDLERS[args.command]
+    _refuse_url_as_name(args)
     try:
         return asyncio.run(_stoppable(_with_monque(url, args, handler), args))
     except KeyboardInterrupt:
         raise CliError(_stopped_line("ctrl+c", args), ExitCode.FORCED_BASE + signal.SIGINT) from None
+
+
+_STORE_URL = re.compile(r"^\s*(sqlite|mongodb(\+srv)?)://", re.IGNORECASE)
+
+
+def _refuse_url_as_name(args: argparse.Namespace) -> None:
+    """A store URL where a job name or instance id goes is a slip (``pause mongodb://u:pw@h/db``).
+
+    It was taken as a job name: paused, stored, and echoed with its password ("paused
+    mongodb://u:pw@…"; probe 5). Say what goes where instead, the password masked.
+    """
+    for field, label in (("name", "NAME"), ("instance", "INSTANCE")):
+        value = getattr(args, field, None)
+        if isinstance(value, str) and _STORE_URL.match(value):
+            flag = "--name NAME" if args.command == "export" else label
+            raise CliError(
+                f"{args.command}: {mask_url(value.strip())!r} is a store URL, not {'a job name' if field == 'name' else 'an instance id'}; "
+                f"use monque-tui {args.command} {flag} --url URL",
+                ExitCode.USAGE,
+            )
 
 
 async def _stoppable(work: Awaitable[int], args: argparse.Namespace) -> int:
