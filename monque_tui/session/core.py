@@ -527,6 +527,10 @@ class ConsoleSession:
                 if query == self.query:
                     self.stats, self.matching = stats, matching
                     self.emit(StatsChanged(stats, matching, query))
+                    if self.marked_view == query:
+                        # "all N matching marked" follows the view's count like the tabs do: it
+                        # stayed at the count taken when A was pressed (probe 5).
+                        self.emit(MarksChanged(stats.total if matching is None else matching, everything=True))
                     await self._heal_window(stats.total if matching is None else matching)
                 self._stats_done_at = time.monotonic()
                 self._stats_cost = self._stats_done_at - started
