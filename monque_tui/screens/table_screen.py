@@ -38,6 +38,8 @@ class TableScreen(Screen[None]):
     ID_PREFIX: ClassVar[str]
     HEADING: ClassVar[str]
     COLUMNS: ClassVar[tuple[str, ...]]
+    #: Actions that need a row under the cursor, and what to say when the table is empty.
+    ROW_ACTIONS: ClassVar[dict[str, str]] = {}
     #: After a failed load (the store unreachable), try again this often.
     RETRY_EVERY: ClassVar[float] = 5.0
 
@@ -121,7 +123,19 @@ class TableScreen(Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in MUTATING_ACTIONS and self.session.read_only:
             return None
+        if action in self.ROW_ACTIONS and self.cursor_key is None:
+            return None  # greyed; ``disabled_reason`` says why
         return True
+
+    def disabled_reason(self, action: str, parameters: tuple[object, ...]) -> str | None:
+        """Why a key that needs a row did nothing on an empty table (``disabled_keys``).
+
+        ``x`` on an empty Workers screen and ``P`` / Enter on an empty Queues screen did
+        nothing and said nothing (probe 5).
+        """
+        if action in self.ROW_ACTIONS and self.cursor_key is None:
+            return self.ROW_ACTIONS[action]
+        return None
 
     def action_back(self) -> None:
         self.dismiss(None)
