@@ -115,7 +115,10 @@ class TableScreen(Screen[None]):
 
     @property
     def cursor_key(self) -> str | None:
-        table = self.query_one(DataTable)
+        try:
+            table = self.query_one(DataTable)
+        except NoMatches:  # closing: its widgets are gone (bindings are still checked meanwhile)
+            return None
         if not table.row_count:
             return None
         return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value

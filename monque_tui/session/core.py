@@ -110,6 +110,10 @@ _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
 
+#: A key that needs the cursor's job while a new view loads.
+LOADING_NOTICE = "The view is still loading: no job under the cursor yet (the rows show when it has loaded)."
+
+
 def store_unreadable(error: BaseException) -> str:
     """``the store cannot be read (SQLite database jobs.db was deleted …)``: a key's short answer
     during an outage (the "Store error" notice, once per outage, has the whole text)."""
@@ -625,10 +629,23 @@ class ConsoleSession:
         self.emit(MarksChanged(count, everything=True))
         return count
 
+    @property
+    def loading(self) -> bool:
+        """A new view (tab, sort, filter) is chosen but its first page has not arrived: the
+        rows still loaded are the previous view's, and no key may act on them as this one's."""
+        return self.window.query != self.query
+
     def targets(self) -> tuple[list[Job], bool]:
-        """The marked jobs, or else the cursor's job; and whether they are marks."""
+        """The marked jobs, or else the cursor's job; and whether they are marks.
+
+        While a new view loads there is no cursor job: the cursor row was the previous view's
+        (a slow glob on a busy store left a 'gamma' row under "names 'b*'", and `c` offered to
+        cancel it; probe 5). Marks are explicit jobs and stay valid across views.
+        """
         if self.marks:
             return list(self.marks.values()), True
+        if self.loading:
+            return [], False
         return ([self.cursor] if self.cursor is not None else []), False
 
     # -- acting on jobs -----------------------------------------------------------------------------------
@@ -642,7 +659,7 @@ class ConsoleSession:
         if jobs is None:
             jobs, marked = self.targets()
         if not jobs:
-            self.emit(Notice("No job under the cursor.", "warning"))
+            self.emit(Notice(LOADING_NOTICE if self.loading else "No job under the cursor.", "warning"))
             return None
         plan = plan_for_jobs(kind, jobs, bool(marked))
         if plan.count == 0:
