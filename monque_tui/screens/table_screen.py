@@ -76,7 +76,10 @@ class TableScreen(Screen[None]):
             # The title says why the table is empty or old: opened after the once-per-outage
             # notice had gone, the Queues screen showed bare headings (probe 5).
             self.set_title(
-                Text(f"{self.HEADING} — {store_unreadable(error)}; trying again every {self.RETRY_EVERY:g} s", style="red")
+                Text(
+                    f"{self.HEADING} — {store_unreadable(error)}; trying again every {self.RETRY_EVERY:g} s",
+                    style="red",
+                )
             )
             self._arm(self.RETRY_EVERY)
 

@@ -39,7 +39,7 @@ class StatusTabs(Static):
             active = next(i for i, (status, _) in tabs if status == self.active)
             chosen = {i for i, _ in tabs[: max(0, keep - 1)]} | {active}
             if len(chosen) < keep:
-                chosen |= {i for i, _ in tabs[: keep]}
+                chosen |= {i for i, _ in tabs[:keep]}
             tabs = [tab for tab in tabs if tab[0] in chosen]
         previous = 0
         for index, (status, label) in tabs:
@@ -79,9 +79,10 @@ class StatusTabs(Static):
             # status word still fits beside them, unless bare counts let the whole view
             # description fit (a filtered view's counts are the filter's: say which).
             bare = self._tabs(0)
-            if len(self._fitted(width - bare.cell_len - 2)) > len(self._fitted(width - text.cell_len - 2)):
-                text = bare
-            elif text.cell_len + len(essential) + 2 > width:
+            more_of_the_view = len(self._fitted(width - bare.cell_len - 2)) > len(
+                self._fitted(width - text.cell_len - 2)
+            )
+            if more_of_the_view or text.cell_len + len(essential) + 2 > width:
                 text = bare
             # Still too wide (40 columns): whole tabs give way, never a count cut ("6 1,1"),
             # until the status word fits too.

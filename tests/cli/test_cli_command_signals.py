@@ -30,7 +30,9 @@ async def _seed(url: str) -> None:
             await monque.enqueue_many([{"name": "report", "data": {"n": n}} for n in range(start, start + 1000)])
 
 
-@pytest.mark.parametrize(("sig", "word"), [(signal.SIGTERM, "SIGTERM"), (signal.SIGHUP, "SIGHUP"), (signal.SIGINT, "ctrl+c")])
+@pytest.mark.parametrize(
+    ("sig", "word"), [(signal.SIGTERM, "SIGTERM"), (signal.SIGHUP, "SIGHUP"), (signal.SIGINT, "ctrl+c")]
+)
 def test_a_signal_stops_an_export_without_leaving_a_partial_file(
     spawn: Callable[..., CliProcess], db_url: str, tmp_path: Path, sig: signal.Signals, word: str
 ) -> None:
@@ -51,7 +53,9 @@ def test_a_signal_stops_an_export_without_leaving_a_partial_file(
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("out.jsonl")) == []
 
 
-def test_an_earlier_export_survives_a_stopped_one(spawn: Callable[..., CliProcess], db_url: str, tmp_path: Path) -> None:
+def test_an_earlier_export_survives_a_stopped_one(
+    spawn: Callable[..., CliProcess], db_url: str, tmp_path: Path
+) -> None:
     asyncio.run(_seed(db_url))
     target = tmp_path / "out.jsonl"
     target.write_text("earlier\n")

@@ -54,8 +54,10 @@ async def test_a_deleted_jobs_detail_offers_only_back(seeded_url: str) -> None:
         await wait_for(lambda: "no longer exists" in _body(screen))
         # The footer rebuilds (empty for a moment): wait for the rebuilt one, not any empty one.
         await wait_for(
-            lambda: not _footer_actions(screen) & JOB_KEY_ACTIONS
-            and {"back", "show_help", "command_palette", "quit"} <= _footer_actions(screen)
+            lambda: (
+                not _footer_actions(screen) & JOB_KEY_ACTIONS
+                and {"back", "show_help", "command_palette", "quit"} <= _footer_actions(screen)
+            )
         )
         actions = _footer_actions(screen)
         assert not actions & {"payload_page(1)", "payload_page(-1)", "attempt(1)", "attempt(-1)", "copy_traceback"}

@@ -1,4 +1,4 @@
-""""all N matching marked" follows the view's count (probe 5).
+"""The header's "all N matching marked" follows the view's count (probe 5).
 
 In tmux, with a worker and a producer on the file: after `A` the header kept the count taken
 when the key was pressed ("all 19,190 matching marked") while the Pending tab beside it

@@ -14,7 +14,6 @@ import re
 import pytest
 
 from monque_engine import JobStatus, QueueStats
-
 from monque_tui.formatting import due_or_finished
 
 from .conftest import running_console, wait_for
@@ -67,7 +66,7 @@ async def test_a_resize_from_200x60_to_40x12_and_back_keeps_every_count_whole(se
         await pilot.pause()
         for size in ((40, 12), (200, 60)):
             await pilot.resize_terminal(*size)
-            await wait_for(lambda: app.size.width == size[0])
+            await wait_for(lambda width=size[0]: app.size.width == width)
             tabs.stats = STATS  # big counts (a stats refresh may put the seed's back: compared below)
             await pilot.pause()
             line = _tabs_line(app)

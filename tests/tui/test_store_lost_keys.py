@@ -37,7 +37,9 @@ async def test_keys_on_a_deleted_store_say_why_they_did_nothing(seeded_url: str)
         app.clear_notifications()  # as after its timeout: the keys below must answer themselves
 
         await pilot.press("C")
-        await wait_for(lambda: any(m.startswith("Nothing to cancel yet: the store cannot be read") for m in _messages(app)))
+        await wait_for(
+            lambda: any(m.startswith("Nothing to cancel yet: the store cannot be read") for m in _messages(app))
+        )
         await pilot.press("A")
         await wait_for(lambda: any(m.startswith("Nothing marked: the store cannot be read") for m in _messages(app)))
         assert not app.jobs_screen.session.marked_view
