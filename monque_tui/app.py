@@ -136,6 +136,14 @@ class MonqueConsole(App[int]):
         """Never markup: messages carry job names and errors, which may contain ``[`` (e.g. "[/]")."""
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
 
+    def action_help_quit(self) -> None:
+        """Ctrl+C (Textual's hint that it does not quit): our words, plain text.
+
+        Textual's own hint is markup ("Press [b]ctrl+q[/b] …"), and ``notify`` here never
+        renders markup, so the operator read the tags (probe 5).
+        """
+        self.notify("Press q to quit (ctrl+q from any screen); ctrl+c copies selected text.", title="Quit?")
+
     # -- key timing (MONQUE_TUI_KEYLOG) -----------------------------------------------------------------
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key):

@@ -62,7 +62,7 @@ exit codes:
   0  clean stop                       3  the store cannot be opened or reached
   1  internal error (a bug)           4  the --app cannot be loaded or has no handlers
   2  bad flag, env value or URL       5  shutdown timed out; jobs left for stale recovery
-  129/130/143  forced exit by a second SIGHUP/SIGINT/SIGTERM
+  129/130/143  forced exit by a second SIGHUP/SIGINT/SIGTERM (commands: the first)
   141  stdout's reader went away (e.g. monque-tui export | head)
 """
 

@@ -20,6 +20,8 @@ import argparse
 import asyncio
 import json
 import os
+import re
+import signal
 import stat
 import sys
 from collections.abc import Awaitable, Callable, Sequence
@@ -203,7 +205,75 @@ def run_command(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(list(argv))
     url = args.url or os.environ.get("MONQUE_URL") or DEFAULT_URL
     handler = _HANDLERS[args.command]
-    return asyncio.run(_with_monque(url, args, handler))
+    _refuse_url_as_name(args)
+    try:
+        return asyncio.run(_stoppable(_with_monque(url, args, handler), args))
+    except KeyboardInterrupt:
+        raise CliError(_stopped_line("ctrl+c", args), ExitCode.FORCED_BASE + signal.SIGINT) from None
+
+
+_STORE_URL = re.compile(r"^\s*(sqlite|mongodb(\+srv)?)://", re.IGNORECASE)
+
+
+def _refuse_url_as_name(args: argparse.Namespace) -> None:
+    """A store URL where a job name or instance id goes is a slip (``pause mongodb://u:pw@h/db``).
+
+    It was taken as a job name: paused, stored, and echoed with its password ("paused
+    mongodb://u:pw@…"; probe 5). Say what goes where instead, the password masked.
+    """
+    for field, label in (("name", "NAME"), ("instance", "INSTANCE")):
+        value = getattr(args, field, None)
+        if isinstance(value, str) and _STORE_URL.match(value):
+            flag = "--name NAME" if args.command == "export" else label
+            raise CliError(
+                f"{args.command}: {mask_url(value.strip())!r} is a store URL, not {'a job name' if field == 'name' else 'an instance id'}; "
+                f"use monque-tui {args.command} {flag} --url URL",
+                ExitCode.USAGE,
+            )
+
+
+async def _stoppable(work: Awaitable[int], args: argparse.Namespace) -> int:
+    """Run ``work``; SIGTERM or SIGHUP (the terminal closed) cancel it as ctrl+c does.
+
+    Killed outright by those signals, ``export --output`` left its ``FILE.partial-PID``
+    behind and the command ended without a word (probe 5). Cancelled, its cleanup runs, and
+    the one line says what was not done; the exit code stays 128 + the signal (143, 129).
+    """
+    task = asyncio.current_task()
+    assert task is not None
+    loop = asyncio.get_running_loop()
+    received: list[signal.Signals] = []
+
+    def stop(signum: signal.Signals) -> None:
+        if not received:
+            received.append(signum)
+            task.cancel()
+
+    installed = []
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            loop.add_signal_handler(signum, stop, signum)
+            installed.append(signum)
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no such signal here
+            pass
+    try:
+        return await work
+    except asyncio.CancelledError:
+        if not received:
+            raise
+        raise CliError(_stopped_line(received[0].name, args), ExitCode.FORCED_BASE + received[0]) from None
+    finally:
+        for signum in installed:
+            loop.remove_signal_handler(signum)
+
+
+def _stopped_line(what: str, args: argparse.Namespace) -> str:
+    """``stopped by SIGTERM before export finished; out.jsonl was not written``."""
+    line = f"stopped by {what} before {args.command} finished"
+    output = getattr(args, "output", None)
+    if args.command == "export" and output not in (None, "-"):
+        line += f"; {output} was not written" + (" (the earlier file is unchanged)" if Path(output).exists() else "")
+    return line
 
 
 async def _with_monque(

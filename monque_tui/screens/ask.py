@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -20,8 +20,14 @@ class AskScreen(ModalScreen[bool]):
     AskScreen .ask-detail { width: 100%; height: auto; color: $text-muted; }
     AskScreen Horizontal { height: auto; margin-top: 1; align-horizontal: right; }
     AskScreen Button { margin-left: 2; }
+    AskScreen.-narrow Button { min-width: 0; margin-left: 1; }
     """
-    BINDINGS = [Binding("escape,n", "refuse", "No"), Binding("y", "accept", "Yes")]
+    BINDINGS = [
+        Binding("escape,n", "refuse", "No"),
+        Binding("y", "accept", "Yes"),
+        # Ctrl+C at a prompt aborts it, as in any terminal program (it did nothing; probe 5).
+        Binding("ctrl+c", "refuse", "No", show=False, priority=True),
+    ]
 
     def __init__(self, question: str, details: list[str], verb: str) -> None:
         super().__init__()
@@ -46,5 +52,10 @@ class AskScreen(ModalScreen[bool]):
         self.dismiss(True)
 
     @on(Button.Pressed, "#refuse")
+    def on_resize(self, event: events.Resize) -> None:
+        """Below 60 columns the buttons take their labels' width: at 40 the default 16-cell
+        buttons cut "Cancel (y)" to "Cancel" (probe 5)."""
+        self.set_class(event.size.width < 60, "-narrow")
+
     def action_refuse(self) -> None:
         self.dismiss(False)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -26,10 +26,13 @@ class ConfirmScreen(ModalScreen[bool]):
     ConfirmScreen #confirm-typed-error { color: $text-error; height: auto; }
     ConfirmScreen Horizontal { height: auto; margin-top: 1; align-horizontal: right; }
     ConfirmScreen Button { margin-left: 2; }
+    ConfirmScreen.-narrow Button { min-width: 0; margin-left: 1; }
     """
     BINDINGS = [
         Binding("escape,n", "refuse", "Keep jobs as they are"),
         Binding("y", "accept", "Confirm"),
+        # Ctrl+C at a prompt aborts it, as in any terminal program (it did nothing; probe 5).
+        Binding("ctrl+c", "refuse", "Keep jobs as they are", show=False, priority=True),
     ]
 
     def __init__(self, plan: ActionPlan, blink: bool = True) -> None:
@@ -102,6 +105,11 @@ class ConfirmScreen(ModalScreen[bool]):
             + (f"(not {typed!r})" if typed else "(the field is empty)")
             + "; Esc keeps the jobs as they are."
         )
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Below 60 columns the buttons take their labels' width: at 40 the default 16-cell
+        buttons cut "Cancel (y)" to "Cancel" (probe 5)."""
+        self.set_class(event.size.width < 60, "-narrow")
 
     def action_refuse(self) -> None:
         self.dismiss(False)

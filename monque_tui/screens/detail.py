@@ -152,6 +152,18 @@ def timeline_renderable(attempts: tuple[Attempt, ...], selected: int) -> Rendera
     return Timeline(attempts, selected)
 
 
+#: How often an open detail redraws its relative times (only when their text changes).
+TIMES_EVERY = 1.0
+
+
+def _plain(renderable: RenderableType, width: int) -> str:
+    """The text a renderable draws at ``width`` (to tell whether a redraw would change anything)."""
+    console = Console(width=width, no_color=True, force_terminal=False, record=False)
+    with console.capture() as capture:
+        console.print(renderable)
+    return capture.get()
+
+
 def job_renderable(
     job: Job, now: int, payload: PayloadPages | None = None, page: int = 0, with_payload: bool = True
 ) -> RenderableType:
@@ -266,6 +278,11 @@ class JobDetailScreen(Screen[None]):
         self._gone = False
         #: The stored row cannot be read as a job: only delete works on it.
         self._unreadable = False
+        #: The body's text as last drawn by ``_refresh_times`` (redrawn only when it changes),
+        #: the (job, second) it was last judged for, and whether the owner was dead then.
+        self._times_shown = ""
+        self._drawn_for: tuple[int, int] | None = None
+        self._owner_dead = False
 
     @property
     def console(self) -> MonqueConsole:
@@ -282,7 +299,35 @@ class JobDetailScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#detail-traceback", TextArea).cursor_blink = self.console.live
+        if self.console.live:
+            self.set_interval(TIMES_EVERY, self._refresh_times)
         self._begin()
+
+    def _refresh_times(self) -> None:
+        """Redraw the fields when their ages moved ("1s ago", the heartbeat's age, owner dead).
+
+        A job that did not change kept "created … 1s ago" for as long as its detail was open,
+        and a heartbeat that stopped never turned "stale" or offered ``x`` (heartbeats are not
+        in the change feed; probe 5). Only while shown, and only when the text would change.
+        """
+        job = self.job
+        if job is None or self.app.screen is not self or self._unreadable:
+            return
+        now = self._clock()
+        drawn_for = (id(job), now // 1000)
+        if drawn_for == self._drawn_for:
+            return  # same job, same second (a frozen clock never redraws)
+        self._drawn_for = drawn_for
+        body = job_renderable(job, now, with_payload=False)
+        signature = _plain(body, self.query_one("#detail-body", Static).size.width or 80)
+        if signature == self._times_shown:
+            return
+        self._times_shown = signature
+        self.query_one("#detail-body", Static).update(body)
+        dead = owner_is_dead(job, now)
+        if dead != self._owner_dead:
+            self._owner_dead = dead
+            self.refresh_bindings()  # x follows "owner status: dead"
 
     def reopen(self, job_id: str, row: Job | None = None) -> None:
         """Show another job on this same screen (the console keeps one detail screen and reuses it).
@@ -457,7 +502,9 @@ class JobDetailScreen(Screen[None]):
                 )
             )
         else:
-            body.update(job_renderable(job, self._clock(), with_payload=False))
+            now = self._clock()
+            body.update(job_renderable(job, now, with_payload=False))
+            self._drawn_for, self._times_shown, self._owner_dead = (id(job), now // 1000), "", owner_is_dead(job, now)
             self.query_one("#detail-payload", Static).update(payload_renderable(payload, self.page))
             self.query_one("#detail-title", Static).update(
                 Text.assemble(

@@ -12,7 +12,11 @@ class ExportScreen(PromptScreen[str]):
     ExportScreen > Vertical { width: 90%; max-width: 100; border: thick $primary; }
     ExportScreen Input { margin-top: 1; }
     """
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = [
+        Binding("escape", "cancel", "Cancel"),
+        # Ctrl+C aborts the prompt (the input's copy would swallow it silently; probe 5).
+        Binding("ctrl+c", "cancel", "Cancel", show=False, priority=True),
+    ]
     ID_PREFIX = "export"
 
     def __init__(self, what: str, path: str, blink: bool = True) -> None:

@@ -22,6 +22,7 @@ from ..bindings import MUTATING_ACTIONS, Scope, bindings_for
 from ..formatting import plural, short_id
 from ..query import SORT_LABELS, JobQuery
 from ..session import ConsoleSession
+from ..session.core import LOADING_NOTICE
 from ..session.events import (
     Connected,
     FeedChanged,
@@ -47,6 +48,8 @@ if TYPE_CHECKING:
     from ..app import MonqueConsole, SessionMessage
 
 P = ParamSpec("P")
+#: Seconds a new view may take to load before the previous view's rows leave the table.
+STALE_ROWS_AFTER = 0.2
 NO_ROWS = "No jobs match this view."
 
 
@@ -160,6 +163,9 @@ class JobsScreen(Screen[None]):
             self._show_query(query)
             self.table.placeholder = "Loading…"
             self.load("top")
+            # A load that takes a moment (a glob or a sort on a big, busy store): the previous
+            # view's rows leave the table instead of standing under the new tabs line.
+            self.set_timer(STALE_ROWS_AFTER, self._blank_while_loading)
             # The counts of the new view at once, alongside the page (they once lagged the header by 1-2 s).
             self.console.request_stats()
 
@@ -216,7 +222,8 @@ class JobsScreen(Screen[None]):
             if event.query == self.session.query:
                 table.placeholder = f"✗ {event.message}"
                 table.refresh()
-                self.query_one(FilterBar).show_query_error(event.message)
+                if event.in_filter:
+                    self.query_one(FilterBar).show_query_error(event.message)
         elif isinstance(event, StoreStateChanged):
             self.query_one(ConsoleHeader).store_error = event.error is not None
         elif isinstance(event, PausedNamesChanged):
@@ -243,6 +250,14 @@ class JobsScreen(Screen[None]):
         elif event.at == "keep":
             table.scroll_to(y=max(0, table.cursor_row - line), animate=False, immediate=True)
         self.refresh_bindings()
+
+    @_while_mounted
+    def _blank_while_loading(self) -> None:
+        session = self.session
+        if session.loading and self.table.window is not None and self.table.window.query != session.query:
+            self.table.placeholder = "Loading…"
+            self.table.show_window(JobWindow(session.query))
+            self.refresh_bindings()
 
     def _show_query(self, query: JobQuery) -> None:
         tabs = self.query_one(StatusTabs)
@@ -332,12 +347,18 @@ class JobsScreen(Screen[None]):
         self.console.show_job(event.job.id, event.job)
 
     def action_open_job(self) -> None:
+        if self.session.loading:
+            self.notify(LOADING_NOTICE, severity="warning")
+            return
         job = self.table.cursor_job
         if job is not None:
             self.console.show_job(job.id, job)
 
     # -- keys: marks ------------------------------------------------------------------------------------------
     def action_toggle_mark(self) -> None:
+        if self.session.loading:
+            self.notify(LOADING_NOTICE, severity="warning")
+            return
         job = self.table.cursor_job
         if job is None:
             return
@@ -400,7 +421,7 @@ class JobsScreen(Screen[None]):
                 return f"{verb} applies to {statuses_for(kind)} jobs; the marked view holds {shown} jobs."
             jobs, marked = self.targets
             if not jobs:
-                return "No job under the cursor."
+                return LOADING_NOTICE if self.session.loading else "No job under the cursor."
             if marked:
                 return f"{verb} applies to {statuses_for(kind)} jobs; none of the {plural(len(jobs), 'marked job')} is."
             job = jobs[0]

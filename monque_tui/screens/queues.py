@@ -54,6 +54,10 @@ class QueuesScreen(TableScreen):
     BINDINGS = bindings_for("queues", "back")
     ID_PREFIX = "queues"
     HEADING = "Queues"
+    ROW_ACTIONS = {
+        "open_queue": "No queue under the cursor: the store has no jobs yet.",
+        "toggle_name_pause": "No job name under the cursor: the store has no jobs yet (P pauses the row's name).",
+    }
     COLUMNS = COLUMNS
 
     def __init__(self, session: ConsoleSession) -> None:

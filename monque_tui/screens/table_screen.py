@@ -22,6 +22,7 @@ from monque_engine import ConnectionError
 
 from ..bindings import MUTATING_ACTIONS
 from ..session import ConsoleSession
+from ..session.core import store_unreadable
 from ..widgets.console_footer import ConsoleFooter
 
 if TYPE_CHECKING:
@@ -37,6 +38,8 @@ class TableScreen(Screen[None]):
     ID_PREFIX: ClassVar[str]
     HEADING: ClassVar[str]
     COLUMNS: ClassVar[tuple[str, ...]]
+    #: Actions that need a row under the cursor, and what to say when the table is empty.
+    ROW_ACTIONS: ClassVar[dict[str, str]] = {}
     #: After a failed load (the store unreachable), try again this often.
     RETRY_EVERY: ClassVar[float] = 5.0
 
@@ -70,6 +73,14 @@ class TableScreen(Screen[None]):
             pass  # closed while its widgets were being removed: nothing left to show (as in detail.py)
         except ConnectionError as error:  # the store went away: one notice, and the next load tries again
             self.session.store_failed(error)
+            # The title says why the table is empty or old: opened after the once-per-outage
+            # notice had gone, the Queues screen showed bare headings (probe 5).
+            self.set_title(
+                Text(
+                    f"{self.HEADING} — {store_unreadable(error)}; trying again every {self.RETRY_EVERY:g} s",
+                    style="red",
+                )
+            )
             self._arm(self.RETRY_EVERY)
 
     async def _load(self) -> None:
@@ -107,7 +118,10 @@ class TableScreen(Screen[None]):
 
     @property
     def cursor_key(self) -> str | None:
-        table = self.query_one(DataTable)
+        try:
+            table = self.query_one(DataTable)
+        except NoMatches:  # closing: its widgets are gone (bindings are still checked meanwhile)
+            return None
         if not table.row_count:
             return None
         return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
@@ -115,7 +129,19 @@ class TableScreen(Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in MUTATING_ACTIONS and self.session.read_only:
             return None
+        if action in self.ROW_ACTIONS and self.cursor_key is None:
+            return None  # greyed; ``disabled_reason`` says why
         return True
+
+    def disabled_reason(self, action: str, parameters: tuple[object, ...]) -> str | None:
+        """Why a key that needs a row did nothing on an empty table (``disabled_keys``).
+
+        ``x`` on an empty Workers screen and ``P`` / Enter on an empty Queues screen did
+        nothing and said nothing (probe 5).
+        """
+        if action in self.ROW_ACTIONS and self.cursor_key is None:
+            return self.ROW_ACTIONS[action]
+        return None
 
     def action_back(self) -> None:
         self.dismiss(None)

@@ -15,7 +15,11 @@ class WhenScreen(PromptScreen[datetime]):
     DEFAULT_CSS = """
     WhenScreen > Vertical { width: 72; max-width: 95%; border: thick $warning; }
     """
-    BINDINGS = [Binding("escape", "cancel", "Keep jobs as they are")]
+    BINDINGS = [
+        Binding("escape", "cancel", "Keep jobs as they are"),
+        # Ctrl+C aborts the prompt (the input's copy would swallow it silently; probe 5).
+        Binding("ctrl+c", "cancel", "Keep jobs as they are", show=False, priority=True),
+    ]
     ID_PREFIX = "when"
 
     def __init__(self, question: str, clock: Clock, blink: bool = True) -> None:

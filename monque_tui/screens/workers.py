@@ -69,6 +69,7 @@ class WorkersScreen(TableScreen):
     BINDINGS = bindings_for("workers", "back")
     ID_PREFIX = "workers"
     HEADING = "Workers"
+    ROW_ACTIONS = {"release_owner": "No instance under the cursor: no worker is registered and no job is claimed."}
     COLUMNS = COLUMNS
 
     def __init__(self, session: ConsoleSession) -> None:

@@ -33,7 +33,7 @@ from monque_engine import (
 from monque_engine.job import CursorDirection
 from monque_engine.store import JobStore, open_store
 
-from ..actions import ActionKind, ActionPlan, execute, plan_bulk, plan_for_jobs, recount
+from ..actions import ActionKind, ActionPlan, bulk_what, execute, plan_bulk, plan_for_jobs, recount
 from ..clock import Clock, system_clock
 from ..config import ConsoleConfig
 from ..exitcodes import CliError, ExitCode
@@ -108,6 +108,19 @@ STORE_ERROR_REPEAT_S = 30.0
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
+
+
+#: A key that needs the cursor's job while a new view loads.
+LOADING_NOTICE = "The view is still loading: no job under the cursor yet (the rows show when it has loaded)."
+
+
+def store_unreadable(error: BaseException) -> str:
+    """``the store cannot be read (SQLite database jobs.db was deleted …)``: a key's short answer
+    during an outage (the "Store error" notice, once per outage, has the whole text)."""
+    reason = (" ".join(str(error).split()) or type(error).__name__).split(";")[0]
+    if len(reason) > 90:
+        reason = reason[:90].rsplit(" ", 1)[0] + " …"
+    return f"the store cannot be read ({reason})"
 
 
 def survives_store_errors(
@@ -302,6 +315,16 @@ class ConsoleSession:
         query = self.query
         try:
             page = await self._page(None, PAGE_SIZE, "forward" if end == "top" else "backward", query)
+        except ConnectionError as error:
+            if generation == self.generation and self.window.query != query:
+                # A new view (a tab, a filter) the store could not answer: the old view's rows
+                # stayed under the new tab ("pending" over completed rows; probe 5). Show none,
+                # and why; the view loads when the store answers (store_failed asks a reload).
+                empty = JobWindow(query)
+                self._set_window(empty)
+                self.emit(WindowLoaded(empty, at=end))
+                self.emit(QueryFailed(f"{store_unreadable(error)}; this view loads when it answers", query, False))
+            raise
         except QUERY_ERRORS as error:
             # A MongoDB text search that read too long: show no rows (not the previous view's)
             # and say so where the filter is; the console stays up.
@@ -508,6 +531,10 @@ class ConsoleSession:
                 if query == self.query:
                     self.stats, self.matching = stats, matching
                     self.emit(StatsChanged(stats, matching, query))
+                    if self.marked_view == query:
+                        # "all N matching marked" follows the view's count like the tabs do: it
+                        # stayed at the count taken when A was pressed (probe 5).
+                        self.emit(MarksChanged(stats.total if matching is None else matching, everything=True))
                     await self._heal_window(stats.total if matching is None else matching)
                 self._stats_done_at = time.monotonic()
                 self._stats_cost = self._stats_done_at - started
@@ -587,18 +614,38 @@ class ConsoleSession:
         if monque is None:
             return None
         query = self.query
-        count = await monque.count_jobs(query.list_filter())
+        try:
+            count = await monque.count_jobs(query.list_filter())
+        except ConnectionError as error:
+            self.emit(Notice(f"Nothing marked: {store_unreadable(error)}.", "warning", "Mark all matching"))
+            raise
         if query != self.query:
             return None  # the view changed meanwhile
+        if count == 0:
+            self.emit(Notice("Nothing to mark: no job matches this view.", "warning"))
+            return 0
         self.marks.clear()
         self.marked_view = query
         self.emit(MarksChanged(count, everything=True))
         return count
 
+    @property
+    def loading(self) -> bool:
+        """A new view (tab, sort, filter) is chosen but its first page has not arrived: the
+        rows still loaded are the previous view's, and no key may act on them as this one's."""
+        return self.window.query != self.query
+
     def targets(self) -> tuple[list[Job], bool]:
-        """The marked jobs, or else the cursor's job; and whether they are marks."""
+        """The marked jobs, or else the cursor's job; and whether they are marks.
+
+        While a new view loads there is no cursor job: the cursor row was the previous view's
+        (a slow glob on a busy store left a 'gamma' row under "names 'b*'", and `c` offered to
+        cancel it; probe 5). Marks are explicit jobs and stay valid across views.
+        """
         if self.marks:
             return list(self.marks.values()), True
+        if self.loading:
+            return [], False
         return ([self.cursor] if self.cursor is not None else []), False
 
     # -- acting on jobs -----------------------------------------------------------------------------------
@@ -612,7 +659,7 @@ class ConsoleSession:
         if jobs is None:
             jobs, marked = self.targets()
         if not jobs:
-            self.emit(Notice("No job under the cursor.", "warning"))
+            self.emit(Notice(LOADING_NOTICE if self.loading else "No job under the cursor.", "warning"))
             return None
         plan = plan_for_jobs(kind, jobs, bool(marked))
         if plan.count == 0:
@@ -630,9 +677,14 @@ class ConsoleSession:
         query = query or self.query
         if self.monque is None:
             return None
-        plan = await plan_bulk(self.monque, kind, query)
+        try:
+            plan = await plan_bulk(self.monque, kind, query)
+        except ConnectionError as error:
+            # The key's own answer: the store-error notice comes once per outage and had gone.
+            self.emit(Notice(f"Nothing to {kind.value} yet: {store_unreadable(error)}.", "warning"))
+            raise
         if plan.count == 0:
-            self.emit(Notice(f"Nothing to {kind.value}: no job matches ({plan.subject}).", "warning"))
+            self.emit(Notice(f"Nothing to {kind.value}: no job matches ({bulk_what(kind, query)}).", "warning"))
             return None
         return plan
 

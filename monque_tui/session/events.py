@@ -96,6 +96,8 @@ class QueryFailed:
 
     message: str
     query: object
+    #: Also shown in the filter bar (a query the filter caused); False: the table only (the store failed).
+    in_filter: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,17 +36,42 @@ STRIP_CACHE = 400
 
 @dataclass(frozen=True, slots=True)
 class Columns:
+    """Which columns fit, and how wide the flexible ones are (0: not shown).
+
+    Only whole columns are drawn: those that do not fit are left out from the right (error,
+    owner, updated, next run, attempts), never cut at the screen edge. At 60 columns the
+    table ended in ``OWNE`` and at 40 in a lone ``i`` of "in 5s" (probe 5).
+    """
+
     name: int
     owner: int
     error: int
+    att: bool = True
+    due: bool = True
+    updated: bool = True
 
     @classmethod
     def fit(cls, width: int) -> Columns:
         fixed = 2 + 9 + 11 + 4 + 10 + 9
-        flexible = max(0, width - fixed)
-        name = min(26, max(10, int(flexible * 0.35)))
-        owner = min(24, max(6, int(flexible * 0.25)))
-        return cls(name, owner, max(0, flexible - name - owner - 2))
+        flexible = width - fixed
+        if flexible >= 10 + 1 + 6 + 1:
+            name = min(26, max(10, int(flexible * 0.35)))
+            owner = min(24, max(6, int(flexible * 0.25)))
+            error = flexible - name - owner - 2
+            if error < 8:  # too narrow for "ERROR" and a word: give the room to the name
+                return cls(min(26, flexible - owner - 2), owner, 0)
+            return cls(name, owner, error)
+        # Narrower: the mark, ID, name and status always; then attempts, next run and updated
+        # while each fits whole; the name takes what is left (at most 26, at least 4).
+        room = width - (2 + 9 + 11) - (10 + 1)
+        shown = 0
+        for cells in (4, 10, 9):  # ATT, NEXT RUN, UPDATED (each with its space)
+            if room < cells:
+                break
+            shown += 1
+            room -= cells
+        name = max(4, min(26, 10 + room))
+        return cls(name, 0, 0, shown > 0, shown > 1, shown > 2)
 
 
 Cells = list[tuple[str, str]]
@@ -276,7 +301,7 @@ class JobTable(ScrollView, can_focus=True):
             self.move_cursor(row)
 
     # -- rendering ----------------------------------------------------------------------------------
-    def _header(self, columns: Columns) -> Cells:
+    def _header(self, columns: Columns, width: int) -> Cells:
         arrow = "↓" if self.descending else "↑"
 
         def label(text: str, column: str, width: int) -> str:
@@ -288,17 +313,30 @@ class JobTable(ScrollView, can_focus=True):
 
         due = label("NEXT RUN", "next_run_at", 9)
         updated = label("UPDATED", "updated_at", 8)
-        return [
+        cells = [
             _cell("", 1),
             _cell(label("ID", "created_at", 8), 8),
             _cell("NAME", columns.name),
             _cell("STATUS", 10),
-            _cell("ATT", 3, right=True),
-            _cell(due, 9),
-            _cell(updated, 8),
-            _cell("OWNER", columns.owner),
-            _cell(self._error_header(columns.error), columns.error),
         ]
+        if columns.att:
+            cells.append(_cell("ATT", 3, right=True))
+        if columns.due:
+            cells.append(_cell(due, 9))
+        if columns.updated:
+            cells.append(_cell(updated, 8))
+        if columns.owner:
+            cells.append(_cell("OWNER", columns.owner))
+        above = self._rows_above()
+        if columns.error:
+            cells.append(_cell(self._error_header(columns.error, above), columns.error))
+        elif above:
+            # No error column to carry "↑ 37 above (g)": it takes the place of the last labels
+            # (whole ones), or the newest-first view looks frozen at a narrow width.
+            while len(cells) > 2 and sum(len(text) for text, _ in cells) + len(above) > width:
+                cells.pop()
+            cells.append((above, ""))
+        return cells
 
     def _rows_above(self) -> str:
         """``↑ 37 above (g)`` while rows are hidden above the screen, else nothing.
@@ -315,30 +353,40 @@ class JobTable(ScrollView, can_focus=True):
             return "↑ more above (g)"
         return ""
 
-    def _error_header(self, width: int) -> str:
-        above = self._rows_above()
+    def _error_header(self, width: int, above: str) -> str:
         if not above:
             return "ERROR"
         if width >= len(above) + 7:
             return "ERROR" + above.rjust(width - 5)
-        return above
+        if width >= len(above):
+            return above
+        short = above.replace(" above", "")  # "↑ 37 (g)": whole, rather than cut to "↑ 37 abo…"
+        return short if width >= len(short) else "↑"
 
     def _row(self, job: Job, columns: Columns, now: int) -> Cells:
         """Plain (text, style) cells: turned into segments directly, without Rich's Text layout."""
         marked = self.all_marked or job.id in self.marks
         owner = job.claimed_by if job.status is JobStatus.PROCESSING else ""
         error = error_text(job) if job.status is JobStatus.FAILED or job.fail_count else ""
-        return [
+        cells = [
             _cell("●" if marked else " ", 1, "bold yellow"),
             _cell(short_id(job.id), 8, "bold" if marked else ""),
             _cell(job.name, columns.name),
             _cell(job.status.value, 10, STATUS_STYLES[job.status]),
-            _cell(str(job.fail_count) if job.fail_count else "", 3, "red" if job.fail_count else "", right=True),
-            _cell(due_or_finished(job, now), 9),
-            _cell(relative(job.updated_at_ms, now), 8, "dim"),
-            _cell(owner or "", columns.owner, "magenta"),
-            _cell(error, columns.error, "red"),
         ]
+        if columns.att:
+            cells.append(
+                _cell(str(job.fail_count) if job.fail_count else "", 3, "red" if job.fail_count else "", right=True)
+            )
+        if columns.due:
+            cells.append(_cell(due_or_finished(job, now), 9))
+        if columns.updated:
+            cells.append(_cell(relative(job.updated_at_ms, now), 8, "dim"))
+        if columns.owner:
+            cells.append(_cell(owner or "", columns.owner, "magenta"))
+        if columns.error:
+            cells.append(_cell(error, columns.error, "red"))
+        return cells
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
@@ -346,7 +394,7 @@ class JobTable(ScrollView, can_focus=True):
         base = self.rich_style
         if y == 0:
             style = self.get_component_rich_style("job-table--header")
-            return self._strip(self._header(columns), width, base + style)
+            return self._strip(self._header(columns, width), width, base + style)
         rows = self.rows
         row = int(self.scroll_y) + y - 1
         if not rows:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
@@ -25,11 +27,25 @@ class StatusTabs(Static):
     #: ", sorted by created ↓": kept whole at the end.
     sort_text: reactive[str] = reactive("")
 
-    def _tabs(self, short: int | None) -> Text:
-        """The six tabs; ``short`` cuts each label to that many letters (0: the key and count only)."""
+    def _tabs(self, short: int | None, keep: int = len(STATUS_TABS)) -> Text:
+        """The tabs; ``short`` cuts each label to that many letters (0: the key and count only).
+
+        ``keep``: how many tabs to show, the active one always among them, the rest as ``…``.
+        """
         text = Text()
         stats = self.stats
-        for index, (status, label) in enumerate(STATUS_TABS, start=1):
+        tabs = list(enumerate(STATUS_TABS, start=1))
+        if keep < len(tabs):
+            active = next(i for i, (status, _) in tabs if status == self.active)
+            chosen = {i for i, _ in tabs[: max(0, keep - 1)]} | {active}
+            if len(chosen) < keep:
+                chosen |= {i for i, _ in tabs[:keep]}
+            tabs = [tab for tab in tabs if tab[0] in chosen]
+        previous = 0
+        for index, (status, label) in tabs:
+            if index > previous + 1:
+                text.append("… ", style="dim")  # tabs left out here
+            previous = index
             count = "…" if stats is None else f"{stats.total if status is None else stats.count(status):,}"
             style = STATUS_STYLES[status] if status is not None else "bold"
             shown = label if short is None else label[:short]
@@ -41,13 +57,17 @@ class StatusTabs(Static):
                 chunk.stylize("reverse")
             text.append_text(chunk)
             text.append("  " if short is None else " ")
+        if previous < len(STATUS_TABS):
+            text.append("… ", style="dim")
         return text
 
     def render(self) -> Text:
         width = self.content_size.width
-        tail = self.sort_text + (f" — {self.matching:,} matching" if self.matching is not None else "")
+        matching = f" — {self.matching:,} matching" if self.matching is not None else ""
+        tail = self.sort_text + matching
         wanted = min(len(self.describe), 24) + len(tail) + 2
-        # The status word ("completed", "all") matters most, then the sort, then the count.
+        # The status word ("completed", "all") matters most, then the rest of the view's
+        # description, then the count, then the sort (the sorted column's header has its arrow).
         essential = self.describe.split(" ", 1)[0].rstrip(",")
         text = self._tabs(None)
         for short in (4, 3):
@@ -55,23 +75,54 @@ class StatusTabs(Static):
                 break
             text = self._tabs(short)
         else:
-            # Labels matter more than the sort text (the sorted column's header has its arrow):
-            # keep 3-letter labels while the view's status word still fits beside them.
-            if text.cell_len + len(essential) + 2 > width:
-                text = self._tabs(0)
+            # Labels matter more than the sort text: keep 3-letter labels while the view's
+            # status word still fits beside them, unless bare counts let the whole view
+            # description fit (a filtered view's counts are the filter's: say which).
+            bare = self._tabs(0)
+            more_of_the_view = len(self._fitted(width - bare.cell_len - 2)) > len(
+                self._fitted(width - text.cell_len - 2)
+            )
+            if more_of_the_view or text.cell_len + len(essential) + 2 > width:
+                text = bare
+            # Still too wide (40 columns): whole tabs give way, never a count cut ("6 1,1"),
+            # until the status word fits too.
+            keep = len(STATUS_TABS)
+            while keep > 1 and text.cell_len + len(essential) + 2 > width:
+                keep -= 1
+                text = self._tabs(0, keep)
         if self.describe or self.sort_text:
             text.append("│ ", style="dim")
             describe = self.describe
-            room = width - text.cell_len - len(tail) if width else len(describe)
-            if room < len(essential) + 1 and self.matching is not None:
-                tail = self.sort_text
-                room = width - text.cell_len - len(tail)
-            if room < len(essential) + 1 and width:
-                tail = ""  # the sort shows in the column header; never cut it mid-word
-                room = width - text.cell_len
-            if room < len(describe):
-                describe = describe[: max(0, room - 1)] + "…" if room > len(essential) + 1 else essential
+            room = width - text.cell_len if width else len(describe) + len(tail)
+            for tail in (self.sort_text + matching, matching, ""):
+                if len(describe) + len(tail) <= room:
+                    break
+            else:
+                describe = self._fitted(room)
             text.append(describe, style="italic")
             text.append(tail, style="italic")
         text.no_wrap = True
         return text
+
+    def _fitted(self, room: int) -> str:
+        """The view description in ``room`` cells: cut between whole filter parts ("pending named
+        'beta' …"), never inside a name or number; at least the status word when it fits."""
+        essential = self.describe.split(" ", 1)[0].rstrip(",")
+        return whole_words(self.describe, room) or (essential if len(essential) <= room else "")
+
+
+#: Where the view description may be cut: before a filter's words ("named 'x'", "matching 'y'",
+#: …) or a time range, so a cut never leaves "named" without its name.
+_PART = re.compile(r"(?= (?:named|names|matching|containing|in error group) )|(?=, )")
+
+
+def whole_words(text: str, room: int) -> str:
+    """``text`` cut to ``room`` cells between whole filter parts, ending in ``…``; "" if none fits."""
+    if len(text) <= room:
+        return text
+    kept = ""
+    for end in [match.start() for match in _PART.finditer(text) if match.start() > 0]:
+        if end + 2 > room:
+            break
+        kept = text[:end]
+    return f"{kept} …" if kept else ""

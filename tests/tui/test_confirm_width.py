@@ -39,3 +39,17 @@ async def test_the_count_is_visible_at_any_width(seeded_url: str) -> None:
             assert "UTC?" in text.replace("\n", " ").replace("│", " ") or "UTC" in text, f"width {width}:\n{text}"
             await pilot.press("escape")
             await wait_for(lambda: app.screen is app.jobs_screen)
+
+
+async def test_the_buttons_keep_their_labels_at_40_columns(seeded_url: str) -> None:
+    """At 40x12 the 16-cell default buttons cut "Cancel (y)" to "Cancel" (probe 5)."""
+    from monque_tui.seed import seed_id
+
+    from .conftest import move_to
+
+    async with running_console(seeded_url, size=(40, 12)) as (app, pilot):
+        await move_to(app, pilot, seed_id(1))  # a pending job
+        await pilot.press("c")
+        await wait_for(lambda: isinstance(app.screen, ConfirmScreen))
+        await wait_for(lambda: "Cancel (y)" in screen_text(app))
+        assert "Keep (n)" in screen_text(app)
