@@ -92,3 +92,13 @@ def test_a_generated_password_never_survives_masking(
     assert password not in mask_text(text)
     assert password not in mask_url(url)
     assert password not in mask_secrets(text, url)
+
+
+def test_a_short_password_is_masked_where_it_stands_alone_not_inside_words() -> None:
+    """A one-letter password masked every such letter: "o***tion not acce***ted" (probe finding)."""
+    url = "mongodb://u:p@h/db"
+    assert mask_secrets("option not accepted; pool paused", url) == "option not accepted; pool paused"
+    assert mask_secrets("auth failed with password 'p' (p)", url) == "auth failed with password '***' (***)"
+    assert "pw" not in mask_secrets("user u, pw", "mongodb://u:pw@h/db")
+    # Three characters or more: masked everywhere, inside words too (a prefix could give it away).
+    assert mask_secrets("secretive secret", "mongodb://u:secret@h/db") == "***ive ***"
