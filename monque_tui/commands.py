@@ -466,6 +466,14 @@ async def _health(monque: Monque, args: argparse.Namespace) -> int:
 async def _export(monque: Monque, args: argparse.Namespace) -> int:
     if args.name == "":
         raise CliError("--name must not be empty; drop it to export jobs of every name", ExitCode.USAGE)
+    for field in ("created", "updated", "next_run"):
+        start, end = getattr(args, f"{field}_from"), getattr(args, f"{field}_to")
+        if start is not None and end is not None and start > end:  # it exported nothing, quietly
+            flag = field.replace("_", "-")
+            raise CliError(
+                f"--{flag}-from {iso(start)} is after --{flag}-to {iso(end)}, so no job can match; swap them",
+                ExitCode.USAGE,
+            )
     listing = JobListFilter(
         name=args.name,
         status=args.status,
