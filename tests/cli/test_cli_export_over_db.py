@@ -37,3 +37,12 @@ def test_export_refuses_to_replace_the_store_and_its_companions(tmp_path: Path, 
     previous.write_text("yesterday\n")
     assert cli("export", "--output", str(previous), "--url", db_url).returncode == 0
     assert '"fast"' in previous.read_text()
+
+
+def test_export_with_a_reversed_date_range_says_so_instead_of_exporting_nothing(db_url: str) -> None:
+    enqueue(db_url, "fast", {"n": 1})
+    done = cli("export", "--url", db_url, "--updated-from", "2026-12-03", "--updated-to", "2026-12-01")
+    assert done.returncode == 2, done.stderr
+    line = done.stderr.strip()
+    assert len(line.splitlines()) == 1 and "--updated-from 2026-12-03T00:00:00.000Z is after --updated-to" in line
+    assert done.stdout == ""
