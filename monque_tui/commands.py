@@ -33,6 +33,7 @@ from monque_engine import ConnectionError, InvalidJobQueryError, JobListFilter, 
 from monque_engine.export import FORMATS, export_jobs, iso
 from monque_engine.store import DEFAULT_URL
 from monque_engine.store.urls import mask_secrets, mask_url
+from monque_engine.validation import validate_job_name
 
 from .exitcodes import CliError, ExitCode
 
@@ -466,6 +467,11 @@ async def _health(monque: Monque, args: argparse.Namespace) -> int:
 async def _export(monque: Monque, args: argparse.Namespace) -> int:
     if args.name == "":
         raise CliError("--name must not be empty; drop it to export jobs of every name", ExitCode.USAGE)
+    if args.name is not None:
+        try:  # a name no job can have exported nothing, quietly
+            validate_job_name(args.name)
+        except MonqueError as error:
+            raise CliError(f"--name: {error}", ExitCode.USAGE) from None
     for field in ("created", "updated", "next_run"):
         start, end = getattr(args, f"{field}_from"), getattr(args, f"{field}_to")
         if start is not None and end is not None and start > end:  # it exported nothing, quietly

@@ -46,3 +46,11 @@ def test_export_with_a_reversed_date_range_says_so_instead_of_exporting_nothing(
     line = done.stderr.strip()
     assert len(line.splitlines()) == 1 and "--updated-from 2026-12-03T00:00:00.000Z is after --updated-to" in line
     assert done.stdout == ""
+
+
+def test_export_of_a_name_no_job_can_have_says_why(db_url: str) -> None:
+    enqueue(db_url, "fast", {"n": 1})
+    done = cli("export", "--url", db_url, "--name", "fast job")
+    assert done.returncode == 2, done.stderr
+    assert "--name: Invalid job name 'fast job': must not contain whitespace" in done.stderr.strip()
+    assert done.stdout == ""
