@@ -278,25 +278,114 @@ async def test_a_running_job_is_not_taken_as_stale_when_the_clock_jumps_forward(
     assert [a.outcome for a in done.attempts] == ["completed"]
 
 
-def test_the_jump_detector_ignores_drift_below_one_heartbeat_and_settles() -> None:
+def test_after_a_jump_heartbeats_are_judged_by_the_clock_they_were_written_on() -> None:
     from monque_engine.scheduler.clockjump import WallClockJumps
 
-    wall = [0]
     mono = [0.0]
-    jumps = WallClockJumps(lambda: wall[0], tolerance_ms=1000, settle_seconds=3.0, monotonic=lambda: mono[0])
-    assert not jumps.settling()
-    wall[0] += 10_900  # 10.9 s of wall time in 10 s: drift under the tolerance
+    jumps = WallClockJumps(tolerance_ms=1000, settle_seconds=30.0, monotonic=lambda: mono[0])
+    assert jumps.judging_now(0) == 0
     mono[0] += 10.0
-    assert not jumps.settling()
-    wall[0] -= 60_000  # set back: never a reason to wait
+    assert jumps.judging_now(10_900) == 10_900  # 10.9 s of wall time in 10 s: drift, not a jump
     mono[0] += 1.0
-    assert not jumps.settling()
-    wall[0] += 3_600_000  # an hour ahead in one second
-    mono[0] += 1.0
-    assert jumps.settling()
-    wall[0] += 2_000
+    assert jumps.judging_now(11_900 + 3_600_000) == 11_900  # an hour ahead in one second: the old clock
     mono[0] += 2.0
-    assert jumps.settling()  # still within the 3 s settle
-    wall[0] += 1_500
-    mono[0] += 1.5
-    assert not jumps.settling()
+    assert jumps.judging_now(13_900 + 3_600_000) == 13_900  # and it goes on with the time that passes
+    mono[0] += 1.0
+    assert jumps.judging_now(14_900 + 7_200_000) == 14_900  # a second jump while the first settles
+    mono[0] += 1.0
+    assert jumps.judging_now(15_900 + 3_600_000) == 15_900  # set back part of the way
+    mono[0] += 30.0
+    assert jumps.judging_now(45_900 + 3_600_000) == 45_900 + 3_600_000  # settled: the wall clock again
+
+
+async def _dead_owners_claim(path: Path, job_id: str, heartbeat_ms: int) -> None:
+    """Mark ``job_id`` processing by another instance that last beat at ``heartbeat_ms``."""
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    try:
+        conn.execute(
+            "UPDATE monque_jobs SET status = 'processing', claimed_by = 'other-host:1:dead', "
+            "locked_at = ?, last_heartbeat = ?, heartbeat_interval = 60000 WHERE id = ?",
+            (heartbeat_ms, heartbeat_ms, job_id),
+        )
+        conn.commit()
+    finally:
+        conn.close()
+
+
+async def test_a_dead_owners_job_is_recovered_on_time_while_the_clock_keeps_jumping(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review finding: skipping recovery after every jump meant a clock that jumped before each
+    round (a VM suspended often) never recovered a dead owner's jobs. Judged by the clock the
+    heartbeats were written on, the dead owner's job is as stale as it really is."""
+    clock = SteppedClock(monkeypatch)
+    options = {**SHORT_INTERVALS, "lock_timeout": 3.0, "heartbeat_interval": 1.0, "stale_recovery_interval": 0.05}
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db", **options)
+    await m.initialize()
+    job = await m.enqueue("orphan", None)
+    # Its owner beat 1 s ago and then died: stale 2 s from now, by the time that really passes.
+    await _dead_owners_claim(tmp_path / "jobs.db", job.id, clock.now_ms() - 1_000)
+    recovered: list[int] = []
+    m.on("stale:recovered", lambda event: recovered.append(event.count))
+    rounds: list[int] = []
+    recover = m.store.recover_stale
+
+    async def jump_then_recover(stale_before_ms: int, now_ms: int) -> int:
+        rounds.append(now_ms)
+        clock.offset_ms += 5_000  # five seconds ahead before every round
+        return await recover(stale_before_ms, now_ms)
+
+    monkeypatch.setattr(m.store, "recover_stale", jump_then_recover)
+    try:
+        await m.start()
+        await poll_until(lambda: recovered, 20, "the dead owner's job recovered")
+    finally:
+        await m.close()
+    assert recovered == [1] and len(rounds) >= 10  # recovered while the clock jumped, not skipped for ever
+
+
+async def test_a_slow_beating_owners_live_job_is_kept_across_a_jump(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review finding: the settle time came from this instance's heartbeat interval (0.2 s), so
+    another owner beating every 10 s (Node's default is 30 s) lost its live job 1.4 s after a
+    jump. Judged by the old clock, its heartbeat is as old as it really is: 5 s, not an hour."""
+    clock = SteppedClock(monkeypatch)
+    options = {**SHORT_INTERVALS, "lock_timeout": 30.0, "heartbeat_interval": 0.2, "stale_recovery_interval": 0.05}
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db", **options)
+    await m.initialize()
+    job = await m.enqueue("remote", None)
+    await _dead_owners_claim(tmp_path / "jobs.db", job.id, clock.now_ms() - 5_000)  # beat 5 s ago: alive
+    recovered: list[int] = []
+    m.on("stale:recovered", lambda event: recovered.append(event.count))
+    rounds: list[int] = []
+    recover = m.store.recover_stale
+
+    async def counted(stale_before_ms: int, now_ms: int) -> int:
+        rounds.append(now_ms)
+        return await recover(stale_before_ms, now_ms)
+
+    monkeypatch.setattr(m.store, "recover_stale", counted)
+    try:
+        await m.start()
+        await poll_until(lambda: rounds, 10, "a first recovery round")
+        clock.offset_ms += 3_600_000  # an hour ahead, at once
+        jumped = len(rounds)
+        await poll_until(lambda: len(rounds) >= jumped + 40, 20, "40 recovery rounds after the jump")
+    finally:
+        await m.close()
+    assert recovered == []
+    stored = await _stored_status(tmp_path / "jobs.db", job.id)
+    assert stored == "processing"
+
+
+async def _stored_status(path: Path, job_id: str) -> str:
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    try:
+        return str(conn.execute("SELECT status FROM monque_jobs WHERE id = ?", (job_id,)).fetchone()[0])
+    finally:
+        conn.close()

@@ -1,16 +1,18 @@
-"""Notice the wall clock jumping ahead of elapsed time, so stale recovery can wait it out.
+"""Judge heartbeats by the clock they were written on, across a jump of the wall clock.
 
 Liveness is a heartbeat's age on the wall clock (ADR 0004). When the wall clock moves ahead
 faster than time really passes (stepped forward by NTP or by hand, or the machine slept:
 Linux's monotonic clock stops during suspend, the wall clock does not), every heartbeat
-written before the jump looks old at once. A recovery round that runs before the owners'
-next heartbeat (on a laptop that wakes up, both timers fire together) would hand live jobs
-to another worker, or to the same process, and run them twice. After such a jump, recovery
-waits until every live owner has had time to heartbeat on the new clock.
+written before the jump looks old at once, and a recovery round that runs before the
+owners' next heartbeat would hand live jobs to another worker and run them twice.
 
-A jump smaller than one heartbeat interval cannot make a live job look stale while
-``lock_timeout`` is at least two heartbeat intervals (the engine warns when it is not), so
-that is the tolerance.
+So after such a jump, for ``lock_timeout`` of monotonic time, heartbeats are judged against
+the wall clock *as it would read without the jump* (the reading before it, advanced by the
+monotonic time since). A live owner beat within its heartbeat interval before the jump and
+beats on the new clock within one interval after it, so it never looks stale; an owner that
+was already dead is recovered on time, however often the clock jumps (ADR 0012). Once
+``lock_timeout`` has passed every live owner has beaten on the new clock, and the wall clock
+is used again. Differences under ``tolerance_ms`` (drift, a slow round) are not jumps.
 """
 
 from __future__ import annotations
@@ -24,36 +26,34 @@ log = logging.getLogger("monque_engine.lifecycle")
 
 class WallClockJumps:
     def __init__(
-        self,
-        wall_ms: Callable[[], int],
-        tolerance_ms: int,
-        settle_seconds: float,
-        monotonic: Callable[[], float] = time.monotonic,
+        self, tolerance_ms: int, settle_seconds: float, monotonic: Callable[[], float] = time.monotonic
     ) -> None:
-        self._wall_ms = wall_ms
         self._monotonic = monotonic
         self._tolerance_ms = tolerance_ms
         self._settle_seconds = settle_seconds
         self._last: tuple[int, float] | None = None
+        self._offset_ms = 0  # how far the wall clock is ahead of the clock heartbeats were judged by
         self._settled_at: float | None = None
 
-    def settling(self) -> bool:
-        """Call once per recovery round: True while a jump seen now or lately is settling."""
-        wall, mono = self._wall_ms(), self._monotonic()
-        last, self._last = self._last, (wall, mono)
+    def judging_now(self, wall_ms: int) -> int:
+        """The wall-clock instant to judge heartbeat ages against now (once per recovery round)."""
+        mono = self._monotonic()
+        last, self._last = self._last, (wall_ms, mono)
         if last is not None:
-            ahead_ms = (wall - last[0]) - (mono - last[1]) * 1000
+            ahead_ms = (wall_ms - last[0]) - (mono - last[1]) * 1000
             if ahead_ms > self._tolerance_ms:
+                self._offset_ms += int(ahead_ms)
                 self._settled_at = mono + self._settle_seconds
                 log.warning(
                     "The wall clock moved %.1f s ahead of the time that passed (set forward, or the machine "
-                    "slept): stale recovery waits %g s so that running jobs heartbeat on the new clock first",
+                    "slept): for the next %g s stale recovery judges heartbeats by the clock they were "
+                    "written on, so running jobs are not taken as dead",
                     ahead_ms / 1000,
                     self._settle_seconds,
                 )
-        if self._settled_at is None:
-            return False
-        if mono < self._settled_at:
-            return True
-        self._settled_at = None
-        return False
+            elif ahead_ms < -self._tolerance_ms and self._offset_ms:
+                self._offset_ms = max(0, self._offset_ms + int(ahead_ms))  # set back again: less to undo
+        if self._settled_at is not None and mono >= self._settled_at:
+            self._settled_at = None
+            self._offset_ms = 0
+        return wall_ms - self._offset_ms

@@ -46,10 +46,8 @@ class Lifecycle:
         self.reconnect_delays = RECONNECT_DELAYS
         self.fallback_retry_interval = FALLBACK_RETRY_INTERVAL
         self._poll_now = asyncio.Event()
-        heartbeat = ctx.options.heartbeat_interval
-        self._clock_jumps = WallClockJumps(
-            lambda: now_ms(), tolerance_ms=int(heartbeat * 1000), settle_seconds=2 * heartbeat + 1
-        )
+        #: A jump under a second is drift or a slow round, not a clock step (ADR 0012).
+        self._clock_jumps = WallClockJumps(tolerance_ms=1000, settle_seconds=ctx.options.lock_timeout)
 
     # -- start / stop ---------------------------------------------------------------------------
     async def start(self) -> None:
@@ -170,10 +168,9 @@ class Lifecycle:
             await self._fleet.beat_guarded()
 
     async def recover_stale(self) -> int:
-        if self._clock_jumps.settling():  # heartbeats written before a clock jump look old: wait
-            return 0
         now = now_ms()
-        count = await self._ctx.store.recover_stale(now - int(self._ctx.options.lock_timeout * 1000), now)
+        judged = self._clock_jumps.judging_now(now)  # before a clock jump's heartbeats are renewed: the old clock
+        count = await self._ctx.store.recover_stale(judged - int(self._ctx.options.lock_timeout * 1000), now)
         if count > 0:
             self._ctx.events.emit("stale:recovered", CountEvent(count))
             self._processor.wake()
