@@ -256,3 +256,35 @@ async def test_a_counter_flush_cancelled_by_stop_mid_write_is_not_counted_twice(
         assert (email.completed_last_window, email.failed_last_window) == (3, 0)
     finally:
         await reader.close()
+
+
+async def test_a_handler_calling_initialize_during_an_outside_close_is_answered_at_once(tmp_path: Path) -> None:
+    """Review finding: close() holds the life-cycle locks while it waits for running handlers,
+    and initialize() took the lock before its "already initialized" check, so a handler that
+    'ensures the queue is open' waited until shutdown_timeout and was cancelled, its job left
+    processing to run again."""
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db", shutdown_timeout=60.0)
+    await m.initialize()
+    started, closing = asyncio.Event(), asyncio.Event()
+    errors: list[str] = []
+    m.on("job:error", lambda event: errors.append(type(event.error).__name__))
+    outcome: list[str] = []
+
+    async def ensure_open(job: Any) -> None:
+        started.set()
+        await closing.wait()
+        await m.initialize()
+        outcome.append("initialize returned")
+
+    m.register("ensure", ensure_open)
+    await m.start()
+    job = await m.enqueue("ensure", None)
+    await started.wait()
+    close = asyncio.create_task(m.close())
+    await asyncio.sleep(0)  # close() takes the locks first
+    closing.set()
+    await asyncio.wait_for(close, 30)  # deadlocked, it would wait the whole 60 s shutdown_timeout
+    assert outcome == ["initialize returned"] and errors == []
+    async with Monque(f"sqlite:///{tmp_path}/jobs.db") as again:
+        stored = await again.get_job(job.id)
+    assert stored is not None and stored.status is JobStatus.COMPLETED

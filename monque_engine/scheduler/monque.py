@@ -128,6 +128,10 @@ class Monque:
     # -- life cycle -----------------------------------------------------------------------------
     async def initialize(self) -> None:
         """Open the store, create indexes, recover stale jobs, check the instance id. Idempotent."""
+        if self._initialized:
+            # Before the lock: a handler calling this while close() holds the lock (and waits
+            # for that handler to finish) would wait until shutdown_timeout, then be cancelled.
+            return
         async with self._init_lock:
             if self._initialized:
                 return
