@@ -288,3 +288,30 @@ async def test_a_handler_calling_initialize_during_an_outside_close_is_answered_
     async with Monque(f"sqlite:///{tmp_path}/jobs.db") as again:
         stored = await again.get_job(job.id)
     assert stored is not None and stored.status is JobStatus.COMPLETED
+
+
+async def test_a_handler_calling_start_during_an_outside_stop_does_not_wait_for_itself(tmp_path: Path) -> None:
+    """Review finding: start() from a handler awaited the stop under way, which waits for that
+    handler: at shutdown_timeout the handler's cancellation cancelled the stop task itself, and
+    stop() ("never raises") raised CancelledError with the rest of the shutdown skipped."""
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db", shutdown_timeout=60.0)
+    await m.initialize()
+    started, stopping = asyncio.Event(), asyncio.Event()
+    outcome: list[str] = []
+
+    async def restart(job: Any) -> None:
+        started.set()
+        await stopping.wait()
+        await m.start()
+        outcome.append("start returned")
+
+    m.register("restart", restart)
+    await m.start()
+    await m.enqueue("restart", None)
+    await started.wait()
+    stop = asyncio.create_task(m.stop())
+    await asyncio.sleep(0)  # stop() begins first
+    stopping.set()
+    await asyncio.wait_for(stop, 30)  # waiting for itself, it would last the whole 60 s
+    assert outcome == ["start returned"] and not m.is_running
+    await m.close()

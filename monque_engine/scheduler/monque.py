@@ -187,7 +187,11 @@ class Monque:
             self._starting = asyncio.get_running_loop().create_future()
             try:
                 if self._stopping is not None:
-                    await self._stopping
+                    if self._processor.calling_job() is not None:
+                        # A handler: the stop waits for this very handler, so waiting for it here
+                        # would last until shutdown_timeout (then cancel the stop itself).
+                        return
+                    await asyncio.shield(self._stopping)  # a cancelled start() leaves the stop going
                 await self._lifecycle.start()
                 self._processor.start()
             finally:
