@@ -11,6 +11,7 @@ import asyncio
 import importlib
 import io
 import json
+import sqlite3
 from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
@@ -217,6 +218,26 @@ def test_a_mongodb_document_with_a_date_beyond_year_9999_round_trips() -> None:
     assert export_document(job)["nextRunAt"] == {"$date": {"$numberLong": str(JS_MAX_DATE_MS)}}
 
 
+def _watch_recovery(
+    m: Monque, monkeypatch: pytest.MonkeyPatch, before_round: Any = None
+) -> tuple[list[int], list[int]]:
+    """What stale recovery does: the counts it recovered, and the ``now`` of each round (each
+    round counted as it starts, after ``before_round()`` if given)."""
+    recovered: list[int] = []
+    m.on("stale:recovered", lambda event: recovered.append(event.count))
+    rounds: list[int] = []
+    recover = m.store.recover_stale
+
+    async def counted(stale_before_ms: int, now_ms: int) -> int:
+        rounds.append(now_ms)
+        if before_round is not None:
+            before_round()
+        return await recover(stale_before_ms, now_ms)
+
+    monkeypatch.setattr(m.store, "recover_stale", counted)
+    return recovered, rounds
+
+
 async def test_a_running_job_is_not_taken_as_stale_when_the_clock_jumps_forward(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -229,16 +250,7 @@ async def test_a_running_job_is_not_taken_as_stale_when_the_clock_jumps_forward(
     await m.initialize()
     runs: list[str] = []
     release = asyncio.Event()
-    recovered: list[int] = []
-    m.on("stale:recovered", lambda event: recovered.append(event.count))
-    rounds: list[int] = []
-    recover = m.store.recover_stale
-
-    async def counted_recover(stale_before_ms: int, now_ms: int) -> int:
-        rounds.append(now_ms)
-        return await recover(stale_before_ms, now_ms)
-
-    monkeypatch.setattr(m.store, "recover_stale", counted_recover)
+    recovered, rounds = _watch_recovery(m, monkeypatch)
     beats: list[int] = []
     heartbeat = m.store.heartbeat
 
@@ -298,10 +310,8 @@ def test_after_a_jump_heartbeats_are_judged_by_the_clock_they_were_written_on() 
     assert jumps.judging_now(45_900 + 3_600_000) == 45_900 + 3_600_000  # settled: the wall clock again
 
 
-async def _dead_owners_claim(path: Path, job_id: str, heartbeat_ms: int) -> None:
+def _dead_owners_claim(path: Path, job_id: str, heartbeat_ms: int) -> None:
     """Mark ``job_id`` processing by another instance that last beat at ``heartbeat_ms``."""
-    import sqlite3
-
     conn = sqlite3.connect(path)
     try:
         conn.execute(
@@ -326,18 +336,12 @@ async def test_a_dead_owners_job_is_recovered_on_time_while_the_clock_keeps_jump
     await m.initialize()
     job = await m.enqueue("orphan", None)
     # Its owner beat 1 s ago and then died: stale 2 s from now, by the time that really passes.
-    await _dead_owners_claim(tmp_path / "jobs.db", job.id, clock.now_ms() - 1_000)
-    recovered: list[int] = []
-    m.on("stale:recovered", lambda event: recovered.append(event.count))
-    rounds: list[int] = []
-    recover = m.store.recover_stale
+    _dead_owners_claim(tmp_path / "jobs.db", job.id, clock.now_ms() - 1_000)
 
-    async def jump_then_recover(stale_before_ms: int, now_ms: int) -> int:
-        rounds.append(now_ms)
+    def jump() -> None:
         clock.offset_ms += 5_000  # five seconds ahead before every round
-        return await recover(stale_before_ms, now_ms)
 
-    monkeypatch.setattr(m.store, "recover_stale", jump_then_recover)
+    recovered, rounds = _watch_recovery(m, monkeypatch, before_round=jump)
     try:
         await m.start()
         await poll_until(lambda: recovered, 20, "the dead owner's job recovered")
@@ -357,17 +361,8 @@ async def test_a_slow_beating_owners_live_job_is_kept_across_a_jump(
     m = Monque(f"sqlite:///{tmp_path}/jobs.db", **options)
     await m.initialize()
     job = await m.enqueue("remote", None)
-    await _dead_owners_claim(tmp_path / "jobs.db", job.id, clock.now_ms() - 5_000)  # beat 5 s ago: alive
-    recovered: list[int] = []
-    m.on("stale:recovered", lambda event: recovered.append(event.count))
-    rounds: list[int] = []
-    recover = m.store.recover_stale
-
-    async def counted(stale_before_ms: int, now_ms: int) -> int:
-        rounds.append(now_ms)
-        return await recover(stale_before_ms, now_ms)
-
-    monkeypatch.setattr(m.store, "recover_stale", counted)
+    _dead_owners_claim(tmp_path / "jobs.db", job.id, clock.now_ms() - 5_000)  # beat 5 s ago: alive
+    recovered, rounds = _watch_recovery(m, monkeypatch)
     try:
         await m.start()
         await poll_until(lambda: rounds, 10, "a first recovery round")
@@ -377,13 +372,11 @@ async def test_a_slow_beating_owners_live_job_is_kept_across_a_jump(
     finally:
         await m.close()
     assert recovered == []
-    stored = await _stored_status(tmp_path / "jobs.db", job.id)
+    stored = _stored_status(tmp_path / "jobs.db", job.id)
     assert stored == "processing"
 
 
-async def _stored_status(path: Path, job_id: str) -> str:
-    import sqlite3
-
+def _stored_status(path: Path, job_id: str) -> str:
     conn = sqlite3.connect(path)
     try:
         return str(conn.execute("SELECT status FROM monque_jobs WHERE id = ?", (job_id,)).fetchone()[0])
