@@ -212,3 +212,15 @@ async def test_evaluator_store_stats_total_counts_unknown_statuses_and_rounds_av
     assert (await store.stats("email")).avg_processing_duration_ms == 1_001.0  # 1001.25 -> 1001
     adapter.sync.update_one({"_id": q.oid(oid(4))}, {"$set": {"updatedAt": q.dt(999)}})
     assert (await store.stats("email")).avg_processing_duration_ms == 1_001.0  # 1000.5 -> 1001 (half up)
+
+
+async def test_evaluator_store_get_many_reads_by_id_in_one_find() -> None:
+    """One ``find`` with ``$in`` over the valid ids (evaluated by mongomock, not a server)."""
+    store, adapter = evaluator_store()
+    for n in (1, 2, 3):
+        await store.insert(new_job(oid(n)))
+    adapter.sync.insert_one({"_id": q.oid(oid(4)), "name": 7})  # not a Monque job: skipped, as in listings
+    found = await store.get_many([oid(3), oid(1), oid(4), oid(9), "not-an-id", oid(1)])
+    assert sorted(found) == [oid(1), oid(3)]
+    assert found[oid(3)] == await store.get(oid(3))
+    assert await store.get_many(["zz"]) == {}

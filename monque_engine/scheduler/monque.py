@@ -385,6 +385,14 @@ class Monque:
         self._require_initialized()
         return await self._query.get_job(job_id)
 
+    async def get_jobs_by_id(self, job_ids: Iterable[Any]) -> dict[str, Job]:
+        """The jobs with these ids, by id, in one read (not in upstream: a console or a
+        dashboard following ``watch(full_document=False)`` reads the jobs it shows this way,
+        once per refresh rather than once per change). Ids that name no job, or cannot be a
+        job id, are absent from the result, as ``get_job`` returns None for them."""
+        self._require_initialized()
+        return await self._query.get_jobs_by_id(job_ids)
+
     async def get_jobs(self, name: str | None = None, status: Any = None, limit: int = 100, skip: int = 0) -> list[Job]:
         self._require_initialized()
         return await self._query.get_jobs(name, status, limit, skip)

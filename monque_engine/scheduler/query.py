@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from ..cursor import CursorAnchor, decode_cursor, encode_cursor
@@ -107,6 +107,12 @@ class QueryService:
     async def get_job(self, job_id: str) -> Job | None:
         key = normalize_job_id(job_id)
         return None if key is None else await self._ctx.store.get(key)
+
+    async def get_jobs_by_id(self, job_ids: Iterable[Any]) -> dict[str, Job]:
+        if isinstance(job_ids, (str, bytes)):
+            raise InvalidJobQueryError(f"job_ids must be a collection of ids, not one id: {job_ids!r}")
+        keys = [key for key in map(normalize_job_id, job_ids) if key is not None]
+        return await self._ctx.store.get_many(keys) if keys else {}
 
     async def get_jobs(self, name: str | None = None, status: Any = None, limit: int = 100, skip: int = 0) -> list[Job]:
         if not isinstance(skip, int) or isinstance(skip, bool) or not 0 <= skip <= MAX_SKIP:

@@ -11,14 +11,16 @@ Everything here can be driven from a plain asyncio test.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import replace
 from typing import Any, ParamSpec, TypeVar
 
 from monque_engine import (
     AggregationTimeoutError,
+    ChangeEvent,
     ConnectionError,
     CursorPage,
     InvalidJobDocumentError,
@@ -54,7 +56,7 @@ from .events import (
     WindowExtended,
     WindowLoaded,
 )
-from .feed import ChangeBuffer, Throughput
+from .feed import ChangeBatch, ChangeBuffer, Throughput
 
 #: Counting a big store is a scan of every finished job, so it grows with the store: after a
 #: count that took t, the timer waits at least this many t (<= ~3 % of a core). At 10x the soak's
@@ -196,6 +198,7 @@ class ConsoleSession:
         self.feed_state: str = "connecting" if live else "frozen"
         self.feed_error: str | None = None
         self.paused = False
+        self._flushing = asyncio.Lock()
         #: The last store failure reported, and when (monotonic); None while the store answers.
         self.store_error: str | None = None
         self._store_error_at = 0.0
@@ -251,7 +254,8 @@ class ConsoleSession:
             raise SessionError(f"monque-tui: cannot start the workers: {type(error).__name__}: {error}") from None
         self.emit(Connected(monque.display_url, tuple(monque.registered_names) if self.config.start_workers else ()))
         if self.live:
-            self.watch = monque.resilient_watch(self.buffer.add, self._watch_event, full_document=True)
+            # Without documents: a flush reads the jobs it needs, once each (``_flush``).
+            self.watch = monque.resilient_watch(self.buffer.add, self._watch_event, full_document=False)
             await self.watch.start()
         else:
             self.emit(FeedChanged("frozen"))
@@ -445,16 +449,35 @@ class ConsoleSession:
         """Apply what the feed delivered since the last flush (a few times a second; not while paused)."""
         if self.paused or not self.live:
             return
+        async with self._flushing:  # a resume's flush and the timer's: one at a time, in order
+            await self._flush()
+
+    async def _flush(self) -> None:
         batch = self.buffer.take()
+        undecided = self.throughput.undecided
+        if not batch and not undecided:
+            return
+        window = self.window
+        read = self._to_read(batch)
+        jobs = await self._read_jobs([*read, *undecided])
+        if self.window is not window:
+            # A new view loaded meanwhile: what it may show, by its own query.
+            more = self._to_read(batch) - read
+            jobs.update(await self._read_jobs(more))
+            read |= more
+        self.throughput.settle(jobs)
         if not batch:
             return
-        self.emit(JobsChanged(frozenset(batch.jobs), batch.reload))
+        self.emit(JobsChanged(frozenset(batch.changes), batch.reload))
         if batch.reload:
             await self.reload_around_cursor()
             await self.refresh_stats_if_due()
             return
+        # The jobs as read now (None: gone since), and the deleted ones.
+        changed: dict[str, Job | None] = {job_id: jobs.get(job_id) for job_id in read}
+        changed.update((job_id, None) for job_id, change in batch.changes.items() if change is None)
         marks_changed = False
-        for job_id, job in batch.jobs.items():
+        for job_id, job in changed.items():
             if job_id in self.marks:
                 marks_changed = True
                 if job is None:
@@ -462,7 +485,7 @@ class ConsoleSession:
                 else:
                     self.marks[job_id] = job
         window = self.window
-        diff = window.apply(batch.jobs)
+        diff = window.apply(changed)
         if len(window) > window.capacity:
             # New jobs keep arriving inside the window (at the top of a newest-first view): keep it
             # bounded around the cursor's job, or it grows by the producer's rate forever.
@@ -477,6 +500,24 @@ class ConsoleSession:
             await self.load_top()
         elif diff:
             self.emit(WindowChanged(window, diff, frozenset(diff.updated | diff.inserted)))
+
+    def _to_read(self, batch: ChangeBatch) -> set[str]:
+        return {job_id for job_id, change in batch.changes.items() if change is not None and self._may_show(change)}
+
+    async def _read_jobs(self, job_ids: Collection[str]) -> dict[str, Job]:
+        monque = self.monque
+        return await monque.get_jobs_by_id(job_ids) if monque is not None and job_ids else {}
+
+    def _may_show(self, change: ChangeEvent) -> bool:
+        """Whether a changed job needs reading: it is shown or marked, or the view may show it
+        by the status and name its change reported (a processing job never enters "completed")."""
+        job_id = change.job_id
+        if job_id in self.marks or job_id in self.window.index:
+            return True
+        query = self.window.query
+        if query.status is not None and change.status is not None and change.status is not query.status:
+            return False
+        return query.name is None or change.name is None or query.name_matches(change.name)
 
     @survives_store_errors(None)
     async def poll(self) -> None:

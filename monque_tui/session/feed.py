@@ -1,16 +1,22 @@
 """Coalesce the change feed for the screen, and count throughput from it.
 
 Changes arrive one by one from any process (through the engine's ``ResilientWatch``); the
-console applies them a few times a second. Between flushes only the latest state of each
+console applies them a few times a second. Between flushes only the latest change of each
 job is kept, so a burst of thousands of changes per second costs one dict write each and
-one window diff per flush. If too many distinct jobs change between flushes the batch is
-dropped and the screen reloads its window instead (cheaper than diffing, and never behind).
-Memory is bounded: at most ``MAX_PENDING`` jobs per batch and ``HISTORY_SECONDS`` buckets.
+one window diff per flush. The feed carries no documents: at a flush the session reads the
+jobs it needs (those the view can show, shown or marked) in one ``get_many``. A busy queue
+changes each job about three times within a flush (insert, claim, completion), and reading
+and decoding the job with every change was most of the console's CPU on such a queue.
+If too many distinct jobs change between flushes the batch is dropped and the screen
+reloads its window instead (cheaper than diffing, and never behind). Memory is bounded: at
+most ``MAX_PENDING`` jobs per batch, ``MAX_UNDECIDED`` outcomes waiting for their job, and
+``HISTORY_SECONDS`` buckets.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from monque_engine import ChangeEvent, Job, JobStatus
@@ -23,17 +29,21 @@ MAX_PENDING = 2000
 HISTORY_SECONDS = 60
 #: Jobs remembered as claimed, to tell a worker's outcome from an operator's action.
 MAX_CLAIMED = 20_000
+#: Outcomes waiting for their job's fail count (read at the next flush); beyond this (a
+#: paused console on a retrying queue) the oldest count as failed attempts.
+MAX_UNDECIDED = 2_000
 
 
 @dataclass(slots=True)
 class ChangeBatch:
-    jobs: dict[str, Job | None] = field(default_factory=dict)
+    #: The latest change of each changed job (None: deleted); its job is read at the flush.
+    changes: dict[str, ChangeEvent | None] = field(default_factory=dict)
     #: Too much changed (or history was lost): reload instead of diffing.
     reload: bool = False
     events: int = 0
 
     def __bool__(self) -> bool:
-        return bool(self.jobs) or self.reload
+        return bool(self.changes) or self.reload
 
 
 class Throughput:
@@ -53,6 +63,9 @@ class Throughput:
         #: job back to pending with a later next run: a failed attempt that will be retried (or a
         #: recurring job's completion, told apart by its reset fail count).
         self._claimed: dict[str, int | None] = {}
+        #: (second, job id) of jobs back in pending with a later run after a claim, while the
+        #: job is not known yet: a failed attempt to retry, or a recurring job's completion.
+        self._undecided: deque[tuple[int, str]] = deque()
 
     def record(self, change: ChangeEvent) -> None:
         if change.operation == "delete":
@@ -77,13 +90,41 @@ class Throughput:
             and change.next_run_at_ms > before
         ):
             job = change.job
-            slot = 1 if job is None or job.fail_count > 0 else 0
+            if job is None:
+                # Its fail count tells (a completion resets it): decided when the job is read.
+                if len(self._undecided) >= MAX_UNDECIDED:
+                    self._count(self._undecided.popleft()[0], 1)
+                self._undecided.append((self._clock() // 1000, change.job_id))
+                return
+            slot = 1 if job.fail_count > 0 else 0
         else:
             return  # an operator's cancel, retry or reschedule, a stale recovery, a new job
-        second = self._clock() // 1000
-        if not self._buckets or self._buckets[-1][0] != second:
-            self._buckets.append((second, [0, 0]))
-        self._buckets[-1][1][slot] += 1
+        self._count(self._clock() // 1000, slot)
+
+    @property
+    def undecided(self) -> list[str]:
+        """Jobs whose last outcome waits for the job (``settle``)."""
+        return [job_id for _, job_id in self._undecided]
+
+    def settle(self, jobs: Mapping[str, Job]) -> None:
+        """Count the waiting outcomes, now their jobs are read: a fail count above zero is a
+        failed attempt to retry, zero a recurring job's completion; a job gone meanwhile
+        counts as a failed attempt (the likelier of the two on a busy queue)."""
+        undecided, self._undecided = self._undecided, deque()
+        for second, job_id in undecided:
+            job = jobs.get(job_id)
+            self._count(second, 0 if job is not None and job.fail_count == 0 else 1)
+
+    def _count(self, second: int, slot: int) -> None:
+        buckets = self._buckets
+        if not buckets or buckets[-1][0] < second:
+            buckets.append((second, [0, 0]))
+        for bucket_second, counts in reversed(buckets):
+            # Its own second; a settled outcome whose second had no other one goes to the
+            # nearest earlier second shown (one that left the history is dropped).
+            if bucket_second <= second:
+                counts[slot] += 1
+                return
 
     def series(self, width: int) -> tuple[list[float], list[float]]:
         """Per-second completed and failed-attempt counts for the last ``width`` whole seconds."""
@@ -112,13 +153,13 @@ class ChangeBuffer:
         self.throughput.record(change)
         if batch.reload:
             return
-        batch.jobs[change.job_id] = change.job if change.operation != "delete" else None
-        if len(batch.jobs) > MAX_PENDING:
-            batch.jobs.clear()
+        batch.changes[change.job_id] = change if change.operation != "delete" else None
+        if len(batch.changes) > MAX_PENDING:
+            batch.changes.clear()
             batch.reload = True
 
     def must_reload(self) -> None:
-        self._batch.jobs.clear()
+        self._batch.changes.clear()
         self._batch.reload = True
 
     def take(self) -> ChangeBatch:
@@ -127,4 +168,10 @@ class ChangeBuffer:
 
     @property
     def pending(self) -> int:
-        return len(self._batch.jobs)
+        """Distinct jobs changed since the last flush."""
+        return len(self._batch.changes)
+
+    @property
+    def events(self) -> int:
+        """Changes delivered since the last flush (several per job on a busy queue)."""
+        return self._batch.events

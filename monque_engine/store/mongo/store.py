@@ -541,6 +541,13 @@ class MongoStore(JobStore):
             return None
         return self._job(await self._call("read a job", lambda c: c.find_one({"_id": ObjectId(job_id)})))
 
+    async def get_many(self, job_ids: Sequence[str]) -> dict[str, Job]:
+        ids = [ObjectId(job_id) for job_id in dict.fromkeys(job_ids) if _valid(job_id)]
+        if not ids:
+            return {}
+        docs = await self._call("read jobs", lambda c: c.find({"_id": {"$in": ids}}).to_list(None))
+        return {job.id: job for job in self._readable(docs)}
+
     async def find(self, selector: StoreSelector, limit: int, skip: int) -> list[Job]:
         query = q.selector_filter(selector)
         docs = await self._call(

@@ -68,6 +68,8 @@ INLINE_MERGED_MAX = 64
 #: Seconds between checks that the path still names the opened file, for a process that
 #: neither reads nor writes (one stat each; busy processes check on every operation).
 IDENTITY_CHECK_INTERVAL = 1.0
+#: Ids per statement in ``get_many`` (SQLite before 3.32 allows 999 parameters).
+GET_MANY_CHUNK = 500
 #: Jobs per multi-row INSERT (2-6 bound values each; far below SQLite's limit of 32766
 #: variables): a chunk of enqueue_many (intake's BUILD_CHUNK) is one statement, so the write
 #: thread needs the GIL back from SQLite once per chunk and statement (bulk.py).
@@ -1127,6 +1129,29 @@ class SqliteStore(JobStore):
         def op(conn: sqlite3.Connection) -> Job | None:
             row = conn.execute(sql, (job_id,)).fetchone()
             return None if row is None else row_to_job(row)
+
+        return await self._read(op)
+
+    async def get_many(self, job_ids: Sequence[str]) -> dict[str, Job]:
+        ids = [job_id for job_id in dict.fromkeys(job_ids) if isinstance(job_id, str)]
+        if not ids:
+            return {}
+        head = f"SELECT {self._t.columns} FROM {self._t.jobs} WHERE id IN "
+        unreadable = self._unreadable
+
+        def op(conn: sqlite3.Connection) -> dict[str, Job]:
+            found: dict[str, Job] = {}
+            # One snapshot for every chunk; chunks keep under SQLITE_MAX_VARIABLE_NUMBER (999 before 3.32).
+            conn.execute("BEGIN")
+            try:
+                for start in range(0, len(ids), GET_MANY_CHUNK):
+                    chunk = ids[start : start + GET_MANY_CHUNK]
+                    sql = head + "(" + ",".join("?" * len(chunk)) + ")"
+                    for job in unreadable.readable(conn.execute(sql, chunk), row_to_job):
+                        found[job.id] = job
+            finally:
+                conn.execute("COMMIT")
+            return found
 
         return await self._read(op)
 
