@@ -8,7 +8,6 @@ the morning shows the night. ``P`` pauses or resumes the name under the cursor.
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -68,15 +67,16 @@ class QueuesScreen(TableScreen):
         self.paused_names: frozenset[str] = frozenset()
 
     def on_session_message(self, message: SessionMessage) -> None:
-        # Counts per name scan the collection: at most once per RELOAD_EVERY seconds on a busy queue.
+        # Counts per name scan the collection: at most once per RELOAD_EVERY seconds on a busy
+        # queue, and less often on a big store (``paced``).
         event = message.event
-        busy = isinstance(event, JobsChanged) and time.monotonic() - self._loaded_at < RELOAD_EVERY
+        busy = isinstance(event, JobsChanged) and self.monotonic() - self._loaded_at < self.paced(RELOAD_EVERY)
         paused = isinstance(event, PausedNamesChanged) and frozenset(event.names) != self.paused_names
         if (isinstance(event, JobsChanged) and not busy) or paused:
             self.load()
 
     async def _load(self) -> None:
-        self._loaded_at = time.monotonic()
+        self._loaded_at = self.monotonic()
         monque = self.session.monque
         if monque is None:
             return
