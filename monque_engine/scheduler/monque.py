@@ -342,15 +342,38 @@ class Monque:
         return f"Monque is not initialized; call await monque.initialize() {when}"
 
     # -- workers --------------------------------------------------------------------------------
-    def register(self, name: str, handler: Handler, concurrency: int | None = None, replace: bool = False) -> None:
-        """Register ``async def handler(job)`` for jobs named ``name`` (plain functions run in a thread)."""
-        self._processor.register(name, handler, concurrency, replace)
+    def register(
+        self,
+        name: str,
+        handler: Handler,
+        concurrency: int | None = None,
+        replace: bool = False,
+        *,
+        max_retries: int | None = None,
+        base_retry_interval: float | None = None,
+        max_backoff_delay: float | None = None,
+    ) -> None:
+        """Register ``async def handler(job)`` for jobs named ``name`` (plain functions run in a thread).
 
-    def worker(self, name: str, concurrency: int | None = None) -> Any:
-        """Decorator form of ``register``."""
+        ``max_retries``, ``base_retry_interval`` and ``max_backoff_delay`` (seconds) override
+        the instance options for this name's failures, as upstream's per-worker retry
+        options do; an execution keeps the policy of the registration that ran it.
+        """
+        self._processor.register(
+            name,
+            handler,
+            concurrency,
+            replace,
+            max_retries=max_retries,
+            base_retry_interval=base_retry_interval,
+            max_backoff_delay=max_backoff_delay,
+        )
+
+    def worker(self, name: str, concurrency: int | None = None, replace: bool = False, **retry: Any) -> Any:
+        """Decorator form of ``register`` (same arguments)."""
 
         def decorate(handler: Handler) -> Handler:
-            self.register(name, handler, concurrency)
+            self.register(name, handler, concurrency, replace, **retry)
             return handler
 
         return decorate
