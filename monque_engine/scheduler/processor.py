@@ -26,7 +26,7 @@ from .. import attempts
 from ..backoff import backoff_delay_ms
 from ..cron import next_run_ms
 from ..errorgroups import error_group_key
-from ..errors import InvalidCronError, WorkerRegistrationError
+from ..errors import InvalidCronError, NonRetryableError, WorkerRegistrationError
 from ..events import JobCompleteEvent, JobErrorEvent, JobFailEvent
 from ..job import Job, JobStatus, WorkerSummary
 from ..options import MAX_COUNT, MAX_SECONDS, MonqueOptions
@@ -666,7 +666,8 @@ class JobProcessor:
                 await self._fail(job, error, reason=_escaped_reason(error), policy=current.policy)
             except Exception as error:  # noqa: BLE001 - a handler failing is the normal fail path
                 returned = self._handler_returned(worker, job)
-                await self._fail(job, error, policy=current.policy)
+                # NonRetryableError: the handler says retrying cannot help (upstream's).
+                await self._fail(job, error, terminal=isinstance(error, NonRetryableError), policy=current.policy)
             except BaseException as error:
                 # KeyboardInterrupt, SystemExit, GeneratorExit or another BaseException out of
                 # the handler: the job fails like any other (so a handler that always exits
