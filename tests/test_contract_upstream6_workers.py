@@ -204,3 +204,23 @@ async def test_stop_drains_the_replaced_handler(monque, wait_until):
     release.set()
     await asyncio.wait_for(stopping, 10)
     assert await _status(m, job.id) is JobStatus.COMPLETED
+
+
+async def test_worker_with_a_handler_registers_at_once_as_upstreams_worker(monque, wait_until):
+    """recovery.test.ts registers with ``monque.worker(name, handler)``: upstream's older name
+    for ``register``. Ours registers at once when given the handler (and is a decorator
+    without one)."""
+    m = await monque()
+    ran: list[str] = []
+
+    async def handler(job):
+        ran.append(job.id)
+
+    assert m.worker("direct", handler) is handler
+    assert m.registered_names == ["direct"]
+    with pytest.raises(WorkerRegistrationError):
+        m.worker("direct", handler)  # a second registration needs replace, as register's
+    job = await m.enqueue("direct", {})
+    await m.start()
+    await wait_until(lambda: _is(m, job.id, JobStatus.COMPLETED), message="the directly registered worker ran")
+    assert ran == [job.id]

@@ -369,8 +369,20 @@ class Monque:
             max_backoff_delay=max_backoff_delay,
         )
 
-    def worker(self, name: str, concurrency: int | None = None, replace: bool = False, **retry: Any) -> Any:
-        """Decorator form of ``register`` (same arguments)."""
+    def worker(
+        self,
+        name: str,
+        handler: Handler | None = None,
+        concurrency: int | None = None,
+        replace: bool = False,
+        **retry: Any,
+    ) -> Any:
+        """``register`` under upstream's other name: ``worker(name, handler, ...)`` registers
+        at once (as Node Monque's ``worker()``), and without a handler it is a decorator
+        (``@monque.worker(name, concurrency=2)``). Returns the handler either way."""
+        if handler is not None:
+            self.register(name, handler, concurrency, replace, **retry)
+            return handler
 
         def decorate(handler: Handler) -> Handler:
             self.register(name, handler, concurrency, replace, **retry)
