@@ -15,7 +15,9 @@ from __future__ import annotations
 import os
 import socket
 
-from monque_engine import JobRetention, Monque, MonqueOptions
+import pytest
+
+from monque_engine import InvalidOptionError, JobRetention, Monque, MonqueOptions
 
 
 def test_every_default_is_upstreams():
@@ -84,3 +86,16 @@ async def test_the_stats_cache_keeps_the_100_names_used_last(monque, raw):
     await raw(m).set(first.id, status="completed")
     stats = await m.get_queue_stats("name-0")  # evicted by the 100 names read since: fresh
     assert (stats.pending, stats.completed) == (1, 1)
+
+
+def test_upstreams_deprecated_concurrency_names_are_read_as_the_new_ones(tmp_path):
+    """Upstream still reads ``defaultConcurrency`` as ``workerConcurrency`` and
+    ``maxConcurrency`` as ``instanceConcurrency`` (its own locking tests use the old name),
+    the new name winning when both are given."""
+    url = f"sqlite:///{tmp_path}/jobs.db"
+    m = Monque(url, default_concurrency=2, max_concurrency=3)
+    assert (m.options.worker_concurrency, m.options.instance_concurrency) == (2, 3)
+    m = Monque(url, default_concurrency=2, worker_concurrency=4, max_concurrency=3, instance_concurrency=6)
+    assert (m.options.worker_concurrency, m.options.instance_concurrency) == (4, 6)
+    with pytest.raises(InvalidOptionError, match="worker_concurrency"):
+        Monque(url, default_concurrency=-1)  # validated as the option it stands for
