@@ -607,6 +607,14 @@ class Monque:
     def off(self, event: EventName, listener: Listener | None = None) -> None:
         self.events.off(event, listener)
 
+    def listener_count(self, event: EventName) -> int:
+        """Listeners of ``event`` (upstream's Monque is a Node EventEmitter: ``listenerCount``)."""
+        return self.events.listener_count(event)
+
+    def remove_all_listeners(self, event: EventName | None = None) -> None:
+        """Remove the listeners of ``event``, or all of them (Node's ``removeAllListeners``)."""
+        self.events.remove_all_listeners(event)
+
     def watch(self, resume_after: Any = None, *, full_document: bool = True) -> AsyncIterator[ChangeEvent]:
         """Committed changes to the jobs collection, from any process, in commit order.
 
