@@ -11,7 +11,7 @@ from typing import Any
 
 from ..cursor import CursorAnchor, encode_cursor
 from ..errorgroups import ErrorGroup
-from ..errors import ConnectionError, InvalidJobQueryError, MonqueError, ShutdownTimeoutError
+from ..errors import ConnectionError, InvalidCronError, InvalidJobQueryError, MonqueError, ShutdownTimeoutError
 from ..events import (
     EventEmitter,
     EventName,
@@ -406,9 +406,21 @@ class Monque:
         return await self._intake.enqueue(name, data)
 
     async def schedule(
-        self, cron: str, name: str, data: Any = None, unique_key: str | None = None, tz: str | None = None
+        self,
+        cron: str,
+        name: str,
+        data: Any = None,
+        unique_key: str | None = None,
+        tz: str | None = None,
+        *,
+        timezone: str | None = None,
     ) -> Job:
+        """A recurring job; ``tz`` (or ``timezone``, upstream's name for it) is an IANA zone."""
         self._require_initialized()
+        if timezone is not None:
+            if tz is not None and tz != timezone:
+                raise InvalidCronError(cron, f"tz={tz!r} and timezone={timezone!r} disagree; give one of them")
+            tz = timezone
         return await self._intake.schedule(cron, name, data, unique_key, tz)
 
     async def enqueue_many(self, items: Iterable[Mapping[str, Any]]) -> list[Job]:
