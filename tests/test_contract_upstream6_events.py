@@ -8,7 +8,11 @@ test_contract_events) and, as any EventEmitter, count and clear them with
 
 from __future__ import annotations
 
-from monque_engine import JobStatus
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+from monque_engine import ChangeEvent, ConnectionError, JobStatus, ResilientWatch
 
 
 async def test_listener_count_and_remove_all_listeners(monque, wait_until):
@@ -40,3 +44,32 @@ async def test_listener_count_and_remove_all_listeners(monque, wait_until):
 async def _completed(m, job_id):
     job = await m.get_job(job_id)
     return job is not None and job.status is JobStatus.COMPLETED
+
+
+async def test_no_change_stream_reconnect_after_stop():
+    """Upstream change-streams.test.ts: a reconnect scheduled before stop() never happens.
+    The store here is a fake standing in for ``open_watch`` only (not MongoDB): its first
+    open fails, so the watch waits to reconnect; stop() during that wait ends the watch's
+    task (awaited), so no later open can happen and nothing is reported connected."""
+
+    class FailingOnce:
+        def __init__(self) -> None:
+            self.opens = 0
+
+        async def open_watch(self, resume_after: Any = None, **_: Any) -> AsyncIterator[ChangeEvent]:
+            self.opens += 1
+            raise ConnectionError("connection refused")
+
+    store = FailingOnce()
+    events: list[str] = []
+    watch = ResilientWatch(
+        store, lambda change: None, lambda event: events.append(event.kind), reconnect_delays=(3600.0,)
+    )  # type: ignore[arg-type]
+    await watch.start()
+    async with asyncio.timeout(5):
+        while watch.state != "reconnecting":
+            await asyncio.sleep(0.005)
+    await watch.stop()
+    assert watch.state == "stopped" and store.opens == 1
+    await watch.wait()  # nothing left running that could reopen
+    assert store.opens == 1 and "connected" not in events
