@@ -389,15 +389,24 @@ class JobProcessor:
             worker.work_hint = True
             worker.wake.set()
 
-    def wake_at(self, name: str, due_ms: int) -> None:
-        """Arm a timer so a job due later is claimed on time, keeping the earliest per name."""
-        if name not in self.workers or not self.running:
+    def wake_at(self, name: str, due_ms: int, rearm: bool = False) -> None:
+        """Arm a timer so a job due later is claimed on time, keeping the earliest per name.
+
+        ``rearm``: ``due_ms`` is the name's *earliest* pending job as read from the store
+        (the poll), so jobs due later may sit behind it unseen; once the claims have drained
+        what is due, the filler looks up the next due time (``_rearm``) and arms its timer,
+        instead of leaving those jobs to the next safety poll.
+        """
+        worker = self.workers.get(name)
+        if worker is None or not self.running:
             return
         now = now_ms()
         if due_ms <= now:
             # Due already: the claim that follows reads now_ms() again, which can only be
             # later, so it sees the job. Anything later, even by 1 ms, needs a timer: a claim
             # made now would find nothing and nobody would look again until the safety poll.
+            if rearm:
+                worker.rearm = True
             self.wake(name)
             return
         delay = (due_ms - now) / 1000
