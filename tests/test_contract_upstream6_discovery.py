@@ -10,6 +10,7 @@ now asks the filler to look up the next due time once the due work is drained.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 
 
@@ -31,3 +32,26 @@ async def test_future_jobs_stored_before_start_run_when_due_after_the_due_work(m
     # Well inside the 60 s safety poll: only a timer armed for the future jobs runs them.
     await wait_until(lambda: len(handled) == 3, timeout=20, message=f"all three ran (ran: {handled})")
     assert sorted(handled) == ["due", "future", "other"]
+
+
+async def test_a_future_job_runs_in_a_free_slot_while_an_earlier_job_still_runs(monque, wait_until):
+    """'wakes a persisted job with a free slot': one slot holds a long job, the other is free
+    when a job stored before start() falls due."""
+    producer = await monque()
+    consumer = await monque(poll_interval=60, safety_poll_interval=60, worker_concurrency=2)
+    release = asyncio.Event()
+    started: list[str] = []
+
+    async def handler(job):
+        started.append(job.data["value"])
+        if job.data["value"] == "hold":
+            await release.wait()
+
+    consumer.register("work", handler)
+    await producer.enqueue("work", {"value": "hold"})
+    await producer.enqueue("work", {"value": "future"}, run_at=timedelta(milliseconds=700))
+    await consumer.start()
+    try:
+        await wait_until(lambda: "future" in started, timeout=20, message="the future job ran beside the held one")
+    finally:
+        release.set()
