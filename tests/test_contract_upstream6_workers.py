@@ -224,3 +224,17 @@ async def test_worker_with_a_handler_registers_at_once_as_upstreams_worker(monqu
     await m.start()
     await wait_until(lambda: _is(m, job.id, JobStatus.COMPLETED), message="the directly registered worker ran")
     assert ran == [job.id]
+
+
+async def test_a_duplicate_registration_says_so_in_upstreams_words(monque):
+    """worker.test.ts: 'Worker already registered for job name "same-job"', with the job
+    name on the error; ours adds how to replace it."""
+    m = await monque()
+
+    async def handler(job):
+        return None
+
+    m.register("same-job", handler)
+    with pytest.raises(WorkerRegistrationError, match=r'^Worker already registered for job name "same-job"') as caught:
+        m.register("same-job", handler)
+    assert caught.value.job_name == "same-job" and "replace=True" in str(caught.value)

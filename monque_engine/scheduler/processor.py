@@ -307,7 +307,9 @@ class JobProcessor:
         existing = self.workers.get(name)
         if existing is not None and not replace:
             raise WorkerRegistrationError(
-                f"A worker for {name!r} is already registered; pass replace=True to replace it", name
+                # Upstream's words first (code matching on them keeps working), then the fix.
+                f'Worker already registered for job name "{name}"; pass replace=True to replace it',
+                name,
             )
         worker = Worker(name, handler, size, inspect.iscoroutinefunction(handler), policy)
         if existing is not None:
