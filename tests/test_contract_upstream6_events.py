@@ -73,3 +73,31 @@ async def test_no_change_stream_reconnect_after_stop():
     assert watch.state == "stopped" and store.opens == 1
     await watch.wait()  # nothing left running that could reopen
     assert store.opens == 1 and "connected" not in events
+
+
+async def test_the_fallback_reason_says_the_reconnection_attempts_were_exhausted():
+    """change-streams.test.ts: the ``changestream:fallback`` reason contains 'Exhausted' and
+    'reconnection attempts' once the reconnects are used up. Fake ``open_watch`` (not
+    MongoDB) that always fails; no reconnect delay."""
+
+    class AlwaysFailing:
+        async def open_watch(self, resume_after: Any = None, **_: Any) -> AsyncIterator[ChangeEvent]:
+            raise ConnectionError("connection refused")
+
+    seen: list[Any] = []
+    watch = ResilientWatch(
+        AlwaysFailing(),
+        lambda change: None,
+        seen.append,
+        reconnect_delays=(0.0, 0.0, 0.0),
+        fallback_retry_interval=3600.0,
+    )  # type: ignore[arg-type]
+    await watch.start()
+    try:
+        async with asyncio.timeout(5):
+            while not any(event.kind == "fallback" for event in seen):
+                await asyncio.sleep(0.005)
+    finally:
+        await watch.stop()
+    (fallback,) = [event for event in seen if event.kind == "fallback"]
+    assert "Exhausted 3 reconnection attempts" in fallback.reason and "connection refused" in fallback.reason
