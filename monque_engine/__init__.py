@@ -5,6 +5,14 @@ MongoDB for scale-out. This package never imports Textual; the console lives in 
 """
 
 from .attempts import Attempt
+from .backoff import (
+    DEFAULT_BASE_INTERVAL,
+    DEFAULT_MAX_BACKOFF_DELAY,
+    apply_jitter,
+    calculate_backoff,
+    calculate_backoff_delay,
+)
+from .cron import get_next_cron_date, validate_cron_expression
 from .errorgroups import ErrorGroup
 from .errors import (
     AggregationTimeoutError,
@@ -19,6 +27,7 @@ from .errors import (
     InvalidJobQueryError,
     JobStateError,
     MonqueError,
+    NonRetryableError,
     PayloadTooLargeError,
     PayloadValidationError,
     ShutdownTimeoutError,
@@ -36,6 +45,16 @@ from .events import (
     JobFailEvent,
     JobRetriedEvent,
     QueueControlEvent,
+)
+from .guards import (
+    is_cancelled_job,
+    is_completed_job,
+    is_failed_job,
+    is_pending_job,
+    is_persisted_job,
+    is_processing_job,
+    is_recurring_job,
+    is_valid_job_status,
 )
 from .job import (
     BulkOperationResult,
@@ -62,6 +81,8 @@ from .store.urls import mask_url
 __version__ = "0.1.0"
 
 __all__ = [
+    "DEFAULT_BASE_INTERVAL",
+    "DEFAULT_MAX_BACKOFF_DELAY",
     "DEFAULT_URL",
     "AggregationTimeoutError",
     "Attempt",
@@ -102,6 +123,7 @@ __all__ = [
     "Monque",
     "MonqueError",
     "MonqueOptions",
+    "NonRetryableError",
     "PayloadTooLargeError",
     "PayloadValidationError",
     "QueueControlEvent",
@@ -116,6 +138,19 @@ __all__ = [
     "WorkerRegistrationError",
     "WorkerSummary",
     "__version__",
+    "apply_jitter",
+    "calculate_backoff",
+    "calculate_backoff_delay",
+    "get_next_cron_date",
+    "is_cancelled_job",
+    "is_completed_job",
+    "is_failed_job",
+    "is_pending_job",
+    "is_persisted_job",
+    "is_processing_job",
+    "is_recurring_job",
+    "is_valid_job_status",
     "mask_url",
     "open_store",
+    "validate_cron_expression",
 ]

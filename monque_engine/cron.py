@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from croniter import CroniterBadDateError, croniter
 
-from .errors import InvalidCronError
+from .errors import InvalidCronError, InvalidJobQueryError
 from .timeutil import datetime_to_ms, ms_to_datetime
 
 #: Node Monque's parser (cron-parser 5) predefined set, plus @midnight (Vixie cron's).
@@ -318,6 +318,32 @@ def next_run_ms(repeat_interval: str, after_ms: int) -> int:
         raise InvalidCronError(repeat_interval, _NEVER) from None
     except Exception as error:  # noqa: BLE001 - croniter raises several unrelated kinds for impossible dates
         raise InvalidCronError(repeat_interval, str(error)) from None
+
+
+def get_next_cron_date(expression: str, current_date: datetime | None = None, tz: str | None = None) -> datetime:
+    """Upstream's ``getNextCronDate``: the first run of ``expression`` strictly after
+    ``current_date`` (default: now), as an aware UTC datetime.
+
+    Evaluated in UTC, or in ``tz`` (an IANA zone) when given, as ``schedule()`` evaluates it.
+    A naive ``current_date`` raises ``InvalidJobQueryError`` (which zone it means is
+    unknowable), as a naive ``run_at`` does. Invalid expressions raise ``InvalidCronError``
+    with a hint.
+    """
+    if current_date is None:
+        after_ms = datetime_to_ms(datetime.now(UTC))
+    elif not isinstance(current_date, datetime) or current_date.utcoffset() is None:
+        raise InvalidJobQueryError(
+            f"current_date must be a timezone-aware datetime (for example datetime.now(UTC)), got {current_date!r}"
+        )
+    else:
+        after_ms = datetime_to_ms(current_date)
+    return ms_to_datetime(next_run_ms(build_repeat_interval(expression, tz), after_ms))
+
+
+def validate_cron_expression(expression: str, tz: str | None = None) -> None:
+    """Upstream's ``validateCronExpression``: return quietly for an expression ``schedule()``
+    accepts, raise ``InvalidCronError`` (with a hint) for any other."""
+    build_repeat_interval(expression, tz)
 
 
 def _fixed_hours(expression: str) -> bool:

@@ -66,6 +66,16 @@ class UniqueKeyConflictError(MonqueError):
         )
 
 
+class NonRetryableError(MonqueError):
+    """Raise from a handler to fail its job at once, without automatic retries (upstream's).
+
+    The job ends ``failed`` whatever ``max_retries`` allows (a recurring job stops recurring
+    and frees its unique key); ``job:fail`` reports ``will_retry=False``. An operator can
+    still retry it by hand. Only this class (or a subclass) counts: another exception
+    merely named alike is retried as usual.
+    """
+
+
 class InvalidEventError(MonqueError, ValueError):
     """``on`` / ``once`` got an unknown event name or a listener that cannot be called.
 
@@ -167,6 +177,7 @@ __all__ = [
     "InvalidJobQueryError",
     "JobStateError",
     "MonqueError",
+    "NonRetryableError",
     "PayloadTooLargeError",
     "PayloadValidationError",
     "ShutdownTimeoutError",

@@ -151,6 +151,18 @@ class EventEmitter:
     def has_listeners(self, event: EventName) -> bool:
         return bool(self._listeners.get(event))
 
+    def listener_count(self, event: EventName) -> int:
+        """How many listeners ``event`` has (Node's ``listenerCount``, which upstream's
+        Monque inherits from its EventEmitter)."""
+        return len(self._listeners.get(event, ()))
+
+    def remove_all_listeners(self, event: EventName | None = None) -> None:
+        """Remove every listener of ``event``, or of every event (Node's ``removeAllListeners``)."""
+        if event is None:
+            self._listeners.clear()
+        else:
+            self._listeners.pop(event, None)
+
     @overload
     def emit(self, event: Literal["job:start"], payload: Job) -> bool: ...
     @overload

@@ -147,6 +147,14 @@ class Job:
     def is_recurring(self) -> bool:
         return self.repeat_interval is not None
 
+    @property
+    def timezone(self) -> str | None:
+        """The IANA zone a recurring job's schedule runs in (``schedule(tz=...)``, or a Node
+        document's ``timezone`` field); None for UTC schedules and one-off jobs."""
+        if self.repeat_interval is None or not self.repeat_interval.startswith(_TZ_PREFIX):
+            return None
+        return self.repeat_interval[len(_TZ_PREFIX) :].partition(" ")[0] or None
+
     # -- value semantics --------------------------------------------------------------------
     def _key(self) -> tuple[Any, ...]:
         return tuple(self.attempts if slot == "_attempts" else getattr(self, slot) for slot in self.__slots__)
@@ -266,12 +274,30 @@ class Job:
             last_heartbeat_ms=ms("lastHeartbeat"),
             heartbeat_interval_ms=integer("heartbeatInterval", None),
             fail_reason=text("failReason"),
-            repeat_interval=text("repeatInterval"),
+            repeat_interval=_with_zone(text("repeatInterval"), doc.get("timezone")),
             unique_key=text("uniqueKey"),
             attempts=doc.get("attempts"),
             error_type=text("errorType"),
             error_group=text("errorGroup"),
         )
+
+
+#: How a schedule's zone is kept inside ``repeatInterval`` (cron.py reads it back).
+_TZ_PREFIX = "CRON_TZ="
+
+
+def _with_zone(repeat_interval: str | None, timezone: object) -> str | None:
+    """A Node document's schedule: newer Node Monque keeps the zone in its own ``timezone``
+    field next to a plain ``repeatInterval``; ours keeps it as a ``CRON_TZ=`` prefix. Read
+    either way, the schedule runs in that zone here too (not in UTC)."""
+    if (
+        repeat_interval is None
+        or not isinstance(timezone, str)
+        or not timezone.strip()
+        or repeat_interval.lstrip().startswith(_TZ_PREFIX)
+    ):
+        return repeat_interval
+    return f"{_TZ_PREFIX}{timezone.strip()} {repeat_interval.strip()}"
 
 
 _LATEST = datetime.max.replace(tzinfo=UTC)

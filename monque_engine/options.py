@@ -81,6 +81,11 @@ def default_instance_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
 
 
+#: Upstream's older option names, still accepted there (``defaultConcurrency``,
+#: ``maxConcurrency``), and here in snake_case.
+DEPRECATED_ALIASES = {"default_concurrency": "worker_concurrency", "max_concurrency": "instance_concurrency"}
+
+
 @dataclass(frozen=True, slots=True)
 class MonqueOptions:
     collection_name: str = "monque_jobs"
@@ -140,6 +145,14 @@ class MonqueOptions:
 
     @classmethod
     def from_kwargs(cls, options: dict[str, Any]) -> MonqueOptions:
+        """Build from keyword options; upstream's deprecated names are read as their
+        replacements (``default_concurrency`` → ``worker_concurrency``, ``max_concurrency``
+        → ``instance_concurrency``), the new name winning when both are given, as upstream."""
+        options = dict(options)
+        for alias, name in DEPRECATED_ALIASES.items():
+            if alias in options:
+                value = options.pop(alias)
+                options.setdefault(name, value)
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(options) - known)
         if unknown:

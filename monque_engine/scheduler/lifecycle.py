@@ -205,11 +205,13 @@ class Lifecycle:
         while True:
             processor.wake()
             try:
-                # Per name: one name's overdue job must not hide another name's future one.
+                # Per name: one name's overdue job must not hide another name's future one,
+                # and (rearm) its own future ones either: jobs stored before start() or
+                # while the feed was down are known only from this read.
                 for name in list(processor.workers):
                     due = await self._ctx.store.next_due_ms([name])
                     if due is not None:
-                        processor.wake_at(name, due)
+                        processor.wake_at(name, due, rearm=True)
             except MonqueError as error:
                 self._ctx.events.emit("job:error", JobErrorEvent(error))
             except Exception as error:

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..cursor import CursorAnchor, encode_cursor
 from ..errorgroups import ErrorGroup
-from ..errors import ConnectionError, InvalidJobQueryError, MonqueError, ShutdownTimeoutError
+from ..errors import ConnectionError, InvalidCronError, InvalidJobQueryError, MonqueError, ShutdownTimeoutError
 from ..events import (
     EventEmitter,
     EventName,
@@ -342,15 +342,50 @@ class Monque:
         return f"Monque is not initialized; call await monque.initialize() {when}"
 
     # -- workers --------------------------------------------------------------------------------
-    def register(self, name: str, handler: Handler, concurrency: int | None = None, replace: bool = False) -> None:
-        """Register ``async def handler(job)`` for jobs named ``name`` (plain functions run in a thread)."""
-        self._processor.register(name, handler, concurrency, replace)
+    def register(
+        self,
+        name: str,
+        handler: Handler,
+        concurrency: int | None = None,
+        replace: bool = False,
+        *,
+        max_retries: int | None = None,
+        base_retry_interval: float | None = None,
+        max_backoff_delay: float | None = None,
+    ) -> None:
+        """Register ``async def handler(job)`` for jobs named ``name`` (plain functions run in a thread).
 
-    def worker(self, name: str, concurrency: int | None = None) -> Any:
-        """Decorator form of ``register``."""
+        ``max_retries``, ``base_retry_interval`` and ``max_backoff_delay`` (seconds) override
+        the instance options for this name's failures, as upstream's per-worker retry
+        options do; an execution keeps the policy of the registration that ran it.
+        """
+        self._processor.register(
+            name,
+            handler,
+            concurrency,
+            replace,
+            max_retries=max_retries,
+            base_retry_interval=base_retry_interval,
+            max_backoff_delay=max_backoff_delay,
+        )
+
+    def worker(
+        self,
+        name: str,
+        handler: Handler | None = None,
+        concurrency: int | None = None,
+        replace: bool = False,
+        **retry: Any,
+    ) -> Any:
+        """``register`` under upstream's other name: ``worker(name, handler, ...)`` registers
+        at once (as Node Monque's ``worker()``), and without a handler it is a decorator
+        (``@monque.worker(name, concurrency=2)``). Returns the handler either way."""
+        if handler is not None:
+            self.register(name, handler, concurrency, replace, **retry)
+            return handler
 
         def decorate(handler: Handler) -> Handler:
-            self.register(name, handler, concurrency)
+            self.register(name, handler, concurrency, replace, **retry)
             return handler
 
         return decorate
@@ -371,9 +406,21 @@ class Monque:
         return await self._intake.enqueue(name, data)
 
     async def schedule(
-        self, cron: str, name: str, data: Any = None, unique_key: str | None = None, tz: str | None = None
+        self,
+        cron: str,
+        name: str,
+        data: Any = None,
+        unique_key: str | None = None,
+        tz: str | None = None,
+        *,
+        timezone: str | None = None,
     ) -> Job:
+        """A recurring job; ``tz`` (or ``timezone``, upstream's name for it) is an IANA zone."""
         self._require_initialized()
+        if timezone is not None:
+            if tz is not None and tz != timezone:
+                raise InvalidCronError(cron, f"tz={tz!r} and timezone={timezone!r} disagree; give one of them")
+            tz = timezone
         return await self._intake.schedule(cron, name, data, unique_key, tz)
 
     async def enqueue_many(self, items: Iterable[Mapping[str, Any]]) -> list[Job]:
@@ -579,6 +626,14 @@ class Monque:
     # -- events and the change feed ---------------------------------------------------------------
     def off(self, event: EventName, listener: Listener | None = None) -> None:
         self.events.off(event, listener)
+
+    def listener_count(self, event: EventName) -> int:
+        """Listeners of ``event`` (upstream's Monque is a Node EventEmitter: ``listenerCount``)."""
+        return self.events.listener_count(event)
+
+    def remove_all_listeners(self, event: EventName | None = None) -> None:
+        """Remove the listeners of ``event``, or all of them (Node's ``removeAllListeners``)."""
+        self.events.remove_all_listeners(event)
 
     def watch(self, resume_after: Any = None, *, full_document: bool = True) -> AsyncIterator[ChangeEvent]:
         """Committed changes to the jobs collection, from any process, in commit order.

@@ -17,6 +17,7 @@ import concurrent.futures
 import contextvars
 import inspect
 import logging
+import math
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -25,10 +26,10 @@ from .. import attempts
 from ..backoff import backoff_delay_ms
 from ..cron import next_run_ms
 from ..errorgroups import error_group_key
-from ..errors import InvalidCronError, WorkerRegistrationError
+from ..errors import InvalidCronError, NonRetryableError, WorkerRegistrationError
 from ..events import JobCompleteEvent, JobErrorEvent, JobFailEvent
 from ..job import Job, JobStatus, WorkerSummary
-from ..options import MAX_COUNT
+from ..options import MAX_COUNT, MAX_SECONDS, MonqueOptions
 from ..timeutil import now_ms
 from ..validation import validate_job_name
 from .context import SchedulerContext
@@ -67,12 +68,61 @@ class Slots:
     finishing: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """How failures of one registration's executions are retried (upstream's RetryOptions).
+
+    Taken from ``register(..., max_retries=, base_retry_interval=, max_backoff_delay=)``,
+    each falling back to the instance option. An execution keeps the policy of the
+    registration that ran it, even when the name is re-registered while it runs.
+    """
+
+    max_retries: int
+    base_ms: float
+    max_ms: float
+
+    @classmethod
+    def resolve(
+        cls,
+        options: MonqueOptions,
+        name: str,
+        max_retries: int | None,
+        base_retry_interval: float | None,
+        max_backoff_delay: float | None,
+    ) -> RetryPolicy:
+        if max_retries is None:
+            max_retries = options.max_retries
+        elif not isinstance(max_retries, int) or isinstance(max_retries, bool) or not 0 <= max_retries <= MAX_COUNT:
+            raise WorkerRegistrationError(
+                f"max_retries for {name!r} must be an integer from 0 to {MAX_COUNT}, got {max_retries!r}", name
+            )
+        seconds = {"base_retry_interval": base_retry_interval, "max_backoff_delay": max_backoff_delay}
+        for option, value in seconds.items():
+            if value is None:
+                continue
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not math.isfinite(value)
+                or not 0 <= value <= MAX_SECONDS
+            ):
+                raise WorkerRegistrationError(
+                    f"{option} for {name!r} must be zero or more seconds (finite, at most {MAX_SECONDS:.0e}), "
+                    f"got {value!r}",
+                    name,
+                )
+        base = options.base_retry_interval if base_retry_interval is None else base_retry_interval
+        cap = options.max_backoff_delay if max_backoff_delay is None else max_backoff_delay
+        return cls(max_retries, base * 1000, cap * 1000)
+
+
 @dataclass(eq=False, slots=True)
 class Worker:
     name: str
     handler: Handler
     concurrency: int
     is_async: bool
+    policy: RetryPolicy
     slots: Slots = field(default_factory=Slots)
     work_hint: bool = True  # there may be due jobs for this name
     wake: asyncio.Event = field(default_factory=asyncio.Event)
@@ -162,8 +212,8 @@ class JobProcessor:
         #: Under instance_concurrency: names that had work and room of their own but found the
         #: cap full, in the order they found it; they get the next freed slots (_free_slots).
         self._starved: dict[str, None] = {}
-        self._base_ms = ctx.options.base_retry_interval * 1000
-        self._max_ms = ctx.options.max_backoff_delay * 1000
+        #: The instance options' retry policy (a registration may override it).
+        self._policy = RetryPolicy.resolve(ctx.options, "", None, None, None)
         self._heartbeat_ms = int(ctx.options.heartbeat_interval * 1000)
         #: Sync handlers run here: daemon threads, so one that never returns cannot keep the
         #: program from exiting after stop() gave up on it (threads.py).
@@ -194,7 +244,17 @@ class JobProcessor:
         self._loop: asyncio.AbstractEventLoop | None = None
 
     # -- registration ---------------------------------------------------------------------------
-    def register(self, name: str, handler: Handler, concurrency: int | None = None, replace: bool = False) -> None:
+    def register(
+        self,
+        name: str,
+        handler: Handler,
+        concurrency: int | None = None,
+        replace: bool = False,
+        *,
+        max_retries: int | None = None,
+        base_retry_interval: float | None = None,
+        max_backoff_delay: float | None = None,
+    ) -> None:
         """Add (or with ``replace``, swap) the handler of ``name``; safe from any thread.
 
         From another thread (a sync handler runs in one) while the processor runs, the
@@ -202,13 +262,14 @@ class JobProcessor:
         claim loop needs the loop, and used to fail half way ("no running event loop"),
         leaving the name registered with no claim loop, so its jobs never ran again here.
         """
+        retry = (max_retries, base_retry_interval, max_backoff_delay)
         loop = self._loop
         if self.running and loop is not None and not _on_loop(loop):
             done: concurrent.futures.Future[None] = concurrent.futures.Future()
 
             def apply() -> None:
                 try:
-                    self._register(name, handler, concurrency, replace)
+                    self._register(name, handler, concurrency, replace, retry)
                 except BaseException as error:  # noqa: BLE001 - raised in the calling thread
                     done.set_exception(error)
                 else:
@@ -217,9 +278,16 @@ class JobProcessor:
             loop.call_soon_threadsafe(apply)
             done.result()
             return
-        self._register(name, handler, concurrency, replace)
+        self._register(name, handler, concurrency, replace, retry)
 
-    def _register(self, name: str, handler: Handler, concurrency: int | None, replace: bool) -> None:
+    def _register(
+        self,
+        name: str,
+        handler: Handler,
+        concurrency: int | None,
+        replace: bool,
+        retry: tuple[int | None, float | None, float | None] = (None, None, None),
+    ) -> None:
         validate_job_name(name)
         if not callable(handler):
             raise WorkerRegistrationError(f"Handler for {name!r} must be callable", name)
@@ -235,12 +303,15 @@ class JobProcessor:
         if not isinstance(size, int) or isinstance(size, bool) or not 0 <= size <= MAX_COUNT:
             # 0 is accepted, as upstream: a registered worker that claims nothing.
             raise WorkerRegistrationError(f"Concurrency for {name!r} must be an integer from 0 to {MAX_COUNT}", name)
+        policy = RetryPolicy.resolve(self._ctx.options, name, *retry) if retry != (None, None, None) else self._policy
         existing = self.workers.get(name)
         if existing is not None and not replace:
             raise WorkerRegistrationError(
-                f"A worker for {name!r} is already registered; pass replace=True to replace it", name
+                # Upstream's words first (code matching on them keeps working), then the fix.
+                f'Worker already registered for job name "{name}"; pass replace=True to replace it',
+                name,
             )
-        worker = Worker(name, handler, size, inspect.iscoroutinefunction(handler))
+        worker = Worker(name, handler, size, inspect.iscoroutinefunction(handler), policy)
         if existing is not None:
             # Running jobs and claims in flight stay accounted for. The old filler is not
             # cancelled (a claim it awaits is already committed): it launches what it gets
@@ -320,15 +391,24 @@ class JobProcessor:
             worker.work_hint = True
             worker.wake.set()
 
-    def wake_at(self, name: str, due_ms: int) -> None:
-        """Arm a timer so a job due later is claimed on time, keeping the earliest per name."""
-        if name not in self.workers or not self.running:
+    def wake_at(self, name: str, due_ms: int, rearm: bool = False) -> None:
+        """Arm a timer so a job due later is claimed on time, keeping the earliest per name.
+
+        ``rearm``: ``due_ms`` is the name's *earliest* pending job as read from the store
+        (the poll), so jobs due later may sit behind it unseen; once the claims have drained
+        what is due, the filler looks up the next due time (``_rearm``) and arms its timer,
+        instead of leaving those jobs to the next safety poll.
+        """
+        worker = self.workers.get(name)
+        if worker is None or not self.running:
             return
         now = now_ms()
         if due_ms <= now:
             # Due already: the claim that follows reads now_ms() again, which can only be
             # later, so it sees the job. Anything later, even by 1 ms, needs a timer: a claim
             # made now would find nothing and nobody would look again until the safety poll.
+            if rearm:
+                worker.rearm = True
             self.wake(name)
             return
         delay = (due_ms - now) / 1000
@@ -594,10 +674,11 @@ class JobProcessor:
                 # (it awaited something another task cancelled). Re-raising would leave the
                 # job processing, re-run after every lock timeout and never failed.
                 returned = self._handler_returned(worker, job)
-                await self._fail(job, error, reason=_escaped_reason(error))
+                await self._fail(job, error, reason=_escaped_reason(error), policy=current.policy)
             except Exception as error:  # noqa: BLE001 - a handler failing is the normal fail path
                 returned = self._handler_returned(worker, job)
-                await self._fail(job, error)
+                # NonRetryableError: the handler says retrying cannot help (upstream's).
+                await self._fail(job, error, terminal=isinstance(error, NonRetryableError), policy=current.policy)
             except BaseException as error:
                 # KeyboardInterrupt, SystemExit, GeneratorExit or another BaseException out of
                 # the handler: the job fails like any other (so a handler that always exits
@@ -606,7 +687,7 @@ class JobProcessor:
                 # on, as anywhere in asyncio: the program stops. From a sync handler's thread
                 # they only end that call, as threading treats them (ADR 0010).
                 returned = self._handler_returned(worker, job)
-                await self._fail(job, error, reason=_escaped_reason(error))
+                await self._fail(job, error, reason=_escaped_reason(error), policy=current.policy)
                 if current.is_async and isinstance(error, KeyboardInterrupt | SystemExit):
                     log.error(
                         "handler for job %s (%s) raised %s; the job is recorded as failed and the "
@@ -621,7 +702,7 @@ class JobProcessor:
                     raise
             else:
                 returned = self._handler_returned(worker, job)
-                await self._complete(job, (time.perf_counter() - started) * 1000)
+                await self._complete(job, (time.perf_counter() - started) * 1000, current.policy)
         finally:
             if started and time.perf_counter() - started > self._long_run:
                 self.long_ran.add(job.name)  # a suspect if the loop turns out to have been blocked
@@ -681,7 +762,7 @@ class JobProcessor:
         if worker.work_hint:
             worker.wake.set()
 
-    async def _complete(self, job: Job, duration_ms: float) -> None:
+    async def _complete(self, job: Job, duration_ms: float, policy: RetryPolicy | None = None) -> None:
         ctx = self._ctx
         try:
             now = now_ms()
@@ -704,7 +785,7 @@ class JobProcessor:
             await self._fail(job, error, terminal=True)
             return
         except Exception as error:  # noqa: BLE001 - upstream: a failed completion takes the fail path
-            await self._fail(job, error)
+            await self._fail(job, error, policy=policy)
             return
         if updated is None:
             _not_ours(job, "completed")  # nothing written, no event (upstream)
@@ -715,13 +796,21 @@ class JobProcessor:
         if ctx.events.has_listeners("job:complete"):
             ctx.events.emit("job:complete", JobCompleteEvent(updated, duration_ms))
 
-    async def _fail(self, job: Job, error: BaseException, terminal: bool = False, reason: str | None = None) -> None:
+    async def _fail(
+        self,
+        job: Job,
+        error: BaseException,
+        terminal: bool = False,
+        reason: str | None = None,
+        policy: RetryPolicy | None = None,
+    ) -> None:
         ctx = self._ctx
+        policy = policy or self._policy
         fail_count = job.fail_count + 1
         now = now_ms()
         retry_at = None
-        if not terminal and fail_count < ctx.options.max_retries:
-            retry_at = now + backoff_delay_ms(fail_count, self._base_ms, self._max_ms)
+        if not terminal and fail_count < policy.max_retries:
+            retry_at = now + backoff_delay_ms(fail_count, policy.base_ms, policy.max_ms)
         if reason is None:
             reason = _error_message(error)
         record = attempts.failure_attempt(

@@ -232,7 +232,13 @@ class ResilientWatch:
                 if state == "fallback" and before != "fallback":
                     self._emit(
                         WatchEvent(
-                            "fallback", "fallback", before, error, f"change feed failed {failures} times: {error}"
+                            "fallback",
+                            "fallback",
+                            before,
+                            error,
+                            # Upstream's words lead ("Exhausted … reconnection attempts").
+                            f"Exhausted {len(self.reconnect_delays)} reconnection attempts "
+                            f"(the change feed failed {failures} times in a row): {error}",
                         )
                     )
                 self.state = state
