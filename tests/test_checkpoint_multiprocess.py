@@ -69,10 +69,13 @@ async def test_two_processes_writing_without_pause_keep_the_wal_bounded(tmp_path
             if proc.returncode is None:
                 proc.kill()
                 await proc.wait()
-    # ~100k bulk jobs and 6k single commits write ~52,000 frames (~210 MB) in all. Restarted
-    # after each process's checkpoints, the WAL stays within a few thresholds of both.
+    # ~100k bulk jobs and 6k single commits write ~52,000 frames (~210 MB) in all; a WAL that
+    # never restarts holds all of it. Restarted after the processes' checkpoints, it stays
+    # within some tens of thresholds: how many depends on how the two processes are scheduled
+    # (40.6 MB, 33 thresholds, in a whole-suite run at load 5), so the bound is 64 (~79 MB),
+    # still well short of the ~210 MB of the fault.
     largest = max(report["max_wal"] for report in reports)
-    assert largest < 32 * FRAMES * PAGE, f"WAL reached {largest / 1e6:.1f} MB"
+    assert largest < 64 * FRAMES * PAGE, f"WAL reached {largest / 1e6:.1f} MB (~210 MB if it never restarts)"
     m = Monque(f"sqlite:///{db}")
     await m.initialize()
     try:

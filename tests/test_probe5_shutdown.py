@@ -235,6 +235,9 @@ async def test_a_counter_flush_cancelled_by_stop_mid_write_is_not_counted_twice(
             return
         await real(counts)
 
+    # Gated from the start: the first tick that writes counts is held inside its write (patched
+    # after the jobs completed, a tick could flush every count first, and no later tick wrote).
+    monkeypatch.setattr(m.store, "add_outcome_counts", gated)
     await m.start()
     for n in range(3):
         await m.enqueue("email", {"n": n})
@@ -243,8 +246,7 @@ async def test_a_counter_flush_cancelled_by_stop_mid_write_is_not_counted_twice(
         return (await m.get_queue_stats("email")).completed == 3
 
     await poll_until(completed, 10, "3 jobs completed")
-    monkeypatch.setattr(m.store, "add_outcome_counts", gated)
-    await asyncio.wait_for(held.wait(), 10)  # the next heartbeat tick is inside the write
+    await asyncio.wait_for(held.wait(), 10)  # a heartbeat tick is inside the write
     closing = asyncio.create_task(m.close())
     await poll_until(lambda: m._lifecycle._heartbeat_task is None, 10, "stop cancelled the heartbeat tick")
     gate.set()
