@@ -93,5 +93,11 @@ def error_text(job: Job) -> str:
     return f"{error_type}: {message}" if message else error_type
 
 
+def per_minute(rate: float) -> str:
+    """A rate per minute: one decimal while it is small (``0.4``), whole and grouped once it
+    is not (``10,400``; "10400.0" was cut to "10400." in a column sized for "12.2")."""
+    return f"{rate:.1f}" if rate < 100 else f"{rate:,.0f}"
+
+
 def plural(count: int, word: str) -> str:
     return f"{count:,} {word}" + ("" if count == 1 else "s")

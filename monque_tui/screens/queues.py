@@ -18,7 +18,7 @@ from monque_engine.cron import describe
 
 from ..actions import wall_clock_ms
 from ..bindings import Scope, bindings_for
-from ..formatting import STATUS_STYLES, span
+from ..formatting import STATUS_STYLES, per_minute, span
 from ..session import ConsoleSession
 from ..session.events import JobsChanged
 from ..session.fleet import HEALTH_WINDOW_MINUTES, PausedNamesChanged, recent_rate, spark_cells
@@ -126,8 +126,8 @@ class QueuesScreen(TableScreen):
             else Text(
                 span(max(0, now - oldest_ms)), style="bold yellow" if now - oldest_ms > 60_000 else "", justify="right"
             ),
-            "done/m": Text(f"{done:.1f}", style="green" if done else "dim", justify="right"),
-            "failed/m": Text(f"{failed:.1f}", style="red" if failed else "dim", justify="right"),
+            "done/m": Text(per_minute(done), style="green" if done else "dim", justify="right"),
+            "failed/m": Text(per_minute(failed), style="red" if failed else "dim", justify="right"),
             "last 24h": spark_cells(health, now),
         }
 

@@ -125,7 +125,9 @@ class TableScreen(Screen[None]):
             for key, cells in rows.items():
                 if key in table.rows:
                     for column, value in cells.items():
-                        table.update_cell(key, column, value)
+                        # Widen the column when a value outgrows it: a count going from 9,999
+                        # to 10,400 was cut to "10,40" (columns are sized by the first rows).
+                        table.update_cell(key, column, value, update_width=True)
                 else:
                     table.add_row(*(cells[c] for c in self.COLUMNS), key=key)
             for row_key in [k for k in table.rows if k.value not in rows]:
