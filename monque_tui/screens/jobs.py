@@ -117,6 +117,11 @@ class JobsScreen(Screen[None]):
     def table(self) -> JobTable:
         return self.query_one(JobTable)
 
+    def on_screen_resume(self) -> None:
+        # Back from a screen that covered the counts (they are not refreshed meanwhile):
+        # fresh ones unless the last count is recent (a palette closing asks nothing).
+        self.console.refresh_stats_if_due()
+
     def on_mount(self) -> None:
         self.table.focus()
         self._show_query(self.session.query)
