@@ -41,6 +41,7 @@ from .screens.export import ExportScreen
 from .screens.help import HelpScreen
 from .screens.jobs import JobsScreen
 from .screens.queues import QueuesScreen
+from .screens.table_screen import TableScreen
 from .screens.when import WhenScreen
 from .screens.workers import WorkersScreen
 from .session import ConsoleSession, SessionError, SessionEvent
@@ -313,13 +314,14 @@ class MonqueConsole(App[int]):
 
     @property
     def counts_shown(self) -> bool:
-        """The jobs screen (the only one that shows the session's counts) is the screen in view,
-        a modal over it included. Under the Queues screen of a 1.8M-job store the counts went on
-        reading every finished job (4 % of a core) for a header nobody could see."""
+        """No Queues or Workers screen is in view (a modal over one included): those read their
+        own counts, and under the Queues screen of a 1.8M-job store the session's count went on
+        reading every finished job (4 % of a core) for a header nobody could see. A job's
+        detail keeps them: the counts notice rows deleted by hand and tell an open detail."""
         for screen in reversed(self.screen_stack):
             if not isinstance(screen, ModalScreen):
-                return screen is self.jobs_screen
-        return False
+                return not isinstance(screen, TableScreen)
+        return True
 
     @work(group="stats")
     async def refresh_stats_if_due(self) -> None:
