@@ -29,6 +29,18 @@ if TYPE_CHECKING:
     from ..app import MonqueConsole
 
 
+def _same(shown: object, value: object) -> bool:
+    """Whether a cell would draw the same (rich's ``Text ==`` ignores its style and justify)."""
+    if isinstance(shown, Text) and isinstance(value, Text):
+        return (shown.plain, shown.style, shown.justify, shown.spans) == (
+            value.plain,
+            value.style,
+            value.justify,
+            value.spans,
+        )
+    return shown == value
+
+
 class TableScreen(Screen[None]):
     DEFAULT_CSS = """
     TableScreen .table-title { background: $primary-background; padding: 0 1; text-style: bold; }
@@ -103,13 +115,20 @@ class TableScreen(Screen[None]):
         self.query_one(f"#{self.ID_PREFIX}-title", Static).update(title)
 
     def sync_rows(self, rows: dict[str, dict[str, Text]]) -> None:
-        """Show exactly ``rows`` (key → cells by column), updating kept rows in place."""
+        """Show exactly ``rows`` (key → cells by column), updating kept rows in place.
+
+        A kept cell is rewritten only when its text changed, and its column widens to fit it:
+        Textual's ``update_cell`` keeps the width the column had when the row was added, so a
+        value that grew was cut ("RATE 0.0/" for ``0.0/s``, a count gaining a digit, "15s
+        ago" in a column sized for "2s ago"; probe 6).
+        """
         table = self.query_one(DataTable)
         with self.app.batch_update():
             for key, cells in rows.items():
                 if key in table.rows:
                     for column, value in cells.items():
-                        table.update_cell(key, column, value)
+                        if not _same(table.get_cell(key, column), value):
+                            table.update_cell(key, column, value, update_width=True)
                 else:
                     table.add_row(*(cells[c] for c in self.COLUMNS), key=key)
             for row_key in [k for k in table.rows if k.value not in rows]:
