@@ -25,7 +25,6 @@ from monque_tui.screens.workers import WorkersScreen
 
 from .conftest import wait_for
 
-
 RELEASE = asyncio.Event()
 
 
@@ -64,9 +63,11 @@ async def test_a_workers_cell_that_grows_is_not_cut(tmp_path: Path) -> None:
             await asyncio.wait_for(app.ready.wait(), 10)
             await pilot.press("W")
             await wait_for(
-                lambda: isinstance(app.screen, WorkersScreen)
-                and "w1" in app.screen.rows
-                and app.screen.rows["w1"].info.jobs_held == 1
+                lambda: (
+                    isinstance(app.screen, WorkersScreen)
+                    and "w1" in app.screen.rows
+                    and app.screen.rows["w1"].info.jobs_held == 1
+                )
             )
             screen = app.screen
             assert isinstance(screen, WorkersScreen)
