@@ -78,6 +78,8 @@ class JobsScreen(Screen[None]):
         self.session = session
         self._first_load = True
         self._offered: tuple[bool, ...] = ()
+        #: A loaded page waiting for the pending key's frame (``_catch_up``).
+        self._waiting: WindowLoaded | None = None
 
     # -- state lives in the session ------------------------------------------------------------------
     @property
@@ -186,6 +188,7 @@ class JobsScreen(Screen[None]):
                 # The key's own frame first (the tabs line it changed), these rows in the next:
                 # drawn together, a whole table of new rows held the key's frame back (issue 10).
                 # (An empty window draws at once: it costs nothing, and a QueryFailed follows it.)
+                self._waiting = event
                 self.console.call_after_key_frame(functools.partial(self._show_loaded, event))
             else:
                 self._show_loaded(event)
@@ -233,8 +236,25 @@ class JobsScreen(Screen[None]):
             header.store = event.display_url
             header.worker_names = tuple(event.workers)
 
+    def _catch_up(self) -> None:
+        """Show a loaded page still waiting for a key's frame, before a key reads the cursor.
+
+        Between a new view's page arriving (the session no longer "loading") and its rows
+        reaching the table (after the pending key's frame, up to 0.25 s), the table still
+        held the previous view's rows, or none: Enter pressed then did nothing and said
+        nothing (the soak's "1" then Enter, under load; probe 6), and ``c`` took the previous
+        view's row. The key needs the rows now, so they are shown now.
+        """
+        waiting, self._waiting = self._waiting, None
+        if waiting is not None:
+            self._show_loaded(waiting)
+
     @_while_mounted
     def _show_loaded(self, event: WindowLoaded) -> None:
+        if self._waiting is event:
+            self._waiting = None
+        if event.window is self.table.window:
+            return  # already shown (``_catch_up`` ran it before the key's frame)
         if event.window is not self.session.window or event.window.query != self.session.query:
             # A newer window replaced it, or another key changed the view, while it waited for
             # the key's frame: drawing it would only delay that key's frame (issue 10).
@@ -347,6 +367,7 @@ class JobsScreen(Screen[None]):
         self.console.show_job(event.job.id, event.job)
 
     def action_open_job(self) -> None:
+        self._catch_up()
         if self.session.loading:
             self.notify(LOADING_NOTICE, severity="warning")
             return
@@ -356,6 +377,7 @@ class JobsScreen(Screen[None]):
 
     # -- keys: marks ------------------------------------------------------------------------------------------
     def action_toggle_mark(self) -> None:
+        self._catch_up()
         if self.session.loading:
             self.notify(LOADING_NOTICE, severity="warning")
             return
@@ -393,6 +415,8 @@ class JobsScreen(Screen[None]):
             if kind is ActionKind.RESCHEDULE:
                 return None  # no bulk form: reschedule marked rows instead
             return True if status is None or eligible(kind, status) else None
+        if action == "act" and self._waiting is not None:
+            return True  # the cursor's row is in a page not yet shown: the key shows it first
         if action == "act":
             jobs, _ = self.targets
             kind = ActionKind(str(parameters[0]))
@@ -442,6 +466,7 @@ class JobsScreen(Screen[None]):
             self.console.toggle_name_pause(self.query_state.name)
 
     def action_act(self, kind: str) -> None:
+        self._catch_up()
         if self.session.marked_view is not None:
             # Every job of the view is marked: one store operation on the view's filter.
             if kind == ActionKind.RESCHEDULE.value:
