@@ -112,7 +112,9 @@ class JobsScreen(Screen[None]):
         yield StatusTabs()
         yield ThroughputGraph()
         yield FilterBar(blink=console.live, clock=console.clock)
-        yield JobTable(console.clock, self.session.marks, on_cursor=self._follow_cursor, id="jobs-table")
+        yield JobTable(
+            console.clock, self.session.marks, on_cursor=self._follow_cursor, id="jobs-table", ages_move=console.live
+        )
         yield ConsoleFooter()
 
     @property
