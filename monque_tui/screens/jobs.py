@@ -394,7 +394,11 @@ class JobsScreen(Screen[None]):
 
     @work(group="marks")
     async def action_mark_matching(self) -> None:
-        await self.session.mark_matching()
+        slow = self.console.say_if_slow("Counting the jobs of this view to mark them all…")
+        try:
+            await self.session.mark_matching()
+        finally:
+            slow.stop()
 
     def action_export(self) -> None:
         self.console.export_view()
