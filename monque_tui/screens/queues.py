@@ -29,6 +29,11 @@ if TYPE_CHECKING:
     from ..app import SessionMessage
 
 RELOAD_EVERY = 2.0
+#: A load counts every job by name and status (a scan that grows with the store): after a load
+#: that took t, the next waits at least this many t (as the jobs screen's counts do), at most
+#: ``RELOAD_MAX_WAIT``. Reloading every 2 s on a busy 300k-job store cost 31 % of a core (probe 6).
+LOAD_BACKOFF = 30
+RELOAD_MAX_WAIT = 30.0
 #: Counters reach the store on the workers' heartbeat ticks: re-read health this often anyway.
 HEALTH_EVERY = 5.0
 COLUMNS = (
@@ -63,20 +68,33 @@ class QueuesScreen(TableScreen):
     def __init__(self, session: ConsoleSession) -> None:
         super().__init__(session)
         self._loaded_at = 0.0
+        #: How long the last load took (monotonic seconds).
+        self._load_cost = 0.0
         self.health: dict[str, QueueHealth] = {}
         self._oldest_due_ms: dict[str, int] = {}
         self.paused_names: frozenset[str] = frozenset()
 
     def on_session_message(self, message: SessionMessage) -> None:
-        # Counts per name scan the collection: at most once per RELOAD_EVERY seconds on a busy queue.
+        # Counts per name scan the collection: at most once per ``_reload_wait`` on a busy queue.
         event = message.event
-        busy = isinstance(event, JobsChanged) and time.monotonic() - self._loaded_at < RELOAD_EVERY
+        busy = isinstance(event, JobsChanged) and time.monotonic() - self._loaded_at < self._reload_wait
         paused = isinstance(event, PausedNamesChanged) and frozenset(event.names) != self.paused_names
         if (isinstance(event, JobsChanged) and not busy) or paused:
             self.load()
 
+    @property
+    def _reload_wait(self) -> float:
+        """Seconds between loads: ``RELOAD_EVERY``, more after a slow load (``LOAD_BACKOFF``)."""
+        return max(RELOAD_EVERY, min(RELOAD_MAX_WAIT, LOAD_BACKOFF * self._load_cost))
+
     async def _load(self) -> None:
         self._loaded_at = time.monotonic()
+        try:
+            await self._read_and_show()
+        finally:
+            self._load_cost = time.monotonic() - self._loaded_at
+
+    async def _read_and_show(self) -> None:
         monque = self.session.monque
         if monque is None:
             return
@@ -109,7 +127,8 @@ class QueuesScreen(TableScreen):
         self.health = health
         self.paused_names = frozenset(name for name, h in health.items() if h.paused)
         self._show(summaries, schedules)
-        self._loaded(HEALTH_EVERY)
+        cost = time.monotonic() - self._loaded_at
+        self._loaded(max(HEALTH_EVERY, min(RELOAD_MAX_WAIT, LOAD_BACKOFF * cost)))
 
     def _health_cells(self, name: str) -> dict[str, Text]:
         health = self.health.get(name)
