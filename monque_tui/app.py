@@ -56,6 +56,8 @@ STATS_INTERVAL = 2.0
 EXPLAIN_AGAIN_S = 5.0
 POLL_INTERVAL = 2.0
 THROUGHPUT_INTERVAL = 1.0
+#: A key whose store work takes longer than this says what it is doing (``say_if_slow``).
+SLOW_KEY_AFTER = 0.3
 #: The longest a read waits for a key's frame (a key that changed nothing visible draws none).
 AFTER_KEY_FRAME_LIMIT = 0.25
 
@@ -429,9 +431,22 @@ class MonqueConsole(App[int]):
             return
         self.confirm(plan)
 
+    def say_if_slow(self, message: str) -> Timer:
+        """Notify ``message`` should the work that follows take longer than ``SLOW_KEY_AFTER``.
+
+        ``C`` ``R`` ``D`` and ``A`` count the view in the store before they show anything: on a
+        busy 1.8M-job store that took over a second with nothing on screen, and a key that
+        seems to do nothing gets pressed again (probe 6). The caller stops the timer when done.
+        """
+        return self.set_timer(SLOW_KEY_AFTER, lambda: self.notify(message, timeout=3))
+
     @work(group="plan")
     async def act_on_query(self, kind: ActionKind, query: JobQuery | None = None) -> None:
-        plan = await self.session.plan_bulk(kind, query)
+        slow = self.say_if_slow(f"Counting the jobs to {kind.value}…")
+        try:
+            plan = await self.session.plan_bulk(kind, query)
+        finally:
+            slow.stop()
         if plan is not None:
             self.confirm(plan)
 
@@ -446,7 +461,11 @@ class MonqueConsole(App[int]):
 
     @work(group="plan")
     async def run_plan(self, plan: ActionPlan) -> None:
-        again = await self.session.run_plan(plan)
+        slow = self.say_if_slow(f"{plan.kind.value.capitalize()}: working on {plan.subject}…")
+        try:
+            again = await self.session.run_plan(plan)
+        finally:
+            slow.stop()
         if again is not None:
             self.confirm(again)
             return

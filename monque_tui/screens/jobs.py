@@ -78,6 +78,8 @@ class JobsScreen(Screen[None]):
         self.session = session
         self._first_load = True
         self._offered: tuple[bool, ...] = ()
+        #: A loaded page waiting for the pending key's frame (``_catch_up``).
+        self._waiting: WindowLoaded | None = None
 
     # -- state lives in the session ------------------------------------------------------------------
     @property
@@ -110,7 +112,9 @@ class JobsScreen(Screen[None]):
         yield StatusTabs()
         yield ThroughputGraph()
         yield FilterBar(blink=console.live, clock=console.clock)
-        yield JobTable(console.clock, self.session.marks, on_cursor=self._follow_cursor, id="jobs-table")
+        yield JobTable(
+            console.clock, self.session.marks, on_cursor=self._follow_cursor, id="jobs-table", ages_move=console.live
+        )
         yield ConsoleFooter()
 
     @property
@@ -191,6 +195,7 @@ class JobsScreen(Screen[None]):
                 # The key's own frame first (the tabs line it changed), these rows in the next:
                 # drawn together, a whole table of new rows held the key's frame back (issue 10).
                 # (An empty window draws at once: it costs nothing, and a QueryFailed follows it.)
+                self._waiting = event
                 self.console.call_after_key_frame(functools.partial(self._show_loaded, event))
             else:
                 self._show_loaded(event)
@@ -238,8 +243,25 @@ class JobsScreen(Screen[None]):
             header.store = event.display_url
             header.worker_names = tuple(event.workers)
 
+    def _catch_up(self) -> None:
+        """Show a loaded page still waiting for a key's frame, before a key reads the cursor.
+
+        Between a new view's page arriving (the session no longer "loading") and its rows
+        reaching the table (after the pending key's frame, up to 0.25 s), the table still
+        held the previous view's rows, or none: Enter pressed then did nothing and said
+        nothing (the soak's "1" then Enter, under load; probe 6), and ``c`` took the previous
+        view's row. The key needs the rows now, so they are shown now.
+        """
+        waiting, self._waiting = self._waiting, None
+        if waiting is not None:
+            self._show_loaded(waiting)
+
     @_while_mounted
     def _show_loaded(self, event: WindowLoaded) -> None:
+        if self._waiting is event:
+            self._waiting = None
+        if event.window is self.table.window:
+            return  # already shown (``_catch_up`` ran it before the key's frame)
         if event.window is not self.session.window or event.window.query != self.session.query:
             # A newer window replaced it, or another key changed the view, while it waited for
             # the key's frame: drawing it would only delay that key's frame (issue 10).
@@ -352,6 +374,7 @@ class JobsScreen(Screen[None]):
         self.console.show_job(event.job.id, event.job)
 
     def action_open_job(self) -> None:
+        self._catch_up()
         if self.session.loading:
             self.notify(LOADING_NOTICE, severity="warning")
             return
@@ -361,6 +384,7 @@ class JobsScreen(Screen[None]):
 
     # -- keys: marks ------------------------------------------------------------------------------------------
     def action_toggle_mark(self) -> None:
+        self._catch_up()
         if self.session.loading:
             self.notify(LOADING_NOTICE, severity="warning")
             return
@@ -375,7 +399,11 @@ class JobsScreen(Screen[None]):
 
     @work(group="marks")
     async def action_mark_matching(self) -> None:
-        await self.session.mark_matching()
+        slow = self.console.say_if_slow("Counting the jobs of this view to mark them all…")
+        try:
+            await self.session.mark_matching()
+        finally:
+            slow.stop()
 
     def action_export(self) -> None:
         self.console.export_view()
@@ -398,6 +426,8 @@ class JobsScreen(Screen[None]):
             if kind is ActionKind.RESCHEDULE:
                 return None  # no bulk form: reschedule marked rows instead
             return True if status is None or eligible(kind, status) else None
+        if action == "act" and self._waiting is not None:
+            return True  # the cursor's row is in a page not yet shown: the key shows it first
         if action == "act":
             jobs, _ = self.targets
             kind = ActionKind(str(parameters[0]))
@@ -447,6 +477,7 @@ class JobsScreen(Screen[None]):
             self.console.toggle_name_pause(self.query_state.name)
 
     def action_act(self, kind: str) -> None:
+        self._catch_up()
         if self.session.marked_view is not None:
             # Every job of the view is marked: one store operation on the view's filter.
             if kind == ActionKind.RESCHEDULE.value:

@@ -28,11 +28,23 @@ from monque_engine import ConnectionError
 
 from ..bindings import MUTATING_ACTIONS
 from ..session import ConsoleSession
-from ..session.core import STATS_BACKOFF, store_unreadable
+from ..session.core import STATS_BACKOFF, STATS_MAX_WAIT, store_unreadable
 from ..widgets.console_footer import ConsoleFooter
 
 if TYPE_CHECKING:
     from ..app import MonqueConsole
+
+
+def _same(shown: object, value: object) -> bool:
+    """Whether a cell would draw the same (rich's ``Text ==`` ignores its style and justify)."""
+    if isinstance(shown, Text) and isinstance(value, Text):
+        return (shown.plain, shown.style, shown.justify, shown.spans) == (
+            value.plain,
+            value.style,
+            value.justify,
+            value.spans,
+        )
+    return shown == value
 
 
 class TableScreen(Screen[None]):
@@ -99,9 +111,10 @@ class TableScreen(Screen[None]):
         raise NotImplementedError
 
     def paced(self, seconds: float) -> float:
-        """``seconds``, or longer on a store where a load is slow: at least ``STATS_BACKOFF``
-        times what the last load cost (so loads take at most ~3 % of the time)."""
-        return max(seconds, STATS_BACKOFF * self.load_cost)
+        """``seconds``, or longer on a store where a load is slow: ``STATS_BACKOFF`` times what
+        the last load cost (so loads take at most ~3 % of the time), at most ``STATS_MAX_WAIT``
+        (a load timed across a suspended process must not freeze the screen for minutes)."""
+        return max(seconds, min(STATS_MAX_WAIT, STATS_BACKOFF * self.load_cost))
 
     def _loaded(self, next_in: float) -> None:
         """Count the load and arm the next one (paced by its cost)."""
@@ -119,15 +132,20 @@ class TableScreen(Screen[None]):
         self.query_one(f"#{self.ID_PREFIX}-title", Static).update(title)
 
     def sync_rows(self, rows: dict[str, dict[str, Text]]) -> None:
-        """Show exactly ``rows`` (key → cells by column), updating kept rows in place."""
+        """Show exactly ``rows`` (key → cells by column), updating kept rows in place.
+
+        A kept cell is rewritten only when its text changed, and its column widens to fit it:
+        Textual's ``update_cell`` keeps the width the column had when the row was added, so a
+        value that grew was cut ("RATE 0.0/" for ``0.0/s``, a count gaining a digit, "15s
+        ago" in a column sized for "2s ago"; probe 6).
+        """
         table = self.query_one(DataTable)
         with self.app.batch_update():
             for key, cells in rows.items():
                 if key in table.rows:
                     for column, value in cells.items():
-                        # Widen the column when a value outgrows it: a count going from 9,999
-                        # to 10,400 was cut to "10,40" (columns are sized by the first rows).
-                        table.update_cell(key, column, value, update_width=True)
+                        if not _same(table.get_cell(key, column), value):
+                            table.update_cell(key, column, value, update_width=True)
                 else:
                     table.add_row(*(cells[c] for c in self.COLUMNS), key=key)
             for row_key in [k for k in table.rows if k.value not in rows]:

@@ -63,6 +63,10 @@ from .feed import ChangeBatch, ChangeBuffer, Throughput
 #: counts alone took ~1 point of its 10 % budget after two minutes, and more as the store grew.
 #: A changed view (a key, the filter) still counts at once.
 STATS_BACKOFF = 30
+#: The longest the timer waits between counts, whatever the last one cost. A count's cost is
+#: wall time: a console stopped mid-count (ctrl+z, SIGSTOP, a paused VM) for 60 s measured a
+#: 60 s count and froze its counts for 30 minutes, under "● live" (probe 6).
+STATS_MAX_WAIT = 30.0
 #: What the store says about a view it cannot answer (a MongoDB text search over its maxTimeMS,
 #: a contains text over 500 characters): shown inline, the console carries on.
 QUERY_ERRORS = (AggregationTimeoutError, InvalidJobQueryError)
@@ -531,8 +535,9 @@ class ConsoleSession:
 
     # -- counts -------------------------------------------------------------------------------------------
     async def refresh_stats_if_due(self) -> None:
-        """Timer refresh, backing off on big stores: wait at least ``STATS_BACKOFF`` times what the last count cost."""
-        if time.monotonic() - self._stats_done_at >= STATS_BACKOFF * self._stats_cost:
+        """Timer refresh, backing off on big stores: wait ``STATS_BACKOFF`` times what the last count
+        cost, at most ``STATS_MAX_WAIT``."""
+        if time.monotonic() - self._stats_done_at >= min(STATS_MAX_WAIT, STATS_BACKOFF * self._stats_cost):
             await self.refresh_stats()
 
     @survives_store_errors(None)

@@ -37,7 +37,8 @@ class InstanceRow:
     #: Milliseconds since the last heartbeat (None: never beat, an inferred owner without heartbeats).
     age_ms: int | None
     dead: bool
-    #: Jobs processed per second since the previous refresh (None on the first sight).
+    #: Jobs processed per second between the instance's last two heartbeats (None until two
+    #: were seen, and for a dead instance).
     rate: float | None
 
     @property
@@ -55,24 +56,38 @@ def judge(info: InstanceInfo, now_ms: int) -> tuple[int | None, bool]:
 
 
 class FleetView:
-    """Keeps the previous sample of each instance, to turn processed counts into a rate."""
+    """Turns each instance's processed count into a rate, between its heartbeats.
+
+    The registry record (and so ``processed``) is rewritten once per heartbeat (30 s by
+    default), while the screen reads it every 2 s. Dividing by the console's own sampling
+    interval showed ``0.0/s`` for a busy worker between beats and then one sample of 15
+    times its real rate (probe 6). The rate is measured from one heartbeat to the next, on
+    the heartbeats' own timestamps, and kept until the next beat; a dead instance has none.
+    """
 
     def __init__(self) -> None:
-        self._previous: dict[str, tuple[int, int]] = {}  # id -> (sampled at ms, processed)
+        #: id -> (heartbeat at ms, processed then, rate measured up to that beat or None)
+        self._beats: dict[str, tuple[int, int, float | None]] = {}
 
     def rows(self, infos: Sequence[InstanceInfo], now_ms: int) -> list[InstanceRow]:
         rows: list[InstanceRow] = []
-        seen: dict[str, tuple[int, int]] = {}
+        seen: dict[str, tuple[int, int, float | None]] = {}
         for info in infos:
             age, dead = judge(info, now_ms)
             rate = None
-            if info.processed is not None:
-                before = self._previous.get(info.id)
-                if before is not None and now_ms > before[0]:
-                    rate = max(0, info.processed - before[1]) / ((now_ms - before[0]) / 1000)
-                seen[info.id] = (now_ms, info.processed)
+            beat = _ms(info.last_heartbeat)
+            if info.processed is not None and beat is not None:
+                before = self._beats.get(info.id)
+                if before is not None and beat == before[0]:
+                    sample = before  # the same heartbeat: the record has not changed since
+                elif before is None or beat < before[0] or info.processed < before[1]:
+                    sample = (beat, info.processed, None)  # first sight, a restarted counter or clock
+                else:
+                    sample = (beat, info.processed, (info.processed - before[1]) / ((beat - before[0]) / 1000))
+                seen[info.id] = sample
+                rate = None if dead else sample[2]
             rows.append(InstanceRow(info, age, dead, rate))
-        self._previous = seen
+        self._beats = seen
         return rows
 
 

@@ -51,7 +51,7 @@ class ConsoleHeader(Static):
         parts: list[tuple[str, str]] = []
         label, style = FEED_LABELS.get(self.feed, (self.feed, ""))
         if self.feed_error and self.feed in ("reconnecting", "fallback"):
-            label += f" ({self.feed_error[:60]})"
+            label += f" ({short_reason(self.feed_error, 60)})"
         if self.store_error:
             # Not "live" over rows the store may no longer have: the feed state means little now.
             label, style = "✗ store error, retrying", "bold reverse red"
@@ -90,6 +90,19 @@ class ConsoleHeader(Static):
             text.append(" · ", style="dim")
             text.append(shown, style="cyan")
         return text
+
+
+def short_reason(text: str, room: int) -> str:
+    """``text`` in ``room`` characters, cut between words with ``…``.
+
+    The feed's reason was cut mid-word: "(ChangeFeedHistoryLostError: The change feed moved
+    past this )" after a console resumed from a minute's stop (probe 6).
+    """
+    text = " ".join(text.split())
+    if len(text) <= room:
+        return text
+    cut = text[: room - 1].rsplit(" ", 1)[0].rstrip(" :;,.")
+    return cut + "…"
 
 
 #: The store URL is never shortened below this many cells (its scheme and file name stay readable).

@@ -8,6 +8,7 @@ edge of the window, and keeps the cursor on the same job when the window changes
 from __future__ import annotations
 
 import functools
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,6 +28,9 @@ from ..bindings import bindings_for
 from ..clock import Clock
 from ..formatting import STATUS_STYLES, due_or_finished, error_text, relative, short_id
 from ..window import JobWindow
+
+#: How often the table checks whether its rows' ages ("3s ago") need redrawing.
+AGES_EVERY = 1.0
 
 #: Fetch more when the cursor or viewport is this close to an edge of the window.
 EDGE_MARGIN = 60
@@ -82,6 +86,20 @@ def _cell(text: str, width: int, style: str = "", right: bool = False) -> tuple[
         text = text[: max(0, width - 1)] + "…"
     padded = text.rjust(width) if right else text.ljust(width)
     return padded + " ", style
+
+
+_HOURS_MINUTES = re.compile(r"(\d+h)\d\dm( ago)$")
+
+
+def fit_age(text: str, width: int) -> str:
+    """An age in ``width`` cells, whole: ``1h03m ago`` (9) becomes ``1h ago`` in UPDATED's 8.
+
+    Cut at the cell's edge it read "1h03m a…" for every job updated one to ten hours ago
+    (probe 6, once the table's ages moved on a quiet queue).
+    """
+    if len(text) <= width:
+        return text
+    return _HOURS_MINUTES.sub(r"\1\2", text)
 
 
 @functools.lru_cache(maxsize=64)
@@ -141,9 +159,12 @@ class JobTable(ScrollView, can_focus=True):
         *,
         on_cursor: Callable[[Job | None, int], None] | None = None,
         id: str | None = None,
+        ages_move: bool = False,
     ) -> None:
         super().__init__(id=id)
         self._clock = clock
+        #: Redraw the rows' ages ("3s ago") as the clock moves, not only when a row changes.
+        self._ages_move = ages_move
         #: Told the cursor's job and row the moment they change, before any message is handled:
         #: a live flush or an action that runs first must not see the previous job (the
         #: CursorMoved message can wait behind other work, and live edits then moved the cursor back).
@@ -226,6 +247,20 @@ class JobTable(ScrollView, can_focus=True):
 
     def _resize(self) -> None:
         self.virtual_size = Size(self.size.width, len(self.rows) + 1)
+
+    def on_mount(self) -> None:
+        if self._ages_move:
+            self.set_interval(AGES_EVERY, self._ages_tick)
+
+    def _ages_tick(self) -> None:
+        """Redraw when the rows on screen were drawn in an earlier second (their ages moved).
+
+        Rows were redrawn only when a change arrived: on a queue gone quiet (the workers
+        stopped by a full disk, a paused name) every row kept "1s ago" for minutes, under
+        "● live" (probe 6). A busy table is redrawn by its changes anyway: this adds nothing.
+        """
+        if self.rows and self._clock() // 1000 != self._cache_second:
+            self.refresh()
 
     def on_resize(self) -> None:
         self._resize()
@@ -381,7 +416,7 @@ class JobTable(ScrollView, can_focus=True):
         if columns.due:
             cells.append(_cell(due_or_finished(job, now), 9))
         if columns.updated:
-            cells.append(_cell(relative(job.updated_at_ms, now), 8, "dim"))
+            cells.append(_cell(fit_age(relative(job.updated_at_ms, now), 8), 8, "dim"))
         if columns.owner:
             cells.append(_cell(owner or "", columns.owner, "magenta"))
         if columns.error:

@@ -25,12 +25,12 @@ async def test_counts_pause_under_the_queues_screen_and_refresh_on_return(seeded
             return await real(*args, **kwargs)
 
         session.refresh_stats_if_due = counting  # type: ignore[method-assign]
-        await app._stats_tick()  # noqa: SLF001 - what the app's stats timer runs
+        await app._stats_tick()
         assert counted, "the jobs screen in view: the tick counts"
         await queues_screen(app, pilot)
         counted.clear()
         for _ in range(3):
-            await app._stats_tick()  # noqa: SLF001
+            await app._stats_tick()
         assert counted == [] and not app.counts_shown
         await pilot.press("ctrl+p")  # a modal over the Queues screen: still covered
         await pilot.pause()

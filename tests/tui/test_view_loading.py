@@ -56,3 +56,55 @@ async def test_keys_do_not_act_on_the_previous_views_rows_while_a_view_loads(see
         assert isinstance(app.screen, ConfirmScreen)
         assert app.screen.plan.job_ids == (screen.session.cursor.id,)
         await pilot.press("n")
+
+
+async def _page_arrives_before_the_keys_frame(app: Any, pilot: Any, key: str) -> None:
+    """Press ``key`` (a tab) on a slow view; let its page arrive while a key's frame is pending.
+
+    Between the page's arrival (the session stops "loading") and its rows reaching the table
+    (after the pending frame, up to 0.25 s), the table held the previous view's rows, or none
+    once they had left (probe 6: the soak's ``1`` then Enter under load did nothing, silently).
+    The frame is held back here by not running the app's after-frame hook until the next key.
+    """
+    screen = app.jobs_screen
+    monque = app.session.monque
+    real_page = monque.get_jobs_with_cursor
+    release = asyncio.Event()
+
+    async def slow_for_failed(*args: Any, **kwargs: Any) -> Any:
+        listing = kwargs.get("filter") if "filter" in kwargs else args[3]
+        if listing is not None and listing.status == JobStatus.FAILED:
+            await release.wait()
+        return await real_page(*args, **kwargs)
+
+    monque.get_jobs_with_cursor = slow_for_failed
+    await pilot.press(key)
+    await wait_for(lambda: not screen.table.rows)  # the previous view's rows left the table
+    hook = app.post_display_hook
+    app.post_display_hook = lambda: None  # the next frame is not written yet
+    app._key_since_frame = True
+    release.set()
+    await wait_for(lambda: not app.session.loading and bool(app._after_key_frame))
+    assert not screen.table.rows  # the page is in the session, not yet on screen
+    app.post_display_hook = hook
+
+
+async def test_enter_right_after_a_views_page_arrives_opens_that_views_job(seeded_url: str) -> None:
+    async with running_console(seeded_url) as (app, pilot):
+        await _page_arrives_before_the_keys_frame(app, pilot, "5")
+        await pilot.press("enter")
+        await wait_for(lambda: app.screen is not app.jobs_screen)
+        detail = app.screen
+        await wait_for(lambda: detail.job is not None)
+        assert detail.job.status is JobStatus.FAILED  # the failed view's first row
+        assert detail.job.id == app.jobs_screen.window.rows[0].id
+
+
+async def test_cancel_right_after_a_views_page_arrives_targets_that_views_job(seeded_url: str) -> None:
+    async with running_console(seeded_url) as (app, pilot):
+        await _page_arrives_before_the_keys_frame(app, pilot, "5")
+        await pilot.press("r")  # retry: failed jobs only
+        await wait_for(lambda: isinstance(app.screen, ConfirmScreen))
+        assert app.screen.plan.job_ids == (app.jobs_screen.window.rows[0].id,)
+        assert app.jobs_screen.window.rows[0].status is JobStatus.FAILED
+        await pilot.press("n")
