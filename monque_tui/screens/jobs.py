@@ -80,6 +80,9 @@ class JobsScreen(Screen[None]):
         self._offered: tuple[bool, ...] = ()
         #: A loaded page waiting for the pending key's frame (``_catch_up``).
         self._waiting: WindowLoaded | None = None
+        #: Enter pressed while a new view loads: open the cursor's job once its rows are shown
+        #: (tab then Enter at once on a busy store said "still loading" and did nothing).
+        self._open_when_loaded: JobQuery | None = None
 
     # -- state lives in the session ------------------------------------------------------------------
     @property
@@ -167,6 +170,7 @@ class JobsScreen(Screen[None]):
     def apply_query(self, query: JobQuery) -> None:
         """Show another view (from a key, the filter bar, or the queues screen)."""
         if self.session.set_query(query):
+            self._open_when_loaded = None  # an Enter waited for the view it was pressed on
             # The tabs line (tab, sort) at once, in this key's frame: the QueryChanged message
             # would draw it a message later, behind any live flush already queued (issue 10).
             self._show_query(query)
@@ -277,6 +281,9 @@ class JobsScreen(Screen[None]):
         elif event.at == "keep":
             table.scroll_to(y=max(0, table.cursor_row - line), animate=False, immediate=True)
         self.refresh_bindings()
+        if self._open_when_loaded == event.window.query:
+            self._open_when_loaded = None
+            self.action_open_job()
 
     @_while_mounted
     def _blank_while_loading(self) -> None:
@@ -376,7 +383,8 @@ class JobsScreen(Screen[None]):
     def action_open_job(self) -> None:
         self._catch_up()
         if self.session.loading:
-            self.notify(LOADING_NOTICE, severity="warning")
+            # Opened as soon as the view's rows are shown (its first row, or the kept job).
+            self._open_when_loaded = self.session.query
             return
         job = self.table.cursor_job
         if job is not None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from monque_engine import JobStatus
 from monque_tui.screens.confirm import ConfirmScreen
+from monque_tui.screens.detail import JobDetailScreen
 
 from .conftest import running_console, wait_for
 
@@ -42,7 +43,7 @@ async def test_keys_do_not_act_on_the_previous_views_rows_while_a_view_loads(see
         assert screen.window.query != screen.session.query  # still loading
         await wait_for(lambda: not screen.table.rows)  # the old rows left the table
         assert screen.table.placeholder == "Loading…"
-        for key in ("c", "d", "space", "enter"):
+        for key in ("c", "d", "space"):
             await pilot.press(key)
             await pilot.pause()
             assert app.screen is screen, key  # no confirmation, no detail
@@ -108,3 +109,54 @@ async def test_cancel_right_after_a_views_page_arrives_targets_that_views_job(se
         assert app.screen.plan.job_ids == (app.jobs_screen.window.rows[0].id,)
         assert app.jobs_screen.window.rows[0].status is JobStatus.FAILED
         await pilot.press("n")
+
+
+async def test_enter_while_a_view_loads_opens_its_first_job_once_it_has_loaded(seeded_url: str) -> None:
+    """Tab then Enter at once (the soak's ``1`` then Enter on a busy store): Enter said "still
+    loading" and did nothing. It now waits for the view and opens its job under the cursor."""
+    async with running_console(seeded_url) as (app, pilot):
+        screen = app.jobs_screen
+        monque = app.session.monque
+        real_page = monque.get_jobs_with_cursor
+        release = asyncio.Event()
+
+        async def slow_for_failed(*args: Any, **kwargs: Any) -> Any:
+            listing = kwargs.get("filter") if "filter" in kwargs else args[3]
+            if listing is not None and listing.status == JobStatus.FAILED:
+                await release.wait()
+            return await real_page(*args, **kwargs)
+
+        monque.get_jobs_with_cursor = slow_for_failed
+        await pilot.press("5")
+        await wait_for(lambda: screen.session.query.status is JobStatus.FAILED)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is screen  # nothing to open yet, and not the previous view's job
+        release.set()
+        await wait_for(lambda: isinstance(app.screen, JobDetailScreen))
+        assert isinstance(app.screen, JobDetailScreen)
+        assert app.screen.job_id == screen.window.rows[0].id
+        assert screen.window.rows[0].status is JobStatus.FAILED
+
+
+async def test_an_enter_waiting_for_a_view_is_dropped_when_another_view_is_chosen(seeded_url: str) -> None:
+    async with running_console(seeded_url) as (app, pilot):
+        screen = app.jobs_screen
+        monque = app.session.monque
+        real_page = monque.get_jobs_with_cursor
+        release = asyncio.Event()
+
+        async def slow_for_failed(*args: Any, **kwargs: Any) -> Any:
+            listing = kwargs.get("filter") if "filter" in kwargs else args[3]
+            if listing is not None and listing.status == JobStatus.FAILED:
+                await release.wait()
+            return await real_page(*args, **kwargs)
+
+        monque.get_jobs_with_cursor = slow_for_failed
+        await pilot.press("5", "enter", "2")  # Enter on the failed view, then the pending tab
+        await wait_for(lambda: screen.session.query.status is JobStatus.PENDING)
+        await wait_for(lambda: screen.window.query == screen.session.query and len(screen.table.rows) > 0)
+        release.set()
+        await pilot.pause()
+        await pilot.pause()
+        assert app.screen is screen  # the Enter was for the failed view: nothing opened
