@@ -111,22 +111,28 @@ async def test_cancel_right_after_a_views_page_arrives_targets_that_views_job(se
         await pilot.press("n")
 
 
+def _slow_failed_view(app: Any) -> asyncio.Event:
+    """The failed view's first page waits for the returned event (a slow view on a busy store)."""
+    monque = app.session.monque
+    real_page = monque.get_jobs_with_cursor
+    release = asyncio.Event()
+
+    async def slow_for_failed(*args: Any, **kwargs: Any) -> Any:
+        listing = kwargs.get("filter") if "filter" in kwargs else args[3]
+        if listing is not None and listing.status == JobStatus.FAILED:
+            await release.wait()
+        return await real_page(*args, **kwargs)
+
+    monque.get_jobs_with_cursor = slow_for_failed
+    return release
+
+
 async def test_enter_while_a_view_loads_opens_its_first_job_once_it_has_loaded(seeded_url: str) -> None:
     """Tab then Enter at once (the soak's ``1`` then Enter on a busy store): Enter said "still
     loading" and did nothing. It now waits for the view and opens its job under the cursor."""
     async with running_console(seeded_url) as (app, pilot):
         screen = app.jobs_screen
-        monque = app.session.monque
-        real_page = monque.get_jobs_with_cursor
-        release = asyncio.Event()
-
-        async def slow_for_failed(*args: Any, **kwargs: Any) -> Any:
-            listing = kwargs.get("filter") if "filter" in kwargs else args[3]
-            if listing is not None and listing.status == JobStatus.FAILED:
-                await release.wait()
-            return await real_page(*args, **kwargs)
-
-        monque.get_jobs_with_cursor = slow_for_failed
+        release = _slow_failed_view(app)
         await pilot.press("5")
         await wait_for(lambda: screen.session.query.status is JobStatus.FAILED)
         await pilot.press("enter")
@@ -142,17 +148,7 @@ async def test_enter_while_a_view_loads_opens_its_first_job_once_it_has_loaded(s
 async def test_an_enter_waiting_for_a_view_is_dropped_when_another_view_is_chosen(seeded_url: str) -> None:
     async with running_console(seeded_url) as (app, pilot):
         screen = app.jobs_screen
-        monque = app.session.monque
-        real_page = monque.get_jobs_with_cursor
-        release = asyncio.Event()
-
-        async def slow_for_failed(*args: Any, **kwargs: Any) -> Any:
-            listing = kwargs.get("filter") if "filter" in kwargs else args[3]
-            if listing is not None and listing.status == JobStatus.FAILED:
-                await release.wait()
-            return await real_page(*args, **kwargs)
-
-        monque.get_jobs_with_cursor = slow_for_failed
+        release = _slow_failed_view(app)
         await pilot.press("5", "enter", "2")  # Enter on the failed view, then the pending tab
         await wait_for(lambda: screen.session.query.status is JobStatus.PENDING)
         await wait_for(lambda: screen.window.query == screen.session.query and len(screen.table.rows) > 0)
