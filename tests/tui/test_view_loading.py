@@ -23,20 +23,26 @@ def _messages(app: object) -> list[str]:
     return [str(n.message) for n in app._notifications]  # type: ignore[attr-defined]
 
 
+def _slow_failed_view(app: Any) -> asyncio.Event:
+    """The failed view's first page waits for the returned event (a slow view on a busy store)."""
+    monque = app.session.monque
+    real_page = monque.get_jobs_with_cursor
+    release = asyncio.Event()
+
+    async def slow_for_failed(*args: Any, **kwargs: Any) -> Any:
+        listing = kwargs.get("filter") if "filter" in kwargs else args[3]
+        if listing is not None and listing.status == JobStatus.FAILED:
+            await release.wait()
+        return await real_page(*args, **kwargs)
+
+    monque.get_jobs_with_cursor = slow_for_failed
+    return release
+
+
 async def test_keys_do_not_act_on_the_previous_views_rows_while_a_view_loads(seeded_url: str) -> None:
     async with running_console(seeded_url) as (app, pilot):
         screen = app.jobs_screen
-        monque = app.session.monque
-        real_page = monque.get_jobs_with_cursor
-        release = asyncio.Event()
-
-        async def slow_for_failed(*args: Any, **kwargs: Any) -> Any:
-            listing = kwargs.get("filter") if "filter" in kwargs else args[3]
-            if listing is not None and listing.status == JobStatus.FAILED:
-                await release.wait()  # the failed view's first page takes its time
-            return await real_page(*args, **kwargs)
-
-        monque.get_jobs_with_cursor = slow_for_failed
+        release = _slow_failed_view(app)  # the failed view's first page takes its time
         assert screen.window.rows and screen.session.cursor is not None
         await pilot.press("5")
         await wait_for(lambda: screen.session.query.status is JobStatus.FAILED)
@@ -68,17 +74,7 @@ async def _page_arrives_before_the_keys_frame(app: Any, pilot: Any, key: str) ->
     The frame is held back here by not running the app's after-frame hook until the next key.
     """
     screen = app.jobs_screen
-    monque = app.session.monque
-    real_page = monque.get_jobs_with_cursor
-    release = asyncio.Event()
-
-    async def slow_for_failed(*args: Any, **kwargs: Any) -> Any:
-        listing = kwargs.get("filter") if "filter" in kwargs else args[3]
-        if listing is not None and listing.status == JobStatus.FAILED:
-            await release.wait()
-        return await real_page(*args, **kwargs)
-
-    monque.get_jobs_with_cursor = slow_for_failed
+    release = _slow_failed_view(app)
     await pilot.press(key)
     await wait_for(lambda: not screen.table.rows)  # the previous view's rows left the table
     hook = app.post_display_hook
@@ -109,22 +105,6 @@ async def test_cancel_right_after_a_views_page_arrives_targets_that_views_job(se
         assert app.screen.plan.job_ids == (app.jobs_screen.window.rows[0].id,)
         assert app.jobs_screen.window.rows[0].status is JobStatus.FAILED
         await pilot.press("n")
-
-
-def _slow_failed_view(app: Any) -> asyncio.Event:
-    """The failed view's first page waits for the returned event (a slow view on a busy store)."""
-    monque = app.session.monque
-    real_page = monque.get_jobs_with_cursor
-    release = asyncio.Event()
-
-    async def slow_for_failed(*args: Any, **kwargs: Any) -> Any:
-        listing = kwargs.get("filter") if "filter" in kwargs else args[3]
-        if listing is not None and listing.status == JobStatus.FAILED:
-            await release.wait()
-        return await real_page(*args, **kwargs)
-
-    monque.get_jobs_with_cursor = slow_for_failed
-    return release
 
 
 async def test_enter_while_a_view_loads_opens_its_first_job_once_it_has_loaded(seeded_url: str) -> None:
