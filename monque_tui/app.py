@@ -15,10 +15,10 @@ from dataclasses import replace
 from typing import Any
 
 from textual import events, work
-from textual.app import App
+from textual.app import App, ScreenStackError
 from textual.command import CommandPalette
 from textual.message import Message
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
 
 from monque_engine.store.urls import mask_text
@@ -162,10 +162,11 @@ class MonqueConsole(App[int]):
         Runs after the bindings were tried (``App._on_key``); an enabled binding ran, so only
         a disabled one, greyed in the footer, gets a line here.
         """
-        active = self.screen.active_bindings.get(event.key)
-        if active is None or active.enabled:
+        screen = self.top_screen
+        active = None if screen is None else screen.active_bindings.get(event.key)
+        if screen is None or active is None or active.enabled:
             return
-        reason = explain(self.screen, active.binding.action, self.session.read_only)
+        reason = explain(screen, active.binding.action, self.session.read_only)
         now = time.monotonic()
         last_reason, last_at = self._explained
         if reason and not (reason == last_reason and now - last_at < EXPLAIN_AGAIN_S):
@@ -244,8 +245,8 @@ class MonqueConsole(App[int]):
             self.notify(event.message, title=event.title, severity=event.severity, timeout=timeout)
             return
         self.jobs_screen.post_message(SessionMessage(event))
-        if isinstance(event, JobsChanged) and self.screen is not self.jobs_screen:
-            self.screen.post_message(SessionMessage(event))
+        if isinstance(event, JobsChanged):
+            self._tell_top_screen(SessionMessage(event))
 
     # -- timers -------------------------------------------------------------------------------------------
     def _key_first(self) -> bool:
@@ -315,6 +316,24 @@ class MonqueConsole(App[int]):
         await self.refresh_paused_names()
 
     @property
+    def top_screen(self) -> Screen[object] | None:
+        """The screen in view, or None once the app is closing and its screen stack is empty.
+
+        Feed flushes, timers and finished actions land after the user quit too; reading
+        ``self.screen`` there raised ``ScreenStackError`` into the exit (CI, round 7).
+        """
+        try:
+            return self.screen
+        except ScreenStackError:
+            return None
+
+    def _tell_top_screen(self, message: Message) -> None:
+        """Post ``message`` to the screen in view as well, when that is not the jobs screen."""
+        screen = self.top_screen
+        if screen is not None and screen is not self.jobs_screen:
+            screen.post_message(message)
+
+    @property
     def counts_shown(self) -> bool:
         """No Queues or Workers screen is in view (a modal over one included): those read their
         own counts, and under the Queues screen of a 1.8M-job store the session's count went on
@@ -342,8 +361,7 @@ class MonqueConsole(App[int]):
             self.paused_names = names
             event = PausedNamesChanged(names)
             self.jobs_screen.post_message(SessionMessage(event))
-            if self.screen is not self.jobs_screen:
-                self.screen.post_message(SessionMessage(event))
+            self._tell_top_screen(SessionMessage(event))
 
     def _throughput_tick(self) -> None:
         if not self.session.paused:
@@ -469,7 +487,7 @@ class MonqueConsole(App[int]):
         if again is not None:
             self.confirm(again)
             return
-        screen = self.screen
+        screen = self.top_screen
         if isinstance(screen, ErrorsScreen):
             screen.refresh_groups()
         if isinstance(screen, JobDetailScreen):
@@ -579,7 +597,7 @@ class MonqueConsole(App[int]):
             self.notify(f"Release failed: {error}", severity="error", timeout=10)
             return
         self.notify(message, title="Release")
-        screen = self.screen
+        screen = self.top_screen
         if isinstance(screen, WorkersScreen | JobDetailScreen):
             screen.load()
 

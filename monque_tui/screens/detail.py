@@ -311,7 +311,7 @@ class JobDetailScreen(Screen[None]):
         in the change feed; probe 5). Only while shown, and only when the text would change.
         """
         job = self.job
-        if job is None or self.app.screen is not self or self._unreadable:
+        if job is None or not self.is_active or self._unreadable:
             return
         now = self._clock()
         drawn_for = (id(job), now // 1000)
