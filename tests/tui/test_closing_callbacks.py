@@ -28,7 +28,7 @@ async def _closed_console_with_detail(url: str):  # type: ignore[no-untyped-def]
 
 
 async def test_the_detail_age_redraw_after_close_does_nothing(seeded_url: str) -> None:
-    app, detail, _ = await _closed_console_with_detail(seeded_url)
+    _, detail, _ = await _closed_console_with_detail(seeded_url)
     assert detail.job is not None and not detail.is_active
     detail._refresh_times()  # raised ScreenStackError: No screens on stack
 
