@@ -30,6 +30,7 @@ from .command_palette import ConsolePalette
 from .config import ConsoleConfig
 from .disabled_keys import explain
 from .formatting import plural
+from .heap import freeze_startup_objects, thaw
 from .keylog import KeyLog, clocked_driver
 from .palette import ConsoleCommands
 from .query import JobQuery
@@ -82,9 +83,18 @@ class MonqueConsole(App[int]):
         if self.use_command_palette and not isinstance(self.screen, CommandPalette):
             self.push_screen(ConsolePalette(id="--command-palette"))
 
-    def __init__(self, config: ConsoleConfig, *, clock: Clock | None = None, live: bool = True) -> None:
-        """``live=False`` (snapshots): no change feed, no timers, no cursor blink."""
+    def __init__(
+        self, config: ConsoleConfig, *, clock: Clock | None = None, live: bool = True, freeze_heap: bool = False
+    ) -> None:
+        """``live=False`` (snapshots): no change feed, no timers, no cursor blink.
+
+        ``freeze_heap``: after the first paint, move start-up objects out of the garbage
+        collector's full passes (``heap.py``; the command does, tests mostly do not: it is the
+        whole process's collector).
+        """
         super().__init__()
+        self._freeze_heap = freeze_heap
+        self._heap_frozen = False
         self.config = config
         self.clock: Clock = clock or system_clock
         self.live = live
@@ -230,13 +240,23 @@ class MonqueConsole(App[int]):
             self._keylog.close()
             self._keylog = None
         await self.session.close()
+        if self._heap_frozen:
+            self._heap_frozen = False
+            thaw()
         if self.after_close is not None:
             self.after_close()
 
     def first_paint(self) -> None:
         if self.first_paint_at is None:
             self.first_paint_at = time.perf_counter() - self._started
+            if self._freeze_heap:
+                self.call_after_refresh(self._freeze_startup_objects)
         self.ready.set()
+
+    def _freeze_startup_objects(self) -> None:
+        if not self._heap_frozen and self.is_running:
+            freeze_startup_objects()
+            self._heap_frozen = True
 
     # -- session events -------------------------------------------------------------------------------
     def _session_event(self, event: SessionEvent) -> None:

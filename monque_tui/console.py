@@ -46,7 +46,7 @@ def run_console(config: ConsoleConfig, *, terminal_required: bool = True) -> int
     """
     if terminal_required:
         require_terminal()
-    app = MonqueConsole(config)
+    app = MonqueConsole(config, freeze_heap=True)
     asyncio.run(_run_until_signalled(app))
     if app.error:
         print(app.error, file=sys.stderr)
