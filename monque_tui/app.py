@@ -386,6 +386,7 @@ class MonqueConsole(App[int]):
     def _throughput_tick(self) -> None:
         if not self.session.paused:
             self.jobs_screen.show_throughput()
+        self.jobs_screen.show_counts_age()
 
     async def _poll(self) -> None:
         await self.session.poll()

@@ -51,6 +51,8 @@ P = ParamSpec("P")
 #: Seconds a new view may take to load before the previous view's rows leave the table.
 STALE_ROWS_AFTER = 0.2
 NO_ROWS = "No jobs match this view."
+#: Counts this many seconds old say so beside them (they are re-read every 2 s when cheap).
+STALE_COUNTS_AFTER = 10.0
 
 
 def _while_mounted(method: Callable[P, None]) -> Callable[P, None]:
@@ -315,6 +317,13 @@ class JobsScreen(Screen[None]):
         bar.show_name_matches(query.name or "", matched)
 
     @_while_mounted
+    def show_counts_age(self) -> None:
+        """Say how old the tabs' counts are once that matters: on a big store they are re-read
+        at most every 30 s, and a paused view keeps them; "live" beside them said nothing of it."""
+        age = self.session.counts_age
+        shown = int(age) if age is not None and age >= STALE_COUNTS_AFTER else None
+        self.query_one(StatusTabs).counts_age = shown
+
     def show_throughput(self) -> None:
         graph = self.query_one(ThroughputGraph)
         completed, failed = self.session.throughput.series(graph.seconds)

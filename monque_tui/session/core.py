@@ -191,6 +191,10 @@ class ConsoleSession:
         self._stats_again = False
         self._stats_cost = 0.0
         self._stats_done_at = 0.0
+        #: When the shown counts were started (``monotonic``); None before the first.
+        self.stats_counted_at: float | None = None
+        #: The clock the counts' pacing and age are read on (tests move it).
+        self.monotonic: Callable[[], float] = time.monotonic
         #: (count, rows) of the last refresh whose count disagreed with a whole loaded view, and
         #: the last such pair a reload was made for (``_heal_window``).
         self._disagreement: tuple[int, int] | None = None
@@ -534,10 +538,18 @@ class ConsoleSession:
         self.paused = paused
 
     # -- counts -------------------------------------------------------------------------------------------
+    @property
+    def counts_age(self) -> float | None:
+        """Seconds since the shown counts were taken (None: none yet). On a big store they are
+        re-read at most every ``STATS_MAX_WAIT``, and not while the view is paused."""
+        if self.stats_counted_at is None:
+            return None
+        return max(0.0, self.monotonic() - self.stats_counted_at)
+
     async def refresh_stats_if_due(self) -> None:
         """Timer refresh, backing off on big stores: wait ``STATS_BACKOFF`` times what the last count
         cost, at most ``STATS_MAX_WAIT``."""
-        if time.monotonic() - self._stats_done_at >= min(STATS_MAX_WAIT, STATS_BACKOFF * self._stats_cost):
+        if self.monotonic() - self._stats_done_at >= min(STATS_MAX_WAIT, STATS_BACKOFF * self._stats_cost):
             await self.refresh_stats()
 
     @survives_store_errors(None)
@@ -552,7 +564,7 @@ class ConsoleSession:
         try:
             while True:
                 self._stats_again = False
-                started = time.monotonic()
+                started = self.monotonic()
                 monque = self.monque
                 if monque is None:
                     return
@@ -576,13 +588,14 @@ class ConsoleSession:
                     matching = None
                 if query == self.query:
                     self.stats, self.matching = stats, matching
+                    self.stats_counted_at = started
                     self.emit(StatsChanged(stats, matching, query))
                     if self.marked_view == query:
                         # "all N matching marked" follows the view's count like the tabs do: it
                         # stayed at the count taken when A was pressed (probe 5).
                         self.emit(MarksChanged(stats.total if matching is None else matching, everything=True))
                     await self._heal_window(stats.total if matching is None else matching)
-                self._stats_done_at = time.monotonic()
+                self._stats_done_at = self.monotonic()
                 self._stats_cost = self._stats_done_at - started
                 if not self._stats_again:
                     return

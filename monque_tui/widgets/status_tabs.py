@@ -10,7 +10,7 @@ from textual.widgets import Static
 
 from monque_engine import JobStatus, QueueStats
 
-from ..formatting import STATUS_STYLES, STATUS_TABS
+from ..formatting import STATUS_STYLES, STATUS_TABS, span
 
 
 class StatusTabs(Static):
@@ -26,6 +26,8 @@ class StatusTabs(Static):
     describe: reactive[str] = reactive("")
     #: ", sorted by created ↓": kept whole at the end.
     sort_text: reactive[str] = reactive("")
+    #: Seconds since the counts were taken, once that is long enough to say (None: fresh).
+    counts_age: reactive[int | None] = reactive(None)
 
     def _tabs(self, short: int | None, keep: int = len(STATUS_TABS)) -> Text:
         """The tabs; ``short`` cuts each label to that many letters (0: the key and count only).
@@ -64,7 +66,8 @@ class StatusTabs(Static):
     def render(self) -> Text:
         width = self.content_size.width
         matching = f" — {self.matching:,} matching" if self.matching is not None else ""
-        tail = self.sort_text + matching
+        age = f" · counts {span(self.counts_age * 1000)} old" if self.counts_age is not None else ""
+        tail = self.sort_text + matching + age
         wanted = min(len(self.describe), 24) + len(tail) + 2
         # The status word ("completed", "all") matters most, then the rest of the view's
         # description, then the count, then the sort (the sorted column's header has its arrow).
@@ -94,7 +97,8 @@ class StatusTabs(Static):
             text.append("│ ", style="dim")
             describe = self.describe
             room = width - text.cell_len if width else len(describe) + len(tail)
-            for tail in (self.sort_text + matching, matching, ""):
+            # The counts' age goes first, then the sort (its column's header has the arrow).
+            for tail in (self.sort_text + matching + age, self.sort_text + matching, matching, ""):
                 if len(describe) + len(tail) <= room:
                     break
             else:

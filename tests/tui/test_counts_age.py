@@ -1,0 +1,45 @@
+"""The tabs say how old their counts are once that matters (a paused view, a big store).
+
+Counts are re-read every 2 s when cheap, but at most every 30 s on a big store and never while
+the view is paused; "● live" beside 30-second-old counts said nothing of it. The session's
+clock is moved here instead of waiting.
+"""
+
+from __future__ import annotations
+
+import time
+
+from monque_tui.widgets.status_tabs import StatusTabs
+
+from .conftest import running_console, wait_for
+
+
+async def test_old_counts_say_their_age_and_fresh_ones_do_not(seeded_url: str) -> None:
+    async with running_console(seeded_url) as (app, pilot):
+        tabs = app.jobs_screen.query_one(StatusTabs)
+        await wait_for(lambda: tabs.stats is not None and app.session.counts_age is not None)
+        assert "counts" not in tabs.render().plain
+
+        ahead = [0.0]
+        app.session.monotonic = lambda: time.monotonic() + ahead[0]
+        await pilot.press("p")  # paused: the counts are kept, and get older
+        await wait_for(lambda: app.session.paused)
+        ahead[0] = 25.0
+        await wait_for(lambda: "· counts 25s old" in tabs.render().plain)
+        assert "sorted by" in tabs.render().plain  # the view's own words stay
+
+        await pilot.press("p")  # resumed: counted again, the age goes
+        await wait_for(lambda: tabs.counts_age is None)
+        assert "counts" not in tabs.render().plain
+        assert app.session.counts_age is not None and app.session.counts_age < 10
+
+
+async def test_at_80_columns_the_age_gives_way_before_the_count(seeded_url: str) -> None:
+    async with running_console(seeded_url, size=(80, 30)) as (app, pilot):
+        tabs = app.jobs_screen.query_one(StatusTabs)
+        await wait_for(lambda: tabs.stats is not None)
+        tabs.counts_age = 3600
+        await pilot.pause()
+        line = tabs.render().plain
+        assert "counts 1h00m old" not in line
+        assert f"{tabs.stats.total:,}" in line  # type: ignore[union-attr]
