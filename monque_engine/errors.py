@@ -32,6 +32,15 @@ class ConnectionError(MonqueError):
     """The store could not be reached or a database operation failed; ``__cause__`` keeps why."""
 
 
+class StoreLostError(ConnectionError):
+    """The store can no longer be trusted, for good: its SQLite file was deleted or replaced.
+
+    Unlike a dropped connection it never heals in this process (the open file is the old
+    one), so every later operation raises it and the process must be restarted. ``job:error``
+    reports it once per ``initialize()``; the engine's loops meet it again on every tick.
+    """
+
+
 class ShutdownTimeoutError(MonqueError):
     def __init__(self, message: str, incomplete_jobs: list[Any]) -> None:
         self.incomplete_jobs = incomplete_jobs

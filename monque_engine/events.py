@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict, get_args, overload
 
-from .errors import InvalidEventError
+from .errors import InvalidEventError, StoreLostError
 
 if TYPE_CHECKING:
     from .job import Job
@@ -123,6 +123,8 @@ class EventEmitter:
     def __init__(self) -> None:
         self._listeners: dict[str, list[tuple[Listener, bool]]] = {}
         self._pending: set[asyncio.Task[Any]] = set()
+        #: A ``StoreLostError`` went to ``job:error`` listeners (reset when the store is opened again).
+        self.store_loss_reported = False
         #: Add a listener (``once``: removed after its first call); typed per event by ``Subscribe``.
         self.on: Subscribe = self._subscribe
         self.once: Subscribe = self._subscribe_once
@@ -187,6 +189,13 @@ class EventEmitter:
         entries = self._listeners.get(event)
         if not entries:
             return False
+        if event == "job:error" and isinstance(getattr(payload, "error", None), StoreLostError):
+            # Final and the same for every caller: the poll loop, the heartbeat, each in-flight
+            # job's completion and the idle check all met it, and a worker's log got a line
+            # from each, several a second, until it was stopped.
+            if self.store_loss_reported:
+                return False
+            self.store_loss_reported = True
         for listener, once in list(entries):
             if once:
                 self.off(event, listener)

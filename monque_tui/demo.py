@@ -23,7 +23,7 @@ import random
 from datetime import timedelta
 from typing import Any
 
-from monque_engine import ConnectionError, Job, JobRetention, Monque, MonqueError
+from monque_engine import ConnectionError, Job, JobRetention, Monque, MonqueError, StoreLostError
 
 log = logging.getLogger("monque_tui.demo")
 
@@ -163,12 +163,14 @@ class DemoProducer:
                     delay = timedelta(seconds=self.rng.uniform(3, 30)) if self.rng.random() < 0.1 else None
                     await self.monque.enqueue(name, data, run_at=delay)
                     self.enqueued += 1
-            except ConnectionError:
+            except StoreLostError:
+                return  # for good (the file was deleted or replaced): the worker says so and stops
+            except ConnectionError as error:
                 if not self.monque.is_running:
                     return  # closed under us during shutdown
-                log.warning("demo producer: store error, retrying", exc_info=True)
-            except MonqueError:
-                log.warning("demo producer: enqueue failed", exc_info=True)
+                log.warning("demo producer: store error, retrying: %s", " ".join(str(error).split()))
+            except MonqueError as error:
+                log.warning("demo producer: enqueue failed: %s", " ".join(str(error).split()))
 
     async def _burst(self) -> None:
         size = self.rng.randint(20, 60)

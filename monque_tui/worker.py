@@ -18,7 +18,7 @@ import signal
 from dataclasses import dataclass, field
 from typing import Any
 
-from monque_engine import ConnectionError, InvalidOptionError, Monque, MonqueError
+from monque_engine import ConnectionError, InvalidOptionError, JobErrorEvent, Monque, MonqueError, StoreLostError
 from monque_engine.store.urls import mask_secrets, mask_url
 
 from .app_loader import Setup
@@ -133,6 +133,7 @@ async def run_worker(config: WorkerConfig) -> int:
         )
     events = JobEventLog(monque)
     summary_task: asyncio.Task[None] | None = None
+    lost = _store_lost_signal(monque)
     try:
         if config.setup is not None:
             try:
@@ -161,8 +162,16 @@ async def run_worker(config: WorkerConfig) -> int:
         )
         if config.summary_interval > 0:
             summary_task = loop.create_task(_summaries(events, config.summary_interval))
-        await _wait_for_stop(stop, config.duration)
-        if not stop.event.is_set():
+        await _wait_for_stop(stop, config.duration, lost.event)
+        if lost.error is not None:
+            emit(
+                logging.ERROR,
+                "worker:store-lost",
+                f"stopping: {url} can no longer be used by this process; start it again to open "
+                "the file now at that path",
+                reason="store-lost",
+            )
+        elif not stop.event.is_set():
             emit(
                 logging.INFO,
                 "worker:stopping",
@@ -176,6 +185,8 @@ async def run_worker(config: WorkerConfig) -> int:
             await asyncio.gather(summary_task, return_exceptions=True)
         await monque.close()
     await events.summary(final=True)
+    if lost.error is not None:
+        raise CliError(f"{url}: {mask_secrets(str(lost.error), config.url)}", ExitCode.STORE)
     if events.counters.shutdown_timed_out:
         emit(
             logging.ERROR,
@@ -188,14 +199,35 @@ async def run_worker(config: WorkerConfig) -> int:
     return ExitCode.OK
 
 
-async def _wait_for_stop(stop: StopRequest, duration: float | None) -> None:
-    if duration:
-        try:
-            await asyncio.wait_for(stop.event.wait(), duration)
-        except TimeoutError:
-            pass
-    else:
-        await stop.event.wait()
+class _StoreLost:
+    """Set when the engine reports its store lost for good (``StoreLostError``: the SQLite file
+    was deleted or replaced). The worker used to run on, every poll, heartbeat and completion
+    failing, and then exit 0 "stopped cleanly"; it stops instead, and exits 3."""
+
+    def __init__(self) -> None:
+        self.event = asyncio.Event()
+        self.error: StoreLostError | None = None
+
+    def __call__(self, event: JobErrorEvent) -> None:
+        if isinstance(event.error, StoreLostError) and self.error is None:
+            self.error = event.error
+            self.event.set()
+
+
+def _store_lost_signal(monque: Monque) -> _StoreLost:
+    lost = _StoreLost()
+    monque.on("job:error", lost)
+    return lost
+
+
+async def _wait_for_stop(stop: StopRequest, duration: float | None, lost: asyncio.Event) -> None:
+    """Until a signal, the store's loss, or ``duration`` seconds."""
+    waiters = [asyncio.ensure_future(stop.event.wait()), asyncio.ensure_future(lost.wait())]
+    try:
+        await asyncio.wait(waiters, timeout=duration or None, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiter in waiters:
+            waiter.cancel()
 
 
 async def _summaries(events: JobEventLog, interval: float) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from monque_engine import ConnectionError, Job, Monque
+from monque_engine import ConnectionError, Job, Monque, StoreLostError
 from monque_engine.store.sqlite import SqliteStore
 from monque_engine.store.sqlite.identity import FileLostError
 from tests.conftest import SHORT_INTERVALS, EventRecorder, poll_until
@@ -95,11 +95,7 @@ async def test_replaced_file_is_reported_and_its_jobs_not_ignored_silently(
     for side in ("-wal", "-shm"):  # a careful restore removes the old side files with the file
         Path(f"{path}{side}").unlink(missing_ok=True)
     # Nothing is written by the test: the maintenance tick (or the poll's reads) notice it.
-    # Whichever notices first (the maintenance tick, the poll's read, a claim's re-arm) reports
-    # it; two may report it in the same moment, each the same loss.
-    found = await events.wait_for("job:error", where=lost)
-    assert len({str(e.error) for e in found}) == 1
-    event = found[0]
+    [event] = await events.wait_for("job:error", where=lost)
     assert "was replaced by another file" in str(event.error) and "restart the process" in str(event.error)
     assert m.is_healthy() is False
     with pytest.raises(ConnectionError, match="was replaced"):
@@ -107,6 +103,47 @@ async def test_replaced_file_is_reported_and_its_jobs_not_ignored_silently(
     # The file at the path is exactly the restored one: nothing of this process went into it.
     await m.close()
     assert ids_in(path) == {"restoredjob0000000000000"}
+
+
+async def test_the_loss_is_reported_once_however_often_the_engine_meets_it(
+    running: tuple[Monque, Path, EventRecorder],
+) -> None:
+    """The poll loop retries its claim every poll interval, the heartbeat beats, callers write:
+    each met the loss and each sent a ``job:error``, several a second for as long as the
+    process ran (a worker's log filled with the same line). It is said once."""
+    m, path, events = running
+    claims_after_loss = [0]
+    claim = m.store.claim
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        if m.store.health_error() is not None:
+            claims_after_loss[0] += 1
+        return await claim(*args, **kwargs)
+
+    m.store.claim = counted  # type: ignore[method-assign]
+    os.unlink(path)
+    for n in range(3):
+        with pytest.raises(StoreLostError, match="was deleted"):
+            await m.enqueue("work", {"n": n})
+    await poll_until(lambda: claims_after_loss[0] >= 3, message="the poll loop met the loss three times")
+    errors = events.of("job:error")
+    assert len(errors) == 1 and isinstance(errors[0].error, StoreLostError)
+
+
+async def test_a_store_opened_again_reports_its_own_loss(tmp_path: Path) -> None:
+    path = tmp_path / "jobs.db"
+    m = Monque(SqliteStore.from_url(f"sqlite:///{path}", maintenance_interval=0.05), **SHORT_INTERVALS)
+    events = EventRecorder().attach(m, "job:error")
+    for round_ in range(2):
+        await m.initialize()
+        os.unlink(path)
+        with pytest.raises(StoreLostError):
+            await m.enqueue("work", {"n": round_})
+        await events.wait_for("job:error", count=round_ + 1, where=lost)
+        await m.close()
+        for side in ("-wal", "-shm"):
+            Path(f"{path}{side}").unlink(missing_ok=True)
+    assert len(events.of("job:error")) == 2
 
 
 @pytest.mark.parametrize("inline", [False, True], ids=["write-thread", "inline"])

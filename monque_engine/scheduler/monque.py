@@ -136,6 +136,7 @@ class Monque:
             if self._initialized:
                 return
             retention = self.options.job_retention
+            self.events.store_loss_reported = False  # a store opened anew may be lost anew
             try:
                 await self.store.open(
                     StoreOpenOptions(

@@ -241,7 +241,9 @@ class JobsScreen(Screen[None]):
                 if event.in_filter:
                     self.query_one(FilterBar).show_query_error(event.message)
         elif isinstance(event, StoreStateChanged):
-            self.query_one(ConsoleHeader).store_error = event.error is not None
+            header = self.query_one(ConsoleHeader)
+            header.store_error = event.error is not None
+            header.store_lost = event.lost
         elif isinstance(event, PausedNamesChanged):
             self.query_one(ConsoleHeader).paused_names = event.names
         elif isinstance(event, Connected):

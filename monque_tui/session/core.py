@@ -30,6 +30,7 @@ from monque_engine import (
     Monque,
     QueueStats,
     ResilientWatch,
+    StoreLostError,
     WatchEvent,
 )
 from monque_engine.job import CursorDirection
@@ -219,12 +220,14 @@ class ConsoleSession:
         message = " ".join(str(error).split()) or type(error).__name__
         now = time.monotonic()
         if message != self.store_error or now - self._store_error_at >= STORE_ERROR_REPEAT_S:
-            self.emit(Notice(f"{message} (the console keeps trying; q quits)", "error", "Store error"))
+            # A lost file never comes back in this process: trying again would be a false hope.
+            what_next = "q quits" if isinstance(error, StoreLostError) else "the console keeps trying; q quits"
+            self.emit(Notice(f"{message} ({what_next})", "error", "Store error"))
             self._store_error_at = now
         if message != self.store_error:
             # The header says so for as long as it lasts: the notice goes after 10 s and the
             # header went on saying "live" over rows the store no longer had (probe finding).
-            self.emit(StoreStateChanged(message))
+            self.emit(StoreStateChanged(message, lost=isinstance(error, StoreLostError)))
         self.store_error = message
         self.buffer.must_reload()  # changes may be missed meanwhile: reload when the store answers
 

@@ -102,9 +102,13 @@ class QueryFailed:
 
 @dataclass(frozen=True, slots=True)
 class StoreStateChanged:
-    """The store stopped answering (``error``: why, in one line) or answers again (None)."""
+    """The store stopped answering (``error``: why, in one line) or answers again (None).
+
+    ``lost``: for good (``StoreLostError``: its SQLite file was deleted or replaced); only a
+    restart opens the file now at that path."""
 
     error: str | None
+    lost: bool = False
 
 
 @dataclass(frozen=True, slots=True)

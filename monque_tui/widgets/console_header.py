@@ -29,6 +29,8 @@ class ConsoleHeader(Static):
     feed_error: reactive[str | None] = reactive(None)
     #: The store does not answer (the reason is in the "Store error" notice, repeated every 30 s).
     store_error: reactive[bool] = reactive(False)
+    #: ... for good: its SQLite file was deleted or replaced (no retry can help).
+    store_lost: reactive[bool] = reactive(False)
     paused: reactive[bool] = reactive(False)
     read_only: reactive[bool] = reactive(False)
     marked: reactive[int] = reactive(0)
@@ -55,6 +57,8 @@ class ConsoleHeader(Static):
         if self.store_error:
             # Not "live" over rows the store may no longer have: the feed state means little now.
             label, style = "✗ store error, retrying", "bold reverse red"
+            if self.store_lost:
+                label = "✗ store file lost: restart the console"
         parts.append((label, style))
         if self.paused:
             parts.append(("⏸ PAUSED (p resumes)", "bold reverse yellow"))

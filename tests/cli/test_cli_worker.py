@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from cli_helpers import CliProcess, enqueue, get_job, jobs
@@ -245,3 +247,29 @@ def test_shutdown_timeout_exits_5_even_with_a_handler_that_swallows_cancellation
     assert error["error_type"] == "ShutdownTimeoutError"
     worker.wait_for_event("worker:stopped", code=5)
     assert get_job(db_url, job_id).status == "processing"  # left for stale recovery
+
+
+@pytest.mark.parametrize("how", ["deleted", "replaced"])
+def test_a_store_file_deleted_or_replaced_under_the_worker_stops_it_with_exit_3(
+    spawn: Callable[..., CliProcess], tmp_path: Path, how: str
+) -> None:
+    """It ran on: every poll, heartbeat and completion failed, the same job:error several times
+    a second, and it ended "stopped cleanly" with exit 0. It says it once and stops."""
+    path = tmp_path / "jobs.db"
+    url = f"sqlite:///{path}"
+    worker = start_worker(spawn, url)
+    job_id = enqueue(url, "fast")
+    worker.wait_for_event("job:complete", job_id=job_id)
+    if how == "deleted":
+        path.unlink()
+    else:
+        other = tmp_path / "other.db"
+        enqueue(f"sqlite:///{other}", "fast")  # another valid store, moved over ours
+        os.replace(other, path)
+    assert worker.wait_exit() == 3
+    assert worker.wait_for_event("worker:store-lost")["reason"] == "store-lost"
+    errors = [line for line in worker.lines if '"event": "job:error"' in line or '"event":"job:error"' in line]
+    assert len(errors) == 1 and "FileLostError" in errors[0]
+    last = worker.lines[-1]
+    assert last.startswith("monque-tui: error:") and f"was {how}" in last and "restart" in last
+    assert not any("Traceback" in line for line in worker.lines)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from monque_tui.screens.detail import JobDetailScreen
 from monque_tui.screens.queues import QueuesScreen
+from monque_tui.widgets.console_header import ConsoleHeader
 
 from .conftest import running_console, wait_for
 
@@ -28,6 +29,10 @@ async def test_console_survives_its_sqlite_file_being_deleted(seeded_url: str) -
         app.session.buffer.must_reload()  # as after any burst: the next flush reads the store
         await wait_for(lambda: bool(_store_notices(app)))
         assert "was deleted while this process had it open" in _store_notices(app)[0]
+        # A lost file does not come back in this process: no "keeps trying" (it never would).
+        assert _store_notices(app)[0].endswith("restart the process to open the current file (q quits)")
+        header = app.jobs_screen.query_one(ConsoleHeader)
+        await wait_for(lambda: "✗ store file lost: restart the console" in header.render().plain)
         # The rows it shows stay (a new view, 2 / 1 below, shows none and says why: probe 5).
         app.jobs_screen.table.move_cursor(app.jobs_screen.window.position(first) or 0)
         await pilot.press("enter")

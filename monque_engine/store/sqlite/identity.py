@@ -23,10 +23,10 @@ import os
 import threading
 from collections.abc import Callable
 
-from ...errors import ConnectionError
+from ...errors import StoreLostError
 
 
-class FileLostError(ConnectionError):
+class FileLostError(StoreLostError):
     """The database file was deleted or replaced while this process had it open."""
 
 
