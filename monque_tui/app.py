@@ -231,6 +231,12 @@ class MonqueConsole(App[int]):
             self.set_interval(THROUGHPUT_INTERVAL, self._throughput_tick)
             self.set_interval(POLL_INTERVAL, self._poll)
 
+    @property
+    def closing(self) -> bool:
+        """Textual stops the app's own timers only after it has emptied its screens, so a tick
+        can land on a screen with no widgets left (CI, rounds 7 and 8): every tick asks first."""
+        return not self.is_running
+
     def fail(self, message: str, code: int = 1) -> None:
         self.error = mask_text(message.splitlines()[0]) if message else "monque-tui: failed"
         self.exit(return_code=code)
@@ -326,11 +332,15 @@ class MonqueConsole(App[int]):
             callback()
 
     async def _apply_changes(self) -> None:
+        if self.closing:
+            return
         if self._key_first():
             return
         await self.session.flush()
 
     async def _stats_tick(self) -> None:
+        if self.closing:
+            return
         if self.counts_shown:
             await self.session.refresh_stats_if_due()
         await self.refresh_paused_names()
@@ -384,11 +394,15 @@ class MonqueConsole(App[int]):
             self._tell_top_screen(SessionMessage(event))
 
     def _throughput_tick(self) -> None:
+        if self.closing:
+            return
         if not self.session.paused:
             self.jobs_screen.show_throughput()
         self.jobs_screen.show_counts_age()
 
     async def _poll(self) -> None:
+        if self.closing:
+            return
         await self.session.poll()
 
     @work(group="stats")

@@ -326,6 +326,7 @@ class JobsScreen(Screen[None]):
         shown = int(age) if age is not None and age >= STALE_COUNTS_AFTER else None
         self.query_one(StatusTabs).counts_age = shown
 
+    @_while_mounted
     def show_throughput(self) -> None:
         graph = self.query_one(ThroughputGraph)
         completed, failed = self.session.throughput.series(graph.seconds)

@@ -1,12 +1,11 @@
 """The file under a real worker process: another application's file is refused untouched, and
-a file deleted or replaced while the worker runs is reported in its log."""
+a file deleted or replaced while the worker runs is reported in its log and stops it (exit 3)."""
 
 from __future__ import annotations
 
 import hashlib
 import os
 import shutil
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -58,5 +57,6 @@ def test_idle_worker_reports_its_file_deleted_or_replaced(
     error = worker.wait_for_event("job:error")
     assert f"{path} was {'deleted' if how == 'deleted' else 'replaced by another file'}" in error["message"]
     assert "restart the process" in error["message"]
-    worker.send(signal.SIGTERM)
-    assert worker.wait_exit() == 0
+    # ...and, with nothing left it can do, stops by itself with the store-lost exit code.
+    assert worker.wait_exit() == 3
+    assert worker.wait_for_event("worker:store-lost")["reason"] == "store-lost"

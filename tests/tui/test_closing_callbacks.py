@@ -38,3 +38,13 @@ async def test_feed_events_after_close_are_dropped(seeded_url: str) -> None:
     assert app.top_screen is None
     app._session_event(JobsChanged(frozenset({shown})))
     app._tell_top_screen(SessionMessage(JobsChanged(frozenset({shown}))))
+
+
+async def test_the_throughput_tick_while_the_jobs_screen_empties_does_nothing(seeded_url: str) -> None:
+    """CI failure, round 8: the once-a-second graph tick met a JobsScreen whose children
+    Textual had already removed, and ``query_one(ThroughputGraph)`` raised into the exit."""
+    app, _, _ = await _closed_console_with_detail(seeded_url)
+    assert not app.jobs_screen.children and app.closing
+    app._throughput_tick()
+    app.jobs_screen.show_throughput()
+    app.jobs_screen.show_counts_age()
