@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
@@ -139,6 +140,26 @@ class JobQuery:
         if self.name_is_glob:
             return _glob(self.name).match(name) is not None
         return name == self.name
+
+    def unknown_name_hint(self, known: Sequence[str]) -> str | None:
+        """Why an empty view may be empty: the name filter names no job in the store.
+
+        The name field is an exact match (a glob only with ``*``/``?``), so typing ``email`` and
+        Enter, where ``email.send`` was offered, showed "No jobs match this view" and nothing
+        to tell a typo or a prefix from an empty queue. None when the name is known, is a glob,
+        or the store's names are not read yet.
+        """
+        name = self.name
+        if name is None or self.name_is_glob or not known or name in known:
+            return None
+        folded = name.casefold()
+        starting = [n for n in known if n.casefold().startswith(folded)]
+        if starting:
+            shown = ", ".join(starting[:3]) + (f" and {len(starting) - 3} more" if len(starting) > 3 else "")
+            return (
+                f"No job is named {name!r}; names starting with it: {shown} (/ then Tab completes; {name}* shows all)"
+            )
+        return f"No job is named {name!r} in this store (names are exact; / then Tab completes a known one)"
 
     # -- changes -----------------------------------------------------------------------------
     def with_status(self, status: JobStatus | None) -> JobQuery:

@@ -162,8 +162,18 @@ class JobsScreen(Screen[None]):
         names = await self.session.load_names()
         try:
             self.query_one(FilterBar).set_names(names)
+            table = self.table
         except NoMatches:
-            pass
+            return
+        if table.window is not None and not table.window.rows and not self.session.loading:
+            table.placeholder = self._placeholder(table.window)  # the names may explain it now
+            table.refresh()
+
+    def _placeholder(self, window: JobWindow) -> str:
+        """What an empty table says: why, when the name filter names no job in the store."""
+        if window.rows:
+            return ""
+        return window.query.unknown_name_hint(self.session.names) or NO_ROWS
 
     @work(group="edges")
     async def load_edge(self, edge: str) -> None:
@@ -213,7 +223,7 @@ class JobsScreen(Screen[None]):
         elif isinstance(event, WindowChanged):
             if event.window is table.window:
                 cursor = self.session.cursor
-                table.placeholder = NO_ROWS if not event.window.rows else ""
+                table.placeholder = self._placeholder(event.window)
                 table.window_changed(cursor.id if cursor else None, flash=set(event.flash))
         elif isinstance(event, StatsChanged):
             tabs = self.query_one(StatusTabs)
@@ -276,7 +286,7 @@ class JobsScreen(Screen[None]):
             return
         table = self.table
         line = table.cursor_row - int(table.scroll_y)
-        table.placeholder = NO_ROWS if not event.window.rows else ""
+        table.placeholder = self._placeholder(event.window)
         table.sort_column = event.window.query.sort_by
         table.descending = event.window.query.descending
         table.show_window(event.window, event.cursor_id, to_top=event.at == "top")

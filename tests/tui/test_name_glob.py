@@ -106,3 +106,30 @@ async def test_mark_all_matching_then_cancel_uses_the_glob(seeded_url: str) -> N
     after = await store_jobs(seeded_url)
     changed = {job_id for job_id, job in after.items() if job.status is not before[job_id].status}
     assert changed == pending and all(after[job_id].status is JobStatus.CANCELLED for job_id in pending)
+
+
+def test_an_empty_view_says_when_its_name_names_no_job() -> None:
+    known = ["send-email", "sync-crm", "webhook"]
+    assert JobQuery(name="send-email").unknown_name_hint(known) is None  # known: an empty queue
+    assert JobQuery(name="s*").unknown_name_hint(known) is None  # a glob says "→ 0 names" itself
+    assert JobQuery(name="send").unknown_name_hint([]) is None  # names not read yet
+    prefix = JobQuery(name="send").unknown_name_hint(known)
+    assert prefix is not None and "No job is named 'send'" in prefix
+    assert "send-email" in prefix and "send*" in prefix and "sync-crm" not in prefix
+    assert "send-email" in (JobQuery(name="SEND").unknown_name_hint(known) or "")  # names are case-sensitive
+    typo = JobQuery(name="wbhook").unknown_name_hint(known)
+    assert typo is not None and "in this store" in typo and "Tab" in typo
+    many = JobQuery(name="r").unknown_name_hint([f"report-{i}" for i in range(5)])
+    assert many is not None and "report-0, report-1, report-2 and 2 more" in many
+
+
+async def test_the_empty_table_says_the_typed_name_is_not_a_job_name(seeded_url: str) -> None:
+    """Typing ``send`` and Enter, with ``send-email`` offered, gave "No jobs match this view"."""
+    async with running_console(seeded_url) as (app, pilot):
+        screen = app.jobs_screen
+        await wait_for(lambda: screen.session.names != [])
+        await pilot.press("slash", *"send", "enter")
+        await wait_for(lambda: screen.window.query.name == "send" and table_ids(app) == [])
+        await wait_for(lambda: "No job is named 'send'; names starting with it: send-email" in screen_text(app))
+        await pilot.press("slash", "ctrl+u", *"send-email", "enter")  # a real name: its rows
+        await wait_for(lambda: table_ids(app) != [] and screen.window.query.name == "send-email")
