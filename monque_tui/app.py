@@ -95,6 +95,7 @@ class MonqueConsole(App[int]):
         super().__init__()
         self._freeze_heap = freeze_heap
         self._heap_frozen = False
+        self._stopping_workers = False  # q was pressed while this console's handlers ran
         self.config = config
         self.clock: Clock = clock or system_clock
         self.live = live
@@ -149,6 +150,39 @@ class MonqueConsole(App[int]):
     ) -> None:
         """Never markup: messages carry job names and errors, which may contain ``[`` (e.g. "[/]")."""
         super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+
+    async def action_quit(self) -> None:
+        """q: leave at once, unless this console runs workers (``--demo``, ``--app``) with
+        handlers in flight.
+
+        Their stop waits for them (up to ``shutdown_timeout``) and ran in ``on_unmount``, after
+        Textual had cleared the screen: quitting the demo sat on a blank terminal for seconds,
+        with nothing to say why. The console now stays up, says what it waits for, and closes
+        once the workers have stopped (the jobs finish, or stale recovery gets them).
+        """
+        monque = self.monque
+        running = monque.running_job_count if monque is not None and self.config.start_workers else 0
+        if not running:
+            self.exit()
+            return
+        if self._stopping_workers:
+            self.notify("Still waiting for the running jobs to finish.", title="Quit", timeout=3)
+            return
+        self._stopping_workers = True
+        timeout = float(monque.options.shutdown_timeout)
+        self.notify(
+            f"Stopping the workers: {plural(running, 'running job')} may finish first (at most {timeout:g} s); "
+            "the console closes when they have.",
+            title="Quit",
+            timeout=timeout + 5,
+        )
+        self.run_worker(self._stop_workers_then_exit(monque), group="quit")
+
+    async def _stop_workers_then_exit(self, monque: Any) -> None:
+        try:
+            await monque.stop()  # never raises; bounded by shutdown_timeout and a grace
+        finally:
+            self.exit()
 
     def action_help_quit(self) -> None:
         """Ctrl+C (Textual's hint that it does not quit): our words, plain text.

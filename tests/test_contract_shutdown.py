@@ -292,3 +292,30 @@ async def test_a_completion_on_a_closed_store_does_not_wedge_completions_after_r
     completed = await rec.wait_for("job:complete", where=lambda event: event.job.id == second.id, timeout=5)
     assert completed[0].job.status is JobStatus.COMPLETED
     assert (await m.get_job(second.id)).status is JobStatus.COMPLETED
+
+
+async def test_running_job_count_is_what_stop_waits_for(monque, recorder, wait_until):
+    """``running_job_count``: the handlers running now (a console says how many a quit waits for)."""
+    m = await monque(shutdown_timeout=5)
+    rec = recorder(m)
+    entered = asyncio.Event()
+    release = asyncio.Event()
+
+    async def handler(job):
+        entered.set()
+        await release.wait()
+
+    m.register("held", handler, concurrency=3)
+    m.register("idle", lambda job: None)
+    assert m.running_job_count == 0
+    first = await m.enqueue("held", {"n": 1})
+    second = await m.enqueue("held", {"n": 2})
+    await m.start()
+    await wait_until(lambda: m.running_job_count == 2)
+    stopping = asyncio.create_task(m.stop())
+    await asyncio.sleep(0)
+    assert m.running_job_count == 2 and not stopping.done()
+    release.set()
+    await asyncio.wait_for(stopping, 5)
+    assert m.running_job_count == 0
+    assert {first.id, second.id} <= {e.job.id for e in rec.of("job:complete")}

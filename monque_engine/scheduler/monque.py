@@ -120,6 +120,12 @@ class Monque:
         return self._processor.running
 
     @property
+    def running_job_count(self) -> int:
+        """Handlers of this instance running now: what a ``stop()`` will wait for (a console that
+        quits says so instead of showing a blank screen until they finish)."""
+        return sum(summary.active_count for summary in self._processor.summaries().values())
+
+    @property
     def feed_state(self) -> FeedState:
         """The processor's change feed: ``connecting``, ``live``, ``reconnecting``, ``fallback`` (polling) or
         ``stopped`` (the vocabulary of ``ResilientWatch``)."""
