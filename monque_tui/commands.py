@@ -1,6 +1,6 @@
 """``monque-tui COMMAND ...``: fleet and queue control for scripts (issue 13), no UI.
 
-    monque-tui pause NAME [--url URL]          stop every Python worker claiming NAME
+    monque-tui pause NAME [URL]                stop every Python worker claiming NAME
     monque-tui resume NAME                     let them claim it again
     monque-tui paused                          list paused names
     monque-tui instances                       the fleet: registered and inferred instances
@@ -85,6 +85,9 @@ def _window(text: str) -> int:
 
 
 def _store_flags(parser: argparse.ArgumentParser) -> None:
+    # The URL last, as the console and --worker take it (``monque-tui export sqlite:///jobs.db``
+    # was "unrecognized arguments"), or with --url.
+    parser.add_argument("store_url", nargs="?", default=None, metavar="URL", help="store URL (or --url URL)")
     parser.add_argument(
         "--url", default=None, metavar="URL", help=f"store URL [env: MONQUE_URL] [default: {DEFAULT_URL}]"
     )
@@ -204,9 +207,15 @@ def build_parser() -> argparse.ArgumentParser:
 def run_command(argv: Sequence[str]) -> int:
     """Parse and run one command; raises ``CliError`` for anything the user can fix."""
     args = build_parser().parse_args(list(argv))
-    url = args.url or os.environ.get("MONQUE_URL") or DEFAULT_URL
-    handler = _HANDLERS[args.command]
     _refuse_url_as_name(args)
+    if args.store_url and args.url and args.store_url.strip() != args.url.strip():
+        raise CliError(
+            f"{args.command}: two store URLs ({mask_url(args.store_url.strip())!r} and --url "
+            f"{mask_url(args.url.strip())!r}); give one",
+            ExitCode.USAGE,
+        )
+    url = args.store_url or args.url or os.environ.get("MONQUE_URL") or DEFAULT_URL
+    handler = _HANDLERS[args.command]
     try:
         return asyncio.run(_stoppable(_with_monque(url, args, handler), args))
     except KeyboardInterrupt:
@@ -282,7 +291,11 @@ async def _with_monque(
 ) -> int:
     from .urlcheck import check_url
 
-    if args.command not in ("pause", "resume"):
+    if args.command == "pause":
+        # Pausing ahead of the first worker is allowed, so a new file may be made; but a
+        # mistyped path must not pass for the real store in silence ("paused email").
+        args.new_store = _missing_sqlite_path(url)
+    else:
         _require_existing_sqlite(url)
     check_url(url, connect_timeout=args.connect_timeout)
     try:
@@ -301,17 +314,23 @@ async def _with_monque(
         await monque.close()
 
 
-def _require_existing_sqlite(url: str) -> None:
-    """A command that only reads must not create an empty database where a path was mistyped."""
+def _missing_sqlite_path(url: str) -> str | None:
+    """The file a SQLite URL names, when it does not exist yet (None: it exists, or not SQLite)."""
     if not url.lower().startswith("sqlite://"):
-        return
+        return None
     from monque_engine import open_store
 
     try:
         path = str(open_store(url).settings.path)  # type: ignore[attr-defined]
     except (MonqueError, ValueError, AttributeError):
-        return  # check_url says what is wrong with it
-    if path and path != ":memory:" and not Path(path).exists():
+        return None  # check_url says what is wrong with it
+    return path if path and path != ":memory:" and not Path(path).exists() else None
+
+
+def _require_existing_sqlite(url: str) -> None:
+    """A command that reads (or resumes) must not create an empty database where a path was mistyped."""
+    path = _missing_sqlite_path(url)
+    if path is not None:
         raise CliError(
             f"{mask_url(url)}: {path} does not exist; check the path (this command never creates one)", ExitCode.STORE
         )
@@ -327,7 +346,10 @@ def _err(text: str) -> None:
 
 async def _pause(monque: Monque, args: argparse.Namespace) -> int:
     changed = await monque.pause(args.name)
-    _err(f"paused {args.name}" if changed else f"{args.name} was already paused")
+    line = f"paused {args.name}" if changed else f"{args.name} was already paused"
+    if getattr(args, "new_store", None):
+        line += f" in a new, empty store: {args.new_store} did not exist (check the path if you meant an existing one)"
+    _err(line)
     return ExitCode.OK
 
 
@@ -628,7 +650,8 @@ _HANDLERS: dict[str, Callable[[Monque, argparse.Namespace], Awaitable[int]]] = {
 def describe() -> str:
     """The commands section of ``monque-tui --help``."""
     return (
-        "commands (for scripts; each takes --url URL, default $MONQUE_URL, and --help):\n"
+        "commands (for scripts; each takes the store URL last or as --url URL, default $MONQUE_URL,\n"
+        "and --help):\n"
         "  monque-tui pause NAME | resume NAME | paused   pause claiming of a job name (Python workers)\n"
         "  monque-tui instances                           the fleet, registered and inferred, alive or dead\n"
         "  monque-tui release-dead INSTANCE [--yes]       return a dead instance's jobs to pending now\n"

@@ -33,8 +33,12 @@ def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
 def test_pause_resume_and_paused_for_scripts(spawn: Callable[..., CliProcess], db_url: str) -> None:
     # Paused before the worker starts: a worker loads the paused set before its first claim,
     # so this is deterministic (the live, cross-process case is in test_fleet_multiprocess.py).
-    done = cli("pause", "fast", "--url", db_url)
-    assert (done.returncode, done.stderr.strip()) == (0, "paused fast")
+    done = cli("pause", "fast", "--url", db_url)  # no file yet: it is made, and the line says so
+    path = db_url.removeprefix("sqlite:///")
+    assert (done.returncode, done.stderr.strip()) == (
+        0,
+        f"paused fast in a new, empty store: {path} did not exist (check the path if you meant an existing one)",
+    )
     assert cli("pause", "fast", "--url", db_url).stderr.strip() == "fast was already paused"
     listed = cli("paused", "--url", db_url)
     assert listed.returncode == 0 and listed.stdout.split("\t")[0] == "fast"
@@ -116,3 +120,21 @@ def test_bad_input_is_one_line_and_a_non_zero_exit(tmp_path: Path, db_url: str) 
     masked = cli("paused", "--url", "mongodb://admin:hunter2@127.0.0.1:1/app", "--connect-timeout", "0.2")
     assert masked.returncode == 3 and "hunter2" not in masked.stderr and "***" in masked.stderr
     assert cli("export", "--help").returncode == 0
+
+
+def test_the_store_url_may_come_last_as_for_the_console(tmp_path: Path, db_url: str) -> None:
+    """``monque-tui export sqlite:///jobs.db`` was "unrecognized arguments": the console and
+    --worker take the URL last, the commands only as --url."""
+    job_id = enqueue(db_url, "fast")
+    exported = cli("export", "--format", "jsonl", db_url)
+    assert exported.returncode == 0, exported.stderr
+    assert [json.loads(line)["_id"] for line in exported.stdout.splitlines()] == [job_id]
+    assert cli("pause", "fast", db_url).stderr.strip() == "paused fast"
+    assert cli("paused", db_url).stdout.split("\t")[0] == "fast"
+    assert cli("resume", "fast", db_url, "--url", db_url).stderr.strip() == "resumed fast"  # the same one twice
+    both = cli("paused", db_url, "--url", "mongodb://admin:hunter2@127.0.0.1:1/app")
+    assert both.returncode == 2 and "two store URLs" in both.stderr and "hunter2" not in both.stderr
+    # resume on a mistyped path creates nothing (there is nothing to resume there)
+    typo = tmp_path / "typo.db"
+    missing = cli("resume", "fast", f"sqlite:///{typo}")
+    assert missing.returncode == 3 and "does not exist" in missing.stderr and not typo.exists()
