@@ -229,6 +229,7 @@ class JobsScreen(Screen[None]):
             tabs = self.query_one(StatusTabs)
             tabs.stats = event.stats
             tabs.matching = event.matching
+            self.show_counts_age()  # fresh counts drop "counts 30s old" now, not at the next tick
             if event.query.name_is_glob and event.query == self.session.query:
                 self._show_name_matches(event.query)  # the names were read again with the counts
         elif isinstance(event, FeedChanged):

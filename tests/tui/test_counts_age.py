@@ -45,3 +45,23 @@ async def test_at_80_columns_the_age_gives_way_before_the_count(seeded_url: str)
         line = tabs.render().plain
         assert "counts 1h00m old" not in line
         assert f"{tabs.stats.total:,}" in line  # type: ignore[union-attr]
+
+
+async def test_fresh_counts_drop_the_age_as_they_land(seeded_url: str) -> None:
+    """The age was only redrawn on the 1 s throughput tick: new counts landed beside
+    "counts 30s old" for up to a second. Without timers (``live=False``) nothing else can
+    clear it, so the counts' own arrival must."""
+    async with running_console(seeded_url, live=False) as (app, pilot):
+        tabs = app.jobs_screen.query_one(StatusTabs)
+        session = app.session
+        await wait_for(lambda: tabs.stats is not None and session.counts_age is not None)
+        session.monotonic = lambda: (session.stats_counted_at or 0.0) + 30.0
+        app.jobs_screen.show_counts_age()
+        await wait_for(lambda: "· counts 30s old" in tabs.render().plain)
+
+        session.monotonic = time.monotonic
+        counted = session.stats_counted_at
+        await session.refresh_stats()
+        assert session.stats_counted_at != counted
+        await wait_for(lambda: "counts" not in tabs.render().plain)
+        assert tabs.counts_age is None
