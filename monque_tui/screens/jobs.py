@@ -85,6 +85,8 @@ class JobsScreen(Screen[None]):
         #: Enter pressed while a new view loads: open the cursor's job once its rows are shown
         #: (tab then Enter at once on a busy store said "still loading" and did nothing).
         self._open_when_loaded: JobQuery | None = None
+        #: The name filter the store's names were last read again for (``_placeholder``).
+        self._names_read_for: str | None = None
 
     # -- state lives in the session ------------------------------------------------------------------
     @property
@@ -173,7 +175,14 @@ class JobsScreen(Screen[None]):
         """What an empty table says: why, when the name filter names no job in the store."""
         if window.rows:
             return ""
-        return window.query.unknown_name_hint(self.session.names) or NO_ROWS
+        hint = window.query.unknown_name_hint(self.session.names)
+        if hint is not None and self._names_read_for != window.query.name:
+            # The names were read at start: a producer may have begun using this one since, and
+            # "No job is named" would then be false. Read them again; ``load_names`` redraws this.
+            self._names_read_for = window.query.name
+            self.load_names()
+            return NO_ROWS
+        return hint or NO_ROWS
 
     @work(group="edges")
     async def load_edge(self, edge: str) -> None:
