@@ -153,3 +153,16 @@ async def test_a_name_added_after_the_console_opened_is_not_called_unknown(seede
         await wait_for(lambda: "brand-new-report" in screen.session.names)
         await wait_for(lambda: "No jobs match this view." in screen_text(app))
         assert "No job is named" not in screen_text(app)
+
+
+def test_the_hint_offers_tab_and_a_glob_only_where_they_work() -> None:
+    """Names, Tab completion and globs are all case-sensitive: for ``SEND`` the hint listed
+    ``send-email`` and said "SEND* shows all", a glob that shows nothing, and Tab, which
+    completes nothing from ``SEND``."""
+    known = ["SEND-sms", "send-email", "webhook"]
+    other_case = JobQuery(name="Send").unknown_name_hint(known)
+    assert other_case is not None and "send-email" in other_case and "SEND-sms" in other_case
+    assert "Send*" not in other_case and "Tab" not in other_case and "case" in other_case
+    mixed = JobQuery(name="send").unknown_name_hint(known)
+    assert mixed is not None and "names starting with it: send-email (" in mixed and "send* shows all" in mixed
+    assert "SEND-sms" not in mixed  # send* would not show it
