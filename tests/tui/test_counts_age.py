@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from monque_tui.widgets.status_tabs import StatusTabs
 
 from .conftest import running_console, wait_for
@@ -65,3 +67,18 @@ async def test_fresh_counts_drop_the_age_as_they_land(seeded_url: str) -> None:
         assert session.stats_counted_at != counted
         await wait_for(lambda: "counts" not in tabs.render().plain)
         assert tabs.counts_age is None
+
+
+@pytest.mark.parametrize("width", [86, 110])
+async def test_the_age_never_shortens_the_tab_labels(seeded_url: str, width: int) -> None:
+    """The age was counted in the room the labels must leave: when counts grew old the tabs
+    went from "Pending" to "Pend" (110 columns) or "Pend" to "Pen" (86, where the age did
+    not fit even then), the age pushing out what matters more instead of giving way."""
+    async with running_console(seeded_url, size=(width, 30), live=False) as (app, pilot):
+        tabs = app.jobs_screen.query_one(StatusTabs)
+        await wait_for(lambda: tabs.stats is not None)
+        tabs.counts_age = None
+        fresh = tabs.render().plain
+        tabs.counts_age = 25
+        old = tabs.render().plain
+        assert old.split("│")[0] == fresh.split("│")[0], (fresh, old)
