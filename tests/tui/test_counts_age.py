@@ -53,7 +53,7 @@ async def test_fresh_counts_drop_the_age_as_they_land(seeded_url: str) -> None:
     """The age was only redrawn on the 1 s throughput tick: new counts landed beside
     "counts 30s old" for up to a second. Without timers (``live=False``) nothing else can
     clear it, so the counts' own arrival must."""
-    async with running_console(seeded_url, live=False) as (app, pilot):
+    async with running_console(seeded_url, live=False) as (app, _pilot):
         tabs = app.jobs_screen.query_one(StatusTabs)
         session = app.session
         await wait_for(lambda: tabs.stats is not None and session.counts_age is not None)
@@ -74,7 +74,7 @@ async def test_the_age_never_shortens_the_tab_labels(seeded_url: str, width: int
     """The age was counted in the room the labels must leave: when counts grew old the tabs
     went from "Pending" to "Pend" (110 columns) or "Pend" to "Pen" (86, where the age did
     not fit even then), the age pushing out what matters more instead of giving way."""
-    async with running_console(seeded_url, size=(width, 30), live=False) as (app, pilot):
+    async with running_console(seeded_url, size=(width, 30), live=False) as (app, _pilot):
         tabs = app.jobs_screen.query_one(StatusTabs)
         await wait_for(lambda: tabs.stats is not None)
         tabs.counts_age = None

@@ -63,7 +63,6 @@ async def test_q_without_running_jobs_closes_at_once(tmp_path: Path) -> None:
     assert not any("Stopping" in n.message for n in app._notifications)
 
 
-
 async def test_q_while_a_claim_is_in_flight_stays_up_for_the_job_it_claims(tmp_path: Path) -> None:
     """q when no handler ran yet but a claim was on its way: the console exited at once, and
     the workers' stop then waited for the job that claim handed out on a cleared screen (the
