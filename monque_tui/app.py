@@ -165,13 +165,14 @@ class MonqueConsole(App[int]):
         the time), and that wait is said, here, once it lasts.
         """
         monque = self.monque
+        if self._stopping_workers:  # (the workers no longer claim: is_running is already false)
+            waiting = "waiting for the running jobs to finish" if monque.running_job_count else "stopping the workers"
+            self.notify(f"Still {waiting}.", title="Quit", timeout=3)
+            return
         workers = monque is not None and self.config.start_workers
         running = monque.running_job_count if workers else 0
         if not running and not (workers and monque.is_running):
             self.exit()
-            return
-        if self._stopping_workers:
-            self.notify("Still waiting for the running jobs to finish.", title="Quit", timeout=3)
             return
         self._stopping_workers = True
         slow: Timer | None = None

@@ -117,3 +117,35 @@ async def test_q_while_a_claim_is_in_flight_stays_up_for_the_job_it_claims(tmp_p
         await wait_for(lambda: not app.is_running)
     (job,) = (await store_jobs(url)).values()
     assert job.status == "completed"
+
+
+async def test_q_again_while_idle_workers_stop_does_not_speak_of_running_jobs(tmp_path: Path) -> None:
+    """With no handler running, the workers still stop before the console closes (a store slow
+    to take the instance's leave holds it): a second q says it is still stopping, not that
+    running jobs (there are none) are awaited."""
+    url = f"sqlite:///{tmp_path / 'idle-stop.db'}"
+
+    async def setup(monque: Monque) -> None:
+        monque.register("idle", lambda job: None)
+
+    app = MonqueConsole(ConsoleConfig(url=url, setup=setup, start_workers=True, label="test"))
+    async with app.run_test(size=(140, 36)) as pilot:
+        await asyncio.wait_for(app.ready.wait(), 10)
+        monque = app.monque
+        store, leave = monque.store, asyncio.Event()
+        real_remove = store.remove_instance
+
+        async def slow_leave(*args: object) -> object:  # the instance's leave, the stop's last step
+            await leave.wait()
+            return await real_remove(*args)
+
+        store.remove_instance = slow_leave
+        try:
+            await pilot.press("q")
+            await wait_for(lambda: any("Stopping the workers (at most" in n.message for n in app._notifications))
+            await pilot.press("q")
+            await wait_for(lambda: any("Still stopping the workers" in n.message for n in app._notifications))
+            assert not any("running job" in n.message for n in app._notifications)
+        finally:
+            leave.set()
+        await wait_for(lambda: not app.is_running)
