@@ -159,29 +159,45 @@ class MonqueConsole(App[int]):
         Textual had cleared the screen: quitting the demo sat on a blank terminal for seconds,
         with nothing to say why. The console now stays up, says what it waits for, and closes
         once the workers have stopped (the jobs finish, or stale recovery gets them).
+
+        With no handler running, workers that run still stop before the console closes: a
+        claim on its way hands out a job the stop then waits for (the demo's workers claim all
+        the time), and that wait is said, here, once it lasts.
         """
         monque = self.monque
-        running = monque.running_job_count if monque is not None and self.config.start_workers else 0
-        if not running:
+        if self._stopping_workers:  # (the workers no longer claim: is_running is already false)
+            waiting = "waiting for the running jobs to finish" if monque.running_job_count else "stopping the workers"
+            self.notify(f"Still {waiting}.", title="Quit", timeout=3)
+            return
+        workers = monque is not None and self.config.start_workers
+        running = monque.running_job_count if workers else 0
+        if not running and not (workers and monque.is_running):
             self.exit()
             return
-        if self._stopping_workers:
-            self.notify("Still waiting for the running jobs to finish.", title="Quit", timeout=3)
-            return
         self._stopping_workers = True
+        slow: Timer | None = None
+        if running:
+            self._say_stopping(monque)
+        else:
+            slow = self.set_timer(SLOW_KEY_AFTER, lambda: self._say_stopping(monque))
+        self.run_worker(self._stop_workers_then_exit(monque, slow), group="quit")
+
+    def _say_stopping(self, monque: Any) -> None:
         timeout = float(monque.options.shutdown_timeout)
+        running = monque.running_job_count
+        what = f": {plural(running, 'running job')} may finish first" if running else ""
         self.notify(
-            f"Stopping the workers: {plural(running, 'running job')} may finish first (at most {timeout:g} s); "
-            "the console closes when they have.",
+            f"Stopping the workers{what} (at most {timeout:g} s); the console closes when they have.",
             title="Quit",
             timeout=timeout + 5,
         )
-        self.run_worker(self._stop_workers_then_exit(monque), group="quit")
 
-    async def _stop_workers_then_exit(self, monque: Any) -> None:
+    async def _stop_workers_then_exit(self, monque: Any, slow: Timer | None = None) -> None:
         try:
             await monque.stop()  # never raises; bounded by shutdown_timeout and a grace
         finally:
+            if slow is not None:
+                slow.stop()
             self.exit()
 
     def action_help_quit(self) -> None:

@@ -152,13 +152,17 @@ class JobQuery:
         name = self.name
         if name is None or self.name_is_glob or not known or name in known:
             return None
-        folded = name.casefold()
-        starting = [n for n in known if n.casefold().startswith(folded)]
+        starting = [n for n in known if n.startswith(name)]
         if starting:
-            shown = ", ".join(starting[:3]) + (f" and {len(starting) - 3} more" if len(starting) > 3 else "")
             return (
-                f"No job is named {name!r}; names starting with it: {shown} (/ then Tab completes; {name}* shows all)"
+                f"No job is named {name!r}; names starting with it: {_some(starting)} "
+                f"(/ then Tab completes; {name}* shows all)"
             )
+        # Tab and ``NAME*`` are case-sensitive too: offering them here would show nothing.
+        folded = name.casefold()
+        other_case = [n for n in known if n.casefold().startswith(folded)]
+        if other_case:
+            return f"No job is named {name!r}; names are case-sensitive, and these start with it: {_some(other_case)}"
         return f"No job is named {name!r} in this store (names are exact; / then Tab completes a known one)"
 
     # -- changes -----------------------------------------------------------------------------
@@ -236,6 +240,11 @@ class JobQuery:
 def is_glob(name: str) -> bool:
     """``*`` or ``?`` make a name filter a glob (the engine's ``JobListFilter.name_pattern``)."""
     return "*" in name or "?" in name
+
+
+def _some(names: Sequence[str]) -> str:
+    """The first three names, and how many more."""
+    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
 
 
 @functools.lru_cache(maxsize=32)

@@ -213,3 +213,31 @@ def test_a_disk_io_error_says_what_to_check() -> None:
     assert "ulimit -f" in str(wrapped) and "free space" in str(wrapped)
     other = wrap_error(sqlite3.OperationalError("database or disk is full"), lambda: "SQLite database /x/jobs.db")
     assert str(other) == "SQLite database /x/jobs.db: database or disk is full"
+
+
+async def test_a_relative_path_keeps_naming_its_file_after_the_process_changes_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``sqlite:///jobs.db`` is resolved once, at open: an ``--app`` whose setup or handler
+    calls ``os.chdir`` made every later check stat ``jobs.db`` in the new directory, so the
+    store called its file deleted (a worker then stopped with exit 3, a console said "restart"),
+    and new read connections opened, or created, another ``jobs.db`` there."""
+    home, elsewhere = tmp_path / "home", tmp_path / "elsewhere"
+    home.mkdir()
+    elsewhere.mkdir()
+    monkeypatch.chdir(home)
+    m = Monque("sqlite:///jobs.db", **SHORT_INTERVALS)
+    events = EventRecorder().attach(m, "job:error")
+    await m.initialize()
+    try:
+        await m.enqueue("work", {"n": 1})
+        monkeypatch.chdir(elsewhere)
+        assert m.store.health_error() is None
+        await m.enqueue("work", {"n": 2})
+        assert (await m.get_queue_stats("work")).total == 2
+        assert m.store.health_error() is None
+        assert events.of("job:error") == []
+        assert not (elsewhere / "jobs.db").exists()
+        assert len(ids_in(home / "jobs.db")) == 2
+    finally:
+        await m.close()

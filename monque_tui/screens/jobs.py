@@ -85,6 +85,8 @@ class JobsScreen(Screen[None]):
         #: Enter pressed while a new view loads: open the cursor's job once its rows are shown
         #: (tab then Enter at once on a busy store said "still loading" and did nothing).
         self._open_when_loaded: JobQuery | None = None
+        #: The exact name of the last counted view and how many jobs it has in all (``_placeholder``).
+        self._name_total: tuple[str, int] | None = None
 
     # -- state lives in the session ------------------------------------------------------------------
     @property
@@ -173,6 +175,11 @@ class JobsScreen(Screen[None]):
         """What an empty table says: why, when the name filter names no job in the store."""
         if window.rows:
             return ""
+        # Only once the name's own count says it has no job at all: the store's names are read
+        # at start, and a name a producer began using since was called unknown (its jobs in
+        # another tab). Every view change counts its name anyway; no other read is needed.
+        if self._name_total != (window.query.name, 0):
+            return NO_ROWS
         return window.query.unknown_name_hint(self.session.names) or NO_ROWS
 
     @work(group="edges")
@@ -229,6 +236,13 @@ class JobsScreen(Screen[None]):
             tabs = self.query_one(StatusTabs)
             tabs.stats = event.stats
             tabs.matching = event.matching
+            name = event.query.name
+            if name is not None and not event.query.name_is_glob and self._name_total != (name, event.stats.total):
+                self._name_total = (name, event.stats.total)
+                if table.window is not None and not table.window.rows and not self.session.loading:
+                    table.placeholder = self._placeholder(table.window)  # the count may explain it now
+                    table.refresh()
+            self.show_counts_age()  # fresh counts drop "counts 30s old" now, not at the next tick
             if event.query.name_is_glob and event.query == self.session.query:
                 self._show_name_matches(event.query)  # the names were read again with the counts
         elif isinstance(event, FeedChanged):

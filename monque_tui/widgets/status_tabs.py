@@ -67,8 +67,8 @@ class StatusTabs(Static):
         width = self.content_size.width
         matching = f" — {self.matching:,} matching" if self.matching is not None else ""
         age = f" · counts {span(self.counts_age * 1000)} old" if self.counts_age is not None else ""
-        tail = self.sort_text + matching + age
-        wanted = min(len(self.describe), 24) + len(tail) + 2
+        # Without the age: it takes only room the rest leaves (it never shortens the labels).
+        wanted = min(len(self.describe), 24) + len(self.sort_text + matching) + 2
         # The status word ("completed", "all") matters most, then the rest of the view's
         # description, then the count, then the sort (the sorted column's header has its arrow).
         essential = self.describe.split(" ", 1)[0].rstrip(",")
@@ -96,7 +96,7 @@ class StatusTabs(Static):
         if self.describe or self.sort_text:
             text.append("│ ", style="dim")
             describe = self.describe
-            room = width - text.cell_len if width else len(describe) + len(tail)
+            room = width - text.cell_len if width else len(describe) + len(self.sort_text + matching + age)
             # The counts' age goes first, then the sort (its column's header has the arrow).
             for tail in (self.sort_text + matching + age, self.sort_text + matching, matching, ""):
                 if len(describe) + len(tail) <= room:

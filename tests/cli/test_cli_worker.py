@@ -273,3 +273,26 @@ def test_a_store_file_deleted_or_replaced_under_the_worker_stops_it_with_exit_3(
     last = worker.lines[-1]
     assert last.startswith("monque-tui: error:") and f"was {how}" in last and "restart" in last
     assert not any("Traceback" in line for line in worker.lines)
+
+
+def test_a_relative_store_path_survives_the_app_changing_directory(
+    spawn: Callable[..., CliProcess], tmp_path: Path
+) -> None:
+    """``sqlite:///jobs.db`` with an app that calls ``os.chdir`` in its setup: the store
+    looked for ``jobs.db`` in the new directory, called its file deleted, and the worker
+    stopped with exit 3 at its first claim. The path is resolved once, at open."""
+    home, elsewhere = tmp_path / "home", tmp_path / "elsewhere"
+    home.mkdir()
+    elsewhere.mkdir()
+    env = {"PYTHONPATH": str(Path(__file__).parent), "CHDIR_APP_TO": str(elsewhere)}
+    worker = spawn(
+        "--worker", "--app", "apps.chdir_app:setup", "--log-format", "json", "sqlite:///jobs.db", env=env, cwd=home
+    )
+    worker.wait_for_event("worker:started")
+    url = f"sqlite:///{home / 'jobs.db'}"
+    job_id = enqueue(url, "fast")
+    worker.wait_for_event("job:complete", job_id=job_id)
+    worker.send(signal.SIGTERM)
+    assert worker.wait_exit() == 0
+    assert not any('"job:error"' in line for line in worker.lines)
+    assert not (elsewhere / "jobs.db").exists()

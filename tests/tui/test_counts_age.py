@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from monque_tui.widgets.status_tabs import StatusTabs
 
 from .conftest import running_console, wait_for
@@ -45,3 +47,38 @@ async def test_at_80_columns_the_age_gives_way_before_the_count(seeded_url: str)
         line = tabs.render().plain
         assert "counts 1h00m old" not in line
         assert f"{tabs.stats.total:,}" in line  # type: ignore[union-attr]
+
+
+async def test_fresh_counts_drop_the_age_as_they_land(seeded_url: str) -> None:
+    """The age was only redrawn on the 1 s throughput tick: new counts landed beside
+    "counts 30s old" for up to a second. Without timers (``live=False``) nothing else can
+    clear it, so the counts' own arrival must."""
+    async with running_console(seeded_url, live=False) as (app, _pilot):
+        tabs = app.jobs_screen.query_one(StatusTabs)
+        session = app.session
+        await wait_for(lambda: tabs.stats is not None and session.counts_age is not None)
+        session.monotonic = lambda: (session.stats_counted_at or 0.0) + 30.0
+        app.jobs_screen.show_counts_age()
+        await wait_for(lambda: "· counts 30s old" in tabs.render().plain)
+
+        session.monotonic = time.monotonic
+        counted = session.stats_counted_at
+        await session.refresh_stats()
+        assert session.stats_counted_at != counted
+        await wait_for(lambda: "counts" not in tabs.render().plain)
+        assert tabs.counts_age is None
+
+
+@pytest.mark.parametrize("width", [86, 110])
+async def test_the_age_never_shortens_the_tab_labels(seeded_url: str, width: int) -> None:
+    """The age was counted in the room the labels must leave: when counts grew old the tabs
+    went from "Pending" to "Pend" (110 columns) or "Pend" to "Pen" (86, where the age did
+    not fit even then), the age pushing out what matters more instead of giving way."""
+    async with running_console(seeded_url, size=(width, 30), live=False) as (app, _pilot):
+        tabs = app.jobs_screen.query_one(StatusTabs)
+        await wait_for(lambda: tabs.stats is not None)
+        tabs.counts_age = None
+        fresh = tabs.render().plain
+        tabs.counts_age = 25
+        old = tabs.render().plain
+        assert old.split("│")[0] == fresh.split("│")[0], (fresh, old)

@@ -133,3 +133,37 @@ async def test_the_empty_table_says_the_typed_name_is_not_a_job_name(seeded_url:
         await wait_for(lambda: "No job is named 'send'; names starting with it: send-email" in screen_text(app))
         await pilot.press("slash", "ctrl+u", *"send-email", "enter")  # a real name: its rows
         await wait_for(lambda: table_ids(app) != [] and screen.window.query.name == "send-email")
+
+
+async def test_a_name_added_after_the_console_opened_is_not_called_unknown(seeded_url: str) -> None:
+    """The store's names are read once, at start: a name a producer began using later, with
+    none of its jobs in the tab shown, was called "not a job in this store". The view's own
+    count of the name (read on every view change) decides instead."""
+    async with running_console(seeded_url) as (app, pilot):
+        screen = app.jobs_screen
+        await wait_for(lambda: screen.session.names != [])
+        producer = Monque(seeded_url, recover_stale_jobs=False)
+        await producer.initialize()
+        try:
+            await producer.enqueue("brand-new-report", {"n": 1})  # pending only
+        finally:
+            await producer.close()
+        await pilot.press("5", "slash", *"brand-new-report", "enter")  # failed ones: none
+        await wait_for(lambda: screen.window.query.name == "brand-new-report" and table_ids(app) == [])
+        await wait_for(lambda: screen.session.stats is not None and screen.session.stats.total == 1)
+        await wait_for(lambda: "No jobs match this view." in screen_text(app))
+        assert "No job is named" not in screen_text(app)
+        assert "brand-new-report" not in screen.session.names  # no extra read of every name
+
+
+def test_the_hint_offers_tab_and_a_glob_only_where_they_work() -> None:
+    """Names, Tab completion and globs are all case-sensitive: for ``SEND`` the hint listed
+    ``send-email`` and said "SEND* shows all", a glob that shows nothing, and Tab, which
+    completes nothing from ``SEND``."""
+    known = ["SEND-sms", "send-email", "webhook"]
+    other_case = JobQuery(name="Send").unknown_name_hint(known)
+    assert other_case is not None and "send-email" in other_case and "SEND-sms" in other_case
+    assert "Send*" not in other_case and "Tab" not in other_case and "case" in other_case
+    mixed = JobQuery(name="send").unknown_name_hint(known)
+    assert mixed is not None and "names starting with it: send-email (" in mixed and "send* shows all" in mixed
+    assert "SEND-sms" not in mixed  # send* would not show it

@@ -31,8 +31,11 @@ class FileLostError(StoreLostError):
 
 
 class FileIdentity:
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, display: str | None = None) -> None:
+        """``path``: absolute, so a later ``os.chdir`` does not look like a deleted file;
+        ``display``: the path as the user gave it, for the message."""
         self.path = path
+        self.display = display or path
         self._identity: tuple[int, int] | None = None
         self._lost: FileLostError | None = None
         self._lock = threading.Lock()
@@ -73,7 +76,7 @@ class FileIdentity:
 
     def _fail(self, what: str) -> None:
         error = FileLostError(
-            f"SQLite database {self.path} {what} while this process had it open; writes since then went "
+            f"SQLite database {self.display} {what} while this process had it open; writes since then went "
             "to the old, unlinked file and are lost at exit, and jobs in the file now at that path are not "
             "seen; restart the process to open the current file"
         )

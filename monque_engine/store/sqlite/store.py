@@ -148,7 +148,10 @@ class SqliteStore(JobStore):
         self._claimed: dict[str, Job] = {}
         self._completions: collections.deque[tuple[Job, str, int, asyncio.Future[Job | None]]] = collections.deque()
         self._completion_flush_queued = False
-        self._identity = FileIdentity(settings.path)
+        #: The file, resolved when the store is opened: connections made later (a reader's,
+        #: the checkpointer's) and the identity checks must not follow an ``os.chdir``.
+        self._file = os.path.abspath(settings.path)
+        self._identity = FileIdentity(self._file, settings.path)
         self._on_fatal: Any = None
         self._bulk: BulkInserter | None = None
         self._sql: dict[str, str] = {}  # statements built once per open (table names)
@@ -167,7 +170,7 @@ class SqliteStore(JobStore):
         if self.settings.read_only:
             return self._connect_read_only(busy_timeout)
         conn = sqlite3.connect(
-            self.settings.path, isolation_level=None, check_same_thread=False, timeout=self.settings.busy_timeout
+            self._file, isolation_level=None, check_same_thread=False, timeout=self.settings.busy_timeout
         )
         try:
             retry_while_busy(lambda: self._use_wal(conn), self.settings.busy_timeout)
@@ -194,7 +197,7 @@ class SqliteStore(JobStore):
         ``immutable=1`` would avoid the side files but would read a file that others are
         changing as if it could not change, which is wrong for a live queue.
         """
-        uri = f"file:{quote(os.path.abspath(self.settings.path))}?mode=ro"
+        uri = f"file:{quote(self._file)}?mode=ro"
         conn = sqlite3.connect(
             uri, uri=True, isolation_level=None, check_same_thread=False, timeout=self.settings.busy_timeout
         )
@@ -293,13 +296,14 @@ class SqliteStore(JobStore):
             if self._writer is not None:
                 return
             self._preflight()
+            self._file = os.path.abspath(self.settings.path)
             loop = asyncio.get_running_loop()
             self._tables = tables = Tables(options.collection_name)
             self._bulk = BulkInserter(tables.jobs, tables.changes)
             self._sql.clear()
             self._feed_multi.clear()
             self._on_fatal = options.on_fatal
-            self._identity = identity = FileIdentity(self.settings.path)
+            self._identity = identity = FileIdentity(self._file, self.settings.path)
             identity.on_lost(lambda error: self._report_lost(loop, error))
             # No write connection checkpoints inside its commits: the write runner's
             # Checkpointer does it on a connection of its own (checkpointer.py).
@@ -330,7 +334,7 @@ class SqliteStore(JobStore):
                         verify=identity.check,
                         precheck=identity.raise_if_lost,
                         checkpoint_connect=unchecked,
-                        db_path=os.path.realpath(self.settings.path),  # where SQLite puts -shm
+                        db_path=os.path.realpath(self._file),  # where SQLite puts -shm
                     )
                     await self._writer.run(lambda conn: self._create_schema(conn, tables, options))
                     identity.capture()
