@@ -36,6 +36,7 @@ from monque_engine.store.urls import mask_secrets, mask_url
 from monque_engine.validation import validate_job_name
 
 from .exitcodes import CliError, ExitCode
+from .streams import stdout_missing, write_stderr
 
 PROG = "monque-tui"
 COMMANDS = ("pause", "resume", "paused", "instances", "release-dead", "health", "export")
@@ -168,7 +169,12 @@ def build_parser() -> argparse.ArgumentParser:
         "fields, _id as 24-hex, instants ISO-8601 UTC), in constant memory; "
         f"progress on stderr from {PROGRESS_FROM} jobs.",
     )
-    p.add_argument("--format", choices=FORMATS, default="jsonl", help="output format [default: jsonl]")
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default=None,
+        help="output format [default: csv for an --output ending .csv, else jsonl]",
+    )
     p.add_argument("--output", "-o", default="-", metavar="FILE", help="file to write, or - for stdout [default: -]")
     p.add_argument("--name", default=None, help="only jobs of this name")
     p.add_argument(
@@ -208,6 +214,10 @@ def run_command(argv: Sequence[str]) -> int:
     """Parse and run one command; raises ``CliError`` for anything the user can fix."""
     args = build_parser().parse_args(list(argv))
     _refuse_url_as_name(args)
+    _refuse_bad_name(args)
+    _refuse_closed_stdout(args)
+    if args.command == "export":
+        args.format = _export_format(args)
     if args.store_url and args.url and args.store_url.strip() != args.url.strip():
         raise CliError(
             f"{args.command}: two store URLs ({mask_url(args.store_url.strip())!r} and --url "
@@ -240,6 +250,46 @@ def _refuse_url_as_name(args: argparse.Namespace) -> None:
                 f"use monque-tui {args.command} {flag} --url URL",
                 ExitCode.USAGE,
             )
+
+
+#: Commands whose results go to stdout (``export`` only with ``--output -``).
+_PRINTS_RESULTS = frozenset({"paused", "instances", "health"})
+
+
+def _refuse_closed_stdout(args: argparse.Namespace) -> None:
+    """``monque-tui paused >&-`` exited 0 having printed nothing; ``export`` said "internal error".
+
+    A script that closed stdout gets one line and exit 2 before the store is opened.
+    """
+    if not stdout_missing():
+        return
+    if args.command in _PRINTS_RESULTS or (args.command == "export" and args.output == "-"):
+        fix = "redirect it (> FILE or > /dev/null)" + (" or use --output FILE" if args.command == "export" else "")
+        raise CliError(f"{args.command}: stdout is closed, so its output would be lost; {fix}", ExitCode.USAGE)
+
+
+def _export_format(args: argparse.Namespace) -> str:
+    """``--format`` as given; without it, CSV for an ``--output`` ending ``.csv`` (as the console's ``E`` does).
+
+    ``export --output failed.csv`` wrote JSON Lines into failed.csv and reported "(jsonl)".
+    """
+    if args.format is not None:
+        return str(args.format)
+    return "csv" if str(args.output).lower().endswith(".csv") else "jsonl"
+
+
+def _refuse_bad_name(args: argparse.Namespace) -> None:
+    """Reject a job name no job can have before the store is opened.
+
+    ``pause '' sqlite:///typo.db`` said the name was invalid, yet had already created
+    ``typo.db`` (pause may make a new store), so bad input changed the disk (probe 7).
+    """
+    if args.command not in ("pause", "resume"):
+        return
+    try:
+        validate_job_name(args.name)
+    except MonqueError as error:
+        raise CliError(f"{args.command}: {error}", ExitCode.USAGE) from None
 
 
 async def _stoppable(work: Awaitable[int], args: argparse.Namespace) -> int:
@@ -341,7 +391,7 @@ def _out(text: str) -> None:
 
 
 def _err(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
+    write_stderr(text)
 
 
 async def _pause(monque: Monque, args: argparse.Namespace) -> int:

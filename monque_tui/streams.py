@@ -1,0 +1,38 @@
+"""Writing to the standard streams when a script may have closed them (``>&-``, ``2>&-``).
+
+With a closed stream the interpreter sets ``sys.stdout`` / ``sys.stderr`` to ``None``, and
+``print(text, file=None)`` then writes to *stdout*: with stderr closed, ``export``'s
+progress lines landed inside the JSON Lines it streamed to stdout (probe 7). With stdout
+closed, ``print`` writes nothing and the command exited 0 having printed none of its
+results. These helpers keep diagnostics off stdout and let a command refuse to start when
+the stream its results go to is missing.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+
+def is_open(stream: TextIO | None) -> bool:
+    """Whether ``stream`` can be written: not missing (closed fd at start) and not closed since."""
+    try:
+        return stream is not None and not stream.closed
+    except (OSError, ValueError):
+        return False
+
+
+def write_stderr(text: str) -> None:
+    """One line on stderr; nothing at all when stderr is closed (never on stdout instead)."""
+    stream = sys.stderr
+    if not is_open(stream):
+        return
+    try:
+        print(text, file=stream, flush=True)
+    except (OSError, ValueError):  # a stderr that went away is nobody's to report to
+        pass
+
+
+def stdout_missing() -> bool:
+    """True when stdout was closed by the caller (``>&-``): results printed there would vanish."""
+    return not is_open(sys.stdout)
