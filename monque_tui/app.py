@@ -71,6 +71,15 @@ class SessionMessage(Message):
         self.event = event
 
 
+#: The screen each "go to a screen" key opens: on that screen the key does nothing, so the
+#: footer does not offer it there (the Errors screen's footer named ``e Errors``; probe 7).
+_SCREEN_OF_ACTION: dict[str, type] = {
+    "show_queues": QueuesScreen,
+    "show_errors": ErrorsScreen,
+    "show_workers": WorkersScreen,
+    "show_help": HelpScreen,
+}
+
 class MonqueConsole(App[int]):
     TITLE = "monque"
     BINDINGS = bindings_for("app")
@@ -500,6 +509,9 @@ class MonqueConsole(App[int]):
 
     # -- acting on jobs ------------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        screen_class = _SCREEN_OF_ACTION.get(action)
+        if screen_class is not None and isinstance(self.screen, screen_class):
+            return False
         return True
 
     def act_on_jobs(self, kind: ActionKind, jobs: list[Any] | None = None, marked: bool | None = None) -> None:
