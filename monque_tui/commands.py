@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import re
 import signal
+import sqlite3
 import stat
 import sys
 from collections.abc import Awaitable, Callable, Sequence
@@ -33,9 +35,11 @@ from monque_engine import ConnectionError, InvalidJobQueryError, JobListFilter, 
 from monque_engine.export import FORMATS, export_jobs, iso
 from monque_engine.store import DEFAULT_URL
 from monque_engine.store.urls import mask_secrets, mask_url
+from monque_engine.store.sqlite.schema import check_collection_name
 from monque_engine.validation import validate_job_name
 
 from .exitcodes import CliError, ExitCode
+from .settings import parse_positive_seconds
 from .streams import stdout_missing, write_stderr
 
 PROG = "monque-tui"
@@ -85,6 +89,15 @@ def _window(text: str) -> int:
     return minutes
 
 
+def _positive_seconds(text: str) -> float:
+    """``--connect-timeout`` as the console's flag reads it: ``inf`` was an internal error
+    (OverflowError in the driver), ``nan`` and ``-1`` were taken (probe 7)."""
+    try:
+        return parse_positive_seconds(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"{text!r}: {error}") from None
+
+
 def _store_flags(parser: argparse.ArgumentParser) -> None:
     # The URL last, as the console and --worker take it (``monque-tui export sqlite:///jobs.db``
     # was "unrecognized arguments"), or with --url.
@@ -100,7 +113,7 @@ def _store_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--connect-timeout",
-        type=float,
+        type=_positive_seconds,
         default=5.0,
         metavar="SECONDS",
         help="how long to wait for MongoDB to answer [default: 5]",
@@ -212,7 +225,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def run_command(argv: Sequence[str]) -> int:
     """Parse and run one command; raises ``CliError`` for anything the user can fix."""
-    args = build_parser().parse_args(list(argv))
+    args = _parse(list(argv))
     _refuse_url_as_name(args)
     _refuse_bad_name(args)
     _refuse_closed_stdout(args)
@@ -225,6 +238,7 @@ def run_command(argv: Sequence[str]) -> int:
             ExitCode.USAGE,
         )
     url = args.store_url or args.url or os.environ.get("MONQUE_URL") or DEFAULT_URL
+    _refuse_bad_collection(args, url)
     handler = _HANDLERS[args.command]
     try:
         return asyncio.run(_stoppable(_with_monque(url, args, handler), args))
@@ -276,6 +290,86 @@ def _export_format(args: argparse.Namespace) -> str:
     if args.format is not None:
         return str(args.format)
     return "csv" if str(args.output).lower().endswith(".csv") else "jsonl"
+
+
+def _parse(words: list[str]) -> argparse.Namespace:
+    """Parse ``COMMAND ARGS…`` with the command's options anywhere among its positionals.
+
+    ``release-dead worker-7 --yes sqlite:///jobs.db`` and ``pause NAME --collection c URL``
+    were "unrecognized arguments: sqlite:///jobs.db": argparse fills NAME and the optional
+    URL from the first run of positionals, so a URL after a flag had no slot left (probe 7).
+    """
+    parser = build_parser()
+    if not words or words[0].startswith("-"):
+        return parser.parse_args(words)
+    sub = next(
+        (a for a in parser._actions if isinstance(a, argparse._SubParsersAction)),  # noqa: SLF001 - argparse has no public accessor
+        None,
+    )
+    command = None if sub is None else sub.choices.get(words[0])
+    if command is None:
+        return parser.parse_args(words)
+    args = command.parse_intermixed_args(words[1:])
+    args.command = words[0]
+    return args
+
+
+def _refuse_bad_collection(args: argparse.Namespace, url: str) -> None:
+    """A ``--collection`` no store can have is a bad flag (exit 2), said before anything is opened.
+
+    It was "Failed to initialize Monque: Collection name '' cannot be …", exit 3, as if the
+    store could not be opened (probe 7).
+    """
+    name = args.collection
+    try:
+        if url.strip().lower().startswith("sqlite:"):
+            check_collection_name(name)
+        elif not name.strip():
+            raise MonqueError("Collection name '' is empty; give a collection name (e.g. monque_jobs)")
+    except MonqueError as error:
+        raise CliError(f"--collection: {error}", ExitCode.USAGE) from None
+
+
+def _missing_collection(url: str, collection: str) -> str | None:
+    """What a SQLite file that exists holds instead of ``collection`` (None: it is there, or not checkable).
+
+    Read with a read-only connection, so checking never changes the file. MongoDB makes its
+    collections lazily and is not checked.
+    """
+    if not url.strip().lower().startswith("sqlite:"):
+        return None
+    from monque_engine import open_store
+
+    try:
+        path = str(open_store(url).settings.path)  # type: ignore[attr-defined]
+    except (MonqueError, ValueError, AttributeError):
+        return None  # check_url says what is wrong with the URL
+    if not path or path == ":memory:" or not Path(path).is_file():
+        return None
+    try:
+        with contextlib.closing(sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)) as db:
+            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.Error:
+        return None  # not a database, locked, …: the store's own open says what is wrong
+    if collection in tables:
+        return None
+    known = sorted(name for name in tables if f"{name}_meta" in tables)
+    return f"{path} has {', '.join(known)}" if known else f"{path} has no Monque collection"
+
+
+def _require_existing_collection(url: str, collection: str) -> None:
+    """A command other than ``pause`` must not create a collection where its name was mistyped.
+
+    ``export --collection nosuch sqlite:///jobs.db`` said "exported 0 job(s)", exit 0, and
+    left six new ``nosuch*`` tables in jobs.db (probe 7).
+    """
+    instead = _missing_collection(url, collection)
+    if instead is not None:
+        raise CliError(
+            f"{mask_url(url)}: no collection {collection!r} ({instead}); check --collection "
+            "(this command never creates one)",
+            ExitCode.STORE,
+        )
 
 
 def _refuse_bad_name(args: argparse.Namespace) -> None:
@@ -345,8 +439,10 @@ async def _with_monque(
         # Pausing ahead of the first worker is allowed, so a new file may be made; but a
         # mistyped path must not pass for the real store in silence ("paused email").
         args.new_store = _missing_sqlite_path(url)
+        args.new_collection = _missing_collection(url, args.collection)
     else:
         _require_existing_sqlite(url)
+        _require_existing_collection(url, args.collection)
     check_url(url, connect_timeout=args.connect_timeout)
     try:
         monque = Monque(url, collection_name=args.collection, recover_stale_jobs=False)
@@ -399,6 +495,11 @@ async def _pause(monque: Monque, args: argparse.Namespace) -> int:
     line = f"paused {args.name}" if changed else f"{args.name} was already paused"
     if getattr(args, "new_store", None):
         line += f" in a new, empty store: {args.new_store} did not exist (check the path if you meant an existing one)"
+    elif getattr(args, "new_collection", None):
+        line += (
+            f" in a new collection {args.collection!r} ({args.new_collection}; check --collection if you meant one "
+            "of those)"
+        )
     _err(line)
     return ExitCode.OK
 
