@@ -510,9 +510,16 @@ class MonqueConsole(App[int]):
     # -- acting on jobs ------------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         screen_class = _SCREEN_OF_ACTION.get(action)
-        if screen_class is not None and isinstance(self.screen, screen_class):
+        if screen_class is not None and isinstance(self._screen_in_view(), screen_class):
             return False
         return True
+
+    def _screen_in_view(self) -> Screen[object] | None:
+        """The top screen, the command palette aside (the footer under it belongs to this one)."""
+        for screen in reversed(self.screen_stack):
+            if not isinstance(screen, CommandPalette):
+                return screen
+        return None
 
     def act_on_jobs(self, kind: ActionKind, jobs: list[Any] | None = None, marked: bool | None = None) -> None:
         """Cancel, retry, reschedule or delete explicit jobs (default: the marked ones, or the cursor's)."""

@@ -36,6 +36,15 @@ async def test_the_footer_leaves_out_the_key_of_the_screen_shown(seeded_url: str
         assert "back" in shown and "quit" in shown, shown
         others = {"show_queues", "show_errors"} - {action}
         assert others <= shown, shown  # the other screens stay one key away
+        screen = app.screen
+        await pilot.press("ctrl+p")  # the palette over it: the footer below stays the screen's
+        await wait_for(lambda: app.screen is not screen)
+        await pilot.pause()
+        assert action not in {key.action for key in screen.query_one(ConsoleFooter).query(FooterKey)}
+        await pilot.press("escape")
+        await wait_for(lambda: app.screen is screen)
+        await pilot.pause()
+        assert action not in _footer_actions(app)
         await pilot.press("escape")
         await wait_for(lambda: app.screen is app.jobs_screen)
         await pilot.pause()
