@@ -174,7 +174,9 @@ def job_renderable(
     fields.add_row("id", job.id)
     fields.add_row("name", Text(job.name, style="bold"))
     fields.add_row("status", Text(job.status.value, style=STATUS_STYLES[job.status]))
-    fields.add_row("attempts", f"{job.fail_count} failed" if job.fail_count else "0")
+    # The failure count, named as such: labelled "attempts", a job that had run once and
+    # completed read "attempts 0" above a timeline listing its attempt #1 (probe 7).
+    fields.add_row("failures", str(job.fail_count))
     fields.add_row("unique key", job.unique_key or Text("-", style="dim"))
     due_label = "next run" if job.status in (JobStatus.PENDING, JobStatus.PROCESSING) else "was due"
     fields.add_row(due_label, _moment(job.next_run_at_ms, now))
