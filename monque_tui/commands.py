@@ -39,7 +39,7 @@ from monque_engine.store.sqlite.schema import check_collection_name
 from monque_engine.validation import validate_job_name
 
 from .exitcodes import CliError, ExitCode
-from .settings import parse_positive_seconds
+from .settings import parse_connect_timeout
 from .streams import stdout_missing, write_stderr
 
 PROG = "monque-tui"
@@ -93,7 +93,7 @@ def _positive_seconds(text: str) -> float:
     """``--connect-timeout`` as the console's flag reads it: ``inf`` was an internal error
     (OverflowError in the driver), ``nan`` and ``-1`` were taken (probe 7)."""
     try:
-        return parse_positive_seconds(text)
+        return parse_connect_timeout(text)
     except ValueError as error:
         raise argparse.ArgumentTypeError(f"{text!r}: {error}") from None
 

@@ -13,10 +13,12 @@
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from cli_helpers import enqueue
+from cli_helpers import CLI_DIR, enqueue
 from test_cli_fleet import cli
 
 
@@ -57,13 +59,28 @@ def test_a_collection_no_table_can_have_is_a_bad_flag(db_url: str, name: str) ->
     assert _tables(db_url) == before
 
 
-@pytest.mark.parametrize("value", ["inf", "nan", "-1", "0"])
+@pytest.mark.parametrize("value", ["inf", "nan", "-1", "0", "1e300"])
 @pytest.mark.parametrize("url", ["mongodb://user:s3cret@127.0.0.1:1/db", "sqlite:///jobs.db"])
 def test_connect_timeout_takes_what_the_console_flag_takes(value: str, url: str) -> None:
     done = cli("instances", "--connect-timeout", value, url)
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("monque-tui: error: argument --connect-timeout:"), done.stderr
     assert "s3cret" not in done.stderr and "internal error" not in done.stderr
+
+
+@pytest.mark.parametrize("flags", [["instances"], []])
+def test_a_huge_connect_timeout_blames_the_flag_not_the_url(flags: list[str]) -> None:
+    """1e300 passed, then PyMongo refused it: "Invalid MongoDB URL …: serverSelectionTimeoutMS …"."""
+    done = subprocess.run(
+        [sys.executable, "-m", "monque_tui", *flags, "--connect-timeout", "1e300", "mongodb://u:s3cret@127.0.0.1:1/db"],
+        cwd=CLI_DIR,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "argument --connect-timeout: '1e300'" in done.stderr and "Invalid MongoDB URL" not in done.stderr
 
 
 def test_a_flag_between_the_positionals_and_the_url(tmp_path: Path, db_url: str) -> None:
