@@ -19,7 +19,7 @@ import sys
 import textwrap
 import traceback
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import IO, Any, NoReturn
 
 from monque_engine import __version__ as engine_version
 from monque_engine.store.urls import mask_secrets, mask_text, mask_url
@@ -28,7 +28,7 @@ from .commands import COMMANDS
 from .commands import describe as describe_commands
 from .exitcodes import CliError, ExitCode
 from .settings import DEMO_URL, OPTIONS, Resolved, resolve
-from .streams import is_open, write_stderr
+from .streams import is_open, print_help_text, write_stderr
 
 PROG = "monque-tui"
 
@@ -75,6 +75,9 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise CliError(f"{message} (see {PROG} --help)", ExitCode.USAGE)
+
+    def _print_message(self, message: str, file: IO[str] | None = None) -> None:
+        print_help_text(message, file)
 
 
 def _flag_type(parse: Any) -> Any:

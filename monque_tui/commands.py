@@ -29,7 +29,7 @@ import sys
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import NoReturn
+from typing import IO, NoReturn
 
 from monque_engine import ConnectionError, InvalidJobQueryError, JobListFilter, Monque, MonqueError
 from monque_engine.export import FORMATS, export_jobs, iso
@@ -40,7 +40,7 @@ from monque_engine.validation import validate_job_name
 
 from .exitcodes import CliError, ExitCode
 from .settings import parse_connect_timeout
-from .streams import stdout_missing, write_stderr
+from .streams import print_help_text, stdout_missing, write_stderr
 
 PROG = "monque-tui"
 COMMANDS = ("pause", "resume", "paused", "instances", "release-dead", "health", "export")
@@ -52,6 +52,9 @@ STATUSES = ("pending", "processing", "completed", "failed", "cancelled")
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise CliError(f"{message} (see {self.prog} --help)", ExitCode.USAGE)
+
+    def _print_message(self, message: str, file: IO[str] | None = None) -> None:
+        print_help_text(message, file)
 
 
 def _instant(text: str) -> datetime:
@@ -483,7 +486,17 @@ def _require_existing_sqlite(url: str) -> None:
 
 
 def _out(text: str) -> None:
-    print(text, flush=True)
+    """One line of results on stdout; a write error there (a full disk) is the user's to fix.
+
+    ``paused > /dev/full`` read "internal error: OSError: [Errno 28]", exit 1 (probe 7);
+    ``export`` already said "cannot write stdout", exit 2, as this does now.
+    """
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        raise CliError(f"cannot write stdout: {error.strerror or error}", ExitCode.USAGE) from None
 
 
 def _err(text: str) -> None:

@@ -11,7 +11,9 @@ the stream its results go to is missing.
 from __future__ import annotations
 
 import sys
-from typing import TextIO
+from typing import IO, TextIO
+
+from .exitcodes import CliError, ExitCode
 
 
 def is_open(stream: TextIO | None) -> bool:
@@ -36,3 +38,24 @@ def write_stderr(text: str) -> None:
 def stdout_missing() -> bool:
     """True when stdout was closed by the caller (``>&-``): results printed there would vanish."""
     return not is_open(sys.stdout)
+
+
+def print_help_text(message: str, file: IO[str] | None) -> None:
+    """``argparse``'s ``_print_message`` without its ``except OSError: pass``.
+
+    argparse drops a write error: ``monque-tui --help > /dev/full`` lost the text and exited 0
+    (probe 7). A reader that went away (``--help | head -1``) stays quiet, as before.
+    """
+    if not message:
+        return
+    stream = file or sys.stderr
+    if not is_open(stream):
+        return
+    try:
+        stream.write(message)  # type: ignore[union-attr]
+        stream.flush()  # type: ignore[union-attr]
+    except BrokenPipeError:
+        pass
+    except OSError as error:
+        where = "stdout" if stream is sys.stdout else "stderr"
+        raise CliError(f"cannot write {where}: {error.strerror or error}", ExitCode.USAGE) from None

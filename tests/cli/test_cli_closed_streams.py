@@ -152,3 +152,17 @@ def test_the_console_refuses_a_stderr_that_is_not_a_terminal(tmp_path: Path, db_
             "monque-tui: error: the console needs a terminal, but stderr is not a terminal; run it in a "
             "terminal, or use --worker or --demo --headless for a process without a UI\n"
         )
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize("command", [["paused"], ["instances"], ["health"], ["--help"], ["--version"], ["export", "--help"]])
+def test_a_full_disk_behind_stdout_is_one_line_and_exit_2(db_url: str, command: list[str]) -> None:
+    """``paused > /dev/full`` read "internal error: OSError", exit 1; ``--help > /dev/full`` lost
+    its text and exited 0 (argparse drops write errors)."""
+    enqueue(db_url, "fast", {"n": 1})
+    subprocess.run([*PY, "pause", "fast", db_url], cwd=CLI_DIR, env=_env(), capture_output=True, check=True)
+    args = [*command, db_url] if not command[-1].startswith("-") else command
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([*PY, *args], cwd=CLI_DIR, env=_env(), stdout=full, stderr=subprocess.PIPE, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.decode() == "monque-tui: error: cannot write stdout: No space left on device\n"
