@@ -80,6 +80,7 @@ _SCREEN_OF_ACTION: dict[str, type] = {
     "show_help": HelpScreen,
 }
 
+
 class MonqueConsole(App[int]):
     TITLE = "monque"
     BINDINGS = bindings_for("app")
@@ -510,9 +511,7 @@ class MonqueConsole(App[int]):
     # -- acting on jobs ------------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         screen_class = _SCREEN_OF_ACTION.get(action)
-        if screen_class is not None and isinstance(self._screen_in_view(), screen_class):
-            return False
-        return True
+        return screen_class is None or not isinstance(self._screen_in_view(), screen_class)
 
     def _screen_in_view(self) -> Screen[object] | None:
         """The top screen, the command palette aside (the footer under it belongs to this one)."""

@@ -19,7 +19,7 @@ import sys
 import textwrap
 import traceback
 from collections.abc import Sequence
-from typing import IO, Any, NoReturn
+from typing import Any, NoReturn
 
 from monque_engine import __version__ as engine_version
 from monque_engine.store.urls import mask_secrets, mask_text, mask_url
@@ -76,7 +76,7 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise CliError(f"{message} (see {PROG} --help)", ExitCode.USAGE)
 
-    def _print_message(self, message: str, file: IO[str] | None = None) -> None:
+    def _print_message(self, message: str, file: Any = None) -> None:
         print_help_text(message, file)
 
 

@@ -29,13 +29,13 @@ import sys
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, NoReturn
+from typing import Any, NoReturn
 
 from monque_engine import ConnectionError, InvalidJobQueryError, JobListFilter, Monque, MonqueError
 from monque_engine.export import FORMATS, export_jobs, iso
 from monque_engine.store import DEFAULT_URL
-from monque_engine.store.urls import mask_secrets, mask_url
 from monque_engine.store.sqlite.schema import check_collection_name
+from monque_engine.store.urls import mask_secrets, mask_url
 from monque_engine.validation import validate_job_name
 
 from .exitcodes import CliError, ExitCode
@@ -53,7 +53,7 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise CliError(f"{message} (see {self.prog} --help)", ExitCode.USAGE)
 
-    def _print_message(self, message: str, file: IO[str] | None = None) -> None:
+    def _print_message(self, message: str, file: Any = None) -> None:
         print_help_text(message, file)
 
 
@@ -306,7 +306,7 @@ def _parse(words: list[str]) -> argparse.Namespace:
     if not words or words[0].startswith("-"):
         return parser.parse_args(words)
     sub = next(
-        (a for a in parser._actions if isinstance(a, argparse._SubParsersAction)),  # noqa: SLF001 - argparse has no public accessor
+        (a for a in parser._actions if isinstance(a, argparse._SubParsersAction)),
         None,
     )
     command = None if sub is None else sub.choices.get(words[0])

@@ -11,7 +11,7 @@ the stream its results go to is missing.
 from __future__ import annotations
 
 import sys
-from typing import IO, TextIO
+from typing import Any, TextIO
 
 from .exitcodes import CliError, ExitCode
 
@@ -40,7 +40,7 @@ def stdout_missing() -> bool:
     return not is_open(sys.stdout)
 
 
-def print_help_text(message: str, file: IO[str] | None) -> None:
+def print_help_text(message: str, file: Any) -> None:
     """``argparse``'s ``_print_message`` without its ``except OSError: pass``.
 
     argparse drops a write error: ``monque-tui --help > /dev/full`` lost the text and exited 0
@@ -52,8 +52,8 @@ def print_help_text(message: str, file: IO[str] | None) -> None:
     if not is_open(stream):
         return
     try:
-        stream.write(message)  # type: ignore[union-attr]
-        stream.flush()  # type: ignore[union-attr]
+        stream.write(message)
+        stream.flush()
     except BrokenPipeError:
         pass
     except OSError as error:

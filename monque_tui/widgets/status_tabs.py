@@ -91,7 +91,11 @@ class StatusTabs(Static):
                 self._fitted(width - text.cell_len - 2)
             )
             whole_view = len(self.describe) + len(matching) + 4  # "│ " and the gap
-            count_needs_bare = bool(matching) and not self._count_on_tab() and text.cell_len + whole_view > width >= bare.cell_len + whole_view
+            count_needs_bare = (
+                bool(matching)
+                and not self._count_on_tab()
+                and text.cell_len + whole_view > width >= bare.cell_len + whole_view
+            )
             if more_of_the_view or count_needs_bare or text.cell_len + len(essential) + 2 > width:
                 text = bare
             # Still too wide (40 columns): whole tabs give way, never a count cut ("6 1,1"),

@@ -155,7 +155,9 @@ def test_the_console_refuses_a_stderr_that_is_not_a_terminal(tmp_path: Path, db_
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
-@pytest.mark.parametrize("command", [["paused"], ["instances"], ["health"], ["--help"], ["--version"], ["export", "--help"]])
+@pytest.mark.parametrize(
+    "command", [["paused"], ["instances"], ["health"], ["--help"], ["--version"], ["export", "--help"]]
+)
 def test_a_full_disk_behind_stdout_is_one_line_and_exit_2(db_url: str, command: list[str]) -> None:
     """``paused > /dev/full`` read "internal error: OSError", exit 1; ``--help > /dev/full`` lost
     its text and exited 0 (argparse drops write errors)."""
