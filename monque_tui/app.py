@@ -71,6 +71,16 @@ class SessionMessage(Message):
         self.event = event
 
 
+#: The screen each "go to a screen" key opens: on that screen the key does nothing, so the
+#: footer does not offer it there (the Errors screen's footer named ``e Errors``; probe 7).
+_SCREEN_OF_ACTION: dict[str, type] = {
+    "show_queues": QueuesScreen,
+    "show_errors": ErrorsScreen,
+    "show_workers": WorkersScreen,
+    "show_help": HelpScreen,
+}
+
+
 class MonqueConsole(App[int]):
     TITLE = "monque"
     BINDINGS = bindings_for("app")
@@ -516,7 +526,15 @@ class MonqueConsole(App[int]):
 
     # -- acting on jobs ------------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        return True
+        screen_class = _SCREEN_OF_ACTION.get(action)
+        return screen_class is None or not isinstance(self._screen_in_view(), screen_class)
+
+    def _screen_in_view(self) -> Screen[object] | None:
+        """The top screen, the command palette aside (the footer under it belongs to this one)."""
+        for screen in reversed(self.screen_stack):
+            if not isinstance(screen, CommandPalette):
+                return screen
+        return None
 
     def act_on_jobs(self, kind: ActionKind, jobs: list[Any] | None = None, marked: bool | None = None) -> None:
         """Cancel, retry, reschedule or delete explicit jobs (default: the marked ones, or the cursor's)."""

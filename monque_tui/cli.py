@@ -28,6 +28,7 @@ from .commands import COMMANDS
 from .commands import describe as describe_commands
 from .exitcodes import CliError, ExitCode
 from .settings import DEMO_URL, OPTIONS, Resolved, resolve
+from .streams import is_open, print_help_text, write_stderr
 
 PROG = "monque-tui"
 
@@ -74,6 +75,9 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise CliError(f"{message} (see {PROG} --help)", ExitCode.USAGE)
+
+    def _print_message(self, message: str, file: Any = None) -> None:
+        print_help_text(message, file)
 
 
 def _flag_type(parse: Any) -> Any:
@@ -185,7 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             mask_secrets(f"internal error: {type(error).__name__}: {error}", url)
             + ("" if debug else " (rerun with --log-level debug for a traceback)")
         )
-        if debug:
+        if debug and is_open(sys.stderr):  # print_exc with stderr closed writes to stdout
             traceback.print_exc()
         return ExitCode.INTERNAL
 
@@ -202,7 +206,7 @@ def _detach_stdout() -> None:
 
 def _print_error(message: str) -> None:
     # The last line of defence: whatever produced the message, no URL password leaves here.
-    print(f"{PROG}: error: {mask_text(message)}", file=sys.stderr, flush=True)
+    write_stderr(f"{PROG}: error: {mask_text(message)}")
 
 
 def _reject(settings: Resolved, dests: Sequence[str], mode: str) -> None:

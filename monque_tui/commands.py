@@ -18,24 +18,29 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import re
 import signal
+import sqlite3
 import stat
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from monque_engine import ConnectionError, InvalidJobQueryError, JobListFilter, Monque, MonqueError
 from monque_engine.export import FORMATS, export_jobs, iso
 from monque_engine.store import DEFAULT_URL
+from monque_engine.store.sqlite.schema import check_collection_name
 from monque_engine.store.urls import mask_secrets, mask_url
 from monque_engine.validation import validate_job_name
 
 from .exitcodes import CliError, ExitCode
+from .settings import parse_connect_timeout
+from .streams import print_help_text, stdout_missing, write_stderr
 
 PROG = "monque-tui"
 COMMANDS = ("pause", "resume", "paused", "instances", "release-dead", "health", "export")
@@ -47,6 +52,9 @@ STATUSES = ("pending", "processing", "completed", "failed", "cancelled")
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise CliError(f"{message} (see {self.prog} --help)", ExitCode.USAGE)
+
+    def _print_message(self, message: str, file: Any = None) -> None:
+        print_help_text(message, file)
 
 
 def _instant(text: str) -> datetime:
@@ -84,6 +92,15 @@ def _window(text: str) -> int:
     return minutes
 
 
+def _positive_seconds(text: str) -> float:
+    """``--connect-timeout`` as the console's flag reads it: ``inf`` was an internal error
+    (OverflowError in the driver), ``nan`` and ``-1`` were taken (probe 7)."""
+    try:
+        return parse_connect_timeout(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"{text!r}: {error}") from None
+
+
 def _store_flags(parser: argparse.ArgumentParser) -> None:
     # The URL last, as the console and --worker take it (``monque-tui export sqlite:///jobs.db``
     # was "unrecognized arguments"), or with --url.
@@ -99,7 +116,7 @@ def _store_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--connect-timeout",
-        type=float,
+        type=_positive_seconds,
         default=5.0,
         metavar="SECONDS",
         help="how long to wait for MongoDB to answer [default: 5]",
@@ -168,7 +185,12 @@ def build_parser() -> argparse.ArgumentParser:
         "fields, _id as 24-hex, instants ISO-8601 UTC), in constant memory; "
         f"progress on stderr from {PROGRESS_FROM} jobs.",
     )
-    p.add_argument("--format", choices=FORMATS, default="jsonl", help="output format [default: jsonl]")
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default=None,
+        help="output format [default: csv for an --output ending .csv, else jsonl]",
+    )
     p.add_argument("--output", "-o", default="-", metavar="FILE", help="file to write, or - for stdout [default: -]")
     p.add_argument("--name", default=None, help="only jobs of this name")
     p.add_argument(
@@ -206,8 +228,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def run_command(argv: Sequence[str]) -> int:
     """Parse and run one command; raises ``CliError`` for anything the user can fix."""
-    args = build_parser().parse_args(list(argv))
+    args = _parse(list(argv))
     _refuse_url_as_name(args)
+    _refuse_bad_name(args)
+    _refuse_closed_stdout(args)
+    if args.command == "export":
+        args.format = _export_format(args)
     if args.store_url and args.url and args.store_url.strip() != args.url.strip():
         raise CliError(
             f"{args.command}: two store URLs ({mask_url(args.store_url.strip())!r} and --url "
@@ -215,6 +241,7 @@ def run_command(argv: Sequence[str]) -> int:
             ExitCode.USAGE,
         )
     url = args.store_url or args.url or os.environ.get("MONQUE_URL") or DEFAULT_URL
+    _refuse_bad_collection(args, url)
     handler = _HANDLERS[args.command]
     try:
         return asyncio.run(_stoppable(_with_monque(url, args, handler), args))
@@ -240,6 +267,126 @@ def _refuse_url_as_name(args: argparse.Namespace) -> None:
                 f"use monque-tui {args.command} {flag} --url URL",
                 ExitCode.USAGE,
             )
+
+
+#: Commands whose results go to stdout (``export`` only with ``--output -``).
+_PRINTS_RESULTS = frozenset({"paused", "instances", "health"})
+
+
+def _refuse_closed_stdout(args: argparse.Namespace) -> None:
+    """``monque-tui paused >&-`` exited 0 having printed nothing; ``export`` said "internal error".
+
+    A script that closed stdout gets one line and exit 2 before the store is opened.
+    """
+    if not stdout_missing():
+        return
+    if args.command in _PRINTS_RESULTS or (args.command == "export" and args.output == "-"):
+        fix = "redirect it (> FILE or > /dev/null)" + (" or use --output FILE" if args.command == "export" else "")
+        raise CliError(f"{args.command}: stdout is closed, so its output would be lost; {fix}", ExitCode.USAGE)
+
+
+def _export_format(args: argparse.Namespace) -> str:
+    """``--format`` as given; without it, CSV for an ``--output`` ending ``.csv`` (as the console's ``E`` does).
+
+    ``export --output failed.csv`` wrote JSON Lines into failed.csv and reported "(jsonl)".
+    """
+    if args.format is not None:
+        return str(args.format)
+    return "csv" if str(args.output).lower().endswith(".csv") else "jsonl"
+
+
+def _parse(words: list[str]) -> argparse.Namespace:
+    """Parse ``COMMAND ARGS…`` with the command's options anywhere among its positionals.
+
+    ``release-dead worker-7 --yes sqlite:///jobs.db`` and ``pause NAME --collection c URL``
+    were "unrecognized arguments: sqlite:///jobs.db": argparse fills NAME and the optional
+    URL from the first run of positionals, so a URL after a flag had no slot left (probe 7).
+    """
+    parser = build_parser()
+    if not words or words[0].startswith("-"):
+        return parser.parse_args(words)
+    sub = next(
+        (a for a in parser._actions if isinstance(a, argparse._SubParsersAction)),
+        None,
+    )
+    command = None if sub is None else sub.choices.get(words[0])
+    if command is None:
+        return parser.parse_args(words)
+    args = command.parse_intermixed_args(words[1:])
+    args.command = words[0]
+    return args
+
+
+def _refuse_bad_collection(args: argparse.Namespace, url: str) -> None:
+    """A ``--collection`` no store can have is a bad flag (exit 2), said before anything is opened.
+
+    It was "Failed to initialize Monque: Collection name '' cannot be …", exit 3, as if the
+    store could not be opened (probe 7).
+    """
+    name = args.collection
+    try:
+        if url.strip().lower().startswith("sqlite:"):
+            check_collection_name(name)
+        elif not name.strip():
+            raise MonqueError("Collection name '' is empty; give a collection name (e.g. monque_jobs)")
+    except MonqueError as error:
+        raise CliError(f"--collection: {error}", ExitCode.USAGE) from None
+
+
+def _missing_collection(url: str, collection: str) -> str | None:
+    """What a SQLite file that exists holds instead of ``collection`` (None: it is there, or not checkable).
+
+    Read with a read-only connection, so checking never changes the file. MongoDB makes its
+    collections lazily and is not checked.
+    """
+    if not url.strip().lower().startswith("sqlite:"):
+        return None
+    from monque_engine import open_store
+
+    try:
+        path = str(open_store(url).settings.path)  # type: ignore[attr-defined]
+    except (MonqueError, ValueError, AttributeError):
+        return None  # check_url says what is wrong with the URL
+    if not path or path == ":memory:" or not Path(path).is_file():
+        return None
+    try:
+        with contextlib.closing(sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)) as db:
+            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    except sqlite3.Error:
+        return None  # not a database, locked, …: the store's own open says what is wrong
+    if collection in tables:
+        return None
+    known = sorted(name for name in tables if f"{name}_meta" in tables)
+    return f"{path} has {', '.join(known)}" if known else f"{path} has no Monque collection"
+
+
+def _require_existing_collection(url: str, collection: str) -> None:
+    """A command other than ``pause`` must not create a collection where its name was mistyped.
+
+    ``export --collection nosuch sqlite:///jobs.db`` said "exported 0 job(s)", exit 0, and
+    left six new ``nosuch*`` tables in jobs.db (probe 7).
+    """
+    instead = _missing_collection(url, collection)
+    if instead is not None:
+        raise CliError(
+            f"{mask_url(url)}: no collection {collection!r} ({instead}); check --collection "
+            "(this command never creates one)",
+            ExitCode.STORE,
+        )
+
+
+def _refuse_bad_name(args: argparse.Namespace) -> None:
+    """Reject a job name no job can have before the store is opened.
+
+    ``pause '' sqlite:///typo.db`` said the name was invalid, yet had already created
+    ``typo.db`` (pause may make a new store), so bad input changed the disk (probe 7).
+    """
+    if args.command not in ("pause", "resume"):
+        return
+    try:
+        validate_job_name(args.name)
+    except MonqueError as error:
+        raise CliError(f"{args.command}: {error}", ExitCode.USAGE) from None
 
 
 async def _stoppable(work: Awaitable[int], args: argparse.Namespace) -> int:
@@ -295,8 +442,10 @@ async def _with_monque(
         # Pausing ahead of the first worker is allowed, so a new file may be made; but a
         # mistyped path must not pass for the real store in silence ("paused email").
         args.new_store = _missing_sqlite_path(url)
+        args.new_collection = _missing_collection(url, args.collection)
     else:
         _require_existing_sqlite(url)
+        _require_existing_collection(url, args.collection)
     check_url(url, connect_timeout=args.connect_timeout)
     try:
         monque = Monque(url, collection_name=args.collection, recover_stale_jobs=False)
@@ -337,11 +486,21 @@ def _require_existing_sqlite(url: str) -> None:
 
 
 def _out(text: str) -> None:
-    print(text, flush=True)
+    """One line of results on stdout; a write error there (a full disk) is the user's to fix.
+
+    ``paused > /dev/full`` read "internal error: OSError: [Errno 28]", exit 1 (probe 7);
+    ``export`` already said "cannot write stdout", exit 2, as this does now.
+    """
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        raise CliError(f"cannot write stdout: {error.strerror or error}", ExitCode.USAGE) from None
 
 
 def _err(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
+    write_stderr(text)
 
 
 async def _pause(monque: Monque, args: argparse.Namespace) -> int:
@@ -349,6 +508,11 @@ async def _pause(monque: Monque, args: argparse.Namespace) -> int:
     line = f"paused {args.name}" if changed else f"{args.name} was already paused"
     if getattr(args, "new_store", None):
         line += f" in a new, empty store: {args.new_store} did not exist (check the path if you meant an existing one)"
+    elif getattr(args, "new_collection", None):
+        line += (
+            f" in a new collection {args.collection!r} ({args.new_collection}; check --collection if you meant one "
+            "of those)"
+        )
     _err(line)
     return ExitCode.OK
 

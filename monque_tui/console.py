@@ -13,6 +13,7 @@ from typing import TextIO
 from .app import MonqueConsole
 from .config import ConsoleConfig
 from .exitcodes import CliError, ExitCode
+from .streams import write_stderr
 
 
 def _is_terminal(stream: TextIO | None) -> bool:
@@ -24,12 +25,15 @@ def _is_terminal(stream: TextIO | None) -> bool:
 
 
 def require_terminal() -> None:
-    """Refuse to start without a terminal on stdin and stdout.
+    """Refuse to start without a terminal on stdin, stdout and stderr.
 
     Without one Textual never gets a key (stdin from /dev/null: the console hung forever)
-    or dies inside its driver (stdin closed: a traceback). Say so in one line instead.
+    or dies inside its driver (stdin closed: a traceback). Textual draws on stderr: with
+    ``2>/dev/null`` the screen stayed blank, and with ``2>&-`` the console hung blank and
+    ignored q and ctrl+c (probe 7). Say so in one line instead (lost, if stderr is closed:
+    the exit code still says it).
     """
-    for label, stream in (("stdin", sys.__stdin__), ("stdout", sys.__stdout__)):
+    for label, stream in (("stdin", sys.__stdin__), ("stdout", sys.__stdout__), ("stderr", sys.__stderr__)):
         if not _is_terminal(stream):
             state = "closed" if stream is None or getattr(stream, "closed", False) else "not a terminal"
             raise CliError(
@@ -49,7 +53,7 @@ def run_console(config: ConsoleConfig, *, terminal_required: bool = True) -> int
     app = MonqueConsole(config, freeze_heap=True)
     asyncio.run(_run_until_signalled(app))
     if app.error:
-        print(app.error, file=sys.stderr)
+        write_stderr(app.error)
         return app.return_code or 1
     return app.return_code or 0
 

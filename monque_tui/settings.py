@@ -58,6 +58,18 @@ def parse_positive_seconds(text: str) -> float:
     return _seconds(text, allow_zero=False)
 
 
+#: ``--connect-timeout``'s bound: PyMongo refuses a server-selection timeout of a billion ms,
+#: and the refusal read "Invalid MongoDB URL …" about a URL that was fine (probe 7).
+MAX_CONNECT_TIMEOUT = 86_400.0
+
+
+def parse_connect_timeout(text: str) -> float:
+    value = _seconds(text, allow_zero=False)
+    if value > MAX_CONNECT_TIMEOUT:
+        raise ValueError(f"expected at most {MAX_CONNECT_TIMEOUT:,.0f} seconds (a day)")
+    return value
+
+
 def parse_seconds(text: str) -> float:
     return _seconds(text, allow_zero=True)
 
@@ -208,7 +220,7 @@ OPTIONS: tuple[Option, ...] = (
         "connect_timeout",
         "--connect-timeout",
         "MONQUE_CONNECT_TIMEOUT",
-        parse_positive_seconds,
+        parse_connect_timeout,
         5.0,
         "SECONDS",
         "how long to wait for MongoDB when checking the URL [default: 5]",

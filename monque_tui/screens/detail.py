@@ -174,7 +174,9 @@ def job_renderable(
     fields.add_row("id", job.id)
     fields.add_row("name", Text(job.name, style="bold"))
     fields.add_row("status", Text(job.status.value, style=STATUS_STYLES[job.status]))
-    fields.add_row("attempts", f"{job.fail_count} failed" if job.fail_count else "0")
+    # The failure count, named as such: labelled "attempts", a job that had run once and
+    # completed read "attempts 0" above a timeline listing its attempt #1 (probe 7).
+    fields.add_row("failures", str(job.fail_count))
     fields.add_row("unique key", job.unique_key or Text("-", style="dim"))
     due_label = "next run" if job.status in (JobStatus.PENDING, JobStatus.PROCESSING) else "was due"
     fields.add_row(due_label, _moment(job.next_run_at_ms, now))
@@ -468,8 +470,19 @@ class JobDetailScreen(Screen[None]):
             self.selected = selected
             self._show_attempt()
 
+    def _selected_error(self) -> bool:
+        """The selected attempt recorded an error (type, message or traceback) that ``y`` can copy.
+
+        On a completed attempt ``y`` copied "Attempt 1 completed: no error recorded." and
+        said "Copied attempt 1's traceback (39 characters)" (probe 7).
+        """
+        if not 0 <= self.selected < len(self.attempts):
+            return False
+        attempt = self.attempts[self.selected]
+        return bool(attempt.error_type or attempt.error_message or attempt.traceback)
+
     def action_copy_traceback(self) -> None:
-        if 0 <= self.selected < len(self._tracebacks):
+        if self._selected_error() and 0 <= self.selected < len(self._tracebacks):
             text = self._tracebacks[self.selected]
             self.app.copy_to_clipboard(text)
             attempt = self.attempts[self.selected]
@@ -557,7 +570,7 @@ class JobDetailScreen(Screen[None]):
             target = self.selected + step
             return True if self.attempts and 0 <= target < len(self.attempts) else None
         if action == "copy_traceback":
-            return True if self.attempts else None
+            return True if self._selected_error() else None
         if action == "payload_page":
             return True if self.payload is not None and len(self.payload) > 1 else None
         if action == "release_owner":
@@ -579,6 +592,9 @@ class JobDetailScreen(Screen[None]):
             return "x releases the jobs of a dead owner: this job's owner is alive, or it has none."
         if action == "payload_page":
             return "" if self.payload is None else "The payload fits on one page." if len(self.payload) < 2 else ""
+        if action == "copy_traceback" and self.attempts and 0 <= self.selected < len(self.attempts):
+            attempt = self.attempts[self.selected]
+            return f"Attempt {attempt.number} {attempt.outcome} without an error: there is no traceback to copy."
         if action in ("attempt", "copy_traceback"):
             return "" if self.attempts else "This job has no attempts yet."
         return None

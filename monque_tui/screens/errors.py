@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.css.query import NoMatches
 from textual.screen import Screen
@@ -64,6 +64,8 @@ class ErrorsScreen(Screen[None]):
         self._timer: Timer | None = None
         #: How many fetches finished (tests wait on it).
         self.fetches = 0
+        #: The columns' widths now: ``WIDTHS``, widened where the screen has room (``widths_for``).
+        self.widths = dict(WIDTHS)
 
     @property
     def console(self) -> MonqueConsole:
@@ -121,14 +123,46 @@ class ErrorsScreen(Screen[None]):
         row_key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
         return self.model.find(row_key.value)
 
+    def on_resize(self, event: events.Resize) -> None:
+        if self.model.groups and self.widths_for(event.size.width) != self.widths:
+            self._draw()
+
+    def widths_for(self, width: int) -> dict[str, int]:
+        """Column widths for a screen ``width`` wide: past 130 columns the spare cells go to the
+        name, then the message, then the type, as far as the longest of each needs.
+
+        At fixed widths a 220-column screen showed five rows of ``webhook.deliv…`` and two
+        groups whose messages both read ``POST https://crm.ex…`` (probe 7): rows that looked
+        the same were different groups.
+        """
+        widths = dict(WIDTHS)
+        spare = width - (sum(WIDTHS.values()) + 2 * len(COLUMNS) + 2)  # cell padding, scrollbar
+        groups = self.model.groups
+        longest = {
+            "name": max((len(group.name) for group in groups), default=0),
+            "pattern": max((len(group.pattern) for group in groups), default=0),
+            "type": max((len(group.error_type or "-") for group in groups), default=0),
+        }
+        for key in ("name", "pattern", "type"):
+            extra = max(0, min(spare, longest[key] - widths[key]))
+            widths[key] += extra
+            spare -= extra
+        return widths
+
     def _draw(self) -> None:
         table = self.table
         keep = self.cursor_group
         row = table.cursor_row
         now = self.console.clock()
+        widths = self.widths_for(self.size.width)
+        if widths != self.widths:
+            self.widths = widths
+            table.clear(columns=True)
+            for key, label, _width in COLUMNS:
+                table.add_column(label, key=key, width=widths[key])
         table.clear()
         for group in self.model.groups:
-            table.add_row(*self._cells(group, now), key=group.key)
+            table.add_row(*self._cells(group, now, self.widths), key=group.key)
         if keep is not None:
             keys = [group.key for group in self.model.groups]
             row = keys.index(keep.key) if keep.key in keys else row
@@ -149,11 +183,11 @@ class ErrorsScreen(Screen[None]):
         self.refresh_bindings()
 
     @staticmethod
-    def _cells(group: ErrorGroup, now: int) -> tuple[object, ...]:
+    def _cells(group: ErrorGroup, now: int, widths: dict[str, int]) -> tuple[object, ...]:
         return (
-            Text(_fit(group.name, WIDTHS["name"]), style="bold"),
-            Text(_fit(group.error_type or "-", WIDTHS["type"], keep_end=True), style="red"),
-            Text(_fit(group.pattern, WIDTHS["pattern"])),
+            Text(_fit(group.name, widths["name"]), style="bold"),
+            Text(_fit(group.error_type or "-", widths["type"], keep_end=True), style="red"),
+            Text(_fit(group.pattern, widths["pattern"])),
             Text(f"{group.count:,}", justify="right"),
             Text(f"{group.retrying:,}" if group.retrying else "-", style="yellow", justify="right"),
             Text(relative(group.first_seen_ms, now), style="dim"),

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from textual.binding import Binding
 
-from .prompt import PromptScreen
+from ..session.export import ExportError, check_target
+from .prompt import PromptError, PromptScreen
 
 
 class ExportScreen(PromptScreen[str]):
@@ -31,4 +32,8 @@ class ExportScreen(PromptScreen[str]):
         self.path = path
 
     def parse(self, text: str) -> str | None:
-        return text.strip() or None
+        try:
+            check_target(text)
+        except ExportError as error:
+            raise PromptError(str(error).removeprefix("Export: ")) from None
+        return text.strip()

@@ -33,14 +33,14 @@ def format_for(path: str) -> str:
     return "csv" if path.lower().endswith(".csv") else "jsonl"
 
 
-def export_view(
-    url: str,
-    options: Mapping[str, Any],
-    list_filter: JobListFilter,
-    path: str,
-    progress: Callable[[int, int], None] | None = None,
-) -> int:
-    """Write every job matching ``list_filter`` to ``path``; how many were written. Blocking."""
+def check_target(path: str) -> Path:
+    """The file ``path`` names, if an export may be written there; else ``ExportError`` saying why.
+
+    The export dialog asks this before it closes, so an answer it cannot use is explained
+    under the input and can be corrected (an empty path closed it without a word, and an
+    existing file was reported after it had closed, the typed path lost; probe 7). The
+    export itself asks again: the file may have appeared since.
+    """
     target = Path(os.path.expanduser(path.strip()))
     if not path.strip():
         raise ExportError("Export: type a file path (a .csv path writes CSV, anything else JSON Lines).")
@@ -53,6 +53,18 @@ def export_view(
         raise ExportError(f"Export: {target} already exists; choose another path.")
     if not folder:
         raise ExportError(f"Export: the folder {target.parent} does not exist; create it or choose another path.")
+    return target
+
+
+def export_view(
+    url: str,
+    options: Mapping[str, Any],
+    list_filter: JobListFilter,
+    path: str,
+    progress: Callable[[int, int], None] | None = None,
+) -> int:
+    """Write every job matching ``list_filter`` to ``path``; how many were written. Blocking."""
+    target = check_target(path)
 
     async def run() -> int:
         monque = Monque(url, **{**dict(options), "recover_stale_jobs": False})

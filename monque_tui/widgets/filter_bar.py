@@ -27,6 +27,10 @@ from ..query import RANGE_HINT, RANGE_PLACEHOLDER, RangeError, TimeRange, parse_
 
 #: Seconds of no typing before the "contains" text is applied.
 TEXT_DEBOUNCE = 0.35
+#: Below this many columns the four fields take two rows (name, id/key; when, contains). In
+#: one row at 60 columns the name and id/key fields showed nothing of a value typed (a
+#: filter in force looked empty) and "contains" had no room at all (probe 7).
+TWO_ROWS_BELOW = 110
 
 
 class FilterBar(Vertical):
@@ -39,6 +43,11 @@ class FilterBar(Vertical):
     FilterBar #filter-search { width: 1.4fr; max-width: 20; }
     FilterBar #filter-text { width: 2.2fr; max-width: 30; }
     FilterBar #filter-when { width: 4fr; min-width: 20; }
+    FilterBar.-narrow > Horizontal {
+        layout: grid; grid-size: 4; grid-columns: auto 1fr auto 1fr; grid-rows: 3; height: 6;
+    }
+    FilterBar.-narrow #filter-name, FilterBar.-narrow #filter-search,
+    FilterBar.-narrow #filter-text, FilterBar.-narrow #filter-when { width: 1fr; max-width: 100%; min-width: 0; }
     FilterBar #filter-hint { height: auto; max-height: 3; padding: 0 0 0 1; color: $text-muted; }
     FilterBar.-error #filter-hint { color: $text-error; text-style: bold; }
     """
@@ -111,7 +120,14 @@ class FilterBar(Vertical):
     def set_names(self, names: list[str]) -> None:
         self.query_one("#filter-name", Input).suggester = SuggestFromList(names, case_sensitive=True)
 
+    def on_resize(self, event: events.Resize) -> None:
+        self._fit(event.size.width)
+
+    def _fit(self, width: int) -> None:
+        self.set_class(width < TWO_ROWS_BELOW, "-narrow")
+
     def open(self) -> None:
+        self._fit(self.app.size.width)
         self.add_class("-open")
         self.query_one("#filter-name", Input).focus()
 

@@ -69,6 +69,11 @@ class StatusTabs(Static):
         age = f" · counts {span(self.counts_age * 1000)} old" if self.counts_age is not None else ""
         # Without the age: it takes only room the rest leaves (it never shortens the labels).
         wanted = min(len(self.describe), 24) + len(self.sort_text + matching) + 2
+        if matching and not self._count_on_tab():
+            # Shorter tab labels before the count of a filtered view goes: beside "1 All
+            # 200,001" a view "in error group '…'" without "— 13,334 matching" read as the
+            # group's size (probe 7, 160 columns).
+            wanted = max(wanted, len(self.describe) + len(matching) + 2)
         # The status word ("completed", "all") matters most, then the rest of the view's
         # description, then the count, then the sort (the sorted column's header has its arrow).
         essential = self.describe.split(" ", 1)[0].rstrip(",")
@@ -85,7 +90,13 @@ class StatusTabs(Static):
             more_of_the_view = len(self._fitted(width - bare.cell_len - 2)) > len(
                 self._fitted(width - text.cell_len - 2)
             )
-            if more_of_the_view or text.cell_len + len(essential) + 2 > width:
+            whole_view = len(self.describe) + len(matching) + 4  # "│ " and the gap
+            count_needs_bare = (
+                bool(matching)
+                and not self._count_on_tab()
+                and text.cell_len + whole_view > width >= bare.cell_len + whole_view
+            )
+            if more_of_the_view or count_needs_bare or text.cell_len + len(essential) + 2 > width:
                 text = bare
             # Still too wide (40 columns): whole tabs give way, never a count cut ("6 1,1"),
             # until the status word fits too.
@@ -107,6 +118,13 @@ class StatusTabs(Static):
             text.append(tail, style="italic")
         text.no_wrap = True
         return text
+
+    def _count_on_tab(self) -> bool:
+        """The view's count is the active tab's own (no filter beyond the status): no need to keep it."""
+        stats = self.stats
+        if stats is None or self.matching is None:
+            return False
+        return self.matching == (stats.total if self.active is None else stats.count(self.active))
 
     def _fitted(self, room: int) -> str:
         """The view description in ``room`` cells: cut between whole filter parts ("pending named

@@ -56,7 +56,9 @@ async def test_the_default_path_writes_json_lines_of_every_job_and_never_overwri
             if attempt == 1:
                 await wait_for(lambda: any(n.message.startswith("Exported") for n in app._notifications), timeout=20)
             else:
-                await wait_for(lambda: any("already exists" in n.message for n in app._notifications), timeout=20)
+                # Said under the input, the dialog still open to type another path (probe 7).
+                await wait_for(lambda: "already exists" in str(app.screen.query_one("#export-error").content))
+                assert isinstance(app.screen, ExportScreen)
     written = list(tmp_path.glob("monque-export-*.jsonl"))
     assert [p.name for p in written] == ["monque-export-20260115-120000.jsonl"]
     lines = [json.loads(line) for line in written[0].read_text().splitlines()]
@@ -84,3 +86,30 @@ async def test_export_view_streams_in_pages_with_progress(store_url: str, tmp_pa
     assert calls[0] == (0, 1200) and calls[-1] == (1200, 1200) and len(calls) >= 4  # pages of 500
     with pytest.raises(ExportError, match="does not exist"):
         export_view(store_url, {}, JobListFilter(), str(tmp_path / "missing" / "x.csv"))
+
+
+@pytest.mark.parametrize("answer", ["", "   ", "{existing}", "{tmp}/no/such/folder/x.jsonl"])
+async def test_an_unusable_path_is_explained_in_the_dialog_which_stays_open(
+    seeded_url: str, tmp_path: Path, answer: str
+) -> None:
+    """Enter on an empty path closed the dialog without a word; an existing file was said after
+    it had closed, the typed path lost (probe 7). The dialog says why and waits for another."""
+    existing = tmp_path / "old.jsonl"
+    existing.write_text("keep me\n")
+    typed = answer.format(existing=existing, tmp=tmp_path)
+    async with running_console(seeded_url) as (app, pilot):
+        await pilot.press("E")
+        await wait_for(lambda: isinstance(app.screen, ExportScreen))
+        dialog = app.screen
+        dialog.query_one(Input).value = typed
+        await pilot.press("enter")
+        await wait_for(lambda: bool(str(dialog.query_one("#export-error").content)))
+        await pilot.pause()
+        assert app.screen is dialog and dialog.query_one("#export-error").display
+        said = str(dialog.query_one("#export-error").content)
+        assert any(word in said for word in ("type a file path", "already exists", "does not exist")), said
+        dialog.query_one(Input).value = str(tmp_path / "new.jsonl")
+        await pilot.press("enter")
+        await wait_for(lambda: any(n.message.startswith("Exported") for n in app._notifications), timeout=20)
+    assert existing.read_text() == "keep me\n"
+    assert (tmp_path / "new.jsonl").stat().st_size > 0
