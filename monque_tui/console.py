@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from typing import TextIO
 
 from .app import MonqueConsole
@@ -25,22 +27,53 @@ def _is_terminal(stream: TextIO | None) -> bool:
 
 
 def require_terminal() -> None:
-    """Refuse to start without a terminal on stdin, stdout and stderr.
+    """Refuse to start without a terminal on stdin and stdout, or with stderr closed.
 
     Without one Textual never gets a key (stdin from /dev/null: the console hung forever)
     or dies inside its driver (stdin closed: a traceback). Textual draws on stderr: with
-    ``2>/dev/null`` the screen stayed blank, and with ``2>&-`` the console hung blank and
-    ignored q and ctrl+c (probe 7). Say so in one line instead (lost, if stderr is closed:
-    the exit code still says it).
+    ``2>&-`` the console hung blank and ignored q and ctrl+c (probe 7). Say so in one line
+    instead (lost, if stderr is closed: the exit code still says it). A stderr redirected to
+    a file is fine: ``_screen_on_the_terminal`` draws on stdout meanwhile.
     """
-    for label, stream in (("stdin", sys.__stdin__), ("stdout", sys.__stdout__), ("stderr", sys.__stderr__)):
+    for label, stream in (("stdin", sys.__stdin__), ("stdout", sys.__stdout__)):
         if not _is_terminal(stream):
-            state = "closed" if stream is None or getattr(stream, "closed", False) else "not a terminal"
             raise CliError(
-                f"the console needs a terminal, but {label} is {state}; run it in a terminal, "
+                f"the console needs a terminal, but {label} is {_state(stream)}; run it in a terminal, "
                 "or use --worker or --demo --headless for a process without a UI",
                 ExitCode.USAGE,
             )
+    if _state(sys.__stderr__) == "closed":
+        raise CliError(
+            "the console needs stderr open (it draws there); drop 2>&- or redirect it to a file",
+            ExitCode.USAGE,
+        )
+
+
+def _state(stream: TextIO | None) -> str:
+    return "closed" if stream is None or getattr(stream, "closed", False) else "not a terminal"
+
+
+@contextlib.contextmanager
+def _screen_on_the_terminal() -> Iterator[None]:
+    """With stderr redirected (``monque-tui 2>console.log``), draw on the terminal anyway.
+
+    Textual writes the screen to stderr, so the redirect got the escape codes and the terminal
+    stayed blank (probe 7). For the console's life descriptor 2 is the terminal on stdout;
+    afterwards it is the redirect again, so the closing line (an error) lands where asked.
+    """
+    stderr = sys.__stderr__
+    if stderr is None or _is_terminal(stderr):
+        yield
+        return
+    stderr.flush()
+    saved = os.dup(2)
+    os.dup2(sys.__stdout__.fileno(), 2)  # type: ignore[union-attr]
+    try:
+        yield
+    finally:
+        stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def run_console(config: ConsoleConfig, *, terminal_required: bool = True) -> int:
@@ -51,7 +84,8 @@ def run_console(config: ConsoleConfig, *, terminal_required: bool = True) -> int
     if terminal_required:
         require_terminal()
     app = MonqueConsole(config, freeze_heap=True)
-    asyncio.run(_run_until_signalled(app))
+    with _screen_on_the_terminal() if terminal_required else contextlib.nullcontext():
+        asyncio.run(_run_until_signalled(app))
     if app.error:
         write_stderr(app.error)
         return app.return_code or 1

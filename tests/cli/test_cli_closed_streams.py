@@ -11,7 +11,7 @@ Found by driving ``monque-tui`` by hand:
 * ``paused >&-`` exited 0 having printed nothing; ``export >&-`` was "internal error".
 * ``pause '' sqlite:///typo.db`` rejected the name but had already created ``typo.db``.
 * ``export --output failed.csv`` wrote JSON Lines into ``failed.csv``.
-* The console with stderr not a terminal (Textual draws there) showed a blank screen; with
+* The console with stderr in a file (Textual draws there) showed a blank screen; with
   ``2>&-`` it hung, deaf to q and ctrl+c.
 """
 
@@ -124,21 +124,74 @@ def test_export_to_a_csv_path_writes_csv_unless_told_otherwise(tmp_path: Path, d
     assert json.loads(explicit.read_text())["_id"] == job_id  # a --format given wins
 
 
-@pytest.mark.parametrize("stderr", ["file", "closed"])
-def test_the_console_refuses_a_stderr_that_is_not_a_terminal(tmp_path: Path, db_url: str, stderr: str) -> None:
-    """stdin and stdout are a real terminal (a pty); only stderr, where Textual draws, is not."""
+def _read_until(fd: int, needle: bytes, timeout: float = 30) -> bytes:
+    """What the pty shows until ``needle`` appears (the console's screen)."""
+    import select
+    import time
+
+    seen = b""
+    deadline = time.monotonic() + timeout
+    while needle not in seen:
+        left = deadline - time.monotonic()
+        assert left > 0, f"{needle!r} never appeared; saw {seen[-500:]!r}"
+        ready, _, _ = select.select([fd], [], [], left)
+        if ready:
+            try:
+                seen += os.read(fd, 65536)
+            except OSError:
+                break
+    return seen
+
+
+def test_the_console_with_stderr_in_a_file_draws_on_the_terminal(tmp_path: Path, db_url: str) -> None:
+    """stdin and stdout are a real terminal (a pty); stderr, where Textual draws, goes to a file.
+    The screen went into the file and the terminal stayed blank; then (probe 7) the console
+    refused to start. It now draws on the terminal and q exits 0; the file gets no escape codes."""
     enqueue(db_url, "fast", {"n": 1})
     log = tmp_path / "stderr.txt"
     leader, follower = pty.openpty()
     try:
-        options: dict[str, object] = {"stdin": follower, "stdout": follower}
-        if stderr == "file":
-            options["stderr"] = log.open("wb")
-        else:
-            options["preexec_fn"] = _closing(2)
-        child = subprocess.Popen([*PY, db_url], cwd=CLI_DIR, env=_env(), start_new_session=True, **options)  # type: ignore[call-overload]
+        with log.open("wb") as err:
+            child = subprocess.Popen(
+                [*PY, db_url],
+                cwd=CLI_DIR,
+                env=_env(),
+                start_new_session=True,
+                stdin=follower,
+                stdout=follower,
+                stderr=err,
+            )
         try:
-            code = child.wait(timeout=30)  # it used to run blind: blank screen, and hung when closed
+            _read_until(leader, b"completed/s")
+            os.write(leader, b"q")
+            code = child.wait(timeout=30)
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+    finally:
+        os.close(follower)
+        os.close(leader)
+    assert code == 0
+    assert log.read_bytes() == b""
+
+
+def test_the_console_refuses_a_closed_stderr(tmp_path: Path, db_url: str) -> None:
+    """With ``2>&-`` the console hung blank, deaf to q and ctrl+c, spinning a core."""
+    enqueue(db_url, "fast", {"n": 1})
+    leader, follower = pty.openpty()
+    try:
+        child = subprocess.Popen(
+            [*PY, db_url],
+            cwd=CLI_DIR,
+            env=_env(),
+            start_new_session=True,
+            stdin=follower,
+            stdout=follower,
+            preexec_fn=_closing(2),
+        )
+        try:
+            code = child.wait(timeout=30)
         finally:
             if child.poll() is None:
                 child.kill()
@@ -147,11 +200,6 @@ def test_the_console_refuses_a_stderr_that_is_not_a_terminal(tmp_path: Path, db_
         os.close(follower)
         os.close(leader)
     assert code == 2
-    if stderr == "file":
-        assert log.read_text() == (
-            "monque-tui: error: the console needs a terminal, but stderr is not a terminal; run it in a "
-            "terminal, or use --worker or --demo --headless for a process without a UI\n"
-        )
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
