@@ -63,8 +63,13 @@ class ChangeFeed:
         reader: ReadRunner,
         tables: Tables,
         interval: float,
+        on_inbox: Callable[[], None] | None = None,
     ) -> None:
         self._loop = loop
+        #: Called (on the loop) when a look finds jobs waiting in the inbox (inbox.py): their
+        #: feed rows appear once they are absorbed. None for a read-only store.
+        self._on_inbox = on_inbox
+        self._inbox_sql = f"SELECT 1 FROM {tables.inbox} LIMIT 1"
         self._reader = reader
         self._tables = tables
         self._interval = interval
@@ -98,6 +103,8 @@ class ChangeFeed:
                         due = self._due(conn)
                         if due:
                             self._notify_threadsafe(due)
+                        if self._on_inbox is not None and conn.execute(self._inbox_sql).fetchone() is not None:
+                            self._call_threadsafe(self._on_inbox)
                 except sqlite3.Error:
                     continue  # transient (e.g. the file is being replaced); look again next tick
                 if poked:
@@ -134,8 +141,11 @@ class ChangeFeed:
         return conn.execute(sql, (sub.checked, head)).fetchone() is not None
 
     def _notify_threadsafe(self, due: list[asyncio.Event]) -> None:
+        self._call_threadsafe(self._wake, due)
+
+    def _call_threadsafe(self, callback: Callable[..., None], *args: Any) -> None:
         try:
-            self._loop.call_soon_threadsafe(self._wake, due)
+            self._loop.call_soon_threadsafe(callback, *args)
         except RuntimeError:
             self._stop.set()  # the loop is gone
 

@@ -54,9 +54,18 @@ def _v3_fleet(conn: sqlite3.Connection, tables: Tables) -> None:
         conn.execute(statement)
 
 
+def _v4_inbox(conn: sqlite3.Connection, tables: Tables) -> None:
+    """Version 4 (issue 14): the inbox table that single enqueues append to (inbox.py).
+
+    A new, empty table; job rows are untouched. Older builds refuse the file from here on,
+    which they must: they would not see jobs waiting in the inbox.
+    """
+    conn.execute(tables.inbox_ddl())
+
+
 #: ``(version it produces, step)``, ascending and contiguous from 2. Version 1 is the
 #: first released layout.
-MIGRATIONS: tuple[tuple[int, Migration], ...] = ((2, to_v2_attempts), (3, _v3_fleet))
+MIGRATIONS: tuple[tuple[int, Migration], ...] = ((2, to_v2_attempts), (3, _v3_fleet), (4, _v4_inbox))
 
 
 class ForeignDatabaseError(ConnectionError):

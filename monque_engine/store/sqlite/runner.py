@@ -42,6 +42,10 @@ log = logging.getLogger("monque_engine.sqlite")
 MAX_BATCH = 512
 
 
+def _nothing(conn: sqlite3.Connection) -> None:
+    return None
+
+
 class _Miss(enum.Enum):
     """A one-member enum, so ``result is not MISS`` narrows ``T | Miss`` to ``T`` for mypy."""
 
@@ -317,6 +321,9 @@ class WriteRunner(_Runner):
         self._turn_writer: asyncio.Task[Any] | None = None
         self._turn_crowded = False
         self._crowd = False
+        #: Runs first in every write transaction (the store's inbox absorb, inbox.py), once
+        #: the schema exists: whatever a transaction reads or changes, queued jobs are in it.
+        self._absorb: Callable[[sqlite3.Connection], Any] = _nothing
         self._start_threads(1, connect)
         self._checkpointer: Checkpointer | None = None
         try:
@@ -327,6 +334,10 @@ class WriteRunner(_Runner):
         except BaseException:
             self.close()
             raise
+
+    def absorb_first(self, absorb: Callable[[sqlite3.Connection], Any]) -> None:
+        """Run ``absorb`` at the start of every write transaction from now on."""
+        self._absorb = absorb
 
     def _lost(self) -> bool:
         """Whether the path no longer names our file (one stat, before each checkpoint): a
@@ -385,10 +396,35 @@ class WriteRunner(_Runner):
         self._precheck()
         result = self._try_inline(op)
         if result is not MISS:
-            self._verify()  # committed, but to an unlinked file: the caller must not be told "done"
-            self._on_commit()
-            self._note_frames(FRAMES_PER_COMMIT)
+            self._committed_inline(FRAMES_PER_COMMIT)
         return result
+
+    def try_append(self, statement: str, params: tuple[Any, ...]) -> bool:
+        """One single-statement write, committed on its own, inline, without the absorb (the
+        inbox append, inbox.py); False when it cannot run without waiting, or when another
+        task of this process writes in this loop turn (a crowd shares group commits)."""
+        if self._inline is None or self._queue or self._in_batch or not self._note_writer():
+            return False
+        self._precheck()
+        if not self._gate.acquire(blocking=False):
+            return False
+        try:
+            self._inline.execute(statement, params)  # autocommit: atomic, and nothing written if busy
+        except sqlite3.OperationalError as error:
+            if is_busy_error(error):
+                return False
+            raise wrap_error(error, self._describe) from None
+        except BaseException as error:  # noqa: BLE001 - re-raised wrapped, as inline writes are
+            raise wrap_error(error, self._describe) from None
+        finally:
+            self._gate.release()
+        self._committed_inline(1)
+        return True
+
+    def _committed_inline(self, frames: int) -> None:
+        self._verify()  # committed, but to an unlinked file: the caller must not be told "done"
+        self._on_commit()
+        self._note_frames(frames)
 
     def _try_inline(self, op: Operation[T]) -> T | Miss:
         if not self._gate.acquire(blocking=False):
@@ -403,6 +439,7 @@ class WriteRunner(_Runner):
                     return MISS
                 raise wrap_error(error, self._describe) from None
             try:
+                self._absorb(conn)
                 result = op(conn)
                 conn.execute("COMMIT")
             except BaseException as error:  # noqa: BLE001 - roll back on anything, then re-raise it wrapped
@@ -467,6 +504,7 @@ class WriteRunner(_Runner):
         if not begun:
             begin_immediate(conn, self._busy_timeout, self._describe)
         try:
+            self._absorb(conn)
             results = [(True, op(conn)) for op in ops]
             conn.execute("COMMIT")
             return results

@@ -13,7 +13,7 @@ import re
 
 from ...errors import MonqueError
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 JOB_COLUMNS = (
     "id", "name", "data", "status", "next_run_at", "locked_at", "claimed_by", "last_heartbeat",
     "heartbeat_interval", "fail_count", "fail_reason", "repeat_interval", "unique_key",
@@ -62,6 +62,8 @@ class Tables:
         self.instances = f"{collection}_instances"
         self.control = f"{collection}_control"
         self.counters = f"{collection}_counters"
+        # Single enqueues waiting to be absorbed (schema version 4, inbox.py).
+        self.inbox = f"{collection}_inbox"
         self.columns = ", ".join(JOB_COLUMNS)
 
     def ddl(self, retention_index: bool) -> list[str]:
@@ -127,6 +129,7 @@ class Tables:
             f"DROP TRIGGER IF EXISTS {j}_feed_update",
             f"DROP TRIGGER IF EXISTS {j}_feed_delete",
             *self.fleet_ddl(),
+            self.inbox_ddl(),
             f"INSERT OR IGNORE INTO {m}(key, value) VALUES ('schema_version', {SCHEMA_VERSION})",
             f"INSERT OR IGNORE INTO {m}(key, value) VALUES ('feed_pruned_through', 0)",
         ]
@@ -136,6 +139,21 @@ class Tables:
                     WHERE status IN ('completed','failed')"""
             )
         return statements
+
+    def inbox_ddl(self) -> str:
+        """Schema version 4: where a lone producer's single enqueues land first (inbox.py).
+
+        A rowid table with no index, so appending a job writes one B-tree, not the job
+        table's six; the rows are moved into the job table in bulk soon after.
+        """
+        return f"""CREATE TABLE IF NOT EXISTS {self.inbox} (
+                seq INTEGER PRIMARY KEY,
+                id TEXT NOT NULL,
+                name TEXT NOT NULL,
+                data TEXT NOT NULL,
+                next_run_at INTEGER NOT NULL,
+                created_at INTEGER NOT NULL
+            )"""
 
     def fleet_ddl(self) -> list[str]:
         """Schema version 3: the instance registry, paused names and per-minute outcome counters.

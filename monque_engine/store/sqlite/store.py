@@ -19,7 +19,7 @@ import os
 import queue
 import sqlite3
 import threading
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -47,10 +47,11 @@ from . import migrations
 from .bulk import BulkInserter
 from .feed import ChangeFeed
 from .identity import FileIdentity, FileLostError
+from .inbox import ABSORB_EVERY, STREAK, Inbox
 from .queries import append_attempt, filter_where, page_query, row_attempt, row_to_job, selector_where
 from .runner import MISS, Miss, Operation, ReadRunner, WriteRunner, begin_immediate, retry_while_busy, wrap_error
 from .schema import ERROR_MEMBER, Tables
-from .unreadable import CLAIM_STATUS, UnreadableWarnings
+from .unreadable import CLAIM_STATUS, UnreadableWarnings, log
 from .url import SqliteSettings, parse_sqlite_url
 
 T = TypeVar("T")
@@ -157,6 +158,15 @@ class SqliteStore(JobStore):
         self._sql: dict[str, str] = {}  # statements built once per open (table names)
         self._feed_multi: dict[int, str] = {}
         self._unreadable = UnreadableWarnings(self._describe)
+        #: Set once a writable store's schema is in place (inbox.py); None when read-only.
+        self._inbox: Inbox | None = None
+        #: This process's inbox appends since its last absorb.
+        self._appended = 0
+        #: The task enqueueing in this loop turn and how many plain jobs it has enqueued in
+        #: it (a streak), or None between turns (see ``_streaking``).
+        self._streak_task: asyncio.Task[Any] | None = None
+        self._streak = 0
+        self._absorb_queued = False
 
     @classmethod
     def from_url(cls, url: str, **overrides: Any) -> SqliteStore:
@@ -338,6 +348,8 @@ class SqliteStore(JobStore):
                     )
                     await self._writer.run(lambda conn: self._create_schema(conn, tables, options))
                     identity.capture()
+                    self._inbox = Inbox(tables)
+                    self._writer.absorb_first(self._absorb)
                     self._reader = ReadRunner(
                         loop,
                         lambda: self._connect(busy_timeout=self.settings.busy_timeout),
@@ -352,6 +364,7 @@ class SqliteStore(JobStore):
                     self._reader,
                     tables,
                     self.settings.feed_interval,
+                    on_inbox=None if self._inbox is None else self._absorb_soon,
                 )
             except sqlite3.DatabaseError as error:
                 await self.close()
@@ -416,6 +429,7 @@ class SqliteStore(JobStore):
             self._feed.committed()
 
     async def close(self) -> None:
+        await self._absorb_before_close()
         self._claimed.clear()
         self._completion_flush_queued = False
         while self._completions:  # nothing will flush these any more
@@ -430,6 +444,7 @@ class SqliteStore(JobStore):
         feed, self._feed = self._feed, None
         if feed is not None:
             feed.end_streams()
+        self._inbox = None
         writer, self._writer = self._writer, None
         reader, self._reader = self._reader, None
         for part in (feed, reader, writer):
@@ -505,6 +520,29 @@ class SqliteStore(JobStore):
         return self._runner_w().submit(op)
 
     async def _read(self, op: Operation[T]) -> T:
+        """Run a read that sees every job whose enqueue returned before it started (inbox.py).
+
+        The inbox is looked at in the read's own snapshot: empty there, every such job is in
+        the job table the read sees; not empty, its rows are absorbed first (a write), then
+        the read runs. Jobs appended after that absorb were enqueued while this read was in
+        flight, which it need not see. When the absorb cannot be written (the disk is full,
+        another process held the write lock past busy_timeout), the read still answers, from
+        the job table alone, as a read-only store does, and the reason is logged.
+        """
+        inbox = self._inbox
+        if inbox is not None:
+            found = await self._read_any(functools.partial(_unless_inbox_holds_rows, op, inbox))
+            if found is not ABSORB_FIRST:
+                return found
+            try:
+                await self._write(inbox.absorb, inline=True)
+            except FileLostError:
+                raise
+            except ConnectionError as error:
+                log.warning("%s; this read does not see the jobs still waiting in the inbox", error)
+        return await self._read_any(op)
+
+    async def _read_any(self, op: Operation[T]) -> T:
         try:
             return await self._runner_r().run(op)
         except ConnectionError as error:
@@ -632,8 +670,91 @@ class SqliteStore(JobStore):
         return row_to_job(row)
 
     async def insert(self, job: NewJob) -> Job:
+        inbox = self._inbox
+        # A plain job deep in one task's run of enqueues: one append to the inbox (inbox.py),
+        # when it can run inline now; otherwise the job row, as below.
+        if (
+            inbox is not None
+            and job.unique_key is None
+            and job.repeat_interval is None
+            and self._streaking()
+            and self._runner_w().try_append(inbox.append_sql, inbox.row(job))
+        ):
+            await self._appended_one()
+            return job.to_job()
         sql = self._insert_sql()
         return await self._write(lambda conn: self._insert_one(conn, sql, job), inline=True, coalesce=True)
+
+    # -- the inbox (inbox.py) ------------------------------------------------------------------
+    def _absorb(self, conn: sqlite3.Connection) -> None:
+        """First in every write transaction (the write runner calls it): queued jobs in."""
+        inbox = self._inbox
+        if inbox is not None and inbox.absorb(conn):
+            self._appended = 0
+
+    def _streaking(self) -> bool:
+        """Whether this call continues a streak: the same task has enqueued STREAK plain jobs
+        in this loop turn already (a loop of awaited enqueues that never had to wait)."""
+        task = asyncio.current_task()
+        if self._streak_task is None:
+            self._runner_w().loop.call_soon(self._turn_ended)
+        elif task is not self._streak_task:
+            self._streak = 0
+        self._streak_task = task
+        self._streak += 1
+        return self._streak > STREAK
+
+    def _turn_ended(self) -> None:
+        """The enqueueing task let the loop run: absorb its appends now, before anything else
+        of this process (or, through the database, of others) looks for them."""
+        self._streak_task = None
+        self._streak = 0
+        if not self._appended or self._inbox is None or self._writer is None:
+            return
+        try:
+            if self._writer.run_inline_now(self._inbox.absorb) is not MISS:
+                return
+        except ConnectionError as error:
+            log.debug("absorbing the inbox failed: %s", error)  # the next write reports its own
+            return
+        self._absorb_soon()
+
+    async def _appended_one(self) -> None:
+        self._appended += 1
+        if self._appended >= ABSORB_EVERY:
+            inbox = self._inbox
+            if inbox is not None:
+                await self._write(inbox.absorb, inline=True)
+
+    def _absorb_soon(self) -> None:
+        """Absorb on the write thread without waiting for it: the loop turn ended while the
+        database was busy, or a feed watcher saw rows in the inbox (maybe another process's)."""
+        inbox, writer = self._inbox, self._writer
+        if inbox is None or writer is None or self._absorb_queued:
+            return
+        try:
+            queued = writer.submit(inbox.absorb)
+        except ConnectionError:
+            return  # closing: close() absorbs what this process appended
+        self._absorb_queued = True
+        queued.add_done_callback(self._absorb_done)
+
+    def _absorb_done(self, done: asyncio.Future[int]) -> None:
+        self._absorb_queued = False
+        if not done.cancelled() and done.exception() is not None:
+            # The next write or read absorbs again and reports its own error; a lost file
+            # reaches on_fatal through the identity check.
+            log.debug("absorbing the inbox failed: %s", done.exception())
+
+    async def _absorb_before_close(self) -> None:
+        inbox = self._inbox
+        if inbox is None or self._writer is None:
+            return
+        try:
+            await self._write(inbox.absorb)
+        except ConnectionError as error:
+            # The rows stay committed in the inbox; the next process to open the file moves them.
+            log.warning("%s: %s", self._describe(), error)
 
     def _insert_plain(
         self, conn: sqlite3.Connection, jobs: Sequence[NewJob], ready: Callable[[], None] | None = None
@@ -1146,15 +1267,12 @@ class SqliteStore(JobStore):
         def op(conn: sqlite3.Connection) -> dict[str, Job]:
             found: dict[str, Job] = {}
             # One snapshot for every chunk; chunks keep under SQLITE_MAX_VARIABLE_NUMBER (999 before 3.32).
-            conn.execute("BEGIN")
-            try:
+            with _one_snapshot(conn):
                 for start in range(0, len(ids), GET_MANY_CHUNK):
                     chunk = ids[start : start + GET_MANY_CHUNK]
                     sql = head + "(" + ",".join("?" * len(chunk)) + ")"
                     for job in unreadable.readable(conn.execute(sql, chunk), row_to_job):
                         found[job.id] = job
-            finally:
-                conn.execute("COMMIT")
             return found
 
         return await self._read(op)
@@ -1656,6 +1774,32 @@ def _completed(job: Job, now_ms: int) -> Job:
 
 
 __all__ = ["SqliteStore", "begin_immediate"]
+
+
+#: ``_unless_inbox_holds_rows`` found jobs waiting in the inbox: absorb, then read.
+ABSORB_FIRST: Any = object()
+
+
+@contextlib.contextmanager
+def _one_snapshot(conn: sqlite3.Connection) -> Iterator[None]:
+    """A read transaction around the block (or the caller's, when one is already open)."""
+    if conn.in_transaction:
+        yield
+        return
+    conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        if conn.in_transaction:
+            conn.execute("COMMIT")  # a read transaction: ending it writes nothing
+
+
+def _unless_inbox_holds_rows(op: Operation[T], inbox: Inbox, conn: sqlite3.Connection) -> T:
+    """``op``, in the snapshot that found the inbox empty; else ``ABSORB_FIRST``."""
+    with _one_snapshot(conn):
+        if inbox.holds_rows(conn):
+            return ABSORB_FIRST  # type: ignore[no-any-return]
+        return op(conn)
 
 
 def _is_text_decode_error(error: BaseException) -> bool:

@@ -1,0 +1,84 @@
+"""The inbox: where a lone producer's single enqueues land, one B-tree per commit.
+
+Why (ADR 0009, issue 14): a commit costs about one WAL frame per B-tree it changes. A job
+row touches six (the table, the pending index, three sort indexes, the change feed), so
+one awaited ``enqueue`` at a time cost ~1.7× what huey's whole call does, and no index
+could go without breaking the console's sorts at 1M jobs or the cross-process feed. An
+append to the inbox (a rowid table without indexes) changes one B-tree; the rows are then
+**absorbed** in bulk: moved into the job table, its indexes and the feed in one statement
+each, a few microseconds per job, as ``enqueue_many`` inserts.
+
+What keeps every promise:
+
+* An append commits before ``enqueue`` returns (same durability as a job row).
+* Every write transaction of this store, in any process, absorbs first (``absorb`` right
+  after ``BEGIN IMMEDIATE``): a claim, a cancel or a delete never misses a queued job.
+* Every read of a writable store looks at the inbox in the same snapshot it reads from and,
+  when it holds rows, has them absorbed before reading (``SqliteStore._read``): a job whose
+  ``enqueue`` returned is seen by any read that starts afterwards, in any process.
+* Feed watchers that see the inbox non-empty ask for an absorb, so inserts reach ``watch()``
+  streams and other processes' workers within a poll interval.
+* Only a streak uses it: a task that has already enqueued ``STREAK`` plain jobs in one loop
+  turn (a loop of awaited ``enqueue`` calls, none of which had to wait). The turn's end
+  absorbs what it appended, so no other code of the process, and no raw SQL after a yield,
+  finds a job missing from the job table; nor does a single ``enqueue`` in a request
+  handler ever go there. A streak also absorbs every ``ABSORB_EVERY`` appends, and
+  ``close()`` absorbs. A process that crashed mid-streak leaves its rows to the next writer.
+  A read-only store cannot absorb, so it sees inbox rows once a writer has absorbed them.
+
+Only jobs that cannot clash go there: no ``unique_key``, no cron schedule (both must be
+checked against the job table under the write lock), and only on the inline path, when no
+other task of this process writes in the same loop turn (a crowd shares group commits).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from ...job import NewJob
+from .schema import Tables
+
+#: Appends by this process before it absorbs them itself (amortises the absorb's commit,
+#: which writes the six B-trees once for all of them).
+ABSORB_EVERY = 256
+#: Plain enqueues a task makes in one loop turn before the next ones go to the inbox: a
+#: few enqueues (a request handler's, a test's) stay in the job table at once.
+STREAK = 32
+
+
+class Inbox:
+    """The statements for one collection's inbox, built once per open."""
+
+    def __init__(self, tables: Tables) -> None:
+        inbox, jobs = tables.inbox, tables.jobs
+        self.append_sql = f"INSERT INTO {inbox} (id, name, data, next_run_at, created_at) VALUES (?, ?, ?, ?, ?)"
+        self.any_sql = f"SELECT 1 FROM {inbox} LIMIT 1"
+        # ``WHERE true``: SQLite's parser needs it between ``SELECT … FROM`` and ``ON CONFLICT``.
+        self._move_jobs = (
+            f"INSERT INTO {jobs} (id, name, data, status, next_run_at, fail_count, created_at, updated_at) "
+            f"SELECT id, name, data, 'pending', next_run_at, 0, created_at, created_at FROM {inbox} "
+            "WHERE true ORDER BY seq ON CONFLICT DO NOTHING"
+        )
+        self._move_feed = (
+            f"INSERT INTO {tables.changes} (op, job_id, name, status, next_run_at) "
+            f"SELECT 'insert', id, name, 'pending', next_run_at FROM {inbox} ORDER BY seq"
+        )
+        self._empty = f"DELETE FROM {inbox}"
+
+    @staticmethod
+    def row(job: NewJob) -> tuple[Any, ...]:
+        return (job.id, job.name, job.data_json, job.next_run_at_ms, job.created_at_ms)
+
+    def holds_rows(self, conn: sqlite3.Connection) -> bool:
+        return conn.execute(self.any_sql).fetchone() is not None
+
+    def absorb(self, conn: sqlite3.Connection) -> int:
+        """Move every queued job into the job table and the feed (the caller holds the write
+        transaction); how many moved. Cheap when the inbox is empty: one root-page read."""
+        if conn.execute(self.any_sql).fetchone() is None:
+            return 0
+        moved = conn.execute(self._move_jobs).rowcount
+        conn.execute(self._move_feed)
+        conn.execute(self._empty)
+        return moved
