@@ -747,14 +747,16 @@ class SqliteStore(JobStore):
             log.debug("absorbing the inbox failed: %s", done.exception())
 
     async def _absorb_before_close(self) -> None:
+        """Leave no row of this process in the inbox, so tools that read the job table directly
+        see every job once the process has closed the store. Quiet when the file is gone."""
         inbox = self._inbox
-        if inbox is None or self._writer is None:
+        if inbox is None or self._writer is None or not self._appended or self.health_error() is not None:
             return
         try:
             await self._write(inbox.absorb)
         except ConnectionError as error:
             # The rows stay committed in the inbox; the next process to open the file moves them.
-            log.warning("%s: %s", self._describe(), error)
+            log.warning("%s; its last enqueued jobs stay in the inbox until the next process opens it", error)
 
     def _insert_plain(
         self, conn: sqlite3.Connection, jobs: Sequence[NewJob], ready: Callable[[], None] | None = None
