@@ -724,7 +724,12 @@ class SqliteStore(JobStore):
         if self._appended >= ABSORB_EVERY:
             inbox = self._inbox
             if inbox is not None:
-                await self._write(inbox.absorb, inline=True)
+                try:
+                    await self._write(inbox.absorb, inline=True)
+                except ConnectionError as error:
+                    # The job is committed (in the inbox): the caller must not be told otherwise,
+                    # or a retry queues it twice. The next write absorbs, and reports its own error.
+                    log.warning("%s; the jobs stay in the inbox until the next write absorbs them", error)
 
     def _absorb_soon(self) -> None:
         """Absorb on the write thread without waiting for it: the loop turn ended while the
