@@ -10,7 +10,9 @@ from pathlib import Path
 
 from monque_engine import Monque
 from monque_engine.errors import MonqueError
+from monque_engine.store.base import StoreSelector
 from monque_engine.store.sqlite.inbox import ABSORB_EVERY, STREAK
+from tests.test_sqlite_inbox import PRODUCER, counts, run_child
 
 
 async def test_an_enqueue_whose_job_was_appended_does_not_fail_when_the_absorb_after_it_does(
@@ -45,3 +47,32 @@ async def test_an_enqueue_whose_job_was_appended_does_not_fail_when_the_absorb_a
         assert stored == returned, f"{raised} enqueue(s) raised, but {stored - returned} of them queued a job"
     finally:
         await m.close()
+
+
+async def test_a_read_only_store_sees_jobs_still_in_the_inbox(tmp_path: Path) -> None:
+    """The console's --read-only (``mode=ro``) cannot absorb. A producer that crashed
+    mid-streak leaves its jobs in the inbox until some writer opens the file: before the
+    inbox, a read-only console counted, listed and found them at once; it must still."""
+    db = tmp_path / "jobs.db"
+    count = 20
+    child = run_child(PRODUCER, str(db), str(STREAK), str(count), "crash")
+    assert child.returncode == 0 and child.stdout.strip() == "enqueued", child.stderr
+    assert counts(db) == (STREAK, count)
+    conn = sqlite3.connect(db)
+    queued = [row[0] for row in conn.execute("SELECT id FROM monque_jobs_inbox ORDER BY seq")]
+    conn.close()
+
+    m = Monque(f"sqlite:///{db}?mode=ro", recover_stale_jobs=False)
+    await m.initialize()
+    try:
+        assert (await m.get_queue_stats("orphan")).pending == count
+        job = await m.get_job(queued[-1])
+        assert job is not None and job.data == {"i": count - 1} and job.status.value == "pending"
+        listed = await m.get_jobs(name="orphan")
+        assert sorted(j.id for j in listed) == sorted(queued)
+        assert "orphan" in await m.store.names()
+        assert await m.store.error_groups(None, None, 0) == []  # INDEXED BY the job table's index
+        assert await m.store.count_selected(StoreSelector(name="orphan")) == count
+    finally:
+        await m.close()
+    assert counts(db) == (STREAK, count)  # read-only: nothing moved
