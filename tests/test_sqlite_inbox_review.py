@@ -5,6 +5,7 @@ Real files and real subprocesses, as in test_sqlite_inbox.py.
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from pathlib import Path
 
@@ -76,3 +77,46 @@ async def test_a_read_only_store_sees_jobs_still_in_the_inbox(tmp_path: Path) ->
     finally:
         await m.close()
     assert counts(db) == (STREAK, count)  # read-only: nothing moved
+
+
+async def test_close_leaves_nothing_in_the_inbox_when_another_task_streaks_during_it(tmp_path: Path) -> None:
+    """close() absorbs first, then stops. Another task that runs while close() awaits that
+    absorb (here: woken as the absorb commits, so it runs before close() resumes) may still
+    streak into the inbox, and nothing absorbs those rows: the turn's end finds the store
+    closed. Its enqueues returned; a read-only reader of the file does not see them, nor
+    does anything until some writer opens the file again."""
+    db = tmp_path / "jobs.db"
+    m = Monque(f"sqlite:///{db}", recover_stale_jobs=False)
+    await m.initialize()
+    loop = asyncio.get_running_loop()
+    go = asyncio.Event()
+    writer = m.store._writer  # type: ignore[attr-defined]
+    run_batch = writer._run_batch
+    armed = [False]
+
+    def run_batch_then_wake(conn: sqlite3.Connection, batch: list[object]) -> object:
+        outcomes = run_batch(conn, batch)
+        if armed[0]:  # close()'s absorb has committed: the producer runs before close() resumes
+            armed[0] = False
+            loop.call_soon_threadsafe(go.set)
+        return outcomes
+
+    returned: list[str] = []
+
+    async def producer() -> None:
+        await go.wait()
+        for i in range(STREAK + 8):
+            try:
+                returned.append((await m.enqueue("late", {"i": i})).id)
+            except (ConnectionError, MonqueError):
+                return
+
+    task = asyncio.create_task(producer())
+    await asyncio.sleep(0)  # the producer waits for go
+    writer._run_batch = run_batch_then_wake
+    armed[0] = True
+    await m.close()
+    await task
+    in_table, in_inbox = counts(db)
+    assert in_inbox == 0, f"{in_inbox} of {len(returned)} returned enqueues left in the inbox after close()"
+    assert in_table == len(returned)

@@ -169,6 +169,8 @@ class SqliteStore(JobStore):
         self._streak_task: asyncio.Task[Any] | None = None
         self._streak = 0
         self._absorb_queued = False
+        #: Set while close() runs: no more appends, since its absorb is the last one.
+        self._closing = False
 
     @classmethod
     def from_url(cls, url: str, **overrides: Any) -> SqliteStore:
@@ -432,6 +434,13 @@ class SqliteStore(JobStore):
             self._feed.committed()
 
     async def close(self) -> None:
+        self._closing = True  # other tasks may enqueue while this awaits: into the job table
+        try:
+            await self._close()
+        finally:
+            self._closing = False
+
+    async def _close(self) -> None:
         await self._absorb_before_close()
         self._claimed.clear()
         self._completion_flush_queued = False
@@ -682,6 +691,7 @@ class SqliteStore(JobStore):
         # when it can run inline now; otherwise the job row, as below.
         if (
             inbox is not None
+            and not self._closing
             and job.unique_key is None
             and job.repeat_interval is None
             and self._streaking()
