@@ -24,7 +24,8 @@ What keeps every promise:
   finds a job missing from the job table; nor does a single ``enqueue`` in a request
   handler ever go there. A streak also absorbs every ``ABSORB_EVERY`` appends, and
   ``close()`` absorbs. A process that crashed mid-streak leaves its rows to the next writer.
-  A read-only store cannot absorb, so it sees inbox rows once a writer has absorbed them.
+  A read-only store cannot absorb: when its snapshot finds rows in the inbox, the read
+  runs against a temporary view that adds them to the job table (``ReadOnlyInbox``).
 
 Only jobs that cannot clash go there: no ``unique_key``, no cron schedule (both must be
 checked against the job table under the write lock), and only on the inline path, when no
@@ -34,10 +35,13 @@ other task of this process writes in the same loop turn (a crowd shares group co
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from ...job import NewJob
-from .schema import Tables
+from .schema import JOB_COLUMNS, Tables
+
+T = TypeVar("T")
 
 #: Appends by this process before it absorbs them itself (amortises the absorb's commit,
 #: which writes the six B-trees once for all of them).
@@ -82,3 +86,64 @@ class Inbox:
         conn.execute(self._move_feed)
         conn.execute(self._empty)
         return moved
+
+
+#: What an inbox row is as a job row (the values ``Inbox.absorb`` gives the job table).
+_AS_JOB = {
+    "id": "id", "name": "name", "data": "data", "status": "'pending'", "next_run_at": "next_run_at",
+    "fail_count": "0", "created_at": "created_at", "updated_at": "created_at",
+}  # fmt: skip
+
+
+class ReadOnlyInbox:
+    """Reads of a read-only store (``mode=ro``), which cannot absorb, still see queued jobs.
+
+    When the read's snapshot finds rows in the inbox (a producer mid-streak in another
+    process, or one that crashed before absorbing), a TEMP view named like the job table
+    shadows it for that read alone: the job table plus the inbox rows as pending jobs. Only
+    this connection's temp schema is written; the file never is. Without the job table's
+    indexes the read is slower, and only while the inbox holds rows.
+    """
+
+    def __init__(self, tables: Tables) -> None:
+        jobs, inbox = tables.jobs, tables.inbox
+        self.any_sql = f"SELECT 1 FROM main.{inbox} LIMIT 1"
+        queued = ", ".join(_AS_JOB.get(column, "NULL") for column in JOB_COLUMNS)
+        self._create = (
+            f"CREATE TEMP VIEW {jobs} AS SELECT {tables.columns} FROM main.{jobs} "
+            f"UNION ALL SELECT {queued} FROM main.{inbox}"
+        )
+        self._drop = f"DROP VIEW IF EXISTS temp.{jobs}"
+
+    def read(self, op: Callable[[sqlite3.Connection], T], conn: sqlite3.Connection) -> T:
+        """``op`` in one snapshot, seeing the inbox's rows as pending jobs if it holds any."""
+        began = not conn.in_transaction
+        if began:
+            conn.execute("BEGIN")
+        try:
+            if conn.execute(self.any_sql).fetchone() is None:
+                return op(conn)
+            self._shadow(conn, self._create)
+            try:
+                return op(conn)
+            except sqlite3.OperationalError as error:
+                if "no such index" not in str(error):
+                    raise
+                # ``INDEXED BY`` names an index of the job table, which the view lacks: the
+                # error-group queries, which only look at jobs that have failed, never at
+                # queued ones. Run it on the job table itself.
+                self._shadow(conn, self._drop)
+                return op(conn)
+            finally:
+                self._shadow(conn, self._drop)
+        finally:
+            if began and conn.in_transaction:
+                conn.execute("COMMIT")  # a read transaction (and the temp schema): writes nothing to the file
+
+    @staticmethod
+    def _shadow(conn: sqlite3.Connection, statement: str) -> None:
+        conn.execute("PRAGMA query_only=0")  # the temp schema only: the file is opened mode=ro
+        try:
+            conn.execute(statement)
+        finally:
+            conn.execute("PRAGMA query_only=1")

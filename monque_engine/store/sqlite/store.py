@@ -47,7 +47,7 @@ from . import migrations
 from .bulk import BulkInserter
 from .feed import ChangeFeed
 from .identity import FileIdentity, FileLostError
-from .inbox import ABSORB_EVERY, STREAK, Inbox
+from .inbox import ABSORB_EVERY, STREAK, Inbox, ReadOnlyInbox
 from .queries import append_attempt, filter_where, page_query, row_attempt, row_to_job, selector_where
 from .runner import MISS, Miss, Operation, ReadRunner, WriteRunner, begin_immediate, retry_while_busy, wrap_error
 from .schema import ERROR_MEMBER, Tables
@@ -160,6 +160,8 @@ class SqliteStore(JobStore):
         self._unreadable = UnreadableWarnings(self._describe)
         #: Set once a writable store's schema is in place (inbox.py); None when read-only.
         self._inbox: Inbox | None = None
+        #: Set once a read-only store is open: its reads see the inbox's rows (inbox.py).
+        self._read_only_inbox: ReadOnlyInbox | None = None
         #: This process's inbox appends since its last absorb.
         self._appended = 0
         #: The task enqueueing in this loop turn and how many plain jobs it has enqueued in
@@ -167,6 +169,8 @@ class SqliteStore(JobStore):
         self._streak_task: asyncio.Task[Any] | None = None
         self._streak = 0
         self._absorb_queued = False
+        #: Set while close() runs: no more appends, since its absorb is the last one.
+        self._closing = False
 
     @classmethod
     def from_url(cls, url: str, **overrides: Any) -> SqliteStore:
@@ -332,6 +336,7 @@ class SqliteStore(JobStore):
                     where = self.settings.path
                     await self._reader.run(lambda conn: migrations.check_readable(conn, tables, where))
                     identity.capture()
+                    self._read_only_inbox = ReadOnlyInbox(tables)
                 else:
                     await asyncio.to_thread(self._probe, tables)
                     self._writer = WriteRunner(
@@ -429,6 +434,13 @@ class SqliteStore(JobStore):
             self._feed.committed()
 
     async def close(self) -> None:
+        self._closing = True  # other tasks may enqueue while this awaits: into the job table
+        try:
+            await self._close()
+        finally:
+            self._closing = False
+
+    async def _close(self) -> None:
         await self._absorb_before_close()
         self._claimed.clear()
         self._completion_flush_queued = False
@@ -445,6 +457,7 @@ class SqliteStore(JobStore):
         if feed is not None:
             feed.end_streams()
         self._inbox = None
+        self._read_only_inbox = None
         writer, self._writer = self._writer, None
         reader, self._reader = self._reader, None
         for part in (feed, reader, writer):
@@ -527,7 +540,8 @@ class SqliteStore(JobStore):
         the read runs. Jobs appended after that absorb were enqueued while this read was in
         flight, which it need not see. When the absorb cannot be written (the disk is full,
         another process held the write lock past busy_timeout), the read still answers, from
-        the job table alone, as a read-only store does, and the reason is logged.
+        the job table alone, and the reason is logged. A read-only store, which cannot absorb, reads
+        the inbox's rows through a temporary view instead (``ReadOnlyInbox``).
         """
         inbox = self._inbox
         if inbox is not None:
@@ -540,6 +554,8 @@ class SqliteStore(JobStore):
                 raise
             except ConnectionError as error:
                 log.warning("%s; this read does not see the jobs still waiting in the inbox", error)
+        elif self._read_only_inbox is not None:
+            return await self._read_any(functools.partial(self._read_only_inbox.read, op))
         return await self._read_any(op)
 
     async def _read_any(self, op: Operation[T]) -> T:
@@ -675,6 +691,7 @@ class SqliteStore(JobStore):
         # when it can run inline now; otherwise the job row, as below.
         if (
             inbox is not None
+            and not self._closing
             and job.unique_key is None
             and job.repeat_interval is None
             and self._streaking()
@@ -724,7 +741,12 @@ class SqliteStore(JobStore):
         if self._appended >= ABSORB_EVERY:
             inbox = self._inbox
             if inbox is not None:
-                await self._write(inbox.absorb, inline=True)
+                try:
+                    await self._write(inbox.absorb, inline=True)
+                except ConnectionError as error:
+                    # The job is committed (in the inbox): the caller must not be told otherwise,
+                    # or a retry queues it twice. The next write absorbs, and reports its own error.
+                    log.warning("%s; the jobs stay in the inbox until the next write absorbs them", error)
 
     def _absorb_soon(self) -> None:
         """Absorb on the write thread without waiting for it: the loop turn ended while the

@@ -1,0 +1,122 @@
+"""Review of the SQLite inbox (inbox.py): faults found after ed04f93, one test each.
+
+Real files and real subprocesses, as in test_sqlite_inbox.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+from monque_engine import Monque
+from monque_engine.errors import MonqueError
+from monque_engine.store.base import StoreSelector
+from monque_engine.store.sqlite.inbox import ABSORB_EVERY, STREAK
+from tests.test_sqlite_inbox import PRODUCER, counts, run_child
+
+
+async def test_an_enqueue_whose_job_was_appended_does_not_fail_when_the_absorb_after_it_does(
+    tmp_path: Path,
+) -> None:
+    """Every ABSORB_EVERY appends the enqueue that made the last one absorbs, after its own
+    append has committed. When that absorb fails (SQLITE_FULL: the absorb writes six B-trees
+    where the append wrote one; here a trigger stands in for the full disk), the enqueue
+    raised although its job is queued: a caller that retries enqueues it twice."""
+    db = tmp_path / "jobs.db"
+    m = Monque(f"sqlite:///{db}", recover_stale_jobs=False)
+    await m.initialize()
+    try:
+        conn = sqlite3.connect(db, isolation_level=None)
+        conn.execute(
+            "CREATE TRIGGER review_absorb_fails BEFORE INSERT ON monque_jobs WHEN NEW.name = 'doomed' "
+            "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"
+        )
+        for i in range(STREAK):
+            await m.enqueue("plain", {"i": i})
+        returned, raised = 0, 0
+        for i in range(ABSORB_EVERY + 5):
+            try:
+                await m.enqueue("doomed", {"i": i})
+            except (ConnectionError, MonqueError):
+                raised += 1
+            else:
+                returned += 1
+        conn.execute("DROP TRIGGER review_absorb_fails")
+        conn.close()
+        stored = (await m.store.stats("doomed")).pending
+        assert stored == returned, f"{raised} enqueue(s) raised, but {stored - returned} of them queued a job"
+    finally:
+        await m.close()
+
+
+async def test_a_read_only_store_sees_jobs_still_in_the_inbox(tmp_path: Path) -> None:
+    """The console's --read-only (``mode=ro``) cannot absorb. A producer that crashed
+    mid-streak leaves its jobs in the inbox until some writer opens the file: before the
+    inbox, a read-only console counted, listed and found them at once; it must still."""
+    db = tmp_path / "jobs.db"
+    count = 20
+    child = run_child(PRODUCER, str(db), str(STREAK), str(count), "crash")
+    assert child.returncode == 0 and child.stdout.strip() == "enqueued", child.stderr
+    assert counts(db) == (STREAK, count)
+    conn = sqlite3.connect(db)
+    queued = [row[0] for row in conn.execute("SELECT id FROM monque_jobs_inbox ORDER BY seq")]
+    conn.close()
+
+    m = Monque(f"sqlite:///{db}?mode=ro", recover_stale_jobs=False)
+    await m.initialize()
+    try:
+        assert (await m.get_queue_stats("orphan")).pending == count
+        job = await m.get_job(queued[-1])
+        assert job is not None and job.data == {"i": count - 1} and job.status.value == "pending"
+        listed = await m.get_jobs(name="orphan")
+        assert sorted(j.id for j in listed) == sorted(queued)
+        assert "orphan" in await m.store.names()
+        assert await m.store.error_groups(None, None, 0) == []  # INDEXED BY the job table's index
+        assert await m.store.count_selected(StoreSelector(name="orphan")) == count
+    finally:
+        await m.close()
+    assert counts(db) == (STREAK, count)  # read-only: nothing moved
+
+
+async def test_close_leaves_nothing_in_the_inbox_when_another_task_streaks_during_it(tmp_path: Path) -> None:
+    """close() absorbs first, then stops. Another task that runs while close() awaits that
+    absorb (here: woken as the absorb commits, so it runs before close() resumes) may still
+    streak into the inbox, and nothing absorbs those rows: the turn's end finds the store
+    closed. Its enqueues returned; a read-only reader of the file does not see them, nor
+    does anything until some writer opens the file again."""
+    db = tmp_path / "jobs.db"
+    m = Monque(f"sqlite:///{db}", recover_stale_jobs=False)
+    await m.initialize()
+    loop = asyncio.get_running_loop()
+    go = asyncio.Event()
+    writer = m.store._writer  # type: ignore[attr-defined]
+    run_batch = writer._run_batch
+    armed = [False]
+
+    def run_batch_then_wake(conn: sqlite3.Connection, batch: list[object]) -> object:
+        outcomes = run_batch(conn, batch)
+        if armed[0]:  # close()'s absorb has committed: the producer runs before close() resumes
+            armed[0] = False
+            loop.call_soon_threadsafe(go.set)
+        return outcomes
+
+    returned: list[str] = []
+
+    async def producer() -> None:
+        await go.wait()
+        for i in range(STREAK + 8):
+            try:
+                returned.append((await m.enqueue("late", {"i": i})).id)
+            except (ConnectionError, MonqueError):
+                return
+
+    task = asyncio.create_task(producer())
+    await asyncio.sleep(0)  # the producer waits for go
+    writer._run_batch = run_batch_then_wake
+    armed[0] = True
+    await m.close()
+    await task
+    in_table, in_inbox = counts(db)
+    assert in_inbox == 0, f"{in_inbox} of {len(returned)} returned enqueues left in the inbox after close()"
+    assert in_table == len(returned)
