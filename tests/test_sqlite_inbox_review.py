@@ -80,32 +80,30 @@ async def test_a_read_only_store_sees_jobs_still_in_the_inbox(tmp_path: Path) ->
 
 
 async def test_close_leaves_nothing_in_the_inbox_when_another_task_streaks_during_it(tmp_path: Path) -> None:
-    """close() absorbs first, then stops. Another task that runs while close() awaits that
-    absorb (here: woken as the absorb commits, so it runs before close() resumes) may still
-    streak into the inbox, and nothing absorbs those rows: the turn's end finds the store
-    closed. Its enqueues returned; a read-only reader of the file does not see them, nor
-    does anything until some writer opens the file again."""
+    """close() absorbs first, then stops. Another task that runs while close() is under way
+    (here: just after its absorb) must not leave returned enqueues in the inbox of a closed
+    store. close() now refuses inbox appends for its whole length (``_closing``); in this
+    arrangement the producer's own turn-end absorb would also catch them, so the test checks
+    the outcome, not which of the two guards gave it."""
     db = tmp_path / "jobs.db"
     m = Monque(f"sqlite:///{db}", recover_stale_jobs=False)
     await m.initialize()
-    loop = asyncio.get_running_loop()
     go = asyncio.Event()
-    writer = m.store._writer  # type: ignore[attr-defined]
-    run_batch = writer._run_batch
-    armed = [False]
+    store = m.store
+    absorb_before_close = store._absorb_before_close  # type: ignore[attr-defined]
 
-    def run_batch_then_wake(conn: sqlite3.Connection, batch: list[object]) -> object:
-        outcomes = run_batch(conn, batch)
-        if armed[0]:  # close()'s absorb has committed: the producer runs before close() resumes
-            armed[0] = False
-            loop.call_soon_threadsafe(go.set)
-        return outcomes
+    async def absorb_then_let_others_run() -> None:
+        await absorb_before_close()
+        go.set()  # close()'s last absorb is done: the producer runs before close() goes on
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
 
+    store._absorb_before_close = absorb_then_let_others_run  # type: ignore[attr-defined]
     returned: list[str] = []
 
     async def producer() -> None:
         await go.wait()
-        for i in range(STREAK + 8):
+        for i in range(STREAK + 8):  # one streak, no yield: past STREAK it would use the inbox
             try:
                 returned.append((await m.enqueue("late", {"i": i})).id)
             except (ConnectionError, MonqueError):
@@ -113,10 +111,8 @@ async def test_close_leaves_nothing_in_the_inbox_when_another_task_streaks_durin
 
     task = asyncio.create_task(producer())
     await asyncio.sleep(0)  # the producer waits for go
-    writer._run_batch = run_batch_then_wake
-    armed[0] = True
     await m.close()
-    await task
+    await asyncio.wait_for(task, 30)
     in_table, in_inbox = counts(db)
     assert in_inbox == 0, f"{in_inbox} of {len(returned)} returned enqueues left in the inbox after close()"
     assert in_table == len(returned)
