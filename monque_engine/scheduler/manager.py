@@ -7,9 +7,10 @@ event only for a transition that was actually written.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Literal
+from typing import Literal, TypeVar
 
 from ..errors import InvalidJobQueryError, JobStateError
 from ..events import CountEvent, CountEventName, JobDeletedEvent, JobEvent, JobRetriedEvent
@@ -27,6 +28,15 @@ BulkTarget = JobSelector | JobListFilter | None
 
 RETRY_SPREAD_MS = 30_000
 RETRYABLE = (JobStatus.FAILED, JobStatus.CANCELLED)
+#: The statuses each single-job write accepts (the store's statements hold the same guard).
+_GUARDS: dict[str, tuple[JobStatus, ...]] = {
+    "cancel": (JobStatus.PENDING,),
+    "retry": RETRYABLE,
+    "reschedule": (JobStatus.PENDING,),
+}
+#: Writes a single-job action makes while the job's status keeps passing its guard by the read.
+GUARD_ATTEMPTS = 3
+T = TypeVar("T")
 
 
 class JobManager:
@@ -37,33 +47,29 @@ class JobManager:
         key = normalize_job_id(job_id)
         if key is None:
             return None
-        job = await self._ctx.store.cancel(key, now_ms())
+        job, current = await self._guarded(key, lambda: self._ctx.store.cancel(key, now_ms()), (JobStatus.PENDING,))
         if job is not None:
             self._ctx.events.emit("job:cancelled", JobEvent(job))
             return job
-        current = await self._ctx.store.get(key)
         if current is None:
             return None
         if current.status is JobStatus.CANCELLED:
             return current
-        raise JobStateError(
-            f"Cannot cancel job in status '{current.status.value}'", key, current.status.value, "cancel"
-        )
+        raise self._refused("cancel", current)
 
     async def retry_job(self, job_id: str) -> Job | None:
         key = normalize_job_id(job_id)
         if key is None:
             return None
-        result = await self._ctx.store.retry(key, now_ms())
+        result, current = await self._guarded(key, lambda: self._ctx.store.retry(key, now_ms()), RETRYABLE)
         if result is not None:
             job, previous = result
             self._ctx.wake_at(job.name, job.next_run_at_ms)
             self._ctx.events.emit("job:retried", JobRetriedEvent(job, previous.value))
             return job
-        current = await self._ctx.store.get(key)
         if current is None:
             return None
-        raise JobStateError(f"Cannot retry job in status '{current.status.value}'", key, current.status.value, "retry")
+        raise self._refused("retry", current)
 
     async def reschedule_job(self, job_id: str, run_at: datetime | timedelta) -> Job | None:
         key = normalize_job_id(job_id)
@@ -71,16 +77,44 @@ class JobManager:
             return None
         now = now_ms()
         when = run_at_ms(run_at, now)
-        job = await self._ctx.store.reschedule(key, when, now)
+        job, current = await self._guarded(
+            key, lambda: self._ctx.store.reschedule(key, when, now_ms()), (JobStatus.PENDING,)
+        )
         if job is not None:
             self._ctx.wake_at(job.name, job.next_run_at_ms)
             return job
-        current = await self._ctx.store.get(key)
         if current is None:
             return None
-        raise JobStateError(
-            f"Cannot reschedule job in status '{current.status.value}'", key, current.status.value, "reschedule"
-        )
+        raise self._refused("reschedule", current)
+
+    async def _guarded(
+        self, key: str, write: Callable[[], Awaitable[T | None]], allowed: tuple[JobStatus, ...]
+    ) -> tuple[T | None, Job | None]:
+        """Run a single-job guarded write; on a miss, the job as it is now (None: gone).
+
+        The write's guard and the read after a miss are two statements: a job that was
+        processing when the cancel ran can be pending again (a retried failure) by the read.
+        Refusing then named a status the guard allows ("Cannot cancel job in status
+        'pending'"), so a miss whose job now passes the guard is tried again.
+        """
+        current: Job | None = None
+        for _ in range(GUARD_ATTEMPTS):
+            result = await write()
+            if result is not None:
+                return result, None
+            current = await self._ctx.store.get(key)
+            if current is None or current.status not in allowed:
+                return None, current
+        return None, current
+
+    @staticmethod
+    def _refused(action: str, current: Job) -> JobStateError:
+        status = current.status.value
+        if current.status in _GUARDS[action]:  # it kept changing under GUARD_ATTEMPTS writes
+            return JobStateError(
+                f"Cannot {action} job: its status kept changing (now '{status}'); try again", current.id, status, action
+            )
+        return JobStateError(f"Cannot {action} job in status '{status}'", current.id, status, action)
 
     async def delete_job(self, job_id: str) -> bool:
         key = normalize_job_id(job_id)
@@ -103,11 +137,7 @@ class JobManager:
         reuses the listing's own WHERE / filter document). ``updated_before`` bounds the
         selection to jobs last changed before that instant (a console's count instant).
         """
-        guard: tuple[JobStatus, ...] | None = {
-            "cancel": (JobStatus.PENDING,),
-            "retry": RETRYABLE,
-            "delete": None,
-        }[action]
+        guard = _GUARDS.get(action)  # delete: none
         bound = _ms(updated_before, "updated_before")
         if isinstance(target, JobListFilter):
             listing = to_store_filter(target)
