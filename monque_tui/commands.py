@@ -26,6 +26,7 @@ import signal
 import sqlite3
 import stat
 import sys
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,13 +40,16 @@ from monque_engine.store.urls import mask_secrets, mask_url
 from monque_engine.validation import validate_job_name
 
 from .exitcodes import CliError, ExitCode
-from .settings import parse_connect_timeout
+from .formatting import span
+from .settings import DEFAULT_CONNECT_TIMEOUT, parse_connect_timeout
 from .streams import print_help_text, stdout_missing, write_stderr
 
 PROG = "monque-tui"
 COMMANDS = ("pause", "resume", "paused", "instances", "release-dead", "health", "export")
 #: Exports at least this large report progress on stderr (smaller ones only the summary).
 PROGRESS_FROM = 1_000
+#: ... and at most one such line this often, in seconds (besides the first and the last).
+PROGRESS_EVERY_S = 1.0
 STATUSES = ("pending", "processing", "completed", "failed", "cancelled")
 
 
@@ -117,9 +121,9 @@ def _store_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--connect-timeout",
         type=_positive_seconds,
-        default=5.0,
+        default=None,
         metavar="SECONDS",
-        help="how long to wait for MongoDB to answer [default: 5]",
+        help="how long to wait for MongoDB to answer [env: MONQUE_CONNECT_TIMEOUT] [default: 5]",
     )
 
 
@@ -183,7 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="write every matching job to JSON Lines or CSV",
         description="Stream every job matching the filters to JSON Lines or CSV (camelCase "
         "fields, _id as 24-hex, instants ISO-8601 UTC), in constant memory; "
-        f"progress on stderr from {PROGRESS_FROM} jobs.",
+        f"progress on stderr from {PROGRESS_FROM} jobs (the first page, then at most one line a second).",
     )
     p.add_argument(
         "--format",
@@ -241,12 +245,30 @@ def run_command(argv: Sequence[str]) -> int:
             ExitCode.USAGE,
         )
     url = args.store_url or args.url or os.environ.get("MONQUE_URL") or DEFAULT_URL
+    args.connect_timeout = _connect_timeout(args.connect_timeout)
     _refuse_bad_collection(args, url)
     handler = _HANDLERS[args.command]
     try:
         return asyncio.run(_stoppable(_with_monque(url, args, handler), args))
     except KeyboardInterrupt:
         raise CliError(_stopped_line("ctrl+c", args), ExitCode.FORCED_BASE + signal.SIGINT) from None
+
+
+def _connect_timeout(flag_value: float | None) -> float:
+    """The flag, else ``MONQUE_CONNECT_TIMEOUT`` as the console reads it, else 5 s.
+
+    Commands took only the flag: a script that exported the variable for the console
+    still waited the default 5 s on an unreachable server.
+    """
+    if flag_value is not None:
+        return flag_value
+    raw = os.environ.get("MONQUE_CONNECT_TIMEOUT", "")
+    if raw.strip() == "":
+        return DEFAULT_CONNECT_TIMEOUT
+    try:
+        return parse_connect_timeout(raw)
+    except ValueError as error:
+        raise CliError(f"MONQUE_CONNECT_TIMEOUT={raw!r}: {error}", ExitCode.USAGE) from None
 
 
 _STORE_URL = re.compile(r"^\s*(sqlite|mongodb(\+srv)?)://", re.IGNORECASE)
@@ -631,7 +653,7 @@ async def _health(monque: Monque, args: argparse.Namespace) -> int:
     rows = await monque.queue_health(window_minutes=args.window)  # a bad --window fails before any output
     _out(f"NAME\tDUE\tSCHEDULED\tPROCESSING\tLATENCY\tPAUSED\tCOMPLETED/{args.window}m\tFAILED/{args.window}m")
     for health in rows:
-        latency = "-" if health.latency is None else f"{health.latency:.1f}s"
+        latency = _latency(health.latency)
         _out(
             "\t".join(
                 str(v)
@@ -648,6 +670,35 @@ async def _health(monque: Monque, args: argparse.Namespace) -> int:
             )
         )
     return ExitCode.OK
+
+
+def throttled_progress(
+    say: Callable[[str], None], clock: Callable[[], float] = time.monotonic
+) -> Callable[[int, int], None]:
+    """Progress lines for a large export: the first page, then at most one a second, then the last.
+
+    A line per 500-job page was 2,000 lines for a million jobs; a terminal scrolled them
+    past, a log kept them all.
+    """
+    last_said: float | None = None
+
+    def progress(written: int, total: int) -> None:
+        nonlocal last_said
+        if total < PROGRESS_FROM or not written:
+            return
+        now = clock()
+        if last_said is None or written >= total or now - last_said >= PROGRESS_EVERY_S:
+            last_said = now
+            say(f"exported {written}/{total} jobs")
+
+    return progress
+
+
+def _latency(seconds: float | None) -> str:
+    """Tenths of a second while it is small; a backlog of hours read "13512.4s" (``--json`` keeps seconds)."""
+    if seconds is None:
+        return "-"
+    return f"{seconds:.1f}s" if seconds < 60 else span(round(seconds * 1000))
 
 
 async def _export(monque: Monque, args: argparse.Namespace) -> int:
@@ -680,9 +731,7 @@ async def _export(monque: Monque, args: argparse.Namespace) -> int:
     )
     target = args.output
 
-    def progress(written: int, total: int) -> None:
-        if total >= PROGRESS_FROM and written:
-            _err(f"exported {written}/{total} jobs")
+    progress = throttled_progress(_err)
 
     if target == "-":
         try:

@@ -63,6 +63,10 @@ def parse_positive_seconds(text: str) -> float:
 MAX_CONNECT_TIMEOUT = 86_400.0
 
 
+#: Seconds to wait for MongoDB when checking a URL; the console and the commands share it.
+DEFAULT_CONNECT_TIMEOUT = 5.0
+
+
 def parse_connect_timeout(text: str) -> float:
     value = _seconds(text, allow_zero=False)
     if value > MAX_CONNECT_TIMEOUT:
@@ -221,7 +225,7 @@ OPTIONS: tuple[Option, ...] = (
         "--connect-timeout",
         "MONQUE_CONNECT_TIMEOUT",
         parse_connect_timeout,
-        5.0,
+        DEFAULT_CONNECT_TIMEOUT,
         "SECONDS",
         "how long to wait for MongoDB when checking the URL [default: 5]",
     ),

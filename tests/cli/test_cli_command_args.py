@@ -12,9 +12,12 @@
 
 from __future__ import annotations
 
+import json
+import os
 import sqlite3
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -91,3 +94,71 @@ def test_a_flag_between_the_positionals_and_the_url(tmp_path: Path, db_url: str)
     assert (done.returncode, done.stderr.strip()) == (0, "paused fast")
     done = cli("export", "--status", "pending", "-o", str(tmp_path / "x.jsonl"), db_url, "--format", "jsonl")
     assert done.returncode == 0, done.stderr
+
+
+def _cli_with_env(extra_env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MONQUE_")} | extra_env
+    return subprocess.run(
+        [sys.executable, "-m", "monque_tui", *args],
+        cwd=CLI_DIR,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_commands_take_monque_connect_timeout_as_the_console_does() -> None:
+    """The commands read only the flag: a script that set the variable for the console still
+    waited the default 5 s on an unreachable server."""
+    url = "mongodb://u:s3cret@127.0.0.1:1/db"
+    done = _cli_with_env({"MONQUE_CONNECT_TIMEOUT": "0.3"}, "instances", url)
+    assert done.returncode == 3, done.stderr
+    assert "within 0.3 s" in done.stderr and "s3cret" not in done.stderr, done.stderr
+    # The flag still wins over the variable.
+    done = _cli_with_env({"MONQUE_CONNECT_TIMEOUT": "9"}, "instances", "--connect-timeout", "0.2", url)
+    assert "within 0.2 s" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("value", ["inf", "-1", "soon"])
+def test_a_bad_monque_connect_timeout_names_the_variable(value: str, db_url: str) -> None:
+    enqueue(db_url, "fast", {"n": 1})
+    done = _cli_with_env({"MONQUE_CONNECT_TIMEOUT": value}, "paused", db_url)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"monque-tui: error: MONQUE_CONNECT_TIMEOUT={value!r}:"), done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_health_shows_a_backlog_of_hours_as_hours(db_url: str) -> None:
+    """The LATENCY column read "10860.3s" for a job due three hours ago; --json keeps seconds."""
+    from cli_helpers import _run
+
+    due = datetime.now(UTC) - timedelta(hours=3, minutes=1)
+    _run(db_url, lambda m: m.enqueue("late", {"n": 1}, run_at=due))
+    enqueue(db_url, "fresh", {"n": 1})
+    done = cli("health", db_url)
+    assert done.returncode == 0, done.stderr
+    rows = {line.split("\t")[0]: line.split("\t") for line in done.stdout.splitlines()[1:]}
+    assert rows["late"][4].startswith("3h0"), done.stdout
+    assert rows["fresh"][4].endswith("s") and float(rows["fresh"][4][:-1]) < 60, done.stdout
+    as_json = {d["name"]: d for d in map(json.loads, cli("health", "--json", db_url).stdout.splitlines())}
+    assert as_json["late"]["latency"] > 3 * 3600
+
+
+def test_export_progress_is_the_first_page_then_one_line_a_second_then_the_last() -> None:
+    """A line per 500-job page was 2,000 stderr lines for a million jobs."""
+    from monque_tui.commands import throttled_progress
+
+    said: list[str] = []
+    now = [100.0]
+    progress = throttled_progress(said.append, clock=lambda: now[0])
+    progress(0, 1_000_000)
+    for written in range(500, 1_000_001, 500):
+        now[0] += 0.01  # a page every 10 ms: 2,000 pages in 20 s
+        progress(written, 1_000_000)
+    assert said[0] == "exported 500/1000000 jobs" and said[-1] == "exported 1000000/1000000 jobs"
+    assert 20 <= len(said) <= 23, len(said)
+    small: list[str] = []
+    throttled_progress(small.append)(900, 900)
+    assert small == []  # under PROGRESS_FROM: the summary line alone
