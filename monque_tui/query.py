@@ -286,6 +286,10 @@ class WhenError(ValueError):
     pass
 
 
+#: An ISO reschedule time this far behind the clock still counts as "now" (the current minute typed).
+PAST_GRACE = timedelta(minutes=1)
+
+
 def parse_when(text: str, now_ms: int) -> datetime:
     """ "+10m", "+2h", "+1d", "now", or an ISO time (UTC unless it names an offset)."""
     value = text.strip().lower()
@@ -304,7 +308,15 @@ def parse_when(text: str, now_ms: int) -> datetime:
         raise WhenError(
             f"Cannot read {text!r} as a time; type +10m, +2h, +1d, now, or an ISO time like 2030-01-02T15:04"
         ) from None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    moment = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    if moment < now - PAST_GRACE:
+        # It was taken, and the jobs ran at once: a typo in the year or the day should not do
+        # that in silence. A moment within the grace is "now" typed as a clock time.
+        raise WhenError(
+            f"{text.strip()!r} is in the past (it is now {now:%Y-%m-%d %H:%M} UTC); "
+            "type now to run at once, or a later time such as +10m"
+        )
+    return moment
 
 
 # -- time ranges typed in the filter bar ------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -81,5 +82,29 @@ async def test_out_of_range_filter_and_reschedule_show_inline_errors(seeded_url:
         error = app.screen.query_one("#when-error", Static)
         await wait_for(lambda: "out of range" in str(error.render()))
         assert isinstance(app.screen, WhenScreen) and app.is_running
+        await pilot.press("escape")
+    assert await store_jobs(seeded_url) == before
+
+
+def test_a_past_reschedule_time_is_refused_and_the_current_minute_is_now() -> None:
+    """A past ISO time was taken in silence and the jobs ran at once (a slip in the year or day)."""
+    now = datetime.fromtimestamp(SEED_NOW_MS / 1000, UTC)
+    with pytest.raises(WhenError, match=r"is in the past .*type now to run at once"):
+        parse_when((now - timedelta(days=365)).strftime("%Y-%m-%dT%H:%M"), SEED_NOW_MS)
+    this_minute = now.replace(second=0, microsecond=0)
+    assert parse_when(this_minute.isoformat(), SEED_NOW_MS) == this_minute
+    assert parse_when("now", SEED_NOW_MS) == now
+
+
+async def test_a_past_reschedule_time_keeps_the_prompt_and_the_jobs(seeded_url: str) -> None:
+    before = await store_jobs(seeded_url)
+    async with running_console(seeded_url) as (app, pilot):
+        await move_to(app, pilot, seed_id(1))
+        await pilot.press("t")
+        await wait_for(lambda: isinstance(app.screen, WhenScreen))
+        await pilot.press(*"2001-01-01T00:00", "enter")
+        error = app.screen.query_one("#when-error", Static)
+        await wait_for(lambda: "in the past" in str(error.render()))
+        assert isinstance(app.screen, WhenScreen)
         await pilot.press("escape")
     assert await store_jobs(seeded_url) == before
