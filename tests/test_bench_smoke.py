@@ -26,6 +26,26 @@ def test_bench_quick_raw_prints_a_table(tmp_path):
     assert out.read_text().startswith("# monque_engine benchmark")
 
 
+def test_read_only_inbox_bench_times_every_read_and_leaves_the_inbox_empty(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "ro.db"
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.read_only_inbox", "--jobs", "2000", "--inbox", "10", "--repeat", "1",
+         "--path", str(path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    rows = [line for line in proc.stdout.splitlines() if line.rstrip().endswith("x")]
+    assert len(rows) == 6 and rows[0].startswith("page, newest first"), proc.stdout
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT count(*) FROM monque_jobs").fetchone()[0] == 2000
+        assert db.execute("SELECT count(*) FROM monque_jobs_inbox").fetchone()[0] == 0
+
+
 def test_repeated_runs_report_each_figure_median_with_its_spread():
     from bench.common import Record
     from bench.run import median_records

@@ -9,10 +9,15 @@ import asyncio
 import sqlite3
 from pathlib import Path
 
-from monque_engine import Monque
+import pytest
+
+from monque_engine import JobStatus, Monque
 from monque_engine.errors import MonqueError
-from monque_engine.store.base import StoreSelector
-from monque_engine.store.sqlite.inbox import ABSORB_EVERY, STREAK
+from monque_engine.job import JobSort
+from monque_engine.store.base import StoreListFilter, StoreSelector
+from monque_engine.store.sqlite.inbox import ABSORB_EVERY, STREAK, ReadOnlyInbox
+from monque_engine.store.sqlite.queries import page_query
+from monque_engine.store.sqlite.schema import Tables
 from tests.test_sqlite_inbox import PRODUCER, counts, run_child
 
 
@@ -116,3 +121,85 @@ async def test_close_leaves_nothing_in_the_inbox_when_another_task_streaks_durin
     in_table, in_inbox = counts(db)
     assert in_inbox == 0, f"{in_inbox} of {len(returned)} returned enqueues left in the inbox after close()"
     assert in_table == len(returned)
+
+
+async def _read_only_answers(db: Path, now_ms: int) -> dict[str, object]:
+    m = Monque(f"sqlite:///{db}?mode=ro", recover_stale_jobs=False)
+    await m.initialize()
+    try:
+        store = m.store
+        return {
+            "count": await m.count_jobs(),
+            "stats": await m.get_queue_stats(),
+            "stats orphan": await m.get_queue_stats("orphan"),
+            "stats by name": await store.stats_by_name(),
+            "names": await store.names(),
+            "pending health": await store.pending_health(now_ms),
+            "count selected": await store.count_selected(StoreSelector(name="orphan")),
+            "newest page": [j.id for j in await m.get_jobs(limit=1000)],
+        }
+    finally:
+        await m.close()
+
+
+async def test_a_read_only_stores_counts_over_the_inbox_equal_those_after_it_is_absorbed(tmp_path: Path) -> None:
+    """Over the view, SQLite scans every job for a count or a GROUP BY (~1 s at 1M jobs), so
+    a read-only store adds the job table's answer to the inbox rows' answer instead. Those
+    sums must be what a writer's absorb then makes true: counts per status and per name,
+    the completed average, the oldest due job, the names."""
+    db = tmp_path / "jobs.db"
+    count = 20
+    child = run_child(PRODUCER, str(db), str(STREAK), str(count), "crash")
+    assert child.returncode == 0 and child.stdout.strip() == "enqueued", child.stderr
+    conn = sqlite3.connect(db)  # the job table's rows in every status and under two names, by hand:
+    ids = [row[0] for row in conn.execute("SELECT id FROM monque_jobs ORDER BY id")]  # an engine write absorbs
+    for n, status in enumerate(("completed", "completed", "failed", "cancelled", "processing", "pending", "pending")):
+        conn.execute(
+            "UPDATE monque_jobs SET status = ?, updated_at = created_at + ?, name = ? WHERE id = ?",
+            (status, 100 * (n + 1), "other" if n % 2 else "orphan", ids[n]),
+        )
+    conn.commit()
+    conn.close()
+    assert counts(db)[1] == count
+    now_ms = 2**52
+    with_inbox = await _read_only_answers(db, now_ms)
+    assert counts(db)[1] == count  # a read-only store moved nothing
+    async with Monque(f"sqlite:///{db}", recover_stale_jobs=False) as absorber:
+        await absorber.count_jobs()  # a writable read absorbs first
+    assert counts(db)[1] == 0
+    assert with_inbox == await _read_only_answers(db, now_ms)
+    assert with_inbox["stats orphan"].pending == count + 1  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("sort", "filter"),
+    [
+        (JobSort("created_at", "desc"), StoreListFilter()),
+        (JobSort("id", "asc"), StoreListFilter()),
+        (JobSort("next_run_at", "asc"), StoreListFilter(name="orphan", statuses=(JobStatus.PENDING,))),
+    ],
+)
+def test_a_read_only_page_over_the_inbox_view_walks_the_job_tables_index(
+    tmp_path: Path, sort: JobSort, filter: StoreListFilter
+) -> None:
+    """The view's inbox arm had bare NULLs and 'pending' (no affinity), so SQLite would not
+    flatten the view into the page query: every page scanned and sorted all jobs (2.4 s at
+    1M, against 1 ms). With each value CAST to its column's type, the job table's arm is an
+    index walk again."""
+    db = tmp_path / "jobs.db"
+    child = run_child(PRODUCER, str(db), str(STREAK), "5", "crash")
+    assert child.returncode == 0, child.stderr
+    tables = Tables("monque_jobs")
+    sql, params = page_query(tables.columns, tables.jobs, filter, sort, "forward", None, 50)
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        conn.execute(ReadOnlyInbox(tables)._create)  # type: ignore[attr-defined]
+        plan = [row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}", params)]
+        assert len(conn.execute(sql, params).fetchall()) == STREAK + 5 if filter.name is None else 5
+    finally:
+        conn.close()
+    # Flattened: the two arms' rows are merged in order; the job table's arm needs no sort of its own.
+    assert plan[0] == "MERGE (UNION ALL)", plan
+    job_table_arm = plan[plan.index("LEFT") + 1 : plan.index("RIGHT")]
+    assert any("main.monque_jobs" in step for step in job_table_arm), plan
+    assert not any("TEMP B-TREE" in step for step in job_table_arm), plan

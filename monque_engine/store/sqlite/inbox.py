@@ -88,6 +88,12 @@ class Inbox:
         return moved
 
 
+#: The job table's INTEGER columns (schema.py's DDL); the others are TEXT.
+_INTEGER_COLUMNS = frozenset(
+    {"next_run_at", "locked_at", "last_heartbeat", "heartbeat_interval", "fail_count", "created_at", "updated_at"}
+)
+_INTEGER = "INTEGER"
+
 #: What an inbox row is as a job row (the values ``Inbox.absorb`` gives the job table).
 _AS_JOB = {
     "id": "id", "name": "name", "data": "data", "status": "'pending'", "next_run_at": "next_run_at",
@@ -108,21 +114,47 @@ class ReadOnlyInbox:
     def __init__(self, tables: Tables) -> None:
         jobs, inbox = tables.jobs, tables.inbox
         self.any_sql = f"SELECT 1 FROM main.{inbox} LIMIT 1"
-        queued = ", ".join(_AS_JOB.get(column, "NULL") for column in JOB_COLUMNS)
+        # Each value CAST to its job column's type: SQLite flattens a UNION ALL view into the
+        # query (so each arm uses its own indexes: a sorted page stays an index walk) only when
+        # both arms' columns have the same affinity, and a bare NULL or 'pending' has none.
+        # Without it, a page over 1M jobs was a full scan and a sort (2.4 s, against 1 ms).
+        queued = ", ".join(
+            f"CAST({_AS_JOB.get(column, 'NULL')} AS {_INTEGER if column in _INTEGER_COLUMNS else 'TEXT'}) AS {column}"
+            for column in JOB_COLUMNS
+        )
         self._create = (
             f"CREATE TEMP VIEW {jobs} AS SELECT {tables.columns} FROM main.{jobs} "
             f"UNION ALL SELECT {queued} FROM main.{inbox}"
         )
+        self._create_queued_only = f"CREATE TEMP VIEW {jobs} AS SELECT {queued} FROM main.{inbox}"
         self._drop = f"DROP VIEW IF EXISTS temp.{jobs}"
 
-    def read(self, op: Callable[[sqlite3.Connection], T], conn: sqlite3.Connection) -> T:
-        """``op`` in one snapshot, seeing the inbox's rows as pending jobs if it holds any."""
+    def read(
+        self,
+        op: Callable[[sqlite3.Connection], T],
+        conn: sqlite3.Connection,
+        combine: Callable[[T, T], T] | None = None,
+    ) -> T:
+        """``op`` in one snapshot, seeing the inbox's rows as pending jobs if it holds any.
+
+        ``combine`` is for counts and other aggregates: SQLite never flattens a UNION ALL
+        view into an aggregate, so over the view a count of 1M jobs scans them all (~1 s,
+        against ~0.1 s from an index). With it, ``op`` runs on the job table and again on a
+        view of the inbox rows alone, and ``combine(stored, queued)`` adds the two answers.
+        """
         began = not conn.in_transaction
         if began:
             conn.execute("BEGIN")
         try:
             if conn.execute(self.any_sql).fetchone() is None:
                 return op(conn)
+            if combine is not None:
+                stored = op(conn)
+                self._shadow(conn, self._create_queued_only)
+                try:
+                    return combine(stored, op(conn))
+                finally:
+                    self._shadow(conn, self._drop)
             self._shadow(conn, self._create)
             try:
                 return op(conn)

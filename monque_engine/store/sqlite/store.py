@@ -532,7 +532,7 @@ class SqliteStore(JobStore):
             )
         return self._runner_w().submit(op)
 
-    async def _read(self, op: Operation[T]) -> T:
+    async def _read(self, op: Operation[T], combine: Callable[[T, T], T] | None = None) -> T:
         """Run a read that sees every job whose enqueue returned before it started (inbox.py).
 
         The inbox is looked at in the read's own snapshot: empty there, every such job is in
@@ -541,7 +541,8 @@ class SqliteStore(JobStore):
         flight, which it need not see. When the absorb cannot be written (the disk is full,
         another process held the write lock past busy_timeout), the read still answers, from
         the job table alone, and the reason is logged. A read-only store, which cannot absorb, reads
-        the inbox's rows through a temporary view instead (``ReadOnlyInbox``).
+        the inbox's rows through a temporary view instead (``ReadOnlyInbox``); ``combine``
+        adds an aggregate's answer over the job table to its answer over the inbox rows there.
         """
         inbox = self._inbox
         if inbox is not None:
@@ -555,7 +556,7 @@ class SqliteStore(JobStore):
             except ConnectionError as error:
                 log.warning("%s; this read does not see the jobs still waiting in the inbox", error)
         elif self._read_only_inbox is not None:
-            return await self._read_any(functools.partial(self._read_only_inbox.read, op))
+            return await self._read_any(functools.partial(self._read_only_inbox.read, op, combine=combine))
         return await self._read_any(op)
 
     async def _read_any(self, op: Operation[T]) -> T:
@@ -1325,17 +1326,19 @@ class SqliteStore(JobStore):
     async def count(self, filter: StoreListFilter) -> int:
         where, params = filter_where(filter)
         sql = f"SELECT count(*) FROM {self._t.jobs} WHERE {where}"
-        return await self._read(lambda conn: conn.execute(sql, params).fetchone()[0])
+        return await self._read(lambda conn: conn.execute(sql, params).fetchone()[0], operator.add)
 
     @staticmethod
     def _stats_from_rows(rows: list[tuple[str, int, int | None]]) -> QueueStats:
         counts = {status.value: 0 for status in JobStatus}
-        avg: float | None = None
-        for status, count, duration_sum in rows:
-            counts[status] = count
-            if status == "completed" and count and duration_sum is not None:
-                # Whole ms, half up, as upstream's Math.round (and our MongoDB store).
-                avg = float(math.floor(duration_sum / count + 0.5))
+        completed_ms = 0
+        for status, count, duration_sum in rows:  # a status may come twice (job table, inbox)
+            counts[status] += count
+            if status == "completed" and duration_sum is not None:
+                completed_ms += duration_sum
+        completed = counts["completed"]
+        # Whole ms, half up, as upstream's Math.round (and our MongoDB store).
+        avg = float(math.floor(completed_ms / completed + 0.5)) if completed else None
         return QueueStats(**counts, total=sum(counts.values()), avg_processing_duration_ms=avg)
 
     def _stats_sql(self, name_clause: str) -> str:
@@ -1353,7 +1356,7 @@ class SqliteStore(JobStore):
     async def stats(self, name: str | None) -> QueueStats:
         params: tuple[str, ...] = () if name is None else (name, name, name)
         sql = self._stats_sql("" if name is None else " AND name = ?")
-        rows = await self._read(lambda conn: conn.execute(sql, params).fetchall())
+        rows = await self._read(lambda conn: conn.execute(sql, params).fetchall(), operator.add)
         totals: dict[str, list[int]] = {}
         for _, status, count, duration in rows:
             entry = totals.setdefault(status, [0, 0])
@@ -1363,7 +1366,7 @@ class SqliteStore(JobStore):
 
     async def stats_by_name(self) -> dict[str, QueueStats]:
         sql = self._stats_sql("")
-        rows = await self._read(lambda conn: conn.execute(sql).fetchall())
+        rows = await self._read(lambda conn: conn.execute(sql).fetchall(), operator.add)
         grouped: dict[str, list[tuple[str, int, int | None]]] = {}
         for name, status, count, duration in rows:
             grouped.setdefault(name, []).append((status, count, duration))
@@ -1375,7 +1378,7 @@ class SqliteStore(JobStore):
             f"SELECT name FROM {j} WHERE status = 'pending' UNION SELECT name FROM {j} WHERE status = 'processing' "
             f"UNION SELECT name FROM {j} WHERE status IN ('completed','failed','cancelled') ORDER BY name"
         )
-        return await self._read(lambda conn: [r[0] for r in conn.execute(sql)])
+        return await self._read(lambda conn: [r[0] for r in conn.execute(sql)], _merged_names)
 
     async def error_groups(self, name: str | None, since_ms: int | None, now_ms: int) -> list[ErrorGroupRow]:
         """One pass over the partial ``_errors`` index (covering: no table row is read)."""
@@ -1464,7 +1467,7 @@ class SqliteStore(JobStore):
     async def count_selected(self, selector: StoreSelector) -> int:
         where, params = selector_where(selector)
         sql = f"SELECT count(*) FROM {self._t.jobs} WHERE {where}"
-        return await self._read(lambda conn: conn.execute(sql, params).fetchone()[0])
+        return await self._read(lambda conn: conn.execute(sql, params).fetchone()[0], operator.add)
 
     async def cancel_many(self, selector: StoreSelector, now_ms: int) -> int:
         where, params = selector_where(selector)
@@ -1671,17 +1674,16 @@ class SqliteStore(JobStore):
             f"UNION ALL SELECT name, 0, 0, NULL, count(*) FROM {j} WHERE status = 'processing' GROUP BY name"
         )
 
-        def op(conn: sqlite3.Connection) -> list[PendingHealth]:
-            merged: dict[str, list[Any]] = {}
-            for name, due, later, oldest, processing in conn.execute(sql, (now_ms, now_ms, now_ms)):
-                entry = merged.setdefault(name, [0, 0, None, 0])
-                entry[0] += due or 0
-                entry[1] += later or 0
-                entry[2] = oldest if entry[2] is None else entry[2]
-                entry[3] += processing
-            return [PendingHealth(name, e[0], e[1], e[2], e[3]) for name, e in sorted(merged.items())]
-
-        return await self._read(op)
+        rows = await self._read(lambda conn: conn.execute(sql, (now_ms, now_ms, now_ms)).fetchall(), operator.add)
+        merged: dict[str, list[Any]] = {}
+        for name, due, later, oldest, processing in rows:  # a name may come twice (job table, inbox)
+            entry = merged.setdefault(name, [0, 0, None, 0])
+            entry[0] += due or 0
+            entry[1] += later or 0
+            if oldest is not None:
+                entry[2] = oldest if entry[2] is None else min(entry[2], oldest)
+            entry[3] += processing
+        return [PendingHealth(name, e[0], e[1], e[2], e[3]) for name, e in sorted(merged.items())]
 
     # -- change feed ------------------------------------------------------------------------------
     async def open_watch(
@@ -1816,6 +1818,11 @@ def _one_snapshot(conn: sqlite3.Connection) -> Iterator[None]:
     finally:
         if conn.in_transaction:
             conn.execute("COMMIT")  # a read transaction: ending it writes nothing
+
+
+def _merged_names(stored: list[str], queued: list[str]) -> list[str]:
+    """The names of a read-only store's job table and of its inbox rows, once each, sorted."""
+    return sorted({*stored, *queued})
 
 
 def _unless_inbox_holds_rows(op: Operation[T], inbox: Inbox, conn: sqlite3.Connection) -> T:
