@@ -4,7 +4,7 @@
 
 A read-only store (``mode=ro``, the console's ``--read-only``) cannot absorb the inbox, so
 while a lone producer is mid-streak, or after one crashed, its reads go through a TEMP view
-of the job table plus the inbox rows (``ReadOnlyInbox``). This builds a file of ``--jobs``
+of the job table plus the inbox rows (``InboxView``). This builds a file of ``--jobs``
 pending jobs (20 names; kept in ``--path`` and reused when it already holds them), then
 times each console read (median of ``--repeat``) with the inbox empty and with ``--inbox``
 rows in it, and prints the ratio: about 1.0 means the view costs nothing.

@@ -26,7 +26,7 @@ def test_bench_quick_raw_prints_a_table(tmp_path):
     assert out.read_text().startswith("# monque_engine benchmark")
 
 
-def test_read_only_inbox_bench_times_every_read_and_leaves_the_inbox_empty(tmp_path):
+def test_inbox_view_bench_times_every_read_and_leaves_the_inbox_empty(tmp_path):
     import sqlite3
 
     path = tmp_path / "ro.db"

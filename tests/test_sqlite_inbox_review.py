@@ -15,7 +15,7 @@ from monque_engine import JobStatus, Monque
 from monque_engine.errors import MonqueError
 from monque_engine.job import JobSort
 from monque_engine.store.base import StoreListFilter, StoreSelector
-from monque_engine.store.sqlite.inbox import ABSORB_EVERY, STREAK, ReadOnlyInbox
+from monque_engine.store.sqlite.inbox import ABSORB_EVERY, STREAK, InboxView
 from monque_engine.store.sqlite.queries import page_query
 from monque_engine.store.sqlite.schema import Tables
 from tests.test_sqlite_inbox import PRODUCER, counts, run_child
@@ -193,7 +193,7 @@ def test_a_read_only_page_over_the_inbox_view_walks_the_job_tables_index(
     sql, params = page_query(tables.columns, tables.jobs, filter, sort, "forward", None, 50)
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
-        conn.execute(ReadOnlyInbox(tables)._create)  # type: ignore[attr-defined]
+        conn.execute(InboxView(tables)._create)  # type: ignore[attr-defined]
         plan = [row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}", params)]
         assert len(conn.execute(sql, params).fetchall()) == STREAK + 5 if filter.name is None else 5
     finally:

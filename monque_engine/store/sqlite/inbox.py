@@ -25,7 +25,7 @@ What keeps every promise:
   handler ever go there. A streak also absorbs every ``ABSORB_EVERY`` appends, and
   ``close()`` absorbs. A process that crashed mid-streak leaves its rows to the next writer.
   A read-only store cannot absorb: when its snapshot finds rows in the inbox, the read
-  runs against a temporary view that adds them to the job table (``ReadOnlyInbox``).
+  runs against a temporary view that adds them to the job table (``InboxView``).
 
 Only jobs that cannot clash go there: no ``unique_key``, no cron schedule (both must be
 checked against the job table under the write lock), and only on the inline path, when no
@@ -101,14 +101,15 @@ _AS_JOB = {
 }  # fmt: skip
 
 
-class ReadOnlyInbox:
-    """Reads of a read-only store (``mode=ro``), which cannot absorb, still see queued jobs.
+class InboxView:
+    """Reads that cannot absorb still see queued jobs: every read of a read-only store
+    (``mode=ro``), and a writable store's read whose absorb could not be written.
 
     When the read's snapshot finds rows in the inbox (a producer mid-streak in another
     process, or one that crashed before absorbing), a TEMP view named like the job table
     shadows it for that read alone: the job table plus the inbox rows as pending jobs. Only
-    this connection's temp schema is written; the file never is. Without the job table's
-    indexes the read is slower, and only while the inbox holds rows.
+    this connection's temp schema is written; the file never is (reader connections are
+    ``query_only``, lifted for the view's own statement alone).
     """
 
     def __init__(self, tables: Tables) -> None:
@@ -174,7 +175,7 @@ class ReadOnlyInbox:
 
     @staticmethod
     def _shadow(conn: sqlite3.Connection, statement: str) -> None:
-        conn.execute("PRAGMA query_only=0")  # the temp schema only: the file is opened mode=ro
+        conn.execute("PRAGMA query_only=0")  # the temp schema only: the statement writes no file
         try:
             conn.execute(statement)
         finally:

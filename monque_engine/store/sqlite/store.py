@@ -47,7 +47,7 @@ from . import migrations
 from .bulk import BulkInserter
 from .feed import ChangeFeed
 from .identity import FileIdentity, FileLostError
-from .inbox import ABSORB_EVERY, STREAK, Inbox, ReadOnlyInbox
+from .inbox import ABSORB_EVERY, STREAK, Inbox, InboxView
 from .queries import append_attempt, filter_where, page_query, row_attempt, row_to_job, selector_where
 from .runner import MISS, Miss, Operation, ReadRunner, WriteRunner, begin_immediate, retry_while_busy, wrap_error
 from .schema import ERROR_MEMBER, Tables
@@ -161,7 +161,7 @@ class SqliteStore(JobStore):
         #: Set once a writable store's schema is in place (inbox.py); None when read-only.
         self._inbox: Inbox | None = None
         #: Set once a read-only store is open: its reads see the inbox's rows (inbox.py).
-        self._read_only_inbox: ReadOnlyInbox | None = None
+        self._inbox_view: InboxView | None = None
         #: This process's inbox appends since its last absorb.
         self._appended = 0
         #: The task enqueueing in this loop turn and how many plain jobs it has enqueued in
@@ -336,7 +336,7 @@ class SqliteStore(JobStore):
                     where = self.settings.path
                     await self._reader.run(lambda conn: migrations.check_readable(conn, tables, where))
                     identity.capture()
-                    self._read_only_inbox = ReadOnlyInbox(tables)
+                    self._inbox_view = InboxView(tables)
                 else:
                     await asyncio.to_thread(self._probe, tables)
                     self._writer = WriteRunner(
@@ -354,6 +354,7 @@ class SqliteStore(JobStore):
                     await self._writer.run(lambda conn: self._create_schema(conn, tables, options))
                     identity.capture()
                     self._inbox = Inbox(tables)
+                    self._inbox_view = InboxView(tables)  # for a read whose absorb cannot be written
                     self._writer.absorb_first(self._absorb)
                     self._reader = ReadRunner(
                         loop,
@@ -457,7 +458,7 @@ class SqliteStore(JobStore):
         if feed is not None:
             feed.end_streams()
         self._inbox = None
-        self._read_only_inbox = None
+        self._inbox_view = None
         writer, self._writer = self._writer, None
         reader, self._reader = self._reader, None
         for part in (feed, reader, writer):
@@ -538,11 +539,11 @@ class SqliteStore(JobStore):
         The inbox is looked at in the read's own snapshot: empty there, every such job is in
         the job table the read sees; not empty, its rows are absorbed first (a write), then
         the read runs. Jobs appended after that absorb were enqueued while this read was in
-        flight, which it need not see. When the absorb cannot be written (the disk is full,
-        another process held the write lock past busy_timeout), the read still answers, from
-        the job table alone, and the reason is logged. A read-only store, which cannot absorb, reads
-        the inbox's rows through a temporary view instead (``ReadOnlyInbox``); ``combine``
-        adds an aggregate's answer over the job table to its answer over the inbox rows there.
+        flight, which it need not see. A read-only store, which cannot absorb, reads the
+        inbox's rows through a temporary view instead (``InboxView``), and so does a read
+        whose absorb cannot be written (the disk is full, another process held the write lock
+        past busy_timeout), which also logs why. ``combine`` adds an aggregate's answer over
+        the job table to its answer over the inbox rows there.
         """
         inbox = self._inbox
         if inbox is not None:
@@ -554,9 +555,11 @@ class SqliteStore(JobStore):
             except FileLostError:
                 raise
             except ConnectionError as error:
-                log.warning("%s; this read does not see the jobs still waiting in the inbox", error)
-        elif self._read_only_inbox is not None:
-            return await self._read_any(functools.partial(self._read_only_inbox.read, op, combine=combine))
+                log.warning("%s; this read sees the jobs waiting in the inbox through a view, unmoved", error)
+                assert self._inbox_view is not None
+                return await self._read_any(functools.partial(self._inbox_view.read, op, combine=combine))
+        elif self._inbox_view is not None:
+            return await self._read_any(functools.partial(self._inbox_view.read, op, combine=combine))
         return await self._read_any(op)
 
     async def _read_any(self, op: Operation[T]) -> T:
