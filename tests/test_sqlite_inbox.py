@@ -300,32 +300,38 @@ async def test_a_version_3_file_gains_the_inbox_and_keeps_its_jobs(tmp_path: Pat
     assert os.path.exists(db)
 
 
-async def test_a_read_that_cannot_absorb_still_answers_and_says_why(
+async def test_a_read_never_waits_for_the_write_lock_and_still_sees_the_inbox(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Another process holds the write lock past busy_timeout while the inbox holds rows: the
-    read answers instead of failing, through the view a read-only store uses (so it still
-    sees the queued jobs), and logs why; once the lock is free the next read absorbs them."""
+    """Another process holds the write lock while the inbox holds rows. Reads used to absorb
+    first, so they waited for that lock (busy_timeout, then answered from the job table alone,
+    missing the jobs); WAL readers never wait. They read the inbox through the view instead,
+    write nothing, and the next write moves the rows."""
     db = tmp_path / "jobs.db"
-    m = Monque(f"sqlite:///{db}?busy_timeout=0.2", recover_stale_jobs=False)
+    m = Monque(f"sqlite:///{db}?busy_timeout=30", recover_stale_jobs=False)
     await m.initialize()
     try:
         child = run_child(PRODUCER, str(db), str(STREAK), "20", "crash")
         assert child.returncode == 0, child.stderr
         assert counts(db) == (STREAK, 20)
+        assert await m.count_jobs() == STREAK + 20
+        assert counts(db) == (STREAK, 20)  # a read writes nothing, even in a writable store
         holder = sqlite3.connect(db, isolation_level=None)
         holder.execute("BEGIN IMMEDIATE")
         try:
             with caplog.at_level(logging.WARNING, logger="monque_engine"):
-                stats = await m.store.stats("orphan")  # the store itself: no stats cache
-                listed = await m.get_jobs(name="orphan", limit=100)
-            assert stats.pending == 20 and len(listed) == 20
-            assert "through a view, unmoved" in caplog.text
+                # Under a 30 s busy_timeout and a 10 s bound: a read that waited would fail here.
+                stats = await asyncio.wait_for(m.store.stats("orphan"), 10)  # the store itself: no stats cache
+                listed = await asyncio.wait_for(m.get_jobs(name="orphan", limit=100), 10)
+                due = await asyncio.wait_for(m.store.next_due_ms(["orphan"]), 10)
+            assert stats.pending == 20 and len(listed) == 20 and due is not None
+            assert caplog.text == ""
             assert counts(db) == (STREAK, 20)
         finally:
             holder.execute("ROLLBACK")
             holder.close()
+        await m.enqueue("after", {"n": 1})  # a write: the rows move first
+        assert counts(db) == (STREAK + 21, 0)
         assert (await m.store.stats("orphan")).pending == 20
-        assert counts(db) == (STREAK + 20, 0)
     finally:
         await m.close()

@@ -165,7 +165,7 @@ async def test_a_read_only_stores_counts_over_the_inbox_equal_those_after_it_is_
     with_inbox = await _read_only_answers(db, now_ms)
     assert counts(db)[1] == count  # a read-only store moved nothing
     async with Monque(f"sqlite:///{db}", recover_stale_jobs=False) as absorber:
-        await absorber.count_jobs()  # a writable read absorbs first
+        await absorber.count_jobs()  # a writable opener absorbs what a crashed producer left
     assert counts(db)[1] == 0
     assert with_inbox == await _read_only_answers(db, now_ms)
     assert with_inbox["stats orphan"].pending == count + 1  # type: ignore[attr-defined]

@@ -47,7 +47,7 @@ class JobManager:
         key = normalize_job_id(job_id)
         if key is None:
             return None
-        job, current = await self._guarded(key, lambda: self._ctx.store.cancel(key, now_ms()), (JobStatus.PENDING,))
+        job, current = await self._guarded(key, lambda: self._ctx.store.cancel(key, now_ms()), _GUARDS["cancel"])
         if job is not None:
             self._ctx.events.emit("job:cancelled", JobEvent(job))
             return job
@@ -61,7 +61,7 @@ class JobManager:
         key = normalize_job_id(job_id)
         if key is None:
             return None
-        result, current = await self._guarded(key, lambda: self._ctx.store.retry(key, now_ms()), RETRYABLE)
+        result, current = await self._guarded(key, lambda: self._ctx.store.retry(key, now_ms()), _GUARDS["retry"])
         if result is not None:
             job, previous = result
             self._ctx.wake_at(job.name, job.next_run_at_ms)
@@ -78,7 +78,7 @@ class JobManager:
         now = now_ms()
         when = run_at_ms(run_at, now)
         job, current = await self._guarded(
-            key, lambda: self._ctx.store.reschedule(key, when, now_ms()), (JobStatus.PENDING,)
+            key, lambda: self._ctx.store.reschedule(key, when, now_ms()), _GUARDS["reschedule"]
         )
         if job is not None:
             self._ctx.wake_at(job.name, job.next_run_at_ms)

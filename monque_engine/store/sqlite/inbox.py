@@ -13,9 +13,10 @@ What keeps every promise:
 * An append commits before ``enqueue`` returns (same durability as a job row).
 * Every write transaction of this store, in any process, absorbs first (``absorb`` right
   after ``BEGIN IMMEDIATE``): a claim, a cancel or a delete never misses a queued job.
-* Every read of a writable store looks at the inbox in the same snapshot it reads from and,
-  when it holds rows, has them absorbed before reading (``SqliteStore._read``): a job whose
-  ``enqueue`` returned is seen by any read that starts afterwards, in any process.
+* Every read of pending jobs looks at the inbox in the same snapshot it reads from and,
+  when it holds rows, reads a temporary view that adds them to the job table (``InboxView``,
+  ``SqliteStore._read``): a job whose ``enqueue`` returned is seen by any read that starts
+  afterwards, in any process, and no read waits for the write lock or writes.
 * Feed watchers that see the inbox non-empty ask for an absorb, so inserts reach ``watch()``
   streams and other processes' workers within a poll interval.
 * Only a streak uses it: a task that has already enqueued ``STREAK`` plain jobs in one loop
@@ -23,9 +24,8 @@ What keeps every promise:
   absorbs what it appended, so no other code of the process, and no raw SQL after a yield,
   finds a job missing from the job table; nor does a single ``enqueue`` in a request
   handler ever go there. A streak also absorbs every ``ABSORB_EVERY`` appends, and
-  ``close()`` absorbs. A process that crashed mid-streak leaves its rows to the next writer.
-  A read-only store cannot absorb: when its snapshot finds rows in the inbox, the read
-  runs against a temporary view that adds them to the job table (``InboxView``).
+  ``close()`` absorbs. A process that crashed mid-streak leaves its rows to the next writer
+  (or writable opener).
 
 Only jobs that cannot clash go there: no ``unique_key``, no cron schedule (both must be
 checked against the job table under the write lock), and only on the inline path, when no
@@ -102,8 +102,8 @@ _AS_JOB = {
 
 
 class InboxView:
-    """Reads that cannot absorb still see queued jobs: every read of a read-only store
-    (``mode=ro``), and a writable store's read whose absorb could not be written.
+    """Reads see queued jobs without absorbing them (reads never take the write lock; a
+    read-only store, ``mode=ro``, could not anyway).
 
     When the read's snapshot finds rows in the inbox (a producer mid-streak in another
     process, or one that crashed before absorbing), a TEMP view named like the job table

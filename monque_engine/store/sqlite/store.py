@@ -354,8 +354,11 @@ class SqliteStore(JobStore):
                     await self._writer.run(lambda conn: self._create_schema(conn, tables, options))
                     identity.capture()
                     self._inbox = Inbox(tables)
-                    self._inbox_view = InboxView(tables)  # for a read whose absorb cannot be written
+                    self._inbox_view = InboxView(tables)  # reads see queued jobs without absorbing
                     self._writer.absorb_first(self._absorb)
+                    # A producer that crashed mid-streak left committed jobs in the inbox: the
+                    # next writable opener moves them, though it may only ever read.
+                    await self._writer.run(self._inbox.absorb)
                     self._reader = ReadRunner(
                         loop,
                         lambda: self._connect(busy_timeout=self.settings.busy_timeout),
@@ -533,34 +536,24 @@ class SqliteStore(JobStore):
             )
         return self._runner_w().submit(op)
 
-    async def _read(self, op: Operation[T], combine: Callable[[T, T], T] | None = None) -> T:
+    async def _read(self, op: Operation[T], combine: Callable[[T, T], T] | None = None, *, queued: bool = True) -> T:
         """Run a read that sees every job whose enqueue returned before it started (inbox.py).
 
         The inbox is looked at in the read's own snapshot: empty there, every such job is in
-        the job table the read sees; not empty, its rows are absorbed first (a write), then
-        the read runs. Jobs appended after that absorb were enqueued while this read was in
-        flight, which it need not see. A read-only store, which cannot absorb, reads the
-        inbox's rows through a temporary view instead (``InboxView``), and so does a read
-        whose absorb cannot be written (the disk is full, another process held the write lock
-        past busy_timeout), which also logs why. ``combine`` adds an aggregate's answer over
-        the job table to its answer over the inbox rows there.
+        the job table the read sees; not empty, the read runs over a temporary view of the job
+        table plus the inbox rows (``InboxView``). Reads never absorb: a read that waited for
+        the write lock to move the rows (as reads did until 2026-12-04) gave up what WAL
+        promises readers, and wrote from processes that only look (the console). Writers
+        absorb: every write transaction, the producer when it yields, feed watchers.
+        ``combine`` adds an aggregate's answer over the job table to its answer over the inbox
+        rows (SQLite never flattens the view into an aggregate). ``queued=False``: the read
+        looks only at jobs an inbox row cannot be (claimed, processing, failed), or at other
+        tables, and skips the look.
         """
-        inbox = self._inbox
-        if inbox is not None:
-            found = await self._read_any(functools.partial(_unless_inbox_holds_rows, op, inbox))
-            if found is not ABSORB_FIRST:
-                return found
-            try:
-                await self._write(inbox.absorb, inline=True)
-            except FileLostError:
-                raise
-            except ConnectionError as error:
-                log.warning("%s; this read sees the jobs waiting in the inbox through a view, unmoved", error)
-                assert self._inbox_view is not None
-                return await self._read_any(functools.partial(self._inbox_view.read, op, combine=combine))
-        elif self._inbox_view is not None:
-            return await self._read_any(functools.partial(self._inbox_view.read, op, combine=combine))
-        return await self._read_any(op)
+        view = self._inbox_view
+        if view is None or not queued:
+            return await self._read_any(op)
+        return await self._read_any(functools.partial(view.read, op, combine=combine))
 
     async def _read_any(self, op: Operation[T]) -> T:
         try:
@@ -1263,7 +1256,9 @@ class SqliteStore(JobStore):
             f"SELECT 1 FROM {self._t.jobs} WHERE claimed_by = ? AND status = 'processing' "
             "AND last_heartbeat > ? LIMIT 1"
         )
-        return await self._read(lambda conn: conn.execute(sql, (owner, heartbeat_after_ms)).fetchone() is not None)
+        return await self._read(
+            lambda conn: conn.execute(sql, (owner, heartbeat_after_ms)).fetchone() is not None, queued=False
+        )
 
     async def next_due_ms(self, names: Sequence[str]) -> int | None:
         if not names:
@@ -1273,7 +1268,7 @@ class SqliteStore(JobStore):
             f"AND name IN ({','.join('?' * len(names))})"
         )
         params = tuple(names)
-        return await self._read(lambda conn: conn.execute(sql, params).fetchone()[0])
+        return await self._read(lambda conn: conn.execute(sql, params).fetchone()[0], _earliest)
 
     # -- reads ----------------------------------------------------------------------------------
     async def get(self, job_id: str) -> Job | None:
@@ -1400,12 +1395,12 @@ class SqliteStore(JobStore):
             "count(*), sum(status = 'pending'), min(updated_at), max(updated_at) "
             f"FROM {self._t.jobs} INDEXED BY {self._t.jobs}_errors WHERE {where} GROUP BY error_group, bucket"
         )
-        rows = await self._read(lambda conn: conn.execute(sql, params).fetchall())
+        rows = await self._read(lambda conn: conn.execute(sql, params).fetchall(), queued=False)
         return fold_buckets(rows, hour_start)
 
     async def error_group_sample(self, key: str) -> str | None:
         sql = f"SELECT fail_reason FROM {self._t.jobs} WHERE error_group = ? AND {ERROR_MEMBER} LIMIT 1"
-        row = await self._read(lambda conn: conn.execute(sql, (key,)).fetchone())
+        row = await self._read(lambda conn: conn.execute(sql, (key,)).fetchone(), queued=False)
         return None if row is None else row[0]
 
     # -- management -------------------------------------------------------------------------------
@@ -1577,7 +1572,7 @@ class SqliteStore(JobStore):
                 for r in conn.execute(sql)
             ]
 
-        return await self._read(op)
+        return await self._read(op, queued=False)
 
     async def purge_instances(self, heartbeat_before_ms: int) -> int:
         sql = f"DELETE FROM {self._t.instances} WHERE last_heartbeat < ?"
@@ -1594,7 +1589,7 @@ class SqliteStore(JobStore):
         def op(conn: sqlite3.Connection) -> list[OwnerHolding]:
             return [OwnerHolding(r[0] if r[0] is not None else "", r[1], r[2], r[3]) for r in conn.execute(sql)]
 
-        return await self._read(op)
+        return await self._read(op, queued=False)
 
     def _dead_owner_where(self) -> str:
         """The guard of ``release_dead_owner`` (parameters: owner, now, default, owner, now,
@@ -1617,7 +1612,7 @@ class SqliteStore(JobStore):
     async def count_dead_owner_jobs(self, owner: str, now_ms: int, default_interval_ms: int) -> int:
         sql = f"SELECT count(*) FROM {self._t.jobs} WHERE {self._dead_owner_where()}"
         params = self._dead_owner_params(owner, now_ms, default_interval_ms)
-        return await self._read(lambda conn: conn.execute(sql, params).fetchone()[0])
+        return await self._read(lambda conn: conn.execute(sql, params).fetchone()[0], queued=False)
 
     async def release_dead_owner(self, owner: str, now_ms: int, default_interval_ms: int) -> int:
         # One statement under the write lock: the guard is evaluated at the moment of the
@@ -1640,7 +1635,7 @@ class SqliteStore(JobStore):
 
     async def paused_names(self) -> dict[str, int]:
         sql = f"SELECT name, paused_at FROM {self._t.control} ORDER BY name"
-        return await self._read(lambda conn: dict(conn.execute(sql).fetchall()))
+        return await self._read(lambda conn: dict(conn.execute(sql).fetchall()), queued=False)
 
     async def add_outcome_counts(self, counts: dict[tuple[str, int], tuple[int, int]]) -> None:
         if not counts:
@@ -1660,7 +1655,7 @@ class SqliteStore(JobStore):
             sql += " AND name = ?"
             params = (since_minute, name)
         sql += " ORDER BY name, minute"
-        return await self._read(lambda conn: conn.execute(sql, params).fetchall())
+        return await self._read(lambda conn: conn.execute(sql, params).fetchall(), queued=False)
 
     async def purge_outcome_counts(self, before_minute: int) -> int:
         sql = f"DELETE FROM {self._t.counters} WHERE minute < ?"
@@ -1805,10 +1800,6 @@ def _completed(job: Job, now_ms: int) -> Job:
 __all__ = ["SqliteStore", "begin_immediate"]
 
 
-#: ``_unless_inbox_holds_rows`` found jobs waiting in the inbox: absorb, then read.
-ABSORB_FIRST: Any = object()
-
-
 @contextlib.contextmanager
 def _one_snapshot(conn: sqlite3.Connection) -> Iterator[None]:
     """A read transaction around the block (or the caller's, when one is already open)."""
@@ -1823,17 +1814,16 @@ def _one_snapshot(conn: sqlite3.Connection) -> Iterator[None]:
             conn.execute("COMMIT")  # a read transaction: ending it writes nothing
 
 
+def _earliest(stored: int | None, queued: int | None) -> int | None:
+    """The earlier of two ``min(next_run_at)`` answers, either of which may be NULL."""
+    if stored is None or queued is None:
+        return queued if stored is None else stored
+    return min(stored, queued)
+
+
 def _merged_names(stored: list[str], queued: list[str]) -> list[str]:
     """The names of a read-only store's job table and of its inbox rows, once each, sorted."""
     return sorted({*stored, *queued})
-
-
-def _unless_inbox_holds_rows(op: Operation[T], inbox: Inbox, conn: sqlite3.Connection) -> T:
-    """``op``, in the snapshot that found the inbox empty; else ``ABSORB_FIRST``."""
-    with _one_snapshot(conn):
-        if inbox.holds_rows(conn):
-            return ABSORB_FIRST  # type: ignore[no-any-return]
-        return op(conn)
 
 
 def _is_text_decode_error(error: BaseException) -> bool:
