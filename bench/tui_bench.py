@@ -1,7 +1,7 @@
 """Console benchmark: first paint on 1,000 vs 1,000,000 jobs, a burst of 10,000 changes, and a soak.
 
     python -m bench.tui_bench [--sizes 1000,1000000] [--burst 10000] [--dir /tmp/monque-tui-bench]
-    python -m bench.tui_bench --soak [--soak-seconds 120] [--rate 1000]
+    python -m bench.tui_bench --soak [--soak-seconds 120] [--rate 1000] [--single]
 
 Soak (issue 10): a worker (``--worker``, 4 names, concurrency 32, 2 ms handlers) drains while a
 producer adds ``--rate`` jobs/s; the real console runs in tmux at 160x45. Reported: the
@@ -308,7 +308,15 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def soak(directory: Path, seconds: float, rate: int, warmup: float, repeats: int, paint_size: int = 0) -> None:
+def soak(
+    directory: Path,
+    seconds: float,
+    rate: int,
+    warmup: float,
+    repeats: int,
+    paint_size: int = 0,
+    single: bool = False,
+) -> None:
     path = directory / "soak.db"
     for suffix in ("", "-wal", "-shm"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
@@ -336,7 +344,9 @@ def soak(directory: Path, seconds: float, rate: int, warmup: float, repeats: int
         stderr=subprocess.DEVNULL,
     )
     time.sleep(2)
-    producer = subprocess.Popen([py, "-m", "bench.tui_producer", url, str(rate)], cwd=root, env=env)
+    producer = subprocess.Popen(
+        [py, "-m", "bench.tui_producer", url, str(rate), *(["single"] if single else [])], cwd=root, env=env
+    )
     session = f"monque-soak-{os.getpid()}"
     tmux = _Tmux(session)
     keylog = directory / "keylog.tsv"
@@ -438,6 +448,11 @@ def main() -> None:
     parser.add_argument("--soak", action="store_true", help="run the soak instead of first paint and burst")
     parser.add_argument("--soak-seconds", type=float, default=120.0)
     parser.add_argument("--rate", type=int, default=1000, help="jobs per second the producer adds")
+    parser.add_argument(
+        "--single",
+        action="store_true",
+        help="soak: the producer awaits one enqueue per job (the SQLite inbox path) instead of enqueue_many",
+    )
     parser.add_argument("--warmup", type=float, default=15.0)
     parser.add_argument(
         "--key-repeats",
@@ -452,7 +467,7 @@ def main() -> None:
     if args.soak:
         directory = Path(args.dir)
         directory.mkdir(parents=True, exist_ok=True)
-        soak(directory, args.soak_seconds, args.rate, args.warmup, args.key_repeats, args.paint_size)
+        soak(directory, args.soak_seconds, args.rate, args.warmup, args.key_repeats, args.paint_size, args.single)
         return
     directory = Path(args.dir)
     directory.mkdir(parents=True, exist_ok=True)
