@@ -34,7 +34,7 @@ DDL = [
         claimed_by TEXT,
         updated_at INTEGER NOT NULL
     )""",
-    "CREATE INDEX jobs_pending ON jobs(name, next_run_at) WHERE status = 'pending'",
+    "CREATE INDEX jobs_pending ON jobs(name, next_run_at, status) WHERE status = 'pending'",
 ]
 
 CLAIM = """UPDATE jobs SET status = 'processing', locked_at = ?1, claimed_by = ?2, updated_at = ?1

@@ -25,7 +25,7 @@ import sqlite3
 from collections.abc import Callable, Sequence
 
 from ...errors import ConnectionError
-from .schema import SCHEMA_VERSION, Tables, error_index
+from .schema import SCHEMA_VERSION, Tables, error_index, pending_index
 
 Migration = Callable[[sqlite3.Connection, Tables], None]
 
@@ -61,6 +61,23 @@ def _v4_inbox(conn: sqlite3.Connection, tables: Tables) -> None:
     which they must: they would not see jobs waiting in the inbox.
     """
     conn.execute(tables.inbox_ddl())
+
+
+def upgrade_pending_index(conn: sqlite3.Connection, tables: Tables) -> bool:
+    """Rebuild the pending index of a file made before it covered its counts (``pending_index``).
+
+    Not a schema version: the index keeps its name and every query works with either
+    definition, so builds before and after it open each other's files (a version bump would
+    have older builds refuse the file for an index). Rebuilding reads every pending job once
+    (about 1.5 s for a million), on the first writable open only. True when it was rebuilt.
+    """
+    name = f"{tables.jobs}_pending"
+    row = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?", (name,)).fetchone()
+    if row is None or row[0] is None or "next_run_at, status)" in row[0]:
+        return False
+    conn.execute(f"DROP INDEX {name}")
+    conn.execute(pending_index(tables.jobs))
+    return True
 
 
 #: ``(version it produces, step)``, ascending and contiguous from 2. Version 1 is the
@@ -180,6 +197,7 @@ def prepare(
         migrate(conn, tables, version)
         if not create_indexes:
             return
+        upgrade_pending_index(conn, tables)
     for statement in tables.ddl(retention_index):
         conn.execute(statement)
 
