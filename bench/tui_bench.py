@@ -1,7 +1,7 @@
 """Console benchmark: first paint on 1,000 vs 1,000,000 jobs, a burst of 10,000 changes, and a soak.
 
     python -m bench.tui_bench [--sizes 1000,1000000] [--burst 10000] [--dir /tmp/monque-tui-bench]
-    python -m bench.tui_bench --soak [--soak-seconds 120] [--rate 1000] [--single]
+    python -m bench.tui_bench --soak [--soak-seconds 120] [--rate 1000] [--single] [--prefill 1800000]
 
 Soak (issue 10): a worker (``--worker``, 4 names, concurrency 32, 2 ms handlers) drains while a
 producer adds ``--rate`` jobs/s; the real console runs in tmux at 160x45. Reported: the
@@ -24,6 +24,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -308,6 +309,37 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def _prefilled(directory: Path, jobs: int) -> Path:
+    """A store of ``jobs`` completed jobs (4 names), built once and copied for each soak: the
+    key rounds a 30-minute soak runs at its end, on ~1.8M jobs, without the 30 minutes."""
+    template = directory / f"prefill-{jobs}.db"
+    if template.exists():
+        return template
+    building = directory / f"prefill-{jobs}.building.db"
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{building}{suffix}").unlink(missing_ok=True)
+
+    async def build() -> None:
+        from bench.tui_soak_app import NAMES
+
+        async with Monque(f"sqlite:///{building}", recover_stale_jobs=False) as monque:
+            for start in range(0, jobs, 10_000):
+                await monque.enqueue_many(
+                    [{"name": NAMES[i % len(NAMES)], "data": {"n": i}} for i in range(start, min(start + 10_000, jobs))]
+                )
+            await monque.store.execute_write(  # type: ignore[attr-defined]
+                lambda conn: conn.execute(
+                    "UPDATE monque_jobs SET status = 'completed', updated_at = created_at + 2 WHERE status = 'pending'"
+                )
+            )
+
+    asyncio.run(build())
+    with sqlite3.connect(building) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    building.rename(template)
+    return template
+
+
 def soak(
     directory: Path,
     seconds: float,
@@ -316,10 +348,13 @@ def soak(
     repeats: int,
     paint_size: int = 0,
     single: bool = False,
+    prefill: int = 0,
 ) -> None:
     path = directory / "soak.db"
     for suffix in ("", "-wal", "-shm"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
+    if prefill:
+        shutil.copyfile(_prefilled(directory, prefill), path)
     url = f"sqlite:///{path}"
     root = Path(__file__).resolve().parent.parent
     env = {**os.environ, "PYTHONPATH": str(root)}
@@ -449,6 +484,12 @@ def main() -> None:
     parser.add_argument("--soak-seconds", type=float, default=120.0)
     parser.add_argument("--rate", type=int, default=1000, help="jobs per second the producer adds")
     parser.add_argument(
+        "--prefill",
+        type=int,
+        default=0,
+        help="soak: start from a store of this many completed jobs (built once in --dir and reused)",
+    )
+    parser.add_argument(
         "--single",
         action="store_true",
         help="soak: the producer awaits one enqueue per job (the SQLite inbox path) instead of enqueue_many",
@@ -467,7 +508,16 @@ def main() -> None:
     if args.soak:
         directory = Path(args.dir)
         directory.mkdir(parents=True, exist_ok=True)
-        soak(directory, args.soak_seconds, args.rate, args.warmup, args.key_repeats, args.paint_size, args.single)
+        soak(
+            directory,
+            args.soak_seconds,
+            args.rate,
+            args.warmup,
+            args.key_repeats,
+            args.paint_size,
+            args.single,
+            args.prefill,
+        )
         return
     directory = Path(args.dir)
     directory.mkdir(parents=True, exist_ok=True)
