@@ -334,3 +334,18 @@ async def test_a_read_only_monque_initializes_with_defaults_but_cannot_start(tmp
             await m.start()
     finally:
         await m.close()
+
+
+async def test_integer_columns_name_the_columns_the_ddl_declares_integer(tmp_path: Path) -> None:
+    """The inbox view CASTs by ``INTEGER_COLUMNS``; a column typed otherwise in the DDL would
+    stop SQLite flattening the view into pages (a full scan and sort at 1M jobs)."""
+    from monque_engine.store.sqlite.schema import INTEGER_COLUMNS, JOB_COLUMNS
+
+    db = tmp_path / "jobs.db"
+    async with Monque(f"sqlite:///{db}", recover_stale_jobs=False):
+        pass
+    with sqlite3.connect(db) as conn:
+        declared = {row[1]: row[2] for row in conn.execute("PRAGMA table_info(monque_jobs)")}
+    assert set(declared) == set(JOB_COLUMNS)
+    assert {column for column, kind in declared.items() if kind == "INTEGER"} == INTEGER_COLUMNS
+    assert {kind for column, kind in declared.items() if column not in INTEGER_COLUMNS} == {"TEXT"}

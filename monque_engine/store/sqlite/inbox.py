@@ -39,7 +39,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from ...job import NewJob
-from .schema import JOB_COLUMNS, Tables
+from .schema import INTEGER_COLUMNS, JOB_COLUMNS, Tables
 
 T = TypeVar("T")
 
@@ -74,9 +74,6 @@ class Inbox:
     def row(job: NewJob) -> tuple[Any, ...]:
         return (job.id, job.name, job.data_json, job.next_run_at_ms, job.created_at_ms)
 
-    def holds_rows(self, conn: sqlite3.Connection) -> bool:
-        return conn.execute(self.any_sql).fetchone() is not None
-
     def absorb(self, conn: sqlite3.Connection) -> int:
         """Move every queued job into the job table and the feed (the caller holds the write
         transaction); how many moved. Cheap when the inbox is empty: one root-page read."""
@@ -87,12 +84,6 @@ class Inbox:
         conn.execute(self._empty)
         return moved
 
-
-#: The job table's INTEGER columns (schema.py's DDL); the others are TEXT.
-_INTEGER_COLUMNS = frozenset(
-    {"next_run_at", "locked_at", "last_heartbeat", "heartbeat_interval", "fail_count", "created_at", "updated_at"}
-)
-_INTEGER = "INTEGER"
 
 #: What an inbox row is as a job row (the values ``Inbox.absorb`` gives the job table).
 _AS_JOB = {
@@ -120,7 +111,7 @@ class InboxView:
         # both arms' columns have the same affinity, and a bare NULL or 'pending' has none.
         # Without it, a page over 1M jobs was a full scan and a sort (2.4 s, against 1 ms).
         queued = ", ".join(
-            f"CAST({_AS_JOB.get(column, 'NULL')} AS {_INTEGER if column in _INTEGER_COLUMNS else 'TEXT'}) AS {column}"
+            f"CAST({_AS_JOB.get(column, 'NULL')} AS {'INTEGER' if column in INTEGER_COLUMNS else 'TEXT'}) AS {column}"
             for column in JOB_COLUMNS
         )
         self._create = (

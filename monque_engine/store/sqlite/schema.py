@@ -19,6 +19,10 @@ JOB_COLUMNS = (
     "heartbeat_interval", "fail_count", "fail_reason", "repeat_interval", "unique_key",
     "created_at", "updated_at", "attempts", "error_type", "error_group",
 )  # fmt: skip
+#: The job columns declared INTEGER in ``Tables.ddl``; the others are TEXT.
+INTEGER_COLUMNS = frozenset(
+    {"next_run_at", "locked_at", "last_heartbeat", "heartbeat_interval", "fail_count", "created_at", "updated_at"}
+)
 #: Failed jobs and retrying ones (pending after a failure): the members of error groups.
 #: Written identically in the index and in every query that must use it (SQLite matches a
 #: partial index's WHERE term by term).

@@ -351,14 +351,19 @@ class SqliteStore(JobStore):
                         checkpoint_connect=unchecked,
                         db_path=os.path.realpath(self._file),  # where SQLite puts -shm
                     )
-                    await self._writer.run(lambda conn: self._create_schema(conn, tables, options))
+                    inbox = Inbox(tables)
+
+                    def prepare(conn: sqlite3.Connection) -> None:
+                        self._create_schema(conn, tables, options)
+                        # A producer that crashed mid-streak left committed jobs in the inbox:
+                        # the next writable opener moves them, though it may only ever read.
+                        inbox.absorb(conn)
+
+                    await self._writer.run(prepare)
                     identity.capture()
-                    self._inbox = Inbox(tables)
+                    self._inbox = inbox
                     self._inbox_view = InboxView(tables)  # reads see queued jobs without absorbing
                     self._writer.absorb_first(self._absorb)
-                    # A producer that crashed mid-streak left committed jobs in the inbox: the
-                    # next writable opener moves them, though it may only ever read.
-                    await self._writer.run(self._inbox.absorb)
                     self._reader = ReadRunner(
                         loop,
                         lambda: self._connect(busy_timeout=self.settings.busy_timeout),
@@ -1822,7 +1827,7 @@ def _earliest(stored: int | None, queued: int | None) -> int | None:
 
 
 def _merged_names(stored: list[str], queued: list[str]) -> list[str]:
-    """The names of a read-only store's job table and of its inbox rows, once each, sorted."""
+    """The names in the job table and in the inbox rows, once each, sorted."""
     return sorted({*stored, *queued})
 
 
