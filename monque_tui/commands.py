@@ -41,7 +41,7 @@ from monque_engine.validation import validate_job_name
 
 from .exitcodes import CliError, ExitCode
 from .formatting import span
-from .settings import DEFAULT_CONNECT_TIMEOUT, parse_connect_timeout
+from .settings import OPTIONS_BY_DEST, parse_connect_timeout, resolve_option
 from .streams import print_help_text, stdout_missing, write_stderr
 
 PROG = "monque-tui"
@@ -245,30 +245,15 @@ def run_command(argv: Sequence[str]) -> int:
             ExitCode.USAGE,
         )
     url = args.store_url or args.url or os.environ.get("MONQUE_URL") or DEFAULT_URL
-    args.connect_timeout = _connect_timeout(args.connect_timeout)
+    # The flag, else MONQUE_CONNECT_TIMEOUT as the console reads it, else its default: the
+    # commands took the flag alone, so a script that set the variable still waited 5 s.
+    args.connect_timeout, _ = resolve_option(OPTIONS_BY_DEST["connect_timeout"], args.connect_timeout, os.environ)
     _refuse_bad_collection(args, url)
     handler = _HANDLERS[args.command]
     try:
         return asyncio.run(_stoppable(_with_monque(url, args, handler), args))
     except KeyboardInterrupt:
         raise CliError(_stopped_line("ctrl+c", args), ExitCode.FORCED_BASE + signal.SIGINT) from None
-
-
-def _connect_timeout(flag_value: float | None) -> float:
-    """The flag, else ``MONQUE_CONNECT_TIMEOUT`` as the console reads it, else 5 s.
-
-    Commands took only the flag: a script that exported the variable for the console
-    still waited the default 5 s on an unreachable server.
-    """
-    if flag_value is not None:
-        return flag_value
-    raw = os.environ.get("MONQUE_CONNECT_TIMEOUT", "")
-    if raw.strip() == "":
-        return DEFAULT_CONNECT_TIMEOUT
-    try:
-        return parse_connect_timeout(raw)
-    except ValueError as error:
-        raise CliError(f"MONQUE_CONNECT_TIMEOUT={raw!r}: {error}", ExitCode.USAGE) from None
 
 
 _STORE_URL = re.compile(r"^\s*(sqlite|mongodb(\+srv)?)://", re.IGNORECASE)

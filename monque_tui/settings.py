@@ -63,10 +63,6 @@ def parse_positive_seconds(text: str) -> float:
 MAX_CONNECT_TIMEOUT = 86_400.0
 
 
-#: Seconds to wait for MongoDB when checking a URL; the console and the commands share it.
-DEFAULT_CONNECT_TIMEOUT = 5.0
-
-
 def parse_connect_timeout(text: str) -> float:
     value = _seconds(text, allow_zero=False)
     if value > MAX_CONNECT_TIMEOUT:
@@ -225,7 +221,7 @@ OPTIONS: tuple[Option, ...] = (
         "--connect-timeout",
         "MONQUE_CONNECT_TIMEOUT",
         parse_connect_timeout,
-        DEFAULT_CONNECT_TIMEOUT,
+        5.0,
         "SECONDS",
         "how long to wait for MongoDB when checking the URL [default: 5]",
     ),
@@ -266,6 +262,23 @@ class Resolved:
         }
 
 
+def resolve_option(option: Option, flag_value: Any, env: Mapping[str, str]) -> tuple[Any, str | None]:
+    """One option by the precedence rule; its value and "flag", "env" or None (the default).
+
+    The commands (``monque-tui export`` …) take their few shared options through it too, so a
+    variable set for the console means the same there.
+    """
+    if flag_value is not None and not (option.is_switch and flag_value is False):
+        return flag_value, "flag"
+    raw = env.get(option.env)
+    if raw is not None and raw.strip() != "":
+        try:
+            return option.parse(raw), "env"
+        except ValueError as error:
+            raise CliError(f"{option.env}={raw!r}: {error}", ExitCode.USAGE) from None
+    return option.default, None
+
+
 def resolve(flags: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> Resolved:
     """Apply the precedence rule: flag, then environment, then default.
 
@@ -276,19 +289,9 @@ def resolve(flags: Mapping[str, Any], environ: Mapping[str, str] | None = None) 
     values: dict[str, Any] = {}
     sources: dict[str, str] = {}
     for option in OPTIONS:
-        flag_value = flags.get(option.dest)
-        if flag_value is not None and not (option.is_switch and flag_value is False):
-            values[option.dest], sources[option.dest] = flag_value, "flag"
-            continue
-        raw = env.get(option.env)
-        if raw is not None and raw.strip() != "":
-            try:
-                values[option.dest] = option.parse(raw)
-            except ValueError as error:
-                raise CliError(f"{option.env}={raw!r}: {error}", ExitCode.USAGE) from None
-            sources[option.dest] = "env"
-            continue
-        values[option.dest] = option.default
+        values[option.dest], source = resolve_option(option, flags.get(option.dest), env)
+        if source is not None:
+            sources[option.dest] = source
     url_flag = flags.get("url")
     if url_flag:
         values["url"], sources["url"] = url_flag, "flag"
