@@ -58,6 +58,7 @@ from .guards import (
     is_valid_job_status,
 )
 from .job import (
+    BulkCount,
     BulkOperationResult,
     ChangeEvent,
     CursorPage,
@@ -87,6 +88,7 @@ __all__ = [
     "DEFAULT_URL",
     "AggregationTimeoutError",
     "Attempt",
+    "BulkCount",
     "BulkOperationResult",
     "ChangeEvent",
     "ChangeFeedHistoryLostError",

@@ -444,6 +444,29 @@ class JobSort:
     direction: SortDirection = "asc"
 
 
+class BulkCount(int):
+    """What ``Monque.count_bulk`` returns: the count, and where the store stood when it was taken.
+
+    An ``int`` (compare it, print it, do arithmetic), plus ``as_of``: pass the count itself
+    as ``as_of=`` to ``cancel_jobs`` / ``retry_jobs`` / ``delete_jobs`` with the same
+    selector, and the action reaches only jobs that count saw and that have not changed
+    since, so never more than the count, whatever commits in between.
+    """
+
+    as_of: int
+
+    def __new__(cls, count: int, as_of: int) -> BulkCount:
+        made = super().__new__(cls, count)
+        made.as_of = as_of
+        return made
+
+    def __repr__(self) -> str:
+        return f"BulkCount({int(self)}, as_of={self.as_of})"
+
+    def __reduce__(self) -> tuple[type[BulkCount], tuple[int, int]]:
+        return (BulkCount, (int(self), self.as_of))
+
+
 @dataclass(frozen=True, slots=True)
 class BulkOperationResult:
     count: int

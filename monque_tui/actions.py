@@ -13,10 +13,10 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 
-from monque_engine import InvalidJobDocumentError, Job, JobListFilter, JobStateError, JobStatus, Monque
+from monque_engine import BulkCount, InvalidJobDocumentError, Job, JobListFilter, JobStateError, JobStatus, Monque
 
 from .formatting import absolute, plural, short_id
-from .query import JobQuery, ms_datetime
+from .query import JobQuery
 
 
 class ActionKind(StrEnum):
@@ -77,9 +77,12 @@ class ActionPlan:
     #: What the targets are, in words ("3 marked jobs", "job 1a2b3c4d (send-email)").
     subject: str
     run_at: datetime | None = None
-    #: Bulk: the instant (ms, wall clock) the count was taken. The count and the action both
-    #: take only jobs last updated before it, so the action never exceeds what was confirmed.
+    #: Bulk: the instant (ms, wall clock) the count was taken (what the dialog's age is read from).
     as_of_ms: int | None = None
+    #: Bulk: the count as the engine returned it, with the store position it was taken at.
+    #: The action passes it as ``as_of``: it reaches only jobs this count saw, unchanged since,
+    #: so it never exceeds what was confirmed, whatever other processes commit meanwhile.
+    counted: BulkCount | None = None
 
     @property
     def is_bulk(self) -> bool:
@@ -175,25 +178,31 @@ def bulk_filter(kind: ActionKind, query: JobQuery) -> JobListFilter | None:
     return replace(query.list_filter(), status=statuses)
 
 
-async def count_bulk(monque: Monque, kind: ActionKind, query: JobQuery, as_of_ms: int) -> int:
-    """How many jobs a bulk plan reaches: the view's filter, the eligible statuses, updated before ``as_of_ms``."""
+async def count_bulk(monque: Monque, kind: ActionKind, query: JobQuery, as_of: BulkCount | None = None) -> BulkCount:
+    """How many jobs a bulk plan reaches (the view's filter, the eligible statuses), with the
+    store position it was counted at; under ``as_of``, how many of those it still reaches."""
     list_filter = bulk_filter(kind, query)
-    if list_filter is None:
-        return 0
-    return await monque.count_bulk(kind.value, list_filter, updated_before=ms_datetime(as_of_ms))
+    if list_filter is None:  # the view's status is none the action takes: the engine's guard answers 0
+        assert query.status is not None
+        list_filter = JobListFilter(status=[query.status])
+    return await monque.count_bulk(kind.value, list_filter, as_of=as_of)
 
 
-async def plan_bulk(monque: Monque, kind: ActionKind, query: JobQuery, as_of_ms: int | None = None) -> ActionPlan:
-    as_of = wall_clock_ms() if as_of_ms is None else as_of_ms
-    count = await count_bulk(monque, kind, query, as_of)
-    return ActionPlan(kind, None, 0, query, count, bulk_subject(kind, query, count), as_of_ms=as_of)
+async def plan_bulk(monque: Monque, kind: ActionKind, query: JobQuery) -> ActionPlan:
+    as_of_ms = wall_clock_ms()
+    counted = await count_bulk(monque, kind, query)
+    count = int(counted)
+    return ActionPlan(kind, None, 0, query, count, bulk_subject(kind, query, count), as_of_ms=as_of_ms, counted=counted)
 
 
 async def recount(monque: Monque, plan: ActionPlan) -> ActionPlan | None:
-    """Just before acting: the plan again if more jobs match than were confirmed (ask again), else None."""
-    if plan.query is None or plan.as_of_ms is None:
+    """Just before acting: the plan again if more jobs match than were confirmed (ask again), else None.
+
+    Under the count's own bound no more can match; a plan whose count was lowered (as by an
+    older count) is the case this still catches."""
+    if plan.query is None or plan.counted is None:
         return None
-    count = await count_bulk(monque, plan.kind, plan.query, plan.as_of_ms)
+    count = int(await count_bulk(monque, plan.kind, plan.query, plan.counted))
     if count <= plan.count:
         return None
     return replace(plan, count=count, subject=bulk_subject(plan.kind, plan.query, count))
@@ -215,13 +224,12 @@ async def execute(monque: Monque, plan: ActionPlan) -> Outcome:
         if list_filter is None:
             return Outcome(f"{past} 0 jobs")
         # One store operation on the whole filter, bounded to what was counted (never more than confirmed).
-        before = ms_datetime(plan.as_of_ms) if plan.as_of_ms is not None else None
         if plan.kind is ActionKind.CANCEL:
-            result = await monque.cancel_jobs(list_filter, updated_before=before)
+            result = await monque.cancel_jobs(list_filter, as_of=plan.counted)
         elif plan.kind is ActionKind.RETRY:
-            result = await monque.retry_jobs(list_filter, updated_before=before)
+            result = await monque.retry_jobs(list_filter, as_of=plan.counted)
         elif plan.kind is ActionKind.DELETE:
-            result = await monque.delete_jobs(list_filter, updated_before=before)
+            result = await monque.delete_jobs(list_filter, as_of=plan.counted)
         else:
             raise ValueError(f"{plan.kind} has no bulk form")
         message = f"{past} {plural(result.count, 'job')}"

@@ -273,8 +273,20 @@ def failure_rows(jobs: tuple[SeedJob, ...], now_ms: int) -> list[tuple[Any, ...]
 
 
 def insert_rows(conn: sqlite3.Connection, rows: list[tuple[Any, ...]], table: str = "monque_jobs") -> None:
+    """Insert finished rows as the store's own writes do: each with its feed row, and stamped
+    in commit order (``change_seq``), so watchers see them and a bulk action bounded by an
+    earlier count leaves them alone."""
+    changes = f"{table}_changes"
+    (stamp,) = conn.execute(f"SELECT coalesce(max(seq), 0) + 1 FROM {changes}").fetchone()
     marks = ",".join("?" * len(COLUMNS))
-    conn.executemany(f"INSERT INTO {table} ({','.join(COLUMNS)}) VALUES ({marks})", rows)
+    conn.executemany(
+        f"INSERT INTO {table} ({','.join(COLUMNS)}, change_seq) VALUES ({marks}, ?)", [(*row, stamp) for row in rows]
+    )
+    at = {column: COLUMNS.index(column) for column in ("id", "name", "status", "next_run_at")}
+    conn.executemany(
+        f"INSERT INTO {changes} (op, job_id, name, status, next_run_at) VALUES ('insert', ?, ?, ?, ?)",
+        [(row[at["id"]], row[at["name"]], row[at["status"]], row[at["next_run_at"]]) for row in rows],
+    )
 
 
 async def seed_store(url: str, jobs: tuple[SeedJob, ...] = SEED_JOBS, now_ms: int = SEED_NOW_MS) -> None:

@@ -25,6 +25,7 @@ import pytest
 from monque_engine import Monque
 from monque_engine.store.sqlite import SqliteStore
 from monque_engine.store.sqlite.inbox import ABSORB_EVERY, STREAK
+from monque_engine.store.sqlite.schema import SCHEMA_VERSION
 from tests.conftest import poll_until
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -295,7 +296,7 @@ async def test_a_version_3_file_gains_the_inbox_and_keeps_its_jobs(tmp_path: Pat
     finally:
         await m.close()
     conn = sqlite3.connect(db)
-    assert conn.execute("SELECT value FROM monque_jobs_meta WHERE key = 'schema_version'").fetchone() == (4,)
+    assert conn.execute("SELECT value FROM monque_jobs_meta WHERE key = 'schema_version'").fetchone() == (SCHEMA_VERSION,)
     conn.close()
     assert os.path.exists(db)
 

@@ -14,7 +14,7 @@ from typing import Literal, TypeVar
 
 from ..errors import InvalidJobQueryError, JobStateError
 from ..events import CountEvent, CountEventName, JobDeletedEvent, JobEvent, JobRetriedEvent
-from ..job import BulkOperationResult, Job, JobListFilter, JobSelector, JobStatus
+from ..job import BulkCount, BulkOperationResult, Job, JobListFilter, JobSelector, JobStatus
 from ..store.base import StoreSelector
 from ..timeutil import now_ms
 from ..validation import normalize_job_id
@@ -126,7 +126,11 @@ class JobManager:
         return deleted
 
     def selector_for(
-        self, action: BulkAction, target: BulkTarget, updated_before: datetime | None = None
+        self,
+        action: BulkAction,
+        target: BulkTarget,
+        updated_before: datetime | None = None,
+        as_of: BulkCount | None = None,
     ) -> StoreSelector | None:
         """The store selector a bulk ``action`` runs with, its guard applied; None when the
         guard leaves nothing to do (e.g. cancelling a selection of failed jobs).
@@ -135,8 +139,11 @@ class JobManager:
         listing can filter by: name, statuses, created / updated / next-run ranges, search,
         recurring; text search added to the listing is honoured here too, since the store
         reuses the listing's own WHERE / filter document). ``updated_before`` bounds the
-        selection to jobs last changed before that instant (a console's count instant).
+        selection to jobs whose stored ``updatedAt`` is before that instant (a filter on the
+        field, as its writers stamped it). ``as_of`` bounds it by commit order instead: only
+        jobs the count that returned it saw, unchanged since (never more than that count).
         """
+        position = _as_of(as_of)
         guard = _GUARDS.get(action)  # delete: none
         bound = _ms(updated_before, "updated_before")
         if isinstance(target, JobListFilter):
@@ -160,23 +167,39 @@ class JobManager:
             if not statuses:
                 return None
         if listing is not None:
-            return StoreSelector(statuses=statuses, updated_before_ms=bound, listing=listing)
+            return StoreSelector(statuses=statuses, updated_before_ms=bound, listing=listing, as_of=position)
         assert not isinstance(target, JobListFilter)
-        return replace(to_store_selector(target, statuses), updated_before_ms=bound)
+        return replace(to_store_selector(target, statuses), updated_before_ms=bound, as_of=position)
 
-    async def count_bulk(self, action: BulkAction, target: BulkTarget, updated_before: datetime | None = None) -> int:
-        selector = self.selector_for(action, target, updated_before)
-        return 0 if selector is None else await self._ctx.store.count_selected(selector)
+    async def count_bulk(
+        self,
+        action: BulkAction,
+        target: BulkTarget,
+        updated_before: datetime | None = None,
+        as_of: BulkCount | None = None,
+    ) -> BulkCount:
+        selector = self.selector_for(action, target, updated_before, as_of)
+        if selector is None:
+            # Nothing can match; the position is still taken, so the count works as ``as_of``.
+            selector = StoreSelector(statuses=())
+        count, position = await self._ctx.store.count_selected_as_of(selector)
+        # A recount under an earlier count's bound keeps that bound: acting on the new
+        # position would reach jobs changed in between, which this count left out.
+        return BulkCount(count, position if as_of is None else as_of.as_of)
 
-    async def cancel_jobs(self, selector: BulkTarget, updated_before: datetime | None = None) -> BulkOperationResult:
-        chosen = self.selector_for("cancel", selector, updated_before)
+    async def cancel_jobs(
+        self, selector: BulkTarget, updated_before: datetime | None = None, as_of: BulkCount | None = None
+    ) -> BulkOperationResult:
+        chosen = self.selector_for("cancel", selector, updated_before, as_of)
         if chosen is None:
             return BulkOperationResult(0, [])
         count = await self._ctx.store.cancel_many(chosen, now_ms())
         return self._bulk("jobs:cancelled", count)
 
-    async def retry_jobs(self, selector: BulkTarget, updated_before: datetime | None = None) -> BulkOperationResult:
-        chosen = self.selector_for("retry", selector, updated_before)
+    async def retry_jobs(
+        self, selector: BulkTarget, updated_before: datetime | None = None, as_of: BulkCount | None = None
+    ) -> BulkOperationResult:
+        chosen = self.selector_for("retry", selector, updated_before, as_of)
         if chosen is None:
             return BulkOperationResult(0, [])
         count, errors = await self._ctx.store.retry_many(chosen, now_ms(), RETRY_SPREAD_MS)
@@ -184,8 +207,10 @@ class JobManager:
             self._ctx.poll_soon()  # retried jobs are due over the next 30 s: arm this process's timers
         return self._bulk("jobs:retried", count, errors)
 
-    async def delete_jobs(self, selector: BulkTarget, updated_before: datetime | None = None) -> BulkOperationResult:
-        chosen = self.selector_for("delete", selector, updated_before)
+    async def delete_jobs(
+        self, selector: BulkTarget, updated_before: datetime | None = None, as_of: BulkCount | None = None
+    ) -> BulkOperationResult:
+        chosen = self.selector_for("delete", selector, updated_before, as_of)
         assert chosen is not None  # delete has no guard
         count = await self._ctx.store.delete_many(chosen)
         return self._bulk("jobs:deleted", count)
@@ -196,3 +221,16 @@ class JobManager:
         if count > 0:
             self._ctx.events.emit(event, CountEvent(count))
         return BulkOperationResult(count, errors or [])
+
+
+def _as_of(as_of: object) -> int | None:
+    """The store position a ``BulkCount`` carries; anything else is refused (a bare int or a
+    datetime would look like a bound and be none)."""
+    if as_of is None:
+        return None
+    if not isinstance(as_of, BulkCount):
+        raise InvalidJobQueryError(
+            f"as_of must be the BulkCount that count_bulk returned, got {type(as_of).__name__}; "
+            "count first (count = await monque.count_bulk(...)), then pass as_of=count"
+        )
+    return as_of.as_of

@@ -20,6 +20,7 @@ from ..events import (
     Subscribe,
 )
 from ..job import (
+    BulkCount,
     BulkOperationResult,
     ChangeEvent,
     CursorDirection,
@@ -523,27 +524,44 @@ class Monque:
         return await self._manager.delete_job(job_id)
 
     async def cancel_jobs(
-        self, selector: JobSelector | JobListFilter | None = None, *, updated_before: datetime | None = None
+        self,
+        selector: JobSelector | JobListFilter | None = None,
+        *,
+        updated_before: datetime | None = None,
+        as_of: BulkCount | None = None,
     ) -> BulkOperationResult:
         """Cancel every pending job matching ``selector`` (a ``JobSelector`` or any
         ``JobListFilter``) in one store operation; other statuses are left alone.
-        ``updated_before`` limits it to jobs last changed before that instant."""
+        ``updated_before`` filters on the stored ``updatedAt`` (before that instant).
+        ``as_of``: the ``BulkCount`` that ``count_bulk`` returned for the same selector; then
+        only jobs that count saw and that have not changed since are cancelled (never more
+        than the count)."""
         self._require_initialized()
-        return await self._manager.cancel_jobs(selector, updated_before)
+        return await self._manager.cancel_jobs(selector, updated_before, as_of)
 
     async def retry_jobs(
-        self, selector: JobSelector | JobListFilter | None = None, *, updated_before: datetime | None = None
+        self,
+        selector: JobSelector | JobListFilter | None = None,
+        *,
+        updated_before: datetime | None = None,
+        as_of: BulkCount | None = None,
     ) -> BulkOperationResult:
-        """Retry every failed or cancelled job matching ``selector`` in one store operation."""
+        """Retry every failed or cancelled job matching ``selector`` in one store operation
+        (``updated_before``, ``as_of``: as ``cancel_jobs``)."""
         self._require_initialized()
-        return await self._manager.retry_jobs(selector, updated_before)
+        return await self._manager.retry_jobs(selector, updated_before, as_of)
 
     async def delete_jobs(
-        self, selector: JobSelector | JobListFilter | None = None, *, updated_before: datetime | None = None
+        self,
+        selector: JobSelector | JobListFilter | None = None,
+        *,
+        updated_before: datetime | None = None,
+        as_of: BulkCount | None = None,
     ) -> BulkOperationResult:
-        """Delete every job matching ``selector`` in one store operation (empty: every job)."""
+        """Delete every job matching ``selector`` in one store operation (empty: every job;
+        ``updated_before``, ``as_of``: as ``cancel_jobs``)."""
         self._require_initialized()
-        return await self._manager.delete_jobs(selector, updated_before)
+        return await self._manager.delete_jobs(selector, updated_before, as_of)
 
     async def count_bulk(
         self,
@@ -551,15 +569,22 @@ class Monque:
         selector: JobSelector | JobListFilter | None = None,
         *,
         updated_before: datetime | None = None,
-    ) -> int:
+        as_of: BulkCount | None = None,
+    ) -> BulkCount:
         """How many jobs ``cancel_jobs`` / ``retry_jobs`` / ``delete_jobs`` (``action`` =
         ``"cancel"``, ``"retry"``, ``"delete"``) would reach with the same arguments, guard
         included: the number to confirm with. A retry may still skip jobs whose unique key
-        another live job holds (reported in its result's ``errors``)."""
+        another live job holds (reported in its result's ``errors``).
+
+        The answer is an ``int`` that also remembers where the store stood (``BulkCount``):
+        pass it as ``as_of=`` to the action and it never reaches more jobs than counted, even
+        when other processes commit in between (``updated_before`` alone cannot promise that:
+        a write stamped before the count may commit after it). Given ``as_of``, this counts
+        what that action would reach now (a recount) and keeps the earlier position."""
         self._require_initialized()
         if action not in ("cancel", "retry", "delete"):
             raise InvalidJobQueryError(f"action must be 'cancel', 'retry' or 'delete', got {action!r}")
-        return await self._manager.count_bulk(action, selector, updated_before)  # type: ignore[arg-type]
+        return await self._manager.count_bulk(action, selector, updated_before, as_of)  # type: ignore[arg-type]
 
     async def recover_stale_jobs(self) -> int:
         """Run stale recovery now (it also runs at start-up and periodically)."""

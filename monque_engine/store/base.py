@@ -47,6 +47,9 @@ class StoreSelector:
     error_group: str | None = None
     #: Ours: payload / error text contains this, ASCII case ignored (ADR 0008).
     text: str | None = None
+    #: Ours: the position a bulk count was taken at (``count_selected_as_of``): only jobs
+    #: whose last write that count saw. Each store's own token; meaningless across stores.
+    as_of: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,6 +296,16 @@ class JobStore(ABC):
 
     async def count_selected(self, selector: StoreSelector) -> int:
         """How many jobs a bulk call with this selector would reach (its guard included)."""
+        raise self._fleet_unsupported("counting a bulk selection")
+
+    async def count_selected_as_of(self, selector: StoreSelector) -> tuple[int, int]:
+        """``count_selected`` and where the count stands in the store's commit order.
+
+        A bulk call whose selector carries that position as ``as_of`` reaches only jobs the
+        count saw, as they were: never one written after it (a new job, or one that changed
+        since), so it never reaches more than the count. Unlike a time stamp, the position
+        holds when a write was stamped before the count but committed after it.
+        """
         raise self._fleet_unsupported("counting a bulk selection")
 
     @abstractmethod

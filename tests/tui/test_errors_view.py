@@ -132,32 +132,23 @@ async def test_retry_group_acts_on_what_was_confirmed_only(seeded_url: str) -> N
     assert jobs[late.id].status is JobStatus.FAILED
 
 
-async def test_delete_group_asks_again_when_more_jobs_match_than_were_confirmed(seeded_url: str) -> None:
+async def test_delete_group_leaves_a_member_committed_after_the_count_even_with_an_older_stamp(
+    seeded_url: str,
+) -> None:
+    """Commit order, not clocks: a member whose ``updatedAt`` is older than the count (another
+    worker's clock is behind, or its write waited on the lock) but which committed after the
+    count was not confirmed, so the delete leaves it (it reached it until issue 25)."""
     async with running_console(seeded_url) as (app, pilot):
         screen = await _open_errors(app, pilot)
         await _cursor_to(screen, pilot, "httpx.ConnectTimeout")
         await pilot.press("D")
         await wait_for(lambda: isinstance(app.screen, ConfirmScreen))
-        first = app.screen
-        assert first.plan.count == 1
-        # A member whose last update is older than the count (another worker's clock is behind) appears:
-        # acting now would reach 2 jobs where 1 was confirmed, so the console asks again.
-        await seed_store(seeded_url, (_late_failure(201, 5),), now_ms=time.time_ns() // 1_000_000)
+        assert app.screen.plan.count == 1
+        await seed_store(seeded_url, (_late_failure(201, 5),), now_ms=time.time_ns() // 1_000_000 - 60_000)
         await pilot.press("y")
-        await wait_for(lambda: isinstance(app.screen, ConfirmScreen) and app.screen is not first)
-        assert app.screen.plan.count == 2
-        assert await store_jobs(seeded_url) != {}  # nothing deleted yet
-        assert WEBHOOK_FAILED in await store_jobs(seeded_url)
-        await pilot.press("y")
-        await wait_for(lambda: any(n.message.startswith("Deleted 2 jobs") for n in app._notifications))
-        await wait_for(
-            lambda: (
-                isinstance(app.screen, ErrorsScreen)
-                and all(g.error_type != "httpx.ConnectTimeout" for g in app.screen.model.groups)
-            )
-        )
+        await wait_for(lambda: any(n.message.startswith("Deleted 1 job") for n in app._notifications))
     jobs = await store_jobs(seeded_url)
-    assert WEBHOOK_FAILED not in jobs and seed_id(201) not in jobs
+    assert WEBHOOK_FAILED not in jobs and seed_id(201) in jobs
     assert WEBHOOK_RETRYING in jobs  # another group of the same job name is untouched
 
 

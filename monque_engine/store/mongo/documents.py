@@ -317,8 +317,10 @@ def selector_filter(selector: StoreSelector) -> Document:
         created["$gt"] = dt(selector.created_after_ms)
     if created:
         query["createdAt"] = created
-    if selector.updated_before_ms is not None:
-        query["updatedAt"] = {"$lt": dt(selector.updated_before_ms)}
+    before = [ms for ms in (selector.updated_before_ms, selector.as_of) if ms is not None]
+    if before:
+        # as_of: the count's instant (MongoStore.count_selected_as_of), a bound on updatedAt too.
+        query["updatedAt"] = {"$lt": dt(min(before))}
     _add_ours(query, selector.error_group, selector.text)
     if selector.listing is not None:
         # Bulk on any listing filter: the listing's own document, so bulk and listing agree.

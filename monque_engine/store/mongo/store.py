@@ -54,6 +54,7 @@ from ...job import (
     QueueStats,
 )
 from ...timeutil import datetime_to_ms
+from ...timeutil import now_ms as clock_ms
 from ..base import JobStore, StoreListFilter, StoreOpenOptions, StoreSelector
 from . import documents as q
 from .changes import watch_pipeline
@@ -732,6 +733,16 @@ class MongoStore(JobStore):
             lambda c: c.count_documents(q.selector_filter(selector), maxTimeMS=q.LIST_MAX_TIME_MS),
             q.LIST_TIMEOUT_HINT,
         )
+
+    async def count_selected_as_of(self, selector: StoreSelector) -> tuple[int, int]:
+        """The count and this process's clock just before it (ms): on MongoDB the bound is a
+        time, ``updatedAt`` before it (``documents.selector_filter``), because writers, Node
+        Monque's among them, stamp ``updatedAt`` with their own clocks and the schema has no
+        commit-order field. What that promises is in the README (bulk actions on MongoDB)."""
+        position = clock_ms()
+        if selector.as_of is not None:
+            position = selector.as_of
+        return await self.count_selected(selector), position
 
     async def cancel_many(self, selector: StoreSelector, now_ms: int) -> int:
         result = await self._long_call(

@@ -42,6 +42,9 @@ class BulkInserter:
     def __init__(self, jobs_table: str, changes_table: str) -> None:
         self._jobs = jobs_table
         self._changes = changes_table
+        # Read before the feed rows go in, so the jobs' stamp is at or below this commit's
+        # last sequence number (schema.Tables.change_stamp).
+        self._stamp_sql = f"SELECT coalesce(max(seq), 0) + 1 FROM {changes_table}"
         self._sql: dict[Shape, tuple[str, str]] = {}
 
     def insert(self, conn: sqlite3.Connection, part: Sequence[NewJob], ready: Callable[[], None] | None = None) -> None:
@@ -72,6 +75,7 @@ class BulkInserter:
                 else:
                     feed.append(first)
         jobs_sql, feed_sql = self._statements((n, tuple(per_row)))
+        params.append(conn.execute(self._stamp_sql).fetchone()[0])
         conn.execute(feed_sql, feed)
         if ready is not None:
             ready()
@@ -96,11 +100,13 @@ class BulkInserter:
         due, at = refs(at, per_row[1])
         repeat, at = refs(at, per_row[2])
         created, at = refs(at, per_row[3])
+        stamp = f"?{at + 1}"  # the last parameter: the commit-order stamp, shared by every row
         jobs_sql = (
             f"INSERT INTO {self._jobs} (id, name, data, status, next_run_at, fail_count, repeat_interval, "
-            "unique_key, created_at, updated_at) VALUES "
+            "unique_key, created_at, updated_at, change_seq) VALUES "
             + ",".join(
-                f"({ids[k]}, {name[k]}, {data[k]}, 'pending', {due[k]}, 0, {repeat[k]}, NULL, {created[k]}, {created[k]})"
+                f"({ids[k]}, {name[k]}, {data[k]}, 'pending', {due[k]}, 0, {repeat[k]}, NULL, {created[k]}, "
+                f"{created[k]}, {stamp})"
                 for k in range(n)
             )
         )

@@ -60,8 +60,9 @@ class Inbox:
         self.any_sql = f"SELECT 1 FROM {inbox} LIMIT 1"
         # ``WHERE true``: SQLite's parser needs it between ``SELECT … FROM`` and ``ON CONFLICT``.
         self._move_jobs = (
-            f"INSERT INTO {jobs} (id, name, data, status, next_run_at, fail_count, created_at, updated_at) "
-            f"SELECT id, name, data, 'pending', next_run_at, 0, created_at, created_at FROM {inbox} "
+            f"INSERT INTO {jobs} (id, name, data, status, next_run_at, fail_count, created_at, updated_at, change_seq) "
+            f"SELECT id, name, data, 'pending', next_run_at, 0, created_at, created_at, {tables.change_stamp} "
+            f"FROM {inbox} "
             "WHERE true ORDER BY seq ON CONFLICT DO NOTHING"
         )
         self._move_feed = (

@@ -25,7 +25,7 @@ import sqlite3
 from collections.abc import Callable, Sequence
 
 from ...errors import ConnectionError
-from .schema import SCHEMA_VERSION, Tables, error_index, pending_index
+from .schema import SCHEMA_VERSION, Tables, change_seq_column, error_index, pending_index
 
 Migration = Callable[[sqlite3.Connection, Tables], None]
 
@@ -63,6 +63,19 @@ def _v4_inbox(conn: sqlite3.Connection, tables: Tables) -> None:
     conn.execute(tables.inbox_ddl())
 
 
+def _v5_change_seq(conn: sqlite3.Connection, tables: Tables) -> None:
+    """Version 5 (issue 25): ``change_seq``, each job row's place in commit order.
+
+    ADD COLUMN with a constant default only edits the table's definition, so the step costs
+    the same on any file size. Existing rows read 0: written before any count taken from now
+    on, which is what a bulk action's bound needs of them (``Tables.change_stamp``). Older
+    builds refuse the file from here on, which they must: their writes would not stamp it.
+    """
+    columns = {row[1] for row in conn.execute(f"PRAGMA table_info({tables.jobs})")}
+    if "change_seq" not in columns:  # a file whose version was set back by hand may have it
+        conn.execute(f"ALTER TABLE {tables.jobs} ADD COLUMN {change_seq_column()}")
+
+
 def upgrade_pending_index(conn: sqlite3.Connection, tables: Tables) -> bool:
     """Rebuild the pending index of a file made before it covered its counts (``pending_index``).
 
@@ -82,7 +95,12 @@ def upgrade_pending_index(conn: sqlite3.Connection, tables: Tables) -> bool:
 
 #: ``(version it produces, step)``, ascending and contiguous from 2. Version 1 is the
 #: first released layout.
-MIGRATIONS: tuple[tuple[int, Migration], ...] = ((2, to_v2_attempts), (3, _v3_fleet), (4, _v4_inbox))
+MIGRATIONS: tuple[tuple[int, Migration], ...] = (
+    (2, to_v2_attempts),
+    (3, _v3_fleet),
+    (4, _v4_inbox),
+    (5, _v5_change_seq),
+)
 
 
 class ForeignDatabaseError(ConnectionError):

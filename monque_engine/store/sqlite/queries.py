@@ -177,6 +177,11 @@ def selector_where(selector: StoreSelector) -> tuple[str, list[Any]]:
     if selector.updated_before_ms is not None:
         clauses.append("updated_at < ?")
         params.append(selector.updated_before_ms)
+    if selector.as_of is not None:
+        # Written at or before the count's position (schema.Tables.change_stamp): jobs the
+        # count saw, unchanged since. The job table's column: a bounded read skips the inbox.
+        clauses.append("change_seq <= ?")
+        params.append(selector.as_of)
     if selector.error_group is not None:
         clauses.append(group_clause(selector.error_group, params))
     if selector.text:

@@ -13,7 +13,7 @@ import re
 
 from ...errors import MonqueError
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 JOB_COLUMNS = (
     "id", "name", "data", "status", "next_run_at", "locked_at", "claimed_by", "last_heartbeat",
     "heartbeat_interval", "fail_count", "fail_reason", "repeat_interval", "unique_key",
@@ -67,6 +67,15 @@ def error_index(table: str) -> str:
     )
 
 
+def change_seq_column() -> str:
+    """Schema version 5: the column that orders job rows by the commit that last wrote them.
+
+    Not a job field (it is never read into a ``Job`` and never exported): it is what lets a
+    bulk action take only the jobs its count saw (``Tables.change_stamp``).
+    """
+    return "change_seq INTEGER NOT NULL DEFAULT 0"
+
+
 class Tables:
     """Table and statement names for one collection."""
 
@@ -81,6 +90,18 @@ class Tables:
         # Single enqueues waiting to be absorbed (schema version 4, inbox.py).
         self.inbox = f"{collection}_inbox"
         self.columns = ", ".join(JOB_COLUMNS)
+        #: The value every write of a job row stores in ``change_seq``: one past the change
+        #: table's last sequence number, read inside the writing transaction. Writers hold the
+        #: write lock one at a time, so a row written after a reader's snapshot always gets a
+        #: value above that snapshot's ``max(seq)`` (``bulk_bound``), and a row written before
+        #: it a value at or below (its own feed rows, if any, are at least as high), or one
+        #: above when the write appended no feed row (a heartbeat): a bulk action bounded by
+        #: the count's position therefore never reaches a job written after the count, and
+        #: passes over a job heartbeated just before it (fewer, never more).
+        #: Non-correlated, so SQLite evaluates it once per statement (a seek to the last row).
+        self.change_stamp = f"(SELECT coalesce(max(seq), 0) + 1 FROM {self.changes})"
+        #: Where a count stands in commit order: read in the count's own snapshot.
+        self.bulk_bound = f"SELECT coalesce(max(seq), 0) FROM {self.changes}"
 
     def ddl(self, retention_index: bool) -> list[str]:
         """Tables, indexes and triggers. Every index costs a page write on each commit that
@@ -106,7 +127,8 @@ class Tables:
                 updated_at INTEGER NOT NULL,
                 attempts TEXT,
                 error_type TEXT,
-                error_group TEXT
+                error_group TEXT,
+                {change_seq_column()}
             ) WITHOUT ROWID""",
             error_index(j),
             # Claims and wake-up timers: due pending jobs of a name, earliest first.

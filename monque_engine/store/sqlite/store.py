@@ -641,7 +641,9 @@ class SqliteStore(JobStore):
             count -= exclude(conn, affected)
         if count:
             in_affected = f"id IN (SELECT id FROM {affected})"
-            conn.execute(f"UPDATE {t.jobs} SET {assignments} WHERE {in_affected}", params)
+            conn.execute(
+                f"UPDATE {t.jobs} SET {assignments}, change_seq = {t.change_stamp} WHERE {in_affected}", params
+            )
             self._feed_where(conn, "update", in_affected, ())
             conn.execute(f"DELETE FROM {affected}")
         return count
@@ -656,8 +658,8 @@ class SqliteStore(JobStore):
         if sql is None:
             sql = self._sql["insert"] = (
                 f"INSERT INTO {self._t.jobs} (id, name, data, status, next_run_at, fail_count, repeat_interval, "
-                "unique_key, created_at, updated_at) VALUES (?, ?, ?, 'pending', ?, 0, ?, ?, ?, ?) "
-                "ON CONFLICT DO NOTHING"
+                "unique_key, created_at, updated_at, change_seq) "
+                f"VALUES (?, ?, ?, 'pending', ?, 0, ?, ?, ?, ?, {self._t.change_stamp}) ON CONFLICT DO NOTHING"
             )
         return sql
 
@@ -897,7 +899,7 @@ class SqliteStore(JobStore):
         t = self._t
         sql = (
             f"UPDATE {t.jobs} SET status = 'processing', claimed_by = ?, locked_at = ?, last_heartbeat = ?, "
-            f"heartbeat_interval = ?, updated_at = ? WHERE id IN (SELECT id FROM {t.jobs} "
+            f"heartbeat_interval = ?, updated_at = ?, change_seq = {t.change_stamp} WHERE id IN (SELECT id FROM {t.jobs} "
             "WHERE name = ? AND status = 'pending' AND next_run_at <= ? ORDER BY next_run_at LIMIT ?) "
             f"RETURNING {self._claim_columns()}"
         )
@@ -947,7 +949,8 @@ class SqliteStore(JobStore):
         """
         t = self._t
         fail_sql = (
-            f"UPDATE {t.jobs} SET status = 'failed', fail_reason = ?, updated_at = ?, {_CLAIM_RELEASE} "
+            f"UPDATE {t.jobs} SET status = 'failed', fail_reason = ?, updated_at = ?, {_CLAIM_RELEASE}, "
+            f"change_seq = {t.change_stamp} "
             "WHERE id = ? AND status = 'processing' AND claimed_by = ? RETURNING id, name, next_run_at"
         )
         jobs: list[Job] = []
@@ -967,7 +970,8 @@ class SqliteStore(JobStore):
     def _owned_update(self, assignments: str, params: tuple[Any, ...], job_id: str, owner: str) -> Any:
         t = self._t
         sql = (
-            f"UPDATE {t.jobs} SET {assignments} WHERE id = ? AND status = 'processing' AND claimed_by = ? "
+            f"UPDATE {t.jobs} SET {assignments}, change_seq = {t.change_stamp} "
+            "WHERE id = ? AND status = 'processing' AND claimed_by = ? "
             f"RETURNING {t.columns}"
         )
         full = (*params, job_id, owner)
@@ -1144,7 +1148,7 @@ class SqliteStore(JobStore):
             for owner in {item[1] for item in chunk}:
                 ids = [item[0].id for item in chunk if item[1] == owner]
                 sql = (
-                    f"UPDATE {t.jobs} SET status = 'completed', updated_at = ?, {record} "
+                    f"UPDATE {t.jobs} SET status = 'completed', updated_at = ?, {record}, change_seq = {t.change_stamp} "
                     f"WHERE id IN ({','.join('?' * len(ids))}) AND status = 'processing' "
                     "AND claimed_by = ? RETURNING id"
                 )
@@ -1215,7 +1219,7 @@ class SqliteStore(JobStore):
         t = self._t
         ids = list(job_ids)
         sql = (
-            f"UPDATE {t.jobs} SET status = 'pending', updated_at = ?, {_CLAIM_RELEASE} "
+            f"UPDATE {t.jobs} SET status = 'pending', updated_at = ?, {_CLAIM_RELEASE}, change_seq = {t.change_stamp} "
             f"WHERE id IN ({','.join('?' * len(ids))}) AND status = 'processing' AND claimed_by = ? "
             f"RETURNING {t.columns}"
         )
@@ -1228,7 +1232,7 @@ class SqliteStore(JobStore):
 
     async def heartbeat(self, owner: str, now_ms: int, job_ids: Sequence[str] | None = None) -> int:
         sql = (
-            f"UPDATE {self._t.jobs} SET last_heartbeat = ?, updated_at = ? "
+            f"UPDATE {self._t.jobs} SET last_heartbeat = ?, updated_at = ?, change_seq = {self._t.change_stamp} "
             "WHERE claimed_by = ? AND status = 'processing'"
         )
         params: tuple[Any, ...] = (now_ms, now_ms, owner)
@@ -1245,7 +1249,8 @@ class SqliteStore(JobStore):
         # writer's claim): a long job whose owner keeps heartbeating is never taken (ADR 0004).
         record, record_params = _stale_attempt(now_ms)
         sql = (
-            f"UPDATE {self._t.jobs} SET status = 'pending', updated_at = ?, {record}, {_CLAIM_RELEASE} "
+            f"UPDATE {self._t.jobs} SET status = 'pending', updated_at = ?, {record}, {_CLAIM_RELEASE}, "
+            f"change_seq = {self._t.change_stamp} "
             "WHERE status = 'processing' AND coalesce(last_heartbeat, locked_at) < ? "
             f"RETURNING {self._t.columns}"
         )
@@ -1412,7 +1417,8 @@ class SqliteStore(JobStore):
     def _guarded_single(self, assignments: str, params: tuple[Any, ...], job_id: str, statuses: tuple[str, ...]) -> Any:
         t = self._t
         sql = (
-            f"UPDATE {t.jobs} SET {assignments} WHERE id = ? AND status IN ({','.join('?' * len(statuses))}) "
+            f"UPDATE {t.jobs} SET {assignments}, change_seq = {t.change_stamp} "
+            f"WHERE id = ? AND status IN ({','.join('?' * len(statuses))}) "
             f"RETURNING {t.columns}"
         )
         full = (*params, job_id, *statuses)
@@ -1468,9 +1474,31 @@ class SqliteStore(JobStore):
         return await self._write(lambda conn: self._bulk_delete(conn, "id = ?", (job_id,)) > 0, inline=True)
 
     async def count_selected(self, selector: StoreSelector) -> int:
+        count, _ = await self.count_selected_as_of(selector)
+        return count
+
+    async def count_selected_as_of(self, selector: StoreSelector) -> tuple[int, int]:
+        """The count and the change table's last sequence number, in one snapshot.
+
+        Every job row written after that snapshot carries a ``change_seq`` above it (its
+        transaction began later and read a larger ``max(seq)``), so ``change_seq <= position``
+        is exactly "seen by this count, unchanged since" (``Tables.change_stamp``). Jobs still
+        in the inbox are counted (the read sees them) but fall outside the bound: they get
+        their stamp when they are moved, after it (the action reaches fewer, never more).
+        """
         where, params = selector_where(selector)
-        sql = f"SELECT count(*) FROM {self._t.jobs} WHERE {where}"
-        return await self._read(lambda conn: conn.execute(sql, params).fetchone()[0], operator.add)
+        t = self._t
+        sql = f"SELECT count(*), ({t.bulk_bound}) FROM {t.jobs} WHERE {where}"
+
+        def op(conn: sqlite3.Connection) -> tuple[int, int]:
+            count, position = conn.execute(sql, params).fetchone()
+            return int(count), int(position)
+
+        def combine(stored: tuple[int, int], queued: tuple[int, int]) -> tuple[int, int]:
+            return stored[0] + queued[0], stored[1]
+
+        # A recount under a bound reads the job table alone: no inbox row is inside one.
+        return await self._read(op, combine, queued=selector.as_of is None)
 
     async def cancel_many(self, selector: StoreSelector, now_ms: int) -> int:
         where, params = selector_where(selector)
@@ -1623,8 +1651,8 @@ class SqliteStore(JobStore):
         # One statement under the write lock: the guard is evaluated at the moment of the
         # write, so a heartbeat that committed first keeps every job of that owner.
         sql = (
-            f"UPDATE {self._t.jobs} SET status = 'pending', updated_at = ?, {_CLAIM_RELEASE} "
-            f"WHERE {self._dead_owner_where()} RETURNING {self._t.columns}"
+            f"UPDATE {self._t.jobs} SET status = 'pending', updated_at = ?, {_CLAIM_RELEASE}, "
+            f"change_seq = {self._t.change_stamp} WHERE {self._dead_owner_where()} RETURNING {self._t.columns}"
         )
         params = (now_ms, *self._dead_owner_params(owner, now_ms, default_interval_ms))
         return await self._write(lambda conn: self._update_and_feed(conn, sql, params))
