@@ -296,7 +296,9 @@ async def test_a_version_3_file_gains_the_inbox_and_keeps_its_jobs(tmp_path: Pat
     finally:
         await m.close()
     conn = sqlite3.connect(db)
-    assert conn.execute("SELECT value FROM monque_jobs_meta WHERE key = 'schema_version'").fetchone() == (SCHEMA_VERSION,)
+    assert conn.execute("SELECT value FROM monque_jobs_meta WHERE key = 'schema_version'").fetchone() == (
+        SCHEMA_VERSION,
+    )
     conn.close()
     assert os.path.exists(db)
 
