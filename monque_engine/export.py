@@ -8,7 +8,8 @@ report as it goes.
 The format is Monque's document, as Node Monque and ``mongoexport`` users know it:
 camelCase field names, ``_id`` as the 24-hex id, instants as ISO-8601 UTC with
 milliseconds (``2026-12-03T06:42:24.123Z``). CSV puts ``data`` in one column as compact
-JSON text. Every line is strict JSON: a NaN or infinity a MongoDB producer stored is written
+JSON text, and by default guards each cell a spreadsheet would run as a formula (see
+``spreadsheet_cell``); ``csv_raw=True`` writes every cell exactly. Every line is strict JSON: a NaN or infinity a MongoDB producer stored is written
 ``{"$numberDouble": "NaN"}``, as relaxed Extended JSON (and mongoexport) writes it.
 """
 
@@ -16,8 +17,10 @@ from __future__ import annotations
 
 import base64
 import csv
+import io
 import json
 import math
+import re
 import uuid
 from collections.abc import Callable
 from datetime import date, datetime
@@ -124,14 +127,63 @@ def export_document(job: Job) -> dict[str, Any]:
     return doc
 
 
+#: What makes a spreadsheet read a cell as a formula, per the common CSV-injection guidance
+#: (OWASP): a cell starting with one of these.
+FORMULA_STARTS: tuple[str, ...] = ("=", "+", "-", "@", "\t", "\r")
+#: A plain number (``-5``, ``-0.25``, ``-1.5e-07``): the only cells starting with ``-`` left
+#: as they are, since a number cannot be a formula and ``'-5`` would be text to a spreadsheet.
+_PLAIN_NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+
+
+def spreadsheet_cell(text: str) -> str:
+    """``text`` as a spreadsheet shows it as text, never running it as a formula.
+
+    A cell starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets a leading
+    ``'``, as the OWASP guidance on CSV injection says: a failure message or a unique key
+    reading ``=HYPERLINK(...)`` is then shown, not run. Plain numbers (a payload of ``-5``)
+    are left as they are. The ``'`` is visible to a program reading the file, which is what
+    ``csv_raw=True`` is for.
+    """
+    if text.startswith(FORMULA_STARTS) and _PLAIN_NUMBER.fullmatch(text) is None:
+        return "'" + text
+    return text
+
+
+def _csv_text(value: Any) -> str:
+    """A document value as its CSV cell: text as is, anything else (a number) as JSON.
+
+    An instant outside the years 1-9999 is ``{"$date": …}``; written by ``csv`` it was
+    Python's ``repr`` (single quotes, not JSON).
+    """
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else _dumps(value)
+
+
 class _Writer:
-    def __init__(self, out: TextIO, fmt: str) -> None:
+    def __init__(self, out: TextIO, fmt: str, *, csv_raw: bool = False) -> None:
         self._out = out
+        self._cell: Callable[[str], str] = (lambda text: text) if csv_raw else spreadsheet_cell
+        # Rows are made with a "\r\n" terminator, then written ending "\n": ``csv`` quotes a
+        # cell only for the characters of its terminator, so with "\n" a cell holding a
+        # carriage return was written bare, and a reader (a spreadsheet, ``csv`` itself)
+        # started a new row there, whose first cell could be a formula.
+        self._row = io.StringIO()
         self._csv = (
-            csv.DictWriter(out, fieldnames=FIELDS, extrasaction="ignore", lineterminator="\n") if fmt == "csv" else None
+            csv.DictWriter(self._row, fieldnames=FIELDS, extrasaction="ignore", lineterminator="\r\n")
+            if fmt == "csv"
+            else None
         )
         if self._csv is not None:
             self._csv.writeheader()
+            self._flush_row()
+
+    def _flush_row(self) -> None:
+        text = self._row.getvalue()
+        self._row.seek(0)
+        self._row.truncate()
+        self._out.write(text.removesuffix("\r\n"))
+        self._out.write("\n")
 
     def write(self, job: Job) -> None:
         doc = export_document(job)
@@ -139,9 +191,9 @@ class _Writer:
             self._out.write(_dumps(doc))
             self._out.write("\n")
             return
-        row = {key: ("" if value is None else value) for key, value in doc.items()}
-        row["data"] = _dumps(job.data)
-        self._csv.writerow(row)
+        doc["data"] = _dumps(job.data)  # always JSON text, also when it is a string
+        self._csv.writerow({key: self._cell(_csv_text(value)) for key, value in doc.items()})
+        self._flush_row()
 
 
 async def export_jobs(
@@ -152,17 +204,22 @@ async def export_jobs(
     *,
     progress: Progress | None = None,
     page_size: int = DEFAULT_PAGE_SIZE,
+    csv_raw: bool = False,
 ) -> int:
     """Write every job matching ``filter`` to ``out``; return how many were written.
 
     Keyset-paged by id (one page in memory at a time); ``progress(written, total)`` is
     called once at the start and after every page. Raises ``InvalidJobQueryError`` for an
     unknown format or a bad filter before anything is written.
+
+    CSV cells a spreadsheet would run as formulas get a leading ``'`` (``spreadsheet_cell``);
+    ``csv_raw=True`` writes every cell exactly as stored, for programs rather than
+    spreadsheets. JSON Lines is always exact.
     """
     if format not in FORMATS:
         raise InvalidJobQueryError(f"Unknown export format {format!r}; use one of {', '.join(FORMATS)}")
     total = await monque.count_jobs(filter)  # validates the filter, and sizes the progress
-    writer = _Writer(out, format)
+    writer = _Writer(out, format, csv_raw=csv_raw)
     written = 0
     if progress is not None:
         progress(0, total)
@@ -182,4 +239,13 @@ async def export_jobs(
     return written
 
 
-__all__ = ["FIELDS", "FORMATS", "ExportFormat", "export_document", "export_jobs", "iso"]
+__all__ = [
+    "FIELDS",
+    "FORMATS",
+    "FORMULA_STARTS",
+    "ExportFormat",
+    "export_document",
+    "export_jobs",
+    "iso",
+    "spreadsheet_cell",
+]

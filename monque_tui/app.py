@@ -670,7 +670,9 @@ class MonqueConsole(App[int]):
             if path:
                 self._export(path, query.list_filter())
 
-        self.push_screen(ExportScreen(what, default_path(self.clock()), blink=self.live), chosen)
+        self.push_screen(
+            ExportScreen(what, default_path(self.clock()), blink=self.live, store_url=self.config.url), chosen
+        )
 
     @work(thread=True, group="export")
     def _export(self, path: str, list_filter: Any) -> None:

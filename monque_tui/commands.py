@@ -34,6 +34,7 @@ from typing import Any, NoReturn
 
 from monque_engine import ConnectionError, InvalidJobQueryError, JobListFilter, Monque, MonqueError
 from monque_engine.export import FORMATS, export_jobs, iso
+from monque_engine.export_target import export_refusal, refusal_in_folder
 from monque_engine.store import DEFAULT_URL
 from monque_engine.store.sqlite.schema import check_collection_name
 from monque_engine.store.urls import mask_secrets, mask_url
@@ -196,6 +197,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="output format [default: csv for an --output ending .csv, else jsonl]",
     )
     p.add_argument("--output", "-o", default="-", metavar="FILE", help="file to write, or - for stdout [default: -]")
+    p.add_argument(
+        "--csv-raw",
+        action="store_true",
+        help="CSV cells exactly as stored; by default a cell starting with = + - @ tab or CR (not a plain "
+        "number such as -5) gets a leading ' so a spreadsheet shows it as text instead of running it as a formula",
+    )
     p.add_argument("--name", default=None, help="only jobs of this name")
     p.add_argument(
         "--status",
@@ -238,6 +245,11 @@ def run_command(argv: Sequence[str]) -> int:
     _refuse_closed_stdout(args)
     if args.command == "export":
         args.format = _export_format(args)
+        if args.csv_raw and args.format != "csv":
+            raise CliError(
+                f"export: --csv-raw applies to CSV only, and this export is {args.format}; add --format csv or drop it",
+                ExitCode.USAGE,
+            )
     if args.store_url and args.url and args.store_url.strip() != args.url.strip():
         raise CliError(
             f"{args.command}: two store URLs ({mask_url(args.store_url.strip())!r} and --url "
@@ -248,6 +260,9 @@ def run_command(argv: Sequence[str]) -> int:
     # The flag, else MONQUE_CONNECT_TIMEOUT as the console reads it, else its default: the
     # commands took the flag alone, so a script that set the variable still waited 5 s.
     args.connect_timeout, _ = resolve_option(OPTIONS_BY_DEST["connect_timeout"], args.connect_timeout, os.environ)
+    args.url_in_use = url
+    if args.command == "export" and args.output != "-":
+        _refuse_store_file(args.output, args)  # before the store is opened; asked again at the rename
     _refuse_bad_collection(args, url)
     handler = _HANDLERS[args.command]
     try:
@@ -720,7 +735,9 @@ async def _export(monque: Monque, args: argparse.Namespace) -> int:
 
     if target == "-":
         try:
-            written = await export_jobs(monque, sys.stdout, listing, args.format, progress=progress)
+            written = await export_jobs(
+                monque, sys.stdout, listing, args.format, progress=progress, csv_raw=args.csv_raw
+            )
         except BrokenPipeError:
             raise
         except OSError as error:  # a full disk behind a redirect: the user's to fix, not a bug
@@ -731,34 +748,6 @@ async def _export(monque: Monque, args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
-SQLITE_HEADER = b"SQLite format 3\x00"
-
-
-def _sqlite_file_at(path: Path) -> str | None:
-    """Why ``path`` must not be replaced by an export (a SQLite database or one of its companion
-    files, such as the store's own ``jobs.db``), or None.
-
-    An export replaces an existing file whole (a previous export, by design), and so
-    ``--output jobs.db`` replaced the store it was reading with JSON Lines (probe finding).
-    """
-
-    def is_database(candidate: Path) -> bool:
-        try:
-            if not candidate.is_file():  # never open a FIFO or device to look (a FIFO blocks)
-                return False
-            with candidate.open("rb") as file:
-                return file.read(len(SQLITE_HEADER)) == SQLITE_HEADER
-        except OSError:
-            return False
-
-    if is_database(path):
-        return "it is a SQLite database"
-    for suffix in ("-wal", "-shm", "-journal"):
-        if path.name.endswith(suffix) and is_database(path.with_name(path.name.removesuffix(suffix))):
-            return f"it belongs to the SQLite database {path.name.removesuffix(suffix)}"
-    return None
-
-
 async def _export_to_file(
     monque: Monque, target: str, listing: JobListFilter, args: argparse.Namespace, progress: Callable[[int, int], None]
 ) -> int:
@@ -767,38 +756,72 @@ async def _export_to_file(
     A bad filter, a store error or a full disk part-way then leaves no truncated file, and
     never destroys an existing ``target`` (which a plain ``open(target, "w")`` empties first).
     Only a regular file (or a new name) is replaced that way: see ``_export_destination``.
+    The temporary file is made and renamed through the destination's folder held open, and
+    that folder and name are checked against the store's files once more, so a symlink
+    swapped into the path meanwhile cannot send the rename onto ``jobs.db-wal``.
     """
-    database = _sqlite_file_at(Path(target))
-    if database is not None:
-        raise CliError(
-            f"refusing to write the export over {target}: {database}; name another file (e.g. export.{args.format})",
-            ExitCode.USAGE,
-        )
+    _refuse_store_file(target, args)
     destination, mode = _export_destination(target)
     if destination is None:
         return await _export_into(monque, target, listing, args, progress)
-    partial = f"{destination}.partial-{os.getpid()}"
+    folder, name = os.path.split(destination)
+    partial = f"{name}.partial-{os.getpid()}"
     try:
-        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        folder_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     except OSError as error:
         raise CliError(f"cannot write {target}: {error.strerror or error}", ExitCode.USAGE) from None
+    try:
+        reason = refusal_in_folder(folder_fd, name, args.url_in_use)
+        if reason is not None:
+            raise CliError(_refusal_line(target, reason, args), ExitCode.USAGE)
+        return await _write_and_rename(monque, folder_fd, partial, name, mode, listing, args, progress)
+    finally:
+        os.close(folder_fd)
+
+
+async def _write_and_rename(
+    monque: Monque,
+    folder_fd: int,
+    partial: str,
+    name: str,
+    mode: int | None,
+    listing: JobListFilter,
+    args: argparse.Namespace,
+    progress: Callable[[int, int], None],
+) -> int:
+    """The export into ``partial``, renamed to ``name`` once whole; both in the open folder."""
+    try:
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666, dir_fd=folder_fd)
+    except OSError as error:
+        raise CliError(f"cannot write {args.output}: {error.strerror or error}", ExitCode.USAGE) from None
     done = False
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
-            written = await export_jobs(monque, out, listing, args.format, progress=progress)
-        if mode is not None:
-            os.chmod(partial, mode)  # an earlier export's permissions stay (umask gave the new file its own)
-        os.replace(partial, destination)
+            if mode is not None:
+                os.fchmod(fd, mode)  # an earlier export's permissions stay (umask gave the new file its own)
+            written = await export_jobs(monque, out, listing, args.format, progress=progress, csv_raw=args.csv_raw)
+        os.replace(partial, name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)
         done = True
         return written
     except OSError as error:
-        raise CliError(f"cannot write {target}: {error.strerror or error}", ExitCode.USAGE) from None
+        raise CliError(f"cannot write {args.output}: {error.strerror or error}", ExitCode.USAGE) from None
     finally:
         if not done:
             try:
-                os.unlink(partial)
+                os.unlink(partial, dir_fd=folder_fd)
             except OSError:
                 pass
+
+
+def _refuse_store_file(target: str, args: argparse.Namespace) -> None:
+    """Exit 2 when ``--output`` leads to the store's own files or any SQLite database's (``export_target``)."""
+    reason = export_refusal(target, args.url_in_use)
+    if reason is not None:
+        raise CliError(_refusal_line(target, reason, args), ExitCode.USAGE)
+
+
+def _refusal_line(target: str, reason: str, args: argparse.Namespace) -> str:
+    return f"refusing to write the export over {target}: {reason}; name another file (e.g. export.{args.format})"
 
 
 def _export_destination(target: str) -> tuple[str | None, int | None]:
@@ -829,7 +852,7 @@ async def _export_into(
     """Write straight into a device or FIFO (nothing there to keep whole)."""
     try:
         with open(target, "w", encoding="utf-8", newline="") as out:
-            return await export_jobs(monque, out, listing, args.format, progress=progress)
+            return await export_jobs(monque, out, listing, args.format, progress=progress, csv_raw=args.csv_raw)
     except OSError as error:
         raise CliError(f"cannot write {target}: {error.strerror or error}", ExitCode.USAGE) from None
 

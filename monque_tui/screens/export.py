@@ -20,7 +20,7 @@ class ExportScreen(PromptScreen[str]):
     ]
     ID_PREFIX = "export"
 
-    def __init__(self, what: str, path: str, blink: bool = True) -> None:
+    def __init__(self, what: str, path: str, blink: bool = True, store_url: str | None = None) -> None:
         super().__init__(
             f"Export {what} to:",
             "A path ending in .csv writes CSV; anything else writes JSON Lines. Enter writes, Esc "
@@ -30,10 +30,12 @@ class ExportScreen(PromptScreen[str]):
         )
         self.what = what
         self.path = path
+        #: The console's store: a path leading to its files is refused here (``check_target``).
+        self.store_url = store_url
 
     def parse(self, text: str) -> str | None:
         try:
-            check_target(text)
+            check_target(text, self.store_url)
         except ExportError as error:
             raise PromptError(str(error).removeprefix("Export: ")) from None
         return text.strip()
