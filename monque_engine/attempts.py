@@ -21,27 +21,35 @@ stale recovery included.
 Recording must cost little on the hot path: a success builds no traceback and no text
 (SQLite writes its record in SQL from the row, and a one-off completion of a job without
 history keeps the claim's ``claimed_by``/``locked_at`` as its record instead of growing
-the row; see ``store/sqlite/queries.row_to_job``), and everything here that formats an exception is
-guarded, because recording a failure must never fail.
+the row; see ``store/sqlite/queries.row_to_job``). A failure's text comes from
+``exception_text.describe_exception``, which cannot raise, because recording a failure
+must never fail.
 """
 
 from __future__ import annotations
 
 import json
-import traceback as _traceback
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
+from .exception_text import (
+    MAX_MESSAGE_CHARS,
+    MAX_TRACEBACK_CHARS,
+    ExceptionText,
+    describe_exception,
+    exception_message,
+    exception_traceback,
+    exception_type,
+    trim_traceback,
+)
 from .timeutil import datetime_to_ms, ms_to_datetime, optional_ms_to_datetime
 
 #: How many attempt records a job keeps (the newest).
 MAX_ATTEMPTS = 10
-#: Bound of a stored traceback; the innermost frames are kept (where the error was raised).
-MAX_TRACEBACK_CHARS = 8_192
 #: Bound of a failure message (also ``failReason``'s bound).
-MAX_REASON_CHARS = 8_192
+MAX_REASON_CHARS = MAX_MESSAGE_CHARS
 
 AttemptOutcome = Literal["completed", "retrying", "failed", "stale", "shutdown"]
 #: ``completed``: the handler returned. ``retrying``: it raised and the job was scheduled
@@ -196,80 +204,22 @@ def parse_attempts(raw: Any) -> tuple[Attempt, ...]:
 
 
 # -- describing a failure --------------------------------------------------------------------
-def safe_text(text: str) -> str:
-    """Lone surrogates cannot be stored as UTF-8 by either store: escape them visibly."""
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
+# Recording a failure must never fail, whatever the exception does: exception_text.py reads
+# it under guards. These names stay for the callers that describe one part of it.
 def error_message(error: BaseException) -> str:
-    """The failReason for ``error``; never raises (as upstream's ``toError``).
-
-    Recording a failure must not fail: an exception whose ``__str__`` raises, returns a
-    non-string or holds lone surrogates (``os.fsdecode`` of a bad file name) would
-    otherwise abort the fail write, leaving the job processing to be re-run after every
-    lock timeout and never ending failed. Such text is made storable, not dropped.
-    """
-    try:
-        name = type(error).__name__
-        if not isinstance(name, str):
-            name = "Exception"
-    except Exception:  # noqa: BLE001 - a hostile metaclass
-        name = "Exception"
-    try:
-        text = str(error)
-        if not isinstance(text, str):
-            raise TypeError("__str__ returned a non-string")
-    except Exception:  # noqa: BLE001 - any failure to describe the error falls back to its type
-        text = f"{name} (its message could not be read)"
-    if not text:
-        text = name
-    if len(text) > MAX_REASON_CHARS:
-        text = text[:MAX_REASON_CHARS] + "…"
-    return safe_text(text)
+    """The failReason for ``error``: ``str(error)`` made plain, storable and bounded; never
+    raises (as upstream's ``toError``). See ``exception_text.exception_message``."""
+    return exception_message(error)
 
 
 def qualified_type(error: BaseException) -> str:
     """``module.QualName`` of the exception's class; builtins by bare name (``KeyError``)."""
-    try:
-        cls = type(error)
-        name = getattr(cls, "__qualname__", None) or cls.__name__
-        module = getattr(cls, "__module__", None)
-        if not isinstance(name, str):
-            return "Exception"
-        if isinstance(module, str) and module not in ("builtins", "__main__"):
-            name = f"{module}.{name}"
-        return safe_text(name)
-    except Exception:  # noqa: BLE001 - a hostile metaclass
-        return "Exception"
-
-
-def trim_traceback(text: str, limit: int = MAX_TRACEBACK_CHARS) -> str:
-    """Keep the end (the innermost frames and the exception line), cut at a line start."""
-    if len(text) <= limit:
-        return text
-    tail = text[len(text) - limit :]
-    newline = tail.find("\n")
-    if 0 <= newline < len(tail) - 1:
-        tail = tail[newline + 1 :]
-    cut = len(text) - len(tail)
-    return f"[{cut} characters of outer frames trimmed]\n{tail}"
+    return exception_type(error)
 
 
 def format_traceback(error: BaseException) -> str:
-    """The exception's traceback with its chained causes and contexts, trimmed.
-
-    Falls back to a one-line description when the standard formatter itself fails (an
-    exception whose ``__str__`` raises is already handled by it; a broken ``__cause__``
-    chain or a hostile class may not be).
-    """
-    try:
-        text = "".join(_traceback.format_exception(error))
-    except Exception as failure:  # noqa: BLE001 - recording a failure must not fail
-        try:
-            text = f"{qualified_type(error)} (its traceback could not be formatted: {type(failure).__name__})"
-        except Exception:  # noqa: BLE001
-            text = "(traceback could not be formatted)"
-    return trim_traceback(safe_text(text))
+    """The exception's traceback with its chained causes and contexts, trimmed; never raises."""
+    return exception_traceback(error)
 
 
 def failure_attempt(
@@ -277,20 +227,22 @@ def failure_attempt(
     instance_id: str,
     started_at_ms: int | None,
     ended_at_ms: int,
-    error: BaseException,
+    error: BaseException | ExceptionText,
     will_retry: bool,
     message: str | None = None,
 ) -> Attempt:
-    """The record of an attempt whose handler (or its outcome write) raised ``error``."""
+    """The record of an attempt whose handler (or its outcome write) raised ``error`` (or
+    whose exception was described already: the processor describes it once)."""
+    described = error if isinstance(error, ExceptionText) else describe_exception(error)
     return Attempt(
         number=job_fail_count + 1,
         outcome="retrying" if will_retry else "failed",
         instance_id=instance_id,
         started_at_ms=started_at_ms,
         ended_at_ms=ended_at_ms,
-        error_type=qualified_type(error),
-        error_message=error_message(error) if message is None else message,
-        traceback=format_traceback(error),
+        error_type=described.type,
+        error_message=described.message if message is None else message,
+        traceback=described.traceback,
     )
 
 

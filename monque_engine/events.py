@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict, get_args, overload
 
 from .errors import InvalidEventError, StoreLostError
+from .exception_text import describe_exception
 
 if TYPE_CHECKING:
     from .job import Job
@@ -201,8 +202,8 @@ class EventEmitter:
                 self.off(event, listener)
             try:
                 result = listener(payload)
-            except Exception:
-                log.exception("listener for %r raised", event)
+            except Exception as error:  # noqa: BLE001 - an observer must not break processing
+                _log_listener_error(f"listener for {event!r} raised", error)
                 continue
             if result is not None and inspect.isawaitable(result):
                 task = asyncio.ensure_future(result)
@@ -212,8 +213,8 @@ class EventEmitter:
 
     def _listener_done(self, task: asyncio.Task[Any]) -> None:
         self._pending.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("async listener raised", exc_info=task.exception())
+        if not task.cancelled() and (error := task.exception()) is not None:
+            _log_listener_error("async listener raised", error)
 
     @staticmethod
     def _check(event: object, listener: object) -> None:
@@ -227,6 +228,15 @@ class EventEmitter:
                 f"The listener for {event!r} must be callable (a function taking the event's payload), "
                 f"got {type(listener).__name__}"
             )
+
+
+def _log_listener_error(what: str, error: BaseException) -> None:
+    """Log a listener's exception from its description, not with ``exc_info``: logging
+    formats ``exc_info`` itself, and an exception whose ``__notes__`` or attributes raise
+    made that raise out of ``emit``, into the scheduler duty that emitted (a heartbeat or
+    poll loop would end). A listener may well re-raise a handler's hostile exception."""
+    described = describe_exception(error)
+    log.error("%s %s: %s\n%s", what, described.type, described.message, described.traceback.rstrip("\n"))
 
 
 # -- event payloads (attribute names are upstream's, in snake_case) ------------------------------

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from monque_engine import attempts
+from monque_engine import exception_text
 from monque_engine.attempts import (
     MAX_TRACEBACK_CHARS,
     AppendedHistory,
@@ -74,11 +74,16 @@ def test_an_exception_that_cannot_be_formatted_still_gives_a_record(monkeypatch:
     def broken(*args: object, **kwargs: object) -> list[str]:
         raise RecursionError("formatter broke")
 
-    monkeypatch.setattr(attempts._traceback, "format_exception", broken)
+    monkeypatch.setattr(exception_text._traceback, "TracebackException", broken)
     record = failure_attempt(0, "me", 1, 2, error, will_retry=False)
     assert record.outcome == "failed" and record.error_type.endswith("Hostile")
     assert record.error_message == "Hostile (its message could not be read)"
-    assert record.traceback == f"{record.error_type} (its traceback could not be formatted: RecursionError)"
+    # The frames are kept, with the exception's line as it was described.
+    assert record.traceback.startswith("Traceback (most recent call last):\n") and "in _raised" in record.traceback
+    assert record.traceback.endswith(
+        f"{record.error_type}: Hostile (its message could not be read)\n"
+        "[the rest of the traceback could not be formatted: RecursionError]\n"
+    )
     assert json.loads(record.to_json())["traceback"] == record.traceback
 
 

@@ -573,7 +573,7 @@ async def test_a_failed_complete_write_takes_the_fail_path(tmp_path, recorder):
         await m.close()
 
 
-async def test_a_failed_fail_write_emits_job_error_with_the_job(tmp_path, recorder):
+async def test_a_failed_fail_write_emits_job_error_and_the_failure_is_written_plainly(tmp_path, recorder):
     m, store = await _failing_monque(tmp_path)
     try:
         rec = recorder(m)
@@ -587,8 +587,35 @@ async def test_a_failed_fail_write_emits_job_error_with_the_job(tmp_path, record
         await m.start()
         (error,) = await rec.wait_for("job:error")
         assert isinstance(error.error, ConnectionError) and error.job.id == job.id
-        assert rec.of("job:fail") == []
-        # nothing was written: the job stays processing for stale recovery
+        (fail,) = await rec.wait_for("job:fail", where=lambda f: f.job.fail_count == 1)
+        assert fail.will_retry is True and fail.error.args == ("handler error",)
+        assert rec.names().index("job:error") < rec.names().index("job:fail")
+        # the last resort: the same outcome, without the exception's own text
+        assert fail.job.fail_reason == "ValueError (the failure could not be stored in full: ConnectionError)"
+        assert fail.job.error_type == "ValueError"
+        [attempt] = fail.job.attempts
+        assert attempt.outcome == "retrying" and attempt.error_message == fail.job.fail_reason
+        assert attempt.traceback is None
+    finally:
+        await m.close()
+
+
+async def test_a_fail_write_that_fails_twice_leaves_the_job_to_stale_recovery(tmp_path, recorder):
+    m, store = await _failing_monque(tmp_path)
+    try:
+        rec = recorder(m)
+        store.fail_fail = 2
+
+        async def handler(job):
+            raise ValueError("handler error")
+
+        m.register("w", handler)
+        job = await m.enqueue("w")
+        await m.start()
+        (error,) = await rec.wait_for("job:error")
+        assert isinstance(error.error, ConnectionError) and error.job.id == job.id
+        assert store.fail_fail == 0 and rec.of("job:fail") == []
+        # nothing could be written: the job stays processing for stale recovery
         assert (await m.get_job(job.id)).status is JobStatus.PROCESSING
     finally:
         await m.close()

@@ -21,6 +21,7 @@ import math
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
 from .. import attempts
 from ..backoff import backoff_delay_ms
@@ -28,6 +29,7 @@ from ..cron import next_run_ms
 from ..errorgroups import error_group_key
 from ..errors import InvalidCronError, NonRetryableError, WorkerRegistrationError
 from ..events import JobCompleteEvent, JobErrorEvent, JobFailEvent
+from ..exception_text import ExceptionText, describe_exception, exception_name
 from ..job import Job, JobStatus, WorkerSummary
 from ..options import MAX_COUNT, MAX_SECONDS, MonqueOptions
 from ..timeutil import now_ms
@@ -132,11 +134,6 @@ class Worker:
     rearm: bool = False  # a due-time timer fired: after the claim, arm one for the next future job
 
 
-#: failReason's bound and text; kept here under their old names for callers.
-MAX_REASON_CHARS = attempts.MAX_REASON_CHARS
-_error_message = attempts.error_message
-
-
 def _schedule_error(repeat_interval: str) -> InvalidCronError | None:
     try:
         next_run_ms(repeat_interval, now_ms())
@@ -183,11 +180,10 @@ def _retrieve(task: asyncio.Task[None]) -> None:
         task.exception()
 
 
-def _escaped_reason(error: BaseException) -> str:
+def _escaped_reason(described: ExceptionText) -> str:
     """failReason for an exception that is not an ``Exception``: its type leads, since
     ``str(SystemExit(3))`` is just ``3`` and ``str(KeyboardInterrupt())`` is empty."""
-    name = type(error).__name__
-    text = _error_message(error)
+    name, text = described.name, described.message
     return f"Handler raised {name}" if text == name else f"Handler raised {name}: {text}"
 
 
@@ -674,11 +670,14 @@ class JobProcessor:
                 # (it awaited something another task cancelled). Re-raising would leave the
                 # job processing, re-run after every lock timeout and never failed.
                 returned = self._handler_returned(worker, job)
-                await self._fail(job, error, reason=_escaped_reason(error), policy=current.policy)
+                await self._fail(job, error, escaped=True, policy=current.policy)
             except Exception as error:  # noqa: BLE001 - a handler failing is the normal fail path
                 returned = self._handler_returned(worker, job)
-                # NonRetryableError: the handler says retrying cannot help (upstream's).
-                await self._fail(job, error, terminal=isinstance(error, NonRetryableError), policy=current.policy)
+                # NonRetryableError: the handler says retrying cannot help (upstream's). By the
+                # type itself: isinstance() reads ``__class__``, which a hostile exception's
+                # __getattribute__ can make raise (exception_text.py has the other shapes).
+                terminal = issubclass(type(error), NonRetryableError)
+                await self._fail(job, error, terminal=terminal, policy=current.policy)
             except BaseException as error:
                 # KeyboardInterrupt, SystemExit, GeneratorExit or another BaseException out of
                 # the handler: the job fails like any other (so a handler that always exits
@@ -687,14 +686,14 @@ class JobProcessor:
                 # on, as anywhere in asyncio: the program stops. From a sync handler's thread
                 # they only end that call, as threading treats them (ADR 0010).
                 returned = self._handler_returned(worker, job)
-                await self._fail(job, error, reason=_escaped_reason(error), policy=current.policy)
-                if current.is_async and isinstance(error, KeyboardInterrupt | SystemExit):
+                await self._fail(job, error, escaped=True, policy=current.policy)
+                if current.is_async and issubclass(type(error), KeyboardInterrupt | SystemExit):
                     log.error(
                         "handler for job %s (%s) raised %s; the job is recorded as failed and the "
                         "exception goes on to stop the program",
                         job.id,
                         job.name,
-                        type(error).__name__,
+                        exception_name(error),
                     )
                     task = asyncio.current_task()
                     if task is not None:  # it reaches the program through the loop: no second report
@@ -801,9 +800,20 @@ class JobProcessor:
         job: Job,
         error: BaseException,
         terminal: bool = False,
-        reason: str | None = None,
+        escaped: bool = False,
         policy: RetryPolicy | None = None,
     ) -> None:
+        """Write a failed run: retried after a backoff or failed for good, with its attempt
+        record and error group; then ``job:fail``.
+
+        Recording a failure must not be able to fail, or the job stays ``processing``, is
+        re-run after every lock timeout past ``max_retries``, and nobody hears of it. The
+        exception is described by ``describe_exception``, which cannot raise whatever the
+        exception does. Should the write still raise (the store refused the record), that
+        is a ``job:error`` and the failure is written again in a plain form: the type, a
+        fixed message saying so, no traceback. Only if that write fails too (the store
+        cannot be written at all) is the job left to stale recovery.
+        """
         ctx = self._ctx
         policy = policy or self._policy
         fail_count = job.fail_count + 1
@@ -811,17 +821,21 @@ class JobProcessor:
         retry_at = None
         if not terminal and fail_count < policy.max_retries:
             retry_at = now + backoff_delay_ms(fail_count, policy.base_ms, policy.max_ms)
-        if reason is None:
-            reason = _error_message(error)
+        described = describe_exception(error)
+        reason = _escaped_reason(described) if escaped else described.message
         record = attempts.failure_attempt(
-            job.fail_count, ctx.instance_id, job.locked_at_ms, now, error, retry_at is not None, reason
+            job.fail_count, ctx.instance_id, job.locked_at_ms, now, described, retry_at is not None, reason
         )
-        group = error_group_key(job.name, record.error_type or "Exception", reason)
+        group = error_group_key(job.name, described.type, reason)
         try:
             updated = await ctx.store.fail(job.id, ctx.instance_id, now, fail_count, reason, retry_at, record, group)
         except Exception as store_error:  # noqa: BLE001
+            # Written again before anyone hears of it: a listener must not be able to stop that.
+            written = await self._fail_plainly(job, described, store_error, now, fail_count, retry_at)
             ctx.events.emit("job:error", JobErrorEvent(store_error, job))
-            return
+            if written is False:
+                return
+            updated = written
         if updated is None:
             _not_ours(job, "failed")
             return
@@ -830,6 +844,42 @@ class JobProcessor:
         if will_retry:
             self.wake_at(updated.name, updated.next_run_at_ms)
         ctx.events.emit("job:fail", JobFailEvent(updated, error, will_retry))
+
+    async def _fail_plainly(
+        self,
+        job: Job,
+        described: ExceptionText,
+        store_error: Exception,
+        now: int,
+        fail_count: int,
+        retry_at: int | None,
+    ) -> Job | Literal[False] | None:
+        """The last resort of ``_fail``: the same outcome with nothing of the exception's
+        own text in it. False when this write fails too (logged here; the first failure is
+        the ``job:error``)."""
+        ctx = self._ctx
+        reason = f"{described.type} (the failure could not be stored in full: {exception_name(store_error)})"
+        record = attempts.Attempt(
+            fail_count,
+            "retrying" if retry_at is not None else "failed",
+            ctx.instance_id,
+            job.locked_at_ms,
+            now,
+            error_type=described.type,
+            error_message=reason,
+        )
+        group = error_group_key(job.name, described.type, reason)
+        try:
+            return await ctx.store.fail(job.id, ctx.instance_id, now, fail_count, reason, retry_at, record, group)
+        except Exception as again:  # noqa: BLE001 - the store cannot be written: stale recovery returns the job
+            log.warning(
+                "job %s (%s) failed, and the failure could not be written (%s); the job stays processing "
+                "until stale recovery returns it",
+                job.id,
+                job.name,
+                exception_name(again),
+            )
+            return False
 
     async def _record_shutdown(self, job: Job) -> None:
         """Best effort, never raises: the shutdown's own bound applies to this write too."""
