@@ -12,9 +12,9 @@ from typing import Any
 
 from ...attempts import MAX_ATTEMPTS, AppendedHistory
 from ...cursor import CursorAnchor
-from ...job import STATUS_BY_VALUE, CursorDirection, Job, JobSort
+from ...job import STATUS_BY_VALUE, CursorDirection, Job, JobSort, JobStatus
 from ..base import StoreListFilter, StoreSelector
-from .schema import ERROR_MEMBER
+from .schema import ERROR_MEMBER, FINISHED
 from .unreadable import unreadable_row
 
 #: The C scanner ``json.loads`` ends up in, called directly for payloads (see ``_decode``).
@@ -150,24 +150,37 @@ def group_clause(key: str, params: list[Any]) -> str:
     return f"error_group = ? AND {ERROR_MEMBER}"
 
 
-def _in(column: str, values: tuple[Any, ...], params: list[Any]) -> str:
-    if not values:
+def status_clause(statuses: tuple[Any, ...], finished_index: bool = True) -> str:
+    """The statuses as SQL literals, never bound: SQLite matches a partial index's WHERE
+    (``status = 'pending'``, ``status = 'processing'``, ...) only against literal terms, so
+    ``status IN (?)`` scanned the whole table where the index holds the answer (a count of
+    0 processing jobs read all 5M rows). The values are ``JobStatus`` members, so the
+    literals are a closed set of five words. ``finished_index=False`` for sorted pages: there
+    the sort index's walk, stopped at the page's end, beats reading every finished job of the
+    status from the finished index to sort them."""
+    if not statuses:
         return "0"
-    params.extend(v.value if hasattr(v, "value") else v for v in values)
-    return f"{column} IN ({','.join('?' * len(values))})"
+    words = sorted({JobStatus(status).value for status in statuses})
+    clause = f"status = '{words[0]}'" if len(words) == 1 else f"status IN ({','.join(repr(w) for w in words)})"
+    if finished_index and _FINISHED_WORDS.issuperset(words):
+        clause += f" AND {FINISHED}"  # implied, and what lets the finished index answer
+    return clause
+
+
+_FINISHED_WORDS = frozenset({"completed", "failed", "cancelled"})
 
 
 _HEX = re.compile(r"[0-9a-f]{1,24}")
 
 
-def selector_where(selector: StoreSelector) -> tuple[str, list[Any]]:
+def selector_where(selector: StoreSelector, *, paging: bool = False) -> tuple[str, list[Any]]:
     clauses: list[str] = []
     params: list[Any] = []
     if selector.name is not None:
         clauses.append("name = ?")
         params.append(selector.name)
     if selector.statuses is not None:
-        clauses.append(_in("status", selector.statuses, params))
+        clauses.append(status_clause(selector.statuses, not paging))
     if selector.created_before_ms is not None:
         clauses.append("created_at < ?")
         params.append(selector.created_before_ms)
@@ -188,13 +201,13 @@ def selector_where(selector: StoreSelector) -> tuple[str, list[Any]]:
         clauses.append(text_clause(selector.text, params))
     if selector.listing is not None:
         # Bulk on any listing filter: the listing's own WHERE, so bulk and listing agree.
-        listing_where, listing_params = filter_where(selector.listing)
+        listing_where, listing_params = filter_where(selector.listing, paging=paging)
         clauses.append(f"({listing_where})")
         params.extend(listing_params)
     return (" AND ".join(clauses) or "1"), params
 
 
-def filter_where(filter: StoreListFilter) -> tuple[str, list[Any]]:
+def filter_where(filter: StoreListFilter, *, paging: bool = False) -> tuple[str, list[Any]]:
     clauses: list[str] = []
     params: list[Any] = []
     if filter.name is not None:
@@ -206,7 +219,7 @@ def filter_where(filter: StoreListFilter) -> tuple[str, list[Any]]:
         clauses.append("name GLOB ?")
         params.append(filter.name_pattern.replace("[", "[[]"))
     if filter.statuses is not None:
-        clauses.append(_in("status", filter.statuses, params))
+        clauses.append(status_clause(filter.statuses, not paging))
     bounds = (
         ("created_at", filter.created_from_ms, filter.created_to_ms),
         ("updated_at", filter.updated_from_ms, filter.updated_to_ms),
@@ -247,7 +260,7 @@ def page_query(
     limit: int,
 ) -> tuple[str, list[Any]]:
     """One keyset page: rows strictly past the anchor, in traversal order."""
-    where, params = filter_where(filter)
+    where, params = filter_where(filter, paging=True)
     ascending = (sort.direction == "asc") == (direction == "forward")
     order = "ASC" if ascending else "DESC"
     op = ">" if ascending else "<"

@@ -27,6 +27,9 @@ INTEGER_COLUMNS = frozenset(
 #: Written identically in the index and in every query that must use it (SQLite matches a
 #: partial index's WHERE term by term).
 ERROR_MEMBER = "error_group IS NOT NULL AND (status = 'failed' OR (status = 'pending' AND fail_count > 0))"
+#: The finished statuses, as the finished index's WHERE says them: a query that repeats this
+#: term verbatim can use that index (SQLite matches a partial index's WHERE term by term).
+FINISHED = "status IN ('completed','failed','cancelled')"
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 
 
@@ -142,7 +145,7 @@ class Tables:
             # the hot path, never touch it.
             f"DROP INDEX IF EXISTS {j}_name_status",
             f"""CREATE INDEX IF NOT EXISTS {j}_finished ON {j}(name, status, updated_at, created_at)
-                WHERE status IN ('completed','failed','cancelled')""",
+                WHERE {FINISHED}""",
             # Keyset listings (the console) sorted by creation or last change.
             f"CREATE INDEX IF NOT EXISTS {j}_created ON {j}(created_at, id)",
             f"CREATE INDEX IF NOT EXISTS {j}_updated ON {j}(updated_at, id)",

@@ -1311,7 +1311,7 @@ class SqliteStore(JobStore):
         return await self._read(op)
 
     async def find(self, selector: StoreSelector, limit: int, skip: int) -> list[Job]:
-        where, params = selector_where(selector)
+        where, params = selector_where(selector, paging=True)
         sql = f"SELECT {self._t.columns} FROM {self._t.jobs} WHERE {where} ORDER BY next_run_at, id LIMIT ? OFFSET ?"
         unreadable = self._unreadable
         return await self._read(lambda conn: unreadable.readable(conn.execute(sql, (*params, limit, skip)), row_to_job))
