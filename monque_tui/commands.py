@@ -46,7 +46,7 @@ from .settings import OPTIONS_BY_DEST, parse_connect_timeout, resolve_option
 from .streams import print_help_text, stdout_missing, write_stderr
 
 PROG = "monque-tui"
-COMMANDS = ("pause", "resume", "paused", "instances", "release-dead", "health", "export")
+COMMANDS = ("pause", "resume", "paused", "instances", "release-dead", "health", "export", "repair-counts")
 #: Exports at least this large report progress on stderr (smaller ones only the summary).
 PROGRESS_FROM = 1_000
 #: ... and at most one such line this often, in seconds (besides the first and the last).
@@ -167,6 +167,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("instance", metavar="INSTANCE")
     p.add_argument("--yes", action="store_true", help="release without asking (otherwise only the count is shown)")
+    _store_flags(p)
+    p = commands.add_parser(
+        "repair-counts",
+        help="recount the SQLite store's kept job counts from the jobs",
+        description="Counts, stats and the console's tabs read per-name, per-status counts that the "
+        "SQLite store keeps in the same transaction as every change. Only a row changed outside "
+        "the store (e.g. in the sqlite3 shell) can make them drift; this recounts them from the "
+        "job table in one write transaction and prints what differed. MongoDB keeps no counts.",
+    )
     _store_flags(p)
     p = commands.add_parser(
         "health",
@@ -545,6 +554,19 @@ async def _resume(monque: Monque, args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
+async def _repair_counts(monque: Monque, args: argparse.Namespace) -> int:
+    differed = await monque.repair_counts()
+    if differed is None:
+        _out(f"{monque.store.display_url}: MongoDB answers counts from its indexes; nothing to repair")
+    elif not differed:
+        _out("counts already exact")
+    else:
+        for name, status, kept, counted in differed:
+            _out(f"{name} {status}: {kept} -> {counted}")
+        _out(f"repaired {len(differed)} count(s)")
+    return ExitCode.OK
+
+
 async def _paused(monque: Monque, args: argparse.Namespace) -> int:
     for name, since in (await monque.paused()).items():
         if args.json:
@@ -865,6 +887,7 @@ _HANDLERS: dict[str, Callable[[Monque, argparse.Namespace], Awaitable[int]]] = {
     "release-dead": _release_dead,
     "health": _health,
     "export": _export,
+    "repair-counts": _repair_counts,
 }
 
 
@@ -878,6 +901,7 @@ def describe() -> str:
         "  monque-tui release-dead INSTANCE [--yes]       return a dead instance's jobs to pending now\n"
         "  monque-tui health [--window MINUTES] [--json]  due, scheduled, latency, completed/failed rates\n"
         "  monque-tui export --status failed --format csv --output failed.csv   every matching job\n"
+        "  monque-tui repair-counts                       recount SQLite's kept counts (after a hand edit)\n"
     )
 
 

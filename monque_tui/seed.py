@@ -9,6 +9,8 @@ from typing import Any
 
 from monque_engine import Attempt, JobStatus, Monque
 from monque_engine.errorgroups import error_group_key
+from monque_engine.store.sqlite.journal import Journal
+from monque_engine.store.sqlite.schema import Tables
 
 #: The frozen "now" of snapshots: 2026-01-15T12:00:00Z.
 SEED_NOW_MS = 1_768_478_400_000
@@ -273,20 +275,12 @@ def failure_rows(jobs: tuple[SeedJob, ...], now_ms: int) -> list[tuple[Any, ...]
 
 
 def insert_rows(conn: sqlite3.Connection, rows: list[tuple[Any, ...]], table: str = "monque_jobs") -> None:
-    """Insert finished rows as the store's own writes do: each with its feed row, and stamped
-    in commit order (``change_seq``), so watchers see them and a bulk action bounded by an
-    earlier count leaves them alone."""
-    changes = f"{table}_changes"
-    (stamp,) = conn.execute(f"SELECT coalesce(max(seq), 0) + 1 FROM {changes}").fetchone()
+    """Insert finished rows, then have the store's journal adopt them as its own writes do:
+    stamped in commit order, fed as inserts (watchers see them) and counted."""
     marks = ",".join("?" * len(COLUMNS))
-    conn.executemany(
-        f"INSERT INTO {table} ({','.join(COLUMNS)}, change_seq) VALUES ({marks}, ?)", [(*row, stamp) for row in rows]
-    )
-    at = {column: COLUMNS.index(column) for column in ("id", "name", "status", "next_run_at")}
-    conn.executemany(
-        f"INSERT INTO {changes} (op, job_id, name, status, next_run_at) VALUES ('insert', ?, ?, ?, ?)",
-        [(row[at["id"]], row[at["name"]], row[at["status"]], row[at["next_run_at"]]) for row in rows],
-    )
+    conn.executemany(f"INSERT INTO {table} ({','.join(COLUMNS)}) VALUES ({marks})", rows)
+    ids = json.dumps([row[COLUMNS.index("id")] for row in rows])
+    Journal(Tables(table)).adopt(conn, "id IN (SELECT value FROM json_each(?))", (ids,))
 
 
 async def seed_store(url: str, jobs: tuple[SeedJob, ...] = SEED_JOBS, now_ms: int = SEED_NOW_MS) -> None:

@@ -596,6 +596,14 @@ class Monque:
         self._require_initialized()
         return await self._lifecycle.purge_expired()
 
+    async def repair_counts(self) -> list[tuple[str, str, int, int]] | None:
+        """Recount the per-name, per-status job counts the SQLite store keeps (what counts,
+        stats and the console's tabs read) from the jobs themselves. They are exact unless a
+        row was changed outside the store (the sqlite3 shell). Returns what differed, as
+        ``(name, status, kept, counted)``; None on a store that keeps no counts (MongoDB)."""
+        self._require_initialized()
+        return await self._ctx.store.repair_counts()
+
     # -- fleet and queue control (issue 13) --------------------------------------------------------
     async def instances(self) -> list[InstanceInfo]:
         """Every scheduler instance the store knows of, registered or inferred.

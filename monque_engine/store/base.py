@@ -327,6 +327,12 @@ class JobStore(ABC):
     # -- fleet and queue control (issue 13) -----------------------------------------------------
     # Not abstract, so a store written before the registry existed still opens; such a store
     # raises here and ``Monque`` reports it once (job:error) instead of failing its duties.
+    async def repair_counts(self) -> list[tuple[str, str, int, int]] | None:
+        """Recount the jobs per name and status the store keeps, from the jobs themselves;
+        what differed as ``(name, status, kept, counted)``. None: this store keeps no counts
+        (MongoDB answers counts from its indexes), so there is nothing to repair."""
+        return None
+
     def _fleet_unsupported(self, what: str) -> NotImplementedError:
         return NotImplementedError(f"the {self.kind or type(self).__name__} store does not support {what}")
 

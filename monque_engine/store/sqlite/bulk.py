@@ -20,6 +20,8 @@ from operator import attrgetter
 from typing import Any
 
 from ...job import NewJob
+from .journal import Changes, Journal
+from .schema import Tables
 
 #: Per-row or shared, in this order after the id and payload blocks: name, next_run_at,
 #: repeat_interval, created_at (which is also updated_at).
@@ -30,6 +32,7 @@ _OPTIONAL: tuple[Callable[[NewJob], Any], ...] = (
     attrgetter("created_at_ms"),
 )
 _ID = attrgetter("id")
+_NAME = attrgetter("name")
 _DATA = attrgetter("data_json")
 
 #: A statement's shape: its row count and, per optional column, whether it is bound per row.
@@ -39,12 +42,12 @@ Shape = tuple[int, tuple[bool, ...]]
 class BulkInserter:
     """Builds (and caches, per shape) the two statements for a run of plain new jobs."""
 
-    def __init__(self, jobs_table: str, changes_table: str) -> None:
-        self._jobs = jobs_table
-        self._changes = changes_table
+    def __init__(self, tables: Tables, journal: Journal) -> None:
+        self._jobs = tables.jobs
+        self._journal = journal
         # Read before the feed rows go in, so the jobs' stamp is at or below this commit's
         # last sequence number (schema.Tables.change_stamp).
-        self._stamp_sql = f"SELECT coalesce(max(seq), 0) + 1 FROM {changes_table}"
+        self._stamp_sql = f"SELECT coalesce(max(seq), 0) + 1 FROM {tables.changes}"
         self._sql: dict[Shape, tuple[str, str]] = {}
 
     def insert(self, conn: sqlite3.Connection, part: Sequence[NewJob], ready: Callable[[], None] | None = None) -> None:
@@ -76,7 +79,13 @@ class BulkInserter:
                     feed.append(first)
         jobs_sql, feed_sql = self._statements((n, tuple(per_row)))
         params.append(conn.execute(self._stamp_sql).fetchone()[0])
-        conn.execute(feed_sql, feed)
+        counts = Changes()
+        if per_row[0]:
+            for name in map(_NAME, part):
+                counts.move(name, None, "pending")
+        else:
+            counts.move(part[0].name, None, "pending", jobs=n)
+        self._journal.inserted(conn, feed_sql, feed, counts)
         if ready is not None:
             ready()
         conn.execute(jobs_sql, params)
@@ -112,7 +121,5 @@ class BulkInserter:
         )
         feed_name, at = refs(n, per_row[0])
         feed_due, at = refs(at, per_row[1])
-        feed_sql = f"INSERT INTO {self._changes} (op, job_id, name, status, next_run_at) VALUES " + ",".join(
-            f"('insert', {ids[k]}, {feed_name[k]}, 'pending', {feed_due[k]})" for k in range(n)
-        )
+        feed_sql = self._journal.inserts_feed_sql(ids, feed_name, feed_due)
         return jobs_sql, feed_sql

@@ -39,6 +39,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from ...job import NewJob
+from .journal import Changes, Journal
 from .schema import INTEGER_COLUMNS, JOB_COLUMNS, Tables
 
 T = TypeVar("T")
@@ -54,8 +55,9 @@ STREAK = 32
 class Inbox:
     """The statements for one collection's inbox, built once per open."""
 
-    def __init__(self, tables: Tables) -> None:
+    def __init__(self, tables: Tables, journal: Journal) -> None:
         inbox, jobs = tables.inbox, tables.jobs
+        self._journal = journal
         self.append_sql = f"INSERT INTO {inbox} (id, name, data, next_run_at, created_at) VALUES (?, ?, ?, ?, ?)"
         self.any_sql = f"SELECT 1 FROM {inbox} LIMIT 1"
         # ``WHERE true``: SQLite's parser needs it between ``SELECT … FROM`` and ``ON CONFLICT``.
@@ -63,12 +65,9 @@ class Inbox:
             f"INSERT INTO {jobs} (id, name, data, status, next_run_at, fail_count, created_at, updated_at, change_seq) "
             f"SELECT id, name, data, 'pending', next_run_at, 0, created_at, created_at, {tables.change_stamp} "
             f"FROM {inbox} "
-            "WHERE true ORDER BY seq ON CONFLICT DO NOTHING"
+            "WHERE true ORDER BY seq ON CONFLICT DO NOTHING RETURNING name"
         )
-        self._move_feed = (
-            f"INSERT INTO {tables.changes} (op, job_id, name, status, next_run_at) "
-            f"SELECT 'insert', id, name, 'pending', next_run_at FROM {inbox} ORDER BY seq"
-        )
+        self._move_feed = journal.moved_feed_sql(inbox)
         self._empty = f"DELETE FROM {inbox}"
 
     @staticmethod
@@ -80,8 +79,12 @@ class Inbox:
         transaction); how many moved. Cheap when the inbox is empty: one root-page read."""
         if conn.execute(self.any_sql).fetchone() is None:
             return 0
-        moved = conn.execute(self._move_jobs).rowcount
-        conn.execute(self._move_feed)
+        counts = Changes()
+        moved = 0
+        for (name,) in conn.execute(self._move_jobs).fetchall():
+            counts.move(name, None, "pending")
+            moved += 1
+        self._journal.inserted(conn, self._move_feed, (), counts)
         conn.execute(self._empty)
         return moved
 

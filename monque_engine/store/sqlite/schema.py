@@ -90,6 +90,8 @@ class Tables:
         self.instances = f"{collection}_instances"
         self.control = f"{collection}_control"
         self.counters = f"{collection}_counters"
+        # Jobs per (name, status), kept by the journal (schema version 5, journal.py).
+        self.counts = f"{collection}_counts"
         # Single enqueues waiting to be absorbed (schema version 4, inbox.py).
         self.inbox = f"{collection}_inbox"
         self.columns = ", ".join(JOB_COLUMNS)
@@ -171,6 +173,7 @@ class Tables:
             f"DROP TRIGGER IF EXISTS {j}_feed_delete",
             *self.fleet_ddl(),
             self.inbox_ddl(),
+            self.counts_ddl(),
             f"INSERT OR IGNORE INTO {m}(key, value) VALUES ('schema_version', {SCHEMA_VERSION})",
             f"INSERT OR IGNORE INTO {m}(key, value) VALUES ('feed_pruned_through', 0)",
         ]
@@ -180,6 +183,18 @@ class Tables:
                     WHERE status IN ('completed','failed')"""
             )
         return statements
+
+    def counts_ddl(self) -> str:
+        """Schema version 5: jobs per ``(name, status)`` and, for completed jobs, the sum of
+        their durations (``updatedAt - createdAt``), written by the journal in the same
+        transaction as every change; what counts, stats and the console's tabs read."""
+        return f"""CREATE TABLE IF NOT EXISTS {self.counts} (
+                name TEXT NOT NULL,
+                status TEXT NOT NULL,
+                jobs INTEGER NOT NULL DEFAULT 0,
+                duration_ms INTEGER NOT NULL DEFAULT 0,
+                PRIMARY KEY (name, status)
+            ) WITHOUT ROWID"""
 
     def inbox_ddl(self) -> str:
         """Schema version 4: where a lone producer's single enqueues land first (inbox.py).

@@ -43,11 +43,12 @@ from ...job import (
 )
 from ..base import JobStore, StoreListFilter, StoreOpenOptions, StoreSelector
 from ..filekind import special_file_kind
-from . import migrations
+from . import counted, migrations
 from .bulk import BulkInserter
 from .feed import ChangeFeed
 from .identity import FileIdentity, FileLostError
 from .inbox import ABSORB_EVERY, STREAK, Inbox, InboxView
+from .journal import Changes, Journal
 from .queries import append_attempt, filter_where, page_query, row_attempt, row_to_job, selector_where
 from .runner import MISS, Miss, Operation, ReadRunner, WriteRunner, begin_immediate, retry_while_busy, wrap_error
 from .schema import ERROR_MEMBER, Tables
@@ -75,8 +76,6 @@ GET_MANY_CHUNK = 500
 #: variables): a chunk of enqueue_many (intake's BUILD_CHUNK) is one statement, so the write
 #: thread needs the GIL back from SQLite once per chunk and statement (bulk.py).
 MULTI_ROW = 250
-#: Feed rows per multi-row INSERT (5 bound values each); longer lists use executemany.
-FEED_MULTI_ROW = 128
 #: The order a claim hands its jobs out in: earliest due first, then oldest (ids ascend).
 _CLAIM_ORDER = operator.attrgetter("next_run_at_ms", "id")
 _CLAIM_RELEASE = "locked_at = NULL, claimed_by = NULL, last_heartbeat = NULL"
@@ -156,7 +155,7 @@ class SqliteStore(JobStore):
         self._on_fatal: Any = None
         self._bulk: BulkInserter | None = None
         self._sql: dict[str, str] = {}  # statements built once per open (table names)
-        self._feed_multi: dict[int, str] = {}
+        self._journal: Journal | None = None
         self._unreadable = UnreadableWarnings(self._describe)
         #: Set once a writable store's schema is in place (inbox.py); None when read-only.
         self._inbox: Inbox | None = None
@@ -313,9 +312,9 @@ class SqliteStore(JobStore):
             self._file = os.path.abspath(self.settings.path)
             loop = asyncio.get_running_loop()
             self._tables = tables = Tables(options.collection_name)
-            self._bulk = BulkInserter(tables.jobs, tables.changes)
+            self._journal = journal = Journal(tables)
+            self._bulk = BulkInserter(tables, journal)
             self._sql.clear()
-            self._feed_multi.clear()
             self._on_fatal = options.on_fatal
             self._identity = identity = FileIdentity(self._file, self.settings.path)
             identity.on_lost(lambda error: self._report_lost(loop, error))
@@ -351,7 +350,7 @@ class SqliteStore(JobStore):
                         checkpoint_connect=unchecked,
                         db_path=os.path.realpath(self._file),  # where SQLite puts -shm
                     )
-                    inbox = Inbox(tables)
+                    inbox = Inbox(tables, journal)
 
                     def prepare(conn: sqlite3.Connection) -> None:
                         self._create_schema(conn, tables, options)
@@ -492,16 +491,12 @@ class SqliteStore(JobStore):
                 continue  # the next round tries again; a locked file is not fatal here
 
     def _prune_feed(self, conn: sqlite3.Connection, keep: int) -> int:
-        t = self._t
-        keep = max(keep, 1)  # never empty the table: SQLite would then reuse sequence numbers
-        (last,) = conn.execute(f"SELECT coalesce(max(seq), 0) FROM {t.changes}").fetchone()
-        (pruned,) = conn.execute(f"SELECT value FROM {t.meta} WHERE key='feed_pruned_through'").fetchone()
-        cutoff = last - keep
-        if cutoff <= pruned + keep // 10:
-            return 0
-        removed = conn.execute(f"DELETE FROM {t.changes} WHERE seq <= ?", (cutoff,)).rowcount
-        conn.execute(f"UPDATE {t.meta} SET value=? WHERE key='feed_pruned_through'", (cutoff,))
-        return removed
+        return self._j.prune_feed(conn, keep)
+
+    async def repair_counts(self) -> list[tuple[str, str, int, int]]:
+        """Recount the kept counts from the job table, in one write transaction (journal.py):
+        the way back after rows were changed outside the store, e.g. in the sqlite3 shell."""
+        return await self._write(self._j.rebuild_counts)
 
     async def prune_feed(self) -> int:
         """Trim the change table now (normally done in the background)."""
@@ -572,48 +567,20 @@ class SqliteStore(JobStore):
         # rare path, since a Python text_factory would slow every read.
         return await self._runner_r().run(_lenient_text(op))
 
-    # -- feed rows ------------------------------------------------------------------------------
-    def _feed_sql(self) -> str:
-        sql = self._sql.get("feed")  # built once per open: every single write uses it
-        if sql is None:
-            sql = self._sql["feed"] = (
-                f"INSERT INTO {self._t.changes} (op, job_id, name, status, next_run_at) VALUES (?, ?, ?, ?, ?)"
-            )
-        return sql
+    # -- the journal (feed rows and counts) -------------------------------------------------------
+    @property
+    def _j(self) -> Journal:
+        if self._journal is None:
+            raise ConnectionError(f"{self._describe()} is not open; call initialize() first")
+        return self._journal
 
-    def _feed_rows(self, conn: sqlite3.Connection, op: str, rows: Sequence[tuple[Any, ...]]) -> None:
-        """Append feed rows for job rows in JOB_COLUMNS order (id, name, _, status, next_run_at)."""
+    def _moved_rows(self, conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]], was: str) -> None:
+        """Journal job rows (JOB_COLUMNS order, as RETURNING gives them) that left ``was``."""
         if rows:
-            self._append_feed(conn, [(op, r[0], r[1], r[3], r[4]) for r in rows])
-
-    def _append_feed(self, conn: sqlite3.Connection, entries: Sequence[tuple[Any, ...]]) -> None:
-        """Append ``(op, job_id, name, status, next_run_at)`` feed rows, in order.
-
-        Up to FEED_MULTI_ROW rows go in one multi-row INSERT (cached per row count): a
-        drain round's claims and completions are ~10 rows, and ``executemany`` steps, resets
-        and re-binds a statement per row from Python.
-        """
-        count = len(entries)
-        if count == 0:
-            return
-        if count > FEED_MULTI_ROW:
-            conn.executemany(self._feed_sql(), entries)
-            return
-        sql = self._feed_multi.get(count)
-        if sql is None:
-            sql = self._feed_multi[count] = (
-                f"INSERT INTO {self._t.changes} (op, job_id, name, status, next_run_at) VALUES "
-                + ",".join(["(?, ?, ?, ?, ?)"] * count)
-            )
-        conn.execute(sql, [value for entry in entries for value in entry])
-
-    def _feed_where(self, conn: sqlite3.Connection, op: str, where: str, params: Sequence[Any]) -> None:
-        t = self._t
-        conn.execute(
-            f"INSERT INTO {t.changes} (op, job_id, name, status, next_run_at) "
-            f"SELECT ?, id, name, status, next_run_at FROM {t.jobs} WHERE {where}",
-            (op, *params),
-        )
+            changes = Changes()
+            for row in rows:
+                changes.add("update", row[0], row[1], row[3], row[4], was, _duration(row))
+            self._j.write(conn, changes)
 
     def _bulk_update(
         self,
@@ -640,17 +607,12 @@ class SqliteStore(JobStore):
         if count and exclude is not None:
             count -= exclude(conn, affected)
         if count:
-            in_affected = f"id IN (SELECT id FROM {affected})"
-            conn.execute(
-                f"UPDATE {t.jobs} SET {assignments}, change_seq = {t.change_stamp} WHERE {in_affected}", params
-            )
-            self._feed_where(conn, "update", in_affected, ())
+            self._j.update_where(conn, assignments, params, f"id IN (SELECT id FROM {affected})")
             conn.execute(f"DELETE FROM {affected}")
         return count
 
     def _bulk_delete(self, conn: sqlite3.Connection, where: str, params: Sequence[Any]) -> int:
-        self._feed_where(conn, "delete", where, params)  # same rows: we hold the write lock
-        return conn.execute(f"DELETE FROM {self._t.jobs} WHERE {where}", params).rowcount
+        return self._j.delete_where(conn, where, params)  # same rows: we hold the write lock
 
     # -- intake -----------------------------------------------------------------------------
     def _insert_sql(self) -> str:
@@ -678,7 +640,9 @@ class SqliteStore(JobStore):
             ),
         )
         if cursor.rowcount == 1:
-            conn.execute(self._feed_sql(), ("insert", job.id, job.name, "pending", job.next_run_at_ms))
+            changes = Changes()
+            changes.add("insert", job.id, job.name, "pending", job.next_run_at_ms, None)
+            self._j.write(conn, changes)
             return job.to_job()
         if job.unique_key is None:
             raise ConnectionError(f"Job id {job.id} already exists")
@@ -791,7 +755,7 @@ class SqliteStore(JobStore):
         transaction). ``ready`` is called before the first jobs' statement (bulk.py)."""
         bulk = self._bulk
         if bulk is None:
-            bulk = self._bulk = BulkInserter(self._t.jobs, self._t.changes)
+            bulk = self._bulk = BulkInserter(self._t, self._j)
         if len(jobs) <= MULTI_ROW:  # a chunk of enqueue_many: no copy
             bulk.insert(conn, jobs, ready)
             return
@@ -905,16 +869,17 @@ class SqliteStore(JobStore):
         )
         params = (owner, now_ms, now_ms, heartbeat_interval_ms, now_ms, name, now_ms, limit)
 
-        def op(conn: sqlite3.Connection, feed: list[tuple[Any, ...]] | None = None) -> list[Job]:
+        def op(conn: sqlite3.Connection, batch: Changes | None = None) -> list[Job]:
             rows = conn.execute(sql, params).fetchall()
             try:
                 jobs = [row_to_job(row) for row in rows]
             except InvalidJobDocumentError:
                 jobs, rows = self._fail_unreadable(conn, rows, owner, now_ms)
-            if feed is None:
-                self._feed_rows(conn, "update", rows)
-            else:  # the caller writes these with its own feed rows, in one statement
-                feed.extend(("update", r[0], r[1], r[3], r[4]) for r in rows)
+            changes = Changes() if batch is None else batch  # a caller's batch: written with its own rows
+            for r in rows:
+                changes.add("update", r[0], r[1], "processing", r[4], "pending")
+            if batch is None:
+                self._j.write(conn, changes)
             jobs.sort(key=_CLAIM_ORDER)
             return jobs
 
@@ -962,7 +927,10 @@ class SqliteStore(JobStore):
                 self._unreadable.warn(error, "marked failed")
                 failed = conn.execute(fail_sql, (str(error), now_ms, row[0], owner)).fetchone()
                 if failed is not None:
-                    self._append_feed(conn, [("update", failed[0], failed[1], "failed", failed[2])])
+                    changes = Changes()
+                    # pending -> processing (the claim) -> failed, in one transaction: net from pending
+                    changes.add("update", failed[0], failed[1], "failed", failed[2], "pending")
+                    self._j.write(conn, changes)
                 continue
             kept.append(row)
         return jobs, kept
@@ -975,14 +943,15 @@ class SqliteStore(JobStore):
             f"RETURNING {t.columns}"
         )
         full = (*params, job_id, owner)
-
-        feed = self._feed_sql()
+        journal = self._j
 
         def op(conn: sqlite3.Connection) -> Job | None:
             row = conn.execute(sql, full).fetchone()
             if row is None:
                 return None
-            conn.execute(feed, ("update", row[0], row[1], row[3], row[4]))
+            changes = Changes()
+            changes.add("update", row[0], row[1], row[3], row[4], "processing", _duration(row))
+            journal.write(conn, changes)
             return row_to_job(row)
 
         return op
@@ -1075,7 +1044,7 @@ class SqliteStore(JobStore):
         flush.add_done_callback(lambda done: _settle(done, items))
 
     async def _claim_with_completions(
-        self, claim_op: Callable[[sqlite3.Connection, list[tuple[Any, ...]]], list[Job]], inline: bool
+        self, claim_op: Callable[[sqlite3.Connection, Changes], list[Job]], inline: bool
     ) -> list[Job] | Miss:
         """Run a claim in the same transaction as the completions queued this turn (one
         commit instead of two: a worker's finished jobs and the claim that refills their
@@ -1088,10 +1057,10 @@ class SqliteStore(JobStore):
         items = self._take_completions()  # the queued flush finds nothing left and returns
 
         def both(conn: sqlite3.Connection) -> tuple[list[Job | None], list[Job]]:
-            feed: list[tuple[Any, ...]] = []  # completions' rows, then the claim's: commit order
-            completed = self._complete_items(conn, items, feed)
-            jobs = claim_op(conn, feed)
-            self._append_feed(conn, feed)
+            batch = Changes()  # completions' rows, then the claim's: commit order
+            completed = self._complete_items(conn, items, batch)
+            jobs = claim_op(conn, batch)
+            self._j.write(conn, batch)
             return completed, jobs
 
         if inline and len(items) <= INLINE_COMPLETE_MAX:
@@ -1134,10 +1103,10 @@ class SqliteStore(JobStore):
         self,
         conn: sqlite3.Connection,
         items: list[tuple[Job, str, int, asyncio.Future[Job | None]]],
-        feed: list[tuple[Any, ...]] | None = None,
+        batch: Changes | None = None,
     ) -> list[Job | None]:
-        """Complete owned one-off jobs, one guarded UPDATE per owner and 500 jobs. Their feed
-        rows are written here, or appended to ``feed`` for the caller to write."""
+        """Complete owned one-off jobs, one guarded UPDATE per owner and 500 jobs. Their
+        changes are journaled here, or added to ``batch`` for the caller to write."""
         t = self._t
         results: list[Job | None] = []
         for start in range(0, len(items), 500):
@@ -1153,17 +1122,16 @@ class SqliteStore(JobStore):
                     "AND claimed_by = ? RETURNING id"
                 )
                 done.update(row[0] for row in conn.execute(sql, (now, *record_params, *ids, owner)))
-            feed_rows = []
+            changes = Changes() if batch is None else batch
             for job, _, _, _ in chunk:
                 if job.id in done:
-                    feed_rows.append(("update", job.id, job.name, "completed", job.next_run_at_ms))
+                    duration = now - job.created_at_ms
+                    changes.add("update", job.id, job.name, "completed", job.next_run_at_ms, "processing", duration)
                     results.append(_completed(job, now))
                 else:
                     results.append(None)
-            if feed is not None:
-                feed.extend(feed_rows)
-            else:
-                self._append_feed(conn, feed_rows)
+            if batch is None:
+                self._j.write(conn, changes)
         return results
 
     async def fail(
@@ -1226,8 +1194,9 @@ class SqliteStore(JobStore):
         return await self._write(lambda conn: self._update_and_feed(conn, sql, (now_ms, *ids, owner)))
 
     def _update_and_feed(self, conn: sqlite3.Connection, sql: str, params: Sequence[Any]) -> int:
+        """Run an UPDATE … RETURNING of processing jobs (releases, stale recovery) and journal them."""
         rows = conn.execute(sql, params).fetchall()
-        self._feed_rows(conn, "update", rows)
+        self._moved_rows(conn, rows, "processing")
         return len(rows)
 
     async def heartbeat(self, owner: str, now_ms: int, job_ids: Sequence[str] | None = None) -> int:
@@ -1332,6 +1301,9 @@ class SqliteStore(JobStore):
         return await self._read(lambda conn: unreadable.readable(conn.execute(sql, params), row_to_job))
 
     async def count(self, filter: StoreListFilter) -> int:
+        if counted.filter_answerable(filter):
+            kept, kept_params = counted.filter_count_sql(self._t, filter)
+            return await self._read(lambda conn: int(conn.execute(kept, kept_params).fetchone()[0]), queued=False)
         where, params = filter_where(filter)
         sql = f"SELECT count(*) FROM {self._t.jobs} WHERE {where}"
         return await self._read(lambda conn: conn.execute(sql, params).fetchone()[0], operator.add)
@@ -1349,22 +1321,9 @@ class SqliteStore(JobStore):
         avg = float(math.floor(completed_ms / completed + 0.5)) if completed else None
         return QueueStats(**counts, total=sum(counts.values()), avg_processing_duration_ms=avg)
 
-    def _stats_sql(self, name_clause: str) -> str:
-        """Per name and status counts, each part answered from a partial index alone."""
-        j = self._t.jobs
-        return (
-            f"SELECT name, 'pending', count(*), NULL FROM {j} WHERE status = 'pending'{name_clause} GROUP BY name "
-            f"UNION ALL SELECT name, 'processing', count(*), NULL FROM {j} "
-            f"WHERE status = 'processing'{name_clause} GROUP BY name "
-            "UNION ALL SELECT name, status, count(*), "
-            "sum(CASE WHEN status = 'completed' THEN updated_at - created_at END) "
-            f"FROM {j} WHERE status IN ('completed','failed','cancelled'){name_clause} GROUP BY name, status"
-        )
-
     async def stats(self, name: str | None) -> QueueStats:
-        params: tuple[str, ...] = () if name is None else (name, name, name)
-        sql = self._stats_sql("" if name is None else " AND name = ?")
-        rows = await self._read(lambda conn: conn.execute(sql, params).fetchall(), operator.add)
+        sql, params = counted.stats_sql(self._t, name)
+        rows = await self._read(lambda conn: conn.execute(sql, params).fetchall(), queued=False)
         totals: dict[str, list[int]] = {}
         for _, status, count, duration in rows:
             entry = totals.setdefault(status, [0, 0])
@@ -1373,20 +1332,16 @@ class SqliteStore(JobStore):
         return self._stats_from_rows([(status, c, d) for status, (c, d) in totals.items()])
 
     async def stats_by_name(self) -> dict[str, QueueStats]:
-        sql = self._stats_sql("")
-        rows = await self._read(lambda conn: conn.execute(sql).fetchall(), operator.add)
+        sql, params = counted.stats_sql(self._t, None)
+        rows = await self._read(lambda conn: conn.execute(sql, params).fetchall(), queued=False)
         grouped: dict[str, list[tuple[str, int, int | None]]] = {}
         for name, status, count, duration in rows:
             grouped.setdefault(name, []).append((status, count, duration))
         return {name: self._stats_from_rows(group) for name, group in sorted(grouped.items())}
 
     async def names(self) -> list[str]:
-        j = self._t.jobs
-        sql = (
-            f"SELECT name FROM {j} WHERE status = 'pending' UNION SELECT name FROM {j} WHERE status = 'processing' "
-            f"UNION SELECT name FROM {j} WHERE status IN ('completed','failed','cancelled') ORDER BY name"
-        )
-        return await self._read(lambda conn: [r[0] for r in conn.execute(sql)], _merged_names)
+        sql = counted.names_sql(self._t)
+        return await self._read(lambda conn: [r[0] for r in conn.execute(sql)], queued=False)
 
     async def error_groups(self, name: str | None, since_ms: int | None, now_ms: int) -> list[ErrorGroupRow]:
         """One pass over the partial ``_errors`` index (covering: no table row is read)."""
@@ -1422,14 +1377,16 @@ class SqliteStore(JobStore):
             f"RETURNING {t.columns}"
         )
         full = (*params, job_id, *statuses)
+        journal = self._j
 
-        feed = self._feed_sql()
-
-        def op(conn: sqlite3.Connection) -> Job | None:
+        def op(conn: sqlite3.Connection, was: str | None = None) -> Job | None:
+            """``was``: the status the job had (read by the caller) when ``statuses`` allow several."""
             row = conn.execute(sql, full).fetchone()
             if row is None:
                 return None
-            conn.execute(feed, ("update", row[0], row[1], row[3], row[4]))
+            changes = Changes()
+            changes.add("update", row[0], row[1], row[3], row[4], was or statuses[0])
+            journal.write(conn, changes)
             return row_to_job(row)
 
         return op
@@ -1461,7 +1418,7 @@ class SqliteStore(JobStore):
                 holder = conn.execute(holder_sql, (name, unique_key)).fetchone()
                 if holder is not None:
                     raise UniqueKeyConflictError(job_id, name, unique_key, holder[0])
-            job = update(conn)
+            job = update(conn, status)
             return (job, JobStatus(status)) if job is not None else None
 
         return await self._write(op, inline=True)
@@ -1486,8 +1443,17 @@ class SqliteStore(JobStore):
         in the inbox are counted (the read sees them) but fall outside the bound: they get
         their stamp when they are moved, after it (the action reaches fewer, never more).
         """
-        where, params = selector_where(selector)
         t = self._t
+        if counted.selector_answerable(selector):
+            kept, kept_params = counted.selector_count_sql(t, selector)
+            sql = f"SELECT ({kept}), ({t.bulk_bound})"
+
+            def from_counts(conn: sqlite3.Connection) -> tuple[int, int]:
+                count, position = conn.execute(sql, kept_params).fetchone()
+                return int(count), int(position)
+
+            return await self._read(from_counts, queued=False)
+        where, params = selector_where(selector)
         sql = f"SELECT count(*), ({t.bulk_bound}) FROM {t.jobs} WHERE {where}"
 
         def op(conn: sqlite3.Connection) -> tuple[int, int]:
@@ -1803,6 +1769,14 @@ def _workers(text: str) -> dict[str, int]:
     return {str(k): int(v) for k, v in value.items() if isinstance(v, int)}
 
 
+def _duration(row: tuple[Any, ...]) -> int:
+    """A completed job row's ``updatedAt - createdAt`` (JOB_COLUMNS order): what the average
+    processing time is made of; 0 for any other status."""
+    if row[3] != "completed" or row[13] is None or row[14] is None:
+        return 0
+    return int(row[14]) - int(row[13])
+
+
 def _completed(job: Job, now_ms: int) -> Job:
     """The row an owned one-off completion leaves behind.
 
@@ -1852,11 +1826,6 @@ def _earliest(stored: int | None, queued: int | None) -> int | None:
     if stored is None or queued is None:
         return queued if stored is None else stored
     return min(stored, queued)
-
-
-def _merged_names(stored: list[str], queued: list[str]) -> list[str]:
-    """The names in the job table and in the inbox rows, once each, sorted."""
-    return sorted({*stored, *queued})
 
 
 def _is_text_decode_error(error: BaseException) -> bool:

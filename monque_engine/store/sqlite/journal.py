@@ -1,0 +1,241 @@
+"""The journal: what every change of a job's state writes beside the job row, in its transaction.
+
+Two things must change with a job row, or not at all:
+
+* the **feed** (the change table): every insert, status or ``next_run_at`` change and
+  delete, in commit order; its sequence numbers are the cross-process wake-up and the
+  resume token (feed.py);
+* the **counts** (schema version 5): jobs per ``(name, status)`` and, for completed jobs, the
+  sum of their durations, so that counts, stats, the console's tabs and the Queues view read
+  a few rows per name instead of the job table (a count of 5M jobs read them all).
+
+Write paths describe what they changed as a ``Changes`` batch (one entry per job: its feed
+row and the status it left) or, for a set selected in SQL, hand the journal their WHERE; the
+journal writes the feed rows and applies the count deltas, in the caller's transaction. It
+is the only code that writes either table (``tests/test_sqlite_journal.py`` keeps it so).
+A row changed outside the store (the ``sqlite3`` shell) is the one way the counts drift;
+``rebuild_counts`` (``monque-tui repair-counts``) recounts them from the job table.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .schema import Tables
+
+#: Feed rows per multi-row INSERT (5 bound values each); longer lists use executemany.
+FEED_MULTI_ROW = 128
+
+#: ``(op, job_id, name, status, next_run_at)``: one row of the change table.
+FeedEntry = tuple[str, str, str, str | None, int | None]
+
+
+@dataclass(slots=True)
+class Changes:
+    """One write's changes: feed rows in order, and count deltas per ``(name, status)``."""
+
+    entries: list[FeedEntry] = field(default_factory=list)
+    #: ``(name, status) -> [jobs, completed duration ms]``
+    deltas: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+
+    def add(
+        self,
+        op: str,
+        job_id: str,
+        name: str,
+        status: str | None,
+        next_run_at: int | None,
+        was: str | None,
+        duration_ms: int = 0,
+    ) -> None:
+        """A job went from status ``was`` (None: it is new) to ``status`` (None: deleted).
+
+        ``duration_ms`` is the job's ``updatedAt - createdAt`` when it is (or was, on a
+        delete) a completed job: what the average processing time is made of."""
+        self.entries.append((op, job_id, name, status, next_run_at))
+        self.move(name, was, status, duration_ms)
+
+    def move(self, name: str, was: str | None, status: str | None, duration_ms: int = 0, jobs: int = 1) -> None:
+        """Count ``jobs`` jobs of ``name`` out of ``was`` and into ``status`` (no feed row)."""
+        if was == status:
+            return
+        deltas = self.deltas
+        if was is not None:
+            entry = deltas.setdefault((name, was), [0, 0])
+            entry[0] -= jobs
+            if was == "completed":
+                entry[1] -= duration_ms
+        if status is not None:
+            entry = deltas.setdefault((name, status), [0, 0])
+            entry[0] += jobs
+            if status == "completed":
+                entry[1] += duration_ms
+
+    def extend(self, other: Changes) -> None:
+        self.entries.extend(other.entries)
+        for key, (jobs, duration) in other.deltas.items():
+            entry = self.deltas.setdefault(key, [0, 0])
+            entry[0] += jobs
+            entry[1] += duration
+
+    def __bool__(self) -> bool:
+        return bool(self.entries) or bool(self.deltas)
+
+
+class Journal:
+    """The statements for one collection's feed and counts, built once per open."""
+
+    def __init__(self, tables: Tables) -> None:
+        self._tables = tables
+        changes, counts, jobs = tables.changes, tables.counts, tables.jobs
+        self.feed_sql = f"INSERT INTO {changes} (op, job_id, name, status, next_run_at) VALUES (?, ?, ?, ?, ?)"
+        self._feed_multi: dict[int, str] = {}
+        self._count_sql = (
+            f"INSERT INTO {counts} (name, status, jobs, duration_ms) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (name, status) DO UPDATE SET jobs = jobs + excluded.jobs, "
+            "duration_ms = duration_ms + excluded.duration_ms"
+        )
+        # ``WHERE true``: SQLite's parser needs it between ``SELECT … FROM`` and ``ON CONFLICT``.
+        self._tally = (
+            f"INSERT INTO {counts} (name, status, jobs, duration_ms) "
+            "SELECT name, status, {sign} count(*), "
+            "{sign} coalesce(sum(CASE WHEN status = 'completed' THEN updated_at - created_at END), 0) "
+            f"FROM {jobs} WHERE {{where}} GROUP BY name, status "
+            "ON CONFLICT (name, status) DO UPDATE SET jobs = jobs + excluded.jobs, "
+            "duration_ms = duration_ms + excluded.duration_ms"
+        )
+        self._feed_select = (
+            f"INSERT INTO {changes} (op, job_id, name, status, next_run_at) "
+            f"SELECT ?, id, name, status, next_run_at FROM {jobs} WHERE {{where}}"
+        )
+
+    # -- one write's changes, described in Python ------------------------------------------------
+    def write(self, conn: sqlite3.Connection, changes: Changes) -> None:
+        """Append ``changes``' feed rows (in order) and apply its count deltas."""
+        self.append_feed(conn, changes.entries)
+        deltas = [(name, status, jobs, duration) for (name, status), (jobs, duration) in changes.deltas.items()]
+        deltas = [d for d in deltas if d[2] or d[3]]
+        if len(deltas) == 1:
+            conn.execute(self._count_sql, deltas[0])
+        elif deltas:
+            conn.executemany(self._count_sql, deltas)
+
+    def append_feed(self, conn: sqlite3.Connection, entries: Sequence[FeedEntry]) -> None:
+        """Feed rows only, for a change that moves no count (a job rescheduled, an attempt
+        recorded) or whose counts were applied by ``tally``.
+
+        Up to FEED_MULTI_ROW rows go in one multi-row INSERT (cached per row count): a
+        drain round's claims and completions are ~10 rows, and ``executemany`` steps,
+        resets and re-binds a statement per row from Python.
+        """
+        count = len(entries)
+        if count == 0:
+            return
+        if count == 1:
+            conn.execute(self.feed_sql, entries[0])
+            return
+        if count > FEED_MULTI_ROW:
+            conn.executemany(self.feed_sql, entries)
+            return
+        sql = self._feed_multi.get(count)
+        if sql is None:
+            sql = self._feed_multi[count] = (
+                f"INSERT INTO {self._tables.changes} (op, job_id, name, status, next_run_at) VALUES "
+                + ",".join(["(?, ?, ?, ?, ?)"] * count)
+            )
+        conn.execute(sql, [value for entry in entries for value in entry])
+
+    def inserted(self, conn: sqlite3.Connection, feed_sql: str, feed_params: Sequence[Any], per_name: Changes) -> None:
+        """A multi-row insert's feed statement (built by ``bulk.BulkInserter`` for its shape)
+        and its counts (``per_name``: pending per name, no feed entries)."""
+        conn.execute(feed_sql, feed_params)
+        self.write(conn, per_name)
+
+    def inserts_feed_sql(self, ids: Sequence[str], names: Sequence[str], dues: Sequence[str]) -> str:
+        """A multi-row feed statement for new jobs, its values given as parameter references
+        (``?N``) by the caller (``bulk.BulkInserter`` shares them between rows)."""
+        return f"INSERT INTO {self._tables.changes} (op, job_id, name, status, next_run_at) VALUES " + ",".join(
+            f"('insert', {i}, {n}, 'pending', {d})" for i, n, d in zip(ids, names, dues, strict=True)
+        )
+
+    def moved_feed_sql(self, source: str) -> str:
+        """The feed statement for jobs moved in from ``source`` (the inbox), in its order."""
+        return (
+            f"INSERT INTO {self._tables.changes} (op, job_id, name, status, next_run_at) "
+            f"SELECT 'insert', id, name, 'pending', next_run_at FROM {source} ORDER BY seq"
+        )
+
+    def adopt(self, conn: sqlite3.Connection, where: str, params: Sequence[Any]) -> None:
+        """Journal job rows that were written as plain rows (the demo's seed, which writes
+        finished jobs with their history): stamp them, feed them as inserts, count them."""
+        t = self._tables
+        conn.execute(f"UPDATE {t.jobs} SET change_seq = {t.change_stamp} WHERE {where}", params)
+        conn.execute(self._feed_select.format(where=where), ("insert", *params))
+        self.tally(conn, where, params, 1)
+
+    def prune_feed(self, conn: sqlite3.Connection, keep: int) -> int:
+        """Trim the change table to its last ``keep`` rows (the feed is a window, not a
+        history); how many rows went. Never empties it: SQLite would then reuse sequence
+        numbers, which are resume tokens and the bulk bound's positions."""
+        t = self._tables
+        keep = max(keep, 1)
+        (last,) = conn.execute(f"SELECT coalesce(max(seq), 0) FROM {t.changes}").fetchone()
+        (pruned,) = conn.execute(f"SELECT value FROM {t.meta} WHERE key='feed_pruned_through'").fetchone()
+        cutoff = last - keep
+        if cutoff <= pruned + keep // 10:
+            return 0
+        removed: int = conn.execute(f"DELETE FROM {t.changes} WHERE seq <= ?", (cutoff,)).rowcount
+        conn.execute(f"UPDATE {t.meta} SET value=? WHERE key='feed_pruned_through'", (cutoff,))
+        return removed
+
+    # -- a set of jobs selected in SQL ------------------------------------------------------------
+    def tally(self, conn: sqlite3.Connection, where: str, params: Sequence[Any], sign: int) -> None:
+        """Add (``sign`` = 1) or take out (-1) the counts of the jobs ``where`` selects, as
+        they are now: before an update or delete of them with -1, after an update with 1."""
+        sql = self._tally.format(sign="" if sign > 0 else "-", where=where)
+        conn.execute(sql, params)
+
+    def delete_where(self, conn: sqlite3.Connection, where: str, params: Sequence[Any]) -> int:
+        """Delete the jobs ``where`` selects, with their feed rows and counts (the caller holds
+        the write lock, so the three statements see the same rows)."""
+        conn.execute(self._feed_select.format(where=where), ("delete", *params))
+        self.tally(conn, where, params, -1)
+        return conn.execute(f"DELETE FROM {self._tables.jobs} WHERE {where}", params).rowcount
+
+    def update_where(self, conn: sqlite3.Connection, assignments: str, params: Sequence[Any], where: str) -> None:
+        """``UPDATE … SET assignments`` the jobs ``where`` selects (no parameters: an id set),
+        with their feed rows and count moves."""
+        t = self._tables
+        self.tally(conn, where, (), -1)
+        conn.execute(f"UPDATE {t.jobs} SET {assignments}, change_seq = {t.change_stamp} WHERE {where}", params)
+        self.tally(conn, where, (), 1)
+        conn.execute(self._feed_select.format(where=where), ("update",))
+
+    # -- the counts as a whole --------------------------------------------------------------------
+    def rebuild_counts(self, conn: sqlite3.Connection) -> list[tuple[str, str, int, int]]:
+        """Recount every ``(name, status)`` from the job table; returns what differed, as
+        ``(name, status, counted before, counted now)``. Each status is read from its own
+        partial index where one exists, so the job rows themselves are not read."""
+        t = self._tables
+        before = {
+            (name, status): jobs for name, status, jobs in conn.execute(f"SELECT name, status, jobs FROM {t.counts}")
+        }
+        conn.execute(f"DELETE FROM {t.counts}")
+        fresh = (
+            f"SELECT name, 'pending', count(*), 0 FROM {t.jobs} WHERE status = 'pending' GROUP BY name "
+            f"UNION ALL SELECT name, 'processing', count(*), 0 FROM {t.jobs} WHERE status = 'processing' GROUP BY name "
+            "UNION ALL SELECT name, status, count(*), "
+            "coalesce(sum(CASE WHEN status = 'completed' THEN updated_at - created_at END), 0) "
+            f"FROM {t.jobs} WHERE status IN ('completed','failed','cancelled') GROUP BY name, status"
+        )
+        rows = conn.execute(fresh).fetchall()
+        conn.executemany(f"INSERT INTO {t.counts} (name, status, jobs, duration_ms) VALUES (?, ?, ?, ?)", rows)
+        after = {(name, status): jobs for name, status, jobs, _ in rows}
+        return [
+            (name, status, before.get((name, status), 0), after.get((name, status), 0))
+            for name, status in sorted(set(before) | set(after))
+            if before.get((name, status), 0) != after.get((name, status), 0)
+        ]
