@@ -119,8 +119,8 @@ def _text(text: str | None) -> str | None:
     newline is text like any other. Only ``None`` and ``""`` mean "no text filter".
 
     A NUL is refused: SQLite's ``LIKE`` stops reading its pattern at one, so ``"\\x00x"``
-    matched every job (and a bulk delete with it deleted them all); MongoDB refuses a
-    regular expression holding one. Every other character is matched as itself."""
+    matched every job (and a bulk delete with it deleted them all); one rule serves both
+    stores. Every other character is matched as itself."""
     if text is None:
         return None
     text = _name(text, "text")
