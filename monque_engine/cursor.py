@@ -19,6 +19,7 @@ from .validation import normalize_job_id
 
 _SORT_FIELDS = ("id", "created_at", "updated_at", "next_run_at")
 _KEY = b"monque-cursor-v1"
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,4 +72,6 @@ def decode_cursor(cursor: str, sort: JobSort) -> CursorAnchor:
         return CursorAnchor(job_id, None)
     if not isinstance(value, int) or isinstance(value, bool):
         raise InvalidCursorError("Cursor lacks the sort value its sort needs")
+    if not _INT64_MIN <= value <= _INT64_MAX:  # no stored instant is; SQLite could not even bind it
+        raise InvalidCursorError("Cursor holds a sort value out of range; pass the cursor a previous page returned")
     return CursorAnchor(job_id, value)

@@ -7,7 +7,6 @@ feed, so a changed job can be placed in (or dropped from) the loaded window with
 from __future__ import annotations
 
 import functools
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -16,6 +15,7 @@ from typing import Any, Literal
 
 from monque_engine import Job, JobListFilter, JobSort, JobStatus
 from monque_engine.job import name_glob_regex
+from monque_engine.textsearch import fold, plain_text_contains, value_contains
 from monque_engine.timeutil import MAX_MS, MIN_MS, datetime_to_ms
 
 SortBy = Literal["created_at", "updated_at", "next_run_at"]
@@ -260,22 +260,16 @@ def in_error_group(job: Job, key: str) -> bool:
 
 
 def text_matches(job: Job, text: str) -> bool:
-    """The store's text predicate, for jobs arriving on the feed: payload JSON, failReason or
-    error type contains ``text``, ASCII case ignored. A row without its payload (listings
-    leave it out) is judged on the error text alone; the next reload corrects it."""
-    needle = text.strip().lower()
-    if not needle:
+    """The store's text predicate (``monque_engine.textsearch``), for jobs arriving on the feed:
+    failReason, error type or a payload value contains ``text`` as typed, ASCII case ignored.
+    A row without its payload (listings leave it out) is judged on the error text alone;
+    the next reload corrects it."""
+    if not text:
         return True
-    for value in (job.fail_reason, job.error_type):
-        if value and needle in value.lower():
-            return True
-    if job.data is None:
-        return False
-    try:
-        payload = json.dumps(job.data, ensure_ascii=False, separators=(",", ":"))
-    except (TypeError, ValueError):
-        return False
-    return needle in payload.lower()
+    folded = fold(text)
+    if plain_text_contains(job.fail_reason, folded) or plain_text_contains(job.error_type, folded):
+        return True
+    return job.data is not None and value_contains(job.data, folded)
 
 
 _OFFSET = re.compile(r"^\+\s*(\d+(?:\.\d+)?)\s*([smhdw])$")

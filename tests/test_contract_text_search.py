@@ -63,9 +63,13 @@ async def test_bulk_actions_use_the_text_filter(monque, recorder) -> None:
     assert await m.get_job(globex.id) is None and await m.get_job(acme.id) is not None
 
 
-async def test_blank_text_is_no_filter_and_huge_text_is_refused(monque) -> None:
+async def test_empty_text_is_no_filter_whitespace_is_searched_and_huge_text_is_refused(monque) -> None:
     m = await monque()
     await m.enqueue("mail", {"customer": "ACME"})
-    assert await m.count_jobs(JobListFilter(text="   ")) == 1
+    spaced = await m.enqueue("mail", {"customer": "ACME   Corp"})
+    assert await m.count_jobs(JobListFilter(text="")) == 2
+    # Whitespace is text like any other (issue 25): a blank search no longer means "every job".
+    assert await _ids(m, "   ") == {spaced.id}
+    assert await m.count_bulk("delete", JobSelector(text=" \t")) == 0
     with pytest.raises(InvalidJobQueryError, match="search for at most 500"):
         await m.count_jobs(JobListFilter(text="x" * 501))

@@ -251,13 +251,23 @@ def test_text_clause_shape_and_the_branches_the_evaluator_can_run() -> None:
                                 "$objectToArray": {"$cond": [{"$eq": [{"$type": "$data"}, "object"]}, "$data", {}]}
                             },
                             "cond": {
-                                "$regexMatch": {
-                                    "input": {
-                                        "$convert": {"input": "$$this.v", "to": "string", "onError": "", "onNull": ""}
+                                "$or": [
+                                    {"$regexMatch": {"input": "$$this.k", "regex": "acme", "options": "i"}},
+                                    {
+                                        "$regexMatch": {
+                                            "input": {
+                                                "$convert": {
+                                                    "input": "$$this.v",
+                                                    "to": "string",
+                                                    "onError": "",
+                                                    "onNull": "null",
+                                                }
+                                            },
+                                            "regex": "acme",
+                                            "options": "i",
+                                        }
                                     },
-                                    "regex": "acme",
-                                    "options": "i",
-                                }
+                                ]
                             },
                         }
                     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -90,8 +91,6 @@ def to_store_filter(filter: JobListFilter | None) -> StoreListFilter:
         raise InvalidJobQueryError(
             f"Pass a JobListFilter(name=…, status=…, created_at_from=…, …), not {type(filter).__name__}"
         )
-    search = _name(filter.search, "search") if isinstance(filter.search, str) else None
-    search = search.strip() if search is not None else None
     return StoreListFilter(
         name=name_filter(filter.name),
         statuses=parse_statuses(filter.status),
@@ -101,8 +100,8 @@ def to_store_filter(filter: JobListFilter | None) -> StoreListFilter:
         updated_to_ms=_ms(filter.updated_at_to, "updated_at_to"),
         next_run_from_ms=_ms(filter.next_run_at_from, "next_run_at_from"),
         next_run_to_ms=_ms(filter.next_run_at_to, "next_run_at_to"),
-        search=search or None,
-        recurring=None if filter.recurring is None else bool(filter.recurring),
+        search=_search(filter.search),
+        recurring=_recurring(filter.recurring),
         text=_text(filter.text),
         error_group=_group(filter.error_group),
         name_pattern=_pattern(filter.name_pattern),
@@ -111,17 +110,51 @@ def to_store_filter(filter: JobListFilter | None) -> StoreListFilter:
 
 #: Longer search text cannot be sensible and would only make every comparison slower.
 MAX_TEXT_CHARS = 500
+#: C0 and C1 control characters (as ``validation``'s rule for names and unique keys).
+_CONTROL = re.compile("[\\x00-\\x1f\\x7f-\\x9f]")
 
 
 def _text(text: str | None) -> str | None:
-    """A text search: non-blank, at most ``MAX_TEXT_CHARS``; blank means "no filter"."""
+    """A text search, searched exactly as given (``textsearch``): whitespace, a tab or a
+    newline is text like any other. Only ``None`` and ``""`` mean "no text filter".
+
+    A NUL is refused: SQLite's ``LIKE`` stops reading its pattern at one, so ``"\\x00x"``
+    matched every job (and a bulk delete with it deleted them all); one rule serves both
+    stores. Every other character is matched as itself."""
     if text is None:
         return None
     text = _name(text, "text")
     assert text is not None
+    if "\x00" in text:
+        raise InvalidJobQueryError(
+            f"text search {text[:40]!r} holds a NUL character (\\x00), which cannot be searched for; "
+            "search for the text around it"
+        )
     if len(text) > MAX_TEXT_CHARS:
         raise InvalidJobQueryError(f"text search is {len(text)} characters long; search for at most {MAX_TEXT_CHARS}")
-    return text if text.strip() else None
+    return text or None
+
+
+def _search(search: str | None) -> str | None:
+    """An id prefix / suffix or a unique-key substring; surrounding whitespace is ignored and
+    blank means "no search". Control characters are refused: no id or unique key holds one
+    (``validate_unique_key``), and SQLite's ``LIKE`` stops reading its pattern at a NUL, so
+    an id followed by a NUL matched that job."""
+    search = _name(search, "search")
+    if search is None:
+        return None
+    search = search.strip()
+    if _CONTROL.search(search):
+        raise InvalidJobQueryError(
+            f"search {search[:40]!r} holds a control character; job ids and unique keys never do, so remove it"
+        )
+    return search or None
+
+
+def _recurring(recurring: bool | None) -> bool | None:
+    if recurring is None or isinstance(recurring, bool):
+        return recurring
+    raise InvalidJobQueryError(f"recurring must be True, False or None, got {type(recurring).__name__} {recurring!r}")
 
 
 def _group(key: str | None) -> str | None:
@@ -140,4 +173,8 @@ def _pattern(pattern: str | None) -> str | None:
         raise InvalidJobQueryError(f"name_pattern must be a non-empty glob such as 'email*', got {pattern!r}")
     if len(pattern) > MAX_TEXT_CHARS:
         raise InvalidJobQueryError(f"name_pattern is {len(pattern)} characters long; use at most {MAX_TEXT_CHARS}")
+    if _CONTROL.search(pattern):  # SQLite's GLOB stops reading at a NUL: "a\x00z" matched every name "a…"
+        raise InvalidJobQueryError(
+            f"name_pattern {pattern[:40]!r} holds a control character; job names never do, so remove it"
+        )
     return _name(pattern, "name_pattern")

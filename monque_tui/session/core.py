@@ -681,6 +681,9 @@ class ConsoleSession:
         except ConnectionError as error:
             self.emit(Notice(f"Nothing marked: {store_unreadable(error)}.", "warning", "Mark all matching"))
             raise
+        except QUERY_ERRORS as error:
+            self.emit(Notice(f"Nothing marked: {error}", "warning", "Mark all matching"))
+            return None
         if query != self.query:
             return None  # the view changed meanwhile
         if count == 0:
@@ -745,6 +748,9 @@ class ConsoleSession:
             # The key's own answer: the store-error notice comes once per outage and had gone.
             self.emit(Notice(f"Nothing to {kind.value} yet: {store_unreadable(error)}.", "warning"))
             raise
+        except QUERY_ERRORS as error:  # a filter the store refuses (a NUL in "contains") acts on nothing
+            self.emit(Notice(f"Nothing to {kind.value}: {error}", "warning"))
+            return None
         if plan.count == 0:
             self.emit(Notice(f"Nothing to {kind.value}: no job matches ({bulk_what(kind, query)}).", "warning"))
             return None

@@ -19,8 +19,9 @@ from bson import ObjectId
 from ...attempts import MAX_ATTEMPTS, Attempt
 from ...cursor import CursorAnchor
 from ...errorgroups import hour_window
+from ...errors import InvalidCursorError
 from ...job import CursorDirection, Job, JobSort, JobStatus, NewJob, name_glob_regex, regex_literal
-from ...timeutil import ms_to_datetime
+from ...timeutil import in_range, ms_to_datetime
 from ..base import StoreListFilter, StoreSelector
 
 Document = dict[str, Any]
@@ -342,38 +343,33 @@ TEXT_TIMEOUT_HINT = (
 
 
 def text_clause(text: str) -> Document:
-    """Payload or error text contains ``text``, case ignored (ADR 0008).
+    """Payload or error text contains ``text`` as typed, case ignored (ADR 0008).
 
-    MongoDB cannot turn a document into text on the server, so the payload is searched
-    where it is text: a string payload (or an array of strings), and the top-level values
-    of an object payload, each converted to a string (``$convert`` with ``onError``: a
+    BSON holds the payload's values decoded (no JSON escapes), so they are searched as the
+    producer passed them; ``text`` is a literal (``regex_literal``: every metacharacter
+    escaped, a NUL spelled ``\\x00``). MongoDB cannot turn a document into text on the
+    server, so the payload is searched where it is text: a string payload (or an array of
+    strings), and the keys and top-level values of an object payload, each value converted
+    to a string (a number's digits, ``true``, ``null``; ``$convert`` with ``onError``: a
     nested object or array is skipped, never an error). No index serves a substring; the
     caller bounds the query with maxTimeMS and says how to narrow it when it is hit.
     """
     escaped = regex_literal(text)
     pattern = {"$regex": escaped, "$options": "i"}
     values = {"$objectToArray": {"$cond": [{"$eq": [{"$type": "$data"}, "object"]}, "$data", {}]}}
-    as_text = {"$convert": {"input": "$$this.v", "to": "string", "onError": "", "onNull": ""}}
+    as_text = {"$convert": {"input": "$$this.v", "to": "string", "onError": "", "onNull": "null"}}
+    entry = {
+        "$or": [
+            {"$regexMatch": {"input": "$$this.k", "regex": escaped, "options": "i"}},
+            {"$regexMatch": {"input": as_text, "regex": escaped, "options": "i"}},
+        ]
+    }
     return {
         "$or": [
             {"failReason": pattern},
             {"errorType": pattern},
             {"data": pattern},
-            {
-                "$expr": {
-                    "$gt": [
-                        {
-                            "$size": {
-                                "$filter": {
-                                    "input": values,
-                                    "cond": {"$regexMatch": {"input": as_text, "regex": escaped, "options": "i"}},
-                                }
-                            }
-                        },
-                        0,
-                    ]
-                }
-            },
+            {"$expr": {"$gt": [{"$size": {"$filter": {"input": values, "cond": entry}}}, 0]}},
         ]
     }
 
@@ -461,6 +457,10 @@ def page_query(
             keyset: Document = {"_id": {op: oid(anchor.job_id)}}
         else:
             assert anchor.value_ms is not None
+            if not in_range(anchor.value_ms):  # no BSON date a job holds is outside: a made-up cursor
+                raise InvalidCursorError(
+                    "Cursor holds a sort value out of range; pass the cursor a previous page returned"
+                )
             value = dt(anchor.value_ms)
             keyset = {"$or": [{field: {op: value}}, {field: value, "_id": {op: oid(anchor.job_id)}}]}
         query.setdefault("$and", []).append(keyset)

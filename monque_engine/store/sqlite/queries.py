@@ -8,11 +8,13 @@ from __future__ import annotations
 import json
 import json.scanner
 import re
+import sqlite3
 from typing import Any
 
 from ...attempts import MAX_ATTEMPTS, AppendedHistory
 from ...cursor import CursorAnchor
 from ...job import STATUS_BY_VALUE, CursorDirection, Job, JobSort, JobStatus
+from ...textsearch import escaped, fold, may_span_tokens, stored_payload_contains
 from ..base import StoreListFilter, StoreSelector
 from .schema import ERROR_MEMBER, FINISHED
 from .unreadable import unreadable_row
@@ -132,16 +134,37 @@ def _like(text: str) -> str:
     return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
-def text_clause(text: str, params: list[Any]) -> str:
-    """Payload JSON, failReason or error type contains ``text``, ASCII case ignored (LIKE).
+#: The SQL function ``textsearch.stored_payload_contains`` is registered as (``register_functions``).
+PAYLOAD_CONTAINS = "monque_payload_contains"
 
-    A scan (ADR 0008): no index can serve a substring, and an FTS5 trigram index would
-    cost every insert far more than the drain budget allows. Bounded by the caller's page
-    size for listings; counts and bulk actions read every candidate row.
+
+def register_functions(conn: sqlite3.Connection) -> None:
+    """Give a connection the Python functions this module's SQL calls."""
+    conn.create_function(PAYLOAD_CONTAINS, 2, stored_payload_contains, deterministic=True)
+
+
+def text_clause(text: str, params: list[Any]) -> str:
+    """The payload, failReason or error type contains ``text`` as typed (``textsearch``).
+
+    failReason and error type are plain text: ``LIKE`` answers exactly. The payload is JSON
+    text, where ``LIKE`` on the needle as typed finds neither ``a"b`` (stored ``a\\"b``) nor a
+    newline, and a lone backslash would match every escape. So ``LIKE`` looks for the needle
+    as the encoder escapes it, which every match must contain, and the rows where that can
+    still be wrong (a backslash in the row, or a needle that can span JSON's own characters)
+    are decoded and searched value by value in Python. Most rows never reach Python.
+
+    A scan (ADR 0008): no index can serve a substring, and an FTS5 trigram index would cost
+    every insert far more than the drain budget allows. Bounded by the caller's page size
+    for listings; counts and bulk actions read every candidate row. A NUL never gets here:
+    ``LIKE`` stops reading its pattern at one, and the query validation refuses it.
     """
-    pattern = _like(text)
-    params.extend((pattern, pattern, pattern))
-    return "(data LIKE ? ESCAPE '\\' OR fail_reason LIKE ? ESCAPE '\\' OR error_type LIKE ? ESCAPE '\\')"
+    plain = _like(text)
+    payload = _like(escaped(text))
+    folded = fold(text)
+    decode = f"{PAYLOAD_CONTAINS}(CAST(data AS BLOB), ?)"
+    check = decode if may_span_tokens(text) else f"(instr(data, '\\') = 0 OR {decode})"
+    params.extend((payload, folded, plain, plain))
+    return f"((data LIKE ? ESCAPE '\\' AND {check}) OR fail_reason LIKE ? ESCAPE '\\' OR error_type LIKE ? ESCAPE '\\')"
 
 
 def group_clause(key: str, params: list[Any]) -> str:

@@ -49,7 +49,15 @@ from .feed import ChangeFeed
 from .identity import FileIdentity, FileLostError
 from .inbox import ABSORB_EVERY, STREAK, Inbox, InboxView
 from .journal import Changes, Journal
-from .queries import append_attempt, filter_where, page_query, row_attempt, row_to_job, selector_where
+from .queries import (
+    append_attempt,
+    filter_where,
+    page_query,
+    register_functions,
+    row_attempt,
+    row_to_job,
+    selector_where,
+)
 from .runner import MISS, Miss, Operation, ReadRunner, WriteRunner, begin_immediate, retry_while_busy, wrap_error
 from .schema import ERROR_MEMBER, Tables
 from .unreadable import CLAIM_STATUS, UnreadableWarnings, log
@@ -186,6 +194,7 @@ class SqliteStore(JobStore):
             self._file, isolation_level=None, check_same_thread=False, timeout=self.settings.busy_timeout
         )
         try:
+            register_functions(conn)
             retry_while_busy(lambda: self._use_wal(conn), self.settings.busy_timeout)
             conn.execute(f"PRAGMA synchronous={self.settings.synchronous.upper()}")
             conn.execute(f"PRAGMA cache_size=-{self.settings.cache_mb * 1024}")
@@ -215,6 +224,7 @@ class SqliteStore(JobStore):
             uri, uri=True, isolation_level=None, check_same_thread=False, timeout=self.settings.busy_timeout
         )
         try:
+            register_functions(conn)
             conn.execute("PRAGMA query_only=1")
             conn.execute(f"PRAGMA cache_size=-{self.settings.cache_mb * 1024}")
             conn.execute("PRAGMA temp_store=MEMORY")
