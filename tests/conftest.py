@@ -199,7 +199,15 @@ class RawAccess:
                 params.append(value)
             table = self.m.options.collection_name
             sql = f"UPDATE {table} SET {', '.join(assignments)} WHERE id = ?"
-            count = await store.execute_write(lambda conn: conn.execute(sql, (*params, job_id)).rowcount)
+            journal = store._j  # the store's own bookkeeping (kept counts) follows the fake write
+
+            def write(conn: Any) -> int:
+                journal.tally(conn, "id = ?", (job_id,), -1)
+                count: int = conn.execute(sql, (*params, job_id)).rowcount
+                journal.tally(conn, "id = ?", (job_id,), 1)
+                return count
+
+            count = await store.execute_write(write)
             assert count == 1, f"raw update matched {count} rows"
             return
         # MongoDB: write the document directly with PyMongo.

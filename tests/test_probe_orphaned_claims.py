@@ -39,9 +39,15 @@ async def test_a_job_whose_outcome_could_not_be_written_is_recovered_while_the_i
             raise ConnectionError("SQLite database jobs.db: database or disk is full")
         return await real_complete(job_id, *args, **kwargs)
 
+    refused: dict[str, int] = {}
+
     async def fail(job_id: str, *args: Any, **kwargs: Any) -> Any:
         if job_id in broken:
-            broken.discard(job_id)  # the disk has space again after this
+            # The failure and its plain fallback record (ADR 0010) are both refused; the disk
+            # has space again after that.
+            refused[job_id] = refused.get(job_id, 0) + 1
+            if refused[job_id] == 2:
+                broken.discard(job_id)
             raise ConnectionError("SQLite database jobs.db: database or disk is full")
         return await real_fail(job_id, *args, **kwargs)
 
@@ -61,7 +67,7 @@ async def test_a_job_whose_outcome_could_not_be_written_is_recovered_while_the_i
         await rec.wait_for("job:start", where=lambda j: j.id == long.id)
         quick = await m.enqueue("quick")
         broken.add(quick.id)
-        # Both outcome writes fail: the job is left processing under this live instance.
+        # Every outcome write fails: the job is left processing under this live instance.
         await rec.wait_for("job:error", where=lambda e: e.job is not None and e.job.id == quick.id)
         # While "long" keeps the instance busy (and heartbeating), "quick" still ages out,
         # is recovered and runs again.

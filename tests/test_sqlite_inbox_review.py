@@ -16,6 +16,7 @@ from monque_engine.errors import MonqueError
 from monque_engine.job import JobSort
 from monque_engine.store.base import StoreListFilter, StoreSelector
 from monque_engine.store.sqlite.inbox import ABSORB_EVERY, STREAK, InboxView
+from monque_engine.store.sqlite.journal import Journal
 from monque_engine.store.sqlite.queries import page_query
 from monque_engine.store.sqlite.schema import Tables
 from tests.test_sqlite_inbox import PRODUCER, counts, run_child
@@ -158,6 +159,7 @@ async def test_a_read_only_stores_counts_over_the_inbox_equal_those_after_it_is_
             "UPDATE monque_jobs SET status = ?, updated_at = created_at + ?, name = ? WHERE id = ?",
             (status, 100 * (n + 1), "other" if n % 2 else "orphan", ids[n]),
         )
+    Journal(Tables("monque_jobs")).rebuild_counts(conn)  # a hand edit, then repair-counts
     conn.commit()
     conn.close()
     assert counts(db)[1] == count
@@ -202,4 +204,5 @@ def test_a_read_only_page_over_the_inbox_view_walks_the_job_tables_index(
     assert plan[0] == "MERGE (UNION ALL)", plan
     job_table_arm = plan[plan.index("LEFT") + 1 : plan.index("RIGHT")]
     assert any("main.monque_jobs" in step for step in job_table_arm), plan
-    assert not any("TEMP B-TREE" in step for step in job_table_arm), plan
+    # No sort of the arm's rows; at most the id tie-break within equal due times (incremental).
+    assert not any("TEMP B-TREE FOR ORDER BY" in step for step in job_table_arm), plan

@@ -6,6 +6,10 @@ showed it as existing. Now a view loaded whole whose count disagrees with its ro
 refreshes running is reloaded once, and an open detail reads its job again. Real app driven
 by Pilot over a real SQLite file; the rows are deleted with plain ``sqlite3``; the console's
 own stats timer drives the refreshes.
+
+Counts come from what the store keeps with every change (journal.py), which a hand edit
+bypasses: the operator runs ``monque-tui repair-counts`` after it (``_repair``), and from
+then on the count disagrees with the rows on screen as it did before.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import sqlite3
 
 from textual.widgets import Static
 
+from monque_engine import Monque
 from monque_tui.app import MonqueConsole
 from monque_tui.clock import frozen_clock
 from monque_tui.config import ConsoleConfig
@@ -26,6 +31,12 @@ GONE = seed_id(1)
 ALSO_GONE = seed_id(3)
 
 
+async def _repair(url: str) -> None:
+    """What ``monque-tui repair-counts`` does, from another connection as the command would."""
+    async with Monque(url, recover_stale_jobs=False) as other:
+        assert await other.repair_counts()
+
+
 async def test_hand_deleted_rows_leave_the_table_and_the_detail(seeded_url: str) -> None:
     async with running_console(seeded_url) as (app, pilot):
         assert len(table_ids(app)) == len(SEED_JOBS)  # the whole view is loaded
@@ -34,6 +45,7 @@ async def test_hand_deleted_rows_leave_the_table_and_the_detail(seeded_url: str)
         conn.execute("DELETE FROM monque_jobs WHERE id IN (?, ?)", (GONE, ALSO_GONE))
         conn.commit()
         conn.close()
+        await _repair(seeded_url)
         body = lambda: str(detail.query_one("#detail-body", Static).render())  # noqa: E731
         await wait_for(lambda: "no longer exists" in body(), timeout=20)
         await pilot.press("escape")
@@ -65,6 +77,7 @@ async def test_a_lasting_disagreement_is_reloaded_once(seeded_url: str) -> None:
         conn.execute("DELETE FROM monque_jobs WHERE id = ?", (GONE,))
         conn.commit()
         conn.close()
+        await _repair(seeded_url)
         for _ in range(6):  # what six stats ticks do
             await session.refresh_stats()
         assert session.stats is not None and session.stats.total == len(SEED_JOBS) - 1

@@ -218,24 +218,29 @@ class Journal:
     def rebuild_counts(self, conn: sqlite3.Connection) -> list[tuple[str, str, int, int]]:
         """Recount every ``(name, status)`` from the job table; returns what differed, as
         ``(name, status, counted before, counted now)``. Each status is read from its own
-        partial index where one exists, so the job rows themselves are not read."""
+        partial index where one exists, so the job rows themselves are not read. Names are
+        compared as stored bytes (a hand-written name may not be UTF-8) and shown with any
+        invalid bytes replaced, as reads show them."""
         t = self._tables
-        before = {
-            (name, status): jobs for name, status, jobs in conn.execute(f"SELECT name, status, jobs FROM {t.counts}")
-        }
+        kept = f"SELECT CAST(name AS BLOB), status, jobs FROM {t.counts} WHERE jobs != 0"
+        before = {(name, status): jobs for name, status, jobs in conn.execute(kept)}
         conn.execute(f"DELETE FROM {t.counts}")
-        fresh = (
+        conn.execute(
+            f"INSERT INTO {t.counts} (name, status, jobs, duration_ms) "
             f"SELECT name, 'pending', count(*), 0 FROM {t.jobs} WHERE status = 'pending' GROUP BY name "
             f"UNION ALL SELECT name, 'processing', count(*), 0 FROM {t.jobs} WHERE status = 'processing' GROUP BY name "
             "UNION ALL SELECT name, status, count(*), "
             "coalesce(sum(CASE WHEN status = 'completed' THEN updated_at - created_at END), 0) "
             f"FROM {t.jobs} WHERE status IN ('completed','failed','cancelled') GROUP BY name, status"
         )
-        rows = conn.execute(fresh).fetchall()
-        conn.executemany(f"INSERT INTO {t.counts} (name, status, jobs, duration_ms) VALUES (?, ?, ?, ?)", rows)
-        after = {(name, status): jobs for name, status, jobs, _ in rows}
+        after = {(name, status): jobs for name, status, jobs in conn.execute(kept)}
         return [
-            (name, status, before.get((name, status), 0), after.get((name, status), 0))
+            (
+                bytes(name).decode("utf-8", "replace"),
+                status,
+                before.get((name, status), 0),
+                after.get((name, status), 0),
+            )
             for name, status in sorted(set(before) | set(after))
             if before.get((name, status), 0) != after.get((name, status), 0)
         ]
