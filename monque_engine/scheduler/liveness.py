@@ -76,6 +76,19 @@ class OwnerWatcher:
 
     async def check(self, owner: str) -> OwnerCheck:
         """Watch ``owner`` until its records move (alive) or stay unmoved for the window (dead)."""
+        return (await self._watch(owner))[0]
+
+    async def release(self, owner: str, now_ms: int) -> int:
+        """Release ``owner``'s processing jobs if a watch (continued, or started now) finds it
+        dead; the store writes only if its records are still the ones last looked at."""
+        verdict, records = await self._watch(owner)
+        if verdict.alive or verdict.releasable == 0:
+            return 0
+        released = await self._store().release_unmoved_owner(owner, records, now_ms)
+        return 0 if released is None else released  # None: it beat between the last look and the write
+
+    async def _watch(self, owner: str) -> tuple[OwnerCheck, OwnerRecords]:
+        """The verdict, with the records of the last look (what a release compares with)."""
         began, records, ended = await self._look(owner)
         seen = self._watches.get(owner)
         # An earlier watch goes on if nothing moved since its last look. If something did, the
@@ -84,7 +97,7 @@ class OwnerWatcher:
         since = seen.since if seen is not None and unmoved else ended
         self._remember(owner, records, since)
         if not records.jobs and records.record is None:
-            return OwnerCheck(owner, alive=False, releasable=0, watched=max(0.0, began - since))
+            return OwnerCheck(owner, alive=False, releasable=0, watched=max(0.0, began - since)), records
         window = self.window(records)
         look_every = min(LOOK_EVERY_MAX_S, max(LOOK_EVERY_MIN_S, window / 4))
         while began - since < window:
@@ -94,21 +107,11 @@ class OwnerWatcher:
             began, later, ended = await self._look(owner)
             if later.moved_since(records):
                 self._remember(owner, later, ended)
-                return OwnerCheck(owner, alive=True, releasable=0, watched=ended - since)
+                return OwnerCheck(owner, alive=True, releasable=0, watched=ended - since), later
             records = later
             self._remember(owner, records, since)
             window = max(window, self.window(records))
-        return OwnerCheck(owner, alive=False, releasable=len(records.jobs), watched=began - since)
-
-    async def release(self, owner: str, now_ms: int) -> int:
-        """Release ``owner``'s processing jobs if a watch (continued, or started now) finds it
-        dead; the store writes only if its records are still the ones last looked at."""
-        verdict = await self.check(owner)
-        if verdict.alive or verdict.releasable == 0:
-            return 0
-        watch = self._watches[owner]
-        released = await self._store().release_unmoved_owner(owner, watch.records, now_ms)
-        return 0 if released is None else released  # None: it beat between the last look and the write
+        return OwnerCheck(owner, alive=False, releasable=len(records.jobs), watched=began - since), records
 
     async def _look(self, owner: str) -> tuple[float, OwnerRecords, float]:
         """The owner's records with the monotonic instants before and after reading them: a
