@@ -569,6 +569,72 @@ class OwnerHolding:
 
 
 @dataclass(frozen=True, slots=True)
+class OwnerJobStamp:
+    """One processing job's claim stamps, as its owner wrote them (epoch ms, None when absent)."""
+
+    id: str
+    last_heartbeat_ms: int | None
+    locked_at_ms: int | None
+    heartbeat_interval_ms: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerRecords:
+    """Everything of one owner that its heartbeat rewrites: its registry record (None when it
+    has none) and the stamps of the processing jobs it holds, ordered by id.
+
+    Dead-owner release judges an owner by whether these *move* while it watches them, never
+    by comparing their instants with its own clock (ADR 0007): they were written on the
+    owner's clock, which may differ from the caller's by any amount.
+    """
+
+    owner: str
+    record: InstanceRecord | None
+    jobs: tuple[OwnerJobStamp, ...]
+
+    @property
+    def interval_ms(self) -> int | None:
+        """The owner's own heartbeat interval: the largest its record or any of its jobs carries."""
+        known = [job.heartbeat_interval_ms for job in self.jobs if job.heartbeat_interval_ms is not None]
+        if self.record is not None:
+            known.append(self.record.heartbeat_interval_ms)
+        positive = [ms for ms in known if ms > 0]
+        return max(positive) if positive else None
+
+    def moved_since(self, earlier: OwnerRecords) -> bool:
+        """True when the owner wrote something since ``earlier``: its record appeared or changed
+        (a beat rewrites ``last_heartbeat``), a job it still holds has other stamps (a beat, or a
+        new claim of it), or it holds a job it did not hold then (a claim).
+
+        A job it no longer holds, or a record that disappeared, is not a sign of life by
+        itself: an operator, stale recovery or the registry's retention can remove those too.
+        """
+        if self.record is not None and self.record != earlier.record:
+            return True
+        before = {job.id: job for job in earlier.jobs}
+        return any(before.get(job.id) != job for job in self.jobs)
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerCheck:
+    """What ``Monque.check_owner()`` found by watching one owner's records (ADR 0007).
+
+    ``alive``: its heartbeat moved (its registry record or its jobs' stamps changed) while it
+    was watched. Otherwise it wrote nothing for ``watched`` seconds, at least twice its own
+    heartbeat interval (plus a margin), and is dead: ``releasable`` of its processing jobs go
+    back to pending on ``release_dead_owner_jobs()``. No wall clock takes part, so a clock
+    that is wrong or stepped, here or on the owner's machine, does not change the answer.
+    """
+
+    instance_id: str
+    alive: bool
+    #: Processing jobs ``release_dead_owner_jobs`` would release now (0 when alive).
+    releasable: int
+    #: Seconds (monotonic) over which its records were watched.
+    watched: float
+
+
+@dataclass(frozen=True, slots=True)
 class InstanceInfo:
     """One scheduler instance as ``Monque.instances()`` reports it.
 

@@ -602,21 +602,33 @@ class MonqueConsole(App[int]):
     # -- fleet and queue control (issue 13) ---------------------------------------------------------------
     @work(group="fleet")
     async def release_owner(self, instance_id: str) -> None:
-        """Count a dead owner's jobs, ask with the count, then release (the store guard has the last word)."""
+        """Watch a dead owner, ask with the count, then release (the store has the last word).
+
+        Dead or alive is the engine's watch of the owner's heartbeat moving, never this
+        console's clock (issue 25): up to twice its interval plus 1 s before the question.
+        """
         monque = self.monque
         if monque is None or self.read_only:
             return
+        self.notify(
+            f"Watching {instance_id}'s heartbeat (up to twice its interval, plus 1 s): "
+            "its jobs are released only if it writes nothing meanwhile.",
+            timeout=4,
+        )
         try:
-            count = await monque.count_dead_owner_jobs(instance_id)
+            check = await monque.check_owner(instance_id)
         except Exception as error:  # noqa: BLE001 - shown to the operator
             self.notify(f"Release failed: {error}", severity="error", timeout=10)
             return
-        if count == 0:
-            alive = {info.id: info.alive for info in await monque.instances()}.get(instance_id)
-            reason = "the owner is alive (its heartbeat is fresh)" if alive else "it holds no stale jobs"
+        if check.alive or check.releasable == 0:
+            reason = (
+                "the owner is alive (its heartbeat moved while watched)"
+                if check.alive
+                else "it holds no processing jobs"
+            )
             self.notify(f"Nothing to release for {instance_id}: {reason}.", severity="warning")
             return
-        jobs = plural(count, "processing job")
+        jobs = plural(check.releasable, "processing job")
 
         def answered(ok: bool | None) -> None:
             if ok:
@@ -629,7 +641,8 @@ class MonqueConsole(App[int]):
                 f"Release {jobs} of dead owner {instance_id}?",
                 [
                     "They go back to pending now and any worker may claim them (their handlers may run again).",
-                    "The store releases only jobs whose owner is still stale at the moment of the write.",
+                    f"Nothing of {instance_id} moved for {check.watched:.1f} s, twice its heartbeat interval. "
+                    "The store releases them only if nothing has moved since.",
                 ],
                 "Release",
             ),

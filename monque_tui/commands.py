@@ -162,8 +162,9 @@ def build_parser() -> argparse.ArgumentParser:
         "release-dead",
         help="return a dead instance's processing jobs to pending now",
         description="Count, and with --yes release, the processing jobs of an instance whose "
-        "heartbeat stopped (older than twice its interval). Guarded in the store: "
-        "a live instance's jobs are never released.",
+        "heartbeat stopped: it is watched for twice its heartbeat interval plus 1 s (by this "
+        "machine's monotonic clock, never its wall clock) and is dead only if nothing of it moved. "
+        "The store writes only if nothing moved since: a live instance's jobs are never released.",
     )
     p.add_argument("instance", metavar="INSTANCE")
     p.add_argument("--yes", action="store_true", help="release without asking (otherwise only the count is shown)")
@@ -636,20 +637,37 @@ async def _release_dead(monque: Monque, args: argparse.Namespace) -> int:
             "monque-tui instances lists them",
             ExitCode.USAGE,
         )
-    if info.alive:
+    # Alive or dead is decided by watching its heartbeat move (Monque.check_owner), never by this
+    # machine's clock: ``info.alive`` compares the stamps with it, and a clock an hour ahead
+    # took a worker beating every second for dead (issue 25).
+    if _stderr_is_terminal():
+        _err(
+            f"watching {args.instance}'s heartbeat for up to {2 * info.heartbeat_interval + 1:g} s "
+            "(twice its interval, plus 1 s): only an instance that writes nothing meanwhile is dead"
+        )
+    check = await monque.check_owner(args.instance)
+    if check.alive:
         raise CliError(
-            f"{args.instance} is alive (last heartbeat {_age(info.last_heartbeat, datetime.now(UTC))} ago): "
-            "a live instance's jobs are never released; stop it, or wait until its heartbeat is older than "
-            "twice its interval",
+            f"{args.instance} is alive (its heartbeat moved while watched for {check.watched:.1f} s): a live "
+            "instance's jobs are never released; stop it, or retry once it has stopped beating",
             ExitCode.USAGE,
         )
-    count = await monque.count_dead_owner_jobs(args.instance)
     if not args.yes:
-        _err(f"{count} processing job(s) of {args.instance} can be released now; rerun with --yes to release them")
+        _err(
+            f"{check.releasable} processing job(s) of {args.instance} can be released now (nothing of it moved "
+            f"for {check.watched:.1f} s); rerun with --yes to release them"
+        )
         return ExitCode.OK
-    released = await monque.release_dead_owner_jobs(args.instance)
+    released = await monque.release_dead_owner_jobs(args.instance)  # continues the watch: no second wait
     _err(f"released {released} job(s) of {args.instance} back to pending")
     return ExitCode.OK
+
+
+def _stderr_is_terminal() -> bool:
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):  # replaced or closed
+        return False
 
 
 async def _health(monque: Monque, args: argparse.Namespace) -> int:

@@ -85,15 +85,20 @@ async def test_instances_are_judged_dead_after_two_heartbeat_intervals(monque, r
 
 
 # -- dead-owner release ----------------------------------------------------------------------------------
-async def test_a_dead_owners_jobs_are_released_now_and_counted_first(monque, raw):
+# An owner is dead when its records do not move for twice its own interval plus 1 s of this
+# process's monotonic time (ADR 0007); the owners here carry a 100 ms interval, so a watch
+# lasts 1.2 s. How their stamps compare with any clock does not matter.
+async def test_a_dead_owners_jobs_are_counted_after_a_watch_then_released_at_once(monque, raw):
     m = await monque(heartbeat_interval=1.0, lock_timeout=3600)
     now = now_ms()
     dead = [await m.enqueue("email", {"n": n}) for n in range(3)]
     for job in dead:
-        await _claim_as(raw, m, job.id, "dead-worker", now - 10_000)
+        await _claim_as(raw, m, job.id, "dead-worker", now - 10_000, interval_ms=100)
     recorded = []
     m.on("stale:recovered", lambda e: recorded.append(e.count))
-    assert await m.count_dead_owner_jobs("dead-worker") == 3
+    check = await m.check_owner("dead-worker")
+    assert (check.alive, check.releasable) == (False, 3) and check.watched >= 1.2
+    assert await m.count_dead_owner_jobs("dead-worker") == 3  # continues the watch: nothing moved
     assert await m.release_dead_owner_jobs("dead-worker") == 3
     assert recorded == [3]
     for job in dead:
@@ -103,54 +108,94 @@ async def test_a_dead_owners_jobs_are_released_now_and_counted_first(monque, raw
     assert await m.count_dead_owner_jobs("nobody") == 0
 
 
-async def test_a_live_owners_jobs_are_never_released(monque, raw):
+async def _beat_until(m: Monque, owner: str, stop: asyncio.Event, stamp_of) -> None:
+    """An owner's heartbeat loop, every 50 ms (its jobs say 100 ms), writing ``stamp_of()``."""
+    while not stop.is_set():
+        await m.store.heartbeat(owner, stamp_of())
+        try:
+            await asyncio.wait_for(stop.wait(), 0.05)
+        except TimeoutError:
+            pass
+
+
+async def test_a_live_owners_jobs_are_never_released_however_old_its_beats_look(monque, raw):
+    """Its beats are stamped 10 s in the past, as by a clock behind ours (or ours ahead of it):
+    they still move, and that is what makes it alive."""
     m = await monque(heartbeat_interval=1.0)
-    now = now_ms()
     a, b = await m.enqueue("email"), await m.enqueue("email")
-    # One job with an old heartbeat but another fresh one: the owner is alive (a live owner
-    # heartbeats all its jobs at once, so the old one is only a snapshot before its next beat).
-    await _claim_as(raw, m, a.id, "busy-worker", now - 10_000)
-    await _claim_as(raw, m, b.id, "busy-worker", now - 100)
-    assert await m.count_dead_owner_jobs("busy-worker") == 0
-    assert await m.release_dead_owner_jobs("busy-worker") == 0
-    assert (await m.get_job(a.id)).status is JobStatus.PROCESSING
+    for job in (a, b):
+        await _claim_as(raw, m, job.id, "busy-worker", now_ms() - 10_000, interval_ms=100)
+    stop = asyncio.Event()
+    beating = asyncio.ensure_future(_beat_until(m, "busy-worker", stop, lambda: now_ms() - 10_000))
+    try:
+        check = await m.check_owner("busy-worker")
+        assert (check.alive, check.releasable) == (True, 0)
+        assert await m.count_dead_owner_jobs("busy-worker") == 0
+        assert await m.release_dead_owner_jobs("busy-worker") == 0
+    finally:
+        stop.set()
+        await beating
+    assert [(await m.get_job(job.id)).status for job in (a, b)] == [JobStatus.PROCESSING] * 2
 
 
 async def test_a_heartbeat_between_the_count_and_the_release_keeps_every_job(monque, raw):
-    """The rescue race: the guard is evaluated by the write, not by the count before it."""
+    """The rescue race, first form: the operator is asked, and meanwhile the owner beats."""
     m = await monque(heartbeat_interval=1.0)
     jobs = [await m.enqueue("email", {"n": n}) for n in range(2)]
     for job in jobs:
-        await _claim_as(raw, m, job.id, "slow-owner", now_ms() - 10_000)
+        await _claim_as(raw, m, job.id, "slow-owner", now_ms() - 10_000, interval_ms=100)
     assert await m.count_dead_owner_jobs("slow-owner") == 2  # the operator is asked "release 2?"
-    await m.store.heartbeat("slow-owner", now_ms())  # ...and meanwhile the owner beats again
-    assert await m.release_dead_owner_jobs("slow-owner") == 0
+    stop = asyncio.Event()  # ...and meanwhile the owner beats again (its stamps 20 s old by our clock)
+    beating = asyncio.ensure_future(_beat_until(m, "slow-owner", stop, lambda: now_ms() - 20_000))
+    try:
+        assert await m.release_dead_owner_jobs("slow-owner") == 0
+    finally:
+        stop.set()
+        await beating
     assert [(await m.get_job(job.id)).claimed_by for job in jobs] == ["slow-owner", "slow-owner"]
 
 
-async def test_the_jobs_own_heartbeat_interval_sets_the_cutoff(monque, raw):
+async def test_a_heartbeat_between_the_last_look_and_the_write_keeps_every_job(monque, raw, monkeypatch):
+    """The rescue race, second form: the beat commits after the watch's last look, before the
+    store's write. The write compares with what was looked at, so it releases nothing."""
     m = await monque(heartbeat_interval=1.0)
-    now = now_ms()
-    slow = await m.enqueue("email")
-    # Its owner beats every 60 s: 10 s of silence is normal, not death.
-    await _claim_as(raw, m, slow.id, "slow-beater", now - 10_000, interval_ms=60_000)
-    assert await m.release_dead_owner_jobs("slow-beater") == 0
-    # A job without heartbeatInterval (a foreign claim) is judged by lockedAt and our interval.
+    jobs = [await m.enqueue("email", {"n": n}) for n in range(2)]
+    for job in jobs:
+        await _claim_as(raw, m, job.id, "late-beater", now_ms() - 10_000, interval_ms=100)
+    store = m.store
+    write = store.release_unmoved_owner
+
+    async def beat_first(owner, expected, now):
+        await store.heartbeat(owner, now_ms())
+        return await write(owner, expected, now)
+
+    monkeypatch.setattr(store, "release_unmoved_owner", beat_first)
+    assert await m.release_dead_owner_jobs("late-beater") == 0
+    assert [(await m.get_job(job.id)).status for job in jobs] == [JobStatus.PROCESSING] * 2
+
+
+async def test_a_claim_without_a_heartbeat_interval_is_watched_for_twice_ours(monque, raw):
+    m = await monque(heartbeat_interval=0.1)
     bare = await m.enqueue("email")
-    await _claim_as(raw, m, bare.id, "foreign", None, interval_ms=None, locked_ms=now - 10_000)
+    # A foreign claim: no heartbeatInterval, no lastHeartbeat, only lockedAt.
+    await _claim_as(raw, m, bare.id, "foreign", None, interval_ms=None, locked_ms=now_ms() - 10_000)
+    check = await m.check_owner("foreign")
+    assert (check.alive, check.releasable) == (False, 1) and check.watched >= 2 * 0.1 + 1.0
     assert await m.release_dead_owner_jobs("foreign") == 1
 
 
-async def test_a_fresh_registry_record_keeps_its_jobs(monque, raw):
-    """A registered instance with a fresh record is alive even if its jobs' beat is old."""
-    worker = await monque(heartbeat_interval=30)
+async def test_a_beating_registry_record_keeps_its_jobs(monque, raw):
+    """A registered instance whose record beats is alive even if its jobs' stamps never move."""
+    worker = await monque(heartbeat_interval=0.05)
     worker.register("email", lambda job: None)
     await worker.start()
     viewer = await monque(heartbeat_interval=1.0)
     job = await viewer.enqueue("later", {})
-    await _claim_as(raw, viewer, job.id, worker.instance_id, now_ms() - 120_000, interval_ms=1_000)
+    await _claim_as(raw, viewer, job.id, worker.instance_id, now_ms() - 120_000, interval_ms=100)
+    assert (await viewer.check_owner(worker.instance_id)).alive
     assert await viewer.count_dead_owner_jobs(worker.instance_id) == 0
     assert await viewer.release_dead_owner_jobs(worker.instance_id) == 0
+    assert (await viewer.get_job(job.id)).status is JobStatus.PROCESSING
 
 
 async def test_release_dead_owner_refuses_a_bad_instance_id(monque):

@@ -94,11 +94,12 @@ def test_registration_death_and_a_guarded_rescue_of_a_killed_workers_jobs(procs,
     assert (info.pid, info.inferred, info.alive, info.jobs_held, info.workers) == (w1.pid, False, True, 3, {"task": 3})
 
     # The rescue race: while w1 lives, a release never takes its jobs, however often it is
-    # tried, across several of w1's heartbeats (each guarded at the moment of the write).
+    # tried, across several of w1's heartbeats (each watch ends at w1's next beat, and the
+    # write compares with what the watch saw last).
     beats: set[int] = set()
 
     def release_refused_across_beats() -> bool:
-        assert op.run(op.m.count_dead_owner_jobs("w1")) == 0
+        assert op.run(op.m.check_owner("w1")).alive
         assert op.run(op.m.release_dead_owner_jobs("w1")) == 0
         assert len(probe.processing_by("w1")) == 3
         beats.add(probe.job(ids[0])["last_heartbeat"])
@@ -115,11 +116,9 @@ def test_registration_death_and_a_guarded_rescue_of_a_killed_workers_jobs(procs,
 
     dead = wait_until(judged_dead, 30, "w1 judged dead (heartbeat older than 2 x 2 s)")
     assert dead.jobs_held == 3 and not dead.inferred
-    # The registry's beat and the jobs' beats are separate writes, the jobs' a little later:
-    # the jobs become releasable once their own beats are 2 x 2 s old too, moments after.
-    wait_until(
-        lambda: op.run(op.m.count_dead_owner_jobs("w1")) == 3, 30, "w1's jobs releasable (their beats 2 x 2 s old)"
-    )
+    # Dead by the watch: nothing of w1 moves for 2 x 2 s + 1 s of the operator's monotonic time.
+    check = op.run(op.m.check_owner("w1"))
+    assert (check.alive, check.releasable) == (False, 3), check
     assert op.run(op.m.release_dead_owner_jobs("w1")) == 3
     assert probe.count("status = 'pending' AND claimed_by IS NULL") == 3
 

@@ -17,7 +17,7 @@ from bson import ObjectId
 from test_mongo_evaluator import AsyncEvaluatorCollection, evaluator_collection, oid
 from test_mongo_evaluator import evaluator_store as _plain_store
 
-from monque_engine.job import InstanceRecord, JobStatus
+from monque_engine.job import InstanceRecord, JobStatus, OwnerJobStamp, OwnerRecords
 from monque_engine.store.base import StoreListFilter, StoreSelector
 from monque_engine.store.mongo import documents as q
 from monque_engine.store.mongo.indexes import fleet_index_specs, index_specs
@@ -100,20 +100,30 @@ def _ids(docs: Any) -> list[str]:
 
 
 # -- query documents ------------------------------------------------------------------------------------
-def test_dead_owner_filter_judges_each_job_by_its_own_interval_then_locked_at() -> None:
+def test_unmoved_owner_filter_matches_only_the_jobs_whose_stamps_are_still_the_ones_read() -> None:
     c = evaluator_collection()
     c.insert_many(
         [
-            _job(1, "w", beat=NOW - 5_000),  # 5 s > 2 x 1 s: stale
-            _job(2, "w", beat=NOW - 5_000, interval=60_000),  # its owner beats every minute: fresh
-            _job(3, "w", beat=None, locked=NOW - 5_000, interval=None),  # foreign claim: lockedAt, default 1 s
-            _job(4, "w", beat=NOW - 500),  # fresh
-            _job(5, "other", beat=NOW - 5_000),  # another owner
-            _job(6, "w", status="pending", beat=NOW - 5_000),  # not processing
+            _job(1, "w", beat=NOW - 5_000, locked=NOW - 9_000),
+            _job(2, "w", beat=NOW - 5_000, locked=NOW - 8_000),
+            _job(3, "w", beat=None, locked=NOW - 7_000, interval=None),  # never beat: lockedAt only
+            _job(4, "w", beat=NOW - 1, locked=NOW - 9_000),  # beat after the look
+            _job(5, "other", beat=NOW - 5_000, locked=NOW - 9_000),  # another owner
+            _job(6, "w", status="pending", beat=NOW - 5_000, locked=NOW - 9_000),  # not processing
         ]
     )
-    assert _ids(c.find(q.dead_owner_filter("w", NOW, 1_000))) == [oid(1), oid(3)]
-    assert _ids(c.find(q.fresh_owner_filter("w", NOW, 1_000))) == [oid(2), oid(4)]
+    seen = [
+        OwnerJobStamp(oid(1), NOW - 5_000, NOW - 9_000, 1_000),
+        OwnerJobStamp(oid(2), NOW - 5_000, NOW - 8_000, 1_000),
+        OwnerJobStamp(oid(3), None, NOW - 7_000, None),
+        OwnerJobStamp(oid(4), NOW - 5_000, NOW - 9_000, 1_000),
+        OwnerJobStamp(oid(5), NOW - 5_000, NOW - 9_000, 1_000),
+        OwnerJobStamp(oid(6), NOW - 5_000, NOW - 9_000, 1_000),
+    ]
+    query = q.unmoved_owner_filter("w", seen)
+    assert _ids(c.find(query)) == [oid(1), oid(2), oid(3)]
+    assert len(query["$or"]) == 3  # one branch per pair of stamps, not per job
+    assert _ids(c.find(q.owner_jobs_filter("w"))) == [oid(1), oid(2), oid(3), oid(4)]
 
 
 def test_owner_holdings_group_processing_jobs_by_claimed_by() -> None:
@@ -174,7 +184,7 @@ def _prefixes(specs: list[Any]) -> list[list[str]]:
 
 def test_each_new_read_has_an_index() -> None:
     jobs = _prefixes(index_specs(False))
-    assert ["claimedBy", "status"] in jobs  # dead_owner_filter / fresh_owner_filter
+    assert ["claimedBy", "status"] in jobs  # owner_jobs_filter / unmoved_owner_filter
     assert any(keys[:1] == ["status"] for keys in jobs)  # owner holdings and pending health match on status
     side = fleet_index_specs()
     assert side["instances"] == [([("lastHeartbeat", 1)], {"expireAfterSeconds": 24 * 3600, "background": True})]
@@ -199,27 +209,73 @@ async def test_registry_round_trip_and_purge_on_the_side_collection() -> None:
     assert await store.list_instances() == []
 
 
-async def test_release_dead_owner_checks_the_owner_then_writes_with_the_per_job_guard() -> None:
+async def test_owner_records_read_its_jobs_stamps_and_its_registry_record() -> None:
+    store, adapter, _ = fleet_store()
+    adapter.sync.insert_many(
+        [_job(2, "w", beat=NOW - 5_000, locked=NOW - 9_000), _job(1, "w", beat=None, locked=NOW - 7_000, interval=None)]
+    )
+    adapter.sync.insert_one(_job(3, "other", beat=NOW))
+    record = InstanceRecord("w", "h", 1, "v", 0, 1_000, {}, 1, 0, 0, NOW - 100)
+    await store.upsert_instance(record)
+    seen = await store.owner_records("w")
+    assert seen == OwnerRecords(
+        "w",
+        record,
+        (OwnerJobStamp(oid(1), None, NOW - 7_000, None), OwnerJobStamp(oid(2), NOW - 5_000, NOW - 9_000, 1_000)),
+    )
+    assert adapter.cursors[-1].max_time == q.LIST_MAX_TIME_MS
+    assert await store.owner_records("nobody") == OwnerRecords("nobody", None, ())
+
+
+async def test_release_unmoved_owner_looks_again_then_writes_with_the_per_job_compare_and_set() -> None:
     store, adapter, _ = fleet_store()
     adapter.sync.insert_many([_job(1, "w", beat=NOW - 5_000), _job(2, "w", beat=NOW - 6_000)])
-    assert await store.count_dead_owner_jobs("w", NOW, 1_000) == 2
-    assert await store.release_dead_owner("w", NOW, 1_000) == 2
+    seen = await store.owner_records("w")
+    assert await store.release_unmoved_owner("w", seen, NOW) == 2
     name, (filter, update), _ = adapter.calls[-1]
-    assert name == "update_many" and filter == q.dead_owner_filter("w", NOW, 1_000)
+    assert name == "update_many" and filter == q.unmoved_owner_filter("w", seen.jobs)
     assert update == q.to_pending_update(NOW)
     assert {d["status"] for d in adapter.sync.find()} == {"pending"}
 
 
-async def test_a_fresh_registry_record_or_job_keeps_the_owner_alive() -> None:
+async def test_a_beat_after_the_look_keeps_the_owners_jobs() -> None:
+    store, adapter, _ = fleet_store()
+    adapter.sync.insert_many([_job(1, "w", beat=NOW - 5_000)])
+    seen = await store.owner_records("w")
+    adapter.sync.update_many({"claimedBy": "w"}, {"$set": {"lastHeartbeat": q.dt(NOW - 9_000)}})  # a beat
+    assert await store.release_unmoved_owner("w", seen, NOW) is None
+    assert not [call for call in adapter.calls if call[0] == "update_many"]
+    assert adapter.sync.find_one()["status"] == "processing"
+
+
+async def test_a_beat_between_the_second_look_and_the_write_keeps_each_job_it_reached() -> None:
+    """No transaction joins the look and the write: the per-document compare-and-set does."""
+    store, adapter, _ = fleet_store()
+    adapter.sync.insert_many([_job(1, "w", beat=NOW - 5_000), _job(2, "w", beat=NOW - 5_000)])
+    seen = await store.owner_records("w")
+    write = adapter.update_many
+
+    async def beat_then_write(filter: Any, update: Any, **kw: Any) -> Any:
+        adapter.sync.update_many({"claimedBy": "w"}, {"$set": {"lastHeartbeat": q.dt(NOW)}})
+        return await write(filter, update, **kw)
+
+    adapter.update_many = beat_then_write  # type: ignore[method-assign]
+    assert await store.release_unmoved_owner("w", seen, NOW) == 0
+    assert {d["status"] for d in adapter.sync.find()} == {"processing"}
+
+
+async def test_a_registry_record_that_beat_keeps_the_owner_alive() -> None:
     store, adapter, _ = fleet_store()
     adapter.sync.insert_many([_job(1, "w", beat=NOW - 5_000)])
     await store.upsert_instance(InstanceRecord("w", "h", 1, "v", 0, 1_000, {}, 1, 0, 0, NOW - 100))
-    assert await store.count_dead_owner_jobs("w", NOW, 1_000) == 0
-    assert await store.release_dead_owner("w", NOW, 1_000) == 0
+    seen = await store.owner_records("w")
+    await store.upsert_instance(InstanceRecord("w", "h", 1, "v", 0, 1_000, {}, 1, 0, 0, NOW - 50))
+    assert await store.release_unmoved_owner("w", seen, NOW) is None
     assert adapter.sync.find_one()["status"] == "processing"
-    await store.remove_instance("w")
-    adapter.sync.insert_one(_job(2, "w", beat=NOW - 10))  # a fresh job of the same owner
-    assert await store.release_dead_owner("w", NOW, 1_000) == 0
+    adapter.sync.insert_one(_job(2, "w", beat=NOW - 10))  # a new claim of the same owner
+    seen = await store.owner_records("w")
+    adapter.sync.insert_one(_job(3, "w", beat=NOW - 5))
+    assert await store.release_unmoved_owner("w", seen, NOW) is None
 
 
 async def test_pause_resume_and_counters_on_the_side_collections() -> None:

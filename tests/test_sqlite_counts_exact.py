@@ -115,7 +115,8 @@ async def _run(db: Path, operations: list[tuple[Any, ...]]) -> None:
                 if await store.recover_stale(10**15, now):
                     claimed.clear()
             elif kind == "release_dead":
-                if await store.release_dead_owner(owner, 10**15, 1000):
+                records = await store.owner_records(owner)
+                if await store.release_unmoved_owner(owner, records, now):
                     claimed.clear()
             elif kind in ("cancel_one", "retry_one", "reschedule_one", "delete_one"):
                 jobs = await monque.get_jobs(limit=100)

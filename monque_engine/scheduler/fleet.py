@@ -17,10 +17,11 @@ from datetime import UTC, datetime
 
 from ..errors import InvalidJobQueryError
 from ..events import CountEvent, JobErrorEvent, QueueControlEvent
-from ..job import InstanceInfo, InstanceRecord, MinuteCount, QueueHealth
+from ..job import InstanceInfo, InstanceRecord, MinuteCount, OwnerCheck, QueueHealth
 from ..timeutil import ms_to_datetime, now_ms
 from ..validation import validate_job_name
 from .context import SchedulerContext
+from .liveness import OwnerWatcher
 from .processor import JobProcessor
 
 log = logging.getLogger("monque_engine.fleet")
@@ -57,6 +58,8 @@ class Fleet:
         self._next_purge_ms = 0
         #: The last counter write (see flush_counts): a later flush waits for it first.
         self._flushing: asyncio.Future[None] | None = None
+        options = ctx.options
+        self._owners = OwnerWatcher(lambda: ctx.store, options.heartbeat_interval, options.lock_timeout)
 
     @property
     def _heartbeat_ms(self) -> int:
@@ -233,13 +236,15 @@ class Fleet:
                 ) from None
         return instance_id
 
+    async def check_owner(self, instance_id: str) -> OwnerCheck:
+        return await self._owners.check(self._owner(instance_id))
+
     async def count_dead_owner_jobs(self, instance_id: str) -> int:
-        owner = self._owner(instance_id)
-        return await self._ctx.store.count_dead_owner_jobs(owner, now_ms(), self._heartbeat_ms)
+        return (await self.check_owner(instance_id)).releasable
 
     async def release_dead_owner_jobs(self, instance_id: str) -> int:
         owner = self._owner(instance_id)
-        count = await self._ctx.store.release_dead_owner(owner, now_ms(), self._heartbeat_ms)
+        count = await self._owners.release(owner, now_ms())
         if count > 0:
             self._ctx.events.emit("stale:recovered", CountEvent(count))
             self._processor.wake()

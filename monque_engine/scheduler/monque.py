@@ -31,6 +31,7 @@ from ..job import (
     JobSelector,
     JobSort,
     JobStatus,
+    OwnerCheck,
     QueueHealth,
     QueueStats,
     QueueViewSummary,
@@ -617,21 +618,36 @@ class Monque:
         self._require_initialized()
         return await self._fleet.instances()
 
+    async def check_owner(self, instance_id: str) -> OwnerCheck:
+        """Watch ``instance_id``'s records until they move (alive) or stay unmoved for twice
+        its own heartbeat interval plus 1 s (dead; never longer than ``lock_timeout``).
+
+        Liveness is judged by its records moving (its registry record and its processing
+        jobs' ``lastHeartbeat`` / ``lockedAt``), on this process's monotonic clock: never by
+        comparing their instants with this machine's wall clock, which may be stepped, or
+        differ from the owner's by any amount. A live owner is usually told apart at its next
+        beat; a dead one takes the whole watch. The watch is remembered, so a release (or
+        count) that follows continues it instead of waiting again.
+        """
+        self._require_initialized()
+        return await self._fleet.check_owner(instance_id)
+
     async def count_dead_owner_jobs(self, instance_id: str) -> int:
         """How many processing jobs ``release_dead_owner_jobs(instance_id)`` would release
-        now: ask for confirmation with this count, then release."""
+        (``check_owner(instance_id).releasable``; it may watch the owner first): ask for
+        confirmation with this count, then release."""
         self._require_initialized()
         return await self._fleet.count_dead_owner_jobs(instance_id)
 
     async def release_dead_owner_jobs(self, instance_id: str) -> int:
-        """Return a dead owner's processing jobs to pending now, without waiting for
+        """Return a dead owner's processing jobs to pending without waiting for
         ``lock_timeout``; returns how many.
 
-        Guarded in the store's write: only jobs whose heartbeat (``lastHeartbeat``, else
-        ``lockedAt``) is older than twice the heartbeat interval (the job's own
-        ``heartbeatInterval``, else this instance's ``heartbeat_interval``) at the moment of
-        the write are released, and none while any job of that owner (or, on SQLite, its
-        registry record) is fresher than that. A live owner's jobs are never released.
+        The owner is dead when ``check_owner`` finds its records unmoved for twice its own
+        heartbeat interval (continuing the watch of an earlier count or check, else watching
+        now). The store then writes only if its records are still exactly those last read
+        (a compare-and-set in the write), so a beat that lands in between keeps every job. A
+        live owner's jobs are never released, whatever either machine's wall clock says.
         Emits ``stale:recovered`` with the count.
         """
         self._require_initialized()

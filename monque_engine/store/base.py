@@ -26,6 +26,7 @@ from ..job import (
     JobStatus,
     NewJob,
     OwnerHolding,
+    OwnerRecords,
     PendingHealth,
     QueueStats,
 )
@@ -356,19 +357,22 @@ class JobStore(ABC):
         """Processing jobs grouped by ``claimedBy`` (owners that never registered included)."""
         raise self._fleet_unsupported("owner listings")
 
-    async def count_dead_owner_jobs(self, owner: str, now_ms: int, default_interval_ms: int) -> int:
-        """How many jobs ``release_dead_owner`` would release now (same guard, read only)."""
+    async def owner_records(self, owner: str) -> OwnerRecords:
+        """What ``owner``'s heartbeat rewrites: its registry record and its processing jobs' stamps.
+
+        Read only; dead-owner release reads it twice, at least twice the owner's heartbeat
+        interval apart by the caller's monotonic clock, and calls the owner dead only if
+        nothing in it moved (ADR 0007). No instant in it is compared with any clock.
+        """
         raise self._fleet_unsupported("dead-owner release")
 
-    async def release_dead_owner(self, owner: str, now_ms: int, default_interval_ms: int) -> int:
-        """Return ``owner``'s processing jobs to pending, guarded in the write itself.
+    async def release_unmoved_owner(self, owner: str, expected: OwnerRecords, now_ms: int) -> int | None:
+        """Return ``owner``'s processing jobs to pending, only if its records have not moved
+        since ``expected`` (``OwnerRecords.moved_since``), judged in the write itself.
 
-        A job is released only when, at the moment of the write, its liveness instant
-        (``lastHeartbeat``, else ``lockedAt``; ADR 0004) is older than twice its own
-        ``heartbeatInterval`` (``default_interval_ms`` where it has none), no job of the
-        same owner is fresher than that, and (where the store can check it in the same
-        write) the owner's registry record is not fresher either. A live owner heartbeats
-        all its jobs at once, so its jobs are never released.
+        ``None`` (nothing written) when they moved: a beat that lands between the caller's
+        last look and this write keeps every job of that owner. ``now_ms`` only stamps
+        ``updatedAt``; it judges nothing.
         """
         raise self._fleet_unsupported("dead-owner release")
 

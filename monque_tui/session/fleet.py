@@ -92,7 +92,10 @@ class FleetView:
 
 
 def owner_is_dead(job: Job, now_ms: int) -> bool:
-    """A processing job whose owner's heartbeat (on the job) is older than twice its interval."""
+    """A processing job whose owner's heartbeat (on the job) is older than twice its interval.
+
+    By this console's clock, so for display (and for offering ``x``) only: the release itself
+    decides by watching the owner's heartbeat move (``Monque.check_owner``)."""
     if job.status is not JobStatus.PROCESSING or not job.claimed_by:
         return False
     beat = job.last_heartbeat_ms if job.last_heartbeat_ms is not None else job.locked_at_ms
@@ -103,14 +106,21 @@ def owner_is_dead(job: Job, now_ms: int) -> bool:
 
 
 async def release_owner(monque: Monque, instance_id: str) -> str:
-    """Release a dead owner's jobs now; the sentence for the operator (the store guard decides)."""
+    """Release a dead owner's jobs now; the sentence for the operator.
+
+    Alive or dead is the engine's watch (``check_owner``: its heartbeat moving or not), never
+    this console's clock; after the count that asked, the watch goes on where it stopped, so
+    this waits only if the owner wrote something since.
+    """
+    check = await monque.check_owner(instance_id)
+    if check.alive:
+        return f"Released nothing: owner {instance_id} is alive (its heartbeat moved while watched)."
     released = await monque.release_dead_owner_jobs(instance_id)
     if released:
         return f"Released {released:,} job{'s' if released != 1 else ''} of {instance_id}: pending again."
-    alive = {info.id: info.alive for info in await monque.instances()}.get(instance_id)
-    if alive:
-        return f"Released nothing: owner {instance_id} is alive (its heartbeat is fresh)."
-    return f"Released nothing: owner {instance_id} holds no stale jobs now."
+    if check.releasable:
+        return f"Released nothing: {instance_id} wrote again, or its jobs left processing, just before the write."
+    return f"Released nothing: owner {instance_id} holds no processing jobs now."
 
 
 def sparkline(

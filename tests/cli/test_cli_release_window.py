@@ -9,21 +9,25 @@ be …"), not the flag. Each is now one line naming the fix, exit 2, jobs untouc
 
 from __future__ import annotations
 
-from cli_helpers import _run, enqueue, get_job
+import signal
+from pathlib import Path
+
+from cli_helpers import _run, enqueue, get_job, wait_for_status
 from test_cli_fleet import cli
 
 from monque_engine import Monque
 from monque_engine.timeutil import now_ms
+from tests.procs.harness import Launcher
 
 
-def _owned_by(db_url: str, job_id: str, owner: str, heartbeat_ms: int) -> None:
+def _owned_by(db_url: str, job_id: str, owner: str, heartbeat_ms: int, interval_ms: int = 30_000) -> None:
     async def claim(m: Monque) -> None:
         sql = (
             "UPDATE monque_jobs SET status = 'processing', claimed_by = ?, locked_at = ?, "
-            "last_heartbeat = ?, heartbeat_interval = 30000 WHERE id = ?"
+            "last_heartbeat = ?, heartbeat_interval = ? WHERE id = ?"
         )
         await m.store.execute_write(  # type: ignore[attr-defined]
-            lambda conn: conn.execute(sql, (owner, heartbeat_ms, heartbeat_ms, job_id))
+            lambda conn: conn.execute(sql, (owner, heartbeat_ms, heartbeat_ms, interval_ms, job_id))
         )
 
     _run(db_url, claim)
@@ -46,14 +50,36 @@ def test_release_dead_refuses_an_unknown_instance(db_url: str) -> None:
     assert get_job(db_url, job_id).status == "processing"
 
 
-def test_release_dead_refuses_a_live_instance(db_url: str) -> None:
-    job_id = enqueue(db_url, "fast")
-    _owned_by(db_url, job_id, "node-8", now_ms())  # heartbeat now: alive
+def test_release_dead_refuses_a_live_instance(db_url: str, procs: Launcher, tmp_path: Path) -> None:
+    """Alive means beating: a real worker holding a long job, its heartbeat every 0.2 s."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    worker = procs.start(
+        "node-8",
+        "worker",
+        *("--db", db_url.removeprefix("sqlite:///"), "--instance", "node-8", "--runs-dir", runs),
+        *("--concurrency", 1, "--delay", 600, "--heartbeat-interval", 0.2),
+    )
+    worker.wait_for("ready", 30)
+    job_id = enqueue(db_url, "task")
+    wait_for_status(db_url, job_id, "processing")
     done = cli("release-dead", "node-8", "--yes", "--url", db_url)
     assert done.returncode == 2, done.stderr
     line = _one_line(done)
-    assert "node-8 is alive" in line and "never released" in line, line
+    assert "node-8 is alive" in line and "heartbeat moved" in line and "never released" in line, line
     assert get_job(db_url, job_id).status == "processing"
+    worker.signal(signal.SIGKILL)
+
+
+def test_release_dead_releases_a_dead_owner_whose_clock_was_ahead(db_url: str) -> None:
+    """A Node worker on a machine an hour ahead, then killed: its last beat reads as an hour
+    in the future here. Judged by this machine's clock it was "alive" for the next hour and
+    could not be released; judged by its heartbeat not moving, it is dead after 2 x 1 s + 1 s."""
+    job_id = enqueue(db_url, "fast")
+    _owned_by(db_url, job_id, "node-9", now_ms() + 3_600_000, interval_ms=1_000)
+    done = cli("release-dead", "node-9", "--yes", "--url", db_url)
+    assert (done.returncode, done.stderr.strip()) == (0, "released 1 job(s) of node-9 back to pending"), done.stderr
+    assert get_job(db_url, job_id).status == "pending"
 
 
 def test_health_window_out_of_range_names_the_flag(db_url: str) -> None:

@@ -11,6 +11,7 @@ the same queries and use the same indexes.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,7 +21,16 @@ from ...attempts import MAX_ATTEMPTS, Attempt
 from ...cursor import CursorAnchor
 from ...errorgroups import hour_window
 from ...errors import InvalidCursorError
-from ...job import CursorDirection, Job, JobSort, JobStatus, NewJob, name_glob_regex, regex_literal
+from ...job import (
+    CursorDirection,
+    Job,
+    JobSort,
+    JobStatus,
+    NewJob,
+    OwnerJobStamp,
+    name_glob_regex,
+    regex_literal,
+)
 from ...timeutil import in_range, ms_to_datetime
 from ..base import StoreListFilter, StoreSelector
 
@@ -680,32 +690,39 @@ def owner_holdings_pipeline() -> list[Document]:
     ]
 
 
-def _liveness() -> Document:
-    return {"$ifNull": ["$lastHeartbeat", {"$ifNull": ["$lockedAt", _EPOCH]}]}
+def owner_jobs_filter(owner: str) -> Document:
+    """The processing jobs ``owner`` holds; the ``{claimedBy, status}`` index serves it."""
+    return {"claimedBy": owner, "status": PROCESSING}
 
 
-def _stale_cutoff(now_ms: int, default_interval_ms: int) -> Document:
-    """now - 2 x (the job's heartbeatInterval, else the default), as a date."""
-    return {"$subtract": [dt(now_ms), {"$multiply": [2, {"$ifNull": ["$heartbeatInterval", default_interval_ms]}]}]}
+#: What a beat or a claim rewrites on a job: all dead-owner release compares (ADR 0007).
+OWNER_STAMPS_PROJECTION: Document = {"lastHeartbeat": 1, "lockedAt": 1, "heartbeatInterval": 1}
 
 
-def dead_owner_filter(owner: str, now_ms: int, default_interval_ms: int) -> Document:
-    """The per-document guard of a dead-owner release: the owner's processing jobs whose
-    liveness (lastHeartbeat, else lockedAt) is older than twice their heartbeatInterval at
-    the moment each document is written. The ``{claimedBy, status}`` index serves it."""
+def _job_key(job_id: str) -> Any:
+    return ObjectId(job_id) if ObjectId.is_valid(job_id) and len(job_id) == 24 else job_id
+
+
+def _stamp(ms: int | None) -> datetime | None:
+    return None if ms is None else dt(ms)
+
+
+def unmoved_owner_filter(owner: str, jobs: Sequence[OwnerJobStamp]) -> Document:
+    """The owner's processing jobs whose stamps are still exactly those in ``jobs``: a
+    compare-and-set per document, so a beat that reaches a job before this write does keeps
+    it. (``lastHeartbeat: None`` matches a missing field, as upstream leaves it before the
+    first beat.) One ``$or`` branch per distinct pair of stamps: a beat gives all of an
+    owner's jobs the same ``lastHeartbeat``, so there are few."""
+    groups: dict[tuple[int | None, int | None], list[Any]] = {}
+    for job in jobs:
+        groups.setdefault((job.last_heartbeat_ms, job.locked_at_ms), []).append(_job_key(job.id))
     return {
         "claimedBy": owner,
         "status": PROCESSING,
-        "$expr": {"$lt": [_liveness(), _stale_cutoff(now_ms, default_interval_ms)]},
-    }
-
-
-def fresh_owner_filter(owner: str, now_ms: int, default_interval_ms: int) -> Document:
-    """Any job of ``owner`` still fresh: if one exists, the owner is alive and nothing is released."""
-    return {
-        "claimedBy": owner,
-        "status": PROCESSING,
-        "$expr": {"$gte": [_liveness(), _stale_cutoff(now_ms, default_interval_ms)]},
+        "$or": [
+            {"_id": {"$in": ids}, "lastHeartbeat": _stamp(beat), "lockedAt": _stamp(locked)}
+            for (beat, locked), ids in groups.items()
+        ],
     }
 
 
@@ -757,6 +774,3 @@ def pending_health_pipeline(now_ms: int) -> list[Document]:
         },
         {"$sort": {"_id": 1}},
     ]
-
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

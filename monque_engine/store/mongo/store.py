@@ -50,6 +50,8 @@ from ...job import (
     JobStatus,
     NewJob,
     OwnerHolding,
+    OwnerJobStamp,
+    OwnerRecords,
     PendingHealth,
     QueueStats,
 )
@@ -817,44 +819,49 @@ class MongoStore(JobStore):
             for row in rows
         ]
 
-    async def count_dead_owner_jobs(self, owner: str, now_ms: int, default_interval_ms: int) -> int:
-        if await self._owner_alive(owner, now_ms, default_interval_ms):
-            return 0
-        return await self._call(
-            "count a dead owner's jobs",
-            lambda c: c.count_documents(
-                q.dead_owner_filter(owner, now_ms, default_interval_ms), maxTimeMS=q.LIST_MAX_TIME_MS
+    async def owner_records(self, owner: str) -> OwnerRecords:
+        docs = await self._call(
+            "read an owner's jobs",
+            lambda c: (
+                c.find(q.owner_jobs_filter(owner), q.OWNER_STAMPS_PROJECTION)
+                .sort([("_id", 1)])
+                .max_time_ms(q.LIST_MAX_TIME_MS)
+                .to_list(None)
             ),
         )
-
-    async def _owner_alive(self, owner: str, now_ms: int, default_interval_ms: int) -> bool:
-        fresh = await self._call(
-            "check an owner's heartbeat",
-            lambda c: c.find_one(q.fresh_owner_filter(owner, now_ms, default_interval_ms), projection={"_id": 1}),
+        jobs = tuple(
+            OwnerJobStamp(
+                str(doc["_id"]),
+                _ms_or_none(doc.get("lastHeartbeat")),
+                _ms_or_none(doc.get("lockedAt")),
+                _int_or_none(doc.get("heartbeatInterval")),
+            )
+            for doc in docs
         )
-        if fresh is not None:
-            return True
-        record = await self._side_call("instances", "read an instance record", lambda c: c.find_one({"_id": owner}))
-        if record is None:
-            return False
-        try:
-            beat, interval = datetime_to_ms(record["lastHeartbeat"]), int(record["heartbeatInterval"])
-        except (KeyError, TypeError, ValueError):
-            return False
-        return beat >= now_ms - 2 * interval
+        found = await self._side_call("instances", "read an instance record", lambda c: c.find_one({"_id": owner}))
+        record = None
+        if found is not None:
+            try:
+                record = _instance_record(found)
+            except (KeyError, TypeError, ValueError):
+                record = None  # a hand-edited record: not ours to interpret (as list_instances)
+        return OwnerRecords(owner, record, jobs)
 
-    async def release_dead_owner(self, owner: str, now_ms: int, default_interval_ms: int) -> int:
-        # MongoDB cannot join the registry into one write, so the owner-level checks come
-        # first and the per-document guard (stale at the moment each document is written)
-        # rides in the updateMany filter: a live owner heartbeats every job at once, so a
-        # heartbeat landing between the check and the write leaves its jobs untouched.
-        if await self._owner_alive(owner, now_ms, default_interval_ms):
+    async def release_unmoved_owner(self, owner: str, expected: OwnerRecords, now_ms: int) -> int | None:
+        # MongoDB cannot join the registry into one write: the owner is looked at first, then
+        # each document is released only if its stamps are still the ones just looked at. A
+        # live owner beats all its jobs in one updateMany, so a beat that lands between the
+        # look and the write reaches each job before this write does, or after it: before, the
+        # job's stamps no longer match and it stays; after, the owner had been silent for the
+        # whole watch (twice its interval), which is what dead means (ADR 0007).
+        current = await self.owner_records(owner)
+        if current.moved_since(expected):
+            return None
+        if not current.jobs:
             return 0
         result = await self._call(
             "release a dead owner's jobs",
-            lambda c: c.update_many(
-                q.dead_owner_filter(owner, now_ms, default_interval_ms), q.to_pending_update(now_ms)
-            ),
+            lambda c: c.update_many(q.unmoved_owner_filter(owner, current.jobs), q.to_pending_update(now_ms)),
         )
         return result.modified_count
 

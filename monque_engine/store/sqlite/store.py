@@ -38,6 +38,8 @@ from ...job import (
     JobStatus,
     NewJob,
     OwnerHolding,
+    OwnerJobStamp,
+    OwnerRecords,
     PendingHealth,
     QueueStats,
 )
@@ -1600,38 +1602,52 @@ class SqliteStore(JobStore):
 
         return await self._read(op, queued=False)
 
-    def _dead_owner_where(self) -> str:
-        """The guard of ``release_dead_owner`` (parameters: owner, now, default, owner, now,
-        default, owner, now): this job stale, no job of the owner fresh, no fresh record."""
+    def _owner_records_op(self, owner: str) -> Callable[[sqlite3.Connection], OwnerRecords]:
+        # Served by the partial processing index (claimed_by, locked_at) and the registry's key.
         t = self._t
-        stale = "coalesce(last_heartbeat, locked_at, 0) < ? - 2 * coalesce(heartbeat_interval, ?)"
-        fresh = "coalesce(f.last_heartbeat, f.locked_at, 0) >= ? - 2 * coalesce(f.heartbeat_interval, ?)"
-        return (
-            f"claimed_by = ? AND status = 'processing' AND {stale} "
-            f"AND NOT EXISTS (SELECT 1 FROM {t.jobs} f WHERE f.claimed_by = ? AND f.status = 'processing' "
-            f"AND {fresh}) "
-            f"AND NOT EXISTS (SELECT 1 FROM {t.instances} i WHERE i.id = ? "
-            "AND i.last_heartbeat >= ? - 2 * i.heartbeat_interval)"
+        jobs_sql = (
+            f"SELECT id, last_heartbeat, locked_at, heartbeat_interval FROM {t.jobs} "
+            "WHERE claimed_by = ? AND status = 'processing' ORDER BY id"
+        )
+        record_sql = (
+            "SELECT id, host, pid, version, started_at, heartbeat_interval, workers, running, processed, failed, "
+            f"last_heartbeat FROM {t.instances} WHERE id = ?"
         )
 
-    @staticmethod
-    def _dead_owner_params(owner: str, now_ms: int, default_interval_ms: int) -> tuple[Any, ...]:
-        return (owner, now_ms, default_interval_ms, owner, now_ms, default_interval_ms, owner, now_ms)
+        def op(conn: sqlite3.Connection) -> OwnerRecords:
+            jobs = tuple(OwnerJobStamp(*row) for row in conn.execute(jobs_sql, (owner,)))
+            r = conn.execute(record_sql, (owner,)).fetchone()
+            record = (
+                None
+                if r is None
+                else InstanceRecord(r[0], r[1], r[2], r[3], r[4], r[5], _workers(r[6]), r[7], r[8], r[9], r[10])
+            )
+            return OwnerRecords(owner, record, jobs)
 
-    async def count_dead_owner_jobs(self, owner: str, now_ms: int, default_interval_ms: int) -> int:
-        sql = f"SELECT count(*) FROM {self._t.jobs} WHERE {self._dead_owner_where()}"
-        params = self._dead_owner_params(owner, now_ms, default_interval_ms)
-        return await self._read(lambda conn: conn.execute(sql, params).fetchone()[0], queued=False)
+        return op
 
-    async def release_dead_owner(self, owner: str, now_ms: int, default_interval_ms: int) -> int:
-        # One statement under the write lock: the guard is evaluated at the moment of the
-        # write, so a heartbeat that committed first keeps every job of that owner.
+    async def owner_records(self, owner: str) -> OwnerRecords:
+        return await self._read(self._owner_records_op(owner), queued=False)
+
+    async def release_unmoved_owner(self, owner: str, expected: OwnerRecords, now_ms: int) -> int | None:
+        # Look and write in one write transaction (BEGIN IMMEDIATE): no beat can commit between
+        # the comparison and the UPDATE, so a beat that committed first keeps every job.
+        read = self._owner_records_op(owner)
         sql = (
             f"UPDATE {self._t.jobs} SET status = 'pending', updated_at = ?, {_CLAIM_RELEASE}, "
-            f"change_seq = {self._t.change_stamp} WHERE {self._dead_owner_where()} RETURNING {self._t.columns}"
+            f"change_seq = {self._t.change_stamp} WHERE claimed_by = ? AND status = 'processing' "
+            f"RETURNING {self._t.columns}"
         )
-        params = (now_ms, *self._dead_owner_params(owner, now_ms, default_interval_ms))
-        return await self._write(lambda conn: self._update_and_feed(conn, sql, params))
+
+        def op(conn: sqlite3.Connection) -> int | None:
+            current = read(conn)
+            if current.moved_since(expected):
+                return None
+            if not current.jobs:
+                return 0
+            return self._update_and_feed(conn, sql, (now_ms, owner))
+
+        return await self._write(op)
 
     async def set_paused(self, name: str, paused: bool, now_ms: int) -> bool:
         t = self._t
