@@ -90,10 +90,17 @@ class Attempt:
 
     @property
     def summary(self) -> str:
-        """``Type: first line of the message`` for a failure, else the outcome."""
+        """``Type: first line of the message`` for a failure, else the outcome.
+
+        At most ``MAX_REASON_CHARS`` characters of the line (and ``…``), the most a message
+        the engine records can hold: a record written by another program may hold megabytes,
+        and only the start of it is read.
+        """
         if self.error_type is None:
             return self.outcome
-        first = (self.error_message or "").split("\n", 1)[0]
+        first = (self.error_message or "")[: MAX_REASON_CHARS + 1].split("\n", 1)[0]
+        if len(first) > MAX_REASON_CHARS:
+            first = first[:MAX_REASON_CHARS] + "…"
         return f"{self.error_type}: {first}" if first else self.error_type
 
     def to_fields(self, date: Any = None, duration: bool = True) -> dict[str, Any]:

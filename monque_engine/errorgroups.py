@@ -29,6 +29,8 @@ _QUOTED = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
 _UUID = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
 _HEX_ID = re.compile(r"\b(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{8,}\b|\b0x[0-9a-fA-F]+\b")
 _NUMBER = re.compile(r"[-+]?\d+(?:[.,]\d+)*")
+#: Not blank: ``\s`` is exactly ``str.isspace`` (what ``strip`` removes), for every code point.
+_NONSPACE = re.compile(r"\S")
 
 
 def normalize_message(message: str | None) -> str:
@@ -40,11 +42,29 @@ def normalize_message(message: str | None) -> str:
     """
     if not message:
         return ""
-    line = message.strip().split("\n", 1)[0][:MAX_PATTERN_CHARS]
+    line = _first_line(message)
     line = _QUOTED.sub(lambda m: f"{m.group(0)[0]}<str>{m.group(0)[0]}", line)
     line = _UUID.sub("<uuid>", line)
     line = _HEX_ID.sub("<id>", line)
     return _NUMBER.sub("<n>", line)
+
+
+def _first_line(message: str) -> str:
+    """``message.strip().split("\\n", 1)[0][:MAX_PATTERN_CHARS]``, reading only the start of it.
+
+    The same result for every message (the group key of a failure recorded before and after
+    must not differ), but a 10 MB message (a foreign row: the errors view reads one sample per
+    group on every refresh) is no longer copied whole to be stripped: at most
+    ``MAX_PATTERN_CHARS`` characters from the first non-blank one are read, and past them only
+    as far as the next non-blank one, to strip the end exactly as ``strip`` would.
+    """
+    start = _NONSPACE.search(message)
+    if start is None:
+        return ""
+    line = message[start.start() : start.start() + MAX_PATTERN_CHARS].split("\n", 1)[0]
+    if _NONSPACE.search(message, start.start() + len(line)) is None:
+        line = line.rstrip()  # nothing but blanks after it: ``strip`` would have cut them
+    return line
 
 
 def group_key(name: str, error_type: str, normalized: str) -> str:

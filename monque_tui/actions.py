@@ -16,6 +16,7 @@ from enum import StrEnum
 from monque_engine import BulkCount, InvalidJobDocumentError, Job, JobListFilter, JobStateError, JobStatus, Monque
 
 from .formatting import absolute, plural, short_id
+from .longtext import clip_line
 from .query import JobQuery
 
 
@@ -131,7 +132,7 @@ def plan_for_jobs(kind: ActionKind, jobs: Sequence[Job], marked: bool) -> Action
     skipped = len(jobs) - len(chosen)
     if not marked and len(jobs) == 1:
         job = jobs[0]
-        subject = f"job {short_id(job.id)} ({job.name})"
+        subject = f"job {short_id(job.id)} ({clip_line(job.name, 300)})"  # a foreign row's name may be megabytes
     else:
         subject = plural(len(chosen), "marked job")
     return ActionPlan(kind, tuple(job.id for job in chosen), skipped, None, len(chosen), subject)

@@ -241,6 +241,27 @@ REGISTRY: tuple[KeyAction, ...] = (
         rank=15,
     ),
     KeyAction(
+        "right_curly_bracket",
+        "traceback_page(1)",
+        "Next traceback page",
+        "Detail",
+        ("detail",),
+        key_display="}",
+        show=False,
+        help="A traceback longer than a page (only rows written by other programs hold one; ours are "
+        "bounded) is shown a page at a time: the next page",
+    ),
+    KeyAction(
+        "left_curly_bracket",
+        "traceback_page(-1)",
+        "Previous traceback page",
+        "Detail",
+        ("detail",),
+        key_display="{",
+        show=False,
+        help="The previous page of a long traceback",
+    ),
+    KeyAction(
         "y",
         "copy_traceback",
         "Copy traceback",

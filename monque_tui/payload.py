@@ -9,45 +9,20 @@ the operator pages through the rest (``>``/``<``), so every byte is still reacha
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
+
+from . import longtext
+from .longtext import TextPages, size_text
 
 #: The most characters rendered at once: small enough to highlight and wrap in a few ms.
 PAGE_CHARS = 8_000
 
-
-@dataclass(frozen=True, slots=True)
-class PayloadPages:
-    pages: tuple[str, ...]
-    #: Size of the whole JSON text, in characters.
-    total_chars: int
-
-    def __len__(self) -> int:
-        return len(self.pages)
-
-    def page(self, index: int) -> str:
-        return self.pages[max(0, min(index, len(self.pages) - 1))]
+PayloadPages = TextPages
 
 
 def paginate(data: Any, page_chars: int = PAGE_CHARS) -> PayloadPages:
     """Pretty JSON cut into pages at line ends where possible (a longer line is cut where it must be)."""
-    text = json.dumps(data, indent=2, sort_keys=True, default=str)
-    pages: list[str] = []
-    start = 0
-    while start < len(text):
-        end = min(start + page_chars, len(text))
-        if end < len(text):
-            newline = text.rfind("\n", start, end)
-            if newline > start:
-                end = newline + 1
-        pages.append(text[start:end])
-        start = end
-    return PayloadPages(tuple(pages) or ("",), len(text))
+    return longtext.paginate(json.dumps(data, indent=2, sort_keys=True, default=str), page_chars)
 
 
-def size_text(chars: int) -> str:
-    if chars < 1024:
-        return f"{chars} B"
-    if chars < 1024 * 1024:
-        return f"{chars / 1024:.1f} KB"
-    return f"{chars / (1024 * 1024):.1f} MB"
+__all__ = ["PAGE_CHARS", "PayloadPages", "paginate", "size_text"]

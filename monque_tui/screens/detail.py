@@ -5,7 +5,14 @@ The timeline is one line per finished attempt (number, outcome, instance, start,
 ``Type: message``); ``[`` and ``]`` select an attempt, whose traceback is shown in a
 read-only text pane (scrollable, selectable with the mouse or shift+arrows, ctrl+c copies a
 selection) and ``y`` copies the whole of it. Attempt records are parsed and the traceback
-text prepared off the UI thread, as the payload is: a big history never stalls the screen.
+text prepared off the UI thread, as the payload is.
+
+Every widget is handed a bounded piece of the job's text (``longtext``): the engine bounds
+what it writes, but a row written by another program may hold a 10 MB failReason or
+traceback, and Rich lays out all it is given on the UI thread (minutes for 10 MB). Short
+fields show at most ``FIELD_CHARS``, the error at most ``REASON_CHARS`` / ``REASON_LINES``
+with a marker saying how much is not shown, and a traceback longer than
+``TRACEBACK_PAGE_CHARS`` a page at a time (``}`` / ``{``), as the payload is.
 """
 
 from __future__ import annotations
@@ -26,13 +33,16 @@ from textual.screen import Screen
 from textual.widgets import Static, TextArea
 
 from monque_engine import Attempt, InvalidCronError, InvalidJobDocumentError, Job, JobStatus
+from monque_engine.attempts import MAX_REASON_CHARS
 from monque_engine.cron import describe, next_runs
 
 from ..actions import ActionKind, eligible, statuses_for
 from ..bindings import MUTATING_ACTIONS, Scope, bindings_for
 from ..clock import Clock
 from ..formatting import STATUS_STYLES, absolute, relative, span
-from ..payload import PayloadPages, paginate, size_text
+from ..longtext import TextPages, clip, clip_line, size_text
+from ..longtext import paginate as paginate_text
+from ..payload import PayloadPages, paginate
 from ..session import ConsoleSession
 from ..session.events import JobsChanged
 from ..session.fleet import owner_is_dead
@@ -40,6 +50,23 @@ from ..widgets.console_footer import ConsoleFooter
 
 if TYPE_CHECKING:
     from ..app import MonqueConsole, SessionMessage
+
+
+#: A short field (id, name, owner, unique key, type, schedule) shows at most this many characters.
+FIELD_CHARS = 300
+#: The Error panel shows at most this much of failReason: every reason the engine writes
+#: whole (``MAX_REASON_CHARS`` and its ``…``); a longer one's head, then how much is not shown.
+REASON_CHARS = MAX_REASON_CHARS + 1
+REASON_LINES = 100
+#: The timeline's message cell never shows more than a line of the terminal.
+SUMMARY_CHARS = 500
+#: One page of the traceback pane. Every record the engine writes fits on one (type, message
+#: and traceback hold at most ~17,000 characters); a longer one is shown a page at a time.
+TRACEBACK_PAGE_CHARS = 64_000
+
+
+def _field(text: str | None, style: str = "") -> Text:
+    return Text(clip_line(text, FIELD_CHARS), style=style) if text else Text("-", style="dim")
 
 
 def _moment(ms: int | None, now: int) -> Text:
@@ -65,15 +92,16 @@ def attempt_cells(attempt: Attempt, instance: bool = True, started: str = "full"
     """
     cells = [
         Text(f"#{attempt.number}", style="bold"),
-        Text(attempt.outcome, style=OUTCOME_STYLES.get(attempt.outcome, "")),
+        Text(clip_line(attempt.outcome, 20), style=OUTCOME_STYLES.get(attempt.outcome, "")),
     ]
     if instance:
-        cells.append(Text((attempt.instance_id or "-") + " ", style="magenta"))
+        cells.append(Text(clip_line(attempt.instance_id or "-", 80) + " ", style="magenta"))
     if started != "none":
         at = absolute(attempt.started_at_ms) if attempt.started_at_ms is not None else "-"
         cells.append(Text(at.split(" ", 1)[-1] if started == "time" else at))
     cells.append(Text(duration_text(attempt.duration_ms), style="dim", justify="right"))
-    cells.append(Text(attempt.summary if attempt.error_type or attempt.error_message else "", style="red"))
+    summary = clip_line(attempt.summary, SUMMARY_CHARS) if attempt.error_type or attempt.error_message else ""
+    cells.append(Text(summary, style="red"))
     return tuple(cells)
 
 
@@ -171,19 +199,19 @@ def job_renderable(
     fields = Table.grid(padding=(0, 2))
     fields.add_column(style="bold", no_wrap=True)
     fields.add_column()
-    fields.add_row("id", job.id)
-    fields.add_row("name", Text(job.name, style="bold"))
+    fields.add_row("id", _field(job.id))
+    fields.add_row("name", _field(job.name, "bold"))
     fields.add_row("status", Text(job.status.value, style=STATUS_STYLES[job.status]))
     # The failure count, named as such: labelled "attempts", a job that had run once and
     # completed read "attempts 0" above a timeline listing its attempt #1 (probe 7).
     fields.add_row("failures", str(job.fail_count))
-    fields.add_row("unique key", job.unique_key or Text("-", style="dim"))
+    fields.add_row("unique key", _field(job.unique_key))
     due_label = "next run" if job.status in (JobStatus.PENDING, JobStatus.PROCESSING) else "was due"
     fields.add_row(due_label, _moment(job.next_run_at_ms, now))
     fields.add_row("created", _moment(job.created_at_ms, now))
     fields.add_row("updated", _moment(job.updated_at_ms, now))
     if job.status is JobStatus.PROCESSING or job.claimed_by:
-        fields.add_row("owner", Text(job.claimed_by or "-", style="magenta"))
+        fields.add_row("owner", _field(job.claimed_by, "magenta"))
         fields.add_row("claimed", _moment(job.locked_at_ms, now))
         if job.last_heartbeat_ms is not None:
             age = now - job.last_heartbeat_ms
@@ -198,7 +226,10 @@ def job_renderable(
         if owner_is_dead(job, now):  # fleet (issue 13): the owner block
             fields.add_row(
                 "owner status",
-                Text(f"dead: {job.claimed_by} stopped beating; x releases its jobs now", style="bold red"),
+                Text(
+                    f"dead: {clip_line(job.claimed_by or '', FIELD_CHARS)} stopped beating; x releases its jobs now",
+                    style="bold red",
+                ),
             )
         if job.heartbeat_interval_ms is not None:
             fields.add_row("heartbeat every", span(job.heartbeat_interval_ms))
@@ -207,22 +238,34 @@ def job_renderable(
         schedule = Table.grid(padding=(0, 2))
         schedule.add_column(style="bold", no_wrap=True)
         schedule.add_column()
-        schedule.add_row("cron", job.repeat_interval)
+        schedule.add_row("cron", _field(job.repeat_interval))
         try:
-            schedule.add_row("runs", describe(job.repeat_interval))
+            schedule.add_row("runs", _field(describe(job.repeat_interval)))
             runs = next_runs(job.repeat_interval, now, 5)
             schedule.add_row("next runs", Text("\n".join(f"{absolute(ms)}  {relative(ms, now)}" for ms in runs)))
         except InvalidCronError as error:
-            schedule.add_row("error", Text(str(error), style="red"))
+            schedule.add_row("error", _field(str(error), "red"))
         parts.append(Panel(schedule, title="Schedule", title_align="left", border_style="cyan"))
     if job.fail_reason:
-        reason = Text(job.fail_reason, style="red")
-        if job.error_type and not job.fail_reason.startswith(f"{job.error_type}:"):
-            reason = Text.assemble((job.error_type, "bold red"), ": ", reason)
-        parts.append(Panel(reason, title="Error", title_align="left", border_style="red"))
+        parts.append(Panel(error_renderable(job), title="Error", title_align="left", border_style="red"))
     if not with_payload:
         return Group(*parts)
     return Group(*parts, payload_renderable(payload, page))
+
+
+def error_renderable(job: Job) -> Text:
+    """``Type: message``: the head of a long message, then how much is not shown and where it all is."""
+    message = clip(job.fail_reason or "", REASON_CHARS, REASON_LINES)
+    reason = Text(message.shown, style="red")
+    error_type = clip_line(job.error_type, FIELD_CHARS) if job.error_type else ""
+    if error_type and not message.shown.startswith(f"{error_type}:"):
+        reason = Text.assemble((error_type, "bold red"), ": ", reason)
+    if message.hidden_chars:
+        reason.append(
+            f"\n{message.marker()}: monque-tui export --search {clip_line(job.id, FIELD_CHARS)} writes all of it",
+            style="dim italic",
+        )
+    return reason
 
 
 def payload_renderable(payload: PayloadPages | None, page: int = 0) -> RenderableType:
@@ -271,8 +314,11 @@ class JobDetailScreen(Screen[None]):
         #: The job's attempt records (parsed off the UI thread) and the selected one's index.
         self.attempts: tuple[Attempt, ...] = ()
         self.selected = -1
-        #: The traceback text of each attempt, prepared off the UI thread.
+        #: The traceback text of each attempt (what ``y`` copies) and its pages (what the
+        #: pane shows, ``trace_page`` of them), prepared off the UI thread.
         self._tracebacks: tuple[str, ...] = ()
+        self._trace_pages: tuple[TextPages, ...] = ()
+        self.trace_page = 0
         #: What the styles were computed for when the screen was last suspended (``style_signature``).
         self._styled_for: tuple[object, ...] | None = None
         #: The read found no job (deleted, removed by retention) or the store did not answer:
@@ -291,7 +337,7 @@ class JobDetailScreen(Screen[None]):
         return cast("MonqueConsole", self.app)
 
     def compose(self) -> ComposeResult:
-        yield Static(f"Job {self.job_id}", id="detail-title", markup=False)
+        yield Static(f"Job {clip_line(self.job_id, FIELD_CHARS)}", id="detail-title", markup=False)
         with VerticalScroll():
             yield Static("Loading…", id="detail-body")
             yield Static("", id="detail-attempts")
@@ -343,7 +389,7 @@ class JobDetailScreen(Screen[None]):
         self.job = None
         self.payload = None
         self.page = 0
-        self.attempts, self.selected, self._tracebacks = (), -1, ()
+        self.attempts, self.selected, self._tracebacks, self._trace_pages = (), -1, (), ()
         self._gone = self._unreadable = False
         if self.is_mounted:
             self._begin()
@@ -358,7 +404,7 @@ class JobDetailScreen(Screen[None]):
             pane.load_text("")
         self.query_one("#detail-attempts", Static).update("")
         self.query_one(VerticalScroll).scroll_home(animate=False, immediate=True)
-        self.query_one("#detail-title", Static).update(f"Job {self.job_id}")
+        self.query_one("#detail-title", Static).update(f"Job {clip_line(self.job_id, FIELD_CHARS)}")
         if self._row is not None:
             self.show(self._row, None)
         else:
@@ -410,10 +456,10 @@ class JobDetailScreen(Screen[None]):
         if job is not None:
             # Attempt records are JSON until first used, and a history may hold big tracebacks:
             # parse and format them off the UI thread.
-            attempts, tracebacks = await asyncio.to_thread(_prepare_attempts, job)
+            attempts, tracebacks, pages = await asyncio.to_thread(_prepare_attempts, job)
             if not self._open or job_id != self.job_id:
                 return
-            self._set_attempts(attempts, tracebacks)
+            self._set_attempts(attempts, tracebacks, pages)
         if job is not None and self.payload is None:
             self.show(job, None)  # the fields now; the payload when it is ready
             # Dumping a multi-megabyte payload takes long: never on the UI thread.
@@ -429,14 +475,17 @@ class JobDetailScreen(Screen[None]):
         """Still on screen with its widgets (not dismissed, not being removed)."""
         return self.is_attached and not self._closing and self in self.app.screen_stack
 
-    def _set_attempts(self, attempts: tuple[Attempt, ...], tracebacks: tuple[str, ...]) -> None:
+    def _set_attempts(
+        self, attempts: tuple[Attempt, ...], tracebacks: tuple[str, ...], pages: tuple[TextPages, ...]
+    ) -> None:
         known = self.attempts[self.selected].number if 0 <= self.selected < len(self.attempts) else None
-        self.attempts, self._tracebacks = attempts, tracebacks
+        self.attempts, self._tracebacks, self._trace_pages = attempts, tracebacks, pages
         numbers = [attempt.number for attempt in attempts]
         if known in numbers:
-            self.selected = numbers.index(known)  # a reload keeps the operator's choice
+            self.selected = numbers.index(known)  # a reload keeps the operator's choice and page
+            self.trace_page = min(self.trace_page, len(pages[self.selected]) - 1)
         else:
-            self.selected = _default_attempt(attempts)
+            self.selected, self.trace_page = _default_attempt(attempts), 0
         self._show_history(bool(attempts))
         self._show_attempt()
 
@@ -457,9 +506,19 @@ class JobDetailScreen(Screen[None]):
         self.query_one("#detail-attempts", Static).update(timeline_renderable(self.attempts, self.selected))
         pane = self.query_one("#detail-traceback", TextArea)
         attempt = self.attempts[self.selected]
-        if pane.text != self._tracebacks[self.selected]:
-            pane.load_text(self._tracebacks[self.selected])
-        pane.border_title = f"Attempt {attempt.number} ({attempt.outcome}): traceback — y copies, select to copy part"
+        pages = self._trace_pages[self.selected]
+        text = pages.page(self.trace_page)
+        if pane.text != text:
+            pane.load_text(text)
+        title = f"Attempt {attempt.number} ({clip_line(attempt.outcome, 20)}): traceback"
+        if len(pages) > 1:
+            title += (
+                f" ({size_text(pages.total_chars)}), page {self.trace_page + 1:,} of {len(pages):,}: "
+                "} next, { previous — y copies all of it"
+            )
+        else:
+            title += " — y copies, select to copy part"
+        pane.border_title = title
         self.refresh_bindings()
 
     def action_attempt(self, step: int) -> None:
@@ -467,7 +526,20 @@ class JobDetailScreen(Screen[None]):
             return
         selected = max(0, min(self.selected + step, len(self.attempts) - 1))
         if selected != self.selected:
-            self.selected = selected
+            self.selected, self.trace_page = selected, 0
+            self._show_attempt()
+
+    @property
+    def traceback_pages(self) -> int:
+        """How many pages the selected attempt's traceback takes in the pane (0: no attempt)."""
+        return len(self._trace_pages[self.selected]) if 0 <= self.selected < len(self._trace_pages) else 0
+
+    def action_traceback_page(self, step: int) -> None:
+        if not self.traceback_pages:
+            return
+        page = max(0, min(self.trace_page + step, self.traceback_pages - 1))
+        if page != self.trace_page:
+            self.trace_page = page
             self._show_attempt()
 
     def _selected_error(self) -> bool:
@@ -495,7 +567,7 @@ class JobDetailScreen(Screen[None]):
         body = self.query_one("#detail-body", Static)
         if job is None:
             # What was shown of it (history, payload) is no longer the store's: cleared, not left as if current.
-            self.payload, self.attempts, self.selected, self._tracebacks = None, (), -1, ()
+            self.payload, self.attempts, self.selected, self._tracebacks, self._trace_pages = None, (), -1, (), ()
             self._show_history(False)
             self.query_one("#detail-payload", Static).update("")
         if job is None and self.session.store_error is not None:  # not gone: the store did not answer
@@ -521,7 +593,10 @@ class JobDetailScreen(Screen[None]):
             self.query_one("#detail-payload", Static).update(payload_renderable(payload, self.page))
             self.query_one("#detail-title", Static).update(
                 Text.assemble(
-                    f"Job {job.id}  ", (job.name, "bold"), "  ", (job.status.value, STATUS_STYLES[job.status])
+                    f"Job {clip_line(job.id, FIELD_CHARS)}  ",
+                    (clip_line(job.name, FIELD_CHARS), "bold"),
+                    "  ",
+                    (job.status.value, STATUS_STYLES[job.status]),
                 )
             )
         self.refresh_bindings()
@@ -532,11 +607,13 @@ class JobDetailScreen(Screen[None]):
         one, stays the job the keys act on, so the operator can still delete it: cancel, retry
         and reschedule read the job first and fail on it, so their keys are withdrawn."""
         self._unreadable = True
+        reason = clip(str(error), REASON_CHARS, REASON_LINES)
+        text = f"{reason.shown}{' ' + reason.marker() if reason.hidden_chars else ''}"
         self.query_one("#detail-body", Static).update(
             Text(
-                f"{error}\nCancel, retry and reschedule need a readable job; d deletes it."
+                f"{text}\nCancel, retry and reschedule need a readable job; d deletes it."
                 if self.job is not None
-                else str(error),
+                else text,
                 style="red",
             )
         )
@@ -573,6 +650,9 @@ class JobDetailScreen(Screen[None]):
             return True if self._selected_error() else None
         if action == "payload_page":
             return True if self.payload is not None and len(self.payload) > 1 else None
+        if action == "traceback_page":
+            target = self.trace_page + int(str(parameters[0]))
+            return True if 0 <= target < self.traceback_pages else None
         if action == "release_owner":
             return True if self.job is not None and owner_is_dead(self.job, self._clock()) else None
         if action == "act":
@@ -592,9 +672,14 @@ class JobDetailScreen(Screen[None]):
             return "x releases the jobs of a dead owner: this job's owner is alive, or it has none."
         if action == "payload_page":
             return "" if self.payload is None else "The payload fits on one page." if len(self.payload) < 2 else ""
+        if action == "traceback_page":
+            if not self.traceback_pages:
+                return "" if self._gone else "This job has no attempts yet."
+            return "This traceback fits on one page." if self.traceback_pages < 2 else ""
         if action == "copy_traceback" and self.attempts and 0 <= self.selected < len(self.attempts):
             attempt = self.attempts[self.selected]
-            return f"Attempt {attempt.number} {attempt.outcome} without an error: there is no traceback to copy."
+            outcome = clip_line(attempt.outcome, 20)
+            return f"Attempt {attempt.number} {outcome} without an error: there is no traceback to copy."
         if action in ("attempt", "copy_traceback"):
             return "" if self.attempts else "This job has no attempts yet."
         return None
@@ -612,7 +697,7 @@ class JobDetailScreen(Screen[None]):
 
 
 #: The keys that act on the job shown (everything of the screen but Back and the app's keys).
-JOB_ACTIONS = frozenset({"act", "release_owner", "payload_page", "attempt", "copy_traceback"})
+JOB_ACTIONS = frozenset({"act", "release_owner", "payload_page", "attempt", "copy_traceback", "traceback_page"})
 
 
 def style_signature(app: App[object]) -> tuple[object, ...]:
@@ -631,10 +716,11 @@ def style_signature(app: App[object]) -> tuple[object, ...]:
     )
 
 
-def _prepare_attempts(job: Job) -> tuple[tuple[Attempt, ...], tuple[str, ...]]:
-    """Runs in a thread: the parsed records and each one's traceback pane text."""
+def _prepare_attempts(job: Job) -> tuple[tuple[Attempt, ...], tuple[str, ...], tuple[TextPages, ...]]:
+    """Runs in a thread: the parsed records, each one's traceback text and its pages for the pane."""
     attempts = job.attempts
-    return attempts, tuple(traceback_text(attempt) for attempt in attempts)
+    texts = tuple(traceback_text(attempt) for attempt in attempts)
+    return attempts, texts, tuple(paginate_text(text, TRACEBACK_PAGE_CHARS) for text in texts)
 
 
 def _default_attempt(attempts: tuple[Attempt, ...]) -> int:

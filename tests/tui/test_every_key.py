@@ -15,6 +15,7 @@ from textual.actions import parse as parse_action
 from monque_engine import Monque
 from monque_tui.app import MonqueConsole
 from monque_tui.bindings import REGISTRY
+from monque_tui.screens import detail as detail_module
 from monque_tui.screens.detail import JobDetailScreen
 from monque_tui.screens.errors import ErrorsScreen
 from monque_tui.screens.help import HelpScreen
@@ -39,7 +40,7 @@ CLASS_OF_SCOPE = {
 }
 PILOT_KEY = {"?": "question_mark", ":": "colon", "/": "slash", " ": "space"}
 #: Detail keys of the attempt timeline: checked on a failed job with attempts (the big job has none).
-ATTEMPT_KEYS = ("attempt(1)", "attempt(-1)", "copy_traceback")
+ATTEMPT_KEYS = ("attempt(1)", "attempt(-1)", "copy_traceback", "traceback_page(1)", "traceback_page(-1)")
 
 
 def _spy(monkeypatch: pytest.MonkeyPatch, calls: list[tuple[str, tuple[Any, ...]]]) -> None:
@@ -118,10 +119,13 @@ async def test_every_registry_key_dispatches_its_action(seeded_url: str, monkeyp
                     await press(key, spec)
         monkeypatch.undo()
         app.pop_screen()
-        # the attempt timeline keys, on a failed job with three attempts (the middle one selected: both ways open)
+        # the attempt timeline keys, on a failed job with three attempts (the middle one selected: both
+        # ways open), its traceback cut into small pages (the second one shown: both ways open)
+        monkeypatch.setattr(detail_module, "TRACEBACK_PAGE_CHARS", 100)
         app.show_job(FAILED)
         await wait_for(lambda: isinstance(app.screen, JobDetailScreen) and len(app.screen.attempts) == 3)
-        app.screen.selected = 1
+        monkeypatch.undo()
+        app.screen.selected, app.screen.trace_page = 1, 1
         _spy(monkeypatch, calls)
         for spec in REGISTRY:
             if spec.action in ATTEMPT_KEYS:
