@@ -18,7 +18,15 @@ import signal
 from dataclasses import dataclass, field
 from typing import Any
 
-from monque_engine import ConnectionError, InvalidOptionError, JobErrorEvent, Monque, MonqueError, StoreLostError
+from monque_engine import (
+    ConnectionError,
+    InvalidOptionError,
+    JobErrorEvent,
+    Monque,
+    MonqueError,
+    StoreDamagedError,
+    StoreLostError,
+)
 from monque_engine.store.urls import mask_secrets, mask_url
 
 from .app_loader import Setup
@@ -164,12 +172,15 @@ async def run_worker(config: WorkerConfig) -> int:
             summary_task = loop.create_task(_summaries(events, config.summary_interval))
         await _wait_for_stop(stop, config.duration, lost.event)
         if lost.error is not None:
+            damaged = isinstance(lost.error, StoreDamagedError)
             emit(
                 logging.ERROR,
                 "worker:store-lost",
-                f"stopping: {url} can no longer be used by this process; start it again to open "
+                f"stopping: {url} is damaged; check it and restore a backup before starting the worker again"
+                if damaged
+                else f"stopping: {url} can no longer be used by this process; start it again to open "
                 "the file now at that path",
-                reason="store-lost",
+                reason="store-damaged" if damaged else "store-lost",
             )
         elif not stop.event.is_set():
             emit(
@@ -201,8 +212,8 @@ async def run_worker(config: WorkerConfig) -> int:
 
 class _StoreLost:
     """Set when the engine reports its store lost for good (``StoreLostError``: the SQLite file
-    was deleted or replaced). The worker used to run on, every poll, heartbeat and completion
-    failing, and then exit 0 "stopped cleanly"; it stops instead, and exits 3."""
+    was deleted, replaced or found damaged). The worker used to run on, every poll, heartbeat
+    and completion failing, and then exit 0 "stopped cleanly"; it stops instead, and exits 3."""
 
     def __init__(self) -> None:
         self.event = asyncio.Event()

@@ -34,6 +34,7 @@ from typing import Any, Final, Literal, TypeAlias, TypeVar
 
 from ...errors import ConnectionError, MonqueError
 from .checkpointer import FRAMES_PER_COMMIT, Checkpointer, estimate_frames
+from .identity import is_damage_error
 
 T = TypeVar("T")
 Operation = Callable[[sqlite3.Connection], T]
@@ -124,7 +125,7 @@ NOT_A_DATABASE_HINT = " (the file at that path is not a SQLite database, or is e
 def error_hint(error: sqlite3.Error) -> str:
     """What to check for the SQLite errors whose own words say too little, or ``""``."""
     name = str(getattr(error, "sqlite_errorname", "") or "")
-    if name.startswith("SQLITE_CORRUPT") or "malformed" in str(error):
+    if name.startswith("SQLITE_CORRUPT") or "disk image is malformed" in str(error):
         return CORRUPT_HINT
     if name == "SQLITE_NOTADB" or "file is not a database" in str(error):
         return NOT_A_DATABASE_HINT
@@ -148,10 +149,19 @@ def wrap_error(error: BaseException, describe: Callable[[], str]) -> BaseExcepti
 class _Runner:
     """Shared queue-and-thread machinery; subclasses decide how a batch runs."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, name: str, describe: Callable[[], str]) -> None:
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        name: str,
+        describe: Callable[[], str],
+        damaged: Callable[[BaseException], BaseException | None] | None = None,
+    ) -> None:
         self._loop = loop
         self._name = name
         self._describe = describe
+        #: Told of a statement SQLite refused because the file is damaged (identity.py):
+        #: returns the error every caller gets from then on, or None (not open yet).
+        self._damaged = damaged
         self._queue: collections.deque[tuple[Operation[Any], asyncio.Future[Any]]] = collections.deque()
         self._cv = threading.Condition()
         self._closing = False
@@ -181,8 +191,16 @@ class _Runner:
             thread.start()
             started.wait()
             if ready[-1] is not None:
-                raise wrap_error(ready[-1], self._describe)
+                raise self._wrap(ready[-1])
             self._threads.append(thread)
+
+    def _wrap(self, error: BaseException) -> BaseException:
+        """``wrap_error``, and a statement that found the file damaged marks it so (sticky)."""
+        if self._damaged is not None and is_damage_error(error):
+            verdict = self._damaged(error)
+            if verdict is not None:
+                return verdict
+        return wrap_error(error, self._describe)
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
@@ -256,8 +274,9 @@ class ReadRunner(_Runner):
         threads: int = 2,
         busy_timeout: float = 10.0,
         verify: Callable[[], None] | None = None,
+        damaged: Callable[[BaseException], BaseException | None] | None = None,
     ) -> None:
-        super().__init__(loop, "monque-sqlite-read", describe)
+        super().__init__(loop, "monque-sqlite-read", describe, damaged)
         self._busy_timeout = busy_timeout
         self._verify = verify
         self._start_threads(threads, connect)
@@ -280,7 +299,7 @@ class ReadRunner(_Runner):
                     self._verify()  # what was read must come from the file the path names
                 outcomes.append((True, value))
             except BaseException as error:  # noqa: BLE001 - handed to the awaiting coroutine
-                outcomes.append((False, wrap_error(error, self._describe)))
+                outcomes.append((False, self._wrap(error)))
         return outcomes
 
     async def run(self, op: Operation[T]) -> T:
@@ -302,8 +321,9 @@ class WriteRunner(_Runner):
         precheck: Callable[[], None] | None = None,
         checkpoint_connect: Callable[[], sqlite3.Connection] | None = None,
         db_path: str | None = None,
+        damaged: Callable[[BaseException], BaseException | None] | None = None,
     ) -> None:
-        super().__init__(loop, "monque-sqlite-write", describe)
+        super().__init__(loop, "monque-sqlite-write", describe, damaged)
         self._busy_timeout = busy_timeout
         self._on_commit = on_commit
         #: Raises ConnectionError when the file was deleted or replaced (identity.py): run
@@ -330,7 +350,9 @@ class WriteRunner(_Runner):
             if inline_connect is not None:
                 self._inline = inline_connect()
             if checkpoint_connect is not None:
-                self._checkpointer = Checkpointer(checkpoint_connect, self._gate, db_path, skip=self._lost)
+                self._checkpointer = Checkpointer(
+                    checkpoint_connect, self._gate, db_path, skip=self._lost, on_error=self._checkpoint_failed
+                )
         except BaseException:
             self.close()
             raise
@@ -348,6 +370,10 @@ class WriteRunner(_Runner):
         except BaseException:  # noqa: BLE001 - the file is gone: nothing to checkpoint into
             return True
         return False
+
+    def _checkpoint_failed(self, error: BaseException) -> bool:
+        """A checkpoint failed: whether it is because the file is damaged (then recorded)."""
+        return is_damage_error(error) and self._damaged is not None and self._damaged(error) is not None
 
     def _note_frames(self, frames: int) -> None:
         if self._checkpointer is not None:
@@ -413,9 +439,9 @@ class WriteRunner(_Runner):
         except sqlite3.OperationalError as error:
             if is_busy_error(error):
                 return False
-            raise wrap_error(error, self._describe) from None
+            raise self._wrap(error) from None
         except BaseException as error:  # noqa: BLE001 - re-raised wrapped, as inline writes are
-            raise wrap_error(error, self._describe) from None
+            raise self._wrap(error) from None
         finally:
             self._gate.release()
         self._committed_inline(1)
@@ -437,7 +463,7 @@ class WriteRunner(_Runner):
             except sqlite3.OperationalError as error:
                 if is_busy_error(error):
                     return MISS
-                raise wrap_error(error, self._describe) from None
+                raise self._wrap(error) from None
             try:
                 self._absorb(conn)
                 result = op(conn)
@@ -445,7 +471,7 @@ class WriteRunner(_Runner):
             except BaseException as error:  # noqa: BLE001 - roll back on anything, then re-raise it wrapped
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
-                raise wrap_error(error, self._describe) from None
+                raise self._wrap(error) from None
             return result
         finally:
             self._gate.release()
@@ -479,20 +505,22 @@ class WriteRunner(_Runner):
                 except BaseException as error:  # noqa: BLE001
                     # The file stayed locked: every operation of the batch fails with that, once
                     # (re-running each alone would wait busy_timeout again for every one).
-                    failure = wrap_error(error, self._describe)
+                    failure = self._wrap(error)
                     return [(False, failure) for _ in batch]
                 try:
                     return self._transaction(conn, [op for op, _ in batch], begun=True)
                 except BaseException as error:  # noqa: BLE001
+                    # Wrapped first: a damaged file is recorded, and the re-runs below write nothing.
+                    failure = self._wrap(error)
                     if len(batch) == 1:
-                        return [(False, wrap_error(error, self._describe))]
+                        return [(False, failure)]
                 # Something in the batch failed: isolate it by running each on its own.
                 outcomes: list[tuple[bool, Any]] = []
                 for op, _ in batch:
                     try:
                         outcomes.extend(self._transaction(conn, [op]))
                     except BaseException as error:  # noqa: BLE001
-                        outcomes.append((False, wrap_error(error, self._describe)))
+                        outcomes.append((False, self._wrap(error)))
                 return outcomes
         finally:
             self._in_batch = False
@@ -502,6 +530,7 @@ class WriteRunner(_Runner):
         self, conn: sqlite3.Connection, ops: list[Operation[Any]], begun: bool = False
     ) -> list[tuple[bool, Any]]:
         if not begun:
+            self._precheck()  # a batch-mate found the file damaged: the rest write nothing
             begin_immediate(conn, self._busy_timeout, self._describe)
         try:
             self._absorb(conn)
