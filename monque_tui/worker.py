@@ -129,9 +129,12 @@ async def run_worker(config: WorkerConfig) -> int:
         _require_handlers(monque, config)
     url = mask_url(monque.display_url)
     try:
-        await monque.initialize()
+        opened = await _initialize_unless_stopped(monque, stop)
     except ConnectionError as error:
         raise CliError(f"{url}: {mask_secrets(str(error), config.url)}", ExitCode.STORE) from None
+    if not opened:
+        emit(logging.INFO, "worker:stopped", f"stopped before it started: {stop.signal_name} came first", code=0)
+        return ExitCode.OK
     if monque.store.read_only:
         await monque.close()
         raise CliError(
@@ -208,6 +211,29 @@ async def run_worker(config: WorkerConfig) -> int:
         return ExitCode.SHUTDOWN_TIMEOUT
     emit(logging.INFO, "worker:stopped", "stopped cleanly", code=0)
     return ExitCode.OK
+
+
+async def _initialize_unless_stopped(monque: Monque, stop: StopRequest) -> bool:
+    """Open the store; False when a stop signal came first (the open is then cancelled).
+
+    A store locked by another process (a long transaction, a ``sqlite3`` shell in ``BEGIN``)
+    kept the worker opening it for the whole busy timeout: the first SIGTERM only asked it to
+    stop after that. Nothing has run yet, so there is nothing to finish: the open is given up.
+    """
+    opening = asyncio.ensure_future(monque.initialize())
+    stopping = asyncio.ensure_future(stop.event.wait())
+    try:
+        await asyncio.wait((opening, stopping), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopping.cancel()
+    if opening.done():
+        opening.result()  # raises what the open raised
+        return True
+    opening.cancel()
+    await asyncio.wait((opening,))  # the store closes what it had opened (no lock wait outlives it)
+    if not opening.cancelled():
+        opening.exception()  # the open failed as it was given up: nothing more to say
+    return False
 
 
 class _StoreLost:

@@ -82,7 +82,7 @@ class ChangeFeed:
         self._poke = threading.Event()  # this process committed: look now
         self._closed = False
         self._watched = threading.Event()  # set while at least one stream is open
-        conn = connect()  # fail here, in the opener, if the file cannot be read
+        conn = self._conn = connect()  # fail here, in the opener, if the file cannot be read
         self._thread = threading.Thread(target=self._poll, args=(conn,), name="monque-sqlite-feed", daemon=True)
         self._thread.start()
 
@@ -197,6 +197,10 @@ class ChangeFeed:
         self._stop.set()
         self._poke.set()
         self._watched.set()
+        try:
+            self._conn.interrupt()  # a look blocked on a lock ends now (a no-op otherwise)
+        except sqlite3.Error:
+            pass
         self._thread.join(timeout=5)
 
     # -- reading ------------------------------------------------------------------------------------

@@ -61,11 +61,15 @@ def is_busy_error(error: BaseException) -> bool:
     return isinstance(error, sqlite3.OperationalError) and ("locked" in str(error) or "busy" in str(error))
 
 
-def begin_immediate(conn: sqlite3.Connection, timeout: float, describe: Callable[[], str]) -> None:
+def begin_immediate(
+    conn: sqlite3.Connection, timeout: float, describe: Callable[[], str], stop: threading.Event | None = None
+) -> None:
     """Take the write lock, retrying with short sleeps instead of SQLite's 1 ms+ busy handler.
 
     SQLite's default handler sleeps 1, 2, 5, 10 … ms between attempts, which throttles
-    several worker processes on one file far below what the disk can do.
+    several worker processes on one file far below what the disk can do. ``stop`` set (the
+    store is closing) ends the wait at once: a command stopped by SIGTERM while another
+    process held the lock waited out the whole busy timeout before it could exit.
     """
     deadline = time.monotonic() + timeout
     delay = 0.00005
@@ -76,6 +80,11 @@ def begin_immediate(conn: sqlite3.Connection, timeout: float, describe: Callable
         except sqlite3.OperationalError as error:
             if not is_busy_error(error):
                 raise
+            if stop is not None and stop.is_set():
+                raise ConnectionError(
+                    f"{describe()} was closed while a write waited for the lock another connection holds; "
+                    "nothing was written"
+                ) from error
             if time.monotonic() >= deadline:
                 raise ConnectionError(
                     f"{describe()} stayed locked by another connection for more than {timeout:g} s; "
@@ -86,12 +95,12 @@ def begin_immediate(conn: sqlite3.Connection, timeout: float, describe: Callable
             delay = min(delay * 2, 0.002)
 
 
-def retry_while_busy(action: Callable[[], T], timeout: float) -> T:
+def retry_while_busy(action: Callable[[], T], timeout: float, stop: threading.Event | None = None) -> T:
     """Run ``action``, retrying with short sleeps while SQLite reports the file busy.
 
     For the few statements outside a transaction that can still meet a lock (switching the
     journal mode, for one, while other processes write), where SQLite's own busy handler is
-    not always consulted.
+    not always consulted. ``stop`` set ends the retries (the store is closing).
     """
     deadline = time.monotonic() + timeout
     delay = 0.0005
@@ -100,6 +109,8 @@ def retry_while_busy(action: Callable[[], T], timeout: float) -> T:
             return action()
         except sqlite3.OperationalError as error:
             if not is_busy_error(error) or time.monotonic() >= deadline:
+                raise
+            if stop is not None and stop.is_set():
                 raise
             time.sleep(delay)
             delay = min(delay * 2, 0.05)
@@ -165,7 +176,10 @@ class _Runner:
         self._queue: collections.deque[tuple[Operation[Any], asyncio.Future[Any]]] = collections.deque()
         self._cv = threading.Condition()
         self._closing = False
+        #: Set by close(): waits for another process's lock end now (``begin_immediate``).
+        self._abandon = threading.Event()
         self._threads: list[threading.Thread] = []
+        self._conns: list[sqlite3.Connection] = []  # the threads' connections, to interrupt at close
 
     def _start_threads(self, count: int, connect: Callable[[], sqlite3.Connection]) -> None:
         ready: list[BaseException | None] = []
@@ -178,6 +192,7 @@ class _Runner:
                 ready.append(error)
                 started.set()
                 return
+            self._conns.append(conn)
             ready.append(None)
             started.set()
             try:
@@ -253,10 +268,17 @@ class _Runner:
     def close(self) -> None:
         with self._cv:
             self._closing = True
+            self._abandon.set()
             self._cv.notify_all()
+        self._interrupt()
         for thread in self._threads:
             thread.join(timeout=10)
         self._threads.clear()
+        self._conns.clear()
+
+    def _interrupt(self) -> None:
+        """Stop what the threads' connections wait for at close (the write runner's waits are
+        its own loop, which ``_abandon`` ends; see ReadRunner)."""
 
 
 class ReadRunner(_Runner):
@@ -281,6 +303,15 @@ class ReadRunner(_Runner):
         self._verify = verify
         self._start_threads(threads, connect)
 
+    def _interrupt(self) -> None:
+        """A read blocked at close (SQLite's own busy handler, in C, up to ``busy_timeout``)
+        ends now: reads change nothing, so cutting one short loses nothing."""
+        for conn in list(self._conns):
+            try:
+                conn.interrupt()  # thread-safe; a no-op when the connection runs nothing
+            except sqlite3.Error:
+                pass
+
     def _take(self) -> list[tuple[Operation[Any], asyncio.Future[Any]]] | None:
         # One operation at a time per thread so a slow scan never holds up a quick lookup.
         with self._cv:
@@ -294,12 +325,17 @@ class ReadRunner(_Runner):
         outcomes: list[tuple[bool, Any]] = []
         for op, _ in batch:
             try:
-                value = retry_while_busy(functools.partial(op, conn), self._busy_timeout)
+                value = retry_while_busy(functools.partial(op, conn), self._busy_timeout, self._abandon)
                 if self._verify is not None:
                     self._verify()  # what was read must come from the file the path names
                 outcomes.append((True, value))
             except BaseException as error:  # noqa: BLE001 - handed to the awaiting coroutine
-                outcomes.append((False, self._wrap(error)))
+                if self._abandon.is_set() and (is_busy_error(error) or "interrupted" in str(error)):
+                    # cut short (or still busy) because the store is closing: say that
+                    failure: BaseException = ConnectionError(f"{self._describe()} was closed while this read ran")
+                else:
+                    failure = self._wrap(error)
+                outcomes.append((False, failure))
         return outcomes
 
     async def run(self, op: Operation[T]) -> T:
@@ -501,7 +537,7 @@ class WriteRunner(_Runner):
         try:
             with self._gate:
                 try:
-                    begin_immediate(conn, self._busy_timeout, self._describe)
+                    begin_immediate(conn, self._busy_timeout, self._describe, self._abandon)
                 except BaseException as error:  # noqa: BLE001
                     # The file stayed locked: every operation of the batch fails with that, once
                     # (re-running each alone would wait busy_timeout again for every one).
@@ -531,7 +567,7 @@ class WriteRunner(_Runner):
     ) -> list[tuple[bool, Any]]:
         if not begun:
             self._precheck()  # a batch-mate found the file damaged: the rest write nothing
-            begin_immediate(conn, self._busy_timeout, self._describe)
+            begin_immediate(conn, self._busy_timeout, self._describe, self._abandon)
         try:
             self._absorb(conn)
             results = [(True, op(conn)) for op in ops]
