@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import AsyncIterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ import pytest
 
 from monque_engine import ConnectionError, Monque, StoreDamagedError
 from monque_engine.store.sqlite import SqliteStore
-from monque_engine.store.sqlite.identity import is_damage_error
+from monque_engine.store.sqlite.identity import FileIdentity, is_damage_error
 from tests.conftest import EventRecorder
 
 PAGE = 4096
@@ -164,3 +165,23 @@ def test_only_damage_counts_as_damage(tmp_path: Path) -> None:
     busy = sqlite3.OperationalError("database is locked")
     assert not is_damage_error(busy)
     assert not is_damage_error(ValueError("database disk image is malformed"))
+
+
+def test_a_journal_mode_switch_is_not_damage(tmp_path: Path) -> None:
+    """Header bytes 18-19 change when another process switches a file to WAL (a read-only
+    store may have it open then): only the fixed fields count."""
+    path = tmp_path / "rollback.db"
+    with closing(sqlite3.connect(path)) as conn:
+        conn.execute("CREATE TABLE t (x)")
+        conn.commit()
+    identity = FileIdentity(str(path))
+    identity.capture()
+    try:
+        with closing(sqlite3.connect(path)) as conn:
+            assert conn.execute("PRAGMA journal_mode=WAL").fetchone() == ("wal",)
+        identity.check()
+        _overwrite(path, 21, b"\x00")  # a payload fraction: fixed, so damage
+        with pytest.raises(StoreDamagedError, match="header was overwritten"):
+            identity.check()
+    finally:
+        identity.close()
