@@ -224,6 +224,9 @@ async def _initialize_unless_stopped(monque: Monque, stop: StopRequest) -> bool:
     stopping = asyncio.ensure_future(stop.event.wait())
     try:
         await asyncio.wait((opening, stopping), return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:
+        opening.cancel()  # this task was cancelled: the open goes with it
+        raise
     finally:
         stopping.cancel()
     if opening.done():
