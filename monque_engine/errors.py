@@ -33,11 +33,19 @@ class ConnectionError(MonqueError):
 
 
 class StoreLostError(ConnectionError):
-    """The store can no longer be trusted, for good: its SQLite file was deleted or replaced.
+    """The store can no longer be trusted, for good: its SQLite file was deleted or replaced
+    (or damaged: ``StoreDamagedError``).
 
     Unlike a dropped connection it never heals in this process (the open file is the old
     one), so every later operation raises it and the process must be restarted. ``job:error``
     reports it once per ``initialize()``; the engine's loops meet it again on every tick.
+    """
+
+
+class StoreDamagedError(StoreLostError):
+    """The store's data is damaged: its SQLite file is corrupt (SQLite said so, or its header
+    was overwritten). Final in this process, as a lost file is, but restarting does not help:
+    the file must be checked and restored from a backup; the message says how.
     """
 
 
@@ -190,6 +198,8 @@ __all__ = [
     "PayloadTooLargeError",
     "PayloadValidationError",
     "ShutdownTimeoutError",
+    "StoreDamagedError",
+    "StoreLostError",
     "UniqueKeyConflictError",
     "UnsupportedServerVersionError",
     "WorkerRegistrationError",

@@ -59,7 +59,7 @@ which uses its own file unless a URL is given on the command line. Modes (--work
 The worker stops gracefully on SIGINT/SIGTERM/SIGHUP (in-flight jobs get --shutdown-timeout to
 finish); a second signal exits at once and leaves them for stale recovery. It also stops, with
 exit code 3, if its SQLite file is deleted or replaced while it runs (start it again to open
-the file now at that path).
+the file now at that path), or is found damaged (check it and restore a backup).
 
 exit codes:
   0  clean stop                       3  the store cannot be opened or reached

@@ -18,7 +18,15 @@ import signal
 from dataclasses import dataclass, field
 from typing import Any
 
-from monque_engine import ConnectionError, InvalidOptionError, JobErrorEvent, Monque, MonqueError, StoreLostError
+from monque_engine import (
+    ConnectionError,
+    InvalidOptionError,
+    JobErrorEvent,
+    Monque,
+    MonqueError,
+    StoreDamagedError,
+    StoreLostError,
+)
 from monque_engine.store.urls import mask_secrets, mask_url
 
 from .app_loader import Setup
@@ -121,9 +129,12 @@ async def run_worker(config: WorkerConfig) -> int:
         _require_handlers(monque, config)
     url = mask_url(monque.display_url)
     try:
-        await monque.initialize()
+        opened = await _initialize_unless_stopped(monque, stop)
     except ConnectionError as error:
         raise CliError(f"{url}: {mask_secrets(str(error), config.url)}", ExitCode.STORE) from None
+    if not opened:
+        emit(logging.INFO, "worker:stopped", f"stopped before it started: {stop.signal_name} came first", code=0)
+        return ExitCode.OK
     if monque.store.read_only:
         await monque.close()
         raise CliError(
@@ -164,12 +175,15 @@ async def run_worker(config: WorkerConfig) -> int:
             summary_task = loop.create_task(_summaries(events, config.summary_interval))
         await _wait_for_stop(stop, config.duration, lost.event)
         if lost.error is not None:
+            damaged = isinstance(lost.error, StoreDamagedError)
             emit(
                 logging.ERROR,
                 "worker:store-lost",
-                f"stopping: {url} can no longer be used by this process; start it again to open "
+                f"stopping: {url} is damaged; check it and restore a backup before starting the worker again"
+                if damaged
+                else f"stopping: {url} can no longer be used by this process; start it again to open "
                 "the file now at that path",
-                reason="store-lost",
+                reason="store-damaged" if damaged else "store-lost",
             )
         elif not stop.event.is_set():
             emit(
@@ -199,10 +213,36 @@ async def run_worker(config: WorkerConfig) -> int:
     return ExitCode.OK
 
 
+async def _initialize_unless_stopped(monque: Monque, stop: StopRequest) -> bool:
+    """Open the store; False when a stop signal came first (the open is then cancelled).
+
+    A store locked by another process (a long transaction, a ``sqlite3`` shell in ``BEGIN``)
+    kept the worker opening it for the whole busy timeout: the first SIGTERM only asked it to
+    stop after that. Nothing has run yet, so there is nothing to finish: the open is given up.
+    """
+    opening = asyncio.ensure_future(monque.initialize())
+    stopping = asyncio.ensure_future(stop.event.wait())
+    try:
+        await asyncio.wait((opening, stopping), return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:
+        opening.cancel()  # this task was cancelled: the open goes with it
+        raise
+    finally:
+        stopping.cancel()
+    if opening.done():
+        opening.result()  # raises what the open raised
+        return True
+    opening.cancel()
+    await asyncio.wait((opening,))  # the store closes what it had opened (no lock wait outlives it)
+    if not opening.cancelled():
+        opening.exception()  # the open failed as it was given up: nothing more to say
+    return False
+
+
 class _StoreLost:
     """Set when the engine reports its store lost for good (``StoreLostError``: the SQLite file
-    was deleted or replaced). The worker used to run on, every poll, heartbeat and completion
-    failing, and then exit 0 "stopped cleanly"; it stops instead, and exits 3."""
+    was deleted, replaced or found damaged). The worker used to run on, every poll, heartbeat
+    and completion failing, and then exit 0 "stopped cleanly"; it stops instead, and exits 3."""
 
     def __init__(self) -> None:
         self.event = asyncio.Event()

@@ -170,6 +170,9 @@ class Monque:
                 await self._close_store_quietly()
                 message = mask_secrets(str(error), self._url or "")
                 raise ConnectionError(f"Failed to initialize Monque: {message}") from error
+            except BaseException:  # cancelled (a command stopped by a signal): leave nothing open
+                await self._close_store_quietly()
+                raise
             self._initialized = True
             self._closed = False
 

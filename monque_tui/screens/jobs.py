@@ -268,6 +268,7 @@ class JobsScreen(Screen[None]):
             header = self.query_one(ConsoleHeader)
             header.store_error = event.error is not None
             header.store_lost = event.lost
+            header.store_damaged = event.damaged
         elif isinstance(event, PausedNamesChanged):
             self.query_one(ConsoleHeader).paused_names = event.names
         elif isinstance(event, Connected):

@@ -30,6 +30,7 @@ from monque_engine import (
     Monque,
     QueueStats,
     ResilientWatch,
+    StoreDamagedError,
     StoreLostError,
     WatchEvent,
 )
@@ -227,7 +228,13 @@ class ConsoleSession:
         if message != self.store_error:
             # The header says so for as long as it lasts: the notice goes after 10 s and the
             # header went on saying "live" over rows the store no longer had (probe finding).
-            self.emit(StoreStateChanged(message, lost=isinstance(error, StoreLostError)))
+            self.emit(
+                StoreStateChanged(
+                    message,
+                    lost=isinstance(error, StoreLostError),
+                    damaged=isinstance(error, StoreDamagedError),
+                )
+            )
         self.store_error = message
         self.buffer.must_reload()  # changes may be missed meanwhile: reload when the store answers
 

@@ -105,10 +105,12 @@ class StoreStateChanged:
     """The store stopped answering (``error``: why, in one line) or answers again (None).
 
     ``lost``: for good (``StoreLostError``: its SQLite file was deleted or replaced); only a
-    restart opens the file now at that path."""
+    restart opens the file now at that path. ``damaged``: lost because the file is damaged
+    (``StoreDamagedError``): a restart does not help, a backup does."""
 
     error: str | None
     lost: bool = False
+    damaged: bool = False
 
 
 @dataclass(frozen=True, slots=True)

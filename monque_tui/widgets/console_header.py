@@ -31,6 +31,8 @@ class ConsoleHeader(Static):
     store_error: reactive[bool] = reactive(False)
     #: ... for good: its SQLite file was deleted or replaced (no retry can help).
     store_lost: reactive[bool] = reactive(False)
+    #: ... because the file is damaged (the notice says how to check it and restore a backup).
+    store_damaged: reactive[bool] = reactive(False)
     paused: reactive[bool] = reactive(False)
     read_only: reactive[bool] = reactive(False)
     marked: reactive[int] = reactive(0)
@@ -57,7 +59,9 @@ class ConsoleHeader(Static):
         if self.store_error:
             # Not "live" over rows the store may no longer have: the feed state means little now.
             label, style = "✗ store error, retrying", "bold reverse red"
-            if self.store_lost:
+            if self.store_damaged:
+                label = "✗ store file damaged: see the notice"
+            elif self.store_lost:
                 label = "✗ store file lost: restart the console"
         parts.append((label, style))
         if self.paused:

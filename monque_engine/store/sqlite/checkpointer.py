@@ -112,6 +112,7 @@ class Checkpointer:
         db_path: str | None = None,
         skip: Callable[[], bool] = lambda: False,
         threshold: int | None = None,
+        on_error: Callable[[BaseException], bool] = lambda error: False,
     ) -> None:
         self._connect = connect
         self._gate = gate  # held by this process's writer while it writes
@@ -119,6 +120,8 @@ class Checkpointer:
         self._gauge_path = db_path
         self._gauge: WalGauge | None = None
         self._skip = skip  # the file is gone or replaced: nothing of ours to copy into it
+        #: Told of a failed checkpoint; True: the file is damaged, checkpoints end here.
+        self._on_error = on_error
         self._threshold = CHECKPOINT_FRAMES if threshold is None else threshold
         self._estimate = 0  # without a gauge: written by two threads without a lock, reset here
         self._due = threading.Event()
@@ -169,7 +172,9 @@ class Checkpointer:
                         conn.execute(f"PRAGMA busy_timeout={CATCH_UP_WAIT_MS}")  # PASSIVE never waits
                     if not self._skip():
                         self._checkpoint(conn)
-                except Exception:
+                except Exception as error:
+                    if self._on_error(error):
+                        return  # the file is damaged: copying pages into it helps nobody
                     log.warning("WAL checkpoint failed; retrying at the next threshold", exc_info=True)
         finally:
             if conn is not None:

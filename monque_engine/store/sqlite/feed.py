@@ -32,6 +32,7 @@ from typing import Any
 
 from ...errors import ChangeFeedHistoryLostError, ConnectionError, InvalidCursorError, InvalidJobDocumentError
 from ...job import STATUS_BY_VALUE, ChangeEvent, JobStatus
+from .identity import is_damage_error
 from .queries import row_to_job
 from .runner import ReadRunner
 from .schema import JOB_COLUMNS, Tables
@@ -64,8 +65,11 @@ class ChangeFeed:
         tables: Tables,
         interval: float,
         on_inbox: Callable[[], None] | None = None,
+        damaged: Callable[[BaseException], BaseException | None] | None = None,
     ) -> None:
         self._loop = loop
+        #: Told when a look finds the file damaged (identity.py); the watcher then stops.
+        self._damaged = damaged
         #: Called (on the loop) when a look finds jobs waiting in the inbox (inbox.py): their
         #: feed rows appear once they are absorbed. None for a read-only store.
         self._on_inbox = on_inbox
@@ -78,7 +82,7 @@ class ChangeFeed:
         self._poke = threading.Event()  # this process committed: look now
         self._closed = False
         self._watched = threading.Event()  # set while at least one stream is open
-        conn = connect()  # fail here, in the opener, if the file cannot be read
+        conn = self._conn = connect()  # fail here, in the opener, if the file cannot be read
         self._thread = threading.Thread(target=self._poll, args=(conn,), name="monque-sqlite-feed", daemon=True)
         self._thread.start()
 
@@ -105,7 +109,12 @@ class ChangeFeed:
                             self._notify_threadsafe(due)
                         if self._on_inbox is not None and conn.execute(self._inbox_sql).fetchone() is not None:
                             self._call_threadsafe(self._on_inbox)
-                except sqlite3.Error:
+                except sqlite3.Error as error:
+                    if is_damage_error(error) and self._damaged is not None and self._damaged(error) is not None:
+                        # Reported once; every operation of the store now says so, and the
+                        # streams' next pulls too (woken, they read and raise).
+                        self._call_threadsafe(self.notify)
+                        return
                     continue  # transient (e.g. the file is being replaced); look again next tick
                 if poked:
                     self._stop.wait(COALESCE)  # commits meanwhile are seen together, next look
@@ -188,6 +197,10 @@ class ChangeFeed:
         self._stop.set()
         self._poke.set()
         self._watched.set()
+        try:
+            self._conn.interrupt()  # a look blocked on a lock ends now (a no-op otherwise)
+        except sqlite3.Error:
+            pass
         self._thread.join(timeout=5)
 
     # -- reading ------------------------------------------------------------------------------------

@@ -34,6 +34,7 @@ from typing import Any, Final, Literal, TypeAlias, TypeVar
 
 from ...errors import ConnectionError, MonqueError
 from .checkpointer import FRAMES_PER_COMMIT, Checkpointer, estimate_frames
+from .identity import is_damage_error
 
 T = TypeVar("T")
 Operation = Callable[[sqlite3.Connection], T]
@@ -60,11 +61,15 @@ def is_busy_error(error: BaseException) -> bool:
     return isinstance(error, sqlite3.OperationalError) and ("locked" in str(error) or "busy" in str(error))
 
 
-def begin_immediate(conn: sqlite3.Connection, timeout: float, describe: Callable[[], str]) -> None:
+def begin_immediate(
+    conn: sqlite3.Connection, timeout: float, describe: Callable[[], str], stop: threading.Event | None = None
+) -> None:
     """Take the write lock, retrying with short sleeps instead of SQLite's 1 ms+ busy handler.
 
     SQLite's default handler sleeps 1, 2, 5, 10 … ms between attempts, which throttles
-    several worker processes on one file far below what the disk can do.
+    several worker processes on one file far below what the disk can do. ``stop`` set (the
+    store is closing) ends the wait at once: a command stopped by SIGTERM while another
+    process held the lock waited out the whole busy timeout before it could exit.
     """
     deadline = time.monotonic() + timeout
     delay = 0.00005
@@ -75,6 +80,11 @@ def begin_immediate(conn: sqlite3.Connection, timeout: float, describe: Callable
         except sqlite3.OperationalError as error:
             if not is_busy_error(error):
                 raise
+            if stop is not None and stop.is_set():
+                raise ConnectionError(
+                    f"{describe()} was closed while a write waited for the lock another connection holds; "
+                    "nothing was written"
+                ) from error
             if time.monotonic() >= deadline:
                 raise ConnectionError(
                     f"{describe()} stayed locked by another connection for more than {timeout:g} s; "
@@ -85,12 +95,12 @@ def begin_immediate(conn: sqlite3.Connection, timeout: float, describe: Callable
             delay = min(delay * 2, 0.002)
 
 
-def retry_while_busy(action: Callable[[], T], timeout: float) -> T:
+def retry_while_busy(action: Callable[[], T], timeout: float, stop: threading.Event | None = None) -> T:
     """Run ``action``, retrying with short sleeps while SQLite reports the file busy.
 
     For the few statements outside a transaction that can still meet a lock (switching the
     journal mode, for one, while other processes write), where SQLite's own busy handler is
-    not always consulted.
+    not always consulted. ``stop`` set ends the retries (the store is closing).
     """
     deadline = time.monotonic() + timeout
     delay = 0.0005
@@ -99,6 +109,8 @@ def retry_while_busy(action: Callable[[], T], timeout: float) -> T:
             return action()
         except sqlite3.OperationalError as error:
             if not is_busy_error(error) or time.monotonic() >= deadline:
+                raise
+            if stop is not None and stop.is_set():
                 raise
             time.sleep(delay)
             delay = min(delay * 2, 0.05)
@@ -124,7 +136,7 @@ NOT_A_DATABASE_HINT = " (the file at that path is not a SQLite database, or is e
 def error_hint(error: sqlite3.Error) -> str:
     """What to check for the SQLite errors whose own words say too little, or ``""``."""
     name = str(getattr(error, "sqlite_errorname", "") or "")
-    if name.startswith("SQLITE_CORRUPT") or "malformed" in str(error):
+    if name.startswith("SQLITE_CORRUPT") or "disk image is malformed" in str(error):
         return CORRUPT_HINT
     if name == "SQLITE_NOTADB" or "file is not a database" in str(error):
         return NOT_A_DATABASE_HINT
@@ -148,14 +160,26 @@ def wrap_error(error: BaseException, describe: Callable[[], str]) -> BaseExcepti
 class _Runner:
     """Shared queue-and-thread machinery; subclasses decide how a batch runs."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, name: str, describe: Callable[[], str]) -> None:
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        name: str,
+        describe: Callable[[], str],
+        damaged: Callable[[BaseException], BaseException | None] | None = None,
+    ) -> None:
         self._loop = loop
         self._name = name
         self._describe = describe
+        #: Told of a statement SQLite refused because the file is damaged (identity.py):
+        #: returns the error every caller gets from then on, or None (not open yet).
+        self._damaged = damaged
         self._queue: collections.deque[tuple[Operation[Any], asyncio.Future[Any]]] = collections.deque()
         self._cv = threading.Condition()
         self._closing = False
+        #: Set by close(): waits for another process's lock end now (``begin_immediate``).
+        self._abandon = threading.Event()
         self._threads: list[threading.Thread] = []
+        self._conns: list[sqlite3.Connection] = []  # the threads' connections, to interrupt at close
 
     def _start_threads(self, count: int, connect: Callable[[], sqlite3.Connection]) -> None:
         ready: list[BaseException | None] = []
@@ -168,6 +192,7 @@ class _Runner:
                 ready.append(error)
                 started.set()
                 return
+            self._conns.append(conn)
             ready.append(None)
             started.set()
             try:
@@ -181,8 +206,16 @@ class _Runner:
             thread.start()
             started.wait()
             if ready[-1] is not None:
-                raise wrap_error(ready[-1], self._describe)
+                raise self._wrap(ready[-1])
             self._threads.append(thread)
+
+    def _wrap(self, error: BaseException) -> BaseException:
+        """``wrap_error``, and a statement that found the file damaged marks it so (sticky)."""
+        if self._damaged is not None and is_damage_error(error):
+            verdict = self._damaged(error)
+            if verdict is not None:
+                return verdict
+        return wrap_error(error, self._describe)
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
@@ -235,10 +268,17 @@ class _Runner:
     def close(self) -> None:
         with self._cv:
             self._closing = True
+            self._abandon.set()
             self._cv.notify_all()
+        self._interrupt()
         for thread in self._threads:
             thread.join(timeout=10)
         self._threads.clear()
+        self._conns.clear()
+
+    def _interrupt(self) -> None:
+        """Stop what the threads' connections wait for at close (the write runner's waits are
+        its own loop, which ``_abandon`` ends; see ReadRunner)."""
 
 
 class ReadRunner(_Runner):
@@ -256,11 +296,21 @@ class ReadRunner(_Runner):
         threads: int = 2,
         busy_timeout: float = 10.0,
         verify: Callable[[], None] | None = None,
+        damaged: Callable[[BaseException], BaseException | None] | None = None,
     ) -> None:
-        super().__init__(loop, "monque-sqlite-read", describe)
+        super().__init__(loop, "monque-sqlite-read", describe, damaged)
         self._busy_timeout = busy_timeout
         self._verify = verify
         self._start_threads(threads, connect)
+
+    def _interrupt(self) -> None:
+        """A read blocked at close (SQLite's own busy handler, in C, up to ``busy_timeout``)
+        ends now: reads change nothing, so cutting one short loses nothing."""
+        for conn in list(self._conns):
+            try:
+                conn.interrupt()  # thread-safe; a no-op when the connection runs nothing
+            except sqlite3.Error:
+                pass
 
     def _take(self) -> list[tuple[Operation[Any], asyncio.Future[Any]]] | None:
         # One operation at a time per thread so a slow scan never holds up a quick lookup.
@@ -275,12 +325,17 @@ class ReadRunner(_Runner):
         outcomes: list[tuple[bool, Any]] = []
         for op, _ in batch:
             try:
-                value = retry_while_busy(functools.partial(op, conn), self._busy_timeout)
+                value = retry_while_busy(functools.partial(op, conn), self._busy_timeout, self._abandon)
                 if self._verify is not None:
                     self._verify()  # what was read must come from the file the path names
                 outcomes.append((True, value))
             except BaseException as error:  # noqa: BLE001 - handed to the awaiting coroutine
-                outcomes.append((False, wrap_error(error, self._describe)))
+                if self._abandon.is_set() and (is_busy_error(error) or "interrupted" in str(error)):
+                    # cut short (or still busy) because the store is closing: say that
+                    failure: BaseException = ConnectionError(f"{self._describe()} was closed while this read ran")
+                else:
+                    failure = self._wrap(error)
+                outcomes.append((False, failure))
         return outcomes
 
     async def run(self, op: Operation[T]) -> T:
@@ -302,8 +357,9 @@ class WriteRunner(_Runner):
         precheck: Callable[[], None] | None = None,
         checkpoint_connect: Callable[[], sqlite3.Connection] | None = None,
         db_path: str | None = None,
+        damaged: Callable[[BaseException], BaseException | None] | None = None,
     ) -> None:
-        super().__init__(loop, "monque-sqlite-write", describe)
+        super().__init__(loop, "monque-sqlite-write", describe, damaged)
         self._busy_timeout = busy_timeout
         self._on_commit = on_commit
         #: Raises ConnectionError when the file was deleted or replaced (identity.py): run
@@ -330,7 +386,9 @@ class WriteRunner(_Runner):
             if inline_connect is not None:
                 self._inline = inline_connect()
             if checkpoint_connect is not None:
-                self._checkpointer = Checkpointer(checkpoint_connect, self._gate, db_path, skip=self._lost)
+                self._checkpointer = Checkpointer(
+                    checkpoint_connect, self._gate, db_path, skip=self._lost, on_error=self._checkpoint_failed
+                )
         except BaseException:
             self.close()
             raise
@@ -348,6 +406,10 @@ class WriteRunner(_Runner):
         except BaseException:  # noqa: BLE001 - the file is gone: nothing to checkpoint into
             return True
         return False
+
+    def _checkpoint_failed(self, error: BaseException) -> bool:
+        """A checkpoint failed: whether it is because the file is damaged (then recorded)."""
+        return is_damage_error(error) and self._damaged is not None and self._damaged(error) is not None
 
     def _note_frames(self, frames: int) -> None:
         if self._checkpointer is not None:
@@ -413,9 +475,9 @@ class WriteRunner(_Runner):
         except sqlite3.OperationalError as error:
             if is_busy_error(error):
                 return False
-            raise wrap_error(error, self._describe) from None
+            raise self._wrap(error) from None
         except BaseException as error:  # noqa: BLE001 - re-raised wrapped, as inline writes are
-            raise wrap_error(error, self._describe) from None
+            raise self._wrap(error) from None
         finally:
             self._gate.release()
         self._committed_inline(1)
@@ -437,7 +499,7 @@ class WriteRunner(_Runner):
             except sqlite3.OperationalError as error:
                 if is_busy_error(error):
                     return MISS
-                raise wrap_error(error, self._describe) from None
+                raise self._wrap(error) from None
             try:
                 self._absorb(conn)
                 result = op(conn)
@@ -445,7 +507,7 @@ class WriteRunner(_Runner):
             except BaseException as error:  # noqa: BLE001 - roll back on anything, then re-raise it wrapped
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
-                raise wrap_error(error, self._describe) from None
+                raise self._wrap(error) from None
             return result
         finally:
             self._gate.release()
@@ -475,24 +537,26 @@ class WriteRunner(_Runner):
         try:
             with self._gate:
                 try:
-                    begin_immediate(conn, self._busy_timeout, self._describe)
+                    begin_immediate(conn, self._busy_timeout, self._describe, self._abandon)
                 except BaseException as error:  # noqa: BLE001
                     # The file stayed locked: every operation of the batch fails with that, once
                     # (re-running each alone would wait busy_timeout again for every one).
-                    failure = wrap_error(error, self._describe)
+                    failure = self._wrap(error)
                     return [(False, failure) for _ in batch]
                 try:
                     return self._transaction(conn, [op for op, _ in batch], begun=True)
                 except BaseException as error:  # noqa: BLE001
+                    # Wrapped first: a damaged file is recorded, and the re-runs below write nothing.
+                    failure = self._wrap(error)
                     if len(batch) == 1:
-                        return [(False, wrap_error(error, self._describe))]
+                        return [(False, failure)]
                 # Something in the batch failed: isolate it by running each on its own.
                 outcomes: list[tuple[bool, Any]] = []
                 for op, _ in batch:
                     try:
                         outcomes.extend(self._transaction(conn, [op]))
                     except BaseException as error:  # noqa: BLE001
-                        outcomes.append((False, wrap_error(error, self._describe)))
+                        outcomes.append((False, self._wrap(error)))
                 return outcomes
         finally:
             self._in_batch = False
@@ -502,7 +566,8 @@ class WriteRunner(_Runner):
         self, conn: sqlite3.Connection, ops: list[Operation[Any]], begun: bool = False
     ) -> list[tuple[bool, Any]]:
         if not begun:
-            begin_immediate(conn, self._busy_timeout, self._describe)
+            self._precheck()  # a batch-mate found the file damaged: the rest write nothing
+            begin_immediate(conn, self._busy_timeout, self._describe, self._abandon)
         try:
             self._absorb(conn)
             results = [(True, op(conn)) for op in ops]

@@ -27,7 +27,7 @@ from urllib.parse import quote
 from ...attempts import AppendedHistory, Attempt
 from ...cursor import CursorAnchor
 from ...errorgroups import ErrorGroupRow, fold_buckets, hour_window
-from ...errors import ConnectionError, InvalidJobDocumentError, UniqueKeyConflictError
+from ...errors import ConnectionError, InvalidJobDocumentError, StoreLostError, UniqueKeyConflictError
 from ...gcpause import gc_paused
 from ...job import (
     ChangeEvent,
@@ -48,7 +48,7 @@ from ..filekind import special_file_kind
 from . import counted, migrations
 from .bulk import BulkInserter
 from .feed import ChangeFeed
-from .identity import FileIdentity, FileLostError
+from .identity import FileIdentity
 from .inbox import ABSORB_EVERY, STREAK, Inbox, InboxView
 from .journal import Changes, Journal
 from .queries import (
@@ -343,6 +343,7 @@ class SqliteStore(JobStore):
                         threads=2,
                         busy_timeout=self.settings.busy_timeout,
                         verify=identity.check,
+                        damaged=identity.damaged,
                     )
                     where = self.settings.path
                     await self._reader.run(lambda conn: migrations.check_readable(conn, tables, where))
@@ -361,6 +362,7 @@ class SqliteStore(JobStore):
                         precheck=identity.raise_if_lost,
                         checkpoint_connect=unchecked,
                         db_path=os.path.realpath(self._file),  # where SQLite puts -shm
+                        damaged=identity.damaged,
                     )
                     inbox = Inbox(tables, journal)
 
@@ -382,6 +384,7 @@ class SqliteStore(JobStore):
                         threads=2,
                         busy_timeout=self.settings.busy_timeout,
                         verify=identity.check,
+                        damaged=identity.damaged,
                     )
                 self._feed = ChangeFeed(
                     loop,
@@ -390,6 +393,7 @@ class SqliteStore(JobStore):
                     tables,
                     self.settings.feed_interval,
                     on_inbox=None if self._inbox is None else self._absorb_soon,
+                    damaged=identity.damaged,
                 )
             except sqlite3.DatabaseError as error:
                 await self.close()
@@ -429,7 +433,7 @@ class SqliteStore(JobStore):
         )
 
     # -- file identity and health -------------------------------------------------------------
-    def _report_lost(self, loop: asyncio.AbstractEventLoop, error: FileLostError) -> None:
+    def _report_lost(self, loop: asyncio.AbstractEventLoop, error: StoreLostError) -> None:
         """Called once, from whichever thread noticed: hand the news to the loop's listener."""
         listener = self._on_fatal
         if listener is None:
@@ -440,12 +444,13 @@ class SqliteStore(JobStore):
             pass
 
     def health_error(self) -> ConnectionError | None:
-        """Why this store cannot be trusted any more (its file was deleted or replaced), else None."""
+        """Why this store cannot be trusted any more (its file was deleted, replaced or found
+        damaged), else None."""
         if self._writer is None and self._reader is None:
             return None
         try:
             self._identity.check()
-        except FileLostError as error:
+        except StoreLostError as error:
             return error
         return None
 
@@ -483,6 +488,7 @@ class SqliteStore(JobStore):
         for part in (feed, reader, writer):
             if part is not None:
                 await asyncio.to_thread(part.close)
+        self._identity.close()
 
     async def _maintain(self) -> None:
         """Keep the change table bounded (the feed is a window, not a history), and notice a
