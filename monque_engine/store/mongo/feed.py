@@ -20,10 +20,15 @@ and a resume. This module turns the outcomes into what the scheduler's feed loop
   no change yet, keep waiting. A server-selection timeout is not idleness: the server is
   gone, and that is reported;
 * any other driver error: ``ConnectionError`` (the caller reopens with its last token).
+
+``try_next()`` returns a buffered document without suspending (only a getMore awaits the
+network), so a batch of thousands of changes would be consumed in one go with the event
+loop blocked: heartbeats late, handlers starved. We yield to the loop after every change.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -70,6 +75,8 @@ async def read_changes(
         event = change_to_event(change, include_job)
         if event is not None:
             yield event
+        # A buffered change came back without the loop running: let it run (see above).
+        await asyncio.sleep(0)
 
 
 def is_idle_timeout(stream: AsyncChangeStream[Any], error: PyMongoError) -> bool:

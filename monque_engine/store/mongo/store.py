@@ -57,7 +57,7 @@ from ...timeutil import datetime_to_ms
 from ...timeutil import now_ms as clock_ms
 from ..base import JobStore, StoreListFilter, StoreOpenOptions, StoreSelector
 from . import documents as q
-from .changes import watch_pipeline
+from .changes import needs_post_image, watch_pipeline
 from .config import DEFAULT_SERVER_SELECTION_TIMEOUT_MS, MongoSettings, mask_password, parse_mongo_url
 from .errors import ErrorTranslator
 from .feed import read_changes
@@ -938,9 +938,10 @@ class MongoStore(JobStore):
                 f"Resume token {resume_after!r} is not one this store made; pass ChangeEvent.token from a previous watch"
             )
         pipeline = watch_pipeline(full_document, statuses)
+        lookup = "updateLookup" if needs_post_image(full_document, statuses) else None
         stream = await self._call(
             "open the change stream",
-            lambda c: c.watch(pipeline, full_document="updateLookup", resume_after=resume_after),
+            lambda c: c.watch(pipeline, full_document=lookup, resume_after=resume_after),
         )
         self._streams.add(stream)
         return self._changes(stream, full_document)
