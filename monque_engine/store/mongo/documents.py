@@ -529,25 +529,46 @@ _DURATION = {
 }
 
 
-def stats_pipeline(name: str | None) -> list[Document]:
-    """One aggregation: count per status and the summed completed duration (updatedAt −
-    createdAt, so it includes queue wait, as upstream's avgProcessingDurationMs)."""
-    match: Document = {} if name is None else {"name": name}
+#: The average processing duration is taken over this many completed jobs, the most
+#: recently updated first (issue 27): a bounded read of documents that were just written
+#: (hot in the cache), where upstream sums a duration over every document at every refresh.
+#: Below this many completed jobs it is upstream's average exactly.
+AVG_SAMPLE = 1000
+#: Counts come from a scan of index keys only (a covered plan: the pipeline needs no field
+#: outside the hinted index, so no document is read); the hint makes the planner take it
+#: rather than a collection scan for an empty ``$match``.
+STATUS_COUNT_HINT: list[tuple[str, int]] = [("status", 1), ("nextRunAt", 1)]
+NAME_STATUS_COUNT_HINT: list[tuple[str, int]] = [("name", 1), ("status", 1)]
+
+
+def status_counts_pipeline(name: str | None) -> tuple[list[Document], list[tuple[str, int]]]:
+    """(pipeline, hint): documents per status (of one name), from index keys alone. Every
+    document has a key in both hinted indexes (neither is sparse nor partial), so the
+    total still counts documents whose status is not a Monque status, as upstream."""
+    group = {"$group": {"_id": "$status", "count": {"$sum": 1}}}
+    if name is None:
+        return [{"$sort": {"status": 1}}, group], STATUS_COUNT_HINT
+    return [{"$match": {"name": name}}, {"$sort": {"name": 1, "status": 1}}, group], NAME_STATUS_COUNT_HINT
+
+
+def counts_by_name_pipeline() -> tuple[list[Document], list[tuple[str, int]]]:
+    """(pipeline, hint): documents per (name, status), from the ``{name, status}`` index's keys."""
+    return [
+        {"$sort": {"name": 1, "status": 1}},
+        {"$group": {"_id": {"name": "$name", "status": "$status"}, "count": {"$sum": 1}}},
+    ], NAME_STATUS_COUNT_HINT
+
+
+def completed_duration_pipeline(name: str | None) -> list[Document]:
+    """The summed duration (updatedAt − createdAt, so it includes queue wait, as upstream's
+    avgProcessingDurationMs) of the ``AVG_SAMPLE`` most recently updated completed jobs
+    (of one name): ``{status, updatedAt, _id}`` or ``{name, updatedAt, _id}`` serves it."""
+    match: Document = {"status": COMPLETED} if name is None else {"name": name, "status": COMPLETED}
     return [
         {"$match": match},
-        {"$group": {"_id": "$status", "count": {"$sum": 1}, "durationMs": {"$sum": _DURATION}}},
-    ]
-
-
-def stats_by_name_pipeline() -> list[Document]:
-    return [
-        {
-            "$group": {
-                "_id": {"name": "$name", "status": "$status"},
-                "count": {"$sum": 1},
-                "durationMs": {"$sum": _DURATION},
-            }
-        },
+        {"$sort": {"updatedAt": -1, "_id": -1}},
+        {"$limit": AVG_SAMPLE},
+        {"$group": {"_id": None, "count": {"$sum": 1}, "durationMs": {"$sum": _DURATION}}},
     ]
 
 
@@ -773,9 +794,15 @@ def counters_filter(since_minute: int, name: str | None) -> Document:
 COUNTERS_SORT = [("name", 1), ("minute", 1)]
 
 
+#: Every field pending_health_pipeline reads is a key of upstream's claim index, so the
+#: hinted plan reads index keys only (no document); with ``name`` unbounded the scan seeks
+#: from one name's pending/processing keys to the next, skipping finished jobs' keys.
+PENDING_HEALTH_HINT: list[tuple[str, int]] = [("name", 1), ("status", 1), ("nextRunAt", 1), ("claimedBy", 1)]
+
+
 def pending_health_pipeline(now_ms: int) -> list[Document]:
     """Pending and processing jobs by name: due now, due later, oldest due, processing.
-    ``status`` first, so the ``{status, nextRunAt}`` index bounds the scan."""
+    Run with ``PENDING_HEALTH_HINT`` (issue 27: it used to fetch every pending document)."""
     now = dt(now_ms)
     due = {"$and": [{"$eq": ["$status", PENDING]}, {"$lte": ["$nextRunAt", now]}]}
     return [

@@ -624,41 +624,63 @@ class MongoStore(JobStore):
         return q.TEXT_TIMEOUT_HINT if filter.text else q.LIST_TIMEOUT_HINT
 
     @staticmethod
-    def _stats(rows: Sequence[tuple[Any, int, Any]]) -> QueueStats:
-        """Fold per-status rows as upstream getQueueStats does: ``total`` counts every
-        document, including ones whose status is not a Monque status, and the average is
-        rounded half up to whole ms (JavaScript's ``Math.round``)."""
+    def _stats(rows: Sequence[tuple[Any, int]], sample: Mapping[str, Any] | None) -> QueueStats:
+        """Fold per-status counts as upstream getQueueStats does: ``total`` counts every
+        document, including ones whose status is not a Monque status, and the average
+        (over ``documents.AVG_SAMPLE`` recent completed jobs) is rounded half up to whole ms
+        (JavaScript's ``Math.round``)."""
         counts = {status.value: 0 for status in JobStatus}
         total = 0
-        avg: float | None = None
-        for status, count, duration in rows:
+        for status, count in rows:
             total += int(count)
-            if not isinstance(status, str) or status not in counts:
-                continue  # not a Monque status (hand-written document): only in the total
-            counts[status] = int(count)
-            if status == q.COMPLETED and count:
-                avg = float(math.floor(float(duration or 0) / count + 0.5))
+            if isinstance(status, str) and status in counts:
+                counts[status] = int(count)  # else not a Monque status (hand-written document): only in the total
+        avg: float | None = None
+        if sample is not None and sample.get("count") and counts[q.COMPLETED]:
+            avg = float(math.floor(float(sample.get("durationMs") or 0) / int(sample["count"]) + 0.5))
         return QueueStats(**counts, total=total, avg_processing_duration_ms=avg)
 
-    async def _aggregate(self, pipeline: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    async def _aggregate(
+        self,
+        pipeline: list[dict[str, Any]],
+        hint: list[tuple[str, int]] | None = None,
+        action: str = "compute queue statistics",
+    ) -> list[dict[str, Any]]:
+        options: dict[str, Any] = {"maxTimeMS": q.STATS_MAX_TIME_MS}
+        if hint is not None:
+            options["hint"] = hint
+
         async def run(c: AsyncCollection[Any]) -> list[dict[str, Any]]:
-            cursor = await c.aggregate(pipeline, maxTimeMS=q.STATS_MAX_TIME_MS)
+            cursor = await c.aggregate(pipeline, **options)
             return await cursor.to_list(None)
 
-        return await self._call("compute queue statistics", run)
+        return await self._call(action, run)
+
+    async def _duration_sample(self, name: str | None) -> Mapping[str, Any] | None:
+        rows = await self._aggregate(q.completed_duration_pipeline(name))
+        return rows[0] if rows else None
 
     async def stats(self, name: str | None) -> QueueStats:
-        rows = await self._aggregate(q.stats_pipeline(name))
-        return self._stats([(r["_id"], r["count"], r.get("durationMs")) for r in rows])
+        """Counts from index keys, the average from a bounded sample (issue 27: the old
+        single aggregation read every document at every console refresh)."""
+        pipeline, hint = q.status_counts_pipeline(name)
+        rows, sample = await asyncio.gather(self._aggregate(pipeline, hint), self._duration_sample(name))
+        return self._stats([(r["_id"], r["count"]) for r in rows], sample)
 
     async def stats_by_name(self) -> dict[str, QueueStats]:
-        rows = await self._aggregate(q.stats_by_name_pipeline())
-        grouped: dict[str, list[tuple[Any, int, Any]]] = {}
+        pipeline, hint = q.counts_by_name_pipeline()
+        rows = await self._aggregate(pipeline, hint)
+        grouped: dict[str, list[tuple[Any, int]]] = {}
         for row in rows:
             key = row["_id"]
             if isinstance(key.get("name"), str):
-                grouped.setdefault(key["name"], []).append((key.get("status"), row["count"], row.get("durationMs")))
-        return {name: self._stats(group) for name, group in sorted(grouped.items())}
+                grouped.setdefault(key["name"], []).append((key.get("status"), row["count"]))
+        names = sorted(grouped)
+        completed = [n for n in names if any(status == q.COMPLETED and count for status, count in grouped[n])]
+        samples = dict(
+            zip(completed, await asyncio.gather(*(self._duration_sample(n) for n in completed)), strict=True)
+        )
+        return {name: self._stats(grouped[name], samples.get(name)) for name in names}
 
     async def names(self) -> list[str]:
         values = await self._call("list job names", lambda c: c.distinct("name"))
@@ -942,7 +964,7 @@ class MongoStore(JobStore):
         return result.deleted_count
 
     async def pending_health(self, now_ms: int) -> list[PendingHealth]:
-        rows = await self._aggregate(q.pending_health_pipeline(now_ms))
+        rows = await self._aggregate(q.pending_health_pipeline(now_ms), q.PENDING_HEALTH_HINT)
         return [
             PendingHealth(
                 row["_id"],
