@@ -425,7 +425,28 @@ def _add_ours(query: Document, error_group: str | None, text: str | None) -> Non
         query.setdefault("$and", []).append(text_clause(text))
 
 
-def _search_clause(search: str) -> Document:
+#: At most this many ids are taken from the id-suffix query (``id_suffix_query``): a
+#: suffix of 8 hex digits (what consoles show) is practically unique, a short one matches
+#: 1/16 of the jobs per digit, and a listing shows a page anyway.
+ID_SUFFIX_LIMIT = 1000
+#: The id-suffix query reads keys of the ``_id`` index only (a covered plan).
+ID_INDEX_HINT: list[tuple[str, int]] = [("_id", 1)]
+
+
+def id_like(search: str) -> bool:
+    return _HEX.fullmatch(search.lower()) is not None
+
+
+def id_suffix_query(search: str) -> Document:
+    """The jobs whose id *ends* with ``search`` (hex): no index range can express a suffix,
+    so this runs as its own query, projected to ``_id`` and hinted to the ``_id`` index so
+    it reads index keys only, limited to ``ID_SUFFIX_LIMIT``; the listing then matches the
+    ids it found (issue 27: inside the listing's ``$or`` the ``$expr`` made every branch,
+    the indexed ones too, a collection scan)."""
+    return {"$expr": {"$regexMatch": {"input": {"$toString": "$_id"}, "regex": f"{search.lower()}$"}}}
+
+
+def _search_clause(search: str, suffix_ids: list[Any] | None = None) -> Document:
     """Id prefix (as an ObjectId range, so it uses the _id index), id suffix (ours: consoles
     show the last 8 hex digits), or unique-key substring (the contract's meaning, and what
     the console matches live events with).
@@ -433,6 +454,10 @@ def _search_clause(search: str) -> Document:
     A substring cannot be anchored, so the unique-key branch is an unanchored regex, which
     MongoDB evaluates against the keys of the sparse ``uniqueKey`` index (only jobs with a
     key, no document fetched until a key matches); the caller bounds it with maxTimeMS.
+
+    The suffix branch is ``_id $in suffix_ids`` (found by ``id_suffix_query``), so every
+    branch of the ``$or`` has an index. Without ``suffix_ids`` (a bulk selector's listing,
+    built without a round trip) it is the ``$expr`` itself, which no index serves.
     """
     clauses: list[Document] = [{"uniqueKey": {"$regex": regex_literal(search)}}]
     prefix = search.lower()
@@ -440,12 +465,16 @@ def _search_clause(search: str) -> Document:
         low = ObjectId(prefix.ljust(24, "0"))
         high = ObjectId(prefix.ljust(24, "f"))
         clauses.insert(0, {"_id": {"$gte": low, "$lte": high}})
-        clauses.insert(1, {"$expr": {"$regexMatch": {"input": {"$toString": "$_id"}, "regex": f"{prefix}$"}}})
+        if suffix_ids is None:
+            clauses.insert(1, id_suffix_query(search))
+        elif suffix_ids:
+            clauses.insert(1, {"_id": {"$in": suffix_ids}})
     return {"$or": clauses}
 
 
-def list_filter(filter: StoreListFilter) -> Document:
-    """Cursor-listing filter (upstream cursor-listing.ts): inclusive date bounds."""
+def list_filter(filter: StoreListFilter, suffix_ids: list[Any] | None = None) -> Document:
+    """Cursor-listing filter (upstream cursor-listing.ts): inclusive date bounds.
+    ``suffix_ids``: the ids ``id_suffix_query`` found for an id-like search (see ``_search_clause``)."""
     query: Document = {}
     if filter.name is not None:
         query["name"] = filter.name
@@ -474,20 +503,24 @@ def list_filter(filter: StoreListFilter) -> Document:
     if filter.recurring is not None:
         query["repeatInterval"] = {"$exists": True, "$ne": None} if filter.recurring else {"$in": [None]}
     if filter.search:
-        query.setdefault("$and", []).append(_search_clause(filter.search))
+        query.setdefault("$and", []).append(_search_clause(filter.search, suffix_ids))
     _add_ours(query, filter.error_group, filter.text)
     return query
 
 
 def page_query(
-    filter: StoreListFilter, sort: JobSort, direction: CursorDirection, anchor: CursorAnchor | None
+    filter: StoreListFilter,
+    sort: JobSort,
+    direction: CursorDirection,
+    anchor: CursorAnchor | None,
+    suffix_ids: list[Any] | None = None,
 ) -> tuple[Document, list[tuple[str, int]]]:
     """Keyset page: the filter plus "strictly past the anchor", and the traversal sort.
 
     Backward pages traverse in the opposite order (the caller reverses them), exactly as
     upstream's cursor listing: ``$or: [{f: {$gt: v}}, {f: v, _id: {$gt: id}}]``.
     """
-    query = list_filter(filter)
+    query = list_filter(filter, suffix_ids)
     ascending = (sort.direction == "asc") == (direction == "forward")
     order = 1 if ascending else -1
     op = "$gt" if ascending else "$lt"

@@ -603,7 +603,7 @@ class MongoStore(JobStore):
         limit: int,
         include_data: bool = True,
     ) -> list[Job]:
-        query, order = q.page_query(filter, sort, direction, anchor)
+        query, order = q.page_query(filter, sort, direction, anchor, await self._suffix_ids(filter))
         projection = None if include_data else q.NO_DATA_PROJECTION
         docs = await self._call(
             "list a page of jobs",
@@ -613,11 +613,31 @@ class MongoStore(JobStore):
         return self._readable(docs)
 
     async def count(self, filter: StoreListFilter) -> int:
+        query = q.list_filter(filter, await self._suffix_ids(filter))
         return await self._call(
             "count jobs",
-            lambda c: c.count_documents(q.list_filter(filter), maxTimeMS=q.LIST_MAX_TIME_MS),
+            lambda c: c.count_documents(query, maxTimeMS=q.LIST_MAX_TIME_MS),
             self._list_hint(filter),
         )
+
+    async def _suffix_ids(self, filter: StoreListFilter) -> list[Any] | None:
+        """For an id-like search: the ids ending with it, by their own index-only query
+        (``documents.id_suffix_query``), so the listing's ``$or`` stays indexed."""
+        if not filter.search or not q.id_like(filter.search):
+            return None
+        query = q.id_suffix_query(filter.search)
+        docs = await self._call(
+            "search job ids",
+            lambda c: (
+                c.find(query, {"_id": 1})
+                .hint(q.ID_INDEX_HINT)
+                .limit(q.ID_SUFFIX_LIMIT)
+                .max_time_ms(q.LIST_MAX_TIME_MS)
+                .to_list(None)
+            ),
+            q.LIST_TIMEOUT_HINT,
+        )
+        return [doc["_id"] for doc in docs]
 
     @staticmethod
     def _list_hint(filter: StoreListFilter) -> str:
