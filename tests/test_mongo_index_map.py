@@ -132,6 +132,7 @@ SHAPES: list[tuple[str, dict[str, Any], Keys]] = [
     ("retention: delete a batch", q.purge_batch_filter(q.purge_filter(JobStatus.FAILED, NOW), [ObjectId(ID)]), []),
     ("instance collision check", q.live_claim_filter("w1", NOW), []),
     ("unique key upsert", q.unique_key_filter("email", "k"), []),
+    ("standalone insert_many undo", q.insert_undo_filter([ObjectId(ID)]), []),
     ("dead owner release", q.dead_owner_filter("w1", NOW, 30_000), []),
     ("fresh owner check", q.fresh_owner_filter("w1", NOW, 30_000), []),
     ("guarded management write", q.guarded_filter(ID, ("failed", "cancelled")), []),

@@ -82,6 +82,18 @@ def new_job_document(job: NewJob) -> Document:
     return doc
 
 
+def insert_undo_filter(inserted: list[ObjectId]) -> Document:
+    """The jobs a failed standalone ``insert_many`` inserted that are still as it wrote
+    them: pending, no owner, and ``updatedAt`` still equal to ``createdAt`` (every later
+    write, a claim, a release back to pending, a reschedule, moves ``updatedAt``)."""
+    return {
+        "_id": {"$in": inserted},
+        "status": PENDING,
+        "claimedBy": None,
+        "$expr": {"$eq": ["$updatedAt", "$createdAt"]},
+    }
+
+
 def unique_key_filter(name: str, unique_key: str) -> Document:
     """The dedup scope: same name and key among live (pending/processing) jobs — the same
     predicate as the partial unique index, so the upsert and the index agree."""

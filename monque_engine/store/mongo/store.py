@@ -39,6 +39,7 @@ from ...errors import (
     ConnectionError,
     InvalidCursorError,
     InvalidJobDocumentError,
+    PartialInsertError,
     UniqueKeyConflictError,
 )
 from ...job import (
@@ -86,6 +87,9 @@ def _valid(job_id: str) -> bool:
 
 class MongoStore(JobStore):
     kind = "mongodb"
+    #: Jobs per ``insert_many`` transaction (see ``insert_many``): 1,000 of the largest
+    #: payloads allowed by default stay far below the 60 s and cache limits.
+    TRANSACTION_BATCH = 1000
 
     def __init__(
         self,
@@ -319,18 +323,39 @@ class MongoStore(JobStore):
         raise last
 
     async def insert_many(self, jobs: Sequence[NewJob]) -> list[Job]:
-        """All or none in a transaction on a replica set / sharded cluster.
+        """In transactions of at most ``TRANSACTION_BATCH`` jobs on a replica set / sharded
+        cluster, each all or none (one transaction of any size hit the 60 s transaction
+        limit or the cache and aborted, issue 27). If batch k fails, batches 1…k−1 stay
+        stored and ``PartialInsertError`` says how many (a batch size or fewer jobs is still
+        all or none). The README states this guarantee.
 
         Fallback on a standalone server (no transactions there): ordered inserts, and if one
-        fails, the jobs this call already inserted are deleted again before the error is
-        raised. That undo is best effort: a crash between the two leaves the first part of
+        fails, the jobs this call inserted that are still pending and unclaimed are deleted
+        again before the error is raised (a job another worker already claimed is left
+        alone). That undo is best effort: a crash between the two leaves the first part of
         the batch behind (use unique keys if a batch must be safe to re-submit)."""
         if not jobs:
             return []
         collection = self._coll()
-        if self._supports_transactions:
-            return await self._insert_many_transaction(collection, jobs)
-        return await self._insert_many_compensating(collection, jobs)
+        if not self._supports_transactions:
+            return await self._insert_many_compensating(collection, jobs)
+        stored: list[Job] = []
+        for start in range(0, len(jobs), self.TRANSACTION_BATCH):
+            try:
+                stored.extend(
+                    await self._insert_many_transaction(collection, jobs[start : start + self.TRANSACTION_BATCH])
+                )
+            except ConnectionError as error:
+                if not stored:
+                    raise
+                raise PartialInsertError(
+                    f"{error} — the first {len(stored)} of {len(jobs)} jobs were stored (in transactions of "
+                    f"{self.TRANSACTION_BATCH}); the rest were not: submit the items from index {len(stored)} "
+                    "on to complete the batch",
+                    stored,
+                    len(jobs),
+                ) from error
+        return stored
 
     async def _insert_batch(
         self,
@@ -388,10 +413,12 @@ class MongoStore(JobStore):
                 return await self._insert_batch(collection, jobs, None, inserted)
         except Exception:
             # Undo exactly what this call wrote (never a job that already existed, e.g. the
-            # one whose id or unique key collided, nor one a unique key deduplicated onto).
+            # one whose id or unique key collided, nor one a unique key deduplicated onto),
+            # and of that only what no worker has touched: a job another process already
+            # claimed (or ran) stays, as it would after a crash here (issue 27 item 12).
             if inserted:
                 try:
-                    await collection.delete_many({"_id": {"$in": inserted}})
+                    await collection.delete_many(q.insert_undo_filter(inserted))
                 except PyMongoError:
                     pass  # already failing; the original error is the one to report
             raise
