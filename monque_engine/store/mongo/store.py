@@ -62,6 +62,7 @@ from .changes import needs_post_image, watch_pipeline
 from .config import DEFAULT_SERVER_SELECTION_TIMEOUT_MS, MongoSettings, mask_password, parse_mongo_url
 from .errors import ErrorTranslator
 from .feed import read_changes
+from .index_build import Progress, build_indexes, ensure_at_open
 from .indexes import fleet_index_models, index_models
 from .retry import bulk_retry
 from .server import inspect_server
@@ -130,6 +131,8 @@ class MongoStore(JobStore):
         self._open_lock = asyncio.Lock()
         self._errors = ErrorTranslator(f"MongoDB {hosts}/{database}", self._mask)
         self._warned_ids: set[str] = set()
+        #: Indexes found missing at open on a large collection (logged once; see index_build.py).
+        self.missing_indexes: list[str] = []
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> MongoStore:
@@ -167,13 +170,15 @@ class MongoStore(JobStore):
                     server = await inspect_server(admin.command, f"MongoDB at {self._hosts}")
                 self._supports_transactions = server.supports_transactions
                 if options.create_indexes:
-                    # An index build on a large collection may outlast the socket timeout;
-                    # give it its own, longer deadline (pymongo.timeout replaces it).
-                    with (
-                        self._errors.guard("create the jobs collection's indexes"),
-                        pymongo.timeout(LONG_OPERATION_TIMEOUT_S),
-                    ):
-                        await collection.create_indexes(index_models(options.retention_index))
+                    # Built here only on a small collection; a large one is migrated first
+                    # (index_build.py): a missing unique-key index refuses, others are logged.
+                    with self._errors.guard("check the jobs collection's indexes"):
+                        self.missing_indexes = await ensure_at_open(
+                            collection,
+                            index_models(options.retention_index),
+                            f"MongoDB collection {self._database_name}.{collection.name}",
+                            self._migrate_hint(collection.name, options.retention_index),
+                        )
                     with (
                         self._errors.guard("create the fleet collections' indexes"),
                         pymongo.timeout(LONG_OPERATION_TIMEOUT_S),
@@ -184,6 +189,26 @@ class MongoStore(JobStore):
                 await self._release_client()
                 raise
             self._collection = collection
+
+    def _migrate_hint(self, collection: str, retention: bool) -> str:
+        flags = ("" if collection == "monque_jobs" else f" --collection {collection}") + (
+            " --retention" if retention else ""
+        )
+        return f"monque-tui migrate {self.display_url}{flags} (or await MongoStore.build_indexes())"
+
+    async def build_indexes(self, progress: Progress | None = None, *, retention: bool = False) -> int:
+        """Build the missing indexes of the jobs collection (and its side collections), one
+        at a time and without a deadline, calling ``progress`` before and after each: the
+        deploy step ``monque-tui migrate`` runs. ``retention``: the retention index too
+        (what ``job_retention`` needs). Returns how many jobs-collection indexes were built."""
+        collection = self._coll()
+        report = progress if progress is not None else (lambda *_: None)
+        with self._errors.guard("build the jobs collection's indexes"):
+            built = await build_indexes(collection, index_models(retention), report)
+            for kind, models in fleet_index_models().items():
+                await collection.database[q.fleet_collections(collection.name)[kind]].create_indexes(models)
+        self.missing_indexes = []
+        return built
 
     async def _connect(self, options: StoreOpenOptions) -> AsyncCollection[Any]:
         if self._given_collection is not None:
