@@ -64,6 +64,7 @@ from .errors import ErrorTranslator
 from .feed import read_changes
 from .index_build import Progress, build_indexes, ensure_at_open
 from .indexes import fleet_index_models, index_models
+from .read_preference import read_preference, secondary_staleness_s
 from .retry import bulk_retry
 from .server import inspect_server
 
@@ -133,6 +134,8 @@ class MongoStore(JobStore):
         self._warned_ids: set[str] = set()
         #: Indexes found missing at open on a large collection (logged once; see index_build.py).
         self.missing_indexes: list[str] = []
+        #: Where display reads go (read_preference.py); "primary" unless a console asks.
+        self.display_read_preference = "primary"
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> MongoStore:
@@ -277,6 +280,34 @@ class MongoStore(JobStore):
         collection = self._coll()
         with self._errors.guard(action, timeout_hint):
             return await operation(collection)
+
+    async def _display_call(
+        self, action: str, operation: Callable[[AsyncCollection[Any]], Awaitable[T]], timeout_hint: str | None = None
+    ) -> T:
+        """``_call`` for a read that only shows something (read_preference.py)."""
+        collection = self._coll()
+        if self.display_read_preference != "primary":
+            collection = collection.with_options(read_preference=read_preference(self.display_read_preference))
+        with self._errors.guard(action, timeout_hint):
+            return await operation(collection)
+
+    def set_display_read_preference(self, mode: str) -> None:
+        """``"secondaryPreferred"`` sends display reads (listings, counts, statistics, health,
+        error groups) to a secondary within 90 s of the primary, when there is one;
+        ``"primary"`` (the default) back. ValueError for any other mode."""
+        read_preference(mode)  # validates
+        self.display_read_preference = mode
+
+    def display_staleness_s(self) -> float | None:
+        """How far behind the primary display reads may be, in seconds (estimated from the
+        driver's monitoring); None when they go to the primary."""
+        if self.display_read_preference == "primary" or self._collection is None:
+            return None
+        client = self._collection.database.client
+        try:
+            return secondary_staleness_s(client.topology_description, client.options.heartbeat_frequency)
+        except (AttributeError, TypeError):
+            return None
 
     async def _long_call(self, action: str, operation: Callable[[AsyncCollection[Any]], Awaitable[T]]) -> T:
         """``_call`` for a write that may touch a whole collection (LONG_OPERATION_TIMEOUT_S)."""
@@ -657,7 +688,7 @@ class MongoStore(JobStore):
     ) -> list[Job]:
         query, order = q.page_query(filter, sort, direction, anchor, await self._suffix_ids(filter))
         projection = None if include_data else q.NO_DATA_PROJECTION
-        docs = await self._call(
+        docs = await self._display_call(
             "list a page of jobs",
             lambda c: c.find(query, projection).sort(order).limit(limit).max_time_ms(q.LIST_MAX_TIME_MS).to_list(None),
             self._list_hint(filter),
@@ -666,7 +697,7 @@ class MongoStore(JobStore):
 
     async def count(self, filter: StoreListFilter) -> int:
         query = q.list_filter(filter, await self._suffix_ids(filter))
-        return await self._call(
+        return await self._display_call(
             "count jobs",
             lambda c: c.count_documents(query, maxTimeMS=q.LIST_MAX_TIME_MS),
             self._list_hint(filter),
@@ -678,7 +709,7 @@ class MongoStore(JobStore):
         if not filter.search or not q.id_like(filter.search):
             return None
         query = q.id_suffix_query(filter.search)
-        docs = await self._call(
+        docs = await self._display_call(
             "search job ids",
             lambda c: (
                 c.find(query, {"_id": 1})
@@ -726,7 +757,7 @@ class MongoStore(JobStore):
             cursor = await c.aggregate(pipeline, **options)
             return await cursor.to_list(None)
 
-        return await self._call(action, run)
+        return await self._display_call(action, run)
 
     async def _duration_sample(self, name: str | None) -> Mapping[str, Any] | None:
         rows = await self._aggregate(q.completed_duration_pipeline(name))
@@ -755,7 +786,7 @@ class MongoStore(JobStore):
         return {name: self._stats(grouped[name], samples.get(name)) for name in names}
 
     async def names(self) -> list[str]:
-        values = await self._call("list job names", lambda c: c.distinct("name"))
+        values = await self._display_call("list job names", lambda c: c.distinct("name"))
         return sorted(v for v in values if isinstance(v, str))
 
     async def error_groups(self, name: str | None, since_ms: int | None, now_ms: int) -> list[ErrorGroupRow]:
@@ -765,7 +796,7 @@ class MongoStore(JobStore):
             cursor = await c.aggregate(pipeline, maxTimeMS=q.STATS_MAX_TIME_MS)
             return await cursor.to_list(None)
 
-        docs = await self._call("group failed jobs by error", run, "narrow the errors view to one job name")
+        docs = await self._display_call("group failed jobs by error", run, "narrow the errors view to one job name")
         rows = []
         for doc in docs:
             key = doc["_id"].get("group")
@@ -788,7 +819,7 @@ class MongoStore(JobStore):
         return fold_buckets(rows, hour_window(now_ms))
 
     async def error_group_sample(self, key: str) -> str | None:
-        doc = await self._call(
+        doc = await self._display_call(
             "read an error group's message",
             lambda c: c.find_one({"errorGroup": key, **q.error_member_filter()}, projection={"failReason": 1}),
         )
