@@ -9,6 +9,7 @@ A server would be needed to measure the oplog and the lookups themselves.
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from test_mongo_changes import RECORDED, _evaluate
 from test_mongo_watch import BLOCK, DriverStream, ScriptedCursor, _change, _open
@@ -65,3 +66,78 @@ async def test_draining_a_buffered_batch_lets_the_loop_run_between_changes() -> 
     between = order[order.index("event") : len(order) - order[::-1].index("event")]
     assert between.count("tick") >= 40, between[:20]
     await store.close()
+
+
+async def test_a_socket_timeout_without_timeout_ms_is_a_dead_connection_not_an_idle_feed() -> None:
+    """Item 10: without timeoutMS a timeout is socketTimeoutMS expiring, on a getMore the
+    server answers within maxAwaitTimeMS when healthy: a half-open connection. PyMongo
+    resumes once by itself; when that resume times out too, the error reaches the store,
+    which must report it (the feed reconnects) rather than take it for "no change yet"."""
+    from pymongo.errors import NetworkTimeout
+
+    from monque_engine.errors import ConnectionError
+
+    class HalfOpen(DriverStream):
+        async def _create_cursor(self) -> Any:  # the resume's aggregate times out too
+            self.opened += 1
+            if self.opened <= 3:
+                raise NetworkTimeout("timed out")
+            return ScriptedCursor(("batch", [_change(7)], False), BLOCK)  # old code: "live" again
+
+    stream = HalfOpen(ScriptedCursor(("raise", NetworkTimeout("timed out"))))
+    store, events, _ = await _open(stream, timeout_s=None)
+    try:
+        event = await anext(events)
+    except ConnectionError as error:
+        assert isinstance(error.__cause__, NetworkTimeout)
+    else:
+        raise AssertionError(f"a dead connection passed for an idle feed (then delivered {event.job_id})")
+    await store.close()
+
+
+async def test_resume_token_follows_the_driver_past_empty_batches() -> None:
+    """Item 9: after a quiet spell the place to resume is the last batch's
+    postBatchResumeToken (PyMongo's ``resume_token``), not the last event's ``_id``."""
+    cursor = ScriptedCursor(("batch", [_change(1)], False), ("batch", [], False), BLOCK)
+    stream = DriverStream(cursor)
+    store, events, _ = await _open(stream)
+    first = await anext(events)
+    assert first.token == {"_data": "0001"}
+    cursor._post_batch_resume_token = {"_data": "0099"}  # the server's answer to the empty getMore
+    pending = asyncio.ensure_future(anext(events))
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert events.resume_token == {"_data": "0099"}
+    pending.cancel()
+    await store.close()
+
+
+async def test_the_resilient_watch_reopens_from_the_iterators_resume_token() -> None:
+    from monque_engine.errors import ConnectionError
+    from monque_engine.scheduler.resilient_watch import ResilientWatch
+
+    opened: list[Any] = []
+
+    class Broken:
+        resume_token: Any = None
+
+        def __init__(self) -> None:
+            self.resume_token = {"_data": "0099"}
+
+        def __aiter__(self) -> Broken:
+            return self
+
+        async def __anext__(self) -> Any:
+            raise ConnectionError("connection reset")
+
+    class Store:
+        async def open_watch(self, token: Any, **_: Any) -> Any:
+            opened.append(token)
+            return Broken()
+
+    watch = ResilientWatch(Store(), lambda change: None, reconnect_delays=(0.0, 0.0, 0.0))  # type: ignore[arg-type]
+    await watch.start()
+    while len(opened) < 2:
+        await asyncio.sleep(0)
+    await watch.stop()
+    assert opened[:2] == [None, {"_data": "0099"}]

@@ -1103,13 +1103,26 @@ class MongoStore(JobStore):
             lambda c: c.watch(pipeline, full_document=lookup, resume_after=resume_after),
         )
         self._streams.add(stream)
-        return self._changes(stream, full_document)
+        return ChangeIterator(self._changes(stream, full_document), stream)
+
+    def _timeout_governs(self) -> bool:
+        """Whether the client has ``timeoutMS`` (each change-stream wait then has its budget)."""
+        collection = self._collection
+        if collection is None:
+            return False
+        try:
+            return collection.database.client.options.timeout is not None
+        except AttributeError:
+            return False
 
     async def _changes(self, stream: AsyncChangeStream[Any], include_job: bool) -> AsyncIterator[ChangeEvent]:
         """The stream's events until it breaks or the store closes (see ``feed.read_changes``);
         the stream is closed and forgotten however the iteration ends."""
         try:
-            async for event in read_changes(stream, include_job, self.display_url, lambda: self._closing, self._errors):
+            governs = self._timeout_governs()
+            async for event in read_changes(
+                stream, include_job, self.display_url, lambda: self._closing, self._errors, governs
+            ):
                 yield event
         finally:
             self._streams.discard(stream)
@@ -1119,7 +1132,37 @@ class MongoStore(JobStore):
                 pass
 
 
-__all__ = ["MongoStore"]
+class ChangeIterator:
+    """The change events of one stream, and ``resume_token``: where to resume it.
+
+    That is PyMongo's ``AsyncChangeStream.resume_token``, not the last event's ``_id``: the
+    driver advances it to each batch's ``postBatchResumeToken``, also over empty batches,
+    so after a quiet spell on a filtered stream a reconnect resumes from the last batch the
+    server answered, not from the last event delivered hours ago (a long oplog rescan, or
+    "history lost" once that event left the oplog; issue 27 item 9). ``ResilientWatch``
+    reads it when it reopens."""
+
+    def __init__(self, events: AsyncIterator[ChangeEvent], stream: AsyncChangeStream[Any]) -> None:
+        self._events = events
+        self._stream = stream
+
+    @property
+    def resume_token(self) -> Any:
+        return self._stream.resume_token
+
+    def __aiter__(self) -> ChangeIterator:
+        return self
+
+    async def __anext__(self) -> ChangeEvent:
+        return await self._events.__anext__()
+
+    async def aclose(self) -> None:
+        close = getattr(self._events, "aclose", None)
+        if close is not None:
+            await close()
+
+
+__all__ = ["ChangeIterator", "MongoStore"]
 
 
 def _ms_or_none(value: Any) -> int | None:
