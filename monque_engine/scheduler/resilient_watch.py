@@ -245,7 +245,6 @@ class ResilientWatch:
                 self.state = state
                 await asyncio.sleep(delay)
 
-
     def _advance_token(self, stream: AsyncIterator[ChangeEvent]) -> None:
         """Resume from where the stream got to, not from the last event delivered: a store
         whose iterator knows a later position (MongoDB's ``resume_token``, advanced over

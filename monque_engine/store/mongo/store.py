@@ -497,8 +497,17 @@ class MongoStore(JobStore):
                 doc = await collection.find_one_and_update(
                     query, update, sort=q.CLAIM_SORT, return_document=ReturnDocument.AFTER
                 )
-            except PyMongoError as error:
-                failure = self._errors.translate("claim jobs", error)
+            except Exception as error:
+                # Claims 1…k−1 are committed as ours whatever failed in claim k (a network
+                # error, or a reply that could not be decoded): run them rather than orphan them.
+                failure = (
+                    self._errors.translate("claim jobs", error)
+                    if isinstance(error, PyMongoError)
+                    else ConnectionError(
+                        f"MongoDB could not claim jobs on {self.display_url}: {type(error).__name__}: "
+                        f"{self._mask(str(error))}"
+                    )
+                )
                 if not jobs:
                     raise failure from error
                 log.warning(
@@ -1042,11 +1051,25 @@ class MongoStore(JobStore):
     async def add_outcome_counts(self, counts: dict[tuple[str, int], tuple[int, int]]) -> None:
         if not counts:
             return
+        keys = list(counts)
         operations = [
-            pymongo.UpdateOne(*q.counter_upsert(name, minute, done, failed), upsert=True)
-            for (name, minute), (done, failed) in counts.items()
+            pymongo.UpdateOne(*q.counter_upsert(name, minute, *counts[(name, minute)]), upsert=True)
+            for name, minute in keys
         ]
-        await self._side_call("counters", "add outcome counters", lambda c: c.bulk_write(operations, ordered=False))
+        side = self._side("counters")
+        try:
+            with self._errors.guard("add outcome counters"):
+                await side.bulk_write(operations, ordered=False)
+        except ConnectionError as error:
+            cause = error.__cause__
+            if isinstance(cause, BulkWriteError):
+                # Unordered: every operation without a write error was applied. Only the
+                # failed ones may be added again, or the applied ones count twice.
+                failed = {int(e["index"]) for e in cause.details.get("writeErrors", []) if "index" in e}
+                raise PartialCounterWriteError(
+                    str(error), {keys[i]: counts[keys[i]] for i in sorted(failed)}
+                ) from cause
+            raise
 
     async def outcome_counts(self, since_minute: int, name: str | None = None) -> list[tuple[str, int, int, int]]:
         docs = await self._side_call(
@@ -1130,6 +1153,15 @@ class MongoStore(JobStore):
                 await stream.close()
             except Exception:  # noqa: BLE001 - best effort
                 pass
+
+
+class PartialCounterWriteError(ConnectionError):
+    """Some per-minute counter increments were applied, ``unapplied`` were not: the caller
+    adds only those again (issue 27 item 14)."""
+
+    def __init__(self, message: str, unapplied: dict[tuple[str, int], tuple[int, int]]) -> None:
+        super().__init__(message)
+        self.unapplied = unapplied
 
 
 class ChangeIterator:
