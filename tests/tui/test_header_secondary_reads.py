@@ -13,7 +13,7 @@ from .conftest import running_console, wait_for
 
 
 async def test_the_header_shows_secondary_reads_and_their_lag(seeded_url: str) -> None:
-    async with running_console(seeded_url) as (app, pilot):
+    async with running_console(seeded_url) as (app, _pilot):
         header = app.jobs_screen.query_one(ConsoleHeader)
         await wait_for(lambda: app.session.stats is not None)
         assert "reads:" not in header.render().plain  # the primary: nothing to say
