@@ -32,6 +32,23 @@ class ConnectionError(MonqueError):
     """The store could not be reached or a database operation failed; ``__cause__`` keeps why."""
 
 
+class PartialInsertError(ConnectionError):
+    """``enqueue_many`` on MongoDB stored the first ``len(stored)`` of ``total`` jobs, then failed.
+
+    A MongoDB transaction is bounded (60 s, the cache), so a large batch is written in
+    transactions of at most ``MongoStore.TRANSACTION_BATCH`` jobs, each all or none: the
+    batches before the failing one stay stored (workers may already run them), nothing
+    after it is. ``stored`` are those jobs, in item order (their ids, or the live jobs their
+    unique keys found); submitting the items from index ``len(stored)`` on completes the
+    call. ``__cause__`` is why the failing batch was rolled back.
+    """
+
+    def __init__(self, message: str, stored: list[Any], total: int) -> None:
+        super().__init__(message)
+        self.stored = stored
+        self.total = total
+
+
 class StoreLostError(ConnectionError):
     """The store can no longer be trusted, for good: its SQLite file was deleted or replaced
     (or damaged: ``StoreDamagedError``).

@@ -232,7 +232,7 @@ def _worker_mode(settings: Resolved) -> int:
     from .logging_setup import configure_logging
     from .worker import WorkerConfig, run_worker_blocking
 
-    _reject(settings, ("read_only",), "--worker")
+    _reject(settings, ("read_only", "read_preference"), "--worker")
     if not settings["app"]:
         raise CliError(
             "--worker needs --app PACKAGE.MODULE:ATTR (or MONQUE_APP): the module holding your handlers", ExitCode.USAGE
@@ -299,7 +299,7 @@ def _demo_mode(args: argparse.Namespace, settings: Resolved) -> int:
         from .logging_setup import configure_logging
         from .worker import WorkerConfig, run_worker_blocking
 
-        _reject(settings, ("read_only",), "--demo --headless")
+        _reject(settings, ("read_only", "read_preference"), "--demo --headless")
         configure_logging(settings["log_level"], settings["log_format"])
         return run_worker_blocking(
             WorkerConfig(
@@ -353,7 +353,14 @@ def _console_mode(settings: Resolved) -> int:
         setup=setup,
         start_workers=setup is not None,
         label=settings["app"] if setup is not None else None,
+        read_preference=settings["read_preference"],
     )
+    if config.read_preference != "primary" and not config.url.lower().startswith("mongodb"):
+        raise CliError(
+            f"{settings.origin('read_preference')} applies to a MongoDB store (replica set); "
+            f"{mask_url(config.url)} is not one: drop it",
+            ExitCode.USAGE,
+        )
     check_url(config.url, connect_timeout=settings["connect_timeout"])  # with --read-only: sqlite ?mode=ro
     if config.start_workers:
         reject_read_only_for_workers(config.url, f"--app {settings['app']!r}")

@@ -7,6 +7,7 @@
     monque-tui release-dead INSTANCE [--yes]   return a dead owner's jobs to pending now
     monque-tui health [--window MINUTES]       per name: due, scheduled, latency, rates
     monque-tui export --status failed --format jsonl --output FILE|-
+    monque-tui migrate [--retention]           build missing MongoDB indexes before a deploy
 
 Each opens the store with a Monque that is never started (it registers nothing and claims
 nothing), does one thing and exits. Errors are one line on stderr with an exit code from
@@ -46,7 +47,9 @@ from .settings import OPTIONS_BY_DEST, parse_connect_timeout, resolve_option
 from .streams import print_help_text, stdout_missing, write_stderr
 
 PROG = "monque-tui"
-COMMANDS = ("pause", "resume", "paused", "instances", "release-dead", "health", "export", "repair-counts")
+COMMANDS = (
+    "pause", "resume", "paused", "instances", "release-dead", "health", "export", "repair-counts", "migrate",
+)  # fmt: skip
 #: Exports at least this large report progress on stderr (smaller ones only the summary).
 PROGRESS_FROM = 1_000
 #: ... and at most one such line this often, in seconds (besides the first and the last).
@@ -192,6 +195,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="minutes of completed/failed counts to sum [default: 60]",
     )
     p.add_argument("--json", action="store_true", help="one JSON object per line instead of a table")
+    _store_flags(p)
+    p = commands.add_parser(
+        "migrate",
+        help="build the jobs collection's missing indexes (MongoDB), with progress",
+        description="Build every index Monque declares that the jobs collection lacks, one at a "
+        "time, each reported on stderr, with no deadline. Run it once before deploying workers "
+        "onto a large existing collection: workers do not build indexes there (a missing "
+        "unique-key index makes them refuse to start). SQLite builds its own when opened.",
+    )
+    p.add_argument("--retention", action="store_true", help="also the retention index (for workers with job_retention)")
     _store_flags(p)
     p = commands.add_parser(
         "export",
@@ -480,7 +493,13 @@ async def _with_monque(
         _require_existing_collection(url, args.collection)
     check_url(url, connect_timeout=args.connect_timeout)
     try:
-        monque = Monque(url, collection_name=args.collection, recover_stale_jobs=False)
+        # migrate builds the indexes itself, with progress: the open must not refuse or build.
+        monque = Monque(
+            url,
+            collection_name=args.collection,
+            recover_stale_jobs=False,
+            skip_index_creation=args.command == "migrate",
+        )
         await monque.initialize()
     except (MonqueError, ValueError) as error:
         raise CliError(mask_secrets(str(error), url), ExitCode.STORE) from None
@@ -897,6 +916,20 @@ async def _export_into(
         raise CliError(f"cannot write {target}: {error.strerror or error}", ExitCode.USAGE) from None
 
 
+async def _migrate(monque: Monque, args: argparse.Namespace) -> int:
+    build = getattr(monque.store, "build_indexes", None)
+    if build is None:
+        _out("nothing to do: a SQLite store builds its indexes when the file is opened")
+        return ExitCode.OK
+
+    def progress(position: int, count: int, name: str, state: str) -> None:
+        write_stderr(f"migrate: [{position}/{count}] {name}: {state}")
+
+    built = await build(progress, retention=args.retention)
+    _out(f"{built} index(es) built; every index Monque declares is present")
+    return ExitCode.OK
+
+
 _HANDLERS: dict[str, Callable[[Monque, argparse.Namespace], Awaitable[int]]] = {
     "pause": _pause,
     "resume": _resume,
@@ -906,6 +939,7 @@ _HANDLERS: dict[str, Callable[[Monque, argparse.Namespace], Awaitable[int]]] = {
     "health": _health,
     "export": _export,
     "repair-counts": _repair_counts,
+    "migrate": _migrate,
 }
 
 
@@ -920,6 +954,7 @@ def describe() -> str:
         "  monque-tui health [--window MINUTES] [--json]  due, scheduled, latency, completed/failed rates\n"
         "  monque-tui export --status failed --format csv --output failed.csv   every matching job\n"
         "  monque-tui repair-counts                       recount SQLite's kept counts (after a hand edit)\n"
+        "  monque-tui migrate [--retention]               build missing MongoDB indexes before a deploy\n"
     )
 
 

@@ -44,6 +44,8 @@ class ConsoleConfig:
     start_workers: bool = False
     #: Shown in the header, e.g. "demo".
     label: str | None = None
+    #: MongoDB: where display reads go ("primary" or "secondaryPreferred"; docs/scale-out.md).
+    read_preference: str = "primary"
 
     def __post_init__(self) -> None:
         if self.read_only and not self.start_workers:

@@ -91,6 +91,17 @@ def parse_text(text: str) -> str:
     return value
 
 
+#: ``--read-preference`` values (monque_engine.store.mongo.read_preference.MODES).
+READ_PREFERENCES = ("primary", "secondaryPreferred")
+
+
+def parse_read_preference(text: str) -> str:
+    value = text.strip()
+    if value not in READ_PREFERENCES:
+        raise ValueError(f"expected {' or '.join(READ_PREFERENCES)}")
+    return value
+
+
 @dataclass(frozen=True, slots=True)
 class Option:
     """One setting: where it comes from and, for engine options, which ``Monque`` option it sets."""
@@ -128,6 +139,17 @@ OPTIONS: tuple[Option, ...] = (
         "console: open the store read-only (SQLite: never creates or changes the file) and disable "
         "cancel/retry/reschedule/delete",
         is_switch=True,
+    ),
+    Option(
+        "read_preference",
+        "--read-preference",
+        "MONQUE_READ_PREFERENCE",
+        parse_read_preference,
+        "primary",
+        "MODE",
+        "console on MongoDB: where listings, counts and statistics are read: primary (the default) or "
+        "secondaryPreferred (a secondary within 90 s of the primary when one is up, off the workers' primary; "
+        "the header shows how far behind it is)",
     ),
     Option(
         "log_level",

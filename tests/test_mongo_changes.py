@@ -192,7 +192,6 @@ def test_evaluator_watch_match_with_pending_filter() -> None:
         "insert",
         "reschedule",
         "retry-backoff",
-        "delete",
         "invalidate",
     ]
 

@@ -40,6 +40,7 @@ class _Cursor:
     def __init__(self, cursor: Any) -> None:
         self._cursor = cursor
         self.max_time: int | None = None
+        self.hinted: Any = None
 
     def sort(self, spec: Any) -> _Cursor:
         self._cursor = self._cursor.sort(spec)
@@ -55,6 +56,10 @@ class _Cursor:
 
     def max_time_ms(self, ms: int) -> _Cursor:
         self.max_time = ms
+        return self
+
+    def hint(self, index: Any) -> _Cursor:
+        self.hinted = index  # recorded only: mongomock has no query planner
         return self
 
     async def to_list(self, length: int | None = None) -> list[Any]:

@@ -38,7 +38,7 @@ UPSTREAM_RETENTION = (
 )
 
 
-#: Ours (issue 11 item 13): the console's unique-key search and status tabs.
+#: Ours (issue 11 item 13, issue 27 item 7): the console's unique-key search, status tabs and name filter.
 CONSOLE = [
     ({"uniqueKey": 1}, {"sparse": True, **BG}),
     ({"status": 1, "createdAt": -1, "_id": -1}, BG),
@@ -46,6 +46,12 @@ CONSOLE = [
         {"errorGroup": 1, "status": 1, "updatedAt": 1},
         {"partialFilterExpression": {"errorGroup": {"$exists": True}}, **BG},
     ),
+    # issue 27 item 7: the status tab and the name filter in each console sort order
+    ({"status": 1, "updatedAt": -1, "_id": -1}, BG),
+    ({"status": 1, "nextRunAt": -1, "_id": -1}, BG),
+    ({"name": 1, "createdAt": -1, "_id": -1}, BG),
+    ({"name": 1, "updatedAt": -1, "_id": -1}, BG),
+    ({"name": 1, "nextRunAt": -1, "_id": -1}, BG),
 ]
 
 
@@ -80,5 +86,10 @@ def test_index_models_have_upstreams_default_names() -> None:
         "uniqueKey_1",
         "status_1_createdAt_-1__id_-1",
         "errorGroup_1_status_1_updatedAt_1",
+        "status_1_updatedAt_-1__id_-1",
+        "status_1_nextRunAt_-1__id_-1",
+        "name_1_createdAt_-1__id_-1",
+        "name_1_updatedAt_-1__id_-1",
+        "name_1_nextRunAt_-1__id_-1",
     ]
     assert index_models(False)[1].document["unique"] is True

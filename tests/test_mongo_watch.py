@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -112,8 +113,11 @@ def _change(n: int, op: str = "insert") -> dict[str, Any]:
 INVALIDATE = {"_id": {"_data": "ffff"}, "operationType": "invalidate"}
 
 
-async def _open(stream: DriverStream, **kwargs: Any) -> Any:
+async def _open(stream: DriverStream, timeout_s: float | None = 5.0, **kwargs: Any) -> Any:
+    """``timeout_s``: the client's timeoutMS (what ``client.options.timeout`` says), set by
+    default, as the idle-timeout tests below assume a URL with timeoutMS."""
     store, adapter = evaluator_store()
+    adapter.database = SimpleNamespace(client=SimpleNamespace(options=SimpleNamespace(timeout=timeout_s)))  # type: ignore[attr-defined]
     seen: list[Any] = []
 
     async def watch(pipeline: Any, **options: Any) -> Any:

@@ -123,8 +123,12 @@ class Fleet:
         processor = self._processor
 
         def settled(write: asyncio.Future[None]) -> None:
-            if write.cancelled() or write.exception() is not None:
+            if write.cancelled():
                 processor.restore_tally(counts)  # added again on the next tick
+            elif (error := write.exception()) is not None:
+                # A store that applied part of the write says which part it did not
+                # (MongoDB's unordered bulk write): only that is added again.
+                processor.restore_tally(getattr(error, "unapplied", counts))
 
         write = asyncio.ensure_future(self._ctx.store.add_outcome_counts(counts))
         write.add_done_callback(settled)

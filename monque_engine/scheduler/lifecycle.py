@@ -27,12 +27,15 @@ from .context import SchedulerContext
 from .fleet import Fleet
 from .processor import JobProcessor
 from .resilient_watch import FALLBACK_RETRY_INTERVAL, RECONNECT_DELAYS, FeedState, ResilientWatch, WatchEvent
+from .retention import Retention
 
 log = logging.getLogger("monque_engine.lifecycle")
 
 #: A heartbeat later than this (or than one heartbeat interval, if longer) means the event
 #: loop was blocked: warn, naming the likely cause.
 STALL_WARNING_MIN = 1.0
+#: Giving the retention lease up on stop waits at most this long (it expires anyway).
+LEASE_RELEASE_TIMEOUT_S = 5.0
 
 
 class Lifecycle:
@@ -46,6 +49,8 @@ class Lifecycle:
         self.reconnect_delays = RECONNECT_DELAYS
         self.fallback_retry_interval = FALLBACK_RETRY_INTERVAL
         self._poll_now = asyncio.Event()
+        retention = ctx.options.job_retention
+        self.retention = None if retention is None else Retention(ctx.store, retention, ctx.instance_id)
         #: A jump under a second is drift or a slow round, not a clock step (ADR 0012).
         self._clock_jumps = WallClockJumps(tolerance_ms=1000, settle_seconds=ctx.options.lock_timeout)
 
@@ -92,6 +97,12 @@ class Lifecycle:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        if self.retention is not None:
+            try:
+                # Another process takes over at its next tick; bounded, as every step of stop().
+                await asyncio.wait_for(self.retention.release(), LEASE_RELEASE_TIMEOUT_S)
+            except Exception:
+                log.warning("could not release the retention lease; it expires by itself", exc_info=True)
         watch = self._watch
         if watch is not None:
             await watch.stop()  # emits changestream:closed if the stream was live, as upstream
@@ -177,24 +188,18 @@ class Lifecycle:
         return count
 
     async def purge_expired(self) -> int:
-        retention = self._ctx.options.job_retention
-        if retention is None:
-            return 0
-        now = now_ms()
-        removed = 0
-        for status, age in ((JobStatus.COMPLETED, retention.completed), (JobStatus.FAILED, retention.failed)):
-            if age is not None:
-                removed += await self._ctx.store.purge_finished(status, now - int(age * 1000))
-        return removed
+        """An explicit purge (``Monque.purge_expired_jobs``): see retention.py."""
+        return 0 if self.retention is None else await self.retention.now()
 
     async def _retention_loop(self) -> None:
         retention = self._ctx.options.job_retention
-        assert retention is not None
+        duty = self.retention
+        assert retention is not None and duty is not None
         try:
-            await self.purge_expired()
+            await duty.round()
         except Exception as error:  # noqa: BLE001 - as in _every: the loop must survive to try again
             self._ctx.events.emit("job:error", JobErrorEvent(error))
-        await self._every(retention.interval, self.purge_expired)
+        await self._every(retention.interval, duty.round)
 
     def poll_soon(self) -> None:
         self._poll_now.set()

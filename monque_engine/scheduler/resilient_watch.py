@@ -199,6 +199,7 @@ class ResilientWatch:
                 raise
             except Exception as error:  # noqa: BLE001 - every feed failure goes down one path
                 if stream is not None:
+                    self._advance_token(stream)
                     await _close_stream(stream)
                 if self._stopping:
                     return
@@ -243,6 +244,14 @@ class ResilientWatch:
                     )
                 self.state = state
                 await asyncio.sleep(delay)
+
+    def _advance_token(self, stream: AsyncIterator[ChangeEvent]) -> None:
+        """Resume from where the stream got to, not from the last event delivered: a store
+        whose iterator knows a later position (MongoDB's ``resume_token``, advanced over
+        empty batches) offers it as ``resume_token``."""
+        latest = getattr(stream, "resume_token", None)
+        if latest is not None:
+            self.token = latest
 
 
 async def _close_stream(stream: AsyncIterator[ChangeEvent]) -> None:

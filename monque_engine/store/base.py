@@ -211,6 +211,24 @@ class JobStore(ABC):
     async def purge_finished(self, status: JobStatus, updated_before_ms: int) -> int:
         """Retention: delete ``status`` jobs last updated before the cutoff."""
 
+    async def purge_finished_batch(self, status: JobStatus, updated_before_ms: int, limit: int) -> int:
+        """Retention in bounded writes: delete at most ``limit`` of the jobs ``purge_finished``
+        would, and return how many; the caller repeats while it gets ``limit`` back. The
+        default deletes them all in one write (correct, since the caller stops on a short
+        count; a store serving many processes overrides it)."""
+        return await self.purge_finished(status, updated_before_ms)
+
+    async def acquire_lease(self, duty: str, holder: str, now_ms: int, ttl_ms: int) -> bool:
+        """Hold the lease on ``duty`` (e.g. ``"retention"``) until ``now_ms + ttl_ms``: take
+        it when nobody holds it or the holder's lease expired, renew it when ``holder`` holds
+        it already; False while another holder's lease runs. The default grants it always
+        (every process runs the duty, as before leases existed)."""
+        return True
+
+    async def release_lease(self, duty: str, holder: str) -> None:
+        """Give the lease on ``duty`` up if ``holder`` holds it (a no-op otherwise)."""
+        return None
+
     @abstractmethod
     async def has_live_claim(self, owner: str, heartbeat_after_ms: int) -> bool:
         """Whether a processing job is claimed by ``owner`` with a recent heartbeat."""
@@ -416,8 +434,9 @@ class JobStore(ABC):
 
         Opening validates the resume token and reaches the database, so a broken feed or a
         token that can no longer be honoured raises here, not on the first event.
-        ``statuses`` keeps only changes that left a job in one of them (deletes excepted);
-        the processor uses it to hear about pending work without reading its own traffic.
+        ``statuses`` keeps only changes that left a job in one of them; deletes may still
+        pass (SQLite passes them, MongoDB drops them so a mass delete never reaches every
+        worker), so a consumer ignores them; the processor uses it to hear about pending work without reading its own traffic.
         Without a token the watch starts at the current end of the feed. Iteration may raise
         ConnectionError when the feed breaks; callers reopen with the last token they saw.
         """

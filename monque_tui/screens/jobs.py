@@ -233,6 +233,7 @@ class JobsScreen(Screen[None]):
                 table.placeholder = self._placeholder(event.window)
                 table.window_changed(cursor.id if cursor else None, flash=set(event.flash))
         elif isinstance(event, StatsChanged):
+            self.query_one(ConsoleHeader).reads = self.session.reads_text()  # the lag moves: with each count
             tabs = self.query_one(StatusTabs)
             tabs.stats = event.stats
             tabs.matching = event.matching

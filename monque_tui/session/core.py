@@ -258,6 +258,15 @@ class ConsoleSession:
         except Exception as error:  # noqa: BLE001 - reported as one line, then exit non-zero
             raise SessionError(f"monque-tui: cannot open {self.config.url}: {error}", ExitCode.STORE) from None
         self.monque = monque
+        if self.config.read_preference != "primary":
+            setter = getattr(monque.store, "set_display_read_preference", None)
+            if setter is None:
+                await monque.close()
+                raise SessionError(
+                    f"monque-tui: --read-preference applies to MongoDB; {self.config.display_url} is not",
+                    ExitCode.USAGE,
+                )
+            setter(self.config.read_preference)
         try:
             if self.config.setup is not None:
                 await self.config.setup(monque)
@@ -561,6 +570,17 @@ class ConsoleSession:
         cost, at most ``STATS_MAX_WAIT``."""
         if self.monotonic() - self._stats_done_at >= min(STATS_MAX_WAIT, STATS_BACKOFF * self._stats_cost):
             await self.refresh_stats()
+
+    def reads_text(self) -> str | None:
+        """The header's word on where counts and listings come from, when not the primary:
+        a secondary, and how far behind it is estimated to be (None: the primary)."""
+        store = self.monque.store if self.monque is not None else None
+        if store is None or getattr(store, "display_read_preference", "primary") == "primary":
+            return None
+        staleness = store.display_staleness_s()  # type: ignore[attr-defined]
+        if staleness is None:
+            return "reads: primary (no secondary up)"
+        return f"reads: secondary, ~{staleness:.0f} s behind"
 
     @survives_store_errors(None)
     async def refresh_stats(self) -> None:

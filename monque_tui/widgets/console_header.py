@@ -1,4 +1,4 @@
-"""The top line: which store, whether the view is live, read-only, paused, marked count."""
+"""The top line: which store, whether the view is live, read-only, secondary reads, paused, marked count."""
 
 from __future__ import annotations
 
@@ -42,6 +42,8 @@ class ConsoleHeader(Static):
     worker_names: reactive[tuple[str, ...]] = reactive(())
     #: Job names paused in the store (issue 13), not the frozen view above.
     paused_names: reactive[tuple[str, ...]] = reactive(())
+    #: MongoDB display reads from a secondary, and its estimated lag (``--read-preference``).
+    reads: reactive[str | None] = reactive(None)
 
     def render(self) -> Text:
         """Store and feed, then each active state, separated by a dim ``·`` (spaces alone were
@@ -68,6 +70,8 @@ class ConsoleHeader(Static):
             parts.append(("⏸ PAUSED (p resumes)", "bold reverse yellow"))
         if self.read_only:
             parts.append(("READ-ONLY", "bold reverse red"))
+        if self.reads:
+            parts.append((self.reads, "yellow"))
         if self.paused_names:
             shown = ", ".join(self.paused_names[:3]) + (
                 f" +{len(self.paused_names) - 3}" if len(self.paused_names) > 3 else ""

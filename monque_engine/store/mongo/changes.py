@@ -1,22 +1,30 @@
 """The change feed on MongoDB: the ``$changeStream`` pipeline and change document → ChangeEvent.
 
 Upstream watches inserts and updates that touch ``status`` or ``nextRunAt``
-(change-stream-handler.ts). We also pass deletes (consoles drop rows) and replaces (a
-``mongosh`` replaceOne is still a change an operator wants to see), and map a replace to
-``"update"`` since a job's identity is unchanged. ``invalidate`` passes too: the server
-sends it when the collection or its database is dropped or renamed, then closes the
-cursor; the store must see it to tell the caller to reopen without the old token.
+(change-stream-handler.ts). We also pass replaces (a ``mongosh`` replaceOne is still a
+change an operator wants to see), mapped to ``"update"`` since a job's identity is
+unchanged, and deletes, but only on an unfiltered stream (consoles drop rows): a stream
+filtered by status (the workers') never sees a delete, since a deleted job is in no
+status and a worker has nothing to do about it. With 20 workers a retention purge or a
+bulk delete of 1M jobs would otherwise send 1M events to each of them (issue 27).
+``invalidate`` always passes: the server sends it when the collection or its database is
+dropped or renamed, then closes the cursor; the store must see it to tell the caller to
+reopen without the old token.
 
-The post-image is looked up (``fullDocument: "updateLookup"``), even when the caller does
-not want the job itself: an update's change document carries only the fields it changed,
-so without the post-image the scheduler would not know the job's *name* and could not wake
-the right worker. The lookup is a read of the current document per update event, so the
-pipeline filters in two ``$match`` stages: the first names only ``operationType`` and
-``updateDescription``, which the post-image lookup does not modify, so the server's
-optimiser runs it *before* the lookup and heartbeat-only updates (``lastHeartbeat`` and
-``updatedAt``) and claims are dropped without one; only the second, for the few events
-that survive, needs ``fullDocument``. When the caller does not want the job we project the
-payload away, so the feed stays small however large the payloads are.
+The post-image is looked up (``fullDocument: "updateLookup"``, one read of the current
+document on the primary per surviving update event) only where something needs it
+(``needs_post_image``): the caller wants the job, or the stream is filtered by status,
+where an update's change document carries only the fields it changed, so without the
+post-image the scheduler would not know the job's *name* and could not wake the right
+worker. A console (no job, no status filter) re-reads the rows it shows by id, so its
+stream does without: no primary read per processed job per open console. Where the
+lookup runs, the pipeline filters in two ``$match`` stages: the first names only
+``operationType`` and ``updateDescription``, which the post-image lookup does not modify,
+so the server's optimiser runs it *before* the lookup and heartbeat-only updates
+(``lastHeartbeat`` and ``updatedAt``) and claims are dropped without one; only the
+second, for the few events that survive, needs ``fullDocument``. When the caller does not
+want the job we project the payload away, so the feed stays small however large the
+payloads are.
 """
 
 from __future__ import annotations
@@ -38,6 +46,13 @@ _STATUS = "updateDescription.updatedFields.status"
 _NEXT_RUN = "updateDescription.updatedFields.nextRunAt"
 #: Events that pass on their operation alone (no post-image involved).
 _WHOLE = ["insert", "replace", "delete", "invalidate"]
+#: The same on a status-filtered stream: no deletes (a deleted job is in no status).
+_WHOLE_FILTERED = ["insert", "replace", "invalidate"]
+
+
+def needs_post_image(full_document: bool, statuses: tuple[JobStatus, ...] | None) -> bool:
+    """Whether the stream must look up each update's post-image (see the module docstring)."""
+    return full_document or statuses is not None
 
 
 def watch_pipeline(full_document: bool, statuses: tuple[JobStatus, ...] | None) -> list[Document]:
@@ -64,7 +79,7 @@ def watch_pipeline(full_document: bool, statuses: tuple[JobStatus, ...] | None) 
             {
                 "$match": {
                     "$or": [  # before the post-image lookup: no fullDocument here
-                        {"operationType": {"$in": _WHOLE}},
+                        {"operationType": {"$in": _WHOLE_FILTERED}},
                         {"operationType": "update", _STATUS: {"$in": wanted}},
                         {"operationType": "update", _STATUS: {"$exists": False}, _NEXT_RUN: {"$exists": True}},
                     ]
@@ -73,7 +88,7 @@ def watch_pipeline(full_document: bool, statuses: tuple[JobStatus, ...] | None) 
             {
                 "$match": {
                     "$or": [  # after it: inserts, replaces and nextRunAt-only updates by status
-                        {"operationType": {"$in": ["delete", "invalidate"]}},
+                        {"operationType": "invalidate"},
                         {_STATUS: {"$exists": True}},
                         {"fullDocument.status": {"$in": wanted}},
                     ]

@@ -93,6 +93,18 @@ def new_job_document(job: NewJob) -> Document:
     return doc
 
 
+def insert_undo_filter(inserted: list[ObjectId]) -> Document:
+    """The jobs a failed standalone ``insert_many`` inserted that are still as it wrote
+    them: pending, no owner, and ``updatedAt`` still equal to ``createdAt`` (every later
+    write, a claim, a release back to pending, a reschedule, moves ``updatedAt``)."""
+    return {
+        "_id": {"$in": inserted},
+        "status": PENDING,
+        "claimedBy": None,
+        "$expr": {"$eq": ["$updatedAt", "$createdAt"]},
+    }
+
+
 def unique_key_filter(name: str, unique_key: str) -> Document:
     """The dedup scope: same name and key among live (pending/processing) jobs — the same
     predicate as the partial unique index, so the upsert and the index agree."""
@@ -300,6 +312,42 @@ def purge_filter(status: JobStatus, updated_before_ms: int) -> Document:
     return {"status": status.value, "updatedAt": {"$lt": dt(updated_before_ms)}}
 
 
+#: Oldest first: an interrupted purge has removed the longest-expired jobs.
+PURGE_SORT: list[tuple[str, int]] = [("updatedAt", 1)]
+
+
+def purge_batch_filter(query: Document, ids: list[Any]) -> Document:
+    """The ids a purge batch found, still matching the purge filter when deleted."""
+    return {**query, "_id": {"$in": ids}}
+
+
+def lease_key(duty: str) -> str:
+    return f"lease:{duty}"
+
+
+def lease_filter(duty: str, holder: str, now_ms: int) -> Document:
+    """The lease document when ``holder`` may take it: ours already, or expired. Expiry is
+    judged by the caller's clock against the holder's (both NTP-synchronised hosts: skew is
+    seconds, the lease lasts two retention intervals)."""
+    return {"_id": lease_key(duty), "$or": [{"holder": holder}, {"expiresAt": {"$lt": dt(now_ms)}}]}
+
+
+def lease_update(duty: str, holder: str, now_ms: int, ttl_ms: int) -> Document:
+    return {
+        "$set": {
+            "kind": "lease",
+            "duty": duty,
+            "holder": holder,
+            "renewedAt": dt(now_ms),
+            "expiresAt": dt(now_ms + ttl_ms),
+        }
+    }
+
+
+def lease_release_filter(duty: str, holder: str) -> Document:
+    return {"_id": lease_key(duty), "holder": holder}
+
+
 def live_claim_filter(owner: str, heartbeat_after_ms: int) -> Document:
     """Upstream assertNoActiveInstanceCollision: a heartbeat at or after the threshold
     (``$gte``, as job-lifecycle.ts) counts as alive."""
@@ -395,7 +443,28 @@ def _add_ours(query: Document, error_group: str | None, text: str | None) -> Non
         query.setdefault("$and", []).append(text_clause(text))
 
 
-def _search_clause(search: str) -> Document:
+#: At most this many ids are taken from the id-suffix query (``id_suffix_query``): a
+#: suffix of 8 hex digits (what consoles show) is practically unique, a short one matches
+#: 1/16 of the jobs per digit, and a listing shows a page anyway.
+ID_SUFFIX_LIMIT = 1000
+#: The id-suffix query reads keys of the ``_id`` index only (a covered plan).
+ID_INDEX_HINT: list[tuple[str, int]] = [("_id", 1)]
+
+
+def id_like(search: str) -> bool:
+    return _HEX.fullmatch(search.lower()) is not None
+
+
+def id_suffix_query(search: str) -> Document:
+    """The jobs whose id *ends* with ``search`` (hex): no index range can express a suffix,
+    so this runs as its own query, projected to ``_id`` and hinted to the ``_id`` index so
+    it reads index keys only, limited to ``ID_SUFFIX_LIMIT``; the listing then matches the
+    ids it found (issue 27: inside the listing's ``$or`` the ``$expr`` made every branch,
+    the indexed ones too, a collection scan)."""
+    return {"$expr": {"$regexMatch": {"input": {"$toString": "$_id"}, "regex": f"{search.lower()}$"}}}
+
+
+def _search_clause(search: str, suffix_ids: list[Any] | None = None) -> Document:
     """Id prefix (as an ObjectId range, so it uses the _id index), id suffix (ours: consoles
     show the last 8 hex digits), or unique-key substring (the contract's meaning, and what
     the console matches live events with).
@@ -403,6 +472,10 @@ def _search_clause(search: str) -> Document:
     A substring cannot be anchored, so the unique-key branch is an unanchored regex, which
     MongoDB evaluates against the keys of the sparse ``uniqueKey`` index (only jobs with a
     key, no document fetched until a key matches); the caller bounds it with maxTimeMS.
+
+    The suffix branch is ``_id $in suffix_ids`` (found by ``id_suffix_query``), so every
+    branch of the ``$or`` has an index. Without ``suffix_ids`` (a bulk selector's listing,
+    built without a round trip) it is the ``$expr`` itself, which no index serves.
     """
     clauses: list[Document] = [{"uniqueKey": {"$regex": regex_literal(search)}}]
     prefix = search.lower()
@@ -410,12 +483,16 @@ def _search_clause(search: str) -> Document:
         low = ObjectId(prefix.ljust(24, "0"))
         high = ObjectId(prefix.ljust(24, "f"))
         clauses.insert(0, {"_id": {"$gte": low, "$lte": high}})
-        clauses.insert(1, {"$expr": {"$regexMatch": {"input": {"$toString": "$_id"}, "regex": f"{prefix}$"}}})
+        if suffix_ids is None:
+            clauses.insert(1, id_suffix_query(search))
+        elif suffix_ids:
+            clauses.insert(1, {"_id": {"$in": suffix_ids}})
     return {"$or": clauses}
 
 
-def list_filter(filter: StoreListFilter) -> Document:
-    """Cursor-listing filter (upstream cursor-listing.ts): inclusive date bounds."""
+def list_filter(filter: StoreListFilter, suffix_ids: list[Any] | None = None) -> Document:
+    """Cursor-listing filter (upstream cursor-listing.ts): inclusive date bounds.
+    ``suffix_ids``: the ids ``id_suffix_query`` found for an id-like search (see ``_search_clause``)."""
     query: Document = {}
     if filter.name is not None:
         query["name"] = filter.name
@@ -444,20 +521,24 @@ def list_filter(filter: StoreListFilter) -> Document:
     if filter.recurring is not None:
         query["repeatInterval"] = {"$exists": True, "$ne": None} if filter.recurring else {"$in": [None]}
     if filter.search:
-        query.setdefault("$and", []).append(_search_clause(filter.search))
+        query.setdefault("$and", []).append(_search_clause(filter.search, suffix_ids))
     _add_ours(query, filter.error_group, filter.text)
     return query
 
 
 def page_query(
-    filter: StoreListFilter, sort: JobSort, direction: CursorDirection, anchor: CursorAnchor | None
+    filter: StoreListFilter,
+    sort: JobSort,
+    direction: CursorDirection,
+    anchor: CursorAnchor | None,
+    suffix_ids: list[Any] | None = None,
 ) -> tuple[Document, list[tuple[str, int]]]:
     """Keyset page: the filter plus "strictly past the anchor", and the traversal sort.
 
     Backward pages traverse in the opposite order (the caller reverses them), exactly as
     upstream's cursor listing: ``$or: [{f: {$gt: v}}, {f: v, _id: {$gt: id}}]``.
     """
-    query = list_filter(filter)
+    query = list_filter(filter, suffix_ids)
     ascending = (sort.direction == "asc") == (direction == "forward")
     order = 1 if ascending else -1
     op = "$gt" if ascending else "$lt"
@@ -503,25 +584,46 @@ _DURATION = {
 }
 
 
-def stats_pipeline(name: str | None) -> list[Document]:
-    """One aggregation: count per status and the summed completed duration (updatedAt −
-    createdAt, so it includes queue wait, as upstream's avgProcessingDurationMs)."""
-    match: Document = {} if name is None else {"name": name}
+#: The average processing duration is taken over this many completed jobs, the most
+#: recently updated first (issue 27): a bounded read of documents that were just written
+#: (hot in the cache), where upstream sums a duration over every document at every refresh.
+#: Below this many completed jobs it is upstream's average exactly.
+AVG_SAMPLE = 1000
+#: Counts come from a scan of index keys only (a covered plan: the pipeline needs no field
+#: outside the hinted index, so no document is read); the hint makes the planner take it
+#: rather than a collection scan for an empty ``$match``.
+STATUS_COUNT_HINT: list[tuple[str, int]] = [("status", 1), ("nextRunAt", 1)]
+NAME_STATUS_COUNT_HINT: list[tuple[str, int]] = [("name", 1), ("status", 1)]
+
+
+def status_counts_pipeline(name: str | None) -> tuple[list[Document], list[tuple[str, int]]]:
+    """(pipeline, hint): documents per status (of one name), from index keys alone. Every
+    document has a key in both hinted indexes (neither is sparse nor partial), so the
+    total still counts documents whose status is not a Monque status, as upstream."""
+    group = {"$group": {"_id": "$status", "count": {"$sum": 1}}}
+    if name is None:
+        return [{"$sort": {"status": 1}}, group], STATUS_COUNT_HINT
+    return [{"$match": {"name": name}}, {"$sort": {"name": 1, "status": 1}}, group], NAME_STATUS_COUNT_HINT
+
+
+def counts_by_name_pipeline() -> tuple[list[Document], list[tuple[str, int]]]:
+    """(pipeline, hint): documents per (name, status), from the ``{name, status}`` index's keys."""
+    return [
+        {"$sort": {"name": 1, "status": 1}},
+        {"$group": {"_id": {"name": "$name", "status": "$status"}, "count": {"$sum": 1}}},
+    ], NAME_STATUS_COUNT_HINT
+
+
+def completed_duration_pipeline(name: str | None) -> list[Document]:
+    """The summed duration (updatedAt − createdAt, so it includes queue wait, as upstream's
+    avgProcessingDurationMs) of the ``AVG_SAMPLE`` most recently updated completed jobs
+    (of one name): ``{status, updatedAt, _id}`` or ``{name, updatedAt, _id}`` serves it."""
+    match: Document = {"status": COMPLETED} if name is None else {"name": name, "status": COMPLETED}
     return [
         {"$match": match},
-        {"$group": {"_id": "$status", "count": {"$sum": 1}, "durationMs": {"$sum": _DURATION}}},
-    ]
-
-
-def stats_by_name_pipeline() -> list[Document]:
-    return [
-        {
-            "$group": {
-                "_id": {"name": "$name", "status": "$status"},
-                "count": {"$sum": 1},
-                "durationMs": {"$sum": _DURATION},
-            }
-        },
+        {"$sort": {"updatedAt": -1, "_id": -1}},
+        {"$limit": AVG_SAMPLE},
+        {"$group": {"_id": None, "count": {"$sum": 1}, "durationMs": {"$sum": _DURATION}}},
     ]
 
 
@@ -754,9 +856,15 @@ def counters_filter(since_minute: int, name: str | None) -> Document:
 COUNTERS_SORT = [("name", 1), ("minute", 1)]
 
 
+#: Every field pending_health_pipeline reads is a key of upstream's claim index, so the
+#: hinted plan reads index keys only (no document); with ``name`` unbounded the scan seeks
+#: from one name's pending/processing keys to the next, skipping finished jobs' keys.
+PENDING_HEALTH_HINT: list[tuple[str, int]] = [("name", 1), ("status", 1), ("nextRunAt", 1), ("claimedBy", 1)]
+
+
 def pending_health_pipeline(now_ms: int) -> list[Document]:
     """Pending and processing jobs by name: due now, due later, oldest due, processing.
-    ``status`` first, so the ``{status, nextRunAt}`` index bounds the scan."""
+    Run with ``PENDING_HEALTH_HINT`` (issue 27: it used to fetch every pending document)."""
     now = dt(now_ms)
     due = {"$and": [{"$eq": ["$status", PENDING]}, {"$lte": ["$nextRunAt", now]}]}
     return [

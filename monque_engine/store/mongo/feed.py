@@ -16,14 +16,23 @@ and a resume. This module turns the outcomes into what the scheduler's feed loop
   store is not closing, i.e. the server ended the cursor under us: ``ConnectionError``,
   never a quiet end that would read as "store closed" while the feed state still says
   live. While closing: the feed just ends;
-* a timeout on an open stream (a ``timeoutMS`` shorter than the server's getMore wait):
-  no change yet, keep waiting. A server-selection timeout is not idleness: the server is
-  gone, and that is reported;
+* a timeout on an open stream while ``timeoutMS`` governs the wait (``timeout_governs``:
+  set on the client): no change yet, keep waiting, since each wait has that budget and an
+  idle one spends it. Without ``timeoutMS`` a timeout is the socket's
+  (``socketTimeoutMS``): the server did not answer a getMore that it answers within
+  ``maxAwaitTimeMS`` when all is well, so the connection is dead or half-open and that is
+  reported (counting it as idle kept a dead feed "live" forever; issue 27 item 10). A
+  server-selection timeout is never idleness: the server is gone;
 * any other driver error: ``ConnectionError`` (the caller reopens with its last token).
+
+``try_next()`` returns a buffered document without suspending (only a getMore awaits the
+network), so a batch of thousands of changes would be consumed in one go with the event
+loop blocked: heartbeats late, handlers starved. We yield to the loop after every change.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -42,6 +51,7 @@ async def read_changes(
     display_url: str,
     closing: Callable[[], bool],
     errors: ErrorTranslator,
+    timeout_governs: bool = True,
 ) -> AsyncIterator[ChangeEvent]:
     """The stream's events as ChangeEvents, until it ends in one of the ways above."""
     while True:
@@ -56,7 +66,7 @@ async def read_changes(
         except PyMongoError as error:
             if closing():
                 return
-            if is_idle_timeout(stream, error):
+            if timeout_governs and is_idle_timeout(stream, error):
                 continue
             raise errors.translate("read the change stream", error) from error
         if change is None:
@@ -70,6 +80,8 @@ async def read_changes(
         event = change_to_event(change, include_job)
         if event is not None:
             yield event
+        # A buffered change came back without the loop running: let it run (see above).
+        await asyncio.sleep(0)
 
 
 def is_idle_timeout(stream: AsyncChangeStream[Any], error: PyMongoError) -> bool:

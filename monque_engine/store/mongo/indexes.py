@@ -26,6 +26,11 @@ _BG = {"background": True}
 #: default order (newest first) without sorting the whole status in memory.
 #: ``{errorGroup, status, updatedAt}`` (partial: only documents our processor failed) serves
 #: the errors view's grouping and a group's bulk retry / delete.
+#: The status tab in the other two sort orders, and a name filter in each (issue 27: a page
+#: of a rare status or name sorted by a field the index does not hold after the filter's
+#: key scanned the collection until the page was full). A name-and-status view uses the
+#: name's index and reads that name's documents to filter the status. Each costs about
+#: 40 MB per 1M jobs (docs/scale-out.md).
 CONSOLE_INDEXES: list[IndexSpec] = [
     ([("uniqueKey", 1)], {"sparse": True, **_BG}),
     ([("status", 1), ("createdAt", -1), ("_id", -1)], dict(_BG)),
@@ -33,6 +38,11 @@ CONSOLE_INDEXES: list[IndexSpec] = [
         [("errorGroup", 1), ("status", 1), ("updatedAt", 1)],
         {"partialFilterExpression": {"errorGroup": {"$exists": True}}, **_BG},
     ),
+    ([("status", 1), ("updatedAt", -1), ("_id", -1)], dict(_BG)),
+    ([("status", 1), ("nextRunAt", -1), ("_id", -1)], dict(_BG)),
+    ([("name", 1), ("createdAt", -1), ("_id", -1)], dict(_BG)),
+    ([("name", 1), ("updatedAt", -1), ("_id", -1)], dict(_BG)),
+    ([("name", 1), ("nextRunAt", -1), ("_id", -1)], dict(_BG)),
 ]
 
 

@@ -39,6 +39,7 @@ from ...errors import (
     ConnectionError,
     InvalidCursorError,
     InvalidJobDocumentError,
+    PartialInsertError,
     UniqueKeyConflictError,
 )
 from ...job import (
@@ -59,11 +60,13 @@ from ...timeutil import datetime_to_ms
 from ...timeutil import now_ms as clock_ms
 from ..base import JobStore, StoreListFilter, StoreOpenOptions, StoreSelector
 from . import documents as q
-from .changes import watch_pipeline
+from .changes import needs_post_image, watch_pipeline
 from .config import DEFAULT_SERVER_SELECTION_TIMEOUT_MS, MongoSettings, mask_password, parse_mongo_url
 from .errors import ErrorTranslator
 from .feed import read_changes
+from .index_build import Progress, build_indexes, ensure_at_open
 from .indexes import fleet_index_models, index_models
+from .read_preference import read_preference, secondary_staleness_s
 from .retry import bulk_retry
 from .server import inspect_server
 
@@ -88,6 +91,9 @@ def _valid(job_id: str) -> bool:
 
 class MongoStore(JobStore):
     kind = "mongodb"
+    #: Jobs per ``insert_many`` transaction (see ``insert_many``): 1,000 of the largest
+    #: payloads allowed by default stay far below the 60 s and cache limits.
+    TRANSACTION_BATCH = 1000
 
     def __init__(
         self,
@@ -128,6 +134,10 @@ class MongoStore(JobStore):
         self._open_lock = asyncio.Lock()
         self._errors = ErrorTranslator(f"MongoDB {hosts}/{database}", self._mask)
         self._warned_ids: set[str] = set()
+        #: Indexes found missing at open on a large collection (logged once; see index_build.py).
+        self.missing_indexes: list[str] = []
+        #: Where display reads go (read_preference.py); "primary" unless a console asks.
+        self.display_read_preference = "primary"
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> MongoStore:
@@ -165,13 +175,15 @@ class MongoStore(JobStore):
                     server = await inspect_server(admin.command, f"MongoDB at {self._hosts}")
                 self._supports_transactions = server.supports_transactions
                 if options.create_indexes:
-                    # An index build on a large collection may outlast the socket timeout;
-                    # give it its own, longer deadline (pymongo.timeout replaces it).
-                    with (
-                        self._errors.guard("create the jobs collection's indexes"),
-                        pymongo.timeout(LONG_OPERATION_TIMEOUT_S),
-                    ):
-                        await collection.create_indexes(index_models(options.retention_index))
+                    # Built here only on a small collection; a large one is migrated first
+                    # (index_build.py): a missing unique-key index refuses, others are logged.
+                    with self._errors.guard("check the jobs collection's indexes"):
+                        self.missing_indexes = await ensure_at_open(
+                            collection,
+                            index_models(options.retention_index),
+                            f"MongoDB collection {self._database_name}.{collection.name}",
+                            self._migrate_hint(collection.name, options.retention_index),
+                        )
                     with (
                         self._errors.guard("create the fleet collections' indexes"),
                         pymongo.timeout(LONG_OPERATION_TIMEOUT_S),
@@ -182,6 +194,26 @@ class MongoStore(JobStore):
                 await self._release_client()
                 raise
             self._collection = collection
+
+    def _migrate_hint(self, collection: str, retention: bool) -> str:
+        flags = ("" if collection == "monque_jobs" else f" --collection {collection}") + (
+            " --retention" if retention else ""
+        )
+        return f"monque-tui migrate {self.display_url}{flags} (or await MongoStore.build_indexes())"
+
+    async def build_indexes(self, progress: Progress | None = None, *, retention: bool = False) -> int:
+        """Build the missing indexes of the jobs collection (and its side collections), one
+        at a time and without a deadline, calling ``progress`` before and after each: the
+        deploy step ``monque-tui migrate`` runs. ``retention``: the retention index too
+        (what ``job_retention`` needs). Returns how many jobs-collection indexes were built."""
+        collection = self._coll()
+        report = progress if progress is not None else (lambda *_: None)
+        with self._errors.guard("build the jobs collection's indexes"):
+            built = await build_indexes(collection, index_models(retention), report)
+            for kind, models in fleet_index_models().items():
+                await collection.database[q.fleet_collections(collection.name)[kind]].create_indexes(models)
+        self.missing_indexes = []
+        return built
 
     async def _connect(self, options: StoreOpenOptions) -> AsyncCollection[Any]:
         if self._given_collection is not None:
@@ -250,6 +282,34 @@ class MongoStore(JobStore):
         collection = self._coll()
         with self._errors.guard(action, timeout_hint):
             return await operation(collection)
+
+    async def _display_call(
+        self, action: str, operation: Callable[[AsyncCollection[Any]], Awaitable[T]], timeout_hint: str | None = None
+    ) -> T:
+        """``_call`` for a read that only shows something (read_preference.py)."""
+        collection = self._coll()
+        if self.display_read_preference != "primary":
+            collection = collection.with_options(read_preference=read_preference(self.display_read_preference))
+        with self._errors.guard(action, timeout_hint):
+            return await operation(collection)
+
+    def set_display_read_preference(self, mode: str) -> None:
+        """``"secondaryPreferred"`` sends display reads (listings, counts, statistics, health,
+        error groups) to a secondary within 90 s of the primary, when there is one;
+        ``"primary"`` (the default) back. ValueError for any other mode."""
+        read_preference(mode)  # validates
+        self.display_read_preference = mode
+
+    def display_staleness_s(self) -> float | None:
+        """How far behind the primary display reads may be, in seconds (estimated from the
+        driver's monitoring); None when they go to the primary."""
+        if self.display_read_preference == "primary" or self._collection is None:
+            return None
+        client = self._collection.database.client
+        try:
+            return secondary_staleness_s(client.topology_description, client.options.heartbeat_frequency)
+        except (AttributeError, TypeError):
+            return None
 
     async def _long_call(self, action: str, operation: Callable[[AsyncCollection[Any]], Awaitable[T]]) -> T:
         """``_call`` for a write that may touch a whole collection (LONG_OPERATION_TIMEOUT_S)."""
@@ -321,18 +381,39 @@ class MongoStore(JobStore):
         raise last
 
     async def insert_many(self, jobs: Sequence[NewJob]) -> list[Job]:
-        """All or none in a transaction on a replica set / sharded cluster.
+        """In transactions of at most ``TRANSACTION_BATCH`` jobs on a replica set / sharded
+        cluster, each all or none (one transaction of any size hit the 60 s transaction
+        limit or the cache and aborted, issue 27). If batch k fails, batches 1…k−1 stay
+        stored and ``PartialInsertError`` says how many (a batch size or fewer jobs is still
+        all or none). The README states this guarantee.
 
         Fallback on a standalone server (no transactions there): ordered inserts, and if one
-        fails, the jobs this call already inserted are deleted again before the error is
-        raised. That undo is best effort: a crash between the two leaves the first part of
+        fails, the jobs this call inserted that are still pending and unclaimed are deleted
+        again before the error is raised (a job another worker already claimed is left
+        alone). That undo is best effort: a crash between the two leaves the first part of
         the batch behind (use unique keys if a batch must be safe to re-submit)."""
         if not jobs:
             return []
         collection = self._coll()
-        if self._supports_transactions:
-            return await self._insert_many_transaction(collection, jobs)
-        return await self._insert_many_compensating(collection, jobs)
+        if not self._supports_transactions:
+            return await self._insert_many_compensating(collection, jobs)
+        stored: list[Job] = []
+        for start in range(0, len(jobs), self.TRANSACTION_BATCH):
+            try:
+                stored.extend(
+                    await self._insert_many_transaction(collection, jobs[start : start + self.TRANSACTION_BATCH])
+                )
+            except ConnectionError as error:
+                if not stored:
+                    raise
+                raise PartialInsertError(
+                    f"{error} — the first {len(stored)} of {len(jobs)} jobs were stored (in transactions of "
+                    f"{self.TRANSACTION_BATCH}); the rest were not: submit the items from index {len(stored)} "
+                    "on to complete the batch",
+                    stored,
+                    len(jobs),
+                ) from error
+        return stored
 
     async def _insert_batch(
         self,
@@ -390,10 +471,12 @@ class MongoStore(JobStore):
                 return await self._insert_batch(collection, jobs, None, inserted)
         except Exception:
             # Undo exactly what this call wrote (never a job that already existed, e.g. the
-            # one whose id or unique key collided, nor one a unique key deduplicated onto).
+            # one whose id or unique key collided, nor one a unique key deduplicated onto),
+            # and of that only what no worker has touched: a job another process already
+            # claimed (or ran) stays, as it would after a crash here (issue 27 item 12).
             if inserted:
                 try:
-                    await collection.delete_many({"_id": {"$in": inserted}})
+                    await collection.delete_many(q.insert_undo_filter(inserted))
                 except PyMongoError:
                     pass  # already failing; the original error is the one to report
             raise
@@ -416,8 +499,17 @@ class MongoStore(JobStore):
                 doc = await collection.find_one_and_update(
                     query, update, sort=q.CLAIM_SORT, return_document=ReturnDocument.AFTER
                 )
-            except PyMongoError as error:
-                failure = self._errors.translate("claim jobs", error)
+            except Exception as error:
+                # Claims 1…k−1 are committed as ours whatever failed in claim k (a network
+                # error, or a reply that could not be decoded): run them rather than orphan them.
+                failure = (
+                    self._errors.translate("claim jobs", error)
+                    if isinstance(error, PyMongoError)
+                    else ConnectionError(
+                        f"MongoDB could not claim jobs on {self.display_url}: {type(error).__name__}: "
+                        f"{self._mask(str(error))}"
+                    )
+                )
                 if not jobs:
                     raise failure from error
                 log.warning(
@@ -521,6 +613,40 @@ class MongoStore(JobStore):
         )
         return result.deleted_count
 
+    async def purge_finished_batch(self, status: JobStatus, updated_before_ms: int, limit: int) -> int:
+        """At most ``limit`` expired jobs in one write: their ids from the partial
+        ``{status, updatedAt}`` index, then ``deleteMany`` of those ids *and* the same
+        filter, so a job retried between the two is left alone. Each write is small, so it
+        needs no long deadline and makes one small oplog burst (issue 27)."""
+        query = q.purge_filter(status, updated_before_ms)
+        docs = await self._call(
+            "find expired jobs",
+            lambda c: c.find(query, {"_id": 1}).sort(q.PURGE_SORT).limit(limit).to_list(None),
+        )
+        if not docs:
+            return 0
+        ids = [doc["_id"] for doc in docs]
+        result = await self._call("delete expired jobs", lambda c: c.delete_many(q.purge_batch_filter(query, ids)))
+        return int(result.deleted_count)
+
+    async def acquire_lease(self, duty: str, holder: str, now_ms: int, ttl_ms: int) -> bool:
+        """One upsert on the control collection: it matches when the lease is ours or has
+        expired, and inserts it when there is none; when another holder's lease runs, the
+        upsert's insert collides on ``_id`` (E11000), which means "not yours"."""
+        key, update = q.lease_filter(duty, holder, now_ms), q.lease_update(duty, holder, now_ms, ttl_ms)
+        control = self._side("control")
+        with self._errors.guard(f"take the {duty} lease"):
+            try:
+                await control.update_one(key, update, upsert=True)
+            except DuplicateKeyError:
+                return False
+        return True
+
+    async def release_lease(self, duty: str, holder: str) -> None:
+        await self._side_call(
+            "control", f"release the {duty} lease", lambda c: c.delete_one(q.lease_release_filter(duty, holder))
+        )
+
     async def has_live_claim(self, owner: str, heartbeat_after_ms: int) -> bool:
         doc = await self._call(
             "check for a live instance",
@@ -571,9 +697,9 @@ class MongoStore(JobStore):
         limit: int,
         include_data: bool = True,
     ) -> list[Job]:
-        query, order = q.page_query(filter, sort, direction, anchor)
+        query, order = q.page_query(filter, sort, direction, anchor, await self._suffix_ids(filter))
         projection = None if include_data else q.NO_DATA_PROJECTION
-        docs = await self._call(
+        docs = await self._display_call(
             "list a page of jobs",
             lambda c: c.find(query, projection).sort(order).limit(limit).max_time_ms(q.LIST_MAX_TIME_MS).to_list(None),
             self._list_hint(filter),
@@ -581,55 +707,97 @@ class MongoStore(JobStore):
         return self._readable(docs)
 
     async def count(self, filter: StoreListFilter) -> int:
-        return await self._call(
+        query = q.list_filter(filter, await self._suffix_ids(filter))
+        return await self._display_call(
             "count jobs",
-            lambda c: c.count_documents(q.list_filter(filter), maxTimeMS=q.LIST_MAX_TIME_MS),
+            lambda c: c.count_documents(query, maxTimeMS=q.LIST_MAX_TIME_MS),
             self._list_hint(filter),
         )
+
+    async def _suffix_ids(self, filter: StoreListFilter) -> list[Any] | None:
+        """For an id-like search: the ids ending with it, by their own index-only query
+        (``documents.id_suffix_query``), so the listing's ``$or`` stays indexed."""
+        if not filter.search or not q.id_like(filter.search):
+            return None
+        query = q.id_suffix_query(filter.search)
+        docs = await self._display_call(
+            "search job ids",
+            lambda c: (
+                c.find(query, {"_id": 1})
+                .hint(q.ID_INDEX_HINT)
+                .limit(q.ID_SUFFIX_LIMIT)
+                .max_time_ms(q.LIST_MAX_TIME_MS)
+                .to_list(None)
+            ),
+            q.LIST_TIMEOUT_HINT,
+        )
+        return [doc["_id"] for doc in docs]
 
     @staticmethod
     def _list_hint(filter: StoreListFilter) -> str:
         return q.TEXT_TIMEOUT_HINT if filter.text else q.LIST_TIMEOUT_HINT
 
     @staticmethod
-    def _stats(rows: Sequence[tuple[Any, int, Any]]) -> QueueStats:
-        """Fold per-status rows as upstream getQueueStats does: ``total`` counts every
-        document, including ones whose status is not a Monque status, and the average is
-        rounded half up to whole ms (JavaScript's ``Math.round``)."""
+    def _stats(rows: Sequence[tuple[Any, int]], sample: Mapping[str, Any] | None) -> QueueStats:
+        """Fold per-status counts as upstream getQueueStats does: ``total`` counts every
+        document, including ones whose status is not a Monque status, and the average
+        (over ``documents.AVG_SAMPLE`` recent completed jobs) is rounded half up to whole ms
+        (JavaScript's ``Math.round``)."""
         counts = {status.value: 0 for status in JobStatus}
         total = 0
-        avg: float | None = None
-        for status, count, duration in rows:
+        for status, count in rows:
             total += int(count)
-            if not isinstance(status, str) or status not in counts:
-                continue  # not a Monque status (hand-written document): only in the total
-            counts[status] = int(count)
-            if status == q.COMPLETED and count:
-                avg = float(math.floor(float(duration or 0) / count + 0.5))
+            if isinstance(status, str) and status in counts:
+                counts[status] = int(count)  # else not a Monque status (hand-written document): only in the total
+        avg: float | None = None
+        if sample is not None and sample.get("count") and counts[q.COMPLETED]:
+            avg = float(math.floor(float(sample.get("durationMs") or 0) / int(sample["count"]) + 0.5))
         return QueueStats(**counts, total=total, avg_processing_duration_ms=avg)
 
-    async def _aggregate(self, pipeline: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    async def _aggregate(
+        self,
+        pipeline: list[dict[str, Any]],
+        hint: list[tuple[str, int]] | None = None,
+        action: str = "compute queue statistics",
+    ) -> list[dict[str, Any]]:
+        options: dict[str, Any] = {"maxTimeMS": q.STATS_MAX_TIME_MS}
+        if hint is not None:
+            options["hint"] = hint
+
         async def run(c: AsyncCollection[Any]) -> list[dict[str, Any]]:
-            cursor = await c.aggregate(pipeline, maxTimeMS=q.STATS_MAX_TIME_MS)
+            cursor = await c.aggregate(pipeline, **options)
             return await cursor.to_list(None)
 
-        return await self._call("compute queue statistics", run)
+        return await self._display_call(action, run)
+
+    async def _duration_sample(self, name: str | None) -> Mapping[str, Any] | None:
+        rows = await self._aggregate(q.completed_duration_pipeline(name))
+        return rows[0] if rows else None
 
     async def stats(self, name: str | None) -> QueueStats:
-        rows = await self._aggregate(q.stats_pipeline(name))
-        return self._stats([(r["_id"], r["count"], r.get("durationMs")) for r in rows])
+        """Counts from index keys, the average from a bounded sample (issue 27: the old
+        single aggregation read every document at every console refresh)."""
+        pipeline, hint = q.status_counts_pipeline(name)
+        rows, sample = await asyncio.gather(self._aggregate(pipeline, hint), self._duration_sample(name))
+        return self._stats([(r["_id"], r["count"]) for r in rows], sample)
 
     async def stats_by_name(self) -> dict[str, QueueStats]:
-        rows = await self._aggregate(q.stats_by_name_pipeline())
-        grouped: dict[str, list[tuple[Any, int, Any]]] = {}
+        pipeline, hint = q.counts_by_name_pipeline()
+        rows = await self._aggregate(pipeline, hint)
+        grouped: dict[str, list[tuple[Any, int]]] = {}
         for row in rows:
             key = row["_id"]
             if isinstance(key.get("name"), str):
-                grouped.setdefault(key["name"], []).append((key.get("status"), row["count"], row.get("durationMs")))
-        return {name: self._stats(group) for name, group in sorted(grouped.items())}
+                grouped.setdefault(key["name"], []).append((key.get("status"), row["count"]))
+        names = sorted(grouped)
+        completed = [n for n in names if any(status == q.COMPLETED and count for status, count in grouped[n])]
+        samples = dict(
+            zip(completed, await asyncio.gather(*(self._duration_sample(n) for n in completed)), strict=True)
+        )
+        return {name: self._stats(grouped[name], samples.get(name)) for name in names}
 
     async def names(self) -> list[str]:
-        values = await self._call("list job names", lambda c: c.distinct("name"))
+        values = await self._display_call("list job names", lambda c: c.distinct("name"))
         return sorted(v for v in values if isinstance(v, str))
 
     async def error_groups(self, name: str | None, since_ms: int | None, now_ms: int) -> list[ErrorGroupRow]:
@@ -639,7 +807,7 @@ class MongoStore(JobStore):
             cursor = await c.aggregate(pipeline, maxTimeMS=q.STATS_MAX_TIME_MS)
             return await cursor.to_list(None)
 
-        docs = await self._call("group failed jobs by error", run, "narrow the errors view to one job name")
+        docs = await self._display_call("group failed jobs by error", run, "narrow the errors view to one job name")
         rows = []
         for doc in docs:
             key = doc["_id"].get("group")
@@ -662,7 +830,7 @@ class MongoStore(JobStore):
         return fold_buckets(rows, hour_window(now_ms))
 
     async def error_group_sample(self, key: str) -> str | None:
-        doc = await self._call(
+        doc = await self._display_call(
             "read an error group's message",
             lambda c: c.find_one({"errorGroup": key, **q.error_member_filter()}, projection={"failReason": 1}),
         )
@@ -890,11 +1058,25 @@ class MongoStore(JobStore):
     async def add_outcome_counts(self, counts: dict[tuple[str, int], tuple[int, int]]) -> None:
         if not counts:
             return
+        keys = list(counts)
         operations = [
-            pymongo.UpdateOne(*q.counter_upsert(name, minute, done, failed), upsert=True)
-            for (name, minute), (done, failed) in counts.items()
+            pymongo.UpdateOne(*q.counter_upsert(name, minute, *counts[(name, minute)]), upsert=True)
+            for name, minute in keys
         ]
-        await self._side_call("counters", "add outcome counters", lambda c: c.bulk_write(operations, ordered=False))
+        side = self._side("counters")
+        try:
+            with self._errors.guard("add outcome counters"):
+                await side.bulk_write(operations, ordered=False)
+        except ConnectionError as error:
+            cause = error.__cause__
+            if isinstance(cause, BulkWriteError):
+                # Unordered: every operation without a write error was applied. Only the
+                # failed ones may be added again, or the applied ones count twice.
+                failed = {int(e["index"]) for e in cause.details.get("writeErrors", []) if "index" in e}
+                raise PartialCounterWriteError(
+                    str(error), {keys[i]: counts[keys[i]] for i in sorted(failed)}
+                ) from cause
+            raise
 
     async def outcome_counts(self, since_minute: int, name: str | None = None) -> list[tuple[str, int, int, int]]:
         docs = await self._side_call(
@@ -915,7 +1097,7 @@ class MongoStore(JobStore):
         return result.deleted_count
 
     async def pending_health(self, now_ms: int) -> list[PendingHealth]:
-        rows = await self._aggregate(q.pending_health_pipeline(now_ms))
+        rows = await self._aggregate(q.pending_health_pipeline(now_ms), q.PENDING_HEALTH_HINT)
         return [
             PendingHealth(
                 row["_id"],
@@ -945,18 +1127,32 @@ class MongoStore(JobStore):
                 f"Resume token {resume_after!r} is not one this store made; pass ChangeEvent.token from a previous watch"
             )
         pipeline = watch_pipeline(full_document, statuses)
+        lookup = "updateLookup" if needs_post_image(full_document, statuses) else None
         stream = await self._call(
             "open the change stream",
-            lambda c: c.watch(pipeline, full_document="updateLookup", resume_after=resume_after),
+            lambda c: c.watch(pipeline, full_document=lookup, resume_after=resume_after),
         )
         self._streams.add(stream)
-        return self._changes(stream, full_document)
+        return ChangeIterator(self._changes(stream, full_document), stream)
+
+    def _timeout_governs(self) -> bool:
+        """Whether the client has ``timeoutMS`` (each change-stream wait then has its budget)."""
+        collection = self._collection
+        if collection is None:
+            return False
+        try:
+            return collection.database.client.options.timeout is not None
+        except AttributeError:
+            return False
 
     async def _changes(self, stream: AsyncChangeStream[Any], include_job: bool) -> AsyncIterator[ChangeEvent]:
         """The stream's events until it breaks or the store closes (see ``feed.read_changes``);
         the stream is closed and forgotten however the iteration ends."""
         try:
-            async for event in read_changes(stream, include_job, self.display_url, lambda: self._closing, self._errors):
+            governs = self._timeout_governs()
+            async for event in read_changes(
+                stream, include_job, self.display_url, lambda: self._closing, self._errors, governs
+            ):
                 yield event
         finally:
             self._streams.discard(stream)
@@ -966,7 +1162,46 @@ class MongoStore(JobStore):
                 pass
 
 
-__all__ = ["MongoStore"]
+class PartialCounterWriteError(ConnectionError):
+    """Some per-minute counter increments were applied, ``unapplied`` were not: the caller
+    adds only those again (issue 27 item 14)."""
+
+    def __init__(self, message: str, unapplied: dict[tuple[str, int], tuple[int, int]]) -> None:
+        super().__init__(message)
+        self.unapplied = unapplied
+
+
+class ChangeIterator:
+    """The change events of one stream, and ``resume_token``: where to resume it.
+
+    That is PyMongo's ``AsyncChangeStream.resume_token``, not the last event's ``_id``: the
+    driver advances it to each batch's ``postBatchResumeToken``, also over empty batches,
+    so after a quiet spell on a filtered stream a reconnect resumes from the last batch the
+    server answered, not from the last event delivered hours ago (a long oplog rescan, or
+    "history lost" once that event left the oplog; issue 27 item 9). ``ResilientWatch``
+    reads it when it reopens."""
+
+    def __init__(self, events: AsyncIterator[ChangeEvent], stream: AsyncChangeStream[Any]) -> None:
+        self._events = events
+        self._stream = stream
+
+    @property
+    def resume_token(self) -> Any:
+        return self._stream.resume_token
+
+    def __aiter__(self) -> ChangeIterator:
+        return self
+
+    async def __anext__(self) -> ChangeEvent:
+        return await self._events.__anext__()
+
+    async def aclose(self) -> None:
+        close = getattr(self._events, "aclose", None)
+        if close is not None:
+            await close()
+
+
+__all__ = ["ChangeIterator", "MongoStore"]
 
 
 def _ms_or_none(value: Any) -> int | None:

@@ -1,0 +1,216 @@
+"""Every query shape the engine and the console send to MongoDB has a declared index
+(issue 27 item 7). STATIC: no server; the rules below are MongoDB's planner rules for when
+an index serves a filter and a sort (equality keys first, then the sort keys in order, all
+in one direction or all reversed; a range or ``$in`` needs a leading key; an ``$or`` is
+served when its branches each are), applied to the documents ``documents.py`` builds.
+
+Adding a query builder to ``documents.py`` fails ``test_every_query_builder_is_mapped``
+until its shape is listed in ``SHAPES`` below (and served) or in ``EXEMPT`` with a reason.
+Whether the server's planner picks these indexes is for a real server's ``explain``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import pytest
+from bson import ObjectId
+
+from monque_engine.cursor import CursorAnchor
+from monque_engine.job import JobSort, JobStatus
+from monque_engine.store.base import StoreListFilter, StoreSelector
+from monque_engine.store.mongo import documents as q
+from monque_engine.store.mongo.indexes import fleet_index_specs, index_specs
+
+Keys = list[tuple[str, int]]
+NOW = 1_800_000_000_000
+ID = "65f000000000000000000001"
+JOBS: list[Keys] = [[("_id", 1)], *(keys for keys, _ in index_specs(retention=True))]
+SIDE: dict[str, list[Keys]] = {
+    kind: [[("_id", 1)], *(k for k, _ in specs)] for kind, specs in fleet_index_specs().items()
+}
+_RANGE_OPS = {"$lt", "$lte", "$gt", "$gte", "$type", "$exists", "$regex", "$ne"}
+
+
+def _conjuncts(query: dict[str, Any]) -> list[dict[str, Any]]:
+    """The filter as a list of single-purpose parts ($and flattened)."""
+    parts: list[dict[str, Any]] = []
+    for key, value in query.items():
+        if key == "$and":
+            for item in value:
+                parts.extend(_conjuncts(item))
+        else:
+            parts.append({key: value})
+    return parts
+
+
+def _fields(query: dict[str, Any]) -> tuple[set[str], set[str], list[list[dict[str, Any]]]]:
+    """(equality fields, range fields, $or branch lists) of a filter; $expr is a filter only."""
+    equal: set[str] = set()
+    ranged: set[str] = set()
+    ors: list[list[dict[str, Any]]] = []
+    for part in _conjuncts(query):
+        ((key, value),) = part.items()
+        if key == "$or":
+            ors.append(value)
+        elif key.startswith("$"):
+            continue  # $expr: evaluated on what an index found
+        elif isinstance(value, dict) and set(value) & _RANGE_OPS:
+            ranged.add(key)
+        else:
+            equal.add(key)  # a value, or {$in: [...]} (points: still equality for the planner)
+    return equal, ranged, ors
+
+
+def _serves(index: Keys, equal: set[str], ranged: set[str], sort: Keys) -> bool:
+    fields = [field for field, _ in index]
+    if fields == ["_id"] and ("_id" in equal or "_id" in ranged):
+        return True
+    lead = 0
+    while lead < len(fields) and fields[lead] in equal:
+        lead += 1
+    if not sort:
+        return bool(fields) and (fields[0] in equal or fields[0] in ranged)
+    if equal and lead == 0:
+        return False  # sorted, but reads past every key that fails the equality
+    window = index[lead : lead + len(sort)]
+    if [f for f, _ in window] != [f for f, _ in sort]:
+        return False
+    same = all(d == s for (_, d), (_, s) in zip(window, sort, strict=True))
+    reversed_ = all(d == -s for (_, d), (_, s) in zip(window, sort, strict=True))
+    return same or reversed_
+
+
+def served_by(query: dict[str, Any], sort: Keys, indexes: list[Keys]) -> Keys | None:
+    equal, ranged, ors = _fields(query)
+    for index in indexes:
+        if _serves(index, equal, ranged, sort):
+            return index
+    if ors and not sort:
+        # Each branch of each $or, with the filter's other fields, served on its own (an OR plan).
+        for branches in ors:
+            if all(served_by({**branch, **dict.fromkeys(equal, 1)}, [], indexes) for branch in branches):
+                return [("$or", 1)]
+    return None
+
+
+def _page(filter: StoreListFilter, by: str, anchored: bool) -> tuple[dict[str, Any], Keys]:
+    anchor = CursorAnchor(job_id=ID, value_ms=None if by == "id" else NOW) if anchored else None
+    return q.page_query(filter, JobSort(by, "desc"), "forward", anchor)  # type: ignore[arg-type]
+
+
+def _console_pages() -> list[tuple[str, dict[str, Any], Keys]]:
+    shapes = []
+    for status in (None, (JobStatus.FAILED,)):
+        for name in (None, "email"):
+            for by in ("created_at", "updated_at", "next_run_at"):
+                for anchored in (False, True):
+                    query, sort = _page(StoreListFilter(name=name, statuses=status), by, anchored)
+                    shapes.append((f"page status={status} name={name} by={by} anchored={anchored}", query, sort))
+    return shapes
+
+
+def _pipeline(pipeline: list[dict[str, Any]]) -> tuple[dict[str, Any], Keys]:
+    """The leading $match and the $sort right after it (the part the query layer runs)."""
+    match = pipeline[0].get("$match", {})
+    sort_stage = pipeline[1].get("$sort", {}) if len(pipeline) > 1 else {}
+    return match, list(sort_stage.items())
+
+
+#: (label, filter, sort) of every jobs-collection query; hinted pipelines are checked in
+#: test_hinted_reads_name_declared_indexes.
+SHAPES: list[tuple[str, dict[str, Any], Keys]] = [
+    ("claim", q.claim_filter("email", NOW), q.CLAIM_SORT),
+    ("next due", q.next_due_filter(["email", "sms"]), [("nextRunAt", 1)]),
+    ("owned transition", q.owned_filter(ID, "w1"), []),
+    ("release", q.release_filter([ID], "w1"), []),
+    ("heartbeat (own jobs)", q.heartbeat_filter("w1", [ID]), []),
+    ("heartbeat (all of an owner)", q.heartbeat_filter("w1"), []),
+    ("stale recovery", q.stale_filter(NOW), []),
+    ("retention: find a batch", q.purge_filter(JobStatus.COMPLETED, NOW), q.PURGE_SORT),
+    ("retention: delete a batch", q.purge_batch_filter(q.purge_filter(JobStatus.FAILED, NOW), [ObjectId(ID)]), []),
+    ("instance collision check", q.live_claim_filter("w1", NOW), []),
+    ("unique key upsert", q.unique_key_filter("email", "k"), []),
+    ("standalone insert_many undo", q.insert_undo_filter([ObjectId(ID)]), []),
+    ("dead owner release", q.dead_owner_filter("w1", NOW, 30_000), []),
+    ("fresh owner check", q.fresh_owner_filter("w1", NOW, 30_000), []),
+    ("guarded management write", q.guarded_filter(ID, ("failed", "cancelled")), []),
+    ("unique-key holders (bulk retry)", q.live_holders_filter([("email", "k")]), []),
+    ("error group sample", q.group_clause("g"), []),
+    ("bulk by name", q.selector_filter(StoreSelector(name="email", statuses=(JobStatus.FAILED,))), []),
+    ("bulk by status", q.selector_filter(StoreSelector(statuses=(JobStatus.FAILED,))), []),
+    ("bulk by error group", q.selector_filter(StoreSelector(error_group="g", statuses=(JobStatus.FAILED,))), []),
+    ("count a status tab", q.list_filter(StoreListFilter(statuses=(JobStatus.PENDING,))), []),
+    ("count a name", q.list_filter(StoreListFilter(name="email")), []),
+    ("search: id-like, suffix ids found first", q.list_filter(StoreListFilter(search="0001"), [ObjectId(ID)]), []),
+    ("search: unique key", q.list_filter(StoreListFilter(search="order-7")), []),
+    ("average sample", *_pipeline(q.completed_duration_pipeline(None))),
+    ("average sample of a name", *_pipeline(q.completed_duration_pipeline("email"))),
+    ("owner holdings", *_pipeline(q.owner_holdings_pipeline())),
+    ("error groups", *_pipeline(q.error_groups_pipeline("email", NOW - 3_600_000, NOW))),
+    *_console_pages(),
+]
+
+SIDE_SHAPES: list[tuple[str, str, dict[str, Any]]] = [
+    ("instances", "purge", q.instance_purge_filter(NOW)),
+    ("control", "paused names", q.PAUSED_FILTER),
+    ("control", "lease", q.lease_filter("retention", "w1", NOW)),
+    ("control", "lease release", q.lease_release_filter("retention", "w1")),
+    ("counters", "health window", q.counters_filter(100, "email")),
+]
+
+#: Builders that issue no query of their own, or whose query is a deliberate scan.
+EXEMPT = {
+    "text_clause": "payload/error text: a substring no index serves (ADR 0008); bounded by maxTimeMS, says how to narrow",
+    "id_suffix_query": "runs hinted to the _id index, keys only (test_hinted_reads_name_declared_indexes)",
+    "owned_filter_by_oid": "the _id index, as owned_filter",
+    "error_member_filter": "only inside group_clause / selector_filter, mapped above",
+    "stale_recovery_pipeline": "an update, not a query",
+    "retry_many_pipeline": "an update, not a query",
+    "status_counts_pipeline": "hinted (test_hinted_reads_name_declared_indexes)",
+    "counts_by_name_pipeline": "hinted (test_hinted_reads_name_declared_indexes)",
+    "pending_health_pipeline": "hinted (test_hinted_reads_name_declared_indexes)",
+}
+
+
+@pytest.mark.parametrize(("label", "query", "sort"), SHAPES, ids=[s[0] for s in SHAPES])
+def test_every_jobs_query_shape_has_an_index(label: str, query: dict[str, Any], sort: Keys) -> None:
+    assert served_by(query, sort, JOBS) is not None, f"{label}: no declared index serves {query} sorted {sort}"
+
+
+@pytest.mark.parametrize(("kind", "label", "query"), SIDE_SHAPES, ids=[s[1] for s in SIDE_SHAPES])
+def test_every_side_collection_query_has_an_index(kind: str, label: str, query: dict[str, Any]) -> None:
+    assert served_by(query, [], SIDE[kind]) is not None, f"{label}: no index on {kind} serves {query}"
+
+
+def test_hinted_reads_name_declared_indexes() -> None:
+    for hint in (q.STATUS_COUNT_HINT, q.NAME_STATUS_COUNT_HINT, q.PENDING_HEALTH_HINT, q.ID_INDEX_HINT):
+        assert hint in JOBS, hint
+
+
+def test_every_query_builder_is_mapped() -> None:
+    """A new ``*_filter`` / ``*_query`` / ``*_pipeline`` / ``*_clause`` builder must be mapped or exempted."""
+    source = inspect.getsource(__import__(__name__))
+    builders = {
+        name
+        for name, value in vars(q).items()
+        if inspect.isfunction(value)
+        and value.__module__ == q.__name__
+        and not name.startswith("_")
+        and name.endswith(("_filter", "_query", "_pipeline", "_clause"))
+    }
+    unmapped = {name for name in builders if name not in EXEMPT and f"q.{name}(" not in source}
+    assert not unmapped, f"map these query builders to an index in SHAPES (or EXEMPT them with a reason): {unmapped}"
+
+
+def test_the_checker_rejects_what_no_index_serves() -> None:
+    """The rules are not vacuous: the shapes issue 27 found unindexed before are refused
+    without the indexes added for them."""
+    before = [keys for keys in JOBS if keys[0][0] != "name" or keys[-1] != ("_id", -1)]
+    name_by_created, sort = _page(StoreListFilter(name="email"), "created_at", False)
+    assert served_by(name_by_created, sort, JOBS) is not None
+    assert served_by(name_by_created, sort, before) is None
+    old_search = q.list_filter(StoreListFilter(search="0001"))  # the $expr branch inside the $or
+    assert served_by(old_search, [], JOBS) is None
+    assert served_by({"failReason": "x"}, [], JOBS) is None
