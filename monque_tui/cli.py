@@ -182,6 +182,8 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"read the token from the first line of PATH [env: {TOKEN_FILE_ENV}; or the token itself in "
         f"{TOKEN_ENV}; default: a new one, printed]",
     )
+    # Refused with its own message, or argparse would read `--token X` as `--token-file X`.
+    serving.add_argument("--token", dest="token_flag", default=None, help=argparse.SUPPRESS)
     options = parser.add_argument_group("settings (each also from an environment variable)")
     for option in OPTIONS:
         help_text = f"{option.help} [env: {option.env}]"
@@ -264,6 +266,12 @@ def _reject(settings: Resolved, dests: Sequence[str], mode: str) -> None:
 def _dispatch(args: argparse.Namespace, settings: Resolved) -> int:
     if args.headless and not args.demo:
         raise CliError("--headless goes with --demo (for your own handlers use --worker --app ...)", ExitCode.USAGE)
+    if args.token_flag is not None:
+        raise CliError(
+            f"the token is never a flag (ps shows every process's arguments): set {TOKEN_ENV}, "
+            f"or put it in a file and give --token-file PATH",
+            ExitCode.USAGE,
+        )
     if args.serve is not None:
         return _serve_mode(args, settings)
     for flag, given in _SERVE_FLAGS.items():

@@ -97,7 +97,10 @@ class TokenGate:
             origin = request.headers.get("Origin")
             if origin is not None and origin.lower() != self.origin:
                 log.warning(
-                    "refused a websocket from %s: Origin %r is not %s", describe_peer(request), origin[:200], self.origin
+                    "refused a websocket from %s: Origin %r is not %s",
+                    describe_peer(request),
+                    origin[:200],
+                    self.origin,
                 )
                 raise web.HTTPForbidden(text="websocket from another origin refused\n")
         return await handler(request)
