@@ -3,6 +3,7 @@
     monque-tui [URL]                                   the console
     monque-tui --worker --app PACKAGE.MODULE:ATTR [URL] a headless processor pool
     monque-tui --demo [URL] [--headless]               a living demo queue
+    monque-tui --serve [HOST:]PORT [URL]               the console in browsers, behind a token
 
 Configuration comes from flags, then ``MONQUE_*`` environment variables, then defaults
 (``settings.OPTIONS`` is the one table of them). User errors end as one line on stderr and
@@ -27,7 +28,14 @@ from monque_engine.store.urls import mask_secrets, mask_text, mask_url
 from .commands import COMMANDS
 from .commands import describe as describe_commands
 from .exitcodes import CliError, ExitCode
-from .settings import DEMO_URL, OPTIONS, Resolved, resolve
+from .serve.options import (
+    DEFAULT_MAX_SESSIONS,
+    TOKEN_ENV,
+    TOKEN_FILE_ENV,
+    parse_address,
+    parse_public_url,
+)
+from .settings import DEMO_URL, OPTIONS, Resolved, parse_positive_int, resolve
 from .streams import is_open, print_help_text, write_stderr
 
 PROG = "monque-tui"
@@ -44,6 +52,7 @@ examples:
   monque-tui --worker --app myapp.tasks:setup --log-format json   for log collectors
   monque-tui --app myapp.tasks:setup sqlite:///jobs.db    the console, workers in-process
   MONQUE_URL=sqlite:///jobs.db MONQUE_APP=myapp.tasks:setup monque-tui --worker
+  monque-tui --serve 8080 --read-only sqlite:///jobs.db   the console in a browser (prints a login link)
 
 --app PACKAGE.MODULE:ATTR names either a Monque instance with handlers registered, or a
 function (sync or async) taking a Monque and registering handlers on it, e.g.
@@ -133,10 +142,48 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="demo handlers and a stream of demo jobs on a local SQLite file, in the console",
     )
+    exclusive.add_argument(
+        "--serve",
+        metavar="[HOST:]PORT",
+        type=_flag_type(parse_address),
+        default=None,
+        help="serve the console to browsers on HOST:PORT (HOST defaults to 127.0.0.1); every request needs "
+        f"the token (printed at start, or from {TOKEN_ENV} or {TOKEN_FILE_ENV}); needs monque-tui[serve]",
+    )
     modes.add_argument(
         "--headless", action="store_true", help="with --demo: run the demo without the console, printing progress lines"
     )
     modes.add_argument("--version", action="version", version=version_text())
+    serving = parser.add_argument_group("with --serve (the token is never a flag: ps would show it)")
+    serving.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="let --serve bind an address other than loopback (put a TLS reverse proxy in front)",
+    )
+    serving.add_argument(
+        "--public-url",
+        metavar="URL",
+        type=_flag_type(parse_public_url),
+        default=None,
+        help="the origin browsers use, behind a reverse proxy (e.g. https://jobs.example.com) "
+        "[default: http://HOST:PORT]",
+    )
+    serving.add_argument(
+        "--max-sessions",
+        metavar="N",
+        type=_flag_type(parse_positive_int),
+        default=None,
+        help=f"browser sessions at once; each runs a console process [default: {DEFAULT_MAX_SESSIONS}]",
+    )
+    serving.add_argument(
+        "--token-file",
+        metavar="PATH",
+        default=None,
+        help=f"read the token from the first line of PATH [env: {TOKEN_FILE_ENV}; or the token itself in "
+        f"{TOKEN_ENV}; default: a new one, printed]",
+    )
+    # Refused with its own message, or argparse would read `--token X` as `--token-file X`.
+    serving.add_argument("--token", dest="token_flag", default=None, help=argparse.SUPPRESS)
     options = parser.add_argument_group("settings (each also from an environment variable)")
     for option in OPTIONS:
         help_text = f"{option.help} [env: {option.env}]"
@@ -219,6 +266,17 @@ def _reject(settings: Resolved, dests: Sequence[str], mode: str) -> None:
 def _dispatch(args: argparse.Namespace, settings: Resolved) -> int:
     if args.headless and not args.demo:
         raise CliError("--headless goes with --demo (for your own handlers use --worker --app ...)", ExitCode.USAGE)
+    if args.token_flag is not None:
+        raise CliError(
+            f"the token is never a flag (ps shows every process's arguments): set {TOKEN_ENV}, "
+            f"or put it in a file and give --token-file PATH",
+            ExitCode.USAGE,
+        )
+    if args.serve is not None:
+        return _serve_mode(args, settings)
+    for flag, given in _SERVE_FLAGS.items():
+        if given(args):
+            raise CliError(f"{flag} goes with --serve [HOST:]PORT", ExitCode.USAGE)
     if args.worker:
         return _worker_mode(settings)
     if args.demo:
@@ -281,6 +339,66 @@ def _check_instance_conflicts(settings: Resolved, instance: Any, spec: str) -> N
 
 def _or(value: Any, default: Any) -> Any:
     return default if value is None else value
+
+
+# -- serve ------------------------------------------------------------------------------------------
+_SERVE_FLAGS = {
+    "--allow-remote": lambda args: args.allow_remote,
+    "--public-url": lambda args: args.public_url is not None,
+    "--max-sessions": lambda args: args.max_sessions is not None,
+    "--token-file": lambda args: args.token_file is not None,
+}
+
+
+def _serve_mode(args: argparse.Namespace, settings: Resolved) -> int:
+    """Check everything here, then import the web stack: a bad flag is one line even without the extra."""
+    from .serve.options import ServeConfig, check_address, load_token
+    from .urlcheck import check_url
+
+    if args.headless:
+        raise CliError("--headless goes with --demo, not --serve", ExitCode.USAGE)
+    if settings.sources.get("app") == "flag":
+        raise CliError(
+            f"--serve serves the console only; run your handlers with {PROG} --worker --app ... beside it",
+            ExitCode.USAGE,
+        )
+    _reject(settings, ("summary_interval", "duration"), "--serve (they are for --worker and --demo --headless)")
+    check_address(args.serve, args.allow_remote)
+    token = load_token(args.token_file, os.environ)
+    from .config import read_only_url
+
+    url = read_only_url(settings["url"]) if settings["read_only"] else settings["url"]
+    check_url(url, connect_timeout=settings["connect_timeout"])  # the sessions open it as the console would
+    try:
+        from .serve.server import serve
+    except ImportError as error:
+        raise CliError(
+            f"--serve needs the serve extra ({error}): pip install 'monque-tui[serve]'", ExitCode.INTERNAL
+        ) from None
+    from .logging_setup import configure_logging
+
+    configure_logging(settings["log_level"], settings["log_format"])
+    return serve(
+        ServeConfig(
+            address=args.serve,
+            token=token,
+            public_url=args.public_url,
+            max_sessions=args.max_sessions or DEFAULT_MAX_SESSIONS,
+            read_only=settings["read_only"],
+            child_environment=_session_environment(settings),
+        )
+    )
+
+
+def _session_environment(settings: Resolved) -> dict[str, str]:
+    """What each session's console reads instead of flags: the store URL and the settings given."""
+    environment = {"MONQUE_URL": settings["url"]}
+    for option in OPTIONS:
+        if option.dest == "app" or not settings.given(option.dest):
+            continue
+        value = settings[option.dest]
+        environment[option.env] = ("1" if value else "0") if isinstance(value, bool) else str(value)
+    return environment
 
 
 # -- demo -------------------------------------------------------------------------------------------

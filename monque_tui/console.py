@@ -76,11 +76,23 @@ def _screen_on_the_terminal() -> Iterator[None]:
         os.close(saved)
 
 
+#: What textual-serve sets for each browser session (``monque-tui --serve``): Textual then talks
+#: to the server over stdin and stdout in packets, and there is no terminal to require.
+WEB_DRIVER = "textual.drivers.web_driver:WebDriver"
+
+
+def served_to_a_browser() -> bool:
+    return os.environ.get("TEXTUAL_DRIVER") == WEB_DRIVER
+
+
 def run_console(config: ConsoleConfig, *, terminal_required: bool = True) -> int:
     """Build and run the app; a store that cannot be opened is one line on stderr and exit code 3 (4: the --app).
 
-    ``terminal_required=False`` is for tests that run the app headless on purpose.
+    ``terminal_required=False`` is for tests that run the app headless on purpose, and for a
+    session of ``--serve`` (Textual's web driver: stdin and stdout are the server's pipes).
     """
+    if served_to_a_browser():
+        terminal_required = False
     if terminal_required:
         require_terminal()
     app = MonqueConsole(config, freeze_heap=True)

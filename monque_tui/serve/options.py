@@ -1,0 +1,154 @@
+"""What ``--serve`` was asked to do: the address, the token, the limits; checked up front.
+
+Everything here is plain Python (no aiohttp), so a bad flag fails in one line even when the
+``serve`` extra is not installed.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import secrets
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from ..exitcodes import CliError, ExitCode
+
+#: The token's environment variable; the token itself is never a flag (``ps`` shows argv).
+TOKEN_ENV = "MONQUE_SERVE_TOKEN"
+#: A file holding the token (first line), e.g. a systemd credential or a container secret.
+TOKEN_FILE_ENV = "MONQUE_SERVE_TOKEN_FILE"
+#: Short tokens can be guessed; a generated one has 43 characters (256 bits).
+MIN_TOKEN_LENGTH = 16
+DEFAULT_MAX_SESSIONS = 4
+#: Values that mean "every interface": they always need --allow-remote.
+_LOOPBACK_NAMES = frozenset({"localhost"})
+
+
+@dataclass(frozen=True, slots=True)
+class ServeAddress:
+    host: str
+    port: int
+
+    @property
+    def is_loopback(self) -> bool:
+        return is_loopback_host(self.host)
+
+    def url(self, port: int | None = None) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port if port is None else port}"
+
+
+def is_loopback_host(host: str) -> bool:
+    """127.0.0.0/8, ::1 or ``localhost``: only this machine can connect."""
+    if host.lower() in _LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def parse_address(text: str) -> ServeAddress:
+    """``PORT``, ``HOST:PORT`` or ``[IPv6]:PORT``; the host defaults to 127.0.0.1."""
+    value = text.strip()
+    host, port_text = "127.0.0.1", value
+    if value.startswith("["):
+        inside, bracket, rest = value[1:].partition("]")
+        if not bracket or not rest.startswith(":"):
+            raise ValueError("expected [IPv6]:PORT, e.g. [::1]:8080")
+        host, port_text = inside, rest[1:]
+    elif ":" in value:
+        host, _, port_text = value.rpartition(":")
+        if ":" in host:
+            raise ValueError("put an IPv6 address in brackets, e.g. [::1]:8080")
+    if not host:
+        raise ValueError("expected [HOST:]PORT, e.g. 8080 or 127.0.0.1:8080")
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise ValueError("expected [HOST:]PORT with a numeric port, e.g. 8080 or 127.0.0.1:8080") from None
+    if not 0 <= port <= 65535:
+        raise ValueError("the port must be between 0 and 65535 (0: any free port)")
+    return ServeAddress(host, port)
+
+
+def parse_public_url(text: str) -> str:
+    """The origin browsers use, e.g. ``https://jobs.example.com`` behind a TLS proxy."""
+    value = text.strip().rstrip("/")
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("expected an http:// or https:// URL, e.g. https://jobs.example.com")
+    if parts.path or parts.query or parts.fragment or parts.username or parts.password:
+        raise ValueError("expected a bare origin (scheme, host and port, no path), e.g. https://jobs.example.com")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    value: str
+    #: Where it came from, for the banner: "generated", "MONQUE_SERVE_TOKEN" or the file.
+    source: str
+
+    @property
+    def generated(self) -> bool:
+        return self.source == "generated"
+
+
+def load_token(token_file: str | None, environ: dict[str, str] | os._Environ[str]) -> Token:
+    """The token from ``--token-file``, ``MONQUE_SERVE_TOKEN_FILE``, ``MONQUE_SERVE_TOKEN``, or a new one."""
+    path = token_file or environ.get(TOKEN_FILE_ENV, "").strip() or None
+    if path is not None:
+        origin = "--token-file" if token_file else TOKEN_FILE_ENV
+        try:
+            info = os.stat(path)
+            with open(path, encoding="utf-8") as file:
+                first = file.readline()
+        except (OSError, UnicodeDecodeError) as error:
+            raise CliError(f"{origin} {path!r}: cannot read the token: {error}", ExitCode.USAGE) from None
+        if not stat.S_ISREG(info.st_mode):
+            raise CliError(f"{origin} {path!r}: not a regular file", ExitCode.USAGE)
+        return Token(_checked(first.strip(), f"{origin} {path!r}"), str(Path(path)))
+    value = environ.get(TOKEN_ENV, "").strip()
+    if value:
+        return Token(_checked(value, TOKEN_ENV), TOKEN_ENV)
+    return Token(secrets.token_urlsafe(32), "generated")
+
+
+def _checked(value: str, origin: str) -> str:
+    if len(value) < MIN_TOKEN_LENGTH:
+        raise CliError(
+            f"{origin}: the token has {len(value)} characters; use at least {MIN_TOKEN_LENGTH} "
+            '(e.g. python3 -c "import secrets; print(secrets.token_urlsafe(32))")',
+            ExitCode.USAGE,
+        )
+    if any(ord(char) < 33 or ord(char) == 127 for char in value):
+        raise CliError(f"{origin}: the token may not hold spaces or control characters", ExitCode.USAGE)
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class ServeConfig:
+    address: ServeAddress
+    token: Token
+    #: The origin browsers use; None: http://HOST:PORT as bound.
+    public_url: str | None
+    max_sessions: int
+    read_only: bool
+    #: The environment of every session's console process (MONQUE_URL, settings; no token).
+    child_environment: dict[str, str]
+    log_level: str = "info"
+    log_format: str = "text"
+
+
+def check_address(address: ServeAddress, allow_remote: bool) -> None:
+    """Binding beyond loopback exposes a page that can delete every job: only on request."""
+    if not address.is_loopback and not allow_remote:
+        raise CliError(
+            f"--serve {address.host}:{address.port} would accept connections from other machines; "
+            "add --allow-remote to mean it (and put a TLS reverse proxy in front: see the README), "
+            f"or serve on 127.0.0.1:{address.port}",
+            ExitCode.USAGE,
+        )

@@ -1,0 +1,225 @@
+"""textual-serve's server, behind the token gate, with a session limit and session logs.
+
+Each websocket is one browser session and runs one console process (``python -m monque_tui``
+under Textual's web driver), started when the page connects and stopped when it goes. The
+process gets the store URL and settings through its environment, never its argv (``ps``
+shows argv; a MongoDB URL may hold a password), and never the token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import os
+import shlex
+import signal
+import socket
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+from textual_serve.app_service import AppService
+from textual_serve.server import Server, to_int
+
+from ..exitcodes import CliError, ExitCode
+from .auth import TokenGate, describe_peer, security_headers
+from .options import TOKEN_ENV, TOKEN_FILE_ENV, ServeConfig
+
+log = logging.getLogger("monque_tui.serve")
+
+#: Never handed to a session's console: the token, and settings that would make the console
+#: start workers (``--serve`` serves a console; run workers with ``--worker``).
+DROPPED_FROM_SESSIONS = (TOKEN_ENV, TOKEN_FILE_ENV, "MONQUE_APP")
+#: Seconds a session's console gets to quit when its page goes, before it is killed.
+STOP_TIMEOUT = 5.0
+#: A browser asks for its terminal size; anything beyond this is not a screen.
+MAX_CELLS = 1000
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+
+
+class SessionConsole(AppService):
+    """One session's console process, with the environment ``ServeConfig`` prescribes."""
+
+    def __init__(self, *args: Any, overrides: dict[str, str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._overrides = overrides
+
+    def _build_environment(self, width: int = 80, height: int = 24) -> dict[str, str]:
+        environment = super()._build_environment(width=width, height=height)
+        for name in DROPPED_FROM_SESSIONS:
+            environment.pop(name, None)
+        environment.update(self._overrides)
+        return environment
+
+    @property
+    def pid(self) -> int | None:
+        return None if self._process is None else self._process.pid
+
+    def kill(self) -> None:
+        if self._process is not None and self._process.returncode is None:
+            try:
+                self._process.kill()
+            except ProcessLookupError:
+                pass
+
+
+class ConsoleServer(Server):
+    """textual-serve's ``Server`` with the gate, the limit and the logs; started by ``serve()``."""
+
+    def __init__(self, config: ServeConfig, public_url: str, *, canonical_host: bool) -> None:
+        command = f"exec {shlex.quote(sys.executable)} -m monque_tui"
+        super().__init__(
+            command,
+            host=config.address.host,
+            port=config.address.port,
+            title="monque-tui" + (" (read-only)" if config.read_only else ""),
+            public_url=public_url,
+            templates_path=TEMPLATES,
+        )
+        self.config = config
+        self.gate = TokenGate(config.token.value, public_url, canonical_host=canonical_host)
+        self._sessions: dict[int, web.WebSocketResponse] = {}
+        self._numbers = itertools.count(1)
+
+    def initialize_logging(self) -> None:
+        """Logging is ``configure_logging``'s (set up by ``serve``), as in every other mode."""
+
+    async def on_startup(self, app: web.Application) -> None:
+        """No logo: ``serve`` prints its own lines once the socket is bound."""
+
+    async def on_shutdown(self, app: web.Application) -> None:
+        """Close every session's websocket, so each handler stops its console process."""
+        await asyncio.gather(
+            *(websocket.close(code=1001, message=b"server shutting down") for websocket in self._sessions.values()),
+            return_exceptions=True,
+        )
+
+    async def _make_app(self) -> web.Application:
+        app = await super()._make_app()
+        app.middlewares.append(self.gate.middleware)
+        app.on_response_prepare.append(security_headers)
+        return app
+
+    async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
+        """One session: refused when ``max_sessions`` are open, otherwise a console process until the page goes."""
+        peer = describe_peer(request)
+        limit = self.config.max_sessions
+        if len(self._sessions) >= limit:
+            log.warning("session refused for %s: all %d sessions are in use (--max-sessions)", peer, limit)
+            raise web.HTTPServiceUnavailable(text=f"all {limit} console sessions are in use; try again later\n")
+        number = next(self._numbers)
+        websocket = web.WebSocketResponse(heartbeat=15)
+        self._sessions[number] = websocket  # counted before the first await: no race past the limit
+        width = min(max(to_int(request.query.get("width", "80"), 80), 1), MAX_CELLS)
+        height = min(max(to_int(request.query.get("height", "24"), 24), 1), MAX_CELLS)
+        started = time.monotonic()
+        console: SessionConsole | None = None
+        try:
+            await websocket.prepare(request)
+            console = SessionConsole(
+                self.command,
+                overrides=self.config.child_environment,
+                write_bytes=websocket.send_bytes,
+                write_str=websocket.send_str,
+                close=websocket.close,
+                download_manager=self.download_manager,
+            )
+            await console.start(width, height)
+            log.info(
+                "session %d opened for %s: console pid %s (%d of %d sessions in use)",
+                number,
+                peer,
+                console.pid,
+                len(self._sessions),
+                limit,
+            )
+            await self._process_messages(websocket, console)
+        except Exception as error:  # noqa: BLE001 - one session's fault must not stop the server
+            log.warning("session %d for %s ended on an error: %s: %s", number, peer, type(error).__name__, error)
+        finally:
+            del self._sessions[number]
+            if console is not None:
+                await self._stop(console)
+            if not websocket.closed:
+                await websocket.close()
+            log.info(
+                "session %d closed for %s after %.0f s (%d of %d sessions in use)",
+                number,
+                peer,
+                time.monotonic() - started,
+                len(self._sessions),
+                limit,
+            )
+        return websocket
+
+    @staticmethod
+    async def _stop(console: SessionConsole) -> None:
+        """Ask the console to quit; kill it if it has not within ``STOP_TIMEOUT``."""
+        try:
+            await asyncio.wait_for(console.stop(), STOP_TIMEOUT)
+        except asyncio.CancelledError:
+            console.kill()
+            raise
+        except Exception:  # noqa: BLE001 - a timeout or a broken pipe: the process goes either way
+            console.kill()
+
+
+def _bind(config: ServeConfig) -> socket.socket:
+    host, port = config.address.host, config.address.port
+    try:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        return socket.create_server((host, port), family=family, reuse_port=False)
+    except OSError as error:
+        raise CliError(
+            f"--serve {config.address.url().removeprefix('http://')}: cannot listen there: {error.strerror or error}",
+            ExitCode.USAGE,
+        ) from None
+
+
+def serve(config: ServeConfig) -> int:
+    """Serve until SIGINT, SIGTERM or SIGHUP; every session's console is stopped on the way out."""
+    listener = _bind(config)
+    port = listener.getsockname()[1]
+    public_url = config.public_url or config.address.url(port)
+    os.environ.pop(TOKEN_ENV, None)  # out of this process's environment: nothing else needs it
+    return asyncio.run(_serve(config, listener, public_url))
+
+
+async def _serve(config: ServeConfig, listener: socket.socket, public_url: str) -> int:
+    server = ConsoleServer(config, public_url, canonical_host=config.public_url is None)
+    app = await server._make_app()
+    runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=STOP_TIMEOUT + 1)
+    await runner.setup()
+    await web.SockSite(runner, listener).start()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        loop.add_signal_handler(signum, stop.set)
+    _announce(config, public_url)
+    try:
+        await stop.wait()
+    finally:
+        log.info("stopping: closing %d session(s)", len(server._sessions))
+        await runner.cleanup()
+    return ExitCode.OK
+
+
+def _announce(config: ServeConfig, public_url: str) -> None:
+    """The lines an operator needs, on stdout; the token only when it was generated here."""
+    mode = "read-only console" if config.read_only else "console (it can cancel, retry and delete jobs)"
+    lines = [
+        f"monque-tui: serving the {mode} on {public_url}/",
+        f"monque-tui: at most {config.max_sessions} sessions at once; each runs its own console process",
+    ]
+    if config.token.generated:
+        lines.append(f"monque-tui: open {public_url}/?token={config.token.value}")
+        lines.append(
+            f"monque-tui: (a new token for this run; set {TOKEN_ENV} or {TOKEN_FILE_ENV} to keep one across restarts)"
+        )
+    else:
+        lines.append(f"monque-tui: log in with the token from {config.token.source} (open {public_url}/login)")
+    lines.append("monque-tui: Ctrl+C stops the server and every session")
+    print("\n".join(lines), flush=True)
