@@ -12,7 +12,7 @@ Two things must change with a job row, or not at all:
 Write paths describe what they changed as a ``Changes`` batch (one entry per job: its feed
 row and the status it left) or, for a set selected in SQL, hand the journal their WHERE; the
 journal writes the feed rows and applies the count deltas, in the caller's transaction. It
-is the only code that writes either table (``tests/test_sqlite_journal.py`` keeps it so).
+is the only code that writes either table (``tests/test_sqlite_counts_exact.py`` keeps it so).
 A row changed outside the store (the ``sqlite3`` shell) is the one way the counts drift;
 ``rebuild_counts`` (``monque-tui repair-counts``) recounts them from the job table.
 """

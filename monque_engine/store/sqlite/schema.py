@@ -1,10 +1,11 @@
-"""SQLite schema: Monque's job document as columns, plus a trigger-fed change table.
+"""SQLite schema: Monque's job document as columns, plus the change table and the kept counts.
 
 Columns mirror the MongoDB fields one to one (instants as epoch ms, payload as JSON text),
 so a job moves between stores without translation. The change table is what makes the
 feed cross-process: every insert, status / nextRunAt change and delete the store makes
-appends a row in the same transaction, so its sequence number is commit order and a
-resume token. (Edits made outside the store, e.g. in the sqlite3 shell, are not in it.)
+appends a row in the same transaction (journal.py writes it, not triggers), so its sequence
+number is commit order and a resume token. (Edits made outside the store, e.g. in the
+sqlite3 shell, are not in it.)
 """
 
 from __future__ import annotations
