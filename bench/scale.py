@@ -222,12 +222,14 @@ def write_table(results: list[SizeResult]) -> str:
 
 def _commit() -> str:
     def git(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout
 
-    head = git("rev-parse", "--short", "HEAD")
-    subject = git("log", "-1", "--format=%s")
-    dirty = [line[3:] for line in git("status", "--porcelain").splitlines() if not line[3:].startswith("docs/")]
-    text = f"`{head}` ({subject[:80]})"
+    head = git("rev-parse", "--short", "HEAD").strip()
+    subject = git("log", "-1", "--format=%s").strip()
+    subject = subject if len(subject) <= 60 else subject[:59] + "…"
+    changed = [line[3:] for line in git("status", "--porcelain", "--untracked-files=no").splitlines()]
+    dirty = [path for path in changed if path not in ("docs/benchmarks.md", "README.md", "CHANGELOG.md")]
+    text = f"`{head}` ({subject})"
     return text + (f", plus uncommitted changes to {', '.join(dirty)}" if dirty else "")
 
 

@@ -86,8 +86,10 @@ def _analyse(op: str, rows: int, t0: float, t1: float, record: dict[str, Any]) -
     completions: list[float] = record["completions"]
     end = max(t1, t0 + 1.0)
 
-    def max_gap(lo: float, hi: float) -> float:
-        gaps = [b - a for a, b in pairwise(completions) if b >= lo and a <= hi]
+    def max_gap(lo: float, hi: float, inside: bool = False) -> float:
+        """The longest gap overlapping [lo, hi]; ``inside``: only gaps wholly within it (the
+        baseline must not count the gap the operation opened just after it)."""
+        gaps = [b - a for a, b in pairwise(completions) if (a >= lo and b <= hi if inside else b >= lo and a <= hi)]
         return max(gaps, default=hi - lo) * 1000
 
     b0 = t0 - BASELINE + 1.0
@@ -103,7 +105,7 @@ def _analyse(op: str, rows: int, t0: float, t1: float, record: dict[str, Any]) -
         rows=rows,
         seconds=t1 - t0,
         max_completion_gap_ms=max_gap(t0, t1),
-        baseline_max_gap_ms=max_gap(b0, t0),
+        baseline_max_gap_ms=max_gap(b0, t0, inside=True),
         max_completion_wait_ms=max(waits, default=0.0) * 1000,
         max_heartbeat_late_ms=max(late, default=(t1 - t0) * 1000),
         failed_writes=len(errors),
