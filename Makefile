@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-slow lint package-check bench screenshots clean
+.PHONY: demo test test-slow lint package-check bench bench-scale screenshots clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,14 @@ package-check: $(STAMP)  ## Build sdist + wheel, install the wheel in a fresh ve
 
 bench: $(STAMP)  ## Measure throughput and latency against huey and raw SQLite
 	$(BIN)/python -m bench.run
+
+# Not part of `make test`: builds stores of 100k, 1M and 10M jobs (cached in SCALE_CACHE, several GB
+# for 10M) and writes its tables into docs/benchmarks.md. SCALE_ARGS=--sizes 100k,1m for a shorter run.
+SCALE_CACHE ?= /work/scale-cache
+SCALE_ARGS ?=
+
+bench-scale: $(STAMP)  ## Measure the console and the engine on 100k / 1M / 10M-job stores (issue 26 goals)
+	$(BIN)/python -m bench.scale --cache $(SCALE_CACHE) $(SCALE_ARGS)
 
 screenshots: $(STAMP)  ## Regenerate the console's SVG screenshots (seeded data, frozen clock)
 	$(BIN)/python -m monque_tui.screenshots screenshots

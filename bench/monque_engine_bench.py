@@ -109,6 +109,7 @@ async def drain(synchronous: str, jobs: int, concurrency: int, wait: str = "even
         watch = _Watch(m, jobs)
         timeout = max(120.0, jobs / 200)
         polls = 0
+        threads = _ThreadCpu()
         started = time.perf_counter()
         await m.start()
         try:
@@ -126,10 +127,12 @@ async def drain(synchronous: str, jobs: int, concurrency: int, wait: str = "even
                     raise RuntimeError(f"drain timed out: {stats}")
                 await asyncio.sleep(interval)
             elapsed = time.perf_counter() - started
+            cpu = threads.per_job(jobs)
         finally:
             await m.stop()
             await m.close()
     notes = watch.notes()
+    notes.append(_ThreadCpu.note(cpu))
     if stats.completed != jobs or stats.failed:
         notes.append(f"store stats at end: {stats}")
     return [
@@ -142,9 +145,69 @@ async def drain(synchronous: str, jobs: int, concurrency: int, wait: str = "even
             unit="jobs/s",
             settings=f"1 process, worker_concurrency={concurrency}, {jobs} jobs, wait={wait}",
             notes=notes,
-            extra={"concurrency": concurrency, "stats_polls": polls, "jobs": jobs},
+            extra={"concurrency": concurrency, "stats_polls": polls, "jobs": jobs, "cpu_us_per_job": cpu},
         )
     ]
+
+
+class _ThreadCpu:
+    """CPU time per job, split by thread, from ``/proc/self/task/*/stat`` (user + system).
+
+    Threads are named from ``threading`` (each native id's Python thread name, numbered
+    suffixes folded: ``monque-sqlite-read-0`` and ``-1`` are one ``monque-sqlite-read``);
+    ``loop`` is the thread running the event loop (this one), ``others (exited)`` is what the
+    process used beyond the threads still alive at the end (executor threads that ended, and
+    the clock's rounding: /proc counts in ticks of 10 ms, 0.5 µs/job at 20k jobs).
+    """
+
+    def __init__(self) -> None:
+        import threading
+
+        self._loop = threading.get_native_id()
+        self._start = self._read()
+        self._process = time.process_time()
+
+    @staticmethod
+    def _read() -> dict[int, float]:
+        tick = os.sysconf("SC_CLK_TCK")
+        out: dict[int, float] = {}
+        for task in os.listdir("/proc/self/task"):
+            try:
+                with open(f"/proc/self/task/{task}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:  # ended while listed
+                continue
+            out[int(task)] = (int(fields[11]) + int(fields[12])) / tick
+        return out
+
+    def _label(self, tid: int, names: dict[int | None, str]) -> str:
+        if tid == self._loop:
+            return "loop"
+        name = names.get(tid, f"thread {tid}")
+        if name.startswith("monque-sqlite-write"):
+            return "store writer"
+        return name.rstrip("0123456789").rstrip("-_") or name
+
+    def per_job(self, jobs: int) -> dict[str, float]:
+        import threading
+
+        end = self._read()
+        process = time.process_time() - self._process
+        names = {t.native_id: t.name for t in threading.enumerate()}
+        out: dict[str, float] = {}
+        for tid, seconds in end.items():
+            used = seconds - self._start.get(tid, 0.0)
+            label = self._label(tid, names)
+            if used > 0 or label in ("loop", "store writer"):  # those two always shown, even at 0
+                out[label] = out.get(label, 0.0) + used * 1e6 / jobs
+        out["others (exited)"] = max(0.0, process * 1e6 / jobs - sum(out.values()))
+        out["total"] = process * 1e6 / jobs
+        return {k: round(v, 2) for k, v in out.items()}
+
+    @staticmethod
+    def note(cpu: dict[str, float]) -> str:
+        parts = [f"{name} {value:.1f}" for name, value in cpu.items() if name != "total"]
+        return f"CPU {cpu['total']:.1f} µs/job by thread: " + ", ".join(parts)
 
 
 class _CpuClock:

@@ -1,7 +1,7 @@
 """Benchmark runner: ``python -m bench.run [--quick] [--only NAME ...] [--jobs N]``.
 
 Measures, in one run on one machine: the raw SQLite ceiling, huey's ``SqliteHuey`` (at its
-defaults and like-for-like), and monque_engine (drain, single enqueue, enqueue_many,
+defaults, like-for-like, and tuned: like-for-like with the consumer polling at its fastest), and monque_engine (drain, single enqueue, enqueue_many,
 cross-process enqueue→start latency) at default (synchronous=NORMAL) and full durability,
 then prints a markdown report and saves it to ``bench/results/latest.md`` (``quick.md``
 for ``--quick`` runs; ``--out`` to choose).
@@ -66,6 +66,8 @@ def params_from(args: argparse.Namespace) -> Params:
 def units(p: Params) -> list[str]:
     names = ["raw-normal", "raw-full", "huey-default-w1"]
     names += [f"huey-lfl-w{w}" for w in p.huey_workers]
+    # huey at its best (issue 26): like-for-like storage, consumer polling at its fastest.
+    names += [f"huey-tuned-w{w}" for w in p.huey_workers]
     for sync in ("normal", "full"):
         names += [f"ours-drain-{sync}-c{c}" for c in p.concurrency]
     for kind in ("enqueue", "many", "latency"):

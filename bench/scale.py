@@ -1,0 +1,302 @@
+"""Scale benchmark (issue 26): the console and the engine on stores of 100k, 1M and 10M jobs.
+
+    python -m bench.scale [--sizes 100k,1m,10m] [--cache /work/scale-cache] [--repeats 3]
+                          [--skip-console] [--skip-reads] [--skip-writes] [--doc docs/benchmarks.md]
+
+For each size: build (or take from the cache) a store with the mix of issue 26
+(``scale_build``), copy it, then measure on the copy:
+
+* the console (``scale_console``, one fresh process per key, ``--repeats`` times each):
+  launch → first rows, launch → tab counts, and keys ``5``, ``e``, ``w``, ``W``;
+* the engine's reads (``scale_reads``, one fresh process per repeat);
+* long writes while a second worker process completes ~100 jobs/s (``scale_writes``, once).
+
+Every figure is the median of its runs, and is printed with its ratio to the smallest
+size's figure, against the goals of issue 26 (stated at 10M jobs: judged at the largest size
+measured, which the table says). The tables are printed and written into ``--doc`` between
+its ``scale`` markers, with the commit, the command and the machine's load average.
+Not part of ``make test``: ``make bench-scale``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import scale_writes
+from .scale_build import build, working_copy
+from .scale_console import KEYS
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+BEGIN, END = "<!-- scale:begin -->", "<!-- scale:end -->"
+CONSOLE_ROWS = (
+    ("first_rows", "launch → first rows"),
+    ("tab_counts", "launch → tab counts"),
+    ("key 5", "key `5` → failed rows"),
+    ("key e", "key `e` → error groups"),
+    ("key w", "key `w` → Queues view (counts)"),
+    ("key W", "key `W` → Workers view"),
+)
+
+
+@dataclass
+class SizeResult:
+    size: int
+    build: dict[str, object]
+    console: dict[str, list[float]] = field(default_factory=dict)
+    reads: dict[str, list[float]] = field(default_factory=dict)
+    writes: list[scale_writes.WriteResult] = field(default_factory=list)
+
+
+def parse_size(text: str) -> int:
+    text = text.strip().lower().replace("_", "")
+    scale = {"k": 1_000, "m": 1_000_000}.get(text[-1:], 1)
+    number = text[:-1] if scale != 1 else text
+    try:
+        return int(float(number) * scale)
+    except ValueError:
+        raise SystemExit(f"--sizes: {text!r} is not a size; use e.g. 100k, 1m, 10m") from None
+
+
+def label(size: int) -> str:
+    if size % 1_000_000 == 0:
+        return f"{size // 1_000_000}M"
+    return f"{size // 1_000}k" if size % 1_000 == 0 else str(size)
+
+
+def _child(module: str, *args: str) -> dict[str, float]:
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run(
+        [sys.executable, "-m", module, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900
+    )
+    if proc.returncode != 0:
+        tail = " ".join(proc.stderr.strip().splitlines()[-3:])
+        raise RuntimeError(f"{module} {' '.join(args)} failed: {tail}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def measure_size(size: int, args: argparse.Namespace) -> SizeResult:
+    started = time.perf_counter()
+    print(f"== {label(size)} jobs: building or reading the cache", flush=True)
+    source, facts = build(Path(args.cache), size, say=lambda text: print(text, flush=True))
+    print(f"   ready in {time.perf_counter() - started:.1f} s: {facts}", flush=True)
+    result = SizeResult(size, facts)
+    path = working_copy(source, Path(args.cache) / "work", f"work-{size}")
+    url = f"sqlite:///{path}"
+    if not args.skip_console:
+        for _ in range(args.repeats):
+            for key in KEYS:
+                for name, value in _child("bench.scale_console", url, key).items():
+                    result.console.setdefault(name, []).append(value)
+        print(f"   console: {_medians(result.console)}", flush=True)
+    if not args.skip_reads:
+        for _ in range(args.repeats):
+            for name, value in _child("bench.scale_reads", url).items():
+                result.reads.setdefault(name, []).append(value)
+        print(f"   reads: {_medians(result.reads)}", flush=True)
+    if not args.skip_writes:
+        result.writes = scale_writes.measure(path, size, say=lambda text: print(text, flush=True))
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    return result
+
+
+def _medians(values: dict[str, list[float]]) -> dict[str, float]:
+    return {name: round(statistics.median(v), 1) for name, v in values.items()}
+
+
+# -- report --------------------------------------------------------------------------------------------
+def _cell(value: float | None, base: float | None) -> str:
+    if value is None:
+        return "—"
+    text = f"{value:,.1f}" if value < 100 else f"{value:,.0f}"
+    if base and base > 0 and value is not base:
+        text += f" (×{value / base:.1f})"
+    return text
+
+
+def _verdict(ok: bool) -> str:
+    return "**PASS**" if ok else "**FAIL**"
+
+
+def read_table(results: list[SizeResult]) -> str:
+    first, last = results[0], results[-1]
+    header = ["measure (ms, median)", *(label(r.size) for r in results), f"goal (judged at {label(last.size)})", ""]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+
+    def row(name: str, source: str, key: str, goal: str, judge: object) -> None:
+        values = [statistics.median(getattr(r, source)[key]) if key in getattr(r, source) else None for r in results]
+        base = values[0]
+        cells = [_cell(v, base) if i else _cell(v, None) for i, v in enumerate(values)]
+        verdict = ""
+        if values[-1] is not None and callable(judge):
+            verdict = _verdict(judge(values[-1], base))
+        lines.append("| " + " | ".join([name, *cells, goal, verdict]) + " |")
+
+    within = lambda limit, times: lambda v, b: v <= limit and (b is None or len(results) == 1 or v <= times * b)  # noqa: E731
+    if first.console:
+        row("launch → first rows", "console", "first_rows", "≤ 300 ms", within(300, float("inf")))
+        for key, name in CONSOLE_ROWS[1:]:
+            row(name, "console", key, "≤ 300 ms and ≤ 2× the first size", within(300, 2))
+    if first.reads:
+        for key in sorted(first.reads):
+            if key.startswith("count_jobs") or key == "get_queue_stats()":
+                row(f"`{key}`", "reads", key, "≤ 10 ms", within(10, float("inf")))
+        row(
+            "contains-text count", "reads", "contains-text count", "(console views ≤ 300 ms)", within(300, float("inf"))
+        )
+        row(
+            "page of 50 failed, newest first",
+            "reads",
+            "page of 50 failed, newest first",
+            "(an index: flat, ≤ 2×)",
+            within(300, 2),
+        )
+    return "\n".join(lines)
+
+
+def write_table(results: list[SizeResult]) -> str:
+    header = [
+        "size",
+        "operation",
+        "rows",
+        "its duration",
+        "µs/row",
+        "worker: longest gap between completions (baseline)",
+        "longest completion write",
+        "latest heartbeat",
+        "failed writes",
+        "throughput vs baseline",
+        "goal",
+        "",
+    ]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    largest = results[-1].size
+    for result in results:
+        for w in result.writes:
+            if w.operation.startswith("bulk delete"):
+                goal = "≤ 10 s, no heartbeat > 250 ms late"
+                ok = w.seconds <= 10 and w.max_heartbeat_late_ms <= 250
+            else:
+                goal = "no completion / heartbeat waits > 250 ms, 0 failed writes, throughput ≥ 80 %"
+                ok = (
+                    w.max_completion_wait_ms <= 250
+                    and w.max_heartbeat_late_ms <= 250
+                    and w.failed_writes == 0
+                    and w.throughput_ratio >= 0.8
+                )
+            verdict = _verdict(ok) if result.size == largest else ("pass" if ok else "fail")
+            lines.append(
+                "| "
+                + " | ".join(
+                    [
+                        label(result.size),
+                        w.operation,
+                        f"{w.rows:,}",
+                        f"{w.seconds:,.2f} s",
+                        f"{w.per_row_us:,.1f}",
+                        f"{w.max_completion_gap_ms:,.0f} ms ({w.baseline_max_gap_ms:,.0f} ms)",
+                        f"{w.max_completion_wait_ms:,.0f} ms",
+                        f"{w.max_heartbeat_late_ms:,.0f} ms late",
+                        str(w.failed_writes),
+                        f"{w.throughput_ratio:.0%} of {w.baseline_rate:.0f}/s",
+                        goal,
+                        verdict,
+                    ]
+                )
+                + " |"
+            )
+    return "\n".join(lines)
+
+
+def _commit() -> str:
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True).stdout
+
+    head = git("rev-parse", "--short", "HEAD").strip()
+    subject = git("log", "-1", "--format=%s").strip()
+    subject = subject if len(subject) <= 60 else subject[:59] + "…"
+    changed = [line[3:] for line in git("status", "--porcelain", "--untracked-files=no").splitlines()]
+    dirty = [path for path in changed if path not in ("docs/benchmarks.md", "README.md", "CHANGELOG.md")]
+    text = f"`{head}` ({subject})"
+    return text + (f", plus uncommitted changes to {', '.join(dirty)}" if dirty else "")
+
+
+def render(results: list[SizeResult], command: str, load_start: str, load_end: str, wall: float) -> str:
+    parts = [
+        f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on commit {_commit()}.",
+        "",
+        f"Command: `{command}`",
+        "",
+        f"Machine: {os.cpu_count()} cores, Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}; "
+        f"load average (1/5/15 min) {load_start} at start, {load_end} at end (the machine is shared); "
+        f"wall {wall / 60:.0f} min.",
+        "",
+        "Stores: "
+        + "; ".join(
+            f"{label(r.size)}: {r.build.get('file_bytes', 0) / 1e6:,.0f} MB, built in "  # type: ignore[operator]
+            f"{r.build.get('insert_seconds')} s, first open through `Monque` {r.build.get('first_open_seconds')} s, "
+            f"engine counts {'agree' if r.build.get('engine_counts_agree') else '**disagree**'} with COUNT(*)"
+            for r in results
+        ),
+        "",
+    ]
+    if results[0].console or results[0].reads:
+        parts += ["### Reads", "", read_table(results), ""]
+    if any(r.writes for r in results):
+        parts += ["### Long writes beside a worker completing ~100 jobs/s", "", write_table(results), ""]
+        errors = [f"- {label(r.size)}, {w.operation}: {e}" for r in results for w in r.writes for e in w.first_errors]
+        if errors:
+            parts += ["Failed writes of the worker (first of each operation):", "", *errors, ""]
+    return "\n".join(parts)
+
+
+def write_doc(doc: Path, text: str) -> None:
+    current = doc.read_text() if doc.exists() else ""
+    if BEGIN not in current or END not in current:
+        raise SystemExit(f"{doc} has no {BEGIN} … {END} block to replace; add one where the table goes")
+    head, rest = current.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    doc.write_text(f"{head}{BEGIN}\n{text}\n{END}{tail}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench.scale", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="100k,1m,10m", help="comma-separated, smallest first (e.g. 100k,1m)")
+    ap.add_argument("--cache", default="/work/scale-cache", help="where built stores are kept between runs")
+    ap.add_argument("--repeats", type=int, default=3, help="fresh processes per console key and per read set")
+    ap.add_argument("--skip-console", action="store_true")
+    ap.add_argument("--skip-reads", action="store_true")
+    ap.add_argument("--skip-writes", action="store_true")
+    ap.add_argument("--doc", default=str(ROOT / "docs" / "benchmarks.md"), help="markdown file to update ('' : none)")
+    args = ap.parse_args(argv)
+    sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
+    if sizes != sorted(sizes) or not sizes:
+        raise SystemExit("--sizes: give at least one size, smallest first (the first is the ratios' base)")
+    load_start = " / ".join(f"{x:.2f}" for x in os.getloadavg())
+    started = time.perf_counter()
+    results = [measure_size(size, args) for size in sizes]
+    load_end = " / ".join(f"{x:.2f}" for x in os.getloadavg())
+    command = "python -m bench.scale " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
+    text = render(results, command.strip(), load_start, load_end, time.perf_counter() - started)
+    print()
+    print(text)
+    if args.doc:
+        write_doc(Path(args.doc), text)
+        print(f"(written to {args.doc})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
