@@ -262,12 +262,14 @@ def _worker_mode(settings: Resolved) -> int:
 
 def _require_metrics_client(settings: Resolved) -> None:
     """``--metrics`` without prometheus-client installed: say so before anything opens."""
-    import importlib.util
-
-    if settings["metrics"] is not None and importlib.util.find_spec("prometheus_client") is None:
+    if settings["metrics"] is None:
+        return
+    try:
+        import prometheus_client  # noqa: F401 - only whether it imports
+    except ImportError:
         raise CliError(
             f"{settings.origin('metrics')} needs prometheus-client: pip install 'monque-tui[metrics]'", ExitCode.USAGE
-        )
+        ) from None
 
 
 def _check_instance_conflicts(settings: Resolved, instance: Any, spec: str) -> None:
