@@ -91,16 +91,20 @@ def worker(spawn: Callable[..., CliProcess], db_url: str, tmp_path: Path) -> tup
     return process, int(serving["port"]), gate, ids
 
 
-def test_counters_match_the_jobs_the_store_processed(worker: tuple[CliProcess, int, Path, list[str]], db_url: str) -> None:
+def test_counters_match_the_jobs_the_store_processed(
+    worker: tuple[CliProcess, int, Path, list[str]], db_url: str
+) -> None:
     process, port, gate, ids = worker
 
     # Mid-drain: five work.ok jobs hold their slots, the rest wait; failures are already counted.
     held = wait_until(
-        lambda: (s := scrape(port))
-        and value(s, "monque_jobs", name="work.ok", status="processing") == 5
-        and value(s, "monque_jobs_failed_total", name="work.fail") == FAILING_JOBS
-        and value(s, "monque_jobs_processed_total", name="work.flaky") == 2
-        and s,
+        lambda: (
+            (s := scrape(port))
+            and value(s, "monque_jobs", name="work.ok", status="processing") == 5
+            and value(s, "monque_jobs_failed_total", name="work.fail") == FAILING_JOBS
+            and value(s, "monque_jobs_processed_total", name="work.flaky") == 2
+            and s
+        ),
         what="a scrape with five work.ok jobs running and the failures counted",
     )
     assert value(held, "monque_jobs_processed_total", name="work.ok") in (None, 0.0)  # running is not processed
@@ -117,10 +121,12 @@ def test_counters_match_the_jobs_the_store_processed(worker: tuple[CliProcess, i
 
     gate.touch()
     done = wait_until(  # the gauges are read at most once a second: the counters may lead them
-        lambda: (s := scrape(port))
-        and value(s, "monque_jobs_processed_total", name="work.ok") == OK_JOBS
-        and value(s, "monque_jobs", name="work.ok", status="completed") == OK_JOBS
-        and s,
+        lambda: (
+            (s := scrape(port))
+            and value(s, "monque_jobs_processed_total", name="work.ok") == OK_JOBS
+            and value(s, "monque_jobs", name="work.ok", status="completed") == OK_JOBS
+            and s
+        ),
         what="every work.ok job counted, and the store's counts read since",
     )
     stored = store_counts(db_url)

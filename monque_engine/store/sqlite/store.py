@@ -1715,15 +1715,7 @@ class SqliteStore(JobStore):
         return [PendingHealth(name, e[0], e[1], e[2], e[3]) for name, e in sorted(merged.items())]
 
     async def pending_split(self, now_ms: int, names: Sequence[str], cap: int) -> list[PendingSplit]:
-        # Four seeks into the partial pending index (name, next_run_at) per name; each count
-        # stops after ``cap`` entries, so a 10M-job backlog costs what 2 × cap entries cost.
-        j = self._t.jobs
-        pending = f"FROM {j} WHERE status = 'pending' AND name = ?"
-        sql = (
-            f"SELECT (SELECT count(*) FROM (SELECT 1 {pending} AND next_run_at <= ? LIMIT ?)), "
-            f"(SELECT count(*) FROM (SELECT 1 {pending} AND next_run_at > ? LIMIT ?)), "
-            f"(SELECT min(next_run_at) {pending}), (SELECT max(next_run_at) {pending})"
-        )
+        sql = counted.pending_split_sql(self._t)
         wanted = list(dict.fromkeys(names))
 
         def op(conn: sqlite3.Connection) -> dict[str, tuple[int, int, int | None, int | None]]:
