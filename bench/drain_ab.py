@@ -15,8 +15,9 @@ better of 1 and 4 threads) to every round and prints each side's ratio against i
     python -m bench.drain_ab --metrics-ab --rounds 6 --concurrency 5,64
 
 ``--metrics-ab`` compares this tree with itself instead: "base" drains without metrics,
-"this" with ``monque.metrics()`` attached and scraped from another thread every 0.5 s (the
-gauges' read included), as a worker under ``--metrics`` is. Issue 29: at most 3 % slower.
+"this" with ``monque.metrics()`` attached and scraped from another thread every 0.5 s
+(``--scrape-interval``; Prometheus's usual is 15 s), the gauges' read included, as a worker
+under ``--metrics`` is. Issue 29: at most 3 % slower.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ import monque_engine
 from monque_engine import Monque
 jobs, conc = int(sys.argv[2]), int(sys.argv[3])
 with_metrics = len(sys.argv) > 4 and sys.argv[4] == "metrics"
+scrape_every = float(sys.argv[5]) if len(sys.argv) > 5 else 0.5
 
 def cpu():
     usage = resource.getrusage(resource.RUSAGE_SELF)  # every thread of this process
@@ -75,7 +77,7 @@ async def main():
             registry.register(m.metrics())
             stop_scraping = threading.Event()
             def scraper():
-                while not stop_scraping.wait(0.5):
+                while not stop_scraping.wait(scrape_every):
                     scrapes.append(len(generate_latest(registry)))
             scraping = threading.Thread(target=scraper, daemon=True)
             scraping.start()
@@ -98,9 +100,20 @@ print(json.dumps({"file": monque_engine.__file__, "rate": rate, "loop_us": loop_
 """
 
 
-def measure(src: str, jobs: int, concurrency: int, metrics: bool = False) -> dict[str, float]:
+def measure(
+    src: str, jobs: int, concurrency: int, metrics: bool = False, scrape_every: float = 0.5
+) -> dict[str, float]:
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, src, str(jobs), str(concurrency), "metrics" if metrics else "plain"],
+        [
+            sys.executable,
+            "-c",
+            CHILD,
+            src,
+            str(jobs),
+            str(concurrency),
+            "metrics" if metrics else "plain",
+            str(scrape_every),
+        ],
         capture_output=True,
         text=True,
         check=True,
@@ -133,6 +146,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--base", help="the other source tree (not with --metrics-ab)")
     ap.add_argument("--metrics-ab", action="store_true", help="this tree without (base) and with (this) metrics")
+    ap.add_argument("--scrape-interval", type=float, default=0.5, help="with --metrics-ab: seconds between scrapes")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--jobs", type=int, default=20_000)
     ap.add_argument("-c", "--concurrency", default="64", help="comma-separated, e.g. 5,64")
@@ -150,7 +164,8 @@ def main() -> int:
             if n % 2:
                 sides.reverse()  # alternate who goes first
             got = {
-                name: measure(src, args.jobs, conc, metrics=args.metrics_ab and name == "this") for name, src in sides
+                name: measure(src, args.jobs, conc, args.metrics_ab and name == "this", args.scrape_interval)
+                for name, src in sides
             }
             for name in got:
                 runs[name].append(got[name])
