@@ -11,6 +11,13 @@ event-loop thread per job (``time.thread_time`` read on the loop at start and at
 ``job:complete``) and of the whole process: on a shared machine wall time moves by ±30 %,
 CPU per job much less. ``--huey`` adds huey like-for-like (WAL + synchronous=NORMAL, the
 better of 1 and 4 threads) to every round and prints each side's ratio against it.
+
+    python -m bench.drain_ab --metrics-ab --rounds 6 --concurrency 5,64
+
+``--metrics-ab`` compares this tree with itself instead: "base" drains without metrics,
+"this" with ``monque.metrics()`` attached and scraped from another thread every 0.5 s
+(``--scrape-interval``; Prometheus's usual is 15 s), the gauges' read included, as a worker
+under ``--metrics`` is. Issue 29: at most 3 % slower.
 """
 
 from __future__ import annotations
@@ -36,6 +43,8 @@ if src:
 import monque_engine
 from monque_engine import Monque
 jobs, conc = int(sys.argv[2]), int(sys.argv[3])
+with_metrics = len(sys.argv) > 4 and sys.argv[4] == "metrics"
+scrape_every = float(sys.argv[5]) if len(sys.argv) > 5 else 0.5
 
 def cpu():
     usage = resource.getrusage(resource.RUSAGE_SELF)  # every thread of this process
@@ -60,25 +69,51 @@ async def main():
                 seen[2] = time.thread_time()
                 done.set()
         m.on("job:complete", complete)
+        scrapes = []
+        if with_metrics:
+            import threading
+            from prometheus_client import CollectorRegistry, generate_latest
+            registry = CollectorRegistry()
+            registry.register(m.metrics())
+            stop_scraping = threading.Event()
+            def scraper():
+                while not stop_scraping.wait(scrape_every):
+                    scrapes.append(len(generate_latest(registry)))
+            scraping = threading.Thread(target=scraper, daemon=True)
+            scraping.start()
         t0, c0, p0 = time.perf_counter(), time.thread_time(), cpu()
         await m.start()
         await asyncio.wait_for(done.wait(), 300)
         p1 = cpu()
+        if with_metrics:
+            stop_scraping.set()
+            await asyncio.to_thread(scraping.join)
         stats = await m.store.stats("noop")
         await m.stop()
         await m.close()
         if stats.completed != jobs:
             raise SystemExit(f"only {stats.completed} of {jobs} completed")
-        return jobs / (seen[1] - t0), (seen[2] - c0) / jobs * 1e6, (p1 - p0) / jobs * 1e6
+        return jobs / (seen[1] - t0), (seen[2] - c0) / jobs * 1e6, (p1 - p0) / jobs * 1e6, len(scrapes)
 
-rate, loop_us, proc_us = asyncio.run(main())
-print(json.dumps({"file": monque_engine.__file__, "rate": rate, "loop_us": loop_us, "proc_us": proc_us}))
+rate, loop_us, proc_us, scrapes = asyncio.run(main())
+print(json.dumps({"file": monque_engine.__file__, "rate": rate, "loop_us": loop_us, "proc_us": proc_us, "scrapes": scrapes}))
 """
 
 
-def measure(src: str, jobs: int, concurrency: int) -> dict[str, float]:
+def measure(
+    src: str, jobs: int, concurrency: int, metrics: bool = False, scrape_every: float = 0.5
+) -> dict[str, float]:
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, src, str(jobs), str(concurrency)],
+        [
+            sys.executable,
+            "-c",
+            CHILD,
+            src,
+            str(jobs),
+            str(concurrency),
+            "metrics" if metrics else "plain",
+            str(scrape_every),
+        ],
         capture_output=True,
         text=True,
         check=True,
@@ -109,22 +144,29 @@ def huey(jobs: int) -> float:
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--base", required=True)
+    ap.add_argument("--base", help="the other source tree (not with --metrics-ab)")
+    ap.add_argument("--metrics-ab", action="store_true", help="this tree without (base) and with (this) metrics")
+    ap.add_argument("--scrape-interval", type=float, default=0.5, help="with --metrics-ab: seconds between scrapes")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--jobs", type=int, default=20_000)
     ap.add_argument("-c", "--concurrency", default="64", help="comma-separated, e.g. 5,64")
     ap.add_argument("--huey", action="store_true", help="also run huey like-for-like in every round")
     args = ap.parse_args()
+    if bool(args.base) == args.metrics_ab:
+        ap.error("give --base DIR or --metrics-ab (one of them)")
     for conc in [int(c) for c in args.concurrency.split(",")]:
         ratios: list[float] = []
         loop_ratios: list[float] = []
         vs_huey: dict[str, list[float]] = {"base": [], "this": []}
         runs: dict[str, list[dict[str, float]]] = {"base": [], "this": []}
         for n in range(args.rounds):
-            sides = [("base", args.base), ("this", "")]
+            sides = [("base", args.base or ""), ("this", "")]
             if n % 2:
                 sides.reverse()  # alternate who goes first
-            got = {name: measure(src, args.jobs, conc) for name, src in sides}
+            got = {
+                name: measure(src, args.jobs, conc, args.metrics_ab and name == "this", args.scrape_interval)
+                for name, src in sides
+            }
             for name in got:
                 runs[name].append(got[name])
             line = f"c{conc} round {n + 1} (load {os.getloadavg()[0]:.2f}): " + "  ".join(

@@ -295,6 +295,7 @@ def _worker_mode(settings: Resolved) -> int:
         raise CliError(
             "--worker needs --app PACKAGE.MODULE:ATTR (or MONQUE_APP): the module holding your handlers", ExitCode.USAGE
         )
+    _require_metrics_client(settings)
     configure_logging(settings["log_level"], settings["log_format"])
     app = load_app(settings["app"])
     options = settings.engine_options()
@@ -312,8 +313,21 @@ def _worker_mode(settings: Resolved) -> int:
         app_label=f"--app {app.spec!r}",
         summary_interval=_or(settings["summary_interval"], 30.0),
         duration=settings["duration"] or None,
+        metrics=settings["metrics"],
     )
     return run_worker_blocking(config)
+
+
+def _require_metrics_client(settings: Resolved) -> None:
+    """``--metrics`` without prometheus-client installed: say so before anything opens."""
+    if settings["metrics"] is None:
+        return
+    try:
+        import prometheus_client  # noqa: F401 - only whether it imports
+    except ImportError:
+        raise CliError(
+            f"{settings.origin('metrics')} needs prometheus-client: pip install 'monque-tui[metrics]'", ExitCode.USAGE
+        ) from None
 
 
 def _check_instance_conflicts(settings: Resolved, instance: Any, spec: str) -> None:
@@ -418,6 +432,7 @@ def _demo_mode(args: argparse.Namespace, settings: Resolved) -> int:
         from .worker import WorkerConfig, run_worker_blocking
 
         _reject(settings, ("read_only", "read_preference"), "--demo --headless")
+        _require_metrics_client(settings)
         configure_logging(settings["log_level"], settings["log_format"])
         return run_worker_blocking(
             WorkerConfig(
@@ -428,9 +443,14 @@ def _demo_mode(args: argparse.Namespace, settings: Resolved) -> int:
                 summary_interval=_or(settings["summary_interval"], 2.0),
                 duration=_or(settings["duration"], 15.0) or None,
                 mode="demo",
+                metrics=settings["metrics"],
             )
         )
-    _reject(settings, ("summary_interval", "duration"), "the console (they are for --worker and --demo --headless)")
+    _reject(
+        settings,
+        ("summary_interval", "duration", "metrics"),
+        "the console (they are for --worker and --demo --headless)",
+    )
     from .config import ConsoleConfig
 
     return _run_console(
@@ -450,7 +470,11 @@ def _console_mode(settings: Resolved) -> int:
     from .config import ConsoleConfig
     from .urlcheck import check_url, reject_read_only_for_workers
 
-    _reject(settings, ("summary_interval", "duration"), "the console (they are for --worker and --demo --headless)")
+    _reject(
+        settings,
+        ("summary_interval", "duration", "metrics"),
+        "the console (they are for --worker and --demo --headless)",
+    )
     setup = None
     if settings["app"]:
         from .app_loader import load_app

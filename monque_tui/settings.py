@@ -102,6 +102,32 @@ def parse_read_preference(text: str) -> str:
     return value
 
 
+#: Where ``--metrics PORT`` listens without a HOST: this machine only (an explicit HOST,
+#: e.g. 0.0.0.0:9464, is how to expose it to a Prometheus elsewhere).
+METRICS_DEFAULT_HOST = "127.0.0.1"
+
+
+def parse_listen_address(text: str) -> tuple[str, int]:
+    """``[HOST:]PORT`` (``[::1]:9464`` for IPv6) -> (host, port); port 0 picks a free one."""
+    value = text.strip()
+    host, sep, port_text = value.rpartition(":")
+    if not sep:
+        host, port_text = "", value
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    elif ":" in host:
+        raise ValueError("put an IPv6 address in brackets, e.g. [::1]:9464")
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise ValueError("expected [HOST:]PORT, e.g. 9464 or 0.0.0.0:9464") from None
+    if not 0 <= port <= 65535:
+        raise ValueError("expected a port from 0 to 65535")
+    if any(c.isspace() or c in "/?#@" for c in host):
+        raise ValueError("expected [HOST:]PORT, e.g. 9464 or 0.0.0.0:9464")
+    return host or METRICS_DEFAULT_HOST, port
+
+
 @dataclass(frozen=True, slots=True)
 class Option:
     """One setting: where it comes from and, for engine options, which ``Monque`` option it sets."""
@@ -237,6 +263,16 @@ OPTIONS: tuple[Option, ...] = (
         "SECONDS",
         "worker/headless: stop cleanly after this long, 0 to run until a signal "
         "[default: until a signal; demo --headless 15]",
+    ),
+    Option(
+        "metrics",
+        "--metrics",
+        "MONQUE_METRICS",
+        parse_listen_address,
+        None,
+        "[HOST:]PORT",
+        "worker/headless: serve Prometheus metrics at http://HOST:PORT/metrics, HOST 127.0.0.1 unless given; "
+        "needs pip install 'monque-tui[metrics]' [default: off]",
     ),
     Option(
         "connect_timeout",

@@ -47,6 +47,8 @@ class WorkerConfig:
     #: Stop cleanly after this many seconds; None runs until a signal.
     duration: float | None = None
     mode: str = "worker"
+    #: ``--metrics``: (host, port) to serve Prometheus metrics on; None for none.
+    metrics: tuple[str, int] | None = None
 
 
 #: Signals that ask for a graceful stop. SIGHUP is among them because it is what a worker
@@ -145,7 +147,10 @@ async def run_worker(config: WorkerConfig) -> int:
     events = JobEventLog(monque)
     summary_task: asyncio.Task[None] | None = None
     lost = _store_lost_signal(monque)
+    metrics: Any = None
     try:
+        if config.metrics is not None:
+            metrics = _serve_metrics(monque, *config.metrics)
         if config.setup is not None:
             try:
                 await config.setup(monque)
@@ -197,6 +202,8 @@ async def run_worker(config: WorkerConfig) -> int:
         if summary_task is not None:
             summary_task.cancel()
             await asyncio.gather(summary_task, return_exceptions=True)
+        if metrics is not None:
+            await asyncio.to_thread(metrics.close)  # waits for a scrape in progress, not on the loop it reads on
         await monque.close()
     await events.summary(final=True)
     if lost.error is not None:
@@ -211,6 +218,26 @@ async def run_worker(config: WorkerConfig) -> int:
         return ExitCode.SHUTDOWN_TIMEOUT
     emit(logging.INFO, "worker:stopped", "stopped cleanly", code=0)
     return ExitCode.OK
+
+
+def _serve_metrics(monque: Monque, host: str, port: int) -> Any:
+    """Start ``/metrics`` (``monque_engine.metrics``) before any job runs, so every one is counted."""
+    from monque_engine.metrics import MetricsUnavailableError
+
+    where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    try:
+        server = monque.metrics().serve(port, host)
+    except MetricsUnavailableError as error:
+        raise CliError(str(error).split(" (", 1)[0], ExitCode.USAGE) from None
+    except OSError as error:
+        raise CliError(
+            f"--metrics {where}: cannot listen there ({error.strerror or error}); pick another port or host",
+            ExitCode.USAGE,
+        ) from None
+    bound_host, bound_port = server.address
+    url = f"http://{f'[{bound_host}]' if ':' in bound_host else bound_host}:{bound_port}/metrics"
+    emit(logging.INFO, "metrics:serving", f"Prometheus metrics at {url}", url=url, port=bound_port)
+    return server
 
 
 async def _initialize_unless_stopped(monque: Monque, stop: StopRequest) -> bool:

@@ -7,7 +7,7 @@ import logging
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from datetime import datetime, timedelta
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..cursor import CursorAnchor, encode_cursor
 from ..errorgroups import ErrorGroup
@@ -48,6 +48,9 @@ from .manager import JobManager
 from .processor import Handler, JobProcessor, outside_handlers
 from .query import QueryService, check_sort
 from .resilient_watch import FeedState, ResilientWatch, WatchEvent
+
+if TYPE_CHECKING:
+    from ..metrics import MonqueCollector
 
 log = logging.getLogger("monque_engine")
 
@@ -107,6 +110,7 @@ class Monque:
         self._closing: asyncio.Task[None] | None = None
         #: close() ran (and initialize() has not reopened): calls say "closed", not "not initialized".
         self._closed = False
+        self._metrics: MonqueCollector | None = None
 
     # -- identity -------------------------------------------------------------------------------
     @property
@@ -681,6 +685,22 @@ class Monque:
         heartbeat tick, so the history survives restarts of the reader)."""
         self._require_initialized()
         return await self._fleet.queue_health(window_minutes)
+
+    def metrics(self, **options: Any) -> MonqueCollector:
+        """This Monque's Prometheus collector (built on the first call, the same one after).
+
+        Register it with a ``prometheus_client`` registry your application already serves,
+        or call its ``serve(port)`` for an endpoint of its own. Needs ``prometheus-client``
+        (``pip install 'monque-tui[metrics]'``; ``MetricsUnavailableError`` without it).
+        ``options``: ``cache_seconds`` (how long one read of the store's gauges serves
+        scrapes, 1 s), ``read_timeout``. Call it before ``start()`` to count every job; see
+        ``monque_engine.metrics`` for what is exported.
+        """
+        if self._metrics is None:
+            from ..metrics import MonqueCollector
+
+            self._metrics = MonqueCollector(self, **options)
+        return self._metrics
 
     # -- events and the change feed ---------------------------------------------------------------
     def off(self, event: EventName, listener: Listener | None = None) -> None:

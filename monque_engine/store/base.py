@@ -33,6 +33,18 @@ from ..job import (
 
 
 @dataclass(frozen=True, slots=True)
+class PendingSplit:
+    """``JobStore.pending_split``'s answer for one job name. ``due`` and ``scheduled`` are
+    counted up to the cap given, so a value at (or above) the cap means "at least that many"."""
+
+    name: str
+    due: int
+    scheduled: int
+    earliest_ms: int | None
+    latest_ms: int | None
+
+
+@dataclass(frozen=True, slots=True)
 class StoreSelector:
     """A bulk selector after the scheduler applied its guard: ``statuses`` is final."""
 
@@ -420,6 +432,16 @@ class JobStore(ABC):
     async def pending_health(self, now_ms: int) -> list[PendingHealth]:
         """Per name: pending jobs due by ``now_ms``, due later, and the oldest due nextRunAt."""
         raise self._fleet_unsupported("queue health")
+
+    async def pending_split(self, now_ms: int, names: Sequence[str], cap: int) -> list[PendingSplit]:
+        """Per name in ``names``: pending jobs due by ``now_ms`` and due later, each counted
+        only up to ``cap``, and the earliest and latest pending nextRunAt.
+
+        What metrics read on every scrape: each part is an index seek plus at most ``cap``
+        index entries per name, never a count of a whole backlog (``pending_health`` counts
+        every pending job). The caller takes the exact total from the kept counts.
+        """
+        raise self._fleet_unsupported("bounded pending counts")
 
     # -- change feed -------------------------------------------------------------------------
     @abstractmethod

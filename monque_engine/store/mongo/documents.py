@@ -862,6 +862,19 @@ COUNTERS_SORT = [("name", 1), ("minute", 1)]
 PENDING_HEALTH_HINT: list[tuple[str, int]] = [("name", 1), ("status", 1), ("nextRunAt", 1), ("claimedBy", 1)]
 
 
+def pending_split_filters(name: str, now_ms: int) -> tuple[Document, Document, Document]:
+    """Pending jobs of ``name``: due by ``now_ms``, due later, and all with a date nextRunAt.
+    ``name``, ``status`` and ``nextRunAt`` are the leading fields of the
+    {name, status, nextRunAt, claimedBy} index, so each is a bounded index range (the counts
+    are run with a ``limit``, the earliest and latest are one index entry each)."""
+    now = dt(now_ms)
+    return (
+        {"name": name, "status": PENDING, "nextRunAt": {"$lte": now}},
+        {"name": name, "status": PENDING, "nextRunAt": {"$gt": now}},
+        {"name": name, "status": PENDING, "nextRunAt": {"$type": "date"}},
+    )
+
+
 def pending_health_pipeline(now_ms: int) -> list[Document]:
     """Pending and processing jobs by name: due now, due later, oldest due, processing.
     Run with ``PENDING_HEALTH_HINT`` (issue 27: it used to fetch every pending document)."""

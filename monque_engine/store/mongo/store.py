@@ -58,7 +58,7 @@ from ...job import (
 )
 from ...timeutil import datetime_to_ms
 from ...timeutil import now_ms as clock_ms
-from ..base import JobStore, StoreListFilter, StoreOpenOptions, StoreSelector
+from ..base import JobStore, PendingSplit, StoreListFilter, StoreOpenOptions, StoreSelector
 from . import documents as q
 from .changes import needs_post_image, watch_pipeline
 from .config import DEFAULT_SERVER_SELECTION_TIMEOUT_MS, MongoSettings, mask_password, parse_mongo_url
@@ -1109,6 +1109,33 @@ class MongoStore(JobStore):
             for row in rows
             if isinstance(row.get("_id"), str)
         ]
+
+    async def pending_split(self, now_ms: int, names: Sequence[str], cap: int) -> list[PendingSplit]:
+        result: list[PendingSplit] = []
+        for name in dict.fromkeys(names):
+            due, later, dated = q.pending_split_filters(name, now_ms)
+            result.append(
+                PendingSplit(
+                    name,
+                    await self._count_up_to(due, cap),
+                    await self._count_up_to(later, cap),
+                    await self._run_at_end(dated, 1),
+                    await self._run_at_end(dated, -1),
+                )
+            )
+        return result
+
+    async def _count_up_to(self, filter: q.Document, cap: int) -> int:
+        return await self._call("count pending jobs", lambda c: c.count_documents(filter, limit=cap))
+
+    async def _run_at_end(self, filter: q.Document, order: int) -> int | None:
+        """The earliest (``order`` 1) or latest (-1) nextRunAt among ``filter``'s jobs."""
+        doc = await self._call(
+            "find the earliest and latest pending job",
+            lambda c: c.find_one(filter, projection={"nextRunAt": 1}, sort=[("nextRunAt", order)]),
+        )
+        run_at = None if doc is None else doc.get("nextRunAt")
+        return datetime_to_ms(run_at) if isinstance(run_at, datetime) else None
 
     # -- change feed --------------------------------------------------------------------------
     async def open_watch(

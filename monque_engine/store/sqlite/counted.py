@@ -98,3 +98,16 @@ def stats_sql(tables: Tables, by_name: str | None) -> tuple[str, list[Any]]:
 
 def names_sql(tables: Tables) -> str:
     return f"SELECT name FROM {tables.counts} WHERE jobs > 0 UNION SELECT name FROM main.{tables.inbox} ORDER BY name"
+
+
+def pending_split_sql(tables: Tables) -> str:
+    """One name's pending jobs due by a time and due later, each counted up to a cap, and
+    the earliest and latest run times: four seeks into the partial pending index (name,
+    next_run_at), so a 10M-job backlog costs what 2 × cap index entries cost. Parameters:
+    name, now, cap, name, now, cap, name, name."""
+    pending = f"FROM {tables.jobs} WHERE status = 'pending' AND name = ?"
+    return (
+        f"SELECT (SELECT count(*) FROM (SELECT 1 {pending} AND next_run_at <= ? LIMIT ?)), "
+        f"(SELECT count(*) FROM (SELECT 1 {pending} AND next_run_at > ? LIMIT ?)), "
+        f"(SELECT min(next_run_at) {pending}), (SELECT max(next_run_at) {pending})"
+    )

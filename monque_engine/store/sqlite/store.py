@@ -46,7 +46,7 @@ from ...job import (
     QueueStats,
 )
 from ...timeutil import now_ms as clock_ms
-from ..base import JobStore, StoreListFilter, StoreOpenOptions, StoreSelector
+from ..base import JobStore, PendingSplit, StoreListFilter, StoreOpenOptions, StoreSelector
 from ..filekind import special_file_kind
 from . import counted, migrations
 from .bulk import BulkInserter
@@ -1834,6 +1834,35 @@ class SqliteStore(JobStore):
                 entry[2] = oldest if entry[2] is None else min(entry[2], oldest)
             entry[3] += processing
         return [PendingHealth(name, e[0], e[1], e[2], e[3]) for name, e in sorted(merged.items())]
+
+    async def pending_split(self, now_ms: int, names: Sequence[str], cap: int) -> list[PendingSplit]:
+        sql = counted.pending_split_sql(self._t)
+        wanted = list(dict.fromkeys(names))
+
+        def op(conn: sqlite3.Connection) -> dict[str, tuple[int, int, int | None, int | None]]:
+            found: dict[str, tuple[int, int, int | None, int | None]] = {}
+            for name in wanted:
+                row = conn.execute(sql, (name, now_ms, cap, name, now_ms, cap, name, name)).fetchone()
+                found[name] = (row[0], row[1], row[2], row[3])
+            return found
+
+        def combine(
+            stored: dict[str, tuple[int, int, int | None, int | None]],
+            queued: dict[str, tuple[int, int, int | None, int | None]],
+        ) -> dict[str, tuple[int, int, int | None, int | None]]:
+            merged = {}
+            for name, (due, later, first, last) in stored.items():
+                q_due, q_later, q_first, q_last = queued.get(name, (0, 0, None, None))
+                merged[name] = (
+                    due + q_due,
+                    later + q_later,
+                    _earliest(first, q_first),
+                    last if q_last is None else q_last if last is None else max(last, q_last),
+                )
+            return merged
+
+        rows = await self._read(op, combine)
+        return [PendingSplit(name, *rows[name]) for name in wanted]
 
     # -- change feed ------------------------------------------------------------------------------
     async def open_watch(
