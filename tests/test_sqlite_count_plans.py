@@ -58,3 +58,13 @@ async def test_sorted_pages_keep_walking_their_sort_index(db: Path) -> None:
     sql, params = page_query("id", "monque_jobs", failed, JobSort("created_at", "desc"), "forward", None, 50)
     plan = _plan(db, sql, params)
     assert "monque_jobs_finished" not in plan and "TEMP B-TREE" not in plan, plan
+
+
+async def test_a_page_of_schedules_reads_the_recurring_index(db: Path) -> None:
+    """The Queues view lists every schedule: read from the partial recurring index, not a walk
+    of the sort index through every job (1.1 s at 10M jobs, none of them recurring)."""
+    from monque_engine.job import JobSort
+
+    sql, params = page_query("id", "monque_jobs", StoreListFilter(recurring=True), JobSort(), "forward", None, 1000)
+    plan = _plan(db, sql, params)
+    assert "monque_jobs_recurring" in plan, plan

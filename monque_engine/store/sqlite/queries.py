@@ -303,4 +303,11 @@ def page_query(
         # directly would read all 50k before sorting (~1 s at 1M jobs).
         picked = f"SELECT id FROM {table} WHERE {where} ORDER BY {order_by} LIMIT ?"
         return f"SELECT {columns} FROM {table} WHERE id IN ({picked}) ORDER BY {order_by}", params
+    if filter.recurring:
+        # Schedules are few, and the partial recurring index holds exactly them: read them
+        # from it and sort those. Left to itself SQLite walked the sort index through every
+        # job looking for them (the Queues view's page of schedules: 1.1 s at 10M jobs, none
+        # recurring). Recurring jobs never wait in the inbox, so the job table is the source.
+        source = f"{table} INDEXED BY {table}_recurring"
+        return f"SELECT {columns} FROM {source} WHERE {where} ORDER BY {order_by} LIMIT ?", params
     return f"SELECT {columns} FROM {table} WHERE {where} ORDER BY {order_by} LIMIT ?", params
