@@ -26,6 +26,8 @@ import threading
 import time
 from collections.abc import Callable
 
+from .heldfiles import held_fd
+
 log = logging.getLogger("monque_engine.sqlite")
 
 #: WAL frames waiting to be copied that start a checkpoint: ~1,000 single enqueues' worth
@@ -71,7 +73,9 @@ class WalGauge:
     VERSION = 3007000
 
     def __init__(self, db_path: str) -> None:
-        self._fd = os.open(db_path + "-shm", os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        # Kept open while the -shm file lives (heldfiles.py): closing a descriptor of it
+        # would drop the WAL locks of every SQLite connection of this process.
+        self._fd = held_fd(db_path + "-shm")
 
     @classmethod
     def open(cls, db_path: str) -> WalGauge | None:
@@ -97,9 +101,7 @@ class WalGauge:
         return max(0, last - copied)
 
     def close(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        self._fd = -1  # the descriptor itself stays with heldfiles
 
 
 class Checkpointer:

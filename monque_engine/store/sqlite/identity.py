@@ -42,6 +42,7 @@ import threading
 from collections.abc import Callable
 
 from ...errors import StoreDamagedError, StoreLostError
+from .heldfiles import held_fd
 
 
 class FileLostError(StoreLostError):
@@ -100,22 +101,19 @@ class FileIdentity:
 
     def capture(self) -> None:
         """Remember which file the path names now, and its header (call once the file is open)."""
-        fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        stat = os.stat(self.path)
+        identity = (stat.st_dev, stat.st_ino)
+        fd = held_fd(self.path)
         try:
-            stat = os.fstat(fd)
             header = os.pread(fd, _HEADER_BYTES, 0)
-        except BaseException:
-            os.close(fd)
-            raise
-        self.close()
-        self._identity = (stat.st_dev, stat.st_ino)
+        except OSError:
+            header = b""
+        self._identity = identity
         self._fd, self._header, self._last_header = fd, _fixed_fields(header), header
 
     def close(self) -> None:
-        """Let go of the file's descriptor (the verdict, if any, stays)."""
-        fd, self._fd = self._fd, -1
-        if fd >= 0:
-            os.close(fd)
+        """Stop reading the file's header. The descriptor itself stays open (``_header_fd``)."""
+        self._fd = -1
 
     def on_lost(self, listener: Callable[[StoreLostError], None] | None) -> None:
         """``listener`` is called once, from whichever thread noticed first."""

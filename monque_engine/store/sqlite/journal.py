@@ -35,11 +35,16 @@ FeedEntry = tuple[str, str, str, str | None, int | None]
 
 @dataclass(slots=True)
 class Changes:
-    """One write's changes: feed rows in order, and count deltas per ``(name, status)``."""
+    """One write's changes: feed rows in order, and count deltas per ``(name, status)``.
+
+    Kept lean: a drain adds one per job on the event loop's thread (``add`` is two dict
+    updates), and ``Journal.write`` turns the deltas into one multi-row upsert."""
 
     entries: list[FeedEntry] = field(default_factory=list)
-    #: ``(name, status) -> [jobs, completed duration ms]``
-    deltas: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+    #: ``(name, status) -> jobs in minus jobs out``
+    jobs: dict[tuple[str, str], int] = field(default_factory=dict)
+    #: ``name -> completed duration ms in minus out``
+    durations: dict[str, int] = field(default_factory=dict)
 
     def add(
         self,
@@ -56,33 +61,37 @@ class Changes:
         ``duration_ms`` is the job's ``updatedAt - createdAt`` when it is (or was, on a
         delete) a completed job: what the average processing time is made of."""
         self.entries.append((op, job_id, name, status, next_run_at))
-        self.move(name, was, status, duration_ms)
+        if was != status:
+            self.move(name, was, status, duration_ms)
 
     def move(self, name: str, was: str | None, status: str | None, duration_ms: int = 0, jobs: int = 1) -> None:
         """Count ``jobs`` jobs of ``name`` out of ``was`` and into ``status`` (no feed row)."""
         if was == status:
             return
-        deltas = self.deltas
+        counts = self.jobs
         if was is not None:
-            entry = deltas.setdefault((name, was), [0, 0])
-            entry[0] -= jobs
-            if was == "completed":
-                entry[1] -= duration_ms
+            key = (name, was)
+            counts[key] = counts.get(key, 0) - jobs
+            if was == "completed" and duration_ms:
+                self.durations[name] = self.durations.get(name, 0) - duration_ms
         if status is not None:
-            entry = deltas.setdefault((name, status), [0, 0])
-            entry[0] += jobs
-            if status == "completed":
-                entry[1] += duration_ms
+            key = (name, status)
+            counts[key] = counts.get(key, 0) + jobs
+            if status == "completed" and duration_ms:
+                self.durations[name] = self.durations.get(name, 0) + duration_ms
 
-    def extend(self, other: Changes) -> None:
-        self.entries.extend(other.entries)
-        for key, (jobs, duration) in other.deltas.items():
-            entry = self.deltas.setdefault(key, [0, 0])
-            entry[0] += jobs
-            entry[1] += duration
-
-    def __bool__(self) -> bool:
-        return bool(self.entries) or bool(self.deltas)
+    def rows(self) -> list[tuple[str, str, int, int]]:
+        """``(name, status, jobs, duration ms)`` for every count that moves."""
+        durations = self.durations
+        keys = set(self.jobs)
+        keys.update((name, "completed") for name in durations)
+        rows = []
+        for key in keys:
+            jobs = self.jobs.get(key, 0)
+            duration = durations.get(key[0], 0) if key[1] == "completed" else 0
+            if jobs or duration:
+                rows.append((key[0], key[1], jobs, duration))
+        return rows
 
 
 class Journal:
@@ -93,6 +102,7 @@ class Journal:
         changes, counts, jobs = tables.changes, tables.counts, tables.jobs
         self.feed_sql = f"INSERT INTO {changes} (op, job_id, name, status, next_run_at) VALUES (?, ?, ?, ?, ?)"
         self._feed_multi: dict[int, str] = {}
+        self._count_multi: dict[int, str] = {}
         self._count_sql = (
             f"INSERT INTO {counts} (name, status, jobs, duration_ms) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (name, status) DO UPDATE SET jobs = jobs + excluded.jobs, "
@@ -114,14 +124,17 @@ class Journal:
 
     # -- one write's changes, described in Python ------------------------------------------------
     def write(self, conn: sqlite3.Connection, changes: Changes) -> None:
-        """Append ``changes``' feed rows (in order) and apply its count deltas."""
+        """Append ``changes``' feed rows (in order) and apply its count deltas (one statement)."""
         self.append_feed(conn, changes.entries)
-        deltas = [(name, status, jobs, duration) for (name, status), (jobs, duration) in changes.deltas.items()]
-        deltas = [d for d in deltas if d[2] or d[3]]
-        if len(deltas) == 1:
-            conn.execute(self._count_sql, deltas[0])
-        elif deltas:
-            conn.executemany(self._count_sql, deltas)
+        rows = changes.rows()
+        if not rows:
+            return
+        sql = self._count_multi.get(len(rows))
+        if sql is None:
+            sql = self._count_multi[len(rows)] = self._count_sql.replace(
+                "VALUES (?, ?, ?, ?)", "VALUES " + ",".join(["(?, ?, ?, ?)"] * len(rows))
+            )
+        conn.execute(sql, [value for row in rows for value in row])
 
     def append_feed(self, conn: sqlite3.Connection, entries: Sequence[FeedEntry]) -> None:
         """Feed rows only, for a change that moves no count (a job rescheduled, an attempt

@@ -908,8 +908,9 @@ class SqliteStore(JobStore):
             except InvalidJobDocumentError:
                 jobs, rows = self._fail_unreadable(conn, rows, owner, now_ms)
             changes = Changes() if batch is None else batch  # a caller's batch: written with its own rows
-            for r in rows:
-                changes.add("update", r[0], r[1], "processing", r[4], "pending")
+            if rows:
+                changes.entries.extend([("update", r[0], r[1], "processing", r[4]) for r in rows])
+                changes.move(name, "pending", "processing", jobs=len(rows))
             if batch is None:
                 self._j.write(conn, changes)
             jobs.sort(key=_CLAIM_ORDER)
