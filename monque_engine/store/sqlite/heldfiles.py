@@ -39,6 +39,29 @@ def held_fd(path: str) -> int:
         return fd
 
 
+def close_unreachable() -> None:
+    """Close the descriptors of files no longer at their path (call after a store closed):
+    SQLite deletes ``-shm`` when its last connection closes, and an open descriptor of a
+    deleted file keeps it alive (a file system with one cannot be remounted read-only)."""
+    with _LOCK:
+        _close_unreachable()
+
+
+def close_if_unused(db_path: str) -> None:
+    """Close the database file's descriptor once no connection anywhere has it open: SQLite
+    deletes ``-shm`` only when the last connection of every process closes (it takes the
+    exclusive lock first), so with ``-shm`` gone no lock of the file is held to drop. Keeps a
+    process that opens many stores in turn (a test suite, a script) from piling descriptors up."""
+    if os.path.exists(db_path + "-shm"):
+        return
+    with _LOCK:
+        for key, held in list(_HELD.items()):
+            if held[0][0] == db_path:
+                for _, fd in held:
+                    os.close(fd)
+                del _HELD[key]
+
+
 def _close_unreachable() -> None:
     for key, held in list(_HELD.items()):
         path = held[0][0]

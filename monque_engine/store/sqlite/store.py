@@ -48,7 +48,7 @@ from ...job import (
 from ...timeutil import now_ms as clock_ms
 from ..base import JobStore, PendingSplit, StoreListFilter, StoreOpenOptions, StoreSelector
 from ..filekind import special_file_kind
-from . import counted, migrations
+from . import counted, heldfiles, migrations
 from .bulk import BulkInserter
 from .feed import ChangeFeed
 from .identity import FileIdentity
@@ -503,6 +503,9 @@ class SqliteStore(JobStore):
             if part is not None:
                 await asyncio.to_thread(part.close)
         self._identity.close()
+        heldfiles.close_unreachable()  # this store's connections were the file's last: -shm is gone
+        if self._file is not None:
+            heldfiles.close_if_unused(self._file)
 
     async def _maintain(self) -> None:
         """Keep the change table bounded (the feed is a window, not a history), and notice a
