@@ -18,7 +18,7 @@ import pytest
 from bson import ObjectId
 
 from monque_engine.cursor import CursorAnchor
-from monque_engine.job import JobSort, JobStatus
+from monque_engine.job import JobSort, JobStatus, OwnerJobStamp
 from monque_engine.store.base import StoreListFilter, StoreSelector
 from monque_engine.store.mongo import documents as q
 from monque_engine.store.mongo.indexes import fleet_index_specs, index_specs
@@ -133,8 +133,9 @@ SHAPES: list[tuple[str, dict[str, Any], Keys]] = [
     ("instance collision check", q.live_claim_filter("w1", NOW), []),
     ("unique key upsert", q.unique_key_filter("email", "k"), []),
     ("standalone insert_many undo", q.insert_undo_filter([ObjectId(ID)]), []),
-    ("dead owner release", q.dead_owner_filter("w1", NOW, 30_000), []),
-    ("fresh owner check", q.fresh_owner_filter("w1", NOW, 30_000), []),
+    ("an owner's jobs (dead-owner watch)", q.owner_jobs_filter("w1"), []),
+    ("dead owner release", q.unmoved_owner_filter("w1", [OwnerJobStamp(ID, NOW, NOW, 30_000)]), []),
+    ("hand-edited claims (stale recovery)", q.malformed_claims_filter(), []),
     ("guarded management write", q.guarded_filter(ID, ("failed", "cancelled")), []),
     ("unique-key holders (bulk retry)", q.live_holders_filter([("email", "k")]), []),
     ("error group sample", q.group_clause("g"), []),

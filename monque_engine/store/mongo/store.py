@@ -601,11 +601,65 @@ class MongoStore(JobStore):
         return result.modified_count
 
     async def recover_stale(self, stale_before_ms: int, now_ms: int) -> int:
+        """Upstream's stale recovery, after repairing the claim fields of hand-edited
+        processing jobs (``_repair_claims``), so one such job can no longer make the
+        ``updateMany`` fail for every job, every round, or stay processing forever."""
+        await self._repair_claims(now_ms)
         result = await self._call(
             "recover stale jobs",
             lambda c: c.update_many(q.stale_filter(stale_before_ms), q.stale_recovery_pipeline(now_ms)),
         )
         return result.modified_count
+
+    async def _repair_claims(self, now_ms: int) -> None:
+        """Processing jobs whose ``lockedAt``, ``lastHeartbeat`` or ``failCount`` has a
+        type the recovery cannot compute with (``documents.malformed_claims_filter``) are
+        repaired one by one (``documents.claim_repair``), each with one warning (a repaired
+        job is not found again, and a job whose repair keeps failing is named only once).
+        Costs one read of the processing jobs per round (at most workers × concurrency)."""
+        docs = await self._call(
+            "look for hand-edited processing jobs",
+            lambda c: (
+                c.find(q.malformed_claims_filter(), q.CLAIM_REPAIR_PROJECTION)
+                .max_time_ms(q.LIST_MAX_TIME_MS)
+                .to_list(None)
+            ),
+        )
+        for doc in docs:
+            repair = q.claim_repair(doc, now_ms)
+            if repair is None:
+                continue
+            guard, update, wrong = repair
+            job_id = str(doc["_id"])
+            try:
+                with self._errors.guard("repair a hand-edited processing job"):
+                    await self._coll().update_one(guard, update)
+            except ConnectionError as error:
+                self._warn_once(
+                    f"repair:{job_id}",
+                    "processing job %s has %s, which stale recovery cannot use, and could not be repaired: %s",
+                    job_id,
+                    ", ".join(wrong),
+                    error,
+                )
+                continue
+            self._warn_once(
+                f"repair:{job_id}",
+                "processing job %s had %s (a hand edit?), which stale recovery cannot use: repaired to %s in %s",
+                job_id,
+                ", ".join(wrong),
+                ", ".join(f"{k}={v.isoformat() if isinstance(v, datetime) else v}" for k, v in update["$set"].items()),
+                self.display_url,
+            )
+
+    def _warn_once(self, key: str, message: str, *args: Any) -> None:
+        """A warning about one document, logged the first time only (``WARNED_IDS_LIMIT``)."""
+        if key in self._warned_ids:
+            return
+        if len(self._warned_ids) >= WARNED_IDS_LIMIT:
+            self._warned_ids.clear()
+        self._warned_ids.add(key)
+        log.warning(message, *args)
 
     async def purge_finished(self, status: JobStatus, updated_before_ms: int) -> int:
         result = await self._long_call(
