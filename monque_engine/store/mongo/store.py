@@ -83,6 +83,12 @@ UNIQUE_INSERT_ATTEMPTS = 3
 #: the 60 s socket timeout. ``pymongo.timeout`` replaces that timeout for the block and
 #: sends the deadline as maxTimeMS, so the server stops when the client stops waiting.
 LONG_OPERATION_TIMEOUT_S = 600.0
+#: Closing a change stream (killCursors) and closing the client (endSessions) wait for
+#: server selection, 30 s by default, with the primary gone; on close they get this long,
+#: as a ``pymongo.timeout`` (the driver's own deadline, which server selection honours) and
+#: an ``asyncio.timeout`` over it (whatever else hangs). A cursor left open is reaped by the
+#: server after its idle timeout (10 min); sessions expire by themselves (issue 27 item 15).
+CLOSE_TIMEOUT_S = 5.0
 
 
 def _valid(job_id: str) -> bool:
@@ -257,16 +263,14 @@ class MongoStore(JobStore):
     async def _release_client(self) -> None:
         client, self._client = self._client, None
         if client is not None:
-            await client.close()
+            await _bounded_close(client.close(), "the MongoDB client (endSessions)")
 
     async def close(self) -> None:
+        """Close the change streams and the client; bounded (``CLOSE_TIMEOUT_S`` for the
+        streams together, then for the client) however unreachable the server is."""
         self._closing = True
         streams, self._streams = list(self._streams), set()
-        for stream in streams:
-            try:
-                await stream.close()
-            except Exception:  # noqa: BLE001 - closing anyway
-                pass
+        await asyncio.gather(*(_bounded_close(stream.close(), "a change stream (killCursors)") for stream in streams))
         self._collection = None
         await self._release_client()
 
@@ -1210,10 +1214,7 @@ class MongoStore(JobStore):
                 yield event
         finally:
             self._streams.discard(stream)
-            try:
-                await stream.close()
-            except Exception:  # noqa: BLE001 - best effort
-                pass
+            await _bounded_close(stream.close(), "a change stream (killCursors)")
 
 
 class PartialCounterWriteError(ConnectionError):
@@ -1256,6 +1257,19 @@ class ChangeIterator:
 
 
 __all__ = ["ChangeIterator", "MongoStore"]
+
+
+async def _bounded_close(closing: Awaitable[None], what: str) -> None:
+    """Await a driver close for at most ``CLOSE_TIMEOUT_S`` (see there); never raises but
+    for the caller's own cancellation."""
+    try:
+        with pymongo.timeout(CLOSE_TIMEOUT_S):
+            async with asyncio.timeout(CLOSE_TIMEOUT_S):
+                await closing
+    except TimeoutError:
+        log.warning("closing %s took over %.0f s (server unreachable?); gave up on it", what, CLOSE_TIMEOUT_S)
+    except Exception as error:  # noqa: BLE001 - closing anyway; a driver timeout lands here too
+        log.debug("closing %s failed: %s", what, error)
 
 
 def _ms_or_none(value: Any) -> int | None:
