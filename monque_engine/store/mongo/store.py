@@ -63,14 +63,19 @@ from . import documents as q
 from .changes import needs_post_image, watch_pipeline
 from .config import DEFAULT_SERVER_SELECTION_TIMEOUT_MS, MongoSettings, mask_password, parse_mongo_url
 from .errors import ErrorTranslator
-from .feed import read_changes
-from .index_build import Progress, build_indexes, ensure_at_open
+from .feed import CollectionInvalidatedError, read_changes
+from .index_build import MissingUniqueKeyIndexError, Progress, build_indexes, ensure_at_open
 from .indexes import fleet_index_models, index_models
 from .read_preference import read_preference, secondary_staleness_s
 from .retry import bulk_retry
 from .server import inspect_server
 
 T = TypeVar("T")
+#: What a missing unique-key index means once the store runs (index_build.refusal).
+UNIQUE_REFUSAL_CONSEQUENCE = (
+    "so since the collection was replaced (dropped or renamed) jobs with a unique key are not enqueued and "
+    "no job is retried until the index exists (all other work goes on)"
+)
 LONG_TIMEOUT_HINT = "part of the selection may have changed; narrow the selector (by name or age) and run it again"
 log = logging.getLogger("monque_engine.mongo")
 #: How many unreadable document ids a store remembers so it warns about each only once.
@@ -144,6 +149,12 @@ class MongoStore(JobStore):
         self.missing_indexes: list[str] = []
         #: Where display reads go (read_preference.py); "primary" unless a console asks.
         self.display_read_preference = "primary"
+        #: (create_indexes, retention_index) as opened: what a rebuild after a drop builds.
+        self._index_policy = (False, False)
+        #: Set while the collection (replaced by a rename) is large and lacks the unique-key
+        #: index: unique-key writes are refused with this message (``_require_unique_index``).
+        self._unique_refusal: str | None = None
+        self._reindexing = asyncio.Lock()
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> MongoStore:
@@ -180,26 +191,77 @@ class MongoStore(JobStore):
                 with self._errors.guard("read the server's version and topology"):
                     server = await inspect_server(admin.command, f"MongoDB at {self._hosts}")
                 self._supports_transactions = server.supports_transactions
+                self._index_policy = (options.create_indexes, options.retention_index)
+                self._unique_refusal = None
                 if options.create_indexes:
-                    # Built here only on a small collection; a large one is migrated first
-                    # (index_build.py): a missing unique-key index refuses, others are logged.
-                    with self._errors.guard("check the jobs collection's indexes"):
-                        self.missing_indexes = await ensure_at_open(
-                            collection,
-                            index_models(options.retention_index),
-                            f"MongoDB collection {self._database_name}.{collection.name}",
-                            self._migrate_hint(collection.name, options.retention_index),
-                        )
-                    with (
-                        self._errors.guard("create the fleet collections' indexes"),
-                        pymongo.timeout(LONG_OPERATION_TIMEOUT_S),
-                    ):
-                        for kind, models in fleet_index_models().items():
-                            await collection.database[q.fleet_collections(collection.name)[kind]].create_indexes(models)
+                    await self._ensure_indexes(collection)
             except BaseException:
                 await self._release_client()
                 raise
             self._collection = collection
+
+    async def _ensure_indexes(
+        self, collection: AsyncCollection[Any], consequence: str = "so this process will not start"
+    ) -> None:
+        """The indexes at open, and again after the collection was dropped or renamed:
+        built here only on a small collection; a large one is migrated first
+        (index_build.py): a missing unique-key index refuses, others are logged."""
+        retention = self._index_policy[1]
+        with self._errors.guard("check the jobs collection's indexes"):
+            self.missing_indexes = await ensure_at_open(
+                collection,
+                index_models(retention),
+                f"MongoDB collection {self._database_name}.{collection.name}",
+                self._migrate_hint(collection.name, retention),
+                consequence,
+            )
+        with self._errors.guard("create the fleet collections' indexes"), pymongo.timeout(LONG_OPERATION_TIMEOUT_S):
+            for kind, models in fleet_index_models().items():
+                await collection.database[q.fleet_collections(collection.name)[kind]].create_indexes(models)
+
+    async def _indexes_after_invalidate(self) -> None:
+        """The collection was dropped or renamed (the change stream said ``invalidate``):
+        its indexes went with it, the partial unique one included, and deduplication by
+        unique key stayed off until a restart (issue 27 item 11). The open-time policy
+        applies again: a dropped collection is empty, so everything is rebuilt at once; a
+        large collection renamed into its place without the unique-key index cannot be
+        indexed here (that is ``monque-tui migrate``'s job), so from then on unique-key
+        writes are refused, with the fix, until the index exists (``_require_unique_index``
+        looks again each time); everything else keeps running. Every process watching
+        does this; createIndexes with the same keys is a no-op for all but the first."""
+        collection = self._collection
+        if collection is None or self._closing or not self._index_policy[0]:
+            return
+        async with self._reindexing:
+            try:
+                await self._ensure_indexes(collection, UNIQUE_REFUSAL_CONSEQUENCE)
+            except MissingUniqueKeyIndexError as error:
+                if self._unique_refusal is None:
+                    log.warning("%s", error)
+                self._unique_refusal = str(error)
+                return
+            except ConnectionError as error:
+                # Unknown whether the index exists: unique-key writes look again first.
+                self._unique_refusal = (
+                    f"could not check the unique-key index after the collection was replaced: {error}"
+                )
+                log.warning(
+                    "the jobs collection was dropped or renamed and its indexes could not be rebuilt: %s", error
+                )
+                return
+        if self._unique_refusal is not None:
+            log.warning("the unique-key index exists again: unique-key writes are accepted again")
+        self._unique_refusal = None
+
+    async def _require_unique_index(self) -> None:
+        """Refuse a write that relies on the partial unique index while it is missing (see
+        ``_indexes_after_invalidate``); one ``listIndexes`` per call while refusing, none
+        otherwise."""
+        if self._unique_refusal is None:
+            return
+        await self._indexes_after_invalidate()
+        if self._unique_refusal is not None:
+            raise ConnectionError(self._unique_refusal)
 
     def _migrate_hint(self, collection: str, retention: bool) -> str:
         flags = ("" if collection == "monque_jobs" else f" --collection {collection}") + (
@@ -352,6 +414,7 @@ class MongoStore(JobStore):
         if job.unique_key is None:
             await self._call("insert a job", lambda c: c.insert_one(q.new_job_document(job)))
             return job.to_job()
+        await self._require_unique_index()
         collection = self._coll()
         with self._errors.guard("enqueue a unique job"):
             return await self._insert_unique(collection, job, None)
@@ -398,6 +461,8 @@ class MongoStore(JobStore):
         the batch behind (use unique keys if a batch must be safe to re-submit)."""
         if not jobs:
             return []
+        if any(job.unique_key is not None for job in jobs):
+            await self._require_unique_index()
         collection = self._coll()
         if not self._supports_transactions:
             return await self._insert_many_compensating(collection, jobs)
@@ -916,6 +981,7 @@ class MongoStore(JobStore):
         write and our look-up, the write is tried again."""
         if not _valid(job_id):
             return None
+        await self._require_unique_index()
         collection = self._coll()
         with self._errors.guard("retry a job"):
             for _ in range(UNIQUE_INSERT_ATTEMPTS):
@@ -983,6 +1049,7 @@ class MongoStore(JobStore):
     ) -> tuple[int, list[dict[str, str]]]:
         """Every selected job retried but those whose unique key another live job holds,
         each of those listed as ``{"jobId", "error"}`` (see ``bulk_retry``)."""
+        await self._require_unique_index()
         collection = self._coll()
         with self._errors.guard("retry jobs", LONG_TIMEOUT_HINT), pymongo.timeout(LONG_OPERATION_TIMEOUT_S):
             result = await bulk_retry(collection, q.selector_filter(selector), q.retry_many_pipeline(now_ms, spread_ms))
@@ -1212,6 +1279,9 @@ class MongoStore(JobStore):
                 stream, include_job, self.display_url, lambda: self._closing, self._errors, governs
             ):
                 yield event
+        except CollectionInvalidatedError:
+            await self._indexes_after_invalidate()
+            raise
         finally:
             self._streams.discard(stream)
             await _bounded_close(stream.close(), "a change stream (killCursors)")
