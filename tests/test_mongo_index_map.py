@@ -146,6 +146,14 @@ SHAPES: list[tuple[str, dict[str, Any], Keys]] = [
     ("count a name", q.list_filter(StoreListFilter(name="email")), []),
     ("search: id-like, suffix ids found first", q.list_filter(StoreListFilter(search="0001"), [ObjectId(ID)]), []),
     ("search: unique key", q.list_filter(StoreListFilter(search="order-7")), []),
+    (
+        "bulk on a listing: id-like search, suffix ids found first",
+        q.selector_filter(
+            StoreSelector(statuses=(JobStatus.FAILED,), listing=StoreListFilter(search="0001"), as_of=NOW),
+            [ObjectId(ID)],
+        ),
+        [],
+    ),
     ("average sample", *_pipeline(q.completed_duration_pipeline(None))),
     ("average sample of a name", *_pipeline(q.completed_duration_pipeline("email"))),
     ("owner holdings", *_pipeline(q.owner_holdings_pipeline())),

@@ -416,8 +416,10 @@ def next_due_filter(names: list[str]) -> Document:
 
 
 # -- selectors and listing filters -------------------------------------------------------------------
-def selector_filter(selector: StoreSelector) -> Document:
-    """Upstream buildSelectorQuery: name, status (one or many), createdAt < / >; ours: updatedAt <."""
+def selector_filter(selector: StoreSelector, suffix_ids: list[Any] | None = None) -> Document:
+    """Upstream buildSelectorQuery: name, status (one or many), createdAt < / >; ours: updatedAt <.
+    ``suffix_ids``: for a listing with an id-like search, the ids ``id_suffix_query`` found
+    (``MongoStore._selector_query``), so the search's ``$or`` stays indexed, as a listing's."""
     query: Document = {}
     if selector.name is not None:
         query["name"] = selector.name
@@ -437,7 +439,7 @@ def selector_filter(selector: StoreSelector) -> Document:
     _add_ours(query, selector.error_group, selector.text)
     if selector.listing is not None:
         # Bulk on any listing filter: the listing's own document, so bulk and listing agree.
-        listing = list_filter(selector.listing)
+        listing = list_filter(selector.listing, suffix_ids)
         if listing:
             return {"$and": [query, listing]} if query else listing
     return query

@@ -801,7 +801,7 @@ class MongoStore(JobStore):
         return {job.id: job for job in self._readable(docs)}
 
     async def find(self, selector: StoreSelector, limit: int, skip: int) -> list[Job]:
-        query = q.selector_filter(selector)
+        query = await self._selector_query(selector)
         docs = await self._call(
             "list jobs",
             lambda c: (
@@ -837,18 +837,22 @@ class MongoStore(JobStore):
             self._list_hint(filter),
         )
 
-    async def _suffix_ids(self, filter: StoreListFilter) -> list[Any] | None:
+    async def _suffix_ids(
+        self, filter: StoreListFilter, limit: int = q.ID_SUFFIX_LIMIT, display: bool = True
+    ) -> list[Any] | None:
         """For an id-like search: the ids ending with it, by their own index-only query
-        (``documents.id_suffix_query``), so the listing's ``$or`` stays indexed."""
+        (``documents.id_suffix_query``), so the listing's ``$or`` stays indexed.
+        ``display=False``: for a bulk action, read on the primary like the action itself."""
         if not filter.search or not q.id_like(filter.search):
             return None
         query = q.id_suffix_query(filter.search)
-        docs = await self._display_call(
+        call = self._display_call if display else self._call
+        docs = await call(
             "search job ids",
             lambda c: (
                 c.find(query, {"_id": 1})
                 .hint(q.ID_INDEX_HINT)
-                .limit(q.ID_SUFFIX_LIMIT)
+                .limit(limit)
                 .max_time_ms(q.LIST_MAX_TIME_MS)
                 .to_list(None)
             ),
@@ -1021,10 +1025,26 @@ class MongoStore(JobStore):
         result = await self._call("delete a job", lambda c: c.delete_one({"_id": ObjectId(job_id)}))
         return result.deleted_count > 0
 
+    async def _selector_query(self, selector: StoreSelector) -> dict[str, Any]:
+        """``documents.selector_filter``, with an id-like search of its listing matched by
+        the ids ending with it, found by their own index-only query first, as a listing
+        does (``_suffix_ids``; the ``$expr`` inside the ``$or`` made every branch a
+        collection scan). A bulk action must reach every match, so when the suffix matches
+        more ids than that query returns (``ID_SUFFIX_LIMIT``: a suffix of 1-3 digits) the
+        exact ``$expr`` stays, under the bulk deadline. The ``as_of`` bound is unchanged."""
+        listing = selector.listing
+        if listing is None or not listing.search or not q.id_like(listing.search):
+            return q.selector_filter(selector)
+        ids = await self._suffix_ids(listing, limit=q.ID_SUFFIX_LIMIT + 1, display=False)
+        if ids is not None and len(ids) > q.ID_SUFFIX_LIMIT:
+            return q.selector_filter(selector)
+        return q.selector_filter(selector, ids)
+
     async def count_selected(self, selector: StoreSelector) -> int:
+        query = await self._selector_query(selector)
         return await self._call(
             "count selected jobs",
-            lambda c: c.count_documents(q.selector_filter(selector), maxTimeMS=q.LIST_MAX_TIME_MS),
+            lambda c: c.count_documents(query, maxTimeMS=q.LIST_MAX_TIME_MS),
             q.LIST_TIMEOUT_HINT,
         )
 
@@ -1039,9 +1059,8 @@ class MongoStore(JobStore):
         return await self.count_selected(selector), position
 
     async def cancel_many(self, selector: StoreSelector, now_ms: int) -> int:
-        result = await self._long_call(
-            "cancel jobs", lambda c: c.update_many(q.selector_filter(selector), q.cancel_update(now_ms))
-        )
+        query = await self._selector_query(selector)
+        result = await self._long_call("cancel jobs", lambda c: c.update_many(query, q.cancel_update(now_ms)))
         return result.modified_count
 
     async def retry_many(
@@ -1050,15 +1069,17 @@ class MongoStore(JobStore):
         """Every selected job retried but those whose unique key another live job holds,
         each of those listed as ``{"jobId", "error"}`` (see ``bulk_retry``)."""
         await self._require_unique_index()
+        query = await self._selector_query(selector)
         collection = self._coll()
         with self._errors.guard("retry jobs", LONG_TIMEOUT_HINT), pymongo.timeout(LONG_OPERATION_TIMEOUT_S):
-            result = await bulk_retry(collection, q.selector_filter(selector), q.retry_many_pipeline(now_ms, spread_ms))
+            result = await bulk_retry(collection, query, q.retry_many_pipeline(now_ms, spread_ms))
         if result is None:
             raise ConnectionError(f"Could not retry jobs on {self.display_url}: unique keys kept clashing; try again")
         return result
 
     async def delete_many(self, selector: StoreSelector) -> int:
-        result = await self._long_call("delete jobs", lambda c: c.delete_many(q.selector_filter(selector)))
+        query = await self._selector_query(selector)
+        result = await self._long_call("delete jobs", lambda c: c.delete_many(query))
         return result.deleted_count
 
     # -- fleet and queue control --------------------------------------------------------------
