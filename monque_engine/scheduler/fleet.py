@@ -23,6 +23,7 @@ from ..validation import validate_job_name
 from .context import SchedulerContext
 from .liveness import OwnerWatcher
 from .processor import JobProcessor
+from .stop_budget import StopBudget
 
 log = logging.getLogger("monque_engine.fleet")
 
@@ -105,17 +106,18 @@ class Fleet:
     async def beat_guarded(self) -> None:
         await self._guarded(self.beat)
 
-    async def flush_counts(self) -> None:
+    async def flush_counts(self, after_pending: bool = True) -> None:
         """Add this process's outcome tally to the store's per-minute counters.
 
         The write runs shielded: a caller cancelled mid-write (the heartbeat tick, by stop())
         does not know whether it committed (SQLite's write thread goes on regardless), so
         the counts go back into the tally only if the write itself fails, and the next flush
         (``leave()``'s) waits for it first. Putting them back on cancellation, as before,
-        counted a committed write twice.
+        counted a committed write twice. ``after_pending=False``: do not wait (``leave()``
+        gave up waiting; counter increments add up in any order).
         """
         pending = self._flushing
-        if pending is not None and not pending.done():
+        if after_pending and pending is not None and not pending.done():
             await asyncio.wait([pending])
         counts = self._processor.take_tally()
         if not counts:
@@ -135,12 +137,39 @@ class Fleet:
         self._flushing = write
         await asyncio.shield(write)
 
-    async def leave(self) -> None:
-        """On a clean stop: flush the counters and remove the record. Never raises."""
-        await self._guarded(self.flush_counts)
+    async def leave(self, budget: StopBudget | None = None) -> None:
+        """On a clean stop: flush the counters and remove the record. Never raises.
+
+        Each of its three store steps is bounded by ``budget`` (stop_budget.py): with the
+        store unreachable, stop() used to wait here without limit for an in-flight counter
+        write, then for two more writes (issue 27 item 15). A counter write given up on is
+        left running, never cancelled: whether it was applied is unknown, so its counts
+        must not be written again (they would count twice); at worst they are lost."""
+        budget = budget if budget is not None else StopBudget()
+        pending = self._flushing
+        waited = True
+        if pending is not None and not pending.done():
+            waited, _ = await budget.run(
+                "waiting for the last counter write",
+                asyncio.wait([pending]),
+                "its counts may be missing from the per-minute counters",
+            )
+        await self._guarded(
+            lambda: budget.run(
+                "flushing the counters",
+                self.flush_counts(after_pending=waited),
+                "the outcome counts of the last heartbeat interval may be missing",
+            )
+        )
         if self._registered:
             self._registered = False
-            await self._guarded(lambda: self._ctx.store.remove_instance(self._ctx.instance_id))
+            await self._guarded(
+                lambda: budget.run(
+                    "removing this instance's registry record",
+                    self._ctx.store.remove_instance(self._ctx.instance_id),
+                    "the record stays, shown dead after two heartbeat intervals and deleted by retention",
+                )
+            )
 
     async def refresh_paused(self) -> None:
         paused = await self._ctx.store.paused_names()

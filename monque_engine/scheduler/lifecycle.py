@@ -28,14 +28,13 @@ from .fleet import Fleet
 from .processor import JobProcessor
 from .resilient_watch import FALLBACK_RETRY_INTERVAL, RECONNECT_DELAYS, FeedState, ResilientWatch, WatchEvent
 from .retention import Retention
+from .stop_budget import StopBudget
 
 log = logging.getLogger("monque_engine.lifecycle")
 
 #: A heartbeat later than this (or than one heartbeat interval, if longer) means the event
 #: loop was blocked: warn, naming the likely cause.
 STALL_WARNING_MIN = 1.0
-#: Giving the retention lease up on stop waits at most this long (it expires anyway).
-LEASE_RELEASE_TIMEOUT_S = 5.0
 
 
 class Lifecycle:
@@ -91,21 +90,29 @@ class Lifecycle:
             self._tasks.append(loop.create_task(self._retention_loop(), name="monque-retention"))
         self._heartbeat_task = loop.create_task(self._heartbeat_loop(), name="monque-heartbeat")
 
-    async def stop_background(self) -> None:
-        """Stop everything but the heartbeat, which keeps running while jobs drain."""
+    async def stop_background(self, budget: StopBudget | None = None) -> None:
+        """Stop everything but the heartbeat, which keeps running while jobs drain. The
+        lease release and the stream's close are store steps, bounded by ``budget``."""
+        budget = budget if budget is not None else StopBudget()
         tasks, self._tasks = self._tasks, []
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         if self.retention is not None:
             try:
-                # Another process takes over at its next tick; bounded, as every step of stop().
-                await asyncio.wait_for(self.retention.release(), LEASE_RELEASE_TIMEOUT_S)
+                # Another process takes over at its next tick.
+                await budget.run(
+                    "releasing the retention lease", self.retention.release(), "the lease expires by itself"
+                )
             except Exception:
                 log.warning("could not release the retention lease; it expires by itself", exc_info=True)
         watch = self._watch
         if watch is not None:
-            await watch.stop()  # emits changestream:closed if the stream was live, as upstream
+            # Emits changestream:closed if the stream was live, as upstream, however long
+            # closing takes: on MongoDB that is killCursors, which waits for a server.
+            await budget.run(
+                "closing the change stream", watch.stop(), "the server drops the cursor after its idle timeout"
+            )
 
     async def stop_heartbeat(self) -> None:
         task, self._heartbeat_task = self._heartbeat_task, None

@@ -48,6 +48,7 @@ from .manager import JobManager
 from .processor import Handler, JobProcessor, outside_handlers
 from .query import QueryService, check_sort
 from .resilient_watch import FeedState, ResilientWatch, WatchEvent
+from .stop_budget import StopBudget
 
 if TYPE_CHECKING:
     from ..metrics import MonqueCollector
@@ -55,7 +56,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("monque_engine")
 
 #: How long stop() waits, after ``shutdown_timeout``, for cancelled handlers and outcome
-#: writes before abandoning them (so stop() never outlasts shutdown_timeout + this).
+#: writes before abandoning them (so stop() never outlasts shutdown_timeout + this +
+#: ``stop_budget.STOP_STORE_BUDGET`` for its store steps).
 SHUTDOWN_GRACE = 5.0
 
 
@@ -236,7 +238,9 @@ class Monque:
                 self._stopping = None
 
     async def _stop(self) -> None:
-        """Bounded by ``shutdown_timeout`` plus ``SHUTDOWN_GRACE``, whatever handlers do.
+        """Bounded by ``shutdown_timeout`` plus ``SHUTDOWN_GRACE``, whatever handlers do,
+        plus ``STOP_STORE_BUDGET`` for the store steps, whatever the store does (each step
+        at most ``STOP_STEP_TIMEOUT``; stop_budget.py).
 
         Handlers get until ``shutdown_timeout`` (counted from the call); the ones still
         running are reported with ``ShutdownTimeoutError`` (a ``job:error``) and cancelled.
@@ -251,7 +255,8 @@ class Monque:
         jobs_deadline = loop.time() + self.options.shutdown_timeout
         final_deadline = jobs_deadline + SHUTDOWN_GRACE
         processor.stop_claiming()
-        await self._lifecycle.stop_background()
+        budget = StopBudget()  # the store steps below: each bounded, and all of them together
+        await self._lifecycle.stop_background(budget)
         if not await processor.join_fillers(jobs_deadline - loop.time(), SHUTDOWN_GRACE):
             self._shutdown_timed_out("a claim was still in flight (it is left for stale recovery)", [])
         running = processor.running_jobs()
@@ -291,7 +296,7 @@ class Monque:
                         self._abandoned.add(task)
                         task.add_done_callback(self._abandoned.discard)
         await self._lifecycle.stop_heartbeat()
-        await self._fleet.leave()  # never raises; a failure is a job:error
+        await self._fleet.leave(budget)  # never raises; a failure is a job:error
         self._query.stats_cache.clear()
 
     def _shutdown_timed_out(self, detail: str, jobs: list[Job]) -> None:

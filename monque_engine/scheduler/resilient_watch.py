@@ -128,17 +128,21 @@ class ResilientWatch:
         """Stop following; reports ``closed`` if the stream was live."""
         self._stopping = True
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
         first, self._first = self._first, None
-        if first is not None:
-            await _close_stream(first)
-        was_live = self.state == "live"
-        previous = self.state
-        self.state = "stopped"
-        if was_live:
-            self._emit(WatchEvent("closed", "stopped", previous))
+        try:
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+            if first is not None:
+                await _close_stream(first)
+        finally:
+            # Stopped even when the caller gave up on closing (a bounded stop(): closing a
+            # MongoDB stream waits for a server): the loop is cancelled either way.
+            was_live = self.state == "live"
+            previous = self.state
+            self.state = "stopped"
+            if was_live:
+                self._emit(WatchEvent("closed", "stopped", previous))
 
     async def wait(self) -> None:
         """Until the watch stops following (stop(), or a permanent fallback)."""

@@ -307,6 +307,60 @@ def stale_filter(stale_before_ms: int) -> Document:
     }
 
 
+#: The claim fields stale recovery computes with, and the BSON type each must have.
+CLAIM_STAMP_TYPES = {"lockedAt": "date", "lastHeartbeat": "date", "failCount": "number"}
+
+
+#: What ``claim_repair`` reads of a job ``malformed_claims_filter`` found.
+CLAIM_REPAIR_PROJECTION: Document = {"status": 1, **dict.fromkeys(CLAIM_STAMP_TYPES, 1)}
+
+
+def malformed_claims_filter() -> Document:
+    """Processing jobs with a claim field of a type stale recovery cannot use: a hand
+    edit (``mongosh``) wrote a string ``lockedAt`` or ``failCount``, which made the
+    recovery's ``updateMany`` fail on ``$subtract`` / ``$add`` every round for every job,
+    or a string ``lastHeartbeat``, which no date cutoff ever matches, so the job stayed
+    processing forever (issue 27 item 13). A missing field is fine (a pending job's, or
+    Node's job without a heartbeat); present with another type (null included) is not.
+    Leads with ``status``: it reads the processing jobs only (the {status, …} indexes)."""
+    return {
+        "status": PROCESSING,
+        "$or": [{field: {"$exists": True, "$not": {"$type": kind}}} for field, kind in CLAIM_STAMP_TYPES.items()],
+    }
+
+
+def claim_repair(doc: Document, now_ms: int) -> tuple[Document, Document, list[str]] | None:
+    """(filter, update, what was wrong) that repair one document ``malformed_claims_filter``
+    found, or None if it is not malformed after all. A stamp becomes ``now`` (the liveness
+    clock restarts, so a job whose owner still heartbeats keeps running, and one whose owner
+    is gone is recovered one lock timeout later); a fail count becomes its digits' value, or
+    0. The filter carries each bad value as seen, so a concurrent fix is never overwritten."""
+    guard: Document = {"_id": doc["_id"], "status": PROCESSING}
+    fixed: Document = {}
+    wrong: list[str] = []
+    for field, kind in CLAIM_STAMP_TYPES.items():
+        if field not in doc:
+            continue
+        value = doc[field]
+        if kind == "date" and isinstance(value, datetime):
+            continue
+        if kind == "number" and isinstance(value, int | float) and not isinstance(value, bool):
+            continue
+        guard[field] = value
+        fixed[field] = dt(now_ms) if kind == "date" else _count(value)
+        wrong.append(f"{field}={value!r}")
+    if not fixed:
+        return None
+    return guard, {"$set": fixed}, wrong
+
+
+def _count(value: Any) -> int:
+    try:
+        return min(max(0, int(str(value).strip())), 2**31 - 1)
+    except ValueError:
+        return 0
+
+
 def purge_filter(status: JobStatus, updated_before_ms: int) -> Document:
     """Retention (upstream cleanupJobs): served by the partial {status, updatedAt} index."""
     return {"status": status.value, "updatedAt": {"$lt": dt(updated_before_ms)}}
@@ -362,8 +416,10 @@ def next_due_filter(names: list[str]) -> Document:
 
 
 # -- selectors and listing filters -------------------------------------------------------------------
-def selector_filter(selector: StoreSelector) -> Document:
-    """Upstream buildSelectorQuery: name, status (one or many), createdAt < / >; ours: updatedAt <."""
+def selector_filter(selector: StoreSelector, suffix_ids: list[Any] | None = None) -> Document:
+    """Upstream buildSelectorQuery: name, status (one or many), createdAt < / >; ours: updatedAt <.
+    ``suffix_ids``: for a listing with an id-like search, the ids ``id_suffix_query`` found
+    (``MongoStore._selector_query``), so the search's ``$or`` stays indexed, as a listing's."""
     query: Document = {}
     if selector.name is not None:
         query["name"] = selector.name
@@ -383,7 +439,7 @@ def selector_filter(selector: StoreSelector) -> Document:
     _add_ours(query, selector.error_group, selector.text)
     if selector.listing is not None:
         # Bulk on any listing filter: the listing's own document, so bulk and listing agree.
-        listing = list_filter(selector.listing)
+        listing = list_filter(selector.listing, suffix_ids)
         if listing:
             return {"$and": [query, listing]} if query else listing
     return query

@@ -9,9 +9,10 @@ idle stream, so with ``timeoutMS`` in the URL every quiet period would end in a 
 and a resume. This module turns the outcomes into what the scheduler's feed loop acts on:
 
 * an ``invalidate`` event (the collection or its database was dropped or renamed; the
-  server closes the cursor right after it): ``ChangeFeedHistoryLostError``, so the
-  caller reopens *without* its token, since resuming from a token before the drop
-  replays it;
+  server closes the cursor right after it): ``CollectionInvalidatedError``, a
+  ``ChangeFeedHistoryLostError``, so the caller reopens *without* its token, since
+  resuming from a token before the drop replays it; the store rebuilds the collection's
+  indexes first (a dropped collection lost them, the partial unique one included);
 * the stream no longer ``alive`` (where ``next()`` raises StopAsyncIteration) while the
   store is not closing, i.e. the server ended the cursor under us: ``ConnectionError``,
   never a quiet end that would read as "store closed" while the feed state still says
@@ -44,6 +45,15 @@ from ...job import ChangeEvent
 from .changes import change_to_event
 from .errors import ErrorTranslator
 
+#: Operations after which the watched collection is gone (the server sends ``invalidate``
+#: after each and closes the cursor; the worker's pipeline passes only ``invalidate``).
+COLLECTION_GONE = frozenset({"invalidate", "drop", "rename", "dropDatabase"})
+
+
+class CollectionInvalidatedError(ChangeFeedHistoryLostError):
+    """The jobs collection was dropped or renamed: history lost, and its indexes too (the
+    store rebuilds them before this reaches the caller; issue 27 item 11)."""
+
 
 async def read_changes(
     stream: AsyncChangeStream[Any],
@@ -71,8 +81,8 @@ async def read_changes(
             raise errors.translate("read the change stream", error) from error
         if change is None:
             continue  # an empty batch: the server waited maxAwaitTimeMS and saw no change
-        if change.get("operationType") == "invalidate":
-            raise ChangeFeedHistoryLostError(
+        if change.get("operationType") in COLLECTION_GONE:
+            raise CollectionInvalidatedError(
                 f"The change stream on {display_url} was invalidated: the jobs collection or its database was "
                 "dropped or renamed; watch again without the old resume token (resuming from it would replay "
                 "the drop) and reload the full state"

@@ -81,19 +81,28 @@ async def build_indexes(collection: AsyncCollection[Any], models: Sequence[Index
     return built
 
 
-def refusal(where: str, documents: int, migrate_hint: str) -> str:
+class MissingUniqueKeyIndexError(ConnectionError):
+    """A large collection without the unique-key index (``refusal`` says what to do)."""
+
+
+def refusal(where: str, documents: int, migrate_hint: str, consequence: str = "so this process will not start") -> str:
     return (
         f"{where} has {documents:,} jobs but no unique-key index (name_1_uniqueKey_1): without it two "
-        f"workers can store the same unique key twice, so this process will not start. Build the indexes "
+        f"workers can store the same unique key twice, {consequence}. Build the indexes "
         f"first, once, before starting workers: {migrate_hint}"
     )
 
 
 async def ensure_at_open(
-    collection: AsyncCollection[Any], models: Sequence[IndexModel], where: str, migrate_hint: str
+    collection: AsyncCollection[Any],
+    models: Sequence[IndexModel],
+    where: str,
+    migrate_hint: str,
+    consequence: str = "so this process will not start",
 ) -> list[str]:
     """What ``open()`` does about indexes (see the module docstring); returns the names of
-    the indexes still missing (logged once here)."""
+    the indexes still missing (logged once here). The store runs it again after the
+    collection was dropped or renamed (``MongoStore._indexes_after_invalidate``)."""
     absent = missing(models, await existing_patterns(collection))
     if not absent:
         return []
@@ -103,7 +112,7 @@ async def ensure_at_open(
             await collection.create_indexes(list(absent))
         return []
     if any(_pattern(model.document["key"]) == UNIQUE_KEY_INDEX for model in absent):
-        raise ConnectionError(refusal(where, documents, migrate_hint))
+        raise MissingUniqueKeyIndexError(refusal(where, documents, migrate_hint, consequence))
     names = [_name(model) for model in absent]
     log.warning(
         "%s has %s jobs and lacks %d of Monque's indexes (%s): running without them, which is safe but makes "

@@ -63,14 +63,19 @@ from . import documents as q
 from .changes import needs_post_image, watch_pipeline
 from .config import DEFAULT_SERVER_SELECTION_TIMEOUT_MS, MongoSettings, mask_password, parse_mongo_url
 from .errors import ErrorTranslator
-from .feed import read_changes
-from .index_build import Progress, build_indexes, ensure_at_open
+from .feed import CollectionInvalidatedError, read_changes
+from .index_build import MissingUniqueKeyIndexError, Progress, build_indexes, ensure_at_open
 from .indexes import fleet_index_models, index_models
 from .read_preference import read_preference, secondary_staleness_s
 from .retry import bulk_retry
 from .server import inspect_server
 
 T = TypeVar("T")
+#: What a missing unique-key index means once the store runs (index_build.refusal).
+UNIQUE_REFUSAL_CONSEQUENCE = (
+    "so since the collection was replaced (dropped or renamed) jobs with a unique key are not enqueued and "
+    "no job is retried until the index exists (all other work goes on)"
+)
 LONG_TIMEOUT_HINT = "part of the selection may have changed; narrow the selector (by name or age) and run it again"
 log = logging.getLogger("monque_engine.mongo")
 #: How many unreadable document ids a store remembers so it warns about each only once.
@@ -83,6 +88,12 @@ UNIQUE_INSERT_ATTEMPTS = 3
 #: the 60 s socket timeout. ``pymongo.timeout`` replaces that timeout for the block and
 #: sends the deadline as maxTimeMS, so the server stops when the client stops waiting.
 LONG_OPERATION_TIMEOUT_S = 600.0
+#: Closing a change stream (killCursors) and closing the client (endSessions) wait for
+#: server selection, 30 s by default, with the primary gone; on close they get this long,
+#: as a ``pymongo.timeout`` (the driver's own deadline, which server selection honours) and
+#: an ``asyncio.timeout`` over it (whatever else hangs). A cursor left open is reaped by the
+#: server after its idle timeout (10 min); sessions expire by themselves (issue 27 item 15).
+CLOSE_TIMEOUT_S = 5.0
 
 
 def _valid(job_id: str) -> bool:
@@ -138,6 +149,12 @@ class MongoStore(JobStore):
         self.missing_indexes: list[str] = []
         #: Where display reads go (read_preference.py); "primary" unless a console asks.
         self.display_read_preference = "primary"
+        #: (create_indexes, retention_index) as opened: what a rebuild after a drop builds.
+        self._index_policy = (False, False)
+        #: Set while the collection (replaced by a rename) is large and lacks the unique-key
+        #: index: unique-key writes are refused with this message (``_require_unique_index``).
+        self._unique_refusal: str | None = None
+        self._reindexing = asyncio.Lock()
 
     @classmethod
     def from_url(cls, url: str, **options: Any) -> MongoStore:
@@ -174,26 +191,77 @@ class MongoStore(JobStore):
                 with self._errors.guard("read the server's version and topology"):
                     server = await inspect_server(admin.command, f"MongoDB at {self._hosts}")
                 self._supports_transactions = server.supports_transactions
+                self._index_policy = (options.create_indexes, options.retention_index)
+                self._unique_refusal = None
                 if options.create_indexes:
-                    # Built here only on a small collection; a large one is migrated first
-                    # (index_build.py): a missing unique-key index refuses, others are logged.
-                    with self._errors.guard("check the jobs collection's indexes"):
-                        self.missing_indexes = await ensure_at_open(
-                            collection,
-                            index_models(options.retention_index),
-                            f"MongoDB collection {self._database_name}.{collection.name}",
-                            self._migrate_hint(collection.name, options.retention_index),
-                        )
-                    with (
-                        self._errors.guard("create the fleet collections' indexes"),
-                        pymongo.timeout(LONG_OPERATION_TIMEOUT_S),
-                    ):
-                        for kind, models in fleet_index_models().items():
-                            await collection.database[q.fleet_collections(collection.name)[kind]].create_indexes(models)
+                    await self._ensure_indexes(collection)
             except BaseException:
                 await self._release_client()
                 raise
             self._collection = collection
+
+    async def _ensure_indexes(
+        self, collection: AsyncCollection[Any], consequence: str = "so this process will not start"
+    ) -> None:
+        """The indexes at open, and again after the collection was dropped or renamed:
+        built here only on a small collection; a large one is migrated first
+        (index_build.py): a missing unique-key index refuses, others are logged."""
+        retention = self._index_policy[1]
+        with self._errors.guard("check the jobs collection's indexes"):
+            self.missing_indexes = await ensure_at_open(
+                collection,
+                index_models(retention),
+                f"MongoDB collection {self._database_name}.{collection.name}",
+                self._migrate_hint(collection.name, retention),
+                consequence,
+            )
+        with self._errors.guard("create the fleet collections' indexes"), pymongo.timeout(LONG_OPERATION_TIMEOUT_S):
+            for kind, models in fleet_index_models().items():
+                await collection.database[q.fleet_collections(collection.name)[kind]].create_indexes(models)
+
+    async def _indexes_after_invalidate(self) -> None:
+        """The collection was dropped or renamed (the change stream said ``invalidate``):
+        its indexes went with it, the partial unique one included, and deduplication by
+        unique key stayed off until a restart (issue 27 item 11). The open-time policy
+        applies again: a dropped collection is empty, so everything is rebuilt at once; a
+        large collection renamed into its place without the unique-key index cannot be
+        indexed here (that is ``monque-tui migrate``'s job), so from then on unique-key
+        writes are refused, with the fix, until the index exists (``_require_unique_index``
+        looks again each time); everything else keeps running. Every process watching
+        does this; createIndexes with the same keys is a no-op for all but the first."""
+        collection = self._collection
+        if collection is None or self._closing or not self._index_policy[0]:
+            return
+        async with self._reindexing:
+            try:
+                await self._ensure_indexes(collection, UNIQUE_REFUSAL_CONSEQUENCE)
+            except MissingUniqueKeyIndexError as error:
+                if self._unique_refusal is None:
+                    log.warning("%s", error)
+                self._unique_refusal = str(error)
+                return
+            except ConnectionError as error:
+                # Unknown whether the index exists: unique-key writes look again first.
+                self._unique_refusal = (
+                    f"could not check the unique-key index after the collection was replaced: {error}"
+                )
+                log.warning(
+                    "the jobs collection was dropped or renamed and its indexes could not be rebuilt: %s", error
+                )
+                return
+        if self._unique_refusal is not None:
+            log.warning("the unique-key index exists again: unique-key writes are accepted again")
+        self._unique_refusal = None
+
+    async def _require_unique_index(self) -> None:
+        """Refuse a write that relies on the partial unique index while it is missing (see
+        ``_indexes_after_invalidate``); one ``listIndexes`` per call while refusing, none
+        otherwise."""
+        if self._unique_refusal is None:
+            return
+        await self._indexes_after_invalidate()
+        if self._unique_refusal is not None:
+            raise ConnectionError(self._unique_refusal)
 
     def _migrate_hint(self, collection: str, retention: bool) -> str:
         flags = ("" if collection == "monque_jobs" else f" --collection {collection}") + (
@@ -257,16 +325,14 @@ class MongoStore(JobStore):
     async def _release_client(self) -> None:
         client, self._client = self._client, None
         if client is not None:
-            await client.close()
+            await _bounded_close(client.close(), "the MongoDB client (endSessions)")
 
     async def close(self) -> None:
+        """Close the change streams and the client; bounded (``CLOSE_TIMEOUT_S`` for the
+        streams together, then for the client) however unreachable the server is."""
         self._closing = True
         streams, self._streams = list(self._streams), set()
-        for stream in streams:
-            try:
-                await stream.close()
-            except Exception:  # noqa: BLE001 - closing anyway
-                pass
+        await asyncio.gather(*(_bounded_close(stream.close(), "a change stream (killCursors)") for stream in streams))
         self._collection = None
         await self._release_client()
 
@@ -348,6 +414,7 @@ class MongoStore(JobStore):
         if job.unique_key is None:
             await self._call("insert a job", lambda c: c.insert_one(q.new_job_document(job)))
             return job.to_job()
+        await self._require_unique_index()
         collection = self._coll()
         with self._errors.guard("enqueue a unique job"):
             return await self._insert_unique(collection, job, None)
@@ -394,6 +461,8 @@ class MongoStore(JobStore):
         the batch behind (use unique keys if a batch must be safe to re-submit)."""
         if not jobs:
             return []
+        if any(job.unique_key is not None for job in jobs):
+            await self._require_unique_index()
         collection = self._coll()
         if not self._supports_transactions:
             return await self._insert_many_compensating(collection, jobs)
@@ -601,11 +670,65 @@ class MongoStore(JobStore):
         return result.modified_count
 
     async def recover_stale(self, stale_before_ms: int, now_ms: int) -> int:
+        """Upstream's stale recovery, after repairing the claim fields of hand-edited
+        processing jobs (``_repair_claims``), so one such job can no longer make the
+        ``updateMany`` fail for every job, every round, or stay processing forever."""
+        await self._repair_claims(now_ms)
         result = await self._call(
             "recover stale jobs",
             lambda c: c.update_many(q.stale_filter(stale_before_ms), q.stale_recovery_pipeline(now_ms)),
         )
         return result.modified_count
+
+    async def _repair_claims(self, now_ms: int) -> None:
+        """Processing jobs whose ``lockedAt``, ``lastHeartbeat`` or ``failCount`` has a
+        type the recovery cannot compute with (``documents.malformed_claims_filter``) are
+        repaired one by one (``documents.claim_repair``), each with one warning (a repaired
+        job is not found again, and a job whose repair keeps failing is named only once).
+        Costs one read of the processing jobs per round (at most workers × concurrency)."""
+        docs = await self._call(
+            "look for hand-edited processing jobs",
+            lambda c: (
+                c.find(q.malformed_claims_filter(), q.CLAIM_REPAIR_PROJECTION)
+                .max_time_ms(q.LIST_MAX_TIME_MS)
+                .to_list(None)
+            ),
+        )
+        for doc in docs:
+            repair = q.claim_repair(doc, now_ms)
+            if repair is None:
+                continue
+            guard, update, wrong = repair
+            job_id = str(doc["_id"])
+            try:
+                with self._errors.guard("repair a hand-edited processing job"):
+                    await self._coll().update_one(guard, update)
+            except ConnectionError as error:
+                self._warn_once(
+                    f"repair:{job_id}",
+                    "processing job %s has %s, which stale recovery cannot use, and could not be repaired: %s",
+                    job_id,
+                    ", ".join(wrong),
+                    error,
+                )
+                continue
+            self._warn_once(
+                f"repair:{job_id}",
+                "processing job %s had %s (a hand edit?), which stale recovery cannot use: repaired to %s in %s",
+                job_id,
+                ", ".join(wrong),
+                ", ".join(f"{k}={v.isoformat() if isinstance(v, datetime) else v}" for k, v in update["$set"].items()),
+                self.display_url,
+            )
+
+    def _warn_once(self, key: str, message: str, *args: Any) -> None:
+        """A warning about one document, logged the first time only (``WARNED_IDS_LIMIT``)."""
+        if key in self._warned_ids:
+            return
+        if len(self._warned_ids) >= WARNED_IDS_LIMIT:
+            self._warned_ids.clear()
+        self._warned_ids.add(key)
+        log.warning(message, *args)
 
     async def purge_finished(self, status: JobStatus, updated_before_ms: int) -> int:
         result = await self._long_call(
@@ -678,7 +801,7 @@ class MongoStore(JobStore):
         return {job.id: job for job in self._readable(docs)}
 
     async def find(self, selector: StoreSelector, limit: int, skip: int) -> list[Job]:
-        query = q.selector_filter(selector)
+        query = await self._selector_query(selector)
         docs = await self._call(
             "list jobs",
             lambda c: (
@@ -714,18 +837,22 @@ class MongoStore(JobStore):
             self._list_hint(filter),
         )
 
-    async def _suffix_ids(self, filter: StoreListFilter) -> list[Any] | None:
+    async def _suffix_ids(
+        self, filter: StoreListFilter, limit: int = q.ID_SUFFIX_LIMIT, display: bool = True
+    ) -> list[Any] | None:
         """For an id-like search: the ids ending with it, by their own index-only query
-        (``documents.id_suffix_query``), so the listing's ``$or`` stays indexed."""
+        (``documents.id_suffix_query``), so the listing's ``$or`` stays indexed.
+        ``display=False``: for a bulk action, read on the primary like the action itself."""
         if not filter.search or not q.id_like(filter.search):
             return None
         query = q.id_suffix_query(filter.search)
-        docs = await self._display_call(
+        call = self._display_call if display else self._call
+        docs = await call(
             "search job ids",
             lambda c: (
                 c.find(query, {"_id": 1})
                 .hint(q.ID_INDEX_HINT)
-                .limit(q.ID_SUFFIX_LIMIT)
+                .limit(limit)
                 .max_time_ms(q.LIST_MAX_TIME_MS)
                 .to_list(None)
             ),
@@ -858,6 +985,7 @@ class MongoStore(JobStore):
         write and our look-up, the write is tried again."""
         if not _valid(job_id):
             return None
+        await self._require_unique_index()
         collection = self._coll()
         with self._errors.guard("retry a job"):
             for _ in range(UNIQUE_INSERT_ATTEMPTS):
@@ -897,10 +1025,26 @@ class MongoStore(JobStore):
         result = await self._call("delete a job", lambda c: c.delete_one({"_id": ObjectId(job_id)}))
         return result.deleted_count > 0
 
+    async def _selector_query(self, selector: StoreSelector) -> dict[str, Any]:
+        """``documents.selector_filter``, with an id-like search of its listing matched by
+        the ids ending with it, found by their own index-only query first, as a listing
+        does (``_suffix_ids``; the ``$expr`` inside the ``$or`` made every branch a
+        collection scan). A bulk action must reach every match, so when the suffix matches
+        more ids than that query returns (``ID_SUFFIX_LIMIT``: a suffix of 1-3 digits) the
+        exact ``$expr`` stays, under the bulk deadline. The ``as_of`` bound is unchanged."""
+        listing = selector.listing
+        if listing is None or not listing.search or not q.id_like(listing.search):
+            return q.selector_filter(selector)
+        ids = await self._suffix_ids(listing, limit=q.ID_SUFFIX_LIMIT + 1, display=False)
+        if ids is not None and len(ids) > q.ID_SUFFIX_LIMIT:
+            return q.selector_filter(selector)
+        return q.selector_filter(selector, ids)
+
     async def count_selected(self, selector: StoreSelector) -> int:
+        query = await self._selector_query(selector)
         return await self._call(
             "count selected jobs",
-            lambda c: c.count_documents(q.selector_filter(selector), maxTimeMS=q.LIST_MAX_TIME_MS),
+            lambda c: c.count_documents(query, maxTimeMS=q.LIST_MAX_TIME_MS),
             q.LIST_TIMEOUT_HINT,
         )
 
@@ -915,9 +1059,8 @@ class MongoStore(JobStore):
         return await self.count_selected(selector), position
 
     async def cancel_many(self, selector: StoreSelector, now_ms: int) -> int:
-        result = await self._long_call(
-            "cancel jobs", lambda c: c.update_many(q.selector_filter(selector), q.cancel_update(now_ms))
-        )
+        query = await self._selector_query(selector)
+        result = await self._long_call("cancel jobs", lambda c: c.update_many(query, q.cancel_update(now_ms)))
         return result.modified_count
 
     async def retry_many(
@@ -925,15 +1068,18 @@ class MongoStore(JobStore):
     ) -> tuple[int, list[dict[str, str]]]:
         """Every selected job retried but those whose unique key another live job holds,
         each of those listed as ``{"jobId", "error"}`` (see ``bulk_retry``)."""
+        await self._require_unique_index()
+        query = await self._selector_query(selector)
         collection = self._coll()
         with self._errors.guard("retry jobs", LONG_TIMEOUT_HINT), pymongo.timeout(LONG_OPERATION_TIMEOUT_S):
-            result = await bulk_retry(collection, q.selector_filter(selector), q.retry_many_pipeline(now_ms, spread_ms))
+            result = await bulk_retry(collection, query, q.retry_many_pipeline(now_ms, spread_ms))
         if result is None:
             raise ConnectionError(f"Could not retry jobs on {self.display_url}: unique keys kept clashing; try again")
         return result
 
     async def delete_many(self, selector: StoreSelector) -> int:
-        result = await self._long_call("delete jobs", lambda c: c.delete_many(q.selector_filter(selector)))
+        query = await self._selector_query(selector)
+        result = await self._long_call("delete jobs", lambda c: c.delete_many(query))
         return result.deleted_count
 
     # -- fleet and queue control --------------------------------------------------------------
@@ -1181,12 +1327,12 @@ class MongoStore(JobStore):
                 stream, include_job, self.display_url, lambda: self._closing, self._errors, governs
             ):
                 yield event
+        except CollectionInvalidatedError:
+            await self._indexes_after_invalidate()
+            raise
         finally:
             self._streams.discard(stream)
-            try:
-                await stream.close()
-            except Exception:  # noqa: BLE001 - best effort
-                pass
+            await _bounded_close(stream.close(), "a change stream (killCursors)")
 
 
 class PartialCounterWriteError(ConnectionError):
@@ -1229,6 +1375,19 @@ class ChangeIterator:
 
 
 __all__ = ["ChangeIterator", "MongoStore"]
+
+
+async def _bounded_close(closing: Awaitable[None], what: str) -> None:
+    """Await a driver close for at most ``CLOSE_TIMEOUT_S`` (see there); never raises but
+    for the caller's own cancellation."""
+    try:
+        with pymongo.timeout(CLOSE_TIMEOUT_S):
+            async with asyncio.timeout(CLOSE_TIMEOUT_S):
+                await closing
+    except TimeoutError:
+        log.warning("closing %s took over %.0f s (server unreachable?); gave up on it", what, CLOSE_TIMEOUT_S)
+    except Exception as error:  # noqa: BLE001 - closing anyway; a driver timeout lands here too
+        log.debug("closing %s failed: %s", what, error)
 
 
 def _ms_or_none(value: Any) -> int | None:
