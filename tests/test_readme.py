@@ -135,8 +135,8 @@ FRAGMENTS = [
 
 def test_the_guide_pages_are_scanned() -> None:
     """A page moved or renamed must not silently take its examples out of these tests."""
-    assert {"docs/engine.md", "docs/operations.md"} <= set(PAGES)
-    assert len(FRAGMENTS) >= 3
+    pages_with_fragments = {param.values[0] for param in FRAGMENTS}
+    assert {"docs/engine.md", "docs/operations.md"} <= pages_with_fragments
 
 
 @pytest.mark.parametrize(("page", "block"), FRAGMENTS)
