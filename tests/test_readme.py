@@ -1,9 +1,10 @@
-"""The README's examples run as written.
+"""The README's and the guide pages' examples run as written.
 
-The tour's Python files (blocks whose first line is ``# <file>.py``) are written to a
-temporary directory and run exactly as a reader would: enqueue, then a real worker
-process until every due job is done. Every documented ``monque-tui`` command line must be
-accepted by the real parser, and ``--help`` / ``--version`` run for real.
+The README's tour (blocks whose first line is ``# <file>.py``) is written to a temporary
+directory and run exactly as a reader would: enqueue, then a real worker process until
+every due job is done. Every ``monque-tui`` command line documented in README.md or
+docs/*.md must be accepted by the real parser, and ``--help`` / ``--version`` run for real;
+every other Python block there must at least compile.
 """
 
 from __future__ import annotations
@@ -25,11 +26,15 @@ from monque_tui.commands import build_parser as build_command_parser
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
+#: Every page a reader is sent to: the README, then the guides under docs/.
+PAGES = {"README.md": README} | {f"docs/{path.name}": path.read_text() for path in sorted((ROOT / "docs").glob("*.md"))}
 BLOCK = re.compile(r"```(\w+)\n(.*?)```", re.S)
+SHELL = ("sh", "bash")
 
 
-def blocks(language: str) -> list[str]:
-    return [body for lang, body in BLOCK.findall(README) if lang == language]
+def blocks(language: str | tuple[str, ...], text: str = README) -> list[str]:
+    languages = (language,) if isinstance(language, str) else language
+    return [body for lang, body in BLOCK.findall(text) if lang in languages]
 
 
 def tour_files() -> dict[str, str]:
@@ -43,7 +48,7 @@ def tour_files() -> dict[str, str]:
 
 def documented_commands() -> list[list[str]]:
     commands = []
-    for body in blocks("sh"):
+    for body in (body for text in PAGES.values() for body in blocks(SHELL, text)):
         for line in body.splitlines():
             words = shlex.split(line, comments=True)
             if words and words[0] == "monque-tui":
@@ -120,8 +125,22 @@ def test_the_five_minute_tour_runs_as_written(tmp_path: Path) -> None:
     assert _count(db, "pending") == 2  # the delayed job and the weekly schedule wait their turn
 
 
-@pytest.mark.parametrize("block", [b for b in blocks("python") if not re.match(r"# [\w.]+\.py\n", b)])
-def test_api_fragments_compile(block: str) -> None:
+FRAGMENTS = [
+    pytest.param(page, block, id=f"{page}-{number}")
+    for page, text in PAGES.items()
+    for number, block in enumerate(blocks("python", text))
+    if not (page == "README.md" and re.match(r"# [\w.]+\.py\n", block))
+]
+
+
+def test_the_guide_pages_are_scanned() -> None:
+    """A page moved or renamed must not silently take its examples out of these tests."""
+    pages_with_fragments = {param.values[0] for param in FRAGMENTS}
+    assert {"docs/engine.md", "docs/operations.md"} <= pages_with_fragments
+
+
+@pytest.mark.parametrize(("page", "block"), FRAGMENTS)
+def test_api_fragments_compile(page: str, block: str) -> None:
     """Fragments with top-level await cannot run alone; they must at least be valid Python."""
     wrapped = "async def _example():\n" + "".join(f"    {line}\n" for line in block.splitlines())
-    compile(wrapped, "README.md", "exec")
+    compile(wrapped, page, "exec")

@@ -148,7 +148,7 @@ def check_address(address: ServeAddress, allow_remote: bool) -> None:
     if not address.is_loopback and not allow_remote:
         raise CliError(
             f"--serve {address.host}:{address.port} would accept connections from other machines; "
-            "add --allow-remote to mean it (and put a TLS reverse proxy in front: see the README), "
+            "add --allow-remote to mean it (and put a TLS reverse proxy in front: see docs/operations.md), "
             f"or serve on 127.0.0.1:{address.port}",
             ExitCode.USAGE,
         )

@@ -784,7 +784,7 @@ def retry_many_pipeline(now_ms: int, spread_ms: int) -> list[Document]:
     The stagger term is upstream's (job-manager.ts retryJobs) without a ``$floor``: the
     server turns date + double into a whole-millisecond date itself, so both sides send
     the same pipeline. ``heartbeatInterval`` is kept, where upstream unsets it (DESIGN §3:
-    written on claim, kept afterwards; the README lists this difference).
+    written on claim, kept afterwards; docs/stores.md lists this difference).
     """
     now = dt(now_ms)
     spread = max(1, int(spread_ms))

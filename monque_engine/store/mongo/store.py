@@ -452,7 +452,7 @@ class MongoStore(JobStore):
         cluster, each all or none (one transaction of any size hit the 60 s transaction
         limit or the cache and aborted, issue 27). If batch k fails, batches 1…k−1 stay
         stored and ``PartialInsertError`` says how many (a batch size or fewer jobs is still
-        all or none). The README states this guarantee.
+        all or none). docs/engine.md (Intake) states this guarantee.
 
         Fallback on a standalone server (no transactions there): ordered inserts, and if one
         fails, the jobs this call inserted that are still pending and unclaimed are deleted
@@ -1052,7 +1052,7 @@ class MongoStore(JobStore):
         """The count and this process's clock just before it (ms): on MongoDB the bound is a
         time, ``updatedAt`` before it (``documents.selector_filter``), because writers, Node
         Monque's among them, stamp ``updatedAt`` with their own clocks and the schema has no
-        commit-order field. What that promises is in the README (bulk actions on MongoDB)."""
+        commit-order field. What that promises is in docs/engine.md (Management)."""
         position = clock_ms()
         if selector.as_of is not None:
             position = selector.as_of

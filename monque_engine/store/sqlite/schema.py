@@ -110,7 +110,7 @@ class Tables:
         self.bulk_bound = f"SELECT coalesce(max(seq), 0) FROM {self.changes}"
 
     def ddl(self, retention_index: bool) -> list[str]:
-        """Tables, indexes and triggers. Every index costs a page write on each commit that
+        """Tables and indexes (no triggers: journal.py writes the feed). Every index costs a page write on each commit that
         touches it (~10 µs here), so indexes that only matter for one status are partial:
         an insert touches the table, the pending index, the sort indexes and the feed."""
         j, c, m = self.jobs, self.changes, self.meta
