@@ -378,8 +378,13 @@ class JobsScreen(Screen[None]):
         self.apply_query(
             self.session.with_filter(event.name, event.search, event.ranges, event.text, clear_group=event.cleared)
         )
-        if event.done:
-            self.table.focus()
+        if event.cleared:
+            self.table.focus()  # the bar closed with it
+
+    @on(FilterBar.Left)
+    def _filter_left(self, event: FilterBar.Left) -> None:
+        event.stop()
+        self.table.focus()
 
     def action_toggle_pause(self) -> None:
         self.console.set_paused(not self.session.paused)
