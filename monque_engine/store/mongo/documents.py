@@ -396,8 +396,8 @@ def _add_ours(query: Document, error_group: str | None, text: str | None) -> Non
 
 
 def _search_clause(search: str) -> Document:
-    """Id prefix (as an ObjectId range, so it uses the _id index), id suffix (ours: consoles
-    show the last 8 hex digits), or unique-key substring (the contract's meaning, and what
+    """Id prefix (as an ObjectId range, so it uses the _id index), id suffix or 4+ hex digits
+    within the last 8 (ours: consoles show the last 8 hex digits), or unique-key substring (the contract's meaning, and what
     the console matches live events with).
 
     A substring cannot be anchored, so the unique-key branch is an unanchored regex, which
@@ -410,7 +410,9 @@ def _search_clause(search: str) -> Document:
         low = ObjectId(prefix.ljust(24, "0"))
         high = ObjectId(prefix.ljust(24, "f"))
         clauses.insert(0, {"_id": {"$gte": low, "$lte": high}})
-        clauses.insert(1, {"$expr": {"$regexMatch": {"input": {"$toString": "$_id"}, "regex": f"{prefix}$"}}})
+        # The suffix, or 4-7 of the last 8 hex digits consoles show (anywhere in them).
+        tail = f"[0-9a-f]{{0,{8 - len(prefix)}}}" if 4 <= len(prefix) < 8 else ""
+        clauses.insert(1, {"$expr": {"$regexMatch": {"input": {"$toString": "$_id"}, "regex": f"{prefix}{tail}$"}}})
     return {"$or": clauses}
 
 
