@@ -399,6 +399,16 @@ class JobsScreen(Screen[None]):
         event.stop()
         self.table.focus()
 
+    def action_toggle_wide(self) -> None:
+        table = self.table
+        table.set_wide(not table.wide)
+        self.notify(
+            "Wide view: every cell whole, ←/→ scroll sideways (z fits the screen again)."
+            if table.wide
+            else "The table fits the screen again.",
+            timeout=3,
+        )
+
     def action_toggle_pause(self) -> None:
         self.console.set_paused(not self.session.paused)
         self.query_one(ConsoleHeader).paused = self.session.paused
