@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import difflib
 import json
 import os
 import re
@@ -140,6 +141,11 @@ def build_parser() -> argparse.ArgumentParser:
         "Node Monque workers do not honour it.",
     )
     p.add_argument("name", metavar="NAME")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="pause NAME even though no job and no registered worker uses it (a name not yet in use)",
+    )
     _store_flags(p)
     p = commands.add_parser("resume", help="let workers claim NAME again", description="Resume a paused job name.")
     p.add_argument("name", metavar="NAME")
@@ -535,7 +541,26 @@ def _err(text: str) -> None:
     write_stderr(text)
 
 
+async def _known_names(monque: Monque) -> set[str]:
+    """Names some job has, some live or dead registered worker handles, or that are paused already."""
+    names = set(await monque.job_names()) | set(await monque.paused())
+    for instance in await monque.instances():
+        names |= set(instance.workers)
+    return names
+
+
 async def _pause(monque: Monque, args: argparse.Namespace) -> int:
+    if not args.force:
+        known = await _known_names(monque)
+        if args.name not in known:
+            # A typo ("ops.slwo") was paused in silence, and nothing warned that ops.slow ran on.
+            close = difflib.get_close_matches(args.name, sorted(known), n=3)
+            hint = f"did you mean {', '.join(close)}? " if close else ""
+            raise CliError(
+                f"pause: no job and no registered worker uses the name {args.name!r}; {hint}"
+                "pass --force to pause it anyway (a name not in use yet)",
+                ExitCode.USAGE,
+            )
     changed = await monque.pause(args.name)
     line = f"paused {args.name}" if changed else f"{args.name} was already paused"
     if getattr(args, "new_store", None):
@@ -569,7 +594,11 @@ async def _repair_counts(monque: Monque, args: argparse.Namespace) -> int:
 
 
 async def _paused(monque: Monque, args: argparse.Namespace) -> int:
-    for name, since in (await monque.paused()).items():
+    paused = await monque.paused()
+    if not paused:
+        _err("nothing paused")  # stdout stays empty for scripts; a person sees why
+        return ExitCode.OK
+    for name, since in paused.items():
         if args.json:
             _out(json.dumps({"name": name, "since": iso(since)}))
         else:
