@@ -48,6 +48,8 @@ WIDTHS = {key: width for key, _, width in COLUMNS}
 ALWAYS = ("name", "type", "count", "retrying")
 #: Shown while they fit beside a readable message, in this order.
 OPTIONAL = ("last", "first", "spark")
+#: Below this width the type column is at most 16 wide.
+NARROW_BELOW = 110
 #: The message column is never narrower than this.
 MESSAGE_MIN = 16
 EMPTY = "No failed or retrying jobs: nothing to group."
@@ -153,7 +155,9 @@ class ErrorsScreen(Screen[None]):
         room = width - 2  # the scrollbar
         widths = {key: WIDTHS[key] for key in ALWAYS}
         short_type = max((len(_type_text(group, short=True)) for group in groups), default=4)
-        widths["type"] = max(4, min(WIDTHS["type"], short_type))
+        # Narrow: the type's class name, cut from the start past 16 ("…ifiedImageError"), so
+        # the message keeps the room.
+        widths["type"] = max(4, min(WIDTHS["type"] if width >= NARROW_BELOW else 16, short_type))
         widths["name"] = max(4, min(WIDTHS["name"], longest["name"]))
         room -= sum(widths.values()) + 2 * len(widths)
         widths["pattern"] = max(MESSAGE_MIN, min(room - 2, WIDTHS["pattern"]))
@@ -162,9 +166,6 @@ class ErrorsScreen(Screen[None]):
             if room >= WIDTHS[key] + 2:
                 widths[key] = WIDTHS[key]
                 room -= WIDTHS[key] + 2
-        if all(key in widths for key in OPTIONAL):
-            widths["type"] = max(widths["type"], min(WIDTHS["type"], widths["type"] + room))
-            room -= widths["type"] - max(4, min(WIDTHS["type"], short_type))
         for key in ("name", "pattern", "type"):
             extra = max(0, min(room, longest[key] - widths[key]))
             widths[key] += extra
