@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
 from textual import events, work
-from textual.app import App, ScreenStackError
+from textual.app import App, ScreenStackError, SystemCommand
 from textual.command import CommandPalette
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
@@ -85,8 +85,21 @@ class MonqueConsole(App[int]):
     TITLE = "monque"
     BINDINGS = bindings_for("app")
     ENABLE_COMMAND_PALETTE = True
-    #: Our commands (literal titles, see palette.py), then Textual's own (theme, keys, screenshot).
+    #: Our commands (literal titles, see palette.py), then the few system ones we keep (``get_system_commands``).
     COMMANDS = App.COMMANDS | {ConsoleCommands}
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        """Only the system entries an operator uses, worded as ours.
+
+        Textual's own ``Quit`` stood beside ours (``Quit [q]``, which waits for running jobs),
+        ``Keys`` opened Textual's panel instead of our ``?``, and ``Theme`` / ``Screenshot``
+        read as the framework's (issue 28)."""
+        yield SystemCommand("Colours", "Change the console's colour theme", self.action_change_theme)
+        yield SystemCommand(
+            "Save screenshot",
+            "Save this screen as an SVG file in the current folder (to share what you see)",
+            lambda: self.set_timer(0.1, self.deliver_screenshot),
+        )
 
     def action_command_palette(self) -> None:
         """Textual's palette, with page keys that cannot crash on a list not yet laid out."""

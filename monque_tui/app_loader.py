@@ -111,7 +111,26 @@ def _awaitable_setup(function: Callable[..., Any], spec: str) -> Setup:
                 await result
         except CliError:
             raise
+        except AttributeError as error:
+            if error.obj is monque and error.name in _JOB_FIELDS:
+                # A handler named where the setup goes: it read ``job.data`` off the Monque
+                # ("'Monque' object has no attribute 'data'" said nothing of the mistake).
+                raise CliError(_handler_named(spec), ExitCode.APP) from error
+            raise CliError(f"--app {spec!r}: setup raised {_describe(error)}", ExitCode.APP) from error
         except Exception as error:
             raise CliError(f"--app {spec!r}: setup raised {_describe(error)}", ExitCode.APP) from error
 
     return setup
+
+
+#: What a handler reads off its job (and a Monque does not have).
+_JOB_FIELDS = frozenset({"data", "id", "status", "fail_count", "fail_reason", "unique_key", "attempts"})
+
+
+def _handler_named(spec: str) -> str:
+    module_name, _, attr = spec.partition(":")
+    return (
+        f"--app {spec!r}: {attr} looks like a job handler (it read a job's field off the Monque it was given); "
+        "--app names the function that registers handlers, e.g. def setup(monque): "
+        f"monque.register('email.send', {attr.split('.')[-1]}), then --app {module_name}:setup"
+    )

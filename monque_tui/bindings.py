@@ -42,6 +42,28 @@ REGISTRY: tuple[KeyAction, ...] = (
     # Moving around the table
     KeyAction("up,k", "cursor_up", "Up", "Move", ("table",), show=False, palette=False, key_display="↑/k"),
     KeyAction("down,j", "cursor_down", "Down", "Move", ("table",), show=False, palette=False, key_display="↓/j"),
+    KeyAction(
+        "left,h",
+        "wide_left",
+        "Left",
+        "Move",
+        ("table",),
+        show=False,
+        palette=False,
+        key_display="←/h",
+        help="In the wide view (z): scroll left",
+    ),
+    KeyAction(
+        "right,l",
+        "wide_right",
+        "Right",
+        "Move",
+        ("table",),
+        show=False,
+        palette=False,
+        key_display="→/l",
+        help="In the wide view (z): scroll right",
+    ),
     KeyAction("pageup", "page_up", "Page up", "Move", ("table",), show=False, palette=False, key_display="PgUp"),
     KeyAction("pagedown", "page_down", "Page down", "Move", ("table",), show=False, palette=False, key_display="PgDn"),
     KeyAction(
@@ -112,6 +134,15 @@ REGISTRY: tuple[KeyAction, ...] = (
         help="Clear the name, id/key, time and contains filters (and an errors-view group)",
     ),
     KeyAction("p", "toggle_pause", "Pause", "View", ("jobs",), help="Freeze or resume live updates", rank=21),
+    KeyAction(
+        "z",
+        "toggle_wide",
+        "Wide",
+        "View",
+        ("jobs",),
+        help="Wide view: every cell whole (names, owners, errors), ←/→ scroll sideways; z again fits the screen",
+        rank=24,
+    ),
     # Marking
     KeyAction(
         "space",

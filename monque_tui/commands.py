@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import difflib
 import json
 import os
 import re
@@ -39,8 +40,10 @@ from monque_engine.export_target import export_refusal, refusal_in_folder
 from monque_engine.store import DEFAULT_URL
 from monque_engine.store.sqlite.schema import check_collection_name
 from monque_engine.store.urls import mask_secrets, mask_url
+from monque_engine.timeutil import now_ms
 from monque_engine.validation import validate_job_name
 
+from .cli_filter import add_filter_flags, build_filter, join_dashed_values
 from .exitcodes import CliError, ExitCode
 from .formatting import span
 from .settings import OPTIONS_BY_DEST, parse_connect_timeout, resolve_option
@@ -48,7 +51,8 @@ from .streams import print_help_text, stdout_missing, write_stderr
 
 PROG = "monque-tui"
 COMMANDS = (
-    "pause", "resume", "paused", "instances", "release-dead", "health", "export", "repair-counts", "migrate",
+    "pause", "resume", "paused", "instances", "release-dead", "health", "export", "cancel", "retry", "delete",
+    "repair-counts", "migrate",
 )  # fmt: skip
 #: Exports at least this large report progress on stderr (smaller ones only the summary).
 PROGRESS_FROM = 1_000
@@ -143,6 +147,11 @@ def build_parser() -> argparse.ArgumentParser:
         "Node Monque workers do not honour it.",
     )
     p.add_argument("name", metavar="NAME")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="pause NAME even though no job and no registered worker uses it (a name not yet in use)",
+    )
     _store_flags(p)
     p = commands.add_parser("resume", help="let workers claim NAME again", description="Resume a paused job name.")
     p.add_argument("name", metavar="NAME")
@@ -226,26 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="CSV cells exactly as stored; by default a cell starting with = + - @ tab or CR (not a plain "
         "number such as -5) gets a leading ' so a spreadsheet shows it as text instead of running it as a formula",
     )
-    p.add_argument("--name", default=None, help="only jobs of this name")
-    p.add_argument(
-        "--status",
-        type=_statuses,
-        default=None,
-        metavar="STATUS[,STATUS]",
-        help=f"only these statuses ({', '.join(STATUSES)})",
-    )
-    p.add_argument("--search", default=None, metavar="TEXT", help="id prefix or unique-key substring")
-    for field in ("created", "updated", "next-run"):
-        p.add_argument(
-            f"--{field}-from",
-            type=_instant,
-            default=None,
-            metavar="ISO",
-            help=f"{field.replace('-', ' ')} at or after (ISO-8601; UTC without an offset)",
-        )
-        p.add_argument(
-            f"--{field}-to", type=_instant, default=None, metavar="ISO", help=f"{field.replace('-', ' ')} at or before"
-        )
+    add_filter_flags(p, _statuses)
     kind = p.add_mutually_exclusive_group()
     kind.add_argument(
         "--recurring",
@@ -257,6 +247,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     kind.add_argument("--one-off", dest="recurring", action="store_const", const=False, help="only jobs without one")
     _store_flags(p)
+    for action, verb, reach in (
+        ("cancel", "Cancel", "pending jobs"),
+        ("retry", "Retry", "failed and cancelled jobs"),
+        ("delete", "Delete", "jobs of any status"),
+    ):
+        p = commands.add_parser(
+            action,
+            help=f"{action} every matching job ({reach}); counts first, acts only with --yes",
+            description=f"{verb} every job the filter matches ({reach}), in one store operation. "
+            "The jobs are counted first and the count printed; with --yes the action then reaches "
+            "only jobs that count saw and that have not changed since: never more than counted, "
+            "whatever other processes commit meanwhile. Without --yes nothing changes.",
+        )
+        add_filter_flags(p, _statuses)
+        p.add_argument("--yes", action="store_true", help=f"{action} the counted jobs (else only count them)")
+        p.add_argument("--all", action="store_true", help="no filter: every job (a filter is required otherwise)")
+        _store_flags(p)
     return parser
 
 
@@ -315,7 +322,7 @@ def _refuse_url_as_name(args: argparse.Namespace) -> None:
 
 
 #: Commands whose results go to stdout (``export`` only with ``--output -``).
-_PRINTS_RESULTS = frozenset({"paused", "instances", "health"})
+_PRINTS_RESULTS = frozenset({"paused", "instances", "health", "cancel", "retry", "delete"})
 
 
 def _refuse_closed_stdout(args: argparse.Namespace) -> None:
@@ -357,7 +364,7 @@ def _parse(words: list[str]) -> argparse.Namespace:
     command = None if sub is None else sub.choices.get(words[0])
     if command is None:
         return parser.parse_args(words)
-    args = command.parse_intermixed_args(words[1:])
+    args = command.parse_intermixed_args(join_dashed_values(words[1:]))
     args.command = words[0]
     return args
 
@@ -554,7 +561,26 @@ def _err(text: str) -> None:
     write_stderr(text)
 
 
+async def _known_names(monque: Monque) -> set[str]:
+    """Names some job has, some live or dead registered worker handles, or that are paused already."""
+    names = set(await monque.job_names()) | set(await monque.paused())
+    for instance in await monque.instances():
+        names |= set(instance.workers)
+    return names
+
+
 async def _pause(monque: Monque, args: argparse.Namespace) -> int:
+    if not args.force:
+        known = await _known_names(monque)
+        if args.name not in known:
+            # A typo ("ops.slwo") was paused in silence, and nothing warned that ops.slow ran on.
+            close = difflib.get_close_matches(args.name, sorted(known), n=3)
+            hint = f"did you mean {', '.join(close)}? " if close else ""
+            raise CliError(
+                f"pause: no job and no registered worker uses the name {args.name!r}; {hint}"
+                "pass --force to pause it anyway (a name not in use yet)",
+                ExitCode.USAGE,
+            )
     changed = await monque.pause(args.name)
     line = f"paused {args.name}" if changed else f"{args.name} was already paused"
     if getattr(args, "new_store", None):
@@ -588,7 +614,11 @@ async def _repair_counts(monque: Monque, args: argparse.Namespace) -> int:
 
 
 async def _paused(monque: Monque, args: argparse.Namespace) -> int:
-    for name, since in (await monque.paused()).items():
+    paused = await monque.paused()
+    if not paused:
+        _err("nothing paused")  # stdout stays empty for scripts; a person sees why
+        return ExitCode.OK
+    for name, since in paused.items():
         if args.json:
             _out(json.dumps({"name": name, "since": iso(since)}))
         else:
@@ -761,33 +791,7 @@ def _latency(seconds: float | None) -> str:
 
 
 async def _export(monque: Monque, args: argparse.Namespace) -> int:
-    if args.name == "":
-        raise CliError("--name must not be empty; drop it to export jobs of every name", ExitCode.USAGE)
-    if args.name is not None:
-        try:  # a name no job can have exported nothing, quietly
-            validate_job_name(args.name)
-        except MonqueError as error:
-            raise CliError(f"--name: {error}", ExitCode.USAGE) from None
-    for field in ("created", "updated", "next_run"):
-        start, end = getattr(args, f"{field}_from"), getattr(args, f"{field}_to")
-        if start is not None and end is not None and start > end:  # it exported nothing, quietly
-            flag = field.replace("_", "-")
-            raise CliError(
-                f"--{flag}-from {iso(start)} is after --{flag}-to {iso(end)}, so no job can match; swap them",
-                ExitCode.USAGE,
-            )
-    listing = JobListFilter(
-        name=args.name,
-        status=args.status,
-        search=args.search,
-        recurring=args.recurring,
-        created_at_from=args.created_from,
-        created_at_to=args.created_to,
-        updated_at_from=args.updated_from,
-        updated_at_to=args.updated_to,
-        next_run_at_from=args.next_run_from,
-        next_run_at_to=args.next_run_to,
-    )
+    listing, _description = await build_filter(monque, args, now_ms())
     target = args.output
 
     progress = throttled_progress(_err)
@@ -930,7 +934,46 @@ async def _migrate(monque: Monque, args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
+async def _bulk(monque: Monque, args: argparse.Namespace) -> int:
+    """``cancel`` / ``retry`` / ``delete``: count, print the count, act only with ``--yes`` and
+    never on more than counted (``count_bulk`` then the action ``as_of`` that count)."""
+    action = args.command
+    listing, description = await build_filter(monque, args, now_ms())
+    if listing == JobListFilter() and not args.all:
+        raise CliError(
+            f"{action}: no filter given, so every job would be reached; give a filter (--name, --status, --id, "
+            "--contains, --created/--updated/--next-run, --when, --error-group) or --all to mean every job",
+            ExitCode.USAGE,
+        )
+    try:
+        count = await monque.count_bulk(action, listing)
+    except InvalidJobQueryError as error:
+        raise CliError(f"{action}: {error}", ExitCode.USAGE) from None
+    if not args.yes or count == 0:
+        _out(str(int(count)))
+        verb = {"cancel": "cancel", "retry": "retry", "delete": "delete"}[action]
+        if count == 0:
+            _err(f"no job to {verb}: {description}")
+        else:
+            _err(f"{int(count):,} job(s) to {verb} ({description}); nothing changed: add --yes to {verb} them")
+        return ExitCode.OK
+    act = {"cancel": monque.cancel_jobs, "retry": monque.retry_jobs, "delete": monque.delete_jobs}[action]
+    result = await act(listing, as_of=count)
+    _out(str(result.count))
+    done = {"cancel": "cancelled", "retry": "retried", "delete": "deleted"}[action]
+    line = f"{done} {result.count:,} of {int(count):,} counted job(s) ({description})"
+    if result.count < count:
+        line += "; the others changed after the count and were left alone"
+    if result.errors:
+        line += f"; {len(result.errors)} error(s), first: {result.errors[0]}"
+    _err(line)
+    return ExitCode.OK
+
+
 _HANDLERS: dict[str, Callable[[Monque, argparse.Namespace], Awaitable[int]]] = {
+    "cancel": _bulk,
+    "retry": _bulk,
+    "delete": _bulk,
     "pause": _pause,
     "resume": _resume,
     "paused": _paused,
@@ -953,6 +996,9 @@ def describe() -> str:
         "  monque-tui release-dead INSTANCE [--yes]       return a dead instance's jobs to pending now\n"
         "  monque-tui health [--window MINUTES] [--json]  due, scheduled, latency, completed/failed rates\n"
         "  monque-tui export --status failed --format csv --output failed.csv   every matching job\n"
+        "  monque-tui cancel|retry|delete FILTER [--yes]  count, then act on never more than counted\n"
+        "    FILTER as the console's filter bar: --name 'email*' --id 1a2b3c4d --contains TEXT\n"
+        "    --created -2h.. --next-run now..+1h --when 'updated today' --status failed --error-group TEXT\n"
         "  monque-tui repair-counts                       recount SQLite's kept counts (after a hand edit)\n"
         "  monque-tui migrate [--retention]               build missing MongoDB indexes before a deploy\n"
     )

@@ -94,7 +94,7 @@ def first_line(text: str | None, limit: int = 200) -> str:
     return line
 
 
-def error_text(job: Job) -> str:
+def error_text(job: Job, short_type: bool = False) -> str:
     """``Type: message`` for the table's error column (issue 12), from a bounded prefix of each.
 
     The type is ``job.error_type``; without one, the message alone (jobs failed by Node
@@ -106,6 +106,11 @@ def error_text(job: Job) -> str:
     """
     message = first_line(job.fail_reason)
     error_type = clip_line(job.error_type, 200) if job.error_type else None
+    if error_type and message.startswith(f"{error_type}:"):
+        message = message[len(error_type) + 1 :].lstrip()
+    if error_type and short_type:
+        # A narrow column: ``ConnectTimeout: timed out…`` says more than ``httpx.ConnectTi…``.
+        error_type = error_type.rsplit(".", 1)[-1]
     if not error_type or message.startswith(f"{error_type}:"):
         return message
     return f"{error_type}: {message}" if message else error_type

@@ -165,6 +165,27 @@ class JobQuery:
             return f"No job is named {name!r}; names are case-sensitive, and these start with it: {_some(other_case)}"
         return f"No job is named {name!r} in this store (names are exact; / then Tab completes a known one)"
 
+    def search_hint(self) -> str | None:
+        """Why a view with an id/key filter may be empty: what the id/key field matches.
+
+        Seven of the eight characters the table shows once matched nothing, with no word of
+        why. None without an id/key filter."""
+        if not self.search:
+            return None
+        text = self.search.strip()
+        lowered = text.lower()
+        if _HEX.fullmatch(lowered) and len(lowered) < SHOWN_ID_PART:
+            return (
+                f"No job of this view has an id starting or ending with {text!r}, or a unique key containing it; "
+                f"type at least {SHOWN_ID_PART} of the 8 id characters the table shows"
+            )
+        if _HEX.fullmatch(lowered):
+            return (
+                f"No job of this view has {text!r} at the start of its id or among the 8 characters the table "
+                "shows, or in its unique key"
+            )
+        return f"No job of this view has a unique key containing {text!r} (ids are hex: 0-9, a-f)"
+
     # -- changes -----------------------------------------------------------------------------
     def with_status(self, status: JobStatus | None) -> JobQuery:
         return replace(self, status=status)
@@ -205,7 +226,9 @@ class JobQuery:
         if self.search:
             text = self.search.strip()
             lowered = text.lower()
-            by_id = job.id.startswith(lowered) or (_HEX.fullmatch(lowered) is not None and job.id.endswith(lowered))
+            by_id = job.id.startswith(lowered) or (
+                _HEX.fullmatch(lowered) is not None and id_tail_matches(job.id, lowered)
+            )
             if not (by_id or (job.unique_key is not None and text in job.unique_key)):
                 return False
         if self.error_group is not None and not in_error_group(job, self.error_group):
@@ -235,6 +258,17 @@ class JobQuery:
         for time_range in self.ranges:
             text += f", {time_range.describe(now_ms)}"
         return text
+
+
+#: The store finds this many hex digits in a row anywhere in the 8 the table shows (an id's last 8).
+SHOWN_ID_PART = 4
+
+
+def id_tail_matches(job_id: str, fragment: str) -> bool:
+    """The store's id-tail predicate: the id ends with ``fragment``, or 4-8 hex digits lie in its last 8."""
+    if SHOWN_ID_PART <= len(fragment) <= 8:
+        return fragment in job_id[-8:]
+    return job_id.endswith(fragment)
 
 
 def is_glob(name: str) -> bool:

@@ -179,10 +179,15 @@ SCENES: dict[str, Scene] = {
     "filter": filter_scene,
     "help": help_scene,
     "errors": errors_scene,
+    # At 80 columns, where a laptop terminal over SSH lands (issue 28).
+    "jobs-80": jobs_scene,
+    "errors-80": errors_scene,
 }
+#: Scenes drawn at another size than ``SIZE``.
+SCENE_SIZES: dict[str, tuple[int, int]] = {"jobs-80": (80, 24), "errors-80": (80, 24)}
 
 
-async def capture(scene: Scene, directory: Path) -> str:
+async def capture(scene: Scene, directory: Path, size: tuple[int, int] = SIZE) -> str:
     """Seed a store in ``directory``, run the scene there and return the SVG."""
     cwd = Path.cwd()
     os.chdir(directory)
@@ -192,7 +197,7 @@ async def capture(scene: Scene, directory: Path) -> str:
             Path(f"{db}{suffix}").unlink(missing_ok=True)
         await seed_store(SCENE_URL)
         app = scene_app()
-        async with app.run_test(size=SIZE) as pilot:
+        async with app.run_test(size=size) as pilot:
             await scene(pilot)
             return app.export_screenshot()
     finally:
@@ -205,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     for name, scene in SCENES.items():
         with tempfile.TemporaryDirectory() as work:
-            svg = asyncio.run(capture(scene, Path(work)))
+            svg = asyncio.run(capture(scene, Path(work), SCENE_SIZES.get(name, SIZE)))
         (out / f"{name}.svg").write_text(svg)
         print(f"wrote {out / f'{name}.svg'}")
     return 0

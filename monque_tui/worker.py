@@ -167,13 +167,16 @@ async def run_worker(config: WorkerConfig) -> int:
         emit(
             logging.INFO,
             "worker:started",
-            f"{config.mode} started on {url} as {monque.instance_id}: {', '.join(monque.registered_names)} "
-            f"(concurrency {monque.options.worker_concurrency}, "
-            f"shutdown timeout {monque.options.shutdown_timeout:g} s)",
+            # Each name's own concurrency, as registered: the line once gave the worker default
+            # ("email.send (concurrency 5)" for a concurrency=10 registration; issue 28).
+            f"{config.mode} started on {url} as {monque.instance_id}: "
+            + ", ".join(f"{name} (concurrency {size})" for name, size in monque.registered_concurrency.items())
+            + f" (shutdown timeout {monque.options.shutdown_timeout:g} s)",
             url=url,
             instance_id=monque.instance_id,
             names=monque.registered_names,
             concurrency=monque.options.worker_concurrency,
+            concurrency_by_name=monque.registered_concurrency,
             pid=os.getpid(),
         )
         if config.summary_interval > 0:

@@ -102,7 +102,7 @@ def test_the_five_minute_tour_runs_as_written(tmp_path: Path) -> None:
         (tmp_path / name).write_text(body)
     subprocess.run([sys.executable, "enqueue.py"], cwd=tmp_path, check=True, timeout=60)
     db = tmp_path / "jobs.db"
-    assert _count(db, "pending") == 103  # 1 now + 1 in ten minutes + 100 + 1 weekly
+    assert _count(db, "pending") == 104  # 1 now + 1 in ten minutes + 100 + 1 that will fail + 1 weekly
 
     worker_line = next(argv for argv in documented_commands() if argv[:1] == ["--worker"] and "tasks:setup" in argv)
     script = Path(sys.executable).parent / "monque-tui"
@@ -111,9 +111,14 @@ def test_the_five_minute_tour_runs_as_written(tmp_path: Path) -> None:
     )
     try:
         deadline = time.monotonic() + 60
-        while _count(db, "completed") < 101 and time.monotonic() < deadline and worker.poll() is None:
+        while (
+            (_count(db, "completed") < 101 or _count(db, "failed") < 1)
+            and time.monotonic() < deadline
+            and worker.poll() is None
+        ):
             time.sleep(0.05)  # polling an external process's file: there is no event to await
         assert _count(db, "completed") == 101, "the worker did not complete the 101 due jobs"
+        assert _count(db, "failed") == 1, "the bounce job did not fail after its two attempts"
         worker.send_signal(signal.SIGINT)
         output, _ = worker.communicate(timeout=60)
     finally:

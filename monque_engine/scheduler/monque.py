@@ -415,6 +415,11 @@ class Monque:
     def registered_names(self) -> list[str]:
         return sorted(self._processor.workers)
 
+    @property
+    def registered_concurrency(self) -> dict[str, int]:
+        """Each registered name's concurrency, as registered (the instance default where none was given)."""
+        return {name: worker.concurrency for name, worker in sorted(self._processor.workers.items())}
+
     # -- intake ---------------------------------------------------------------------------------
     async def enqueue(
         self, name: str, data: Any = None, run_at: datetime | timedelta | None = None, unique_key: str | None = None

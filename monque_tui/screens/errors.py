@@ -32,17 +32,26 @@ if TYPE_CHECKING:
     from ..app import MonqueConsole
 
 #: (key, label, width): sized so the whole row fits 130 columns; long values end in "…".
+#: Count and retrying come right after the message, so a narrow screen keeps them.
 COLUMNS = (
     ("name", "NAME", 14),
     ("type", "TYPE", 22),
     ("pattern", "MESSAGE", 27),
     ("count", "COUNT", 6),
     ("retrying", "RETRYING", 8),
-    ("first", "FIRST SEEN", 10),
     ("last", "LAST SEEN", 9),
+    ("first", "FIRST SEEN", 10),
     ("spark", "LAST HOUR", SPARK_WIDTH),
 )
 WIDTHS = {key: width for key, _, width in COLUMNS}
+#: Shown at every width (the count and retrying are why the group matters).
+ALWAYS = ("name", "type", "count", "retrying")
+#: Shown while they fit beside a readable message, in this order.
+OPTIONAL = ("last", "first", "spark")
+#: Below this width the type column is at most 16 wide.
+NARROW_BELOW = 110
+#: The message column is never narrower than this.
+MESSAGE_MIN = 16
 EMPTY = "No failed or retrying jobs: nothing to group."
 
 
@@ -128,26 +137,40 @@ class ErrorsScreen(Screen[None]):
             self._draw()
 
     def widths_for(self, width: int) -> dict[str, int]:
-        """Column widths for a screen ``width`` wide: past 130 columns the spare cells go to the
-        name, then the message, then the type, as far as the longest of each needs.
+        """The columns shown on a screen ``width`` wide, and their widths.
 
-        At fixed widths a 220-column screen showed five rows of ``webhook.deliv…`` and two
-        groups whose messages both read ``POST https://crm.ex…`` (probe 7): rows that looked
-        the same were different groups.
+        Name, type, count and retrying are always shown; the message takes the room left
+        (at least ``MESSAGE_MIN``); the times and the sparkline are the first to go (at 80
+        columns every group read ``POST https://hooks.example…``, and the count was off
+        screen: issue 28). Past the designed widths the spare cells go to the name, then the
+        message, then the type, as far as the longest of each needs (probe 7: at fixed widths
+        a 220-column screen showed two groups that both read ``POST https://crm.ex…``).
         """
-        widths = dict(WIDTHS)
-        spare = width - (sum(WIDTHS.values()) + 2 * len(COLUMNS) + 2)  # cell padding, scrollbar
         groups = self.model.groups
         longest = {
-            "name": max((len(group.name) for group in groups), default=0),
-            "pattern": max((len(group.pattern) for group in groups), default=0),
-            "type": max((len(group.error_type or "-") for group in groups), default=0),
+            "name": max((len(group.name) for group in groups), default=4),
+            "pattern": max((len(group.pattern) for group in groups), default=7),
+            "type": max((len(_type_text(group, short=False)) for group in groups), default=4),
         }
+        room = width - 2  # the scrollbar
+        widths = {key: WIDTHS[key] for key in ALWAYS}
+        short_type = max((len(_type_text(group, short=True)) for group in groups), default=4)
+        # Narrow: the type's class name, cut from the start past 16 ("…ifiedImageError"), so
+        # the message keeps the room.
+        widths["type"] = max(4, min(WIDTHS["type"] if width >= NARROW_BELOW else 16, short_type))
+        widths["name"] = max(4, min(WIDTHS["name"], longest["name"]))
+        room -= sum(widths.values()) + 2 * len(widths)
+        widths["pattern"] = max(MESSAGE_MIN, min(room - 2, WIDTHS["pattern"]))
+        room -= widths["pattern"] + 2
+        for key in OPTIONAL:
+            if room >= WIDTHS[key] + 2:
+                widths[key] = WIDTHS[key]
+                room -= WIDTHS[key] + 2
         for key in ("name", "pattern", "type"):
-            extra = max(0, min(spare, longest[key] - widths[key]))
+            extra = max(0, min(room, longest[key] - widths[key]))
             widths[key] += extra
-            spare -= extra
-        return widths
+            room -= extra
+        return {key: widths[key] for key, _label, _width in COLUMNS if key in widths}
 
     def _draw(self) -> None:
         table = self.table
@@ -159,10 +182,12 @@ class ErrorsScreen(Screen[None]):
             self.widths = widths
             table.clear(columns=True)
             for key, label, _width in COLUMNS:
-                table.add_column(label, key=key, width=widths[key])
+                if key in widths:
+                    table.add_column(label, key=key, width=widths[key])
         table.clear()
+        patterns = [group.pattern for group in self.model.groups]
         for group in self.model.groups:
-            table.add_row(*self._cells(group, now, self.widths), key=group.key)
+            table.add_row(*self._cells(group, now, self.widths, patterns), key=group.key)
         if keep is not None:
             keys = [group.key for group in self.model.groups]
             row = keys.index(keep.key) if keep.key in keys else row
@@ -183,17 +208,21 @@ class ErrorsScreen(Screen[None]):
         self.refresh_bindings()
 
     @staticmethod
-    def _cells(group: ErrorGroup, now: int, widths: dict[str, int]) -> tuple[object, ...]:
-        return (
-            Text(_fit(group.name, widths["name"]), style="bold"),
-            Text(_fit(group.error_type or "-", widths["type"], keep_end=True), style="red"),
-            Text(_fit(group.pattern, widths["pattern"])),
-            Text(f"{group.count:,}", justify="right"),
-            Text(f"{group.retrying:,}" if group.retrying else "-", style="yellow", justify="right"),
-            Text(relative(group.first_seen_ms, now), style="dim"),
-            Text(relative(group.last_seen_ms, now)),
-            Text(sparkline(group.per_minute, SPARK_WIDTH), style="red"),
-        )
+    def _cells(
+        group: ErrorGroup, now: int, widths: dict[str, int], patterns: list[str] | None = None
+    ) -> tuple[object, ...]:
+        short = len(_type_text(group, short=False)) > widths["type"]
+        cells: dict[str, object] = {
+            "name": Text(_fit(group.name, widths["name"]), style="bold"),
+            "type": Text(_fit(_type_text(group, short), widths["type"], keep_end=True), style="red"),
+            "pattern": Text(distinguishing(group.pattern, patterns or [], widths["pattern"])),
+            "count": Text(f"{group.count:,}", justify="right"),
+            "retrying": Text(f"{group.retrying:,}" if group.retrying else "-", style="yellow", justify="right"),
+            "first": Text(relative(group.first_seen_ms, now), style="dim"),
+            "last": Text(relative(group.last_seen_ms, now)),
+            "spark": Text(sparkline(group.per_minute, SPARK_WIDTH), style="red"),
+        }
+        return tuple(cells[key] for key, _label, _width in COLUMNS if key in widths)
 
     # -- keys --------------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -244,3 +273,35 @@ def _fit(text: str, width: int, keep_end: bool = False) -> str:
     if len(text) <= width:
         return text
     return "…" + text[-(width - 1) :] if keep_end else text[: width - 1] + "…"
+
+
+def _type_text(group: ErrorGroup, short: bool) -> str:
+    """The group's exception type; ``short``: without its module (``ConnectTimeout``)."""
+    text = group.error_type or "-"
+    return text.rsplit(".", 1)[-1] if short else text
+
+
+def distinguishing(text: str, others: list[str], width: int) -> str:
+    """``text`` in ``width`` characters, showing where it differs from the other groups' messages.
+
+    Two groups whose messages start alike (``POST https://hooks.example.org/a …`` and ``…/b``)
+    read the same once cut at the end. When ``text`` does not fit, its start is dropped up to
+    the word (or path part) where it parts from the message it shares most with: ``…/b refused``.
+    """
+    if len(text) <= width:
+        return text
+    shared = 0
+    for other in others:
+        if other == text:
+            continue
+        common = 0
+        for a, b in zip(text, other, strict=False):
+            if a != b:
+                break
+            common += 1
+        shared = max(shared, common)
+    if shared < width // 2:
+        return _fit(text, width)  # the differing part already shows at the start
+    cut = max(text.rfind(mark, 0, shared) for mark in (" ", "/", ":", "=", ".")) + 1
+    cut = cut if cut > 0 else shared
+    return _fit("…" + text[cut:], width)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, ParamSpec, cast
 
 from textual import on, work
@@ -175,6 +176,8 @@ class JobsScreen(Screen[None]):
         """What an empty table says: why, when the name filter names no job in the store."""
         if window.rows:
             return ""
+        if window.query.search:
+            return window.query.search_hint() or NO_ROWS
         # Only once the name's own count says it has no job at all: the store's names are read
         # at start, and a name a producer began using since was called unknown (its jobs in
         # another tab). Every view change counts its name anyway; no other read is needed.
@@ -238,7 +241,13 @@ class JobsScreen(Screen[None]):
             tabs.stats = event.stats
             tabs.matching = event.matching
             name = event.query.name
-            if name is not None and not event.query.name_is_glob and self._name_total != (name, event.stats.total):
+            name_only = not (event.query.search or event.query.ranges or event.query.text or event.query.error_group)
+            if (
+                name is not None
+                and name_only  # else the counts are the whole view's, not the name's
+                and not event.query.name_is_glob
+                and self._name_total != (name, event.stats.total)
+            ):
                 self._name_total = (name, event.stats.total)
                 if table.window is not None and not table.window.rows and not self.session.loading:
                     table.placeholder = self._placeholder(table.window)  # the count may explain it now
@@ -327,7 +336,11 @@ class JobsScreen(Screen[None]):
         tabs = self.query_one(StatusTabs)
         tabs.active = query.status
         arrow = "↓" if query.descending else "↑"
-        tabs.describe = query.describe(self.console.clock())
+        tabs.group = (query.group_label or query.error_group) if query.error_group else None
+        # Inside a group its name leads the line (``StatusTabs.group``); the rest of the view follows.
+        shown = replace(query, error_group=None, status=None) if query.error_group else query
+        described = shown.describe(self.console.clock())
+        tabs.describe = described.removeprefix("all").lstrip(", ").strip() if query.error_group else described
         tabs.sort_text = f", sorted by {SORT_LABELS[query.sort_by]} {arrow}"
         tabs.matching = None
         self._show_name_matches(query)
@@ -379,8 +392,23 @@ class JobsScreen(Screen[None]):
         self.apply_query(
             self.session.with_filter(event.name, event.search, event.ranges, event.text, clear_group=event.cleared)
         )
-        if event.done:
-            self.table.focus()
+        if event.cleared:
+            self.table.focus()  # the bar closed with it
+
+    @on(FilterBar.Left)
+    def _filter_left(self, event: FilterBar.Left) -> None:
+        event.stop()
+        self.table.focus()
+
+    def action_toggle_wide(self) -> None:
+        table = self.table
+        table.set_wide(not table.wide)
+        self.notify(
+            "Wide view: every cell whole, ←/→ scroll sideways (z fits the screen again)."
+            if table.wide
+            else "The table fits the screen again.",
+            timeout=3,
+        )
 
     def action_toggle_pause(self) -> None:
         self.console.set_paused(not self.session.paused)

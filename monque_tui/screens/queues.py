@@ -1,9 +1,10 @@
-"""One row per job name: counts per status, queue health, paused names, recurring schedule.
+"""One row per job name: counts per status, queue health, consumers, paused names, recurring schedule.
 
 Health comes from ``Monque.queue_health``: due now versus scheduled later, the age of the
 oldest due job, completed / failed per minute over the last few minutes, and a 24-hour
 sparkline (one bar per hour) of the store's per-minute counters, so a console opened in
-the morning shows the night. ``P`` pauses or resumes the name under the cursor.
+the morning shows the night. CONSUMERS counts the live instances of the worker registry
+that handle each name and their concurrency; a name with due jobs and none is flagged. ``P`` pauses or resumes the name under the cursor.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING
 from rich.text import Text
 from textual.widgets import DataTable
 
-from monque_engine import InvalidCronError, JobListFilter, JobStatus, QueueHealth, QueueViewSummary
+from monque_engine import InstanceInfo, InvalidCronError, JobListFilter, JobStatus, QueueHealth, QueueViewSummary
 from monque_engine.cron import describe
 
 from ..actions import wall_clock_ms
@@ -30,22 +31,46 @@ if TYPE_CHECKING:
 RELOAD_EVERY = 2.0
 #: Counters reach the store on the workers' heartbeat ticks: re-read health this often anyway.
 HEALTH_EVERY = 5.0
+#: By priority, left to right: what a narrow screen keeps is what diagnoses a queue (due work,
+#: how late it is, who consumes it, failures), then the counts per status, then the rest.
+#: At 80 columns the health columns were off screen, and WORKERS even at 160 (issue 28).
 COLUMNS = (
     "name",
+    "due",
+    "oldest due",
+    "consumers",
+    "failed/m",
+    "done/m",
     "pending",
     "processing",
-    "completed",
     "failed",
-    "cancelled",
-    "due",
     "later",
-    "oldest due",
-    "done/m",
-    "failed/m",
+    "completed",
+    "cancelled",
     "last 24h",
     "schedule",
-    "workers",
 )
+
+
+def consumers_of(instances: list[InstanceInfo]) -> dict[str, tuple[int, int]]:
+    """Per job name: how many live registered instances handle it, and their summed concurrency."""
+    found: dict[str, tuple[int, int]] = {}
+    for instance in instances:
+        if not instance.alive:
+            continue
+        for name, concurrency in instance.workers.items():
+            count, total = found.get(name, (0, 0))
+            found[name] = (count + 1, total + concurrency)
+    return found
+
+
+def consumers_cell(consumers: tuple[int, int] | None, due: int) -> Text:
+    """``2 × 10`` (instances × concurrency in all); ``none`` in red when jobs are due and nobody
+    consumes them, the most common page at 3 a.m."""
+    if consumers is None:
+        return Text("⚠ none", style="bold reverse red") if due else Text("none", style="dim")
+    count, concurrency = consumers
+    return Text(f"{count} × {concurrency}", style="green", justify="right")
 
 
 class QueuesScreen(TableScreen):
@@ -65,6 +90,8 @@ class QueuesScreen(TableScreen):
         self.health: dict[str, QueueHealth] = {}
         self._oldest_due_ms: dict[str, int] = {}
         self.paused_names: frozenset[str] = frozenset()
+        #: Per name: live registered instances handling it, and their concurrency in all.
+        self.consumers: dict[str, tuple[int, int]] = {}
 
     def on_session_message(self, message: SessionMessage) -> None:
         # Counts per name scan the collection: at most once per RELOAD_EVERY seconds on a busy
@@ -106,6 +133,11 @@ class QueuesScreen(TableScreen):
             for name, h in health.items()
             if h.latency is not None
         }
+        try:
+            self.consumers = consumers_of(await monque.instances())
+        except Exception as error:  # noqa: BLE001 - the counts still show; the column says it is unknown
+            self.consumers = {}
+            self.notify(f"Worker registry unavailable: {error}", severity="warning")
         self.health = health
         self.paused_names = frozenset(name for name, h in health.items() if h.paused)
         self._show(summaries, schedules)
@@ -140,7 +172,6 @@ class QueuesScreen(TableScreen):
         for name in names + extra:
             summary = by_name.get(name)
             stats = summary.stats if summary else None
-            worker = summary.worker if summary else None
             title = Text(name, style="bold")
             if name in self.paused_names:
                 title.append(" ⏸ paused", style="bold reverse yellow")
@@ -158,14 +189,18 @@ class QueuesScreen(TableScreen):
                 "schedule": Text(
                     "; ".join(schedules.get(name, [])) or "-", style="cyan" if name in schedules else "dim"
                 ),
-                "workers": Text(
-                    f"{worker.active_count}/{worker.concurrency} active" if worker else "-",
-                    style="green" if worker else "dim",
+                "consumers": consumers_cell(
+                    self.consumers.get(name), self.health[name].due if name in self.health else 0
                 ),
             }
             rows[name] = cells
         self.sync_rows(rows)
         title = Text("Queues", style="bold")
+        starved = sorted(
+            name for name in rows if name not in self.consumers and self.health.get(name) and self.health[name].due
+        )
+        if starved:
+            title.append(f"  ⚠ due jobs, no live consumer: {', '.join(starved)}", style="bold red")
         if self.paused_names:
             title.append(
                 f"  ⏸ paused: {', '.join(sorted(self.paused_names))} (P resumes the name under the cursor)",

@@ -17,16 +17,17 @@ from .table_screen import TableScreen
 
 REFRESH_EVERY = 2.0
 #: What decides an action first (state, heartbeat, jobs held), then counts, then identity.
+#: By priority: which instance, whether it lives, what it consumes (kept on a narrow screen).
 COLUMNS = (
     "state",
     "id",
+    "names",
     "heartbeat",
     "held",
     "running",
     "processed",
     "failed",
     "rate",
-    "names",
     "host",
     "pid",
     "version",

@@ -599,21 +599,23 @@ class ConsoleSession:
                 if monque is None:
                     return
                 query = self.query
-                if query.name_is_glob:
+                if query.search or query.ranges or query.text or query.error_group:
+                    # The tabs stand beside this view: each counts the view's jobs of its status
+                    # (they once followed the name alone, so beside "in error group …" the
+                    # tabs read as the group's and were the whole store's).
+                    try:
+                        stats = await self._view_stats(monque, query)
+                    except QUERY_ERRORS as error:
+                        if query == self.query:
+                            self.emit(QueryFailed(str(error), query))
+                        return
+                elif query.name_is_glob:
                     # The counts of every name the glob matches (each an indexed count), summed.
                     await self.load_names()
                     stats = sum_stats([await monque.get_queue_stats(n) for n in self.matched_names(query) or ()])
                 else:
                     stats = await monque.get_queue_stats(query.name)
-                if query.search or query.ranges or query.text or query.error_group:
-                    try:
-                        matching: int | None = await monque.count_jobs(query.list_filter())
-                    except QUERY_ERRORS as error:
-                        if query == self.query:
-                            self.emit(QueryFailed(str(error), query))
-                        return
-                else:
-                    matching = stats.total if query.status is None else stats.count(query.status)
+                matching: int | None = stats.total if query.status is None else stats.count(query.status)
                 if query.is_empty:
                     matching = None
                 if query == self.query:
@@ -631,6 +633,26 @@ class ConsoleSession:
                     return
         finally:
             self._stats_busy = False
+
+    @staticmethod
+    async def _view_stats(monque: Monque, query: JobQuery) -> QueueStats:
+        """Per-status counts of every job the view's filter matches, its status aside.
+
+        An error group holds only failed jobs and pending ones with a failure behind them:
+        the other statuses are zero without asking the store."""
+        statuses = (JobStatus.FAILED, JobStatus.PENDING) if query.error_group else tuple(JobStatus)
+        counts = {status: 0 for status in JobStatus}
+        base = query.with_status(None)
+        for status in statuses:
+            counts[status] = await monque.count_jobs(replace(base.list_filter(), status=status))
+        return QueueStats(
+            pending=counts[JobStatus.PENDING],
+            processing=counts[JobStatus.PROCESSING],
+            completed=counts[JobStatus.COMPLETED],
+            failed=counts[JobStatus.FAILED],
+            cancelled=counts[JobStatus.CANCELLED],
+            total=sum(counts.values()),
+        )
 
     async def _heal_window(self, count: int) -> None:
         """Reload a wholly loaded view whose row count disagrees with the store's count, twice running.

@@ -28,6 +28,10 @@ from ..bindings import FOOTER_KEYS, FOOTER_RANKS
 FIRST = ("show_help", "command_palette")
 #: Below this width the footer drops its padding, so more keys fit.
 COMPACT_BELOW = 150
+#: Below this width these keys take a shorter label, so the act keys fit whole at 80 columns
+#: (``t Reschedule`` was dropped there; issue 28). ``?`` and the palette keep the full names.
+SHORT_BELOW = 90
+SHORT_LABELS = {"command_palette": "Cmds"}
 #: Rank of a shown binding that is not in the registry (a focused input's own key, such as
 #: the filter bar's Esc): it applies to what the operator is doing, so it is kept early.
 OTHER_RANK = 6
@@ -44,16 +48,18 @@ def key_width(key_display: str, description: str, compact: bool) -> int:
 def fit(keys: list[tuple[str, int, int]], width: int) -> tuple[str, ...]:
     """The actions that fit in ``width`` cells: most important (lowest rank) first, in their order.
 
-    ``keys`` is (action, cells, rank) in display order. A key that does not fit is skipped
-    whole and a smaller, less important one may still take the space left.
+    ``keys`` is (action, cells, rank) in display order. Strictly by rank: once a key does not
+    fit, no less important one is shown in its place (a short ``s Sort`` took the room
+    ``t Reschedule`` needed at 80 columns, the reverse of the ranks; issue 28).
     """
     kept: set[str] = set()
     used = 0
     for index in sorted(range(len(keys)), key=lambda i: (keys[i][2], i)):
         action, cells, _rank = keys[index]
-        if used + cells <= width:
-            kept.add(action)
-            used += cells
+        if used + cells > width:
+            break
+        kept.add(action)
+        used += cells
     return tuple(action for action, _cells, _rank in keys if action in kept)
 
 
@@ -66,6 +72,8 @@ class ConsoleFooter(Footer):
         self._recompose_pending = False
         #: The actions whose keys are mounted now (those of ``_shown`` that fit the width).
         self._fitted: tuple[str, ...] = ()
+        #: The labels are the short ones (``SHORT_LABELS``).
+        self._short = False
 
     def bindings_changed(self, screen: Screen[object]) -> None:
         """Rebuild only when the keys shown changed; when only which are enabled changed, restyle them.
@@ -108,8 +116,10 @@ class ConsoleFooter(Footer):
 
     def on_resize(self, event: events.Resize) -> None:
         compact = event.size.width < COMPACT_BELOW
-        changed = compact != self.compact
-        if changed:
+        short = event.size.width < SHORT_BELOW
+        changed = compact != self.compact or short != self._short
+        self._short = short  # the labels change: the keys are rebuilt
+        if compact != self.compact:
             self.compact = compact  # the keys' padding changes: they are rebuilt
         if self._shown is None or self._recompose_pending:
             return
@@ -130,12 +140,17 @@ class ConsoleFooter(Footer):
         order = [a for a in FIRST if a in shown] + [a for a in shown if a not in FIRST]
         return {action: shown[action] for action in order}
 
+    def _label(self, binding: Binding) -> str:
+        if self.app.size.width < SHORT_BELOW:
+            return SHORT_LABELS.get(binding.action, binding.description)
+        return binding.description
+
     def _fit(self, shown: dict[str, tuple[Binding, bool, str]]) -> tuple[str, ...]:
         width = self.app.size.width
         keys = [
             (
                 action,
-                key_width(self.app.get_key_display(binding), binding.description, self.compact),
+                key_width(self.app.get_key_display(binding), self._label(binding), self.compact),
                 FOOTER_RANKS.get(action, OTHER_RANK),
             )
             for action, (binding, _enabled, _tooltip) in shown.items()
@@ -163,7 +178,7 @@ class ConsoleFooter(Footer):
             key = FooterKey(
                 binding.key,
                 self.app.get_key_display(binding),
-                binding.description,
+                self._label(binding),
                 binding.action,
                 disabled=not enabled,
                 tooltip=tooltip,

@@ -17,6 +17,9 @@ FEED_LABELS: dict[str, tuple[str, str]] = {
     "frozen": ("◆ feed off", "dim"),
 }
 
+#: Live updates frozen with ``p`` (only this console's view; jobs keep running).
+FROZEN_VIEW = "❄ view frozen, p for live"
+
 
 class ConsoleHeader(Static):
     DEFAULT_CSS = """
@@ -67,7 +70,9 @@ class ConsoleHeader(Static):
                 label = "✗ store file lost: restart the console"
         parts.append((label, style))
         if self.paused:
-            parts.append(("⏸ PAUSED (p resumes)", "bold reverse yellow"))
+            # The view, not the queue: worded and coloured apart from "⏸ paused: NAME" (a paused
+            # job name in the store), which it once read as (both said ⏸ PAUSED in yellow).
+            parts.append((FROZEN_VIEW, "bold reverse cyan"))
         if self.read_only:
             parts.append(("READ-ONLY", "bold reverse red"))
         if self.reads:

@@ -51,7 +51,10 @@ class FilterBar(Vertical):
     FilterBar #filter-hint { height: auto; max-height: 3; padding: 0 0 0 1; color: $text-muted; }
     FilterBar.-error #filter-hint { color: $text-error; text-style: bold; }
     """
-    BINDINGS = [Binding("escape", "clear", "Clear filter", show=True, key_display="Esc")]
+    BINDINGS = [Binding("escape", "leave", "Leave the bar", show=True, key_display="Esc")]
+
+    class Left(Message):
+        """Esc in the bar: the keys go to the view again (the filter stays; Esc there clears it)."""
 
     class Changed(Message):
         def __init__(
@@ -223,9 +226,19 @@ class FilterBar(Vertical):
         event.stop()
         self._post(done=False)
 
+    @on(Input.Changed, "#filter-when")
+    def _when_changed(self, event: Input.Changed) -> None:
+        """A range error is about the text typed: once that field is emptied, the line goes too
+        (it stayed under the bar, describing text no longer there)."""
+        event.stop()
+        if self.error is not None and not self._query_error and not event.value.strip():
+            self._show_error(None)
+
     @on(Input.Changed, "#filter-text")
     def _text_changed(self, event: Input.Changed) -> None:
         event.stop()
+        if self._query_error and not event.value.strip():
+            self._show_error(None)  # the text the store could not search is gone
         self._cancel_debounce()
         if self.text == self.applied_text:
             return
@@ -242,6 +255,17 @@ class FilterBar(Vertical):
         self.applied_text = None
         self._show_error(None)
         self.close()
+
+    def action_leave(self) -> None:
+        """Leave the bar for the view, keeping what is applied.
+
+        Enter applies and stays here: it once moved the focus to the table, and the letters
+        typed next (``updated -10m..now``, "yesterday") fired the table's keys, ``r`` then
+        ``y`` retrying a job. Text entry ends only with Esc (here) or Tab past the last field.
+        An empty bar closes as it leaves; one with a filter stays open, showing it."""
+        if not any(field.value.strip() for field in self.query(Input)):
+            self.close()
+        self.post_message(self.Left())
 
     def action_clear(self) -> None:
         for field in self.query(Input):

@@ -42,9 +42,9 @@ STRIP_CACHE = 400
 class Columns:
     """Which columns fit, and how wide the flexible ones are (0: not shown).
 
-    Only whole columns are drawn: those that do not fit are left out from the right (error,
-    owner, updated, next run, attempts), never cut at the screen edge. At 60 columns the
-    table ended in ``OWNE`` and at 40 in a lone ``i`` of "in 5s" (probe 5).
+    Only whole columns are drawn: those that do not fit are left out by priority (``fit``),
+    never cut at the screen edge. At 60 columns the table ended in ``OWNE`` and at 40 in a
+    lone ``i`` of "in 5s" (probe 5).
     """
 
     name: int
@@ -55,27 +55,66 @@ class Columns:
     updated: bool = True
 
     @classmethod
-    def fit(cls, width: int) -> Columns:
-        fixed = 2 + 9 + 11 + 4 + 10 + 9
-        flexible = width - fixed
-        if flexible >= 10 + 1 + 6 + 1:
-            name = min(26, max(10, int(flexible * 0.35)))
-            owner = min(24, max(6, int(flexible * 0.25)))
-            error = flexible - name - owner - 2
-            if error < 8:  # too narrow for "ERROR" and a word: give the room to the name
-                return cls(min(26, flexible - owner - 2), owner, 0)
-            return cls(name, owner, error)
-        # Narrower: the mark, ID, name and status always; then attempts, next run and updated
-        # while each fits whole; the name takes what is left (at most 26, at least 4).
-        room = width - (2 + 9 + 11) - (10 + 1)
-        shown = 0
-        for cells in (4, 10, 9):  # ATT, NEXT RUN, UPDATED (each with its space)
-            if room < cells:
+    def fit(cls, width: int, sort: str = "created_at", longest_name: int = 26) -> Columns:
+        """Columns by what diagnoses a job: the name (whole, up to 26) and status first, then the
+        error (type and message), then its age (UPDATED), then next run and attempts; the
+        owner is the first to go. At 80 columns the name was cut (``webhook.de…``) while the
+        owner stayed beside a bare ``RuntimeError…`` (issue 28). The column the table is
+        sorted by (``sort``) comes before the other times: its header carries the arrow."""
+        room = width - (2 + 9 + 11)  # the mark, ID and STATUS are always shown
+        name = max(4, min(26, max(4, longest_name), room - 1))
+        room -= name + 1
+        error = ERROR_MIN if room >= ERROR_MIN + 1 else 0
+        room -= error + 1 if error else 0
+        order = ["updated", "due", "att"]  # UPDATED, NEXT RUN, ATT (each with its space)
+        if sort == "next_run_at":
+            order = ["due", "updated", "att"]
+        cells = {"updated": 9, "due": 10, "att": 4}
+        shown: dict[str, bool] = dict.fromkeys(order, False)
+        for column in order:
+            if room < cells[column]:
                 break
-            shown += 1
-            room -= cells
-        name = max(4, min(26, 10 + room))
-        return cls(name, 0, 0, shown > 0, shown > 1, shown > 2)
+            shown[column] = True
+            room -= cells[column]
+        updated, due, att = shown["updated"], shown["due"], shown["att"]
+        owner = 0
+        if att and room >= OWNER_MIN + 1 + ERROR_MIN // 2:
+            owner = min(24, room - 1 - ERROR_MIN // 2)
+            room -= owner + 1
+        if error:
+            error += max(0, room)
+        elif not any(shown.values()):
+            name = max(4, min(26, name + max(0, room)))
+        return cls(name, owner, error, att, due, updated)
+
+    @classmethod
+    def wide(cls, rows: list[Job]) -> Columns:
+        """Every column, each as wide as its longest loaded cell (``z``, as k9s's wide toggle):
+        the table scrolls sideways (←/→) instead of cutting a cell."""
+        name = max([4, *(len(job.name) for job in rows)])
+        owner = max([5, *(len(job.claimed_by or "") for job in rows if job.status is JobStatus.PROCESSING)])
+        failed = [error_text(job) for job in rows if job.status is JobStatus.FAILED or job.fail_count]
+        error = max([ERROR_MIN, *(len(text) for text in failed)])
+        return cls(min(name, WIDE_MAX), min(owner, WIDE_MAX), min(error, WIDE_MAX))
+
+    @property
+    def total(self) -> int:
+        """Cells the row takes (mark, ID and status always; each shown column with its space)."""
+        cells = 2 + 9 + 11 + self.name + 1
+        cells += (4 if self.att else 0) + (10 if self.due else 0) + (9 if self.updated else 0)
+        return cells + (self.owner + 1 if self.owner else 0) + (self.error + 1 if self.error else 0)
+
+
+#: Cells ←/→ move the wide view by.
+WIDE_STEP = 20
+#: A wide cell is cut only past this many characters (a megabyte-long message stays bounded).
+WIDE_MAX = 400
+#: The error column is shown only this wide or wider ("ConnectTimeout: timed out connect…").
+ERROR_MIN = 28
+#: Below this error width the type loses its module path (``ConnectTimeout``, not ``httpx.ConnectTimeout``).
+SHORT_TYPE_BELOW = 48
+#: ... and the owner only this wide, once every other column is shown.
+OWNER_MIN = 12
 
 
 Cells = list[tuple[str, str]]
@@ -182,6 +221,10 @@ class JobTable(ScrollView, can_focus=True):
         self._strips: dict[tuple[object, ...], Strip] = {}
         self._cache_second = -1
         self._painted = False
+        #: ``z``: every column whole, scrolled sideways (``Columns.wide``), else what fits.
+        self.wide = False
+        self._wide_columns: Columns | None = None
+        self._longest_name = 26
 
     # -- the window -----------------------------------------------------------------------------
     @property
@@ -246,7 +289,44 @@ class JobTable(ScrollView, can_focus=True):
         self.refresh()
 
     def _resize(self) -> None:
-        self.virtual_size = Size(self.size.width, len(self.rows) + 1)
+        # The name column is as wide as the longest loaded name (at most 26): the room a
+        # short name leaves goes to the error.
+        self._longest_name = max([4, *(len(job.name) for job in self.rows)])
+        width = self.size.width
+        if self.wide:
+            self._wide_columns = Columns.wide(self.rows)
+            self._strips.clear()  # a row's cells depend on its neighbours' widths now
+            width = max(width, self._wide_columns.total)
+        self.virtual_size = Size(width, len(self.rows) + 1)
+
+    def set_wide(self, wide: bool) -> None:
+        """Show every cell whole, the table scrolling sideways; or back to what fits."""
+        self.wide = wide
+        self._wide_columns = None
+        self._strips.clear()
+        self._resize()
+        if not wide:
+            self._scroll_sideways(0)
+        self.refresh()
+
+    def action_wide_left(self) -> None:
+        self._scroll_sideways(int(self.scroll_x) - WIDE_STEP)
+
+    def action_wide_right(self) -> None:
+        self._scroll_sideways(int(self.scroll_x) + WIDE_STEP)
+
+    def _scroll_sideways(self, x: int) -> None:
+        """Set directly: ``scroll_to`` does not move a widget whose ``overflow-x`` is hidden
+        (the table draws no horizontal scrollbar; the wide view is read with ←/→)."""
+        limit = max(0, self.virtual_size.width - self.scrollable_content_region.width)
+        self.set_scroll(max(0, min(limit, x)), None)
+        self.refresh()
+
+    def _columns(self, width: int) -> tuple[Columns, int]:
+        """The columns drawn, and the width their strips are drawn at (wider than the screen when wide)."""
+        if self.wide and self._wide_columns is not None:
+            return self._wide_columns, max(width, self._wide_columns.total)
+        return Columns.fit(width, self.sort_column, self._longest_name), width
 
     def on_mount(self) -> None:
         if self._ages_move:
@@ -402,7 +482,8 @@ class JobTable(ScrollView, can_focus=True):
         """Plain (text, style) cells: turned into segments directly, without Rich's Text layout."""
         marked = self.all_marked or job.id in self.marks
         owner = job.claimed_by if job.status is JobStatus.PROCESSING else ""
-        error = error_text(job) if job.status is JobStatus.FAILED or job.fail_count else ""
+        failed = job.status is JobStatus.FAILED or job.fail_count
+        error = error_text(job, short_type=columns.error < SHORT_TYPE_BELOW) if failed else ""
         cells = [
             _cell("●" if marked else " ", 1, "bold yellow"),
             _cell(short_id(job.id), 8, "bold" if marked else ""),
@@ -424,8 +505,15 @@ class JobTable(ScrollView, can_focus=True):
         return cells
 
     def render_line(self, y: int) -> Strip:
-        width = self.scrollable_content_region.width
-        columns = Columns.fit(width)
+        screen_width = self.scrollable_content_region.width
+        columns, width = self._columns(screen_width)
+        strip = self._render_line(y, columns, width)
+        if width == screen_width:
+            return strip
+        left = int(self.scroll_x)
+        return strip.crop(left, left + screen_width)
+
+    def _render_line(self, y: int, columns: Columns, width: int) -> Strip:
         base = self.rich_style
         if y == 0:
             style = self.get_component_rich_style("job-table--header")
@@ -463,6 +551,7 @@ class JobTable(ScrollView, can_focus=True):
             job.status,
             self.all_marked or job.id in self.marks,
             width,
+            columns,
             flashing,
             at_cursor,
             at_cursor and self.has_focus,

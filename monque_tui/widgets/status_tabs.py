@@ -28,6 +28,8 @@ class StatusTabs(Static):
     sort_text: reactive[str] = reactive("")
     #: Seconds since the counts were taken, once that is long enough to say (None: fresh).
     counts_age: reactive[int | None] = reactive(None)
+    #: The errors-view group the view is inside (its ``Type: pattern`` label), or None.
+    group: reactive[str | None] = reactive(None)
 
     def _tabs(self, short: int | None, keep: int = len(STATUS_TABS)) -> Text:
         """The tabs; ``short`` cuts each label to that many letters (0: the key and count only).
@@ -64,6 +66,8 @@ class StatusTabs(Static):
         return text
 
     def render(self) -> Text:
+        if self.group is not None:
+            return self._render_group(self.content_size.width)
         width = self.content_size.width
         matching = f" — {self.matching:,} matching" if self.matching is not None else ""
         age = f" · counts {span(self.counts_age * 1000)} old" if self.counts_age is not None else ""
@@ -116,6 +120,36 @@ class StatusTabs(Static):
                 describe = self._fitted(room)
             text.append(describe, style="italic")
             text.append(tail, style="italic")
+        text.no_wrap = True
+        return text
+
+    def _render_group(self, width: int) -> Text:
+        """Inside an error group: the group's name and counts first, at every width.
+
+        The tabs line showed bare global counts (``1 332 2 2 3 3 …``) and at 80 columns only
+        ``│ all …``, just before ``D`` deleted the group. Now it reads ``group TimeoutError:
+        timed out after … — 12 failed · 3 retrying``; the status tabs and the rest of the view
+        follow only where they fit."""
+        stats = self.stats
+        counts = "…" if stats is None else f"{stats.failed:,} failed · {stats.pending:,} retrying"
+        showing = f" │ showing {self.active.value}" if self.active is not None else ""
+        tail = f" — {counts}{showing}"
+        text = Text()
+        text.append("group ", style="bold")
+        label = self.group or ""
+        room = width - len("group ") - len(tail) if width else len(label)
+        if len(label) > room:
+            label = label[: max(1, room - 1)] + "…"
+        text.append(label, style="bold red")
+        text.append(tail)
+        rest = self.describe
+        extra = f" │ {rest}{self.sort_text}" if rest else ""
+        if not width or text.cell_len + len(extra) <= width:
+            text.append(extra, style="italic")
+        tabs = self._tabs(0)
+        if not width or text.cell_len + 3 + tabs.cell_len <= width:
+            text.append(" │ ", style="dim")
+            text.append_text(tabs)
         text.no_wrap = True
         return text
 

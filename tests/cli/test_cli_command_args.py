@@ -47,7 +47,7 @@ def test_a_mistyped_collection_is_refused_and_creates_nothing(db_url: str, comma
 
 def test_pause_into_a_new_collection_says_so(db_url: str) -> None:
     enqueue(db_url, "fast", {"n": 1})
-    done = cli("pause", "fast", "--collection", "other_jobs", db_url)
+    done = cli("pause", "fast", "--force", "--collection", "other_jobs", db_url)  # no job there uses it
     assert done.returncode == 0, done.stderr
     assert "in a new collection 'other_jobs'" in done.stderr and "has monque_jobs" in done.stderr
 

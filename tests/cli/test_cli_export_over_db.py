@@ -44,7 +44,9 @@ def test_export_with_a_reversed_date_range_says_so_instead_of_exporting_nothing(
     done = cli("export", "--url", db_url, "--updated-from", "2026-12-03", "--updated-to", "2026-12-01")
     assert done.returncode == 2, done.stderr
     line = done.stderr.strip()
-    assert len(line.splitlines()) == 1 and "--updated-from 2026-12-03T00:00:00.000Z is after --updated-to" in line
+    # Read by the console filter bar's parser (issue 28): its words for a reversed range.
+    assert len(line.splitlines()) == 1 and line.startswith("monque-tui: error: --updated-from/--updated-to")
+    assert "ends before it starts (2026-12-03..2026-12-01)" in line
     assert done.stdout == ""
 
 

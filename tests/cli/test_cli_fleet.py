@@ -33,7 +33,8 @@ def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
 def test_pause_resume_and_paused_for_scripts(spawn: Callable[..., CliProcess], db_url: str) -> None:
     # Paused before the worker starts: a worker loads the paused set before its first claim,
     # so this is deterministic (the live, cross-process case is in test_fleet_multiprocess.py).
-    done = cli("pause", "fast", "--url", db_url)  # no file yet: it is made, and the line says so
+    # No file yet: it is made, and the line says so (--force: no job or worker uses "fast" yet).
+    done = cli("pause", "fast", "--force", "--url", db_url)
     path = db_url.removeprefix("sqlite:///")
     assert (done.returncode, done.stderr.strip()) == (
         0,
@@ -50,7 +51,8 @@ def test_pause_resume_and_paused_for_scripts(spawn: Callable[..., CliProcess], d
     assert get_job(db_url, held).status == "pending"
     assert cli("resume", "fast", "--url", db_url).stderr.strip() == "resumed fast"
     worker.wait_for_event("job:complete", job_id=held)
-    assert cli("paused", "--url", db_url).stdout == ""
+    emptied = cli("paused", "--url", db_url)
+    assert (emptied.returncode, emptied.stdout, emptied.stderr.strip()) == (0, "", "nothing paused")
     worker.send(signal.SIGTERM)
     assert worker.wait_exit() == 0
     # The worker flushed its per-minute counters when it stopped.

@@ -25,7 +25,7 @@ async def test_the_count_is_visible_at_any_width(seeded_url: str) -> None:
     width the confirmation is opened afresh and the count must be on screen."""
     completed = sum(1 for job in SEED_JOBS if job.status.value == "completed")
     async with running_console(seeded_url, size=(WIDTHS[0], 40)) as (app, pilot):
-        await pilot.press("4", "slash", "tab", "tab", *"created 2026-01-01..2026-01-15 11:59", "enter")
+        await pilot.press("4", "slash", "tab", "tab", *"created 2026-01-01..2026-01-15 11:59", "enter", "escape")
         await wait_for(lambda: app.jobs_screen.window.query.ranges != ())
         for width in WIDTHS:
             await pilot.resize_terminal(width, 40)  # type: ignore[attr-defined]

@@ -62,7 +62,7 @@ async def test_retry_all_failed_of_one_name_through_the_filter(seeded_url: str) 
     async with running_console(seeded_url) as (app, pilot):
         await pilot.press("5")  # failed tab
         await wait_for(lambda: set(table_ids(app)) == {FAILED_EMAIL, FAILED_WEBHOOK, FAILED_IMAGE})
-        await pilot.press("slash", *"send-email", "enter")
+        await pilot.press("slash", *"send-email", "enter", "escape")
         await wait_for(lambda: table_ids(app) == [FAILED_EMAIL])
         await pilot.press("R")
         await wait_for(lambda: isinstance(app.screen, ConfirmScreen))
@@ -170,7 +170,7 @@ async def test_status_tabs_and_sorts_show_the_right_rows(seeded_url: str) -> Non
         await wait_for(lambda: not app.jobs_screen.window.query.descending)
         by_due = sorted(pending, key=lambda j: (j.due_min, j.id))
         assert table_ids(app) == [job.id for job in by_due]
-        await pilot.press("1", "slash", "tab", *"crm-7731", "enter")
+        await pilot.press("1", "slash", "tab", *"crm-7731", "enter", "escape")
         await wait_for(lambda: table_ids(app) == [seed_id(9)])
         await pilot.press("escape")
         await wait_for(lambda: len(table_ids(app)) == len(jobs))

@@ -37,7 +37,7 @@ async def test_contains_filters_the_listing_and_the_counts_as_typed(seeded_url: 
         await wait_for(lambda: set(table_ids(app)) == {seed_id(12)})
         field.value = "ConnectTimeout"
         await wait_for(lambda: screen.window.query.text == "ConnectTimeout" and set(table_ids(app)) == {seed_id(12)})
-        await pilot.press("escape")
+        await pilot.press("escape", "escape")  # leave the bar, then clear the filter
         await wait_for(lambda: screen.window.query.text is None and len(table_ids(app)) == len(SEED_JOBS))
 
 
@@ -69,7 +69,7 @@ async def test_bulk_actions_act_on_the_text_search(seeded_url: str) -> None:
     before = await store_jobs(seeded_url)
     async with running_console(seeded_url) as (app, pilot):
         screen = app.jobs_screen
-        await pilot.press("slash", "tab", "tab", "tab", *"timed out", "enter")
+        await pilot.press("slash", "tab", "tab", "tab", *"timed out", "enter", "escape")
         await wait_for(lambda: screen.window.query.text == "timed out" and set(table_ids(app)) == TIMED_OUT)
         assert screen.check_action("act_all", ("delete",)) is True
         await pilot.press("D")
@@ -85,7 +85,7 @@ async def test_bulk_actions_act_on_the_text_search(seeded_url: str) -> None:
 async def test_retry_all_with_text_and_status_reaches_only_the_failed_match(seeded_url: str) -> None:
     async with running_console(seeded_url) as (app, pilot):
         screen = app.jobs_screen
-        await pilot.press("5", "slash", "tab", "tab", "tab", *"hooks.example", "enter")
+        await pilot.press("5", "slash", "tab", "tab", "tab", *"hooks.example", "enter", "escape")
         await wait_for(lambda: screen.window.query.text == "hooks.example" and table_ids(app) == [seed_id(12)])
         await pilot.press("R")
         await wait_for(lambda: isinstance(app.screen, ConfirmScreen))
@@ -130,8 +130,8 @@ async def test_a_search_timeout_is_shown_inline_and_the_console_stays_up(
         hint = str(bar.query_one("#filter-hint", Static).content)
         assert hint.startswith("✗ the text search read too many jobs")
         assert table_ids(app) == [] and screen.table.placeholder.startswith("✗ the text search read too many")
-        # Clearing the text clears the message and brings the rows back.
-        await pilot.press("escape")
+        # Clearing the text clears the message and brings the rows back (Esc leaves the bar, Esc clears).
+        await pilot.press("escape", "escape")
         await wait_for(lambda: len(table_ids(app)) == len(SEED_JOBS) and bar.error is None)
         assert app.is_running
 

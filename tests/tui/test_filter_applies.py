@@ -39,7 +39,7 @@ async def test_an_unapplied_time_range_blocks_bulk_actions(seeded_url: str) -> N
         await pilot.press("D")
         await wait_for(lambda: any("not applied yet" in n.message for n in app._notifications))
         assert not isinstance(app.screen, ConfirmScreen)
-        await pilot.press("slash", "tab", "tab", "enter")  # apply it
+        await pilot.press("slash", "tab", "tab", "enter", "escape")  # apply it
         await wait_for(lambda: bar.unapplied is None and app.jobs_screen.query_state.ranges != ())
     assert await store_jobs(seeded_url) == before
 
@@ -49,7 +49,7 @@ async def test_the_table_refills_after_a_bulk_action(seeded_url: str) -> None:
     async with running_console(seeded_url) as (app, pilot):
         await pilot.press("2")
         await wait_for(lambda: app.jobs_screen.window.query.status is JobStatus.PENDING)
-        await pilot.press("slash", *"send-email", "enter")
+        await pilot.press("slash", *"send-email", "enter", "escape")
         await wait_for(lambda: app.jobs_screen.window.query.name == "send-email")
         pending_email = [j.id for j in SEED_JOBS if j.name == "send-email" and j.status is JobStatus.PENDING]
         assert set(table_ids(app)) == set(pending_email)
@@ -74,7 +74,7 @@ async def test_cancelling_every_loaded_row_of_a_long_view_loads_the_next_rows(se
     await other.enqueue_many([{"name": "bulk-x", "data": {"i": i}} for i in range(450)])
     await other.close()
     async with running_console(seeded_url) as (app, pilot):
-        await pilot.press("2", "slash", *"bulk-x", "enter")
+        await pilot.press("2", "slash", *"bulk-x", "enter", "escape")
         await wait_for(lambda: app.jobs_screen.window.query.name == "bulk-x" and len(table_ids(app)) > 0)
         loaded = len(table_ids(app))
         assert loaded < 450 and app.jobs_screen.window.has_after

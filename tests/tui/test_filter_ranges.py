@@ -58,6 +58,8 @@ async def apply_range(app: MonqueConsole, pilot: Pilot[int], text: str, *, typed
         when.value = text
         await pilot.press("enter")
     await pilot.pause()
+    if app.jobs_screen.query_one(FilterBar).error is None:
+        await pilot.press("escape")  # Enter stays in the bar; Esc leaves it, the range kept
 
 
 def view_settled(app: MonqueConsole, ranges: tuple[TimeRange, ...]) -> bool:

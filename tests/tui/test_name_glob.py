@@ -49,7 +49,7 @@ async def test_the_glob_filters_the_table_and_says_what_it_matched(seeded_url: s
 
 async def test_live_jobs_are_placed_by_the_glob(seeded_url: str) -> None:
     async with running_console(seeded_url) as (app, pilot):
-        await pilot.press("slash", "s", "asterisk", "enter")
+        await pilot.press("slash", "s", "asterisk", "enter", "escape")
         await wait_for(lambda: set(table_ids(app)) == S_JOBS)
         other = Monque(seeded_url, recover_stale_jobs=False)
         await other.initialize()
@@ -65,7 +65,7 @@ async def test_live_jobs_are_placed_by_the_glob(seeded_url: str) -> None:
 async def test_bulk_delete_applies_the_glob_and_never_more_than_confirmed(seeded_url: str) -> None:
     before = await store_jobs(seeded_url)
     async with running_console(seeded_url) as (app, pilot):
-        await pilot.press("slash", "s", "asterisk", "enter")
+        await pilot.press("slash", "s", "asterisk", "enter", "escape")
         await wait_for(lambda: set(table_ids(app)) == S_JOBS)
         await pilot.press("D")
         await wait_for(lambda: isinstance(app.screen, ConfirmScreen))
@@ -93,7 +93,7 @@ async def test_mark_all_matching_then_cancel_uses_the_glob(seeded_url: str) -> N
     pending = {job.id for job in SEED_JOBS if job.name in S_NAMES and job.status is JobStatus.PENDING}
     before = await store_jobs(seeded_url)
     async with running_console(seeded_url) as (app, pilot):
-        await pilot.press("slash", "s", "asterisk", "enter")
+        await pilot.press("slash", "s", "asterisk", "enter", "escape")
         await wait_for(lambda: set(table_ids(app)) == S_JOBS)
         await pilot.press("A")
         await wait_for(lambda: app.jobs_screen.session.marked_view is not None)

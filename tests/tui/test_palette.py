@@ -98,6 +98,7 @@ def _effects(app: MonqueConsole) -> dict[str, Any]:
         "Reverse [S]": lambda: not screen.query_state.descending,
         "Filter [/]": lambda: app.screen.focused is not None and app.screen.focused.id == "filter-name",
         "Pause [p]": lambda: app.paused,
+        "Wide [z]": lambda: screen.table.wide,
         "Mark [␣]": lambda: PENDING_EMAIL in screen.marks,
         "Mark loaded [a]": lambda: len(screen.marks) == len(screen.window.rows),
         "Mark all matching [A]": lambda: app.session.marked_view is not None,

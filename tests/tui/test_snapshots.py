@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from monque_tui.screenshots import SCENE_URL, SCENES, SIZE, scene_app
+from monque_tui.screenshots import SCENE_SIZES, SCENE_URL, SCENES, SIZE, scene_app
 from monque_tui.seed import seed_store
 
 
@@ -23,4 +23,5 @@ def scene_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.mark.parametrize("scene", list(SCENES))
 def test_screen_snapshot(scene: str, scene_dir: Path, snap_compare: object) -> None:
-    assert snap_compare(scene_app(), terminal_size=SIZE, run_before=SCENES[scene])  # type: ignore[operator]
+    size = SCENE_SIZES.get(scene, SIZE)
+    assert snap_compare(scene_app(), terminal_size=size, run_before=SCENES[scene])  # type: ignore[operator]

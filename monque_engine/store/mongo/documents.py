@@ -512,17 +512,21 @@ def id_like(search: str) -> bool:
 
 
 def id_suffix_query(search: str) -> Document:
-    """The jobs whose id *ends* with ``search`` (hex): no index range can express a suffix,
+    """The jobs whose id *ends* with ``search`` (hex), or, for 4-7 hex digits, holds them
+    anywhere in its last 8 (what consoles show): no index range can express a suffix,
     so this runs as its own query, projected to ``_id`` and hinted to the ``_id`` index so
     it reads index keys only, limited to ``ID_SUFFIX_LIMIT``; the listing then matches the
     ids it found (issue 27: inside the listing's ``$or`` the ``$expr`` made every branch,
     the indexed ones too, a collection scan)."""
-    return {"$expr": {"$regexMatch": {"input": {"$toString": "$_id"}, "regex": f"{search.lower()}$"}}}
+    digits = search.lower()
+    tail = f"[0-9a-f]{{0,{8 - len(digits)}}}" if 4 <= len(digits) < 8 else ""
+    return {"$expr": {"$regexMatch": {"input": {"$toString": "$_id"}, "regex": f"{digits}{tail}$"}}}
 
 
 def _search_clause(search: str, suffix_ids: list[Any] | None = None) -> Document:
-    """Id prefix (as an ObjectId range, so it uses the _id index), id suffix (ours: consoles
-    show the last 8 hex digits), or unique-key substring (the contract's meaning, and what
+    """Id prefix (as an ObjectId range, so it uses the _id index), id suffix or 4+ hex digits
+    within the last 8 (ours: consoles show the last 8 hex digits), or unique-key substring
+    (the contract's meaning, and what
     the console matches live events with).
 
     A substring cannot be anchored, so the unique-key branch is an unanchored regex, which

@@ -89,7 +89,12 @@ class ChangeFeed:
     # -- detection --------------------------------------------------------------------------------
     def _poll(self, conn: sqlite3.Connection) -> None:
         try:
-            last = conn.execute("PRAGMA data_version").fetchone()[0]
+            try:
+                last = conn.execute("PRAGMA data_version").fetchone()[0]
+            except sqlite3.Error:
+                if self._stop.is_set():
+                    return  # closed at once after opening (a command refusing its input): interrupted, not a fault
+                raise
             while not self._stop.is_set():
                 poked = self._poke.wait(self._interval)
                 if self._stop.is_set():

@@ -194,6 +194,9 @@ _FINISHED_WORDS = frozenset({"completed", "failed", "cancelled"})
 
 
 _HEX = re.compile(r"[0-9a-f]{1,24}")
+#: Consoles show an id's last SHOWN_ID_DIGITS hex digits; SHOWN_ID_PART of them in a row find it.
+SHOWN_ID_DIGITS = 8
+SHOWN_ID_PART = 4
 
 
 def selector_where(selector: StoreSelector, *, paging: bool = False) -> tuple[str, list[Any]]:
@@ -260,9 +263,16 @@ def filter_where(filter: StoreListFilter, *, paging: bool = False) -> tuple[str,
     if filter.search:
         escaped = filter.search.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
         if _HEX.fullmatch(filter.search.lower()):
-            # Ours: the id's tail matches too (consoles show the last 8 hex digits, which must be searchable).
-            clauses.append("(id LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\' OR instr(unique_key, ?) > 0)")
-            params.extend((escaped + "%", "%" + escaped, filter.search))
+            # Ours: the id's tail matches too (consoles show the last 8 hex digits, which must be
+            # searchable), and SHOWN_ID_PART or more of those digits from anywhere in them (7 of
+            # the 8 shown once matched nothing).
+            lowered = filter.search.lower()
+            if SHOWN_ID_PART <= len(lowered) <= SHOWN_ID_DIGITS:
+                clauses.append("(id LIKE ? ESCAPE '\\' OR instr(substr(id, ?), ?) > 0 OR instr(unique_key, ?) > 0)")
+                params.extend((escaped + "%", -SHOWN_ID_DIGITS, lowered, filter.search))
+            else:
+                clauses.append("(id LIKE ? ESCAPE '\\' OR id LIKE ? ESCAPE '\\' OR instr(unique_key, ?) > 0)")
+                params.extend((escaped + "%", "%" + escaped, filter.search))
         else:
             clauses.append("(id LIKE ? ESCAPE '\\' OR instr(unique_key, ?) > 0)")
             params.extend((escaped + "%", filter.search))

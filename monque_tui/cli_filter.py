@@ -1,0 +1,192 @@
+"""The console filter bar's language, for the commands that take a filter (``export``,
+``cancel``, ``retry``, ``delete``).
+
+The filter bar is the reference: a name or a glob (``email*``), an id (its start, or 4+ of
+the 8 characters the table shows) or unique key, "contains" text over payload and error,
+time ranges (``created -2h..``, ``next now..+1h``, resolved once against the clock), a status
+and an error group. Everything here goes through ``query.JobQuery`` and ``query.parse_ranges``,
+the bar's own parser and predicate, so a command and the console mean the same by each flag.
+Before this, ``export --search`` meant id or key (not contains), ``--name 'ops.*'`` exported
+0 jobs in silence and ``--created-from -2h`` failed with "expected one argument".
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from dataclasses import replace
+
+from monque_engine import JobListFilter, Monque, MonqueError
+from monque_engine.errorgroups import ErrorGroup
+from monque_engine.validation import validate_job_name
+
+from .exitcodes import CliError, ExitCode
+from .query import RANGE_EXAMPLE, SORT_LABELS, JobQuery, RangeError, TimeRange, is_glob, parse_ranges
+from .streams import write_stderr
+
+#: Flags whose value may start with "-" (a relative time): ``--created -2h..`` is read as
+#: ``--created=-2h..`` before argparse sees it (it took "-2h" for an option).
+DASHED_VALUE_FLAGS = frozenset(
+    {
+        "--created",
+        "--updated",
+        "--next-run",
+        "--created-from",
+        "--created-to",
+        "--updated-from",
+        "--updated-to",
+        "--next-run-from",
+        "--next-run-to",
+        "--when",
+    }
+)
+_FIELDS = (("created", "created_at"), ("updated", "updated_at"), ("next-run", "next_run_at"))
+
+
+def join_dashed_values(words: list[str]) -> list[str]:
+    """``--created -2h..`` → ``--created=-2h..`` (any value after these flags, dash or not)."""
+    joined: list[str] = []
+    index = 0
+    while index < len(words):
+        word = words[index]
+        if word in DASHED_VALUE_FLAGS and index + 1 < len(words):
+            joined.append(f"{word}={words[index + 1]}")
+            index += 2
+            continue
+        joined.append(word)
+        index += 1
+    return joined
+
+
+def add_filter_flags(parser: argparse.ArgumentParser, statuses: Callable[[str], list[str]]) -> None:
+    """The filter bar's fields as flags (``statuses``: the ``--status`` type)."""
+    group = parser.add_argument_group("filter (the console's filter bar language)")
+    group.add_argument("--name", default=None, help="a job name, or a glob such as 'email*' or 'report-?'")
+    group.add_argument(
+        "--status", type=statuses, default=None, metavar="STATUS[,STATUS]", help="only these statuses (comma-separated)"
+    )
+    group.add_argument(
+        "--id",
+        "--search",
+        dest="search",
+        default=None,
+        metavar="TEXT",
+        help="id (its start, or 4+ of the 8 characters the console shows) or unique-key substring",
+    )
+    group.add_argument(
+        "--contains", default=None, metavar="TEXT", help="payload or error text (type or message), ASCII case ignored"
+    )
+    group.add_argument(
+        "--when", default=None, metavar="RANGES", help=f"time ranges as in the filter bar, e.g. '{RANGE_EXAMPLE}'"
+    )
+    for flag, _field in _FIELDS:
+        words = flag.replace("-", " ")
+        group.add_argument(
+            f"--{flag}", default=None, metavar="FROM..TO", help=f"{words} in this range, e.g. -2h.., now..+1h, today"
+        )
+        group.add_argument(
+            f"--{flag}-from", default=None, metavar="WHEN", help=f"{words} at or after (ISO, -2h, now, today)"
+        )
+        group.add_argument(f"--{flag}-to", default=None, metavar="WHEN", help=f"{words} at or before")
+    group.add_argument(
+        "--error-group",
+        default=None,
+        metavar="KEY|TEXT",
+        help="an error group: its key, or text that names one group ('webhook ConnectTimeout')",
+    )
+
+
+def _ranges(args: argparse.Namespace, now_ms: int) -> tuple[TimeRange, ...]:
+    """Every range flag, read by the bar's parser; one range per time, as in the bar."""
+    found: dict[str, TimeRange] = {}
+
+    def add(ranges: tuple[TimeRange, ...], flag: str) -> None:
+        for time_range in ranges:
+            if time_range.field in found:
+                label = SORT_LABELS[time_range.field]
+                raise CliError(f"{flag}: the {label} time is given twice; give one range per time", ExitCode.USAGE)
+            found[time_range.field] = time_range
+
+    def parse(text: str, flag: str) -> tuple[TimeRange, ...]:
+        try:
+            return parse_ranges(text, now_ms)
+        except RangeError as error:
+            raise CliError(f"{flag}: {error}", ExitCode.USAGE) from None
+
+    if args.when:
+        add(parse(args.when, "--when"), "--when")
+    for flag, field in _FIELDS:
+        word = "next" if field == "next_run_at" else flag
+        whole = getattr(args, flag.replace("-", "_"))
+        low = getattr(args, f"{flag.replace('-', '_')}_from")
+        high = getattr(args, f"{flag.replace('-', '_')}_to")
+        if whole is not None and (low is not None or high is not None):
+            raise CliError(f"--{flag}: give a range FROM..TO or --{flag}-from/--{flag}-to, not both", ExitCode.USAGE)
+        if whole is not None:
+            add(parse(f"{word} {whole}", f"--{flag}"), f"--{flag}")
+        elif low is not None or high is not None:
+            add(parse(f"{word} {low or ''}..{high or ''}", f"--{flag}-from/--{flag}-to"), f"--{flag}")
+    return tuple(found.values())
+
+
+async def _error_group(monque: Monque, text: str) -> tuple[str, str]:
+    """The group ``text`` names (its key, or words found in "name type: pattern"): (key, label)."""
+    groups = await monque.error_groups(limit=1000)
+    for group in groups:
+        if group.key == text:
+            return group.key, _label(group)
+    words = text.casefold().split()
+    matches = [g for g in groups if g.key.startswith(text) or all(w in _label(g).casefold() for w in words)]
+    if len(matches) == 1:
+        return matches[0].key, _label(matches[0])
+    if not matches:
+        raise CliError(
+            f"--error-group: no error group matches {text!r} ({len(groups)} groups now); "
+            "give a group's key or words from its name, type and message",
+            ExitCode.USAGE,
+        )
+    shown = "; ".join(f"{g.key}: {_label(g)}" for g in matches[:5])
+    raise CliError(
+        f"--error-group: {len(matches)} groups match {text!r}: {shown}; give more words or the key", ExitCode.USAGE
+    )
+
+
+def _label(group: ErrorGroup) -> str:
+    return f"{group.name} {group.title}"
+
+
+async def build_filter(monque: Monque, args: argparse.Namespace, now_ms: int) -> tuple[JobListFilter, str]:
+    """The flags as one ``JobListFilter`` (through the bar's ``JobQuery``), and how the bar describes it."""
+    if args.name == "":
+        raise CliError("--name must not be empty; drop it to select jobs of every name", ExitCode.USAGE)
+    if args.name is not None and not is_glob(args.name):
+        try:  # a name no job can have selected nothing, quietly
+            validate_job_name(args.name)
+        except MonqueError as error:
+            raise CliError(f"--name: {error}", ExitCode.USAGE) from None
+    group_key = group_label = None
+    if args.error_group:
+        group_key, group_label = await _error_group(monque, args.error_group)
+    query = JobQuery(
+        name=args.name,
+        search=args.search,
+        text=args.contains,
+        error_group=group_key,
+        group_label=group_label,
+    ).with_ranges(_ranges(args, now_ms))
+    if query.name_is_glob:
+        names = [n for n in await monque.job_names() if query.name_matches(n)]
+        # Said, not refused: a script may run before the first such job exists.
+        write_stderr(
+            f"--name {args.name!r} (a glob) matches {len(names)} job name(s)"
+            + (
+                f": {', '.join(names[:6])}" + (" …" if len(names) > 6 else "")
+                if names
+                else " (names are case-sensitive)"
+            )
+        )
+    listing = replace(query.list_filter(), status=args.status, recurring=getattr(args, "recurring", None))
+    description = query.describe(now_ms)
+    if args.status:
+        description = description.replace("all", ",".join(args.status), 1)
+    return listing, description
