@@ -1,4 +1,5 @@
-"""The store going away under a running console: one notice, the console stays up (probe finding).
+"""The store going away under a running console: one notice, the console stays up
+(found by the acceptance probe).
 
 Found in tmux: the console on a SQLite file that was deleted while it ran died within
 seconds with a Textual traceback wall (``FileLostError`` from the stats timer), and again

@@ -1,6 +1,6 @@
 """Under ``instance_concurrency``, a freed slot goes to the names the cap kept waiting.
 
-Probe finding (upstream's worker-fairness test, translated): with ``instance_concurrency=1``
+Found by the acceptance probe (upstream's worker-fairness test, translated): with ``instance_concurrency=1``
 the name whose job had just finished was woken first and took its own slot back, so a name
 with a long queue held the instance until that queue drained while another name starved.
 Now the freed slot is offered round-robin, starting after the name that freed it.
