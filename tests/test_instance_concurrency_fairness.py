@@ -88,7 +88,7 @@ async def test_pausing_a_waiting_name_gives_its_turn_back(tmp_path: Path) -> Non
     try:
         first = await m.enqueue("long", 1)
         await m.start()
-        await poll_until(lambda: m._processor.running_jobs(), message="the long job runs")
+        await poll_until(lambda: m.running_job_count == 1, message="the long job runs")
         await m.enqueue("other")
         await poll_until(lambda: "other" in m._processor._starved, message="other waits for the cap")
         await m.pause("other")
