@@ -221,7 +221,7 @@ async def test_a_job_whose_owner_stops_heartbeating_is_recovered(monque, recorde
     (complete,) = await rec_b.wait_for("job:complete")
     assert complete.job.id == job.id and ran_on_b == [job.id]
     release_a.set()  # A's late completion is refused: B completed it, and the claim is not A's
-    await wait_until(lambda: not a._processor.running_jobs())
+    await wait_until(lambda: a.running_job_count == 0)
     stored = await b.get_job(job.id)
     assert stored.status is JobStatus.COMPLETED and stored.claimed_by is None
 

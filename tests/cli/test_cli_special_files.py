@@ -1,7 +1,7 @@
 """Devices, FIFOs and symlinks on the command line (probe finding: ``export`` replaced ``/dev/null``).
 
 ``export --output`` replaces only regular files, and a store URL naming a FIFO is refused at
-once instead of blocking the URL check (the engine's side: ``tests/test_probe_special_files.py``).
+once instead of blocking the URL check (the engine's side: ``tests/test_sqlite_special_files.py``).
 
 An export is written to ``FILE.partial-PID`` and renamed over ``FILE`` when complete, so a
 failure never leaves half a file. Renamed over a device, that replaced the device itself:

@@ -42,10 +42,17 @@ async def wait_for(predicate: Callable[[], bool], timeout: float = 10.0) -> None
 
 @asynccontextmanager
 async def running_console(
-    url: str, *, read_only: bool = False, live: bool = True, size: tuple[int, int] = (140, 36)
+    url: str,
+    *,
+    read_only: bool = False,
+    live: bool = True,
+    size: tuple[int, int] = (140, 36),
+    notifications: bool = False,
 ) -> AsyncIterator[tuple[MonqueConsole, object]]:
+    """The console on ``url`` under Pilot. ``notifications=True`` shows them as toasts, which
+    ``tests/tui/toasts.py`` reads (Textual's ``run_test`` leaves them out by default)."""
     app = MonqueConsole(ConsoleConfig(url=url, read_only=read_only), clock=frozen_clock(SEED_NOW_MS), live=live)
-    async with app.run_test(size=size) as pilot:
+    async with app.run_test(size=size, notifications=notifications) as pilot:
         await asyncio.wait_for(app.ready.wait(), 10)
         await pilot.pause()
         yield app, pilot

@@ -15,10 +15,11 @@ from monque_tui.screens.confirm import ConfirmScreen
 from monque_tui.seed import SEED_JOBS
 
 from .conftest import running_console, store_jobs, wait_for
+from .toasts import said_first, toast_lines
 
 
 async def test_jobs_added_while_the_dialog_is_open_are_not_deleted(seeded_url: str) -> None:
-    async with running_console(seeded_url) as (app, pilot):
+    async with running_console(seeded_url, notifications=True) as (app, pilot):
         await pilot.press("D")
         await wait_for(lambda: isinstance(app.screen, ConfirmScreen))
         assert app.screen.plan.count == len(SEED_JOBS)  # type: ignore[attr-defined]
@@ -32,8 +33,8 @@ async def test_jobs_added_while_the_dialog_is_open_are_not_deleted(seeded_url: s
         finally:
             await other.close()
         await pilot.press(*str(len(SEED_JOBS)), "enter")
-        await wait_for(lambda: any(n.message.startswith("Deleted") for n in app._notifications))
-        message = next(n.message for n in app._notifications if n.message.startswith("Deleted"))
+        await wait_for(lambda: said_first(app, "Deleted"))
+        message = next(line for line in toast_lines(app) if line.startswith("Deleted"))
         assert message.startswith(f"Deleted {len(SEED_JOBS) - 1:,} jobs")
     left = await store_jobs(seeded_url)
     assert set(left) == {job.id for job in added} | {changed.id}

@@ -14,15 +14,16 @@ from pathlib import Path
 from monque_tui.widgets.console_header import ConsoleHeader
 
 from .conftest import running_console, wait_for
+from .toasts import toast_messages
 
 
 def _store_notices(app: object) -> list[str]:
-    return [str(n.message) for n in app._notifications if n.title == "Store error"]  # type: ignore[attr-defined]
+    return toast_messages(app, "Store error")
 
 
 async def test_console_says_its_sqlite_file_is_damaged(seeded_url: str) -> None:
     path = Path(seeded_url.removeprefix("sqlite:///"))
-    async with running_console(seeded_url) as (app, pilot):
+    async with running_console(seeded_url, notifications=True) as (app, pilot):
         with open(path, "r+b") as file:
             file.write(os.urandom(100))  # the header: SQLite's pages themselves are intact
         app.session.buffer.must_reload()  # as after any burst: the next flush reads the store

@@ -19,6 +19,7 @@ from monque_tui.screens.queues import QueuesScreen
 from monque_tui.seed import SEED_JOBS, SEED_NOW_MS, seed_id
 
 from .conftest import move_to, running_console, store_jobs, table_ids, wait_for
+from .toasts import said, said_first, toast_lines
 
 PENDING_EMAIL = seed_id(1)
 PENDING_EMAIL_2 = seed_id(16)
@@ -36,7 +37,7 @@ async def test_first_page_is_the_store_sorted_newest_first(seeded_url: str) -> N
 
 async def test_marked_cancel_changes_exactly_the_marked_pending_jobs(seeded_url: str) -> None:
     before = await store_jobs(seeded_url)
-    async with running_console(seeded_url) as (app, pilot):
+    async with running_console(seeded_url, notifications=True) as (app, pilot):
         for job_id in (PENDING_EMAIL, PENDING_EMAIL_2, FAILED_EMAIL):
             await move_to(app, pilot, job_id)
             await pilot.press("space")
@@ -46,8 +47,8 @@ async def test_marked_cancel_changes_exactly_the_marked_pending_jobs(seeded_url:
         assert isinstance(app.screen, ConfirmScreen)
         assert app.screen.plan.count == 2 and app.screen.plan.skipped == 1
         await pilot.press("y")
-        await wait_for(lambda: any("Cancelled 2 jobs" in n.message for n in app._notifications))
-        message = next(n.message for n in app._notifications if "Cancelled" in n.message)
+        await wait_for(lambda: said(app, "Cancelled 2 jobs"))
+        message = next(line for line in toast_lines(app) if "Cancelled" in line)
         assert message == "Cancelled 2 jobs; 1 was not pending and was left alone"
         # The live feed brings the change back into the table.
         await wait_for(lambda: app.jobs_screen.window.get(PENDING_EMAIL).status is JobStatus.CANCELLED)  # type: ignore[union-attr]
@@ -59,7 +60,7 @@ async def test_marked_cancel_changes_exactly_the_marked_pending_jobs(seeded_url:
 
 async def test_retry_all_failed_of_one_name_through_the_filter(seeded_url: str) -> None:
     before = await store_jobs(seeded_url)
-    async with running_console(seeded_url) as (app, pilot):
+    async with running_console(seeded_url, notifications=True) as (app, pilot):
         await pilot.press("5")  # failed tab
         await wait_for(lambda: set(table_ids(app)) == {FAILED_EMAIL, FAILED_WEBHOOK, FAILED_IMAGE})
         await pilot.press("slash", *"send-email", "enter", "escape")
@@ -69,7 +70,7 @@ async def test_retry_all_failed_of_one_name_through_the_filter(seeded_url: str) 
         plan = app.screen.plan  # type: ignore[attr-defined]
         assert plan.count == 1 and "failed job named 'send-email'" in plan.question
         await pilot.press("y")
-        await wait_for(lambda: any(n.message.startswith("Retried 1 job") for n in app._notifications))
+        await wait_for(lambda: said_first(app, "Retried 1 job"))
         await wait_for(lambda: table_ids(app) == [])  # it left the failed view
     after = await store_jobs(seeded_url)
     changed = {job_id for job_id in before if before[job_id] != after[job_id]}
@@ -95,7 +96,7 @@ async def test_confirmation_can_be_refused(seeded_url: str) -> None:
 
 
 async def test_deleting_everything_needs_the_count_typed(seeded_url: str) -> None:
-    async with running_console(seeded_url) as (app, pilot):
+    async with running_console(seeded_url, notifications=True) as (app, pilot):
         await pilot.press("D")
         await wait_for(lambda: isinstance(app.screen, ConfirmScreen))
         assert app.screen.plan.needs_typed_confirmation  # type: ignore[attr-defined]
@@ -104,18 +105,18 @@ async def test_deleting_everything_needs_the_count_typed(seeded_url: str) -> Non
         assert isinstance(app.screen, ConfirmScreen)
         assert len(await store_jobs(seeded_url)) == len(SEED_JOBS)
         await pilot.press("backspace", *str(len(SEED_JOBS)), "enter")
-        await wait_for(lambda: any(n.message.startswith(f"Deleted {len(SEED_JOBS)} jobs") for n in app._notifications))
+        await wait_for(lambda: said_first(app, f"Deleted {len(SEED_JOBS)} jobs"))
         await wait_for(lambda: table_ids(app) == [])
     assert await store_jobs(seeded_url) == {}
 
 
 async def test_reschedule_moves_the_next_run(seeded_url: str) -> None:
-    async with running_console(seeded_url) as (app, pilot):
+    async with running_console(seeded_url, notifications=True) as (app, pilot):
         await move_to(app, pilot, PENDING_EMAIL)
         await pilot.press("t")
         await pilot.pause()
         await pilot.press("plus", "2", "h", "enter")
-        await wait_for(lambda: any(n.message.startswith("Rescheduled 1 job") for n in app._notifications))
+        await wait_for(lambda: said_first(app, "Rescheduled 1 job"))
     job = (await store_jobs(seeded_url))[PENDING_EMAIL]
     assert job.next_run_at_ms == SEED_NOW_MS + 2 * 3600_000
 
@@ -133,7 +134,7 @@ async def test_actions_invalid_for_the_status_are_unavailable(seeded_url: str) -
 
 async def test_read_only_refuses_every_mutation(seeded_url: str) -> None:
     before = await store_jobs(seeded_url)
-    async with running_console(seeded_url, read_only=True) as (app, pilot):
+    async with running_console(seeded_url, read_only=True, notifications=True) as (app, pilot):
         screen = app.jobs_screen
         await move_to(app, pilot, PENDING_EMAIL)
         for kind in ("cancel", "retry", "reschedule", "delete"):
@@ -144,7 +145,7 @@ async def test_read_only_refuses_every_mutation(seeded_url: str) -> None:
         assert not isinstance(app.screen, ConfirmScreen)
         app.act_on_jobs(ActionKind.DELETE, screen.targets[0], False)  # e.g. from the palette
         await pilot.pause()
-        assert any("Read-only" in n.message for n in app._notifications)
+        assert said(app, "Read-only")
     assert await store_jobs(seeded_url) == before
 
 

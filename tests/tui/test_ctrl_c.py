@@ -19,12 +19,13 @@ from monque_tui.screens.when import WhenScreen
 from monque_tui.seed import seed_id
 
 from .conftest import move_to, running_console, store_jobs, wait_for
+from .toasts import toast_lines
 
 PENDING = seed_id(1)
 
 
 def _messages(app: object) -> list[str]:
-    return [str(n.message) for n in app._notifications]  # type: ignore[attr-defined]
+    return toast_lines(app)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(("key", "screen"), [("c", ConfirmScreen), ("t", WhenScreen), ("D", ConfirmScreen)])
@@ -55,7 +56,7 @@ async def test_ctrl_c_aborts_the_export_prompt_without_writing(
 
 
 async def test_ctrl_c_on_the_jobs_screen_says_how_to_quit_in_plain_words(seeded_url: str) -> None:
-    async with running_console(seeded_url) as (app, pilot):
+    async with running_console(seeded_url, notifications=True) as (app, pilot):
         await pilot.press("ctrl+c")
         await wait_for(lambda: any("to quit" in m for m in _messages(app)))
         hint = next(m for m in _messages(app) if "to quit" in m)

@@ -14,6 +14,7 @@ from monque_engine import Job, JobStatus, Monque
 from monque_tui.screens.detail import JobDetailScreen
 
 from .conftest import move_to, running_console, wait_for
+from .toasts import said
 
 
 async def _completed_job(url: str) -> str:
@@ -42,7 +43,7 @@ async def _completed_job(url: str) -> str:
 
 async def test_y_on_a_completed_attempt_copies_nothing_and_says_so(store_url: str) -> None:
     job_id = await _completed_job(store_url)
-    async with running_console(store_url) as (app, pilot):
+    async with running_console(store_url, notifications=True) as (app, pilot):
         await move_to(app, pilot, job_id)
         await pilot.press("enter")
         await wait_for(lambda: isinstance(app.screen, JobDetailScreen) and bool(app.screen.attempts))
@@ -53,6 +54,6 @@ async def test_y_on_a_completed_attempt_copies_nothing_and_says_so(store_url: st
         assert screen.check_action("copy_traceback", ()) is None  # greyed in the footer
         before = app.clipboard
         await pilot.press("y")
-        await wait_for(lambda: any("no traceback to copy" in n.message for n in app._notifications))
+        await wait_for(lambda: said(app, "no traceback to copy"))
         assert app.clipboard == before
-        assert not any("Copied attempt" in n.message for n in app._notifications)
+        assert not said(app, "Copied attempt")

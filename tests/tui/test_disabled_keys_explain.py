@@ -14,24 +14,25 @@ from monque_tui.screens.confirm import ConfirmScreen
 from monque_tui.seed import seed_id
 
 from .conftest import move_to, open_detail, running_console, wait_for
+from .toasts import text_of, toasts
 
 COMPLETED = seed_id(3)
 PENDING = seed_id(1)
 
 
-def _new_messages(app: Any, since: int) -> list[str]:
-    return [n.message for n in list(app._notifications)[since:]]
+def _new_messages(app: Any, before: list[Any]) -> list[str]:
+    return [text_of(toast) for toast in toasts(app) if toast not in before]
 
 
 async def _press(app: Any, pilot: Any, key: str) -> list[str]:
-    since = len(app._notifications)
+    before = toasts(app)
     await pilot.press(key)
     await pilot.pause()
-    return _new_messages(app, since)
+    return _new_messages(app, before)
 
 
 async def test_greyed_keys_say_why(seeded_url: str) -> None:
-    async with running_console(seeded_url) as (app, pilot):
+    async with running_console(seeded_url, notifications=True) as (app, pilot):
         await move_to(app, pilot, COMPLETED)
         assert await _press(app, pilot, "c") == ["Cancel applies to pending jobs; job 00000003 is completed."]
         assert await _press(app, pilot, "t") == ["Reschedule applies to pending jobs; job 00000003 is completed."]
@@ -47,21 +48,21 @@ async def test_greyed_keys_say_why(seeded_url: str) -> None:
         # Letters typed into the filter bar are text, not keys.
         await pilot.press("slash")
         await wait_for(lambda: app.focused is not None and app.focused.id == "filter-name")
-        since = len(app._notifications)
+        before = toasts(app)
         await pilot.press(*"ctR")
         await pilot.pause()
-        assert _new_messages(app, since) == []
+        assert _new_messages(app, before) == []
 
 
 async def test_detail_keys_say_why(seeded_url: str) -> None:
-    async with running_console(seeded_url) as (app, pilot):
+    async with running_console(seeded_url, notifications=True) as (app, pilot):
         await open_detail(app, pilot, PENDING)
         assert await _press(app, pilot, "r") == ["Retry applies to failed or cancelled jobs; this job is pending."]
         assert await _press(app, pilot, "y") == ["This job has no attempts yet."]
 
 
 async def test_read_only_keys_say_read_only(seeded_url: str) -> None:
-    async with running_console(seeded_url, read_only=True) as (app, pilot):
+    async with running_console(seeded_url, read_only=True, notifications=True) as (app, pilot):
         await move_to(app, pilot, PENDING)
         said = await _press(app, pilot, "c")
         assert len(said) == 1 and said[0].startswith("Read-only console (started with --read-only)"), said
@@ -71,7 +72,7 @@ async def test_read_only_keys_say_read_only(seeded_url: str) -> None:
 
 
 async def test_an_empty_store_says_there_is_nothing_under_the_cursor(store_url: str) -> None:
-    async with running_console(store_url) as (app, pilot):
+    async with running_console(store_url, notifications=True) as (app, pilot):
         assert await _press(app, pilot, "c") == ["No job under the cursor."]
         await pilot.press("e")
         await wait_for(lambda: type(app.screen).__name__ == "ErrorsScreen")

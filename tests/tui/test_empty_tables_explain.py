@@ -12,10 +12,11 @@ from monque_tui.screens.queues import QueuesScreen
 from monque_tui.screens.workers import WorkersScreen
 
 from .conftest import running_console, wait_for
+from .toasts import toast_lines
 
 
 def _messages(app: object) -> list[str]:
-    return [str(n.message) for n in app._notifications]  # type: ignore[attr-defined]
+    return toast_lines(app)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -28,7 +29,7 @@ def _messages(app: object) -> list[str]:
 async def test_a_row_key_on_an_empty_table_says_why(
     store_url: str, screen_key: str, screen: type, key: str, says: str
 ) -> None:
-    async with running_console(store_url, size=(100, 24)) as (app, pilot):
+    async with running_console(store_url, size=(100, 24), notifications=True) as (app, pilot):
         await pilot.press(screen_key)
         await wait_for(lambda: isinstance(app.screen, screen) and app.screen.loads > 0)
         await pilot.pause()

@@ -17,6 +17,7 @@ from monque_tui.screens.detail import JobDetailScreen
 from monque_tui.seed import seed_id
 
 from .conftest import move_to, running_console, wait_for
+from .toasts import said
 
 SMTP_FAILED = seed_id(2)  # send-email, failed after 10 attempts; the last 3 are kept by the seed
 PENDING = seed_id(1)
@@ -40,7 +41,7 @@ def _timeline(screen: JobDetailScreen) -> str:
 
 
 async def test_timeline_lists_attempts_and_the_pane_shows_the_selected_traceback(seeded_url: str) -> None:
-    async with running_console(seeded_url) as (app, pilot):
+    async with running_console(seeded_url, notifications=True) as (app, pilot):
         screen = await _open(app, pilot, SMTP_FAILED)
         assert [a.number for a in screen.attempts] == [8, 9, 10]
         lines = _timeline(screen).splitlines()
@@ -66,7 +67,7 @@ async def test_timeline_lists_attempts_and_the_pane_shows_the_selected_traceback
         # y copies type, message and the whole traceback of the selected attempt.
         await pilot.press("y")
         assert app.clipboard == pane.text and "aiosmtplib/smtp.py" in app.clipboard
-        await wait_for(lambda: any("Copied attempt 9's traceback" in n.message for n in app._notifications))
+        await wait_for(lambda: said(app, "Copied attempt 9's traceback"))
         # The keys work with the traceback pane focused too (it is read-only: keys are not typed into it).
         pane.focus()
         await pilot.press("right_square_bracket", "y")

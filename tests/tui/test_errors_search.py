@@ -17,6 +17,7 @@ from monque_tui.widgets.filter_bar import FilterBar
 from monque_tui.widgets.status_tabs import StatusTabs
 
 from .conftest import running_console, store_jobs, table_ids, wait_for
+from .toasts import said_first
 
 TIMED_OUT = {seed_id(12), seed_id(13)}  # "timed out" is in their failReason only
 
@@ -67,7 +68,7 @@ async def test_typing_waits_for_a_pause_before_searching(seeded_url: str, monkey
 
 async def test_bulk_actions_act_on_the_text_search(seeded_url: str) -> None:
     before = await store_jobs(seeded_url)
-    async with running_console(seeded_url) as (app, pilot):
+    async with running_console(seeded_url, notifications=True) as (app, pilot):
         screen = app.jobs_screen
         await pilot.press("slash", "tab", "tab", "tab", *"timed out", "enter", "escape")
         await wait_for(lambda: screen.window.query.text == "timed out" and set(table_ids(app)) == TIMED_OUT)
@@ -77,13 +78,13 @@ async def test_bulk_actions_act_on_the_text_search(seeded_url: str) -> None:
         assert app.screen.plan.count == 2
         assert "containing 'timed out'" in app.screen.plan.question
         await pilot.press("y")
-        await wait_for(lambda: any(n.message.startswith("Deleted 2 jobs") for n in app._notifications))
+        await wait_for(lambda: said_first(app, "Deleted 2 jobs"))
     after = await store_jobs(seeded_url)
     assert set(before) - set(after) == TIMED_OUT
 
 
 async def test_retry_all_with_text_and_status_reaches_only_the_failed_match(seeded_url: str) -> None:
-    async with running_console(seeded_url) as (app, pilot):
+    async with running_console(seeded_url, notifications=True) as (app, pilot):
         screen = app.jobs_screen
         await pilot.press("5", "slash", "tab", "tab", "tab", *"hooks.example", "enter", "escape")
         await wait_for(lambda: screen.window.query.text == "hooks.example" and table_ids(app) == [seed_id(12)])
@@ -91,7 +92,7 @@ async def test_retry_all_with_text_and_status_reaches_only_the_failed_match(seed
         await wait_for(lambda: isinstance(app.screen, ConfirmScreen))
         assert app.screen.plan.count == 1
         await pilot.press("y")
-        await wait_for(lambda: any(n.message.startswith("Retried 1 job") for n in app._notifications))
+        await wait_for(lambda: said_first(app, "Retried 1 job"))
     jobs = await store_jobs(seeded_url)
     assert jobs[seed_id(12)].status is JobStatus.PENDING and jobs[seed_id(6)].status is JobStatus.FAILED
 

@@ -14,6 +14,7 @@ from monque_tui.session.errors import sparkline
 from monque_tui.widgets.status_tabs import StatusTabs
 
 from .conftest import running_console, store_jobs, table_ids, wait_for
+from .toasts import said_first
 
 WEBHOOK_FAILED = seed_id(12)  # webhook, httpx.ConnectTimeout, failed
 WEBHOOK_RETRYING = seed_id(13)  # webhook, httpx.ReadTimeout, pending with 2 failures
@@ -112,7 +113,7 @@ async def test_enter_filters_the_jobs_table_to_the_group_and_esc_clears_it(seede
 
 
 async def test_retry_group_acts_on_what_was_confirmed_only(seeded_url: str) -> None:
-    async with running_console(seeded_url) as (app, pilot):
+    async with running_console(seeded_url, notifications=True) as (app, pilot):
         screen = await _open_errors(app, pilot)
         await _cursor_to(screen, pilot, "httpx.ConnectTimeout")
         await pilot.press("R")
@@ -126,7 +127,7 @@ async def test_retry_group_acts_on_what_was_confirmed_only(seeded_url: str) -> N
         late = _late_failure(200, 0)
         await seed_store(seeded_url, (late,), now_ms=time.time_ns() // 1_000_000 + 1000)
         await pilot.press("y")
-        await wait_for(lambda: any(n.message.startswith("Retried 1 job") for n in app._notifications))
+        await wait_for(lambda: said_first(app, "Retried 1 job"))
     jobs = await store_jobs(seeded_url)
     assert jobs[WEBHOOK_FAILED].status is JobStatus.PENDING
     assert jobs[late.id].status is JobStatus.FAILED
@@ -138,7 +139,7 @@ async def test_delete_group_leaves_a_member_committed_after_the_count_even_with_
     """Commit order, not clocks: a member whose ``updatedAt`` is older than the count (another
     worker's clock is behind, or its write waited on the lock) but which committed after the
     count was not confirmed, so the delete leaves it (it reached it until issue 25)."""
-    async with running_console(seeded_url) as (app, pilot):
+    async with running_console(seeded_url, notifications=True) as (app, pilot):
         screen = await _open_errors(app, pilot)
         await _cursor_to(screen, pilot, "httpx.ConnectTimeout")
         await pilot.press("D")
@@ -146,7 +147,7 @@ async def test_delete_group_leaves_a_member_committed_after_the_count_even_with_
         assert app.screen.plan.count == 1
         await seed_store(seeded_url, (_late_failure(201, 5),), now_ms=time.time_ns() // 1_000_000 - 60_000)
         await pilot.press("y")
-        await wait_for(lambda: any(n.message.startswith("Deleted 1 job") for n in app._notifications))
+        await wait_for(lambda: said_first(app, "Deleted 1 job"))
     jobs = await store_jobs(seeded_url)
     assert WEBHOOK_FAILED not in jobs and seed_id(201) in jobs
     assert WEBHOOK_RETRYING in jobs  # another group of the same job name is untouched

@@ -18,6 +18,7 @@ from monque_engine import Monque
 from monque_tui.screens.export import ExportScreen
 
 from .conftest import running_console, store_jobs, wait_for
+from .toasts import said_first
 
 
 async def _refused(app: Any, pilot: Any, typed: str) -> str:
@@ -46,7 +47,7 @@ async def test_the_dialog_refuses_a_path_that_leads_to_the_stores_files(seeded_u
         str(linked / "store" / "console.db-journal"): f"the store's rollback journal {store}-journal",
         str(linked / "wal.jsonl"): f"the store's write-ahead log {store}-wal",
     }
-    async with running_console(seeded_url) as (app, pilot):
+    async with running_console(seeded_url, notifications=True) as (app, pilot):
         for typed, said in cases.items():
             shown = await _refused(app, pilot, typed)
             assert f"{typed} cannot be used: it leads to {said} through a symlink" in shown, shown
@@ -61,12 +62,12 @@ async def test_a_csv_from_the_console_guards_formula_cells(store_url: str, tmp_p
     number = await monque.enqueue("numbers", -5)
     await monque.close()
     target = tmp_path / "view.csv"
-    async with running_console(store_url) as (app, pilot):
+    async with running_console(store_url, notifications=True) as (app, pilot):
         await pilot.press("E")
         await wait_for(lambda: isinstance(app.screen, ExportScreen))
         app.screen.query_one(Input).value = str(target)
         await pilot.press("enter")
-        await wait_for(lambda: any(n.message.startswith("Exported 2 jobs") for n in app._notifications), timeout=20)
+        await wait_for(lambda: said_first(app, "Exported 2 jobs"), timeout=20)
     with target.open(newline="") as handle:
         rows = {row["_id"]: row for row in csv.DictReader(handle)}
     assert rows[formula.id]["name"] == "'=1+1" and rows[formula.id]["uniqueKey"] == "'@SUM(A1:A9)"

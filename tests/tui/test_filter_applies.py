@@ -8,13 +8,14 @@ from monque_tui.seed import SEED_JOBS
 from monque_tui.widgets.filter_bar import FilterBar
 
 from .conftest import running_console, store_jobs, table_ids, wait_for
+from .toasts import said, said_first
 
 EMAIL = {job.id for job in SEED_JOBS if job.name == "send-email"}
 
 
 async def test_a_typed_name_applies_without_enter_and_bulk_uses_it(seeded_url: str) -> None:
     before = await store_jobs(seeded_url)
-    async with running_console(seeded_url) as (app, pilot):
+    async with running_console(seeded_url, notifications=True) as (app, pilot):
         await pilot.press("slash", *"send-email", "tab")
         await wait_for(lambda: set(table_ids(app)) == EMAIL)
         assert app.jobs_screen.query_state.name == "send-email"
@@ -24,20 +25,20 @@ async def test_a_typed_name_applies_without_enter_and_bulk_uses_it(seeded_url: s
         plan = app.screen.plan  # type: ignore[attr-defined]
         assert plan.query.name == "send-email" and plan.count == len(EMAIL)
         await pilot.press("y")
-        await wait_for(lambda: any(n.message.startswith("Deleted") for n in app._notifications))
+        await wait_for(lambda: said_first(app, "Deleted"))
     after = await store_jobs(seeded_url)
     assert set(before) - set(after) == EMAIL
 
 
 async def test_an_unapplied_time_range_blocks_bulk_actions(seeded_url: str) -> None:
     before = await store_jobs(seeded_url)
-    async with running_console(seeded_url) as (app, pilot):
+    async with running_console(seeded_url, notifications=True) as (app, pilot):
         await pilot.press("slash", "tab", "tab", *"created -1h..")
         bar = app.jobs_screen.query_one(FilterBar)
         assert bar.unapplied is not None
         app.jobs_screen.table.focus()
         await pilot.press("D")
-        await wait_for(lambda: any("not applied yet" in n.message for n in app._notifications))
+        await wait_for(lambda: said(app, "not applied yet"))
         assert not isinstance(app.screen, ConfirmScreen)
         await pilot.press("slash", "tab", "tab", "enter", "escape")  # apply it
         await wait_for(lambda: bar.unapplied is None and app.jobs_screen.query_state.ranges != ())
@@ -46,7 +47,7 @@ async def test_an_unapplied_time_range_blocks_bulk_actions(seeded_url: str) -> N
 
 async def test_the_table_refills_after_a_bulk_action(seeded_url: str) -> None:
     """Reproduction from the issue: 2, / name Enter, a, c, y left "No jobs match" over a non-empty view."""
-    async with running_console(seeded_url) as (app, pilot):
+    async with running_console(seeded_url, notifications=True) as (app, pilot):
         await pilot.press("2")
         await wait_for(lambda: app.jobs_screen.window.query.status is JobStatus.PENDING)
         await pilot.press("slash", *"send-email", "enter", "escape")
@@ -56,7 +57,7 @@ async def test_the_table_refills_after_a_bulk_action(seeded_url: str) -> None:
         await pilot.press("a", "c")
         await wait_for(lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("y")
-        await wait_for(lambda: any(n.message.startswith("Cancelled") for n in app._notifications))
+        await wait_for(lambda: said_first(app, "Cancelled"))
         await wait_for(lambda: table_ids(app) == [] and app.jobs_screen.table.placeholder != "")
         # The view is empty now; the header must agree (0 matching), and going back shows rows.
         await wait_for(lambda: app.jobs_screen.query_one("StatusTabs").matching in (0, None))
@@ -73,7 +74,7 @@ async def test_cancelling_every_loaded_row_of_a_long_view_loads_the_next_rows(se
     await other.initialize()
     await other.enqueue_many([{"name": "bulk-x", "data": {"i": i}} for i in range(450)])
     await other.close()
-    async with running_console(seeded_url) as (app, pilot):
+    async with running_console(seeded_url, notifications=True) as (app, pilot):
         await pilot.press("2", "slash", *"bulk-x", "enter", "escape")
         await wait_for(lambda: app.jobs_screen.window.query.name == "bulk-x" and len(table_ids(app)) > 0)
         loaded = len(table_ids(app))
@@ -81,7 +82,7 @@ async def test_cancelling_every_loaded_row_of_a_long_view_loads_the_next_rows(se
         await pilot.press("a", "c")
         await wait_for(lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("y")
-        await wait_for(lambda: any(n.message.startswith("Cancelled") for n in app._notifications))
+        await wait_for(lambda: said_first(app, "Cancelled"))
         # The rows that remain pending fill the table again, and the header agrees.
         await wait_for(
             lambda: len(table_ids(app)) > 0 and all(j.status is JobStatus.PENDING for j in app.jobs_screen.window.rows),

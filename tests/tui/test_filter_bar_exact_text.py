@@ -14,11 +14,12 @@ from monque_tui.screens.confirm import ConfirmScreen
 from monque_tui.widgets.filter_bar import FilterBar
 
 from .conftest import running_console, store_jobs, table_ids, wait_for
+from .toasts import said, said_first
 
 
 async def test_a_nul_in_contains_is_refused_inline_and_d_deletes_nothing(seeded_url: str) -> None:
     before = await store_jobs(seeded_url)
-    async with running_console(seeded_url) as (app, pilot):
+    async with running_console(seeded_url, notifications=True) as (app, pilot):
         screen = app.jobs_screen
         await wait_for(lambda: len(table_ids(app)) == len(before))
         await pilot.press("slash")
@@ -28,10 +29,10 @@ async def test_a_nul_in_contains_is_refused_inline_and_d_deletes_nothing(seeded_
         await wait_for(lambda: bar.error is not None and "NUL" in bar.error)
         assert table_ids(app) == []
         await pilot.press("escape")  # leave the bar: it keeps its text and its error; the keys act on the view
-        for key, said in (("D", "Nothing to delete"), ("A", "Nothing marked")):
+        for key, says in (("D", "Nothing to delete"), ("A", "Nothing marked")):
             await pilot.press(key)
-            await wait_for(lambda said=said: any(str(n.message).startswith(said) for n in app._notifications))
-        assert any("NUL" in str(n.message) for n in app._notifications)
+            await wait_for(lambda says=says: said_first(app, says))
+        assert said(app, "NUL")
         assert not isinstance(app.screen, ConfirmScreen)
         assert app.is_running
     assert set(await store_jobs(seeded_url)) == set(before)

@@ -24,6 +24,7 @@ from monque_tui.widgets.filter_bar import FilterBar
 from monque_tui.widgets.status_tabs import StatusTabs
 
 from .conftest import running_console, store_jobs, table_ids, wait_for
+from .toasts import said_first
 
 NOW = SEED_NOW_MS
 HOUR = 60 * MINUTE
@@ -31,7 +32,7 @@ HOUR = 60 * MINUTE
 
 @asynccontextmanager
 async def console(url: str) -> AsyncIterator[tuple[MonqueConsole, Pilot[int]]]:
-    async with running_console(url) as (app, pilot):
+    async with running_console(url, notifications=True) as (app, pilot):
         yield app, cast("Pilot[int]", pilot)
 
 
@@ -156,7 +157,7 @@ async def test_a_next_run_range_and_the_bulk_keys_work_on_it(seeded_url: str) ->
         assert app.screen.plan.count == len(shown)
         assert "next run" in app.screen.plan.question
         await pilot.press("y")
-        await wait_for(lambda: any(n.message.startswith("Cancelled") for n in app._notifications))
+        await wait_for(lambda: said_first(app, "Cancelled"))
     after = await store_jobs(seeded_url)
     for job_id, job in before.items():
         if job_id in shown:
@@ -214,7 +215,7 @@ async def test_retry_all_inside_a_created_range_changes_exactly_those_jobs(seede
         plan = app.screen.plan
         assert plan.count == 2 and "created 2026-01-15 11:05..2026-01-15 11:15 UTC" in plan.question
         await pilot.press("y")
-        await wait_for(lambda: any(n.message.startswith("Retried 2 jobs") for n in app._notifications))
+        await wait_for(lambda: said_first(app, "Retried 2 jobs"))
     after = await store_jobs(seeded_url)
     changed = {job_id for job_id in before if before[job_id] != after[job_id]}
     assert changed == {seed_id(2), seed_id(6)}

@@ -16,6 +16,7 @@ from monque_tui.widgets.console_header import ConsoleHeader
 from monque_tui.window import PAGE_SIZE
 
 from .conftest import running_console, store_jobs, wait_for
+from .toasts import said_first
 
 MANY = PAGE_SIZE + 50
 
@@ -33,7 +34,7 @@ async def enqueue(url: str, name: str, count: int) -> list[str]:
 async def test_mark_all_matching_marks_every_job_of_the_view_and_d_deletes_them(seeded_url: str) -> None:
     many = set(await enqueue(seeded_url, "bulk", MANY))
     before = await store_jobs(seeded_url)
-    async with running_console(seeded_url) as (app, pilot):
+    async with running_console(seeded_url, notifications=True) as (app, pilot):
         screen = app.jobs_screen
         screen.apply_query(JobQuery(name="bulk"))
         await wait_for(lambda: screen.window.query.name == "bulk" and len(screen.window) > 0)
@@ -50,7 +51,7 @@ async def test_mark_all_matching_marks_every_job_of_the_view_and_d_deletes_them(
         assert isinstance(app.screen, ConfirmScreen)
         assert app.screen.plan.count == MANY and app.screen.plan.is_bulk
         await pilot.press("y")
-        await wait_for(lambda: any(n.message.startswith(f"Deleted {MANY} jobs") for n in app._notifications))
+        await wait_for(lambda: said_first(app, f"Deleted {MANY} jobs"))
         await wait_for(lambda: not header.marked_all and header.marked == 0)
         assert not screen.table.all_marked
     after = await store_jobs(seeded_url)
@@ -75,7 +76,7 @@ async def test_delete_all_with_a_text_filter_reaches_only_the_matching_jobs(seed
     query = JobQuery(search=key[:6])
     matching = {job_id for job_id, job in before.items() if query.matches(job)}
     assert matching
-    async with running_console(seeded_url) as (app, pilot):
+    async with running_console(seeded_url, notifications=True) as (app, pilot):
         screen = app.jobs_screen
         screen.apply_query(query)
         await wait_for(lambda: screen.window.query == query)
@@ -86,7 +87,7 @@ async def test_delete_all_with_a_text_filter_reaches_only_the_matching_jobs(seed
         assert app.screen.plan.count == len(matching)
         assert repr(key[:6]) in app.screen.plan.question
         await pilot.press("y")
-        await wait_for(lambda: any(n.message.startswith("Deleted") for n in app._notifications))
+        await wait_for(lambda: said_first(app, "Deleted"))
     after = await store_jobs(seeded_url)
     assert set(after) == set(before) - matching
 

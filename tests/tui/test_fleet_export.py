@@ -20,13 +20,14 @@ from monque_tui.screens.export import ExportScreen
 from monque_tui.session.export import ExportError, export_view
 
 from .conftest import running_console, store_jobs, wait_for
+from .toasts import said_first
 
 
 async def test_e_writes_the_failed_view_to_csv(seeded_url: str, tmp_path: Path) -> None:
     jobs = await store_jobs(seeded_url)
     failed = {job_id for job_id, job in jobs.items() if job.status is JobStatus.FAILED}
     target = tmp_path / "failed.csv"
-    async with running_console(seeded_url) as (app, pilot):
+    async with running_console(seeded_url, notifications=True) as (app, pilot):
         await pilot.press("5")
         await wait_for(lambda: app.jobs_screen.window.query.status is JobStatus.FAILED)
         await pilot.press("E")
@@ -34,9 +35,7 @@ async def test_e_writes_the_failed_view_to_csv(seeded_url: str, tmp_path: Path) 
         assert app.screen.query_one(Input).value.startswith("./monque-export-20260115-120000")
         app.screen.query_one(Input).value = str(target)
         await pilot.press("enter")
-        await wait_for(
-            lambda: any(n.message.startswith(f"Exported {len(failed)} jobs") for n in app._notifications), timeout=20
-        )
+        await wait_for(lambda: said_first(app, f"Exported {len(failed)} jobs"), timeout=20)
     with target.open(newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert {row["_id"] for row in rows} == failed
@@ -48,13 +47,13 @@ async def test_the_default_path_writes_json_lines_of_every_job_and_never_overwri
 ) -> None:
     monkeypatch.chdir(tmp_path)
     jobs = await store_jobs(seeded_url)
-    async with running_console(seeded_url) as (app, pilot):
+    async with running_console(seeded_url, notifications=True) as (app, pilot):
         for attempt in (1, 2):
             await pilot.press("E")
             await wait_for(lambda: isinstance(app.screen, ExportScreen))
             await pilot.press("enter")
             if attempt == 1:
-                await wait_for(lambda: any(n.message.startswith("Exported") for n in app._notifications), timeout=20)
+                await wait_for(lambda: said_first(app, "Exported"), timeout=20)
             else:
                 # Said under the input, the dialog still open to type another path (probe 7).
                 await wait_for(lambda: "already exists" in str(app.screen.query_one("#export-error").content))
@@ -97,7 +96,7 @@ async def test_an_unusable_path_is_explained_in_the_dialog_which_stays_open(
     existing = tmp_path / "old.jsonl"
     existing.write_text("keep me\n")
     typed = answer.format(existing=existing, tmp=tmp_path)
-    async with running_console(seeded_url) as (app, pilot):
+    async with running_console(seeded_url, notifications=True) as (app, pilot):
         await pilot.press("E")
         await wait_for(lambda: isinstance(app.screen, ExportScreen))
         dialog = app.screen
@@ -110,6 +109,6 @@ async def test_an_unusable_path_is_explained_in_the_dialog_which_stays_open(
         assert any(word in said for word in ("type a file path", "already exists", "does not exist")), said
         dialog.query_one(Input).value = str(tmp_path / "new.jsonl")
         await pilot.press("enter")
-        await wait_for(lambda: any(n.message.startswith("Exported") for n in app._notifications), timeout=20)
+        await wait_for(lambda: said_first(app, "Exported"), timeout=20)
     assert existing.read_text() == "keep me\n"
     assert (tmp_path / "new.jsonl").stat().st_size > 0

@@ -13,6 +13,7 @@ from monque_tui.widgets.filter_bar import FilterBar
 
 from .conftest import running_console, store_jobs, table_ids, wait_for
 from .test_confirm_width import screen_text
+from .toasts import said_first
 
 S_NAMES = {"send-email", "sync-crm"}
 S_JOBS = {job.id for job in SEED_JOBS if job.name in S_NAMES}
@@ -64,7 +65,7 @@ async def test_live_jobs_are_placed_by_the_glob(seeded_url: str) -> None:
 
 async def test_bulk_delete_applies_the_glob_and_never_more_than_confirmed(seeded_url: str) -> None:
     before = await store_jobs(seeded_url)
-    async with running_console(seeded_url) as (app, pilot):
+    async with running_console(seeded_url, notifications=True) as (app, pilot):
         await pilot.press("slash", "s", "asterisk", "enter", "escape")
         await wait_for(lambda: set(table_ids(app)) == S_JOBS)
         await pilot.press("D")
@@ -79,7 +80,7 @@ async def test_bulk_delete_applies_the_glob_and_never_more_than_confirmed(seeded
         finally:
             await other.close()
         await pilot.press("y")
-        await wait_for(lambda: any(n.message.startswith("Deleted") for n in app._notifications))
+        await wait_for(lambda: said_first(app, "Deleted"))
         assert app.jobs_screen.query_one(FilterBar).name_matches is not None
     after = await store_jobs(seeded_url)
     assert set(before) - set(after) == S_JOBS
@@ -92,7 +93,7 @@ async def test_mark_all_matching_then_cancel_uses_the_glob(seeded_url: str) -> N
 
     pending = {job.id for job in SEED_JOBS if job.name in S_NAMES and job.status is JobStatus.PENDING}
     before = await store_jobs(seeded_url)
-    async with running_console(seeded_url) as (app, pilot):
+    async with running_console(seeded_url, notifications=True) as (app, pilot):
         await pilot.press("slash", "s", "asterisk", "enter", "escape")
         await wait_for(lambda: set(table_ids(app)) == S_JOBS)
         await pilot.press("A")
@@ -102,7 +103,7 @@ async def test_mark_all_matching_then_cancel_uses_the_glob(seeded_url: str) -> N
         plan = app.screen.plan  # type: ignore[attr-defined]
         assert plan.count == len(pending) and plan.query.name == "s*"
         await pilot.press("y")
-        await wait_for(lambda: any(n.message.startswith("Cancelled") for n in app._notifications))
+        await wait_for(lambda: said_first(app, "Cancelled"))
     after = await store_jobs(seeded_url)
     changed = {job_id for job_id, job in after.items() if job.status is not before[job_id].status}
     assert changed == pending and all(after[job_id].status is JobStatus.CANCELLED for job_id in pending)

@@ -11,11 +11,15 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from textual.message import Message
+from textual.notifications import Notify
+
 from monque_engine import Job, Monque
 from monque_tui.app import MonqueConsole
 from monque_tui.config import ConsoleConfig
 
 from .conftest import store_jobs, wait_for
+from .toasts import said
 
 
 async def test_q_says_it_waits_for_running_jobs_and_closes_once_they_finish(tmp_path: Path) -> None:
@@ -32,15 +36,15 @@ async def test_q_says_it_waits_for_running_jobs_and_closes_once_they_finish(tmp_
         await monque.enqueue("slow", {})
 
     app = MonqueConsole(ConsoleConfig(url=url, setup=setup, start_workers=True, label="test"))
-    async with app.run_test(size=(140, 36)) as pilot:
+    async with app.run_test(size=(140, 36), notifications=True) as pilot:
         await asyncio.wait_for(app.ready.wait(), 10)
         await asyncio.wait_for(started.wait(), 10)
         assert app.monque.running_job_count == 1
         await pilot.press("q")
-        await wait_for(lambda: any("Stopping the workers: 1 running job" in n.message for n in app._notifications))
+        await wait_for(lambda: said(app, "Stopping the workers: 1 running job"))
         assert app.is_running and app.return_code is None  # still up, saying why
         await pilot.press("q")
-        await wait_for(lambda: any("Still waiting" in n.message for n in app._notifications))
+        await wait_for(lambda: said(app, "Still waiting"))
         assert app.is_running
         release.set()
         await wait_for(lambda: not app.is_running)
@@ -55,12 +59,18 @@ async def test_q_without_running_jobs_closes_at_once(tmp_path: Path) -> None:
         monque.register("idle", lambda job: None)
 
     app = MonqueConsole(ConsoleConfig(url=url, setup=setup, start_workers=True, label="test"))
-    async with app.run_test(size=(140, 36)) as pilot:
+    notified: list[str] = []  # every notification posted, read after the app has gone
+
+    def record(message: Message) -> None:
+        if isinstance(message, Notify):
+            notified.append(message.notification.message)
+
+    async with app.run_test(size=(140, 36), message_hook=record) as pilot:
         await asyncio.wait_for(app.ready.wait(), 10)
         assert app.monque.running_job_count == 0
         await pilot.press("q")
         await wait_for(lambda: not app.is_running)
-    assert not any("Stopping" in n.message for n in app._notifications)
+    assert not any("Stopping" in message for message in notified)
 
 
 async def test_q_while_a_claim_is_in_flight_stays_up_for_the_job_it_claims(tmp_path: Path) -> None:
@@ -85,7 +95,7 @@ async def test_q_while_a_claim_is_in_flight_stays_up_for_the_job_it_claims(tmp_p
     app = MonqueConsole(
         ConsoleConfig(url=url, setup=setup, start_workers=True, label="test", monque_options={"shutdown_timeout": 10})
     )
-    async with app.run_test(size=(140, 36)) as pilot:
+    async with app.run_test(size=(140, 36), notifications=True) as pilot:
         try:
             await asyncio.wait_for(app.ready.wait(), 10)
             monque = app.monque
@@ -109,7 +119,7 @@ async def test_q_while_a_claim_is_in_flight_stays_up_for_the_job_it_claims(tmp_p
             assert monque.running_job_count == 0
             await pilot.press("q")
             await asyncio.wait_for(started.wait(), 10)
-            await wait_for(lambda: any("Stopping the workers" in n.message for n in app._notifications))
+            await wait_for(lambda: said(app, "Stopping the workers"))
             assert app.is_running and app.screen is app.jobs_screen
         finally:
             stopping.set()
@@ -129,7 +139,7 @@ async def test_q_again_while_idle_workers_stop_does_not_speak_of_running_jobs(tm
         monque.register("idle", lambda job: None)
 
     app = MonqueConsole(ConsoleConfig(url=url, setup=setup, start_workers=True, label="test"))
-    async with app.run_test(size=(140, 36)) as pilot:
+    async with app.run_test(size=(140, 36), notifications=True) as pilot:
         await asyncio.wait_for(app.ready.wait(), 10)
         monque = app.monque
         store, leave = monque.store, asyncio.Event()
@@ -142,10 +152,10 @@ async def test_q_again_while_idle_workers_stop_does_not_speak_of_running_jobs(tm
         store.remove_instance = slow_leave
         try:
             await pilot.press("q")
-            await wait_for(lambda: any("Stopping the workers (at most" in n.message for n in app._notifications))
+            await wait_for(lambda: said(app, "Stopping the workers (at most"))
             await pilot.press("q")
-            await wait_for(lambda: any("Still stopping the workers" in n.message for n in app._notifications))
-            assert not any("running job" in n.message for n in app._notifications)
+            await wait_for(lambda: said(app, "Still stopping the workers"))
+            assert not said(app, "running job")
         finally:
             leave.set()
         await wait_for(lambda: not app.is_running)

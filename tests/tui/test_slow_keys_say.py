@@ -16,10 +16,11 @@ import pytest
 from monque_tui.screens.confirm import ConfirmScreen
 
 from .conftest import running_console, wait_for
+from .toasts import toast_lines
 
 
 def _messages(app: Any) -> list[str]:
-    return [str(n.message) for n in app._notifications]
+    return toast_lines(app)
 
 
 @pytest.mark.parametrize(
@@ -27,7 +28,7 @@ def _messages(app: Any) -> list[str]:
     [("C", "count_bulk", "Counting the jobs to cancel"), ("A", "count_jobs", "Counting the jobs of this view")],
 )
 async def test_a_slow_count_says_what_it_is_doing(seeded_url: str, key: str, method: str, said: str) -> None:
-    async with running_console(seeded_url) as (app, pilot):
+    async with running_console(seeded_url, notifications=True) as (app, pilot):
         monque = app.session.monque
         real = getattr(monque, method)
         release = asyncio.Event()

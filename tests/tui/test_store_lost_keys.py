@@ -16,19 +16,16 @@ from monque_tui.screens.queues import QueuesScreen
 
 from .conftest import running_console, wait_for
 from .test_confirm_width import screen_text
+from .toasts import toast_lines, toast_messages
 
 
 def _messages(app: object, title: str | None = None) -> list[str]:
-    return [
-        str(n.message)
-        for n in app._notifications  # type: ignore[attr-defined]
-        if title is None or n.title == title
-    ]
+    return toast_lines(app) if title is None else toast_messages(app, title)  # type: ignore[arg-type]
 
 
 async def test_keys_on_a_deleted_store_say_why_they_did_nothing(seeded_url: str) -> None:
     path = Path(seeded_url.removeprefix("sqlite:///"))
-    async with running_console(seeded_url, size=(120, 30)) as (app, pilot):
+    async with running_console(seeded_url, size=(120, 30), notifications=True) as (app, pilot):
         assert any(job.status is JobStatus.COMPLETED for job in app.jobs_screen.window.rows)
         for suffix in ("", "-wal", "-shm"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
@@ -61,7 +58,7 @@ async def test_keys_on_a_deleted_store_say_why_they_did_nothing(seeded_url: str)
 
 
 async def test_marking_all_of_an_empty_view_marks_nothing_and_says_so(store_url: str) -> None:
-    async with running_console(store_url, size=(80, 24)) as (app, pilot):
+    async with running_console(store_url, size=(80, 24), notifications=True) as (app, pilot):
         await pilot.press("A")
         await wait_for(lambda: "Nothing to mark: no job matches this view." in _messages(app))
         assert app.jobs_screen.session.marked_view is None

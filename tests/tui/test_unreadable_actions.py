@@ -18,6 +18,7 @@ from monque_tui.screens.confirm import ConfirmScreen
 from monque_tui.seed import seed_id
 
 from .conftest import move_to, running_console, wait_for
+from .toasts import message_of, toasts
 
 DAMAGED_PENDING = seed_id(1)
 DAMAGED_FAILED = seed_id(2)
@@ -36,8 +37,8 @@ def _statuses(conn: sqlite3.Connection) -> dict[str, tuple[str, int]]:
     return {row[0]: (row[1], row[2]) for row in conn.execute("SELECT id, status, next_run_at FROM monque_jobs")}
 
 
-def _last_notice(app: Any) -> Any:
-    return list(app._notifications)[-1]
+def _new_toasts(app: Any, before: list[Any]) -> list[Any]:
+    return [toast for toast in toasts(app) if toast not in before]
 
 
 async def _confirm(app: Any, pilot: Any, *keys: str) -> None:
@@ -51,15 +52,15 @@ async def test_cancel_and_retry_of_a_damaged_row_say_only_delete_works(seeded_ur
     conn = _damage(seeded_url, DAMAGED_PENDING, DAMAGED_FAILED)
     before = _statuses(conn)
     try:
-        async with running_console(seeded_url) as (app, pilot):
+        async with running_console(seeded_url, notifications=True) as (app, pilot):
             for job_id, key, verb in ((DAMAGED_PENDING, "c", "cancel"), (DAMAGED_FAILED, "r", "retry")):
-                count = len(app._notifications)
+                shown = toasts(app)
                 await move_to(app, pilot, job_id)
                 await _confirm(app, pilot, key)
-                await wait_for(lambda c=count: len(app._notifications) > c)
-                notice = _last_notice(app)
-                message = notice.message
-                assert notice.severity == "warning", message
+                await wait_for(lambda shown=shown: bool(_new_toasts(app, shown)))
+                notice = _new_toasts(app, shown)[-1]
+                message = message_of(notice, verb.capitalize())
+                assert notice.has_class("-warning"), message
                 assert message.startswith(f"Cannot {verb} job "), message
                 assert "stored row is damaged (column data is not JSON" in message, message
                 assert "only delete works on it (d)" in message, message
@@ -76,14 +77,14 @@ async def test_cancel_and_retry_of_a_damaged_row_say_only_delete_works(seeded_ur
 async def test_a_marked_batch_acts_on_the_readable_jobs_and_counts_the_damaged_one(seeded_url: str) -> None:
     conn = _damage(seeded_url, DAMAGED_PENDING)
     try:
-        async with running_console(seeded_url) as (app, pilot):
+        async with running_console(seeded_url, notifications=True) as (app, pilot):
             for job_id in (PENDING, DAMAGED_PENDING):
                 await move_to(app, pilot, job_id)
                 await pilot.press("space")
-            count = len(app._notifications)
+            before = toasts(app)
             await _confirm(app, pilot, "c")
-            await wait_for(lambda: len(app._notifications) > count)
-            message = _last_notice(app).message
+            await wait_for(lambda: bool(_new_toasts(app, before)))
+            message = message_of(_new_toasts(app, before)[-1], "Cancel")
             assert message.startswith("Cancelled 1 job; could not cancel job "), message
             assert "only delete works on it (d)" in message, message
             statuses = _statuses(conn)

@@ -17,10 +17,11 @@ from monque_tui.screens.confirm import ConfirmScreen
 from monque_tui.screens.detail import JobDetailScreen
 
 from .conftest import running_console, wait_for
+from .toasts import toast_lines
 
 
 def _messages(app: object) -> list[str]:
-    return [str(n.message) for n in app._notifications]  # type: ignore[attr-defined]
+    return toast_lines(app)  # type: ignore[arg-type]
 
 
 def _slow_failed_view(app: Any) -> asyncio.Event:
@@ -40,7 +41,7 @@ def _slow_failed_view(app: Any) -> asyncio.Event:
 
 
 async def test_keys_do_not_act_on_the_previous_views_rows_while_a_view_loads(seeded_url: str) -> None:
-    async with running_console(seeded_url) as (app, pilot):
+    async with running_console(seeded_url, notifications=True) as (app, pilot):
         screen = app.jobs_screen
         release = _slow_failed_view(app)  # the failed view's first page takes its time
         assert screen.window.rows and screen.session.cursor is not None

@@ -1,4 +1,6 @@
-"""Shutdown called from where it can deadlock, and calls after ``close()`` (probe round 5).
+"""``stop()`` / ``close()`` called from a handler, racing each other or ``initialize()`` /
+``start()``, or called after ``close()``: each returns, nothing waits for itself (found by
+acceptance probe round 5).
 
 ``stop()`` waits for in-flight handlers. Called from one of this instance's own handlers
 (a "shut the worker down" job, or a sync handler that hands ``stop()`` to the loop), it

@@ -1,6 +1,7 @@
-"""Sync handlers run on daemon threads (scheduler/threads.py).
+"""Sync handlers run on daemon threads (scheduler/threads.py), so a program whose handler never
+returns still exits after ``close()``.
 
-Probe finding: with a sync handler that never returns, ``stop()`` gave up on it after
+Found by the acceptance probe: with a sync handler that never returns, ``stop()`` gave up on it after
 ``shutdown_timeout`` and ``close()`` returned, but the program never exited:
 ``asyncio.run`` joined the default executor's thread, which never ends. The console's
 worker command worked around it with ``os._exit``; a program of one's own just hung.

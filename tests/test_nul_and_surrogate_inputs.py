@@ -1,4 +1,5 @@
-"""Text inputs no store can take as given (probe round 5).
+"""A NUL in a search pattern and an unpaired surrogate in an instance id: text no store can
+take as given is escaped or refused clearly (found by acceptance probe round 5).
 
 - A NUL in a search, a text search or a name glob went into MongoDB's ``$regex`` /
   ``$regexMatch`` as a NUL byte, which the server refuses ("Regular expression cannot contain

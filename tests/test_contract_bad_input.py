@@ -1,6 +1,6 @@
 """Bad input from Python that used to escape as a bare TypeError / AttributeError, or be
-stored on SQLite although MongoDB refuses it (probe findings). Each is a typed MonqueError
-with one actionable line, and nothing is stored."""
+stored on SQLite although MongoDB refuses it (found by the acceptance probe). Each is a typed
+MonqueError with one actionable line, and nothing is stored, on every store."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Under ``instance_concurrency``, a freed slot goes to the names the cap kept waiting.
 
-Probe finding (upstream's worker-fairness test, translated): with ``instance_concurrency=1``
+Found by the acceptance probe (upstream's worker-fairness test, translated): with ``instance_concurrency=1``
 the name whose job had just finished was woken first and took its own slot back, so a name
 with a long queue held the instance until that queue drained while another name starved.
 Now the freed slot is offered round-robin, starting after the name that freed it.
@@ -88,7 +88,7 @@ async def test_pausing_a_waiting_name_gives_its_turn_back(tmp_path: Path) -> Non
     try:
         first = await m.enqueue("long", 1)
         await m.start()
-        await poll_until(lambda: m._processor.running_jobs(), message="the long job runs")
+        await poll_until(lambda: m.running_job_count == 1, message="the long job runs")
         await m.enqueue("other")
         await poll_until(lambda: "other" in m._processor._starved, message="other waits for the cap")
         await m.pause("other")

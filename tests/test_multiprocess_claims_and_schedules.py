@@ -1,5 +1,6 @@
-"""Several real processes on one SQLite file (probe round 5): what the earlier multi-process
-tests did not pin down. Synchronised on the processes' JSON lines and on read-only queries,
+"""Several real processes on one SQLite file: a worker claims only the names it handles, one
+cron job scheduled by several processes at once is stored once, and a SIGKILLed worker's job
+is recovered once by a running worker (found by acceptance probe round 5). Synchronised on the processes' JSON lines and on read-only queries,
 never on fixed sleeps (see tests/test_multiprocess.py for the harness).
 """
 

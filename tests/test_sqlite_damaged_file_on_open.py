@@ -1,4 +1,6 @@
-"""A damaged SQLite file says what to do about it (probe finding).
+"""Opening a damaged SQLite file fails with what to do about it (found by the acceptance probe).
+
+A file damaged under a running process is ``test_sqlite_damaged_file.py``.
 
 "database disk image is malformed" and "file is not a database" were passed on bare; an
 operator learnt that the file was bad, not what to do. The error now says: restore a backup

@@ -1,4 +1,7 @@
-"""Review of the SQLite inbox (inbox.py): faults found after ed04f93, one test each.
+"""The SQLite inbox (inbox.py) around its absorb and for read-only readers: an enqueue whose
+job was appended succeeds even when the absorb after it fails, ``close()`` leaves nothing in
+the inbox, and a read-only store sees, counts and pages over jobs still in the inbox as it
+will once they are absorbed. (Faults found by a review after ed04f93, one test each.)
 
 Real files and real subprocesses, as in test_sqlite_inbox.py.
 """

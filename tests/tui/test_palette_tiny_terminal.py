@@ -1,5 +1,5 @@
-"""Tiny terminals (probe finding): the command palette in a 4x2 terminal crashed the console
-with Rich's ``ValueError: range() arg 3 must not be zero`` (options wrapped to width zero)."""
+"""The command palette opens in a terminal a few columns wide. In a 4x2 terminal it crashed the
+console (found by the acceptance probe) with Rich's ``ValueError: range() arg 3 must not be zero`` (options wrapped to width zero)."""
 
 from __future__ import annotations
 

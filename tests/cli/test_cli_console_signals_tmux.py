@@ -1,4 +1,5 @@
-"""The console with in-process workers, stopped by a signal in a real terminal (probe finding).
+"""The console with in-process workers, stopped by a signal in a real terminal, quits as ``q`` does
+(found by the acceptance probe).
 
 Textual's terminal driver handles neither SIGTERM nor SIGHUP, so ``kill`` or closing the
 terminal killed ``monque-tui --app …`` / ``--demo`` on the spot: its running jobs stayed

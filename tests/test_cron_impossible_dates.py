@@ -1,10 +1,12 @@
-"""Cron schedules that never run, or run only by one side of cron's day OR (probe round 5).
+"""A cron day of month no month has runs on its restricted weekdays, as Node Monque's parser
+runs it; a schedule that can never run is refused with the reason and nothing stored.
 
 cron-parser (Node Monque's parser) refuses a day of month that a single month never has only
 when the day of week is a wildcard ("Invalid explicit day of month definition"); with a
 restricted day of week, the OR rule keeps the expression: ``0 0 30 2 MON`` runs every Monday
 of February. We refused it, so a schedule a Node producer stored failed on a Python worker.
-And the refusal of ``0 0 30 2 *`` said only croniter's "failed to find next date".
+And the refusal of ``0 0 30 2 *`` said only croniter's "failed to find next date". (Found by
+acceptance probe round 5.)
 """
 
 from __future__ import annotations

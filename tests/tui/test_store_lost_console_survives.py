@@ -1,4 +1,5 @@
-"""The store going away under a running console: one notice, the console stays up (probe finding).
+"""The store going away under a running console: one notice, the console stays up
+(found by the acceptance probe).
 
 Found in tmux: the console on a SQLite file that was deleted while it ran died within
 seconds with a Textual traceback wall (``FileLostError`` from the stats timer), and again
@@ -14,15 +15,16 @@ from monque_tui.screens.queues import QueuesScreen
 from monque_tui.widgets.console_header import ConsoleHeader
 
 from .conftest import running_console, wait_for
+from .toasts import toast_lines, toast_messages
 
 
 def _store_notices(app: object) -> list[str]:
-    return [str(n.message) for n in app._notifications if n.title == "Store error"]  # type: ignore[attr-defined]
+    return toast_messages(app, "Store error")
 
 
 async def test_console_survives_its_sqlite_file_being_deleted(seeded_url: str) -> None:
     path = Path(seeded_url.removeprefix("sqlite:///"))
-    async with running_console(seeded_url) as (app, pilot):
+    async with running_console(seeded_url, notifications=True) as (app, pilot):
         first = app.jobs_screen.window.rows[0].id
         for suffix in ("", "-wal", "-shm"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
@@ -60,7 +62,7 @@ async def test_a_store_outage_is_reported_once_and_its_end_too(seeded_url: str) 
     raise its ``ConnectionError`` for a while: one notice, no crash, and one when reads work again."""
     from monque_engine import ConnectionError as StoreConnectionError
 
-    async with running_console(seeded_url) as (app, pilot):
+    async with running_console(seeded_url, notifications=True) as (app, pilot):
         monque = app.session.monque
         real_page, real_stats = monque.get_jobs_with_cursor, monque.get_queue_stats
 
@@ -75,7 +77,7 @@ async def test_a_store_outage_is_reported_once_and_its_end_too(seeded_url: str) 
         assert "unreachable (the console keeps trying; q quits)" in _store_notices(app)[0]
         monque.get_jobs_with_cursor, monque.get_queue_stats = real_page, real_stats
         await pilot.press("2")
-        await wait_for(lambda: any(n.message == "The store answers again." for n in app._notifications))
+        await wait_for(lambda: "The store answers again." in toast_lines(app))
         await wait_for(lambda: len(app.jobs_screen.window.rows) > 0)
         assert app.is_running and app._exception is None
         assert len(_store_notices(app)) == 1

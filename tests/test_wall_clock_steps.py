@@ -1,5 +1,6 @@
-"""Time: the wall clock set back while a worker runs, and instants Python calls naive
-(probe round 5).
+"""The wall clock stepped back or forward while a worker runs (ADR 0012) neither re-runs a
+cron slot nor takes a live job as stale; instants Python calls naive are refused, and dates
+beyond year 9999 read back (found by acceptance probe round 5).
 
 The engine reads the wall clock through ``now_ms`` (imported by each scheduler module); the
 tests move it by patching those names, as NTP stepping the clock or a resumed VM would.

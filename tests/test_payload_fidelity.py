@@ -1,4 +1,5 @@
-"""Payload fidelity (probe round 5): what goes in comes out, the same way on every read.
+"""Payload fidelity: what goes in comes out, the same way on every read, and an export of it
+is strict JSON (found by acceptance probe round 5).
 
 The SQLite store is exercised for real; the MongoDB side through its document mapping only
 (``new_job_document`` / ``Job.to_document`` encoded and decoded by PyMongo's ``bson``, then

@@ -1,6 +1,6 @@
 """A job this instance claimed but no longer runs must age out, even while it runs others.
 
-Probe finding (a real full disk, a 600 KB tmpfs): a job whose completion and then failure
+Found by the acceptance probe (a real full disk, a 600 KB tmpfs): a job whose completion and then failure
 could not be written (``database or disk is full``) stayed ``processing``, claimed by the
 live instance. The heartbeat refreshed *every* processing job of the owner whenever any job
 ran, so on a busy worker such a job was never recovered. The heartbeat now covers only the

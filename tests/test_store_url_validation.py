@@ -1,4 +1,5 @@
-"""Store URLs the acceptance probe fed in: every bad parameter is one typed error, never a guess.
+"""Store URL validation: every bad SQLite or MongoDB URL parameter is one typed error, never a
+guess, and secrets in it are masked (cases the acceptance probe fed in).
 
 The MongoDB cases need no server: the URL is refused while it is parsed, before any
 connection (these use PyMongo's own option validator, not a fake of it).

@@ -1,4 +1,5 @@
-"""Rows another program wrote into the SQLite file (probe finding): text that is not UTF-8.
+"""Text that is not UTF-8 in rows another program wrote into the SQLite file fails no read
+(found by the acceptance probe).
 
 One such row made sqlite3 refuse the whole result, so every listing, count and export of
 the store failed with ``ConnectionError: Could not decode to UTF-8``. The MongoDB store

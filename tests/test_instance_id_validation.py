@@ -1,5 +1,5 @@
-"""Option values the probe fed in: an instance id is printed raw in every worker log line and
-written on claimed jobs, so a control character (an ESC) in it is refused, typed."""
+"""An instance id is printed raw in every worker log line and written on claimed jobs, so a
+control character (an ESC) in it is refused, typed (found by the acceptance probe)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A SQLite URL naming a device or a FIFO is refused in one line (probe finding).
+"""A SQLite URL naming a device or a FIFO is refused in one line (found by the acceptance probe).
 
 SQLite opens whatever the path names: ``sqlite:////dev/null`` failed with a misleading "disk
 I/O error" after creating ``/dev/null-journal`` beside the device, and a FIFO hung the open
