@@ -321,3 +321,51 @@ def page_query(
         source = f"{table} INDEXED BY {table}_recurring"
         return f"SELECT {columns} FROM {source} WHERE {where} ORDER BY {order_by} LIMIT ?", params
     return f"SELECT {columns} FROM {table} WHERE {where} ORDER BY {order_by} LIMIT ?", params
+
+
+#: ``(key, name, type, bucket, count, retrying, first, last)``, as ``errorgroups.fold_buckets`` takes them.
+GroupRow = tuple[str, str, Any, int, int, int, int, int]
+
+
+def error_group_queries(
+    table: str, name: str | None, since_ms: int | None, hour_start: int
+) -> list[tuple[str, list[Any]]]:
+    """The errors view's two reads, both over the covering partial errors index alone.
+
+    Totals per group stream in the index's own order (``error_group`` leads it), and the
+    last hour's per-minute counts group only the recent entries. One query grouping every
+    member by (group, minute) needed a temporary B-tree over all of them: 396 ms for 800k
+    failures at 10M jobs, against 130 + 41 ms for the two (``merge_group_rows`` joins them).
+    """
+    where = ERROR_MEMBER
+    params: list[Any] = []
+    if name is not None:
+        where += " AND name = ?"
+        params.append(name)
+    if since_ms is not None:
+        where += " AND updated_at >= ?"
+        params.append(since_ms)
+    source = f"{table} INDEXED BY {table}_errors"
+    aggregates = "count(*), sum(status = 'pending'), min(updated_at), max(updated_at)"
+    totals = (
+        f"SELECT error_group, name, max(error_type), -1, {aggregates} FROM {source} WHERE {where} GROUP BY error_group"
+    )
+    recent = (
+        f"SELECT error_group, name, max(error_type), (updated_at - ?) / 60000 AS bucket, {aggregates} "
+        f"FROM {source} WHERE {where} AND updated_at >= ? GROUP BY error_group, bucket"
+    )
+    return [(totals, params), (recent, [hour_start, *params, hour_start])]
+
+
+def merge_group_rows(totals: list[GroupRow], recent: list[GroupRow]) -> list[GroupRow]:
+    """The totals with the last hour's counts taken out (they come again per minute), then
+    the per-minute rows: what one (group, minute) grouping gave, for ``fold_buckets``."""
+    in_hour: dict[str, tuple[int, int]] = {}
+    for key, _, _, _, count, retrying, _, _ in recent:
+        seen = in_hour.get(key, (0, 0))
+        in_hour[key] = (seen[0] + count, seen[1] + retrying)
+    merged: list[GroupRow] = []
+    for key, name, error_type, _, count, retrying, first, last in totals:
+        hour_count, hour_retrying = in_hour.get(key, (0, 0))
+        merged.append((key, name, error_type, -1, count - hour_count, retrying - hour_retrying, first, last))
+    return merged + recent

@@ -56,7 +56,9 @@ from .inbox import ABSORB_EVERY, STREAK, Inbox, InboxView
 from .journal import Changes, Journal
 from .queries import (
     append_attempt,
+    error_group_queries,
     filter_where,
+    merge_group_rows,
     page_query,
     register_functions,
     row_attempt,
@@ -1435,23 +1437,20 @@ class SqliteStore(JobStore):
         return await self._read(lambda conn: [r[0] for r in conn.execute(sql)], queued=False)
 
     async def error_groups(self, name: str | None, since_ms: int | None, now_ms: int) -> list[ErrorGroupRow]:
-        """One pass over the partial ``_errors`` index (covering: no table row is read)."""
+        """Two reads of the partial ``_errors`` index, in one snapshot (covering: no table
+        row is read; ``queries.error_group_queries``)."""
         hour_start = hour_window(now_ms)
-        where = ERROR_MEMBER
-        params: list[Any] = [hour_start, hour_start]
-        if name is not None:
-            where += " AND name = ?"
-            params.append(name)
-        if since_ms is not None:
-            where += " AND updated_at >= ?"
-            params.append(since_ms)
-        sql = (
-            "SELECT error_group, name, max(error_type), "
-            "CASE WHEN updated_at >= ? THEN (updated_at - ?) / 60000 ELSE -1 END AS bucket, "
-            "count(*), sum(status = 'pending'), min(updated_at), max(updated_at) "
-            f"FROM {self._t.jobs} INDEXED BY {self._t.jobs}_errors WHERE {where} GROUP BY error_group, bucket"
+        (totals_sql, totals_params), (recent_sql, recent_params) = error_group_queries(
+            self._t.jobs, name, since_ms, hour_start
         )
-        rows = await self._read(lambda conn: conn.execute(sql, params).fetchall(), queued=False)
+
+        def op(conn: sqlite3.Connection) -> list[Any]:
+            with _one_snapshot(conn):
+                totals = conn.execute(totals_sql, totals_params).fetchall()
+                recent = conn.execute(recent_sql, recent_params).fetchall()
+            return merge_group_rows(totals, recent)
+
+        rows = await self._read(op, queued=False)
         return fold_buckets(rows, hour_start)
 
     async def error_group_sample(self, key: str) -> str | None:
