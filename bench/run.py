@@ -70,6 +70,9 @@ def units(p: Params) -> list[str]:
     names += [f"huey-tuned-w{w}" for w in p.huey_workers]
     for sync in ("normal", "full"):
         names += [f"ours-drain-{sync}-c{c}" for c in p.concurrency]
+    if importlib.util.find_spec("prometheus_client") is not None:
+        # The metrics extra (issue 29): the same drain with the collector scraped every 0.5 s.
+        names += [f"ours-metrics-normal-c{c}" for c in p.concurrency]
     for kind in ("enqueue", "many", "latency"):
         names += [f"ours-{kind}-{sync}" for sync in ("normal", "full")]
     if importlib.util.find_spec("uvloop") is not None:
@@ -122,8 +125,8 @@ def run_unit(unit: str, p: Params) -> list[Record]:
         from . import monque_engine_bench as ours
 
         kind, sync = parts[1], parts[2]
-        if kind == "drain":
-            return asyncio.run(ours.drain(sync, p.jobs, int(parts[3][1:]), p.drain_wait))
+        if kind in ("drain", "metrics"):
+            return asyncio.run(ours.drain(sync, p.jobs, int(parts[3][1:]), p.drain_wait, metrics=kind == "metrics"))
         if kind == "enqueue":
             return asyncio.run(ours.enqueue_single(sync, p.single))
         if kind == "many":
