@@ -48,7 +48,7 @@ from ...job import (
 from ...timeutil import now_ms as clock_ms
 from ..base import JobStore, PendingSplit, StoreListFilter, StoreOpenOptions, StoreSelector
 from ..filekind import special_file_kind
-from . import counted, heldfiles, migrations
+from . import counted, heldfiles, migrations, statements
 from .bulk import BulkInserter
 from .feed import ChangeFeed
 from .identity import FileIdentity
@@ -64,8 +64,9 @@ from .queries import (
     selector_where,
 )
 from .runner import MISS, Miss, Operation, ReadRunner, WriteRunner, begin_immediate, retry_while_busy, wrap_error
-from .schema import ERROR_MEMBER, FINISHED, Tables
-from .unreadable import CLAIM_STATUS, UnreadableWarnings, log
+from .schema import Tables
+from .statements import CLAIM_RELEASE, Prepared
+from .unreadable import UnreadableWarnings, log
 from .url import SqliteSettings, parse_sqlite_url
 
 T = TypeVar("T")
@@ -91,7 +92,6 @@ GET_MANY_CHUNK = 500
 MULTI_ROW = 250
 #: The order a claim hands its jobs out in: earliest due first, then oldest (ids ascend).
 _CLAIM_ORDER = operator.attrgetter("next_run_at_ms", "id")
-_CLAIM_RELEASE = "locked_at = NULL, claimed_by = NULL, last_heartbeat = NULL"
 #: Jobs per write transaction of a bulk action or a retention purge (about 50-100 ms of
 #: B-tree work here): what another process's completion or heartbeat waits for at most.
 BULK_CHUNK = 1000
@@ -101,44 +101,6 @@ BULK_PAUSE_MIN = 0.005
 BULK_PAUSE_MAX = 0.1
 #: How long a retention lease outlives its last chunk: a purger that died frees it after this.
 RETENTION_LEASE_MS = 60_000
-
-
-def _completed_attempt(now_ms: int) -> tuple[str, tuple[Any, ...]]:
-    """A completion records its attempt from the row and clears the error fields (and the
-    claim fields: this form is for a completion that leaves the job pending or with history)."""
-    record, params = append_attempt(*row_attempt("completed", now_ms))
-    return f"fail_reason = NULL, error_type = NULL, error_group = NULL, attempts = {record}, {_CLAIM_RELEASE}", params
-
-
-#: A one-off completion (the hot path). A job without history keeps its claim's
-#: ``claimed_by`` and ``locked_at`` as the record of the attempt that completed it, which
-#: ``row_to_job`` turns into that ``Attempt`` (and hides as claim fields): the row does not
-#: grow on the drain path (an appended JSON record made every completed row ~90 bytes
-#: longer, which a drain of no-op jobs measured). A job with history gets its record
-#: appended and its claim fields cleared, as every other outcome does.
-_COMPLETED_ONE_OFF = (
-    "fail_reason = NULL, error_type = NULL, error_group = NULL, last_heartbeat = NULL, "
-    "claimed_by = CASE WHEN attempts IS NULL THEN claimed_by END, "
-    "locked_at = CASE WHEN attempts IS NULL THEN locked_at END, "
-    "attempts = CASE WHEN attempts IS NULL THEN NULL ELSE {append} END"
-)
-
-
-def _completed_one_off(now_ms: int) -> tuple[str, tuple[Any, ...]]:
-    record, params = append_attempt(*row_attempt("completed", now_ms))
-    return _COMPLETED_ONE_OFF.format(append=record), params
-
-
-def _stale_attempt(now_ms: int) -> tuple[str, tuple[Any, ...]]:
-    """Stale recovery records the attempt unless its last record already is this attempt's
-    (a shutdown that gave up on it wrote one)."""
-    record, params = append_attempt(*row_attempt("stale", now_ms))
-    return (
-        "attempts = CASE WHEN attempts IS NOT NULL AND json_valid(attempts) "
-        "AND json_extract(attempts, '$[#-1].startedAt') IS locked_at "
-        f"AND json_extract(attempts, '$[#-1].instanceId') IS claimed_by THEN attempts ELSE {record} END",
-        params,
-    )
 
 
 def _on_read_only_file_system(directory: Path) -> bool:
@@ -176,7 +138,7 @@ class SqliteStore(JobStore):
         self._identity = FileIdentity(self._file, settings.path)
         self._on_fatal: Any = None
         self._bulk: BulkInserter | None = None
-        self._sql: dict[str, str] = {}  # statements built once per open (table names)
+        self._prepared: Prepared | None = None  # the hot paths' statements, built once per open
         self._journal: Journal | None = None
         #: Who holds the retention lease (``purge_finished``): this store object, in this process.
         self._lease_token = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
@@ -340,7 +302,7 @@ class SqliteStore(JobStore):
             self._tables = tables = Tables(options.collection_name)
             self._journal = journal = Journal(tables)
             self._bulk = BulkInserter(tables, journal)
-            self._sql.clear()
+            self._prepared = Prepared(tables)
             self._on_fatal = options.on_fatal
             self._identity = identity = FileIdentity(self._file, self.settings.path)
             identity.on_lost(lambda error: self._report_lost(loop, error))
@@ -546,6 +508,12 @@ class SqliteStore(JobStore):
             raise ConnectionError(f"{self._describe()} is not open; call initialize() first")
         return self._tables
 
+    @property
+    def _p(self) -> Prepared:
+        if self._prepared is None:
+            raise ConnectionError(f"{self._describe()} is not open; call initialize() first")
+        return self._prepared
+
     def _runner_w(self) -> WriteRunner:
         if self._writer is None:
             raise ConnectionError(f"{self._describe()} is not open; call initialize() first")
@@ -633,12 +601,10 @@ class SqliteStore(JobStore):
         (it returns how many it removed).
         """
         t = self._t
-        affected = f"temp.{t.jobs}_affected"
-        conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS {t.jobs}_affected (id TEXT PRIMARY KEY) WITHOUT ROWID")
+        affected = statements.affected_table(t)
+        conn.execute(statements.create_affected(t))
         conn.execute(f"DELETE FROM {affected}")
-        count = conn.execute(
-            f"INSERT INTO {affected} (id) SELECT id FROM {t.jobs} WHERE {where}", where_params
-        ).rowcount
+        count = conn.execute(statements.collect_affected(t, where), where_params).rowcount
         if count and exclude is not None:
             count -= exclude(conn, affected)
         if count:
@@ -650,16 +616,6 @@ class SqliteStore(JobStore):
         return self._j.delete_where(conn, where, params)  # same rows: we hold the write lock
 
     # -- intake -----------------------------------------------------------------------------
-    def _insert_sql(self) -> str:
-        sql = self._sql.get("insert")
-        if sql is None:
-            sql = self._sql["insert"] = (
-                f"INSERT INTO {self._t.jobs} (id, name, data, status, next_run_at, fail_count, repeat_interval, "
-                "unique_key, created_at, updated_at, change_seq) "
-                f"VALUES (?, ?, ?, 'pending', ?, 0, ?, ?, ?, ?, {self._t.change_stamp}) ON CONFLICT DO NOTHING"
-            )
-        return sql
-
     def _insert_one(self, conn: sqlite3.Connection, sql: str, job: NewJob) -> Job:
         cursor = conn.execute(
             sql,
@@ -681,11 +637,7 @@ class SqliteStore(JobStore):
             return job.to_job()
         if job.unique_key is None:
             raise ConnectionError(f"Job id {job.id} already exists")
-        row = conn.execute(
-            f"SELECT {self._t.columns} FROM {self._t.jobs} WHERE name = ? AND unique_key = ? "
-            "AND status IN ('pending','processing')",
-            (job.name, job.unique_key),
-        ).fetchone()
+        row = conn.execute(self._p.unique_holder, (job.name, job.unique_key)).fetchone()
         return row_to_job(row)
 
     async def insert(self, job: NewJob) -> Job:
@@ -702,7 +654,7 @@ class SqliteStore(JobStore):
         ):
             await self._appended_one()
             return job.to_job()
-        sql = self._insert_sql()
+        sql = self._p.insert
         return await self._write(lambda conn: self._insert_one(conn, sql, job), inline=True, coalesce=True)
 
     # -- the inbox (inbox.py) ------------------------------------------------------------------
@@ -806,7 +758,7 @@ class SqliteStore(JobStore):
             stored = [j.to_job() for j in jobs]
             await pending
             return stored
-        sql = self._insert_sql()
+        sql = self._p.insert
         return await self._write(lambda conn: [self._insert_one(conn, sql, j) for j in jobs])
 
     async def insert_chunks(self, chunks: Iterable[list[NewJob]]) -> list[Job]:
@@ -834,7 +786,7 @@ class SqliteStore(JobStore):
         acks: queue.SimpleQueue[int] = queue.SimpleQueue()
         taken: list[list[NewJob] | BaseException | None] = []
         running = threading.Event()
-        sql = self._insert_sql()
+        sql = self._p.insert
 
         def insert_chunk(conn: sqlite3.Connection, chunk: list[NewJob], ready: Callable[[], None]) -> list[Job] | None:
             if all(job.unique_key is None for job in chunk):
@@ -895,13 +847,7 @@ class SqliteStore(JobStore):
 
     # -- processing -----------------------------------------------------------------------------
     async def claim(self, name: str, owner: str, now_ms: int, limit: int, heartbeat_interval_ms: int) -> list[Job]:
-        t = self._t
-        sql = (
-            f"UPDATE {t.jobs} SET status = 'processing', claimed_by = ?, locked_at = ?, last_heartbeat = ?, "
-            f"heartbeat_interval = ?, updated_at = ?, change_seq = {t.change_stamp} WHERE id IN (SELECT id FROM {t.jobs} "
-            "WHERE name = ? AND status = 'pending' AND next_run_at <= ? ORDER BY next_run_at LIMIT ?) "
-            f"RETURNING {self._claim_columns()}"
-        )
+        sql = self._p.claim
         params = (owner, now_ms, now_ms, heartbeat_interval_ms, now_ms, name, now_ms, limit)
 
         def op(conn: sqlite3.Connection, batch: Changes | None = None) -> list[Job]:
@@ -931,13 +877,6 @@ class SqliteStore(JobStore):
             claimed[job.id] = job
         return jobs
 
-    def _claim_columns(self) -> str:
-        """JOB_COLUMNS for a claim's RETURNING, the status through ``CLAIM_STATUS``."""
-        columns = self._sql.get("claim_columns")
-        if columns is None:
-            columns = self._sql["claim_columns"] = self._t.columns.replace(", status,", f", {CLAIM_STATUS},", 1)
-        return columns
-
     def _fail_unreadable(
         self, conn: sqlite3.Connection, rows: list[tuple[Any, ...]], owner: str, now_ms: int
     ) -> tuple[list[Job], list[tuple[Any, ...]]]:
@@ -948,12 +887,7 @@ class SqliteStore(JobStore):
         ever, and released it would be claimed again at once (every claim of its name failed
         when it raised). Guarded like every owned write (still processing, still ours).
         """
-        t = self._t
-        fail_sql = (
-            f"UPDATE {t.jobs} SET status = 'failed', fail_reason = ?, updated_at = ?, {_CLAIM_RELEASE}, "
-            f"change_seq = {t.change_stamp} "
-            "WHERE id = ? AND status = 'processing' AND claimed_by = ? RETURNING id, name, next_run_at"
-        )
+        fail_sql = statements.fail_unreadable(self._t)
         jobs: list[Job] = []
         kept: list[tuple[Any, ...]] = []
         for row in rows:
@@ -972,12 +906,7 @@ class SqliteStore(JobStore):
         return jobs, kept
 
     def _owned_update(self, assignments: str, params: tuple[Any, ...], job_id: str, owner: str) -> Any:
-        t = self._t
-        sql = (
-            f"UPDATE {t.jobs} SET {assignments}, change_seq = {t.change_stamp} "
-            "WHERE id = ? AND status = 'processing' AND claimed_by = ? "
-            f"RETURNING {t.columns}"
-        )
+        sql = statements.owned_update(self._t, assignments)
         full = (*params, job_id, owner)
         journal = self._j
 
@@ -1003,12 +932,12 @@ class SqliteStore(JobStore):
                 return await queued
         self._claimed.pop(job_id, None)
         if next_run_at_ms is None:
-            done, done_params = _completed_one_off(now_ms)
+            done, done_params = statements.completed_one_off(now_ms)
             op = self._owned_update(
                 f"status = 'completed', updated_at = ?, {done}", (now_ms, *done_params), job_id, owner
             )
         else:
-            done, done_params = _completed_attempt(now_ms)
+            done, done_params = statements.completed_attempt(now_ms)
             op = self._owned_update(
                 f"status = 'pending', next_run_at = ?, fail_count = 0, updated_at = ?, {done}",
                 (next_run_at_ms, now_ms, *done_params),
@@ -1149,14 +1078,10 @@ class SqliteStore(JobStore):
             chunk = items[start : start + 500]
             now = max(item[2] for item in chunk)
             done: set[str] = set()
-            record, record_params = _completed_one_off(now)
+            record, record_params = statements.completed_one_off(now)
             for owner in {item[1] for item in chunk}:
                 ids = [item[0].id for item in chunk if item[1] == owner]
-                sql = (
-                    f"UPDATE {t.jobs} SET status = 'completed', updated_at = ?, {record}, change_seq = {t.change_stamp} "
-                    f"WHERE id IN ({','.join('?' * len(ids))}) AND status = 'processing' "
-                    "AND claimed_by = ? RETURNING id"
-                )
+                sql = statements.complete_owned(t, record, len(ids))
                 done.update(row[0] for row in conn.execute(sql, (now, *record_params, *ids, owner)))
             changes = Changes() if batch is None else batch
             for job, _, _, _ in chunk:
@@ -1194,7 +1119,7 @@ class SqliteStore(JobStore):
         )
         if retry_at_ms is None:
             op = self._owned_update(
-                f"status = 'failed', fail_count = ?, fail_reason = ?, updated_at = ?, {error[0]}, {_CLAIM_RELEASE}",
+                f"status = 'failed', fail_count = ?, fail_reason = ?, updated_at = ?, {error[0]}, {CLAIM_RELEASE}",
                 (fail_count, reason, now_ms, *error[1]),
                 job_id,
                 owner,
@@ -1202,7 +1127,7 @@ class SqliteStore(JobStore):
         else:
             op = self._owned_update(
                 f"status = 'pending', fail_count = ?, fail_reason = ?, next_run_at = ?, updated_at = ?, "
-                f"{error[0]}, {_CLAIM_RELEASE}",
+                f"{error[0]}, {CLAIM_RELEASE}",
                 (fail_count, reason, retry_at_ms, now_ms, *error[1]),
                 job_id,
                 owner,
@@ -1220,13 +1145,8 @@ class SqliteStore(JobStore):
             self._claimed.pop(job_id, None)
         if not job_ids:
             return 0
-        t = self._t
         ids = list(job_ids)
-        sql = (
-            f"UPDATE {t.jobs} SET status = 'pending', updated_at = ?, {_CLAIM_RELEASE}, change_seq = {t.change_stamp} "
-            f"WHERE id IN ({','.join('?' * len(ids))}) AND status = 'processing' AND claimed_by = ? "
-            f"RETURNING {t.columns}"
-        )
+        sql = statements.release(self._t, len(ids))
         return await self._write(lambda conn: self._update_and_feed(conn, sql, (now_ms, *ids, owner)))
 
     def _update_and_feed(self, conn: sqlite3.Connection, sql: str, params: Sequence[Any]) -> int:
@@ -1236,29 +1156,19 @@ class SqliteStore(JobStore):
         return len(rows)
 
     async def heartbeat(self, owner: str, now_ms: int, job_ids: Sequence[str] | None = None) -> int:
-        sql = (
-            f"UPDATE {self._t.jobs} SET last_heartbeat = ?, updated_at = ?, change_seq = {self._t.change_stamp} "
-            "WHERE claimed_by = ? AND status = 'processing'"
-        )
+        sql = statements.heartbeat(self._t, some=job_ids is not None)
         params: tuple[Any, ...] = (now_ms, now_ms, owner)
         if job_ids is not None:
             if not job_ids:
                 return 0
-            # One JSON parameter, however many jobs run (no limit on bound parameters).
-            sql += " AND id IN (SELECT value FROM json_each(?))"
             params = (*params, json.dumps(list(job_ids)))
         return await self._write(lambda conn: conn.execute(sql, params).rowcount)
 
     async def recover_stale(self, stale_before_ms: int, now_ms: int) -> int:
         # Liveness is the heartbeat (lockedAt only where a job has none, e.g. a foreign
         # writer's claim): a long job whose owner keeps heartbeating is never taken (ADR 0004).
-        record, record_params = _stale_attempt(now_ms)
-        sql = (
-            f"UPDATE {self._t.jobs} SET status = 'pending', updated_at = ?, {record}, {_CLAIM_RELEASE}, "
-            f"change_seq = {self._t.change_stamp} "
-            "WHERE status = 'processing' AND coalesce(last_heartbeat, locked_at) < ? "
-            f"RETURNING {self._t.columns}"
-        )
+        record, record_params = statements.stale_attempt(now_ms)
+        sql = statements.recover_stale(self._t, record)
         params = (now_ms, *record_params, stale_before_ms)
         return await self._write(lambda conn: self._update_and_feed(conn, sql, params))
 
@@ -1277,14 +1187,11 @@ class SqliteStore(JobStore):
         loop = asyncio.get_running_loop()
         total = 0
         try:
-            names_sql = f"SELECT name FROM {t.counts} WHERE status = ? AND jobs > 0 ORDER BY name"
+            names_sql = statements.retention_names(t)
             names = await self._read(
                 lambda conn: [r[0] for r in conn.execute(names_sql, (status.value,))], queued=False
             )
-            picked = (
-                f"id IN (SELECT id FROM {t.jobs} WHERE name = ? AND status = ? AND {FINISHED} AND updated_at < ? "
-                f"LIMIT {BULK_CHUNK})"
-            )
+            picked = statements.retention_chunk(t, BULK_CHUNK)
 
             def chunk(conn: sqlite3.Connection, name: str) -> int:
                 self._lease(conn, clock_ms())
@@ -1305,27 +1212,23 @@ class SqliteStore(JobStore):
 
     def _lease(self, conn: sqlite3.Connection, now: int) -> bool:
         """Take (or renew) the retention lease; False while another process holds a live one."""
-        key = f"{self._t.meta}"
-        row = conn.execute(f"SELECT value FROM {key} WHERE key = 'retention_lease'").fetchone()
+        row = conn.execute(statements.lease_read(self._t)).fetchone()
         if row is not None and isinstance(row[0], str) and ":" in row[0]:
             holder, _, expires = row[0].rpartition(":")
             if holder != self._lease_token and expires.isdigit() and int(expires) > now:
                 return False
         value = f"{self._lease_token}:{now + RETENTION_LEASE_MS}"
-        conn.execute(f"INSERT OR REPLACE INTO {key} (key, value) VALUES ('retention_lease', ?)", (value,))
+        conn.execute(statements.lease_write(self._t), (value,))
         return True
 
     def _end_lease(self, conn: sqlite3.Connection) -> None:
         conn.execute(
-            f"DELETE FROM {self._t.meta} WHERE key = 'retention_lease' AND value LIKE ? ESCAPE '!'",
+            statements.lease_end(self._t),
             (self._lease_token.replace("!", "!!").replace("%", "!%").replace("_", "!_") + ":%",),
         )
 
     async def has_live_claim(self, owner: str, heartbeat_after_ms: int) -> bool:
-        sql = (
-            f"SELECT 1 FROM {self._t.jobs} WHERE claimed_by = ? AND status = 'processing' "
-            "AND last_heartbeat > ? LIMIT 1"
-        )
+        sql = statements.has_live_claim(self._t)
         return await self._read(
             lambda conn: conn.execute(sql, (owner, heartbeat_after_ms)).fetchone() is not None, queued=False
         )
@@ -1333,16 +1236,13 @@ class SqliteStore(JobStore):
     async def next_due_ms(self, names: Sequence[str]) -> int | None:
         if not names:
             return None
-        sql = (
-            f"SELECT min(next_run_at) FROM {self._t.jobs} WHERE status = 'pending' "
-            f"AND name IN ({','.join('?' * len(names))})"
-        )
+        sql = statements.next_due(self._t, len(names))
         params = tuple(names)
         return await self._read(lambda conn: conn.execute(sql, params).fetchone()[0], _earliest)
 
     # -- reads ----------------------------------------------------------------------------------
     async def get(self, job_id: str) -> Job | None:
-        sql = f"SELECT {self._t.columns} FROM {self._t.jobs} WHERE id = ?"
+        sql = statements.by_id(self._t)
 
         def op(conn: sqlite3.Connection) -> Job | None:
             row = conn.execute(sql, (job_id,)).fetchone()
@@ -1354,7 +1254,7 @@ class SqliteStore(JobStore):
         ids = [job_id for job_id in dict.fromkeys(job_ids) if isinstance(job_id, str)]
         if not ids:
             return {}
-        head = f"SELECT {self._t.columns} FROM {self._t.jobs} WHERE id IN "
+        t = self._t
         unreadable = self._unreadable
 
         def op(conn: sqlite3.Connection) -> dict[str, Job]:
@@ -1363,8 +1263,7 @@ class SqliteStore(JobStore):
             with _one_snapshot(conn):
                 for start in range(0, len(ids), GET_MANY_CHUNK):
                     chunk = ids[start : start + GET_MANY_CHUNK]
-                    sql = head + "(" + ",".join("?" * len(chunk)) + ")"
-                    for job in unreadable.readable(conn.execute(sql, chunk), row_to_job):
+                    for job in unreadable.readable(conn.execute(statements.by_ids(t, len(chunk)), chunk), row_to_job):
                         found[job.id] = job
             return found
 
@@ -1372,7 +1271,7 @@ class SqliteStore(JobStore):
 
     async def find(self, selector: StoreSelector, limit: int, skip: int) -> list[Job]:
         where, params = selector_where(selector, paging=True)
-        sql = f"SELECT {self._t.columns} FROM {self._t.jobs} WHERE {where} ORDER BY next_run_at, id LIMIT ? OFFSET ?"
+        sql = statements.found(self._t, where)
         unreadable = self._unreadable
         return await self._read(lambda conn: unreadable.readable(conn.execute(sql, (*params, limit, skip)), row_to_job))
 
@@ -1396,7 +1295,7 @@ class SqliteStore(JobStore):
             kept, kept_params = counted.filter_count_sql(self._t, filter)
             return await self._read(lambda conn: int(conn.execute(kept, kept_params).fetchone()[0]), queued=False)
         where, params = filter_where(filter)
-        sql = f"SELECT count(*) FROM {self._t.jobs} WHERE {where}"
+        sql = statements.count(self._t, where)
         return await self._read(lambda conn: conn.execute(sql, params).fetchone()[0], operator.add)
 
     @staticmethod
@@ -1437,7 +1336,7 @@ class SqliteStore(JobStore):
     async def error_groups(self, name: str | None, since_ms: int | None, now_ms: int) -> list[ErrorGroupRow]:
         """One pass over the partial ``_errors`` index (covering: no table row is read)."""
         hour_start = hour_window(now_ms)
-        where = ERROR_MEMBER
+        where = ""
         params: list[Any] = [hour_start, hour_start]
         if name is not None:
             where += " AND name = ?"
@@ -1445,28 +1344,18 @@ class SqliteStore(JobStore):
         if since_ms is not None:
             where += " AND updated_at >= ?"
             params.append(since_ms)
-        sql = (
-            "SELECT error_group, name, max(error_type), "
-            "CASE WHEN updated_at >= ? THEN (updated_at - ?) / 60000 ELSE -1 END AS bucket, "
-            "count(*), sum(status = 'pending'), min(updated_at), max(updated_at) "
-            f"FROM {self._t.jobs} INDEXED BY {self._t.jobs}_errors WHERE {where} GROUP BY error_group, bucket"
-        )
+        sql = statements.error_groups(self._t, where)
         rows = await self._read(lambda conn: conn.execute(sql, params).fetchall(), queued=False)
         return fold_buckets(rows, hour_start)
 
     async def error_group_sample(self, key: str) -> str | None:
-        sql = f"SELECT fail_reason FROM {self._t.jobs} WHERE error_group = ? AND {ERROR_MEMBER} LIMIT 1"
+        sql = statements.error_group_sample(self._t)
         row = await self._read(lambda conn: conn.execute(sql, (key,)).fetchone(), queued=False)
         return None if row is None else row[0]
 
     # -- management -------------------------------------------------------------------------------
     def _guarded_single(self, assignments: str, params: tuple[Any, ...], job_id: str, statuses: tuple[str, ...]) -> Any:
-        t = self._t
-        sql = (
-            f"UPDATE {t.jobs} SET {assignments}, change_seq = {t.change_stamp} "
-            f"WHERE id = ? AND status IN ({','.join('?' * len(statuses))}) "
-            f"RETURNING {t.columns}"
-        )
+        sql = statements.guarded_single(self._t, assignments, len(statuses))
         full = (*params, job_id, *statuses)
         journal = self._j
 
@@ -1483,22 +1372,13 @@ class SqliteStore(JobStore):
         return op
 
     async def cancel(self, job_id: str, now_ms: int) -> Job | None:
-        op = self._guarded_single("status = 'cancelled', updated_at = ?", (now_ms,), job_id, ("pending",))
+        op = self._guarded_single(statements.CANCEL, (now_ms,), job_id, ("pending",))
         return await self._write(op, inline=True)
 
     async def retry(self, job_id: str, now_ms: int) -> tuple[Job, JobStatus] | None:
         t = self._t
-        before_sql = f"SELECT status, name, unique_key FROM {t.jobs} WHERE id = ? AND status IN ('failed','cancelled')"
-        holder_sql = (
-            f"SELECT id FROM {t.jobs} WHERE name = ? AND unique_key = ? AND status IN ('pending','processing') LIMIT 1"
-        )
-        update = self._guarded_single(
-            f"status = 'pending', fail_count = 0, next_run_at = ?, updated_at = ?, fail_reason = NULL, "
-            f"error_type = NULL, error_group = NULL, {_CLAIM_RELEASE}",
-            (now_ms, now_ms),
-            job_id,
-            ("failed", "cancelled"),
-        )
+        before_sql, holder_sql = statements.retry_before(t), statements.live_key_holder(t)
+        update = self._guarded_single(statements.RETRY, (now_ms, now_ms), job_id, ("failed", "cancelled"))
 
         def op(conn: sqlite3.Connection) -> tuple[Job, JobStatus] | None:
             before = conn.execute(before_sql, (job_id,)).fetchone()
@@ -1515,7 +1395,7 @@ class SqliteStore(JobStore):
         return await self._write(op, inline=True)
 
     async def reschedule(self, job_id: str, run_at_ms: int, now_ms: int) -> Job | None:
-        op = self._guarded_single("next_run_at = ?, updated_at = ?", (run_at_ms, now_ms), job_id, ("pending",))
+        op = self._guarded_single(statements.RESCHEDULE, (run_at_ms, now_ms), job_id, ("pending",))
         return await self._write(op, inline=True)
 
     async def delete(self, job_id: str) -> bool:
@@ -1545,7 +1425,7 @@ class SqliteStore(JobStore):
 
             return await self._read(from_counts, queued=False)
         where, params = selector_where(selector)
-        sql = f"SELECT count(*), ({t.bulk_bound}) FROM {t.jobs} WHERE {where}"
+        sql = statements.count_as_of(t, where)
 
         def op(conn: sqlite3.Connection) -> tuple[int, int]:
             count, position = conn.execute(sql, params).fetchone()
@@ -1569,7 +1449,7 @@ class SqliteStore(JobStore):
             await self._write(lambda conn: None)  # the absorb every write transaction begins with
         where, params = selector_where(selector)
         t = self._t
-        ids_sql = f"SELECT id FROM {t.jobs} WHERE {where} ORDER BY id"
+        ids_sql = statements.selected_ids(t, where)
 
         def op(conn: sqlite3.Connection) -> tuple[list[str], int]:
             with _one_snapshot(conn):
@@ -1593,7 +1473,7 @@ class SqliteStore(JobStore):
         """
         ids, position = await self._bulk_targets(selector)
         where, params = selector_where(selector)
-        chunk_where = f"id IN (SELECT value FROM json_each(?)) AND ({where}) AND change_seq <= ?"
+        chunk_where = statements.chunk_where(where)
         loop = asyncio.get_running_loop()
         total = 0
         for start in range(0, len(ids), BULK_CHUNK):
@@ -1607,19 +1487,13 @@ class SqliteStore(JobStore):
     async def cancel_many(self, selector: StoreSelector, now_ms: int) -> int:
         return await self._in_chunks(
             selector,
-            lambda conn, where, params: self._bulk_update(
-                conn, "status = 'cancelled', updated_at = ?", (now_ms,), where, params
-            ),
+            lambda conn, where, params: self._bulk_update(conn, statements.CANCEL, (now_ms,), where, params),
         )
 
     async def retry_many(
         self, selector: StoreSelector, now_ms: int, spread_ms: int
     ) -> tuple[int, list[dict[str, str]]]:
-        assignments = (
-            f"status = 'pending', fail_count = 0, fail_reason = NULL, error_type = NULL, error_group = NULL, "
-            f"{_CLAIM_RELEASE}, "
-            "next_run_at = ? + (random() & 9223372036854775807) % ?, updated_at = ?"
-        )
+        assignments = statements.RETRY_MANY
         values = (now_ms, max(1, spread_ms), now_ms)
 
         errors: list[dict[str, str]] = []
@@ -1648,16 +1522,10 @@ class SqliteStore(JobStore):
         selected jobs share a key and none is live, the first of them by id (it is retried;
         the rest would be its duplicates). Each one taken out is listed in ``errors``.
         """
-        j = self._t.jobs
-        candidates = conn.execute(
-            f"SELECT a.id, a.name, a.unique_key FROM {j} a WHERE a.id IN (SELECT id FROM {affected}) "
-            "AND a.unique_key IS NOT NULL ORDER BY a.name, a.unique_key, a.id"
-        ).fetchall()
+        candidates = conn.execute(statements.clash_candidates(self._t)).fetchall()
         if not candidates:
             return 0
-        live_sql = (
-            f"SELECT id FROM {j} WHERE name = ? AND unique_key = ? AND status IN ('pending','processing') LIMIT 1"
-        )
+        live_sql = statements.live_key_holder(self._t)
         holders: dict[tuple[str, str], str] = {}
         clashing: list[tuple[str, str, str, str]] = []
         for job_id, name, key in candidates:
@@ -1679,10 +1547,7 @@ class SqliteStore(JobStore):
 
     # -- fleet and queue control ----------------------------------------------------------------
     async def upsert_instance(self, record: InstanceRecord) -> None:
-        sql = (
-            f"INSERT OR REPLACE INTO {self._t.instances} (id, host, pid, version, started_at, heartbeat_interval, "
-            "workers, running, processed, failed, last_heartbeat) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-        )
+        sql = statements.upsert_instance(self._t)
         params = (
             record.id,
             record.host,
@@ -1699,14 +1564,11 @@ class SqliteStore(JobStore):
         await self._write(lambda conn: conn.execute(sql, params))
 
     async def remove_instance(self, instance_id: str) -> None:
-        sql = f"DELETE FROM {self._t.instances} WHERE id = ?"
+        sql = statements.remove_instance(self._t)
         await self._write(lambda conn: conn.execute(sql, (instance_id,)))
 
     async def list_instances(self) -> list[InstanceRecord]:
-        sql = (
-            "SELECT id, host, pid, version, started_at, heartbeat_interval, workers, running, processed, failed, "
-            f"last_heartbeat FROM {self._t.instances} ORDER BY id"
-        )
+        sql = statements.instances(self._t)
 
         def op(conn: sqlite3.Connection) -> list[InstanceRecord]:
             return [
@@ -1717,16 +1579,12 @@ class SqliteStore(JobStore):
         return await self._read(op, queued=False)
 
     async def purge_instances(self, heartbeat_before_ms: int) -> int:
-        sql = f"DELETE FROM {self._t.instances} WHERE last_heartbeat < ?"
+        sql = statements.purge_instances(self._t)
         count: int = await self._write(lambda conn: conn.execute(sql, (heartbeat_before_ms,)).rowcount)
         return count
 
     async def owner_holdings(self) -> list[OwnerHolding]:
-        # Served by the partial processing index (claimed_by, locked_at): only claimed rows.
-        sql = (
-            "SELECT claimed_by, count(*), max(coalesce(last_heartbeat, locked_at)), max(heartbeat_interval) "
-            f"FROM {self._t.jobs} WHERE status = 'processing' GROUP BY claimed_by ORDER BY claimed_by"
-        )
+        sql = statements.owner_holdings(self._t)
 
         def op(conn: sqlite3.Connection) -> list[OwnerHolding]:
             return [OwnerHolding(r[0] if r[0] is not None else "", r[1], r[2], r[3]) for r in conn.execute(sql)]
@@ -1735,15 +1593,7 @@ class SqliteStore(JobStore):
 
     def _owner_records_op(self, owner: str) -> Callable[[sqlite3.Connection], OwnerRecords]:
         # Served by the partial processing index (claimed_by, locked_at) and the registry's key.
-        t = self._t
-        jobs_sql = (
-            f"SELECT id, last_heartbeat, locked_at, heartbeat_interval FROM {t.jobs} "
-            "WHERE claimed_by = ? AND status = 'processing' ORDER BY id"
-        )
-        record_sql = (
-            "SELECT id, host, pid, version, started_at, heartbeat_interval, workers, running, processed, failed, "
-            f"last_heartbeat FROM {t.instances} WHERE id = ?"
-        )
+        jobs_sql, record_sql = statements.owner_jobs(self._t), statements.instance(self._t)
 
         def op(conn: sqlite3.Connection) -> OwnerRecords:
             jobs = tuple(OwnerJobStamp(*row) for row in conn.execute(jobs_sql, (owner,)))
@@ -1764,11 +1614,7 @@ class SqliteStore(JobStore):
         # Look and write in one write transaction (BEGIN IMMEDIATE): no beat can commit between
         # the comparison and the UPDATE, so a beat that committed first keeps every job.
         read = self._owner_records_op(owner)
-        sql = (
-            f"UPDATE {self._t.jobs} SET status = 'pending', updated_at = ?, {_CLAIM_RELEASE}, "
-            f"change_seq = {self._t.change_stamp} WHERE claimed_by = ? AND status = 'processing' "
-            f"RETURNING {self._t.columns}"
-        )
+        sql = statements.release_owner(self._t)
 
         def op(conn: sqlite3.Connection) -> int | None:
             current = read(conn)
@@ -1781,52 +1627,36 @@ class SqliteStore(JobStore):
         return await self._write(op)
 
     async def set_paused(self, name: str, paused: bool, now_ms: int) -> bool:
-        t = self._t
         params: tuple[Any, ...]
         if paused:
-            sql, params = f"INSERT OR IGNORE INTO {t.control} (name, paused_at) VALUES (?, ?)", (name, now_ms)
+            sql, params = statements.pause(self._t), (name, now_ms)
         else:
-            sql, params = f"DELETE FROM {t.control} WHERE name = ?", (name,)
+            sql, params = statements.unpause(self._t), (name,)
         return await self._write(lambda conn: conn.execute(sql, params).rowcount > 0)
 
     async def paused_names(self) -> dict[str, int]:
-        sql = f"SELECT name, paused_at FROM {self._t.control} ORDER BY name"
+        sql = statements.paused_names(self._t)
         return await self._read(lambda conn: dict(conn.execute(sql).fetchall()), queued=False)
 
     async def add_outcome_counts(self, counts: dict[tuple[str, int], tuple[int, int]]) -> None:
         if not counts:
             return
-        sql = (
-            f"INSERT INTO {self._t.counters} (name, minute, completed, failed) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT (name, minute) DO UPDATE SET completed = completed + excluded.completed, "
-            "failed = failed + excluded.failed"
-        )
+        sql = statements.add_outcomes(self._t)
         rows = [(name, minute, done, failed) for (name, minute), (done, failed) in counts.items()]
         await self._write(lambda conn: conn.executemany(sql, rows))
 
     async def outcome_counts(self, since_minute: int, name: str | None = None) -> list[tuple[str, int, int, int]]:
-        sql = f"SELECT name, minute, completed, failed FROM {self._t.counters} WHERE minute >= ?"
-        params: tuple[Any, ...] = (since_minute,)
-        if name is not None:
-            sql += " AND name = ?"
-            params = (since_minute, name)
-        sql += " ORDER BY name, minute"
+        sql = statements.outcomes(self._t, by_name=name is not None)
+        params: tuple[Any, ...] = (since_minute,) if name is None else (since_minute, name)
         return await self._read(lambda conn: conn.execute(sql, params).fetchall(), queued=False)
 
     async def purge_outcome_counts(self, before_minute: int) -> int:
-        sql = f"DELETE FROM {self._t.counters} WHERE minute < ?"
+        sql = statements.purge_outcomes(self._t)
         count: int = await self._write(lambda conn: conn.execute(sql, (before_minute,)).rowcount)
         return count
 
     async def pending_health(self, now_ms: int) -> list[PendingHealth]:
-        # Both parts are answered from the partial indexes (pending: name, next_run_at;
-        # processing: claimed_by, locked_at) without reading finished jobs.
-        j = self._t.jobs
-        sql = (
-            "SELECT name, sum(next_run_at <= ?), sum(next_run_at > ?), "
-            f"min(CASE WHEN next_run_at <= ? THEN next_run_at END), 0 FROM {j} WHERE status = 'pending' GROUP BY name "
-            f"UNION ALL SELECT name, 0, 0, NULL, count(*) FROM {j} WHERE status = 'processing' GROUP BY name"
-        )
+        sql = statements.pending_health(self._t)
 
         rows = await self._read(lambda conn: conn.execute(sql, (now_ms, now_ms, now_ms)).fetchall(), operator.add)
         merged: dict[str, list[Any]] = {}
