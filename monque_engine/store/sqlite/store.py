@@ -52,7 +52,7 @@ from . import counted, heldfiles, migrations, statements
 from .bulk import BulkInserter
 from .feed import ChangeFeed
 from .identity import FileIdentity
-from .inbox import ABSORB_EVERY, STREAK, Inbox, InboxView
+from .inbox import Inbox, InboxProducer, InboxView
 from .journal import Changes, Journal
 from .queries import (
     append_attempt,
@@ -66,7 +66,7 @@ from .queries import (
 from .runner import MISS, Miss, Operation, ReadRunner, WriteRunner, begin_immediate, retry_while_busy, wrap_error
 from .schema import Tables
 from .statements import CLAIM_RELEASE, Prepared
-from .unreadable import UnreadableWarnings, log
+from .unreadable import UnreadableWarnings
 from .url import SqliteSettings, parse_sqlite_url
 
 T = TypeVar("T")
@@ -143,19 +143,11 @@ class SqliteStore(JobStore):
         #: Who holds the retention lease (``purge_finished``): this store object, in this process.
         self._lease_token = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
         self._unreadable = UnreadableWarnings(self._describe)
-        #: Set once a writable store's schema is in place (inbox.py); None when read-only.
-        self._inbox: Inbox | None = None
+        #: This process's inbox appends (inbox.py): set once a writable store's schema is in
+        #: place; None when read-only or closed.
+        self._producer: InboxProducer | None = None
         #: Set once a read-only store is open: its reads see the inbox's rows (inbox.py).
         self._inbox_view: InboxView | None = None
-        #: This process's inbox appends since its last absorb.
-        self._appended = 0
-        #: The task enqueueing in this loop turn and how many plain jobs it has enqueued in
-        #: it (a streak), or None between turns (see ``_streaking``).
-        self._streak_task: asyncio.Task[Any] | None = None
-        self._streak = 0
-        self._absorb_queued = False
-        #: Set while close() runs: no more appends, since its absorb is the last one.
-        self._closing = False
 
     @classmethod
     def from_url(cls, url: str, **overrides: Any) -> SqliteStore:
@@ -350,9 +342,9 @@ class SqliteStore(JobStore):
 
                     await self._writer.run(prepare)
                     identity.capture()
-                    self._inbox = inbox
+                    self._producer = producer = InboxProducer(inbox, self._writer, self.health_error)
                     self._inbox_view = InboxView(tables)  # reads see queued jobs without absorbing
-                    self._writer.absorb_first(self._absorb)
+                    self._writer.absorb_first(producer.absorb)
                     self._reader = ReadRunner(
                         loop,
                         lambda: self._connect(busy_timeout=self.settings.busy_timeout),
@@ -368,7 +360,7 @@ class SqliteStore(JobStore):
                     self._reader,
                     tables,
                     self.settings.feed_interval,
-                    on_inbox=None if self._inbox is None else self._absorb_soon,
+                    on_inbox=None if self._producer is None else self._producer.absorb_soon,
                     damaged=identity.damaged,
                 )
             except sqlite3.DatabaseError as error:
@@ -435,14 +427,20 @@ class SqliteStore(JobStore):
             self._feed.committed()
 
     async def close(self) -> None:
-        self._closing = True  # other tasks may enqueue while this awaits: into the job table
+        producer = self._producer
+        if producer is not None:
+            producer.closing = True  # other tasks may enqueue while this awaits: into the job table
         try:
             await self._close()
         finally:
-            self._closing = False
+            if producer is not None:
+                producer.closing = False
 
     async def _close(self) -> None:
-        await self._absorb_before_close()
+        producer, self._producer = self._producer, None
+        if producer is not None:
+            await producer.absorb_before_close()
+            producer.detach()
         self._claimed.clear()
         self._completion_flush_queued = False
         while self._completions:  # nothing will flush these any more
@@ -457,7 +455,6 @@ class SqliteStore(JobStore):
         feed, self._feed = self._feed, None
         if feed is not None:
             feed.end_streams()
-        self._inbox = None
         self._inbox_view = None
         writer, self._writer = self._writer, None
         reader, self._reader = self._reader, None
@@ -641,99 +638,14 @@ class SqliteStore(JobStore):
         return row_to_job(row)
 
     async def insert(self, job: NewJob) -> Job:
-        inbox = self._inbox
+        producer = self._producer
         # A plain job deep in one task's run of enqueues: one append to the inbox (inbox.py),
         # when it can run inline now; otherwise the job row, as below.
-        if (
-            inbox is not None
-            and not self._closing
-            and job.unique_key is None
-            and job.repeat_interval is None
-            and self._streaking()
-            and self._runner_w().try_append(inbox.append_sql, inbox.row(job))
-        ):
-            await self._appended_one()
+        if producer is not None and job.unique_key is None and job.repeat_interval is None and producer.append(job):
+            await producer.appended_one()
             return job.to_job()
         sql = self._p.insert
         return await self._write(lambda conn: self._insert_one(conn, sql, job), inline=True, coalesce=True)
-
-    # -- the inbox (inbox.py) ------------------------------------------------------------------
-    def _absorb(self, conn: sqlite3.Connection) -> None:
-        """First in every write transaction (the write runner calls it): queued jobs in."""
-        inbox = self._inbox
-        if inbox is not None and inbox.absorb(conn):
-            self._appended = 0
-
-    def _streaking(self) -> bool:
-        """Whether this call continues a streak: the same task has enqueued STREAK plain jobs
-        in this loop turn already (a loop of awaited enqueues that never had to wait)."""
-        task = asyncio.current_task()
-        if self._streak_task is None:
-            self._runner_w().loop.call_soon(self._turn_ended)
-        elif task is not self._streak_task:
-            self._streak = 0
-        self._streak_task = task
-        self._streak += 1
-        return self._streak > STREAK
-
-    def _turn_ended(self) -> None:
-        """The enqueueing task let the loop run: absorb its appends now, before anything else
-        of this process (or, through the database, of others) looks for them."""
-        self._streak_task = None
-        self._streak = 0
-        if not self._appended or self._inbox is None or self._writer is None:
-            return
-        try:
-            if self._writer.run_inline_now(self._inbox.absorb) is not MISS:
-                return
-        except ConnectionError as error:
-            log.debug("absorbing the inbox failed: %s", error)  # the next write reports its own
-            return
-        self._absorb_soon()
-
-    async def _appended_one(self) -> None:
-        self._appended += 1
-        if self._appended >= ABSORB_EVERY:
-            inbox = self._inbox
-            if inbox is not None:
-                try:
-                    await self._write(inbox.absorb, inline=True)
-                except ConnectionError as error:
-                    # The job is committed (in the inbox): the caller must not be told otherwise,
-                    # or a retry queues it twice. The next write absorbs, and reports its own error.
-                    log.warning("%s; the jobs stay in the inbox until the next write absorbs them", error)
-
-    def _absorb_soon(self) -> None:
-        """Absorb on the write thread without waiting for it: the loop turn ended while the
-        database was busy, or a feed watcher saw rows in the inbox (maybe another process's)."""
-        inbox, writer = self._inbox, self._writer
-        if inbox is None or writer is None or self._absorb_queued:
-            return
-        try:
-            queued = writer.submit(inbox.absorb)
-        except ConnectionError:
-            return  # closing: close() absorbs what this process appended
-        self._absorb_queued = True
-        queued.add_done_callback(self._absorb_done)
-
-    def _absorb_done(self, done: asyncio.Future[int]) -> None:
-        self._absorb_queued = False
-        if not done.cancelled() and done.exception() is not None:
-            # The next write or read absorbs again and reports its own error; a lost file
-            # reaches on_fatal through the identity check.
-            log.debug("absorbing the inbox failed: %s", done.exception())
-
-    async def _absorb_before_close(self) -> None:
-        """Leave no row of this process in the inbox, so tools that read the job table directly
-        see every job once the process has closed the store. Quiet when the file is gone."""
-        inbox = self._inbox
-        if inbox is None or self._writer is None or not self._appended or self.health_error() is not None:
-            return
-        try:
-            await self._write(inbox.absorb)
-        except ConnectionError as error:
-            # The rows stay committed in the inbox; the next process to open the file moves them.
-            log.warning("%s; its last enqueued jobs stay in the inbox until the next process opens it", error)
 
     def _insert_plain(
         self, conn: sqlite3.Connection, jobs: Sequence[NewJob], ready: Callable[[], None] | None = None
