@@ -40,7 +40,6 @@ from ...job import (
     JobStatus,
     NewJob,
     OwnerHolding,
-    OwnerJobStamp,
     OwnerRecords,
     PendingHealth,
     QueueStats,
@@ -48,12 +47,12 @@ from ...job import (
 from ...timeutil import now_ms as clock_ms
 from ..base import JobStore, PendingSplit, StoreListFilter, StoreOpenOptions, StoreSelector
 from ..filekind import special_file_kind
-from . import counted, heldfiles, migrations, statements
+from . import counted, fleet, heldfiles, migrations, statements
 from .bulk import BulkInserter
 from .feed import ChangeFeed
 from .identity import FileIdentity
 from .inbox import Inbox, InboxProducer, InboxView
-from .journal import Changes, Journal
+from .journal import Changes, Journal, completed_duration
 from .queries import (
     append_attempt,
     filter_where,
@@ -574,14 +573,6 @@ class SqliteStore(JobStore):
             raise ConnectionError(f"{self._describe()} is not open; call initialize() first")
         return self._journal
 
-    def _moved_rows(self, conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]], was: str) -> None:
-        """Journal job rows (JOB_COLUMNS order, as RETURNING gives them) that left ``was``."""
-        if rows:
-            changes = Changes()
-            for row in rows:
-                changes.add("update", row[0], row[1], row[3], row[4], was, _duration(row))
-            self._j.write(conn, changes)
-
     def _bulk_update(
         self,
         conn: sqlite3.Connection,
@@ -827,7 +818,7 @@ class SqliteStore(JobStore):
             if row is None:
                 return None
             changes = Changes()
-            changes.add("update", row[0], row[1], row[3], row[4], "processing", _duration(row))
+            changes.add("update", row[0], row[1], row[3], row[4], "processing", completed_duration(row))
             journal.write(conn, changes)
             return row_to_job(row)
 
@@ -1059,13 +1050,10 @@ class SqliteStore(JobStore):
             return 0
         ids = list(job_ids)
         sql = statements.release(self._t, len(ids))
-        return await self._write(lambda conn: self._update_and_feed(conn, sql, (now_ms, *ids, owner)))
-
-    def _update_and_feed(self, conn: sqlite3.Connection, sql: str, params: Sequence[Any]) -> int:
-        """Run an UPDATE … RETURNING of processing jobs (releases, stale recovery) and journal them."""
-        rows = conn.execute(sql, params).fetchall()
-        self._moved_rows(conn, rows, "processing")
-        return len(rows)
+        journal = self._j
+        return await self._write(
+            lambda conn: journal.updated_rows(conn, conn.execute(sql, (now_ms, *ids, owner)).fetchall(), "processing")
+        )
 
     async def heartbeat(self, owner: str, now_ms: int, job_ids: Sequence[str] | None = None) -> int:
         sql = statements.heartbeat(self._t, some=job_ids is not None)
@@ -1082,7 +1070,10 @@ class SqliteStore(JobStore):
         record, record_params = statements.stale_attempt(now_ms)
         sql = statements.recover_stale(self._t, record)
         params = (now_ms, *record_params, stale_before_ms)
-        return await self._write(lambda conn: self._update_and_feed(conn, sql, params))
+        journal = self._j
+        return await self._write(
+            lambda conn: journal.updated_rows(conn, conn.execute(sql, params).fetchall(), "processing")
+        )
 
     async def purge_finished(self, status: JobStatus, updated_before_ms: int) -> int:
         """Delete ``status`` jobs last updated before the cutoff: one process at a time per file
@@ -1457,115 +1448,43 @@ class SqliteStore(JobStore):
     async def delete_many(self, selector: StoreSelector) -> int:
         return await self._in_chunks(selector, self._bulk_delete)
 
-    # -- fleet and queue control ----------------------------------------------------------------
+    # -- fleet and queue control (fleet.py) -------------------------------------------------------
     async def upsert_instance(self, record: InstanceRecord) -> None:
-        sql = statements.upsert_instance(self._t)
-        params = (
-            record.id,
-            record.host,
-            record.pid,
-            record.version,
-            record.started_at_ms,
-            record.heartbeat_interval_ms,
-            json.dumps(record.workers, sort_keys=True),
-            record.running,
-            record.processed,
-            record.failed,
-            record.last_heartbeat_ms,
-        )
-        await self._write(lambda conn: conn.execute(sql, params))
+        await self._write(fleet.upsert_instance(self._t, record))
 
     async def remove_instance(self, instance_id: str) -> None:
-        sql = statements.remove_instance(self._t)
-        await self._write(lambda conn: conn.execute(sql, (instance_id,)))
+        await self._write(fleet.remove_instance(self._t, instance_id))
 
     async def list_instances(self) -> list[InstanceRecord]:
-        sql = statements.instances(self._t)
-
-        def op(conn: sqlite3.Connection) -> list[InstanceRecord]:
-            return [
-                InstanceRecord(r[0], r[1], r[2], r[3], r[4], r[5], _workers(r[6]), r[7], r[8], r[9], r[10])
-                for r in conn.execute(sql)
-            ]
-
-        return await self._read(op, queued=False)
+        return await self._read(fleet.list_instances(self._t), queued=False)
 
     async def purge_instances(self, heartbeat_before_ms: int) -> int:
-        sql = statements.purge_instances(self._t)
-        count: int = await self._write(lambda conn: conn.execute(sql, (heartbeat_before_ms,)).rowcount)
-        return count
+        return await self._write(fleet.purge_instances(self._t, heartbeat_before_ms))
 
     async def owner_holdings(self) -> list[OwnerHolding]:
-        sql = statements.owner_holdings(self._t)
-
-        def op(conn: sqlite3.Connection) -> list[OwnerHolding]:
-            return [OwnerHolding(r[0] if r[0] is not None else "", r[1], r[2], r[3]) for r in conn.execute(sql)]
-
-        return await self._read(op, queued=False)
-
-    def _owner_records_op(self, owner: str) -> Callable[[sqlite3.Connection], OwnerRecords]:
-        # Served by the partial processing index (claimed_by, locked_at) and the registry's key.
-        jobs_sql, record_sql = statements.owner_jobs(self._t), statements.instance(self._t)
-
-        def op(conn: sqlite3.Connection) -> OwnerRecords:
-            jobs = tuple(OwnerJobStamp(*row) for row in conn.execute(jobs_sql, (owner,)))
-            r = conn.execute(record_sql, (owner,)).fetchone()
-            record = (
-                None
-                if r is None
-                else InstanceRecord(r[0], r[1], r[2], r[3], r[4], r[5], _workers(r[6]), r[7], r[8], r[9], r[10])
-            )
-            return OwnerRecords(owner, record, jobs)
-
-        return op
+        return await self._read(fleet.owner_holdings(self._t), queued=False)
 
     async def owner_records(self, owner: str) -> OwnerRecords:
-        return await self._read(self._owner_records_op(owner), queued=False)
+        return await self._read(fleet.owner_records(self._t, owner), queued=False)
 
     async def release_unmoved_owner(self, owner: str, expected: OwnerRecords, now_ms: int) -> int | None:
-        # Look and write in one write transaction (BEGIN IMMEDIATE): no beat can commit between
-        # the comparison and the UPDATE, so a beat that committed first keeps every job.
-        read = self._owner_records_op(owner)
-        sql = statements.release_owner(self._t)
-
-        def op(conn: sqlite3.Connection) -> int | None:
-            current = read(conn)
-            if current.moved_since(expected):
-                return None
-            if not current.jobs:
-                return 0
-            return self._update_and_feed(conn, sql, (now_ms, owner))
-
-        return await self._write(op)
+        return await self._write(fleet.release_unmoved_owner(self._t, self._j, owner, expected, now_ms))
 
     async def set_paused(self, name: str, paused: bool, now_ms: int) -> bool:
-        params: tuple[Any, ...]
-        if paused:
-            sql, params = statements.pause(self._t), (name, now_ms)
-        else:
-            sql, params = statements.unpause(self._t), (name,)
-        return await self._write(lambda conn: conn.execute(sql, params).rowcount > 0)
+        return await self._write(fleet.set_paused(self._t, name, paused, now_ms))
 
     async def paused_names(self) -> dict[str, int]:
-        sql = statements.paused_names(self._t)
-        return await self._read(lambda conn: dict(conn.execute(sql).fetchall()), queued=False)
+        return await self._read(fleet.paused_names(self._t), queued=False)
 
     async def add_outcome_counts(self, counts: dict[tuple[str, int], tuple[int, int]]) -> None:
-        if not counts:
-            return
-        sql = statements.add_outcomes(self._t)
-        rows = [(name, minute, done, failed) for (name, minute), (done, failed) in counts.items()]
-        await self._write(lambda conn: conn.executemany(sql, rows))
+        if counts:
+            await self._write(fleet.add_outcome_counts(self._t, counts))
 
     async def outcome_counts(self, since_minute: int, name: str | None = None) -> list[tuple[str, int, int, int]]:
-        sql = statements.outcomes(self._t, by_name=name is not None)
-        params: tuple[Any, ...] = (since_minute,) if name is None else (since_minute, name)
-        return await self._read(lambda conn: conn.execute(sql, params).fetchall(), queued=False)
+        return await self._read(fleet.outcome_counts(self._t, since_minute, name), queued=False)
 
     async def purge_outcome_counts(self, before_minute: int) -> int:
-        sql = statements.purge_outcomes(self._t)
-        count: int = await self._write(lambda conn: conn.execute(sql, (before_minute,)).rowcount)
-        return count
+        return await self._write(fleet.purge_outcome_counts(self._t, before_minute))
 
     async def pending_health(self, now_ms: int) -> list[PendingHealth]:
         sql = statements.pending_health(self._t)
@@ -1684,25 +1603,6 @@ def _hand_out(
         else:
             assert results is not None
             future.set_result(results[index])
-
-
-def _workers(text: str) -> dict[str, int]:
-    """The registry's ``workers`` column (JSON of name -> concurrency); lenient on bad text."""
-    try:
-        value = json.loads(text)
-    except (TypeError, ValueError):
-        return {}
-    if not isinstance(value, dict):
-        return {}
-    return {str(k): int(v) for k, v in value.items() if isinstance(v, int)}
-
-
-def _duration(row: tuple[Any, ...]) -> int:
-    """A completed job row's ``updatedAt - createdAt`` (JOB_COLUMNS order): what the average
-    processing time is made of; 0 for any other status."""
-    if row[3] != "completed" or row[13] is None or row[14] is None:
-        return 0
-    return int(row[14]) - int(row[13])
 
 
 def _completed(job: Job, now_ms: int) -> Job:
