@@ -200,10 +200,10 @@ async def test_a_failing_claim_never_fails_the_completions_it_carried(tmp_path, 
             raise sqlite3.OperationalError("claim went wrong")
 
         if inline:
-            assert await store._claim_with_completions(broken_claim, inline=True) is MISS
+            assert await store._batch.claim_with(broken_claim, inline=True) is MISS
         else:
             with pytest.raises(Exception, match="claim went wrong"):
-                await store._claim_with_completions(broken_claim, inline=False)
+                await store._batch.claim_with(broken_claim, inline=False)
         done = await asyncio.wait_for(completing, 5)
         assert done is not None and done.status.value == "completed"
         assert (await m.get_job(job.id)).status.value == "completed"

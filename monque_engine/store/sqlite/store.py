@@ -9,7 +9,6 @@ connections are driven and ``feed.py`` for the cross-process change feed.
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import functools
 import json
@@ -26,7 +25,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
 
-from ...attempts import AppendedHistory, Attempt
+from ...attempts import Attempt
 from ...cursor import CursorAnchor
 from ...errorgroups import ErrorGroupRow, fold_buckets, hour_window
 from ...errors import ConnectionError, InvalidJobDocumentError, StoreLostError, UniqueKeyConflictError
@@ -49,6 +48,7 @@ from ..base import JobStore, PendingSplit, StoreListFilter, StoreOpenOptions, St
 from ..filekind import special_file_kind
 from . import counted, fleet, heldfiles, migrations, statements
 from .bulk import BulkInserter
+from .completions import Completions
 from .feed import ChangeFeed
 from .identity import FileIdentity
 from .inbox import Inbox, InboxProducer, InboxView
@@ -62,7 +62,7 @@ from .queries import (
     row_to_job,
     selector_where,
 )
-from .runner import MISS, Miss, Operation, ReadRunner, WriteRunner, begin_immediate, retry_while_busy, wrap_error
+from .runner import MISS, Operation, ReadRunner, WriteRunner, begin_immediate, retry_while_busy
 from .schema import Tables
 from .statements import CLAIM_RELEASE, Prepared
 from .unreadable import UnreadableWarnings
@@ -73,9 +73,6 @@ T = TypeVar("T")
 #: Claims of at most this many jobs may take the inline path (measured at concurrency 5:
 #: ~4k -> ~5k jobs/s; wider claims showed no gain and would hold the loop for milliseconds).
 INLINE_CLAIM_MAX = 16
-#: Completion flushes of at most this many jobs may run inline (one UPDATE of that many
-#: ids and their feed rows: ~0.1-1 ms on the loop); wider ones go to the write thread.
-INLINE_COMPLETE_MAX = 64
 #: A claim that carries the completions queued that turn (one commit for both) may run
 #: inline up to this size: at concurrency 64 that measured ~+13 % (median of 4) for a loop
 #: held 1.7 ms (p50) / 2.5 ms (p90) per round instead of idling while the thread commits.
@@ -126,11 +123,8 @@ class SqliteStore(JobStore):
         self._feed: ChangeFeed | None = None
         self._maintenance: asyncio.Task[None] | None = None
         self._open_lock = asyncio.Lock()
-        # Jobs this store claimed and has not yet seen released: lets a batch of owned
-        # completions return the stored job without reading each row back (see _completed).
-        self._claimed: dict[str, Job] = {}
-        self._completions: collections.deque[tuple[Job, str, int, asyncio.Future[Job | None]]] = collections.deque()
-        self._completion_flush_queued = False
+        #: Queued completions and the jobs claimed without a written outcome (completions.py).
+        self._batch = Completions(self._describe)
         #: The file, resolved when the store is opened: connections made later (a reader's,
         #: the checkpointer's) and the identity checks must not follow an ``os.chdir``.
         self._file = os.path.abspath(settings.path)
@@ -344,6 +338,7 @@ class SqliteStore(JobStore):
                     self._producer = producer = InboxProducer(inbox, self._writer, self.health_error)
                     self._inbox_view = InboxView(tables)  # reads see queued jobs without absorbing
                     self._writer.absorb_first(producer.absorb)
+                    self._batch.attach(self._writer, tables, journal)
                     self._reader = ReadRunner(
                         loop,
                         lambda: self._connect(busy_timeout=self.settings.busy_timeout),
@@ -440,14 +435,7 @@ class SqliteStore(JobStore):
         if producer is not None:
             await producer.absorb_before_close()
             producer.detach()
-        self._claimed.clear()
-        self._completion_flush_queued = False
-        while self._completions:  # nothing will flush these any more
-            *_, waiting = self._completions.popleft()
-            if not waiting.done():
-                waiting.set_exception(
-                    ConnectionError(f"{self._describe()} was closed before the completion was written")
-                )
+        self._batch.close()
         if self._maintenance is not None:
             self._maintenance.cancel()
             self._maintenance = None
@@ -770,12 +758,12 @@ class SqliteStore(JobStore):
 
         # A small claim (the default concurrency is 5) is dominated by the thread hop, so it
         # may run inline when the writer is idle; a wide one stays off the loop.
-        merged = MISS if self.settings.read_only else await self._claim_with_completions(op, limit <= INLINE_MERGED_MAX)
+        merged = MISS if self.settings.read_only else await self._batch.claim_with(op, limit <= INLINE_MERGED_MAX)
         if merged is not MISS:
             jobs = merged
         else:
             jobs = await self._write(op, inline=limit <= INLINE_CLAIM_MAX)
-        claimed = self._claimed
+        claimed = self._batch.claimed
         for job in jobs:
             claimed[job.id] = job
         return jobs
@@ -833,7 +821,7 @@ class SqliteStore(JobStore):
             queued = SqliteStore.complete_queued(self, job_id, owner, now_ms, wrapped=False)
             if queued is not None:
                 return await queued
-        self._claimed.pop(job_id, None)
+        self._batch.claimed.pop(job_id, None)
         if next_run_at_ms is None:
             done, done_params = statements.completed_one_off(now_ms)
             op = self._owned_update(
@@ -862,141 +850,16 @@ class SqliteStore(JobStore):
         if wrapped and type(self).complete is not SqliteStore.complete:
             return None  # a subclass wraps complete (tests inject failures so): it must be called
         loop = self._runner_w().loop  # raises now if the store is closed, before any state changes
-        claimed = self._claimed.pop(job_id, None)
+        batch = self._batch
+        claimed = batch.claimed.pop(job_id, None)
         if claimed is None:
             return None
         future: asyncio.Future[Job | None] = loop.create_future()
-        self._completions.append((claimed, owner, now_ms, future))
-        if not self._completion_flush_queued:
-            self._completion_flush_queued = True
-            loop.call_soon(self._flush_completions)
+        batch.queued.append((claimed, owner, now_ms, future))
+        if not batch.flush_queued:
+            batch.flush_queued = True
+            loop.call_soon(batch.flush)
         return future
-
-    def _flush_completions(self) -> None:
-        """Take every queued completion and write it (called once per loop turn at most)."""
-        self._completion_flush_queued = False
-        items = self._take_completions()
-        if items:
-            self._write_completions(items)
-
-    def _take_completions(self) -> list[tuple[Job, str, int, asyncio.Future[Job | None]]]:
-        items = list(self._completions)
-        self._completions.clear()
-        return items
-
-    def _write_completions(
-        self, items: list[tuple[Job, str, int, asyncio.Future[Job | None]]], inline: bool = True
-    ) -> None:
-        runner = self._writer
-        if runner is None:
-            _hand_out(items, None, ConnectionError(f"{self._describe()} was closed before the completion was written"))
-            return
-
-        def flush_op(conn: sqlite3.Connection) -> list[Job | None]:
-            return self._complete_items(conn, items)  # same items if the runner re-runs it alone
-
-        if inline and len(items) <= INLINE_COMPLETE_MAX:
-            try:
-                result = runner.run_inline_now(flush_op)
-            except BaseException as error:  # noqa: BLE001 - each waiter gets the flush's error
-                _hand_out(items, None, wrap_error(error, self._describe))
-                return
-            if result is not MISS:
-                _hand_out(items, result, None)
-                return
-        try:
-            flush = runner.submit(flush_op)
-        except BaseException as error:  # noqa: BLE001 - closed between the check and the submit
-            _hand_out(items, None, error)
-            return
-        flush.add_done_callback(lambda done: _settle(done, items))
-
-    async def _claim_with_completions(
-        self, claim_op: Callable[[sqlite3.Connection, Changes], list[Job]], inline: bool
-    ) -> list[Job] | Miss:
-        """Run a claim in the same transaction as the completions queued this turn (one
-        commit instead of two: a worker's finished jobs and the claim that refills their
-        slots meet here). Inline when both are small and the writer is idle, else as one
-        operation on the write thread. MISS when nothing is queued (or, inline, when the
-        writer is busy); the completions then go their usual way."""
-        runner = self._writer
-        if runner is None or not self._completions:
-            return MISS
-        items = self._take_completions()  # the queued flush finds nothing left and returns
-
-        def both(conn: sqlite3.Connection) -> tuple[list[Job | None], list[Job]]:
-            batch = Changes()  # completions' rows, then the claim's: commit order
-            completed = self._complete_items(conn, items, batch)
-            jobs = claim_op(conn, batch)
-            self._j.write(conn, batch)
-            return completed, jobs
-
-        if inline and len(items) <= INLINE_COMPLETE_MAX:
-            try:
-                outcome = runner.run_inline_now(both)
-            except BaseException:  # noqa: BLE001 - rolled back: write each the usual way instead
-                outcome = MISS
-            if outcome is MISS:
-                self._write_completions(items, inline=False)
-                return MISS
-            completed, jobs = outcome
-            _hand_out(items, completed, None)
-            return jobs
-        try:
-            combined = runner.submit(both)
-        except BaseException as error:  # closed: every waiter hears it
-            _hand_out(items, None, error)
-            raise
-        # The completions are settled by the operation's own outcome, even when the claim's
-        # caller is cancelled while it waits (shutdown): hence the callback and the shield.
-        combined.add_done_callback(lambda done: self._deliver_combined(done, items))
-        _, jobs = await asyncio.shield(combined)
-        return jobs
-
-    def _deliver_combined(
-        self,
-        done: asyncio.Future[tuple[list[Job | None], list[Job]]],
-        items: list[tuple[Job, str, int, asyncio.Future[Job | None]]],
-    ) -> None:
-        if done.cancelled():
-            _hand_out(items, None, ConnectionError(f"{self._describe()}: the completion write was abandoned"))
-        elif done.exception() is not None:
-            # Rolled back with the claim (the runner already re-ran it alone): the completions
-            # get their own transaction, so a claim's error never fails them.
-            self._write_completions(items, inline=False)
-        else:
-            _hand_out(items, done.result()[0], None)
-
-    def _complete_items(
-        self,
-        conn: sqlite3.Connection,
-        items: list[tuple[Job, str, int, asyncio.Future[Job | None]]],
-        batch: Changes | None = None,
-    ) -> list[Job | None]:
-        """Complete owned one-off jobs, one guarded UPDATE per owner and 500 jobs. Their
-        changes are journaled here, or added to ``batch`` for the caller to write."""
-        t = self._t
-        results: list[Job | None] = []
-        for start in range(0, len(items), 500):
-            chunk = items[start : start + 500]
-            now = max(item[2] for item in chunk)
-            done: set[str] = set()
-            record, record_params = statements.completed_one_off(now)
-            for owner in {item[1] for item in chunk}:
-                ids = [item[0].id for item in chunk if item[1] == owner]
-                sql = statements.complete_owned(t, record, len(ids))
-                done.update(row[0] for row in conn.execute(sql, (now, *record_params, *ids, owner)))
-            changes = Changes() if batch is None else batch
-            for job, _, _, _ in chunk:
-                if job.id in done:
-                    duration = now - job.created_at_ms
-                    changes.add("update", job.id, job.name, "completed", job.next_run_at_ms, "processing", duration)
-                    results.append(_completed(job, now))
-                else:
-                    results.append(None)
-            if batch is None:
-                self._j.write(conn, changes)
-        return results
 
     async def fail(
         self,
@@ -1009,7 +872,7 @@ class SqliteStore(JobStore):
         attempt: Attempt | None = None,
         error_group: str | None = None,
     ) -> Job | None:
-        self._claimed.pop(job_id, None)
+        self._batch.claimed.pop(job_id, None)
         if attempt is not None:
             record, record_params = append_attempt("?", (attempt.to_json(),))
         else:
@@ -1038,14 +901,14 @@ class SqliteStore(JobStore):
         return await self._write(op)
 
     async def record_attempt(self, job_id: str, owner: str, attempt: Attempt) -> bool:
-        self._claimed.pop(job_id, None)  # its outcome will not be a batched completion any more
+        self._batch.claimed.pop(job_id, None)  # its outcome will not be a batched completion any more
         record, params = append_attempt("?", (attempt.to_json(),))
         op = self._owned_update(f"attempts = {record}", params, job_id, owner)
         return await self._write(op) is not None
 
     async def release(self, job_ids: Sequence[str], owner: str, now_ms: int) -> int:
         for job_id in job_ids:
-            self._claimed.pop(job_id, None)
+            self._batch.claimed.pop(job_id, None)
         if not job_ids:
             return 0
         ids = list(job_ids)
@@ -1576,60 +1439,6 @@ def _await_ack(acks: queue.SimpleQueue[int], index: int) -> bool:
 
 class _BuildAborted(Exception):
     """Building a chunk of ``insert_chunks`` failed on the loop: roll the insert back."""
-
-
-def _settle(
-    flush: asyncio.Future[list[Job | None]], items: list[tuple[Job, str, int, asyncio.Future[Job | None]]]
-) -> None:
-    """Hand each waiter of a completion flush its own outcome (or the flush's error)."""
-    if flush.cancelled():
-        _hand_out(items, [None] * len(items), None)
-    elif flush.exception() is not None:
-        _hand_out(items, None, flush.exception())
-    else:
-        _hand_out(items, flush.result(), None)
-
-
-def _hand_out(
-    items: list[tuple[Job, str, int, asyncio.Future[Job | None]]],
-    results: list[Job | None] | None,
-    error: BaseException | None,
-) -> None:
-    for index, (_, _, _, future) in enumerate(items):
-        if future.done():
-            continue
-        if error is not None:
-            future.set_exception(error)
-        else:
-            assert results is not None
-            future.set_result(results[index])
-
-
-def _completed(job: Job, now_ms: int) -> Job:
-    """The row an owned one-off completion leaves behind.
-
-    Exact, not a guess: the guard (still processing, still ours) held, so nothing but our
-    own claim and heartbeats touched the row since the claim returned it; payloads never
-    change, and the completion overwrites every field heartbeats wrote.
-    """
-    return Job(
-        job.id,
-        job.name,
-        job.data,
-        JobStatus.COMPLETED,
-        job.next_run_at_ms,
-        job.created_at_ms,
-        now_ms,
-        job.fail_count,
-        None,
-        None,
-        None,
-        job.heartbeat_interval_ms,
-        None,
-        job.repeat_interval,
-        job.unique_key,
-        AppendedHistory(job._attempts, job.fail_count + 1, job.claimed_by, job.locked_at_ms, now_ms),
-    )
 
 
 __all__ = ["SqliteStore", "begin_immediate"]
