@@ -16,11 +16,9 @@ import math
 import operator
 import os
 import queue
-import socket
 import sqlite3
 import threading
-import uuid
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -28,7 +26,7 @@ from urllib.parse import quote
 from ...attempts import Attempt
 from ...cursor import CursorAnchor
 from ...errorgroups import ErrorGroupRow, fold_buckets, hour_window
-from ...errors import ConnectionError, InvalidJobDocumentError, StoreLostError, UniqueKeyConflictError
+from ...errors import ConnectionError, InvalidJobDocumentError, StoreLostError
 from ...gcpause import gc_paused
 from ...job import (
     ChangeEvent,
@@ -43,16 +41,16 @@ from ...job import (
     PendingHealth,
     QueueStats,
 )
-from ...timeutil import now_ms as clock_ms
 from ..base import JobStore, PendingSplit, StoreListFilter, StoreOpenOptions, StoreSelector
 from ..filekind import special_file_kind
-from . import counted, fleet, heldfiles, migrations, statements
+from . import counted, fleet, heldfiles, management, migrations, statements
 from .bulk import BulkInserter
 from .completions import Completions
 from .feed import ChangeFeed
 from .identity import FileIdentity
 from .inbox import Inbox, InboxProducer, InboxView
 from .journal import Changes, Journal, completed_duration
+from .management import RetentionLease, one_snapshot
 from .queries import (
     append_attempt,
     filter_where,
@@ -88,15 +86,6 @@ GET_MANY_CHUNK = 500
 MULTI_ROW = 250
 #: The order a claim hands its jobs out in: earliest due first, then oldest (ids ascend).
 _CLAIM_ORDER = operator.attrgetter("next_run_at_ms", "id")
-#: Jobs per write transaction of a bulk action or a retention purge (about 50-100 ms of
-#: B-tree work here): what another process's completion or heartbeat waits for at most.
-BULK_CHUNK = 1000
-#: The pause between two chunks: as long as the last chunk took, within these bounds, so the
-#: other processes' writers (whose busy handlers sleep between tries) get the lock in between.
-BULK_PAUSE_MIN = 0.005
-BULK_PAUSE_MAX = 0.1
-#: How long a retention lease outlives its last chunk: a purger that died frees it after this.
-RETENTION_LEASE_MS = 60_000
 
 
 def _on_read_only_file_system(directory: Path) -> bool:
@@ -134,7 +123,7 @@ class SqliteStore(JobStore):
         self._prepared: Prepared | None = None  # the hot paths' statements, built once per open
         self._journal: Journal | None = None
         #: Who holds the retention lease (``purge_finished``): this store object, in this process.
-        self._lease_token = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+        self._lease = RetentionLease()
         self._unreadable = UnreadableWarnings(self._describe)
         #: This process's inbox appends (inbox.py): set once a writable store's schema is in
         #: place; None when read-only or closed.
@@ -561,36 +550,6 @@ class SqliteStore(JobStore):
             raise ConnectionError(f"{self._describe()} is not open; call initialize() first")
         return self._journal
 
-    def _bulk_update(
-        self,
-        conn: sqlite3.Connection,
-        assignments: str,
-        params: Sequence[Any],
-        where: str,
-        where_params: Sequence[Any],
-        exclude: Callable[[sqlite3.Connection, str], int] | None = None,
-    ) -> int:
-        """Update every matching job and feed exactly those rows, without pulling ids into Python.
-
-        The ids go through a temp table so a million-row retry costs memory in SQLite's
-        temp store, not in this process. ``exclude`` may take ids out of that table first
-        (it returns how many it removed).
-        """
-        t = self._t
-        affected = statements.affected_table(t)
-        conn.execute(statements.create_affected(t))
-        conn.execute(f"DELETE FROM {affected}")
-        count = conn.execute(statements.collect_affected(t, where), where_params).rowcount
-        if count and exclude is not None:
-            count -= exclude(conn, affected)
-        if count:
-            self._j.update_where(conn, assignments, params, f"id IN (SELECT id FROM {affected})")
-            conn.execute(f"DELETE FROM {affected}")
-        return count
-
-    def _bulk_delete(self, conn: sqlite3.Connection, where: str, params: Sequence[Any]) -> int:
-        return self._j.delete_where(conn, where, params)  # same rows: we hold the write lock
-
     # -- intake -----------------------------------------------------------------------------
     def _insert_one(self, conn: sqlite3.Connection, sql: str, job: NewJob) -> Job:
         cursor = conn.execute(
@@ -939,58 +898,9 @@ class SqliteStore(JobStore):
         )
 
     async def purge_finished(self, status: JobStatus, updated_before_ms: int) -> int:
-        """Delete ``status`` jobs last updated before the cutoff: one process at a time per file
-        (a lease in the meta table), a name at a time, BULK_CHUNK rows per transaction with a
-        pause between, each chunk a seek on the finished index (name, status, updated_at).
-
-        Another process holding a live lease means it is purging now: this round does nothing
-        (returns 0) instead of deleting the same rows beside it. The lease lasts
-        RETENTION_LEASE_MS from each chunk, so a purger that died frees it soon.
-        """
-        t = self._t
-        if not await self._write(lambda conn: self._lease(conn, clock_ms())):
-            return 0
-        loop = asyncio.get_running_loop()
-        total = 0
-        try:
-            names_sql = statements.retention_names(t)
-            names = await self._read(
-                lambda conn: [r[0] for r in conn.execute(names_sql, (status.value,))], queued=False
-            )
-            picked = statements.retention_chunk(t, BULK_CHUNK)
-
-            def chunk(conn: sqlite3.Connection, name: str) -> int:
-                self._lease(conn, clock_ms())
-                return self._bulk_delete(conn, picked, (name, status.value, updated_before_ms))
-
-            for name in names:
-                while True:
-                    began = loop.time()
-                    removed: int = await self._write(functools.partial(chunk, name=name))
-                    total += removed
-                    if removed < BULK_CHUNK:
-                        break
-                    await asyncio.sleep(min(max(loop.time() - began, BULK_PAUSE_MIN), BULK_PAUSE_MAX))
-        finally:
-            with contextlib.suppress(ConnectionError):
-                await self._write(self._end_lease)
-        return total
-
-    def _lease(self, conn: sqlite3.Connection, now: int) -> bool:
-        """Take (or renew) the retention lease; False while another process holds a live one."""
-        row = conn.execute(statements.lease_read(self._t)).fetchone()
-        if row is not None and isinstance(row[0], str) and ":" in row[0]:
-            holder, _, expires = row[0].rpartition(":")
-            if holder != self._lease_token and expires.isdigit() and int(expires) > now:
-                return False
-        value = f"{self._lease_token}:{now + RETENTION_LEASE_MS}"
-        conn.execute(statements.lease_write(self._t), (value,))
-        return True
-
-    def _end_lease(self, conn: sqlite3.Connection) -> None:
-        conn.execute(
-            statements.lease_end(self._t),
-            (self._lease_token.replace("!", "!!").replace("%", "!%").replace("_", "!_") + ":%",),
+        """Retention: a name at a time, in chunks, one process at a time per file (management.py)."""
+        return await management.purge_finished(
+            self._write, self._read, self._t, self._j, self._lease, status, updated_before_ms
         )
 
     async def has_live_claim(self, owner: str, heartbeat_after_ms: int) -> bool:
@@ -1026,7 +936,7 @@ class SqliteStore(JobStore):
         def op(conn: sqlite3.Connection) -> dict[str, Job]:
             found: dict[str, Job] = {}
             # One snapshot for every chunk; chunks keep under SQLITE_MAX_VARIABLE_NUMBER (999 before 3.32).
-            with _one_snapshot(conn):
+            with one_snapshot(conn):
                 for start in range(0, len(ids), GET_MANY_CHUNK):
                     chunk = ids[start : start + GET_MANY_CHUNK]
                     for job in unreadable.readable(conn.execute(statements.by_ids(t, len(chunk)), chunk), row_to_job):
@@ -1119,53 +1029,22 @@ class SqliteStore(JobStore):
         row = await self._read(lambda conn: conn.execute(sql, (key,)).fetchone(), queued=False)
         return None if row is None else row[0]
 
-    # -- management -------------------------------------------------------------------------------
-    def _guarded_single(self, assignments: str, params: tuple[Any, ...], job_id: str, statuses: tuple[str, ...]) -> Any:
-        sql = statements.guarded_single(self._t, assignments, len(statuses))
-        full = (*params, job_id, *statuses)
-        journal = self._j
-
-        def op(conn: sqlite3.Connection, was: str | None = None) -> Job | None:
-            """``was``: the status the job had (read by the caller) when ``statuses`` allow several."""
-            row = conn.execute(sql, full).fetchone()
-            if row is None:
-                return None
-            changes = Changes()
-            changes.add("update", row[0], row[1], row[3], row[4], was or statuses[0])
-            journal.write(conn, changes)
-            return row_to_job(row)
-
-        return op
-
+    # -- management (management.py) ---------------------------------------------------------------
     async def cancel(self, job_id: str, now_ms: int) -> Job | None:
-        op = self._guarded_single(statements.CANCEL, (now_ms,), job_id, ("pending",))
+        op = management.guarded_single(self._t, self._j, statements.CANCEL, (now_ms,), job_id, ("pending",))
         return await self._write(op, inline=True)
 
     async def retry(self, job_id: str, now_ms: int) -> tuple[Job, JobStatus] | None:
-        t = self._t
-        before_sql, holder_sql = statements.retry_before(t), statements.live_key_holder(t)
-        update = self._guarded_single(statements.RETRY, (now_ms, now_ms), job_id, ("failed", "cancelled"))
-
-        def op(conn: sqlite3.Connection) -> tuple[Job, JobStatus] | None:
-            before = conn.execute(before_sql, (job_id,)).fetchone()
-            if before is None:
-                return None
-            status, name, unique_key = before
-            if unique_key is not None:
-                holder = conn.execute(holder_sql, (name, unique_key)).fetchone()
-                if holder is not None:
-                    raise UniqueKeyConflictError(job_id, name, unique_key, holder[0])
-            job = update(conn, status)
-            return (job, JobStatus(status)) if job is not None else None
-
-        return await self._write(op, inline=True)
+        return await self._write(management.retry_one(self._t, self._j, job_id, now_ms), inline=True)
 
     async def reschedule(self, job_id: str, run_at_ms: int, now_ms: int) -> Job | None:
-        op = self._guarded_single(statements.RESCHEDULE, (run_at_ms, now_ms), job_id, ("pending",))
+        assignments, params = statements.RESCHEDULE, (run_at_ms, now_ms)
+        op = management.guarded_single(self._t, self._j, assignments, params, job_id, ("pending",))
         return await self._write(op, inline=True)
 
     async def delete(self, job_id: str) -> bool:
-        return await self._write(lambda conn: self._bulk_delete(conn, "id = ?", (job_id,)) > 0, inline=True)
+        journal = self._j
+        return await self._write(lambda conn: journal.delete_where(conn, "id = ?", (job_id,)) > 0, inline=True)
 
     async def count_selected(self, selector: StoreSelector) -> int:
         count, _ = await self.count_selected_as_of(selector)
@@ -1203,113 +1082,22 @@ class SqliteStore(JobStore):
         # A recount under a bound reads the job table alone: no inbox row is inside one.
         return await self._read(op, combine, queued=selector.as_of is None)
 
-    # -- bulk actions in bounded transactions -------------------------------------------------------
-    async def _bulk_targets(self, selector: StoreSelector) -> tuple[list[str], int]:
-        """The ids a bulk action may reach (sorted) and the store's position, in one snapshot.
-
-        Read on a reader connection, so choosing 100k jobs (an index walk, or a scan for a
-        text filter) never holds the write lock; the writes then go a chunk at a time. A write
-        absorbs the inbox first, so a plain bulk call still reaches jobs a streak left there.
-        """
-        if selector.as_of is None:
-            await self._write(lambda conn: None)  # the absorb every write transaction begins with
-        where, params = selector_where(selector)
-        t = self._t
-        ids_sql = statements.selected_ids(t, where)
-
-        def op(conn: sqlite3.Connection) -> tuple[list[str], int]:
-            with _one_snapshot(conn):
-                ids = [row[0] for row in conn.execute(ids_sql, params)]
-                (position,) = conn.execute(t.bulk_bound).fetchone()
-            return ids, int(position)
-
-        return await self._read(op, queued=False)
-
-    async def _in_chunks(
-        self, selector: StoreSelector, write: Callable[[sqlite3.Connection, str, Sequence[Any]], int]
-    ) -> int:
-        """Run ``write(conn, where, params)`` over the selector's jobs, BULK_CHUNK at a time,
-        each chunk its own write transaction, with a pause between chunks as long as the last
-        one took (5-100 ms): other processes' completions and heartbeats wait for one chunk
-        at most, never for the whole action (a retry of 95k jobs held the lock 12.8 s).
-
-        Each chunk re-checks the selector and the position the ids were read at
-        (``change_seq <= position``): a job that changed since is left alone, so across chunks
-        the action still reaches no job its count (or its own read) did not see.
-        """
-        ids, position = await self._bulk_targets(selector)
-        where, params = selector_where(selector)
-        chunk_where = statements.chunk_where(where)
-        loop = asyncio.get_running_loop()
-        total = 0
-        for start in range(0, len(ids), BULK_CHUNK):
-            chunk = json.dumps(ids[start : start + BULK_CHUNK])
-            began = loop.time()
-            total += await self._write(_chunk_op(write, chunk_where, (chunk, *params, position)))
-            if start + BULK_CHUNK < len(ids):
-                await asyncio.sleep(min(max(loop.time() - began, BULK_PAUSE_MIN), BULK_PAUSE_MAX))
-        return total
-
+    # -- bulk actions in bounded transactions (management.py) ---------------------------------------
     async def cancel_many(self, selector: StoreSelector, now_ms: int) -> int:
-        return await self._in_chunks(
-            selector,
-            lambda conn, where, params: self._bulk_update(conn, statements.CANCEL, (now_ms,), where, params),
-        )
+        chunk = management.cancel_chunk(self._t, self._j, now_ms)
+        return await management.in_chunks(self._write, self._read, self._t, selector, chunk)
 
     async def retry_many(
         self, selector: StoreSelector, now_ms: int, spread_ms: int
     ) -> tuple[int, list[dict[str, str]]]:
-        assignments = statements.RETRY_MANY
-        values = (now_ms, max(1, spread_ms), now_ms)
-
         errors: list[dict[str, str]] = []
-
-        def chunk(conn: sqlite3.Connection, where: str, params: Sequence[Any]) -> int:
-            # A clash listed by a chunk that rolled back would be listed again when it re-runs.
-            found: list[dict[str, str]] = []
-            count = self._bulk_update(
-                conn,
-                assignments,
-                values,
-                where,
-                params,
-                exclude=lambda c, affected: self._unique_key_clashes(c, affected, found),
-            )
-            errors.extend(found)
-            return count
-
-        count = await self._in_chunks(selector, chunk)
+        chunk = management.retry_chunk(self._t, self._j, now_ms, spread_ms, errors)
+        count = await management.in_chunks(self._write, self._read, self._t, selector, chunk)
         return count, errors
 
-    def _unique_key_clashes(self, conn: sqlite3.Connection, affected: str, errors: list[dict[str, str]]) -> int:
-        """Take out of a bulk retry every job whose unique key another live job would hold.
-
-        The holder is a pending or processing job of the same name and key, or, when several
-        selected jobs share a key and none is live, the first of them by id (it is retried;
-        the rest would be its duplicates). Each one taken out is listed in ``errors``.
-        """
-        candidates = conn.execute(statements.clash_candidates(self._t)).fetchall()
-        if not candidates:
-            return 0
-        live_sql = statements.live_key_holder(self._t)
-        holders: dict[tuple[str, str], str] = {}
-        clashing: list[tuple[str, str, str, str]] = []
-        for job_id, name, key in candidates:
-            holder = holders.get((name, key))
-            if holder is None:
-                row = conn.execute(live_sql, (name, key)).fetchone()
-                if row is None:
-                    holders[(name, key)] = job_id  # nobody holds it: this one is retried
-                    continue
-                holder = holders[(name, key)] = row[0]
-            clashing.append((job_id, name, key, holder))
-        for job_id, name, key, holder in clashing:
-            errors.append({"jobId": job_id, "error": str(UniqueKeyConflictError(job_id, name, key, holder))})
-        conn.executemany(f"DELETE FROM {affected} WHERE id = ?", [(c[0],) for c in clashing])
-        return len(clashing)
-
     async def delete_many(self, selector: StoreSelector) -> int:
-        return await self._in_chunks(selector, self._bulk_delete)
+        chunk = management.delete_chunk(self._j)
+        return await management.in_chunks(self._write, self._read, self._t, selector, chunk)
 
     # -- fleet and queue control (fleet.py) -------------------------------------------------------
     async def upsert_instance(self, record: InstanceRecord) -> None:
@@ -1442,27 +1230,6 @@ class _BuildAborted(Exception):
 
 
 __all__ = ["SqliteStore", "begin_immediate"]
-
-
-def _chunk_op(
-    write: Callable[[sqlite3.Connection, str, Sequence[Any]], int], where: str, params: Sequence[Any]
-) -> Callable[[sqlite3.Connection], int]:
-    """One chunk of a bulk action as a write operation."""
-    return lambda conn: write(conn, where, params)
-
-
-@contextlib.contextmanager
-def _one_snapshot(conn: sqlite3.Connection) -> Iterator[None]:
-    """A read transaction around the block (or the caller's, when one is already open)."""
-    if conn.in_transaction:
-        yield
-        return
-    conn.execute("BEGIN")
-    try:
-        yield
-    finally:
-        if conn.in_transaction:
-            conn.execute("COMMIT")  # a read transaction: ending it writes nothing
 
 
 def _earliest(stored: int | None, queued: int | None) -> int | None:
