@@ -19,9 +19,7 @@ import queue
 import sqlite3
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import quote
 
 from ...attempts import Attempt
 from ...cursor import CursorAnchor
@@ -42,8 +40,7 @@ from ...job import (
     QueueStats,
 )
 from ..base import JobStore, PendingSplit, StoreListFilter, StoreOpenOptions, StoreSelector
-from ..filekind import special_file_kind
-from . import counted, fleet, heldfiles, management, migrations, statements
+from . import connect, counted, fleet, heldfiles, management, migrations, statements
 from .bulk import BulkInserter
 from .completions import Completions
 from .feed import ChangeFeed
@@ -55,12 +52,11 @@ from .queries import (
     append_attempt,
     filter_where,
     page_query,
-    register_functions,
     row_attempt,
     row_to_job,
     selector_where,
 )
-from .runner import MISS, Operation, ReadRunner, WriteRunner, begin_immediate, retry_while_busy
+from .runner import MISS, Operation, ReadRunner, WriteRunner, begin_immediate
 from .schema import Tables
 from .statements import CLAIM_RELEASE, Prepared
 from .unreadable import UnreadableWarnings
@@ -86,16 +82,6 @@ GET_MANY_CHUNK = 500
 MULTI_ROW = 250
 #: The order a claim hands its jobs out in: earliest due first, then oldest (ids ascend).
 _CLAIM_ORDER = operator.attrgetter("next_run_at_ms", "id")
-
-
-def _on_read_only_file_system(directory: Path) -> bool:
-    """Whether ``directory`` is on a file system mounted read-only (so the root user, who
-    passes every permission check, is told the real reason instead of SQLite's "unable to
-    open database file" or "attempt to write a readonly database")."""
-    try:
-        return bool(os.statvfs(directory).f_flag & os.ST_RDONLY)
-    except (OSError, AttributeError):  # no statvfs (Windows), or the directory is missing
-        return False
 
 
 class SqliteStore(JobStore):
@@ -140,137 +126,20 @@ class SqliteStore(JobStore):
         return f"SQLite database {self.settings.path}"
 
     def _connect(self, *, busy_timeout: float, autocheckpoint: bool = True, write: bool = False) -> sqlite3.Connection:
-        if self.settings.read_only:
-            return self._connect_read_only(busy_timeout)
-        conn = sqlite3.connect(
-            self._file, isolation_level=None, check_same_thread=False, timeout=self.settings.busy_timeout
+        return connect.connect(
+            self.settings,
+            self._file,
+            self._describe,
+            busy_timeout=busy_timeout,
+            autocheckpoint=autocheckpoint,
+            write=write,
         )
-        try:
-            register_functions(conn)
-            retry_while_busy(lambda: self._use_wal(conn), self.settings.busy_timeout)
-            conn.execute(f"PRAGMA synchronous={self.settings.synchronous.upper()}")
-            conn.execute(f"PRAGMA cache_size=-{self.settings.cache_mb * 1024}")
-            conn.execute("PRAGMA temp_store=MEMORY")
-            conn.execute("PRAGMA journal_size_limit=67108864")  # truncate the WAL back to 64 MB after checkpoints
-            if not autocheckpoint:
-                conn.execute("PRAGMA wal_autocheckpoint=0")
-            if not write:
-                conn.execute("PRAGMA query_only=1")
-            conn.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
-        except BaseException:
-            conn.close()
-            raise
-        return conn
-
-    def _connect_read_only(self, busy_timeout: float) -> sqlite3.Connection:
-        """SQLite's ``mode=ro``: the file is never created, switched to WAL or written.
-
-        SQLite still needs the ``-wal`` and ``-shm`` side files to read a WAL database safely
-        while other processes write it, so it creates them (empty) if they are missing and
-        the directory allows; the database file's bytes and mtime are never touched.
-        ``immutable=1`` would avoid the side files but would read a file that others are
-        changing as if it could not change, which is wrong for a live queue.
-        """
-        uri = f"file:{quote(self._file)}?mode=ro"
-        conn = sqlite3.connect(
-            uri, uri=True, isolation_level=None, check_same_thread=False, timeout=self.settings.busy_timeout
-        )
-        try:
-            register_functions(conn)
-            conn.execute("PRAGMA query_only=1")
-            conn.execute(f"PRAGMA cache_size=-{self.settings.cache_mb * 1024}")
-            conn.execute("PRAGMA temp_store=MEMORY")
-            conn.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
-        except BaseException:
-            conn.close()
-            raise
-        return conn
-
-    def _probe(self, tables: Tables) -> None:
-        """Before anything changes the file: refuse one that is not ours or is too new.
-
-        Runs on a connection that only reads (``query_only``; no WAL switch, no tables), so
-        another application's database is left exactly as it was. Not SQLite's ``mode=ro``:
-        that would leave empty ``-wal``/``-shm`` files next to a WAL file it refuses.
-        """
-        path = self.settings.path
-        if not os.path.exists(path) or os.path.getsize(path) == 0:
-            return
-        conn = sqlite3.connect(
-            f"file:{quote(os.path.abspath(path))}?mode=rw",
-            uri=True,
-            isolation_level=None,
-            timeout=self.settings.busy_timeout,
-        )
-        try:
-            conn.execute("PRAGMA query_only=1")
-            version = retry_while_busy(lambda: migrations.inspect(conn, tables, path), self.settings.busy_timeout)
-            if version is not None:
-                migrations.check_version(version, path)
-        finally:
-            conn.close()
-
-    def _use_wal(self, conn: sqlite3.Connection) -> None:
-        """Switch the file to WAL once; later connections only check. Switching takes a lock
-        that busy processes make contended, so it is not repeated by every connection."""
-        mode = str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
-        if mode != "wal":
-            mode = str(conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]).lower()
-        if mode != "wal":
-            raise ConnectionError(
-                f"{self._describe()} could not switch to WAL journaling (got {mode!r}); "
-                "WAL needs a local file system that supports shared memory"
-            )
-
-    def _preflight(self) -> None:
-        """Turn the usual ways a path is wrong into one clear sentence each."""
-        path = Path(self.settings.path)
-        parent = path.parent if str(path.parent) else Path(".")
-        if path.is_dir():
-            raise ConnectionError(f"Cannot open {path}: it is a directory; name a file such as {path / 'monque.db'}")
-        special = special_file_kind(path)
-        if special is not None:
-            raise ConnectionError(
-                f"Cannot open {path}: it is {special}, not a file; a SQLite store is a regular file "
-                "(e.g. sqlite:///jobs.db)"
-            )
-        if self.settings.must_exist and not path.exists():
-            how = "a read-only open (mode=ro)" if self.settings.read_only else "mode=rw"
-            raise ConnectionError(
-                f"Cannot open SQLite database {path}: the file does not exist, and {how} never creates one; "
-                "check the path"
-            )
-        read_only_fs = _on_read_only_file_system(parent)
-        if self.settings.read_only:
-            if not os.access(path, os.R_OK):
-                raise ConnectionError(f"Cannot open {path}: permission denied (it must be readable)")
-            side_files = all(Path(f"{path}{suffix}").exists() for suffix in ("-wal", "-shm"))
-            if read_only_fs and not side_files:
-                raise ConnectionError(
-                    f"Cannot open {path} read-only: it is on a read-only file system, and SQLite cannot create "
-                    "the -wal and -shm files it needs to read a WAL database there; open it while a worker has "
-                    "it open through a writable mount, or copy it to a writable directory"
-                )
-            return
-        if not parent.is_dir():
-            raise ConnectionError(
-                f"Cannot create SQLite database {path}: directory {parent} does not exist (mkdir -p {parent})"
-            )
-        if read_only_fs:
-            raise ConnectionError(
-                f"Cannot {'open' if path.exists() else 'create'} {path}: directory {parent} is on a read-only file "
-                "system; remount it read-write, or use a writable directory"
-            )
-        if path.exists() and not os.access(path, os.R_OK | os.W_OK):
-            raise ConnectionError(f"Cannot open {path}: permission denied (it must be readable and writable)")
-        if not path.exists() and not os.access(parent, os.W_OK | os.X_OK):
-            raise ConnectionError(f"Cannot create {path}: directory {parent} is not writable")
 
     async def open(self, options: StoreOpenOptions) -> None:
         async with self._open_lock:
             if self._writer is not None:
                 return
-            self._preflight()
+            connect.preflight(self.settings)
             self._file = os.path.abspath(self.settings.path)
             loop = asyncio.get_running_loop()
             self._tables = tables = Tables(options.collection_name)
@@ -300,7 +169,7 @@ class SqliteStore(JobStore):
                     identity.capture()
                     self._inbox_view = InboxView(tables)
                 else:
-                    await asyncio.to_thread(self._probe, tables)
+                    await asyncio.to_thread(connect.probe, self.settings, tables)
                     self._writer = WriteRunner(
                         loop,
                         unchecked,
@@ -348,7 +217,7 @@ class SqliteStore(JobStore):
                 )
             except sqlite3.DatabaseError as error:
                 await self.close()
-                raise self._open_error(error) from error
+                raise connect.open_error(self.settings, error, self._describe) from error
             except ConnectionError as error:
                 # The runners hand back sqlite3 errors already wrapped; a file that is not a
                 # database (or is damaged) still deserves the sentence that says so.
@@ -357,21 +226,12 @@ class SqliteStore(JobStore):
                 if isinstance(cause, sqlite3.DatabaseError) and any(
                     text in str(cause) for text in ("not a database", "malformed")
                 ):
-                    raise self._open_error(cause) from cause
+                    raise connect.open_error(self.settings, cause, self._describe) from cause
                 raise
             except BaseException:
                 await self.close()
                 raise
             self._maintenance = loop.create_task(self._maintain(), name="monque-sqlite-maintenance")
-
-    def _open_error(self, error: sqlite3.DatabaseError) -> ConnectionError:
-        text = str(error)
-        if "not a database" in text or "malformed" in text:
-            return ConnectionError(
-                f"{self.settings.path} is not a SQLite database or is corrupt ({text}); "
-                "point the URL at another file, or restore this one from a backup"
-            )
-        return ConnectionError(f"Cannot open {self._describe()}: {text}")
 
     def _create_schema(self, conn: sqlite3.Connection, tables: Tables, options: StoreOpenOptions) -> None:
         """Check (again, now under the write lock), upgrade and create, in one transaction."""
