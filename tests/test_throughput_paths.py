@@ -18,7 +18,7 @@ import pytest
 from monque_engine import InvalidJobIdentifierError, Monque
 from monque_engine.ids import new_object_id, new_object_ids
 from monque_engine.scheduler.intake import BUILD_CHUNK
-from monque_engine.store.sqlite.store import MULTI_ROW
+from monque_engine.store.sqlite.intake import MULTI_ROW
 from monque_engine.timeutil import now_ms
 
 

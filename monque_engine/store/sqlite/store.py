@@ -9,15 +9,12 @@ connections are driven and ``feed.py`` for the cross-process change feed.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import json
 import math
 import operator
 import os
-import queue
 import sqlite3
-import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
@@ -25,7 +22,6 @@ from ...attempts import Attempt
 from ...cursor import CursorAnchor
 from ...errorgroups import ErrorGroupRow, fold_buckets, hour_window
 from ...errors import ConnectionError, InvalidJobDocumentError, StoreLostError
-from ...gcpause import gc_paused
 from ...job import (
     ChangeEvent,
     CursorDirection,
@@ -41,11 +37,11 @@ from ...job import (
 )
 from ..base import JobStore, PendingSplit, StoreListFilter, StoreOpenOptions, StoreSelector
 from . import connect, counted, fleet, heldfiles, management, migrations, statements
-from .bulk import BulkInserter
 from .completions import Completions
 from .feed import ChangeFeed
 from .identity import FileIdentity
 from .inbox import Inbox, InboxProducer, InboxView
+from .intake import Intake
 from .journal import Changes, Journal, completed_duration
 from .management import RetentionLease, one_snapshot
 from .queries import (
@@ -76,10 +72,6 @@ INLINE_MERGED_MAX = 64
 IDENTITY_CHECK_INTERVAL = 1.0
 #: Ids per statement in ``get_many`` (SQLite before 3.32 allows 999 parameters).
 GET_MANY_CHUNK = 500
-#: Jobs per multi-row INSERT (2-6 bound values each; far below SQLite's limit of 32766
-#: variables): a chunk of enqueue_many (intake's BUILD_CHUNK) is one statement, so the write
-#: thread needs the GIL back from SQLite once per chunk and statement (bulk.py).
-MULTI_ROW = 250
 #: The order a claim hands its jobs out in: earliest due first, then oldest (ids ascend).
 _CLAIM_ORDER = operator.attrgetter("next_run_at_ms", "id")
 
@@ -105,7 +97,7 @@ class SqliteStore(JobStore):
         self._file = os.path.abspath(settings.path)
         self._identity = FileIdentity(self._file, settings.path)
         self._on_fatal: Any = None
-        self._bulk: BulkInserter | None = None
+        self._intake: Intake | None = None  # inserts (intake.py), built once per open
         self._prepared: Prepared | None = None  # the hot paths' statements, built once per open
         self._journal: Journal | None = None
         #: Who holds the retention lease (``purge_finished``): this store object, in this process.
@@ -144,8 +136,8 @@ class SqliteStore(JobStore):
             loop = asyncio.get_running_loop()
             self._tables = tables = Tables(options.collection_name)
             self._journal = journal = Journal(tables)
-            self._bulk = BulkInserter(tables, journal)
-            self._prepared = Prepared(tables)
+            self._prepared = prepared = Prepared(tables)
+            self._intake = Intake(tables, journal, prepared)
             self._on_fatal = options.on_fatal
             self._identity = identity = FileIdentity(self._file, self.settings.path)
             identity.on_lost(lambda error: self._report_lost(loop, error))
@@ -347,6 +339,12 @@ class SqliteStore(JobStore):
             raise ConnectionError(f"{self._describe()} is not open; call initialize() first")
         return self._prepared
 
+    @property
+    def _in(self) -> Intake:
+        if self._intake is None:
+            raise ConnectionError(f"{self._describe()} is not open; call initialize() first")
+        return self._intake
+
     def _runner_w(self) -> WriteRunner:
         if self._writer is None:
             raise ConnectionError(f"{self._describe()} is not open; call initialize() first")
@@ -411,30 +409,6 @@ class SqliteStore(JobStore):
         return self._journal
 
     # -- intake -----------------------------------------------------------------------------
-    def _insert_one(self, conn: sqlite3.Connection, sql: str, job: NewJob) -> Job:
-        cursor = conn.execute(
-            sql,
-            (
-                job.id,
-                job.name,
-                job.data_json,
-                job.next_run_at_ms,
-                job.repeat_interval,
-                job.unique_key,
-                job.created_at_ms,
-                job.created_at_ms,
-            ),
-        )
-        if cursor.rowcount == 1:
-            changes = Changes()
-            changes.add("insert", job.id, job.name, "pending", job.next_run_at_ms, None)
-            self._j.write(conn, changes)
-            return job.to_job()
-        if job.unique_key is None:
-            raise ConnectionError(f"Job id {job.id} already exists")
-        row = conn.execute(self._p.unique_holder, (job.name, job.unique_key)).fetchone()
-        return row_to_job(row)
-
     async def insert(self, job: NewJob) -> Job:
         producer = self._producer
         # A plain job deep in one task's run of enqueues: one append to the inbox (inbox.py),
@@ -442,118 +416,23 @@ class SqliteStore(JobStore):
         if producer is not None and job.unique_key is None and job.repeat_interval is None and producer.append(job):
             await producer.appended_one()
             return job.to_job()
-        sql = self._p.insert
-        return await self._write(lambda conn: self._insert_one(conn, sql, job), inline=True, coalesce=True)
-
-    def _insert_plain(
-        self, conn: sqlite3.Connection, jobs: Sequence[NewJob], ready: Callable[[], None] | None = None
-    ) -> None:
-        """Insert jobs without unique keys, MULTI_ROW at a time (the caller holds the
-        transaction). ``ready`` is called before the first jobs' statement (bulk.py)."""
-        bulk = self._bulk
-        if bulk is None:
-            bulk = self._bulk = BulkInserter(self._t, self._j)
-        if len(jobs) <= MULTI_ROW:  # a chunk of enqueue_many: no copy
-            bulk.insert(conn, jobs, ready)
-            return
-        for start in range(0, len(jobs), MULTI_ROW):
-            bulk.insert(conn, jobs[start : start + MULTI_ROW], ready)
-            ready = None
+        intake = self._in
+        return await self._write(lambda conn: intake.one(conn, job), inline=True, coalesce=True)
 
     async def insert_many(self, jobs: Sequence[NewJob]) -> list[Job]:
         if all(job.unique_key is None for job in jobs):
             # Submitted first, then the Job objects are built on the loop while the write
             # thread inserts (sqlite3 lets go of the GIL while it steps): the two overlap.
-            pending = self._submit_write(lambda conn: self._insert_plain(conn, jobs))
+            intake = self._in
+            pending = self._submit_write(lambda conn: intake.plain(conn, jobs))
             stored = [j.to_job() for j in jobs]
             await pending
             return stored
-        sql = self._p.insert
-        return await self._write(lambda conn: [self._insert_one(conn, sql, j) for j in jobs])
+        intake = self._in
+        return await self._write(lambda conn: [intake.one(conn, j) for j in jobs])
 
     async def insert_chunks(self, chunks: Iterable[list[NewJob]]) -> list[Job]:
-        """Build and insert at the same time: the write thread inserts chunk k while the loop
-        validates chunk k+1, in one transaction (ADR 0001, enqueue_many).
-
-        The operation takes chunks from a thread-safe queue; the loop puts every chunk and
-        then an end mark (or, when building fails, an abort mark) *without awaiting in
-        between*, so the operation never waits for a loop that is itself waiting. It keeps
-        what it took, so when the runner re-runs it alone (a batch-mate failed) it replays
-        the same chunks instead of waiting for more.
-
-        Hand-over in lockstep: once the operation runs, the loop, after putting chunk k,
-        blocks (without the GIL) until the write thread is about to insert it. The write
-        thread needs the GIL to bind a statement and again each time SQLite returns; a loop
-        that keeps building holds it, and the thread waits out the interpreter's 5 ms switch
-        interval, so the two threads ran one after the other. While the loop is blocked the
-        thread has the GIL at once: it writes the chunk's feed rows (short), then signals and
-        starts the jobs' statement, whose step (the long part, B-tree work without the GIL)
-        runs while the loop builds chunk k+1. By the time it returns the loop is usually
-        blocked again, so its one GIL hand-back per chunk costs no wait. The wait is a hint
-        only: it gives up after ACK_TIMEOUT, and stops once the operation has ended.
-        """
-        handoff: queue.SimpleQueue[list[NewJob] | BaseException | None] = queue.SimpleQueue()
-        acks: queue.SimpleQueue[int] = queue.SimpleQueue()
-        taken: list[list[NewJob] | BaseException | None] = []
-        running = threading.Event()
-        sql = self._p.insert
-
-        def insert_chunk(conn: sqlite3.Connection, chunk: list[NewJob], ready: Callable[[], None]) -> list[Job] | None:
-            if all(job.unique_key is None for job in chunk):
-                self._insert_plain(conn, chunk, ready)
-                return None  # stored exactly as built
-            ready()
-            return [self._insert_one(conn, sql, job) for job in chunk]
-
-        def op(conn: sqlite3.Connection) -> list[list[Job] | None]:
-            running.set()
-            results: list[list[Job] | None] = []
-            index = 0
-            try:
-                while True:
-                    if index < len(taken):
-                        item = taken[index]
-                    else:
-                        item = handoff.get()
-                        taken.append(item)
-                    if item is None:
-                        return results
-                    if isinstance(item, BaseException):
-                        raise _BuildAborted() from None
-                    results.append(insert_chunk(conn, item, functools.partial(acks.put, index)))
-                    index += 1
-            finally:
-                acks.put(-1)  # ended: the loop stops waiting
-
-        built: list[list[NewJob]] = []
-        outcome: list[list[Job]] = []
-        pending = self._submit_write(op)
-        lockstep = True
-        try:
-            with gc_paused():  # the synchronous part only: no await inside
-                for chunk in chunks:
-                    if chunk:
-                        if lockstep and not built and not running.is_set():
-                            # The thread needs the GIL to start the operation at all. If it
-                            # is busy with another batch, build on; lockstep starts when it
-                            # does (it gets the GIL at the interpreter's switch interval).
-                            running.wait(START_WAIT)
-                        handoff.put(chunk)
-                        if lockstep and running.is_set():
-                            lockstep = _await_ack(acks, len(built))
-                        built.append(chunk)
-                        outcome.append([job.to_job() for job in chunk])  # while SQLite inserts it
-        except BaseException as error:
-            handoff.put(error)  # the operation raises, its transaction rolls back: nothing stored
-            with contextlib.suppress(BaseException):
-                await pending
-            raise
-        handoff.put(None)
-        results = await pending
-        stored: list[Job] = []
-        for as_built, result in zip(outcome, results, strict=True):
-            stored.extend(as_built if result is None else result)
-        return stored
+        return await self._in.chunks(self._submit_write, chunks)
 
     # -- processing -----------------------------------------------------------------------------
     async def claim(self, name: str, owner: str, now_ms: int, limit: int, heartbeat_interval_ms: int) -> list[Job]:
@@ -1059,34 +938,6 @@ class SqliteStore(JobStore):
 
     async def execute_read(self, op: Any) -> Any:
         return await self._read(op)
-
-
-#: Longest the loop blocks, per chunk, for the write thread to take it. It normally does
-#: within the time it needs to finish the previous one (under a millisecond); on a busy
-#: machine it may not be scheduled for a while, and the loop builds on meanwhile (in
-#: alternating runs at load 4, 2 ms did better than a long wait).
-ACK_TIMEOUT = 0.002
-#: Longest the loop blocks, once per call, for the write thread to start the operation.
-START_WAIT = 0.002
-
-
-def _await_ack(acks: queue.SimpleQueue[int], index: int) -> bool:
-    """Block until the write thread is about to insert chunk ``index``, or ACK_TIMEOUT has
-    passed (it is late: build on, and wait again after the next chunk). False when the
-    operation has ended: stop waiting for it."""
-    while True:
-        try:
-            got = acks.get(timeout=ACK_TIMEOUT)
-        except queue.Empty:
-            return True
-        if got < 0:
-            return False
-        if got >= index:
-            return True
-
-
-class _BuildAborted(Exception):
-    """Building a chunk of ``insert_chunks`` failed on the loop: roll the insert back."""
 
 
 __all__ = ["SqliteStore", "begin_immediate"]
