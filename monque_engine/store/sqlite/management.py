@@ -23,7 +23,7 @@ import os
 import socket
 import sqlite3
 import uuid
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
 from ...errors import ConnectionError, UniqueKeyConflictError
@@ -33,6 +33,7 @@ from ..base import StoreSelector
 from . import statements
 from .journal import Changes, Journal
 from .queries import row_to_job, selector_where
+from .reads import one_snapshot
 from .runner import Operation
 from .schema import Tables
 
@@ -301,20 +302,6 @@ async def purge_finished(
         with contextlib.suppress(ConnectionError):
             await write(lambda conn: lease.end(conn, t))
     return total
-
-
-@contextlib.contextmanager
-def one_snapshot(conn: sqlite3.Connection) -> Iterator[None]:
-    """A read transaction around the block (or the caller's, when one is already open)."""
-    if conn.in_transaction:
-        yield
-        return
-    conn.execute("BEGIN")
-    try:
-        yield
-    finally:
-        if conn.in_transaction:
-            conn.execute("COMMIT")  # a read transaction: ending it writes nothing
 
 
 def _nothing(conn: sqlite3.Connection) -> None:

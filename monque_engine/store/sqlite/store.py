@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-import math
 import operator
 import os
 import sqlite3
@@ -36,21 +35,18 @@ from ...job import (
     QueueStats,
 )
 from ..base import JobStore, PendingSplit, StoreListFilter, StoreOpenOptions, StoreSelector
-from . import connect, counted, fleet, heldfiles, management, migrations, statements
+from . import connect, counted, fleet, heldfiles, management, migrations, reads, statements
 from .completions import Completions
 from .feed import ChangeFeed
 from .identity import FileIdentity
 from .inbox import Inbox, InboxProducer, InboxView
 from .intake import Intake
 from .journal import Changes, Journal, completed_duration
-from .management import RetentionLease, one_snapshot
+from .management import RetentionLease
 from .queries import (
     append_attempt,
-    filter_where,
-    page_query,
     row_attempt,
     row_to_job,
-    selector_where,
 )
 from .runner import MISS, Operation, ReadRunner, WriteRunner, begin_immediate
 from .schema import Tables
@@ -393,13 +389,13 @@ class SqliteStore(JobStore):
         try:
             return await self._runner_r().run(op)
         except ConnectionError as error:
-            if not _is_text_decode_error(error):
+            if not reads.is_text_decode_error(error):
                 raise
         # A text value that is not UTF-8 (written by another program, or a damaged page) made
         # sqlite3 refuse the whole result, so one row failed every listing and count. Read it
         # again with invalid bytes replaced (U+FFFD), as the MongoDB store decodes: only on this
         # rare path, since a Python text_factory would slow every read.
-        return await self._runner_r().run(_lenient_text(op))
+        return await self._runner_r().run(reads.lenient_text(op))
 
     # -- the journal (feed rows and counts) -------------------------------------------------------
     @property
@@ -642,53 +638,22 @@ class SqliteStore(JobStore):
             self._write, self._read, self._t, self._j, self._lease, status, updated_before_ms
         )
 
+    # -- reads (reads.py) -------------------------------------------------------------------------
     async def has_live_claim(self, owner: str, heartbeat_after_ms: int) -> bool:
-        sql = statements.has_live_claim(self._t)
-        return await self._read(
-            lambda conn: conn.execute(sql, (owner, heartbeat_after_ms)).fetchone() is not None, queued=False
-        )
+        return await self._read(reads.has_live_claim(self._t, owner, heartbeat_after_ms), queued=False)
 
     async def next_due_ms(self, names: Sequence[str]) -> int | None:
-        if not names:
-            return None
-        sql = statements.next_due(self._t, len(names))
-        params = tuple(names)
-        return await self._read(lambda conn: conn.execute(sql, params).fetchone()[0], _earliest)
+        return await self._read(reads.next_due(self._t, names), reads.earliest) if names else None
 
-    # -- reads ----------------------------------------------------------------------------------
     async def get(self, job_id: str) -> Job | None:
-        sql = statements.by_id(self._t)
-
-        def op(conn: sqlite3.Connection) -> Job | None:
-            row = conn.execute(sql, (job_id,)).fetchone()
-            return None if row is None else row_to_job(row)
-
-        return await self._read(op)
+        return await self._read(reads.get(self._t, job_id))
 
     async def get_many(self, job_ids: Sequence[str]) -> dict[str, Job]:
         ids = [job_id for job_id in dict.fromkeys(job_ids) if isinstance(job_id, str)]
-        if not ids:
-            return {}
-        t = self._t
-        unreadable = self._unreadable
-
-        def op(conn: sqlite3.Connection) -> dict[str, Job]:
-            found: dict[str, Job] = {}
-            # One snapshot for every chunk; chunks keep under SQLITE_MAX_VARIABLE_NUMBER (999 before 3.32).
-            with one_snapshot(conn):
-                for start in range(0, len(ids), GET_MANY_CHUNK):
-                    chunk = ids[start : start + GET_MANY_CHUNK]
-                    for job in unreadable.readable(conn.execute(statements.by_ids(t, len(chunk)), chunk), row_to_job):
-                        found[job.id] = job
-            return found
-
-        return await self._read(op)
+        return await self._read(reads.get_many(self._t, self._unreadable, ids)) if ids else {}
 
     async def find(self, selector: StoreSelector, limit: int, skip: int) -> list[Job]:
-        where, params = selector_where(selector, paging=True)
-        sql = statements.found(self._t, where)
-        unreadable = self._unreadable
-        return await self._read(lambda conn: unreadable.readable(conn.execute(sql, (*params, limit, skip)), row_to_job))
+        return await self._read(reads.find(self._t, self._unreadable, selector, limit, skip))
 
     async def page(
         self,
@@ -699,74 +664,60 @@ class SqliteStore(JobStore):
         limit: int,
         include_data: bool = True,
     ) -> list[Job]:
-        t = self._t
-        columns = t.columns if include_data else t.columns.replace("data,", "NULL AS data,", 1)
-        sql, params = page_query(columns, t.jobs, filter, sort, direction, anchor, limit)
-        unreadable = self._unreadable
-        return await self._read(lambda conn: unreadable.readable(conn.execute(sql, params), row_to_job))
+        op = reads.page(self._t, self._unreadable, filter, sort, direction, anchor, limit, include_data)
+        return await self._read(op)
 
     async def count(self, filter: StoreListFilter) -> int:
         if counted.filter_answerable(filter):
-            kept, kept_params = counted.filter_count_sql(self._t, filter)
-            return await self._read(lambda conn: int(conn.execute(kept, kept_params).fetchone()[0]), queued=False)
-        where, params = filter_where(filter)
-        sql = statements.count(self._t, where)
-        return await self._read(lambda conn: conn.execute(sql, params).fetchone()[0], operator.add)
-
-    @staticmethod
-    def _stats_from_rows(rows: list[tuple[str, int, int | None]]) -> QueueStats:
-        counts = {status.value: 0 for status in JobStatus}
-        completed_ms = 0
-        for status, count, duration_sum in rows:  # a status may come twice (job table, inbox)
-            counts[status] += count
-            if status == "completed" and duration_sum is not None:
-                completed_ms += duration_sum
-        completed = counts["completed"]
-        # Whole ms, half up, as upstream's Math.round (and our MongoDB store).
-        avg = float(math.floor(completed_ms / completed + 0.5)) if completed else None
-        return QueueStats(**counts, total=sum(counts.values()), avg_processing_duration_ms=avg)
+            return await self._read(reads.kept_count(self._t, filter), queued=False)
+        return await self._read(reads.count(self._t, filter), operator.add)
 
     async def stats(self, name: str | None) -> QueueStats:
         sql, params = counted.stats_sql(self._t, name)
-        rows = await self._read(lambda conn: conn.execute(sql, params).fetchall(), queued=False)
-        totals: dict[str, list[int]] = {}
-        for _, status, count, duration in rows:
-            entry = totals.setdefault(status, [0, 0])
-            entry[0] += count
-            entry[1] += duration or 0
-        return self._stats_from_rows([(status, c, d) for status, (c, d) in totals.items()])
+        return reads.stats(await self._read(reads.rows(sql, params), queued=False))
 
     async def stats_by_name(self) -> dict[str, QueueStats]:
         sql, params = counted.stats_sql(self._t, None)
-        rows = await self._read(lambda conn: conn.execute(sql, params).fetchall(), queued=False)
-        grouped: dict[str, list[tuple[str, int, int | None]]] = {}
-        for name, status, count, duration in rows:
-            grouped.setdefault(name, []).append((status, count, duration))
-        return {name: self._stats_from_rows(group) for name, group in sorted(grouped.items())}
+        return reads.stats_by_name(await self._read(reads.rows(sql, params), queued=False))
 
     async def names(self) -> list[str]:
-        sql = counted.names_sql(self._t)
-        return await self._read(lambda conn: [r[0] for r in conn.execute(sql)], queued=False)
+        found = await self._read(reads.rows(counted.names_sql(self._t)), queued=False)
+        return [row[0] for row in found]
 
     async def error_groups(self, name: str | None, since_ms: int | None, now_ms: int) -> list[ErrorGroupRow]:
-        """One pass over the partial ``_errors`` index (covering: no table row is read)."""
         hour_start = hour_window(now_ms)
-        where = ""
-        params: list[Any] = [hour_start, hour_start]
-        if name is not None:
-            where += " AND name = ?"
-            params.append(name)
-        if since_ms is not None:
-            where += " AND updated_at >= ?"
-            params.append(since_ms)
-        sql = statements.error_groups(self._t, where)
-        rows = await self._read(lambda conn: conn.execute(sql, params).fetchall(), queued=False)
-        return fold_buckets(rows, hour_start)
+        found = await self._read(reads.error_groups(self._t, name, since_ms, hour_start), queued=False)
+        return fold_buckets(found, hour_start)
 
     async def error_group_sample(self, key: str) -> str | None:
-        sql = statements.error_group_sample(self._t)
-        row = await self._read(lambda conn: conn.execute(sql, (key,)).fetchone(), queued=False)
-        return None if row is None else row[0]
+        return await self._read(reads.error_group_sample(self._t, key), queued=False)
+
+    async def count_selected(self, selector: StoreSelector) -> int:
+        count, _ = await self.count_selected_as_of(selector)
+        return count
+
+    async def count_selected_as_of(self, selector: StoreSelector) -> tuple[int, int]:
+        """The count and the change table's last sequence number, in one snapshot.
+
+        Every job row written after that snapshot carries a ``change_seq`` above it (its
+        transaction began later and read a larger ``max(seq)``), so ``change_seq <= position``
+        is exactly "seen by this count, unchanged since" (``Tables.change_stamp``). Jobs still
+        in the inbox are counted (the read sees them) but fall outside the bound: they get
+        their stamp when they are moved, after it (the action reaches fewer, never more).
+        """
+        if counted.selector_answerable(selector):
+            return await self._read(reads.kept_count_as_of(self._t, selector), queued=False)
+        # A recount under a bound reads the job table alone: no inbox row is inside one.
+        op = reads.count_as_of(self._t, selector)
+        return await self._read(op, reads.add_counts, queued=selector.as_of is None)
+
+    async def pending_health(self, now_ms: int) -> list[PendingHealth]:
+        return reads.health_from_rows(await self._read(reads.pending_health(self._t, now_ms), operator.add))
+
+    async def pending_split(self, now_ms: int, names: Sequence[str], cap: int) -> list[PendingSplit]:
+        wanted = list(dict.fromkeys(names))
+        found = await self._read(reads.pending_split(self._t, now_ms, wanted, cap), reads.add_splits)
+        return [PendingSplit(name, *found[name]) for name in wanted]
 
     # -- management (management.py) ---------------------------------------------------------------
     async def cancel(self, job_id: str, now_ms: int) -> Job | None:
@@ -784,42 +735,6 @@ class SqliteStore(JobStore):
     async def delete(self, job_id: str) -> bool:
         journal = self._j
         return await self._write(lambda conn: journal.delete_where(conn, "id = ?", (job_id,)) > 0, inline=True)
-
-    async def count_selected(self, selector: StoreSelector) -> int:
-        count, _ = await self.count_selected_as_of(selector)
-        return count
-
-    async def count_selected_as_of(self, selector: StoreSelector) -> tuple[int, int]:
-        """The count and the change table's last sequence number, in one snapshot.
-
-        Every job row written after that snapshot carries a ``change_seq`` above it (its
-        transaction began later and read a larger ``max(seq)``), so ``change_seq <= position``
-        is exactly "seen by this count, unchanged since" (``Tables.change_stamp``). Jobs still
-        in the inbox are counted (the read sees them) but fall outside the bound: they get
-        their stamp when they are moved, after it (the action reaches fewer, never more).
-        """
-        t = self._t
-        if counted.selector_answerable(selector):
-            kept, kept_params = counted.selector_count_sql(t, selector)
-            sql = f"SELECT ({kept}), ({t.bulk_bound})"
-
-            def from_counts(conn: sqlite3.Connection) -> tuple[int, int]:
-                count, position = conn.execute(sql, kept_params).fetchone()
-                return int(count), int(position)
-
-            return await self._read(from_counts, queued=False)
-        where, params = selector_where(selector)
-        sql = statements.count_as_of(t, where)
-
-        def op(conn: sqlite3.Connection) -> tuple[int, int]:
-            count, position = conn.execute(sql, params).fetchone()
-            return int(count), int(position)
-
-        def combine(stored: tuple[int, int], queued: tuple[int, int]) -> tuple[int, int]:
-            return stored[0] + queued[0], stored[1]
-
-        # A recount under a bound reads the job table alone: no inbox row is inside one.
-        return await self._read(op, combine, queued=selector.as_of is None)
 
     # -- bulk actions in bounded transactions (management.py) ---------------------------------------
     async def cancel_many(self, selector: StoreSelector, now_ms: int) -> int:
@@ -876,49 +791,6 @@ class SqliteStore(JobStore):
     async def purge_outcome_counts(self, before_minute: int) -> int:
         return await self._write(fleet.purge_outcome_counts(self._t, before_minute))
 
-    async def pending_health(self, now_ms: int) -> list[PendingHealth]:
-        sql = statements.pending_health(self._t)
-
-        rows = await self._read(lambda conn: conn.execute(sql, (now_ms, now_ms, now_ms)).fetchall(), operator.add)
-        merged: dict[str, list[Any]] = {}
-        for name, due, later, oldest, processing in rows:  # a name may come twice (job table, inbox)
-            entry = merged.setdefault(name, [0, 0, None, 0])
-            entry[0] += due or 0
-            entry[1] += later or 0
-            if oldest is not None:
-                entry[2] = oldest if entry[2] is None else min(entry[2], oldest)
-            entry[3] += processing
-        return [PendingHealth(name, e[0], e[1], e[2], e[3]) for name, e in sorted(merged.items())]
-
-    async def pending_split(self, now_ms: int, names: Sequence[str], cap: int) -> list[PendingSplit]:
-        sql = counted.pending_split_sql(self._t)
-        wanted = list(dict.fromkeys(names))
-
-        def op(conn: sqlite3.Connection) -> dict[str, tuple[int, int, int | None, int | None]]:
-            found: dict[str, tuple[int, int, int | None, int | None]] = {}
-            for name in wanted:
-                row = conn.execute(sql, (name, now_ms, cap, name, now_ms, cap, name, name)).fetchone()
-                found[name] = (row[0], row[1], row[2], row[3])
-            return found
-
-        def combine(
-            stored: dict[str, tuple[int, int, int | None, int | None]],
-            queued: dict[str, tuple[int, int, int | None, int | None]],
-        ) -> dict[str, tuple[int, int, int | None, int | None]]:
-            merged = {}
-            for name, (due, later, first, last) in stored.items():
-                q_due, q_later, q_first, q_last = queued.get(name, (0, 0, None, None))
-                merged[name] = (
-                    due + q_due,
-                    later + q_later,
-                    _earliest(first, q_first),
-                    last if q_last is None else q_last if last is None else max(last, q_last),
-                )
-            return merged
-
-        rows = await self._read(op, combine)
-        return [PendingSplit(name, *rows[name]) for name in wanted]
-
     # -- change feed ------------------------------------------------------------------------------
     async def open_watch(
         self,
@@ -941,33 +813,3 @@ class SqliteStore(JobStore):
 
 
 __all__ = ["SqliteStore", "begin_immediate"]
-
-
-def _earliest(stored: int | None, queued: int | None) -> int | None:
-    """The earlier of two ``min(next_run_at)`` answers, either of which may be NULL."""
-    if stored is None or queued is None:
-        return queued if stored is None else stored
-    return min(stored, queued)
-
-
-def _is_text_decode_error(error: BaseException) -> bool:
-    cause = error.__cause__
-    return isinstance(cause, sqlite3.OperationalError) and "Could not decode to UTF-8" in str(cause)
-
-
-def _replace_invalid_utf8(raw: bytes) -> str:
-    return raw.decode("utf-8", "replace")
-
-
-def _lenient_text(op: Operation[T]) -> Operation[T]:
-    """``op`` run with invalid UTF-8 in text columns replaced instead of raising."""
-
-    def run(conn: sqlite3.Connection) -> T:
-        previous = conn.text_factory
-        conn.text_factory = _replace_invalid_utf8
-        try:
-            return op(conn)
-        finally:
-            conn.text_factory = previous
-
-    return run
