@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from ...attempts import Attempt
 from ...cursor import CursorAnchor
 from ...errorgroups import ErrorGroupRow, fold_buckets, hour_window
-from ...errors import ConnectionError, InvalidJobDocumentError, StoreLostError
+from ...errors import ConnectionError, StoreLostError
 from ...job import (
     ChangeEvent,
     CursorDirection,
@@ -35,18 +35,17 @@ from ...job import (
     QueueStats,
 )
 from ..base import JobStore, PendingSplit, StoreListFilter, StoreOpenOptions, StoreSelector
-from . import connect, counted, fleet, heldfiles, management, migrations, reads, statements
+from . import claims, connect, counted, fleet, heldfiles, management, migrations, reads, statements
 from .completions import Completions
 from .feed import ChangeFeed
 from .identity import FileIdentity
 from .inbox import Inbox, InboxProducer, InboxView
 from .intake import Intake
-from .journal import Changes, Journal, completed_duration
+from .journal import Journal
 from .management import RetentionLease
 from .queries import (
     append_attempt,
     row_attempt,
-    row_to_job,
 )
 from .runner import MISS, Operation, ReadRunner, WriteRunner, begin_immediate
 from .schema import Tables
@@ -68,8 +67,6 @@ INLINE_MERGED_MAX = 64
 IDENTITY_CHECK_INTERVAL = 1.0
 #: Ids per statement in ``get_many`` (SQLite before 3.32 allows 999 parameters).
 GET_MANY_CHUNK = 500
-#: The order a claim hands its jobs out in: earliest due first, then oldest (ids ascend).
-_CLAIM_ORDER = operator.attrgetter("next_run_at_ms", "id")
 
 
 class SqliteStore(JobStore):
@@ -432,24 +429,9 @@ class SqliteStore(JobStore):
 
     # -- processing -----------------------------------------------------------------------------
     async def claim(self, name: str, owner: str, now_ms: int, limit: int, heartbeat_interval_ms: int) -> list[Job]:
-        sql = self._p.claim
-        params = (owner, now_ms, now_ms, heartbeat_interval_ms, now_ms, name, now_ms, limit)
-
-        def op(conn: sqlite3.Connection, batch: Changes | None = None) -> list[Job]:
-            rows = conn.execute(sql, params).fetchall()
-            try:
-                jobs = [row_to_job(row) for row in rows]
-            except InvalidJobDocumentError:
-                jobs, rows = self._fail_unreadable(conn, rows, owner, now_ms)
-            changes = Changes() if batch is None else batch  # a caller's batch: written with its own rows
-            if rows:
-                changes.entries.extend([("update", r[0], r[1], "processing", r[4]) for r in rows])
-                changes.move(name, "pending", "processing", jobs=len(rows))
-            if batch is None:
-                self._j.write(conn, changes)
-            jobs.sort(key=_CLAIM_ORDER)
-            return jobs
-
+        op = claims.claim(
+            self._p.claim, self._t, self._j, self._unreadable, name, owner, now_ms, limit, heartbeat_interval_ms
+        )
         # A small claim (the default concurrency is 5) is dominated by the thread hop, so it
         # may run inline when the writer is idle; a wide one stays off the loop.
         merged = MISS if self.settings.read_only else await self._batch.claim_with(op, limit <= INLINE_MERGED_MAX)
@@ -461,50 +443,6 @@ class SqliteStore(JobStore):
         for job in jobs:
             claimed[job.id] = job
         return jobs
-
-    def _fail_unreadable(
-        self, conn: sqlite3.Connection, rows: list[tuple[Any, ...]], owner: str, now_ms: int
-    ) -> tuple[list[Job], list[tuple[Any, ...]]]:
-        """The claim's readable rows as jobs (and their rows, for the feed); each unreadable
-        one is marked failed in this transaction, with why, and gets its own feed row.
-
-        It is ours once claimed: left processing, our heartbeats would keep it alive for
-        ever, and released it would be claimed again at once (every claim of its name failed
-        when it raised). Guarded like every owned write (still processing, still ours).
-        """
-        fail_sql = statements.fail_unreadable(self._t)
-        jobs: list[Job] = []
-        kept: list[tuple[Any, ...]] = []
-        for row in rows:
-            try:
-                jobs.append(row_to_job(row))
-            except InvalidJobDocumentError as error:
-                self._unreadable.warn(error, "marked failed")
-                failed = conn.execute(fail_sql, (str(error), now_ms, row[0], owner)).fetchone()
-                if failed is not None:
-                    changes = Changes()
-                    # pending -> processing (the claim) -> failed, in one transaction: net from pending
-                    changes.add("update", failed[0], failed[1], "failed", failed[2], "pending")
-                    self._j.write(conn, changes)
-                continue
-            kept.append(row)
-        return jobs, kept
-
-    def _owned_update(self, assignments: str, params: tuple[Any, ...], job_id: str, owner: str) -> Any:
-        sql = statements.owned_update(self._t, assignments)
-        full = (*params, job_id, owner)
-        journal = self._j
-
-        def op(conn: sqlite3.Connection) -> Job | None:
-            row = conn.execute(sql, full).fetchone()
-            if row is None:
-                return None
-            changes = Changes()
-            changes.add("update", row[0], row[1], row[3], row[4], "processing", completed_duration(row))
-            journal.write(conn, changes)
-            return row_to_job(row)
-
-        return op
 
     async def complete(
         self, job_id: str, owner: str, now_ms: int, next_run_at_ms: int | None, attempt: Attempt | None = None
@@ -518,12 +456,14 @@ class SqliteStore(JobStore):
         self._batch.claimed.pop(job_id, None)
         if next_run_at_ms is None:
             done, done_params = statements.completed_one_off(now_ms)
-            op = self._owned_update(
-                f"status = 'completed', updated_at = ?, {done}", (now_ms, *done_params), job_id, owner
+            op = claims.owned_update(
+                self._t, self._j, f"status = 'completed', updated_at = ?, {done}", (now_ms, *done_params), job_id, owner
             )
         else:
             done, done_params = statements.completed_attempt(now_ms)
-            op = self._owned_update(
+            op = claims.owned_update(
+                self._t,
+                self._j,
                 f"status = 'pending', next_run_at = ?, fail_count = 0, updated_at = ?, {done}",
                 (next_run_at_ms, now_ms, *done_params),
                 job_id,
@@ -578,14 +518,18 @@ class SqliteStore(JobStore):
             (None if attempt is None else attempt.error_type, error_group, *record_params),
         )
         if retry_at_ms is None:
-            op = self._owned_update(
+            op = claims.owned_update(
+                self._t,
+                self._j,
                 f"status = 'failed', fail_count = ?, fail_reason = ?, updated_at = ?, {error[0]}, {CLAIM_RELEASE}",
                 (fail_count, reason, now_ms, *error[1]),
                 job_id,
                 owner,
             )
         else:
-            op = self._owned_update(
+            op = claims.owned_update(
+                self._t,
+                self._j,
                 f"status = 'pending', fail_count = ?, fail_reason = ?, next_run_at = ?, updated_at = ?, "
                 f"{error[0]}, {CLAIM_RELEASE}",
                 (fail_count, reason, retry_at_ms, now_ms, *error[1]),
@@ -597,7 +541,7 @@ class SqliteStore(JobStore):
     async def record_attempt(self, job_id: str, owner: str, attempt: Attempt) -> bool:
         self._batch.claimed.pop(job_id, None)  # its outcome will not be a batched completion any more
         record, params = append_attempt("?", (attempt.to_json(),))
-        op = self._owned_update(f"attempts = {record}", params, job_id, owner)
+        op = claims.owned_update(self._t, self._j, f"attempts = {record}", params, job_id, owner)
         return await self._write(op) is not None
 
     async def release(self, job_ids: Sequence[str], owner: str, now_ms: int) -> int:
