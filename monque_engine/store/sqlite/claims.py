@@ -4,9 +4,10 @@ still the owner's). The batched one-off completions are in ``completions.py``.
 
 from __future__ import annotations
 
+import json
 import operator
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ...errors import InvalidJobDocumentError
@@ -110,3 +111,28 @@ def owned_update(
         return row_to_job(row)
 
     return op
+
+
+def released(t: Tables, journal: Journal, ids: list[str], owner: str, now_ms: int) -> Operation[int]:
+    """Give ``owner``'s jobs among ``ids`` back to the queue; how many."""
+    sql = statements.release(t, len(ids))
+    return lambda conn: journal.updated_rows(conn, conn.execute(sql, (now_ms, *ids, owner)).fetchall(), "processing")
+
+
+def heartbeat(t: Tables, owner: str, now_ms: int, job_ids: Sequence[str] | None) -> Operation[int]:
+    """``owner``'s beat on its processing jobs (on ``job_ids`` only, when given)."""
+    sql = statements.heartbeat(t, some=job_ids is not None)
+    params: tuple[Any, ...] = (now_ms, now_ms, owner)
+    if job_ids is not None:
+        params = (*params, json.dumps(list(job_ids)))  # one JSON parameter, however many jobs run
+    return lambda conn: int(conn.execute(sql, params).rowcount)
+
+
+def recovered(t: Tables, journal: Journal, stale_before_ms: int, now_ms: int) -> Operation[int]:
+    """Give back every job whose owner stopped beating before the cutoff. Liveness is the
+    heartbeat (lockedAt only where a job has none, e.g. a foreign writer's claim): a long
+    job whose owner keeps heartbeating is never taken (ADR 0004)."""
+    record, record_params = statements.stale_attempt(now_ms)
+    sql = statements.recover_stale(t, record)
+    params = (now_ms, *record_params, stale_before_ms)
+    return lambda conn: journal.updated_rows(conn, conn.execute(sql, params).fetchall(), "processing")

@@ -65,6 +65,55 @@ def stale_attempt(now_ms: int) -> tuple[str, tuple[Any, ...]]:
     )
 
 
+def completion(now_ms: int, next_run_at_ms: int | None) -> tuple[str, tuple[Any, ...]]:
+    """An owner's completion: the job completed, or (a schedule's next run) pending again.
+    Params: the returned ones, then the owned update's."""
+    if next_run_at_ms is None:
+        done, params = completed_one_off(now_ms)
+        return f"status = 'completed', updated_at = ?, {done}", (now_ms, *params)
+    done, params = completed_attempt(now_ms)
+    return (
+        f"status = 'pending', next_run_at = ?, fail_count = 0, updated_at = ?, {done}",
+        (next_run_at_ms, now_ms, *params),
+    )
+
+
+def failure(
+    now_ms: int,
+    fail_count: int,
+    reason: str,
+    retry_at_ms: int | None,
+    attempt: tuple[str, str | None] | None,
+    error_group: str | None,
+) -> tuple[str, tuple[Any, ...]]:
+    """An owner's failure: failed for good, or pending again at ``retry_at_ms``. ``attempt``:
+    the attempt's JSON record and error type, when the caller has one (else the record is
+    built in SQL from the row)."""
+    if attempt is not None:
+        record, record_params = append_attempt("?", (attempt[0],))
+    else:
+        record, record_params = append_attempt(
+            *row_attempt("retrying" if retry_at_ms is not None else "failed", now_ms)
+        )
+    error = f"error_type = ?, error_group = ?, attempts = {record}"
+    error_params = (None if attempt is None else attempt[1], error_group, *record_params)
+    if retry_at_ms is None:
+        return (
+            f"status = 'failed', fail_count = ?, fail_reason = ?, updated_at = ?, {error}, {CLAIM_RELEASE}",
+            (fail_count, reason, now_ms, *error_params),
+        )
+    return (
+        f"status = 'pending', fail_count = ?, fail_reason = ?, next_run_at = ?, updated_at = ?, {error}, {CLAIM_RELEASE}",
+        (fail_count, reason, retry_at_ms, now_ms, *error_params),
+    )
+
+
+def attempt_recorded(attempt_json: str) -> tuple[str, tuple[Any, ...]]:
+    """An attempt's record appended (a shutdown that gives up on a running job)."""
+    record, params = append_attempt("?", (attempt_json,))
+    return f"attempts = {record}", params
+
+
 def _marks(count: int) -> str:
     return ",".join("?" * count)
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import operator
 import os
 import sqlite3
@@ -43,13 +42,9 @@ from .inbox import Inbox, InboxProducer, InboxView
 from .intake import Intake
 from .journal import Journal
 from .management import RetentionLease
-from .queries import (
-    append_attempt,
-    row_attempt,
-)
 from .runner import MISS, Operation, ReadRunner, WriteRunner, begin_immediate
 from .schema import Tables
-from .statements import CLAIM_RELEASE, Prepared
+from .statements import Prepared
 from .unreadable import UnreadableWarnings
 from .url import SqliteSettings, parse_sqlite_url
 
@@ -65,8 +60,6 @@ INLINE_MERGED_MAX = 64
 #: Seconds between checks that the path still names the opened file, for a process that
 #: neither reads nor writes (one stat each; busy processes check on every operation).
 IDENTITY_CHECK_INTERVAL = 1.0
-#: Ids per statement in ``get_many`` (SQLite before 3.32 allows 999 parameters).
-GET_MANY_CHUNK = 500
 
 
 class SqliteStore(JobStore):
@@ -454,21 +447,8 @@ class SqliteStore(JobStore):
             if queued is not None:
                 return await queued
         self._batch.claimed.pop(job_id, None)
-        if next_run_at_ms is None:
-            done, done_params = statements.completed_one_off(now_ms)
-            op = claims.owned_update(
-                self._t, self._j, f"status = 'completed', updated_at = ?, {done}", (now_ms, *done_params), job_id, owner
-            )
-        else:
-            done, done_params = statements.completed_attempt(now_ms)
-            op = claims.owned_update(
-                self._t,
-                self._j,
-                f"status = 'pending', next_run_at = ?, fail_count = 0, updated_at = ?, {done}",
-                (next_run_at_ms, now_ms, *done_params),
-                job_id,
-                owner,
-            )
+        assignments, params = statements.completion(now_ms, next_run_at_ms)
+        op = claims.owned_update(self._t, self._j, assignments, params, job_id, owner)
         return await self._write(op)
 
     # Owned one-off completions are coalesced: each caller queues its job, and one flush
@@ -507,41 +487,15 @@ class SqliteStore(JobStore):
         error_group: str | None = None,
     ) -> Job | None:
         self._batch.claimed.pop(job_id, None)
-        if attempt is not None:
-            record, record_params = append_attempt("?", (attempt.to_json(),))
-        else:
-            record, record_params = append_attempt(
-                *row_attempt("retrying" if retry_at_ms is not None else "failed", now_ms)
-            )
-        error = (
-            f"error_type = ?, error_group = ?, attempts = {record}",
-            (None if attempt is None else attempt.error_type, error_group, *record_params),
-        )
-        if retry_at_ms is None:
-            op = claims.owned_update(
-                self._t,
-                self._j,
-                f"status = 'failed', fail_count = ?, fail_reason = ?, updated_at = ?, {error[0]}, {CLAIM_RELEASE}",
-                (fail_count, reason, now_ms, *error[1]),
-                job_id,
-                owner,
-            )
-        else:
-            op = claims.owned_update(
-                self._t,
-                self._j,
-                f"status = 'pending', fail_count = ?, fail_reason = ?, next_run_at = ?, updated_at = ?, "
-                f"{error[0]}, {CLAIM_RELEASE}",
-                (fail_count, reason, retry_at_ms, now_ms, *error[1]),
-                job_id,
-                owner,
-            )
+        recorded = None if attempt is None else (attempt.to_json(), attempt.error_type)
+        assignments, params = statements.failure(now_ms, fail_count, reason, retry_at_ms, recorded, error_group)
+        op = claims.owned_update(self._t, self._j, assignments, params, job_id, owner)
         return await self._write(op)
 
     async def record_attempt(self, job_id: str, owner: str, attempt: Attempt) -> bool:
         self._batch.claimed.pop(job_id, None)  # its outcome will not be a batched completion any more
-        record, params = append_attempt("?", (attempt.to_json(),))
-        op = claims.owned_update(self._t, self._j, f"attempts = {record}", params, job_id, owner)
+        assignments, params = statements.attempt_recorded(attempt.to_json())
+        op = claims.owned_update(self._t, self._j, assignments, params, job_id, owner)
         return await self._write(op) is not None
 
     async def release(self, job_ids: Sequence[str], owner: str, now_ms: int) -> int:
@@ -549,32 +503,16 @@ class SqliteStore(JobStore):
             self._batch.claimed.pop(job_id, None)
         if not job_ids:
             return 0
-        ids = list(job_ids)
-        sql = statements.release(self._t, len(ids))
-        journal = self._j
-        return await self._write(
-            lambda conn: journal.updated_rows(conn, conn.execute(sql, (now_ms, *ids, owner)).fetchall(), "processing")
-        )
+        return await self._write(claims.released(self._t, self._j, list(job_ids), owner, now_ms))
 
     async def heartbeat(self, owner: str, now_ms: int, job_ids: Sequence[str] | None = None) -> int:
-        sql = statements.heartbeat(self._t, some=job_ids is not None)
-        params: tuple[Any, ...] = (now_ms, now_ms, owner)
-        if job_ids is not None:
-            if not job_ids:
-                return 0
-            params = (*params, json.dumps(list(job_ids)))
-        return await self._write(lambda conn: conn.execute(sql, params).rowcount)
+        t = self._t  # a closed store says so, even for no jobs
+        if job_ids is not None and not job_ids:
+            return 0
+        return await self._write(claims.heartbeat(t, owner, now_ms, job_ids))
 
     async def recover_stale(self, stale_before_ms: int, now_ms: int) -> int:
-        # Liveness is the heartbeat (lockedAt only where a job has none, e.g. a foreign
-        # writer's claim): a long job whose owner keeps heartbeating is never taken (ADR 0004).
-        record, record_params = statements.stale_attempt(now_ms)
-        sql = statements.recover_stale(self._t, record)
-        params = (now_ms, *record_params, stale_before_ms)
-        journal = self._j
-        return await self._write(
-            lambda conn: journal.updated_rows(conn, conn.execute(sql, params).fetchall(), "processing")
-        )
+        return await self._write(claims.recovered(self._t, self._j, stale_before_ms, now_ms))
 
     async def purge_finished(self, status: JobStatus, updated_before_ms: int) -> int:
         """Retention: a name at a time, in chunks, one process at a time per file (management.py)."""
