@@ -161,6 +161,25 @@ def preflight(settings: SqliteSettings) -> None:
         raise ConnectionError(f"Cannot create {path}: directory {parent} is not writable")
 
 
+def explain_open_error(
+    settings: SqliteSettings, error: BaseException, describe: Callable[[], str]
+) -> tuple[ConnectionError, sqlite3.DatabaseError] | None:
+    """The sentence an open that failed with ``error`` raises instead, and its cause; None
+    when ``error`` is raised as it is."""
+    if isinstance(error, sqlite3.DatabaseError):
+        return open_error(settings, error, describe), error
+    # The runners hand back sqlite3 errors already wrapped; a file that is not a database
+    # (or is damaged) still deserves the sentence that says so.
+    cause = error.__cause__
+    if (
+        isinstance(error, ConnectionError)
+        and isinstance(cause, sqlite3.DatabaseError)
+        and any(text in str(cause) for text in ("not a database", "malformed"))
+    ):
+        return open_error(settings, cause, describe), cause
+    return None
+
+
 def open_error(settings: SqliteSettings, error: sqlite3.DatabaseError, describe: Callable[[], str]) -> ConnectionError:
     text = str(error)
     if "not a database" in text or "malformed" in text:

@@ -17,11 +17,12 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from ...cursor import CursorAnchor
+from ...errors import ConnectionError
 from ...job import CursorDirection, Job, JobSort, JobStatus, PendingHealth, QueueStats
 from ..base import StoreListFilter, StoreSelector
 from . import counted, statements
 from .queries import filter_where, page_query, row_to_job, selector_where
-from .runner import Operation
+from .runner import Operation, ReadRunner
 from .schema import Tables
 from .unreadable import UnreadableWarnings
 
@@ -106,7 +107,14 @@ def kept_count_as_of(t: Tables, selector: StoreSelector) -> Operation[tuple[int,
 
 
 def count_as_of(t: Tables, selector: StoreSelector) -> Operation[tuple[int, int]]:
-    """A bulk count over the job table and the position (combine with ``add_counts``)."""
+    """A bulk count over the job table and the position (combine with ``add_counts``).
+
+    Every job row written after the count's snapshot carries a ``change_seq`` above that
+    position (its transaction began later and read a larger ``max(seq)``), so ``change_seq <=
+    position`` is exactly "seen by this count, unchanged since" (``Tables.change_stamp``).
+    Jobs still in the inbox are counted (the read sees them) but fall outside the bound: they
+    get their stamp when they are moved, after it (the action reaches fewer, never more).
+    """
     where, params = selector_where(selector)
     sql = statements.count_as_of(t, where)
 
@@ -280,3 +288,20 @@ def lenient_text(op: Callable[[sqlite3.Connection], T]) -> Callable[[sqlite3.Con
             conn.text_factory = previous
 
     return run
+
+
+async def run(runner: ReadRunner, op: Operation[T]) -> T:
+    """Run ``op`` on a reader; once more with invalid UTF-8 replaced if a text value made
+    sqlite3 refuse the whole result.
+
+    A text value that is not UTF-8 (written by another program, or a damaged page) made
+    sqlite3 refuse the whole result, so one row failed every listing and count. It is read
+    again with invalid bytes replaced (U+FFFD), as the MongoDB store decodes: only on this
+    rare path, since a Python text_factory would slow every read.
+    """
+    try:
+        return await runner.run(op)
+    except ConnectionError as error:
+        if not is_text_decode_error(error):
+            raise
+    return await runner.run(lenient_text(op))

@@ -14,7 +14,7 @@ import operator
 import os
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from ...attempts import Attempt
 from ...cursor import CursorAnchor
@@ -131,23 +131,24 @@ class SqliteStore(JobStore):
             # Checkpointer does it on a connection of its own (checkpointer.py).
             unchecked = lambda: self._connect(busy_timeout=0, autocheckpoint=False, write=True)  # noqa: E731
             inline = unchecked if self.settings.inline_writes and self.settings.synchronous != "full" else None
+
+            def reader() -> ReadRunner:
+                connect_reader = lambda: self._connect(busy_timeout=self.settings.busy_timeout)  # noqa: E731
+                timeout = self.settings.busy_timeout
+                return ReadRunner(
+                    loop, connect_reader, self._describe, 2, timeout, verify=identity.check, damaged=identity.damaged
+                )
+
             try:
                 if self.settings.read_only:
-                    self._reader = ReadRunner(
-                        loop,
-                        lambda: self._connect(busy_timeout=self.settings.busy_timeout),
-                        self._describe,
-                        threads=2,
-                        busy_timeout=self.settings.busy_timeout,
-                        verify=identity.check,
-                        damaged=identity.damaged,
-                    )
+                    self._reader = reader()
                     where = self.settings.path
                     await self._reader.run(lambda conn: migrations.check_readable(conn, tables, where))
                     identity.capture()
                     self._inbox_view = InboxView(tables)
                 else:
                     await asyncio.to_thread(connect.probe, self.settings, tables)
+                    where, r_index = self.settings.path, options.retention_index
                     self._writer = WriteRunner(
                         loop,
                         unchecked,
@@ -164,7 +165,10 @@ class SqliteStore(JobStore):
                     inbox = Inbox(tables, journal)
 
                     def prepare(conn: sqlite3.Connection) -> None:
-                        self._create_schema(conn, tables, options)
+                        # Check (again, now under the write lock), upgrade and create, in one transaction.
+                        migrations.prepare(
+                            conn, tables, where, create_indexes=options.create_indexes, retention_index=r_index
+                        )
                         # A producer that crashed mid-streak left committed jobs in the inbox:
                         # the next writable opener moves them, though it may only ever read.
                         inbox.absorb(conn)
@@ -175,15 +179,7 @@ class SqliteStore(JobStore):
                     self._inbox_view = InboxView(tables)  # reads see queued jobs without absorbing
                     self._writer.absorb_first(producer.absorb)
                     self._batch.attach(self._writer, tables, journal)
-                    self._reader = ReadRunner(
-                        loop,
-                        lambda: self._connect(busy_timeout=self.settings.busy_timeout),
-                        self._describe,
-                        threads=2,
-                        busy_timeout=self.settings.busy_timeout,
-                        verify=identity.check,
-                        damaged=identity.damaged,
-                    )
+                    self._reader = reader()
                 self._feed = ChangeFeed(
                     loop,
                     lambda: self._connect(busy_timeout=self.settings.busy_timeout),
@@ -193,33 +189,13 @@ class SqliteStore(JobStore):
                     on_inbox=None if self._producer is None else self._producer.absorb_soon,
                     damaged=identity.damaged,
                 )
-            except sqlite3.DatabaseError as error:
+            except BaseException as error:
                 await self.close()
-                raise connect.open_error(self.settings, error, self._describe) from error
-            except ConnectionError as error:
-                # The runners hand back sqlite3 errors already wrapped; a file that is not a
-                # database (or is damaged) still deserves the sentence that says so.
-                await self.close()
-                cause = error.__cause__
-                if isinstance(cause, sqlite3.DatabaseError) and any(
-                    text in str(cause) for text in ("not a database", "malformed")
-                ):
-                    raise connect.open_error(self.settings, cause, self._describe) from cause
-                raise
-            except BaseException:
-                await self.close()
-                raise
+                explained = connect.explain_open_error(self.settings, error, self._describe)
+                if explained is None:
+                    raise
+                raise explained[0] from explained[1]
             self._maintenance = loop.create_task(self._maintain(), name="monque-sqlite-maintenance")
-
-    def _create_schema(self, conn: sqlite3.Connection, tables: Tables, options: StoreOpenOptions) -> None:
-        """Check (again, now under the write lock), upgrade and create, in one transaction."""
-        migrations.prepare(
-            conn,
-            tables,
-            self.settings.path,
-            create_indexes=options.create_indexes,
-            retention_index=options.retention_index,
-        )
 
     # -- file identity and health -------------------------------------------------------------
     def _report_lost(self, loop: asyncio.AbstractEventLoop, error: StoreLostError) -> None:
@@ -294,12 +270,9 @@ class SqliteStore(JobStore):
                 continue
             prune_at = loop.time() + self.settings.maintenance_interval
             try:
-                await self._write(lambda conn: self._prune_feed(conn, keep))
+                await self._write(lambda conn: self._j.prune_feed(conn, keep))
             except ConnectionError:
                 continue  # the next round tries again; a locked file is not fatal here
-
-    def _prune_feed(self, conn: sqlite3.Connection, keep: int) -> int:
-        return self._j.prune_feed(conn, keep)
 
     async def repair_counts(self) -> list[tuple[str, str, int, int]]:
         """Recount the kept counts from the job table, in one write transaction (journal.py):
@@ -309,52 +282,44 @@ class SqliteStore(JobStore):
     async def prune_feed(self) -> int:
         """Trim the change table now (normally done in the background)."""
         keep = self.settings.feed_retention
-        removed: int = await self._write(lambda conn: self._prune_feed(conn, keep))
+        removed: int = await self._write(lambda conn: self._j.prune_feed(conn, keep))
         return removed
 
     # -- plumbing -----------------------------------------------------------------------------
+    def _not_open(self) -> NoReturn:
+        raise ConnectionError(f"{self._describe()} is not open; call initialize() first")
+
     @property
     def _t(self) -> Tables:
-        if self._tables is None:
-            raise ConnectionError(f"{self._describe()} is not open; call initialize() first")
-        return self._tables
+        return self._not_open() if self._tables is None else self._tables
 
     @property
     def _p(self) -> Prepared:
-        if self._prepared is None:
-            raise ConnectionError(f"{self._describe()} is not open; call initialize() first")
-        return self._prepared
+        return self._not_open() if self._prepared is None else self._prepared
 
     @property
     def _in(self) -> Intake:
-        if self._intake is None:
-            raise ConnectionError(f"{self._describe()} is not open; call initialize() first")
-        return self._intake
+        return self._not_open() if self._intake is None else self._intake
 
     def _runner_w(self) -> WriteRunner:
-        if self._writer is None:
-            raise ConnectionError(f"{self._describe()} is not open; call initialize() first")
-        return self._writer
+        return self._not_open() if self._writer is None else self._writer
 
     def _runner_r(self) -> ReadRunner:
-        if self._reader is None:
-            raise ConnectionError(f"{self._describe()} is not open; call initialize() first")
-        return self._reader
+        return self._not_open() if self._reader is None else self._reader
 
-    async def _write(self, op: Operation[T], inline: bool = False, coalesce: bool = False) -> T:
+    def _writable(self) -> WriteRunner:
         if self.settings.read_only and self._reader is not None:
             raise ConnectionError(
                 f"{self._describe()} is open read-only (mode=ro); drop mode=ro (or --read-only) to change jobs"
             )
-        return await self._runner_w().run(op, inline=inline, coalesce=coalesce)
+        return self._runner_w()
+
+    async def _write(self, op: Operation[T], inline: bool = False, coalesce: bool = False) -> T:
+        return await self._writable().run(op, inline=inline, coalesce=coalesce)
 
     def _submit_write(self, op: Operation[T]) -> asyncio.Future[T]:
         """Queue ``op`` on the write thread and return its future without awaiting it."""
-        if self.settings.read_only and self._reader is not None:
-            raise ConnectionError(
-                f"{self._describe()} is open read-only (mode=ro); drop mode=ro (or --read-only) to change jobs"
-            )
-        return self._runner_w().submit(op)
+        return self._writable().submit(op)
 
     async def _read(self, op: Operation[T], combine: Callable[[T, T], T] | None = None, *, queued: bool = True) -> T:
         """Run a read that sees every job whose enqueue returned before it started (inbox.py).
@@ -376,23 +341,11 @@ class SqliteStore(JobStore):
         return await self._read_any(functools.partial(view.read, op, combine=combine))
 
     async def _read_any(self, op: Operation[T]) -> T:
-        try:
-            return await self._runner_r().run(op)
-        except ConnectionError as error:
-            if not reads.is_text_decode_error(error):
-                raise
-        # A text value that is not UTF-8 (written by another program, or a damaged page) made
-        # sqlite3 refuse the whole result, so one row failed every listing and count. Read it
-        # again with invalid bytes replaced (U+FFFD), as the MongoDB store decodes: only on this
-        # rare path, since a Python text_factory would slow every read.
-        return await self._runner_r().run(reads.lenient_text(op))
+        return await reads.run(self._runner_r(), op)
 
-    # -- the journal (feed rows and counts) -------------------------------------------------------
     @property
     def _j(self) -> Journal:
-        if self._journal is None:
-            raise ConnectionError(f"{self._describe()} is not open; call initialize() first")
-        return self._journal
+        return self._not_open() if self._journal is None else self._journal
 
     # -- intake -----------------------------------------------------------------------------
     async def insert(self, job: NewJob) -> Job:
@@ -406,15 +359,14 @@ class SqliteStore(JobStore):
         return await self._write(lambda conn: intake.one(conn, job), inline=True, coalesce=True)
 
     async def insert_many(self, jobs: Sequence[NewJob]) -> list[Job]:
+        intake = self._in
         if all(job.unique_key is None for job in jobs):
             # Submitted first, then the Job objects are built on the loop while the write
             # thread inserts (sqlite3 lets go of the GIL while it steps): the two overlap.
-            intake = self._in
             pending = self._submit_write(lambda conn: intake.plain(conn, jobs))
             stored = [j.to_job() for j in jobs]
             await pending
             return stored
-        intake = self._in
         return await self._write(lambda conn: [intake.one(conn, j) for j in jobs])
 
     async def insert_chunks(self, chunks: Iterable[list[NewJob]]) -> list[Job]:
@@ -579,14 +531,7 @@ class SqliteStore(JobStore):
         return count
 
     async def count_selected_as_of(self, selector: StoreSelector) -> tuple[int, int]:
-        """The count and the change table's last sequence number, in one snapshot.
-
-        Every job row written after that snapshot carries a ``change_seq`` above it (its
-        transaction began later and read a larger ``max(seq)``), so ``change_seq <= position``
-        is exactly "seen by this count, unchanged since" (``Tables.change_stamp``). Jobs still
-        in the inbox are counted (the read sees them) but fall outside the bound: they get
-        their stamp when they are moved, after it (the action reaches fewer, never more).
-        """
+        """The count and the change table's last sequence number, in one snapshot (reads.py)."""
         if counted.selector_answerable(selector):
             return await self._read(reads.kept_count_as_of(self._t, selector), queued=False)
         # A recount under a bound reads the job table alone: no inbox row is inside one.
