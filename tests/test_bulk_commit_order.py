@@ -210,7 +210,7 @@ def test_every_write_of_a_job_row_stamps_its_commit_order() -> None:
             head = re.split(r"\bWHERE\b|\bVALUES\b|\bSELECT\b", text[match.start() :], maxsplit=1)[0]
             if "change_seq" not in head:
                 unstamped.append(f"{path.name}: {text[match.start() : match.start() + 80]!r}")
-    assert writes.search((STORE_DIR / "store.py").read_text())  # the pattern does find the writes
+    assert writes.search((STORE_DIR / "statements.py").read_text())  # the pattern does find the writes
     assert unstamped == []
 
 

@@ -21,7 +21,7 @@ from monque_engine import InvalidJobIdentifierError, Monque, MonqueError
 from monque_engine.job import NewJob
 from monque_engine.scheduler import intake
 from monque_engine.scheduler.intake import BUILD_CHUNK
-from monque_engine.store.sqlite.store import MULTI_ROW
+from monque_engine.store.sqlite.intake import MULTI_ROW
 from monque_engine.timeutil import now_ms
 
 COLUMNS = "id, name, data, status, next_run_at, fail_count, repeat_interval, unique_key, created_at, updated_at"

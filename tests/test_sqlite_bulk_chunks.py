@@ -15,13 +15,14 @@ from typing import Any
 import pytest
 
 from monque_engine import JobListFilter, JobRetention, JobSelector, JobStatus, Monque
+from monque_engine.store.sqlite import management
 from monque_engine.store.sqlite import store as sqlite_store
 from monque_engine.store.sqlite.journal import Journal
 
 
 @pytest.fixture
 def small_chunks(monkeypatch: pytest.MonkeyPatch) -> int:
-    monkeypatch.setattr(sqlite_store, "BULK_CHUNK", 10)
+    monkeypatch.setattr(management, "BULK_CHUNK", 10)
     return 10
 
 

@@ -91,7 +91,7 @@ async def test_a_read_only_store_sees_jobs_still_in_the_inbox(tmp_path: Path) ->
 async def test_close_leaves_nothing_in_the_inbox_when_another_task_streaks_during_it(tmp_path: Path) -> None:
     """close() absorbs first, then stops. Another task that runs while close() is under way
     (here: just after its absorb) must not leave returned enqueues in the inbox of a closed
-    store. close() now refuses inbox appends for its whole length (``_closing``); in this
+    store. close() now refuses inbox appends for its whole length (``InboxProducer.closing``); in this
     arrangement the producer's own turn-end absorb would also catch them, so the test checks
     the outcome, not which of the two guards gave it."""
     db = tmp_path / "jobs.db"
@@ -99,7 +99,8 @@ async def test_close_leaves_nothing_in_the_inbox_when_another_task_streaks_durin
     await m.initialize()
     go = asyncio.Event()
     store = m.store
-    absorb_before_close = store._absorb_before_close  # type: ignore[attr-defined]
+    producer = store._producer  # type: ignore[attr-defined]
+    absorb_before_close = producer.absorb_before_close
 
     async def absorb_then_let_others_run() -> None:
         await absorb_before_close()
@@ -107,7 +108,7 @@ async def test_close_leaves_nothing_in_the_inbox_when_another_task_streaks_durin
         await asyncio.sleep(0)
         await asyncio.sleep(0)
 
-    store._absorb_before_close = absorb_then_let_others_run  # type: ignore[attr-defined]
+    producer.absorb_before_close = absorb_then_let_others_run
     returned: list[str] = []
 
     async def producer() -> None:

@@ -18,7 +18,7 @@ import pytest
 from monque_engine import InvalidJobIdentifierError, Monque
 from monque_engine.ids import new_object_id, new_object_ids
 from monque_engine.scheduler.intake import BUILD_CHUNK
-from monque_engine.store.sqlite.store import MULTI_ROW
+from monque_engine.store.sqlite.intake import MULTI_ROW
 from monque_engine.timeutil import now_ms
 
 
@@ -200,10 +200,10 @@ async def test_a_failing_claim_never_fails_the_completions_it_carried(tmp_path, 
             raise sqlite3.OperationalError("claim went wrong")
 
         if inline:
-            assert await store._claim_with_completions(broken_claim, inline=True) is MISS
+            assert await store._batch.claim_with(broken_claim, inline=True) is MISS
         else:
             with pytest.raises(Exception, match="claim went wrong"):
-                await store._claim_with_completions(broken_claim, inline=False)
+                await store._batch.claim_with(broken_claim, inline=False)
         done = await asyncio.wait_for(completing, 5)
         assert done is not None and done.status.value == "completed"
         assert (await m.get_job(job.id)).status.value == "completed"

@@ -34,13 +34,17 @@ other task of this process writes in the same loop turn (a crowd shares group co
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from ...errors import ConnectionError
 from ...job import NewJob
 from .journal import Changes, Journal
+from .runner import MISS, WriteRunner
 from .schema import INTEGER_COLUMNS, JOB_COLUMNS, Tables
+from .unreadable import log
 
 T = TypeVar("T")
 
@@ -175,3 +179,110 @@ class InboxView:
             conn.execute(statement)
         finally:
             conn.execute("PRAGMA query_only=1")
+
+
+class InboxProducer:
+    """This process's side of the inbox: when a single enqueue goes there (a streak), and
+    when what it appended is absorbed (the turn's end, every ABSORB_EVERY appends, a feed
+    watcher's request, close). One per writable open store; the store holds it.
+    """
+
+    def __init__(self, inbox: Inbox, writer: WriteRunner, lost: Callable[[], object]) -> None:
+        self.inbox = inbox
+        self._writer: WriteRunner | None = writer
+        #: Why the store can no longer be trusted (its ``health_error``), else None.
+        self._lost = lost
+        #: This process's inbox appends since its last absorb.
+        self.appended = 0
+        #: The task enqueueing in this loop turn and how many plain jobs it has enqueued in
+        #: it (a streak), or None between turns (see ``append``).
+        self._streak_task: asyncio.Task[Any] | None = None
+        self._streak = 0
+        self._absorb_queued = False
+        #: Set while the store closes: no more appends, since its absorb is the last one.
+        self.closing = False
+
+    def detach(self) -> None:
+        """The store closed: nothing is appended or absorbed by this object any more."""
+        self._writer = None
+
+    def append(self, job: NewJob) -> bool:
+        """Append a plain job (no unique key, no schedule) to the inbox if this call continues
+        a streak (the same task has enqueued STREAK plain jobs in this loop turn already: a
+        loop of awaited enqueues that never had to wait) and the append can run inline now.
+        False: the caller inserts the job row as usual."""
+        writer = self._writer
+        if writer is None or self.closing:
+            return False
+        task = asyncio.current_task()
+        if self._streak_task is None:
+            writer.loop.call_soon(self._turn_ended)
+        elif task is not self._streak_task:
+            self._streak = 0
+        self._streak_task = task
+        self._streak += 1
+        return self._streak > STREAK and writer.try_append(self.inbox.append_sql, self.inbox.row(job))
+
+    def absorb(self, conn: sqlite3.Connection) -> None:
+        """First in every write transaction (the write runner calls it): queued jobs in."""
+        if self.inbox.absorb(conn):
+            self.appended = 0
+
+    def _turn_ended(self) -> None:
+        """The enqueueing task let the loop run: absorb its appends now, before anything else
+        of this process (or, through the database, of others) looks for them."""
+        self._streak_task = None
+        self._streak = 0
+        writer = self._writer
+        if not self.appended or writer is None:
+            return
+        try:
+            if writer.run_inline_now(self.inbox.absorb) is not MISS:
+                return
+        except ConnectionError as error:
+            log.debug("absorbing the inbox failed: %s", error)  # the next write reports its own
+            return
+        self.absorb_soon()
+
+    async def appended_one(self) -> None:
+        self.appended += 1
+        writer = self._writer
+        if self.appended >= ABSORB_EVERY and writer is not None:
+            try:
+                await writer.run(self.inbox.absorb, inline=True)
+            except ConnectionError as error:
+                # The job is committed (in the inbox): the caller must not be told otherwise,
+                # or a retry queues it twice. The next write absorbs, and reports its own error.
+                log.warning("%s; the jobs stay in the inbox until the next write absorbs them", error)
+
+    def absorb_soon(self) -> None:
+        """Absorb on the write thread without waiting for it: the loop turn ended while the
+        database was busy, or a feed watcher saw rows in the inbox (maybe another process's)."""
+        writer = self._writer
+        if writer is None or self._absorb_queued:
+            return
+        try:
+            queued = writer.submit(self.inbox.absorb)
+        except ConnectionError:
+            return  # closing: close() absorbs what this process appended
+        self._absorb_queued = True
+        queued.add_done_callback(self._absorb_done)
+
+    def _absorb_done(self, done: asyncio.Future[int]) -> None:
+        self._absorb_queued = False
+        if not done.cancelled() and done.exception() is not None:
+            # The next write or read absorbs again and reports its own error; a lost file
+            # reaches on_fatal through the identity check.
+            log.debug("absorbing the inbox failed: %s", done.exception())
+
+    async def absorb_before_close(self) -> None:
+        """Leave no row of this process in the inbox, so tools that read the job table directly
+        see every job once the process has closed the store. Quiet when the file is gone."""
+        writer = self._writer
+        if writer is None or not self.appended or self._lost() is not None:
+            return
+        try:
+            await writer.run(self.inbox.absorb)
+        except ConnectionError as error:
+            # The rows stay committed in the inbox; the next process to open the file moves them.
+            log.warning("%s; its last enqueued jobs stay in the inbox until the next process opens it", error)

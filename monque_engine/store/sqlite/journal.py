@@ -94,6 +94,14 @@ class Changes:
         return rows
 
 
+def completed_duration(row: tuple[Any, ...]) -> int:
+    """A completed job row's ``updatedAt - createdAt`` (JOB_COLUMNS order): what the average
+    processing time is made of; 0 for any other status."""
+    if row[3] != "completed" or row[13] is None or row[14] is None:
+        return 0
+    return int(row[14]) - int(row[13])
+
+
 class Journal:
     """The statements for one collection's feed and counts, built once per open."""
 
@@ -135,6 +143,16 @@ class Journal:
                 "VALUES (?, ?, ?, ?)", "VALUES " + ",".join(["(?, ?, ?, ?)"] * len(rows))
             )
         conn.execute(sql, [value for row in rows for value in row])
+
+    def updated_rows(self, conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]], was: str) -> int:
+        """Journal job rows (JOB_COLUMNS order, as ``RETURNING`` gives them) that all left
+        status ``was``; how many."""
+        if rows:
+            changes = Changes()
+            for row in rows:
+                changes.add("update", row[0], row[1], row[3], row[4], was, completed_duration(row))
+            self.write(conn, changes)
+        return len(rows)
 
     def append_feed(self, conn: sqlite3.Connection, entries: Sequence[FeedEntry]) -> None:
         """Feed rows only, for a change that moves no count (a job rescheduled, an attempt

@@ -9,28 +9,17 @@ connections are driven and ``feed.py`` for the cross-process change feed.
 from __future__ import annotations
 
 import asyncio
-import collections
-import contextlib
 import functools
-import json
-import math
 import operator
 import os
-import queue
-import socket
 import sqlite3
-import threading
-import uuid
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
-from pathlib import Path
-from typing import Any, TypeVar
-from urllib.parse import quote
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from typing import Any, NoReturn, TypeVar
 
-from ...attempts import AppendedHistory, Attempt
+from ...attempts import Attempt
 from ...cursor import CursorAnchor
 from ...errorgroups import ErrorGroupRow, fold_buckets, hour_window
-from ...errors import ConnectionError, InvalidJobDocumentError, StoreLostError, UniqueKeyConflictError
-from ...gcpause import gc_paused
+from ...errors import ConnectionError, StoreLostError
 from ...job import (
     ChangeEvent,
     CursorDirection,
@@ -40,34 +29,23 @@ from ...job import (
     JobStatus,
     NewJob,
     OwnerHolding,
-    OwnerJobStamp,
     OwnerRecords,
     PendingHealth,
     QueueStats,
 )
-from ...timeutil import now_ms as clock_ms
 from ..base import JobStore, PendingSplit, StoreListFilter, StoreOpenOptions, StoreSelector
-from ..filekind import special_file_kind
-from . import counted, heldfiles, migrations
-from .bulk import BulkInserter
+from . import claims, connect, counted, fleet, heldfiles, management, migrations, reads, statements
+from .completions import Completions
 from .feed import ChangeFeed
 from .identity import FileIdentity
-from .inbox import ABSORB_EVERY, STREAK, Inbox, InboxView
-from .journal import Changes, Journal
-from .queries import (
-    append_attempt,
-    error_group_queries,
-    filter_where,
-    merge_group_rows,
-    page_query,
-    register_functions,
-    row_attempt,
-    row_to_job,
-    selector_where,
-)
-from .runner import MISS, Miss, Operation, ReadRunner, WriteRunner, begin_immediate, retry_while_busy, wrap_error
-from .schema import ERROR_MEMBER, FINISHED, Tables
-from .unreadable import CLAIM_STATUS, UnreadableWarnings, log
+from .inbox import Inbox, InboxProducer, InboxView
+from .intake import Intake
+from .journal import Journal
+from .management import RetentionLease
+from .runner import MISS, Operation, ReadRunner, WriteRunner, begin_immediate
+from .schema import Tables
+from .statements import Prepared
+from .unreadable import UnreadableWarnings
 from .url import SqliteSettings, parse_sqlite_url
 
 T = TypeVar("T")
@@ -75,9 +53,6 @@ T = TypeVar("T")
 #: Claims of at most this many jobs may take the inline path (measured at concurrency 5:
 #: ~4k -> ~5k jobs/s; wider claims showed no gain and would hold the loop for milliseconds).
 INLINE_CLAIM_MAX = 16
-#: Completion flushes of at most this many jobs may run inline (one UPDATE of that many
-#: ids and their feed rows: ~0.1-1 ms on the loop); wider ones go to the write thread.
-INLINE_COMPLETE_MAX = 64
 #: A claim that carries the completions queued that turn (one commit for both) may run
 #: inline up to this size: at concurrency 64 that measured ~+13 % (median of 4) for a loop
 #: held 1.7 ms (p50) / 2.5 ms (p90) per round instead of idling while the thread commits.
@@ -85,72 +60,6 @@ INLINE_MERGED_MAX = 64
 #: Seconds between checks that the path still names the opened file, for a process that
 #: neither reads nor writes (one stat each; busy processes check on every operation).
 IDENTITY_CHECK_INTERVAL = 1.0
-#: Ids per statement in ``get_many`` (SQLite before 3.32 allows 999 parameters).
-GET_MANY_CHUNK = 500
-#: Jobs per multi-row INSERT (2-6 bound values each; far below SQLite's limit of 32766
-#: variables): a chunk of enqueue_many (intake's BUILD_CHUNK) is one statement, so the write
-#: thread needs the GIL back from SQLite once per chunk and statement (bulk.py).
-MULTI_ROW = 250
-#: The order a claim hands its jobs out in: earliest due first, then oldest (ids ascend).
-_CLAIM_ORDER = operator.attrgetter("next_run_at_ms", "id")
-_CLAIM_RELEASE = "locked_at = NULL, claimed_by = NULL, last_heartbeat = NULL"
-#: Jobs per write transaction of a bulk action or a retention purge (about 50-100 ms of
-#: B-tree work here): what another process's completion or heartbeat waits for at most.
-BULK_CHUNK = 1000
-#: The pause between two chunks: as long as the last chunk took, within these bounds, so the
-#: other processes' writers (whose busy handlers sleep between tries) get the lock in between.
-BULK_PAUSE_MIN = 0.005
-BULK_PAUSE_MAX = 0.1
-#: How long a retention lease outlives its last chunk: a purger that died frees it after this.
-RETENTION_LEASE_MS = 60_000
-
-
-def _completed_attempt(now_ms: int) -> tuple[str, tuple[Any, ...]]:
-    """A completion records its attempt from the row and clears the error fields (and the
-    claim fields: this form is for a completion that leaves the job pending or with history)."""
-    record, params = append_attempt(*row_attempt("completed", now_ms))
-    return f"fail_reason = NULL, error_type = NULL, error_group = NULL, attempts = {record}, {_CLAIM_RELEASE}", params
-
-
-#: A one-off completion (the hot path). A job without history keeps its claim's
-#: ``claimed_by`` and ``locked_at`` as the record of the attempt that completed it, which
-#: ``row_to_job`` turns into that ``Attempt`` (and hides as claim fields): the row does not
-#: grow on the drain path (an appended JSON record made every completed row ~90 bytes
-#: longer, which a drain of no-op jobs measured). A job with history gets its record
-#: appended and its claim fields cleared, as every other outcome does.
-_COMPLETED_ONE_OFF = (
-    "fail_reason = NULL, error_type = NULL, error_group = NULL, last_heartbeat = NULL, "
-    "claimed_by = CASE WHEN attempts IS NULL THEN claimed_by END, "
-    "locked_at = CASE WHEN attempts IS NULL THEN locked_at END, "
-    "attempts = CASE WHEN attempts IS NULL THEN NULL ELSE {append} END"
-)
-
-
-def _completed_one_off(now_ms: int) -> tuple[str, tuple[Any, ...]]:
-    record, params = append_attempt(*row_attempt("completed", now_ms))
-    return _COMPLETED_ONE_OFF.format(append=record), params
-
-
-def _stale_attempt(now_ms: int) -> tuple[str, tuple[Any, ...]]:
-    """Stale recovery records the attempt unless its last record already is this attempt's
-    (a shutdown that gave up on it wrote one)."""
-    record, params = append_attempt(*row_attempt("stale", now_ms))
-    return (
-        "attempts = CASE WHEN attempts IS NOT NULL AND json_valid(attempts) "
-        "AND json_extract(attempts, '$[#-1].startedAt') IS locked_at "
-        f"AND json_extract(attempts, '$[#-1].instanceId') IS claimed_by THEN attempts ELSE {record} END",
-        params,
-    )
-
-
-def _on_read_only_file_system(directory: Path) -> bool:
-    """Whether ``directory`` is on a file system mounted read-only (so the root user, who
-    passes every permission check, is told the real reason instead of SQLite's "unable to
-    open database file" or "attempt to write a readonly database")."""
-    try:
-        return bool(os.statvfs(directory).f_flag & os.ST_RDONLY)
-    except (OSError, AttributeError):  # no statvfs (Windows), or the directory is missing
-        return False
 
 
 class SqliteStore(JobStore):
@@ -167,35 +76,24 @@ class SqliteStore(JobStore):
         self._feed: ChangeFeed | None = None
         self._maintenance: asyncio.Task[None] | None = None
         self._open_lock = asyncio.Lock()
-        # Jobs this store claimed and has not yet seen released: lets a batch of owned
-        # completions return the stored job without reading each row back (see _completed).
-        self._claimed: dict[str, Job] = {}
-        self._completions: collections.deque[tuple[Job, str, int, asyncio.Future[Job | None]]] = collections.deque()
-        self._completion_flush_queued = False
+        #: Queued completions and the jobs claimed without a written outcome (completions.py).
+        self._batch = Completions(self._describe)
         #: The file, resolved when the store is opened: connections made later (a reader's,
         #: the checkpointer's) and the identity checks must not follow an ``os.chdir``.
         self._file = os.path.abspath(settings.path)
         self._identity = FileIdentity(self._file, settings.path)
         self._on_fatal: Any = None
-        self._bulk: BulkInserter | None = None
-        self._sql: dict[str, str] = {}  # statements built once per open (table names)
+        self._intake: Intake | None = None  # inserts (intake.py), built once per open
+        self._prepared: Prepared | None = None  # the hot paths' statements, built once per open
         self._journal: Journal | None = None
         #: Who holds the retention lease (``purge_finished``): this store object, in this process.
-        self._lease_token = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
+        self._lease = RetentionLease()
         self._unreadable = UnreadableWarnings(self._describe)
-        #: Set once a writable store's schema is in place (inbox.py); None when read-only.
-        self._inbox: Inbox | None = None
+        #: This process's inbox appends (inbox.py): set once a writable store's schema is in
+        #: place; None when read-only or closed.
+        self._producer: InboxProducer | None = None
         #: Set once a read-only store is open: its reads see the inbox's rows (inbox.py).
         self._inbox_view: InboxView | None = None
-        #: This process's inbox appends since its last absorb.
-        self._appended = 0
-        #: The task enqueueing in this loop turn and how many plain jobs it has enqueued in
-        #: it (a streak), or None between turns (see ``_streaking``).
-        self._streak_task: asyncio.Task[Any] | None = None
-        self._streak = 0
-        self._absorb_queued = False
-        #: Set while close() runs: no more appends, since its absorb is the last one.
-        self._closing = False
 
     @classmethod
     def from_url(cls, url: str, **overrides: Any) -> SqliteStore:
@@ -206,143 +104,26 @@ class SqliteStore(JobStore):
         return f"SQLite database {self.settings.path}"
 
     def _connect(self, *, busy_timeout: float, autocheckpoint: bool = True, write: bool = False) -> sqlite3.Connection:
-        if self.settings.read_only:
-            return self._connect_read_only(busy_timeout)
-        conn = sqlite3.connect(
-            self._file, isolation_level=None, check_same_thread=False, timeout=self.settings.busy_timeout
+        return connect.connect(
+            self.settings,
+            self._file,
+            self._describe,
+            busy_timeout=busy_timeout,
+            autocheckpoint=autocheckpoint,
+            write=write,
         )
-        try:
-            register_functions(conn)
-            retry_while_busy(lambda: self._use_wal(conn), self.settings.busy_timeout)
-            conn.execute(f"PRAGMA synchronous={self.settings.synchronous.upper()}")
-            conn.execute(f"PRAGMA cache_size=-{self.settings.cache_mb * 1024}")
-            conn.execute("PRAGMA temp_store=MEMORY")
-            conn.execute("PRAGMA journal_size_limit=67108864")  # truncate the WAL back to 64 MB after checkpoints
-            if not autocheckpoint:
-                conn.execute("PRAGMA wal_autocheckpoint=0")
-            if not write:
-                conn.execute("PRAGMA query_only=1")
-            conn.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
-        except BaseException:
-            conn.close()
-            raise
-        return conn
-
-    def _connect_read_only(self, busy_timeout: float) -> sqlite3.Connection:
-        """SQLite's ``mode=ro``: the file is never created, switched to WAL or written.
-
-        SQLite still needs the ``-wal`` and ``-shm`` side files to read a WAL database safely
-        while other processes write it, so it creates them (empty) if they are missing and
-        the directory allows; the database file's bytes and mtime are never touched.
-        ``immutable=1`` would avoid the side files but would read a file that others are
-        changing as if it could not change, which is wrong for a live queue.
-        """
-        uri = f"file:{quote(self._file)}?mode=ro"
-        conn = sqlite3.connect(
-            uri, uri=True, isolation_level=None, check_same_thread=False, timeout=self.settings.busy_timeout
-        )
-        try:
-            register_functions(conn)
-            conn.execute("PRAGMA query_only=1")
-            conn.execute(f"PRAGMA cache_size=-{self.settings.cache_mb * 1024}")
-            conn.execute("PRAGMA temp_store=MEMORY")
-            conn.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
-        except BaseException:
-            conn.close()
-            raise
-        return conn
-
-    def _probe(self, tables: Tables) -> None:
-        """Before anything changes the file: refuse one that is not ours or is too new.
-
-        Runs on a connection that only reads (``query_only``; no WAL switch, no tables), so
-        another application's database is left exactly as it was. Not SQLite's ``mode=ro``:
-        that would leave empty ``-wal``/``-shm`` files next to a WAL file it refuses.
-        """
-        path = self.settings.path
-        if not os.path.exists(path) or os.path.getsize(path) == 0:
-            return
-        conn = sqlite3.connect(
-            f"file:{quote(os.path.abspath(path))}?mode=rw",
-            uri=True,
-            isolation_level=None,
-            timeout=self.settings.busy_timeout,
-        )
-        try:
-            conn.execute("PRAGMA query_only=1")
-            version = retry_while_busy(lambda: migrations.inspect(conn, tables, path), self.settings.busy_timeout)
-            if version is not None:
-                migrations.check_version(version, path)
-        finally:
-            conn.close()
-
-    def _use_wal(self, conn: sqlite3.Connection) -> None:
-        """Switch the file to WAL once; later connections only check. Switching takes a lock
-        that busy processes make contended, so it is not repeated by every connection."""
-        mode = str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
-        if mode != "wal":
-            mode = str(conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]).lower()
-        if mode != "wal":
-            raise ConnectionError(
-                f"{self._describe()} could not switch to WAL journaling (got {mode!r}); "
-                "WAL needs a local file system that supports shared memory"
-            )
-
-    def _preflight(self) -> None:
-        """Turn the usual ways a path is wrong into one clear sentence each."""
-        path = Path(self.settings.path)
-        parent = path.parent if str(path.parent) else Path(".")
-        if path.is_dir():
-            raise ConnectionError(f"Cannot open {path}: it is a directory; name a file such as {path / 'monque.db'}")
-        special = special_file_kind(path)
-        if special is not None:
-            raise ConnectionError(
-                f"Cannot open {path}: it is {special}, not a file; a SQLite store is a regular file "
-                "(e.g. sqlite:///jobs.db)"
-            )
-        if self.settings.must_exist and not path.exists():
-            how = "a read-only open (mode=ro)" if self.settings.read_only else "mode=rw"
-            raise ConnectionError(
-                f"Cannot open SQLite database {path}: the file does not exist, and {how} never creates one; "
-                "check the path"
-            )
-        read_only_fs = _on_read_only_file_system(parent)
-        if self.settings.read_only:
-            if not os.access(path, os.R_OK):
-                raise ConnectionError(f"Cannot open {path}: permission denied (it must be readable)")
-            side_files = all(Path(f"{path}{suffix}").exists() for suffix in ("-wal", "-shm"))
-            if read_only_fs and not side_files:
-                raise ConnectionError(
-                    f"Cannot open {path} read-only: it is on a read-only file system, and SQLite cannot create "
-                    "the -wal and -shm files it needs to read a WAL database there; open it while a worker has "
-                    "it open through a writable mount, or copy it to a writable directory"
-                )
-            return
-        if not parent.is_dir():
-            raise ConnectionError(
-                f"Cannot create SQLite database {path}: directory {parent} does not exist (mkdir -p {parent})"
-            )
-        if read_only_fs:
-            raise ConnectionError(
-                f"Cannot {'open' if path.exists() else 'create'} {path}: directory {parent} is on a read-only file "
-                "system; remount it read-write, or use a writable directory"
-            )
-        if path.exists() and not os.access(path, os.R_OK | os.W_OK):
-            raise ConnectionError(f"Cannot open {path}: permission denied (it must be readable and writable)")
-        if not path.exists() and not os.access(parent, os.W_OK | os.X_OK):
-            raise ConnectionError(f"Cannot create {path}: directory {parent} is not writable")
 
     async def open(self, options: StoreOpenOptions) -> None:
         async with self._open_lock:
             if self._writer is not None:
                 return
-            self._preflight()
+            connect.preflight(self.settings)
             self._file = os.path.abspath(self.settings.path)
             loop = asyncio.get_running_loop()
             self._tables = tables = Tables(options.collection_name)
             self._journal = journal = Journal(tables)
-            self._bulk = BulkInserter(tables, journal)
-            self._sql.clear()
+            self._prepared = prepared = Prepared(tables)
+            self._intake = Intake(tables, journal, prepared)
             self._on_fatal = options.on_fatal
             self._identity = identity = FileIdentity(self._file, self.settings.path)
             identity.on_lost(lambda error: self._report_lost(loop, error))
@@ -350,23 +131,24 @@ class SqliteStore(JobStore):
             # Checkpointer does it on a connection of its own (checkpointer.py).
             unchecked = lambda: self._connect(busy_timeout=0, autocheckpoint=False, write=True)  # noqa: E731
             inline = unchecked if self.settings.inline_writes and self.settings.synchronous != "full" else None
+
+            def reader() -> ReadRunner:
+                connect_reader = lambda: self._connect(busy_timeout=self.settings.busy_timeout)  # noqa: E731
+                timeout = self.settings.busy_timeout
+                return ReadRunner(
+                    loop, connect_reader, self._describe, 2, timeout, verify=identity.check, damaged=identity.damaged
+                )
+
             try:
                 if self.settings.read_only:
-                    self._reader = ReadRunner(
-                        loop,
-                        lambda: self._connect(busy_timeout=self.settings.busy_timeout),
-                        self._describe,
-                        threads=2,
-                        busy_timeout=self.settings.busy_timeout,
-                        verify=identity.check,
-                        damaged=identity.damaged,
-                    )
+                    self._reader = reader()
                     where = self.settings.path
                     await self._reader.run(lambda conn: migrations.check_readable(conn, tables, where))
                     identity.capture()
                     self._inbox_view = InboxView(tables)
                 else:
-                    await asyncio.to_thread(self._probe, tables)
+                    await asyncio.to_thread(connect.probe, self.settings, tables)
+                    where, r_index = self.settings.path, options.retention_index
                     self._writer = WriteRunner(
                         loop,
                         unchecked,
@@ -383,70 +165,37 @@ class SqliteStore(JobStore):
                     inbox = Inbox(tables, journal)
 
                     def prepare(conn: sqlite3.Connection) -> None:
-                        self._create_schema(conn, tables, options)
+                        # Check (again, now under the write lock), upgrade and create, in one transaction.
+                        migrations.prepare(
+                            conn, tables, where, create_indexes=options.create_indexes, retention_index=r_index
+                        )
                         # A producer that crashed mid-streak left committed jobs in the inbox:
                         # the next writable opener moves them, though it may only ever read.
                         inbox.absorb(conn)
 
                     await self._writer.run(prepare)
                     identity.capture()
-                    self._inbox = inbox
+                    self._producer = producer = InboxProducer(inbox, self._writer, self.health_error)
                     self._inbox_view = InboxView(tables)  # reads see queued jobs without absorbing
-                    self._writer.absorb_first(self._absorb)
-                    self._reader = ReadRunner(
-                        loop,
-                        lambda: self._connect(busy_timeout=self.settings.busy_timeout),
-                        self._describe,
-                        threads=2,
-                        busy_timeout=self.settings.busy_timeout,
-                        verify=identity.check,
-                        damaged=identity.damaged,
-                    )
+                    self._writer.absorb_first(producer.absorb)
+                    self._batch.attach(self._writer, tables, journal)
+                    self._reader = reader()
                 self._feed = ChangeFeed(
                     loop,
                     lambda: self._connect(busy_timeout=self.settings.busy_timeout),
                     self._reader,
                     tables,
                     self.settings.feed_interval,
-                    on_inbox=None if self._inbox is None else self._absorb_soon,
+                    on_inbox=None if self._producer is None else self._producer.absorb_soon,
                     damaged=identity.damaged,
                 )
-            except sqlite3.DatabaseError as error:
+            except BaseException as error:
                 await self.close()
-                raise self._open_error(error) from error
-            except ConnectionError as error:
-                # The runners hand back sqlite3 errors already wrapped; a file that is not a
-                # database (or is damaged) still deserves the sentence that says so.
-                await self.close()
-                cause = error.__cause__
-                if isinstance(cause, sqlite3.DatabaseError) and any(
-                    text in str(cause) for text in ("not a database", "malformed")
-                ):
-                    raise self._open_error(cause) from cause
-                raise
-            except BaseException:
-                await self.close()
-                raise
+                explained = connect.explain_open_error(self.settings, error, self._describe)
+                if explained is None:
+                    raise
+                raise explained[0] from explained[1]
             self._maintenance = loop.create_task(self._maintain(), name="monque-sqlite-maintenance")
-
-    def _open_error(self, error: sqlite3.DatabaseError) -> ConnectionError:
-        text = str(error)
-        if "not a database" in text or "malformed" in text:
-            return ConnectionError(
-                f"{self.settings.path} is not a SQLite database or is corrupt ({text}); "
-                "point the URL at another file, or restore this one from a backup"
-            )
-        return ConnectionError(f"Cannot open {self._describe()}: {text}")
-
-    def _create_schema(self, conn: sqlite3.Connection, tables: Tables, options: StoreOpenOptions) -> None:
-        """Check (again, now under the write lock), upgrade and create, in one transaction."""
-        migrations.prepare(
-            conn,
-            tables,
-            self.settings.path,
-            create_indexes=options.create_indexes,
-            retention_index=options.retention_index,
-        )
 
     # -- file identity and health -------------------------------------------------------------
     def _report_lost(self, loop: asyncio.AbstractEventLoop, error: StoreLostError) -> None:
@@ -475,29 +224,27 @@ class SqliteStore(JobStore):
             self._feed.committed()
 
     async def close(self) -> None:
-        self._closing = True  # other tasks may enqueue while this awaits: into the job table
+        producer = self._producer
+        if producer is not None:
+            producer.closing = True  # other tasks may enqueue while this awaits: into the job table
         try:
             await self._close()
         finally:
-            self._closing = False
+            if producer is not None:
+                producer.closing = False
 
     async def _close(self) -> None:
-        await self._absorb_before_close()
-        self._claimed.clear()
-        self._completion_flush_queued = False
-        while self._completions:  # nothing will flush these any more
-            *_, waiting = self._completions.popleft()
-            if not waiting.done():
-                waiting.set_exception(
-                    ConnectionError(f"{self._describe()} was closed before the completion was written")
-                )
+        producer, self._producer = self._producer, None
+        if producer is not None:
+            await producer.absorb_before_close()
+            producer.detach()
+        self._batch.close()
         if self._maintenance is not None:
             self._maintenance.cancel()
             self._maintenance = None
         feed, self._feed = self._feed, None
         if feed is not None:
             feed.end_streams()
-        self._inbox = None
         self._inbox_view = None
         writer, self._writer = self._writer, None
         reader, self._reader = self._reader, None
@@ -523,12 +270,9 @@ class SqliteStore(JobStore):
                 continue
             prune_at = loop.time() + self.settings.maintenance_interval
             try:
-                await self._write(lambda conn: self._prune_feed(conn, keep))
+                await self._write(lambda conn: self._j.prune_feed(conn, keep))
             except ConnectionError:
                 continue  # the next round tries again; a locked file is not fatal here
-
-    def _prune_feed(self, conn: sqlite3.Connection, keep: int) -> int:
-        return self._j.prune_feed(conn, keep)
 
     async def repair_counts(self) -> list[tuple[str, str, int, int]]:
         """Recount the kept counts from the job table, in one write transaction (journal.py):
@@ -538,40 +282,44 @@ class SqliteStore(JobStore):
     async def prune_feed(self) -> int:
         """Trim the change table now (normally done in the background)."""
         keep = self.settings.feed_retention
-        removed: int = await self._write(lambda conn: self._prune_feed(conn, keep))
+        removed: int = await self._write(lambda conn: self._j.prune_feed(conn, keep))
         return removed
 
     # -- plumbing -----------------------------------------------------------------------------
+    def _not_open(self) -> NoReturn:
+        raise ConnectionError(f"{self._describe()} is not open; call initialize() first")
+
     @property
     def _t(self) -> Tables:
-        if self._tables is None:
-            raise ConnectionError(f"{self._describe()} is not open; call initialize() first")
-        return self._tables
+        return self._not_open() if self._tables is None else self._tables
+
+    @property
+    def _p(self) -> Prepared:
+        return self._not_open() if self._prepared is None else self._prepared
+
+    @property
+    def _in(self) -> Intake:
+        return self._not_open() if self._intake is None else self._intake
 
     def _runner_w(self) -> WriteRunner:
-        if self._writer is None:
-            raise ConnectionError(f"{self._describe()} is not open; call initialize() first")
-        return self._writer
+        return self._not_open() if self._writer is None else self._writer
 
     def _runner_r(self) -> ReadRunner:
-        if self._reader is None:
-            raise ConnectionError(f"{self._describe()} is not open; call initialize() first")
-        return self._reader
+        return self._not_open() if self._reader is None else self._reader
 
-    async def _write(self, op: Operation[T], inline: bool = False, coalesce: bool = False) -> T:
+    def _writable(self) -> WriteRunner:
         if self.settings.read_only and self._reader is not None:
             raise ConnectionError(
                 f"{self._describe()} is open read-only (mode=ro); drop mode=ro (or --read-only) to change jobs"
             )
-        return await self._runner_w().run(op, inline=inline, coalesce=coalesce)
+        return self._runner_w()
+
+    async def _write(self, op: Operation[T], inline: bool = False, coalesce: bool = False) -> T:
+        return await self._writable().run(op, inline=inline, coalesce=coalesce)
 
     def _submit_write(self, op: Operation[T]) -> asyncio.Future[T]:
         """Queue ``op`` on the write thread and return its future without awaiting it."""
-        if self.settings.read_only and self._reader is not None:
-            raise ConnectionError(
-                f"{self._describe()} is open read-only (mode=ro); drop mode=ro (or --read-only) to change jobs"
-            )
-        return self._runner_w().submit(op)
+        return self._writable().submit(op)
 
     async def _read(self, op: Operation[T], combine: Callable[[T, T], T] | None = None, *, queued: bool = True) -> T:
         """Run a read that sees every job whose enqueue returned before it started (inbox.py).
@@ -593,406 +341,53 @@ class SqliteStore(JobStore):
         return await self._read_any(functools.partial(view.read, op, combine=combine))
 
     async def _read_any(self, op: Operation[T]) -> T:
-        try:
-            return await self._runner_r().run(op)
-        except ConnectionError as error:
-            if not _is_text_decode_error(error):
-                raise
-        # A text value that is not UTF-8 (written by another program, or a damaged page) made
-        # sqlite3 refuse the whole result, so one row failed every listing and count. Read it
-        # again with invalid bytes replaced (U+FFFD), as the MongoDB store decodes: only on this
-        # rare path, since a Python text_factory would slow every read.
-        return await self._runner_r().run(_lenient_text(op))
+        return await reads.run(self._runner_r(), op)
 
-    # -- the journal (feed rows and counts) -------------------------------------------------------
     @property
     def _j(self) -> Journal:
-        if self._journal is None:
-            raise ConnectionError(f"{self._describe()} is not open; call initialize() first")
-        return self._journal
-
-    def _moved_rows(self, conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]], was: str) -> None:
-        """Journal job rows (JOB_COLUMNS order, as RETURNING gives them) that left ``was``."""
-        if rows:
-            changes = Changes()
-            for row in rows:
-                changes.add("update", row[0], row[1], row[3], row[4], was, _duration(row))
-            self._j.write(conn, changes)
-
-    def _bulk_update(
-        self,
-        conn: sqlite3.Connection,
-        assignments: str,
-        params: Sequence[Any],
-        where: str,
-        where_params: Sequence[Any],
-        exclude: Callable[[sqlite3.Connection, str], int] | None = None,
-    ) -> int:
-        """Update every matching job and feed exactly those rows, without pulling ids into Python.
-
-        The ids go through a temp table so a million-row retry costs memory in SQLite's
-        temp store, not in this process. ``exclude`` may take ids out of that table first
-        (it returns how many it removed).
-        """
-        t = self._t
-        affected = f"temp.{t.jobs}_affected"
-        conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS {t.jobs}_affected (id TEXT PRIMARY KEY) WITHOUT ROWID")
-        conn.execute(f"DELETE FROM {affected}")
-        count = conn.execute(
-            f"INSERT INTO {affected} (id) SELECT id FROM {t.jobs} WHERE {where}", where_params
-        ).rowcount
-        if count and exclude is not None:
-            count -= exclude(conn, affected)
-        if count:
-            self._j.update_where(conn, assignments, params, f"id IN (SELECT id FROM {affected})")
-            conn.execute(f"DELETE FROM {affected}")
-        return count
-
-    def _bulk_delete(self, conn: sqlite3.Connection, where: str, params: Sequence[Any]) -> int:
-        return self._j.delete_where(conn, where, params)  # same rows: we hold the write lock
+        return self._not_open() if self._journal is None else self._journal
 
     # -- intake -----------------------------------------------------------------------------
-    def _insert_sql(self) -> str:
-        sql = self._sql.get("insert")
-        if sql is None:
-            sql = self._sql["insert"] = (
-                f"INSERT INTO {self._t.jobs} (id, name, data, status, next_run_at, fail_count, repeat_interval, "
-                "unique_key, created_at, updated_at, change_seq) "
-                f"VALUES (?, ?, ?, 'pending', ?, 0, ?, ?, ?, ?, {self._t.change_stamp}) ON CONFLICT DO NOTHING"
-            )
-        return sql
-
-    def _insert_one(self, conn: sqlite3.Connection, sql: str, job: NewJob) -> Job:
-        cursor = conn.execute(
-            sql,
-            (
-                job.id,
-                job.name,
-                job.data_json,
-                job.next_run_at_ms,
-                job.repeat_interval,
-                job.unique_key,
-                job.created_at_ms,
-                job.created_at_ms,
-            ),
-        )
-        if cursor.rowcount == 1:
-            changes = Changes()
-            changes.add("insert", job.id, job.name, "pending", job.next_run_at_ms, None)
-            self._j.write(conn, changes)
-            return job.to_job()
-        if job.unique_key is None:
-            raise ConnectionError(f"Job id {job.id} already exists")
-        row = conn.execute(
-            f"SELECT {self._t.columns} FROM {self._t.jobs} WHERE name = ? AND unique_key = ? "
-            "AND status IN ('pending','processing')",
-            (job.name, job.unique_key),
-        ).fetchone()
-        return row_to_job(row)
-
     async def insert(self, job: NewJob) -> Job:
-        inbox = self._inbox
+        producer = self._producer
         # A plain job deep in one task's run of enqueues: one append to the inbox (inbox.py),
         # when it can run inline now; otherwise the job row, as below.
-        if (
-            inbox is not None
-            and not self._closing
-            and job.unique_key is None
-            and job.repeat_interval is None
-            and self._streaking()
-            and self._runner_w().try_append(inbox.append_sql, inbox.row(job))
-        ):
-            await self._appended_one()
+        if producer is not None and job.unique_key is None and job.repeat_interval is None and producer.append(job):
+            await producer.appended_one()
             return job.to_job()
-        sql = self._insert_sql()
-        return await self._write(lambda conn: self._insert_one(conn, sql, job), inline=True, coalesce=True)
-
-    # -- the inbox (inbox.py) ------------------------------------------------------------------
-    def _absorb(self, conn: sqlite3.Connection) -> None:
-        """First in every write transaction (the write runner calls it): queued jobs in."""
-        inbox = self._inbox
-        if inbox is not None and inbox.absorb(conn):
-            self._appended = 0
-
-    def _streaking(self) -> bool:
-        """Whether this call continues a streak: the same task has enqueued STREAK plain jobs
-        in this loop turn already (a loop of awaited enqueues that never had to wait)."""
-        task = asyncio.current_task()
-        if self._streak_task is None:
-            self._runner_w().loop.call_soon(self._turn_ended)
-        elif task is not self._streak_task:
-            self._streak = 0
-        self._streak_task = task
-        self._streak += 1
-        return self._streak > STREAK
-
-    def _turn_ended(self) -> None:
-        """The enqueueing task let the loop run: absorb its appends now, before anything else
-        of this process (or, through the database, of others) looks for them."""
-        self._streak_task = None
-        self._streak = 0
-        if not self._appended or self._inbox is None or self._writer is None:
-            return
-        try:
-            if self._writer.run_inline_now(self._inbox.absorb) is not MISS:
-                return
-        except ConnectionError as error:
-            log.debug("absorbing the inbox failed: %s", error)  # the next write reports its own
-            return
-        self._absorb_soon()
-
-    async def _appended_one(self) -> None:
-        self._appended += 1
-        if self._appended >= ABSORB_EVERY:
-            inbox = self._inbox
-            if inbox is not None:
-                try:
-                    await self._write(inbox.absorb, inline=True)
-                except ConnectionError as error:
-                    # The job is committed (in the inbox): the caller must not be told otherwise,
-                    # or a retry queues it twice. The next write absorbs, and reports its own error.
-                    log.warning("%s; the jobs stay in the inbox until the next write absorbs them", error)
-
-    def _absorb_soon(self) -> None:
-        """Absorb on the write thread without waiting for it: the loop turn ended while the
-        database was busy, or a feed watcher saw rows in the inbox (maybe another process's)."""
-        inbox, writer = self._inbox, self._writer
-        if inbox is None or writer is None or self._absorb_queued:
-            return
-        try:
-            queued = writer.submit(inbox.absorb)
-        except ConnectionError:
-            return  # closing: close() absorbs what this process appended
-        self._absorb_queued = True
-        queued.add_done_callback(self._absorb_done)
-
-    def _absorb_done(self, done: asyncio.Future[int]) -> None:
-        self._absorb_queued = False
-        if not done.cancelled() and done.exception() is not None:
-            # The next write or read absorbs again and reports its own error; a lost file
-            # reaches on_fatal through the identity check.
-            log.debug("absorbing the inbox failed: %s", done.exception())
-
-    async def _absorb_before_close(self) -> None:
-        """Leave no row of this process in the inbox, so tools that read the job table directly
-        see every job once the process has closed the store. Quiet when the file is gone."""
-        inbox = self._inbox
-        if inbox is None or self._writer is None or not self._appended or self.health_error() is not None:
-            return
-        try:
-            await self._write(inbox.absorb)
-        except ConnectionError as error:
-            # The rows stay committed in the inbox; the next process to open the file moves them.
-            log.warning("%s; its last enqueued jobs stay in the inbox until the next process opens it", error)
-
-    def _insert_plain(
-        self, conn: sqlite3.Connection, jobs: Sequence[NewJob], ready: Callable[[], None] | None = None
-    ) -> None:
-        """Insert jobs without unique keys, MULTI_ROW at a time (the caller holds the
-        transaction). ``ready`` is called before the first jobs' statement (bulk.py)."""
-        bulk = self._bulk
-        if bulk is None:
-            bulk = self._bulk = BulkInserter(self._t, self._j)
-        if len(jobs) <= MULTI_ROW:  # a chunk of enqueue_many: no copy
-            bulk.insert(conn, jobs, ready)
-            return
-        for start in range(0, len(jobs), MULTI_ROW):
-            bulk.insert(conn, jobs[start : start + MULTI_ROW], ready)
-            ready = None
+        intake = self._in
+        return await self._write(lambda conn: intake.one(conn, job), inline=True, coalesce=True)
 
     async def insert_many(self, jobs: Sequence[NewJob]) -> list[Job]:
+        intake = self._in
         if all(job.unique_key is None for job in jobs):
             # Submitted first, then the Job objects are built on the loop while the write
             # thread inserts (sqlite3 lets go of the GIL while it steps): the two overlap.
-            pending = self._submit_write(lambda conn: self._insert_plain(conn, jobs))
+            pending = self._submit_write(lambda conn: intake.plain(conn, jobs))
             stored = [j.to_job() for j in jobs]
             await pending
             return stored
-        sql = self._insert_sql()
-        return await self._write(lambda conn: [self._insert_one(conn, sql, j) for j in jobs])
+        return await self._write(lambda conn: [intake.one(conn, j) for j in jobs])
 
     async def insert_chunks(self, chunks: Iterable[list[NewJob]]) -> list[Job]:
-        """Build and insert at the same time: the write thread inserts chunk k while the loop
-        validates chunk k+1, in one transaction (ADR 0001, enqueue_many).
-
-        The operation takes chunks from a thread-safe queue; the loop puts every chunk and
-        then an end mark (or, when building fails, an abort mark) *without awaiting in
-        between*, so the operation never waits for a loop that is itself waiting. It keeps
-        what it took, so when the runner re-runs it alone (a batch-mate failed) it replays
-        the same chunks instead of waiting for more.
-
-        Hand-over in lockstep: once the operation runs, the loop, after putting chunk k,
-        blocks (without the GIL) until the write thread is about to insert it. The write
-        thread needs the GIL to bind a statement and again each time SQLite returns; a loop
-        that keeps building holds it, and the thread waits out the interpreter's 5 ms switch
-        interval, so the two threads ran one after the other. While the loop is blocked the
-        thread has the GIL at once: it writes the chunk's feed rows (short), then signals and
-        starts the jobs' statement, whose step (the long part, B-tree work without the GIL)
-        runs while the loop builds chunk k+1. By the time it returns the loop is usually
-        blocked again, so its one GIL hand-back per chunk costs no wait. The wait is a hint
-        only: it gives up after ACK_TIMEOUT, and stops once the operation has ended.
-        """
-        handoff: queue.SimpleQueue[list[NewJob] | BaseException | None] = queue.SimpleQueue()
-        acks: queue.SimpleQueue[int] = queue.SimpleQueue()
-        taken: list[list[NewJob] | BaseException | None] = []
-        running = threading.Event()
-        sql = self._insert_sql()
-
-        def insert_chunk(conn: sqlite3.Connection, chunk: list[NewJob], ready: Callable[[], None]) -> list[Job] | None:
-            if all(job.unique_key is None for job in chunk):
-                self._insert_plain(conn, chunk, ready)
-                return None  # stored exactly as built
-            ready()
-            return [self._insert_one(conn, sql, job) for job in chunk]
-
-        def op(conn: sqlite3.Connection) -> list[list[Job] | None]:
-            running.set()
-            results: list[list[Job] | None] = []
-            index = 0
-            try:
-                while True:
-                    if index < len(taken):
-                        item = taken[index]
-                    else:
-                        item = handoff.get()
-                        taken.append(item)
-                    if item is None:
-                        return results
-                    if isinstance(item, BaseException):
-                        raise _BuildAborted() from None
-                    results.append(insert_chunk(conn, item, functools.partial(acks.put, index)))
-                    index += 1
-            finally:
-                acks.put(-1)  # ended: the loop stops waiting
-
-        built: list[list[NewJob]] = []
-        outcome: list[list[Job]] = []
-        pending = self._submit_write(op)
-        lockstep = True
-        try:
-            with gc_paused():  # the synchronous part only: no await inside
-                for chunk in chunks:
-                    if chunk:
-                        if lockstep and not built and not running.is_set():
-                            # The thread needs the GIL to start the operation at all. If it
-                            # is busy with another batch, build on; lockstep starts when it
-                            # does (it gets the GIL at the interpreter's switch interval).
-                            running.wait(START_WAIT)
-                        handoff.put(chunk)
-                        if lockstep and running.is_set():
-                            lockstep = _await_ack(acks, len(built))
-                        built.append(chunk)
-                        outcome.append([job.to_job() for job in chunk])  # while SQLite inserts it
-        except BaseException as error:
-            handoff.put(error)  # the operation raises, its transaction rolls back: nothing stored
-            with contextlib.suppress(BaseException):
-                await pending
-            raise
-        handoff.put(None)
-        results = await pending
-        stored: list[Job] = []
-        for as_built, result in zip(outcome, results, strict=True):
-            stored.extend(as_built if result is None else result)
-        return stored
+        return await self._in.chunks(self._submit_write, chunks)
 
     # -- processing -----------------------------------------------------------------------------
     async def claim(self, name: str, owner: str, now_ms: int, limit: int, heartbeat_interval_ms: int) -> list[Job]:
-        t = self._t
-        sql = (
-            f"UPDATE {t.jobs} SET status = 'processing', claimed_by = ?, locked_at = ?, last_heartbeat = ?, "
-            f"heartbeat_interval = ?, updated_at = ?, change_seq = {t.change_stamp} WHERE id IN (SELECT id FROM {t.jobs} "
-            "WHERE name = ? AND status = 'pending' AND next_run_at <= ? ORDER BY next_run_at LIMIT ?) "
-            f"RETURNING {self._claim_columns()}"
+        op = claims.claim(
+            self._p.claim, self._t, self._j, self._unreadable, name, owner, now_ms, limit, heartbeat_interval_ms
         )
-        params = (owner, now_ms, now_ms, heartbeat_interval_ms, now_ms, name, now_ms, limit)
-
-        def op(conn: sqlite3.Connection, batch: Changes | None = None) -> list[Job]:
-            rows = conn.execute(sql, params).fetchall()
-            try:
-                jobs = [row_to_job(row) for row in rows]
-            except InvalidJobDocumentError:
-                jobs, rows = self._fail_unreadable(conn, rows, owner, now_ms)
-            changes = Changes() if batch is None else batch  # a caller's batch: written with its own rows
-            if rows:
-                changes.entries.extend([("update", r[0], r[1], "processing", r[4]) for r in rows])
-                changes.move(name, "pending", "processing", jobs=len(rows))
-            if batch is None:
-                self._j.write(conn, changes)
-            jobs.sort(key=_CLAIM_ORDER)
-            return jobs
-
         # A small claim (the default concurrency is 5) is dominated by the thread hop, so it
         # may run inline when the writer is idle; a wide one stays off the loop.
-        merged = MISS if self.settings.read_only else await self._claim_with_completions(op, limit <= INLINE_MERGED_MAX)
+        merged = MISS if self.settings.read_only else await self._batch.claim_with(op, limit <= INLINE_MERGED_MAX)
         if merged is not MISS:
             jobs = merged
         else:
             jobs = await self._write(op, inline=limit <= INLINE_CLAIM_MAX)
-        claimed = self._claimed
+        claimed = self._batch.claimed
         for job in jobs:
             claimed[job.id] = job
         return jobs
-
-    def _claim_columns(self) -> str:
-        """JOB_COLUMNS for a claim's RETURNING, the status through ``CLAIM_STATUS``."""
-        columns = self._sql.get("claim_columns")
-        if columns is None:
-            columns = self._sql["claim_columns"] = self._t.columns.replace(", status,", f", {CLAIM_STATUS},", 1)
-        return columns
-
-    def _fail_unreadable(
-        self, conn: sqlite3.Connection, rows: list[tuple[Any, ...]], owner: str, now_ms: int
-    ) -> tuple[list[Job], list[tuple[Any, ...]]]:
-        """The claim's readable rows as jobs (and their rows, for the feed); each unreadable
-        one is marked failed in this transaction, with why, and gets its own feed row.
-
-        It is ours once claimed: left processing, our heartbeats would keep it alive for
-        ever, and released it would be claimed again at once (every claim of its name failed
-        when it raised). Guarded like every owned write (still processing, still ours).
-        """
-        t = self._t
-        fail_sql = (
-            f"UPDATE {t.jobs} SET status = 'failed', fail_reason = ?, updated_at = ?, {_CLAIM_RELEASE}, "
-            f"change_seq = {t.change_stamp} "
-            "WHERE id = ? AND status = 'processing' AND claimed_by = ? RETURNING id, name, next_run_at"
-        )
-        jobs: list[Job] = []
-        kept: list[tuple[Any, ...]] = []
-        for row in rows:
-            try:
-                jobs.append(row_to_job(row))
-            except InvalidJobDocumentError as error:
-                self._unreadable.warn(error, "marked failed")
-                failed = conn.execute(fail_sql, (str(error), now_ms, row[0], owner)).fetchone()
-                if failed is not None:
-                    changes = Changes()
-                    # pending -> processing (the claim) -> failed, in one transaction: net from pending
-                    changes.add("update", failed[0], failed[1], "failed", failed[2], "pending")
-                    self._j.write(conn, changes)
-                continue
-            kept.append(row)
-        return jobs, kept
-
-    def _owned_update(self, assignments: str, params: tuple[Any, ...], job_id: str, owner: str) -> Any:
-        t = self._t
-        sql = (
-            f"UPDATE {t.jobs} SET {assignments}, change_seq = {t.change_stamp} "
-            "WHERE id = ? AND status = 'processing' AND claimed_by = ? "
-            f"RETURNING {t.columns}"
-        )
-        full = (*params, job_id, owner)
-        journal = self._j
-
-        def op(conn: sqlite3.Connection) -> Job | None:
-            row = conn.execute(sql, full).fetchone()
-            if row is None:
-                return None
-            changes = Changes()
-            changes.add("update", row[0], row[1], row[3], row[4], "processing", _duration(row))
-            journal.write(conn, changes)
-            return row_to_job(row)
-
-        return op
 
     async def complete(
         self, job_id: str, owner: str, now_ms: int, next_run_at_ms: int | None, attempt: Attempt | None = None
@@ -1003,20 +398,9 @@ class SqliteStore(JobStore):
             queued = SqliteStore.complete_queued(self, job_id, owner, now_ms, wrapped=False)
             if queued is not None:
                 return await queued
-        self._claimed.pop(job_id, None)
-        if next_run_at_ms is None:
-            done, done_params = _completed_one_off(now_ms)
-            op = self._owned_update(
-                f"status = 'completed', updated_at = ?, {done}", (now_ms, *done_params), job_id, owner
-            )
-        else:
-            done, done_params = _completed_attempt(now_ms)
-            op = self._owned_update(
-                f"status = 'pending', next_run_at = ?, fail_count = 0, updated_at = ?, {done}",
-                (next_run_at_ms, now_ms, *done_params),
-                job_id,
-                owner,
-            )
+        self._batch.claimed.pop(job_id, None)
+        assignments, params = statements.completion(now_ms, next_run_at_ms)
+        op = claims.owned_update(self._t, self._j, assignments, params, job_id, owner)
         return await self._write(op)
 
     # Owned one-off completions are coalesced: each caller queues its job, and one flush
@@ -1032,145 +416,16 @@ class SqliteStore(JobStore):
         if wrapped and type(self).complete is not SqliteStore.complete:
             return None  # a subclass wraps complete (tests inject failures so): it must be called
         loop = self._runner_w().loop  # raises now if the store is closed, before any state changes
-        claimed = self._claimed.pop(job_id, None)
+        batch = self._batch
+        claimed = batch.claimed.pop(job_id, None)
         if claimed is None:
             return None
         future: asyncio.Future[Job | None] = loop.create_future()
-        self._completions.append((claimed, owner, now_ms, future))
-        if not self._completion_flush_queued:
-            self._completion_flush_queued = True
-            loop.call_soon(self._flush_completions)
+        batch.queued.append((claimed, owner, now_ms, future))
+        if not batch.flush_queued:
+            batch.flush_queued = True
+            loop.call_soon(batch.flush)
         return future
-
-    def _flush_completions(self) -> None:
-        """Take every queued completion and write it (called once per loop turn at most)."""
-        self._completion_flush_queued = False
-        items = self._take_completions()
-        if items:
-            self._write_completions(items)
-
-    def _take_completions(self) -> list[tuple[Job, str, int, asyncio.Future[Job | None]]]:
-        items = list(self._completions)
-        self._completions.clear()
-        return items
-
-    def _write_completions(
-        self, items: list[tuple[Job, str, int, asyncio.Future[Job | None]]], inline: bool = True
-    ) -> None:
-        runner = self._writer
-        if runner is None:
-            _hand_out(items, None, ConnectionError(f"{self._describe()} was closed before the completion was written"))
-            return
-
-        def flush_op(conn: sqlite3.Connection) -> list[Job | None]:
-            return self._complete_items(conn, items)  # same items if the runner re-runs it alone
-
-        if inline and len(items) <= INLINE_COMPLETE_MAX:
-            try:
-                result = runner.run_inline_now(flush_op)
-            except BaseException as error:  # noqa: BLE001 - each waiter gets the flush's error
-                _hand_out(items, None, wrap_error(error, self._describe))
-                return
-            if result is not MISS:
-                _hand_out(items, result, None)
-                return
-        try:
-            flush = runner.submit(flush_op)
-        except BaseException as error:  # noqa: BLE001 - closed between the check and the submit
-            _hand_out(items, None, error)
-            return
-        flush.add_done_callback(lambda done: _settle(done, items))
-
-    async def _claim_with_completions(
-        self, claim_op: Callable[[sqlite3.Connection, Changes], list[Job]], inline: bool
-    ) -> list[Job] | Miss:
-        """Run a claim in the same transaction as the completions queued this turn (one
-        commit instead of two: a worker's finished jobs and the claim that refills their
-        slots meet here). Inline when both are small and the writer is idle, else as one
-        operation on the write thread. MISS when nothing is queued (or, inline, when the
-        writer is busy); the completions then go their usual way."""
-        runner = self._writer
-        if runner is None or not self._completions:
-            return MISS
-        items = self._take_completions()  # the queued flush finds nothing left and returns
-
-        def both(conn: sqlite3.Connection) -> tuple[list[Job | None], list[Job]]:
-            batch = Changes()  # completions' rows, then the claim's: commit order
-            completed = self._complete_items(conn, items, batch)
-            jobs = claim_op(conn, batch)
-            self._j.write(conn, batch)
-            return completed, jobs
-
-        if inline and len(items) <= INLINE_COMPLETE_MAX:
-            try:
-                outcome = runner.run_inline_now(both)
-            except BaseException:  # noqa: BLE001 - rolled back: write each the usual way instead
-                outcome = MISS
-            if outcome is MISS:
-                self._write_completions(items, inline=False)
-                return MISS
-            completed, jobs = outcome
-            _hand_out(items, completed, None)
-            return jobs
-        try:
-            combined = runner.submit(both)
-        except BaseException as error:  # closed: every waiter hears it
-            _hand_out(items, None, error)
-            raise
-        # The completions are settled by the operation's own outcome, even when the claim's
-        # caller is cancelled while it waits (shutdown): hence the callback and the shield.
-        combined.add_done_callback(lambda done: self._deliver_combined(done, items))
-        _, jobs = await asyncio.shield(combined)
-        return jobs
-
-    def _deliver_combined(
-        self,
-        done: asyncio.Future[tuple[list[Job | None], list[Job]]],
-        items: list[tuple[Job, str, int, asyncio.Future[Job | None]]],
-    ) -> None:
-        if done.cancelled():
-            _hand_out(items, None, ConnectionError(f"{self._describe()}: the completion write was abandoned"))
-        elif done.exception() is not None:
-            # Rolled back with the claim (the runner already re-ran it alone): the completions
-            # get their own transaction, so a claim's error never fails them.
-            self._write_completions(items, inline=False)
-        else:
-            _hand_out(items, done.result()[0], None)
-
-    def _complete_items(
-        self,
-        conn: sqlite3.Connection,
-        items: list[tuple[Job, str, int, asyncio.Future[Job | None]]],
-        batch: Changes | None = None,
-    ) -> list[Job | None]:
-        """Complete owned one-off jobs, one guarded UPDATE per owner and 500 jobs. Their
-        changes are journaled here, or added to ``batch`` for the caller to write."""
-        t = self._t
-        results: list[Job | None] = []
-        for start in range(0, len(items), 500):
-            chunk = items[start : start + 500]
-            now = max(item[2] for item in chunk)
-            done: set[str] = set()
-            record, record_params = _completed_one_off(now)
-            for owner in {item[1] for item in chunk}:
-                ids = [item[0].id for item in chunk if item[1] == owner]
-                sql = (
-                    f"UPDATE {t.jobs} SET status = 'completed', updated_at = ?, {record}, change_seq = {t.change_stamp} "
-                    f"WHERE id IN ({','.join('?' * len(ids))}) AND status = 'processing' "
-                    "AND claimed_by = ? RETURNING id"
-                )
-                done.update(row[0] for row in conn.execute(sql, (now, *record_params, *ids, owner)))
-            changes = Changes() if batch is None else batch
-            for job, _, _, _ in chunk:
-                if job.id in done:
-                    duration = now - job.created_at_ms
-                    changes.add("update", job.id, job.name, "completed", job.next_run_at_ms, "processing", duration)
-                    results.append(_completed(job, now))
-                else:
-                    results.append(None)
-            if batch is None:
-                self._j.write(conn, changes)
-        return results
 
     async def fail(
         self,
@@ -1183,200 +438,56 @@ class SqliteStore(JobStore):
         attempt: Attempt | None = None,
         error_group: str | None = None,
     ) -> Job | None:
-        self._claimed.pop(job_id, None)
-        if attempt is not None:
-            record, record_params = append_attempt("?", (attempt.to_json(),))
-        else:
-            record, record_params = append_attempt(
-                *row_attempt("retrying" if retry_at_ms is not None else "failed", now_ms)
-            )
-        error = (
-            f"error_type = ?, error_group = ?, attempts = {record}",
-            (None if attempt is None else attempt.error_type, error_group, *record_params),
-        )
-        if retry_at_ms is None:
-            op = self._owned_update(
-                f"status = 'failed', fail_count = ?, fail_reason = ?, updated_at = ?, {error[0]}, {_CLAIM_RELEASE}",
-                (fail_count, reason, now_ms, *error[1]),
-                job_id,
-                owner,
-            )
-        else:
-            op = self._owned_update(
-                f"status = 'pending', fail_count = ?, fail_reason = ?, next_run_at = ?, updated_at = ?, "
-                f"{error[0]}, {_CLAIM_RELEASE}",
-                (fail_count, reason, retry_at_ms, now_ms, *error[1]),
-                job_id,
-                owner,
-            )
+        self._batch.claimed.pop(job_id, None)
+        recorded = None if attempt is None else (attempt.to_json(), attempt.error_type)
+        assignments, params = statements.failure(now_ms, fail_count, reason, retry_at_ms, recorded, error_group)
+        op = claims.owned_update(self._t, self._j, assignments, params, job_id, owner)
         return await self._write(op)
 
     async def record_attempt(self, job_id: str, owner: str, attempt: Attempt) -> bool:
-        self._claimed.pop(job_id, None)  # its outcome will not be a batched completion any more
-        record, params = append_attempt("?", (attempt.to_json(),))
-        op = self._owned_update(f"attempts = {record}", params, job_id, owner)
+        self._batch.claimed.pop(job_id, None)  # its outcome will not be a batched completion any more
+        assignments, params = statements.attempt_recorded(attempt.to_json())
+        op = claims.owned_update(self._t, self._j, assignments, params, job_id, owner)
         return await self._write(op) is not None
 
     async def release(self, job_ids: Sequence[str], owner: str, now_ms: int) -> int:
         for job_id in job_ids:
-            self._claimed.pop(job_id, None)
+            self._batch.claimed.pop(job_id, None)
         if not job_ids:
             return 0
-        t = self._t
-        ids = list(job_ids)
-        sql = (
-            f"UPDATE {t.jobs} SET status = 'pending', updated_at = ?, {_CLAIM_RELEASE}, change_seq = {t.change_stamp} "
-            f"WHERE id IN ({','.join('?' * len(ids))}) AND status = 'processing' AND claimed_by = ? "
-            f"RETURNING {t.columns}"
-        )
-        return await self._write(lambda conn: self._update_and_feed(conn, sql, (now_ms, *ids, owner)))
-
-    def _update_and_feed(self, conn: sqlite3.Connection, sql: str, params: Sequence[Any]) -> int:
-        """Run an UPDATE … RETURNING of processing jobs (releases, stale recovery) and journal them."""
-        rows = conn.execute(sql, params).fetchall()
-        self._moved_rows(conn, rows, "processing")
-        return len(rows)
+        return await self._write(claims.released(self._t, self._j, list(job_ids), owner, now_ms))
 
     async def heartbeat(self, owner: str, now_ms: int, job_ids: Sequence[str] | None = None) -> int:
-        sql = (
-            f"UPDATE {self._t.jobs} SET last_heartbeat = ?, updated_at = ?, change_seq = {self._t.change_stamp} "
-            "WHERE claimed_by = ? AND status = 'processing'"
-        )
-        params: tuple[Any, ...] = (now_ms, now_ms, owner)
-        if job_ids is not None:
-            if not job_ids:
-                return 0
-            # One JSON parameter, however many jobs run (no limit on bound parameters).
-            sql += " AND id IN (SELECT value FROM json_each(?))"
-            params = (*params, json.dumps(list(job_ids)))
-        return await self._write(lambda conn: conn.execute(sql, params).rowcount)
+        t = self._t  # a closed store says so, even for no jobs
+        if job_ids is not None and not job_ids:
+            return 0
+        return await self._write(claims.heartbeat(t, owner, now_ms, job_ids))
 
     async def recover_stale(self, stale_before_ms: int, now_ms: int) -> int:
-        # Liveness is the heartbeat (lockedAt only where a job has none, e.g. a foreign
-        # writer's claim): a long job whose owner keeps heartbeating is never taken (ADR 0004).
-        record, record_params = _stale_attempt(now_ms)
-        sql = (
-            f"UPDATE {self._t.jobs} SET status = 'pending', updated_at = ?, {record}, {_CLAIM_RELEASE}, "
-            f"change_seq = {self._t.change_stamp} "
-            "WHERE status = 'processing' AND coalesce(last_heartbeat, locked_at) < ? "
-            f"RETURNING {self._t.columns}"
-        )
-        params = (now_ms, *record_params, stale_before_ms)
-        return await self._write(lambda conn: self._update_and_feed(conn, sql, params))
+        return await self._write(claims.recovered(self._t, self._j, stale_before_ms, now_ms))
 
     async def purge_finished(self, status: JobStatus, updated_before_ms: int) -> int:
-        """Delete ``status`` jobs last updated before the cutoff: one process at a time per file
-        (a lease in the meta table), a name at a time, BULK_CHUNK rows per transaction with a
-        pause between, each chunk a seek on the finished index (name, status, updated_at).
-
-        Another process holding a live lease means it is purging now: this round does nothing
-        (returns 0) instead of deleting the same rows beside it. The lease lasts
-        RETENTION_LEASE_MS from each chunk, so a purger that died frees it soon.
-        """
-        t = self._t
-        if not await self._write(lambda conn: self._lease(conn, clock_ms())):
-            return 0
-        loop = asyncio.get_running_loop()
-        total = 0
-        try:
-            names_sql = f"SELECT name FROM {t.counts} WHERE status = ? AND jobs > 0 ORDER BY name"
-            names = await self._read(
-                lambda conn: [r[0] for r in conn.execute(names_sql, (status.value,))], queued=False
-            )
-            picked = (
-                f"id IN (SELECT id FROM {t.jobs} WHERE name = ? AND status = ? AND {FINISHED} AND updated_at < ? "
-                f"LIMIT {BULK_CHUNK})"
-            )
-
-            def chunk(conn: sqlite3.Connection, name: str) -> int:
-                self._lease(conn, clock_ms())
-                return self._bulk_delete(conn, picked, (name, status.value, updated_before_ms))
-
-            for name in names:
-                while True:
-                    began = loop.time()
-                    removed: int = await self._write(functools.partial(chunk, name=name))
-                    total += removed
-                    if removed < BULK_CHUNK:
-                        break
-                    await asyncio.sleep(min(max(loop.time() - began, BULK_PAUSE_MIN), BULK_PAUSE_MAX))
-        finally:
-            with contextlib.suppress(ConnectionError):
-                await self._write(self._end_lease)
-        return total
-
-    def _lease(self, conn: sqlite3.Connection, now: int) -> bool:
-        """Take (or renew) the retention lease; False while another process holds a live one."""
-        key = f"{self._t.meta}"
-        row = conn.execute(f"SELECT value FROM {key} WHERE key = 'retention_lease'").fetchone()
-        if row is not None and isinstance(row[0], str) and ":" in row[0]:
-            holder, _, expires = row[0].rpartition(":")
-            if holder != self._lease_token and expires.isdigit() and int(expires) > now:
-                return False
-        value = f"{self._lease_token}:{now + RETENTION_LEASE_MS}"
-        conn.execute(f"INSERT OR REPLACE INTO {key} (key, value) VALUES ('retention_lease', ?)", (value,))
-        return True
-
-    def _end_lease(self, conn: sqlite3.Connection) -> None:
-        conn.execute(
-            f"DELETE FROM {self._t.meta} WHERE key = 'retention_lease' AND value LIKE ? ESCAPE '!'",
-            (self._lease_token.replace("!", "!!").replace("%", "!%").replace("_", "!_") + ":%",),
+        """Retention: a name at a time, in chunks, one process at a time per file (management.py)."""
+        return await management.purge_finished(
+            self._write, self._read, self._t, self._j, self._lease, status, updated_before_ms
         )
 
+    # -- reads (reads.py) -------------------------------------------------------------------------
     async def has_live_claim(self, owner: str, heartbeat_after_ms: int) -> bool:
-        sql = (
-            f"SELECT 1 FROM {self._t.jobs} WHERE claimed_by = ? AND status = 'processing' "
-            "AND last_heartbeat > ? LIMIT 1"
-        )
-        return await self._read(
-            lambda conn: conn.execute(sql, (owner, heartbeat_after_ms)).fetchone() is not None, queued=False
-        )
+        return await self._read(reads.has_live_claim(self._t, owner, heartbeat_after_ms), queued=False)
 
     async def next_due_ms(self, names: Sequence[str]) -> int | None:
-        if not names:
-            return None
-        sql = (
-            f"SELECT min(next_run_at) FROM {self._t.jobs} WHERE status = 'pending' "
-            f"AND name IN ({','.join('?' * len(names))})"
-        )
-        params = tuple(names)
-        return await self._read(lambda conn: conn.execute(sql, params).fetchone()[0], _earliest)
+        return await self._read(reads.next_due(self._t, names), reads.earliest) if names else None
 
-    # -- reads ----------------------------------------------------------------------------------
     async def get(self, job_id: str) -> Job | None:
-        sql = f"SELECT {self._t.columns} FROM {self._t.jobs} WHERE id = ?"
-
-        def op(conn: sqlite3.Connection) -> Job | None:
-            row = conn.execute(sql, (job_id,)).fetchone()
-            return None if row is None else row_to_job(row)
-
-        return await self._read(op)
+        return await self._read(reads.get(self._t, job_id))
 
     async def get_many(self, job_ids: Sequence[str]) -> dict[str, Job]:
         ids = [job_id for job_id in dict.fromkeys(job_ids) if isinstance(job_id, str)]
-        if not ids:
-            return {}
-        head = f"SELECT {self._t.columns} FROM {self._t.jobs} WHERE id IN "
-        unreadable = self._unreadable
-
-        def op(conn: sqlite3.Connection) -> dict[str, Job]:
-            found: dict[str, Job] = {}
-            # One snapshot for every chunk; chunks keep under SQLITE_MAX_VARIABLE_NUMBER (999 before 3.32).
-            with _one_snapshot(conn):
-                for start in range(0, len(ids), GET_MANY_CHUNK):
-                    chunk = ids[start : start + GET_MANY_CHUNK]
-                    sql = head + "(" + ",".join("?" * len(chunk)) + ")"
-                    for job in unreadable.readable(conn.execute(sql, chunk), row_to_job):
-                        found[job.id] = job
-            return found
-
-        return await self._read(op)
+        return await self._read(reads.get_many(self._t, self._unreadable, ids)) if ids else {}
 
     async def find(self, selector: StoreSelector, limit: int, skip: int) -> list[Job]:
-        where, params = selector_where(selector, paging=True)
-        sql = f"SELECT {self._t.columns} FROM {self._t.jobs} WHERE {where} ORDER BY next_run_at, id LIMIT ? OFFSET ?"
-        unreadable = self._unreadable
-        return await self._read(lambda conn: unreadable.readable(conn.execute(sql, (*params, limit, skip)), row_to_job))
+        return await self._read(reads.find(self._t, self._unreadable, selector, limit, skip))
 
     async def page(
         self,
@@ -1387,485 +498,125 @@ class SqliteStore(JobStore):
         limit: int,
         include_data: bool = True,
     ) -> list[Job]:
-        t = self._t
-        columns = t.columns if include_data else t.columns.replace("data,", "NULL AS data,", 1)
-        sql, params = page_query(columns, t.jobs, filter, sort, direction, anchor, limit)
-        unreadable = self._unreadable
-        return await self._read(lambda conn: unreadable.readable(conn.execute(sql, params), row_to_job))
+        op = reads.page(self._t, self._unreadable, filter, sort, direction, anchor, limit, include_data)
+        return await self._read(op)
 
     async def count(self, filter: StoreListFilter) -> int:
         if counted.filter_answerable(filter):
-            kept, kept_params = counted.filter_count_sql(self._t, filter)
-            return await self._read(lambda conn: int(conn.execute(kept, kept_params).fetchone()[0]), queued=False)
-        where, params = filter_where(filter)
-        sql = f"SELECT count(*) FROM {self._t.jobs} WHERE {where}"
-        return await self._read(lambda conn: conn.execute(sql, params).fetchone()[0], operator.add)
-
-    @staticmethod
-    def _stats_from_rows(rows: list[tuple[str, int, int | None]]) -> QueueStats:
-        counts = {status.value: 0 for status in JobStatus}
-        completed_ms = 0
-        for status, count, duration_sum in rows:  # a status may come twice (job table, inbox)
-            counts[status] += count
-            if status == "completed" and duration_sum is not None:
-                completed_ms += duration_sum
-        completed = counts["completed"]
-        # Whole ms, half up, as upstream's Math.round (and our MongoDB store).
-        avg = float(math.floor(completed_ms / completed + 0.5)) if completed else None
-        return QueueStats(**counts, total=sum(counts.values()), avg_processing_duration_ms=avg)
+            return await self._read(reads.kept_count(self._t, filter), queued=False)
+        return await self._read(reads.count(self._t, filter), operator.add)
 
     async def stats(self, name: str | None) -> QueueStats:
         sql, params = counted.stats_sql(self._t, name)
-        rows = await self._read(lambda conn: conn.execute(sql, params).fetchall(), queued=False)
-        totals: dict[str, list[int]] = {}
-        for _, status, count, duration in rows:
-            entry = totals.setdefault(status, [0, 0])
-            entry[0] += count
-            entry[1] += duration or 0
-        return self._stats_from_rows([(status, c, d) for status, (c, d) in totals.items()])
+        return reads.stats(await self._read(reads.rows(sql, params), queued=False))
 
     async def stats_by_name(self) -> dict[str, QueueStats]:
         sql, params = counted.stats_sql(self._t, None)
-        rows = await self._read(lambda conn: conn.execute(sql, params).fetchall(), queued=False)
-        grouped: dict[str, list[tuple[str, int, int | None]]] = {}
-        for name, status, count, duration in rows:
-            grouped.setdefault(name, []).append((status, count, duration))
-        return {name: self._stats_from_rows(group) for name, group in sorted(grouped.items())}
+        return reads.stats_by_name(await self._read(reads.rows(sql, params), queued=False))
 
     async def names(self) -> list[str]:
-        sql = counted.names_sql(self._t)
-        return await self._read(lambda conn: [r[0] for r in conn.execute(sql)], queued=False)
+        found = await self._read(reads.rows(counted.names_sql(self._t)), queued=False)
+        return [row[0] for row in found]
 
     async def error_groups(self, name: str | None, since_ms: int | None, now_ms: int) -> list[ErrorGroupRow]:
-        """Two reads of the partial ``_errors`` index, in one snapshot (covering: no table
-        row is read; ``queries.error_group_queries``)."""
         hour_start = hour_window(now_ms)
-        (totals_sql, totals_params), (recent_sql, recent_params) = error_group_queries(
-            self._t.jobs, name, since_ms, hour_start
-        )
-
-        def op(conn: sqlite3.Connection) -> list[Any]:
-            with _one_snapshot(conn):
-                totals = conn.execute(totals_sql, totals_params).fetchall()
-                recent = conn.execute(recent_sql, recent_params).fetchall()
-            return merge_group_rows(totals, recent)
-
-        rows = await self._read(op, queued=False)
-        return fold_buckets(rows, hour_start)
+        found = await self._read(reads.error_groups(self._t, name, since_ms, hour_start), queued=False)
+        return fold_buckets(found, hour_start)
 
     async def error_group_sample(self, key: str) -> str | None:
-        sql = f"SELECT fail_reason FROM {self._t.jobs} WHERE error_group = ? AND {ERROR_MEMBER} LIMIT 1"
-        row = await self._read(lambda conn: conn.execute(sql, (key,)).fetchone(), queued=False)
-        return None if row is None else row[0]
-
-    # -- management -------------------------------------------------------------------------------
-    def _guarded_single(self, assignments: str, params: tuple[Any, ...], job_id: str, statuses: tuple[str, ...]) -> Any:
-        t = self._t
-        sql = (
-            f"UPDATE {t.jobs} SET {assignments}, change_seq = {t.change_stamp} "
-            f"WHERE id = ? AND status IN ({','.join('?' * len(statuses))}) "
-            f"RETURNING {t.columns}"
-        )
-        full = (*params, job_id, *statuses)
-        journal = self._j
-
-        def op(conn: sqlite3.Connection, was: str | None = None) -> Job | None:
-            """``was``: the status the job had (read by the caller) when ``statuses`` allow several."""
-            row = conn.execute(sql, full).fetchone()
-            if row is None:
-                return None
-            changes = Changes()
-            changes.add("update", row[0], row[1], row[3], row[4], was or statuses[0])
-            journal.write(conn, changes)
-            return row_to_job(row)
-
-        return op
-
-    async def cancel(self, job_id: str, now_ms: int) -> Job | None:
-        op = self._guarded_single("status = 'cancelled', updated_at = ?", (now_ms,), job_id, ("pending",))
-        return await self._write(op, inline=True)
-
-    async def retry(self, job_id: str, now_ms: int) -> tuple[Job, JobStatus] | None:
-        t = self._t
-        before_sql = f"SELECT status, name, unique_key FROM {t.jobs} WHERE id = ? AND status IN ('failed','cancelled')"
-        holder_sql = (
-            f"SELECT id FROM {t.jobs} WHERE name = ? AND unique_key = ? AND status IN ('pending','processing') LIMIT 1"
-        )
-        update = self._guarded_single(
-            f"status = 'pending', fail_count = 0, next_run_at = ?, updated_at = ?, fail_reason = NULL, "
-            f"error_type = NULL, error_group = NULL, {_CLAIM_RELEASE}",
-            (now_ms, now_ms),
-            job_id,
-            ("failed", "cancelled"),
-        )
-
-        def op(conn: sqlite3.Connection) -> tuple[Job, JobStatus] | None:
-            before = conn.execute(before_sql, (job_id,)).fetchone()
-            if before is None:
-                return None
-            status, name, unique_key = before
-            if unique_key is not None:
-                holder = conn.execute(holder_sql, (name, unique_key)).fetchone()
-                if holder is not None:
-                    raise UniqueKeyConflictError(job_id, name, unique_key, holder[0])
-            job = update(conn, status)
-            return (job, JobStatus(status)) if job is not None else None
-
-        return await self._write(op, inline=True)
-
-    async def reschedule(self, job_id: str, run_at_ms: int, now_ms: int) -> Job | None:
-        op = self._guarded_single("next_run_at = ?, updated_at = ?", (run_at_ms, now_ms), job_id, ("pending",))
-        return await self._write(op, inline=True)
-
-    async def delete(self, job_id: str) -> bool:
-        return await self._write(lambda conn: self._bulk_delete(conn, "id = ?", (job_id,)) > 0, inline=True)
+        return await self._read(reads.error_group_sample(self._t, key), queued=False)
 
     async def count_selected(self, selector: StoreSelector) -> int:
         count, _ = await self.count_selected_as_of(selector)
         return count
 
     async def count_selected_as_of(self, selector: StoreSelector) -> tuple[int, int]:
-        """The count and the change table's last sequence number, in one snapshot.
-
-        Every job row written after that snapshot carries a ``change_seq`` above it (its
-        transaction began later and read a larger ``max(seq)``), so ``change_seq <= position``
-        is exactly "seen by this count, unchanged since" (``Tables.change_stamp``). Jobs still
-        in the inbox are counted (the read sees them) but fall outside the bound: they get
-        their stamp when they are moved, after it (the action reaches fewer, never more).
-        """
-        t = self._t
+        """The count and the change table's last sequence number, in one snapshot (reads.py)."""
         if counted.selector_answerable(selector):
-            kept, kept_params = counted.selector_count_sql(t, selector)
-            sql = f"SELECT ({kept}), ({t.bulk_bound})"
-
-            def from_counts(conn: sqlite3.Connection) -> tuple[int, int]:
-                count, position = conn.execute(sql, kept_params).fetchone()
-                return int(count), int(position)
-
-            return await self._read(from_counts, queued=False)
-        where, params = selector_where(selector)
-        sql = f"SELECT count(*), ({t.bulk_bound}) FROM {t.jobs} WHERE {where}"
-
-        def op(conn: sqlite3.Connection) -> tuple[int, int]:
-            count, position = conn.execute(sql, params).fetchone()
-            return int(count), int(position)
-
-        def combine(stored: tuple[int, int], queued: tuple[int, int]) -> tuple[int, int]:
-            return stored[0] + queued[0], stored[1]
-
+            return await self._read(reads.kept_count_as_of(self._t, selector), queued=False)
         # A recount under a bound reads the job table alone: no inbox row is inside one.
-        return await self._read(op, combine, queued=selector.as_of is None)
+        op = reads.count_as_of(self._t, selector)
+        return await self._read(op, reads.add_counts, queued=selector.as_of is None)
 
-    # -- bulk actions in bounded transactions -------------------------------------------------------
-    async def _bulk_targets(self, selector: StoreSelector) -> tuple[list[str], int]:
-        """The ids a bulk action may reach (sorted) and the store's position, in one snapshot.
+    async def pending_health(self, now_ms: int) -> list[PendingHealth]:
+        return reads.health_from_rows(await self._read(reads.pending_health(self._t, now_ms), operator.add))
 
-        Read on a reader connection, so choosing 100k jobs (an index walk, or a scan for a
-        text filter) never holds the write lock; the writes then go a chunk at a time. A write
-        absorbs the inbox first, so a plain bulk call still reaches jobs a streak left there.
-        """
-        if selector.as_of is None:
-            await self._write(lambda conn: None)  # the absorb every write transaction begins with
-        where, params = selector_where(selector)
-        t = self._t
-        ids_sql = f"SELECT id FROM {t.jobs} WHERE {where} ORDER BY id"
+    async def pending_split(self, now_ms: int, names: Sequence[str], cap: int) -> list[PendingSplit]:
+        wanted = list(dict.fromkeys(names))
+        found = await self._read(reads.pending_split(self._t, now_ms, wanted, cap), reads.add_splits)
+        return [PendingSplit(name, *found[name]) for name in wanted]
 
-        def op(conn: sqlite3.Connection) -> tuple[list[str], int]:
-            with _one_snapshot(conn):
-                ids = [row[0] for row in conn.execute(ids_sql, params)]
-                (position,) = conn.execute(t.bulk_bound).fetchone()
-            return ids, int(position)
+    # -- management (management.py) ---------------------------------------------------------------
+    async def cancel(self, job_id: str, now_ms: int) -> Job | None:
+        op = management.guarded_single(self._t, self._j, statements.CANCEL, (now_ms,), job_id, ("pending",))
+        return await self._write(op, inline=True)
 
-        return await self._read(op, queued=False)
+    async def retry(self, job_id: str, now_ms: int) -> tuple[Job, JobStatus] | None:
+        return await self._write(management.retry_one(self._t, self._j, job_id, now_ms), inline=True)
 
-    async def _in_chunks(
-        self, selector: StoreSelector, write: Callable[[sqlite3.Connection, str, Sequence[Any]], int]
-    ) -> int:
-        """Run ``write(conn, where, params)`` over the selector's jobs, BULK_CHUNK at a time,
-        each chunk its own write transaction, with a pause between chunks as long as the last
-        one took (5-100 ms): other processes' completions and heartbeats wait for one chunk
-        at most, never for the whole action (a retry of 95k jobs held the lock 12.8 s).
+    async def reschedule(self, job_id: str, run_at_ms: int, now_ms: int) -> Job | None:
+        assignments, params = statements.RESCHEDULE, (run_at_ms, now_ms)
+        op = management.guarded_single(self._t, self._j, assignments, params, job_id, ("pending",))
+        return await self._write(op, inline=True)
 
-        Each chunk re-checks the selector and the position the ids were read at
-        (``change_seq <= position``): a job that changed since is left alone, so across chunks
-        the action still reaches no job its count (or its own read) did not see.
-        """
-        ids, position = await self._bulk_targets(selector)
-        where, params = selector_where(selector)
-        chunk_where = f"id IN (SELECT value FROM json_each(?)) AND ({where}) AND change_seq <= ?"
-        loop = asyncio.get_running_loop()
-        total = 0
-        for start in range(0, len(ids), BULK_CHUNK):
-            chunk = json.dumps(ids[start : start + BULK_CHUNK])
-            began = loop.time()
-            total += await self._write(_chunk_op(write, chunk_where, (chunk, *params, position)))
-            if start + BULK_CHUNK < len(ids):
-                await asyncio.sleep(min(max(loop.time() - began, BULK_PAUSE_MIN), BULK_PAUSE_MAX))
-        return total
+    async def delete(self, job_id: str) -> bool:
+        journal = self._j
+        return await self._write(lambda conn: journal.delete_where(conn, "id = ?", (job_id,)) > 0, inline=True)
 
+    # -- bulk actions in bounded transactions (management.py) ---------------------------------------
     async def cancel_many(self, selector: StoreSelector, now_ms: int) -> int:
-        return await self._in_chunks(
-            selector,
-            lambda conn, where, params: self._bulk_update(
-                conn, "status = 'cancelled', updated_at = ?", (now_ms,), where, params
-            ),
-        )
+        chunk = management.cancel_chunk(self._t, self._j, now_ms)
+        return await management.in_chunks(self._write, self._read, self._t, selector, chunk)
 
     async def retry_many(
         self, selector: StoreSelector, now_ms: int, spread_ms: int
     ) -> tuple[int, list[dict[str, str]]]:
-        assignments = (
-            f"status = 'pending', fail_count = 0, fail_reason = NULL, error_type = NULL, error_group = NULL, "
-            f"{_CLAIM_RELEASE}, "
-            "next_run_at = ? + (random() & 9223372036854775807) % ?, updated_at = ?"
-        )
-        values = (now_ms, max(1, spread_ms), now_ms)
-
         errors: list[dict[str, str]] = []
-
-        def chunk(conn: sqlite3.Connection, where: str, params: Sequence[Any]) -> int:
-            # A clash listed by a chunk that rolled back would be listed again when it re-runs.
-            found: list[dict[str, str]] = []
-            count = self._bulk_update(
-                conn,
-                assignments,
-                values,
-                where,
-                params,
-                exclude=lambda c, affected: self._unique_key_clashes(c, affected, found),
-            )
-            errors.extend(found)
-            return count
-
-        count = await self._in_chunks(selector, chunk)
+        chunk = management.retry_chunk(self._t, self._j, now_ms, spread_ms, errors)
+        count = await management.in_chunks(self._write, self._read, self._t, selector, chunk)
         return count, errors
 
-    def _unique_key_clashes(self, conn: sqlite3.Connection, affected: str, errors: list[dict[str, str]]) -> int:
-        """Take out of a bulk retry every job whose unique key another live job would hold.
-
-        The holder is a pending or processing job of the same name and key, or, when several
-        selected jobs share a key and none is live, the first of them by id (it is retried;
-        the rest would be its duplicates). Each one taken out is listed in ``errors``.
-        """
-        j = self._t.jobs
-        candidates = conn.execute(
-            f"SELECT a.id, a.name, a.unique_key FROM {j} a WHERE a.id IN (SELECT id FROM {affected}) "
-            "AND a.unique_key IS NOT NULL ORDER BY a.name, a.unique_key, a.id"
-        ).fetchall()
-        if not candidates:
-            return 0
-        live_sql = (
-            f"SELECT id FROM {j} WHERE name = ? AND unique_key = ? AND status IN ('pending','processing') LIMIT 1"
-        )
-        holders: dict[tuple[str, str], str] = {}
-        clashing: list[tuple[str, str, str, str]] = []
-        for job_id, name, key in candidates:
-            holder = holders.get((name, key))
-            if holder is None:
-                row = conn.execute(live_sql, (name, key)).fetchone()
-                if row is None:
-                    holders[(name, key)] = job_id  # nobody holds it: this one is retried
-                    continue
-                holder = holders[(name, key)] = row[0]
-            clashing.append((job_id, name, key, holder))
-        for job_id, name, key, holder in clashing:
-            errors.append({"jobId": job_id, "error": str(UniqueKeyConflictError(job_id, name, key, holder))})
-        conn.executemany(f"DELETE FROM {affected} WHERE id = ?", [(c[0],) for c in clashing])
-        return len(clashing)
-
     async def delete_many(self, selector: StoreSelector) -> int:
-        return await self._in_chunks(selector, self._bulk_delete)
+        chunk = management.delete_chunk(self._j)
+        return await management.in_chunks(self._write, self._read, self._t, selector, chunk)
 
-    # -- fleet and queue control ----------------------------------------------------------------
+    # -- fleet and queue control (fleet.py) -------------------------------------------------------
     async def upsert_instance(self, record: InstanceRecord) -> None:
-        sql = (
-            f"INSERT OR REPLACE INTO {self._t.instances} (id, host, pid, version, started_at, heartbeat_interval, "
-            "workers, running, processed, failed, last_heartbeat) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-        )
-        params = (
-            record.id,
-            record.host,
-            record.pid,
-            record.version,
-            record.started_at_ms,
-            record.heartbeat_interval_ms,
-            json.dumps(record.workers, sort_keys=True),
-            record.running,
-            record.processed,
-            record.failed,
-            record.last_heartbeat_ms,
-        )
-        await self._write(lambda conn: conn.execute(sql, params))
+        await self._write(fleet.upsert_instance(self._t, record))
 
     async def remove_instance(self, instance_id: str) -> None:
-        sql = f"DELETE FROM {self._t.instances} WHERE id = ?"
-        await self._write(lambda conn: conn.execute(sql, (instance_id,)))
+        await self._write(fleet.remove_instance(self._t, instance_id))
 
     async def list_instances(self) -> list[InstanceRecord]:
-        sql = (
-            "SELECT id, host, pid, version, started_at, heartbeat_interval, workers, running, processed, failed, "
-            f"last_heartbeat FROM {self._t.instances} ORDER BY id"
-        )
-
-        def op(conn: sqlite3.Connection) -> list[InstanceRecord]:
-            return [
-                InstanceRecord(r[0], r[1], r[2], r[3], r[4], r[5], _workers(r[6]), r[7], r[8], r[9], r[10])
-                for r in conn.execute(sql)
-            ]
-
-        return await self._read(op, queued=False)
+        return await self._read(fleet.list_instances(self._t), queued=False)
 
     async def purge_instances(self, heartbeat_before_ms: int) -> int:
-        sql = f"DELETE FROM {self._t.instances} WHERE last_heartbeat < ?"
-        count: int = await self._write(lambda conn: conn.execute(sql, (heartbeat_before_ms,)).rowcount)
-        return count
+        return await self._write(fleet.purge_instances(self._t, heartbeat_before_ms))
 
     async def owner_holdings(self) -> list[OwnerHolding]:
-        # Served by the partial processing index (claimed_by, locked_at): only claimed rows.
-        sql = (
-            "SELECT claimed_by, count(*), max(coalesce(last_heartbeat, locked_at)), max(heartbeat_interval) "
-            f"FROM {self._t.jobs} WHERE status = 'processing' GROUP BY claimed_by ORDER BY claimed_by"
-        )
-
-        def op(conn: sqlite3.Connection) -> list[OwnerHolding]:
-            return [OwnerHolding(r[0] if r[0] is not None else "", r[1], r[2], r[3]) for r in conn.execute(sql)]
-
-        return await self._read(op, queued=False)
-
-    def _owner_records_op(self, owner: str) -> Callable[[sqlite3.Connection], OwnerRecords]:
-        # Served by the partial processing index (claimed_by, locked_at) and the registry's key.
-        t = self._t
-        jobs_sql = (
-            f"SELECT id, last_heartbeat, locked_at, heartbeat_interval FROM {t.jobs} "
-            "WHERE claimed_by = ? AND status = 'processing' ORDER BY id"
-        )
-        record_sql = (
-            "SELECT id, host, pid, version, started_at, heartbeat_interval, workers, running, processed, failed, "
-            f"last_heartbeat FROM {t.instances} WHERE id = ?"
-        )
-
-        def op(conn: sqlite3.Connection) -> OwnerRecords:
-            jobs = tuple(OwnerJobStamp(*row) for row in conn.execute(jobs_sql, (owner,)))
-            r = conn.execute(record_sql, (owner,)).fetchone()
-            record = (
-                None
-                if r is None
-                else InstanceRecord(r[0], r[1], r[2], r[3], r[4], r[5], _workers(r[6]), r[7], r[8], r[9], r[10])
-            )
-            return OwnerRecords(owner, record, jobs)
-
-        return op
+        return await self._read(fleet.owner_holdings(self._t), queued=False)
 
     async def owner_records(self, owner: str) -> OwnerRecords:
-        return await self._read(self._owner_records_op(owner), queued=False)
+        return await self._read(fleet.owner_records(self._t, owner), queued=False)
 
     async def release_unmoved_owner(self, owner: str, expected: OwnerRecords, now_ms: int) -> int | None:
-        # Look and write in one write transaction (BEGIN IMMEDIATE): no beat can commit between
-        # the comparison and the UPDATE, so a beat that committed first keeps every job.
-        read = self._owner_records_op(owner)
-        sql = (
-            f"UPDATE {self._t.jobs} SET status = 'pending', updated_at = ?, {_CLAIM_RELEASE}, "
-            f"change_seq = {self._t.change_stamp} WHERE claimed_by = ? AND status = 'processing' "
-            f"RETURNING {self._t.columns}"
-        )
-
-        def op(conn: sqlite3.Connection) -> int | None:
-            current = read(conn)
-            if current.moved_since(expected):
-                return None
-            if not current.jobs:
-                return 0
-            return self._update_and_feed(conn, sql, (now_ms, owner))
-
-        return await self._write(op)
+        return await self._write(fleet.release_unmoved_owner(self._t, self._j, owner, expected, now_ms))
 
     async def set_paused(self, name: str, paused: bool, now_ms: int) -> bool:
-        t = self._t
-        params: tuple[Any, ...]
-        if paused:
-            sql, params = f"INSERT OR IGNORE INTO {t.control} (name, paused_at) VALUES (?, ?)", (name, now_ms)
-        else:
-            sql, params = f"DELETE FROM {t.control} WHERE name = ?", (name,)
-        return await self._write(lambda conn: conn.execute(sql, params).rowcount > 0)
+        return await self._write(fleet.set_paused(self._t, name, paused, now_ms))
 
     async def paused_names(self) -> dict[str, int]:
-        sql = f"SELECT name, paused_at FROM {self._t.control} ORDER BY name"
-        return await self._read(lambda conn: dict(conn.execute(sql).fetchall()), queued=False)
+        return await self._read(fleet.paused_names(self._t), queued=False)
 
     async def add_outcome_counts(self, counts: dict[tuple[str, int], tuple[int, int]]) -> None:
-        if not counts:
-            return
-        sql = (
-            f"INSERT INTO {self._t.counters} (name, minute, completed, failed) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT (name, minute) DO UPDATE SET completed = completed + excluded.completed, "
-            "failed = failed + excluded.failed"
-        )
-        rows = [(name, minute, done, failed) for (name, minute), (done, failed) in counts.items()]
-        await self._write(lambda conn: conn.executemany(sql, rows))
+        if counts:
+            await self._write(fleet.add_outcome_counts(self._t, counts))
 
     async def outcome_counts(self, since_minute: int, name: str | None = None) -> list[tuple[str, int, int, int]]:
-        sql = f"SELECT name, minute, completed, failed FROM {self._t.counters} WHERE minute >= ?"
-        params: tuple[Any, ...] = (since_minute,)
-        if name is not None:
-            sql += " AND name = ?"
-            params = (since_minute, name)
-        sql += " ORDER BY name, minute"
-        return await self._read(lambda conn: conn.execute(sql, params).fetchall(), queued=False)
+        return await self._read(fleet.outcome_counts(self._t, since_minute, name), queued=False)
 
     async def purge_outcome_counts(self, before_minute: int) -> int:
-        sql = f"DELETE FROM {self._t.counters} WHERE minute < ?"
-        count: int = await self._write(lambda conn: conn.execute(sql, (before_minute,)).rowcount)
-        return count
-
-    async def pending_health(self, now_ms: int) -> list[PendingHealth]:
-        # Both parts are answered from the partial indexes (pending: name, next_run_at;
-        # processing: claimed_by, locked_at) without reading finished jobs.
-        j = self._t.jobs
-        sql = (
-            "SELECT name, sum(next_run_at <= ?), sum(next_run_at > ?), "
-            f"min(CASE WHEN next_run_at <= ? THEN next_run_at END), 0 FROM {j} WHERE status = 'pending' GROUP BY name "
-            f"UNION ALL SELECT name, 0, 0, NULL, count(*) FROM {j} WHERE status = 'processing' GROUP BY name"
-        )
-
-        rows = await self._read(lambda conn: conn.execute(sql, (now_ms, now_ms, now_ms)).fetchall(), operator.add)
-        merged: dict[str, list[Any]] = {}
-        for name, due, later, oldest, processing in rows:  # a name may come twice (job table, inbox)
-            entry = merged.setdefault(name, [0, 0, None, 0])
-            entry[0] += due or 0
-            entry[1] += later or 0
-            if oldest is not None:
-                entry[2] = oldest if entry[2] is None else min(entry[2], oldest)
-            entry[3] += processing
-        return [PendingHealth(name, e[0], e[1], e[2], e[3]) for name, e in sorted(merged.items())]
-
-    async def pending_split(self, now_ms: int, names: Sequence[str], cap: int) -> list[PendingSplit]:
-        sql = counted.pending_split_sql(self._t)
-        wanted = list(dict.fromkeys(names))
-
-        def op(conn: sqlite3.Connection) -> dict[str, tuple[int, int, int | None, int | None]]:
-            found: dict[str, tuple[int, int, int | None, int | None]] = {}
-            for name in wanted:
-                row = conn.execute(sql, (name, now_ms, cap, name, now_ms, cap, name, name)).fetchone()
-                found[name] = (row[0], row[1], row[2], row[3])
-            return found
-
-        def combine(
-            stored: dict[str, tuple[int, int, int | None, int | None]],
-            queued: dict[str, tuple[int, int, int | None, int | None]],
-        ) -> dict[str, tuple[int, int, int | None, int | None]]:
-            merged = {}
-            for name, (due, later, first, last) in stored.items():
-                q_due, q_later, q_first, q_last = queued.get(name, (0, 0, None, None))
-                merged[name] = (
-                    due + q_due,
-                    later + q_later,
-                    _earliest(first, q_first),
-                    last if q_last is None else q_last if last is None else max(last, q_last),
-                )
-            return merged
-
-        rows = await self._read(op, combine)
-        return [PendingSplit(name, *rows[name]) for name in wanted]
+        return await self._write(fleet.purge_outcome_counts(self._t, before_minute))
 
     # -- change feed ------------------------------------------------------------------------------
     async def open_watch(
@@ -1888,156 +639,4 @@ class SqliteStore(JobStore):
         return await self._read(op)
 
 
-#: Longest the loop blocks, per chunk, for the write thread to take it. It normally does
-#: within the time it needs to finish the previous one (under a millisecond); on a busy
-#: machine it may not be scheduled for a while, and the loop builds on meanwhile (in
-#: alternating runs at load 4, 2 ms did better than a long wait).
-ACK_TIMEOUT = 0.002
-#: Longest the loop blocks, once per call, for the write thread to start the operation.
-START_WAIT = 0.002
-
-
-def _await_ack(acks: queue.SimpleQueue[int], index: int) -> bool:
-    """Block until the write thread is about to insert chunk ``index``, or ACK_TIMEOUT has
-    passed (it is late: build on, and wait again after the next chunk). False when the
-    operation has ended: stop waiting for it."""
-    while True:
-        try:
-            got = acks.get(timeout=ACK_TIMEOUT)
-        except queue.Empty:
-            return True
-        if got < 0:
-            return False
-        if got >= index:
-            return True
-
-
-class _BuildAborted(Exception):
-    """Building a chunk of ``insert_chunks`` failed on the loop: roll the insert back."""
-
-
-def _settle(
-    flush: asyncio.Future[list[Job | None]], items: list[tuple[Job, str, int, asyncio.Future[Job | None]]]
-) -> None:
-    """Hand each waiter of a completion flush its own outcome (or the flush's error)."""
-    if flush.cancelled():
-        _hand_out(items, [None] * len(items), None)
-    elif flush.exception() is not None:
-        _hand_out(items, None, flush.exception())
-    else:
-        _hand_out(items, flush.result(), None)
-
-
-def _hand_out(
-    items: list[tuple[Job, str, int, asyncio.Future[Job | None]]],
-    results: list[Job | None] | None,
-    error: BaseException | None,
-) -> None:
-    for index, (_, _, _, future) in enumerate(items):
-        if future.done():
-            continue
-        if error is not None:
-            future.set_exception(error)
-        else:
-            assert results is not None
-            future.set_result(results[index])
-
-
-def _workers(text: str) -> dict[str, int]:
-    """The registry's ``workers`` column (JSON of name -> concurrency); lenient on bad text."""
-    try:
-        value = json.loads(text)
-    except (TypeError, ValueError):
-        return {}
-    if not isinstance(value, dict):
-        return {}
-    return {str(k): int(v) for k, v in value.items() if isinstance(v, int)}
-
-
-def _duration(row: tuple[Any, ...]) -> int:
-    """A completed job row's ``updatedAt - createdAt`` (JOB_COLUMNS order): what the average
-    processing time is made of; 0 for any other status."""
-    if row[3] != "completed" or row[13] is None or row[14] is None:
-        return 0
-    return int(row[14]) - int(row[13])
-
-
-def _completed(job: Job, now_ms: int) -> Job:
-    """The row an owned one-off completion leaves behind.
-
-    Exact, not a guess: the guard (still processing, still ours) held, so nothing but our
-    own claim and heartbeats touched the row since the claim returned it; payloads never
-    change, and the completion overwrites every field heartbeats wrote.
-    """
-    return Job(
-        job.id,
-        job.name,
-        job.data,
-        JobStatus.COMPLETED,
-        job.next_run_at_ms,
-        job.created_at_ms,
-        now_ms,
-        job.fail_count,
-        None,
-        None,
-        None,
-        job.heartbeat_interval_ms,
-        None,
-        job.repeat_interval,
-        job.unique_key,
-        AppendedHistory(job._attempts, job.fail_count + 1, job.claimed_by, job.locked_at_ms, now_ms),
-    )
-
-
 __all__ = ["SqliteStore", "begin_immediate"]
-
-
-def _chunk_op(
-    write: Callable[[sqlite3.Connection, str, Sequence[Any]], int], where: str, params: Sequence[Any]
-) -> Callable[[sqlite3.Connection], int]:
-    """One chunk of a bulk action as a write operation."""
-    return lambda conn: write(conn, where, params)
-
-
-@contextlib.contextmanager
-def _one_snapshot(conn: sqlite3.Connection) -> Iterator[None]:
-    """A read transaction around the block (or the caller's, when one is already open)."""
-    if conn.in_transaction:
-        yield
-        return
-    conn.execute("BEGIN")
-    try:
-        yield
-    finally:
-        if conn.in_transaction:
-            conn.execute("COMMIT")  # a read transaction: ending it writes nothing
-
-
-def _earliest(stored: int | None, queued: int | None) -> int | None:
-    """The earlier of two ``min(next_run_at)`` answers, either of which may be NULL."""
-    if stored is None or queued is None:
-        return queued if stored is None else stored
-    return min(stored, queued)
-
-
-def _is_text_decode_error(error: BaseException) -> bool:
-    cause = error.__cause__
-    return isinstance(cause, sqlite3.OperationalError) and "Could not decode to UTF-8" in str(cause)
-
-
-def _replace_invalid_utf8(raw: bytes) -> str:
-    return raw.decode("utf-8", "replace")
-
-
-def _lenient_text(op: Operation[T]) -> Operation[T]:
-    """``op`` run with invalid UTF-8 in text columns replaced instead of raising."""
-
-    def run(conn: sqlite3.Connection) -> T:
-        previous = conn.text_factory
-        conn.text_factory = _replace_invalid_utf8
-        try:
-            return op(conn)
-        finally:
-            conn.text_factory = previous
-
-    return run

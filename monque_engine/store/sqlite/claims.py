@@ -1,0 +1,138 @@
+"""Claims, and the updates an owner makes under its claim (guarded: still processing,
+still the owner's). The batched one-off completions are in ``completions.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+import sqlite3
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ...errors import InvalidJobDocumentError
+from ...job import Job
+from . import statements
+from .journal import Changes, Journal, completed_duration
+from .queries import row_to_job
+from .runner import Operation
+from .schema import Tables
+from .unreadable import UnreadableWarnings
+
+#: The order a claim hands its jobs out in: earliest due first, then oldest (ids ascend).
+CLAIM_ORDER = operator.attrgetter("next_run_at_ms", "id")
+
+#: A claim as an operation: ``(conn, batch)``, where a caller's ``batch`` of changes (the
+#: completions it carries) is written by the caller, with the claim's rows after its own.
+ClaimOp = Callable[..., list[Job]]
+
+
+def claim(
+    sql: str,
+    t: Tables,
+    journal: Journal,
+    unreadable: UnreadableWarnings,
+    name: str,
+    owner: str,
+    now_ms: int,
+    limit: int,
+    heartbeat_interval_ms: int,
+) -> ClaimOp:
+    """Claim up to ``limit`` of ``name``'s due jobs for ``owner`` (``sql``: ``statements.claim``)."""
+    params = (owner, now_ms, now_ms, heartbeat_interval_ms, now_ms, name, now_ms, limit)
+
+    def op(conn: sqlite3.Connection, batch: Changes | None = None) -> list[Job]:
+        rows = conn.execute(sql, params).fetchall()
+        try:
+            jobs = [row_to_job(row) for row in rows]
+        except InvalidJobDocumentError:
+            jobs, rows = fail_unreadable(conn, t, journal, unreadable, rows, owner, now_ms)
+        changes = Changes() if batch is None else batch  # a caller's batch: written with its own rows
+        if rows:
+            changes.entries.extend([("update", r[0], r[1], "processing", r[4]) for r in rows])
+            changes.move(name, "pending", "processing", jobs=len(rows))
+        if batch is None:
+            journal.write(conn, changes)
+        jobs.sort(key=CLAIM_ORDER)
+        return jobs
+
+    return op
+
+
+def fail_unreadable(
+    conn: sqlite3.Connection,
+    t: Tables,
+    journal: Journal,
+    unreadable: UnreadableWarnings,
+    rows: list[tuple[Any, ...]],
+    owner: str,
+    now_ms: int,
+) -> tuple[list[Job], list[tuple[Any, ...]]]:
+    """The claim's readable rows as jobs (and their rows, for the feed); each unreadable
+    one is marked failed in this transaction, with why, and gets its own feed row.
+
+    It is ours once claimed: left processing, our heartbeats would keep it alive for
+    ever, and released it would be claimed again at once (every claim of its name failed
+    when it raised). Guarded like every owned write (still processing, still ours).
+    """
+    fail_sql = statements.fail_unreadable(t)
+    jobs: list[Job] = []
+    kept: list[tuple[Any, ...]] = []
+    for row in rows:
+        try:
+            jobs.append(row_to_job(row))
+        except InvalidJobDocumentError as error:
+            unreadable.warn(error, "marked failed")
+            failed = conn.execute(fail_sql, (str(error), now_ms, row[0], owner)).fetchone()
+            if failed is not None:
+                changes = Changes()
+                # pending -> processing (the claim) -> failed, in one transaction: net from pending
+                changes.add("update", failed[0], failed[1], "failed", failed[2], "pending")
+                journal.write(conn, changes)
+            continue
+        kept.append(row)
+    return jobs, kept
+
+
+def owned_update(
+    t: Tables, journal: Journal, assignments: str, params: tuple[Any, ...], job_id: str, owner: str
+) -> Operation[Job | None]:
+    """``assignments`` on one job, only while it is still processing and still ``owner``'s; journaled."""
+    sql = statements.owned_update(t, assignments)
+    full = (*params, job_id, owner)
+
+    def op(conn: sqlite3.Connection) -> Job | None:
+        row = conn.execute(sql, full).fetchone()
+        if row is None:
+            return None
+        changes = Changes()
+        changes.add("update", row[0], row[1], row[3], row[4], "processing", completed_duration(row))
+        journal.write(conn, changes)
+        return row_to_job(row)
+
+    return op
+
+
+def released(t: Tables, journal: Journal, ids: list[str], owner: str, now_ms: int) -> Operation[int]:
+    """Give ``owner``'s jobs among ``ids`` back to the queue; how many."""
+    sql = statements.release(t, len(ids))
+    return lambda conn: journal.updated_rows(conn, conn.execute(sql, (now_ms, *ids, owner)).fetchall(), "processing")
+
+
+def heartbeat(t: Tables, owner: str, now_ms: int, job_ids: Sequence[str] | None) -> Operation[int]:
+    """``owner``'s beat on its processing jobs (on ``job_ids`` only, when given)."""
+    sql = statements.heartbeat(t, some=job_ids is not None)
+    params: tuple[Any, ...] = (now_ms, now_ms, owner)
+    if job_ids is not None:
+        params = (*params, json.dumps(list(job_ids)))  # one JSON parameter, however many jobs run
+    return lambda conn: int(conn.execute(sql, params).rowcount)
+
+
+def recovered(t: Tables, journal: Journal, stale_before_ms: int, now_ms: int) -> Operation[int]:
+    """Give back every job whose owner stopped beating before the cutoff. Liveness is the
+    heartbeat (lockedAt only where a job has none, e.g. a foreign writer's claim): a long
+    job whose owner keeps heartbeating is never taken (ADR 0004)."""
+    record, record_params = statements.stale_attempt(now_ms)
+    sql = statements.recover_stale(t, record)
+    params = (now_ms, *record_params, stale_before_ms)
+    return lambda conn: journal.updated_rows(conn, conn.execute(sql, params).fetchall(), "processing")

@@ -1,0 +1,150 @@
+"""Fleet and queue control: the instance registry, paused names, per-minute outcome
+counters, and the owner records a dead owner's release compares. Their own tables, never
+inside job rows (schema version 3).
+
+Each function returns the operation the store runs on its write or read runner (a function
+of a connection), so the store's methods are one line each and these read on their own.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable
+from typing import Any
+
+from ...job import InstanceRecord, OwnerHolding, OwnerJobStamp, OwnerRecords
+from . import statements
+from .journal import Journal
+from .schema import Tables
+
+
+def upsert_instance(t: Tables, record: InstanceRecord) -> Callable[[sqlite3.Connection], None]:
+    sql = statements.upsert_instance(t)
+    params = (
+        record.id,
+        record.host,
+        record.pid,
+        record.version,
+        record.started_at_ms,
+        record.heartbeat_interval_ms,
+        json.dumps(record.workers, sort_keys=True),
+        record.running,
+        record.processed,
+        record.failed,
+        record.last_heartbeat_ms,
+    )
+    return lambda conn: _run(conn, sql, params)
+
+
+def remove_instance(t: Tables, instance_id: str) -> Callable[[sqlite3.Connection], None]:
+    sql = statements.remove_instance(t)
+    return lambda conn: _run(conn, sql, (instance_id,))
+
+
+def list_instances(t: Tables) -> Callable[[sqlite3.Connection], list[InstanceRecord]]:
+    sql = statements.instances(t)
+    return lambda conn: [_instance(row) for row in conn.execute(sql)]
+
+
+def purge_instances(t: Tables, heartbeat_before_ms: int) -> Callable[[sqlite3.Connection], int]:
+    sql = statements.purge_instances(t)
+    return lambda conn: int(conn.execute(sql, (heartbeat_before_ms,)).rowcount)
+
+
+def owner_holdings(t: Tables) -> Callable[[sqlite3.Connection], list[OwnerHolding]]:
+    sql = statements.owner_holdings(t)
+    return lambda conn: [OwnerHolding(r[0] if r[0] is not None else "", r[1], r[2], r[3]) for r in conn.execute(sql)]
+
+
+def owner_records(t: Tables, owner: str) -> Callable[[sqlite3.Connection], OwnerRecords]:
+    """One owner's processing jobs and registry record, read together (served by the partial
+    processing index (claimed_by, locked_at) and the registry's key)."""
+    jobs_sql, record_sql = statements.owner_jobs(t), statements.instance(t)
+
+    def op(conn: sqlite3.Connection) -> OwnerRecords:
+        jobs = tuple(OwnerJobStamp(*row) for row in conn.execute(jobs_sql, (owner,)))
+        row = conn.execute(record_sql, (owner,)).fetchone()
+        return OwnerRecords(owner, None if row is None else _instance(row), jobs)
+
+    return op
+
+
+def release_unmoved_owner(
+    t: Tables, journal: Journal, owner: str, expected: OwnerRecords, now_ms: int
+) -> Callable[[sqlite3.Connection], int | None]:
+    """Release a dead owner's jobs unless its records moved since ``expected`` was read.
+
+    Look and write in one write transaction (BEGIN IMMEDIATE): no beat can commit between
+    the comparison and the UPDATE, so a beat that committed first keeps every job."""
+    read = owner_records(t, owner)
+    sql = statements.release_owner(t)
+
+    def op(conn: sqlite3.Connection) -> int | None:
+        current = read(conn)
+        if current.moved_since(expected):
+            return None
+        if not current.jobs:
+            return 0
+        return journal.updated_rows(conn, conn.execute(sql, (now_ms, owner)).fetchall(), "processing")
+
+    return op
+
+
+def set_paused(t: Tables, name: str, paused: bool, now_ms: int) -> Callable[[sqlite3.Connection], bool]:
+    """Pause (or resume) a name; whether that changed anything."""
+    params: tuple[Any, ...]
+    if paused:
+        sql, params = statements.pause(t), (name, now_ms)
+    else:
+        sql, params = statements.unpause(t), (name,)
+    return lambda conn: conn.execute(sql, params).rowcount > 0
+
+
+def paused_names(t: Tables) -> Callable[[sqlite3.Connection], dict[str, int]]:
+    sql = statements.paused_names(t)
+    return lambda conn: dict(conn.execute(sql).fetchall())
+
+
+def add_outcome_counts(
+    t: Tables, counts: dict[tuple[str, int], tuple[int, int]]
+) -> Callable[[sqlite3.Connection], None]:
+    sql = statements.add_outcomes(t)
+    rows = [(name, minute, done, failed) for (name, minute), (done, failed) in counts.items()]
+    return lambda conn: _run_many(conn, sql, rows)
+
+
+def outcome_counts(
+    t: Tables, since_minute: int, name: str | None
+) -> Callable[[sqlite3.Connection], list[tuple[str, int, int, int]]]:
+    sql = statements.outcomes(t, by_name=name is not None)
+    params: tuple[Any, ...] = (since_minute,) if name is None else (since_minute, name)
+    return lambda conn: conn.execute(sql, params).fetchall()
+
+
+def purge_outcome_counts(t: Tables, before_minute: int) -> Callable[[sqlite3.Connection], int]:
+    sql = statements.purge_outcomes(t)
+    return lambda conn: int(conn.execute(sql, (before_minute,)).rowcount)
+
+
+def _run(conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> None:
+    conn.execute(sql, params)
+
+
+def _run_many(conn: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]]) -> None:
+    conn.executemany(sql, rows)
+
+
+def _instance(r: tuple[Any, ...]) -> InstanceRecord:
+    return InstanceRecord(r[0], r[1], r[2], r[3], r[4], r[5], _workers(r[6]), r[7], r[8], r[9], r[10])
+
+
+def _workers(text: str) -> dict[str, int]:
+    """The registry's ``workers`` column (JSON of name -> concurrency); lenient on bad text."""
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError):
+        return {}
+    if not isinstance(value, dict):
+        return {}
+    return {str(k): int(v) for k, v in value.items() if isinstance(v, int)}

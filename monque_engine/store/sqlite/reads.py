@@ -1,0 +1,308 @@
+"""The store's reads as operations: jobs by id, selections and pages, counts, stats, error
+groups and queue health. Each builder returns what a reader connection runs; the store
+runs it through ``SqliteStore._read`` (which adds the inbox's queued jobs, inbox.py) with
+the ``combine`` named here where an aggregate over the job table and one over the inbox
+rows must be added.
+
+Counts and stats whose filter the kept counts can answer read those (``counted.py``, a few
+rows per name); the rest read the job table through its indexes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
+
+from ...cursor import CursorAnchor
+from ...errors import ConnectionError
+from ...job import CursorDirection, Job, JobSort, JobStatus, PendingHealth, QueueStats
+from ..base import StoreListFilter, StoreSelector
+from . import counted, statements
+from .queries import error_group_queries, filter_where, merge_group_rows, page_query, row_to_job, selector_where
+from .runner import Operation, ReadRunner
+from .schema import Tables
+from .unreadable import UnreadableWarnings
+
+T = TypeVar("T")
+
+#: Ids per statement in ``get_many`` (SQLite before 3.32 allows 999 parameters).
+GET_MANY_CHUNK = 500
+
+Split = dict[str, tuple[int, int, int | None, int | None]]
+
+
+def get(t: Tables, job_id: str) -> Operation[Job | None]:
+    sql = statements.by_id(t)
+
+    def op(conn: sqlite3.Connection) -> Job | None:
+        row = conn.execute(sql, (job_id,)).fetchone()
+        return None if row is None else row_to_job(row)
+
+    return op
+
+
+def get_many(t: Tables, unreadable: UnreadableWarnings, ids: list[str]) -> Operation[dict[str, Job]]:
+    def op(conn: sqlite3.Connection) -> dict[str, Job]:
+        found: dict[str, Job] = {}
+        # One snapshot for every chunk; chunks keep under SQLITE_MAX_VARIABLE_NUMBER (999 before 3.32).
+        with one_snapshot(conn):
+            for start in range(0, len(ids), GET_MANY_CHUNK):
+                chunk = ids[start : start + GET_MANY_CHUNK]
+                for job in unreadable.readable(conn.execute(statements.by_ids(t, len(chunk)), chunk), row_to_job):
+                    found[job.id] = job
+        return found
+
+    return op
+
+
+def find(
+    t: Tables, unreadable: UnreadableWarnings, selector: StoreSelector, limit: int, skip: int
+) -> Operation[list[Job]]:
+    where, params = selector_where(selector, paging=True)
+    sql = statements.found(t, where)
+    return lambda conn: unreadable.readable(conn.execute(sql, (*params, limit, skip)), row_to_job)
+
+
+def page(
+    t: Tables,
+    unreadable: UnreadableWarnings,
+    filter: StoreListFilter,
+    sort: JobSort,
+    direction: CursorDirection,
+    anchor: CursorAnchor | None,
+    limit: int,
+    include_data: bool,
+) -> Operation[list[Job]]:
+    columns = t.columns if include_data else t.columns.replace("data,", "NULL AS data,", 1)
+    sql, params = page_query(columns, t.jobs, filter, sort, direction, anchor, limit)
+    return lambda conn: unreadable.readable(conn.execute(sql, params), row_to_job)
+
+
+def kept_count(t: Tables, filter: StoreListFilter) -> Operation[int]:
+    """A count the kept counts answer (``counted.filter_answerable``): no inbox look needed."""
+    kept, kept_params = counted.filter_count_sql(t, filter)
+    return lambda conn: int(conn.execute(kept, kept_params).fetchone()[0])
+
+
+def count(t: Tables, filter: StoreListFilter) -> Operation[int]:
+    """A count over the job table (combine with ``operator.add``)."""
+    where, params = filter_where(filter)
+    sql = statements.count(t, where)
+    return lambda conn: int(conn.execute(sql, params).fetchone()[0])
+
+
+def kept_count_as_of(t: Tables, selector: StoreSelector) -> Operation[tuple[int, int]]:
+    """A bulk count from the kept counts, and the store's position, in one statement."""
+    kept, kept_params = counted.selector_count_sql(t, selector)
+    sql = f"SELECT ({kept}), ({t.bulk_bound})"
+
+    def op(conn: sqlite3.Connection) -> tuple[int, int]:
+        found, position = conn.execute(sql, kept_params).fetchone()
+        return int(found), int(position)
+
+    return op
+
+
+def count_as_of(t: Tables, selector: StoreSelector) -> Operation[tuple[int, int]]:
+    """A bulk count over the job table and the position (combine with ``add_counts``).
+
+    Every job row written after the count's snapshot carries a ``change_seq`` above that
+    position (its transaction began later and read a larger ``max(seq)``), so ``change_seq <=
+    position`` is exactly "seen by this count, unchanged since" (``Tables.change_stamp``).
+    Jobs still in the inbox are counted (the read sees them) but fall outside the bound: they
+    get their stamp when they are moved, after it (the action reaches fewer, never more).
+    """
+    where, params = selector_where(selector)
+    sql = statements.count_as_of(t, where)
+
+    def op(conn: sqlite3.Connection) -> tuple[int, int]:
+        found, position = conn.execute(sql, params).fetchone()
+        return int(found), int(position)
+
+    return op
+
+
+def add_counts(stored: tuple[int, int], queued: tuple[int, int]) -> tuple[int, int]:
+    return stored[0] + queued[0], stored[1]
+
+
+def rows(sql: str, params: Sequence[Any] = ()) -> Operation[list[Any]]:
+    return lambda conn: conn.execute(sql, params).fetchall()
+
+
+def stats(rows: list[tuple[str, str, int, int | None]]) -> QueueStats:
+    """One QueueStats from the kept counts' rows ``(name, status, jobs, duration)``."""
+    totals: dict[str, list[int]] = {}
+    for _, status, found, duration in rows:
+        entry = totals.setdefault(status, [0, 0])
+        entry[0] += found
+        entry[1] += duration or 0
+    return _stats_from_rows([(status, c, d) for status, (c, d) in totals.items()])
+
+
+def stats_by_name(rows: list[tuple[str, str, int, int | None]]) -> dict[str, QueueStats]:
+    grouped: dict[str, list[tuple[str, int, int | None]]] = {}
+    for name, status, found, duration in rows:
+        grouped.setdefault(name, []).append((status, found, duration))
+    return {name: _stats_from_rows(group) for name, group in sorted(grouped.items())}
+
+
+def _stats_from_rows(rows: list[tuple[str, int, int | None]]) -> QueueStats:
+    counts = {status.value: 0 for status in JobStatus}
+    completed_ms = 0
+    for status, found, duration_sum in rows:  # a status may come twice (job table, inbox)
+        counts[status] += found
+        if status == "completed" and duration_sum is not None:
+            completed_ms += duration_sum
+    completed = counts["completed"]
+    # Whole ms, half up, as upstream's Math.round (and our MongoDB store).
+    avg = float(math.floor(completed_ms / completed + 0.5)) if completed else None
+    return QueueStats(**counts, total=sum(counts.values()), avg_processing_duration_ms=avg)
+
+
+def error_groups(t: Tables, name: str | None, since_ms: int | None, hour_start: int) -> Operation[list[Any]]:
+    """Two reads of the partial ``_errors`` index in one snapshot (covering: no table row is
+    read): totals per group, then the last hour per minute (``queries.error_group_queries``)."""
+    (totals_sql, totals_params), (recent_sql, recent_params) = error_group_queries(t.jobs, name, since_ms, hour_start)
+
+    def op(conn: sqlite3.Connection) -> list[Any]:
+        with one_snapshot(conn):
+            totals = conn.execute(totals_sql, totals_params).fetchall()
+            recent = conn.execute(recent_sql, recent_params).fetchall()
+        return merge_group_rows(totals, recent)
+
+    return op
+
+
+def error_group_sample(t: Tables, key: str) -> Operation[str | None]:
+    sql = statements.error_group_sample(t)
+
+    def op(conn: sqlite3.Connection) -> str | None:
+        row = conn.execute(sql, (key,)).fetchone()
+        return None if row is None else row[0]
+
+    return op
+
+
+def has_live_claim(t: Tables, owner: str, heartbeat_after_ms: int) -> Operation[bool]:
+    sql = statements.has_live_claim(t)
+    return lambda conn: conn.execute(sql, (owner, heartbeat_after_ms)).fetchone() is not None
+
+
+def next_due(t: Tables, names: Sequence[str]) -> Operation[int | None]:
+    """The earliest due pending job among ``names`` (combine with ``earliest``)."""
+    sql = statements.next_due(t, len(names))
+    params = tuple(names)
+    return lambda conn: conn.execute(sql, params).fetchone()[0]
+
+
+def pending_health(t: Tables, now_ms: int) -> Operation[list[Any]]:
+    """Rows for ``health_from_rows`` (combine with ``operator.add``)."""
+    return rows(statements.pending_health(t), (now_ms, now_ms, now_ms))
+
+
+def health_from_rows(rows: list[Any]) -> list[PendingHealth]:
+    merged: dict[str, list[Any]] = {}
+    for name, due, later, oldest, processing in rows:  # a name may come twice (job table, inbox)
+        entry = merged.setdefault(name, [0, 0, None, 0])
+        entry[0] += due or 0
+        entry[1] += later or 0
+        if oldest is not None:
+            entry[2] = oldest if entry[2] is None else min(entry[2], oldest)
+        entry[3] += processing
+    return [PendingHealth(name, e[0], e[1], e[2], e[3]) for name, e in sorted(merged.items())]
+
+
+def pending_split(t: Tables, now_ms: int, wanted: list[str], cap: int) -> Operation[Split]:
+    """Per name: due and later pending jobs (each counted up to ``cap``), the first and last
+    due times (combine with ``add_splits``)."""
+    sql = counted.pending_split_sql(t)
+
+    def op(conn: sqlite3.Connection) -> Split:
+        found: Split = {}
+        for name in wanted:
+            row = conn.execute(sql, (name, now_ms, cap, name, now_ms, cap, name, name)).fetchone()
+            found[name] = (row[0], row[1], row[2], row[3])
+        return found
+
+    return op
+
+
+def add_splits(stored: Split, queued: Split) -> Split:
+    merged = {}
+    for name, (due, later, first, last) in stored.items():
+        q_due, q_later, q_first, q_last = queued.get(name, (0, 0, None, None))
+        merged[name] = (
+            due + q_due,
+            later + q_later,
+            earliest(first, q_first),
+            last if q_last is None else q_last if last is None else max(last, q_last),
+        )
+    return merged
+
+
+def earliest(stored: int | None, queued: int | None) -> int | None:
+    """The earlier of two ``min(next_run_at)`` answers, either of which may be NULL."""
+    if stored is None or queued is None:
+        return queued if stored is None else stored
+    return min(stored, queued)
+
+
+@contextlib.contextmanager
+def one_snapshot(conn: sqlite3.Connection) -> Iterator[None]:
+    """A read transaction around the block (or the caller's, when one is already open)."""
+    if conn.in_transaction:
+        yield
+        return
+    conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        if conn.in_transaction:
+            conn.execute("COMMIT")  # a read transaction: ending it writes nothing
+
+
+# -- text that is not UTF-8 -------------------------------------------------------------------
+
+
+def is_text_decode_error(error: BaseException) -> bool:
+    cause = error.__cause__
+    return isinstance(cause, sqlite3.OperationalError) and "Could not decode to UTF-8" in str(cause)
+
+
+def _replace_invalid_utf8(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")
+
+
+def lenient_text(op: Callable[[sqlite3.Connection], T]) -> Callable[[sqlite3.Connection], T]:
+    """``op`` run with invalid UTF-8 in text columns replaced instead of raising."""
+
+    def run(conn: sqlite3.Connection) -> T:
+        previous = conn.text_factory
+        conn.text_factory = _replace_invalid_utf8
+        try:
+            return op(conn)
+        finally:
+            conn.text_factory = previous
+
+    return run
+
+
+async def run(runner: ReadRunner, op: Operation[T]) -> T:
+    """Run ``op`` on a reader; once more with invalid UTF-8 replaced if a text value made
+    sqlite3 refuse the whole result.
+
+    A text value that is not UTF-8 (written by another program, or a damaged page) made
+    sqlite3 refuse the whole result, so one row failed every listing and count. It is read
+    again with invalid bytes replaced (U+FFFD), as the MongoDB store decodes: only on this
+    rare path, since a Python text_factory would slow every read.
+    """
+    try:
+        return await runner.run(op)
+    except ConnectionError as error:
+        if not is_text_decode_error(error):
+            raise
+    return await runner.run(lenient_text(op))
