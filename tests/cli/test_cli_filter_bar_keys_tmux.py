@@ -38,6 +38,8 @@ def test_letters_after_enter_in_the_filter_bar_fire_no_action(tmux: Tmux, tmp_pa
     tmux.send("5")  # the failed jobs: r would retry the one under the cursor
     tmux.wait_for(lambda s: "failed, sorted" in s or "failed," in s, "the failed tab")
     tmux.send("/")
+    # Typed before the bar has focus, the letters would be keys (s sorts, e opens the errors view).
+    tmux.wait_for(lambda s: "FROM..TO" in s, "the filter bar to open")
     tmux.send("-l", "send-email")
     tmux.wait_for(lambda s: "named 'send-email'" in s, "the name filter applied")
     tmux.send("Enter")
