@@ -28,10 +28,12 @@ from .bindings import bindings_for
 from .clock import Clock, system_clock
 from .command_palette import ConsolePalette
 from .config import ConsoleConfig
+from .console_protocol import ConsoleApp
 from .disabled_keys import explain
 from .formatting import plural
 from .heap import freeze_startup_objects, thaw
 from .keylog import KeyLog, clocked_driver
+from .messages import SessionMessage
 from .palette import ConsoleCommands
 from .query import JobQuery
 from .screens.ask import AskScreen
@@ -61,14 +63,6 @@ THROUGHPUT_INTERVAL = 1.0
 SLOW_KEY_AFTER = 0.3
 #: The longest a read waits for a key's frame (a key that changed nothing visible draws none).
 AFTER_KEY_FRAME_LIMIT = 0.25
-
-
-class SessionMessage(Message):
-    """A session event, delivered to the screens as a Textual message."""
-
-    def __init__(self, event: SessionEvent) -> None:
-        super().__init__()
-        self.event = event
 
 
 #: The screen each "go to a screen" key opens: on that screen the key does nothing, so the
@@ -731,6 +725,11 @@ class MonqueConsole(App[int]):
         screen = self.top_screen
         if isinstance(screen, WorkersScreen | JobDetailScreen):
             screen.load()
+
+
+def _offers_what_screens_use(app: MonqueConsole) -> ConsoleApp:
+    """Never called: mypy checks here that the app has every member screens type it by."""
+    return app
 
 
 __all__ = ["MonqueConsole", "SessionMessage", "plural"]

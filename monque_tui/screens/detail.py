@@ -18,7 +18,7 @@ with a marker saying how much is not shown, and a traceback longer than
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.panel import Panel
@@ -39,18 +39,16 @@ from monque_engine.cron import describe, next_runs
 from ..actions import ActionKind, eligible, statuses_for
 from ..bindings import MUTATING_ACTIONS, Scope, bindings_for
 from ..clock import Clock
+from ..console_protocol import ConsoleApp
 from ..formatting import STATUS_STYLES, absolute, relative, span
 from ..longtext import TextPages, clip, clip_line, size_text
 from ..longtext import paginate as paginate_text
+from ..messages import SessionMessage
 from ..payload import PayloadPages, paginate
 from ..session import ConsoleSession
 from ..session.events import JobsChanged
 from ..session.fleet import owner_is_dead
 from ..widgets.console_footer import ConsoleFooter
-
-if TYPE_CHECKING:
-    from ..app import MonqueConsole, SessionMessage
-
 
 #: A short field (id, name, owner, unique key, type, schedule) shows at most this many characters.
 FIELD_CHARS = 300
@@ -333,8 +331,8 @@ class JobDetailScreen(Screen[None]):
         self._owner_dead = False
 
     @property
-    def console(self) -> MonqueConsole:
-        return cast("MonqueConsole", self.app)
+    def console(self) -> ConsoleApp:
+        return cast("ConsoleApp", self.app)
 
     def compose(self) -> ComposeResult:
         yield Static(f"Job {clip_line(self.job_id, FIELD_CHARS)}", id="detail-title", markup=False)

@@ -9,7 +9,7 @@ The list refreshes on a timer that is re-armed after each fetch, keeping the cur
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 from rich.text import Text
 from textual import events, on, work
@@ -23,13 +23,11 @@ from monque_engine import ErrorGroup
 
 from ..actions import ActionKind
 from ..bindings import MUTATING_ACTIONS, Scope, bindings_for
+from ..console_protocol import ConsoleApp
 from ..formatting import plural, relative
 from ..session import ConsoleSession
 from ..session.errors import REFRESH_EVERY, SPARK_WIDTH, ErrorGroupsModel, group_query, sparkline
 from ..widgets.console_footer import ConsoleFooter
-
-if TYPE_CHECKING:
-    from ..app import MonqueConsole
 
 #: (key, label, width): sized so the whole row fits 130 columns; long values end in "…".
 #: Count and retrying come right after the message, so a narrow screen keeps them.
@@ -77,8 +75,8 @@ class ErrorsScreen(Screen[None]):
         self.widths = dict(WIDTHS)
 
     @property
-    def console(self) -> MonqueConsole:
-        return cast("MonqueConsole", self.app)
+    def console(self) -> ConsoleApp:
+        return cast("ConsoleApp", self.app)
 
     def compose(self) -> ComposeResult:
         yield Static("Errors: failed and retrying jobs by name, type and message", id="errors-title")

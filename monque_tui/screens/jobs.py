@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING, ParamSpec, cast
+from typing import ParamSpec, cast
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -20,7 +20,9 @@ from monque_engine import Job, JobStatus, QueueStats
 
 from ..actions import ActionKind, eligible, statuses_for
 from ..bindings import MUTATING_ACTIONS, Scope, bindings_for
+from ..console_protocol import ConsoleApp
 from ..formatting import plural, short_id
+from ..messages import SessionMessage
 from ..query import SORT_LABELS, JobQuery
 from ..session import ConsoleSession
 from ..session.core import LOADING_NOTICE
@@ -44,9 +46,6 @@ from ..widgets.job_table import JobTable
 from ..widgets.status_tabs import StatusTabs
 from ..widgets.throughput_graph import ThroughputGraph
 from ..window import JobWindow
-
-if TYPE_CHECKING:
-    from ..app import MonqueConsole, SessionMessage
 
 P = ParamSpec("P")
 #: Seconds a new view may take to load before the previous view's rows leave the table.
@@ -107,8 +106,8 @@ class JobsScreen(Screen[None]):
         return self.session.stats
 
     @property
-    def console(self) -> MonqueConsole:
-        return cast("MonqueConsole", self.app)
+    def console(self) -> ConsoleApp:
+        return cast("ConsoleApp", self.app)
 
     def compose(self) -> ComposeResult:
         console = self.console

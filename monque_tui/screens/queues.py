@@ -9,8 +9,6 @@ that handle each name and their concurrency; a name with due jobs and none is fl
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from rich.text import Text
 from textual.widgets import DataTable
 
@@ -20,13 +18,11 @@ from monque_engine.cron import describe
 from ..actions import wall_clock_ms
 from ..bindings import Scope, bindings_for
 from ..formatting import STATUS_STYLES, per_minute, span
+from ..messages import SessionMessage
 from ..session import ConsoleSession
 from ..session.events import JobsChanged
 from ..session.fleet import HEALTH_WINDOW_MINUTES, PausedNamesChanged, recent_rate, spark_cells
 from .table_screen import TableScreen
-
-if TYPE_CHECKING:
-    from ..app import SessionMessage
 
 RELOAD_EVERY = 2.0
 #: Counters reach the store on the workers' heartbeat ticks: re-read health this often anyway.

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, ClassVar, cast
+from typing import ClassVar, cast
 
 from rich.text import Text
 from textual import work
@@ -27,12 +27,10 @@ from textual.widgets import DataTable, Static
 from monque_engine import ConnectionError
 
 from ..bindings import MUTATING_ACTIONS
+from ..console_protocol import ConsoleApp
 from ..session import ConsoleSession
 from ..session.core import STATS_BACKOFF, STATS_MAX_WAIT, store_unreadable
 from ..widgets.console_footer import ConsoleFooter
-
-if TYPE_CHECKING:
-    from ..app import MonqueConsole
 
 
 def _same(shown: object, value: object) -> bool:
@@ -71,8 +69,8 @@ class TableScreen(Screen[None]):
         self.monotonic: Callable[[], float] = time.monotonic
 
     @property
-    def console(self) -> MonqueConsole:
-        return cast("MonqueConsole", self.app)
+    def console(self) -> ConsoleApp:
+        return cast("ConsoleApp", self.app)
 
     def compose(self) -> ComposeResult:
         yield Static(self.HEADING, id=f"{self.ID_PREFIX}-title", classes="table-title")

@@ -8,7 +8,7 @@ called here after the app has closed, which is the state they meet then.
 
 from __future__ import annotations
 
-from monque_tui.app import SessionMessage
+from monque_tui.messages import SessionMessage
 from monque_tui.screens.detail import JobDetailScreen
 from monque_tui.session.events import JobsChanged
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from monque_tui.app import SessionMessage
+from monque_tui.messages import SessionMessage
 from monque_tui.screens.queues import RELOAD_EVERY
 from monque_tui.session.core import STATS_BACKOFF
 from monque_tui.session.events import JobsChanged
