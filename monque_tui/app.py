@@ -33,7 +33,7 @@ from .disabled_keys import explain
 from .formatting import plural
 from .heap import freeze_startup_objects, thaw
 from .keylog import KeyLog, clocked_driver
-from .messages import SessionMessage
+from .messages import ActOnQuery, ReleaseOwner, SessionMessage, TogglePause
 from .palette import ConsoleCommands
 from .query import JobQuery
 from .screens.ask import AskScreen
@@ -567,6 +567,16 @@ class MonqueConsole(App[int]):
         seems to do nothing gets pressed again (probe 6). The caller stops the timer when done.
         """
         return self.set_timer(SLOW_KEY_AFTER, lambda: self.notify(message, timeout=3))
+
+    # -- intents the screens post (messages.py) -------------------------------------------------------
+    def on_act_on_query(self, intent: ActOnQuery) -> None:
+        self.act_on_query(intent.kind, intent.query)
+
+    def on_toggle_pause(self, intent: TogglePause) -> None:
+        self.toggle_name_pause(intent.job_name)
+
+    def on_release_owner(self, intent: ReleaseOwner) -> None:
+        self.release_owner(intent.instance_id)
 
     @work(group="plan")
     async def act_on_query(self, kind: ActionKind, query: JobQuery | None = None) -> None:

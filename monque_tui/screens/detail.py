@@ -43,7 +43,7 @@ from ..console_protocol import ConsoleApp
 from ..formatting import STATUS_STYLES, absolute, relative, span
 from ..longtext import TextPages, clip, clip_line, size_text
 from ..longtext import paginate as paginate_text
-from ..messages import SessionMessage
+from ..messages import ReleaseOwner, SessionMessage
 from ..payload import PayloadPages, paginate
 from ..session import ConsoleSession
 from ..session.events import JobsChanged
@@ -688,7 +688,7 @@ class JobDetailScreen(Screen[None]):
 
     def action_release_owner(self) -> None:
         if self.job is not None and self.job.claimed_by:
-            self.console.release_owner(self.job.claimed_by)
+            self.app.post_message(ReleaseOwner(self.job.claimed_by))
 
     def action_back(self) -> None:
         self.dismiss(None)

@@ -25,6 +25,7 @@ from ..actions import ActionKind
 from ..bindings import MUTATING_ACTIONS, Scope, bindings_for
 from ..console_protocol import ConsoleApp
 from ..formatting import plural, relative
+from ..messages import ActOnQuery
 from ..session import ConsoleSession
 from ..session.errors import REFRESH_EVERY, SPARK_WIDTH, ErrorGroupsModel, group_query, sparkline
 from ..widgets.console_footer import ConsoleFooter
@@ -260,7 +261,7 @@ class ErrorsScreen(Screen[None]):
     def action_group_act(self, kind: str) -> None:
         group = self.cursor_group
         if group is not None:
-            self.console.act_on_query(ActionKind(kind), group_query(self.session.query, group))
+            self.app.post_message(ActOnQuery(ActionKind(kind), group_query(self.session.query, group)))
 
     def action_back(self) -> None:
         self.dismiss(None)

@@ -22,7 +22,7 @@ from ..actions import ActionKind, eligible, statuses_for
 from ..bindings import MUTATING_ACTIONS, Scope, bindings_for
 from ..console_protocol import ConsoleApp
 from ..formatting import plural, short_id
-from ..messages import SessionMessage
+from ..messages import ActOnQuery, SessionMessage, TogglePause
 from ..query import SORT_LABELS, JobQuery
 from ..session import ConsoleSession
 from ..session.core import LOADING_NOTICE
@@ -547,7 +547,7 @@ class JobsScreen(Screen[None]):
 
     def action_toggle_name_pause(self) -> None:
         if self.query_state.name and not self.query_state.name_is_glob:
-            self.console.toggle_name_pause(self.query_state.name)
+            self.app.post_message(TogglePause(self.query_state.name))
 
     def action_act(self, kind: str) -> None:
         self._catch_up()
@@ -558,7 +558,7 @@ class JobsScreen(Screen[None]):
                     "Reschedule works on marked rows, not on all matching (u clears the mark).", severity="warning"
                 )
                 return
-            self.console.act_on_query(ActionKind(kind), self.session.marked_view)
+            self.app.post_message(ActOnQuery(ActionKind(kind), self.session.marked_view))
             return
         jobs, marked = self.targets
         self.console.act_on_jobs(ActionKind(kind), jobs, marked)
@@ -568,4 +568,4 @@ class JobsScreen(Screen[None]):
         if unapplied is not None:
             self.notify(unapplied, severity="warning")
             return
-        self.console.act_on_query(ActionKind(kind), self.query_state)
+        self.app.post_message(ActOnQuery(ActionKind(kind), self.query_state))

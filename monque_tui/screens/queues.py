@@ -18,7 +18,7 @@ from monque_engine.cron import describe
 from ..actions import wall_clock_ms
 from ..bindings import Scope, bindings_for
 from ..formatting import STATUS_STYLES, per_minute, span
-from ..messages import SessionMessage
+from ..messages import SessionMessage, TogglePause
 from ..session import ConsoleSession
 from ..session.events import JobsChanged
 from ..session.fleet import HEALTH_WINDOW_MINUTES, PausedNamesChanged, recent_rate, spark_cells
@@ -223,4 +223,4 @@ class QueuesScreen(TableScreen):
     def action_toggle_name_pause(self) -> None:
         name = self.cursor_name
         if name is not None:
-            self.console.toggle_name_pause(name)
+            self.app.post_message(TogglePause(name))

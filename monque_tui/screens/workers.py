@@ -11,6 +11,7 @@ from rich.text import Text
 
 from ..bindings import Scope, bindings_for
 from ..formatting import span
+from ..messages import ReleaseOwner
 from ..session import ConsoleSession
 from ..session.fleet import FleetView, InstanceRow
 from .table_screen import TableScreen
@@ -114,4 +115,4 @@ class WorkersScreen(TableScreen):
     def action_release_owner(self) -> None:
         row = self.cursor_row
         if row is not None:
-            self.console.release_owner(row.id)
+            self.app.post_message(ReleaseOwner(row.id))
