@@ -174,13 +174,21 @@ class Completions:
                 sql = statements.complete_owned(t, record, len(ids))
                 done.update(row[0] for row in conn.execute(sql, (now, *record_params, *ids, owner)))
             changes = Changes() if batch is None else batch
+            entries = changes.entries
+            per_name: dict[str, list[int]] = {}  # jobs and summed durations: one count move per name
             for job, _, _, _ in chunk:
                 if job.id in done:
-                    duration = now - job.created_at_ms
-                    changes.add("update", job.id, job.name, "completed", job.next_run_at_ms, "processing", duration)
+                    entries.append(("update", job.id, job.name, "completed", job.next_run_at_ms))
+                    moved = per_name.get(job.name)
+                    if moved is None:
+                        moved = per_name[job.name] = [0, 0]
+                    moved[0] += 1
+                    moved[1] += now - job.created_at_ms
                     results.append(completed(job, now))
                 else:
                     results.append(None)
+            for name, (jobs, duration) in per_name.items():
+                changes.move(name, "processing", "completed", duration, jobs=jobs)
             if batch is None:
                 journal.write(conn, changes)
         return results
