@@ -15,6 +15,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from ..exitcodes import CliError, ExitCode
+from ..settings import parse_listen_address
 
 #: The token's environment variable; the token itself is never a flag (``ps`` shows argv).
 TOKEN_ENV = "MONQUE_SERVE_TOKEN"
@@ -52,26 +53,9 @@ def is_loopback_host(host: str) -> bool:
 
 
 def parse_address(text: str) -> ServeAddress:
-    """``PORT``, ``HOST:PORT`` or ``[IPv6]:PORT``; the host defaults to 127.0.0.1."""
-    value = text.strip()
-    host, port_text = "127.0.0.1", value
-    if value.startswith("["):
-        inside, bracket, rest = value[1:].partition("]")
-        if not bracket or not rest.startswith(":"):
-            raise ValueError("expected [IPv6]:PORT, e.g. [::1]:8080")
-        host, port_text = inside, rest[1:]
-    elif ":" in value:
-        host, _, port_text = value.rpartition(":")
-        if ":" in host:
-            raise ValueError("put an IPv6 address in brackets, e.g. [::1]:8080")
-    if not host:
-        raise ValueError("expected [HOST:]PORT, e.g. 8080 or 127.0.0.1:8080")
-    try:
-        port = int(port_text)
-    except ValueError:
-        raise ValueError("expected [HOST:]PORT with a numeric port, e.g. 8080 or 127.0.0.1:8080") from None
-    if not 0 <= port <= 65535:
-        raise ValueError("the port must be between 0 and 65535 (0: any free port)")
+    """``PORT``, ``HOST:PORT`` or ``[IPv6]:PORT``; the host defaults to 127.0.0.1 (the one
+    listen-address reading, ``settings.parse_listen_address``, as ``--metrics`` uses)."""
+    host, port = parse_listen_address(text, example_port=8080)
     return ServeAddress(host, port)
 
 
