@@ -197,7 +197,7 @@ class MonqueConsole(App[int]):
             self._say_stopping(monque)
         else:
             slow = self.set_timer(SLOW_KEY_AFTER, lambda: self._say_stopping(monque))
-        self.run_worker(self._stop_workers_then_exit(monque, slow), group="quit")
+        self._stop_workers_then_exit(monque, slow)
 
     def _say_stopping(self, monque: Any) -> None:
         timeout = float(monque.options.shutdown_timeout)
@@ -209,6 +209,7 @@ class MonqueConsole(App[int]):
             timeout=timeout + 5,
         )
 
+    @work(group="quit")
     async def _stop_workers_then_exit(self, monque: Any, slow: Timer | None = None) -> None:
         try:
             await monque.stop()  # never raises; bounded by shutdown_timeout and a grace
@@ -291,7 +292,7 @@ class MonqueConsole(App[int]):
             self.fail(str(error), error.code)
             return
         self.jobs_screen.start()
-        self.run_worker(self.refresh_paused_names(), group="paused")
+        self._refresh_paused_names_in_background()
         if self.live:
             self.set_interval(FLUSH_INTERVAL, self._apply_changes)
             self.set_interval(STATS_INTERVAL, self._stats_tick)
@@ -445,6 +446,13 @@ class MonqueConsole(App[int]):
     async def refresh_stats_if_due(self) -> None:
         await self.session.refresh_stats_if_due()
 
+    @work(group="paused")
+    async def _refresh_paused_names_in_background(self) -> None:
+        """A worker made by ``@work`` creates its coroutine only when it starts: a coroutine
+        object handed to ``run_worker`` as the app quits was never awaited (a RuntimeWarning
+        printed on stderr at exit)."""
+        await self.refresh_paused_names()
+
     async def refresh_paused_names(self) -> None:
         """Poll the store's paused names (cheap) and tell the screens when they change."""
         monque = self.monque
@@ -479,8 +487,9 @@ class MonqueConsole(App[int]):
     def set_paused(self, paused: bool) -> None:
         self.session.set_paused(paused)
         if not paused:
-            self.run_worker(self._resume(), group="resume")
+            self._resume()
 
+    @work(group="resume")
     async def _resume(self) -> None:
         await self.session.flush()
         await self.session.refresh_stats()
@@ -649,7 +658,7 @@ class MonqueConsole(App[int]):
 
         def answered(ok: bool | None) -> None:
             if ok:
-                self.run_worker(self._release(instance_id), group="fleet")
+                self._release(instance_id)
             else:
                 self.notify("Nothing changed.", timeout=2)
 
@@ -724,6 +733,7 @@ class MonqueConsole(App[int]):
             return
         self.call_from_thread(self.notify, f"Exported {plural(written, 'job')} to {path}", title="Export")
 
+    @work(group="fleet")
     async def _release(self, instance_id: str) -> None:
         assert self.monque is not None
         try:
