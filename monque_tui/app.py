@@ -21,6 +21,7 @@ from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
 
+from monque_engine import Monque
 from monque_engine.store.urls import mask_text
 
 from .actions import ActionKind, ActionPlan
@@ -149,7 +150,7 @@ class MonqueConsole(App[int]):
         self._after_key_frame_timer: Timer | None = None
 
     @property
-    def monque(self) -> Any:
+    def monque(self) -> Monque | None:
         return self.session.monque
 
     @property
@@ -182,13 +183,15 @@ class MonqueConsole(App[int]):
         the time), and that wait is said, here, once it lasts.
         """
         monque = self.monque
+        if monque is None or not self.config.start_workers:
+            self.exit()
+            return
         if self._stopping_workers:  # (the workers no longer claim: is_running is already false)
             waiting = "waiting for the running jobs to finish" if monque.running_job_count else "stopping the workers"
             self.notify(f"Still {waiting}.", title="Quit", timeout=3)
             return
-        workers = monque is not None and self.config.start_workers
-        running = monque.running_job_count if workers else 0
-        if not running and not (workers and monque.is_running):
+        running = monque.running_job_count
+        if not running and not monque.is_running:
             self.exit()
             return
         self._stopping_workers = True
@@ -199,7 +202,7 @@ class MonqueConsole(App[int]):
             slow = self.set_timer(SLOW_KEY_AFTER, lambda: self._say_stopping(monque))
         self._stop_workers_then_exit(monque, slow)
 
-    def _say_stopping(self, monque: Any) -> None:
+    def _say_stopping(self, monque: Monque) -> None:
         timeout = float(monque.options.shutdown_timeout)
         running = monque.running_job_count
         what = f": {plural(running, 'running job')} may finish first" if running else ""
@@ -210,7 +213,7 @@ class MonqueConsole(App[int]):
         )
 
     @work(group="quit")
-    async def _stop_workers_then_exit(self, monque: Any, slow: Timer | None = None) -> None:
+    async def _stop_workers_then_exit(self, monque: Monque, slow: Timer | None = None) -> None:
         try:
             await monque.stop()  # never raises; bounded by shutdown_timeout and a grace
         finally:
@@ -545,11 +548,11 @@ class MonqueConsole(App[int]):
         screen_class = _SCREEN_OF_ACTION.get(action)
         return screen_class is None or not isinstance(self._screen_in_view(), screen_class)
 
-    def _screen_in_view(self) -> Screen[object] | None:
+    def _screen_in_view(self) -> Screen[Any] | None:
         """The top screen, the command palette aside (the footer under it belongs to this one)."""
         for screen in reversed(self.screen_stack):
             if not isinstance(screen, CommandPalette):
-                return screen
+                return screen  # type: ignore[no-any-return]
         return None
 
     def act_on_jobs(self, kind: ActionKind, jobs: list[Any] | None = None, marked: bool | None = None) -> None:

@@ -19,7 +19,7 @@ import os
 import sys
 import textwrap
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from monque_engine import __version__ as engine_version
@@ -356,8 +356,9 @@ def _or(value: Any, default: Any) -> Any:
 
 
 # -- serve ------------------------------------------------------------------------------------------
-_SERVE_FLAGS = {
-    "--allow-remote": lambda args: args.allow_remote,
+#: Flags that only mean something with --serve: whether each was given.
+_SERVE_FLAGS: dict[str, Callable[[argparse.Namespace], bool]] = {
+    "--allow-remote": lambda args: bool(args.allow_remote),
     "--public-url": lambda args: args.public_url is not None,
     "--max-sessions": lambda args: args.max_sessions is not None,
     "--token-file": lambda args: args.token_file is not None,

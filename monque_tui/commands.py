@@ -364,7 +364,7 @@ def _parse(words: list[str]) -> argparse.Namespace:
     command = None if sub is None else sub.choices.get(words[0])
     if command is None:
         return parser.parse_args(words)
-    args = command.parse_intermixed_args(join_dashed_values(words[1:]))
+    args: argparse.Namespace = command.parse_intermixed_args(join_dashed_values(words[1:]))
     args.command = words[0]
     return args
 

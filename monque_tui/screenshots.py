@@ -88,6 +88,7 @@ async def queues_scene(pilot: Pilot[int]) -> None:
 async def workers_scene(pilot: Pilot[int]) -> None:
     """Two registered instances (one dead, holding a job) and the seed's inferred (Node) owners."""
     app = await _ready(pilot)
+    assert app.monque is not None
     store: Any = app.monque.store
     minute = 60_000
     await store.upsert_instance(
