@@ -504,7 +504,7 @@ class Fuzz:
         prop()
 
     def cli(self) -> None:
-        from monque_tui.cli.main import build_parser
+        from monque_tui.cli.entry import build_parser
         from monque_tui.cli.settings import resolve
         from monque_tui.common.exitcodes import CliError
 

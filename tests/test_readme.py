@@ -22,7 +22,7 @@ import pytest
 
 from monque_tui.cli.commands import COMMANDS
 from monque_tui.cli.commands import build_parser as build_command_parser
-from monque_tui.cli.main import build_parser
+from monque_tui.cli.entry import build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()

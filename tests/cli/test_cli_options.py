@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from monque_tui.cli import main as cli
+from monque_tui.cli import entry as cli
 from monque_tui.cli.settings import OPTIONS, resolve
 from monque_tui.common.exitcodes import CliError
 

@@ -6,7 +6,7 @@ tests/test_mongo_display_reads.py) are set on it, as ``MongoStore`` has them."""
 
 from __future__ import annotations
 
-from monque_tui.cli.main import main
+from monque_tui.cli.entry import main
 from monque_tui.console.widgets.console_header import ConsoleHeader
 
 from .conftest import running_console, wait_for
