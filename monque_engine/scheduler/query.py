@@ -97,7 +97,7 @@ def check_sort(sort: object) -> JobSort:
 
 class QueryService:
     """The read side of ``Monque``: lookups, listings, pages and cached stats, kept apart
-    from the processing loop. (Not the console's ``monque_tui.query.JobQuery``, a view filter.)"""
+    from the processing loop. (Not the console's ``monque_tui.console.query.JobQuery``, a view filter.)"""
 
     def __init__(self, ctx: SchedulerContext, workers: Callable[[], dict[str, WorkerSummary]]) -> None:
         self._ctx = ctx

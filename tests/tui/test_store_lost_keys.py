@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from monque_engine import JobStatus
-from monque_tui.screens.queues import QueuesScreen
+from monque_tui.console.screens.queues import QueuesScreen
 
 from .conftest import running_console, wait_for
 from .test_confirm_width import screen_text

@@ -1,6 +1,6 @@
 """The console app: the Textual shell around a ``ConsoleSession``.
 
-The session (``monque_tui.session``, no Textual) owns the store, the query, the marks, the
+The session (``monque_tui.console.session``, no Textual) owns the store, the query, the marks, the
 window, the counts and the live feed. The app runs its timers, turns session events into
 ``SessionMessage`` messages for the screens, and shows dialogs; screens turn keys into
 session calls. Nothing here reaches into a screen's internals.
@@ -29,13 +29,13 @@ from .bindings import bindings_for
 from .clock import Clock, system_clock
 from .command_palette import ConsolePalette
 from .config import ConsoleConfig
-from .console_protocol import ConsoleApp
 from .disabled_keys import explain
 from .formatting import plural
 from .heap import freeze_startup_objects, thaw
 from .keylog import KeyLog, clocked_driver
 from .messages import ActOnQuery, ReleaseOwner, SessionMessage, TogglePause
 from .palette import ConsoleCommands
+from .protocol import ConsoleApp
 from .query import JobQuery
 from .screens.ask import AskScreen
 from .screens.confirm import ConfirmScreen
@@ -119,7 +119,7 @@ class MonqueConsole(App[int]):
         self.live = live
         self.read_only = config.read_only
         self.session = ConsoleSession(config, clock=self.clock, live=live, emit=self._session_event)
-        #: Called once the session is closed on the way out (console.py: after an exit signal,
+        #: Called once the session is closed on the way out (launch.py: after an exit signal,
         #: the terminal may be gone and Textual's own teardown may never finish).
         self.after_close: Callable[[], None] | None = None
         self.error: str | None = None
