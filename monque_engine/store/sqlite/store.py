@@ -18,7 +18,7 @@ from typing import Any, NoReturn, TypeVar
 
 from ...attempts import Attempt
 from ...cursor import CursorAnchor
-from ...errorgroups import ErrorGroupRow, fold_buckets, hour_window
+from ...errorgroups import ErrorGroupRow, hour_window
 from ...errors import ConnectionError, StoreLostError
 from ...job import (
     ChangeEvent,
@@ -270,7 +270,7 @@ class SqliteStore(JobStore):
                 continue
             prune_at = loop.time() + self.settings.maintenance_interval
             try:
-                await self._write(lambda conn: self._j.prune_feed(conn, keep))
+                await self._write(lambda conn: self._j.prune(conn, keep))
             except ConnectionError:
                 continue  # the next round tries again; a locked file is not fatal here
 
@@ -280,9 +280,10 @@ class SqliteStore(JobStore):
         return await self._write(self._j.rebuild_counts)
 
     async def prune_feed(self) -> int:
-        """Trim the change table now (normally done in the background)."""
+        """Trim the change table (and drop emptied error groups' counts) now (normally done
+        in the background)."""
         keep = self.settings.feed_retention
-        removed: int = await self._write(lambda conn: self._j.prune_feed(conn, keep))
+        removed: int = await self._write(lambda conn: self._j.prune(conn, keep))
         return removed
 
     # -- plumbing -----------------------------------------------------------------------------
@@ -519,9 +520,7 @@ class SqliteStore(JobStore):
         return [row[0] for row in found]
 
     async def error_groups(self, name: str | None, since_ms: int | None, now_ms: int) -> list[ErrorGroupRow]:
-        hour_start = hour_window(now_ms)
-        found = await self._read(reads.error_groups(self._t, name, since_ms, hour_start), queued=False)
-        return fold_buckets(found, hour_start)
+        return await self._read(reads.error_groups(self._t, name, since_ms, hour_window(now_ms)), queued=False)
 
     async def error_group_sample(self, key: str) -> str | None:
         return await self._read(reads.error_group_sample(self._t, key), queued=False)
