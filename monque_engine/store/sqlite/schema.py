@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from ...errors import MonqueError
+from ..base import InvalidCollectionNameError
 
 SCHEMA_VERSION = 5
 JOB_COLUMNS = (
@@ -32,10 +32,6 @@ ERROR_MEMBER = "error_group IS NOT NULL AND (status = 'failed' OR (status = 'pen
 #: term verbatim can use that index (SQLite matches a partial index's WHERE term by term).
 FINISHED = "status IN ('completed','failed','cancelled')"
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
-
-
-class InvalidCollectionNameError(MonqueError, ValueError):
-    pass
 
 
 def check_collection_name(name: str) -> str:
