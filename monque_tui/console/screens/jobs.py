@@ -21,7 +21,7 @@ from monque_engine import Job, JobStatus, QueueStats
 from ..actions import ActionKind, eligible, statuses_for
 from ..bindings import MUTATING_ACTIONS, Scope, bindings_for
 from ..formatting import plural, short_id
-from ..messages import ActOnQuery, SessionMessage, TogglePause
+from ..messages import ActOnJobs, ActOnQuery, ExportView, SessionMessage, ShowJob, TogglePause
 from ..protocol import ConsoleApp
 from ..query import SORT_LABELS, JobQuery
 from ..session import ConsoleSession
@@ -443,7 +443,7 @@ class JobsScreen(Screen[None]):
 
     @on(JobTable.Opened)
     def _opened(self, event: JobTable.Opened) -> None:
-        self.console.show_job(event.job.id, event.job)
+        self.app.post_message(ShowJob(event.job.id, event.job))
 
     def action_open_job(self) -> None:
         self._catch_up()
@@ -453,7 +453,7 @@ class JobsScreen(Screen[None]):
             return
         job = self.table.cursor_job
         if job is not None:
-            self.console.show_job(job.id, job)
+            self.app.post_message(ShowJob(job.id, job))
 
     # -- keys: marks ------------------------------------------------------------------------------------------
     def action_toggle_mark(self) -> None:
@@ -479,7 +479,7 @@ class JobsScreen(Screen[None]):
             slow.stop()
 
     def action_export(self) -> None:
-        self.console.export_view()
+        self.app.post_message(ExportView())
 
     def action_clear_marks(self) -> None:
         self.session.clear_marks()
@@ -561,7 +561,7 @@ class JobsScreen(Screen[None]):
             self.app.post_message(ActOnQuery(ActionKind(kind), self.session.marked_view))
             return
         jobs, marked = self.targets
-        self.console.act_on_jobs(ActionKind(kind), jobs, marked)
+        self.app.post_message(ActOnJobs(ActionKind(kind), jobs, marked))
 
     def action_act_all(self, kind: str) -> None:
         unapplied = self.query_one(FilterBar).unapplied
