@@ -33,7 +33,7 @@ class ConnectionError(MonqueError):
 
 
 class PartialInsertError(ConnectionError):
-    """``enqueue_many`` on MongoDB stored the first ``len(stored)`` of ``total`` jobs, then failed.
+    """``enqueue_many`` (or ``import_jobs``) on MongoDB stored the first ``len(stored)`` of ``total`` jobs, then failed.
 
     A MongoDB transaction is bounded (60 s, the cache), so a large batch is written in
     transactions of at most ``MongoStore.TRANSACTION_BATCH`` jobs, each all or none: the

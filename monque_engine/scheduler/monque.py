@@ -453,6 +453,17 @@ class Monque:
         self._require_initialized()
         return await self._intake.enqueue_many(items)
 
+    async def import_jobs(self, jobs: Iterable[Job]) -> int:
+        """Store complete jobs as they are, in any status: their ids, instants, owners,
+        failures and attempt history (not in upstream). What a demo's seed uses, and what a
+        restore of an export would; new work goes through ``enqueue``. Ids, names and unique
+        keys are checked first (nothing is stored when one is bad); watchers then see each
+        job as an insert and counts include it. An id already stored fails the import: on
+        SQLite nothing is stored, on MongoDB ``PartialInsertError`` says how many were
+        (``JobStore.import_jobs``). Returns how many jobs were stored."""
+        self._require_initialized()
+        return await self._intake.import_jobs(jobs)
+
     # -- queries --------------------------------------------------------------------------------
     async def get_job(self, job_id: str) -> Job | None:
         self._require_initialized()

@@ -17,6 +17,7 @@ from typing import Any
 from ..attempts import Attempt
 from ..cursor import CursorAnchor
 from ..errorgroups import ErrorGroupRow
+from ..errors import MonqueError
 from ..job import (
     ChangeEvent,
     CursorDirection,
@@ -94,6 +95,33 @@ class StoreOpenOptions:
     on_fatal: Callable[[Exception], None] | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class StoreLocation:
+    """Where a store URL points, found without opening the store (``locate_store``).
+
+    Looking never creates, locks for writing or changes anything: a command that only reads
+    asks this first, so a mistyped path or collection is refused instead of made. A field
+    is None where the store cannot tell without connecting (a MongoDB server makes its
+    databases and collections on first write, so it says nothing about either).
+    """
+
+    #: Short kind name, as ``JobStore.kind`` ("sqlite", "mongodb").
+    kind: str
+    #: The file a SQLite URL names (``~`` expanded; relative to the working directory), or None.
+    path: str | None = None
+    #: The URL opens the store read-only (SQLite ``mode=ro``).
+    read_only: bool = False
+    #: Something exists at ``path``; None where there is no path to look at.
+    exists: bool | None = None
+    #: The Monque collections the file holds, sorted; None when that cannot be read (no
+    #: file, not a database, locked) or is not known without connecting (a server).
+    collections: tuple[str, ...] | None = None
+
+
+class InvalidCollectionNameError(MonqueError, ValueError):
+    """A collection name the store a URL names cannot hold."""
+
+
 class JobStore(ABC):
     """One jobs collection. Instances are bound to the event loop that opened them."""
 
@@ -106,6 +134,38 @@ class JobStore(ABC):
     #: The store builds a completion's attempt record from the row itself (SQLite, in SQL),
     #: so the processor skips building an ``Attempt`` on the hot path (~2.5 µs a job).
     records_success_from_row: bool = False
+    #: Where display reads (listings, counts, statistics) go: "primary" unless a console
+    #: asked a MongoDB store for a secondary (``MongoStore.set_display_read_preference``).
+    display_read_preference: str = "primary"
+
+    def display_staleness_s(self) -> float | None:
+        """How far behind the primary display reads may be, in seconds; None when they go to
+        the primary (every store but a MongoDB one reading from a secondary)."""
+        return None
+
+    # -- before opening: a URL and a collection name, checked without touching the store -------
+    @classmethod
+    def from_url(cls, url: str, **options: Any) -> JobStore:
+        """The store ``url`` names, built but not opened (``open_store`` picks the class)."""
+        raise NotImplementedError(f"{cls.__name__} is not opened from a URL")
+
+    @staticmethod
+    def check_collection_name(name: str) -> str:
+        """``name`` if this store can hold a collection of that name, else raise
+        ``InvalidCollectionNameError`` saying what is wrong. Every store needs a name at all;
+        a store with stricter rules (a SQLite table name) overrides this."""
+        if not isinstance(name, str) or not name.strip():
+            raise InvalidCollectionNameError(
+                f"Collection name {name!r} is empty; give a collection name (e.g. monque_jobs)"
+            )
+        return name
+
+    @staticmethod
+    def locate(url: str) -> StoreLocation:
+        """Where ``url`` points (see ``StoreLocation``), without opening, creating or changing
+        anything; raises ``InvalidStoreUrlError`` for a URL this store cannot use. Each store
+        overrides it; ``monque_engine.store.locate_store`` picks the store by scheme."""
+        raise NotImplementedError("a store locates its own URLs")
 
     # -- life cycle -------------------------------------------------------------------------
     @abstractmethod
@@ -139,6 +199,16 @@ class JobStore(ABC):
         """
         jobs = [job for chunk in chunks for job in chunk]
         return await self.insert_many(jobs) if jobs else []
+
+    async def import_jobs(self, jobs: Sequence[Job]) -> int:
+        """Store complete jobs exactly as given, in any status: their ids, instants, owners,
+        failures and attempt history. How a demo is seeded, and how an export would be
+        restored; not a way to enqueue work (nothing is validated or deduplicated here, the
+        caller is ``Monque.import_jobs``). Watchers see each job as an insert, and counts
+        include it, as after the store's own writes. An id that is already stored, or a
+        unique key a live job holds, makes the import fail; what is then kept depends on
+        the store (SQLite: nothing, it is one transaction). Returns how many were stored."""
+        raise self._fleet_unsupported("importing jobs")
 
     # -- processing: claims and owned transitions --------------------------------------------
     @abstractmethod

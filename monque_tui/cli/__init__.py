@@ -3,8 +3,8 @@
 ``main`` here is the console script's target (``monque-tui = monque_tui.cli:main`` in
 pyproject.toml): the name installed scripts have always called, so an environment installed
 before the package was grouped keeps a working ``monque-tui``. It imports ``entry`` on call,
-not here, because ``serve.options`` imports ``cli.settings`` and ``entry`` imports
-``serve.options``: importing the package must not pull in ``entry``.
+not here, so that importing a part of the package (``cli.settings``, ``cli.commands``) does
+not pull in every mode's options.
 """
 
 from __future__ import annotations

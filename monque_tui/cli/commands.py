@@ -19,13 +19,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import difflib
 import json
 import os
 import re
 import signal
-import sqlite3
 import stat
 import sys
 import time
@@ -37,8 +35,13 @@ from typing import Any, NoReturn
 from monque_engine import ConnectionError, InvalidJobQueryError, JobListFilter, Monque, MonqueError
 from monque_engine.export import FORMATS, export_jobs, iso
 from monque_engine.export_target import export_refusal, refusal_in_folder
-from monque_engine.store import DEFAULT_URL
-from monque_engine.store.sqlite.schema import check_collection_name
+from monque_engine.store import (
+    DEFAULT_URL,
+    InvalidCollectionNameError,
+    StoreLocation,
+    check_collection_name,
+    locate_store,
+)
 from monque_engine.store.urls import mask_secrets, mask_url
 from monque_engine.timeutil import now_ms
 from monque_engine.validation import validate_job_name
@@ -376,14 +379,19 @@ def _refuse_bad_collection(args: argparse.Namespace, url: str) -> None:
     It was "Failed to initialize Monque: Collection name '' cannot be …", exit 3, as if the
     store could not be opened (probe 7).
     """
-    name = args.collection
     try:
-        if url.strip().lower().startswith("sqlite:"):
-            check_collection_name(name)
-        elif not name.strip():
-            raise MonqueError("Collection name '' is empty; give a collection name (e.g. monque_jobs)")
-    except MonqueError as error:
+        check_collection_name(url, args.collection)
+    except InvalidCollectionNameError as error:
         raise CliError(f"--collection: {error}", ExitCode.USAGE) from None
+
+
+def _located(url: str) -> StoreLocation | None:
+    """Where ``url`` points, looked at without creating or changing anything (None: the URL
+    itself is wrong, which ``check_url`` then says)."""
+    try:
+        return locate_store(url)
+    except (MonqueError, ValueError):
+        return None
 
 
 def _missing_collection(url: str, collection: str) -> str | None:
@@ -392,25 +400,11 @@ def _missing_collection(url: str, collection: str) -> str | None:
     Read with a read-only connection, so checking never changes the file. MongoDB makes its
     collections lazily and is not checked.
     """
-    if not url.strip().lower().startswith("sqlite:"):
+    location = _located(url)
+    if location is None or location.collections is None or collection in location.collections:
         return None
-    from monque_engine import open_store
-
-    try:
-        path = str(open_store(url).settings.path)  # type: ignore[attr-defined]
-    except (MonqueError, ValueError, AttributeError):
-        return None  # check_url says what is wrong with the URL
-    if not path or path == ":memory:" or not Path(path).is_file():
-        return None
-    try:
-        with contextlib.closing(sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)) as db:
-            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    except sqlite3.Error:
-        return None  # not a database, locked, …: the store's own open says what is wrong
-    if collection in tables:
-        return None
-    known = sorted(name for name in tables if f"{name}_meta" in tables)
-    return f"{path} has {', '.join(known)}" if known else f"{path} has no Monque collection"
+    known = location.collections
+    return f"{location.path} has {', '.join(known)}" if known else f"{location.path} has no Monque collection"
 
 
 def _require_existing_collection(url: str, collection: str) -> None:
@@ -524,15 +518,8 @@ async def _with_monque(
 
 def _missing_sqlite_path(url: str) -> str | None:
     """The file a SQLite URL names, when it does not exist yet (None: it exists, or not SQLite)."""
-    if not url.lower().startswith("sqlite://"):
-        return None
-    from monque_engine import open_store
-
-    try:
-        path = str(open_store(url).settings.path)  # type: ignore[attr-defined]
-    except (MonqueError, ValueError, AttributeError):
-        return None  # check_url says what is wrong with it
-    return path if path and path != ":memory:" and not Path(path).exists() else None
+    location = _located(url)
+    return location.path if location is not None and location.exists is False else None
 
 
 def _require_existing_sqlite(url: str) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 from monque_engine import DEFAULT_URL
 
 from ..common.exitcodes import CliError, ExitCode
+from ..common.listen import parse_listen_address
 
 DEMO_URL = "sqlite:///monque-demo.db"
 
@@ -100,38 +101,6 @@ def parse_read_preference(text: str) -> str:
     if value not in READ_PREFERENCES:
         raise ValueError(f"expected {' or '.join(READ_PREFERENCES)}")
     return value
-
-
-#: Where ``--metrics PORT`` listens without a HOST: this machine only (an explicit HOST,
-#: e.g. 0.0.0.0:9464, is how to expose it to a Prometheus elsewhere).
-METRICS_DEFAULT_HOST = "127.0.0.1"
-
-
-def parse_listen_address(text: str, example_port: int = 9464) -> tuple[str, int]:
-    """``[HOST:]PORT`` (``[::1]:9464`` for IPv6) -> (host, port); port 0 picks a free one.
-
-    The one reading of a listen address, for ``--metrics`` and ``--serve`` alike; the host
-    defaults to this machine only (``METRICS_DEFAULT_HOST``)."""
-    example = f"e.g. {example_port} or 0.0.0.0:{example_port}"
-    value = text.strip()
-    host, sep, port_text = value.rpartition(":")
-    if not sep:
-        host, port_text = "", value
-    elif not host:
-        raise ValueError(f"expected [HOST:]PORT, {example}")  # ":9464": a host was meant, and is missing
-    if host.startswith("[") and host.endswith("]"):
-        host = host[1:-1]
-    elif ":" in host:
-        raise ValueError(f"put an IPv6 address in brackets, e.g. [::1]:{example_port}")
-    try:
-        port = int(port_text)
-    except ValueError:
-        raise ValueError(f"expected [HOST:]PORT, {example}") from None
-    if not 0 <= port <= 65535:
-        raise ValueError("expected a port from 0 to 65535")
-    if any(c.isspace() or c in "/?#@" for c in host):
-        raise ValueError(f"expected [HOST:]PORT, {example}")
-    return host or METRICS_DEFAULT_HOST, port
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 from monque_engine import InvalidStoreUrlError, MonqueError, open_store
+from monque_engine.store import locate_store
 from monque_engine.store.filekind import special_file_kind
 from monque_engine.store.urls import mask_secrets, mask_url
 
@@ -49,12 +50,11 @@ def check_url(url: str, *, connect_timeout: float = 5.0) -> None:
 
 def _check_sqlite(url: str) -> None:
     try:
-        store = open_store(url)
+        location = locate_store(url)
     except (InvalidStoreUrlError, MonqueError, ValueError) as error:
         raise CliError(_masked(str(error), url), ExitCode.USAGE) from None
-    settings = getattr(store, "settings", None)
-    path = Path(getattr(settings, "path", "") or url.split("://", 1)[1].lstrip("/"))
-    read_only = bool(getattr(settings, "read_only", False))
+    path = Path(location.path or url.split("://", 1)[1].lstrip("/"))
+    read_only = location.read_only
     parent = path.parent if str(path.parent) else Path(".")
     where = f"{mask_url(url)}:"
     if path.is_dir():

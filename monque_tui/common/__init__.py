@@ -1,1 +1,1 @@
-"""What every part of ``monque-tui`` shares: exit codes and the guarded standard streams."""
+"""What every part of ``monque-tui`` shares: exit codes, the guarded standard streams, the listen-address reading."""

@@ -33,7 +33,17 @@ from .disabled_keys import explain
 from .formatting import plural
 from .heap import freeze_startup_objects, thaw
 from .keylog import KeyLog, clocked_driver
-from .messages import ActOnQuery, ReleaseOwner, SessionMessage, TogglePause
+from .messages import (
+    ActOnJobs,
+    ActOnQuery,
+    ExportView,
+    ReleaseOwner,
+    SessionMessage,
+    ShowErrorGroup,
+    ShowJob,
+    ShowJobsNamed,
+    TogglePause,
+)
 from .palette import ConsoleCommands
 from .protocol import ConsoleApp
 from .query import JobQuery
@@ -581,6 +591,21 @@ class MonqueConsole(App[int]):
         return self.set_timer(SLOW_KEY_AFTER, lambda: self.notify(message, timeout=3))
 
     # -- intents the screens post (messages.py) -------------------------------------------------------
+    def on_show_job(self, intent: ShowJob) -> None:
+        self.show_job(intent.job_id, intent.row)
+
+    def on_show_error_group(self, intent: ShowErrorGroup) -> None:
+        self.show_error_group(intent.query)
+
+    def on_show_jobs_named(self, intent: ShowJobsNamed) -> None:
+        self.show_jobs_named(intent.name)
+
+    def on_act_on_jobs(self, intent: ActOnJobs) -> None:
+        self.act_on_jobs(intent.kind, intent.jobs, intent.marked)
+
+    def on_export_view(self, intent: ExportView) -> None:
+        self.export_view()
+
     def on_act_on_query(self, intent: ActOnQuery) -> None:
         self.act_on_query(intent.kind, intent.query)
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from textual.message import Message
 
+from monque_engine import Job
+
 from .actions import ActionKind
 from .query import JobQuery
 from .session import SessionEvent
@@ -27,6 +29,44 @@ class ConsoleIntent(Message):
     """Something a screen asks the app to do (posted with ``self.app.post_message``)."""
 
 
+# -- screens ------------------------------------------------------------------------------------
+class ShowJob(ConsoleIntent):
+    """Open job ``job_id``'s detail (``row``: the job as the table shows it, drawn until it is read)."""
+
+    def __init__(self, job_id: str, row: Job | None = None) -> None:
+        super().__init__()
+        self.job_id = job_id
+        self.row = row
+
+
+class ShowErrorGroup(ConsoleIntent):
+    """Back to the jobs table, showing exactly ``query`` (an error group's jobs)."""
+
+    def __init__(self, query: JobQuery) -> None:
+        super().__init__()
+        self.query = query
+
+
+class ShowJobsNamed(ConsoleIntent):
+    """Back to the jobs table, its view narrowed to the jobs named ``name``."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__()
+        self.name = name
+
+
+# -- acting on jobs ---------------------------------------------------------------------------------
+class ActOnJobs(ConsoleIntent):
+    """Cancel, retry, reschedule or delete explicit ``jobs`` (None: the marked ones, or the
+    cursor's), after asking; ``marked`` says whether they are marks (None: work it out)."""
+
+    def __init__(self, kind: ActionKind, jobs: list[Job] | None = None, marked: bool | None = None) -> None:
+        super().__init__()
+        self.kind = kind
+        self.jobs = jobs
+        self.marked = marked
+
+
 class ActOnQuery(ConsoleIntent):
     """Count every job ``query`` matches (default: the session's view), ask, then act on them."""
 
@@ -36,6 +76,11 @@ class ActOnQuery(ConsoleIntent):
         self.query = query
 
 
+class ExportView(ConsoleIntent):
+    """Ask for a path, then write every job of the session's view there."""
+
+
+# -- fleet ------------------------------------------------------------------------------------------
 class TogglePause(ConsoleIntent):
     """Pause ``job_name`` for every Python worker on the store, or resume it when it is paused."""
 
@@ -52,4 +97,15 @@ class ReleaseOwner(ConsoleIntent):
         self.instance_id = instance_id
 
 
-__all__ = ["ActOnQuery", "ConsoleIntent", "ReleaseOwner", "SessionMessage", "TogglePause"]
+__all__ = [
+    "ActOnJobs",
+    "ActOnQuery",
+    "ConsoleIntent",
+    "ExportView",
+    "ReleaseOwner",
+    "SessionMessage",
+    "ShowErrorGroup",
+    "ShowJob",
+    "ShowJobsNamed",
+    "TogglePause",
+]

@@ -1,9 +1,14 @@
-"""What a screen may ask of the console app, as a type.
+"""What a screen may read of the console app, or ask it in passing, as a type.
 
 Screens reach the running app through ``self.app``; typing that against this Protocol instead
 of ``MonqueConsole`` keeps ``app.py`` out of the screens' imports (the app imports the screens,
 never the other way round: the ``console-layers`` contract in pyproject.toml). ``app.py``
 checks that ``MonqueConsole`` offers every member listed here.
+
+What a screen asks the app to *do* (open a screen, act on jobs, export, pause a name,
+release an owner) is not here: it posts an intent (messages.py) and the app handles it.
+What remains is the app's state (clock, config), frame timing and the live view's rhythm
+(counts, pausing the feed), which a screen reads or drives in passing.
 
 Members that Textual runs as workers (``@work``) return the worker; screens ignore it, so
 they are typed ``object`` here.
@@ -12,14 +17,12 @@ they are typed ``object`` here.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol
 
 from textual.timer import Timer
 
-from .actions import ActionKind
 from .clock import Clock
 from .config import ConsoleConfig
-from .query import JobQuery
 
 
 class ConsoleApp(Protocol):
@@ -49,15 +52,6 @@ class ConsoleApp(Protocol):
     def request_stats(self) -> object: ...
     def set_paused(self, paused: bool) -> None: ...
     def say_if_slow(self, message: str) -> Timer: ...
-
-    # -- screens
-    def show_job(self, job_id: str, row: Any = None) -> None: ...
-    def show_error_group(self, query: JobQuery) -> None: ...
-    def show_jobs_named(self, name: str) -> None: ...
-
-    # -- actions and export (the fleet keys post intents instead: messages.py)
-    def act_on_jobs(self, kind: ActionKind, jobs: list[Any] | None = None, marked: bool | None = None) -> None: ...
-    def export_view(self) -> None: ...
 
 
 __all__ = ["ConsoleApp"]

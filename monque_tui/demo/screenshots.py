@@ -13,7 +13,6 @@ import sys
 import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
 from textual.pilot import Pilot
 
@@ -27,7 +26,7 @@ from ..console.screens.detail import JobDetailScreen
 from ..console.screens.errors import ErrorsScreen
 from ..console.screens.workers import WorkersScreen
 from ..console.widgets.status_tabs import StatusTabs
-from .seed import SEED_NOW_MS, SeedJob, insert_rows, seed_id, seed_row, seed_store
+from .seed import SEED_NOW_MS, SeedJob, seed_id, seed_job, seed_store
 
 SIZE = (130, 32)
 #: The URL scenes use, relative to the working directory, so no temporary path shows.
@@ -89,7 +88,7 @@ async def workers_scene(pilot: Pilot[int]) -> None:
     """Two registered instances (one dead, holding a job) and the seed's inferred (Node) owners."""
     app = await _ready(pilot)
     assert app.monque is not None
-    store: Any = app.monque.store
+    store = app.monque.store
     minute = 60_000
     await store.upsert_instance(
         InstanceRecord(
@@ -122,11 +121,10 @@ async def workers_scene(pilot: Pilot[int]) -> None:
         )
     )
     held = [SeedJob(90 + n, "sync-crm", JobStatus.PROCESSING, 20, owner="batch-7:3310:77ab01") for n in range(2)]
-    rows = [
-        (*seed_row(job)[:5], SEED_NOW_MS - 9 * minute, job.owner, SEED_NOW_MS - 6 * minute, *seed_row(job)[8:])
+    await app.monque.import_jobs(
+        seed_job(job).replace(locked_at_ms=SEED_NOW_MS - 9 * minute, last_heartbeat_ms=SEED_NOW_MS - 6 * minute)
         for job in held
-    ]
-    await store.execute_write(lambda conn: insert_rows(conn, rows))
+    )
     await pilot.press("W")
     while not (isinstance(app.screen, WorkersScreen) and app.screen.loads):
         await asyncio.sleep(0.01)

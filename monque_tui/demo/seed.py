@@ -2,37 +2,15 @@
 
 from __future__ import annotations
 
-import json
-import sqlite3
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from monque_engine import Attempt, JobStatus, Monque
+from monque_engine import Attempt, Job, JobStatus, Monque
 from monque_engine.errorgroups import error_group_key
-from monque_engine.store.sqlite.journal import Journal
-from monque_engine.store.sqlite.schema import Tables
 
 #: The frozen "now" of snapshots: 2026-01-15T12:00:00Z.
 SEED_NOW_MS = 1_768_478_400_000
 MINUTE = 60_000
-COLUMNS = (
-    "id",
-    "name",
-    "data",
-    "status",
-    "next_run_at",
-    "locked_at",
-    "claimed_by",
-    "last_heartbeat",
-    "heartbeat_interval",
-    "fail_count",
-    "fail_reason",
-    "repeat_interval",
-    "unique_key",
-    "created_at",
-    "updated_at",
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,29 +197,34 @@ SEED_JOBS: tuple[SeedJob, ...] = (
 )
 
 
-def seed_row(job: SeedJob, now_ms: int = SEED_NOW_MS) -> tuple[Any, ...]:
-    created = now_ms - job.age_min * MINUTE
+def seed_job(job: SeedJob, now_ms: int = SEED_NOW_MS) -> Job:
+    """``job`` as the store holds it, its instants counted back from ``now_ms``: a
+    processing job claimed two minutes ago and heartbeated 20 s ago, a failing one with its
+    last attempts and error group."""
     processing = job.status is JobStatus.PROCESSING
-    return (
+    return Job(
         job.id,
         job.name,
-        json.dumps(job.data),
-        job.status.value,
+        job.data,
+        job.status,
         now_ms + job.due_min * MINUTE,
-        now_ms - 2 * MINUTE if processing else None,
-        job.owner if processing else None,
-        now_ms - 20_000 if processing else None,
-        30_000 if processing else None,
-        job.fail_count,
-        job.fail_reason,
-        job.repeat,
-        job.unique_key,
-        created,
+        now_ms - job.age_min * MINUTE,
         now_ms - job.updated_min * MINUTE,
+        fail_count=job.fail_count,
+        locked_at_ms=now_ms - 2 * MINUTE if processing else None,
+        claimed_by=job.owner if processing else None,
+        last_heartbeat_ms=now_ms - 20_000 if processing else None,
+        heartbeat_interval_ms=30_000 if processing else None,
+        fail_reason=job.fail_reason,
+        repeat_interval=job.repeat,
+        unique_key=job.unique_key,
+        attempts=None if job.error_type is None else seed_attempts(job, now_ms),
+        error_type=job.error_type,
+        error_group=None if job.error_type is None else error_group_key(job.name, job.error_type, job.fail_reason),
     )
 
 
-def seed_attempts(job: SeedJob, now_ms: int = SEED_NOW_MS) -> str:
+def seed_attempts(job: SeedJob, now_ms: int = SEED_NOW_MS) -> tuple[Attempt, ...]:
     """The last attempts of a failing seed job (at most 3 shown), each a minute apart, ending at its update."""
     ended = now_ms - job.updated_min * MINUTE
     shown = min(job.fail_count, 3)
@@ -261,45 +244,17 @@ def seed_attempts(job: SeedJob, now_ms: int = SEED_NOW_MS) -> str:
                 job.error_type,
                 job.fail_reason,
                 job.traceback,
-            ).to_fields(duration=False)
+            )
         )
-    return json.dumps(records)
-
-
-def failure_rows(jobs: tuple[SeedJob, ...], now_ms: int) -> list[tuple[Any, ...]]:
-    """``(attempts, error_type, error_group, id)`` for the seed jobs with a typed failure."""
-    return [
-        (seed_attempts(job, now_ms), job.error_type, error_group_key(job.name, job.error_type, job.fail_reason), job.id)
-        for job in jobs
-        if job.error_type is not None
-    ]
-
-
-def insert_rows(
-    conn: sqlite3.Connection,
-    rows: list[tuple[Any, ...]],
-    table: str = "monque_jobs",
-    failures: Sequence[tuple[Any, ...]] = (),
-) -> None:
-    """Insert finished rows (with ``failures``' history and error group, ``failure_rows``),
-    then have the store's journal adopt them as its own writes do: stamped in commit order,
-    fed as inserts (watchers see them) and counted, error groups included."""
-    marks = ",".join("?" * len(COLUMNS))
-    conn.executemany(f"INSERT INTO {table} ({','.join(COLUMNS)}) VALUES ({marks})", rows)
-    if failures:
-        conn.executemany(f"UPDATE {table} SET attempts = ?, error_type = ?, error_group = ? WHERE id = ?", failures)
-    ids = json.dumps([row[COLUMNS.index("id")] for row in rows])
-    Journal(Tables(table)).adopt(conn, "id IN (SELECT value FROM json_each(?))", (ids,))
+    return tuple(records)
 
 
 async def seed_store(url: str, jobs: tuple[SeedJob, ...] = SEED_JOBS, now_ms: int = SEED_NOW_MS) -> None:
-    """Create the store at ``url`` and insert ``jobs`` (fixed ids and instants)."""
+    """Create the store at ``url`` and import ``jobs`` (fixed ids and instants) as the
+    store's own writes would have left them: fed to watchers as inserts, and counted."""
     monque = Monque(url, recover_stale_jobs=False)
     await monque.initialize()
     try:
-        rows = [seed_row(job, now_ms) for job in jobs]
-        failures = failure_rows(jobs, now_ms)
-
-        await monque.store.execute_write(lambda conn: insert_rows(conn, rows, failures=failures))  # type: ignore[attr-defined]
+        await monque.import_jobs(seed_job(job, now_ms) for job in jobs)
     finally:
         await monque.close()

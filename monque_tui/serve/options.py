@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from ..cli.settings import parse_listen_address
 from ..common.exitcodes import CliError, ExitCode
+from ..common.listen import parse_listen_address
 
 #: The token's environment variable; the token itself is never a flag (``ps`` shows argv).
 TOKEN_ENV = "MONQUE_SERVE_TOKEN"
@@ -54,7 +54,7 @@ def is_loopback_host(host: str) -> bool:
 
 def parse_address(text: str) -> ServeAddress:
     """``PORT``, ``HOST:PORT`` or ``[IPv6]:PORT``; the host defaults to 127.0.0.1 (the one
-    listen-address reading, ``settings.parse_listen_address``, as ``--metrics`` uses)."""
+    listen-address reading, ``common.listen.parse_listen_address``, as ``--metrics`` uses)."""
     host, port = parse_listen_address(text, example_port=8080)
     return ServeAddress(host, port)
 

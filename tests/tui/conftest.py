@@ -1,4 +1,6 @@
-"""Fixtures for the console tests: a seeded SQLite file and a way to drive the real app."""
+"""Fixtures for the console tests: a seeded SQLite file, the session core on its own
+(``console_session``: no Textual, for the console's logic), and the real app under Pilot
+(``running_console``: for what is UI)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,8 @@ from monque_tui.console.app import MonqueConsole
 from monque_tui.console.clock import frozen_clock
 from monque_tui.console.config import ConsoleConfig
 from monque_tui.console.screens.detail import JobDetailScreen
+from monque_tui.console.session import ConsoleSession
+from monque_tui.console.session.events import Notice
 from monque_tui.demo.seed import SEED_NOW_MS, seed_store
 
 
@@ -35,6 +39,45 @@ async def wait_for(predicate: Callable[[], bool], timeout: float = 10.0) -> None
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not predicate():
+        if loop.time() > deadline:
+            raise AssertionError("condition not met in time")
+        await asyncio.sleep(0.02)
+
+
+@asynccontextmanager
+async def console_session(
+    url: str, *, read_only: bool = False, live: bool = True, **config: Any
+) -> AsyncIterator[tuple[ConsoleSession, list[object]]]:
+    """The console's session core on ``url`` without Textual, with the app's frozen clock, and
+    the events it emits (what the app would turn into messages). Nothing runs on a timer: a
+    test loads, flushes and counts when it says so."""
+    events: list[object] = []
+    session = ConsoleSession(
+        ConsoleConfig(url=url, read_only=read_only, **config),
+        clock=frozen_clock(SEED_NOW_MS),
+        live=live,
+        emit=events.append,
+    )
+    await session.open()
+    try:
+        yield session, events
+    finally:
+        await session.close()
+
+
+def notices(events: list[object]) -> list[str]:
+    """The sentences the session said to the operator (the app shows each as a toast)."""
+    return [event.message for event in events if isinstance(event, Notice)]
+
+
+async def flush_until(session: ConsoleSession, predicate: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Apply the feed (what the app's flush timer does) until ``predicate`` holds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        await session.flush()
+        if predicate():
+            return
         if loop.time() > deadline:
             raise AssertionError("condition not met in time")
         await asyncio.sleep(0.02)

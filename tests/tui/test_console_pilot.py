@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from monque_engine import JobStatus, Monque
+from monque_engine import JobStatus
 from monque_tui.console.actions import ActionKind
 from monque_tui.console.config import ConsoleConfig
 from monque_tui.console.launch import run_console
@@ -19,63 +19,13 @@ from monque_tui.console.screens.queues import QueuesScreen
 from monque_tui.demo.seed import SEED_JOBS, SEED_NOW_MS, seed_id
 
 from .conftest import move_to, running_console, store_jobs, table_ids, wait_for
-from .toasts import said, said_first, toast_lines
+from .toasts import said, said_first
 
 PENDING_EMAIL = seed_id(1)
 PENDING_EMAIL_2 = seed_id(16)
 FAILED_EMAIL = seed_id(2)
 FAILED_WEBHOOK = seed_id(12)
 FAILED_IMAGE = seed_id(6)
-
-
-async def test_first_page_is_the_store_sorted_newest_first(seeded_url: str) -> None:
-    async with running_console(seeded_url) as (app, _pilot):
-        expected = sorted(SEED_JOBS, key=lambda j: (j.age_min, -j.index))
-        assert table_ids(app) == [job.id for job in expected]
-        assert app.jobs_screen.stats is not None and app.jobs_screen.stats.total == len(SEED_JOBS)
-
-
-async def test_marked_cancel_changes_exactly_the_marked_pending_jobs(seeded_url: str) -> None:
-    before = await store_jobs(seeded_url)
-    async with running_console(seeded_url, notifications=True) as (app, pilot):
-        for job_id in (PENDING_EMAIL, PENDING_EMAIL_2, FAILED_EMAIL):
-            await move_to(app, pilot, job_id)
-            await pilot.press("space")
-        assert set(app.jobs_screen.marks) == {PENDING_EMAIL, PENDING_EMAIL_2, FAILED_EMAIL}
-        await pilot.press("c")
-        await pilot.pause()
-        assert isinstance(app.screen, ConfirmScreen)
-        assert app.screen.plan.count == 2 and app.screen.plan.skipped == 1
-        await pilot.press("y")
-        await wait_for(lambda: said(app, "Cancelled 2 jobs"))
-        message = next(line for line in toast_lines(app) if "Cancelled" in line)
-        assert message == "Cancelled 2 jobs; 1 was not pending and was left alone"
-        # The live feed brings the change back into the table.
-        await wait_for(lambda: app.jobs_screen.window.get(PENDING_EMAIL).status is JobStatus.CANCELLED)  # type: ignore[union-attr]
-    after = await store_jobs(seeded_url)
-    changed = {job_id for job_id in before if before[job_id] != after[job_id]}
-    assert changed == {PENDING_EMAIL, PENDING_EMAIL_2}
-    assert all(after[job_id].status is JobStatus.CANCELLED for job_id in changed)
-
-
-async def test_retry_all_failed_of_one_name_through_the_filter(seeded_url: str) -> None:
-    before = await store_jobs(seeded_url)
-    async with running_console(seeded_url, notifications=True) as (app, pilot):
-        await pilot.press("5")  # failed tab
-        await wait_for(lambda: set(table_ids(app)) == {FAILED_EMAIL, FAILED_WEBHOOK, FAILED_IMAGE})
-        await pilot.press("slash", *"send-email", "enter", "escape")
-        await wait_for(lambda: table_ids(app) == [FAILED_EMAIL])
-        await pilot.press("R")
-        await wait_for(lambda: isinstance(app.screen, ConfirmScreen))
-        plan = app.screen.plan  # type: ignore[attr-defined]
-        assert plan.count == 1 and "failed job named 'send-email'" in plan.question
-        await pilot.press("y")
-        await wait_for(lambda: said_first(app, "Retried 1 job"))
-        await wait_for(lambda: table_ids(app) == [])  # it left the failed view
-    after = await store_jobs(seeded_url)
-    changed = {job_id for job_id in before if before[job_id] != after[job_id]}
-    assert changed == {FAILED_EMAIL}
-    assert after[FAILED_EMAIL].status is JobStatus.PENDING and after[FAILED_EMAIL].fail_count == 0
 
 
 async def test_confirmation_can_be_refused(seeded_url: str) -> None:
@@ -177,23 +127,6 @@ async def test_status_tabs_and_sorts_show_the_right_rows(seeded_url: str) -> Non
         await wait_for(lambda: len(table_ids(app)) == len(jobs))
 
 
-async def test_a_change_from_another_instance_appears(seeded_url: str) -> None:
-    async with running_console(seeded_url) as (app, _pilot):
-        other = Monque(seeded_url, recover_stale_jobs=False)
-        await other.initialize()
-        try:
-            job = await other.enqueue("from-elsewhere", {"n": 1})
-            await wait_for(lambda: app.jobs_screen.window.get(job.id) is not None)
-            assert table_ids(app)[0] == job.id  # newest first
-            await other.cancel_job(job.id)
-            await wait_for(lambda: app.jobs_screen.window.get(job.id).status is JobStatus.CANCELLED)  # type: ignore[union-attr]
-            await other.delete_job(job.id)
-            await wait_for(lambda: app.jobs_screen.window.get(job.id) is None)
-        finally:
-            await other.close()
-        await wait_for(lambda: app.jobs_screen.stats is not None and app.jobs_screen.stats.total == len(SEED_JOBS))
-
-
 async def test_a_change_from_another_process_appears_and_the_cursor_stays(seeded_url: str) -> None:
     async with running_console(seeded_url) as (app, pilot):
         await move_to(app, pilot, PENDING_EMAIL)
@@ -226,21 +159,6 @@ async def test_the_session_knows_the_cursor_job_as_soon_as_the_table_moves(seede
         assert screen.session.cursor_row == position
         jobs, everything = screen.session.targets()
         assert [job.id for job in jobs] == [PENDING_EMAIL] and not everything
-
-
-async def test_pause_holds_changes_until_resumed(seeded_url: str) -> None:
-    async with running_console(seeded_url) as (app, pilot):
-        await pilot.press("p")
-        other = Monque(seeded_url, recover_stale_jobs=False)
-        await other.initialize()
-        try:
-            job = await other.enqueue("while-paused")
-            await asyncio.sleep(0.8)
-            assert app.jobs_screen.window.get(job.id) is None
-            await pilot.press("p")
-            await wait_for(lambda: app.jobs_screen.window.get(job.id) is not None)
-        finally:
-            await other.close()
 
 
 async def test_screens_open_and_close(seeded_url: str) -> None:

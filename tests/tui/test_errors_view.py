@@ -1,6 +1,7 @@
-"""The errors view (`e`): groups listed, refreshed, Enter filters the jobs table, R and D act on a group
-with the bulk rules ("never more than confirmed", recount and ask again), greyed out when read-only.
-Real app driven by Pilot over a seeded SQLite file."""
+"""The errors view (`e`): groups listed, refreshed, Enter filters the jobs table, R and D ask about a
+group (from keys and the palette), greyed out when read-only. Real app driven by Pilot over a seeded
+SQLite file. What a group's bulk action reaches ("never more than confirmed", by commit order) is the
+session's: test_session_actions.py."""
 
 from __future__ import annotations
 
@@ -13,8 +14,7 @@ from monque_tui.console.session.errors import sparkline
 from monque_tui.console.widgets.status_tabs import StatusTabs
 from monque_tui.demo.seed import SEED_JOBS, SeedJob, seed_id, seed_store
 
-from .conftest import running_console, store_jobs, table_ids, wait_for
-from .toasts import said_first
+from .conftest import running_console, table_ids, wait_for
 
 WEBHOOK_FAILED = seed_id(12)  # webhook, httpx.ConnectTimeout, failed
 WEBHOOK_RETRYING = seed_id(13)  # webhook, httpx.ReadTimeout, pending with 2 failures
@@ -34,21 +34,6 @@ async def _cursor_to(screen: ErrorsScreen, pilot: object, error_type: str) -> No
     screen.table.move_cursor(row=keys.index(group.key))
     await pilot.pause()  # type: ignore[attr-defined]
     assert screen.cursor_group == group
-
-
-def _late_failure(index: int, updated_min: int) -> SeedJob:
-    """Another occurrence of the webhook ConnectTimeout group (the port differs: same pattern)."""
-    return SeedJob(
-        index,
-        "webhook",
-        JobStatus.FAILED,
-        1,
-        due_min=0,
-        updated_min=updated_min,
-        fail_count=1,
-        fail_reason="timed out connecting to hooks.example.com:8443",
-        error_type="httpx.ConnectTimeout",
-    )
 
 
 async def test_the_errors_view_lists_groups_and_keeps_the_cursor_across_refreshes(seeded_url: str) -> None:
@@ -110,47 +95,6 @@ async def test_enter_filters_the_jobs_table_to_the_group_and_esc_clears_it(seede
         jobs.table.focus()
         await pilot.press("escape")
         await wait_for(lambda: jobs.window.query.error_group is None and len(table_ids(app)) == len(SEED_JOBS))
-
-
-async def test_retry_group_acts_on_what_was_confirmed_only(seeded_url: str) -> None:
-    async with running_console(seeded_url, notifications=True) as (app, pilot):
-        screen = await _open_errors(app, pilot)
-        await _cursor_to(screen, pilot, "httpx.ConnectTimeout")
-        await pilot.press("R")
-        await wait_for(lambda: isinstance(app.screen, ConfirmScreen))
-        assert app.screen.plan.count == 1
-        assert (
-            "Retry 1 job: every failed or cancelled job in error group 'webhook httpx.ConnectTimeout"
-            in app.screen.plan.question
-        )
-        # A new failure of the same group lands after the count: it was not confirmed, so it stays failed.
-        late = _late_failure(200, 0)
-        await seed_store(seeded_url, (late,), now_ms=time.time_ns() // 1_000_000 + 1000)
-        await pilot.press("y")
-        await wait_for(lambda: said_first(app, "Retried 1 job"))
-    jobs = await store_jobs(seeded_url)
-    assert jobs[WEBHOOK_FAILED].status is JobStatus.PENDING
-    assert jobs[late.id].status is JobStatus.FAILED
-
-
-async def test_delete_group_leaves_a_member_committed_after_the_count_even_with_an_older_stamp(
-    seeded_url: str,
-) -> None:
-    """Commit order, not clocks: a member whose ``updatedAt`` is older than the count (another
-    worker's clock is behind, or its write waited on the lock) but which committed after the
-    count was not confirmed, so the delete leaves it (it reached it until issue 25)."""
-    async with running_console(seeded_url, notifications=True) as (app, pilot):
-        screen = await _open_errors(app, pilot)
-        await _cursor_to(screen, pilot, "httpx.ConnectTimeout")
-        await pilot.press("D")
-        await wait_for(lambda: isinstance(app.screen, ConfirmScreen))
-        assert app.screen.plan.count == 1
-        await seed_store(seeded_url, (_late_failure(201, 5),), now_ms=time.time_ns() // 1_000_000 - 60_000)
-        await pilot.press("y")
-        await wait_for(lambda: said_first(app, "Deleted 1 job"))
-    jobs = await store_jobs(seeded_url)
-    assert WEBHOOK_FAILED not in jobs and seed_id(201) in jobs
-    assert WEBHOOK_RETRYING in jobs  # another group of the same job name is untouched
 
 
 async def test_group_keys_are_greyed_out_read_only_and_retry_needs_a_failed_member(seeded_url: str) -> None:

@@ -1,5 +1,6 @@
-"""A name glob in the filter bar (issue 10, item 12): ``s*`` shows every matching name, says
-what it matched, and bulk actions apply the same glob, never more than confirmed."""
+"""A name glob in the filter bar (issue 10, item 12): ``s*`` shows every matching name and
+says what it matched. Live jobs placed by the glob and bulk actions on it (never more than
+confirmed) are the session's: test_session_feed.py, test_session_actions.py."""
 
 from __future__ import annotations
 
@@ -7,13 +8,10 @@ from textual.widgets import Static
 
 from monque_engine import Monque
 from monque_tui.console.query import JobQuery
-from monque_tui.console.screens.confirm import ConfirmScreen
-from monque_tui.console.widgets.filter_bar import FilterBar
 from monque_tui.demo.seed import SEED_JOBS
 
-from .conftest import running_console, store_jobs, table_ids, wait_for
+from .conftest import running_console, table_ids, wait_for
 from .test_confirm_width import screen_text
-from .toasts import said_first
 
 S_NAMES = {"send-email", "sync-crm"}
 S_JOBS = {job.id for job in SEED_JOBS if job.name in S_NAMES}
@@ -46,67 +44,6 @@ async def test_the_glob_filters_the_table_and_says_what_it_matched(seeded_url: s
         await wait_for(lambda: screen.session.query.name == "send" and screen.window.query.name == "send")
         await wait_for(lambda: table_ids(app) == [])
         assert "→" not in str(screen.query_one("#filter-hint", Static).render())
-
-
-async def test_live_jobs_are_placed_by_the_glob(seeded_url: str) -> None:
-    async with running_console(seeded_url) as (app, pilot):
-        await pilot.press("slash", "s", "asterisk", "enter", "escape")
-        await wait_for(lambda: set(table_ids(app)) == S_JOBS)
-        other = Monque(seeded_url, recover_stale_jobs=False)
-        await other.initialize()
-        try:
-            inside = await other.enqueue("sms-out", {})
-            outside = await other.enqueue("webhook", {})
-        finally:
-            await other.close()
-        await wait_for(lambda: inside.id in table_ids(app))
-        assert outside.id not in table_ids(app)
-
-
-async def test_bulk_delete_applies_the_glob_and_never_more_than_confirmed(seeded_url: str) -> None:
-    before = await store_jobs(seeded_url)
-    async with running_console(seeded_url, notifications=True) as (app, pilot):
-        await pilot.press("slash", "s", "asterisk", "enter", "escape")
-        await wait_for(lambda: set(table_ids(app)) == S_JOBS)
-        await pilot.press("D")
-        await wait_for(lambda: isinstance(app.screen, ConfirmScreen))
-        plan = app.screen.plan  # type: ignore[attr-defined]
-        assert plan.count == len(S_JOBS) and "with a name matching 's*'" in plan.question, plan.question
-        # A matching job added while the question is on screen is not part of what was confirmed.
-        other = Monque(seeded_url, recover_stale_jobs=False)
-        await other.initialize()
-        try:
-            late = await other.enqueue("sms-late", {})
-        finally:
-            await other.close()
-        await pilot.press("y")
-        await wait_for(lambda: said_first(app, "Deleted"))
-        assert app.jobs_screen.query_one(FilterBar).name_matches is not None
-    after = await store_jobs(seeded_url)
-    assert set(before) - set(after) == S_JOBS
-    assert late.id in after
-
-
-async def test_mark_all_matching_then_cancel_uses_the_glob(seeded_url: str) -> None:
-    """``A`` marks every job of the view; ``c`` then cancels by the same glob, in one store operation."""
-    from monque_engine import JobStatus
-
-    pending = {job.id for job in SEED_JOBS if job.name in S_NAMES and job.status is JobStatus.PENDING}
-    before = await store_jobs(seeded_url)
-    async with running_console(seeded_url, notifications=True) as (app, pilot):
-        await pilot.press("slash", "s", "asterisk", "enter", "escape")
-        await wait_for(lambda: set(table_ids(app)) == S_JOBS)
-        await pilot.press("A")
-        await wait_for(lambda: app.jobs_screen.session.marked_view is not None)
-        await pilot.press("c")
-        await wait_for(lambda: isinstance(app.screen, ConfirmScreen))
-        plan = app.screen.plan  # type: ignore[attr-defined]
-        assert plan.count == len(pending) and plan.query.name == "s*"
-        await pilot.press("y")
-        await wait_for(lambda: said_first(app, "Cancelled"))
-    after = await store_jobs(seeded_url)
-    changed = {job_id for job_id, job in after.items() if job.status is not before[job_id].status}
-    assert changed == pending and all(after[job_id].status is JobStatus.CANCELLED for job_id in pending)
 
 
 def test_an_empty_view_says_when_its_name_names_no_job() -> None:

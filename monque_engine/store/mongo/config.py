@@ -19,6 +19,7 @@ from pymongo.errors import ConfigurationError
 from pymongo.uri_parser import split_options
 
 from .. import InvalidStoreUrlError
+from ..base import InvalidCollectionNameError, JobStore, StoreLocation
 from ..urls import mask_secrets, mask_url
 
 DEFAULT_DATABASE = "monque"
@@ -195,3 +196,23 @@ def parse_mongo_url(
         client_options=client_options,
         url_option_names=frozenset(options),
     )
+
+
+def check_collection_name(name: str) -> str:
+    """MongoDB's rules for a collection name (besides having one): no ``$`` and no NUL, and
+    not in the ``system.`` namespace the server keeps for itself. Refused here, in one line,
+    instead of by the driver or the server once the store is opened."""
+    JobStore.check_collection_name(name)
+    if "$" in name or "\x00" in name or name.startswith("system."):
+        raise InvalidCollectionNameError(
+            f"Collection name {name!r} cannot be a MongoDB collection name (no $ or NUL, not starting with "
+            "'system.'); use letters, digits and underscores (e.g. monque_jobs)"
+        )
+    return name
+
+
+def locate(url: str) -> StoreLocation:
+    """A server's URL, checked; whether its database and collection exist is not known
+    without connecting (and MongoDB makes both on first write), so those stay None."""
+    parse_mongo_url(url)
+    return StoreLocation("mongodb")

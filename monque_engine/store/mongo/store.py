@@ -59,6 +59,7 @@ from ...job import (
 from ...timeutil import datetime_to_ms
 from ...timeutil import now_ms as clock_ms
 from ..base import JobStore, PendingSplit, StoreListFilter, StoreOpenOptions, StoreSelector
+from . import config
 from . import documents as q
 from .changes import needs_post_image, watch_pipeline
 from .config import DEFAULT_SERVER_SELECTION_TIMEOUT_MS, MongoSettings, mask_password, parse_mongo_url
@@ -162,6 +163,9 @@ class MongoStore(JobStore):
         driver's serverSelectionTimeoutMS (and the first ping's wait, 5 s by default); other
         keyword arguments go to ``AsyncMongoClient`` (tls=, appname=, socketTimeoutMS=, …)."""
         return cls(parse_mongo_url(url, **options))
+
+    check_collection_name = staticmethod(config.check_collection_name)
+    locate = staticmethod(config.locate)
 
     @staticmethod
     def _client_hosts(client: AsyncMongoClient[Any]) -> str:
@@ -288,6 +292,7 @@ class MongoStore(JobStore):
             database = self._given_collection.database
             collection = self._given_collection
         else:
+            self.check_collection_name(options.collection_name)  # before a client is made
             database = self._given_db if self._given_db is not None else self._new_client()[self._database_name]
             collection = database[options.collection_name]
         try:
@@ -549,6 +554,48 @@ class MongoStore(JobStore):
                 except PyMongoError:
                     pass  # already failing; the original error is the one to report
             raise
+
+    async def import_jobs(self, jobs: Sequence[Job]) -> int:
+        """Each job as its own document (``Job.to_document``: the schema Node Monque reads),
+        written as ``insert_many`` writes new jobs: in transactions of at most
+        ``TRANSACTION_BATCH`` on a replica set or sharded cluster, each all or none; ordered,
+        in one call, on a standalone server. When a write fails after some jobs were stored,
+        ``PartialInsertError`` says how many (the first ones, in order) and keeps them: an
+        import of the rest completes it (an id already stored is refused, never replaced)."""
+        if not jobs:
+            return 0
+        documents = [job.to_document() for job in jobs]
+        collection = self._coll()
+        size = self.TRANSACTION_BATCH if self._supports_transactions else len(documents)
+        stored = 0
+        for start in range(0, len(documents), size):
+            batch = documents[start : start + size]
+            try:
+                with self._errors.guard("import jobs"):
+                    try:
+                        await self._import_batch(collection, batch)
+                    except BulkWriteError as error:
+                        if not self._supports_transactions:  # ordered: a prefix landed
+                            stored += int(error.details.get("nInserted", 0))
+                        raise
+            except ConnectionError as error:
+                if not stored:
+                    raise
+                raise PartialInsertError(
+                    f"{error} — the first {stored} of {len(jobs)} jobs were imported; the rest were not: "
+                    f"import the jobs from index {stored} on to complete it",
+                    list(jobs[:stored]),
+                    len(jobs),
+                ) from error
+            stored += len(batch)
+        return stored
+
+    async def _import_batch(self, collection: AsyncCollection[Any], documents: list[q.Document]) -> None:
+        if not self._supports_transactions:
+            await collection.insert_many(documents, ordered=True)
+            return
+        async with collection.database.client.start_session() as session:
+            await session.with_transaction(lambda s: collection.insert_many(documents, ordered=True, session=s))
 
     # -- processing -------------------------------------------------------------------------
     async def claim(self, name: str, owner: str, now_ms: int, limit: int, heartbeat_interval_ms: int) -> list[Job]:

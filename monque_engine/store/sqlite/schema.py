@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from ...errors import MonqueError
+from ..base import InvalidCollectionNameError
 
 SCHEMA_VERSION = 6
 JOB_COLUMNS = (
@@ -36,10 +36,6 @@ FINISHED = "status IN ('completed','failed','cancelled')"
 NO_ERROR_TYPE = "X''"
 NO_ERROR_TYPE_VALUE = b""
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
-
-
-class InvalidCollectionNameError(MonqueError, ValueError):
-    pass
 
 
 def check_collection_name(name: str) -> str:

@@ -34,7 +34,7 @@ from ...job import (
     QueueStats,
 )
 from ..base import JobStore, PendingSplit, StoreListFilter, StoreOpenOptions, StoreSelector
-from . import claims, connect, counted, fleet, heldfiles, management, migrations, reads, statements
+from . import claims, connect, counted, fleet, heldfiles, imports, location, management, migrations, reads, statements
 from .completions import Completions
 from .feed import ChangeFeed
 from .identity import FileIdentity
@@ -43,7 +43,7 @@ from .intake import Intake
 from .journal import Journal
 from .management import RetentionLease
 from .runner import MISS, Operation, ReadRunner, WriteRunner, begin_immediate
-from .schema import Tables
+from .schema import Tables, check_collection_name
 from .statements import Prepared
 from .unreadable import UnreadableWarnings
 from .url import SqliteSettings, parse_sqlite_url
@@ -98,6 +98,9 @@ class SqliteStore(JobStore):
     @classmethod
     def from_url(cls, url: str, **overrides: Any) -> SqliteStore:
         return cls(parse_sqlite_url(url, **overrides))
+
+    check_collection_name = staticmethod(check_collection_name)  # a table name (schema.py)
+    locate = staticmethod(location.locate)  # the file, and its collections read with mode=ro
 
     # -- life cycle -------------------------------------------------------------------------
     def _describe(self) -> str:
@@ -339,6 +342,9 @@ class SqliteStore(JobStore):
 
     async def insert_chunks(self, chunks: Iterable[list[NewJob]]) -> list[Job]:
         return await self._in.chunks(self._submit_write, chunks)
+
+    async def import_jobs(self, jobs: Sequence[Job]) -> int:
+        return await self._write(imports.imported(self._t, self._j, jobs)) if jobs else 0
 
     # -- processing -----------------------------------------------------------------------------
     async def claim(self, name: str, owner: str, now_ms: int, limit: int, heartbeat_interval_ms: int) -> list[Job]:

@@ -42,7 +42,7 @@ from ..clock import Clock
 from ..formatting import STATUS_STYLES, absolute, relative, span
 from ..longtext import TextPages, clip, clip_line, size_text
 from ..longtext import paginate as paginate_text
-from ..messages import ReleaseOwner, SessionMessage
+from ..messages import ActOnJobs, ReleaseOwner, SessionMessage
 from ..payload import PayloadPages, paginate
 from ..protocol import ConsoleApp
 from ..session import ConsoleSession
@@ -684,7 +684,7 @@ class JobDetailScreen(Screen[None]):
 
     def action_act(self, kind: str) -> None:
         if self.job is not None:
-            self.console.act_on_jobs(ActionKind(kind), [self.job], marked=False)
+            self.app.post_message(ActOnJobs(ActionKind(kind), [self.job], marked=False))
 
     def action_release_owner(self) -> None:
         if self.job is not None and self.job.claimed_by:

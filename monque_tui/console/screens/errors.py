@@ -24,7 +24,7 @@ from monque_engine import ErrorGroup
 from ..actions import ActionKind
 from ..bindings import MUTATING_ACTIONS, Scope, bindings_for
 from ..formatting import plural, relative
-from ..messages import ActOnQuery
+from ..messages import ActOnQuery, ShowErrorGroup
 from ..protocol import ConsoleApp
 from ..session import ConsoleSession
 from ..session.errors import REFRESH_EVERY, SPARK_WIDTH, ErrorGroupsModel, group_query, sparkline
@@ -256,7 +256,7 @@ class ErrorsScreen(Screen[None]):
     def action_open_group(self) -> None:
         group = self.cursor_group
         if group is not None:
-            self.console.show_error_group(group_query(self.session.query, group))
+            self.app.post_message(ShowErrorGroup(group_query(self.session.query, group)))
 
     def action_group_act(self, kind: str) -> None:
         group = self.cursor_group

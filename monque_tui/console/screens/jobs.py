@@ -7,9 +7,9 @@ session holds the state (query, window, marks, counts); this screen only draws i
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import ParamSpec, cast
+from typing import Any, ClassVar, ParamSpec, cast
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -21,7 +21,7 @@ from monque_engine import Job, JobStatus, QueueStats
 from ..actions import ActionKind, eligible, statuses_for
 from ..bindings import MUTATING_ACTIONS, Scope, bindings_for
 from ..formatting import plural, short_id
-from ..messages import ActOnQuery, SessionMessage, TogglePause
+from ..messages import ActOnJobs, ActOnQuery, ExportView, SessionMessage, ShowJob, TogglePause
 from ..protocol import ConsoleApp
 from ..query import SORT_LABELS, JobQuery
 from ..session import ConsoleSession
@@ -214,76 +214,111 @@ class JobsScreen(Screen[None]):
 
     @_while_mounted
     def _apply(self, event: object) -> None:
+        """Show one session event: each kind has its ``_show_*`` method (``_SHOWS``); the
+        kinds this screen does not show (``JobsChanged``, ``Notice``) are for the app."""
+        show = self._SHOWS.get(type(event))
+        if show is not None:
+            show(self, event)
+
+    def _show_window_loaded(self, event: WindowLoaded) -> None:
+        if event.window.rows:
+            # The key's own frame first (the tabs line it changed), these rows in the next:
+            # drawn together, a whole table of new rows held the key's frame back (issue 10).
+            # (An empty window draws at once: it costs nothing, and a QueryFailed follows it.)
+            self._waiting = event
+            self.console.call_after_key_frame(functools.partial(self._show_loaded, event))
+        else:
+            self._show_loaded(event)
+
+    def _show_window_extended(self, event: WindowExtended) -> None:
         table = self.table
-        if isinstance(event, WindowLoaded):
-            if event.window.rows:
-                # The key's own frame first (the tabs line it changed), these rows in the next:
-                # drawn together, a whole table of new rows held the key's frame back (issue 10).
-                # (An empty window draws at once: it costs nothing, and a QueryFailed follows it.)
-                self._waiting = event
-                self.console.call_after_key_frame(functools.partial(self._show_loaded, event))
-            else:
-                self._show_loaded(event)
-        elif isinstance(event, WindowExtended):
-            if event.window is table.window:
-                if event.shifted:
-                    table.rows_shifted(event.shifted)
-                table.window_changed(table.cursor_job.id if table.cursor_job else None)
-        elif isinstance(event, WindowChanged):
-            if event.window is table.window:
-                cursor = self.session.cursor
-                table.placeholder = self._placeholder(event.window)
-                table.window_changed(cursor.id if cursor else None, flash=set(event.flash))
-        elif isinstance(event, StatsChanged):
-            self.query_one(ConsoleHeader).reads = self.session.reads_text()  # the lag moves: with each count
-            tabs = self.query_one(StatusTabs)
-            tabs.stats = event.stats
-            tabs.matching = event.matching
-            name = event.query.name
-            name_only = not (event.query.search or event.query.ranges or event.query.text or event.query.error_group)
-            if (
-                name is not None
-                and name_only  # else the counts are the whole view's, not the name's
-                and not event.query.name_is_glob
-                and self._name_total != (name, event.stats.total)
-            ):
-                self._name_total = (name, event.stats.total)
-                if table.window is not None and not table.window.rows and not self.session.loading:
-                    table.placeholder = self._placeholder(table.window)  # the count may explain it now
-                    table.refresh()
-            self.show_counts_age()  # fresh counts drop "counts 30s old" now, not at the next tick
-            if event.query.name_is_glob and event.query == self.session.query:
-                self._show_name_matches(event.query)  # the names were read again with the counts
-        elif isinstance(event, FeedChanged):
-            header = self.query_one(ConsoleHeader)
-            header.feed = event.state
-            header.feed_error = event.error
-        elif isinstance(event, MarksChanged):
-            header = self.query_one(ConsoleHeader)
-            header.marked_all = event.everything
-            header.marked = event.count
-            table.all_marked = event.everything
-            table.refresh()
-            self.refresh_bindings()
-        elif isinstance(event, QueryChanged):
-            self._show_query(event.query)
-        elif isinstance(event, QueryFailed):
-            if event.query == self.session.query:
-                table.placeholder = f"✗ {event.message}"
+        if event.window is table.window:
+            if event.shifted:
+                table.rows_shifted(event.shifted)
+            table.window_changed(table.cursor_job.id if table.cursor_job else None)
+
+    def _show_window_changed(self, event: WindowChanged) -> None:
+        table = self.table
+        if event.window is table.window:
+            cursor = self.session.cursor
+            table.placeholder = self._placeholder(event.window)
+            table.window_changed(cursor.id if cursor else None, flash=set(event.flash))
+
+    def _show_stats(self, event: StatsChanged) -> None:
+        table = self.table
+        self.query_one(ConsoleHeader).reads = self.session.reads_text()  # the lag moves: with each count
+        tabs = self.query_one(StatusTabs)
+        tabs.stats = event.stats
+        tabs.matching = event.matching
+        name = event.query.name
+        name_only = not (event.query.search or event.query.ranges or event.query.text or event.query.error_group)
+        if (
+            name is not None
+            and name_only  # else the counts are the whole view's, not the name's
+            and not event.query.name_is_glob
+            and self._name_total != (name, event.stats.total)
+        ):
+            self._name_total = (name, event.stats.total)
+            if table.window is not None and not table.window.rows and not self.session.loading:
+                table.placeholder = self._placeholder(table.window)  # the count may explain it now
                 table.refresh()
-                if event.in_filter:
-                    self.query_one(FilterBar).show_query_error(event.message)
-        elif isinstance(event, StoreStateChanged):
-            header = self.query_one(ConsoleHeader)
-            header.store_error = event.error is not None
-            header.store_lost = event.lost
-            header.store_damaged = event.damaged
-        elif isinstance(event, PausedNamesChanged):
-            self.query_one(ConsoleHeader).paused_names = event.names
-        elif isinstance(event, Connected):
-            header = self.query_one(ConsoleHeader)
-            header.store = event.display_url
-            header.worker_names = tuple(event.workers)
+        self.show_counts_age()  # fresh counts drop "counts 30s old" now, not at the next tick
+        if event.query.name_is_glob and event.query == self.session.query:
+            self._show_name_matches(event.query)  # the names were read again with the counts
+
+    def _show_feed(self, event: FeedChanged) -> None:
+        header = self.query_one(ConsoleHeader)
+        header.feed = event.state
+        header.feed_error = event.error
+
+    def _show_marks(self, event: MarksChanged) -> None:
+        table = self.table
+        header = self.query_one(ConsoleHeader)
+        header.marked_all = event.everything
+        header.marked = event.count
+        table.all_marked = event.everything
+        table.refresh()
+        self.refresh_bindings()
+
+    def _show_query_changed(self, event: QueryChanged) -> None:
+        self._show_query(event.query)
+
+    def _show_query_failed(self, event: QueryFailed) -> None:
+        if event.query == self.session.query:
+            table = self.table
+            table.placeholder = f"✗ {event.message}"
+            table.refresh()
+            if event.in_filter:
+                self.query_one(FilterBar).show_query_error(event.message)
+
+    def _show_store_state(self, event: StoreStateChanged) -> None:
+        header = self.query_one(ConsoleHeader)
+        header.store_error = event.error is not None
+        header.store_lost = event.lost
+        header.store_damaged = event.damaged
+
+    def _show_paused_names(self, event: PausedNamesChanged) -> None:
+        self.query_one(ConsoleHeader).paused_names = event.names
+
+    def _show_connected(self, event: Connected) -> None:
+        header = self.query_one(ConsoleHeader)
+        header.store = event.display_url
+        header.worker_names = tuple(event.workers)
+
+    #: Session event type -> the method that shows it (exact types: the events are final dataclasses).
+    _SHOWS: ClassVar[Mapping[type, Callable[[JobsScreen, Any], None]]] = {
+        WindowLoaded: _show_window_loaded,
+        WindowExtended: _show_window_extended,
+        WindowChanged: _show_window_changed,
+        StatsChanged: _show_stats,
+        FeedChanged: _show_feed,
+        MarksChanged: _show_marks,
+        QueryChanged: _show_query_changed,
+        QueryFailed: _show_query_failed,
+        StoreStateChanged: _show_store_state,
+        PausedNamesChanged: _show_paused_names,
+        Connected: _show_connected,
+    }
 
     def _catch_up(self) -> None:
         """Show a loaded page still waiting for a key's frame, before a key reads the cursor.
@@ -443,7 +478,7 @@ class JobsScreen(Screen[None]):
 
     @on(JobTable.Opened)
     def _opened(self, event: JobTable.Opened) -> None:
-        self.console.show_job(event.job.id, event.job)
+        self.app.post_message(ShowJob(event.job.id, event.job))
 
     def action_open_job(self) -> None:
         self._catch_up()
@@ -453,7 +488,7 @@ class JobsScreen(Screen[None]):
             return
         job = self.table.cursor_job
         if job is not None:
-            self.console.show_job(job.id, job)
+            self.app.post_message(ShowJob(job.id, job))
 
     # -- keys: marks ------------------------------------------------------------------------------------------
     def action_toggle_mark(self) -> None:
@@ -479,7 +514,7 @@ class JobsScreen(Screen[None]):
             slow.stop()
 
     def action_export(self) -> None:
-        self.console.export_view()
+        self.app.post_message(ExportView())
 
     def action_clear_marks(self) -> None:
         self.session.clear_marks()
@@ -561,7 +596,7 @@ class JobsScreen(Screen[None]):
             self.app.post_message(ActOnQuery(ActionKind(kind), self.session.marked_view))
             return
         jobs, marked = self.targets
-        self.console.act_on_jobs(ActionKind(kind), jobs, marked)
+        self.app.post_message(ActOnJobs(ActionKind(kind), jobs, marked))
 
     def action_act_all(self, kind: str) -> None:
         unapplied = self.query_one(FilterBar).unapplied

@@ -18,7 +18,7 @@ from monque_engine.cron import describe
 from ..actions import wall_clock_ms
 from ..bindings import Scope, bindings_for
 from ..formatting import STATUS_STYLES, per_minute, span
-from ..messages import SessionMessage, TogglePause
+from ..messages import SessionMessage, ShowJobsNamed, TogglePause
 from ..session import ConsoleSession
 from ..session.events import JobsChanged
 from ..session.fleet import HEALTH_WINDOW_MINUTES, PausedNamesChanged, recent_rate, spark_cells
@@ -218,7 +218,7 @@ class QueuesScreen(TableScreen):
     def action_open_queue(self) -> None:
         key = self.cursor_name
         if key is not None:
-            self.console.show_jobs_named(key)
+            self.app.post_message(ShowJobsNamed(key))
 
     def action_toggle_name_pause(self) -> None:
         name = self.cursor_name

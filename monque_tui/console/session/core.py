@@ -575,9 +575,9 @@ class ConsoleSession:
         """The header's word on where counts and listings come from, when not the primary:
         a secondary, and how far behind it is estimated to be (None: the primary)."""
         store = self.monque.store if self.monque is not None else None
-        if store is None or getattr(store, "display_read_preference", "primary") == "primary":
+        if store is None or store.display_read_preference == "primary":
             return None
-        staleness = store.display_staleness_s()  # type: ignore[attr-defined]
+        staleness = store.display_staleness_s()
         if staleness is None:
             return "reads: primary (no secondary up)"
         return f"reads: secondary, ~{staleness:.0f} s behind"

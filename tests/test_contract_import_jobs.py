@@ -1,0 +1,166 @@
+"""``Monque.import_jobs``: complete jobs stored as given, in any status, then seen and counted
+as the store's own writes are (what the console's seed uses, and a restore of an export would)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from monque_engine import (
+    Attempt,
+    ConnectionError,
+    InvalidJobIdentifierError,
+    InvalidJobQueryError,
+    Job,
+    JobListFilter,
+    JobStatus,
+)
+from monque_engine.errorgroups import error_group_key
+from monque_engine.timeutil import now_ms
+
+BASE = 1_768_478_400_000
+MINUTE = 60_000
+
+
+def oid(n: int) -> str:
+    return f"678800aa{n:016x}"
+
+
+def sample_jobs() -> list[Job]:
+    """One job per status, each with the fields only that status carries."""
+    failure = Attempt(3, "failed", "worker-1:1:a", BASE - 2_000, BASE - 1_000, "httpx.ConnectTimeout", "timed out")
+    retrying = Attempt(1, "retrying", "worker-2:2:b", BASE - 9_000, BASE - 8_000, "KeyError", "'sku'", "Traceback …")
+    return [
+        Job(oid(1), "email", {"to": "ada@example.com"}, JobStatus.PENDING, BASE + 5 * MINUTE, BASE - MINUTE, BASE),
+        Job(
+            oid(2),
+            "resize",
+            [1, 2.5, None],
+            JobStatus.PROCESSING,
+            BASE - MINUTE,
+            BASE - 5 * MINUTE,
+            BASE,
+            locked_at_ms=BASE - 2 * MINUTE,
+            claimed_by="web-1:4121:9f3a2c",
+            last_heartbeat_ms=BASE - 20_000,
+            heartbeat_interval_ms=30_000,
+        ),
+        Job(oid(3), "report", None, JobStatus.COMPLETED, BASE - 9 * MINUTE, BASE - 10 * MINUTE, BASE - 8 * MINUTE),
+        Job(
+            oid(4),
+            "webhook",
+            {"url": "https://hooks.example.com"},
+            JobStatus.FAILED,
+            BASE - 30 * MINUTE,
+            BASE - 40 * MINUTE,
+            BASE - MINUTE,
+            fail_count=3,
+            fail_reason="timed out",
+            attempts=(failure,),
+            error_type="httpx.ConnectTimeout",
+            error_group=error_group_key("webhook", "httpx.ConnectTimeout", "timed out"),
+        ),
+        Job(
+            oid(5),
+            "sync",
+            {"account": 7},
+            JobStatus.PENDING,
+            BASE + MINUTE,
+            BASE - 3 * MINUTE,
+            BASE - 2 * MINUTE,
+            fail_count=1,
+            fail_reason="'sku'",
+            repeat_interval="0 0 * * *",
+            unique_key="sync-7",
+            attempts=(retrying,),
+            error_type="KeyError",
+            error_group=error_group_key("sync", "KeyError", "'sku'"),
+        ),
+        Job(oid(6), "email", "text", JobStatus.CANCELLED, BASE - 20 * MINUTE, BASE - 25 * MINUTE, BASE - 15 * MINUTE),
+    ]
+
+
+async def test_imported_jobs_read_back_exactly_as_given_in_every_status(monque):
+    m = await monque()
+    jobs = sample_jobs()
+    assert await m.import_jobs(jobs) == len(jobs)
+    stored = await m.get_jobs_by_id([job.id for job in jobs])
+    for job in jobs:
+        assert stored[job.id] == job, job.id
+    assert stored[oid(4)].attempts[-1].error_type == "httpx.ConnectTimeout"
+
+
+async def test_imported_jobs_are_counted_and_reach_watchers_as_inserts(monque):
+    m = await monque()
+    await m.enqueue("email", {"first": True})  # counts start from a store that holds a job
+    stream = await m.open_watch(full_document=False)
+    jobs = sample_jobs()
+    await m.import_jobs(jobs)
+    seen: dict[str, str] = {}
+
+    async def read() -> None:
+        async for change in stream:
+            if change.job_id in {job.id for job in jobs}:
+                seen[change.job_id] = change.operation
+            if len(seen) == len(jobs):
+                return
+
+    await asyncio.wait_for(read(), 5)
+    assert seen == {job.id: "insert" for job in jobs}
+    assert await m.count_jobs(JobListFilter(status=JobStatus.PENDING)) == 3
+    assert await m.count_jobs(JobListFilter(status=JobStatus.FAILED)) == 1
+    stats = await m.get_queue_stats()
+    assert (stats.pending, stats.processing, stats.completed, stats.failed, stats.cancelled) == (3, 1, 1, 1, 1)
+    groups = {group.name for group in await m.error_groups()}
+    assert groups == {"webhook", "sync"}
+
+
+async def test_an_id_already_stored_fails_the_import_and_stores_none_of_it(monque):
+    m = await monque()
+    jobs = sample_jobs()
+    await m.import_jobs(jobs[:1])
+    with pytest.raises(ConnectionError, match=oid(1)):
+        await m.import_jobs(jobs)  # the first one clashes
+    assert set(await m.get_jobs_by_id([job.id for job in jobs])) == {oid(1)}
+
+
+@pytest.mark.parametrize(
+    ("change", "error"),
+    [
+        ({"id": "not-an-id"}, InvalidJobIdentifierError),
+        ({"id": oid(9).upper()}, InvalidJobIdentifierError),
+        ({"name": ""}, InvalidJobIdentifierError),
+        ({"unique_key": "x" * 2000}, InvalidJobIdentifierError),
+    ],
+)
+async def test_a_bad_job_refuses_the_whole_import_before_anything_is_stored(monque, change, error):
+    m = await monque()
+    jobs = sample_jobs()
+    jobs[-1] = jobs[-1].replace(**change)
+    with pytest.raises(error):
+        await m.import_jobs(jobs)
+    assert await m.get_jobs_by_id([job.id for job in jobs]) == {}
+
+
+async def test_import_takes_job_objects_only(monque):
+    m = await monque()
+    with pytest.raises(InvalidJobQueryError):
+        await m.import_jobs([{"name": "email"}])  # type: ignore[list-item]
+    with pytest.raises(InvalidJobQueryError):
+        await m.import_jobs(sample_jobs()[0])  # type: ignore[arg-type]
+    assert await m.import_jobs([]) == 0
+
+
+async def test_an_imported_due_job_wakes_a_started_worker(monque):
+    m = await monque()
+    ran = asyncio.Event()
+
+    async def handler(job: Job) -> None:
+        ran.set()
+
+    m.register("email", handler)
+    await m.start()
+    due = now_ms()
+    await m.import_jobs([Job(oid(20), "email", {"n": 1}, JobStatus.PENDING, due, due, due)])
+    await asyncio.wait_for(ran.wait(), 5)
