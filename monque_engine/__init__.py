@@ -78,6 +78,7 @@ from .job import (
     WorkerSummary,
 )
 from .options import InvalidOptionError, JobRetention, MonqueOptions
+from .progress import CountProgress, PageProgress
 from .scheduler import Monque
 from .scheduler.resilient_watch import FeedState, ResilientWatch, WatchEvent
 from .store import DEFAULT_URL, InvalidStoreUrlError, JobStore, open_store
@@ -99,6 +100,7 @@ __all__ = [
     "ChangeStreamEvent",
     "ConnectionError",
     "CountEvent",
+    "CountProgress",
     "CursorPage",
     "ErrorGroup",
     "FeedState",
@@ -131,6 +133,7 @@ __all__ = [
     "MonqueOptions",
     "NonRetryableError",
     "OwnerCheck",
+    "PageProgress",
     "PartialInsertError",
     "PayloadTooLargeError",
     "PayloadValidationError",

@@ -13,7 +13,7 @@ import functools
 import operator
 import os
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
 from typing import Any, NoReturn, TypeVar
 
 from ...attempts import Attempt
@@ -33,8 +33,8 @@ from ...job import (
     PendingHealth,
     QueueStats,
 )
-from ..base import JobStore, PendingSplit, StoreListFilter, StoreOpenOptions, StoreSelector
-from . import claims, connect, counted, fleet, heldfiles, management, migrations, reads, statements
+from ..base import JobStore, PendingSplit, StepCount, StepPage, StoreListFilter, StoreOpenOptions, StoreSelector
+from . import claims, connect, counted, fleet, heldfiles, management, migrations, reads, scan, statements
 from .completions import Completions
 from .feed import ChangeFeed
 from .identity import FileIdentity
@@ -505,6 +505,28 @@ class SqliteStore(JobStore):
         if counted.filter_answerable(filter):
             return await self._read(reads.kept_count(self._t, filter), queued=False)
         return await self._read(reads.count(self._t, filter), operator.add)
+
+    def count_in_steps(
+        self, target: StoreListFilter | StoreSelector, step: int = scan.STEP_ROWS
+    ) -> AsyncGenerator[StepCount, None]:
+        """A text filter's count read ``step`` rows at a time in key order (scan.py)."""
+        return scan.count_in_steps(self._read, self._t, self._inbox_view, target, step)
+
+    def page_in_steps(
+        self,
+        filter: StoreListFilter,
+        sort: JobSort,
+        direction: CursorDirection,
+        anchor: CursorAnchor | None,
+        limit: int,
+        step: int = scan.STEP_ROWS,
+        include_data: bool = True,
+    ) -> AsyncGenerator[StepPage, None]:
+        """A text filter's page read ``step`` entries of its sort's index at a time (scan.py)."""
+        view, t = self._inbox_view, self._t
+        return scan.page_in_steps(
+            self._read, t, view, self._unreadable, filter, sort, direction, anchor, limit, step, include_data
+        )
 
     async def stats(self, name: str | None) -> QueueStats:
         sql, params = counted.stats_sql(self._t, name)
