@@ -53,7 +53,7 @@ bench-scale: $(STAMP)  ## Measure the console and the engine on 100k / 1M / 10M-
 	$(BIN)/python -m bench.scale --cache $(SCALE_CACHE) $(SCALE_ARGS)
 
 screenshots: $(STAMP)  ## Regenerate the console's SVG screenshots (seeded data, frozen clock)
-	$(BIN)/python -m monque_tui.screenshots screenshots
+	$(BIN)/python -m monque_tui.demo.screenshots screenshots
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .import_linter_cache *.egg-info build dist

@@ -504,9 +504,9 @@ class Fuzz:
         prop()
 
     def cli(self) -> None:
-        from monque_tui.cli import build_parser
-        from monque_tui.exitcodes import CliError
-        from monque_tui.settings import resolve
+        from monque_tui.cli.entry import build_parser
+        from monque_tui.cli.settings import resolve
+        from monque_tui.common.exitcodes import CliError
 
         @self.settings(2)
         @given(argvs)

@@ -23,13 +23,13 @@ import time
 from collections.abc import Callable
 
 from monque_engine import JobStatus
-from monque_tui.app import MonqueConsole
-from monque_tui.config import ConsoleConfig
-from monque_tui.screens.errors import ErrorsScreen
-from monque_tui.screens.queues import QueuesScreen
-from monque_tui.screens.table_screen import TableScreen
-from monque_tui.screens.workers import WorkersScreen
-from monque_tui.widgets.status_tabs import StatusTabs
+from monque_tui.console.app import MonqueConsole
+from monque_tui.console.config import ConsoleConfig
+from monque_tui.console.screens.errors import ErrorsScreen
+from monque_tui.console.screens.queues import QueuesScreen
+from monque_tui.console.screens.table_screen import TableScreen
+from monque_tui.console.screens.workers import WorkersScreen
+from monque_tui.console.widgets.status_tabs import StatusTabs
 
 KEYS = ("5", "e", "w", "W")
 TIMEOUT = 120.0

@@ -34,9 +34,9 @@ from pathlib import Path
 from typing import Any
 
 from monque_engine import JobSelector, JobStatus, Monque
-from monque_tui.app import MonqueConsole
-from monque_tui.config import ConsoleConfig
-from monque_tui.seed import COLUMNS
+from monque_tui.console.app import MonqueConsole
+from monque_tui.console.config import ConsoleConfig
+from monque_tui.demo.seed import COLUMNS
 
 NOW_MS = 1_768_478_400_000
 
@@ -281,7 +281,7 @@ def _key_latencies(tmux: _Tmux, repeats: int) -> dict[str, list[float]]:
 
 
 def _console_key_times(path: Path) -> tuple[dict[str, list[float]], dict[str, list[int]]]:
-    """The console's own key-to-frame times (``monque_tui.keylog``) and frame sizes, by key kind.
+    """The console's own key-to-frame times (``monque_tui.console.keylog``) and frame sizes, by key kind.
 
     A line is ``key, ms[, bytes]``: the milliseconds from the key's read to its first frame
     written to the terminal by Textual's writer thread, and that frame's size.

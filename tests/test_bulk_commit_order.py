@@ -28,8 +28,8 @@ from monque_engine import BulkCount, InvalidJobQueryError, JobListFilter, JobSel
 from monque_engine.scheduler import intake
 from monque_engine.store.base import StoreSelector
 from monque_engine.store.mongo import documents
-from monque_tui.actions import ActionKind, execute, plan_bulk
-from monque_tui.query import JobQuery
+from monque_tui.console.actions import ActionKind, execute, plan_bulk
+from monque_tui.console.query import JobQuery
 from tests.conftest import poll_until
 
 STORE_DIR = Path(__file__).resolve().parents[1] / "monque_engine" / "store" / "sqlite"

@@ -14,8 +14,8 @@ import pytest
 from monque_engine import JobListFilter, Monque
 from monque_engine.store.base import StoreListFilter
 from monque_engine.store.mongo import documents as q
-from monque_tui.formatting import short_id
-from monque_tui.query import JobQuery
+from monque_tui.console.formatting import short_id
+from monque_tui.console.query import JobQuery
 
 
 async def _store(url: str) -> list[str]:

@@ -8,11 +8,11 @@ import sys
 
 SCRIPT = """
 import json, sys
-import monque_tui.session
-from monque_tui.session import ConsoleSession
-import monque_tui.session.core, monque_tui.session.events, monque_tui.session.feed
+import monque_tui.console.session
+from monque_tui.console.session import ConsoleSession
+import monque_tui.console.session.core, monque_tui.console.session.events, monque_tui.console.session.feed
 loaded = sorted(name for name in sys.modules if name == "textual" or name.startswith("textual."))
-print(json.dumps({"loaded": loaded, "session": "monque_tui.session.core" in sys.modules}))
+print(json.dumps({"loaded": loaded, "session": "monque_tui.console.session.core" in sys.modules}))
 """
 
 
@@ -30,6 +30,10 @@ def test_the_session_core_does_not_import_textual() -> None:
 
 def test_the_check_would_notice_textual() -> None:
     report = _run(
-        SCRIPT.replace("import monque_tui.session\n", "import monque_tui.session\nimport monque_tui.app\n", 1)
+        SCRIPT.replace(
+            "import monque_tui.console.session\n",
+            "import monque_tui.console.session\nimport monque_tui.console.app\n",
+            1,
+        )
     )
     assert "textual" in report["loaded"]  # type: ignore[operator]

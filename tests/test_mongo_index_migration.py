@@ -117,7 +117,7 @@ def test_migrate_command_on_sqlite_has_nothing_to_do(tmp_path: Any, capsys: Any)
     import asyncio
 
     from monque_engine import Monque
-    from monque_tui.commands import run_command
+    from monque_tui.cli.commands import run_command
 
     url = f"sqlite:///{tmp_path}/jobs.db"
 

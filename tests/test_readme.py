@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from monque_tui.cli import build_parser
-from monque_tui.commands import COMMANDS
-from monque_tui.commands import build_parser as build_command_parser
+from monque_tui.cli.commands import COMMANDS
+from monque_tui.cli.commands import build_parser as build_command_parser
+from monque_tui.cli.entry import build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()

@@ -20,7 +20,7 @@ if os.environ.get("CI") != "true":  # in CI the extra is installed (the test ext
 import aiohttp
 
 from monque_engine import Monque
-from monque_tui.cli import main
+from monque_tui.cli.entry import main
 from tests.serve_support import TOKEN, served_console
 
 WRONG = "test-token-" + "x" * 30

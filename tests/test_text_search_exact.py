@@ -24,7 +24,7 @@ from monque_engine.cursor import CursorAnchor, encode_cursor
 from monque_engine.store.base import StoreListFilter
 from monque_engine.store.mongo import documents as q
 from monque_engine.textsearch import stored_payload_contains
-from monque_tui.query import JobQuery
+from monque_tui.console.query import JobQuery
 
 PAYLOADS = {
     "backslash": {"v": "back\\slash"},

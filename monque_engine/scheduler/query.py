@@ -152,7 +152,7 @@ def count_progress(
 
 class QueryService:
     """The read side of ``Monque``: lookups, listings, pages and cached stats, kept apart
-    from the processing loop. (Not the console's ``monque_tui.query.JobQuery``, a view filter.)"""
+    from the processing loop. (Not the console's ``monque_tui.console.query.JobQuery``, a view filter.)"""
 
     def __init__(self, ctx: SchedulerContext, workers: Callable[[], dict[str, WorkerSummary]]) -> None:
         self._ctx = ctx

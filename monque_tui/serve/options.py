@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from ..exitcodes import CliError, ExitCode
-from ..settings import parse_listen_address
+from ..cli.settings import parse_listen_address
+from ..common.exitcodes import CliError, ExitCode
 
 #: The token's environment variable; the token itself is never a flag (``ps`` shows argv).
 TOKEN_ENV = "MONQUE_SERVE_TOKEN"

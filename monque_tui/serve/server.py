@@ -24,7 +24,7 @@ from aiohttp import web
 from textual_serve.app_service import AppService
 from textual_serve.server import Server, to_int
 
-from ..exitcodes import CliError, ExitCode
+from ..common.exitcodes import CliError, ExitCode
 from .auth import TokenGate, describe_peer, security_headers
 from .options import TOKEN_ENV, TOKEN_FILE_ENV, ServeConfig
 

@@ -148,7 +148,7 @@ def test_health_shows_a_backlog_of_hours_as_hours(db_url: str) -> None:
 
 def test_export_progress_is_the_first_page_then_one_line_a_second_then_the_last() -> None:
     """A line per 500-job page was 2,000 stderr lines for a million jobs."""
-    from monque_tui.commands import throttled_progress
+    from monque_tui.cli.commands import throttled_progress
 
     said: list[str] = []
     now = [100.0]

@@ -22,8 +22,8 @@ import pytest
 pytestmark = [
     pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
     pytest.mark.skipif(
-        importlib.util.find_spec("monque_tui.console") is None,
-        reason="the console (monque_tui/console.py) is not in this build yet",
+        importlib.util.find_spec("monque_tui.console.launch") is None,
+        reason="the console (monque_tui/console/launch.py) is not in this build yet",
     ),
 ]
 

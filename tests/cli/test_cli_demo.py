@@ -8,7 +8,7 @@ from pathlib import Path
 
 from cli_helpers import CliProcess, jobs
 
-from monque_tui.demo import HANDLERS, RECURRING_KEY, RECURRING_NAME
+from monque_tui.demo.app import HANDLERS, RECURRING_KEY, RECURRING_NAME
 
 
 def run_demo(spawn: Callable[..., CliProcess], url: str, duration: str = "2") -> CliProcess:

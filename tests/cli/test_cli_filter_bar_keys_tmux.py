@@ -16,7 +16,7 @@ from pathlib import Path
 from test_cli_console_tmux import Tmux, pytestmark, tmux  # noqa: F401 - the fixture and the skip marks
 
 from monque_engine import Monque
-from monque_tui.seed import seed_store
+from monque_tui.demo.seed import seed_store
 
 
 async def _snapshot(url: str) -> dict[str, tuple[str, int, int]]:

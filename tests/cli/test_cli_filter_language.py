@@ -18,7 +18,7 @@ from test_cli_damaged_store import Producer
 from test_cli_fleet import cli
 
 from monque_engine import JobStatus, Monque
-from monque_tui.seed import seed_id, seed_store
+from monque_tui.demo.seed import seed_id, seed_store
 
 SEEDED = 16
 

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from monque_tui import cli
-from monque_tui.exitcodes import CliError
-from monque_tui.settings import OPTIONS, resolve
+from monque_tui.cli import entry as cli
+from monque_tui.cli.settings import OPTIONS, resolve
+from monque_tui.common.exitcodes import CliError
 
 
 @pytest.fixture(autouse=True)

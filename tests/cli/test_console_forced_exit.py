@@ -20,7 +20,7 @@ SCRIPT = textwrap.dedent(
     """
     import asyncio, sys, threading
     from types import SimpleNamespace
-    from monque_tui import console
+    from monque_tui.console import launch as console
 
     class BlockingShutdownApp:
         config = SimpleNamespace(monque_options={"shutdown_timeout": float(sys.argv[1])})

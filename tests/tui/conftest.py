@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from monque_engine import Job, Monque
-from monque_tui.app import MonqueConsole
-from monque_tui.clock import frozen_clock
-from monque_tui.config import ConsoleConfig
-from monque_tui.screens.detail import JobDetailScreen
-from monque_tui.seed import SEED_NOW_MS, seed_store
+from monque_tui.console.app import MonqueConsole
+from monque_tui.console.clock import frozen_clock
+from monque_tui.console.config import ConsoleConfig
+from monque_tui.console.screens.detail import JobDetailScreen
+from monque_tui.demo.seed import SEED_NOW_MS, seed_store
 
 
 @pytest.fixture

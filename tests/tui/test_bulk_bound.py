@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from monque_engine import JobStatus, Monque
-from monque_tui.actions import ActionKind, plan_bulk, recount
-from monque_tui.query import JobQuery
-from monque_tui.screens.confirm import ConfirmScreen
-from monque_tui.seed import SEED_JOBS
+from monque_tui.console.actions import ActionKind, plan_bulk, recount
+from monque_tui.console.query import JobQuery
+from monque_tui.console.screens.confirm import ConfirmScreen
+from monque_tui.demo.seed import SEED_JOBS
 
 from .conftest import running_console, store_jobs, wait_for
 from .toasts import said_first, toast_lines

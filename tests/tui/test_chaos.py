@@ -25,7 +25,7 @@ import pytest
 from textual import events
 
 from monque_engine import JobSelector, Monque
-from monque_tui.bindings import REGISTRY
+from monque_tui.console.bindings import REGISTRY
 
 from .conftest import running_console, wait_for
 

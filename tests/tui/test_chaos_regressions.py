@@ -10,10 +10,10 @@ import pytest
 from textual.command import CommandList, CommandPalette
 from textual.widgets import DataTable, Input
 
-from monque_tui.screens.errors import ErrorsScreen
-from monque_tui.screens.export import ExportScreen
-from monque_tui.screens.queues import QueuesScreen
-from monque_tui.screens.workers import WorkersScreen
+from monque_tui.console.screens.errors import ErrorsScreen
+from monque_tui.console.screens.export import ExportScreen
+from monque_tui.console.screens.queues import QueuesScreen
+from monque_tui.console.screens.workers import WorkersScreen
 
 from .conftest import running_console, wait_for
 

@@ -8,9 +8,9 @@ called here after the app has closed, which is the state they meet then.
 
 from __future__ import annotations
 
-from monque_tui.messages import SessionMessage
-from monque_tui.screens.detail import JobDetailScreen
-from monque_tui.session.events import JobsChanged
+from monque_tui.console.messages import SessionMessage
+from monque_tui.console.screens.detail import JobDetailScreen
+from monque_tui.console.session.events import JobsChanged
 
 from .conftest import running_console, table_ids, wait_for
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from textual.widgets import Static
 
-from monque_tui.screens.confirm import ConfirmScreen
-from monque_tui.seed import SEED_JOBS
+from monque_tui.console.screens.confirm import ConfirmScreen
+from monque_tui.demo.seed import SEED_JOBS
 
 from .conftest import running_console, store_jobs, wait_for
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from monque_tui.screens.confirm import ConfirmScreen
-from monque_tui.seed import SEED_JOBS
+from monque_tui.console.screens.confirm import ConfirmScreen
+from monque_tui.demo.seed import SEED_JOBS
 
 from .conftest import running_console, wait_for
 
@@ -43,7 +43,7 @@ async def test_the_count_is_visible_at_any_width(seeded_url: str) -> None:
 
 async def test_the_buttons_keep_their_labels_at_40_columns(seeded_url: str) -> None:
     """At 40x12 the 16-cell default buttons cut "Cancel (y)" to "Cancel" (probe 5)."""
-    from monque_tui.seed import seed_id
+    from monque_tui.demo.seed import seed_id
 
     from .conftest import move_to
 

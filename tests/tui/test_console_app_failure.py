@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from monque_tui.app import MonqueConsole
-from monque_tui.app_loader import load_app
-from monque_tui.config import ConsoleConfig
+from monque_tui.console.app import MonqueConsole
+from monque_tui.console.config import ConsoleConfig
+from monque_tui.worker.app_loader import load_app
 
 
 async def _run_until_it_exits(app: MonqueConsole) -> None:

@@ -14,9 +14,9 @@ import pytest
 from monque_engine import Monque
 from monque_engine.store import InvalidStoreUrlError
 from monque_engine.store.sqlite import parse_sqlite_url
-from monque_tui.config import ConsoleConfig
-from monque_tui.session import ConsoleSession
-from monque_tui.session.core import CONSOLE_CACHE_MB
+from monque_tui.console.config import ConsoleConfig
+from monque_tui.console.session import ConsoleSession
+from monque_tui.console.session.core import CONSOLE_CACHE_MB
 
 
 async def _cache_kib(monque: Monque) -> int:
@@ -56,7 +56,7 @@ def test_cache_mb_is_a_url_parameter_with_a_clear_error() -> None:
 
 def test_console_header_url_is_the_one_typed(store_url: str) -> None:
     """The small cache and the calmer feed are overrides, not URL changes: the header shows what was typed."""
-    from monque_tui.session.core import CONSOLE_FEED_INTERVAL_S, console_store
+    from monque_tui.console.session.core import CONSOLE_FEED_INTERVAL_S, console_store
 
     store: Any = console_store(store_url)
     assert store.display_url == store_url and store.settings.cache_mb == CONSOLE_CACHE_MB

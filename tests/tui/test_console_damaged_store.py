@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from monque_tui.widgets.console_header import ConsoleHeader
+from monque_tui.console.widgets.console_header import ConsoleHeader
 
 from .conftest import running_console, wait_for
 from .toasts import toast_messages

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from monque_tui.app import MonqueConsole
-from monque_tui.config import ConsoleConfig
+from monque_tui.console.app import MonqueConsole
+from monque_tui.console.config import ConsoleConfig
 
 SECRET = "pa@ss-w0rd-9f3k"
 

@@ -8,15 +8,15 @@ import sys
 from pathlib import Path
 
 from monque_engine import JobStatus, Monque
-from monque_tui.actions import ActionKind
-from monque_tui.config import ConsoleConfig
-from monque_tui.console import run_console
-from monque_tui.palette import palette_commands
-from monque_tui.screens.confirm import ConfirmScreen
-from monque_tui.screens.detail import JobDetailScreen
-from monque_tui.screens.help import HelpScreen
-from monque_tui.screens.queues import QueuesScreen
-from monque_tui.seed import SEED_JOBS, SEED_NOW_MS, seed_id
+from monque_tui.console.actions import ActionKind
+from monque_tui.console.config import ConsoleConfig
+from monque_tui.console.launch import run_console
+from monque_tui.console.palette import palette_commands
+from monque_tui.console.screens.confirm import ConfirmScreen
+from monque_tui.console.screens.detail import JobDetailScreen
+from monque_tui.console.screens.help import HelpScreen
+from monque_tui.console.screens.queues import QueuesScreen
+from monque_tui.demo.seed import SEED_JOBS, SEED_NOW_MS, seed_id
 
 from .conftest import move_to, running_console, store_jobs, table_ids, wait_for
 from .toasts import said, said_first, toast_lines

@@ -6,8 +6,8 @@ import hashlib
 from pathlib import Path
 
 from monque_engine import ConnectionError
-from monque_tui.app import MonqueConsole
-from monque_tui.config import ConsoleConfig
+from monque_tui.console.app import MonqueConsole
+from monque_tui.console.config import ConsoleConfig
 
 from .conftest import running_console, wait_for
 

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from monque_tui.widgets.status_tabs import StatusTabs
+from monque_tui.console.widgets.status_tabs import StatusTabs
 
 from .conftest import running_console, wait_for
 

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from monque_tui.screens.confirm import ConfirmScreen
-from monque_tui.screens.export import ExportScreen
-from monque_tui.screens.when import WhenScreen
-from monque_tui.seed import seed_id
+from monque_tui.console.screens.confirm import ConfirmScreen
+from monque_tui.console.screens.export import ExportScreen
+from monque_tui.console.screens.when import WhenScreen
+from monque_tui.demo.seed import seed_id
 
 from .conftest import move_to, running_console, store_jobs, wait_for
 from .toasts import toast_lines

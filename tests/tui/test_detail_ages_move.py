@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import asyncio
 
-from monque_tui.app import MonqueConsole
-from monque_tui.config import ConsoleConfig
-from monque_tui.screens.detail import JobDetailScreen
-from monque_tui.seed import SEED_NOW_MS, seed_id
+from monque_tui.console.app import MonqueConsole
+from monque_tui.console.config import ConsoleConfig
+from monque_tui.console.screens.detail import JobDetailScreen
+from monque_tui.demo.seed import SEED_NOW_MS, seed_id
 
 from .conftest import move_to, wait_for
 from .test_confirm_width import screen_text

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 
-from monque_tui.screens.detail import JobDetailScreen
+from monque_tui.console.screens.detail import JobDetailScreen
 
 from .conftest import running_console, wait_for
 

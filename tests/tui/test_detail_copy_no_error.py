@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 
 from monque_engine import Job, JobStatus, Monque
-from monque_tui.screens.detail import JobDetailScreen
+from monque_tui.console.screens.detail import JobDetailScreen
 
 from .conftest import move_to, running_console, wait_for
 from .toasts import said

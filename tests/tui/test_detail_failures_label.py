@@ -7,7 +7,7 @@ real job run by a real worker, then the real app driven by Pilot.
 
 from __future__ import annotations
 
-from monque_tui.screens.detail import JobDetailScreen
+from monque_tui.console.screens.detail import JobDetailScreen
 
 from .conftest import move_to, running_console, wait_for
 from .test_confirm_width import screen_text

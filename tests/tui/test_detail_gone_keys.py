@@ -19,10 +19,10 @@ from textual.widgets import Static
 from textual.widgets._footer import FooterKey
 
 from monque_engine import Monque
-from monque_tui.palette import palette_commands
-from monque_tui.screens.detail import JobDetailScreen
-from monque_tui.seed import seed_id
-from monque_tui.widgets.console_footer import ConsoleFooter
+from monque_tui.console.palette import palette_commands
+from monque_tui.console.screens.detail import JobDetailScreen
+from monque_tui.console.widgets.console_footer import ConsoleFooter
+from monque_tui.demo.seed import seed_id
 
 from .conftest import open_detail, running_console, wait_for
 

@@ -15,8 +15,8 @@ from typing import Any
 from textual.dom import DOMNode
 from textual.widgets import Static
 
-from monque_tui.screens.detail import JobDetailScreen
-from monque_tui.seed import seed_id
+from monque_tui.console.screens.detail import JobDetailScreen
+from monque_tui.demo.seed import seed_id
 
 from .conftest import open_detail, running_console, wait_for
 

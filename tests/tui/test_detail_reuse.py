@@ -12,8 +12,8 @@ from typing import Any
 from rich.console import Console
 from textual.widgets import Static, TextArea
 
-from monque_tui.screens.detail import JobDetailScreen
-from monque_tui.seed import seed_id
+from monque_tui.console.screens.detail import JobDetailScreen
+from monque_tui.demo.seed import seed_id
 
 from .conftest import move_to, open_detail, running_console, wait_for
 

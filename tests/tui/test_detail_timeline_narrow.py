@@ -13,7 +13,7 @@ from typing import Any
 
 from textual.widgets import Static
 
-from monque_tui.seed import seed_id
+from monque_tui.demo.seed import seed_id
 
 from .conftest import open_detail, running_console, wait_for
 

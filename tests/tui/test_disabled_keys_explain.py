@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from monque_tui.screens.confirm import ConfirmScreen
-from monque_tui.seed import seed_id
+from monque_tui.console.screens.confirm import ConfirmScreen
+from monque_tui.demo.seed import seed_id
 
 from .conftest import move_to, open_detail, running_console, wait_for
 from .toasts import text_of, toasts

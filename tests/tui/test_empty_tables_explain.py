@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from monque_tui.screens.queues import QueuesScreen
-from monque_tui.screens.workers import WorkersScreen
+from monque_tui.console.screens.queues import QueuesScreen
+from monque_tui.console.screens.workers import WorkersScreen
 
 from .conftest import running_console, wait_for
 from .toasts import toast_lines

@@ -12,9 +12,9 @@ import pytest
 from rich.console import Console
 from textual.widgets import Static, TextArea
 
-from monque_tui.screens import detail as detail_module
-from monque_tui.screens.detail import JobDetailScreen
-from monque_tui.seed import seed_id
+from monque_tui.console.screens import detail as detail_module
+from monque_tui.console.screens.detail import JobDetailScreen
+from monque_tui.demo.seed import seed_id
 
 from .conftest import move_to, running_console, wait_for
 from .toasts import said

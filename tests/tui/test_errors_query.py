@@ -4,9 +4,9 @@ predicate applied to jobs arriving on the live feed (no Textual here)."""
 from __future__ import annotations
 
 from monque_engine import Job, JobStatus
-from monque_tui.actions import ActionKind, bulk_filter
-from monque_tui.formatting import error_text
-from monque_tui.query import JobQuery
+from monque_tui.console.actions import ActionKind, bulk_filter
+from monque_tui.console.formatting import error_text
+from monque_tui.console.query import JobQuery
 
 NOW = 1_768_478_400_000
 

@@ -10,11 +10,11 @@ import pytest
 from textual.widgets import Input, Static
 
 from monque_engine import AggregationTimeoutError, JobStatus
-from monque_tui.screens.confirm import ConfirmScreen
-from monque_tui.seed import SEED_JOBS, seed_id
-from monque_tui.widgets import filter_bar
-from monque_tui.widgets.filter_bar import FilterBar
-from monque_tui.widgets.status_tabs import StatusTabs
+from monque_tui.console.screens.confirm import ConfirmScreen
+from monque_tui.console.widgets import filter_bar
+from monque_tui.console.widgets.filter_bar import FilterBar
+from monque_tui.console.widgets.status_tabs import StatusTabs
+from monque_tui.demo.seed import SEED_JOBS, seed_id
 
 from .conftest import running_console, store_jobs, table_ids, wait_for
 from .toasts import said_first

@@ -7,11 +7,11 @@ from __future__ import annotations
 import time
 
 from monque_engine import JobStatus
-from monque_tui.screens.confirm import ConfirmScreen
-from monque_tui.screens.errors import ErrorsScreen
-from monque_tui.seed import SEED_JOBS, SeedJob, seed_id, seed_store
-from monque_tui.session.errors import sparkline
-from monque_tui.widgets.status_tabs import StatusTabs
+from monque_tui.console.screens.confirm import ConfirmScreen
+from monque_tui.console.screens.errors import ErrorsScreen
+from monque_tui.console.session.errors import sparkline
+from monque_tui.console.widgets.status_tabs import StatusTabs
+from monque_tui.demo.seed import SEED_JOBS, SeedJob, seed_id, seed_store
 
 from .conftest import running_console, store_jobs, table_ids, wait_for
 from .toasts import said_first

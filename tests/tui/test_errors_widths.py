@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 
 from monque_engine import Job, Monque
-from monque_tui.screens.errors import WIDTHS, ErrorsScreen
+from monque_tui.console.screens.errors import WIDTHS, ErrorsScreen
 
 from .conftest import running_console, wait_for
 from .test_confirm_width import screen_text

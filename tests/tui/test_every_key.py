@@ -13,17 +13,17 @@ import pytest
 from textual.actions import parse as parse_action
 
 from monque_engine import Monque
-from monque_tui.app import MonqueConsole
-from monque_tui.bindings import REGISTRY
-from monque_tui.screens import detail as detail_module
-from monque_tui.screens.detail import JobDetailScreen
-from monque_tui.screens.errors import ErrorsScreen
-from monque_tui.screens.help import HelpScreen
-from monque_tui.screens.jobs import JobsScreen
-from monque_tui.screens.queues import QueuesScreen
-from monque_tui.screens.workers import WorkersScreen
-from monque_tui.seed import seed_id
-from monque_tui.widgets.job_table import JobTable
+from monque_tui.console.app import MonqueConsole
+from monque_tui.console.bindings import REGISTRY
+from monque_tui.console.screens import detail as detail_module
+from monque_tui.console.screens.detail import JobDetailScreen
+from monque_tui.console.screens.errors import ErrorsScreen
+from monque_tui.console.screens.help import HelpScreen
+from monque_tui.console.screens.jobs import JobsScreen
+from monque_tui.console.screens.queues import QueuesScreen
+from monque_tui.console.screens.workers import WorkersScreen
+from monque_tui.console.widgets.job_table import JobTable
+from monque_tui.demo.seed import seed_id
 
 from .conftest import move_to, running_console, wait_for
 
@@ -191,8 +191,8 @@ def test_scopes_match_the_scope_literal() -> None:
     exactly its values (mypy checks the literals; this checks what runs, e.g. getattr'd SCOPES)."""
     from typing import get_args
 
-    from monque_tui.bindings import Scope
-    from monque_tui.screens.help import SCOPE_NAMES
+    from monque_tui.console.bindings import Scope
+    from monque_tui.console.screens.help import SCOPE_NAMES
 
     allowed = set(get_args(Scope))
     assert {scope for spec in REGISTRY for scope in spec.scopes} == allowed

@@ -15,7 +15,7 @@ from typing import Any
 from textual.widgets import Input
 
 from monque_engine import Monque
-from monque_tui.screens.export import ExportScreen
+from monque_tui.console.screens.export import ExportScreen
 
 from .conftest import running_console, store_jobs, wait_for
 from .toasts import said_first

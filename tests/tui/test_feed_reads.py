@@ -12,9 +12,9 @@ from datetime import timedelta
 from typing import Any
 
 from monque_engine import JobSelector, JobStatus, Monque
-from monque_tui.config import ConsoleConfig
-from monque_tui.session import ConsoleSession
-from monque_tui.session.events import JobsChanged
+from monque_tui.console.config import ConsoleConfig
+from monque_tui.console.session import ConsoleSession
+from monque_tui.console.session.events import JobsChanged
 
 from .conftest import wait_for
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from monque_engine import JobStatus
-from monque_tui.screens.confirm import ConfirmScreen
-from monque_tui.seed import SEED_JOBS
-from monque_tui.widgets.filter_bar import FilterBar
+from monque_tui.console.screens.confirm import ConfirmScreen
+from monque_tui.console.widgets.filter_bar import FilterBar
+from monque_tui.demo.seed import SEED_JOBS
 
 from .conftest import running_console, store_jobs, table_ids, wait_for
 from .toasts import said, said_first
@@ -92,8 +92,8 @@ async def test_cancelling_every_loaded_row_of_a_long_view_loads_the_next_rows(se
 
 
 async def test_the_id_shown_in_the_table_can_be_searched(seeded_url: str) -> None:
-    from monque_tui.formatting import short_id
-    from monque_tui.seed import seed_id
+    from monque_tui.console.formatting import short_id
+    from monque_tui.demo.seed import seed_id
 
     target = seed_id(7)
     shown = short_id(target)

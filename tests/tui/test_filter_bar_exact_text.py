@@ -10,8 +10,8 @@ from __future__ import annotations
 from textual.widgets import Input
 
 from monque_engine import Monque
-from monque_tui.screens.confirm import ConfirmScreen
-from monque_tui.widgets.filter_bar import FilterBar
+from monque_tui.console.screens.confirm import ConfirmScreen
+from monque_tui.console.widgets.filter_bar import FilterBar
 
 from .conftest import running_console, store_jobs, table_ids, wait_for
 from .toasts import said, said_first

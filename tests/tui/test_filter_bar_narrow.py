@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from textual.widgets import Input
 
-from monque_tui.query import RANGE_HINT
-from monque_tui.widgets.filter_bar import FilterBar
+from monque_tui.console.query import RANGE_HINT
+from monque_tui.console.widgets.filter_bar import FilterBar
 
 from .conftest import running_console, wait_for
 from .test_confirm_width import screen_text

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from textual.widgets import Input
 
-from monque_tui.widgets.filter_bar import FilterBar
+from monque_tui.console.widgets.filter_bar import FilterBar
 
 from .conftest import running_console, wait_for
 

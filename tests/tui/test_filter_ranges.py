@@ -16,12 +16,12 @@ from textual.pilot import Pilot
 from textual.widgets import Input
 
 from monque_engine import JobStatus, Monque
-from monque_tui.app import MonqueConsole
-from monque_tui.query import DAY_MS, RangeError, TimeRange, ms_datetime, parse_ranges
-from monque_tui.screens.confirm import ConfirmScreen
-from monque_tui.seed import MINUTE, SEED_JOBS, SEED_NOW_MS, SeedJob, seed_id
-from monque_tui.widgets.filter_bar import FilterBar
-from monque_tui.widgets.status_tabs import StatusTabs
+from monque_tui.console.app import MonqueConsole
+from monque_tui.console.query import DAY_MS, RangeError, TimeRange, ms_datetime, parse_ranges
+from monque_tui.console.screens.confirm import ConfirmScreen
+from monque_tui.console.widgets.filter_bar import FilterBar
+from monque_tui.console.widgets.status_tabs import StatusTabs
+from monque_tui.demo.seed import MINUTE, SEED_JOBS, SEED_NOW_MS, SeedJob, seed_id
 
 from .conftest import running_console, store_jobs, table_ids, wait_for
 from .toasts import said_first

@@ -8,12 +8,12 @@ every job of the view (a view-level mark counted in the store, not the loaded ro
 from __future__ import annotations
 
 from monque_engine import JobStatus, Monque
-from monque_tui.actions import ActionKind, wall_clock_ms
-from monque_tui.query import JobQuery, TimeRange
-from monque_tui.screens.confirm import ConfirmScreen
-from monque_tui.seed import SEED_NOW_MS
-from monque_tui.widgets.console_header import ConsoleHeader
-from monque_tui.window import PAGE_SIZE
+from monque_tui.console.actions import ActionKind, wall_clock_ms
+from monque_tui.console.query import JobQuery, TimeRange
+from monque_tui.console.screens.confirm import ConfirmScreen
+from monque_tui.console.widgets.console_header import ConsoleHeader
+from monque_tui.console.window import PAGE_SIZE
+from monque_tui.demo.seed import SEED_NOW_MS
 
 from .conftest import running_console, store_jobs, wait_for
 from .toasts import said_first

@@ -15,9 +15,9 @@ import pytest
 from textual.widgets import Input
 
 from monque_engine import JobListFilter, JobStatus, Monque
-from monque_tui.query import JobQuery
-from monque_tui.screens.export import ExportScreen
-from monque_tui.session.export import ExportError, export_view
+from monque_tui.console.query import JobQuery
+from monque_tui.console.screens.export import ExportScreen
+from monque_tui.console.session.export import ExportError, export_view
 
 from .conftest import running_console, store_jobs, wait_for
 from .toasts import said_first

@@ -16,10 +16,10 @@ from typing import Any
 from textual.widgets import DataTable
 
 from monque_engine import Monque
-from monque_tui.app import MonqueConsole
-from monque_tui.config import ConsoleConfig
-from monque_tui.screens.queues import QueuesScreen
-from monque_tui.widgets.console_header import ConsoleHeader
+from monque_tui.console.app import MonqueConsole
+from monque_tui.console.config import ConsoleConfig
+from monque_tui.console.screens.queues import QueuesScreen
+from monque_tui.console.widgets.console_header import ConsoleHeader
 
 from .conftest import running_console, wait_for
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from monque_engine import InstanceInfo
-from monque_tui.session.fleet import FleetView
+from monque_tui.console.session.fleet import FleetView
 
 T0 = 1_768_478_400_000
 BEAT_S = 30

@@ -25,12 +25,12 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 from monque_engine import JobStatus, Monque  # noqa: E402
-from monque_tui.app import MonqueConsole  # noqa: E402
-from monque_tui.config import ConsoleConfig  # noqa: E402
-from monque_tui.screens.ask import AskScreen  # noqa: E402
-from monque_tui.screens.detail import JobDetailScreen, job_renderable  # noqa: E402
-from monque_tui.screens.workers import WorkersScreen  # noqa: E402
-from monque_tui.session.fleet import owner_is_dead  # noqa: E402
+from monque_tui.console.app import MonqueConsole  # noqa: E402
+from monque_tui.console.config import ConsoleConfig  # noqa: E402
+from monque_tui.console.screens.ask import AskScreen  # noqa: E402
+from monque_tui.console.screens.detail import JobDetailScreen, job_renderable  # noqa: E402
+from monque_tui.console.screens.workers import WorkersScreen  # noqa: E402
+from monque_tui.console.session.fleet import owner_is_dead  # noqa: E402
 from tests.procs._common import sqlite_url  # noqa: E402
 from tests.procs.harness import Launcher, Proc, StoreProbe, wait_until  # noqa: E402
 

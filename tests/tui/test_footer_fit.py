@@ -13,10 +13,10 @@ from typing import Any
 
 from textual.widgets._footer import FooterKey
 
-from monque_tui.bindings import REGISTRY
-from monque_tui.screens.detail import JobDetailScreen
-from monque_tui.seed import seed_id
-from monque_tui.widgets.console_footer import ConsoleFooter, fit, key_width
+from monque_tui.console.bindings import REGISTRY
+from monque_tui.console.screens.detail import JobDetailScreen
+from monque_tui.console.widgets.console_footer import ConsoleFooter, fit, key_width
+from monque_tui.demo.seed import seed_id
 
 from .conftest import move_to, running_console, wait_for
 from .test_confirm_width import screen_text

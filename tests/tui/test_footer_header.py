@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from textual.widgets._footer import FooterKey
 
-from monque_tui.widgets.console_footer import ConsoleFooter
+from monque_tui.console.widgets.console_footer import ConsoleFooter
 
 from .conftest import running_console, wait_for
 from .test_confirm_width import screen_text

@@ -10,10 +10,10 @@ from __future__ import annotations
 import pytest
 from textual.widgets._footer import FooterKey
 
-from monque_tui.screens.errors import ErrorsScreen
-from monque_tui.screens.queues import QueuesScreen
-from monque_tui.screens.workers import WorkersScreen
-from monque_tui.widgets.console_footer import ConsoleFooter
+from monque_tui.console.screens.errors import ErrorsScreen
+from monque_tui.console.screens.queues import QueuesScreen
+from monque_tui.console.screens.workers import WorkersScreen
+from monque_tui.console.widgets.console_footer import ConsoleFooter
 
 from .conftest import running_console, wait_for
 

@@ -6,7 +6,7 @@ store): same symbol, same word, same colour. Real app driven by Pilot.
 
 from __future__ import annotations
 
-from monque_tui.widgets.console_header import FROZEN_VIEW, ConsoleHeader
+from monque_tui.console.widgets.console_header import FROZEN_VIEW, ConsoleHeader
 
 from .conftest import running_console, table_ids, wait_for
 

@@ -20,10 +20,10 @@ import sqlite3
 from textual.widgets import Static
 
 from monque_engine import Monque
-from monque_tui.app import MonqueConsole
-from monque_tui.clock import frozen_clock
-from monque_tui.config import ConsoleConfig
-from monque_tui.seed import SEED_JOBS, SEED_NOW_MS, seed_id
+from monque_tui.console.app import MonqueConsole
+from monque_tui.console.clock import frozen_clock
+from monque_tui.console.config import ConsoleConfig
+from monque_tui.demo.seed import SEED_JOBS, SEED_NOW_MS, seed_id
 
 from .conftest import open_detail, running_console, table_ids, wait_for
 

@@ -7,7 +7,7 @@ characters, mid-sentence and without a mark.
 
 from __future__ import annotations
 
-from monque_tui.widgets.console_header import short_reason
+from monque_tui.console.widgets.console_header import short_reason
 
 REASON = (
     "ChangeFeedHistoryLostError: The change feed moved past this position (changes up to 812 "

@@ -6,8 +6,8 @@ tests/test_mongo_display_reads.py) are set on it, as ``MongoStore`` has them."""
 
 from __future__ import annotations
 
-from monque_tui.cli import main
-from monque_tui.widgets.console_header import ConsoleHeader
+from monque_tui.cli.entry import main
+from monque_tui.console.widgets.console_header import ConsoleHeader
 
 from .conftest import running_console, wait_for
 

@@ -1,6 +1,6 @@
 """The command freezes start-up objects after its first paint, and gives them back on exit.
 
-Why (``monque_tui/heap.py``): the collector's full passes over start-up objects were the
+Why (``monque_tui/console/heap.py``): the collector's full passes over start-up objects were the
 console's key-latency tail under the soak. Freezing is the whole process's collector state,
 so it must be undone when the app ends, or a process that goes on (this test run) would keep
 every later cycle among those objects forever.
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from monque_tui import console
-from monque_tui.app import MonqueConsole
-from monque_tui.config import ConsoleConfig
+from monque_tui.console import launch as console
+from monque_tui.console.app import MonqueConsole
+from monque_tui.console.config import ConsoleConfig
 
 from .conftest import SEED_NOW_MS, frozen_clock, wait_for
 

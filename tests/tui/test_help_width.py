@@ -7,7 +7,7 @@ Real app driven by Pilot at 80x24, the help scrolled through.
 
 from __future__ import annotations
 
-from monque_tui.screens.help import HelpScreen
+from monque_tui.console.screens.help import HelpScreen
 
 from .conftest import running_console, wait_for
 from .test_confirm_width import screen_text

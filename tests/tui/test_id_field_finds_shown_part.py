@@ -4,7 +4,7 @@ empty result says what the field matches (issue 28). Real app driven by Pilot.""
 from __future__ import annotations
 
 from monque_engine import Monque
-from monque_tui.formatting import short_id
+from monque_tui.console.formatting import short_id
 
 from .conftest import running_console, table_ids, wait_for
 from .test_confirm_width import screen_text

@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 
 from monque_engine import JobStatus
-from monque_tui.session.events import WindowLoaded
-from monque_tui.widgets.status_tabs import StatusTabs
+from monque_tui.console.session.events import WindowLoaded
+from monque_tui.console.widgets.status_tabs import StatusTabs
 
 from .conftest import running_console, wait_for
 

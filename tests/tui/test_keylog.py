@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from monque_tui.keylog import ENV, KeyLog
+from monque_tui.console.keylog import ENV, KeyLog
 
 from .conftest import running_console, wait_for
 

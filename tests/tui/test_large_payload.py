@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from monque_engine import Monque
-from monque_tui.payload import PAGE_CHARS, paginate
-from monque_tui.screens.detail import JobDetailScreen
+from monque_tui.console.payload import PAGE_CHARS, paginate
+from monque_tui.console.screens.detail import JobDetailScreen
 
 from .conftest import move_to, running_console, wait_for
 

@@ -26,10 +26,10 @@ from textual.widgets import Static, TextArea
 from monque_engine import Attempt, Job, JobStatus, errorgroups
 from monque_engine.attempts import MAX_REASON_CHARS
 from monque_engine.errorgroups import MAX_PATTERN_CHARS, normalize_message
-from monque_tui.formatting import error_text, first_line
-from monque_tui.longtext import clip, clip_line, paginate
-from monque_tui.screens import detail as detail_module
-from monque_tui.screens.detail import (
+from monque_tui.console.formatting import error_text, first_line
+from monque_tui.console.longtext import clip, clip_line, paginate
+from monque_tui.console.screens import detail as detail_module
+from monque_tui.console.screens.detail import (
     REASON_CHARS,
     TRACEBACK_PAGE_CHARS,
     JobDetailScreen,
@@ -37,8 +37,8 @@ from monque_tui.screens.detail import (
     attempt_cells,
     job_renderable,
 )
-from monque_tui.screens.errors import ErrorsScreen
-from monque_tui.seed import SEED_NOW_MS, seed_id
+from monque_tui.console.screens.errors import ErrorsScreen
+from monque_tui.demo.seed import SEED_NOW_MS, seed_id
 
 from .conftest import move_to, running_console, wait_for
 

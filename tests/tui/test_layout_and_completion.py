@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.widgets import Input
 
-from monque_tui.seed import SEED_JOBS
+from monque_tui.demo.seed import SEED_JOBS
 
 from .conftest import running_console, table_ids, wait_for
 from .test_confirm_width import screen_text

@@ -8,8 +8,8 @@ the confirmation still counts again, and the action never exceeds what it confir
 
 from __future__ import annotations
 
-from monque_tui.query import JobQuery
-from monque_tui.widgets.console_header import ConsoleHeader
+from monque_tui.console.query import JobQuery
+from monque_tui.console.widgets.console_header import ConsoleHeader
 
 from .conftest import running_console, wait_for
 from .test_fleet_bulk import enqueue

@@ -6,10 +6,10 @@ from __future__ import annotations
 from textual.widgets import Static
 
 from monque_engine import Monque
-from monque_tui.query import JobQuery
-from monque_tui.screens.confirm import ConfirmScreen
-from monque_tui.seed import SEED_JOBS
-from monque_tui.widgets.filter_bar import FilterBar
+from monque_tui.console.query import JobQuery
+from monque_tui.console.screens.confirm import ConfirmScreen
+from monque_tui.console.widgets.filter_bar import FilterBar
+from monque_tui.demo.seed import SEED_JOBS
 
 from .conftest import running_console, store_jobs, table_ids, wait_for
 from .test_confirm_width import screen_text

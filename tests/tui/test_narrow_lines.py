@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 
-from monque_tui.widgets.console_header import ConsoleHeader, workers_text
-from monque_tui.widgets.throughput_graph import ThroughputGraph, throughput_text
+from monque_tui.console.widgets.console_header import ConsoleHeader, workers_text
+from monque_tui.console.widgets.throughput_graph import ThroughputGraph, throughput_text
 
 from .conftest import running_console, wait_for
 from .test_confirm_width import screen_text

@@ -14,7 +14,7 @@ import re
 import pytest
 
 from monque_engine import JobStatus, QueueStats
-from monque_tui.formatting import due_or_finished
+from monque_tui.console.formatting import due_or_finished
 
 from .conftest import running_console, wait_for
 from .test_confirm_width import screen_text

@@ -10,12 +10,12 @@ import pytest
 from textual.widgets import Static
 
 from monque_engine import Monque
-from monque_tui.formatting import absolute, relative
-from monque_tui.query import RangeError, WhenError, parse_ranges, parse_when
-from monque_tui.screens.detail import JobDetailScreen
-from monque_tui.screens.when import WhenScreen
-from monque_tui.seed import SEED_NOW_MS, seed_id
-from monque_tui.widgets.filter_bar import FilterBar
+from monque_tui.console.formatting import absolute, relative
+from monque_tui.console.query import RangeError, WhenError, parse_ranges, parse_when
+from monque_tui.console.screens.detail import JobDetailScreen
+from monque_tui.console.screens.when import WhenScreen
+from monque_tui.console.widgets.filter_bar import FilterBar
+from monque_tui.demo.seed import SEED_NOW_MS, seed_id
 
 from .conftest import move_to, running_console, store_jobs, table_ids, wait_for
 

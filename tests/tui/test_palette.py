@@ -11,16 +11,16 @@ import pytest
 from textual.command import CommandList, CommandPalette
 
 from monque_engine import JobStatus
-from monque_tui.app import MonqueConsole
-from monque_tui.palette import palette_commands
-from monque_tui.screens.confirm import ConfirmScreen
-from monque_tui.screens.detail import JobDetailScreen
-from monque_tui.screens.export import ExportScreen
-from monque_tui.screens.help import HelpScreen
-from monque_tui.screens.queues import QueuesScreen
-from monque_tui.screens.when import WhenScreen
-from monque_tui.screens.workers import WorkersScreen
-from monque_tui.seed import seed_id
+from monque_tui.console.app import MonqueConsole
+from monque_tui.console.palette import palette_commands
+from monque_tui.console.screens.confirm import ConfirmScreen
+from monque_tui.console.screens.detail import JobDetailScreen
+from monque_tui.console.screens.export import ExportScreen
+from monque_tui.console.screens.help import HelpScreen
+from monque_tui.console.screens.queues import QueuesScreen
+from monque_tui.console.screens.when import WhenScreen
+from monque_tui.console.screens.workers import WorkersScreen
+from monque_tui.demo.seed import seed_id
 
 from .conftest import move_to, running_console, wait_for
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from textual.containers import Vertical
 
-from monque_tui.screens.when import WhenScreen
-from monque_tui.seed import seed_id
+from monque_tui.console.screens.when import WhenScreen
+from monque_tui.demo.seed import seed_id
 
 from .conftest import move_to, running_console, wait_for
 from .test_confirm_width import screen_text

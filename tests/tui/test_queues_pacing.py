@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from monque_tui.messages import SessionMessage
-from monque_tui.screens.queues import RELOAD_EVERY
-from monque_tui.session.core import STATS_BACKOFF
-from monque_tui.session.events import JobsChanged
+from monque_tui.console.messages import SessionMessage
+from monque_tui.console.screens.queues import RELOAD_EVERY
+from monque_tui.console.session.core import STATS_BACKOFF
+from monque_tui.console.session.events import JobsChanged
 
 from .conftest import running_console, wait_for
 from .test_fleet_queues import queues_screen

@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 import pytest
 
 from monque_engine import MinuteCount, QueueHealth
-from monque_tui.session.fleet import recent_rate
+from monque_tui.console.session.fleet import recent_rate
 
 MINUTE_MS = 60_000
 T0 = 1_768_478_400_000  # a minute's start

@@ -11,11 +11,11 @@ import asyncio
 from textual.widgets import DataTable
 
 from monque_engine import Monque
-from monque_tui.app import MonqueConsole
-from monque_tui.clock import frozen_clock
-from monque_tui.config import ConsoleConfig
-from monque_tui.formatting import per_minute
-from monque_tui.seed import SEED_NOW_MS
+from monque_tui.console.app import MonqueConsole
+from monque_tui.console.clock import frozen_clock
+from monque_tui.console.config import ConsoleConfig
+from monque_tui.console.formatting import per_minute
+from monque_tui.demo.seed import SEED_NOW_MS
 
 from .conftest import wait_for
 from .test_fleet_queues import queues_screen

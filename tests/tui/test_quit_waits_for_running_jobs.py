@@ -15,8 +15,8 @@ from textual.message import Message
 from textual.notifications import Notify
 
 from monque_engine import Job, Monque
-from monque_tui.app import MonqueConsole
-from monque_tui.config import ConsoleConfig
+from monque_tui.console.app import MonqueConsole
+from monque_tui.console.config import ConsoleConfig
 
 from .conftest import store_jobs, wait_for
 from .toasts import said

@@ -22,9 +22,9 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
 from monque_engine import JobStatus, Monque, timeutil  # noqa: E402
-from monque_tui.app import MonqueConsole  # noqa: E402
-from monque_tui.config import ConsoleConfig  # noqa: E402
-from monque_tui.screens.ask import AskScreen  # noqa: E402
+from monque_tui.console.app import MonqueConsole  # noqa: E402
+from monque_tui.console.config import ConsoleConfig  # noqa: E402
+from monque_tui.console.screens.ask import AskScreen  # noqa: E402
 from tests.procs._common import sqlite_url  # noqa: E402
 from tests.procs.harness import Launcher  # noqa: E402
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import pytest
 
-from monque_tui.screens.detail import JobDetailScreen
-from monque_tui.screens.errors import ErrorsScreen
-from monque_tui.screens.queues import QueuesScreen
-from monque_tui.screens.workers import WorkersScreen
-from monque_tui.seed import SEED_JOBS, seed_id
+from monque_tui.console.screens.detail import JobDetailScreen
+from monque_tui.console.screens.errors import ErrorsScreen
+from monque_tui.console.screens.queues import QueuesScreen
+from monque_tui.console.screens.workers import WorkersScreen
+from monque_tui.demo.seed import SEED_JOBS, seed_id
 
 from .conftest import move_to, running_console, table_ids, wait_for
 from .test_confirm_width import screen_text

@@ -6,11 +6,11 @@ import asyncio
 from typing import Any
 
 from monque_engine import JobStatus, Monque
-from monque_tui.actions import ActionKind
-from monque_tui.config import ConsoleConfig
-from monque_tui.session import ConsoleSession
-from monque_tui.session.events import MarksChanged, Notice, StatsChanged, WindowChanged, WindowLoaded
-from monque_tui.window import PAGE_SIZE
+from monque_tui.console.actions import ActionKind
+from monque_tui.console.config import ConsoleConfig
+from monque_tui.console.session import ConsoleSession
+from monque_tui.console.session.events import MarksChanged, Notice, StatsChanged, WindowChanged, WindowLoaded
+from monque_tui.console.window import PAGE_SIZE
 
 from .conftest import wait_for
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from monque_tui.screens.confirm import ConfirmScreen
+from monque_tui.console.screens.confirm import ConfirmScreen
 
 from .conftest import running_console, wait_for
 from .toasts import toast_lines

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from monque_tui.screenshots import SCENE_SIZES, SCENE_URL, SCENES, SIZE, scene_app
-from monque_tui.seed import seed_store
+from monque_tui.demo.screenshots import SCENE_SIZES, SCENE_URL, SCENES, SIZE, scene_app
+from monque_tui.demo.seed import seed_store
 
 
 @pytest.fixture

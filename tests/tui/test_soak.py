@@ -8,8 +8,8 @@ long, timed variant is ``python -m bench.tui_bench --soak`` (figures in the READ
 from __future__ import annotations
 
 from monque_engine import JobSelector, Monque
-from monque_tui.session.feed import HISTORY_SECONDS, MAX_CLAIMED, MAX_PENDING
-from monque_tui.window import CAPACITY
+from monque_tui.console.session.feed import HISTORY_SECONDS, MAX_CLAIMED, MAX_PENDING
+from monque_tui.console.window import CAPACITY
 
 from .conftest import running_console, wait_for
 

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from monque_engine import Monque
-from monque_tui.config import ConsoleConfig
-from monque_tui.session import ConsoleSession, core
+from monque_tui.console.config import ConsoleConfig
+from monque_tui.console.session import ConsoleSession, core
 
 
 async def test_a_count_spanning_a_long_stop_does_not_freeze_the_counts(

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from monque_tui.screens.detail import JobDetailScreen
-from monque_tui.screens.queues import QueuesScreen
-from monque_tui.widgets.console_header import ConsoleHeader
+from monque_tui.console.screens.detail import JobDetailScreen
+from monque_tui.console.screens.queues import QueuesScreen
+from monque_tui.console.widgets.console_header import ConsoleHeader
 
 from .conftest import running_console, wait_for
 from .toasts import toast_lines, toast_messages

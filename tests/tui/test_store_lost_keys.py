@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from monque_engine import JobStatus
-from monque_tui.screens.queues import QueuesScreen
+from monque_tui.console.screens.queues import QueuesScreen
 
 from .conftest import running_console, wait_for
 from .test_confirm_width import screen_text
@@ -25,7 +25,7 @@ def _messages(app: object, title: str | None = None) -> list[str]:
 
 async def test_keys_on_a_deleted_store_say_why_they_did_nothing(seeded_url: str) -> None:
     path = Path(seeded_url.removeprefix("sqlite:///"))
-    async with running_console(seeded_url, size=(120, 30), notifications=True) as (app, pilot):
+    async with running_console(seeded_url, size=(200, 30), notifications=True) as (app, pilot):
         assert any(job.status is JobStatus.COMPLETED for job in app.jobs_screen.window.rows)
         for suffix in ("", "-wal", "-shm"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)

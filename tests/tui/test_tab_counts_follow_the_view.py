@@ -7,8 +7,8 @@ still counted every job of the store. Real app driven by Pilot over a seeded SQL
 from __future__ import annotations
 
 from monque_engine import JobStatus
-from monque_tui.seed import SEED_JOBS, seed_id
-from monque_tui.widgets.status_tabs import StatusTabs
+from monque_tui.console.widgets.status_tabs import StatusTabs
+from monque_tui.demo.seed import SEED_JOBS, seed_id
 
 from .conftest import running_console, table_ids, wait_for
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import asyncio
 
-from monque_tui.app import MonqueConsole
-from monque_tui.config import ConsoleConfig
-from monque_tui.formatting import relative, short_id
-from monque_tui.seed import SEED_NOW_MS
-from monque_tui.widgets.job_table import fit_age
+from monque_tui.console.app import MonqueConsole
+from monque_tui.console.config import ConsoleConfig
+from monque_tui.console.formatting import relative, short_id
+from monque_tui.console.widgets.job_table import fit_age
+from monque_tui.demo.seed import SEED_NOW_MS
 
 from .conftest import wait_for
 from .test_confirm_width import screen_text

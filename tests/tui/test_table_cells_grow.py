@@ -18,10 +18,10 @@ from textual.widgets import DataTable
 from textual.widgets._data_table import ColumnKey
 
 from monque_engine import JobStatus, Monque
-from monque_tui.app import MonqueConsole
-from monque_tui.config import ConsoleConfig
-from monque_tui.screens.queues import QueuesScreen
-from monque_tui.screens.workers import WorkersScreen
+from monque_tui.console.app import MonqueConsole
+from monque_tui.console.config import ConsoleConfig
+from monque_tui.console.screens.queues import QueuesScreen
+from monque_tui.console.screens.workers import WorkersScreen
 
 from .conftest import wait_for
 

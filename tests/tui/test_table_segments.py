@@ -36,7 +36,7 @@ async def test_rows_merge_neighbours_of_one_style_and_blank_cells_take_the_row_s
 def test_blank_invisible_styles() -> None:
     from rich.style import Style
 
-    from monque_tui.widgets.job_table import _blank_invisible
+    from monque_tui.console.widgets.job_table import _blank_invisible
 
     assert _blank_invisible(Style.parse("bold red"))
     assert _blank_invisible(Style.parse("dim"))

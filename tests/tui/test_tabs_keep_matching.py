@@ -13,7 +13,7 @@ import pytest
 from textual.app import App, ComposeResult
 
 from monque_engine import QueueStats
-from monque_tui.widgets.status_tabs import StatusTabs
+from monque_tui.console.widgets.status_tabs import StatusTabs
 
 STATS = QueueStats(pending=1, processing=0, completed=160_000, failed=40_000, cancelled=0, total=200_001)
 GROUP = "all in error group 'email.send RuntimeError: smtp refused for user<n>'"

@@ -8,8 +8,8 @@ from types import SimpleNamespace
 from typing import cast
 
 from monque_engine import ChangeEvent, Job, JobStatus
-from monque_tui.session.feed import Throughput
-from monque_tui.widgets.throughput_graph import SECONDS, ZERO, ThroughputGraph, sparkline
+from monque_tui.console.session.feed import Throughput
+from monque_tui.console.widgets.throughput_graph import SECONDS, ZERO, ThroughputGraph, sparkline
 
 NOW = 1_768_478_400_000
 

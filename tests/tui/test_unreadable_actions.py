@@ -14,8 +14,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from monque_tui.screens.confirm import ConfirmScreen
-from monque_tui.seed import seed_id
+from monque_tui.console.screens.confirm import ConfirmScreen
+from monque_tui.demo.seed import seed_id
 
 from .conftest import move_to, running_console, wait_for
 from .toasts import message_of, toasts

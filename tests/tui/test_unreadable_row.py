@@ -13,9 +13,9 @@ import sqlite3
 
 from textual.widgets import Static
 
-from monque_tui.screens.confirm import ConfirmScreen
-from monque_tui.screens.detail import JobDetailScreen
-from monque_tui.seed import seed_id
+from monque_tui.console.screens.confirm import ConfirmScreen
+from monque_tui.console.screens.detail import JobDetailScreen
+from monque_tui.demo.seed import seed_id
 
 from .conftest import move_to, running_console, table_ids, wait_for
 

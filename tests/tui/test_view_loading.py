@@ -13,8 +13,8 @@ import asyncio
 from typing import Any
 
 from monque_engine import JobStatus
-from monque_tui.screens.confirm import ConfirmScreen
-from monque_tui.screens.detail import JobDetailScreen
+from monque_tui.console.screens.confirm import ConfirmScreen
+from monque_tui.console.screens.detail import JobDetailScreen
 
 from .conftest import running_console, wait_for
 from .toasts import toast_lines

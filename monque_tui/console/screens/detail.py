@@ -39,12 +39,12 @@ from monque_engine.cron import describe, next_runs
 from ..actions import ActionKind, eligible, statuses_for
 from ..bindings import MUTATING_ACTIONS, Scope, bindings_for
 from ..clock import Clock
-from ..console_protocol import ConsoleApp
 from ..formatting import STATUS_STYLES, absolute, relative, span
 from ..longtext import TextPages, clip, clip_line, size_text
 from ..longtext import paginate as paginate_text
 from ..messages import ReleaseOwner, SessionMessage
 from ..payload import PayloadPages, paginate
+from ..protocol import ConsoleApp
 from ..session import ConsoleSession
 from ..session.events import JobsChanged
 from ..session.fleet import owner_is_dead

@@ -1,4 +1,4 @@
-"""How the console is launched: the contract between the CLI (`cli.py`) and the app.
+"""How the console is launched: the contract between the CLI (`cli/entry.py`) and the app.
 
 The Textual app owns the event loop, and a store is bound to the loop that opened it, so
 the CLI never builds a `Monque` itself for the console: it describes one here and the app

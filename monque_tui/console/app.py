@@ -1,6 +1,6 @@
 """The console app: the Textual shell around a ``ConsoleSession``.
 
-The session (``monque_tui.session``, no Textual) owns the store, the query, the marks, the
+The session (``monque_tui.console.session``, no Textual) owns the store, the query, the marks, the
 window, the counts and the live feed. The app runs its timers, turns session events into
 ``SessionMessage`` messages for the screens, and shows dialogs; screens turn keys into
 session calls. Nothing here reaches into a screen's internals.
@@ -21,6 +21,7 @@ from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
 
+from monque_engine import Monque
 from monque_engine.store.urls import mask_text
 
 from .actions import ActionKind, ActionPlan
@@ -28,13 +29,13 @@ from .bindings import bindings_for
 from .clock import Clock, system_clock
 from .command_palette import ConsolePalette
 from .config import ConsoleConfig
-from .console_protocol import ConsoleApp
 from .disabled_keys import explain
 from .formatting import plural
 from .heap import freeze_startup_objects, thaw
 from .keylog import KeyLog, clocked_driver
 from .messages import ActOnQuery, ReleaseOwner, SessionMessage, TogglePause
 from .palette import ConsoleCommands
+from .protocol import ConsoleApp
 from .query import JobQuery
 from .screens.ask import AskScreen
 from .screens.confirm import ConfirmScreen
@@ -118,7 +119,7 @@ class MonqueConsole(App[int]):
         self.live = live
         self.read_only = config.read_only
         self.session = ConsoleSession(config, clock=self.clock, live=live, emit=self._session_event)
-        #: Called once the session is closed on the way out (console.py: after an exit signal,
+        #: Called once the session is closed on the way out (launch.py: after an exit signal,
         #: the terminal may be gone and Textual's own teardown may never finish).
         self.after_close: Callable[[], None] | None = None
         self.error: str | None = None
@@ -149,7 +150,7 @@ class MonqueConsole(App[int]):
         self._after_key_frame_timer: Timer | None = None
 
     @property
-    def monque(self) -> Any:
+    def monque(self) -> Monque | None:
         return self.session.monque
 
     @property
@@ -182,13 +183,15 @@ class MonqueConsole(App[int]):
         the time), and that wait is said, here, once it lasts.
         """
         monque = self.monque
+        if monque is None or not self.config.start_workers:
+            self.exit()
+            return
         if self._stopping_workers:  # (the workers no longer claim: is_running is already false)
             waiting = "waiting for the running jobs to finish" if monque.running_job_count else "stopping the workers"
             self.notify(f"Still {waiting}.", title="Quit", timeout=3)
             return
-        workers = monque is not None and self.config.start_workers
-        running = monque.running_job_count if workers else 0
-        if not running and not (workers and monque.is_running):
+        running = monque.running_job_count
+        if not running and not monque.is_running:
             self.exit()
             return
         self._stopping_workers = True
@@ -197,9 +200,9 @@ class MonqueConsole(App[int]):
             self._say_stopping(monque)
         else:
             slow = self.set_timer(SLOW_KEY_AFTER, lambda: self._say_stopping(monque))
-        self.run_worker(self._stop_workers_then_exit(monque, slow), group="quit")
+        self._stop_workers_then_exit(monque, slow)
 
-    def _say_stopping(self, monque: Any) -> None:
+    def _say_stopping(self, monque: Monque) -> None:
         timeout = float(monque.options.shutdown_timeout)
         running = monque.running_job_count
         what = f": {plural(running, 'running job')} may finish first" if running else ""
@@ -209,7 +212,8 @@ class MonqueConsole(App[int]):
             timeout=timeout + 5,
         )
 
-    async def _stop_workers_then_exit(self, monque: Any, slow: Timer | None = None) -> None:
+    @work(group="quit")
+    async def _stop_workers_then_exit(self, monque: Monque, slow: Timer | None = None) -> None:
         try:
             await monque.stop()  # never raises; bounded by shutdown_timeout and a grace
         finally:
@@ -291,7 +295,7 @@ class MonqueConsole(App[int]):
             self.fail(str(error), error.code)
             return
         self.jobs_screen.start()
-        self.run_worker(self.refresh_paused_names(), group="paused")
+        self._refresh_paused_names_in_background()
         if self.live:
             self.set_interval(FLUSH_INTERVAL, self._apply_changes)
             self.set_interval(STATS_INTERVAL, self._stats_tick)
@@ -445,6 +449,13 @@ class MonqueConsole(App[int]):
     async def refresh_stats_if_due(self) -> None:
         await self.session.refresh_stats_if_due()
 
+    @work(group="paused")
+    async def _refresh_paused_names_in_background(self) -> None:
+        """A worker made by ``@work`` creates its coroutine only when it starts: a coroutine
+        object handed to ``run_worker`` as the app quits was never awaited (a RuntimeWarning
+        printed on stderr at exit)."""
+        await self.refresh_paused_names()
+
     async def refresh_paused_names(self) -> None:
         """Poll the store's paused names (cheap) and tell the screens when they change."""
         monque = self.monque
@@ -479,8 +490,9 @@ class MonqueConsole(App[int]):
     def set_paused(self, paused: bool) -> None:
         self.session.set_paused(paused)
         if not paused:
-            self.run_worker(self._resume(), group="resume")
+            self._resume()
 
+    @work(group="resume")
     async def _resume(self) -> None:
         await self.session.flush()
         await self.session.refresh_stats()
@@ -536,11 +548,11 @@ class MonqueConsole(App[int]):
         screen_class = _SCREEN_OF_ACTION.get(action)
         return screen_class is None or not isinstance(self._screen_in_view(), screen_class)
 
-    def _screen_in_view(self) -> Screen[object] | None:
+    def _screen_in_view(self) -> Screen[Any] | None:
         """The top screen, the command palette aside (the footer under it belongs to this one)."""
         for screen in reversed(self.screen_stack):
             if not isinstance(screen, CommandPalette):
-                return screen
+                return screen  # type: ignore[no-any-return]
         return None
 
     def act_on_jobs(self, kind: ActionKind, jobs: list[Any] | None = None, marked: bool | None = None) -> None:
@@ -649,7 +661,7 @@ class MonqueConsole(App[int]):
 
         def answered(ok: bool | None) -> None:
             if ok:
-                self.run_worker(self._release(instance_id), group="fleet")
+                self._release(instance_id)
             else:
                 self.notify("Nothing changed.", timeout=2)
 
@@ -724,6 +736,7 @@ class MonqueConsole(App[int]):
             return
         self.call_from_thread(self.notify, f"Exported {plural(written, 'job')} to {path}", title="Export")
 
+    @work(group="fleet")
     async def _release(self, instance_id: str) -> None:
         assert self.monque is not None
         try:

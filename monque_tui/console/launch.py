@@ -12,10 +12,10 @@ import time
 from collections.abc import Iterator
 from typing import TextIO
 
+from ..common.exitcodes import CliError, ExitCode
+from ..common.streams import write_stderr
 from .app import MonqueConsole
 from .config import ConsoleConfig
-from .exitcodes import CliError, ExitCode
-from .streams import write_stderr
 
 
 def _is_terminal(stream: TextIO | None) -> bool:

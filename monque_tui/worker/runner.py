@@ -29,8 +29,8 @@ from monque_engine import (
 )
 from monque_engine.store.urls import mask_secrets, mask_url
 
+from ..common.exitcodes import CliError, ExitCode
 from .app_loader import Setup
-from .exitcodes import CliError, ExitCode
 from .job_log import JobEventLog, emit
 from .logging_setup import flush_logging
 

@@ -14,7 +14,7 @@ from monque_engine import InvalidStoreUrlError, MonqueError, open_store
 from monque_engine.store.filekind import special_file_kind
 from monque_engine.store.urls import mask_secrets, mask_url
 
-from .exitcodes import CliError, ExitCode
+from ..common.exitcodes import CliError, ExitCode
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 _SCHEMES = ("sqlite", "mongodb", "mongodb+srv")

@@ -134,7 +134,7 @@ def clocked_driver(base: type[Any]) -> type[Any]:
     hand-over, as headless does).
     """
 
-    class ClockedDriver(base):
+    class ClockedDriver(base):  # type: ignore[misc]  # the driver class Textual picked at run time
         def __init__(self, app: Any, *args: Any, **kwargs: Any) -> None:
             super().__init__(app, *args, **kwargs)
             log = getattr(app, "_keylog", None)

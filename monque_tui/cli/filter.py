@@ -20,9 +20,9 @@ from monque_engine import JobListFilter, Monque, MonqueError
 from monque_engine.errorgroups import ErrorGroup
 from monque_engine.validation import validate_job_name
 
-from .exitcodes import CliError, ExitCode
-from .query import RANGE_EXAMPLE, SORT_LABELS, JobQuery, RangeError, TimeRange, is_glob, parse_ranges
-from .streams import write_stderr
+from ..common.exitcodes import CliError, ExitCode
+from ..common.streams import write_stderr
+from ..console.query import RANGE_EXAMPLE, SORT_LABELS, JobQuery, RangeError, TimeRange, is_glob, parse_ranges
 
 #: Flags whose value may start with "-" (a relative time): ``--created -2h..`` is read as
 #: ``--created=-2h..`` before argparse sees it (it took "-2h" for an option).

@@ -15,7 +15,7 @@ from typing import Any
 
 from monque_engine import DEFAULT_URL
 
-from .exitcodes import CliError, ExitCode
+from ..common.exitcodes import CliError, ExitCode
 
 DEMO_URL = "sqlite:///monque-demo.db"
 

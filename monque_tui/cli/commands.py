@@ -43,11 +43,11 @@ from monque_engine.store.urls import mask_secrets, mask_url
 from monque_engine.timeutil import now_ms
 from monque_engine.validation import validate_job_name
 
-from .cli_filter import add_filter_flags, build_filter, join_dashed_values
-from .exitcodes import CliError, ExitCode
-from .formatting import span
+from ..common.exitcodes import CliError, ExitCode
+from ..common.streams import print_help_text, stdout_missing, write_stderr
+from ..console.formatting import span
+from .filter import add_filter_flags, build_filter, join_dashed_values
 from .settings import OPTIONS_BY_DEST, parse_connect_timeout, resolve_option
-from .streams import print_help_text, stdout_missing, write_stderr
 
 PROG = "monque-tui"
 COMMANDS = (
@@ -364,7 +364,7 @@ def _parse(words: list[str]) -> argparse.Namespace:
     command = None if sub is None else sub.choices.get(words[0])
     if command is None:
         return parser.parse_args(words)
-    args = command.parse_intermixed_args(join_dashed_values(words[1:]))
+    args: argparse.Namespace = command.parse_intermixed_args(join_dashed_values(words[1:]))
     args.command = words[0]
     return args
 

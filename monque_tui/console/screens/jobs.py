@@ -20,9 +20,9 @@ from monque_engine import Job, JobStatus, QueueStats
 
 from ..actions import ActionKind, eligible, statuses_for
 from ..bindings import MUTATING_ACTIONS, Scope, bindings_for
-from ..console_protocol import ConsoleApp
 from ..formatting import plural, short_id
 from ..messages import ActOnQuery, SessionMessage, TogglePause
+from ..protocol import ConsoleApp
 from ..query import SORT_LABELS, JobQuery
 from ..session import ConsoleSession
 from ..session.core import LOADING_NOTICE

@@ -19,24 +19,24 @@ import os
 import sys
 import textwrap
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from monque_engine import __version__ as engine_version
 from monque_engine.store.urls import mask_secrets, mask_text, mask_url
 
-from .commands import COMMANDS
-from .commands import describe as describe_commands
-from .exitcodes import CliError, ExitCode
-from .serve.options import (
+from ..common.exitcodes import CliError, ExitCode
+from ..common.streams import is_open, print_help_text, write_stderr
+from ..serve.options import (
     DEFAULT_MAX_SESSIONS,
     TOKEN_ENV,
     TOKEN_FILE_ENV,
     parse_address,
     parse_public_url,
 )
+from .commands import COMMANDS
+from .commands import describe as describe_commands
 from .settings import DEMO_URL, OPTIONS, Resolved, parse_positive_int, resolve
-from .streams import is_open, print_help_text, write_stderr
 
 PROG = "monque-tui"
 
@@ -286,9 +286,9 @@ def _dispatch(args: argparse.Namespace, settings: Resolved) -> int:
 
 # -- worker -----------------------------------------------------------------------------------------
 def _worker_mode(settings: Resolved) -> int:
-    from .app_loader import load_app
-    from .logging_setup import configure_logging
-    from .worker import WorkerConfig, run_worker_blocking
+    from ..worker.app_loader import load_app
+    from ..worker.logging_setup import configure_logging
+    from ..worker.runner import WorkerConfig, run_worker_blocking
 
     _reject(settings, ("read_only", "read_preference"), "--worker")
     if not settings["app"]:
@@ -356,8 +356,9 @@ def _or(value: Any, default: Any) -> Any:
 
 
 # -- serve ------------------------------------------------------------------------------------------
-_SERVE_FLAGS = {
-    "--allow-remote": lambda args: args.allow_remote,
+#: Flags that only mean something with --serve: whether each was given.
+_SERVE_FLAGS: dict[str, Callable[[argparse.Namespace], bool]] = {
+    "--allow-remote": lambda args: bool(args.allow_remote),
     "--public-url": lambda args: args.public_url is not None,
     "--max-sessions": lambda args: args.max_sessions is not None,
     "--token-file": lambda args: args.token_file is not None,
@@ -366,7 +367,7 @@ _SERVE_FLAGS = {
 
 def _serve_mode(args: argparse.Namespace, settings: Resolved) -> int:
     """Check everything here, then import the web stack: a bad flag is one line even without the extra."""
-    from .serve.options import ServeConfig, check_address, load_token
+    from ..serve.options import ServeConfig, check_address, load_token
     from .urlcheck import check_url
 
     if args.headless:
@@ -379,17 +380,17 @@ def _serve_mode(args: argparse.Namespace, settings: Resolved) -> int:
     _reject(settings, ("summary_interval", "duration"), "--serve (they are for --worker and --demo --headless)")
     check_address(args.serve, args.allow_remote)
     token = load_token(args.token_file, os.environ)
-    from .config import read_only_url
+    from ..console.config import read_only_url
 
     url = read_only_url(settings["url"]) if settings["read_only"] else settings["url"]
     check_url(url, connect_timeout=settings["connect_timeout"])  # the sessions open it as the console would
     try:
-        from .serve.server import serve
+        from ..serve.server import serve
     except ImportError as error:
         raise CliError(
             f"--serve needs the serve extra ({error}): pip install 'monque-tui[serve]'", ExitCode.INTERNAL
         ) from None
-    from .logging_setup import configure_logging
+    from ..worker.logging_setup import configure_logging
 
     configure_logging(settings["log_level"], settings["log_format"])
     return serve(
@@ -417,7 +418,7 @@ def _session_environment(settings: Resolved) -> dict[str, str]:
 
 # -- demo -------------------------------------------------------------------------------------------
 def _demo_mode(args: argparse.Namespace, settings: Resolved) -> int:
-    from . import demo
+    from ..demo import app as demo
     from .urlcheck import check_url, reject_read_only_for_workers
 
     if settings.sources.get("app") == "flag":
@@ -428,8 +429,8 @@ def _demo_mode(args: argparse.Namespace, settings: Resolved) -> int:
     reject_read_only_for_workers(url, "--demo")
     options = {**demo.DEMO_OPTIONS, **settings.engine_options()}
     if args.headless:
-        from .logging_setup import configure_logging
-        from .worker import WorkerConfig, run_worker_blocking
+        from ..worker.logging_setup import configure_logging
+        from ..worker.runner import WorkerConfig, run_worker_blocking
 
         _reject(settings, ("read_only", "read_preference"), "--demo --headless")
         _require_metrics_client(settings)
@@ -451,7 +452,7 @@ def _demo_mode(args: argparse.Namespace, settings: Resolved) -> int:
         ("summary_interval", "duration", "metrics"),
         "the console (they are for --worker and --demo --headless)",
     )
-    from .config import ConsoleConfig
+    from ..console.config import ConsoleConfig
 
     return _run_console(
         ConsoleConfig(
@@ -467,7 +468,7 @@ def _demo_mode(args: argparse.Namespace, settings: Resolved) -> int:
 
 # -- console ----------------------------------------------------------------------------------------
 def _console_mode(settings: Resolved) -> int:
-    from .config import ConsoleConfig
+    from ..console.config import ConsoleConfig
     from .urlcheck import check_url, reject_read_only_for_workers
 
     _reject(
@@ -477,7 +478,7 @@ def _console_mode(settings: Resolved) -> int:
     )
     setup = None
     if settings["app"]:
-        from .app_loader import load_app
+        from ..worker.app_loader import load_app
 
         app = load_app(settings["app"])
         if app.instance is not None:
@@ -511,9 +512,11 @@ def _console_mode(settings: Resolved) -> int:
 
 def _run_console(config: Any) -> int:
     try:
-        from .console import run_console
+        from ..console.launch import run_console
     except ImportError as error:
-        if error.name in ("monque_tui.console", "textual") or (error.name or "").startswith("textual."):
+        if error.name in ("monque_tui.console", "monque_tui.console.launch", "textual") or (
+            error.name or ""
+        ).startswith("textual."):
             raise CliError(
                 f"the console is not available ({error}); the headless modes still work: "
                 f"{PROG} --worker or {PROG} --demo --headless",

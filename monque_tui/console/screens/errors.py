@@ -23,9 +23,9 @@ from monque_engine import ErrorGroup
 
 from ..actions import ActionKind
 from ..bindings import MUTATING_ACTIONS, Scope, bindings_for
-from ..console_protocol import ConsoleApp
 from ..formatting import plural, relative
 from ..messages import ActOnQuery
+from ..protocol import ConsoleApp
 from ..session import ConsoleSession
 from ..session.errors import REFRESH_EVERY, SPARK_WIDTH, ErrorGroupsModel, group_query, sparkline
 from ..widgets.console_footer import ConsoleFooter

@@ -1,7 +1,7 @@
 """Deterministic scenes of the console, for snapshot tests and `make screenshots`.
 
 Each scene opens the app on a seeded SQLite file with a frozen clock, no change feed and no
-cursor blink, then drives it to one screen. ``python -m monque_tui.screenshots [DIR]``
+cursor blink, then drives it to one screen. ``python -m monque_tui.demo.screenshots [DIR]``
 writes one SVG per scene (default ``screenshots/``).
 """
 
@@ -20,14 +20,14 @@ from textual.pilot import Pilot
 from monque_engine import JobStatus
 from monque_engine.job import InstanceRecord
 
-from .app import MonqueConsole
-from .clock import frozen_clock
-from .config import ConsoleConfig
-from .screens.detail import JobDetailScreen
-from .screens.errors import ErrorsScreen
-from .screens.workers import WorkersScreen
+from ..console.app import MonqueConsole
+from ..console.clock import frozen_clock
+from ..console.config import ConsoleConfig
+from ..console.screens.detail import JobDetailScreen
+from ..console.screens.errors import ErrorsScreen
+from ..console.screens.workers import WorkersScreen
+from ..console.widgets.status_tabs import StatusTabs
 from .seed import SEED_NOW_MS, SeedJob, insert_rows, seed_id, seed_row, seed_store
-from .widgets.status_tabs import StatusTabs
 
 SIZE = (130, 32)
 #: The URL scenes use, relative to the working directory, so no temporary path shows.
@@ -88,6 +88,7 @@ async def queues_scene(pilot: Pilot[int]) -> None:
 async def workers_scene(pilot: Pilot[int]) -> None:
     """Two registered instances (one dead, holding a job) and the seed's inferred (Node) owners."""
     app = await _ready(pilot)
+    assert app.monque is not None
     store: Any = app.monque.store
     minute = 60_000
     await store.upsert_instance(

@@ -3,7 +3,7 @@
 The demo is an ordinary app as far as the engine is concerned: ``setup(monque)`` registers
 handlers, schedules a recurring job and starts a producer. The console (``--demo``) and
 the headless runner (``--demo --headless``) both use it, and so can anyone:
-``monque-tui --worker --app monque_tui.demo:setup sqlite:///monque-demo.db``.
+``monque-tui --worker --app monque_tui.demo.app:setup sqlite:///monque-demo.db``.
 
 Handlers (names read like a small web shop):
 

@@ -37,10 +37,10 @@ from monque_engine import (
 from monque_engine.job import CursorDirection
 from monque_engine.store import JobStore, open_store
 
+from ...common.exitcodes import CliError, ExitCode
 from ..actions import ActionKind, ActionPlan, bulk_what, execute, plan_bulk, plan_for_jobs, recount
 from ..clock import Clock, system_clock
 from ..config import ConsoleConfig
-from ..exitcodes import CliError, ExitCode
 from ..query import JobQuery
 from ..window import PAGE_SIZE, JobWindow
 from .events import (

@@ -27,7 +27,7 @@ from textual.widgets import DataTable, Static
 from monque_engine import ConnectionError
 
 from ..bindings import MUTATING_ACTIONS
-from ..console_protocol import ConsoleApp
+from ..protocol import ConsoleApp
 from ..session import ConsoleSession
 from ..session.core import STATS_BACKOFF, STATS_MAX_WAIT, store_unreadable
 from ..widgets.console_footer import ConsoleFooter

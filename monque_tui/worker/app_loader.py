@@ -27,7 +27,7 @@ from typing import Any
 from monque_engine import Monque
 from monque_engine.store.urls import mask_text
 
-from .exitcodes import CliError, ExitCode
+from ..common.exitcodes import CliError, ExitCode
 
 Setup = Callable[[Monque], Awaitable[None]]
 

@@ -1,0 +1,1 @@
+"""What every part of ``monque-tui`` shares: exit codes and the guarded standard streams."""

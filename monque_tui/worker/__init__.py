@@ -1,0 +1,1 @@
+"""Headless mode (``--worker``): the processor pool runner, its logging, and ``--app`` loading."""
