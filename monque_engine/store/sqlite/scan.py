@@ -2,10 +2,10 @@
 
 A substring of a payload has no index (an FTS5 index was rejected: every insert and every
 failure would pay for it), so a count reads every row, and so does the page of a string that
-few jobs hold. At 10M jobs that is seconds. Here that reading is cut into steps of about
-``STEP_ROWS`` rows, each its own short read transaction on a reader thread: the step-th key
-past where the last step ended (an index walk that reads no payload), then the step's work
-between the two keys. The caller sees where the count stands after every step, other reads
+few jobs hold. At 10M jobs that is seconds. Here that reading is cut into steps of the
+caller's size (``DEFAULT_STEP_JOBS``: 100k rows), each its own short read transaction: find
+the step-th key past where the last step ended (keys only, nothing decoded or tested), then
+do the step's work between the two keys. The caller sees where the count stands after every step, other reads
 interleave, and it stops by not asking for the next step; a stop asked while a step runs
 ends its statement at once (``stoppable``), so no thread goes on reading the file.
 
@@ -41,8 +41,6 @@ from .unreadable import UnreadableWarnings
 
 T = TypeVar("T")
 
-#: Rows per step: ~30-60 ms of reading at 10M jobs here, and ~100 steps for the whole file.
-STEP_ROWS = 100_000
 #: SQLite VM instructions between two looks at the stop flag inside a step (~1 ms of work).
 STOP_CHECK_EVERY = 10_000
 

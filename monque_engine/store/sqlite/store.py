@@ -506,27 +506,12 @@ class SqliteStore(JobStore):
             return await self._read(reads.kept_count(self._t, filter), queued=False)
         return await self._read(reads.count(self._t, filter), operator.add)
 
-    def count_in_steps(
-        self, target: StoreListFilter | StoreSelector, step: int = scan.STEP_ROWS
-    ) -> AsyncGenerator[StepCount, None]:
-        """A text filter's count read ``step`` rows at a time in key order (scan.py)."""
+    # Text filters in bounded steps (scan.py): progress between short reads, stopped at once.
+    def count_in_steps(self, target: StoreListFilter | StoreSelector, step: int) -> AsyncGenerator[StepCount, None]:
         return scan.count_in_steps(self._read, self._t, self._inbox_view, target, step)
 
-    def page_in_steps(
-        self,
-        filter: StoreListFilter,
-        sort: JobSort,
-        direction: CursorDirection,
-        anchor: CursorAnchor | None,
-        limit: int,
-        step: int = scan.STEP_ROWS,
-        include_data: bool = True,
-    ) -> AsyncGenerator[StepPage, None]:
-        """A text filter's page read ``step`` entries of its sort's index at a time (scan.py)."""
-        view, t = self._inbox_view, self._t
-        return scan.page_in_steps(
-            self._read, t, view, self._unreadable, filter, sort, direction, anchor, limit, step, include_data
-        )
+    def page_in_steps(self, filter: StoreListFilter, *args: Any, **kwargs: Any) -> AsyncGenerator[StepPage, None]:
+        return scan.page_in_steps(self._read, self._t, self._inbox_view, self._unreadable, filter, *args, **kwargs)
 
     async def stats(self, name: str | None) -> QueueStats:
         sql, params = counted.stats_sql(self._t, name)
