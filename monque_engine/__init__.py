@@ -78,7 +78,7 @@ from .job import (
     WorkerSummary,
 )
 from .options import InvalidOptionError, JobRetention, MonqueOptions
-from .progress import CountProgress, PageProgress
+from .progress import DEFAULT_STEP_JOBS, CountProgress, PageProgress
 from .scheduler import Monque
 from .scheduler.resilient_watch import FeedState, ResilientWatch, WatchEvent
 from .store import DEFAULT_URL, InvalidStoreUrlError, JobStore, open_store
@@ -89,6 +89,7 @@ __version__ = "0.1.0"
 __all__ = [
     "DEFAULT_BASE_INTERVAL",
     "DEFAULT_MAX_BACKOFF_DELAY",
+    "DEFAULT_STEP_JOBS",
     "DEFAULT_URL",
     "AggregationTimeoutError",
     "Attempt",

@@ -334,3 +334,35 @@ async def test_the_mongo_store_counts_in_one_step() -> None:
     selector = StoreSelector(statuses=(JobStatus.PENDING,), listing=StoreListFilter(name="email"))
     counted = [s async for s in store.count_in_steps(selector, 2)]
     assert counted[-1].by_status == {JobStatus.PENDING: 8} and counted[-1].position is not None
+
+
+# -- one-call counts and bulk actions on text with statuses: the same walk, not the status index -----
+
+
+async def test_a_text_count_with_statuses_and_a_bulk_retry_read_the_table_in_steps(
+    seeded: Monque, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One statement for text with statuses (no name) walked the finished index with a lookup
+    per row (16.8 s at 10M jobs against 2.5 s in steps); ``count_jobs``, ``count_bulk`` and a
+    bulk action's read of its candidates now take the walk, and answer the same."""
+    monkeypatch.setattr(scan, "DEFAULT_STEP_JOBS", STEP)
+    ids_steps: list[str | None] = []
+    real_ids_step = scan._ids_step_op
+
+    def recorded(t: Any, where: str, params: list[Any], after: str | None, step: int) -> Any:
+        ids_steps.append(after)
+        return real_ids_step(t, where, params, after, step)
+
+    monkeypatch.setattr(scan, "_ids_step_op", recorded)
+    failed = JobListFilter(text="needle", status=JobStatus.FAILED)
+    walked = await _last(seeded.count_jobs_in_steps(failed, step=STEP))
+    assert await seeded.count_jobs(failed) == walked[-1].matched == 60  # every failure's reason holds it
+    needle = JobListFilter(text="needle")
+    counted = await seeded.count_bulk("retry", needle)
+    expected = await seeded.count_jobs(replace(needle, status=JobStatus.FAILED)) + await seeded.count_jobs(
+        replace(needle, status=JobStatus.CANCELLED)
+    )
+    assert int(counted) == expected
+    result = await seeded.retry_jobs(needle, as_of=counted)
+    assert result.count == expected and len(ids_steps) >= JOBS // STEP  # the candidates, read in steps
+    assert await seeded.count_jobs(replace(needle, status=JobStatus.FAILED)) == 0

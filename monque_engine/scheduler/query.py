@@ -23,7 +23,7 @@ from ..job import (
     QueueViewSummary,
     WorkerSummary,
 )
-from ..progress import CountProgress, PageProgress
+from ..progress import DEFAULT_STEP_JOBS, CountProgress, PageProgress
 from ..store.base import StepCount
 from ..timeutil import now_ms
 from ..validation import normalize_job_id
@@ -31,8 +31,6 @@ from .context import SchedulerContext
 from .selectors import _ms, name_filter, to_store_filter, to_store_selector
 
 MAX_QUERY_LIMIT = 1000
-#: Jobs each step of a ``*_in_steps`` read reads (SQLite: ~30-60 ms at 10M jobs here).
-DEFAULT_STEP_JOBS = 100_000
 MAX_SKIP = 2**63 - 1  # what SQLite's OFFSET and MongoDB's skip (int64) can carry
 STATS_CACHE_ENTRIES = 100
 

@@ -502,11 +502,12 @@ class SqliteStore(JobStore):
         return await self._read(op)
 
     async def count(self, filter: StoreListFilter) -> int:
+        if scan.walks_a_status_index(filter):  # text with statuses: in steps over the key (scan.py)
+            return (await scan.count_of(self.count_in_steps(filter, scan.DEFAULT_STEP_JOBS)))[0]
         if counted.filter_answerable(filter):
             return await self._read(reads.kept_count(self._t, filter), queued=False)
         return await self._read(reads.count(self._t, filter), operator.add)
 
-    # Text filters in bounded steps (scan.py): progress between short reads, stopped at once.
     def count_in_steps(self, target: StoreListFilter | StoreSelector, step: int) -> AsyncGenerator[StepCount, None]:
         return scan.count_in_steps(self._read, self._t, self._inbox_view, target, step)
 
@@ -522,8 +523,7 @@ class SqliteStore(JobStore):
         return reads.stats_by_name(await self._read(reads.rows(sql, params), queued=False))
 
     async def names(self) -> list[str]:
-        found = await self._read(reads.rows(counted.names_sql(self._t)), queued=False)
-        return [row[0] for row in found]
+        return [row[0] for row in await self._read(reads.rows(counted.names_sql(self._t)), queued=False)]
 
     async def error_groups(self, name: str | None, since_ms: int | None, now_ms: int) -> list[ErrorGroupRow]:
         hour_start = hour_window(now_ms)
@@ -534,11 +534,12 @@ class SqliteStore(JobStore):
         return await self._read(reads.error_group_sample(self._t, key), queued=False)
 
     async def count_selected(self, selector: StoreSelector) -> int:
-        count, _ = await self.count_selected_as_of(selector)
-        return count
+        return (await self.count_selected_as_of(selector))[0]
 
     async def count_selected_as_of(self, selector: StoreSelector) -> tuple[int, int]:
-        """The count and the change table's last sequence number, in one snapshot (reads.py)."""
+        """The count and the change table's last seq: one snapshot (reads.py), or steps (scan.py)."""
+        if scan.walks_a_status_index(selector):
+            return await scan.count_of(self.count_in_steps(selector, scan.DEFAULT_STEP_JOBS))
         if counted.selector_answerable(selector):
             return await self._read(reads.kept_count_as_of(self._t, selector), queued=False)
         # A recount under a bound reads the job table alone: no inbox row is inside one.
