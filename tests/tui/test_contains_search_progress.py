@@ -164,6 +164,18 @@ async def test_a_new_filter_stops_the_old_search_and_the_new_one_ends_exact(url:
         assert set(table_ids(app)) == {job.id for job in jobs.values() if job.data["tag"] == "needle"}
 
 
+async def test_clearing_the_contains_field_stops_the_search_and_its_progress_line(url: str, gate: Gate) -> None:
+    async with console(url) as (app, pilot):
+        await wait_for(lambda: len(table_ids(app)) > 0)
+        await contains(app, pilot, "needle")
+        await wait_for(lambda: {"count_jobs_in_steps", "get_jobs_in_steps"} <= gate.holding)
+        await wait_for(lambda: "searching…" in tabs_text(app))
+        await contains(app, pilot, "")  # every job again: no text, nothing read in steps
+        await wait_for(lambda: sorted(gate.closed) == ["count_jobs_in_steps", "get_jobs_in_steps"])
+        await wait_for(lambda: f"1 All {JOBS}" in tabs_text(app) and len(table_ids(app)) > 6)
+        assert "searching" not in tabs_text(app) and all(stop.is_set() for stop in gate.stops)
+
+
 async def test_a_bulk_key_counts_in_steps_esc_stops_it_and_the_confirmed_count_is_exact(url: str, gate: Gate) -> None:
     async with console(url) as (app, pilot):
         await wait_for(lambda: len(table_ids(app)) > 0)

@@ -65,10 +65,12 @@ class Searches:
         try:
             await asyncio.wait({task})
         except asyncio.CancelledError:
-            task.cancel()  # our caller was cancelled: so is its read
-            raise
-        finally:
+            task.cancel()  # our caller was cancelled (a newer load replaced it): so is its read
             latest = self._running.pop(task, None)
+            if latest is not None:
+                self._emit(SearchProgressed(what, query, latest.read, latest.total, ended=True, stopped=True))
+            raise
+        latest = self._running.pop(task, None)
         if task.cancelled():
             if latest is not None:
                 self._emit(SearchProgressed(what, query, latest.read, latest.total, ended=True, stopped=True))
