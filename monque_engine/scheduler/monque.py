@@ -669,9 +669,11 @@ class Monque:
 
     async def repair_counts(self) -> list[tuple[str, str, int, int]] | None:
         """Recount the per-name, per-status job counts the SQLite store keeps (what counts,
-        stats and the console's tabs read) from the jobs themselves. They are exact unless a
-        row was changed outside the store (the sqlite3 shell). Returns what differed, as
-        ``(name, status, kept, counted)``; None on a store that keeps no counts (MongoDB)."""
+        stats and the console's tabs read), and its per-error-group counts (what
+        ``error_groups`` reads), from the jobs themselves. They are exact unless a row was
+        changed outside the store (the sqlite3 shell). Returns what differed, as ``(name,
+        status, kept, counted)`` (an error group's status reads ``failed in error group KEY``
+        or ``retrying in …``); None on a store that keeps no counts (MongoDB)."""
         self._require_initialized()
         return await self._ctx.store.repair_counts()
 

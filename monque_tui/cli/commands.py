@@ -184,8 +184,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = commands.add_parser(
         "repair-counts",
         help="recount the SQLite store's kept job counts from the jobs",
-        description="Counts, stats and the console's tabs read per-name, per-status counts that the "
-        "SQLite store keeps in the same transaction as every change. Only a row changed outside "
+        description="Counts, stats and the console's tabs read per-name, per-status counts (and its errors "
+        "view per-error-group counts) that the SQLite store keeps in the same transaction as every "
+        "change. Only a row changed outside "
         "the store (e.g. in the sqlite3 shell) can make them drift; this recounts them from the "
         "job table in one write transaction and prints what differed. MongoDB keeps no counts.",
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -274,11 +275,19 @@ def failure_rows(jobs: tuple[SeedJob, ...], now_ms: int) -> list[tuple[Any, ...]
     ]
 
 
-def insert_rows(conn: sqlite3.Connection, rows: list[tuple[Any, ...]], table: str = "monque_jobs") -> None:
-    """Insert finished rows, then have the store's journal adopt them as its own writes do:
-    stamped in commit order, fed as inserts (watchers see them) and counted."""
+def insert_rows(
+    conn: sqlite3.Connection,
+    rows: list[tuple[Any, ...]],
+    table: str = "monque_jobs",
+    failures: Sequence[tuple[Any, ...]] = (),
+) -> None:
+    """Insert finished rows (with ``failures``' history and error group, ``failure_rows``),
+    then have the store's journal adopt them as its own writes do: stamped in commit order,
+    fed as inserts (watchers see them) and counted, error groups included."""
     marks = ",".join("?" * len(COLUMNS))
     conn.executemany(f"INSERT INTO {table} ({','.join(COLUMNS)}) VALUES ({marks})", rows)
+    if failures:
+        conn.executemany(f"UPDATE {table} SET attempts = ?, error_type = ?, error_group = ? WHERE id = ?", failures)
     ids = json.dumps([row[COLUMNS.index("id")] for row in rows])
     Journal(Tables(table)).adopt(conn, "id IN (SELECT value FROM json_each(?))", (ids,))
 
@@ -291,12 +300,6 @@ async def seed_store(url: str, jobs: tuple[SeedJob, ...] = SEED_JOBS, now_ms: in
         rows = [seed_row(job, now_ms) for job in jobs]
         failures = failure_rows(jobs, now_ms)
 
-        def write(conn: sqlite3.Connection) -> None:
-            insert_rows(conn, rows)
-            conn.executemany(
-                "UPDATE monque_jobs SET attempts = ?, error_type = ?, error_group = ? WHERE id = ?", failures
-            )
-
-        await monque.store.execute_write(write)  # type: ignore[attr-defined]
+        await monque.store.execute_write(lambda conn: insert_rows(conn, rows, failures=failures))  # type: ignore[attr-defined]
     finally:
         await monque.close()

@@ -26,6 +26,8 @@ from textual.widgets import Static, TextArea
 from monque_engine import Attempt, Job, JobStatus, errorgroups
 from monque_engine.attempts import MAX_REASON_CHARS
 from monque_engine.errorgroups import MAX_PATTERN_CHARS, normalize_message
+from monque_engine.store.sqlite.journal import Journal
+from monque_engine.store.sqlite.schema import Tables
 from monque_tui.console.formatting import error_text, first_line
 from monque_tui.console.longtext import clip, clip_line, paginate
 from monque_tui.console.screens import detail as detail_module
@@ -207,6 +209,8 @@ def _write_foreign_row(url: str, reason: str, message: str, traceback: str) -> N
             "error_group = 'f0f0f0f0f0f0f0f0', attempts = ? WHERE id = ?",
             (reason, json.dumps([record]), BIG),
         )
+        # A row written outside the store moves no kept count: recount, as repair-counts does.
+        Journal(Tables("monque_jobs")).rebuild_counts(conn)
 
 
 async def test_a_ten_megabyte_error_and_traceback_reach_the_widgets_a_bounded_page_at_a_time(

@@ -13,7 +13,7 @@ from typing import Any
 from ...errors import InvalidJobDocumentError
 from ...job import Job
 from . import statements
-from .journal import Changes, Journal, completed_duration
+from .journal import Changes, Journal, completed_duration, membership
 from .queries import row_to_job
 from .runner import Operation
 from .schema import Tables
@@ -51,6 +51,9 @@ def claim(
         if rows:
             changes.entries.extend([("update", r[0], r[1], "processing", r[4]) for r in rows])
             changes.move(name, "pending", "processing", jobs=len(rows))
+            for r in rows:
+                if r[17] is not None:  # a retrying job (claims leave fail_count and the group as they were)
+                    changes.member(r[17], r[1], r[16], membership("pending", r[9], r[17]), None)
         if batch is None:
             journal.write(conn, changes)
         jobs.sort(key=CLAIM_ORDER)
@@ -88,6 +91,14 @@ def fail_unreadable(
                 changes = Changes()
                 # pending -> processing (the claim) -> failed, in one transaction: net from pending
                 changes.add("update", failed[0], failed[1], "failed", failed[2], "pending")
+                if row[17] is not None:  # its fail_count and group stay: a retrying job fails for good
+                    changes.member(
+                        row[17],
+                        row[1],
+                        row[16],
+                        membership("pending", row[9], row[17]),
+                        membership("failed", row[9], row[17]),
+                    )
                 journal.write(conn, changes)
             continue
         kept.append(row)
@@ -107,6 +118,8 @@ def owned_update(
             return None
         changes = Changes()
         changes.add("update", row[0], row[1], row[3], row[4], "processing", completed_duration(row))
+        if row[17] is not None:  # a failure (or a schedule's run that kept its group): processing was no member
+            changes.member(row[17], row[1], row[16], None, membership(row[3], row[9], row[17]))
         journal.write(conn, changes)
         return row_to_job(row)
 

@@ -9,6 +9,7 @@ readers, or SQLite's ``mode=ro`` for a read-only store).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sqlite3
 from collections.abc import Callable
@@ -18,8 +19,9 @@ from urllib.parse import quote
 from ...errors import ConnectionError
 from ..filekind import special_file_kind
 from . import migrations
+from .identity import FileIdentity
 from .queries import register_functions
-from .runner import retry_while_busy
+from .runner import ReadRunner, WriteRunner, retry_while_busy
 from .schema import Tables
 from .url import SqliteSettings
 
@@ -54,6 +56,63 @@ def connect(
         conn.close()
         raise
     return conn
+
+
+class Runners:
+    """How one opened file's runners connect: the store's reader threads, its write thread
+    (and that thread's checkpointer), and the change feed's poller. Built by
+    ``SqliteStore.open`` once the file's identity is captured."""
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        settings: SqliteSettings,
+        file: str,
+        describe: Callable[[], str],
+        identity: FileIdentity,
+    ) -> None:
+        self._loop, self._settings, self._file = loop, settings, file
+        self._describe, self._identity = describe, identity
+
+    def reading(self) -> sqlite3.Connection:
+        """A reader's connection (``query_only``), waiting up to the busy timeout."""
+        return connect(self._settings, self._file, self._describe, busy_timeout=self._settings.busy_timeout)
+
+    def writing(self) -> sqlite3.Connection:
+        """A write connection that never waits (the write runner retries) and never
+        checkpoints inside its commits: the runner's Checkpointer does, on one of these of its
+        own (checkpointer.py)."""
+        return connect(self._settings, self._file, self._describe, busy_timeout=0, autocheckpoint=False, write=True)
+
+    def reader(self) -> ReadRunner:
+        identity, settings = self._identity, self._settings
+        return ReadRunner(
+            self._loop,
+            self.reading,
+            self._describe,
+            2,
+            settings.busy_timeout,
+            verify=identity.check,
+            damaged=identity.damaged,
+        )
+
+    def writer(self, committed: Callable[[], None]) -> WriteRunner:
+        """The write runner; ``committed`` is called after each commit (the feed's wake-up)."""
+        identity, settings = self._identity, self._settings
+        inline = self.writing if settings.inline_writes and settings.synchronous != "full" else None
+        return WriteRunner(
+            self._loop,
+            self.writing,
+            self._describe,
+            settings.busy_timeout,
+            inline,
+            committed,
+            verify=identity.check,
+            precheck=identity.raise_if_lost,
+            checkpoint_connect=self.writing,
+            db_path=os.path.realpath(self._file),  # where SQLite puts -shm
+            damaged=identity.damaged,
+        )
 
 
 def connect_read_only(settings: SqliteSettings, file: str, busy_timeout: float) -> sqlite3.Connection:

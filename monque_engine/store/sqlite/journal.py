@@ -7,12 +7,15 @@ Two things must change with a job row, or not at all:
   resume token (feed.py);
 * the **counts** (schema version 5): jobs per ``(name, status)`` and, for completed jobs, the
   sum of their durations, so that counts, stats, the console's tabs and the Queues view read
-  a few rows per name instead of the job table (a count of 5M jobs read them all).
+  a few rows per name instead of the job table (a count of 5M jobs read them all);
+* the **error counts** (schema version 6): the failed and retrying members of each error
+  group (``schema.ERROR_MEMBER``), so that the errors view reads a row per group instead of
+  every failure (800k of them at 10M jobs).
 
 Write paths describe what they changed as a ``Changes`` batch (one entry per job: its feed
 row and the status it left) or, for a set selected in SQL, hand the journal their WHERE; the
 journal writes the feed rows and applies the count deltas, in the caller's transaction. It
-is the only code that writes either table (``tests/test_sqlite_counts_exact.py`` keeps it so).
+is the only code that writes these tables (``tests/test_sqlite_counts_exact.py`` keeps it so).
 A row changed outside the store (the ``sqlite3`` shell) is the one way the counts drift;
 ``rebuild_counts`` (``monque-tui repair-counts``) recounts them from the job table.
 """
@@ -24,13 +27,30 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .schema import Tables
+from .schema import ERROR_MEMBER, NO_ERROR_TYPE, NO_ERROR_TYPE_VALUE, Tables
 
 #: Feed rows per multi-row INSERT (5 bound values each); longer lists use executemany.
 FEED_MULTI_ROW = 128
 
 #: ``(op, job_id, name, status, next_run_at)``: one row of the change table.
 FeedEntry = tuple[str, str, str, str | None, int | None]
+
+#: A member's kind, as an index into an error count's ``[failed, retrying]``.
+FAILED, RETRYING = 0, 1
+
+
+def membership(status: Any, fail_count: Any, error_group: Any) -> int | None:
+    """``schema.ERROR_MEMBER`` in Python: FAILED, RETRYING, or None (not a member).
+
+    ``fail_count > 0`` as SQLite compares it: text (a value written by hand) is greater than
+    any number, NULL is not."""
+    if error_group is None:
+        return None
+    if status == "failed":
+        return FAILED
+    if status == "pending" and fail_count is not None and (not isinstance(fail_count, (int, float)) or fail_count > 0):
+        return RETRYING
+    return None
 
 
 @dataclass(slots=True)
@@ -45,6 +65,9 @@ class Changes:
     jobs: dict[tuple[str, str], int] = field(default_factory=dict)
     #: ``name -> completed duration ms in minus out``
     durations: dict[str, int] = field(default_factory=dict)
+    #: ``(error group, name, error type) -> [failed, retrying]`` members in minus out; None
+    #: until a member moves (most writes move none: a drain's never do).
+    groups: dict[tuple[Any, Any, Any], list[int]] | None = None
 
     def add(
         self,
@@ -79,6 +102,30 @@ class Changes:
             counts[key] = counts.get(key, 0) + jobs
             if status == "completed" and duration_ms:
                 self.durations[name] = self.durations.get(name, 0) + duration_ms
+
+    def member(self, error_group: Any, name: Any, error_type: Any, was: int | None, now: int | None) -> None:
+        """A job of ``error_group`` went from member kind ``was`` to ``now`` (``membership``:
+        FAILED, RETRYING or None). ``error_type`` None is kept as ``NO_ERROR_TYPE``."""
+        if was == now:
+            return
+        groups = self.groups
+        if groups is None:
+            groups = self.groups = {}
+        key = (error_group, name, NO_ERROR_TYPE_VALUE if error_type is None else error_type)
+        moved = groups.get(key)
+        if moved is None:
+            moved = groups[key] = [0, 0]
+        if was is not None:
+            moved[was] -= 1
+        if now is not None:
+            moved[now] += 1
+
+    def member_row(self, row: tuple[Any, ...], was: str) -> None:
+        """A job row (JOB_COLUMNS order, as ``RETURNING`` gives it) that left status ``was``
+        in a statement that changed neither its ``fail_count`` nor its ``error_group``."""
+        group = row[17]
+        if group is not None:
+            self.member(group, row[1], row[16], membership(was, row[9], group), membership(row[3], row[9], group))
 
     def rows(self) -> list[tuple[str, str, int, int]]:
         """``(name, status, jobs, duration ms)`` for every count that moves."""
@@ -129,11 +176,33 @@ class Journal:
             f"INSERT INTO {changes} (op, job_id, name, status, next_run_at) "
             f"SELECT ?, id, name, status, next_run_at FROM {jobs} WHERE {{where}}"
         )
+        errors = tables.error_counts
+        self._group_multi: dict[int, str] = {}
+        self._group_upsert = (
+            "ON CONFLICT (group_key, name, error_type) DO UPDATE SET failed = failed + excluded.failed, "
+            "retrying = retrying + excluded.retrying"
+        )
+        self._group_sql = (
+            f"INSERT INTO {errors} (group_key, name, error_type, failed, retrying) VALUES {{values}} "
+            + self._group_upsert
+        )
+        # Grouped in the errors index's order (group, name, type): NULL and X'' types, if a
+        # hand-written row has both, meet in the upsert.
+        self._group_tally = (
+            f"INSERT INTO {errors} (group_key, name, error_type, failed, retrying) "
+            f"SELECT error_group, name, ifnull(error_type, {NO_ERROR_TYPE}), "
+            "{sign} sum(status = 'failed'), {sign} sum(status = 'pending') "
+            f"FROM {jobs} WHERE ({{where}}) AND {ERROR_MEMBER} GROUP BY error_group, name, error_type "
+            + self._group_upsert
+        )
 
     # -- one write's changes, described in Python ------------------------------------------------
     def write(self, conn: sqlite3.Connection, changes: Changes) -> None:
-        """Append ``changes``' feed rows (in order) and apply its count deltas (one statement)."""
+        """Append ``changes``' feed rows (in order) and apply its count deltas (one statement,
+        and one more when error groups' members moved)."""
         self.append_feed(conn, changes.entries)
+        if changes.groups:
+            self._write_groups(conn, changes.groups)
         rows = changes.rows()
         if not rows:
             return
@@ -144,13 +213,27 @@ class Journal:
             )
         conn.execute(sql, [value for row in rows for value in row])
 
+    def _write_groups(self, conn: sqlite3.Connection, groups: dict[tuple[Any, Any, Any], list[int]]) -> None:
+        rows = [(*key, failed, retrying) for key, (failed, retrying) in groups.items() if failed or retrying]
+        if not rows:
+            return
+        sql = self._group_multi.get(len(rows))
+        if sql is None:
+            sql = self._group_multi[len(rows)] = self._group_sql.format(
+                values=",".join(["(?, ?, ?, ?, ?)"] * len(rows))
+            )
+        conn.execute(sql, [value for row in rows for value in row])
+
     def updated_rows(self, conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]], was: str) -> int:
         """Journal job rows (JOB_COLUMNS order, as ``RETURNING`` gives them) that all left
-        status ``was``; how many."""
+        status ``was`` in a statement that changed neither ``fail_count`` nor ``error_group``
+        (their error group membership is read from the row); how many."""
         if rows:
             changes = Changes()
             for row in rows:
                 changes.add("update", row[0], row[1], row[3], row[4], was, completed_duration(row))
+                if row[17] is not None:
+                    changes.member_row(row, was)
             self.write(conn, changes)
         return len(rows)
 
@@ -207,6 +290,12 @@ class Journal:
         conn.execute(self._feed_select.format(where=where), ("insert", *params))
         self.tally(conn, where, params, 1)
 
+    def prune(self, conn: sqlite3.Connection, keep: int) -> int:
+        """The journal's housekeeping (the store's maintenance runs it): the feed trimmed to
+        its last ``keep`` rows (how many went), and the error counts of emptied groups dropped."""
+        self.prune_error_counts(conn)
+        return self.prune_feed(conn, keep)
+
     def prune_feed(self, conn: sqlite3.Connection, keep: int) -> int:
         """Trim the change table to its last ``keep`` rows (the feed is a window, not a
         history); how many rows went. Never empties it: SQLite would then reuse sequence
@@ -224,10 +313,13 @@ class Journal:
 
     # -- a set of jobs selected in SQL ------------------------------------------------------------
     def tally(self, conn: sqlite3.Connection, where: str, params: Sequence[Any], sign: int) -> None:
-        """Add (``sign`` = 1) or take out (-1) the counts of the jobs ``where`` selects, as
-        they are now: before an update or delete of them with -1, after an update with 1."""
-        sql = self._tally.format(sign="" if sign > 0 else "-", where=where)
-        conn.execute(sql, params)
+        """Add (``sign`` = 1) or take out (-1) the counts and error counts of the jobs ``where``
+        selects, as they are now: before an update or delete of them with -1, after an update
+        with 1. (So a WHERE clears ``error_group`` safely: ``RETURNING`` would give the values
+        after it.)"""
+        text = "" if sign > 0 else "-"
+        conn.execute(self._tally.format(sign=text, where=where), params)
+        conn.execute(self._group_tally.format(sign=text, where=where), params)
 
     def delete_where(self, conn: sqlite3.Connection, where: str, params: Sequence[Any]) -> int:
         """Delete the jobs ``where`` selects, with their feed rows and counts (the caller holds
@@ -247,11 +339,16 @@ class Journal:
 
     # -- the counts as a whole --------------------------------------------------------------------
     def rebuild_counts(self, conn: sqlite3.Connection) -> list[tuple[str, str, int, int]]:
-        """Recount every ``(name, status)`` from the job table; returns what differed, as
-        ``(name, status, counted before, counted now)``. Each status is read from its own
-        partial index where one exists, so the job rows themselves are not read. Names are
-        compared as stored bytes (a hand-written name may not be UTF-8) and shown with any
-        invalid bytes replaced, as reads show them."""
+        """Recount every ``(name, status)`` and every error group's members from the job table;
+        returns what differed, as ``(name, status, counted before, counted now)`` (an error
+        group's as ``(name, "failed in error group KEY", …)``)."""
+        return self.rebuild_status_counts(conn) + self.rebuild_error_counts(conn)
+
+    def rebuild_status_counts(self, conn: sqlite3.Connection) -> list[tuple[str, str, int, int]]:
+        """Recount every ``(name, status)`` (what the v5 migration builds). Each status is read
+        from its own partial index where one exists, so the job rows themselves are not read.
+        Names are compared as stored bytes (a hand-written name may not be UTF-8) and shown
+        with any invalid bytes replaced, as reads show them."""
         t = self._tables
         kept = f"SELECT CAST(name AS BLOB), status, jobs FROM {t.counts} WHERE jobs != 0"
         before = {(name, status): jobs for name, status, jobs in conn.execute(kept)}
@@ -266,12 +363,39 @@ class Journal:
         )
         after = {(name, status): jobs for name, status, jobs in conn.execute(kept)}
         return [
-            (
-                bytes(name).decode("utf-8", "replace"),
-                status,
-                before.get((name, status), 0),
-                after.get((name, status), 0),
-            )
+            (_shown(name), status, before.get((name, status), 0), after.get((name, status), 0))
             for name, status in sorted(set(before) | set(after))
             if before.get((name, status), 0) != after.get((name, status), 0)
         ]
+
+    def rebuild_error_counts(self, conn: sqlite3.Connection) -> list[tuple[str, str, int, int]]:
+        """Recount every error group's members from the errors index (covering, in the order
+        of the grouping: no job row is read, nothing is sorted; what the v6 migration builds);
+        what differed, as ``rebuild_counts`` reports it."""
+        t = self._tables
+        kept = (
+            f"SELECT CAST(group_key AS BLOB), CAST(name AS BLOB), CAST(error_type AS BLOB), failed, retrying "
+            f"FROM {t.error_counts} WHERE failed != 0 OR retrying != 0"
+        )
+        before = {row[:3]: row[3:] for row in conn.execute(kept)}
+        conn.execute(f"DELETE FROM {t.error_counts}")
+        conn.execute(self._group_tally.format(sign="", where="1"))
+        after = {row[:3]: row[3:] for row in conn.execute(kept)}
+        differed = []
+        for key in sorted(set(before) | set(after)):
+            was, now = before.get(key, (0, 0)), after.get(key, (0, 0))
+            group, name = _shown(key[0]), _shown(key[1])
+            for kind, index in (("failed", FAILED), ("retrying", RETRYING)):
+                if was[index] != now[index]:
+                    differed.append((name, f"{kind} in error group {group}", was[index], now[index]))
+        return differed
+
+    def prune_error_counts(self, conn: sqlite3.Connection) -> int:
+        """Drop the error counts of groups with no member left (their rows stay at zero until
+        then: a write that empties a group does not look); how many went."""
+        return int(conn.execute(f"DELETE FROM {self._tables.error_counts} WHERE failed = 0 AND retrying = 0").rowcount)
+
+
+def _shown(value: Any) -> str:
+    """A stored name or key, as reads show it (invalid UTF-8 replaced)."""
+    return bytes(value).decode("utf-8", "replace")

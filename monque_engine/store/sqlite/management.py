@@ -31,7 +31,7 @@ from ...job import Job, JobStatus
 from ...timeutil import now_ms as clock_ms
 from ..base import StoreSelector
 from . import scan, statements
-from .journal import Changes, Journal
+from .journal import Changes, Journal, membership
 from .queries import row_to_job, selector_where
 from .reads import one_snapshot
 from .runner import Operation
@@ -73,13 +73,24 @@ def guarded_single(
     sql = statements.guarded_single(t, assignments, len(statuses))
     full = (*params, job_id, *statuses)
 
-    def op(conn: sqlite3.Connection, was: str | None = None) -> Job | None:
-        """``was``: the status the job had (read by the caller) when ``statuses`` allow several."""
+    def op(conn: sqlite3.Connection, before: tuple[Any, ...] | None = None) -> Job | None:
+        """``before``: the job's ``(status, fail_count, error_group, error_type)`` as the caller
+        read them in this transaction, when ``statuses`` allow several or ``assignments`` clear
+        the error fields (``RETURNING`` gives the values after); else its status was
+        ``statuses[0]`` and the rest are the row's."""
         row = conn.execute(sql, full).fetchone()
         if row is None:
             return None
         changes = Changes()
-        changes.add("update", row[0], row[1], row[3], row[4], was or statuses[0])
+        if before is None:
+            changes.add("update", row[0], row[1], row[3], row[4], statuses[0])
+            changes.member_row(row, statuses[0])
+        else:
+            was, fail_count, group, error_type = before
+            changes.add("update", row[0], row[1], row[3], row[4], was)
+            if group is not None or row[17] is not None:
+                changes.member(group, row[1], error_type, membership(was, fail_count, group), None)
+                changes.member(row[17], row[1], row[16], None, membership(row[3], row[9], row[17]))
         journal.write(conn, changes)
         return row_to_job(row)
 
@@ -97,12 +108,12 @@ def retry_one(
         before = conn.execute(before_sql, (job_id,)).fetchone()
         if before is None:
             return None
-        status, name, unique_key = before
+        status, name, unique_key, fail_count, group, error_type = before
         if unique_key is not None:
             holder = conn.execute(holder_sql, (name, unique_key)).fetchone()
             if holder is not None:
                 raise UniqueKeyConflictError(job_id, name, unique_key, holder[0])
-        job = update(conn, status)
+        job = update(conn, (status, fail_count, group, error_type))
         return (job, JobStatus(status)) if job is not None else None
 
     return op

@@ -11,17 +11,19 @@ rows per name); the rest read the job table through its indexes.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from ...cursor import CursorAnchor
+from ...errorgroups import SPARK_MINUTES, ErrorGroupRow
 from ...errors import ConnectionError
 from ...job import CursorDirection, Job, JobSort, JobStatus, PendingHealth, QueueStats
 from ..base import StoreListFilter, StoreSelector
 from . import counted, statements
-from .queries import error_group_queries, filter_where, merge_group_rows, page_query, row_to_job, selector_where
+from .queries import filter_where, page_query, row_to_job, selector_where
 from .runner import Operation, ReadRunner
 from .schema import Tables
 from .unreadable import UnreadableWarnings
@@ -163,18 +165,54 @@ def _stats_from_rows(rows: list[tuple[str, int, int | None]]) -> QueueStats:
     return QueueStats(**counts, total=sum(counts.values()), avg_processing_duration_ms=avg)
 
 
-def error_groups(t: Tables, name: str | None, since_ms: int | None, hour_start: int) -> Operation[list[Any]]:
-    """Two reads of the partial ``_errors`` index in one snapshot (covering: no table row is
-    read): totals per group, then the last hour per minute (``queries.error_group_queries``)."""
-    (totals_sql, totals_params), (recent_sql, recent_params) = error_group_queries(t.jobs, name, since_ms, hour_start)
+def error_groups(t: Tables, name: str | None, since_ms: int | None, hour_start: int) -> Operation[list[ErrorGroupRow]]:
+    """The kept error counts (schema version 6), with each group's first and last seen and
+    its last hour read by seeks into the errors index: two statements in one snapshot,
+    O(groups) (``statements.error_group_totals``). Reading every member cost 328 ms for 800k
+    failures at 10M jobs."""
+    totals_sql = statements.error_group_totals(t, name is not None, since_ms is not None)
+    minutes_sql = statements.error_group_minutes(t, name is not None, since_ms is not None)
+    params = {"name": name, "since": since_ms, "hour": hour_start}
 
-    def op(conn: sqlite3.Connection) -> list[Any]:
+    def op(conn: sqlite3.Connection) -> list[ErrorGroupRow]:
         with one_snapshot(conn):
-            totals = conn.execute(totals_sql, totals_params).fetchall()
-            recent = conn.execute(recent_sql, recent_params).fetchall()
-        return merge_group_rows(totals, recent)
+            totals = conn.execute(totals_sql, params).fetchall()
+            minutes = conn.execute(minutes_sql, params).fetchall()
+        return group_rows(totals, minutes)
 
     return op
+
+
+def group_rows(totals: list[Any], minutes: list[Any]) -> list[ErrorGroupRow]:
+    """One ``ErrorGroupRow`` per group from ``error_group_totals``' and ``error_group_minutes``'
+    rows (a group is one kept row unless rows were written by hand with another name or type:
+    those add up). A kept count whose seeks find no member (counts that drifted: see
+    ``repair_counts``) is left out rather than shown without instants."""
+    series: dict[str, list[int]] = {}
+    for key, bucket, members, _ in minutes:
+        if 0 <= bucket < SPARK_MINUTES:
+            series.setdefault(key, [0] * SPARK_MINUTES)[bucket] += members
+    found: dict[str, ErrorGroupRow] = {}
+    for key, name, error_type, failed, retrying, *instants in totals:
+        seen = [value for value in instants if value is not None]
+        if failed + retrying <= 0 or not seen:
+            continue
+        row = ErrorGroupRow(key, name, error_type, failed + retrying, retrying, min(seen), max(seen), ())
+        other = found.get(key)
+        if other is not None:
+            row = ErrorGroupRow(
+                key,
+                other.name,
+                other.error_type or error_type,
+                other.count + row.count,
+                other.retrying + retrying,
+                min(other.first_seen_ms, row.first_seen_ms),
+                max(other.last_seen_ms, row.last_seen_ms),
+                (),
+            )
+        found[key] = row
+    per_minute = tuple([0] * SPARK_MINUTES)
+    return [dataclasses.replace(row, per_minute=tuple(series.get(key, per_minute))) for key, row in found.items()]
 
 
 def error_group_sample(t: Tables, key: str) -> Operation[str | None]:

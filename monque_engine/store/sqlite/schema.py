@@ -14,7 +14,7 @@ import re
 
 from ...errors import MonqueError
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 JOB_COLUMNS = (
     "id", "name", "data", "status", "next_run_at", "locked_at", "claimed_by", "last_heartbeat",
     "heartbeat_interval", "fail_count", "fail_reason", "repeat_interval", "unique_key",
@@ -31,6 +31,10 @@ ERROR_MEMBER = "error_group IS NOT NULL AND (status = 'failed' OR (status = 'pen
 #: The finished statuses, as the finished index's WHERE says them: a query that repeats this
 #: term verbatim can use that index (SQLite matches a partial index's WHERE term by term).
 FINISHED = "status IN ('completed','failed','cancelled')"
+#: The kept error counts' ``error_type`` for a job without one (``Tables.error_counts_ddl``),
+#: as SQL and as the value Python binds.
+NO_ERROR_TYPE = "X''"
+NO_ERROR_TYPE_VALUE = b""
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 
 
@@ -93,6 +97,8 @@ class Tables:
         self.counters = f"{collection}_counters"
         # Jobs per (name, status), kept by the journal (schema version 5, journal.py).
         self.counts = f"{collection}_counts"
+        # Failed and retrying jobs per error group, kept by the journal (schema version 6).
+        self.error_counts = f"{collection}_error_counts"
         # Single enqueues waiting to be absorbed (schema version 4, inbox.py).
         self.inbox = f"{collection}_inbox"
         self.columns = ", ".join(JOB_COLUMNS)
@@ -175,6 +181,7 @@ class Tables:
             *self.fleet_ddl(),
             self.inbox_ddl(),
             self.counts_ddl(),
+            self.error_counts_ddl(),
             f"INSERT OR IGNORE INTO {m}(key, value) VALUES ('schema_version', {SCHEMA_VERSION})",
             f"INSERT OR IGNORE INTO {m}(key, value) VALUES ('feed_pruned_through', 0)",
         ]
@@ -195,6 +202,26 @@ class Tables:
                 jobs INTEGER NOT NULL DEFAULT 0,
                 duration_ms INTEGER NOT NULL DEFAULT 0,
                 PRIMARY KEY (name, status)
+            ) WITHOUT ROWID"""
+
+    def error_counts_ddl(self) -> str:
+        """Schema version 6: the members of each error group (``ERROR_MEMBER``), failed and
+        retrying, per ``(group, name, error type)``, written by the journal in the same
+        transaction as every change; what the errors view's totals read (one row per group,
+        not one per failure). Within a group the name and type are constant (the key hashes
+        them), so a group is one row unless a row was written by hand.
+
+        ``group_key``, not ``error_group``: the errors view joins this table to the job table,
+        whose ``ERROR_MEMBER`` terms must name the job's columns alone. ``error_type`` is the
+        job's, or a zero-length BLOB (``NO_ERROR_TYPE``) for none: a key column cannot be NULL,
+        and ``''`` is a type a row could hold."""
+        return f"""CREATE TABLE IF NOT EXISTS {self.error_counts} (
+                group_key TEXT NOT NULL,
+                name TEXT NOT NULL,
+                error_type TEXT NOT NULL,
+                failed INTEGER NOT NULL DEFAULT 0,
+                retrying INTEGER NOT NULL DEFAULT 0,
+                PRIMARY KEY (group_key, name, error_type)
             ) WITHOUT ROWID"""
 
     def inbox_ddl(self) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from .queries import append_attempt, row_attempt
-from .schema import ERROR_MEMBER, FINISHED, Tables
+from .schema import ERROR_MEMBER, FINISHED, NO_ERROR_TYPE, Tables
 from .unreadable import CLAIM_STATUS
 
 #: The assignments that take a job out of its claim.
@@ -264,7 +264,10 @@ def guarded_single(t: Tables, assignments: str, statuses: int) -> str:
 
 def retry_before(t: Tables) -> str:
     """What a retry must know before it writes. Params: id."""
-    return f"SELECT status, name, unique_key FROM {t.jobs} WHERE id = ? AND status IN ('failed','cancelled')"
+    return (
+        "SELECT status, name, unique_key, fail_count, error_group, error_type "
+        f"FROM {t.jobs} WHERE id = ? AND status IN ('failed','cancelled')"
+    )
 
 
 def live_key_holder(t: Tables) -> str:
@@ -360,6 +363,54 @@ def count_as_of(t: Tables, where: str) -> str:
 
 def error_group_sample(t: Tables) -> str:
     return f"SELECT fail_reason FROM {t.jobs} WHERE error_group = ? AND {ERROR_MEMBER} LIMIT 1"
+
+
+def _members_of_kept_row(t: Tables, since: bool) -> tuple[str, str]:
+    """The errors index's source (``m``) and the WHERE of one kept error count's members
+    (``c``: the error counts row): equal on the index's first three columns, so with a status
+    an index seek, not a walk over the group's members. ``ERROR_MEMBER`` names only job
+    columns (the counts table has none of those names), as the partial index needs."""
+    seek = (
+        f"m.error_group = c.group_key AND m.name = c.name AND m.error_type IS nullif(c.error_type, {NO_ERROR_TYPE}) "
+        f"AND {ERROR_MEMBER}"
+    )
+    return f"{t.jobs} AS m INDEXED BY {t.jobs}_errors", seek + (" AND updated_at >= :since" if since else "")
+
+
+def error_group_totals(t: Tables, by_name: bool, since: bool) -> str:
+    """Per kept error count (schema version 6): group key, name, error type, failed and
+    retrying members, and the first and last ``updated_at`` of the failed and of the retrying
+    ones: four seeks into the errors index (min and max of ``updated_at`` under an equal
+    prefix ``(group, name, type, status)``), so O(groups), whatever the failures. With
+    ``since`` the counts are range counts too (members since, as the view's filter asks).
+    Named parameters: ``:name``, ``:since``."""
+    source, seek = _members_of_kept_row(t, since)
+
+    def one(what: str, status: str) -> str:
+        return f"(SELECT {what} FROM {source} WHERE {seek} AND status = '{status}')"
+
+    counts = f"{one('count(*)', 'failed')}, {one('count(*)', 'pending')}" if since else "c.failed, c.retrying"
+    return (
+        f"SELECT c.group_key, c.name, nullif(c.error_type, {NO_ERROR_TYPE}), {counts}, "
+        f"{one('min(updated_at)', 'failed')}, {one('max(updated_at)', 'failed')}, "
+        f"{one('min(updated_at)', 'pending')}, {one('max(updated_at)', 'pending')} "
+        f"FROM {t.error_counts} AS c WHERE (c.failed != 0 OR c.retrying != 0)"
+        + (" AND c.name = :name" if by_name else "")
+    )
+
+
+def error_group_minutes(t: Tables, by_name: bool, since: bool) -> str:
+    """Members per kept error count and minute since ``:hour`` (the last hour's activity):
+    a range of the errors index per group and status. Rows: group key, minute bucket,
+    members, retrying ones. Named parameters: ``:hour``, ``:name``, ``:since``."""
+    source, seek = _members_of_kept_row(t, since)
+    return (
+        "SELECT c.group_key, (updated_at - :hour) / 60000 AS bucket, count(*), sum(status = 'pending') "
+        f"FROM {t.error_counts} AS c JOIN {source} ON {seek} AND status IN ('failed','pending') "
+        "AND updated_at >= :hour WHERE (c.failed != 0 OR c.retrying != 0)"
+        + (" AND c.name = :name" if by_name else "")
+        + " GROUP BY c.group_key, bucket"
+    )
 
 
 def pending_health(t: Tables) -> str:

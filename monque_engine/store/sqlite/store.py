@@ -18,7 +18,7 @@ from typing import Any, NoReturn, TypeVar
 
 from ...attempts import Attempt
 from ...cursor import CursorAnchor
-from ...errorgroups import ErrorGroupRow, fold_buckets, hour_window
+from ...errorgroups import ErrorGroupRow, hour_window
 from ...errors import ConnectionError, StoreLostError
 from ...job import (
     ChangeEvent,
@@ -103,16 +103,6 @@ class SqliteStore(JobStore):
     def _describe(self) -> str:
         return f"SQLite database {self.settings.path}"
 
-    def _connect(self, *, busy_timeout: float, autocheckpoint: bool = True, write: bool = False) -> sqlite3.Connection:
-        return connect.connect(
-            self.settings,
-            self._file,
-            self._describe,
-            busy_timeout=busy_timeout,
-            autocheckpoint=autocheckpoint,
-            write=write,
-        )
-
     async def open(self, options: StoreOpenOptions) -> None:
         async with self._open_lock:
             if self._writer is not None:
@@ -127,21 +117,10 @@ class SqliteStore(JobStore):
             self._on_fatal = options.on_fatal
             self._identity = identity = FileIdentity(self._file, self.settings.path)
             identity.on_lost(lambda error: self._report_lost(loop, error))
-            # No write connection checkpoints inside its commits: the write runner's
-            # Checkpointer does it on a connection of its own (checkpointer.py).
-            unchecked = lambda: self._connect(busy_timeout=0, autocheckpoint=False, write=True)  # noqa: E731
-            inline = unchecked if self.settings.inline_writes and self.settings.synchronous != "full" else None
-
-            def reader() -> ReadRunner:
-                connect_reader = lambda: self._connect(busy_timeout=self.settings.busy_timeout)  # noqa: E731
-                timeout = self.settings.busy_timeout
-                return ReadRunner(
-                    loop, connect_reader, self._describe, 2, timeout, verify=identity.check, damaged=identity.damaged
-                )
-
+            runners = connect.Runners(loop, self.settings, self._file, self._describe, identity)
             try:
                 if self.settings.read_only:
-                    self._reader = reader()
+                    self._reader = runners.reader()
                     where = self.settings.path
                     await self._reader.run(lambda conn: migrations.check_readable(conn, tables, where))
                     identity.capture()
@@ -149,19 +128,7 @@ class SqliteStore(JobStore):
                 else:
                     await asyncio.to_thread(connect.probe, self.settings, tables)
                     where, r_index = self.settings.path, options.retention_index
-                    self._writer = WriteRunner(
-                        loop,
-                        unchecked,
-                        self._describe,
-                        self.settings.busy_timeout,
-                        inline,
-                        self._committed,
-                        verify=identity.check,
-                        precheck=identity.raise_if_lost,
-                        checkpoint_connect=unchecked,
-                        db_path=os.path.realpath(self._file),  # where SQLite puts -shm
-                        damaged=identity.damaged,
-                    )
+                    self._writer = runners.writer(self._committed)
                     inbox = Inbox(tables, journal)
 
                     def prepare(conn: sqlite3.Connection) -> None:
@@ -179,10 +146,10 @@ class SqliteStore(JobStore):
                     self._inbox_view = InboxView(tables)  # reads see queued jobs without absorbing
                     self._writer.absorb_first(producer.absorb)
                     self._batch.attach(self._writer, tables, journal)
-                    self._reader = reader()
+                    self._reader = runners.reader()
                 self._feed = ChangeFeed(
                     loop,
-                    lambda: self._connect(busy_timeout=self.settings.busy_timeout),
+                    runners.reading,
                     self._reader,
                     tables,
                     self.settings.feed_interval,
@@ -270,7 +237,7 @@ class SqliteStore(JobStore):
                 continue
             prune_at = loop.time() + self.settings.maintenance_interval
             try:
-                await self._write(lambda conn: self._j.prune_feed(conn, keep))
+                await self._write(lambda conn: self._j.prune(conn, keep))
             except ConnectionError:
                 continue  # the next round tries again; a locked file is not fatal here
 
@@ -280,9 +247,10 @@ class SqliteStore(JobStore):
         return await self._write(self._j.rebuild_counts)
 
     async def prune_feed(self) -> int:
-        """Trim the change table now (normally done in the background)."""
+        """Trim the change table (and drop emptied error groups' counts) now (normally done
+        in the background)."""
         keep = self.settings.feed_retention
-        removed: int = await self._write(lambda conn: self._j.prune_feed(conn, keep))
+        removed: int = await self._write(lambda conn: self._j.prune(conn, keep))
         return removed
 
     # -- plumbing -----------------------------------------------------------------------------
@@ -395,7 +363,7 @@ class SqliteStore(JobStore):
         # The attempt record is built in SQL from the row (the same values ``attempt`` holds),
         # so a batch of completions stays one statement.
         if next_run_at_ms is None:
-            queued = SqliteStore.complete_queued(self, job_id, owner, now_ms, wrapped=False)
+            queued = self._batch.queue(self._runner_w().loop, job_id, owner, now_ms)
             if queued is not None:
                 return await queued
         self._batch.claimed.pop(job_id, None)
@@ -403,29 +371,12 @@ class SqliteStore(JobStore):
         op = claims.owned_update(self._t, self._j, assignments, params, job_id, owner)
         return await self._write(op)
 
-    # Owned one-off completions are coalesced: each caller queues its job, and one flush
-    # completes everything queued in that turn of the loop in a single guarded statement:
-    # inline on the loop thread when the writer is idle and the flush is small (no thread
-    # hop: at concurrency 5 the hop was most of a round trip), else on the write thread.
-    def complete_queued(
-        self, job_id: str, owner: str, now_ms: int, wrapped: bool = True
-    ) -> asyncio.Future[Job | None] | None:
+    def complete_queued(self, job_id: str, owner: str, now_ms: int) -> asyncio.Future[Job | None] | None:
         """Queue the owned one-off completion of a job this store claimed (None for any other:
-        ``complete`` then writes it alone). Every completion queued in one loop turn is
-        written by one flush; the future settles with this job's outcome."""
-        if wrapped and type(self).complete is not SqliteStore.complete:
+        ``complete`` then writes it alone); one flush per loop turn writes them (completions.py)."""
+        if type(self).complete is not SqliteStore.complete:
             return None  # a subclass wraps complete (tests inject failures so): it must be called
-        loop = self._runner_w().loop  # raises now if the store is closed, before any state changes
-        batch = self._batch
-        claimed = batch.claimed.pop(job_id, None)
-        if claimed is None:
-            return None
-        future: asyncio.Future[Job | None] = loop.create_future()
-        batch.queued.append((claimed, owner, now_ms, future))
-        if not batch.flush_queued:
-            batch.flush_queued = True
-            loop.call_soon(batch.flush)
-        return future
+        return self._batch.queue(self._runner_w().loop, job_id, owner, now_ms)  # raises if closed
 
     async def fail(
         self,
@@ -526,9 +477,7 @@ class SqliteStore(JobStore):
         return [row[0] for row in await self._read(reads.rows(counted.names_sql(self._t)), queued=False)]
 
     async def error_groups(self, name: str | None, since_ms: int | None, now_ms: int) -> list[ErrorGroupRow]:
-        hour_start = hour_window(now_ms)
-        found = await self._read(reads.error_groups(self._t, name, since_ms, hour_start), queued=False)
-        return fold_buckets(found, hour_start)
+        return await self._read(reads.error_groups(self._t, name, since_ms, hour_window(now_ms)), queued=False)
 
     async def error_group_sample(self, key: str) -> str | None:
         return await self._read(reads.error_group_sample(self._t, key), queued=False)
