@@ -78,6 +78,7 @@ from .job import (
     WorkerSummary,
 )
 from .options import InvalidOptionError, JobRetention, MonqueOptions
+from .progress import DEFAULT_STEP_JOBS, CountProgress, PageProgress
 from .scheduler import Monque
 from .scheduler.resilient_watch import FeedState, ResilientWatch, WatchEvent
 from .store import DEFAULT_URL, InvalidStoreUrlError, JobStore, open_store
@@ -88,6 +89,7 @@ __version__ = "0.1.0"
 __all__ = [
     "DEFAULT_BASE_INTERVAL",
     "DEFAULT_MAX_BACKOFF_DELAY",
+    "DEFAULT_STEP_JOBS",
     "DEFAULT_URL",
     "AggregationTimeoutError",
     "Attempt",
@@ -99,6 +101,7 @@ __all__ = [
     "ChangeStreamEvent",
     "ConnectionError",
     "CountEvent",
+    "CountProgress",
     "CursorPage",
     "ErrorGroup",
     "FeedState",
@@ -131,6 +134,7 @@ __all__ = [
     "MonqueOptions",
     "NonRetryableError",
     "OwnerCheck",
+    "PageProgress",
     "PartialInsertError",
     "PayloadTooLargeError",
     "PayloadValidationError",

@@ -7,7 +7,7 @@ event only for a transition that was actually written.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Literal, TypeVar
@@ -15,11 +15,13 @@ from typing import Literal, TypeVar
 from ..errors import InvalidJobQueryError, JobStateError
 from ..events import CountEvent, CountEventName, JobDeletedEvent, JobEvent, JobRetriedEvent
 from ..job import BulkCount, BulkOperationResult, Job, JobListFilter, JobSelector, JobStatus
-from ..store.base import StoreSelector
+from ..progress import CountProgress
+from ..store.base import StepCount, StoreSelector
 from ..timeutil import now_ms
 from ..validation import normalize_job_id
 from .context import SchedulerContext
 from .intake import run_at_ms
+from .query import check_step, count_progress
 from .selectors import _ms, to_store_filter, to_store_selector
 
 BulkAction = Literal["cancel", "retry", "delete"]
@@ -186,6 +188,29 @@ class JobManager:
         # A recount under an earlier count's bound keeps that bound: acting on the new
         # position would reach jobs changed in between, which this count left out.
         return BulkCount(count, position if as_of is None else as_of.as_of)
+
+    def count_bulk_in_steps(
+        self,
+        action: BulkAction,
+        target: BulkTarget,
+        updated_before: datetime | None = None,
+        as_of: BulkCount | None = None,
+        step: int | None = None,
+    ) -> AsyncIterator[CountProgress]:
+        """``count_bulk`` read in steps (ADR 0008); the last progress carries the BulkCount."""
+        selector = self.selector_for(action, target, updated_before, as_of)
+        if selector is None:
+            selector = StoreSelector(statuses=())  # nothing can match; the position is still taken
+        steps = self._ctx.store.count_in_steps(selector, check_step(step))
+
+        def position(found: StepCount) -> int:
+            # A recount under an earlier count's bound keeps that bound (as count_bulk).
+            if as_of is not None:
+                return as_of.as_of
+            assert found.position is not None, "a store's count of a selector carries its position"
+            return found.position
+
+        return count_progress(steps, position)
 
     async def cancel_jobs(
         self, selector: BulkTarget, updated_before: datetime | None = None, as_of: BulkCount | None = None

@@ -37,6 +37,7 @@ from ..job import (
     QueueViewSummary,
 )
 from ..options import MonqueOptions
+from ..progress import CountProgress, PageProgress
 from ..store import DEFAULT_URL, InvalidStoreUrlError, JobStore, StoreOpenOptions, open_store
 from ..store.urls import mask_secrets
 from ..timeutil import now_ms
@@ -521,6 +522,40 @@ class Monque:
         self._require_initialized()
         return await self._query.count_jobs(filter)
 
+    def count_jobs_in_steps(
+        self, filter: JobListFilter | None = None, *, step: int | None = None
+    ) -> AsyncIterator[CountProgress]:
+        """``count_jobs`` by status, read in bounded steps, for a caller that shows progress.
+
+        A text filter (``JobListFilter.text``) has no index, so its count reads every job:
+        seconds at 10M jobs. Iterate this instead, and each ``CountProgress`` says what was
+        found so far and how many jobs were read, of about how many; the last is ``done``
+        and exact. Stop iterating (``aclose()`` it, or cancel the task) and the store stops
+        reading at once. Each step reads about ``step`` jobs (default ``DEFAULT_STEP_JOBS``)
+        in its own short read, so other reads run between steps. Not one snapshot: each
+        job is counted as its step found it. Other filters are answered in one step.
+        """
+        self._require_initialized()
+        return self._query.count_jobs_in_steps(filter, step)
+
+    def get_jobs_in_steps(
+        self,
+        cursor: str | None = None,
+        limit: int = 50,
+        direction: CursorDirection = "forward",
+        filter: JobListFilter | None = None,
+        sort: JobSort | None = None,
+        include_data: bool = True,
+        *,
+        step: int | None = None,
+    ) -> AsyncIterator[PageProgress]:
+        """``get_jobs_with_cursor`` read in bounded steps (as ``count_jobs_in_steps``): each
+        ``PageProgress`` holds the jobs found so far; the last is ``done`` and carries the
+        ``CursorPage``. For a text filter that few jobs match, the page is otherwise one
+        read of the whole store."""
+        self._require_initialized()
+        return self._query.get_jobs_in_steps(cursor, limit, direction, filter, sort, include_data, step)
+
     async def get_queue_stats(self, name: str | None = None) -> QueueStats:
         self._require_initialized()
         return await self._query.get_queue_stats(name)
@@ -614,6 +649,24 @@ class Monque:
         if action not in ("cancel", "retry", "delete"):
             raise InvalidJobQueryError(f"action must be 'cancel', 'retry' or 'delete', got {action!r}")
         return await self._manager.count_bulk(action, selector, updated_before, as_of)  # type: ignore[arg-type]
+
+    def count_bulk_in_steps(
+        self,
+        action: str,
+        selector: JobSelector | JobListFilter | None = None,
+        *,
+        updated_before: datetime | None = None,
+        as_of: BulkCount | None = None,
+        step: int | None = None,
+    ) -> AsyncIterator[CountProgress]:
+        """``count_bulk`` read in bounded steps (as ``count_jobs_in_steps``); the last
+        ``CountProgress`` carries the ``BulkCount`` in ``bulk``. Every step counts only jobs
+        unchanged since the count began, so the action given that count as ``as_of`` still
+        never reaches more jobs than it."""
+        self._require_initialized()
+        if action not in ("cancel", "retry", "delete"):
+            raise InvalidJobQueryError(f"action must be 'cancel', 'retry' or 'delete', got {action!r}")
+        return self._manager.count_bulk_in_steps(action, selector, updated_before, as_of, step)  # type: ignore[arg-type]
 
     async def recover_stale_jobs(self) -> int:
         """Run stale recovery now (it also runs at start-up and periodically)."""

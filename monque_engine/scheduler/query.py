@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any
 
 from ..cursor import CursorAnchor, decode_cursor, encode_cursor
 from ..errorgroups import ErrorGroup, normalize_message
 from ..errors import InvalidJobQueryError
 from ..job import (
+    BulkCount,
     CursorDirection,
     CursorPage,
     Job,
@@ -22,6 +23,8 @@ from ..job import (
     QueueViewSummary,
     WorkerSummary,
 )
+from ..progress import DEFAULT_STEP_JOBS, CountProgress, PageProgress
+from ..store.base import StepCount
 from ..timeutil import now_ms
 from ..validation import normalize_job_id
 from .context import SchedulerContext
@@ -95,6 +98,56 @@ def check_sort(sort: object) -> JobSort:
     return sort
 
 
+def _cursor_page(
+    rows: list[Job], size: int, direction: CursorDirection, sort: JobSort, anchor: CursorAnchor | None
+) -> CursorPage:
+    """The page of ``size`` jobs from up to ``size + 1`` rows read in traversal order."""
+    has_more = len(rows) > size
+    jobs = rows[:size]
+    if direction == "backward":
+        jobs.reverse()
+    edge = (jobs[0] if direction == "backward" else jobs[-1]) if jobs else None
+    page_cursor = None
+    if edge is not None:
+        value = None if sort.by == "id" else getattr(edge, f"{sort.by}_ms")
+        page_cursor = encode_cursor(CursorAnchor(edge.id, value), direction, sort)
+    forward = direction == "forward"
+    return CursorPage(
+        jobs=jobs,
+        cursor=page_cursor,
+        has_next_page=has_more if forward else anchor is not None,
+        has_previous_page=anchor is not None if forward else has_more,
+    )
+
+
+def check_step(step: object) -> int:
+    """A step size for the ``*_in_steps`` reads (None: the default), or InvalidJobQueryError."""
+    if step is None:
+        return DEFAULT_STEP_JOBS
+    if not isinstance(step, int) or isinstance(step, bool) or step < 1:
+        raise InvalidJobQueryError(f"step must be a positive integer (jobs read per step), got {step!r}")
+    return step
+
+
+def count_progress(
+    steps: AsyncGenerator[StepCount, None], bulk_as_of: Callable[[StepCount], int] | None = None
+) -> AsyncIterator[CountProgress]:
+    """The store's steps as ``CountProgress``; with ``bulk_as_of``, the last carries the
+    ``BulkCount`` (its position from that function)."""
+
+    async def progress() -> AsyncIterator[CountProgress]:
+        try:
+            async for found in steps:
+                bulk = None
+                if found.done and bulk_as_of is not None:
+                    bulk = BulkCount(found.matched, bulk_as_of(found))
+                yield CountProgress(dict(found.by_status), found.read, found.total, found.done, bulk)
+        finally:
+            await steps.aclose()  # stops reading now
+
+    return progress()
+
+
 class QueryService:
     """The read side of ``Monque``: lookups, listings, pages and cached stats, kept apart
     from the processing loop. (Not the console's ``monque_tui.console.query.JobQuery``, a view filter.)"""
@@ -137,22 +190,49 @@ class QueryService:
         size = _limit(limit, 50)
         anchor = decode_cursor(cursor, sort) if cursor else None
         rows = await self._ctx.store.page(to_store_filter(filter), sort, direction, anchor, size + 1, include_data)
-        has_more = len(rows) > size
-        jobs = rows[:size]
-        if direction == "backward":
-            jobs.reverse()
-        edge = (jobs[0] if direction == "backward" else jobs[-1]) if jobs else None
-        page_cursor = None
-        if edge is not None:
-            value = None if sort.by == "id" else getattr(edge, f"{sort.by}_ms")
-            page_cursor = encode_cursor(CursorAnchor(edge.id, value), direction, sort)
-        forward = direction == "forward"
-        return CursorPage(
-            jobs=jobs,
-            cursor=page_cursor,
-            has_next_page=has_more if forward else anchor is not None,
-            has_previous_page=anchor is not None if forward else has_more,
+        return _cursor_page(rows, size, direction, sort, anchor)
+
+    def get_jobs_in_steps(
+        self,
+        cursor: str | None = None,
+        limit: int = 50,
+        direction: CursorDirection = "forward",
+        filter: JobListFilter | None = None,
+        sort: JobSort | None = None,
+        include_data: bool = True,
+        step: int | None = None,
+    ) -> AsyncIterator[PageProgress]:
+        """``get_jobs_with_cursor`` read in steps (ADR 0008): validated now, read as iterated."""
+        sort = check_sort(sort)
+        if direction not in ("forward", "backward"):
+            raise InvalidJobQueryError(f"direction must be 'forward' or 'backward', got {direction!r}")
+        if not isinstance(include_data, bool):
+            raise InvalidJobQueryError(f"include_data must be True or False, got {include_data!r}")
+        size = _limit(limit, 50)
+        anchor = decode_cursor(cursor, sort) if cursor else None
+        store_filter = to_store_filter(filter)
+        steps = self._ctx.store.page_in_steps(
+            store_filter, sort, direction, anchor, size + 1, check_step(step), include_data
         )
+
+        async def pages() -> AsyncIterator[PageProgress]:
+            try:
+                async for found in steps:
+                    jobs = found.rows[:size]
+                    if direction == "backward":
+                        jobs.reverse()
+                    page = _cursor_page(found.rows, size, direction, sort, anchor) if found.done else None
+                    yield PageProgress(jobs, found.read, found.total, found.done, page)
+            finally:
+                await steps.aclose()  # stops reading now
+
+        return pages()
+
+    def count_jobs_in_steps(
+        self, filter: JobListFilter | None = None, step: int | None = None
+    ) -> AsyncIterator[CountProgress]:
+        """``count_jobs`` by status, read in steps (ADR 0008): validated now, read as iterated."""
+        return count_progress(self._ctx.store.count_in_steps(to_store_filter(filter), check_step(step)))
 
     async def count_jobs(self, filter: JobListFilter | None = None) -> int:
         return await self._ctx.store.count(to_store_filter(filter))

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..attempts import Attempt
@@ -83,6 +83,35 @@ class StoreListFilter:
     text: str | None = None  # payload / error text contains this, ASCII case ignored (ADR 0008)
     error_group: str | None = None  # only failed and retrying members of this error group
     name_pattern: str | None = None  # the name matches this glob (* and ?), see JobListFilter
+
+
+@dataclass(frozen=True, slots=True)
+class StepCount:
+    """Where a count in steps (``JobStore.count_in_steps``) stands: the matches so far by
+    status, the jobs read so far, about how many there are to read, whether it is done, and
+    (for a selector) the store's position the count is bounded by (``count_selected_as_of``)."""
+
+    by_status: dict[JobStatus, int]
+    read: int
+    total: int
+    done: bool
+    position: int | None = None
+
+    @property
+    def matched(self) -> int:
+        return sum(self.by_status.values())
+
+
+@dataclass(frozen=True, slots=True)
+class StepPage:
+    """Where a page in steps (``JobStore.page_in_steps``) stands: the rows found so far in
+    traversal order, the jobs read so far, about how many there are to read, and whether it
+    is done (the page is full or nothing is left to read)."""
+
+    rows: list[Job]
+    read: int
+    total: int
+    done: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -354,6 +383,46 @@ class JobStore(ABC):
     async def count(self, filter: StoreListFilter) -> int:
         """How many jobs match a listing filter."""
 
+    async def count_in_steps(
+        self, target: StoreListFilter | StoreSelector, step: int
+    ) -> AsyncGenerator[StepCount, None]:
+        """Count what a listing filter (or a bulk selector, its guard applied) matches, by
+        status, in steps that each read about ``step`` jobs, yielding where the count stands
+        after each; the last has ``done`` and the exact answer. Stop iterating (or cancel
+        the task) to stop reading. A store whose counts are bounded otherwise (MongoDB's
+        ``maxTimeMS``) may answer in one step: this default does, with one count per status."""
+        statuses = _target_statuses(target)
+        by_status: dict[JobStatus, int] = {}
+        position: int | None = None
+        for status in statuses:
+            if isinstance(target, StoreSelector):
+                # The first count's position bounds them all: a job unchanged since it is
+                # unchanged at every later count, so it was counted (ADR 0015).
+                found, at = await self.count_selected_as_of(replace(target, statuses=(status,)))
+                position = at if position is None else position
+            else:
+                found = await self.count(replace(target, statuses=(status,)))
+            by_status[status] = found
+        if isinstance(target, StoreSelector) and position is None:
+            _, position = await self.count_selected_as_of(target)  # nothing to count: the position alone
+        total = sum(by_status.values())
+        yield StepCount(by_status, total, total, True, position)
+
+    async def page_in_steps(
+        self,
+        filter: StoreListFilter,
+        sort: JobSort,
+        direction: CursorDirection,
+        anchor: CursorAnchor | None,
+        limit: int,
+        step: int,
+        include_data: bool = True,
+    ) -> AsyncGenerator[StepPage, None]:
+        """``page`` in steps that each read about ``step`` jobs in the page's order, yielding
+        the rows found so far after each; the last has ``done``. This default answers in one."""
+        rows = await self.page(filter, sort, direction, anchor, limit, include_data)
+        yield StepPage(rows, len(rows), len(rows), True)
+
     @abstractmethod
     async def stats(self, name: str | None) -> QueueStats: ...
 
@@ -548,3 +617,11 @@ class JobStore(ABC):
                 yield change
 
         return changes()
+
+
+def _target_statuses(target: StoreListFilter | StoreSelector) -> tuple[JobStatus, ...]:
+    """The statuses a count's target can match (a selector's guard and its listing's statuses)."""
+    wanted = set(target.statuses) if target.statuses is not None else set(JobStatus)
+    if isinstance(target, StoreSelector) and target.listing is not None and target.listing.statuses is not None:
+        wanted &= set(target.listing.statuses)
+    return tuple(status for status in JobStatus if status in wanted)

@@ -8,12 +8,21 @@ cursor row) or *everything matching the view* through the bulk selector calls.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
 
-from monque_engine import BulkCount, InvalidJobDocumentError, Job, JobListFilter, JobStateError, JobStatus, Monque
+from monque_engine import (
+    BulkCount,
+    CountProgress,
+    InvalidJobDocumentError,
+    Job,
+    JobListFilter,
+    JobStateError,
+    JobStatus,
+    Monque,
+)
 
 from .formatting import absolute, plural, short_id
 from .longtext import clip_line
@@ -189,21 +198,36 @@ async def count_bulk(monque: Monque, kind: ActionKind, query: JobQuery, as_of: B
     return await monque.count_bulk(kind.value, list_filter, as_of=as_of)
 
 
-async def plan_bulk(monque: Monque, kind: ActionKind, query: JobQuery) -> ActionPlan:
+def count_bulk_in_steps(
+    monque: Monque, kind: ActionKind, query: JobQuery, as_of: BulkCount | None = None, step: int | None = None
+) -> AsyncIterator[CountProgress]:
+    """``count_bulk`` read in steps (a "contains" view, ADR 0008): the last carries the BulkCount."""
+    list_filter = bulk_filter(kind, query)
+    if list_filter is None:
+        assert query.status is not None
+        list_filter = JobListFilter(status=[query.status])
+    return monque.count_bulk_in_steps(kind.value, list_filter, as_of=as_of, step=step)
+
+
+async def plan_bulk(monque: Monque, kind: ActionKind, query: JobQuery, counted: BulkCount | None = None) -> ActionPlan:
+    """The plan to confirm; ``counted``: the count already taken (in steps), else counted here."""
     as_of_ms = wall_clock_ms()
-    counted = await count_bulk(monque, kind, query)
+    if counted is None:
+        counted = await count_bulk(monque, kind, query)
     count = int(counted)
     return ActionPlan(kind, None, 0, query, count, bulk_subject(kind, query, count), as_of_ms=as_of_ms, counted=counted)
 
 
-async def recount(monque: Monque, plan: ActionPlan) -> ActionPlan | None:
+async def recount(monque: Monque, plan: ActionPlan, counted: BulkCount | None = None) -> ActionPlan | None:
     """Just before acting: the plan again if more jobs match than were confirmed (ask again), else None.
 
     Under the count's own bound no more can match; a plan whose count was lowered (as by an
-    older count) is the case this still catches."""
+    older count) is the case this still catches. ``counted``: the recount already taken."""
     if plan.query is None or plan.counted is None:
         return None
-    count = int(await count_bulk(monque, plan.kind, plan.query, plan.counted))
+    if counted is None:
+        counted = await count_bulk(monque, plan.kind, plan.query, plan.counted)
+    count = int(counted)
     if count <= plan.count:
         return None
     return replace(plan, count=count, subject=bulk_subject(plan.kind, plan.query, count))

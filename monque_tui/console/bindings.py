@@ -131,7 +131,8 @@ REGISTRY: tuple[KeyAction, ...] = (
         ("jobs",),
         show=False,
         key_display="Esc",
-        help="Clear the name, id/key, time and contains filters (and an errors-view group)",
+        help="Clear the name, id/key, time and contains filters (and an errors-view group); while a contains "
+        "search is read, stop it first (the rows found so far stay)",
     ),
     KeyAction("p", "toggle_pause", "Pause", "View", ("jobs",), help="Freeze or resume live updates", rank=21),
     KeyAction(

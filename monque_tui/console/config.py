@@ -46,6 +46,9 @@ class ConsoleConfig:
     label: str | None = None
     #: MongoDB: where display reads go ("primary" or "secondaryPreferred"; docs/scale-out.md).
     read_preference: str = "primary"
+    #: Jobs read per step of a "contains" view's counts and pages (None: the engine's default,
+    #: ``DEFAULT_STEP_JOBS``); tests make it small to see the steps on a small store.
+    scan_step: int | None = None
 
     def __post_init__(self) -> None:
         if self.read_only and not self.start_workers:

@@ -122,8 +122,19 @@ async def test_a_search_timeout_is_shown_inline_and_the_console_stays_up(
                 raise AggregationTimeoutError(message)
             return await count(flt)
 
+        def slow_steps(*args: Any, **kwargs: Any) -> Any:
+            """A "contains" view is read in steps (ADR 0008): on MongoDB, one aggregation."""
+
+            async def steps() -> Any:
+                raise AggregationTimeoutError(message)
+                yield  # an async generator, as the engine's
+
+            return steps()
+
         monkeypatch.setattr(monque, "get_jobs_with_cursor", slow_listing)
         monkeypatch.setattr(monque, "count_jobs", slow_count)
+        monkeypatch.setattr(monque, "get_jobs_in_steps", slow_steps)
+        monkeypatch.setattr(monque, "count_jobs_in_steps", slow_steps)
         screen = app.jobs_screen
         await pilot.press("slash", "tab", "tab", "tab", *"x", "enter")
         bar = screen.query_one(FilterBar)

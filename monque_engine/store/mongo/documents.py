@@ -666,6 +666,12 @@ def status_counts_pipeline(name: str | None) -> tuple[list[Document], list[tuple
     return [{"$match": {"name": name}}, {"$sort": {"name": 1, "status": 1}}, group], NAME_STATUS_COUNT_HINT
 
 
+def matched_status_pipeline(query: Document) -> list[Document]:
+    """Documents per status among those ``query`` matches: a count in steps answered in one
+    (``MongoStore.count_in_steps``), bounded by ``maxTimeMS`` like the listing's count."""
+    return [{"$match": query}, {"$group": {"_id": "$status", "count": {"$sum": 1}}}]
+
+
 def counts_by_name_pipeline() -> tuple[list[Document], list[tuple[str, int]]]:
     """(pipeline, hint): documents per (name, status), from the ``{name, status}`` index's keys."""
     return [

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -58,7 +58,7 @@ from ...job import (
 )
 from ...timeutil import datetime_to_ms
 from ...timeutil import now_ms as clock_ms
-from ..base import JobStore, PendingSplit, StoreListFilter, StoreOpenOptions, StoreSelector
+from ..base import JobStore, PendingSplit, StepCount, StoreListFilter, StoreOpenOptions, StoreSelector
 from . import config
 from . import documents as q
 from .changes import needs_post_image, watch_pipeline
@@ -72,6 +72,8 @@ from .retry import bulk_retry
 from .server import inspect_server
 
 T = TypeVar("T")
+#: The Monque statuses (a document's status written by hand may be anything else).
+_STATUS_VALUES = frozenset(status.value for status in JobStatus)
 #: What a missing unique-key index means once the store runs (index_build.refusal).
 UNIQUE_REFUSAL_CONSEQUENCE = (
     "so since the collection was replaced (dropped or renamed) jobs with a unique key are not enqueued and "
@@ -1104,6 +1106,31 @@ class MongoStore(JobStore):
         if selector.as_of is not None:
             position = selector.as_of
         return await self.count_selected(selector), position
+
+    async def count_in_steps(
+        self, target: StoreListFilter | StoreSelector, step: int
+    ) -> AsyncGenerator[StepCount, None]:
+        """One step: one aggregation grouping the matches by status, bounded by the listing's
+        ``maxTimeMS`` (a text search over it says how to narrow it), never a walk. A
+        selector's position is this process's clock before it, as ``count_selected_as_of``."""
+        if isinstance(target, StoreSelector):
+            position = clock_ms() if target.as_of is None else target.as_of
+            query = await self._selector_query(target)
+            call, hint = self._call, q.LIST_TIMEOUT_HINT
+        else:
+            position = None
+            query = q.list_filter(target, await self._suffix_ids(target))
+            call, hint = self._display_call, self._list_hint(target)
+        pipeline = q.matched_status_pipeline(query)
+
+        async def run(c: AsyncCollection[Any]) -> list[dict[str, Any]]:
+            cursor = await c.aggregate(pipeline, maxTimeMS=q.LIST_MAX_TIME_MS)
+            return await cursor.to_list(None)
+
+        docs = await call("count jobs", run, hint)
+        by_status = {JobStatus(doc["_id"]): int(doc["count"]) for doc in docs if doc.get("_id") in _STATUS_VALUES}
+        matched = sum(by_status.values())
+        yield StepCount(by_status, matched, matched, True, position)
 
     async def cancel_many(self, selector: StoreSelector, now_ms: int) -> int:
         query = await self._selector_query(selector)

@@ -44,13 +44,10 @@ def selector_answerable(selector: StoreSelector) -> bool:
     )
 
 
-def count_sql(
-    tables: Tables,
-    names: list[tuple[str | None, str | None]],
-    statuses: tuple[JobStatus, ...] | None,
-) -> tuple[str, list[Any]]:
-    """``SELECT`` one value: the jobs of every ``(name, glob)`` condition in ``names`` (all of
-    them must hold), in ``statuses`` (None: any)."""
+Names = list[tuple[str | None, str | None]]
+
+
+def _name_status_where(names: Names, statuses: tuple[JobStatus, ...] | None) -> tuple[str, str, list[Any]]:
     where: list[str] = []
     params: list[Any] = []
     for name, pattern in names:
@@ -60,8 +57,14 @@ def count_sql(
         if pattern is not None:
             where.append("name GLOB ?")
             params.append(pattern.replace("[", "[[]"))  # as queries.filter_where: only * and ? are wildcards
-    name_where = " AND ".join(where) or "1"
     status_where = "1" if statuses is None else status_clause(statuses, finished_index=False)
+    return " AND ".join(where) or "1", status_where, params
+
+
+def count_sql(tables: Tables, names: Names, statuses: tuple[JobStatus, ...] | None) -> tuple[str, list[Any]]:
+    """``SELECT`` one value: the jobs of every ``(name, glob)`` condition in ``names`` (all of
+    them must hold), in ``statuses`` (None: any)."""
+    name_where, status_where, params = _name_status_where(names, statuses)
     sql = f"SELECT coalesce((SELECT sum(jobs) FROM {tables.counts} WHERE {name_where} AND {status_where}), 0)"
     if statuses is None or JobStatus.PENDING in statuses:
         sql += f" + (SELECT count(*) FROM main.{tables.inbox} WHERE {name_where})"
@@ -69,19 +72,38 @@ def count_sql(
     return sql, params
 
 
+def status_counts_sql(tables: Tables, names: Names, statuses: tuple[JobStatus, ...] | None) -> tuple[str, list[Any]]:
+    """``(status, jobs)`` rows for the same jobs as ``count_sql`` (a status may come twice:
+    the counts' pending jobs and the inbox's)."""
+    name_where, status_where, params = _name_status_where(names, statuses)
+    sql = f"SELECT status, sum(jobs) FROM {tables.counts} WHERE {name_where} AND {status_where} GROUP BY status"
+    if statuses is None or JobStatus.PENDING in statuses:
+        sql += f" UNION ALL SELECT 'pending', count(*) FROM main.{tables.inbox} WHERE {name_where}"
+        params = params + params
+    return sql, params
+
+
+def target_names_statuses(target: StoreListFilter | StoreSelector) -> tuple[Names, tuple[JobStatus, ...] | None]:
+    """The name conditions and statuses of a listing filter or a bulk selector (its guard and
+    its listing's statuses intersected): what the counts table is keyed by."""
+    if isinstance(target, StoreListFilter):
+        return [(target.name, target.name_pattern)], target.statuses
+    names: Names = [(target.name, None)]
+    statuses = target.statuses
+    if target.listing is not None:
+        names.append((target.listing.name, target.listing.name_pattern))
+        if target.listing.statuses is not None:
+            wanted = set(target.listing.statuses)
+            statuses = tuple(s for s in (statuses or tuple(JobStatus)) if s in wanted)
+    return names, statuses
+
+
 def filter_count_sql(tables: Tables, filter: StoreListFilter) -> tuple[str, list[Any]]:
-    return count_sql(tables, [(filter.name, filter.name_pattern)], filter.statuses)
+    return count_sql(tables, *target_names_statuses(filter))
 
 
 def selector_count_sql(tables: Tables, selector: StoreSelector) -> tuple[str, list[Any]]:
-    names: list[tuple[str | None, str | None]] = [(selector.name, None)]
-    statuses = selector.statuses
-    if selector.listing is not None:
-        names.append((selector.listing.name, selector.listing.name_pattern))
-        if selector.listing.statuses is not None:
-            wanted = set(selector.listing.statuses)
-            statuses = tuple(s for s in (statuses or tuple(JobStatus)) if s in wanted)
-    return count_sql(tables, names, statuses)
+    return count_sql(tables, *target_names_statuses(selector))
 
 
 def stats_sql(tables: Tables, by_name: str | None) -> tuple[str, list[Any]]:

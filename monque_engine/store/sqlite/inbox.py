@@ -172,6 +172,18 @@ class InboxView:
             if began and conn.in_transaction:
                 conn.execute("COMMIT")  # a read transaction (and the temp schema): writes nothing to the file
 
+    def queued(self, op: Callable[[sqlite3.Connection], T], conn: sqlite3.Connection) -> T | None:
+        """``op`` over a view of the inbox's rows alone (named like the job table), in the
+        caller's transaction; None when the inbox is empty. For reads that walk the job
+        table themselves and add the queued jobs once (``scan.py``)."""
+        if conn.execute(self.any_sql).fetchone() is None:
+            return None
+        self._shadow(conn, self._create_queued_only)
+        try:
+            return op(conn)
+        finally:
+            self._shadow(conn, self._drop)
+
     @staticmethod
     def _shadow(conn: sqlite3.Connection, statement: str) -> None:
         conn.execute("PRAGMA query_only=0")  # the temp schema only: the statement writes no file

@@ -13,7 +13,7 @@ import functools
 import operator
 import os
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
 from typing import Any, NoReturn, TypeVar
 
 from ...attempts import Attempt
@@ -33,8 +33,21 @@ from ...job import (
     PendingHealth,
     QueueStats,
 )
-from ..base import JobStore, PendingSplit, StoreListFilter, StoreOpenOptions, StoreSelector
-from . import claims, connect, counted, fleet, heldfiles, imports, location, management, migrations, reads, statements
+from ..base import JobStore, PendingSplit, StepCount, StepPage, StoreListFilter, StoreOpenOptions, StoreSelector
+from . import (
+    claims,
+    connect,
+    counted,
+    fleet,
+    heldfiles,
+    imports,
+    location,
+    management,
+    migrations,
+    reads,
+    scan,
+    statements,
+)
 from .completions import Completions
 from .feed import ChangeFeed
 from .identity import FileIdentity
@@ -459,9 +472,17 @@ class SqliteStore(JobStore):
         return await self._read(op)
 
     async def count(self, filter: StoreListFilter) -> int:
+        if scan.walks_a_status_index(filter):  # text with statuses: in steps over the key (scan.py)
+            return (await scan.count_of(self.count_in_steps(filter, scan.DEFAULT_STEP_JOBS)))[0]
         if counted.filter_answerable(filter):
             return await self._read(reads.kept_count(self._t, filter), queued=False)
         return await self._read(reads.count(self._t, filter), operator.add)
+
+    def count_in_steps(self, target: StoreListFilter | StoreSelector, step: int) -> AsyncGenerator[StepCount, None]:
+        return scan.count_in_steps(self._read, self._t, self._inbox_view, target, step)
+
+    def page_in_steps(self, filter: StoreListFilter, *args: Any, **kwargs: Any) -> AsyncGenerator[StepPage, None]:
+        return scan.page_in_steps(self._read, self._t, self._inbox_view, self._unreadable, filter, *args, **kwargs)
 
     async def stats(self, name: str | None) -> QueueStats:
         sql, params = counted.stats_sql(self._t, name)
@@ -472,8 +493,7 @@ class SqliteStore(JobStore):
         return reads.stats_by_name(await self._read(reads.rows(sql, params), queued=False))
 
     async def names(self) -> list[str]:
-        found = await self._read(reads.rows(counted.names_sql(self._t)), queued=False)
-        return [row[0] for row in found]
+        return [row[0] for row in await self._read(reads.rows(counted.names_sql(self._t)), queued=False)]
 
     async def error_groups(self, name: str | None, since_ms: int | None, now_ms: int) -> list[ErrorGroupRow]:
         return await self._read(reads.error_groups(self._t, name, since_ms, hour_window(now_ms)), queued=False)
@@ -482,11 +502,12 @@ class SqliteStore(JobStore):
         return await self._read(reads.error_group_sample(self._t, key), queued=False)
 
     async def count_selected(self, selector: StoreSelector) -> int:
-        count, _ = await self.count_selected_as_of(selector)
-        return count
+        return (await self.count_selected_as_of(selector))[0]
 
     async def count_selected_as_of(self, selector: StoreSelector) -> tuple[int, int]:
-        """The count and the change table's last sequence number, in one snapshot (reads.py)."""
+        """The count and the change table's last seq: one snapshot (reads.py), or steps (scan.py)."""
+        if scan.walks_a_status_index(selector):
+            return await scan.count_of(self.count_in_steps(selector, scan.DEFAULT_STEP_JOBS))
         if counted.selector_answerable(selector):
             return await self._read(reads.kept_count_as_of(self._t, selector), queued=False)
         # A recount under a bound reads the job table alone: no inbox row is inside one.

@@ -32,6 +32,7 @@ from ..session.events import (
     MarksChanged,
     QueryChanged,
     QueryFailed,
+    SearchProgressed,
     StatsChanged,
     StoreStateChanged,
     WindowChanged,
@@ -39,6 +40,7 @@ from ..session.events import (
     WindowLoaded,
 )
 from ..session.fleet import PausedNamesChanged
+from ..session.search import progress_text
 from ..widgets.console_footer import ConsoleFooter
 from ..widgets.console_header import ConsoleHeader
 from ..widgets.filter_bar import FilterBar
@@ -51,6 +53,8 @@ P = ParamSpec("P")
 #: Seconds a new view may take to load before the previous view's rows leave the table.
 STALE_ROWS_AFTER = 0.2
 NO_ROWS = "No jobs match this view."
+#: Which read in steps the tabs line reports when several run: a bulk count first, then the counts.
+_SEARCH_ORDER = ("cancel", "retry", "delete", "mark", "count", "page")
 #: Counts this many seconds old say so beside them (they are re-read every 2 s when cheap).
 STALE_COUNTS_AFTER = 10.0
 
@@ -305,6 +309,34 @@ class JobsScreen(Screen[None]):
         header.store = event.display_url
         header.worker_names = tuple(event.workers)
 
+    def _show_search(self, event: SearchProgressed) -> None:
+        """A "contains" view read in steps: how far it got, in place of the count, and in the
+        empty table while no row is found yet; what a stop left."""
+        session = self.session
+        tabs = self.query_one(StatusTabs)
+        table = self.table
+        waiting = {running.what: running for running in session.waiting_searches()}
+        shown = next((waiting[what] for what in _SEARCH_ORDER if what in waiting), None)
+        shown = shown or next(iter(waiting.values()), None)
+        if shown is None:
+            tabs.searching = None
+        else:
+            doing = "searching" if shown.what in ("count", "page", "mark") else f"counting the jobs to {shown.what}"
+            tabs.searching = f"{doing}… {progress_text(shown)} (Esc stops)"
+        if "count" in waiting and session.counted_query != session.query:
+            tabs.stats = None  # the counts beside it would be the last view's
+        rows = table.window is not None and bool(table.window.rows) and table.window.query == session.query
+        if event.query != session.query or rows:
+            return
+        if "page" in waiting:
+            table.placeholder = f"Searching… {progress_text(waiting['page'])} (Esc stops)"
+            table.refresh()
+        elif event.what == "page" and event.stopped:
+            table.placeholder = (
+                f"Search stopped after {progress_text(event)}: nothing found so far (Esc again clears the filter)."
+            )
+            table.refresh()
+
     #: Session event type -> the method that shows it (exact types: the events are final dataclasses).
     _SHOWS: ClassVar[Mapping[type, Callable[[JobsScreen, Any], None]]] = {
         WindowLoaded: _show_window_loaded,
@@ -315,6 +347,7 @@ class JobsScreen(Screen[None]):
         MarksChanged: _show_marks,
         QueryChanged: _show_query_changed,
         QueryFailed: _show_query_failed,
+        SearchProgressed: _show_search,
         StoreStateChanged: _show_store_state,
         PausedNamesChanged: _show_paused_names,
         Connected: _show_connected,
@@ -362,7 +395,8 @@ class JobsScreen(Screen[None]):
     def _blank_while_loading(self) -> None:
         session = self.session
         if session.loading and self.table.window is not None and self.table.window.query != session.query:
-            self.table.placeholder = "Loading…"
+            page = next((r for r in session.waiting_searches() if r.what == "page"), None)
+            self.table.placeholder = "Loading…" if page is None else f"Searching… {progress_text(page)} (Esc stops)"
             self.table.show_window(JobWindow(session.query))
             self.refresh_bindings()
 
@@ -419,6 +453,11 @@ class JobsScreen(Screen[None]):
         self.query_one(FilterBar).open()
 
     def action_clear_filter(self) -> None:
+        """Esc: stop a "contains" view's search the operator waits on (its rows found so far
+        stay); else clear the filter."""
+        if self.session.waiting_searches():
+            self.session.stop_search()
+            return
         self.query_one(FilterBar).action_clear()
 
     @on(FilterBar.Changed)

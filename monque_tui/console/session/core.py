@@ -20,6 +20,7 @@ from typing import Any, ParamSpec, TypeVar
 
 from monque_engine import (
     AggregationTimeoutError,
+    BulkCount,
     ChangeEvent,
     ConnectionError,
     CursorPage,
@@ -38,7 +39,16 @@ from monque_engine.job import CursorDirection
 from monque_engine.store import JobStore, open_store
 
 from ...common.exitcodes import CliError, ExitCode
-from ..actions import ActionKind, ActionPlan, bulk_what, execute, plan_bulk, plan_for_jobs, recount
+from ..actions import (
+    ActionKind,
+    ActionPlan,
+    bulk_what,
+    count_bulk_in_steps,
+    execute,
+    plan_bulk,
+    plan_for_jobs,
+    recount,
+)
 from ..clock import Clock, system_clock
 from ..config import ConsoleConfig
 from ..query import JobQuery
@@ -51,6 +61,7 @@ from .events import (
     Notice,
     QueryChanged,
     QueryFailed,
+    SearchProgressed,
     SessionEvent,
     StatsChanged,
     StoreStateChanged,
@@ -59,6 +70,7 @@ from .events import (
     WindowLoaded,
 )
 from .feed import ChangeBatch, ChangeBuffer, Throughput
+from .search import Searches, progress_text
 
 #: Counting a big store is a scan of every finished job, so it grows with the store: after a
 #: count that took t, the timer waits at least this many t (<= ~3 % of a core). At 10x the soak's
@@ -212,6 +224,12 @@ class ConsoleSession:
         #: The last store failure reported, and when (monotonic); None while the store answers.
         self.store_error: str | None = None
         self._store_error_at = 0.0
+        #: A text view's reads in steps (search.py): stopped when the view changes or on Esc.
+        self.searches = Searches(self.emit)
+        #: The view whose counts the tabs show (None: none yet).
+        self.counted_query: JobQuery | None = None
+        #: A text view whose search the operator stopped (Esc): not read again until asked.
+        self.stopped_query: JobQuery | None = None
 
     def emit(self, event: SessionEvent) -> None:
         self._emit(event)
@@ -288,6 +306,7 @@ class ConsoleSession:
             self.emit(FeedChanged("frozen"))
 
     async def close(self) -> None:
+        self.searches.stop()
         watch, self.watch = self.watch, None
         if watch is not None:
             await watch.stop()
@@ -317,6 +336,9 @@ class ConsoleSession:
             return False
         self.query = query
         self.matching = None
+        self.stopped_query = None
+        # The old view's reads in steps stop now (a bulk count included: it counted that view).
+        self.searches.stop(keep=lambda running: running.query == query)
         self.emit(QueryChanged(query))
         if self.marked_view is not None:
             self.marked_view = None  # it marked the old view
@@ -329,9 +351,29 @@ class ConsoleSession:
         self._edges_loading.clear()
         return self.generation
 
-    async def _page(self, cursor: str | None, limit: int, direction: CursorDirection, query: JobQuery) -> CursorPage:
-        assert self.monque is not None
-        page = await self.monque.get_jobs_with_cursor(
+    async def _page(
+        self,
+        cursor: str | None,
+        limit: int,
+        direction: CursorDirection,
+        query: JobQuery,
+        on_rows: Callable[[list[Job]], None] | None = None,
+    ) -> CursorPage | None:
+        """A page of the view; None when it was a text view's read in steps and that stopped.
+
+        A "contains" view is read in steps (search.py): ``on_rows`` sees the rows found so far."""
+        monque = self.monque
+        assert monque is not None
+        if query.text:
+            steps = monque.get_jobs_in_steps(
+                cursor, limit, direction, query.list_filter(), query.sort(), False, step=self.config.scan_step
+            )
+            last = await self.searches.run(
+                "page", query, steps, None if on_rows is None else (lambda progress: on_rows(progress.jobs))
+            )
+            self._store_answers()
+            return None if last is None else last.page
+        page = await monque.get_jobs_with_cursor(
             cursor, limit, direction, query.list_filter(), query.sort(), include_data=False
         )
         self._store_answers()  # a listing always reads the store (counts may come from a cache)
@@ -344,8 +386,20 @@ class ConsoleSession:
             return False
         generation = self._new_generation()
         query = self.query
+        shown: list[int] = []  # how many rows each partial window showed
+
+        def found_so_far(rows: list[Job]) -> None:
+            """A text view's rows as the steps find them, before the page is whole."""
+            if generation != self.generation or not rows or (shown and len(rows) == shown[-1]):
+                return
+            partial = JobWindow(query)
+            partial.replace(list(rows), has_before=False, has_after=False)
+            self._set_window(partial)
+            self.emit(WindowLoaded(partial, at=end if not shown else "keep", cursor_id=self._cursor_id()))
+            shown.append(len(rows))
+
         try:
-            page = await self._page(None, PAGE_SIZE, "forward" if end == "top" else "backward", query)
+            page = await self._page(None, PAGE_SIZE, "forward" if end == "top" else "backward", query, found_so_far)
         except ConnectionError as error:
             if generation == self.generation and self.window.query != query:
                 # A new view (a tab, a filter) the store could not answer: the old view's rows
@@ -367,14 +421,23 @@ class ConsoleSession:
             return False
         if generation != self.generation:
             return False
+        if page is None:
+            if not shown:  # stopped before any row was found: an empty window, not the last view's rows
+                empty = JobWindow(query)
+                self._set_window(empty)
+                self.emit(WindowLoaded(empty, at=end))
+            return False
         window = JobWindow(query)
         if end == "top":
             window.replace(page.jobs, has_before=False, has_after=page.has_next_page)
         else:
             window.replace(page.jobs, has_before=page.has_previous_page, has_after=False)
         self._set_window(window)
-        self.emit(WindowLoaded(window, at=end))
+        self.emit(WindowLoaded(window, at="keep" if shown else end, cursor_id=self._cursor_id() if shown else None))
         return True
+
+    def _cursor_id(self) -> str | None:
+        return self.cursor.id if self.cursor is not None else None
 
     async def load_top(self) -> bool:
         return await self.load_end("top")
@@ -386,8 +449,8 @@ class ConsoleSession:
     async def reload_around_cursor(self) -> bool:
         """Reload the window around the cursor's job (after a burst, a lost feed, or when polling)."""
         monque, anchor = self.monque, self.cursor
-        if monque is None:
-            return False
+        if monque is None or (self.query.text and self.stopped_query == self.query):
+            return False  # the operator stopped this text view's reading: only a key reads it again
         if anchor is None:
             return await self.load_top()
         generation = self._new_generation()
@@ -396,11 +459,13 @@ class ConsoleSession:
         half = PAGE_SIZE // 2
         try:
             before = await self._page(cursor, half, "backward", query)
-            after = await self._page(cursor, half, "forward", query)
+            after = await self._page(cursor, half, "forward", query) if before is not None else None
         except QUERY_ERRORS as error:
             if generation == self.generation:
                 self.emit(QueryFailed(str(error), query))
             return False
+        if before is None or after is None:
+            return False  # a text view's read was stopped
         try:
             current = await monque.get_job(anchor.id)
         except InvalidJobDocumentError:
@@ -452,13 +517,13 @@ class ConsoleSession:
         assert monque is not None
         if edge == "after":
             page = await self._page(monque.cursor_at(window.rows[-1], query.sort()), PAGE_SIZE, "forward", query)
-            if generation != self.generation or window is not self.window:
+            if page is None or generation != self.generation or window is not self.window:
                 return False
             window.extend_after(page.jobs, page.has_next_page)
             shifted = 0
         else:
             page = await self._page(monque.cursor_at(window.rows[0], query.sort()), PAGE_SIZE, "backward", query)
-            if generation != self.generation or window is not self.window:
+            if page is None or generation != self.generation or window is not self.window:
                 return False
             size = len(window)
             window.extend_before(page.jobs, page.has_previous_page)
@@ -567,7 +632,9 @@ class ConsoleSession:
 
     async def refresh_stats_if_due(self) -> None:
         """Timer refresh, backing off on big stores: wait ``STATS_BACKOFF`` times what the last count
-        cost, at most ``STATS_MAX_WAIT``."""
+        cost, at most ``STATS_MAX_WAIT``. Not for a text view whose search the operator stopped."""
+        if self.stopped_query is not None and self.stopped_query == self.query:
+            return
         if self.monotonic() - self._stats_done_at >= min(STATS_MAX_WAIT, STATS_BACKOFF * self._stats_cost):
             await self.refresh_stats()
 
@@ -604,11 +671,16 @@ class ConsoleSession:
                     # (they once followed the name alone, so beside "in error group …" the
                     # tabs read as the group's and were the whole store's).
                     try:
-                        stats = await self._view_stats(monque, query)
+                        viewed = await self._view_stats(monque, query)
                     except QUERY_ERRORS as error:
                         if query == self.query:
                             self.emit(QueryFailed(str(error), query))
                         return
+                    if viewed is None:  # a text view's count in steps, stopped (Esc, or the view changed)
+                        if not self._stats_again:
+                            return
+                        continue
+                    stats = viewed
                 elif query.name_is_glob:
                     # The counts of every name the glob matches (each an indexed count), summed.
                     await self.load_names()
@@ -620,6 +692,7 @@ class ConsoleSession:
                     matching = None
                 if query == self.query:
                     self.stats, self.matching = stats, matching
+                    self.counted_query = query
                     self.stats_counted_at = started
                     self.emit(StatsChanged(stats, matching, query))
                     if self.marked_view == query:
@@ -634,17 +707,25 @@ class ConsoleSession:
         finally:
             self._stats_busy = False
 
-    @staticmethod
-    async def _view_stats(monque: Monque, query: JobQuery) -> QueueStats:
-        """Per-status counts of every job the view's filter matches, its status aside.
+    async def _view_stats(self, monque: Monque, query: JobQuery) -> QueueStats | None:
+        """Per-status counts of every job the view's filter matches, its status aside; None
+        when that was a text view's count in steps and it was stopped.
 
-        An error group holds only failed jobs and pending ones with a failure behind them:
-        the other statuses are zero without asking the store."""
-        statuses = (JobStatus.FAILED, JobStatus.PENDING) if query.error_group else tuple(JobStatus)
+        A "contains" view counts every status in one read in steps (five counts read the
+        whole store five times: 56 s at 10M jobs). An error group holds only failed jobs and
+        pending ones with a failure behind them: the other statuses are zero without asking."""
         counts = {status: 0 for status in JobStatus}
         base = query.with_status(None)
-        for status in statuses:
-            counts[status] = await monque.count_jobs(replace(base.list_filter(), status=status))
+        if query.text:
+            steps = monque.count_jobs_in_steps(base.list_filter(), step=self.config.scan_step)
+            last = await self.searches.run("count", query, steps)
+            if last is None:
+                return None
+            counts.update(last.by_status)
+        else:
+            statuses = (JobStatus.FAILED, JobStatus.PENDING) if query.error_group else tuple(JobStatus)
+            for status in statuses:
+                counts[status] = await monque.count_jobs(replace(base.list_filter(), status=status))
         return QueueStats(
             pending=counts[JobStatus.PENDING],
             processing=counts[JobStatus.PROCESSING],
@@ -726,7 +807,15 @@ class ConsoleSession:
             return None
         query = self.query
         try:
-            count = await monque.count_jobs(query.list_filter())
+            if query.text:
+                steps = monque.count_jobs_in_steps(query.list_filter(), step=self.config.scan_step)
+                last = await self.searches.run("mark", query, steps)
+                if last is None:
+                    self.emit(Notice("Nothing marked: the count was stopped.", "warning", "Mark all matching"))
+                    return None
+                count = last.matched
+            else:
+                count = await monque.count_jobs(query.list_filter())
         except ConnectionError as error:
             self.emit(Notice(f"Nothing marked: {store_unreadable(error)}.", "warning", "Mark all matching"))
             raise
@@ -742,6 +831,33 @@ class ConsoleSession:
         self.marked_view = query
         self.emit(MarksChanged(count, everything=True))
         return count
+
+    # -- reads in steps (a "contains" view) -----------------------------------------------------------
+    def waiting_searches(self) -> list[SearchProgressed]:
+        """The reads in steps the operator waits on for this view: its rows, a bulk or "mark
+        all" count, and its counts until it has some (a recount beside shown counts is not)."""
+        return [
+            running
+            for running in self.searches.running
+            if running.query == self.query and (running.what != "count" or self.counted_query != self.query)
+        ]
+
+    def stop_search(self) -> list[SearchProgressed]:
+        """Esc while a text view is being read: stop every read of it now, keep what was found,
+        and read it again only when asked (a key, the filter); what was stopped."""
+        stopped = self.searches.stop()
+        if stopped:
+            self.stopped_query = self.query
+            furthest = max(stopped, key=lambda running: running.read)
+            self.emit(
+                Notice(
+                    f"Search stopped after {progress_text(furthest)}; the rows found so far stay. "
+                    "Esc again clears the filter.",
+                    "information",
+                    "Search",
+                )
+            )
+        return stopped
 
     @property
     def loading(self) -> bool:
@@ -792,7 +908,13 @@ class ConsoleSession:
         if self.monque is None:
             return None
         try:
-            plan = await plan_bulk(self.monque, kind, query)
+            counted: BulkCount | None = None
+            if query.text:
+                counted = await self._count_bulk_in_steps(kind, query)
+                if counted is None:
+                    self.emit(Notice(f"Nothing to {kind.value}: the count was stopped.", "warning"))
+                    return None
+            plan = await plan_bulk(self.monque, kind, query, counted)
         except ConnectionError as error:
             # The key's own answer: the store-error notice comes once per outage and had gone.
             self.emit(Notice(f"Nothing to {kind.value} yet: {store_unreadable(error)}.", "warning"))
@@ -805,12 +927,28 @@ class ConsoleSession:
             return None
         return plan
 
+    async def _count_bulk_in_steps(
+        self, kind: ActionKind, query: JobQuery, as_of: BulkCount | None = None
+    ) -> BulkCount | None:
+        """A bulk action's count on a "contains" view, read in steps with its progress shown
+        (Esc stops it: None). Exact, and bounded as ``count_bulk`` is (ADR 0015)."""
+        assert self.monque is not None
+        steps = count_bulk_in_steps(self.monque, kind, query, as_of, self.config.scan_step)
+        last = await self.searches.run(kind.value, query, steps)
+        return None if last is None else last.bulk
+
     async def run_plan(self, plan: ActionPlan) -> ActionPlan | None:
         """Act on a confirmed plan. Returns a new plan to confirm when more jobs match than were confirmed."""
         if self.monque is None or self.read_only:
             return None
         try:
-            grown = await recount(self.monque, plan)
+            counted: BulkCount | None = None
+            if plan.query is not None and plan.query.text and plan.counted is not None:
+                counted = await self._count_bulk_in_steps(plan.kind, plan.query, plan.counted)
+                if counted is None:
+                    self.emit(Notice("Nothing changed: the count was stopped.", "warning"))
+                    return None
+            grown = await recount(self.monque, plan, counted)
             if grown is not None:
                 self.emit(
                     Notice(

@@ -101,6 +101,21 @@ class QueryFailed:
 
 
 @dataclass(frozen=True, slots=True)
+class SearchProgressed:
+    """A read of a text view in steps moved on (``search.py``): ``what`` it is (``"count"``:
+    the view's counts, ``"page"``: its rows, ``"bulk"``: a bulk action's count), how many jobs
+    it has read of about how many, and whether it ended (done, stopped or failed)."""
+
+    what: str
+    query: JobQuery
+    read: int
+    total: int
+    ended: bool = False
+    #: Ended before its answer: the operator stopped it (Esc) or left the view.
+    stopped: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class StoreStateChanged:
     """The store stopped answering (``error``: why, in one line) or answers again (None).
 
@@ -132,6 +147,7 @@ SessionEvent = (
     | MarksChanged
     | Notice
     | QueryFailed
+    | SearchProgressed
     | PausedNamesChanged
     | StoreStateChanged
 )

@@ -30,6 +30,9 @@ class StatusTabs(Static):
     counts_age: reactive[int | None] = reactive(None)
     #: The errors-view group the view is inside (its ``Type: pattern`` label), or None.
     group: reactive[str | None] = reactive(None)
+    #: A "contains" view's search in progress ("searching… 3.2M of 10M jobs read"): shown in
+    #: place of the count while the count runs.
+    searching: reactive[str | None] = reactive(None)
 
     def _tabs(self, short: int | None, keep: int = len(STATUS_TABS)) -> Text:
         """The tabs; ``short`` cuts each label to that many letters (0: the key and count only).
@@ -70,6 +73,8 @@ class StatusTabs(Static):
             return self._render_group(self.content_size.width)
         width = self.content_size.width
         matching = f" — {self.matching:,} matching" if self.matching is not None else ""
+        if self.searching is not None:
+            matching = f" — {self.searching}"
         age = f" · counts {span(self.counts_age * 1000)} old" if self.counts_age is not None else ""
         # Without the age: it takes only room the rest leaves (it never shortens the labels).
         wanted = min(len(self.describe), 24) + len(self.sort_text + matching) + 2
