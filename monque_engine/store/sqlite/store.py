@@ -42,6 +42,7 @@ from . import (
     heldfiles,
     imports,
     location,
+    maintenance,
     management,
     migrations,
     reads,
@@ -70,9 +71,6 @@ INLINE_CLAIM_MAX = 16
 #: inline up to this size: at concurrency 64 that measured ~+13 % (median of 4) for a loop
 #: held 1.7 ms (p50) / 2.5 ms (p90) per round instead of idling while the thread commits.
 INLINE_MERGED_MAX = 64
-#: Seconds between checks that the path still names the opened file, for a process that
-#: neither reads nor writes (one stat each; busy processes check on every operation).
-IDENTITY_CHECK_INTERVAL = 1.0
 
 
 class SqliteStore(JobStore):
@@ -178,7 +176,10 @@ class SqliteStore(JobStore):
                 if explained is None:
                     raise
                 raise explained[0] from explained[1]
-            self._maintenance = loop.create_task(self._maintain(), name="monque-sqlite-maintenance")
+            self._maintenance = loop.create_task(
+                maintenance.maintain(self.settings, self.health_error, self.prune_feed),
+                name="monque-sqlite-maintenance",
+            )
 
     # -- file identity and health -------------------------------------------------------------
     def _report_lost(self, loop: asyncio.AbstractEventLoop, error: StoreLostError) -> None:
@@ -239,24 +240,6 @@ class SqliteStore(JobStore):
         if self._file is not None:
             heldfiles.close_if_unused(self._file)
 
-    async def _maintain(self) -> None:
-        """Keep the change table bounded (the feed is a window, not a history), and notice a
-        deleted or replaced file even when the process is idle (it then stops here)."""
-        keep = self.settings.feed_retention
-        loop = asyncio.get_running_loop()
-        prune_at = loop.time() + self.settings.maintenance_interval
-        while True:
-            await asyncio.sleep(min(IDENTITY_CHECK_INTERVAL, self.settings.maintenance_interval))
-            if self.health_error() is not None:
-                return  # reported once through on_fatal; every later operation raises
-            if self.settings.read_only or loop.time() < prune_at:
-                continue
-            prune_at = loop.time() + self.settings.maintenance_interval
-            try:
-                await self._write(lambda conn: self._j.prune(conn, keep))
-            except ConnectionError:
-                continue  # the next round tries again; a locked file is not fatal here
-
     async def repair_counts(self) -> list[tuple[str, str, int, int]]:
         """Recount the kept counts from the job table, in one write transaction (journal.py):
         the way back after rows were changed outside the store, e.g. in the sqlite3 shell."""
@@ -266,8 +249,7 @@ class SqliteStore(JobStore):
         """Trim the change table (and drop emptied error groups' counts) now (normally done
         in the background)."""
         keep = self.settings.feed_retention
-        removed: int = await self._write(lambda conn: self._j.prune(conn, keep))
-        return removed
+        return await self._write(lambda conn: self._j.prune(conn, keep))
 
     # -- plumbing -----------------------------------------------------------------------------
     def _not_open(self) -> NoReturn:
