@@ -171,6 +171,7 @@ SIDE_SHAPES: list[tuple[str, str, dict[str, Any]]] = [
 
 #: Builders that issue no query of their own, or whose query is a deliberate scan.
 EXEMPT = {
+    "matched_status_pipeline": "wraps a listing filter (mapped above as its builder) in a $group by status; bounded by maxTimeMS as the listing's count",
     "text_clause": "payload/error text: a substring no index serves (ADR 0008); bounded by maxTimeMS, says how to narrow",
     "id_suffix_query": "runs hinted to the _id index, keys only (test_hinted_reads_name_declared_indexes)",
     "owned_filter_by_oid": "the _id index, as owned_filter",

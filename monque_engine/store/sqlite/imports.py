@@ -58,7 +58,11 @@ def imported(tables: Tables, journal: Journal, jobs: Sequence[Job]) -> Operation
     that cannot be stored raises before anything is written)."""
     rows = [job_row(job) for job in jobs]
     ids = json.dumps([row[0] for row in rows])
-    insert = f"INSERT INTO {tables.jobs} ({', '.join(JOB_COLUMNS)}) VALUES ({', '.join('?' * len(JOB_COLUMNS))})"
+    # Stamped in the INSERT as every job-row write is (ADR 0015; adopt stamps again, harmlessly).
+    insert = (
+        f"INSERT INTO {tables.jobs} ({', '.join(JOB_COLUMNS)}, change_seq) "
+        f"VALUES ({', '.join('?' * len(JOB_COLUMNS))}, {tables.change_stamp})"
+    )
     stored = f"SELECT id FROM {tables.jobs} WHERE {_BY_ID} LIMIT 1"
 
     def op(conn: sqlite3.Connection) -> int:
