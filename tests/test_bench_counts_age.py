@@ -62,9 +62,7 @@ def _verdicts(text: str) -> dict[str, str]:
 
 def test_each_goal_is_judged_at_the_largest_size_and_only_when_the_worker_drained_its_rate():
     small = LiveResult(100_000, {KEYS_RATE: _run(1_000, 1_000, 4, 9.0, 500), CPU_RATE: _run(5_000, 5_000, 30, 1, 50)})
-    large = LiveResult(
-        10_000_000, {KEYS_RATE: _run(1_000, 990, 5, 2.05, 80), CPU_RATE: _run(5_000, 4_000, 9, 1, 50)}
-    )
+    large = LiveResult(10_000_000, {KEYS_RATE: _run(1_000, 990, 5, 2.05, 80), CPU_RATE: _run(5_000, 4_000, 9, 1, 50)})
     verdicts = _verdicts(table([small, large], lambda size: f"{size:,}"))
     assert verdicts["counts on screen: age, drain 1k/s"] == "**FAIL**"
     assert verdicts["key p95 (tab / detail / sort), drain 1k/s"] == "**PASS**"
