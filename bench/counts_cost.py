@@ -199,6 +199,7 @@ def run(args: argparse.Namespace, src: str) -> None:
         for what in measures:
             line = f"round {n + 1} {what:<15}"
             for side in order:
+                result: dict[str, float | str]
                 if what.startswith("drain"):
                     result = dict(measure_drain(sides[side], args.jobs, int(what.split("c")[-1])))
                 else:
