@@ -2,6 +2,7 @@
 
     python -m bench.scale [--sizes 100k,1m,10m] [--cache /work/scale-cache] [--repeats 3]
                           [--skip-console] [--skip-reads] [--skip-writes] [--doc docs/benchmarks.md]
+                          [--live [--live-seconds 120] [--live-key-repeats 40]]
 
 For each size: build (or take from the cache) a store with the mix of issue 26
 (``scale_build``), copy it, then measure on the copy:
@@ -9,12 +10,16 @@ For each size: build (or take from the cache) a store with the mix of issue 26
 * the console (``scale_console``, one fresh process per key, ``--repeats`` times each):
   launch → first rows, launch → tab counts, and keys ``5``, ``e``, ``w``, ``W``;
 * the engine's reads (``scale_reads``, one fresh process per repeat);
-* long writes while a second worker process completes ~100 jobs/s (``scale_writes``, once).
+* long writes while a second worker process completes ~100 jobs/s (``scale_writes``, once);
+* with ``--live``, the console beside a draining worker (``scale_live``: the counts' age and
+  key p95 at 1,000 jobs/s, the console's CPU at 5,000 jobs/s; needs tmux). The skip flags
+  leave ``--live`` alone, so ``--live --skip-console --skip-reads --skip-writes`` runs only it.
 
 Every figure is the median of its runs, and is printed with its ratio to the smallest
 size's figure, against the goals of issue 26 (stated at 10M jobs: judged at the largest size
 measured, which the table says). The tables are printed and written into ``--doc`` between
-its ``scale`` markers, with the commit, the command and the machine's load average.
+its ``scale`` markers (the live goals between its ``scale-live`` markers; a block is only
+rewritten by a run that measured it), with the commit, the command and the machine's load average.
 Not part of ``make test``: ``make bench-scale``.
 """
 
@@ -33,7 +38,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import scale_writes
+from . import scale_live, scale_writes
 from .scale_build import build, upgrade_copy, working_copy
 from .scale_console import KEYS
 
@@ -57,6 +62,7 @@ class SizeResult:
     console: dict[str, list[float]] = field(default_factory=dict)
     reads: dict[str, list[float]] = field(default_factory=dict)
     writes: list[scale_writes.WriteResult] = field(default_factory=list)
+    live: scale_live.LiveResult | None = None
 
 
 def parse_size(text: str) -> int:
@@ -92,6 +98,12 @@ def measure_size(size: int, args: argparse.Namespace) -> SizeResult:
     source, facts = build(Path(args.cache), size, say=lambda text: print(text, flush=True))
     print(f"   ready in {time.perf_counter() - started:.1f} s: {facts}", flush=True)
     result = SizeResult(size, facts)
+    if args.live:
+        result.live = scale_live.measure(
+            size, source, Path(args.cache) / "work", args.live_seconds, args.live_key_repeats
+        )
+    if args.skip_console and args.skip_reads and args.skip_writes:
+        return result
     path = working_copy(source, Path(args.cache) / "work", f"work-{size}")
     url = f"sqlite:///{path}"
     upgraded = upgrade_copy(path, facts)
@@ -237,8 +249,8 @@ def _commit() -> str:
     return text + (f", plus uncommitted changes to {', '.join(dirty)}" if dirty else "")
 
 
-def render(results: list[SizeResult], command: str, load_start: str, load_end: str, wall: float) -> str:
-    parts = [
+def _heading(command: str, load_start: str, load_end: str, wall: float) -> list[str]:
+    return [
         f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on commit {_commit()}.",
         "",
         f"Command: `{command}`",
@@ -247,6 +259,23 @@ def render(results: list[SizeResult], command: str, load_start: str, load_end: s
         f"load average (1/5/15 min) {load_start} at start, {load_end} at end (the machine is shared); "
         f"wall {wall / 60:.0f} min.",
         "",
+    ]
+
+
+def measured_static(results: list[SizeResult]) -> bool:
+    """Whether the run measured anything of the ``scale`` block (not only ``--live``)."""
+    return any(r.console or r.reads or r.writes for r in results)
+
+
+def render_live(results: list[SizeResult], command: str, load_start: str, load_end: str, wall: float) -> str:
+    live = [r.live for r in results if r.live is not None]
+    seconds = float(live[0].runs[scale_live.KEYS_RATE]["seconds"])
+    return "\n".join([*_heading(command, load_start, load_end, wall), scale_live.render(live, label, seconds), ""])
+
+
+def render(results: list[SizeResult], command: str, load_start: str, load_end: str, wall: float) -> str:
+    parts = [
+        *_heading(command, load_start, load_end, wall),
         "Stores: "
         + "; ".join(
             f"{label(r.size)}: {r.build.get('file_bytes', 0) / 1e6:,.0f} MB, built in "  # type: ignore[operator]
@@ -272,13 +301,13 @@ def render(results: list[SizeResult], command: str, load_start: str, load_end: s
     return "\n".join(parts)
 
 
-def write_doc(doc: Path, text: str) -> None:
+def write_doc(doc: Path, text: str, begin: str = BEGIN, end: str = END) -> None:
     current = doc.read_text() if doc.exists() else ""
-    if BEGIN not in current or END not in current:
-        raise SystemExit(f"{doc} has no {BEGIN} … {END} block to replace; add one where the table goes")
-    head, rest = current.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    doc.write_text(f"{head}{BEGIN}\n{text}\n{END}{tail}")
+    if begin not in current or end not in current:
+        raise SystemExit(f"{doc} has no {begin} … {end} block to replace; add one where the table goes")
+    head, rest = current.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    doc.write_text(f"{head}{begin}\n{text}\n{end}{tail}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -289,6 +318,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-console", action="store_true")
     ap.add_argument("--skip-reads", action="store_true")
     ap.add_argument("--skip-writes", action="store_true")
+    ap.add_argument(
+        "--live",
+        action="store_true",
+        help="also soak the console beside a draining worker (1k and 5k jobs/s; needs tmux; ~10 min per size)",
+    )
+    ap.add_argument("--live-seconds", type=float, default=120.0, help="--live: seconds measured per soak")
+    ap.add_argument("--live-key-repeats", type=int, default=40, help="--live: rounds of keys per soak")
     ap.add_argument("--doc", default=str(ROOT / "docs" / "benchmarks.md"), help="markdown file to update ('' : none)")
     args = ap.parse_args(argv)
     sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
@@ -299,12 +335,19 @@ def main(argv: list[str] | None = None) -> int:
     results = [measure_size(size, args) for size in sizes]
     load_end = " / ".join(f"{x:.2f}" for x in os.getloadavg())
     command = "python -m bench.scale " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
-    text = render(results, command.strip(), load_start, load_end, time.perf_counter() - started)
-    print()
-    print(text)
-    if args.doc:
-        write_doc(Path(args.doc), text)
-        print(f"(written to {args.doc})")
+    wall = time.perf_counter() - started
+    blocks: list[tuple[str, str, str]] = []
+    if measured_static(results):
+        blocks.append((render(results, command.strip(), load_start, load_end, wall), BEGIN, END))
+    if args.live:
+        live = render_live(results, command.strip(), load_start, load_end, wall)
+        blocks.append((live, scale_live.BEGIN, scale_live.END))
+    for text, begin, end in blocks:
+        print()
+        print(text)
+        if args.doc:
+            write_doc(Path(args.doc), text, begin, end)
+            print(f"(written to {args.doc}, {begin})")
     return 0
 
 

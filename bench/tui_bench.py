@@ -2,6 +2,7 @@
 
     python -m bench.tui_bench [--sizes 1000,1000000] [--burst 10000] [--dir /tmp/monque-tui-bench]
     python -m bench.tui_bench --soak [--soak-seconds 120] [--rate 1000] [--single] [--prefill 1800000]
+                                     [--store-from FILE | --scale-size 10m] [--concurrency 32] [--json FILE]
 
 Soak (issue 10): a worker (``--worker``, 4 names, concurrency 32, 2 ms handlers) drains while a
 producer adds ``--rate`` jobs/s; the real console runs in tmux at 160x45. Reported: the
@@ -10,6 +11,14 @@ of a tab switch, opening a detail, a sort, read from the tmux screen over one co
 client, and the console's own share from ``MONQUE_TUI_KEYLOG``), and the worker's
 throughput with the console attached vs without. Targets: CPU <= 10 %, RSS growth <= 20 MB
 over 30 min, key p95 <= 100 ms, throughput >= 90 %.
+
+Counts' age (issue 26: "never older than 2 s"): while the CPU is measured, a thread reads
+the store's completed count from its kept counts every 20 ms, and the screen is read every
+100 ms; a screen sample's age is how long before it the store had already moved past the
+completed count its tabs show (0 while they show the store's latest count), to within the
+20 ms step (rounded up). ``--store-from FILE`` (or ``--scale-size 10m``: the cached store of
+``bench.scale_build``) starts the soak on a copy of a big store, deleted at the end;
+``--json FILE`` writes the figures for ``bench.scale --live``.
 
 First paint: from creating the app to the first page of the jobs table on screen (headless,
 including opening the store). Burst: another Monque instance changes 10,000 jobs in one
@@ -22,13 +31,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import bisect
 import json
 import os
+import re
 import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -164,9 +176,97 @@ def _proc_rss_mb(pid: int) -> float:
 def _completed(path: Path) -> int:
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
     try:
-        return int(conn.execute("SELECT COUNT(*) FROM monque_jobs WHERE status = 'completed'").fetchone()[0])
+        return _store_counts(conn)[0]
     finally:
         conn.close()
+
+
+def _jobs(path: Path) -> int:
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
+    try:
+        return _store_counts(conn)[1]
+    finally:
+        conn.close()
+
+
+def _store_counts(conn: sqlite3.Connection) -> tuple[int, int]:
+    """``(completed, all jobs)`` from the store's kept counts (a few rows per name; a
+    ``COUNT(*)`` of 10M jobs takes seconds), or counted where the file has none."""
+    try:
+        completed, total = conn.execute(
+            "SELECT coalesce(sum(CASE WHEN status = 'completed' THEN jobs END), 0), coalesce(sum(jobs), 0) "
+            "FROM monque_jobs_counts"
+        ).fetchone()
+    except sqlite3.OperationalError:  # a file from before kept counts
+        completed, total = conn.execute(
+            "SELECT coalesce(sum(status = 'completed'), 0), count(*) FROM monque_jobs"
+        ).fetchone()
+    return int(completed), int(total)
+
+
+class _StoreSampler(threading.Thread):
+    """Reads the store's completed and total counts every ``STEP`` seconds, with the instant
+    each read ended: the history a screen's counts are dated against (``counts_ages``)."""
+
+    STEP = 0.02
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(name="store-sampler", daemon=True)
+        self.path = path
+        self.samples: list[tuple[float, int, int]] = []
+        self._halt = threading.Event()
+
+    def run(self) -> None:
+        conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=30)
+        try:
+            while not self._halt.wait(self.STEP):
+                completed, total = _store_counts(conn)
+                self.samples.append((time.perf_counter(), completed, total))
+        finally:
+            conn.close()
+
+    def stop(self) -> None:
+        self._halt.set()
+        self.join()
+
+
+#: One status tab: its key, its label (whole, cut to 3-4 letters, or none), its count.
+_TAB = re.compile(r"(?:^|\s)([1-6]) (?:[A-Za-z]+ )?(\d[\d,]*)")
+_STALE = re.compile(r"counts (\S+) old")
+
+
+def _shown_tabs(screen: str) -> tuple[dict[int, int], str | None] | None:
+    """The status tabs' counts on a screen (by tab key: 1 all … 4 completed …), and the
+    "counts Ns old" the console adds beside them once they are 10 s old; None when the
+    screen has no tabs line."""
+    for line in screen.splitlines():
+        tabs = {int(key): int(count.replace(",", "")) for key, count in _TAB.findall(line)}
+        if 1 in tabs and 4 in tabs:
+            stale = _STALE.search(line)
+            return tabs, stale.group(1) if stale else None
+    return None
+
+
+def counts_ages(samples: list[tuple[float, int, int]], screens: list[tuple[float, int]]) -> list[float]:
+    """Seconds each screen's completed count had been overtaken by the store when it was read.
+
+    ``samples``: ``(instant, completed, total)`` of the store, in time order (the count only
+    grows: the soak deletes nothing); ``screens``: ``(instant, completed shown)``. The store
+    passed the shown count between the last sample at or below it and the first above it:
+    the age is taken from that last sample (the older bound, so rounded up by at most one
+    sampling step). 0 when the screen shows the store's latest count or one the samples had
+    not reached yet."""
+    instants = [s[0] for s in samples]
+    counts = [s[1] for s in samples]
+    ages = []
+    for at, shown in screens:
+        first_above = bisect.bisect_right(counts, shown)
+        if first_above >= len(counts) or instants[first_above] > at:
+            ages.append(0.0)
+            continue
+        passed_after = instants[first_above - 1] if first_above > 0 else instants[0]
+        ages.append(max(0.0, at - passed_after))
+    return ages
 
 
 class _Tmux:
@@ -340,6 +440,24 @@ def _prefilled(directory: Path, jobs: int) -> Path:
     return template
 
 
+def _die_with_parent() -> None:
+    """In a soak's worker and producer (``preexec_fn``): end when the bench process ends, even
+    killed, so a bench stopped from outside leaves no worker draining a copy of a 10M store."""
+    import ctypes
+
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def _summary(values: list[float]) -> dict[str, float]:
+    return {
+        "p50": _pct(values, 0.5),
+        "p95": _pct(values, 0.95),
+        "max": max(values),
+        "first": values[0],
+        "n": len(values),
+    }
+
+
 def soak(
     directory: Path,
     seconds: float,
@@ -349,16 +467,28 @@ def soak(
     paint_size: int = 0,
     single: bool = False,
     prefill: int = 0,
-) -> None:
+    store_from: Path | None = None,
+    concurrency: int = 32,
+    json_out: Path | None = None,
+    keep_store: bool = False,
+) -> dict[str, Any]:
+    """Run the soak; print its figures and return them (``--json`` writes them)."""
     path = directory / "soak.db"
     for suffix in ("", "-wal", "-shm"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
-    if prefill:
+    if store_from is not None:
+        copied = time.perf_counter()
+        shutil.copyfile(store_from, path)
+        print(f"store copied from {store_from} in {time.perf_counter() - copied:.0f} s", flush=True)
+    elif prefill:
         shutil.copyfile(_prefilled(directory, prefill), path)
     url = f"sqlite:///{path}"
     root = Path(__file__).resolve().parent.parent
     env = {**os.environ, "PYTHONPATH": str(root)}
     py = sys.executable
+    figures: dict[str, Any] = {"rate": rate, "single": single, "concurrency": concurrency}
+    figures["load_start"] = os.getloadavg()
+    figures["jobs_at_start"] = _jobs(path) if path.exists() else 0
     worker = subprocess.Popen(
         [
             py,
@@ -368,7 +498,7 @@ def soak(
             "--app",
             "bench.tui_soak_app:setup",
             "--concurrency",
-            "32",
+            str(concurrency),
             "--log-level",
             "warning",
             url,
@@ -377,21 +507,27 @@ def soak(
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        preexec_fn=_die_with_parent,
     )
     time.sleep(2)
     producer = subprocess.Popen(
-        [py, "-m", "bench.tui_producer", url, str(rate), *(["single"] if single else [])], cwd=root, env=env
+        [py, "-m", "bench.tui_producer", url, str(rate), *(["single"] if single else [])],
+        cwd=root,
+        env=env,
+        preexec_fn=_die_with_parent,
     )
     session = f"monque-soak-{os.getpid()}"
     tmux = _Tmux(session)
     keylog = directory / "keylog.tsv"
     keylog.unlink(missing_ok=True)
+    sampler = _StoreSampler(path)
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     try:
         time.sleep(warmup)
         done0, t0 = _completed(path), time.perf_counter()
         time.sleep(min(seconds, 60))
         without = (_completed(path) - done0) / (time.perf_counter() - t0)
+        figures["drain_without_console"] = without
         print(f"worker throughput without the console: {without:,.0f} jobs/s", flush=True)
         subprocess.run(
             [
@@ -414,17 +550,48 @@ def soak(
         pid = int(tmux.run("display", "-p", "-t", session, "#{pane_pid}").strip())
         tmux.attach()
         tmux.wait(lambda s: "completed/s" in s and "live" in s, 60)
+        sampler.start()  # before the warm-up: the first screens' counts are dated against it
         time.sleep(warmup)
+        jobs0 = _jobs(path)
         cpu0, rss0, done0, t0 = _proc_cpu_seconds(pid), _proc_rss_mb(pid), _completed(path), time.perf_counter()
         rss_samples = [rss0]
+        screens: list[tuple[float, int]] = []
+        stale_marks: list[str] = []
+        unreadable = 0
+        next_rss = t0 + 5
         while time.perf_counter() - t0 < seconds:
-            time.sleep(5)
-            rss_samples.append(_proc_rss_mb(pid))
-            if len(rss_samples) % 6 == 1:
-                print(f"  {time.perf_counter() - t0:5.0f} s: RSS {rss_samples[-1]:.0f} MB", flush=True)
+            time.sleep(0.1)
+            shown = _shown_tabs(tmux.screen())
+            if shown is None:
+                unreadable += 1
+            else:
+                screens.append((time.perf_counter(), shown[0][4]))
+                if shown[1] is not None:
+                    stale_marks.append(shown[1])
+            if time.perf_counter() >= next_rss:
+                next_rss += 5
+                rss_samples.append(_proc_rss_mb(pid))
+                if len(rss_samples) % 6 == 1:
+                    print(f"  {time.perf_counter() - t0:5.0f} s: RSS {rss_samples[-1]:.0f} MB", flush=True)
         elapsed = time.perf_counter() - t0
         cpu = (_proc_cpu_seconds(pid) - cpu0) / elapsed * 100
         with_console = (_completed(path) - done0) / elapsed
+        produced = (_jobs(path) - jobs0) / elapsed
+        sampler.stop()
+        ages = counts_ages(sampler.samples, screens)
+        figures.update(
+            seconds=elapsed,
+            console_cpu_pct=cpu,
+            rss_start_mb=rss0,
+            rss_end_mb=rss_samples[-1],
+            rss_max_mb=max(rss_samples),
+            drain_with_console=with_console,
+            produced_per_s=produced,
+            counts_age=_summary(ages) if ages else None,
+            counts_age_over_2s=sum(age > 2.0 for age in ages),
+            stale_marks=stale_marks[:5],
+            screens_without_tabs=unreadable,
+        )
         print(f"console CPU {cpu:.1f} % of one core over {elapsed:.0f} s (target <= 10 %)")
         print(
             f"console RSS {rss0:.0f} MB after warm-up -> {rss_samples[-1]:.0f} MB "
@@ -433,22 +600,36 @@ def soak(
         )
         print(
             f"worker throughput with the console: {with_console:,.0f} jobs/s = "
-            f"{with_console / without * 100 if without else 0:.0f} % of without (target >= 90 %)"
+            f"{with_console / without * 100 if without else 0:.0f} % of without (target >= 90 %); "
+            f"producer added {produced:,.0f} jobs/s (asked {rate:,})"
         )
+        if ages:
+            print(
+                f"counts on screen, age against the store: p50 {_pct(ages, 0.5):.2f} s  p95 {_pct(ages, 0.95):.2f} s  "
+                f"max {max(ages):.2f} s; {figures['counts_age_over_2s']} of {len(ages)} screens over 2 s "
+                f"(issue 26: never older than 2 s)"
+                + (f"; 'counts … old' shown {len(stale_marks)} times" if stale_marks else "")
+                + (f"; {unreadable} screens without the tabs" if unreadable else "")
+            )
+        figures["keys"] = {}
         for what, values in _key_latencies(tmux, repeats).items():
+            figures["keys"][what] = _summary(values)
             print(
                 f"key-to-screen {what:<12} p50 {_pct(values, 0.5):6.1f} ms  p95 {_pct(values, 0.95):6.1f} ms "
                 f"max {max(values):6.1f} ms, first {values[0]:6.1f} ms (n={len(values)}, target p95 <= 100 ms)"
             )
         inside, sizes = _console_key_times(keylog)
+        figures["keys_console_share"] = {}
         for what, values in inside.items():
             if values:
+                figures["keys_console_share"][what] = _summary(values)
                 size = f", frame p50 {_pct(sizes[what], 0.5) / 1024:.1f} KB" if sizes[what] else ""
                 print(
                     f"  console's share  {what:<12} p50 {_pct(values, 0.5):6.1f} ms  p95 {_pct(values, 0.95):6.1f} ms "
                     f"(key read -> its first frame written to the terminal{size}; MONQUE_TUI_KEYLOG)"
                 )
         tmux.keys("q")
+        figures["load_end"] = os.getloadavg()
         print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     except Exception:
         if subprocess.run(["tmux", "has-session", "-t", session], capture_output=True).returncode == 0 and tmux.dead():
@@ -458,6 +639,8 @@ def soak(
             )
         raise
     finally:
+        if sampler.is_alive():
+            sampler.stop()
         tmux.close()
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
         for proc in (producer, worker):
@@ -467,12 +650,18 @@ def soak(
                 proc.wait(30)
             except subprocess.TimeoutExpired:
                 proc.kill()
+        if store_from is not None and not keep_store:
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{path}{suffix}").unlink(missing_ok=True)
+    if json_out is not None:
+        json_out.write_text(json.dumps(figures, indent=1))
     if paint_size:
         # The fifth figure, once the soak's worker and producer have stopped: first paint on a big store.
         paint_path = directory / f"jobs-{paint_size}.db"
         build(paint_path, paint_size)
         paint = asyncio.run(first_paint(f"sqlite:///{paint_path}"))
         print(f"first paint on {paint_size:,} jobs: {paint:.1f} ms (target <= 300 ms)", flush=True)
+    return figures
 
 
 def main() -> None:
@@ -494,6 +683,18 @@ def main() -> None:
         action="store_true",
         help="soak: the producer awaits one enqueue per job (the SQLite inbox path) instead of enqueue_many",
     )
+    parser.add_argument(
+        "--store-from",
+        help="soak: start from a copy of this store (made in --dir, deleted at the end unless --keep-store)",
+    )
+    parser.add_argument(
+        "--scale-size",
+        help="soak: start from a copy of bench.scale_build's store of this size (e.g. 1m, 10m; built if not cached)",
+    )
+    parser.add_argument("--scale-cache", default="/work/scale-cache", help="where bench.scale_build keeps its stores")
+    parser.add_argument("--keep-store", action="store_true", help="soak: keep the copy of --store-from/--scale-size")
+    parser.add_argument("--concurrency", type=int, default=32, help="soak: the worker's concurrency")
+    parser.add_argument("--json", help="soak: also write the figures to this file as JSON")
     parser.add_argument("--warmup", type=float, default=15.0)
     parser.add_argument(
         "--key-repeats",
@@ -508,6 +709,14 @@ def main() -> None:
     if args.soak:
         directory = Path(args.dir)
         directory.mkdir(parents=True, exist_ok=True)
+        store_from = Path(args.store_from) if args.store_from else None
+        if args.scale_size:
+            from .scale import parse_size
+            from .scale_build import build as scale_build
+
+            store_from, _ = scale_build(Path(args.scale_cache), parse_size(args.scale_size))
+        if store_from is not None and not store_from.is_file():
+            parser.error(f"--store-from: {store_from} is not a file")
         soak(
             directory,
             args.soak_seconds,
@@ -517,6 +726,10 @@ def main() -> None:
             args.paint_size,
             args.single,
             args.prefill,
+            store_from,
+            args.concurrency,
+            Path(args.json) if args.json else None,
+            args.keep_store,
         )
         return
     directory = Path(args.dir)
