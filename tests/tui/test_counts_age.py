@@ -1,6 +1,6 @@
 """The tabs say how old their counts are once that matters (a paused view, a big store).
 
-Counts are re-read every 2 s when cheap, but at most every 30 s on a big store and never while
+Counts are re-read every second when cheap, but at most every 30 s on a big store and never while
 the view is paused; "● live" beside 30-second-old counts said nothing of it. The session's
 clock is moved here instead of waiting.
 """

@@ -55,7 +55,7 @@ STALE_ROWS_AFTER = 0.2
 NO_ROWS = "No jobs match this view."
 #: Which read in steps the tabs line reports when several run: a bulk count first, then the counts.
 _SEARCH_ORDER = ("cancel", "retry", "delete", "mark", "count", "page")
-#: Counts this many seconds old say so beside them (they are re-read every 2 s when cheap).
+#: Counts this many seconds old say so beside them (they are re-read every second when cheap).
 STALE_COUNTS_AFTER = 10.0
 
 
