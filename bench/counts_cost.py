@@ -54,9 +54,16 @@ PATCH: tuple[tuple[str, str, str], ...] = (
     ),
     (
         "journal.py",
-        '        sql = self._tally.format(sign="" if sign > 0 else "-", where=where)\n'
-        "        conn.execute(sql, params)\n",
+        '        text = "" if sign > 0 else "-"\n'
+        "        conn.execute(self._tally.format(sign=text, where=where), params)\n"
+        "        conn.execute(self._group_tally.format(sign=text, where=where), params)\n",
         "        return  # bench.counts_cost: no kept counts\n",
+    ),
+    (
+        "journal.py",
+        '        FAILED, RETRYING or None). ``error_type`` None is kept as ``NO_ERROR_TYPE``."""\n',
+        '        FAILED, RETRYING or None). ``error_type`` None is kept as ``NO_ERROR_TYPE``."""\n'
+        "        return  # bench.counts_cost: no kept error counts\n",
     ),
     (
         "counted.py",

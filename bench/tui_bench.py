@@ -46,11 +46,14 @@ from pathlib import Path
 from typing import Any
 
 from monque_engine import JobSelector, JobStatus, Monque
+from monque_engine.store.sqlite.journal import Journal
+from monque_engine.store.sqlite.schema import JOB_COLUMNS, Tables
 from monque_tui.console.app import MonqueConsole
 from monque_tui.console.config import ConsoleConfig
-from monque_tui.demo.seed import COLUMNS
 
 NOW_MS = 1_768_478_400_000
+#: The columns ``build`` writes (the rest keep their defaults).
+COLUMNS = JOB_COLUMNS[:15]
 
 
 def build(path: Path, size: int) -> None:
@@ -101,6 +104,9 @@ def build(path: Path, size: int) -> None:
         conn.executemany(sql, rows)
         conn.execute("COMMIT")
     conn.execute("DELETE FROM monque_jobs_changes")
+    conn.execute("BEGIN IMMEDIATE")
+    Journal(Tables("monque_jobs")).rebuild_counts(conn)  # rows written raw: count them as the store would
+    conn.execute("COMMIT")
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
     tmp.rename(path)

@@ -80,3 +80,23 @@ def test_ratios_are_taken_inside_each_round_then_the_median():
     assert rows["drain, concurrency 5 / huey LfL best"][1:] == ["1.20×, 0.50×, 0.90×", "**0.90×**"]
     assert rows["drain, best concurrency / huey LfL best"][2] == "**2.50×**"
     assert "single enqueue / huey LfL best" not in rows  # not measured: no row
+
+
+def test_every_bench_module_imports_against_the_current_tree():
+    """A bench that imports a name the code no longer has fails only when someone runs it,
+    often on the quiet machine kept for it (``bench.tui_bench`` once imported a column list
+    the demo's seed had stopped defining)."""
+    names = sorted(p[:-3] for p in os.listdir(os.path.join(ROOT, "bench")) if p.endswith(".py"))
+    script = "import importlib, sys\nfor n in sys.argv[1:]:\n    importlib.import_module('bench.' + n)\n"
+    proc = subprocess.run([sys.executable, "-c", script, *names], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_the_counts_cost_patch_still_finds_every_line_it_removes(tmp_path):
+    """``bench.counts_cost`` patches a copy of the engine; an anchor the code moved away from
+    stops it, so the check belongs here rather than in the quiet-machine run."""
+    from bench.counts_cost import patched_copy
+
+    copy = patched_copy(tmp_path)
+    journal = (copy / "monque_engine" / "store" / "sqlite" / "journal.py").read_text()
+    assert "bench.counts_cost: no kept counts" in journal
