@@ -1,4 +1,4 @@
-"""Logging for the headless modes: rich lines for people, JSON lines for log collectors.
+"""Logging for the headless modes: text lines for people, JSON lines for log collectors.
 
 Job events are logged with a structured ``monque`` dict in ``extra``; the text format
 renders the message, the JSON format merges the dict into the object, so both formats
@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
+import time
 from datetime import UTC, datetime
 from typing import Any
 
@@ -71,33 +73,65 @@ class JsonLineFormatter(logging.Formatter):
         return json.dumps(data, default=str, ensure_ascii=False, separators=(",", ":"))
 
 
-def _rich_handler(level: int) -> logging.Handler:
-    from rich.console import Console, ConsoleRenderable, Group
-    from rich.logging import RichHandler
-    from rich.text import Text
+#: ANSI styles of the text format, Rich's logging colours: the time dim cyan, each level its colour.
+_TIME_STYLE = "\x1b[2;36m"
+_LEVEL_STYLES = {
+    "DEBUG": "\x1b[32m",
+    "INFO": "\x1b[34m",
+    "WARNING": "\x1b[31m",
+    "ERROR": "\x1b[1;31m",
+    "CRITICAL": "\x1b[1;7;31m",
+}
+_RESET = "\x1b[0m"
 
-    class LineRichHandler(RichHandler):
-        """RichHandler's colours, one unpadded line per record.
 
-        The stock handler lays each record out as a full-width table, which pads every line
-        to the terminal width and, off a terminal, wraps long events over several lines;
-        a log line that is one grep-able line matters more here than a column layout.
-        """
+def wants_colour(stream: Any) -> bool:
+    """Colour on a terminal, as Rich decides it: ``NO_COLOR`` (any value) or ``TERM=dumb``
+    turns it off, ``FORCE_COLOR`` (non-empty) turns it on anywhere."""
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    if "NO_COLOR" in os.environ or os.environ.get("TERM") == "dumb":
+        return False
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except (OSError, ValueError):  # a closed or detached stream
+        return False
 
-        def render(
-            self, *, record: logging.LogRecord, traceback: Any, message_renderable: ConsoleRenderable
-        ) -> ConsoleRenderable:
-            when = datetime.fromtimestamp(record.created).strftime("%H:%M:%S")
-            line = Text.assemble((when, "log.time"), " ", self.get_level_text(record), " ")
-            if isinstance(message_renderable, Text):
-                line.append_text(message_renderable)
-            else:  # pragma: no cover - messages are always Text with markup off
-                return Group(line, message_renderable)
-            return line if traceback is None else Group(line, traceback)
 
-    # soft_wrap: never insert line breaks; a terminal wraps long lines by itself.
-    console = Console(stderr=True, soft_wrap=True)
-    return LineRichHandler(level=level, console=console, show_path=False, markup=False, rich_tracebacks=False)
+class TextLineFormatter(logging.Formatter):
+    """``HH:MM:SS LEVEL    message``: one line per record (a traceback follows it), coloured
+    on a terminal.
+
+    This replaced Rich's ``RichHandler``, which cost ~155 µs a line: at the default log
+    level the worker writes a line per completed job, and with Rich's rendering a worker
+    draining no-op jobs ran at ~5,000 jobs/s and spent 208 µs of CPU per job, against
+    ~31,000 jobs/s and 33 µs with the lines off (60,000 jobs, concurrency 64). These lines
+    cost a few µs; their layout is the one RichHandler printed off a terminal.
+    """
+
+    def __init__(self, colour: bool) -> None:
+        super().__init__()
+        self._colour = colour
+
+    def format(self, record: logging.LogRecord) -> str:
+        when = time.strftime("%H:%M:%S", time.localtime(record.created))
+        level = record.levelname
+        message = record.getMessage()
+        if record.exc_info and not record.exc_text:
+            record.exc_text = self.formatException(record.exc_info)
+        if record.exc_text:
+            message = f"{message}\n{record.exc_text}"
+        if not self._colour:
+            return f"{when} {level:<8} {message}"
+        style = _LEVEL_STYLES.get(level, "")
+        return f"{_TIME_STYLE}{when}{_RESET} {style}{level:<8}{_RESET} {message}"
+
+
+def _text_handler() -> logging.Handler:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(TextLineFormatter(colour=wants_colour(sys.stderr)))
+    return handler
 
 
 def configure_logging(level: str = "info", fmt: str = "text") -> None:
@@ -107,7 +141,7 @@ def configure_logging(level: str = "info", fmt: str = "text") -> None:
         handler: logging.Handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(JsonLineFormatter())
     else:
-        handler = _rich_handler(numeric)
+        handler = _text_handler()
     handler.addFilter(MaskPasswords())
     root = logging.getLogger()
     for existing in list(root.handlers):
