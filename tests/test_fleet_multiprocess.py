@@ -7,12 +7,11 @@ conditions (a stdout line, a stored row), never fixed sleeps.
 
 from __future__ import annotations
 
-import asyncio
 import signal
 import sys
-from collections.abc import Coroutine, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 
@@ -20,39 +19,16 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
-from monque_engine import Monque  # noqa: E402
-from tests.procs._common import read_run_logs, sqlite_url  # noqa: E402
-from tests.procs.harness import Launcher, Proc, wait_until  # noqa: E402
+from tests.procs._common import read_run_logs  # noqa: E402
+from tests.procs.harness import Launcher, Operator, Proc, wait_until  # noqa: E402
 
 READY_TIMEOUT = 30.0
-T = TypeVar("T")
-
-
-class Operator:
-    """A console-like Monque in the test process, on one event loop kept across calls."""
-
-    def __init__(self, db: Path) -> None:
-        self._runner = asyncio.Runner()
-        self.m = Monque(sqlite_url(str(db)), recover_stale_jobs=False)
-        self.run(self.m.initialize())
-
-    def run(self, coro: Coroutine[Any, Any, T]) -> T:
-        return self._runner.run(coro)
-
-    def close(self) -> None:
-        try:
-            self.run(self.m.close())
-        finally:
-            self._runner.close()
 
 
 @pytest.fixture
 def operator(db: Path) -> Iterator[Operator]:
-    op = Operator(db)
-    try:
+    with Operator(db) as op:
         yield op
-    finally:
-        op.close()
 
 
 def start_worker(procs: Launcher, db: Path, runs_dir: Path, instance: str, **options: Any) -> Proc:

@@ -7,6 +7,7 @@ child shows up as a readable assertion rather than a stuck test run.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -16,9 +17,13 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from monque_engine import Monque
+
+from ._common import sqlite_url
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TABLE = "monque_jobs"
@@ -267,3 +272,31 @@ def wait_until(
             extra = on_timeout() if on_timeout is not None else ""
             raise AssertionError(f"not met within {timeout:g} s: {message}\n{extra}")
         time.sleep(interval)
+
+
+T = TypeVar("T")
+
+
+class Operator:
+    """A console-like Monque in the test process (never started, so it never registers as an
+    instance), on one event loop kept across calls; a context manager that closes both."""
+
+    def __init__(self, db: Path) -> None:
+        self._runner = asyncio.Runner()
+        self.m = Monque(sqlite_url(str(db)), recover_stale_jobs=False)
+        self.run(self.m.initialize())
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        return self._runner.run(coro)
+
+    def close(self) -> None:
+        try:
+            self.run(self.m.close())
+        finally:
+            self._runner.close()
+
+    def __enter__(self) -> Operator:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
