@@ -82,10 +82,7 @@ def _v5_change_seq(conn: sqlite3.Connection, tables: Tables) -> None:
     if "change_seq" not in columns:  # a file whose version was set back by hand may have it
         conn.execute(f"ALTER TABLE {tables.jobs} ADD COLUMN {change_seq_column()}")
     conn.execute(tables.counts_ddl())
-    started = time.monotonic()
-    log.info("monque: counting the jobs of %s once (schema version 5: kept counts) ...", tables.jobs)
-    Journal(tables).rebuild_status_counts(conn)
-    log.info("monque: counted the jobs of %s in %.1f s", tables.jobs, time.monotonic() - started)
+    _timed_count(conn, tables, "jobs", "schema version 5: kept counts", Journal(tables).rebuild_status_counts)
 
 
 def _v6_error_counts(conn: sqlite3.Connection, tables: Tables) -> None:
@@ -99,10 +96,20 @@ def _v6_error_counts(conn: sqlite3.Connection, tables: Tables) -> None:
     long it took.
     """
     conn.execute(tables.error_counts_ddl())
+    _timed_count(
+        conn, tables, "error groups", "schema version 6: kept error counts", Journal(tables).rebuild_error_counts
+    )
+
+
+def _timed_count(
+    conn: sqlite3.Connection, tables: Tables, what: str, why: str, count: Callable[[sqlite3.Connection], object]
+) -> None:
+    """Run a migration's one-off count, logging when it starts and how long it took (seconds
+    on a big file, inside the opening transaction: the operator should know why)."""
     started = time.monotonic()
-    log.info("monque: counting the error groups of %s once (schema version 6: kept error counts) ...", tables.jobs)
-    Journal(tables).rebuild_error_counts(conn)
-    log.info("monque: counted the error groups of %s in %.1f s", tables.jobs, time.monotonic() - started)
+    log.info("monque: counting the %s of %s once (%s) ...", what, tables.jobs, why)
+    count(conn)
+    log.info("monque: counted the %s of %s in %.1f s", what, tables.jobs, time.monotonic() - started)
 
 
 def upgrade_pending_index(conn: sqlite3.Connection, tables: Tables) -> bool:
