@@ -216,3 +216,23 @@ async def test_a_search_that_finds_nothing_says_how_far_it_got_until_it_ends(url
             assert await m.count_jobs(JobListFilter(text="no such text")) == 0
         finally:
             await m.close()
+
+
+async def test_a_search_stopped_before_any_row_says_so_not_that_no_job_matches(url: str, gate: Gate) -> None:
+    """Seen in a real terminal on 1M jobs: Esc stopped the search, then the empty window that
+    follows the stop drew "No jobs match this view." over the "stopped" line, and the tabs
+    said "counts 28s old" beside counts they no longer showed."""
+    async with console(url) as (app, pilot):
+        await wait_for(lambda: len(table_ids(app)) > 0)
+        await contains(app, pilot, "no such text")
+        await wait_for(lambda: {"count_jobs_in_steps", "get_jobs_in_steps"} <= gate.holding)
+        table = app.jobs_screen.table
+        await pilot.press("escape")  # the table has the focus: the search stops
+        await wait_for(lambda: sorted(gate.closed) == ["count_jobs_in_steps", "get_jobs_in_steps"])
+        await wait_for(lambda: table.window is not None and table.window.query.text == "no such text")
+        await pilot.pause()
+        assert table.placeholder == (
+            "Search stopped after 60 of 300 jobs read: nothing found so far (Esc again clears the filter)."
+        )
+        app.jobs_screen.show_counts_age()
+        assert "old" not in tabs_text(app)

@@ -91,6 +91,9 @@ class JobsScreen(Screen[None]):
         self._open_when_loaded: JobQuery | None = None
         #: The exact name of the last counted view and how many jobs it has in all (``_placeholder``).
         self._name_total: tuple[str, int] | None = None
+        #: A contains view whose page search was stopped before a row was found, and what its
+        #: empty table says (the empty window that follows the stop must not say "no jobs match").
+        self._stopped_search: tuple[JobQuery, str] | None = None
 
     # -- state lives in the session ------------------------------------------------------------------
     @property
@@ -179,6 +182,9 @@ class JobsScreen(Screen[None]):
         """What an empty table says: why, when the name filter names no job in the store."""
         if window.rows:
             return ""
+        stopped = self._stopped_search
+        if stopped is not None and stopped[0] == window.query == self.session.stopped_query:
+            return stopped[1]
         if window.query.search:
             return window.query.search_hint() or NO_ROWS
         # Only once the name's own count says it has no job at all: the store's names are read
@@ -332,9 +338,9 @@ class JobsScreen(Screen[None]):
             table.placeholder = f"Searching… {progress_text(waiting['page'])} (Esc stops)"
             table.refresh()
         elif event.what == "page" and event.stopped:
-            table.placeholder = (
-                f"Search stopped after {progress_text(event)}: nothing found so far (Esc again clears the filter)."
-            )
+            text = f"Search stopped after {progress_text(event)}: nothing found so far (Esc again clears the filter)."
+            self._stopped_search = (event.query, text)
+            table.placeholder = text
             table.refresh()
 
     #: Session event type -> the method that shows it (exact types: the events are final dataclasses).
@@ -430,8 +436,10 @@ class JobsScreen(Screen[None]):
         """Say how old the tabs' counts are once that matters: on a big store they are re-read
         at most every 30 s, and a paused view keeps them; "live" beside them said nothing of it."""
         age = self.session.counts_age
-        shown = int(age) if age is not None and age >= STALE_COUNTS_AFTER else None
-        self.query_one(StatusTabs).counts_age = shown
+        tabs = self.query_one(StatusTabs)
+        # No counts on the tabs (a stopped contains count shows "…"): no age to give either.
+        shown = int(age) if age is not None and age >= STALE_COUNTS_AFTER and tabs.stats is not None else None
+        tabs.counts_age = shown
 
     @_while_mounted
     def show_throughput(self) -> None:
