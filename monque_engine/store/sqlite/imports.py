@@ -1,9 +1,10 @@
 """Import: complete jobs written as they are, in any status (``JobStore.import_jobs``).
 
 Intake only makes pending jobs; a demo's seed, and a restore of an export, need failed jobs
-with their history and processing ones with an owner. They are written as plain rows, then
-handed to the journal as the store's own writes are (``Journal.adopt``): stamped in commit
-order, fed as inserts (watchers see them) and counted. One transaction: all or none.
+with their history and processing ones with an owner. They are written as plain rows stamped
+in commit order, then handed to the journal as the store's own writes are
+(``Journal.inserted_rows``): fed as inserts (watchers see them) and counted. One
+transaction: all or none.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def imported(tables: Tables, journal: Journal, jobs: Sequence[Job]) -> Operation
     that cannot be stored raises before anything is written)."""
     rows = [job_row(job) for job in jobs]
     ids = json.dumps([row[0] for row in rows])
-    # Stamped in the INSERT as every job-row write is (ADR 0015; adopt stamps again, harmlessly).
+    # Stamped in the INSERT as every job-row write is (ADR 0015).
     insert = (
         f"INSERT INTO {tables.jobs} ({', '.join(JOB_COLUMNS)}, change_seq) "
         f"VALUES ({', '.join('?' * len(JOB_COLUMNS))}, {tables.change_stamp})"
@@ -70,7 +71,7 @@ def imported(tables: Tables, journal: Journal, jobs: Sequence[Job]) -> Operation
         if clash is not None:
             raise ConnectionError(f"Job id {clash[0]} is already stored; nothing was imported")
         conn.executemany(insert, rows)
-        journal.adopt(conn, _BY_ID, (ids,))
+        journal.inserted_rows(conn, _BY_ID, (ids,))
         return len(rows)
 
     return op

@@ -287,6 +287,11 @@ class Journal:
         finished jobs with their history): stamp them, feed them as inserts, count them."""
         t = self._tables
         conn.execute(f"UPDATE {t.jobs} SET change_seq = {t.change_stamp} WHERE {where}", params)
+        self.inserted_rows(conn, where, params)
+
+    def inserted_rows(self, conn: sqlite3.Connection, where: str, params: Sequence[Any]) -> None:
+        """Feed as inserts and count the job rows ``where`` selects, which their INSERT
+        already stamped in commit order (``imports.py``)."""
         conn.execute(self._feed_select.format(where=where), ("insert", *params))
         self.tally(conn, where, params, 1)
 
