@@ -17,7 +17,7 @@ from .journal import Changes, Journal, completed_duration, membership
 from .queries import row_to_job
 from .runner import Operation
 from .schema import Tables
-from .unreadable import UnreadableWarnings
+from .unreadable import UnreadableWarnings, log
 
 #: The order a claim hands its jobs out in: earliest due first, then oldest (ids ascend).
 CLAIM_ORDER = operator.attrgetter("next_run_at_ms", "id")
@@ -148,4 +148,20 @@ def recovered(t: Tables, journal: Journal, stale_before_ms: int, now_ms: int) ->
     record, record_params = statements.stale_attempt(now_ms)
     sql = statements.recover_stale(t, record)
     params = (now_ms, *record_params, stale_before_ms)
-    return lambda conn: journal.updated_rows(conn, conn.execute(sql, params).fetchall(), "processing")
+    find_bad, repair = statements.malformed_claims(t), statements.repair_claims(t)
+
+    def op(conn: sqlite3.Connection) -> int:
+        bad = conn.execute(find_bad).fetchall()
+        if bad:  # hand-edited instants: repaired first, so this round compares them (issue 34)
+            conn.execute(repair, (now_ms, now_ms, json.dumps([row[0] for row in bad])))
+            for job_id, beat, locked in bad:
+                log.warning(
+                    "processing job %s had last_heartbeat=%.40r, locked_at=%.40r (a hand edit?), which stale "
+                    "recovery cannot use: the bad instant is set to now",
+                    job_id,
+                    beat,
+                    locked,
+                )
+        return journal.updated_rows(conn, conn.execute(sql, params).fetchall(), "processing")
+
+    return op

@@ -141,12 +141,20 @@ class Changes:
         return rows
 
 
+#: A completed row's duration counts only when both instants are integers: a hand edit that
+#: wrote text (or a real) there must neither fail the write that moves the row (``int('soon')``)
+#: nor add what SQLite's arithmetic makes of it. The same test in SQL and in Python keeps the
+#: kept sums equal to a recount.
+DURATION_READABLE = "typeof(created_at) = 'integer' AND typeof(updated_at) = 'integer'"
+
+
 def completed_duration(row: tuple[Any, ...]) -> int:
     """A completed job row's ``updatedAt - createdAt`` (JOB_COLUMNS order): what the average
-    processing time is made of; 0 for any other status."""
-    if row[3] != "completed" or row[13] is None or row[14] is None:
+    processing time is made of; 0 for any other status, and for unreadable instants
+    (``DURATION_READABLE``)."""
+    if row[3] != "completed" or type(row[13]) is not int or type(row[14]) is not int:
         return 0
-    return int(row[14]) - int(row[13])
+    return int(row[14] - row[13])
 
 
 class Journal:
@@ -167,7 +175,9 @@ class Journal:
         self._tally = (
             f"INSERT INTO {counts} (name, status, jobs, duration_ms) "
             "SELECT name, status, {sign} count(*), "
-            "{sign} coalesce(sum(CASE WHEN status = 'completed' THEN updated_at - created_at END), 0) "
+            "{sign} coalesce(sum(CASE WHEN status = 'completed' AND "
+            + DURATION_READABLE
+            + " THEN updated_at - created_at END), 0) "
             f"FROM {jobs} WHERE {{where}} GROUP BY name, status "
             "ON CONFLICT (name, status) DO UPDATE SET jobs = jobs + excluded.jobs, "
             "duration_ms = duration_ms + excluded.duration_ms"
@@ -363,7 +373,9 @@ class Journal:
             f"SELECT name, 'pending', count(*), 0 FROM {t.jobs} WHERE status = 'pending' GROUP BY name "
             f"UNION ALL SELECT name, 'processing', count(*), 0 FROM {t.jobs} WHERE status = 'processing' GROUP BY name "
             "UNION ALL SELECT name, status, count(*), "
-            "coalesce(sum(CASE WHEN status = 'completed' THEN updated_at - created_at END), 0) "
+            "coalesce(sum(CASE WHEN status = 'completed' AND "
+            + DURATION_READABLE
+            + " THEN updated_at - created_at END), 0) "
             f"FROM {t.jobs} WHERE status IN ('completed','failed','cancelled') GROUP BY name, status"
         )
         after = {(name, status): jobs for name, status, jobs in conn.execute(kept)}

@@ -50,10 +50,24 @@ def row_to_job(row: tuple[Any, ...]) -> Job:
     attempt in the claim fields (see ``store._COMPLETED_ONE_OFF``): those become the last
     ``Attempt`` and read as cleared, exactly as the MongoDB store's document has them.
 
-    A row this cannot read (a payload that is not JSON, a status or count written by hand)
-    raises InvalidJobDocumentError naming the column; the try costs nothing on good rows.
+    A row this cannot read (a payload that is not JSON, a status, count or instant written
+    by hand) raises InvalidJobDocumentError naming the column; the try costs nothing on good
+    rows. An INTEGER column holding text (or a real: SQLite keeps what a hand edit wrote)
+    would otherwise make a Job whose instant fails a comparison far from here (an export's
+    sort, a console's age), so every such column is checked: a few type tests a row.
     """
     try:
+        if not (
+            type(row[4]) is int
+            and type(row[9]) is int
+            and type(row[13]) is int
+            and type(row[14]) is int
+            and (row[5] is None or type(row[5]) is int)
+            and (row[7] is None or type(row[7]) is int)
+            and (row[8] is None or type(row[8]) is int)
+            and type(row[1]) is str
+        ):
+            raise TypeError("a column holds a value of another type")
         data = row[2]
         if row[6] is not None and row[3] == "completed":
             return Job(

@@ -206,13 +206,42 @@ def heartbeat(t: Tables, some: bool) -> str:
 
 def recover_stale(t: Tables, record: str) -> str:
     """Give back every processing job whose liveness (the heartbeat; ``locked_at`` where a
-    job has none, e.g. a foreign writer's claim) is older than a cutoff (ADR 0004).
-    Params: now, the record's (``stale_attempt``), cutoff."""
+    job has none, e.g. a foreign writer's claim) is older than a cutoff (ADR 0004), and every
+    one that no owner can ever complete or beat: no liveness instant at all, or no owner
+    (an import or a hand edit; issue 34). Params: now, the record's (``stale_attempt``), cutoff."""
     return (
         f"UPDATE {t.jobs} SET status = 'pending', updated_at = ?, {record}, {CLAIM_RELEASE}, "
         f"change_seq = {t.change_stamp} "
-        "WHERE status = 'processing' AND coalesce(last_heartbeat, locked_at) < ? "
+        "WHERE status = 'processing' AND (coalesce(last_heartbeat, locked_at) < ? "
+        "OR coalesce(last_heartbeat, locked_at) IS NULL OR coalesce(claimed_by, '') = '') "
         f"RETURNING {t.columns}"
+    )
+
+
+#: A processing row's claim instant that stale recovery cannot compare with a cutoff (text,
+#: or a real, written by hand): text sorts after every integer, so it was never stale.
+_BAD_INSTANT = "({0} IS NOT NULL AND typeof({0}) <> 'integer')"
+_BAD_CLAIM_INSTANTS = f"({_BAD_INSTANT.format('last_heartbeat')} OR {_BAD_INSTANT.format('locked_at')})"
+
+
+def malformed_claims(t: Tables) -> str:
+    """Processing rows with an instant stale recovery cannot use (the partial processing
+    index holds them all, so this reads the few jobs being processed)."""
+    return (
+        f"SELECT id, last_heartbeat, locked_at FROM {t.jobs} "
+        f"WHERE status = 'processing' AND {_BAD_CLAIM_INSTANTS} ORDER BY id"
+    )
+
+
+def repair_claims(t: Tables) -> str:
+    """Such rows' bad instants set to now (the liveness clock restarts, as the MongoDB store
+    repairs them: a job whose owner still beats keeps running, one whose owner is gone is
+    recovered a lock timeout later). Params: now, now, the ids as one JSON array."""
+    keep = "CASE WHEN typeof({0}) IN ('integer', 'null') THEN {0} ELSE ? END"
+    return (
+        f"UPDATE {t.jobs} SET last_heartbeat = {keep.format('last_heartbeat')}, "
+        f"locked_at = {keep.format('locked_at')}, change_seq = {t.change_stamp} "
+        f"WHERE id IN (SELECT value FROM json_each(?)) AND status = 'processing' AND {_BAD_CLAIM_INSTANTS}"
     )
 
 
@@ -453,15 +482,25 @@ def purge_instances(t: Tables) -> str:
 def owner_holdings(t: Tables) -> str:
     """Jobs per owner, from the partial processing index (claimed_by, locked_at)."""
     return (
-        "SELECT claimed_by, count(*), max(coalesce(last_heartbeat, locked_at)), max(heartbeat_interval) "
-        f"FROM {t.jobs} WHERE status = 'processing' GROUP BY claimed_by ORDER BY claimed_by"
+        f"SELECT claimed_by, count(*), max({_LIVENESS}), max({_INTEGER.format('heartbeat_interval')}) "
+        f"FROM {t.jobs} WHERE status = 'processing' AND claimed_by <> '' GROUP BY claimed_by ORDER BY claimed_by"
     )
+
+
+#: A column's value where it is an integer, else NULL: owners and their stamps are read for
+#: arithmetic (``OwnerRecords``), and a hand-edited text stamp must not fail ``instances()``.
+_INTEGER = "CASE WHEN typeof({0}) = 'integer' THEN {0} END"
+#: A processing job's liveness instant as stale recovery reads it, where it is an integer.
+_LIVENESS = (
+    f"CASE WHEN last_heartbeat IS NULL THEN {_INTEGER.format('locked_at')} ELSE {_INTEGER.format('last_heartbeat')} END"
+)
 
 
 def owner_jobs(t: Tables) -> str:
     """One owner's jobs and their liveness stamps. Params: owner."""
     return (
-        f"SELECT id, last_heartbeat, locked_at, heartbeat_interval FROM {t.jobs} "
+        f"SELECT id, {_INTEGER.format('last_heartbeat')}, {_INTEGER.format('locked_at')}, "
+        f"{_INTEGER.format('heartbeat_interval')} FROM {t.jobs} "
         "WHERE claimed_by = ? AND status = 'processing' ORDER BY id"
     )
 

@@ -28,7 +28,16 @@ WARNED_IDS_LIMIT = 10_000
 #: fails; a text count would raise there and leave the job processing for ever). Checked
 #: by SQLite while it writes the row, so good rows cost no Python work.
 CLAIM_STATUS = "CASE WHEN typeof(fail_count) = 'integer' THEN status END"
-_INTEGER_COLUMNS = ((4, "next_run_at"), (9, "fail_count"), (13, "created_at"), (14, "updated_at"))
+#: (position, column, may be NULL) of the INTEGER columns ``row_to_job`` checks.
+_INTEGER_COLUMNS = (
+    (4, "next_run_at", False),
+    (5, "locked_at", True),
+    (7, "last_heartbeat", True),
+    (8, "heartbeat_interval", True),
+    (9, "fail_count", False),
+    (13, "created_at", False),
+    (14, "updated_at", False),
+)
 
 
 def unreadable_row(row: tuple[Any, ...], error: BaseException) -> InvalidJobDocumentError:
@@ -45,13 +54,22 @@ def unreadable_row(row: tuple[Any, ...], error: BaseException) -> InvalidJobDocu
         except (ValueError, TypeError, RecursionError) as bad:
             reason = f"column data is not JSON ({_one_line(bad)})"
     if reason is None:
-        for index, column in _INTEGER_COLUMNS:
-            if len(row) > index and not isinstance(row[index], int):
-                reason = f"column {column} is {row[index]!r}, not an integer"
+        for index, column, nullable in _INTEGER_COLUMNS:
+            value = row[index] if len(row) > index else None
+            if len(row) > index and type(value) is not int and not (nullable and value is None):
+                reason = f"column {column} is {_shown(value)}, not an integer"
                 break
+    if reason is None and len(row) > 1 and type(row[1]) is not str:
+        reason = f"column name is {_shown(row[1])}, not text"
     if reason is None:
         reason = f"{type(error).__name__}: {_one_line(error)}"
     return InvalidJobDocumentError(job_id, reason, what="row", fix=SQLITE_FIX)
+
+
+def _shown(value: Any) -> str:
+    """A stored value for a one-line reason, cut short (a hand edit may have written a page)."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:59] + "…"
 
 
 def _one_line(error: BaseException) -> str:
