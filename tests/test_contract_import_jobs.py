@@ -10,11 +10,13 @@ import pytest
 from monque_engine import (
     Attempt,
     ConnectionError,
+    InvalidCronError,
     InvalidJobIdentifierError,
     InvalidJobQueryError,
     Job,
     JobListFilter,
     JobStatus,
+    PayloadValidationError,
 )
 from monque_engine.errorgroups import error_group_key
 from monque_engine.timeutil import now_ms
@@ -164,3 +166,50 @@ async def test_an_imported_due_job_wakes_a_started_worker(monque):
     due = now_ms()
     await m.import_jobs([Job(oid(20), "email", {"n": 1}, JobStatus.PENDING, due, due, due)])
     await asyncio.wait_for(ran.wait(), 5)
+
+
+@pytest.mark.parametrize(
+    ("index", "change", "error", "field"),
+    [
+        (0, {"next_run_at_ms": "soon"}, InvalidJobQueryError, "next_run_at_ms"),
+        (0, {"created_at_ms": 1.5}, InvalidJobQueryError, "created_at_ms"),
+        (0, {"updated_at_ms": None}, InvalidJobQueryError, "updated_at_ms"),
+        (0, {"next_run_at_ms": 10**16}, InvalidJobQueryError, "next_run_at_ms"),  # past the year 9999
+        (1, {"locked_at_ms": "2024-01-01"}, InvalidJobQueryError, "locked_at_ms"),
+        (1, {"last_heartbeat_ms": True}, InvalidJobQueryError, "last_heartbeat_ms"),
+        (0, {"status": "pending"}, InvalidJobQueryError, "status"),
+        (3, {"fail_count": -1}, InvalidJobQueryError, "fail_count"),
+        (3, {"fail_count": "3"}, InvalidJobQueryError, "fail_count"),
+        (1, {"heartbeat_interval_ms": 0}, InvalidJobQueryError, "heartbeat_interval_ms"),
+        (3, {"fail_reason": 42}, InvalidJobQueryError, "fail_reason"),
+        (4, {"repeat_interval": "every day"}, InvalidCronError, "every day"),
+        (0, {"data": {"x": float("nan")}}, PayloadValidationError, "import_jobs item 0"),
+        # A processing job nobody owns, or with no lock time: no worker could complete it and
+        # stale recovery had no instant to judge, so it stayed processing for good.
+        (1, {"claimed_by": None}, InvalidJobQueryError, "claimed_by"),
+        (1, {"claimed_by": ""}, InvalidJobQueryError, "claimed_by"),
+        (1, {"claimed_by": "w\n1"}, InvalidJobQueryError, "claimed_by"),
+        (1, {"locked_at_ms": None, "last_heartbeat_ms": None}, InvalidJobQueryError, "locked_at_ms"),
+    ],
+)
+async def test_every_field_is_checked_and_a_bad_one_refuses_the_whole_import(monque, index, change, error, field):
+    """Issue 34: ``next_run_at_ms="soon"`` was stored, and every later export of the store
+    failed on it. The error names the item and the field; nothing is stored."""
+    m = await monque()
+    jobs = sample_jobs()
+    jobs[index] = jobs[index].replace(**change)
+    with pytest.raises(error) as raised:
+        await m.import_jobs(jobs)
+    assert f"import_jobs item {index} (id '{jobs[index].id}')" in str(raised.value)
+    assert field in str(raised.value)
+    assert await m.get_jobs_by_id([job.id for job in jobs]) == {}
+    assert await m.count_jobs() == 0
+
+
+async def test_an_id_given_twice_in_one_import_is_refused_before_anything_is_stored(monque):
+    m = await monque()
+    jobs = sample_jobs()
+    jobs.append(jobs[2].replace(name="other"))
+    with pytest.raises(InvalidJobIdentifierError, match="is also item 2 of this import"):
+        await m.import_jobs(jobs)
+    assert await m.count_jobs() == 0

@@ -7,14 +7,14 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ..cron import build_repeat_interval, next_run_ms
-from ..errors import InvalidJobIdentifierError, InvalidJobQueryError
+from ..errors import InvalidJobQueryError
 from ..ids import new_object_id, new_object_ids
+from ..import_check import check_imported
 from ..job import Job, JobStatus, NewJob
 from ..timeutil import datetime_to_ms, in_range, now_ms, timedelta_ms
 from ..validation import (
     KNOWN_NAMES,
     encode_payload_as_stored,
-    normalize_job_id,
     validate_job_name,
     validate_unique_key,
 )
@@ -139,19 +139,16 @@ class JobIntake:
         return stored
 
     async def import_jobs(self, jobs: Iterable[Job]) -> int:
-        """Check each job's id, name and unique key as intake would, then store them all as
-        they are (``JobStore.import_jobs``); a pending one wakes its workers as an enqueue does."""
+        """Check every field of each job as intake would (``import_check``), then store them
+        all as they are (``JobStore.import_jobs``); a pending one wakes its workers as an
+        enqueue does."""
         if isinstance(jobs, Job) or not isinstance(jobs, Iterable):
             raise InvalidJobQueryError(f"import_jobs takes an iterable of Job, got {type(jobs).__name__}")
         batch = list(jobs)
         for job in batch:
             if not isinstance(job, Job):
                 raise InvalidJobQueryError(f"import_jobs takes Job objects, got {type(job).__name__}")
-            if normalize_job_id(job.id) != job.id:
-                raise InvalidJobIdentifierError("id", job.id, "must be 24 lower-case hex digits (an ObjectId)")
-            validate_job_name(job.name)
-            if job.unique_key is not None:
-                validate_unique_key(job.unique_key)
+        check_imported(batch, self._ctx.options.max_payload_size)
         stored = await self._ctx.store.import_jobs(batch) if batch else 0
         for job in batch:
             self._woken(job)
