@@ -166,3 +166,36 @@ def test_well_formed_and_pending_jobs_are_not_touched() -> None:
     del no_heartbeat["lastHeartbeat"]  # Node's job before its first heartbeat: missing is fine
     collection.insert_one(no_heartbeat)
     assert list(collection.find(q.malformed_claims_filter())) == []
+
+
+async def test_a_processing_job_with_no_instant_or_no_owner_is_recovered() -> None:
+    """Issue 34: an import (or a ``mongosh`` edit) left a processing job with neither
+    ``lockedAt`` nor ``lastHeartbeat``, or with no ``claimedBy``: no cutoff matched it and no
+    owner could beat or complete it, so it stayed processing for good. A recent job of a
+    live owner is left alone."""
+    no_instant = _processing(12)
+    del no_instant["lockedAt"], no_instant["lastHeartbeat"]
+    recent = q.dt(T0 - 1)
+    empty_owner = _processing(13, lockedAt=recent, lastHeartbeat=recent, claimedBy="")
+    no_owner = _processing(14, lockedAt=recent, lastHeartbeat=recent)
+    del no_owner["claimedBy"]
+    alive = _processing(15, lockedAt=recent, lastHeartbeat=recent, claimedBy="alive")
+    store, adapter = _store(_processing(11), no_instant, empty_owner, no_owner, alive)
+    assert await store.recover_stale(T0 - LOCK_TIMEOUT, T0) == 4
+    assert [_status(adapter, n) for n in (11, 12, 13, 14, 15)] == ["pending"] * 4 + ["processing"]
+    assert await store.recover_stale(T0 - LOCK_TIMEOUT, T0) == 0
+
+
+async def test_instances_never_list_an_owner_without_an_id() -> None:
+    """``instances()`` listed an owner with the empty id '' (and one for a missing owner),
+    which ``release-dead`` cannot name; stale recovery takes such jobs back instead."""
+    recent = q.dt(T0 - 1)
+    no_owner = _processing(17, lockedAt=recent, lastHeartbeat=recent)
+    del no_owner["claimedBy"]
+    store, _ = _store(
+        _processing(16, lockedAt=recent, lastHeartbeat=recent, claimedBy="w1"),
+        _processing(18, lockedAt=recent, lastHeartbeat=recent, claimedBy=""),
+        no_owner,
+    )
+    holdings = await store.owner_holdings()
+    assert [(holding.owner, holding.jobs) for holding in holdings] == [("w1", 1)]

@@ -296,6 +296,11 @@ def stale_filter(stale_before_ms: int) -> Document:
     lead with ``status`` and range over one field of the ``{status, lockedAt,
     lastHeartbeat}`` index; ``lastHeartbeat: null`` matches a missing field, as the
     ``$or`` needs. (Upstream judges ``lockedAt`` alone.)
+
+    Also stale, whatever the cutoff: a processing job with neither instant, and one with no
+    owner (``NO_OWNER``). No worker can beat or complete such a job, and it used to stay
+    processing for good (issue 34: an import, or a hand edit). ``_repair_claims`` has by
+    then turned a present but non-date instant into a date, so only missing ones are left.
     """
     cutoff = dt(stale_before_ms)
     return {
@@ -303,8 +308,14 @@ def stale_filter(stale_before_ms: int) -> Document:
         "$or": [
             {"lastHeartbeat": {"$lt": cutoff}},
             {"lastHeartbeat": None, "lockedAt": {"$lt": cutoff}},
+            {"lastHeartbeat": None, "lockedAt": None},
+            {"claimedBy": NO_OWNER},
         ],
     }
+
+
+#: ``claimedBy`` of a processing job that names no owner: missing, null or empty.
+NO_OWNER: Document = {"$in": [None, ""]}
 
 
 #: The claim fields stale recovery computes with, and the BSON type each must have.
@@ -843,9 +854,11 @@ def instance_purge_filter(heartbeat_before_ms: int) -> Document:
 
 
 def owner_holdings_pipeline() -> list[Document]:
-    """Processing jobs by owner; the ``{status, nextRunAt}`` index serves the match."""
+    """Processing jobs by owner; the ``{status, nextRunAt}`` index serves the match. A job
+    naming no owner is left out: ``release-dead`` could not name it, and stale recovery
+    takes it back (``stale_filter``)."""
     return [
-        {"$match": {"status": PROCESSING}},
+        {"$match": {"status": PROCESSING, "claimedBy": {"$nin": NO_OWNER["$in"]}}},
         {
             "$group": {
                 "_id": "$claimedBy",
