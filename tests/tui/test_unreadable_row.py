@@ -51,3 +51,17 @@ async def test_detail_of_an_unreadable_job_shows_why_and_the_console_keeps_runni
         assert conn.execute("SELECT count(*) FROM monque_jobs WHERE id = ?", (DAMAGED,)).fetchone() == (0,)
     finally:
         conn.close()
+
+
+async def test_a_row_with_a_text_instant_is_left_out_of_the_table_and_the_rest_is_shown(seeded_url: str) -> None:
+    """Issue 34: a hand edit of ``created_at`` to text made a Job whose age the table could
+    not compute. The row is unreadable now (as a payload that is not JSON is), so the table
+    lists every other job, and the console keeps running."""
+    path = seeded_url.removeprefix("sqlite:///")
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE monque_jobs SET created_at = 'soon', updated_at = 'later' WHERE id = ?", (DAMAGED,))
+    conn.commit()
+    conn.close()
+    async with running_console(seeded_url) as (app, pilot):
+        await wait_for(lambda: seed_id(1) in table_ids(app) and seed_id(3) in table_ids(app))
+        assert DAMAGED not in table_ids(app) and app.is_running
