@@ -12,7 +12,6 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
 from cli_helpers import enqueue
 from test_cli_fleet import cli
 

@@ -62,6 +62,6 @@ async def test_a_row_with_a_text_instant_is_left_out_of_the_table_and_the_rest_i
     conn.execute("UPDATE monque_jobs SET created_at = 'soon', updated_at = 'later' WHERE id = ?", (DAMAGED,))
     conn.commit()
     conn.close()
-    async with running_console(seeded_url) as (app, pilot):
+    async with running_console(seeded_url) as (app, _pilot):
         await wait_for(lambda: seed_id(1) in table_ids(app) and seed_id(3) in table_ids(app))
         assert DAMAGED not in table_ids(app) and app.is_running
