@@ -128,3 +128,28 @@ async def test_stale_recovery_takes_jobs_with_no_instant_or_no_owner_and_repairs
         later = now + 60_001
         assert await m.store.recover_stale(later - 60_000, later) == 1
         assert _row(path, jobs[5].id)[0] == "pending"
+
+
+async def test_due_times_and_error_groups_read_past_text_instants(tmp_path: Path) -> None:
+    """SQLite sorts text after every number, so a ``min`` / ``max`` of instants over a
+    hand-edited row answered 'soon': the worker's next due time, the metrics' and queue
+    view's earliest and latest run times, an error group's first and last failure (where
+    ``error_groups()`` raised TypeError)."""
+    path = tmp_path / "jobs.db"
+    async with Monque(f"sqlite:///{path}", **SHORT_INTERVALS, recover_stale_jobs=False) as m:
+        lone = await m.enqueue("lone")
+        flaky = await m.enqueue_many([{"name": "flaky"}, {"name": "flaky"}])
+        _edit(path, "UPDATE monque_jobs SET next_run_at = 'soon' WHERE id = ?", (lone.id,))
+        for job, updated in zip(flaky, ["soon", 1_700_000_000_000], strict=True):
+            _edit(
+                path,
+                "UPDATE monque_jobs SET status = 'failed', fail_count = 1, error_type = 'KeyError', "
+                "error_group = 'g1', updated_at = ? WHERE id = ?",
+                (updated, job.id),
+            )
+        await m.repair_counts()
+        assert await m.store.next_due_ms(["lone"]) is None
+        [split] = await m.store.pending_split(now_ms(), ["lone"], 1000)
+        assert (split.earliest_ms, split.latest_ms) == (None, None)
+        [group] = await m.error_groups()
+        assert group.count == 2 and group.first_seen_ms == group.last_seen_ms == 1_700_000_000_000

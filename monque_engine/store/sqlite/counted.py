@@ -13,7 +13,7 @@ from typing import Any
 from ...job import JobStatus
 from ..base import StoreListFilter, StoreSelector
 from .queries import status_clause
-from .schema import Tables
+from .schema import INTEGERS_ONLY, Tables
 
 
 def filter_answerable(filter: StoreListFilter) -> bool:
@@ -131,5 +131,6 @@ def pending_split_sql(tables: Tables) -> str:
     return (
         f"SELECT (SELECT count(*) FROM (SELECT 1 {pending} AND next_run_at <= ? LIMIT ?)), "
         f"(SELECT count(*) FROM (SELECT 1 {pending} AND next_run_at > ? LIMIT ?)), "
-        f"(SELECT min(next_run_at) {pending}), (SELECT max(next_run_at) {pending})"
+        f"(SELECT min(next_run_at) {pending} AND next_run_at {INTEGERS_ONLY}), "
+        f"(SELECT max(next_run_at) {pending} AND next_run_at {INTEGERS_ONLY})"
     )

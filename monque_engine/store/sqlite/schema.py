@@ -24,6 +24,10 @@ JOB_COLUMNS = (
 INTEGER_COLUMNS = frozenset(
     {"next_run_at", "locked_at", "last_heartbeat", "heartbeat_interval", "fail_count", "created_at", "updated_at"}
 )
+#: A bound that keeps text out of a ``min`` / ``max`` of an instant (SQLite sorts text after
+#: every number, so one hand-edited row would become "the latest", or the only, answer and
+#: fail the caller's arithmetic), as a range the index seek still serves.
+INTEGERS_ONLY = f"<= {2**63 - 1}"
 #: Failed jobs and retrying ones (pending after a failure): the members of error groups.
 #: Written identically in the index and in every query that must use it (SQLite matches a
 #: partial index's WHERE term by term).

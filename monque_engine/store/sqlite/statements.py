@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from .queries import append_attempt, row_attempt
-from .schema import ERROR_MEMBER, FINISHED, NO_ERROR_TYPE, Tables
+from .schema import ERROR_MEMBER, FINISHED, INTEGERS_ONLY, NO_ERROR_TYPE, Tables
 from .unreadable import CLAIM_STATUS
 
 #: The assignments that take a job out of its claim.
@@ -261,7 +261,10 @@ def has_live_claim(t: Tables) -> str:
 
 def next_due(t: Tables, names: int) -> str:
     """The earliest pending job's due time among ``names`` names. Params: the names."""
-    return f"SELECT min(next_run_at) FROM {t.jobs} WHERE status = 'pending' AND name IN ({_marks(names)})"
+    return (
+        f"SELECT min(next_run_at) FROM {t.jobs} WHERE status = 'pending' AND name IN ({_marks(names)}) "
+        f"AND next_run_at {INTEGERS_ONLY}"
+    )
 
 
 # -- management of single jobs ---------------------------------------------------------------
@@ -416,7 +419,8 @@ def error_group_totals(t: Tables, by_name: bool, since: bool) -> str:
     source, seek = _members_of_kept_row(t, since)
 
     def one(what: str, status: str) -> str:
-        return f"(SELECT {what} FROM {source} WHERE {seek} AND status = '{status}')"
+        bound = f" AND updated_at {INTEGERS_ONLY}" if what != "count(*)" else ""
+        return f"(SELECT {what} FROM {source} WHERE {seek} AND status = '{status}'{bound})"
 
     counts = f"{one('count(*)', 'failed')}, {one('count(*)', 'pending')}" if since else "c.failed, c.retrying"
     return (
