@@ -232,8 +232,8 @@ class JobStore(ABC):
     async def import_jobs(self, jobs: Sequence[Job]) -> int:
         """Store complete jobs exactly as given, in any status: their ids, instants, owners,
         failures and attempt history. How a demo is seeded, and how an export would be
-        restored; not a way to enqueue work (nothing is validated or deduplicated here, the
-        caller is ``Monque.import_jobs``). Watchers see each job as an insert, and counts
+        restored; not a way to enqueue work (nothing is validated or deduplicated here: the
+        caller, ``Monque.import_jobs``, has checked every field, ``import_check``). Watchers see each job as an insert, and counts
         include it, as after the store's own writes. An id that is already stored, or a
         unique key a live job holds, makes the import fail; what is then kept depends on
         the store (SQLite: nothing, it is one transaction). Returns how many were stored."""
