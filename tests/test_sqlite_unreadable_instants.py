@@ -21,7 +21,7 @@ import pytest
 
 from monque_engine import InvalidJobDocumentError, Monque
 from monque_engine.timeutil import now_ms
-from tests.conftest import SHORT_INTERVALS
+from tests.conftest import SHORT_INTERVALS, EventRecorder, poll_until
 
 COLUMNS = ["next_run_at", "created_at", "updated_at", "locked_at", "last_heartbeat", "fail_count", "heartbeat_interval"]
 HOUR = 3_600_000
@@ -153,3 +153,28 @@ async def test_due_times_and_error_groups_read_past_text_instants(tmp_path: Path
         assert (split.earliest_ms, split.latest_ms) == (None, None)
         [group] = await m.error_groups()
         assert group.count == 2 and group.first_seen_ms == group.last_seen_ms == 1_700_000_000_000
+
+
+async def test_a_due_job_with_a_text_created_at_is_failed_at_claim_and_the_queue_goes_on(tmp_path: Path) -> None:
+    """The claim checks the columns it does not write itself (``CLAIM_STATUS``), so the job
+    is failed with the column named instead of reaching a handler and a completion that
+    computes its duration from 'soon'."""
+    path = tmp_path / "jobs.db"
+    async with Monque(f"sqlite:///{path}", **SHORT_INTERVALS) as m:
+        jobs = await m.enqueue_many([{"name": "report", "data": {"n": n}} for n in range(4)])
+        bad = jobs[1]
+        _edit(path, "UPDATE monque_jobs SET created_at = 'soon' WHERE id = ?", (bad.id,))
+        rec = EventRecorder().attach(m, "job:complete", "job:error")
+        ran: list[str] = []
+        m.register("report", lambda job: ran.append(job.id))
+        await m.start()
+        await rec.wait_for("job:complete", count=3)
+        await poll_until(lambda: _row(path, bad.id)[0] == "failed", message="damaged job failed")
+        assert bad.id not in ran and len(ran) == 3
+        assert rec.of("job:error") == []
+    conn = sqlite3.connect(path)
+    try:
+        (reason,) = conn.execute("SELECT fail_reason FROM monque_jobs WHERE id = ?", (bad.id,)).fetchone()
+    finally:
+        conn.close()
+    assert "column created_at is 'soon', not an integer" in reason

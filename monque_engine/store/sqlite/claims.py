@@ -14,7 +14,7 @@ from ...errors import InvalidJobDocumentError
 from ...job import Job
 from . import statements
 from .journal import Changes, Journal, completed_duration, membership
-from .queries import row_to_job
+from .queries import claimed_row_to_job, row_to_job
 from .runner import Operation
 from .schema import Tables
 from .unreadable import UnreadableWarnings, log
@@ -44,7 +44,7 @@ def claim(
     def op(conn: sqlite3.Connection, batch: Changes | None = None) -> list[Job]:
         rows = conn.execute(sql, params).fetchall()
         try:
-            jobs = [row_to_job(row) for row in rows]
+            jobs = [claimed_row_to_job(row) for row in rows]
         except InvalidJobDocumentError:
             jobs, rows = fail_unreadable(conn, t, journal, unreadable, rows, owner, now_ms)
         changes = Changes() if batch is None else batch  # a caller's batch: written with its own rows

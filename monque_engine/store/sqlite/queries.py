@@ -44,30 +44,41 @@ _loads = json.loads
 
 
 def row_to_job(row: tuple[Any, ...]) -> Job:
-    """Build a Job from a row in JOB_COLUMNS order (positional: this runs once per job).
+    """Build a Job from a row in JOB_COLUMNS order, checking first that every INTEGER column
+    holds an integer (NULL where it may).
+
+    SQLite keeps what a hand edit wrote (``created_at = 'soon'``): such a Job would fail a
+    comparison far from here (an export's sort, a console's age, ``instances()``), so the
+    row is unreadable instead, as one whose payload is not JSON (issue 34). A claim's rows
+    are checked in SQL (``CLAIM_STATUS``) and built by ``claimed_row_to_job``: the drain path
+    pays nothing for it.
+    """
+    if (
+        type(row[4]) is type(row[9]) is type(row[13]) is type(row[14]) is int
+        and type(row[5]) in _INTEGER_OR_NULL
+        and type(row[7]) in _INTEGER_OR_NULL
+        and type(row[8]) in _INTEGER_OR_NULL
+        and type(row[1]) is str
+    ):
+        return claimed_row_to_job(row)
+    raise unreadable_row(row, TypeError("a column holds a value of another type"))
+
+
+_INTEGER_OR_NULL = frozenset({int, type(None)})
+
+
+def claimed_row_to_job(row: tuple[Any, ...]) -> Job:
+    """Build a Job from a row in JOB_COLUMNS order (positional: this runs once per job)
+    whose column types are known to be right (``row_to_job`` checks them; a claim's SQL does).
 
     A completed row that still names its claim is a one-off completion that recorded its
     attempt in the claim fields (see ``store._COMPLETED_ONE_OFF``): those become the last
     ``Attempt`` and read as cleared, exactly as the MongoDB store's document has them.
 
-    A row this cannot read (a payload that is not JSON, a status, count or instant written
-    by hand) raises InvalidJobDocumentError naming the column; the try costs nothing on good
-    rows. An INTEGER column holding text (or a real: SQLite keeps what a hand edit wrote)
-    would otherwise make a Job whose instant fails a comparison far from here (an export's
-    sort, a console's age), so every such column is checked: a few type tests a row.
+    A row this cannot read (a payload that is not JSON, a status written by hand) raises
+    InvalidJobDocumentError naming the column; the try costs nothing on good rows.
     """
     try:
-        if not (
-            type(row[4]) is int
-            and type(row[9]) is int
-            and type(row[13]) is int
-            and type(row[14]) is int
-            and (row[5] is None or type(row[5]) is int)
-            and (row[7] is None or type(row[7]) is int)
-            and (row[8] is None or type(row[8]) is int)
-            and type(row[1]) is str
-        ):
-            raise TypeError("a column holds a value of another type")
         data = row[2]
         if row[6] is not None and row[3] == "completed":
             return Job(

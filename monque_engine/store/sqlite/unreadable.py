@@ -23,11 +23,15 @@ log = logging.getLogger("monque_engine.sqlite")
 SQLITE_FIX = "for example in the sqlite3 shell"
 #: Ids remembered for "one warning per id" (then forgotten, as the MongoDB store does).
 WARNED_IDS_LIMIT = 10_000
-#: The status a claim returns: none when ``fail_count`` is not an integer, so ``row_to_job``
-#: refuses the row and the claim fails it (the processor adds 1 to the count when a handler
-#: fails; a text count would raise there and leave the job processing for ever). Checked
-#: by SQLite while it writes the row, so good rows cost no Python work.
-CLAIM_STATUS = "CASE WHEN typeof(fail_count) = 'integer' THEN status END"
+#: The status a claim returns: none when ``fail_count``, ``created_at`` or ``next_run_at`` is
+#: not an integer (the claim itself writes the other INTEGER columns), so
+#: ``claimed_row_to_job`` refuses the row and the claim fails it (the processor adds 1 to the
+#: count when a handler fails; a text count would raise there and leave the job processing
+#: for ever). Checked by SQLite while it writes the row, so good rows cost no Python work.
+CLAIM_STATUS = (
+    "CASE WHEN typeof(fail_count) = 'integer' AND typeof(created_at) = 'integer' "
+    "AND typeof(next_run_at) = 'integer' THEN status END"
+)
 #: (position, column, may be NULL) of the INTEGER columns ``row_to_job`` checks.
 _INTEGER_COLUMNS = (
     (4, "next_run_at", False),
@@ -41,11 +45,19 @@ _INTEGER_COLUMNS = (
 
 
 def unreadable_row(row: tuple[Any, ...], error: BaseException) -> InvalidJobDocumentError:
-    """Why ``row`` is not a job, naming the column (only runs for a row that failed)."""
+    """Why ``row`` is not a job, naming the column (only runs for a row that failed).
+
+    The INTEGER columns come first: a claim's ``CLAIM_STATUS`` reads as a NULL status when
+    one of them is wrong, and that column, not the status, is what to fix."""
     job_id = row[0] if row and isinstance(row[0], str) else None
     reason: str | None = None
-    if len(row) > 9 and row[3] is None and not isinstance(row[9], int):  # CLAIM_STATUS's mark
-        reason = f"column fail_count is {row[9]!r}, not an integer"
+    for index, column, nullable in _INTEGER_COLUMNS:
+        value = row[index] if len(row) > index else None
+        if len(row) > index and type(value) is not int and not (nullable and value is None):
+            reason = f"column {column} is {_shown(value)}, not an integer"
+            break
+    if reason is None and len(row) > 1 and type(row[1]) is not str:
+        reason = f"column name is {_shown(row[1])}, not text"
     if reason is None and len(row) > 3 and row[3] not in STATUS_BY_VALUE:
         reason = f"column status is {row[3]!r}, not one of {', '.join(STATUS_BY_VALUE)}"
     if reason is None and len(row) > 2 and row[2] is not None:
@@ -53,14 +65,6 @@ def unreadable_row(row: tuple[Any, ...], error: BaseException) -> InvalidJobDocu
             json.loads(row[2])
         except (ValueError, TypeError, RecursionError) as bad:
             reason = f"column data is not JSON ({_one_line(bad)})"
-    if reason is None:
-        for index, column, nullable in _INTEGER_COLUMNS:
-            value = row[index] if len(row) > index else None
-            if len(row) > index and type(value) is not int and not (nullable and value is None):
-                reason = f"column {column} is {_shown(value)}, not an integer"
-                break
-    if reason is None and len(row) > 1 and type(row[1]) is not str:
-        reason = f"column name is {_shown(row[1])}, not text"
     if reason is None:
         reason = f"{type(error).__name__}: {_one_line(error)}"
     return InvalidJobDocumentError(job_id, reason, what="row", fix=SQLITE_FIX)
