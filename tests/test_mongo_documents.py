@@ -187,11 +187,15 @@ def test_evaluator_stale_recovery_judges_heartbeat_then_locked_at() -> None:
     assert c.find_one({"_id": q.oid(oid(1))})["status"] == "processing"
     assert c.find_one({"_id": q.oid(oid(4))})["status"] == "processing"
     assert c.find_one(q.stale_filter(9_000)) is not None and c.find_one(q.stale_filter(8_000)) is None
-    # every branch leads with the indexed status and ranges over one indexed field
+    # every branch leads with the indexed status and ranges over one indexed field (or, for a
+    # job no owner can beat or complete, matches the {status, lockedAt, lastHeartbeat} or the
+    # {claimedBy, status} index's keys: issue 34)
     stale = q.stale_filter(5_000)
     assert stale["status"] == "processing" and [sorted(b) for b in stale["$or"]] == [
         ["lastHeartbeat"],
         ["lastHeartbeat", "lockedAt"],
+        ["lastHeartbeat", "lockedAt"],
+        ["claimedBy"],
     ]
 
 
