@@ -12,7 +12,7 @@ import socket
 from .exitcodes import CliError, ExitCode
 
 #: Where an address without a HOST listens: this machine only (an explicit HOST, e.g.
-#: 0.0.0.0:9464, is how to expose ``--metrics`` to a Prometheus elsewhere).
+#: 0.0.0.0:9464 with --allow-remote, is how to expose ``--metrics`` to a Prometheus elsewhere).
 DEFAULT_LISTEN_HOST = "127.0.0.1"
 
 
