@@ -244,6 +244,8 @@ class TokenGate:
 
     def _login_by_link(self, request: web.Request, offered: str) -> web.StreamResponse:
         outcome = self.links.redeem(offered)
+        if outcome != "ok" and self.session_of(request)[0] is not None:
+            return _see_other("/")  # the link again, from a browser logged in already: no harm, no page
         if outcome != "ok":
             log.warning(
                 "login refused from %s: %s",
