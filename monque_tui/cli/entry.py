@@ -38,7 +38,7 @@ from ..serve.options import (
 )
 from .commands import COMMANDS
 from .commands import describe as describe_commands
-from .listen_checks import METRICS_ONLY, metrics_options
+from .listen_checks import METRICS_ONLY, metrics_options, reject_unused_allow_remote
 from .settings import DEMO_URL, OPTIONS, Resolved, parse_positive_int, resolve
 
 PROG = "monque-tui"
@@ -465,9 +465,10 @@ def _demo_mode(args: argparse.Namespace, settings: Resolved) -> int:
         )
     _reject(
         settings,
-        ("summary_interval", "duration", "metrics", *METRICS_ONLY, "allow_remote"),
+        ("summary_interval", "duration", "metrics", *METRICS_ONLY),
         "the console (they are for --worker and --demo --headless)",
     )
+    reject_unused_allow_remote(settings)
     from ..console.config import ConsoleConfig
 
     return _run_console(
@@ -489,9 +490,10 @@ def _console_mode(settings: Resolved) -> int:
 
     _reject(
         settings,
-        ("summary_interval", "duration", "metrics", *METRICS_ONLY, "allow_remote"),
+        ("summary_interval", "duration", "metrics", *METRICS_ONLY),
         "the console (they are for --worker and --demo --headless)",
     )
+    reject_unused_allow_remote(settings)
     setup = None
     if settings["app"]:
         from ..worker.app_loader import load_app

@@ -89,3 +89,11 @@ def test_metrics_settings_that_make_no_sense_are_refused(
 ) -> None:
     process = spawn("--worker", "--app", APP, *args, env={"TEST_APP_URL": db_url})
     assert message in refused(process)
+
+
+@pytest.mark.parametrize("mode", [[], ["--demo"]])
+def test_allow_remote_with_nothing_to_listen_is_refused(
+    spawn: Callable[..., CliProcess], db_url: str, mode: list[str]
+) -> None:
+    process = spawn(*mode, "--allow-remote", db_url)
+    assert "--allow-remote goes with --serve" in refused(process)
