@@ -8,7 +8,12 @@
 module imports it, and nothing imports this module but ``Monque.metrics()`` (lazily): the engine
 imports, and runs, without it.
 
-Two kinds of series, with the job name as the only unbounded label (never a job id):
+Two kinds of series, with the job name as the only per-job label (never a job id), and
+bounded: a name gets series of its own only when it is in the collector's *named set*, the
+names given (``names=``) or else the first ``max_names`` (100) this process sees; every other
+name is summed under ``name="other"`` (``OTHER``). The set only grows, and once full never
+changes, so a name never moves in or out of ``other`` and every counter stays monotonic.
+5,000 names then cost 101 series per metric, not 5,000.
 
 * Counters and the duration histogram count what *this process's* workers did, from the
   engine's events (``job:complete``, ``job:fail``, ``stale:recovered``): a dict increment per
@@ -85,6 +90,40 @@ SPLIT_CAP = 10_000
 _LE = {bound: "+Inf" if math.isinf(bound) else repr(bound) for bound in (*DURATION_BUCKETS, math.inf)}
 FEED_STATES: tuple[str, ...] = get_args(FeedState)
 STATUSES = ("pending", "processing", "completed", "failed", "cancelled")
+#: The label every name outside the named set is summed under (a job named "other" too).
+OTHER = "other"
+#: How many names, first seen first, get series of their own when no names are given.
+DEFAULT_MAX_NAMES = 100
+
+
+class NamedSet:
+    """Which job names get series of their own; the rest are ``OTHER``. Sticky for its life.
+
+    With ``names`` the set is exactly those. Otherwise the first ``max_names`` names seen are
+    admitted and, once it is full, none ever again: a name's first answer is its answer for
+    good, which keeps every counter (its own, or ``other``'s sum) monotonic. Memory is the set
+    (at most ``max_names``), never every name seen. Called on the Monque's event loop only.
+    """
+
+    def __init__(self, names: Iterable[str] | None = None, max_names: int = DEFAULT_MAX_NAMES) -> None:
+        if max_names < 0:
+            raise ValueError(f"max_names must be 0 or more, not {max_names}")
+        self.fixed = names is not None
+        self._admitted: set[str] = {name for name in names or () if name != OTHER}
+        self.max_names = len(self._admitted) if self.fixed else max_names
+
+    def label(self, name: str) -> str:
+        """The ``name`` label of ``name``'s series: itself, or ``OTHER``."""
+        if name in self._admitted:
+            return name
+        if self.fixed or name == OTHER or len(self._admitted) >= self.max_names:
+            return OTHER
+        self._admitted.add(name)
+        return name
+
+    @property
+    def names(self) -> frozenset[str]:
+        return frozenset(self._admitted)
 
 
 @dataclass(slots=True)
@@ -122,10 +161,20 @@ class MonqueCollector(Collector):
     the last reading and starts the next; ``await collector.refresh()`` first to be current.
     """
 
-    def __init__(self, monque: Monque, *, cache_seconds: float = 1.0, read_timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        monque: Monque,
+        *,
+        cache_seconds: float = 1.0,
+        read_timeout: float = 10.0,
+        names: Iterable[str] | None = None,
+        max_names: int = DEFAULT_MAX_NAMES,
+    ) -> None:
         self._monque = monque
         self.cache_seconds = cache_seconds
         self.read_timeout = read_timeout
+        #: Which names get series of their own (see ``NamedSet``); the rest are ``OTHER``.
+        self.named = NamedSet(names, max_names)
         self._outcomes: dict[str, _Outcomes] = {}
         self._stale_recovered = 0
         try:
@@ -158,14 +207,16 @@ class MonqueCollector(Collector):
         return series
 
     def _on_complete(self, event: JobCompleteEvent) -> None:
-        series = self._outcomes.get(event.job.name) or self._series(event.job.name)
+        label = self.named.label(event.job.name)
+        series = self._outcomes.get(label) or self._series(label)
         series.processed += 1
         seconds = event.duration / 1000
         series.duration_sum += seconds
         series.buckets[bisect.bisect_left(DURATION_BUCKETS, seconds)] += 1
 
     def _on_fail(self, event: JobFailEvent) -> None:
-        series = self._outcomes.get(event.job.name) or self._series(event.job.name)
+        label = self.named.label(event.job.name)
+        series = self._outcomes.get(label) or self._series(label)
         series.processed += 1
         series.failed += 1
         if event.will_retry:
@@ -219,7 +270,7 @@ class MonqueCollector(Collector):
             for info in alive:
                 for name in info.workers:
                     consumers[name] = consumers.get(name, 0) + 1
-        return _Gauges(counts, due, scheduled, latency, paused, consumers, instances)
+        return _bounded(_Gauges(counts, due, scheduled, latency, paused, consumers, instances), self.named)
 
     def _current_gauges(self) -> _Gauges | None:
         """The cached reading, refreshed first when older than ``cache_seconds``."""
@@ -354,6 +405,45 @@ def _split(split: PendingSplit, pending: int, now: int) -> tuple[int, int]:
     share = 0.5 if first is None or last is None or last <= first else (now - first) / (last - first)
     due = min(max(round(pending * share), SPLIT_CAP), max(pending - SPLIT_CAP, SPLIT_CAP))
     return due, max(pending - due, 0)
+
+
+def _bounded(gauges: _Gauges, named: NamedSet) -> _Gauges:
+    """The store's per-name gauges with every name outside ``named`` folded into ``OTHER``.
+
+    Counts, due and scheduled are summed; latency is the oldest among them. Paused and
+    consumers answer the no-consumer alert's question for the group: ``other`` is paused only
+    when every name in it is, and its consumers are the fewest of any unpaused name in it with
+    due jobs (0 when one has none), so the alert fires for ``other`` exactly when it would for
+    one of its names.
+    """
+    names = set(gauges.counts) | (gauges.paused or set()) | set(gauges.consumers or {})
+    labels = {name: named.label(name) for name in sorted(names)}  # sorted: admission is reproducible
+    others = [name for name, label in labels.items() if label == OTHER]
+    if not others:
+        return gauges
+    counts = {name: c for name, c in gauges.counts.items() if labels[name] != OTHER}
+    due = {name: v for name, v in gauges.due.items() if labels[name] != OTHER}
+    scheduled = {name: v for name, v in gauges.scheduled.items() if labels[name] != OTHER}
+    latency = {name: v for name, v in gauges.latency.items() if labels[name] != OTHER}
+    in_store = [name for name in others if name in gauges.counts]
+    if in_store:
+        counts[OTHER] = {status: sum(gauges.counts[name][status] for name in in_store) for status in STATUSES}
+        due[OTHER] = sum(gauges.due[name] for name in in_store)
+        scheduled[OTHER] = sum(gauges.scheduled[name] for name in in_store)
+        latency[OTHER] = max(gauges.latency[name] for name in in_store)
+    was_paused = gauges.paused or set()
+    paused: set[str] | None = None
+    if gauges.paused is not None:
+        paused = {name for name in was_paused if labels[name] != OTHER}
+        if all(name in was_paused for name in others):
+            paused.add(OTHER)
+    consumers: dict[str, int] | None = None
+    if gauges.consumers is not None:
+        had = gauges.consumers
+        consumers = {name: n for name, n in had.items() if labels[name] != OTHER}
+        waiting = [name for name in in_store if gauges.due[name] > 0 and name not in was_paused]
+        consumers[OTHER] = min((had.get(name, 0) for name in waiting or others), default=0)
+    return _Gauges(counts, due, scheduled, latency, paused, consumers, gauges.instances)
 
 
 class MetricsServer:

@@ -1,7 +1,9 @@
 """The served console in a real browser: Debian's headless Chromium, driven by Selenium.
 
-The test logs in with the token, sees a row arrive live (enqueued here while the page is
-open), marks a job, cancels it through the confirmation, and checks the store. The page
+The test logs in with the one-time link the server printed, sees a row arrive live (enqueued
+here while the page is open), marks a job, cancels it through the confirmation, checks the
+store, and logs out with the page's button. Another opens a page past ``--max-sessions`` and
+reads why it was refused. The page
 draws with xterm.js on a canvas, so the screen's text is read from xterm's own buffer: a
 script injected before the page loads keeps a reference to the terminal textual-serve
 creates (``this.terminal = new Terminal(...)``).
@@ -16,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import threading
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -121,8 +124,8 @@ def test_a_browser_logs_in_watches_live_rows_and_cancels_a_job(browser: Any, tmp
     url = f"sqlite:///{tmp_path / 'jobs.db'}"
     first = _enqueue(url, "report.build")
     with served_console(url) as served:
-        browser.get(f"{served.base_url}/?token={TOKEN}")
-        assert "token" not in browser.current_url  # the login redirected to a URL without it
+        browser.get(served.login_link)
+        assert "once" not in browser.current_url  # the login redirected to a URL without the nonce
 
         def screen() -> str:
             return str(browser.execute_script(READ_SCREEN))
@@ -142,5 +145,48 @@ def test_a_browser_logs_in_watches_live_rows_and_cancels_a_job(browser: Any, tmp
             what="one job cancelled in the store",
         )
         wait_until(lambda: "Cancelled 1" in screen(), what="the cancelled count on the page")
-    assert "session 1 opened for 127.0.0.1" in served.output
+
+        browser.find_element(By.ID, "logout").click()
+        wait_until(lambda: "You are logged out" in browser.page_source, what="the logged-out page")
+        wait_until(lambda: "session 1 closed" in served.output, what="the console closed by the logout")
+        browser.get(served.base_url + "/")
+        assert "log in" in browser.page_source  # the cookie no longer opens the console
+    assert "session 1 opened for 127.0.0.1" in served.output and "logout from 127.0.0.1" in served.output
     assert TOKEN not in served.output
+
+
+def test_a_page_past_the_session_limit_says_why(browser: Any, tmp_path: Path) -> None:
+    import aiohttp
+    from selenium.webdriver.common.by import By
+
+    url = f"sqlite:///{tmp_path / 'jobs.db'}"
+    _enqueue(url, "report.build")
+
+    async def hold_the_only_session(base: str, opened: threading.Event, release: threading.Event) -> None:
+        headers = {"Authorization": f"Bearer {TOKEN}", "Origin": base}
+        async with aiohttp.ClientSession() as session, session.ws_connect(base + "/ws", headers=headers) as websocket:
+            await websocket.receive()  # the console drew: the session is taken
+            opened.set()
+            await asyncio.to_thread(release.wait)
+
+    with served_console(url, "--max-sessions", "1") as served:
+        opened, release = threading.Event(), threading.Event()
+        holder = threading.Thread(
+            target=asyncio.run, args=(hold_the_only_session(served.base_url, opened, release),), daemon=True
+        )
+        holder.start()
+        try:
+            assert opened.wait(30), "the first session never opened"
+            browser.get(served.login_link)
+            message = wait_until(
+                lambda: (
+                    "-closed" in (browser.find_element(By.TAG_NAME, "body").get_attribute("class") or "")
+                    and browser.find_element(By.CSS_SELECTOR, ".closed-dialog .message").text
+                ),
+                what="the page's closed dialog",
+            )
+        finally:
+            release.set()
+            holder.join(30)
+    assert "All 1 console sessions are in use (--max-sessions 1)" in message
+    assert "Close one, then Restart" in message

@@ -769,7 +769,9 @@ class Monque:
         or call its ``serve(port)`` for an endpoint of its own. Needs ``prometheus-client``
         (``pip install 'monque-tui[metrics]'``; ``MetricsUnavailableError`` without it).
         ``options``: ``cache_seconds`` (how long one read of the store's gauges serves
-        scrapes, 1 s), ``read_timeout``. Call it before ``start()`` to count every job; see
+        scrapes, 1 s), ``read_timeout``, and which job names get series of their own (the rest
+        are summed under ``name="other"``): ``names=[...]``, or the first ``max_names`` seen
+        (100). Call it before ``start()`` to count every job; see
         ``monque_engine.metrics`` for what is exported.
         """
         if self._metrics is None:

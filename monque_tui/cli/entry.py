@@ -29,13 +29,16 @@ from ..common.exitcodes import CliError, ExitCode
 from ..common.streams import is_open, print_help_text, write_stderr
 from ..serve.options import (
     DEFAULT_MAX_SESSIONS,
+    SESSION_LIFETIME_ENV,
     TOKEN_ENV,
     TOKEN_FILE_ENV,
     parse_address,
     parse_public_url,
+    parse_session_lifetime,
 )
 from .commands import COMMANDS
 from .commands import describe as describe_commands
+from .listen_checks import METRICS_ONLY, metrics_options, reject_unused_allow_remote
 from .settings import DEMO_URL, OPTIONS, Resolved, parse_positive_int, resolve
 
 PROG = "monque-tui"
@@ -156,11 +159,6 @@ def build_parser() -> argparse.ArgumentParser:
     modes.add_argument("--version", action="version", version=version_text())
     serving = parser.add_argument_group("with --serve (the token is never a flag: ps would show it)")
     serving.add_argument(
-        "--allow-remote",
-        action="store_true",
-        help="let --serve bind an address other than loopback (put a TLS reverse proxy in front)",
-    )
-    serving.add_argument(
         "--public-url",
         metavar="URL",
         type=_flag_type(parse_public_url),
@@ -174,6 +172,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=_flag_type(parse_positive_int),
         default=None,
         help=f"browser sessions at once; each runs a console process [default: {DEFAULT_MAX_SESSIONS}]",
+    )
+    serving.add_argument(
+        "--session-lifetime",
+        metavar="DURATION",
+        type=_flag_type(parse_session_lifetime),
+        default=None,
+        help=f"how long a browser's login lasts, e.g. 30m, 12h, 7d [env: {SESSION_LIFETIME_ENV}; default: 12h]",
     )
     serving.add_argument(
         "--token-file",
@@ -295,7 +300,7 @@ def _worker_mode(settings: Resolved) -> int:
         raise CliError(
             "--worker needs --app PACKAGE.MODULE:ATTR (or MONQUE_APP): the module holding your handlers", ExitCode.USAGE
         )
-    _require_metrics_client(settings)
+    collector_options = _require_metrics_client(settings)
     configure_logging(settings["log_level"], settings["log_format"])
     app = load_app(settings["app"])
     options = settings.engine_options()
@@ -314,20 +319,24 @@ def _worker_mode(settings: Resolved) -> int:
         summary_interval=_or(settings["summary_interval"], 30.0),
         duration=settings["duration"] or None,
         metrics=settings["metrics"],
+        metrics_options=collector_options,
     )
     return run_worker_blocking(config)
 
 
-def _require_metrics_client(settings: Resolved) -> None:
-    """``--metrics`` without prometheus-client installed: say so before anything opens."""
+def _require_metrics_client(settings: Resolved) -> dict[str, Any]:
+    """``--metrics`` checked (``listen_checks``) and, without prometheus-client installed, refused
+    before anything opens; the collector's options."""
+    options = metrics_options(settings)
     if settings["metrics"] is None:
-        return
+        return options
     try:
         import prometheus_client  # noqa: F401 - only whether it imports
     except ImportError:
         raise CliError(
             f"{settings.origin('metrics')} needs prometheus-client: pip install 'monque-tui[metrics]'", ExitCode.USAGE
         ) from None
+    return options
 
 
 def _check_instance_conflicts(settings: Resolved, instance: Any, spec: str) -> None:
@@ -358,16 +367,16 @@ def _or(value: Any, default: Any) -> Any:
 # -- serve ------------------------------------------------------------------------------------------
 #: Flags that only mean something with --serve: whether each was given.
 _SERVE_FLAGS: dict[str, Callable[[argparse.Namespace], bool]] = {
-    "--allow-remote": lambda args: bool(args.allow_remote),
     "--public-url": lambda args: args.public_url is not None,
     "--max-sessions": lambda args: args.max_sessions is not None,
     "--token-file": lambda args: args.token_file is not None,
+    "--session-lifetime": lambda args: args.session_lifetime is not None,
 }
 
 
 def _serve_mode(args: argparse.Namespace, settings: Resolved) -> int:
     """Check everything here, then import the web stack: a bad flag is one line even without the extra."""
-    from ..serve.options import ServeConfig, check_address, load_token
+    from ..serve.options import ServeConfig, check_address, load_token, resolve_session_lifetime
     from .urlcheck import check_url
 
     if args.headless:
@@ -377,8 +386,13 @@ def _serve_mode(args: argparse.Namespace, settings: Resolved) -> int:
             f"--serve serves the console only; run your handlers with {PROG} --worker --app ... beside it",
             ExitCode.USAGE,
         )
-    _reject(settings, ("summary_interval", "duration"), "--serve (they are for --worker and --demo --headless)")
-    check_address(args.serve, args.allow_remote)
+    _reject(
+        settings,
+        ("summary_interval", "duration", "metrics", *METRICS_ONLY),
+        "--serve (they are for --worker and --demo --headless)",
+    )
+    check_address(args.serve, settings["allow_remote"], args.public_url)
+    session_lifetime = resolve_session_lifetime(args.session_lifetime, os.environ)
     token = load_token(args.token_file, os.environ)
     from ..console.config import read_only_url
 
@@ -401,6 +415,7 @@ def _serve_mode(args: argparse.Namespace, settings: Resolved) -> int:
             max_sessions=args.max_sessions or DEFAULT_MAX_SESSIONS,
             read_only=settings["read_only"],
             child_environment=_session_environment(settings),
+            session_lifetime=session_lifetime,
         )
     )
 
@@ -409,7 +424,7 @@ def _session_environment(settings: Resolved) -> dict[str, str]:
     """What each session's console reads instead of flags: the store URL and the settings given."""
     environment = {"MONQUE_URL": settings["url"]}
     for option in OPTIONS:
-        if option.dest == "app" or not settings.given(option.dest):
+        if option.dest in ("app", "allow_remote") or not settings.given(option.dest):
             continue
         value = settings[option.dest]
         environment[option.env] = ("1" if value else "0") if isinstance(value, bool) else str(value)
@@ -433,7 +448,7 @@ def _demo_mode(args: argparse.Namespace, settings: Resolved) -> int:
         from ..worker.runner import WorkerConfig, run_worker_blocking
 
         _reject(settings, ("read_only", "read_preference"), "--demo --headless")
-        _require_metrics_client(settings)
+        collector_options = _require_metrics_client(settings)
         configure_logging(settings["log_level"], settings["log_format"])
         return run_worker_blocking(
             WorkerConfig(
@@ -445,13 +460,15 @@ def _demo_mode(args: argparse.Namespace, settings: Resolved) -> int:
                 duration=_or(settings["duration"], 15.0) or None,
                 mode="demo",
                 metrics=settings["metrics"],
+                metrics_options=collector_options,
             )
         )
     _reject(
         settings,
-        ("summary_interval", "duration", "metrics"),
+        ("summary_interval", "duration", "metrics", *METRICS_ONLY),
         "the console (they are for --worker and --demo --headless)",
     )
+    reject_unused_allow_remote(settings)
     from ..console.config import ConsoleConfig
 
     return _run_console(
@@ -473,9 +490,10 @@ def _console_mode(settings: Resolved) -> int:
 
     _reject(
         settings,
-        ("summary_interval", "duration", "metrics"),
+        ("summary_interval", "duration", "metrics", *METRICS_ONLY),
         "the console (they are for --worker and --demo --headless)",
     )
+    reject_unused_allow_remote(settings)
     setup = None
     if settings["app"]:
         from ..worker.app_loader import load_app

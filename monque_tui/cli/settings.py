@@ -43,6 +43,26 @@ def parse_positive_int(text: str) -> int:
     return value
 
 
+def parse_non_negative_int(text: str) -> int:
+    try:
+        value = int(text.strip())
+    except ValueError:
+        raise ValueError("expected a whole number, 0 or more") from None
+    if value < 0:
+        raise ValueError("expected a whole number, 0 or more")
+    return value
+
+
+def parse_name_list(text: str) -> tuple[str, ...]:
+    """``a,b,c``: job names, none blank, none holding a control character."""
+    names = tuple(part.strip() for part in text.split(","))
+    if not text.strip() or any(not name for name in names):
+        raise ValueError("expected job names separated by commas, none empty, e.g. email.send,report.build")
+    if any(any(ord(char) < 32 or ord(char) == 127 for char in name) for name in names):
+        raise ValueError("a job name may not hold a control character")
+    return tuple(dict.fromkeys(names))
+
+
 def _seconds(text: str, *, allow_zero: bool) -> float:
     try:
         value = float(text.strip())
@@ -248,6 +268,37 @@ OPTIONS: tuple[Option, ...] = (
         "[HOST:]PORT",
         "worker/headless: serve Prometheus metrics at http://HOST:PORT/metrics, HOST 127.0.0.1 unless given; "
         "needs pip install 'monque-tui[metrics]' [default: off]",
+    ),
+    Option(
+        "metrics_max_names",
+        "--metrics-max-names",
+        "MONQUE_METRICS_MAX_NAMES",
+        parse_non_negative_int,
+        None,
+        "N",
+        "with --metrics: the first N job names seen get series of their own, the rest are summed "
+        'under name="other" [default: 100]',
+    ),
+    Option(
+        "metrics_names",
+        "--metrics-names",
+        "MONQUE_METRICS_NAMES",
+        parse_name_list,
+        None,
+        "NAME,...",
+        "with --metrics: exactly these job names get series of their own, the rest are summed "
+        'under name="other" (instead of --metrics-max-names) [default: the first names seen]',
+    ),
+    Option(
+        "allow_remote",
+        "--allow-remote",
+        "MONQUE_ALLOW_REMOTE",
+        parse_bool,
+        False,
+        None,
+        "let --serve or --metrics listen on an address other than loopback "
+        "(put a TLS reverse proxy in front of --serve)",
+        is_switch=True,
     ),
     Option(
         "connect_timeout",

@@ -6,8 +6,8 @@ Everything here is plain Python (no aiohttp), so a bad flag fails in one line ev
 
 from __future__ import annotations
 
-import ipaddress
 import os
+import re
 import secrets
 import stat
 from dataclasses import dataclass
@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from ..common.exitcodes import CliError, ExitCode
-from ..common.listen import parse_listen_address
+from ..common.listen import format_listen_address, is_loopback_host, is_wildcard_host, parse_listen_address
 
 #: The token's environment variable; the token itself is never a flag (``ps`` shows argv).
 TOKEN_ENV = "MONQUE_SERVE_TOKEN"
@@ -24,8 +24,12 @@ TOKEN_FILE_ENV = "MONQUE_SERVE_TOKEN_FILE"
 #: Short tokens can be guessed; a generated one has 43 characters (256 bits).
 MIN_TOKEN_LENGTH = 16
 DEFAULT_MAX_SESSIONS = 4
-#: Values that mean "every interface": they always need --allow-remote.
-_LOOPBACK_NAMES = frozenset({"localhost"})
+#: How long a browser's login lasts (the cookie's Max-Age; the server forgets it then too).
+SESSION_LIFETIME_ENV = "MONQUE_SERVE_SESSION_LIFETIME"
+DEFAULT_SESSION_LIFETIME = 12 * 3600.0
+#: A cookie's Max-Age is whole seconds; a year is longer than any login should last.
+MAX_SESSION_LIFETIME = 366 * 86400.0
+_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,16 +44,6 @@ class ServeAddress:
     def url(self, port: int | None = None) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
         return f"http://{host}:{self.port if port is None else port}"
-
-
-def is_loopback_host(host: str) -> bool:
-    """127.0.0.0/8, ::1 or ``localhost``: only this machine can connect."""
-    if host.lower() in _LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def parse_address(text: str) -> ServeAddress:
@@ -68,6 +62,30 @@ def parse_public_url(text: str) -> str:
     if parts.path or parts.query or parts.fragment or parts.username or parts.password:
         raise ValueError("expected a bare origin (scheme, host and port, no path), e.g. https://jobs.example.com")
     return value
+
+
+def parse_session_lifetime(text: str) -> float:
+    """``90s``, ``30m``, ``12h``, ``7d`` or plain seconds; at least a second, at most a year."""
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)\s*([smhd]?)", text.strip().lower())
+    if match is None:
+        raise ValueError("expected a duration such as 30m, 12h or 7d (or seconds)")
+    seconds = float(match.group(1)) * _UNITS[match.group(2)]
+    if not 1 <= seconds <= MAX_SESSION_LIFETIME:
+        raise ValueError("expected a duration from 1s to 366d")
+    return seconds
+
+
+def resolve_session_lifetime(flag: float | None, environ: dict[str, str] | os._Environ[str]) -> float:
+    """``--session-lifetime``, else ``MONQUE_SERVE_SESSION_LIFETIME``, else 12 hours."""
+    if flag is not None:
+        return flag
+    raw = environ.get(SESSION_LIFETIME_ENV, "").strip()
+    if not raw:
+        return DEFAULT_SESSION_LIFETIME
+    try:
+        return parse_session_lifetime(raw)
+    except ValueError as error:
+        raise CliError(f"{SESSION_LIFETIME_ENV}={raw!r}: {error}", ExitCode.USAGE) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,14 +143,43 @@ class ServeConfig:
     child_environment: dict[str, str]
     log_level: str = "info"
     log_format: str = "text"
+    #: Seconds a browser's login lasts.
+    session_lifetime: float = DEFAULT_SESSION_LIFETIME
 
 
-def check_address(address: ServeAddress, allow_remote: bool) -> None:
-    """Binding beyond loopback exposes a page that can delete every job: only on request."""
+def check_address(address: ServeAddress, allow_remote: bool, public_url: str | None = None) -> None:
+    """Binding beyond loopback exposes a page that can delete every job: only on request, and
+    only with a URL other machines can open (every interface has no address to print)."""
+    where = format_listen_address(address.host, address.port)
     if not address.is_loopback and not allow_remote:
         raise CliError(
-            f"--serve {address.host}:{address.port} would accept connections from other machines; "
+            f"--serve {where} would accept connections from other machines; "
             "add --allow-remote to mean it (and put a TLS reverse proxy in front: see docs/operations.md), "
             f"or serve on 127.0.0.1:{address.port}",
             ExitCode.USAGE,
         )
+    if public_url is not None and is_wildcard_host(urlsplit(public_url).hostname or ""):
+        raise CliError(
+            f"--public-url {public_url}: a browser cannot open an every-interface address; "
+            "give the host name or address other machines use",
+            ExitCode.USAGE,
+        )
+    if public_url is None and is_wildcard_host(address.host):
+        raise CliError(
+            f"--serve {where} listens on every interface, so there is no one address to send browsers to; "
+            "add --public-url with the URL they open (e.g. https://jobs.example.com behind a TLS proxy, "
+            f"or http://HOSTNAME:{address.port or 8080}), or serve on one address",
+            ExitCode.USAGE,
+        )
+
+
+def plain_http_warning(public_url: str) -> str | None:
+    """The warning for a console other machines reach over plain HTTP, or None."""
+    host = urlsplit(public_url).hostname or ""
+    if not public_url.startswith("http://") or is_loopback_host(host):
+        return None
+    return (
+        f"warning: {public_url} is plain HTTP: the token, the login link, the session cookie and every key "
+        "cross the network unencrypted; put a TLS reverse proxy in front and give --public-url https://... "
+        "(docs/operations.md)"
+    )

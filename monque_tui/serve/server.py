@@ -25,8 +25,8 @@ from textual_serve.app_service import AppService
 from textual_serve.server import Server, to_int
 
 from ..common.exitcodes import CliError, ExitCode
-from .auth import TokenGate, describe_peer, security_headers
-from .options import TOKEN_ENV, TOKEN_FILE_ENV, ServeConfig
+from .auth import Session, TokenGate, describe_peer, security_headers
+from .options import TOKEN_ENV, TOKEN_FILE_ENV, ServeConfig, plain_http_warning
 
 log = logging.getLogger("monque_tui.serve")
 
@@ -37,6 +37,11 @@ DROPPED_FROM_SESSIONS = (TOKEN_ENV, TOKEN_FILE_ENV, "MONQUE_APP")
 STOP_TIMEOUT = 5.0
 #: A browser asks for its terminal size; anything beyond this is not a screen.
 MAX_CELLS = 1000
+#: Close codes the page shows the reason of (templates/app_index.html): "try again later"
+#: (the session limit), and the application's own for a login that ended.
+CLOSE_TRY_LATER = 1013
+CLOSE_LOGGED_OUT = 4001
+CLOSE_EXPIRED = 4002
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
@@ -80,9 +85,29 @@ class ConsoleServer(Server):
             templates_path=TEMPLATES,
         )
         self.config = config
-        self.gate = TokenGate(config.token.value, public_url, canonical_host=canonical_host)
+        self.gate = TokenGate(
+            config.token.value,
+            public_url,
+            canonical_host=canonical_host,
+            session_lifetime=config.session_lifetime,
+            on_logout=self._logged_out,
+        )
         self._sessions: dict[int, web.WebSocketResponse] = {}
+        #: Each console's login (None: a script's Bearer token), to close them at logout.
+        self._logins: dict[int, Session | None] = {}
         self._numbers = itertools.count(1)
+        self._closing: set[asyncio.Task[Any]] = set()
+
+    def _close_later(self, websocket: web.WebSocketResponse, code: int, reason: str) -> None:
+        task = asyncio.get_running_loop().create_task(websocket.close(code=code, message=reason.encode()))
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    def _logged_out(self, session: Session) -> None:
+        """A logout closes the consoles that login opened, in every tab."""
+        for number, login in list(self._logins.items()):
+            if login is session and number in self._sessions:
+                self._close_later(self._sessions[number], CLOSE_LOGGED_OUT, "You logged out. Reload to log in again.")
 
     def initialize_logging(self) -> None:
         """Logging is ``configure_logging``'s (set up by ``serve``), as in every other mode."""
@@ -93,7 +118,10 @@ class ConsoleServer(Server):
     async def on_shutdown(self, app: web.Application) -> None:
         """Close every session's websocket, so each handler stops its console process."""
         await asyncio.gather(
-            *(websocket.close(code=1001, message=b"server shutting down") for websocket in self._sessions.values()),
+            *(
+                websocket.close(code=1001, message=b"The server is shutting down.")
+                for websocket in self._sessions.values()
+            ),
             return_exceptions=True,
         )
 
@@ -109,10 +137,21 @@ class ConsoleServer(Server):
         limit = self.config.max_sessions
         if len(self._sessions) >= limit:
             log.warning("session refused for %s: all %d sessions are in use (--max-sessions)", peer, limit)
-            raise web.HTTPServiceUnavailable(text=f"all {limit} console sessions are in use; try again later\n")
+            return await self._refuse(request, limit)
         number = next(self._numbers)
         websocket = web.WebSocketResponse(heartbeat=15)
         self._sessions[number] = websocket  # counted before the first await: no race past the limit
+        login: Session | None = request.get("monque_session")
+        self._logins[number] = login
+        expiry = None
+        if login is not None:  # the console ends with the login that opened it
+            expiry = asyncio.get_running_loop().call_later(
+                self.gate.sessions.remaining(login),
+                self._close_later,
+                websocket,
+                CLOSE_EXPIRED,
+                "Your login expired. Reload to log in again.",
+            )
         width = min(max(to_int(request.query.get("width", "80"), 80), 1), MAX_CELLS)
         height = min(max(to_int(request.query.get("height", "24"), 24), 1), MAX_CELLS)
         started = time.monotonic()
@@ -141,6 +180,9 @@ class ConsoleServer(Server):
             log.warning("session %d for %s ended on an error: %s: %s", number, peer, type(error).__name__, error)
         finally:
             del self._sessions[number]
+            del self._logins[number]
+            if expiry is not None:
+                expiry.cancel()
             if console is not None:
                 await self._stop(console)
             if not websocket.closed:
@@ -153,6 +195,16 @@ class ConsoleServer(Server):
                 len(self._sessions),
                 limit,
             )
+        return websocket
+
+    @staticmethod
+    async def _refuse(request: web.Request, limit: int) -> web.WebSocketResponse:
+        """Past the limit: no console, but the page is told why (a refused handshake shows a
+        browser nothing but a closed socket), in the close frame's reason."""
+        websocket = web.WebSocketResponse()
+        await websocket.prepare(request)
+        reason = f"All {limit} console sessions are in use (--max-sessions {limit}). Close one, then Restart."
+        await websocket.close(code=CLOSE_TRY_LATER, message=reason.encode())
         return websocket
 
     @staticmethod
@@ -185,6 +237,9 @@ def serve(config: ServeConfig) -> int:
     port = listener.getsockname()[1]
     public_url = config.public_url or config.address.url(port)
     os.environ.pop(TOKEN_ENV, None)  # out of this process's environment: nothing else needs it
+    warning = plain_http_warning(public_url)
+    if warning is not None:
+        print(f"monque-tui: {warning}", file=sys.stderr, flush=True)
     return asyncio.run(_serve(config, listener, public_url))
 
 
@@ -198,7 +253,8 @@ async def _serve(config: ServeConfig, listener: socket.socket, public_url: str) 
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         loop.add_signal_handler(signum, stop.set)
-    _announce(config, public_url)
+    loop.add_signal_handler(signal.SIGUSR1, _new_link, server)
+    _announce(config, public_url, server.gate.login_link())
     try:
         await stop.wait()
     finally:
@@ -207,19 +263,34 @@ async def _serve(config: ServeConfig, listener: socket.socket, public_url: str) 
     return ExitCode.OK
 
 
-def _announce(config: ServeConfig, public_url: str) -> None:
-    """The lines an operator needs, on stdout; the token only when it was generated here."""
+def _new_link(server: ConsoleServer) -> None:
+    """SIGUSR1: a new one-time login link (the old one, used or not, no longer logs in)."""
+    print(f"monque-tui: new one-time login link: {server.gate.login_link()}", flush=True)
+
+
+def _lifetime(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"{seconds / size:g}{unit}"
+    return f"{seconds:g}s"
+
+
+def _announce(config: ServeConfig, public_url: str, link: str) -> None:
+    """The lines an operator needs, on stdout; never the token."""
     mode = "read-only console" if config.read_only else "console (it can cancel, retry and delete jobs)"
     lines = [
         f"monque-tui: serving the {mode} on {public_url}/",
         f"monque-tui: at most {config.max_sessions} sessions at once; each runs its own console process",
+        f"monque-tui: log in once with {link}",
+        f"monque-tui: (the link works once; kill -USR1 {os.getpid()} prints a new one; "
+        f"a login lasts {_lifetime(config.session_lifetime)})",
     ]
     if config.token.generated:
-        lines.append(f"monque-tui: open {public_url}/?token={config.token.value}")
         lines.append(
-            f"monque-tui: (a new token for this run; set {TOKEN_ENV} or {TOKEN_FILE_ENV} to keep one across restarts)"
+            f"monque-tui: (a new token for this run, never shown; for Authorization: Bearer in scripts, or the form at "
+            f"{public_url}/login, set {TOKEN_ENV} or {TOKEN_FILE_ENV})"
         )
     else:
-        lines.append(f"monque-tui: log in with the token from {config.token.source} (open {public_url}/login)")
+        lines.append(f"monque-tui: the token from {config.token.source} logs in at {public_url}/login, or as Bearer")
     lines.append("monque-tui: Ctrl+C stops the server and every session")
     print("\n".join(lines), flush=True)

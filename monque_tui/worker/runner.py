@@ -49,6 +49,8 @@ class WorkerConfig:
     mode: str = "worker"
     #: ``--metrics``: (host, port) to serve Prometheus metrics on; None for none.
     metrics: tuple[str, int] | None = None
+    #: ``MonqueCollector`` options (``names``, ``max_names``) for ``--metrics``.
+    metrics_options: dict[str, Any] = field(default_factory=dict)
 
 
 #: Signals that ask for a graceful stop. SIGHUP is among them because it is what a worker
@@ -150,7 +152,7 @@ async def run_worker(config: WorkerConfig) -> int:
     metrics: Any = None
     try:
         if config.metrics is not None:
-            metrics = _serve_metrics(monque, *config.metrics)
+            metrics = _serve_metrics(monque, *config.metrics, config.metrics_options)
         if config.setup is not None:
             try:
                 await config.setup(monque)
@@ -223,13 +225,13 @@ async def run_worker(config: WorkerConfig) -> int:
     return ExitCode.OK
 
 
-def _serve_metrics(monque: Monque, host: str, port: int) -> Any:
+def _serve_metrics(monque: Monque, host: str, port: int, options: dict[str, Any]) -> Any:
     """Start ``/metrics`` (``monque_engine.metrics``) before any job runs, so every one is counted."""
     from monque_engine.metrics import MetricsUnavailableError
 
     where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     try:
-        server = monque.metrics().serve(port, host)
+        server = monque.metrics(**options).serve(port, host)
     except MetricsUnavailableError as error:
         raise CliError(str(error).split(" (", 1)[0], ExitCode.USAGE) from None
     except OSError as error:
