@@ -13,8 +13,8 @@ back; ``data`` is kept as the JSON says (a NaN a MongoDB producer stored was wri
 ``{"$numberDouble": "NaN"}`` and comes back as that object, and a BSON date or ObjectId in a
 payload as its text, as ``mongoexport``'s relaxed form would need a schema to undo).
 
-A line that is not a job raises ``InvalidJobDocumentError`` naming the line, before
-``import_jobs`` has stored anything (it reads the whole iterable first).
+A line that is not a job raises ``InvalidExportLineError`` (an ``InvalidJobDocumentError``)
+naming the line, before ``import_jobs`` has stored anything (it reads the whole iterable first).
 """
 
 from __future__ import annotations
@@ -78,12 +78,22 @@ def job_from_export(doc: Mapping[str, Any]) -> Job:
     return Job.from_document(stored)
 
 
+class InvalidExportLineError(InvalidJobDocumentError):
+    """A line of an export that cannot be read as a job: which line, and why."""
+
+    def __init__(self, line: int, reason: str, job_id: str | None = None) -> None:
+        super().__init__(job_id, reason)
+        self.line = line
+        which = f"line {line}" + (f" (job {job_id})" if job_id is not None else "")
+        self.args = (f"Export {which} is not a readable Monque job: {reason}; fix that line or leave it out",)
+
+
 def read_export(lines: Iterable[str]) -> Iterator[Job]:
     """The jobs of a JSON Lines export, in its order; blank lines are skipped.
 
-    Raises ``InvalidJobDocumentError`` for a line that is not JSON, not an object, or not a
-    job, naming the line (``line 7: …``), so a restore from a damaged file stops with the
-    place to fix.
+    Raises ``InvalidExportLineError`` (an ``InvalidJobDocumentError``) for a line that is not
+    JSON, not an object, or not a job, naming the line, so a restore from a damaged file
+    stops with the place to fix (``import_jobs`` reads every job before storing any).
     """
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -91,19 +101,20 @@ def read_export(lines: Iterable[str]) -> Iterator[Job]:
         try:
             doc = json.loads(line)
         except ValueError as error:
-            raise InvalidJobDocumentError(
-                None, f"line {number} is not JSON ({error})", what="export line", fix="in the export file"
-            ) from None
+            raise InvalidExportLineError(number, f"it is not JSON ({error})") from None
         if not isinstance(doc, dict):
-            raise InvalidJobDocumentError(
-                None, f"line {number} is not a JSON object", what="export line", fix="in the export file"
-            )
+            raise InvalidExportLineError(number, f"it is a JSON {type(doc).__name__}, not an object")
         try:
             yield job_from_export(doc)
         except InvalidJobDocumentError as error:
-            raise InvalidJobDocumentError(
-                error.job_id, f"line {number}: {error.reason}", what="export line", fix="in the export file"
-            ) from None
+            raise InvalidExportLineError(number, error.reason, error.job_id) from None
 
 
-__all__ = ["ATTEMPT_INSTANTS", "INSTANT_FIELDS", "job_from_export", "read_export", "read_instant"]
+__all__ = [
+    "ATTEMPT_INSTANTS",
+    "INSTANT_FIELDS",
+    "InvalidExportLineError",
+    "job_from_export",
+    "read_export",
+    "read_instant",
+]

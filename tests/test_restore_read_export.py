@@ -45,13 +45,20 @@ def test_instants_in_every_form_the_export_or_mongoexport_writes(value: object, 
 @pytest.mark.parametrize(
     ("line", "said"),
     [
-        ("{not json", "line 2 is not JSON"),
-        ("[1, 2]", "line 2 is not a JSON object"),
-        (LINE.replace('"failed"', '"done"'), "line 2: status is not a Monque status ('done')"),
-        (LINE.replace('"2026-01-15T12:00:00.000Z"', '"soon"'), "line 2: nextRunAt is not a date"),
+        ("{not json", "Export line 2 is not a readable Monque job: it is not JSON ("),
+        ("[1, 2]", "Export line 2 is not a readable Monque job: it is a JSON list, not an object;"),
+        (
+            LINE.replace('"failed"', '"done"'),
+            "Export line 2 (job 678800aa0000000000000001) is not a readable Monque job: "
+            "status is not a Monque status ('done'); fix that line or leave it out",
+        ),
+        (
+            LINE.replace('"2026-01-15T12:00:00.000Z"', '"soon"'),
+            "(job 678800aa0000000000000001) is not a readable Monque job: nextRunAt is not a date",
+        ),
     ],
 )
 def test_a_damaged_line_is_refused_naming_it(line: str, said: str) -> None:
-    with pytest.raises(InvalidJobDocumentError, match=None) as info:
+    with pytest.raises(InvalidJobDocumentError) as info:
         list(read_export([LINE, line]))
-    assert said in str(info.value), str(info.value)
+    assert said in str(info.value) and info.value.line == 2, str(info.value)
