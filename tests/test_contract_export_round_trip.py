@@ -124,3 +124,16 @@ async def test_csv_has_error_type_error_group_and_the_attempt_count(monque) -> N
     assert (failed["errorType"], failed["attempts"]) == ("httpx.ConnectTimeout", "1")
     assert failed["errorGroup"] == sample_jobs()[3].error_group
     assert (pending["errorType"], pending["errorGroup"], pending["attempts"]) == ("", "", "0")
+
+
+async def test_the_new_csv_columns_are_guarded_as_formula_cells_and_exact_with_csv_raw(monque) -> None:
+    """A hand edit or another program may put anything in errorType / errorGroup."""
+    m = await monque()
+    hostile = sample_jobs()[3].replace(error_type="=HYPERLINK(\"http://x\")", error_group="@SUM(A1:A9)")
+    await m.import_jobs([hostile])
+    for csv_raw, quote in ((False, "'"), (True, "")):
+        out = io.StringIO()
+        await export_jobs(m, out, None, "csv", csv_raw=csv_raw)
+        [row] = csv.DictReader(io.StringIO(out.getvalue()))
+        assert row["errorType"] == quote + '=HYPERLINK("http://x")' and row["errorGroup"] == quote + "@SUM(A1:A9)"
+        assert row["attempts"] == "1"
