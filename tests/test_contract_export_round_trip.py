@@ -129,7 +129,7 @@ async def test_csv_has_error_type_error_group_and_the_attempt_count(monque) -> N
 async def test_the_new_csv_columns_are_guarded_as_formula_cells_and_exact_with_csv_raw(monque) -> None:
     """A hand edit or another program may put anything in errorType / errorGroup."""
     m = await monque()
-    hostile = sample_jobs()[3].replace(error_type="=HYPERLINK(\"http://x\")", error_group="@SUM(A1:A9)")
+    hostile = sample_jobs()[3].replace(error_type='=HYPERLINK("http://x")', error_group="@SUM(A1:A9)")
     await m.import_jobs([hostile])
     for csv_raw, quote in ((False, "'"), (True, "")):
         out = io.StringIO()
