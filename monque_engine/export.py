@@ -7,7 +7,10 @@ report as it goes.
 
 The format is Monque's document, as Node Monque and ``mongoexport`` users know it:
 camelCase field names, ``_id`` as the 24-hex id, instants as ISO-8601 UTC with
-milliseconds (``2026-12-03T06:42:24.123Z``). CSV puts ``data`` in one column as compact
+milliseconds (``2026-12-03T06:42:24.123Z``). A JSON Lines line holds every field the job
+has (attempt records, error type and group included), so ``restore.read_export`` reads it
+back for ``Monque.import_jobs``; ``export_file.write_export`` writes it to a file safely.
+CSV puts ``data`` in one column as compact
 JSON text, and by default guards each cell a spreadsheet would run as a formula (see
 ``spreadsheet_cell``); ``csv_raw=True`` writes every cell exactly. Every line is strict JSON: a NaN or infinity a MongoDB producer stored is written
 ``{"$numberDouble": "NaN"}``, as relaxed Extended JSON (and mongoexport) writes it.
