@@ -120,7 +120,9 @@ async def write_export(
         found = _stat(path)
     except OSError as error:
         raise ExportFileError("write", path, _os_reason(error)) from None
-    if found is not None and not stat.S_ISREG(found.st_mode):  # a device or FIFO: replace=True here
+    if found is not None and not replace:  # it appeared since the check
+        raise ExportFileError("exists", path, "it already exists")
+    if found is not None and not stat.S_ISREG(found.st_mode):  # a device or FIFO
         return await _write_in_place(monque, path, filter, format, progress, csv_raw)
     mode = None if found is None else stat.S_IMODE(found.st_mode)
     folder, name = os.path.split(os.path.realpath(path))
