@@ -22,7 +22,7 @@ from monque_engine.export import FIELDS, export_jobs
 from monque_engine.restore import read_export
 
 
-async def _every_status(m) -> list[Job]:
+async def _every_status(m, wait_until) -> list[Job]:
     """Jobs in every status: run by a real worker, then the imported samples beside them."""
     done: list[str] = []
 
@@ -53,9 +53,7 @@ async def _every_status(m) -> list[Job]:
             and jobs[failed.id].status is JobStatus.FAILED
         )
 
-    from conftest import poll_until
-
-    await poll_until(settled, 10, "the worker's jobs to finish")
+    await wait_until(settled, 10, "the worker's jobs to finish")
     await m.stop()
     await m.import_jobs(sample_jobs())  # after the worker: its stale recovery would take the processing one
     ids = [ok.id, retried.id, failed.id, cancelled.id, recurring.id, *(job.id for job in sample_jobs())]
@@ -70,9 +68,9 @@ async def _export(m, fmt: str = "jsonl") -> str:
     return out.getvalue()
 
 
-async def test_a_jsonl_export_restored_through_import_jobs_is_every_job_as_it_was(monque) -> None:
+async def test_a_jsonl_export_restored_through_import_jobs_is_every_job_as_it_was(monque, wait_until) -> None:
     source = await monque(max_retries=2)
-    jobs = await _every_status(source)
+    jobs = await _every_status(source, wait_until)
     failed = next(job for job in jobs if job.name == "broken")
     assert failed.attempts and failed.error_type == "ConnectionRefusedError" and failed.error_group
     text = await _export(source)
