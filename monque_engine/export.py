@@ -7,7 +7,10 @@ report as it goes.
 
 The format is Monque's document, as Node Monque and ``mongoexport`` users know it:
 camelCase field names, ``_id`` as the 24-hex id, instants as ISO-8601 UTC with
-milliseconds (``2026-12-03T06:42:24.123Z``). CSV puts ``data`` in one column as compact
+milliseconds (``2026-12-03T06:42:24.123Z``). A JSON Lines line holds every field the job
+has (attempt records, error type and group included), so ``restore.read_export`` reads it
+back for ``Monque.import_jobs``; ``export_file.write_export`` writes it to a file safely.
+CSV puts ``data`` in one column as compact
 JSON text, and by default guards each cell a spreadsheet would run as a formula (see
 ``spreadsheet_cell``); ``csv_raw=True`` writes every cell exactly. Every line is strict JSON: a NaN or infinity a MongoDB producer stored is written
 ``{"$numberDouble": "NaN"}``, as relaxed Extended JSON (and mongoexport) writes it.
@@ -26,6 +29,7 @@ from collections.abc import Callable
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any, Literal, TextIO
 
+from .attempts import Attempt
 from .errors import InvalidJobQueryError
 from .job import Job, JobListFilter, JobSort
 from .timeutil import in_range, ms_to_datetime
@@ -37,9 +41,13 @@ ExportFormat = Literal["jsonl", "csv"]
 FORMATS: tuple[str, ...] = ("jsonl", "csv")
 #: The columns of a CSV export, in order (a JSON Lines document has the same keys, minus
 #: those a job does not have).
+#: ``errorType``, ``errorGroup`` and ``attempts`` came last (after ``data``), so a program
+#: reading an older export's columns by position still finds them where they were. In CSV,
+#: ``attempts`` is how many attempt records the job keeps; JSON Lines holds the records.
 FIELDS: tuple[str, ...] = (
     "_id", "name", "status", "nextRunAt", "createdAt", "updatedAt", "failCount", "failReason",
     "lockedAt", "claimedBy", "lastHeartbeat", "heartbeatInterval", "repeatInterval", "uniqueKey", "data",
+    "errorType", "errorGroup", "attempts",
 )  # fmt: skip
 DEFAULT_PAGE_SIZE = 500
 #: ``progress(written, total)``: called after each page; ``total`` is the count taken when
@@ -102,8 +110,20 @@ def _instant(ms: int | None) -> Any:
     return {"$date": {"$numberLong": str(ms)}}
 
 
+def export_attempt(attempt: Attempt) -> dict[str, Any]:
+    """One attempt record as the MongoDB store keeps it (``durationMs`` included), its
+    instants written as the job's are."""
+    return attempt.to_fields(_instant)
+
+
 def export_document(job: Job) -> dict[str, Any]:
-    """One job as its export document (JSON-ready: no datetimes, no ObjectIds)."""
+    """One job as its export document (JSON-ready: no datetimes, no ObjectIds).
+
+    Every field a job has is here, so ``restore.read_export`` gives back the same ``Job``
+    (``Monque.import_jobs`` then stores it as it was): its attempt history and the error
+    type and group of its last failure included (issue 34: without them a restore lost the
+    job's failures and its place in the error groups).
+    """
     doc: dict[str, Any] = {
         "_id": job.id,
         "name": job.name,
@@ -124,6 +144,13 @@ def export_document(job: Job) -> dict[str, Any]:
     }
     doc.update({key: value for key, value in optional.items() if value is not None})
     doc["data"] = job.data
+    if job.error_type is not None:
+        doc["errorType"] = job.error_type
+    if job.error_group is not None:
+        doc["errorGroup"] = job.error_group
+    attempts = job.attempts
+    if attempts:
+        doc["attempts"] = [export_attempt(attempt) for attempt in attempts]
     return doc
 
 
@@ -192,6 +219,7 @@ class _Writer:
             self._out.write("\n")
             return
         doc["data"] = _dumps(job.data)  # always JSON text, also when it is a string
+        doc["attempts"] = len(job.attempts)  # the records themselves are JSON Lines' (and long)
         self._csv.writerow({key: self._cell(_csv_text(value)) for key, value in doc.items()})
         self._flush_row()
 
@@ -244,6 +272,7 @@ __all__ = [
     "FORMATS",
     "FORMULA_STARTS",
     "ExportFormat",
+    "export_attempt",
     "export_document",
     "export_jobs",
     "iso",

@@ -13,7 +13,8 @@ acknowledged jobs were gone at the next open (issue 25). So the check is on file
 * a file that exists is compared by device and inode, so a hard link to one is caught;
 * any SQLite database, and a companion file of one, is refused whatever store it belongs to.
 
-The ``monque-tui export`` command and the console's export dialog both ask ``export_refusal``.
+The one file writer (``export_file.write_export``, behind ``monque-tui export --output`` and the
+console's export) asks ``export_refusal`` before it writes and ``refusal_in_folder`` at the rename.
 """
 
 from __future__ import annotations

@@ -24,7 +24,6 @@ import json
 import os
 import re
 import signal
-import stat
 import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -34,7 +33,7 @@ from typing import Any, NoReturn
 
 from monque_engine import ConnectionError, InvalidJobQueryError, JobListFilter, Monque, MonqueError
 from monque_engine.export import FORMATS, export_jobs, iso
-from monque_engine.export_target import export_refusal, refusal_in_folder
+from monque_engine.export_file import ExportFileError, check_export_path, write_export
 from monque_engine.store import (
     DEFAULT_URL,
     InvalidCollectionNameError,
@@ -296,7 +295,10 @@ def run_command(argv: Sequence[str]) -> int:
     args.connect_timeout, _ = resolve_option(OPTIONS_BY_DEST["connect_timeout"], args.connect_timeout, os.environ)
     args.url_in_use = url
     if args.command == "export" and args.output != "-":
-        _refuse_store_file(args.output, args)  # before the store is opened; asked again at the rename
+        try:  # before the store is opened; asked again by the writer, and at the rename
+            check_export_path(args.output, url, replace=True)
+        except ExportFileError as error:
+            raise _export_file_error(error, args) from None
     _refuse_bad_collection(args, url)
     handler = _HANDLERS[args.command]
     try:
@@ -794,118 +796,34 @@ async def _export(monque: Monque, args: argparse.Namespace) -> int:
         except OSError as error:  # a full disk behind a redirect: the user's to fix, not a bug
             raise CliError(f"cannot write stdout: {error.strerror or error}", ExitCode.USAGE) from None
     else:
-        written = await _export_to_file(monque, target, listing, args, progress)
+        try:  # the one file writer (export_file): temporary file, checked rename, devices in place
+            written = await write_export(
+                monque,
+                target,
+                listing,
+                args.format,
+                store_url=args.url_in_use,
+                replace=True,
+                progress=progress,
+                csv_raw=args.csv_raw,
+            )
+        except ExportFileError as error:
+            raise _export_file_error(error, args) from None
     _err(f"exported {written} job(s) to {'stdout' if target == '-' else target} ({args.format})")
     return ExitCode.OK
 
 
-async def _export_to_file(
-    monque: Monque, target: str, listing: JobListFilter, args: argparse.Namespace, progress: Callable[[int, int], None]
-) -> int:
-    """Write to a temporary file beside ``target`` and rename it into place when complete.
-
-    A bad filter, a store error or a full disk part-way then leaves no truncated file, and
-    never destroys an existing ``target`` (which a plain ``open(target, "w")`` empties first).
-    Only a regular file (or a new name) is replaced that way: see ``_export_destination``.
-    The temporary file is made and renamed through the destination's folder held open, and
-    that folder and name are checked against the store's files once more, so a symlink
-    swapped into the path meanwhile cannot send the rename onto ``jobs.db-wal``.
-    """
-    _refuse_store_file(target, args)
-    destination, mode = _export_destination(target)
-    if destination is None:
-        return await _export_into(monque, target, listing, args, progress)
-    folder, name = os.path.split(destination)
-    partial = f"{name}.partial-{os.getpid()}"
-    try:
-        folder_fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError as error:
-        raise CliError(f"cannot write {target}: {error.strerror or error}", ExitCode.USAGE) from None
-    try:
-        reason = refusal_in_folder(folder_fd, name, args.url_in_use)
-        if reason is not None:
-            raise CliError(_refusal_line(target, reason, args), ExitCode.USAGE)
-        return await _write_and_rename(monque, folder_fd, partial, name, mode, listing, args, progress)
-    finally:
-        os.close(folder_fd)
-
-
-async def _write_and_rename(
-    monque: Monque,
-    folder_fd: int,
-    partial: str,
-    name: str,
-    mode: int | None,
-    listing: JobListFilter,
-    args: argparse.Namespace,
-    progress: Callable[[int, int], None],
-) -> int:
-    """The export into ``partial``, renamed to ``name`` once whole; both in the open folder."""
-    try:
-        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666, dir_fd=folder_fd)
-    except OSError as error:
-        raise CliError(f"cannot write {args.output}: {error.strerror or error}", ExitCode.USAGE) from None
-    done = False
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:
-            if mode is not None:
-                os.fchmod(fd, mode)  # an earlier export's permissions stay (umask gave the new file its own)
-            written = await export_jobs(monque, out, listing, args.format, progress=progress, csv_raw=args.csv_raw)
-        os.replace(partial, name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)
-        done = True
-        return written
-    except OSError as error:
-        raise CliError(f"cannot write {args.output}: {error.strerror or error}", ExitCode.USAGE) from None
-    finally:
-        if not done:
-            try:
-                os.unlink(partial, dir_fd=folder_fd)
-            except OSError:
-                pass
-
-
-def _refuse_store_file(target: str, args: argparse.Namespace) -> None:
-    """Exit 2 when ``--output`` leads to the store's own files or any SQLite database's (``export_target``)."""
-    reason = export_refusal(target, args.url_in_use)
-    if reason is not None:
-        raise CliError(_refusal_line(target, reason, args), ExitCode.USAGE)
-
-
-def _refusal_line(target: str, reason: str, args: argparse.Namespace) -> str:
-    return f"refusing to write the export over {target}: {reason}; name another file (e.g. export.{args.format})"
-
-
-def _export_destination(target: str) -> tuple[str | None, int | None]:
-    """Where the finished export is renamed to, and the permission bits to give it.
-
-    ``(None, None)``: ``target`` is not a regular file (``/dev/null``, a FIFO, ``/dev/stdout``)
-    and is written in place. Renaming over it replaced the device itself: ``--output
-    /dev/null`` run as root left a regular file at ``/dev/null`` for every program on the
-    machine (probe finding). A symlink is followed, so the file it points to is replaced and
-    the link stays; an existing file keeps its permission bits.
-    """
-    try:
-        found = os.stat(target)  # follows symlinks
-    except FileNotFoundError:
-        return os.path.realpath(target), None  # a new file, or the file a dangling link names
-    except OSError as error:
-        raise CliError(f"cannot write {target}: {error.strerror or error}", ExitCode.USAGE) from None
-    if stat.S_ISDIR(found.st_mode):
-        raise CliError(f"cannot write {target}: it is a directory; name a file", ExitCode.USAGE)
-    if not stat.S_ISREG(found.st_mode):
-        return None, None
-    return os.path.realpath(target), stat.S_IMODE(found.st_mode)
-
-
-async def _export_into(
-    monque: Monque, target: str, listing: JobListFilter, args: argparse.Namespace, progress: Callable[[int, int], None]
-) -> int:
-    """Write straight into a device or FIFO (nothing there to keep whole)."""
-    try:
-        with open(target, "w", encoding="utf-8", newline="") as out:
-            return await export_jobs(monque, out, listing, args.format, progress=progress, csv_raw=args.csv_raw)
-    except OSError as error:
-        raise CliError(f"cannot write {target}: {error.strerror or error}", ExitCode.USAGE) from None
+def _export_file_error(error: ExportFileError, args: argparse.Namespace) -> CliError:
+    """The one line (exit 2) for a path the export cannot be written to (``export_file``)."""
+    if error.problem == "refused":
+        return CliError(
+            f"refusing to write the export over {error.path}: {error.reason}; name another file "
+            f"(e.g. export.{args.format})",
+            ExitCode.USAGE,
+        )
+    if error.problem == "directory":
+        return CliError(f"cannot write {error.path}: it is a directory; name a file", ExitCode.USAGE)
+    return CliError(f"cannot write {error.path}: {error.reason}", ExitCode.USAGE)
 
 
 async def _migrate(monque: Monque, args: argparse.Namespace) -> int:

@@ -2,11 +2,14 @@
 
 ``export_view`` is a plain blocking function meant for a worker thread: it opens its own
 ``Monque`` on the console's store (a thread needs its own event loop and connection), then
-streams every job matching the view's filter with the engine's ``export_jobs`` (keyset
-pages, constant memory). The format follows the path's extension: ``.csv`` is CSV (cells a
-spreadsheet would run as formulas get a leading ``'``, as ``monque-tui export`` writes them
-without ``--csv-raw``), anything else JSON Lines. An existing file is never overwritten, and
-no path that leads to the store's own files is used (``monque_engine.export_target``).
+writes every job matching the view's filter with the engine's one file writer,
+``monque_engine.export_file.write_export`` (the one ``monque-tui export --output`` uses:
+keyset pages in constant memory, a temporary file renamed into place through its folder held
+open, the store's own files refused however the path is spelled; issue 35 item 5). The format
+follows the path's extension: ``.csv`` is CSV (cells a spreadsheet would run as formulas get a
+leading ``'``, as ``monque-tui export`` writes them without ``--csv-raw``), anything else
+JSON Lines. The console never overwrites: an existing file, device or FIFO is refused
+(``replace=False``), and a failure part-way leaves no file behind.
 """
 
 from __future__ import annotations
@@ -19,8 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from monque_engine import JobListFilter, Monque
-from monque_engine.export import export_jobs
-from monque_engine.export_target import export_refusal
+from monque_engine.export_file import ExportFileError, check_export_path, write_export
 
 
 class ExportError(Exception):
@@ -36,31 +38,40 @@ def format_for(path: str) -> str:
     return "csv" if path.lower().endswith(".csv") else "jsonl"
 
 
+def _line(target: Path, error: ExportFileError) -> str:
+    """The operator's line for a path the writer refused (the dialog shows it under the input)."""
+    if error.problem == "refused":
+        return f"Export: {target} cannot be used: {error.reason}; choose another path."
+    if error.problem == "exists":
+        return f"Export: {target} already exists; choose another path."
+    if error.problem == "directory":
+        return f"Export: {target} is a directory; choose another path."
+    if error.problem == "no-folder":
+        folder = Path(os.path.realpath(target)).parent if target.is_symlink() else target.parent
+        return f"Export: the folder {folder} does not exist; create it or choose another path."
+    if error.problem == "unusable":
+        return f"Export: cannot use that path ({error.reason}); choose another path."
+    return f"Export: cannot write {target}: {error.reason}"
+
+
 def check_target(path: str, store_url: str | None) -> Path:
     """The file ``path`` names, if an export may be written there; else ``ExportError`` saying why.
 
     The export dialog asks this before it closes, so an answer it cannot use is explained
     under the input and can be corrected (an empty path closed it without a word, and an
     existing file was reported after it had closed, the typed path lost; probe 7). The
-    export itself asks again: the file may have appeared since. A path that leads to the
-    store's own files (``jobs.db-journal`` through a symlinked folder: a new file there is
-    still the store's) is refused before "already exists" is considered.
+    export itself asks again, and the writer once more through the folder it holds open:
+    the path may change meanwhile. A path that leads to the store's own files
+    (``jobs.db-journal`` through a symlinked folder: a new file there is still the store's)
+    is refused before "already exists" is considered.
     """
-    target = Path(os.path.expanduser(path.strip()))
     if not path.strip():
         raise ExportError("Export: type a file path (a .csv path writes CSV, anything else JSON Lines).")
+    target = Path(os.path.expanduser(path.strip()))
     try:
-        refusal = export_refusal(str(target), store_url)
-        exists, folder = target.exists(), target.parent.is_dir()
-    except (OSError, ValueError) as error:  # a name too long (ENAMETOOLONG), a NUL byte: the OS refuses the path
-        reason = getattr(error, "strerror", None) or error
-        raise ExportError(f"Export: cannot use that path ({reason}); choose another path.") from None
-    if refusal is not None:
-        raise ExportError(f"Export: {target} cannot be used: {refusal}; choose another path.")
-    if exists:
-        raise ExportError(f"Export: {target} already exists; choose another path.")
-    if not folder:
-        raise ExportError(f"Export: the folder {target.parent} does not exist; create it or choose another path.")
+        check_export_path(str(target), store_url, replace=False)
+    except ExportFileError as error:
+        raise ExportError(_line(target, error)) from None
     return target
 
 
@@ -78,15 +89,16 @@ def export_view(
         monque = Monque(url, **{**dict(options), "recover_stale_jobs": False})
         await monque.initialize()
         try:
-            with target.open("x", encoding="utf-8", newline="") as out:
-                return await export_jobs(monque, out, list_filter, format_for(path), progress=progress)
+            return await write_export(
+                monque, str(target), list_filter, format_for(path), store_url=url, replace=False, progress=progress
+            )
         finally:
             await monque.close()
 
     try:
         return asyncio.run(run())
-    except ExportError:
-        raise
+    except ExportFileError as error:
+        raise ExportError(_line(target, error)) from None
     except OSError as error:
         raise ExportError(f"Export: cannot write {target}: {error.strerror or error}") from None
     except Exception as error:  # noqa: BLE001 - one line for the operator
