@@ -20,6 +20,7 @@ from monque_engine.cursor import CursorAnchor
 from monque_engine.job import Job, JobSort, JobStatus
 from monque_engine.store.base import StoreListFilter, StoreSelector
 from monque_engine.store.mongo import documents as q
+from monque_engine.store.mongo import intake
 from monque_engine.timeutil import datetime_to_ms
 
 
@@ -299,13 +300,13 @@ def test_evaluator_unique_upsert_inserts_once_and_returns_existing_live_job() ->
     second = new_job(oid(2), unique_key="k1", data={"other": True})
     a = c.find_one_and_update(
         q.unique_key_filter("email", "k1"),
-        q.unique_insert_update(first),
+        intake.unique_insert_update(first),
         upsert=True,
         return_document=ReturnDocument.AFTER,
     )
     b = c.find_one_and_update(
         q.unique_key_filter("email", "k1"),
-        q.unique_insert_update(second),
+        intake.unique_insert_update(second),
         upsert=True,
         return_document=ReturnDocument.AFTER,
     )
@@ -313,7 +314,7 @@ def test_evaluator_unique_upsert_inserts_once_and_returns_existing_live_job() ->
     c.update_one({"_id": q.oid(oid(1))}, {"$set": {"status": "completed"}})
     d = c.find_one_and_update(
         q.unique_key_filter("email", "k1"),
-        q.unique_insert_update(second),
+        intake.unique_insert_update(second),
         upsert=True,
         return_document=ReturnDocument.AFTER,
     )

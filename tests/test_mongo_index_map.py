@@ -2,25 +2,30 @@
 (issue 27 item 7). STATIC: no server; the rules below are MongoDB's planner rules for when
 an index serves a filter and a sort (equality keys first, then the sort keys in order, all
 in one direction or all reversed; a range or ``$in`` needs a leading key; an ``$or`` is
-served when its branches each are), applied to the documents ``documents.py`` builds.
+served when its branches each are), applied to the documents the store's modules build
+(``documents.py`` and each port's module: ``claims.py``, ``reads.py``, …).
 
-Adding a query builder to ``documents.py`` fails ``test_every_query_builder_is_mapped``
+Adding a query builder to any module of ``store/mongo/`` fails ``test_every_query_builder_is_mapped``
 until its shape is listed in ``SHAPES`` below (and served) or in ``EXEMPT`` with a reason.
 Whether the server's planner picks these indexes is for a real server's ``explain``.
 """
 
 from __future__ import annotations
 
+import importlib
 import inspect
+import pkgutil
 from typing import Any
 
 import pytest
 from bson import ObjectId
 
+import monque_engine.store.mongo as mongo
 from monque_engine.cursor import CursorAnchor
 from monque_engine.job import JobSort, JobStatus, OwnerJobStamp
 from monque_engine.store.base import StoreListFilter, StoreSelector
 from monque_engine.store.mongo import documents as q
+from monque_engine.store.mongo import intake
 from monque_engine.store.mongo.indexes import fleet_index_specs, index_specs
 
 Keys = list[tuple[str, int]]
@@ -132,7 +137,7 @@ SHAPES: list[tuple[str, dict[str, Any], Keys]] = [
     ("retention: delete a batch", q.purge_batch_filter(q.purge_filter(JobStatus.FAILED, NOW), [ObjectId(ID)]), []),
     ("instance collision check", q.live_claim_filter("w1", NOW), []),
     ("unique key upsert", q.unique_key_filter("email", "k"), []),
-    ("standalone insert_many undo", q.insert_undo_filter([ObjectId(ID)]), []),
+    ("standalone insert_many undo", intake.insert_undo_filter([ObjectId(ID)]), []),
     ("an owner's jobs (dead-owner watch)", q.owner_jobs_filter("w1"), []),
     ("dead owner release", q.unmoved_owner_filter("w1", [OwnerJobStamp(ID, NOW, NOW, 30_000)]), []),
     ("hand-edited claims (stale recovery)", q.malformed_claims_filter(), []),
@@ -181,6 +186,7 @@ EXEMPT = {
     "status_counts_pipeline": "hinted (test_hinted_reads_name_declared_indexes)",
     "counts_by_name_pipeline": "hinted (test_hinted_reads_name_declared_indexes)",
     "pending_health_pipeline": "hinted (test_hinted_reads_name_declared_indexes)",
+    "watch_pipeline": "a change stream's $match on events, not a query of the collection",
 }
 
 
@@ -200,17 +206,24 @@ def test_hinted_reads_name_declared_indexes() -> None:
 
 
 def test_every_query_builder_is_mapped() -> None:
-    """A new ``*_filter`` / ``*_query`` / ``*_pipeline`` / ``*_clause`` builder must be mapped or exempted."""
+    """A new ``*_filter`` / ``*_query`` / ``*_pipeline`` / ``*_clause`` builder, in any module
+    of ``store/mongo/``, must be mapped or exempted."""
     source = inspect.getsource(__import__(__name__))
+    modules = [
+        importlib.import_module(info.name)
+        for info in pkgutil.iter_modules(mongo.__path__, "monque_engine.store.mongo.")
+    ]
     builders = {
         name
-        for name, value in vars(q).items()
+        for module in modules
+        for name, value in vars(module).items()
         if inspect.isfunction(value)
-        and value.__module__ == q.__name__
+        and value.__module__ == module.__name__
         and not name.startswith("_")
         and name.endswith(("_filter", "_query", "_pipeline", "_clause"))
     }
-    unmapped = {name for name in builders if name not in EXEMPT and f"q.{name}(" not in source}
+    assert {"claim_filter", "list_filter", "watch_pipeline"} <= builders  # the modules are found
+    unmapped = {name for name in builders if name not in EXEMPT and f".{name}(" not in source}
     assert not unmapped, f"map these query builders to an index in SHAPES (or EXEMPT them with a reason): {unmapped}"
 
 

@@ -18,12 +18,13 @@ from monque_engine.errors import UniqueKeyConflictError
 from monque_engine.job import JobStatus
 from monque_engine.store.base import StoreSelector
 from monque_engine.store.mongo import documents as q
+from monque_engine.store.mongo import intake
 
 RETRYABLE = StoreSelector(statuses=(JobStatus.FAILED, JobStatus.CANCELLED))
 
 
 def _doc(n: int, status: str, key: str | None = None) -> dict[str, Any]:
-    doc = q.new_job_document(new_job(oid(n), unique_key=key))
+    doc = intake.new_job_document(new_job(oid(n), unique_key=key))
     doc["status"] = status
     if status == "failed":
         doc.update(failCount=3, failReason="boom")

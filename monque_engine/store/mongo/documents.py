@@ -21,16 +21,7 @@ from ...attempts import MAX_ATTEMPTS, Attempt
 from ...cursor import CursorAnchor
 from ...errorgroups import hour_window
 from ...errors import InvalidCursorError
-from ...job import (
-    CursorDirection,
-    Job,
-    JobSort,
-    JobStatus,
-    NewJob,
-    OwnerJobStamp,
-    name_glob_regex,
-    regex_literal,
-)
+from ...job import CursorDirection, Job, JobSort, JobStatus, OwnerJobStamp, name_glob_regex, regex_literal
 from ...timeutil import in_range, ms_to_datetime
 from ..base import StoreListFilter, StoreSelector
 
@@ -68,52 +59,11 @@ def _unset(*fields: str) -> Document:
     return {field: "" for field in fields}
 
 
-# -- intake ---------------------------------------------------------------------------------
-def new_job_document(job: NewJob) -> Document:
-    """A new pending job exactly as Node Monque writes one, field order included.
-
-    Upstream's job-intake.ts builds ``{name, data, status, nextRunAt, repeatInterval,
-    failCount, createdAt, updatedAt}`` and then adds ``uniqueKey``; the server puts ``_id``
-    first. Order matters only for byte-level comparisons (exports, diffs of documents
-    written by both sides), but it costs nothing to keep.
-    """
-    doc: Document = {
-        "_id": oid(job.id),
-        "name": job.name,
-        "data": job.data,
-        "status": PENDING,
-        "nextRunAt": dt(job.next_run_at_ms),
-    }
-    if job.repeat_interval is not None:
-        doc["repeatInterval"] = job.repeat_interval
-    doc["failCount"] = 0
-    doc["createdAt"] = doc["updatedAt"] = dt(job.created_at_ms)
-    if job.unique_key is not None:
-        doc["uniqueKey"] = job.unique_key
-    return doc
-
-
-def insert_undo_filter(inserted: list[ObjectId]) -> Document:
-    """The jobs a failed standalone ``insert_many`` inserted that are still as it wrote
-    them: pending, no owner, and ``updatedAt`` still equal to ``createdAt`` (every later
-    write, a claim, a release back to pending, a reschedule, moves ``updatedAt``)."""
-    return {
-        "_id": {"$in": inserted},
-        "status": PENDING,
-        "claimedBy": None,
-        "$expr": {"$eq": ["$updatedAt", "$createdAt"]},
-    }
-
-
+# -- unique keys (intake, retry) ------------------------------------------------------------
 def unique_key_filter(name: str, unique_key: str) -> Document:
     """The dedup scope: same name and key among live (pending/processing) jobs — the same
     predicate as the partial unique index, so the upsert and the index agree."""
     return {"name": name, "uniqueKey": unique_key, "status": {"$in": [PENDING, PROCESSING]}}
-
-
-def unique_insert_update(job: NewJob) -> Document:
-    """``$setOnInsert`` the whole document: an existing live job is returned unchanged."""
-    return {"$setOnInsert": new_job_document(job)}
 
 
 # -- processing --------------------------------------------------------------------------------
