@@ -19,6 +19,7 @@ from monque_engine.attempts import MAX_ATTEMPTS, Attempt
 from monque_engine.errors import AggregationTimeoutError
 from monque_engine.job import Job, JobSort, JobStatus
 from monque_engine.store.base import StoreListFilter, StoreSelector
+from monque_engine.store.mongo import claims
 from monque_engine.store.mongo import documents as q
 from monque_engine.store.mongo.indexes import index_specs
 
@@ -39,8 +40,8 @@ def test_fail_update_pushes_the_record_and_stores_type_and_group() -> None:
     c.insert_one(_doc(1, status=JobStatus.PROCESSING, claimed_by="me", locked_at_ms=100))
     record = _attempt(1, error_type="KeyError", error_message="'k'", traceback="Traceback ...")
     doc = c.find_one_and_update(
-        q.owned_filter(oid(1), "me"),
-        q.fail_update(150, 1, "'k'", 900, record, GROUP),
+        claims.owned_filter(oid(1), "me"),
+        claims.fail_update(150, 1, "'k'", 900, record, GROUP),
         return_document=ReturnDocument.AFTER,
     )
     assert (doc["failReason"], doc["errorType"], doc["errorGroup"], doc["status"]) == (
@@ -53,7 +54,7 @@ def test_fail_update_pushes_the_record_and_stores_type_and_group() -> None:
     assert job.attempts == (record,)
     assert doc["attempts"][0]["startedAt"] == q.dt(100) and doc["attempts"][0]["durationMs"] == 50
     # upstream's fields are exactly upstream's; ours are extra
-    assert q.fail_update(150, 1, "'k'", None)["$set"] == {
+    assert claims.fail_update(150, 1, "'k'", None)["$set"] == {
         "status": "failed",
         "failCount": 1,
         "failReason": "'k'",
@@ -65,10 +66,10 @@ def test_pushes_keep_the_last_ten() -> None:
     c = evaluator_collection()
     history = [_attempt(n).to_document() for n in range(1, MAX_ATTEMPTS + 1)]
     c.insert_one({**_doc(1, status=JobStatus.PROCESSING, claimed_by="me"), "attempts": history})
-    assert q.push_attempt(_attempt(11)) == {"attempts": {"$each": [_attempt(11).to_document()], "$slice": -10}}
+    assert claims.push_attempt(_attempt(11)) == {"attempts": {"$each": [_attempt(11).to_document()], "$slice": -10}}
     doc = c.find_one_and_update(
-        q.owned_filter(oid(1), "me"),
-        q.complete_update(2_000, None, _attempt(11, "completed")),
+        claims.owned_filter(oid(1), "me"),
+        claims.complete_update(2_000, None, _attempt(11, "completed")),
         return_document=ReturnDocument.AFTER,
     )
     assert [a.number for a in Job.from_document(doc).attempts] == list(range(2, 12))
@@ -83,8 +84,8 @@ def test_complete_and_retry_clear_the_error_fields_but_keep_history() -> None:
         }
     )
     doc = c.find_one_and_update(
-        q.owned_filter(oid(1), "me"),
-        q.complete_update(900, None, _attempt(2, "completed")),
+        claims.owned_filter(oid(1), "me"),
+        claims.complete_update(900, None, _attempt(2, "completed")),
         return_document=ReturnDocument.AFTER,
     )
     assert not {"failReason", "errorType", "errorGroup"} & set(doc) and len(doc["attempts"]) == 2
@@ -99,7 +100,7 @@ def test_record_attempt_update_changes_only_the_history() -> None:
     c = evaluator_collection()
     c.insert_one(_doc(1, status=JobStatus.PROCESSING, claimed_by="me", locked_at_ms=100))
     before = c.find_one()
-    c.update_one(q.owned_filter(oid(1), "me"), q.record_attempt_update(_attempt(1, "shutdown")))
+    c.update_one(claims.owned_filter(oid(1), "me"), claims.record_attempt_update(_attempt(1, "shutdown")))
     after = c.find_one()
     assert {k: v for k, v in after.items() if k != "attempts"} == before
     assert Job.from_document(after).attempts[0].outcome == "shutdown"

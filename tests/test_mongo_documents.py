@@ -19,8 +19,8 @@ from test_mongo_evaluator import evaluator_collection, new_job, oid
 from monque_engine.cursor import CursorAnchor
 from monque_engine.job import Job, JobSort, JobStatus
 from monque_engine.store.base import StoreListFilter, StoreSelector
+from monque_engine.store.mongo import claims, intake
 from monque_engine.store.mongo import documents as q
-from monque_engine.store.mongo import intake
 from monque_engine.timeutil import datetime_to_ms
 
 
@@ -47,9 +47,9 @@ def test_evaluator_claim_takes_earliest_due_unclaimed_job_of_the_name() -> None:
         ]
     )
     doc = c.find_one_and_update(
-        q.claim_filter("email", 5_000),
-        q.claim_update("me", 5_000, 30_000),
-        sort=q.CLAIM_SORT,
+        claims.claim_filter("email", 5_000),
+        claims.claim_update("me", 5_000, 30_000),
+        sort=claims.CLAIM_SORT,
         return_document=ReturnDocument.AFTER,
     )
     job = Job.from_document(doc)
@@ -63,13 +63,13 @@ def test_evaluator_claim_takes_earliest_due_unclaimed_job_of_the_name() -> None:
         job.updated_at_ms,
     ) == (JobStatus.PROCESSING, "me", 5_000, 5_000, 30_000, 5_000)
     doc = c.find_one_and_update(
-        q.claim_filter("email", 5_000),
-        q.claim_update("me", 5_000, 30_000),
-        sort=q.CLAIM_SORT,
+        claims.claim_filter("email", 5_000),
+        claims.claim_update("me", 5_000, 30_000),
+        sort=claims.CLAIM_SORT,
         return_document=ReturnDocument.AFTER,
     )
     assert str(doc["_id"]) == oid(1)
-    assert c.find_one_and_update(q.claim_filter("email", 5_000), q.claim_update("me", 5_000, 1)) is None
+    assert c.find_one_and_update(claims.claim_filter("email", 5_000), claims.claim_update("me", 5_000, 1)) is None
 
 
 def test_evaluator_claim_takes_pending_job_that_still_names_an_owner() -> None:
@@ -77,11 +77,15 @@ def test_evaluator_claim_takes_pending_job_that_still_names_an_owner() -> None:
     pending document that still carries ``claimedBy`` is claimable (Node would claim it)."""
     c = evaluator_collection()
     c.insert_one(_job(n=1, claimed_by="ghost"))
-    assert q.claim_filter("email", 5_000) == {"name": "email", "status": "pending", "nextRunAt": {"$lte": q.dt(5_000)}}
+    assert claims.claim_filter("email", 5_000) == {
+        "name": "email",
+        "status": "pending",
+        "nextRunAt": {"$lte": q.dt(5_000)},
+    }
     doc = c.find_one_and_update(
-        q.claim_filter("email", 5_000),
-        q.claim_update("me", 5_000, 30_000),
-        sort=q.CLAIM_SORT,
+        claims.claim_filter("email", 5_000),
+        claims.claim_update("me", 5_000, 30_000),
+        sort=claims.CLAIM_SORT,
         return_document=ReturnDocument.AFTER,
     )
     assert doc is not None and doc["claimedBy"] == "me" and doc["status"] == "processing"
@@ -100,21 +104,21 @@ def test_evaluator_owned_complete_applies_only_to_processing_job_of_owner() -> N
             fail_reason="earlier",
         )
     )
-    assert c.find_one_and_update(q.owned_filter(oid(1), "other"), q.complete_update(9_000, None)) is None
+    assert c.find_one_and_update(claims.owned_filter(oid(1), "other"), claims.complete_update(9_000, None)) is None
     doc = c.find_one_and_update(
-        q.owned_filter(oid(1), "me"), q.complete_update(9_000, None), return_document=ReturnDocument.AFTER
+        claims.owned_filter(oid(1), "me"), claims.complete_update(9_000, None), return_document=ReturnDocument.AFTER
     )
     assert doc["status"] == "completed"
     assert not {"lockedAt", "claimedBy", "lastHeartbeat", "failReason"} & set(doc)
     assert doc["heartbeatInterval"] == 30_000  # kept, DESIGN §3
-    assert c.find_one_and_update(q.owned_filter(oid(1), "me"), q.complete_update(9_500, None)) is None
+    assert c.find_one_and_update(claims.owned_filter(oid(1), "me"), claims.complete_update(9_500, None)) is None
 
 
 def test_evaluator_recurring_complete_returns_to_pending_with_fail_count_zero() -> None:
     c = evaluator_collection()
     c.insert_one(_job(n=1, status=JobStatus.PROCESSING, claimed_by="me", fail_count=3, repeat_interval="* * * * *"))
     doc = c.find_one_and_update(
-        q.owned_filter(oid(1), "me"), q.complete_update(9_000, 60_000), return_document=ReturnDocument.AFTER
+        claims.owned_filter(oid(1), "me"), claims.complete_update(9_000, 60_000), return_document=ReturnDocument.AFTER
     )
     job = Job.from_document(doc)
     assert (job.status, job.next_run_at_ms, job.fail_count, job.claimed_by, job.repeat_interval) == (
@@ -131,7 +135,9 @@ def test_evaluator_owned_fail_writes_terminal_or_retry_state(retry_at: int | Non
     c = evaluator_collection()
     c.insert_one(_job(n=1, status=JobStatus.PROCESSING, claimed_by="me", locked_at_ms=5))
     doc = c.find_one_and_update(
-        q.owned_filter(oid(1), "me"), q.fail_update(9_000, 4, "boom", retry_at), return_document=ReturnDocument.AFTER
+        claims.owned_filter(oid(1), "me"),
+        claims.fail_update(9_000, 4, "boom", retry_at),
+        return_document=ReturnDocument.AFTER,
     )
     job = Job.from_document(doc)
     assert (job.fail_count, job.fail_reason, job.updated_at_ms, job.locked_at_ms, job.claimed_by) == (
@@ -165,8 +171,10 @@ def test_evaluator_release_heartbeat_and_stale_recovery_are_guarded() -> None:
     assert c.update_many(q.stale_filter(6_000), q.to_pending_update(8_000)).modified_count == 1
     recovered = c.find_one({"_id": q.oid(oid(2))})
     assert recovered["status"] == "pending" and "claimedBy" not in recovered and "lockedAt" not in recovered
-    assert c.update_many(q.release_filter([oid(1), oid(3)], "other"), q.to_pending_update(9_000)).modified_count == 0
-    assert c.update_many(q.release_filter([oid(1)], "me"), q.to_pending_update(9_000)).modified_count == 1
+    assert (
+        c.update_many(claims.release_filter([oid(1), oid(3)], "other"), q.to_pending_update(9_000)).modified_count == 0
+    )
+    assert c.update_many(claims.release_filter([oid(1)], "me"), q.to_pending_update(9_000)).modified_count == 1
 
 
 def test_evaluator_stale_recovery_judges_heartbeat_then_locked_at() -> None:
@@ -416,7 +424,7 @@ def test_evaluator_next_due_filter_only_pending_of_names() -> None:
             _job(n=3, next_run_at_ms=10, name="other"),
         ]
     )
-    doc = c.find_one(q.next_due_filter(["email"]), sort=[("nextRunAt", 1)])
+    doc = c.find_one(claims.next_due_filter(["email"]), sort=[("nextRunAt", 1)])
     assert str(doc["_id"]) == oid(2)
 
 

@@ -24,6 +24,7 @@ import monque_engine.store.mongo as mongo
 from monque_engine.cursor import CursorAnchor
 from monque_engine.job import JobSort, JobStatus, OwnerJobStamp
 from monque_engine.store.base import StoreListFilter, StoreSelector
+from monque_engine.store.mongo import claims as mongo_claims
 from monque_engine.store.mongo import documents as q
 from monque_engine.store.mongo import intake
 from monque_engine.store.mongo.indexes import fleet_index_specs, index_specs
@@ -126,10 +127,10 @@ def _pipeline(pipeline: list[dict[str, Any]]) -> tuple[dict[str, Any], Keys]:
 #: (label, filter, sort) of every jobs-collection query; hinted pipelines are checked in
 #: test_hinted_reads_name_declared_indexes.
 SHAPES: list[tuple[str, dict[str, Any], Keys]] = [
-    ("claim", q.claim_filter("email", NOW), q.CLAIM_SORT),
-    ("next due", q.next_due_filter(["email", "sms"]), [("nextRunAt", 1)]),
-    ("owned transition", q.owned_filter(ID, "w1"), []),
-    ("release", q.release_filter([ID], "w1"), []),
+    ("claim", mongo_claims.claim_filter("email", NOW), mongo_claims.CLAIM_SORT),
+    ("next due", mongo_claims.next_due_filter(["email", "sms"]), [("nextRunAt", 1)]),
+    ("owned transition", mongo_claims.owned_filter(ID, "w1"), []),
+    ("release", mongo_claims.release_filter([ID], "w1"), []),
     ("heartbeat (own jobs)", q.heartbeat_filter("w1", [ID]), []),
     ("heartbeat (all of an owner)", q.heartbeat_filter("w1"), []),
     ("stale recovery", q.stale_filter(NOW), []),

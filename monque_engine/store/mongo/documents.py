@@ -17,7 +17,7 @@ from typing import Any
 
 from bson import ObjectId
 
-from ...attempts import MAX_ATTEMPTS, Attempt
+from ...attempts import MAX_ATTEMPTS
 from ...cursor import CursorAnchor
 from ...errorgroups import hour_window
 from ...errors import InvalidCursorError
@@ -67,115 +67,10 @@ def unique_key_filter(name: str, unique_key: str) -> Document:
 
 
 # -- processing --------------------------------------------------------------------------------
-def claim_filter(name: str, now_ms: int) -> Document:
-    """Upstream claimNext (job-lifecycle.ts): the earliest due pending job of ``name``.
-
-    No condition on ``claimedBy``: upstream dropped its ``$or`` on a null owner, since
-    ``status: pending`` alone says the job is free. A pending document that still names
-    an owner (written by hand or by an older release) is claimed like any other.
-    """
-    return {"name": name, "status": PENDING, "nextRunAt": {"$lte": dt(now_ms)}}
-
-
-CLAIM_SORT: list[tuple[str, int]] = [("nextRunAt", 1)]
-
-
-def claim_update(owner: str, now_ms: int, heartbeat_interval_ms: int) -> Document:
-    now = dt(now_ms)
-    return {
-        "$set": {
-            "status": PROCESSING,
-            "claimedBy": owner,
-            "lockedAt": now,
-            "lastHeartbeat": now,
-            "heartbeatInterval": heartbeat_interval_ms,
-            "updatedAt": now,
-        }
-    }
-
-
-def owned_filter(job_id: str, owner: str) -> Document:
-    """Owned transitions apply only while the job is still processing by ``owner``."""
-    return {"_id": oid(job_id), "status": PROCESSING, "claimedBy": owner}
-
-
-def owned_filter_by_oid(job_id: Any, owner: str) -> Document:
-    return {"_id": job_id, "status": PROCESSING, "claimedBy": owner}
-
-
-def unreadable_update(now_ms: int, reason: str) -> Document:
-    """A claimed document we cannot read: failed, with why, so no worker claims it again."""
-    return {"$set": {"status": FAILED, "failReason": reason, "updatedAt": dt(now_ms)}, "$unset": _unset(*CLAIM_FIELDS)}
 
 
 #: Ours: the error fields a completion or a manual retry removes with failReason.
 ERROR_FIELDS = ("errorType", "errorGroup")
-
-
-def push_attempt(attempt: Attempt) -> Document:
-    """``$push`` of one history record, keeping the newest ``MAX_ATTEMPTS`` (``$slice``)."""
-    return {"attempts": {"$each": [attempt.to_document()], "$slice": -MAX_ATTEMPTS}}
-
-
-def complete_update(now_ms: int, next_run_at_ms: int | None, attempt: Attempt | None = None) -> Document:
-    """Upstream's completeJob, plus (ours) the attempt record and the error fields removed.
-    Node Monque leaves ``attempts``, ``errorType`` and ``errorGroup`` alone."""
-    now = dt(now_ms)
-    if next_run_at_ms is None:
-        update: Document = {
-            "$set": {"status": COMPLETED, "updatedAt": now},
-            "$unset": _unset(*CLAIM_FIELDS, "failReason", *ERROR_FIELDS),
-        }
-    else:
-        update = {
-            "$set": {"status": PENDING, "nextRunAt": dt(next_run_at_ms), "failCount": 0, "updatedAt": now},
-            "$unset": _unset(*CLAIM_FIELDS, "failReason", *ERROR_FIELDS),
-        }
-    if attempt is not None:
-        update["$push"] = push_attempt(attempt)
-    return update
-
-
-def fail_update(
-    now_ms: int,
-    fail_count: int,
-    reason: str,
-    retry_at_ms: int | None,
-    attempt: Attempt | None = None,
-    error_group: str | None = None,
-) -> Document:
-    """Upstream's failJob (failReason exactly as upstream), plus (ours) the attempt record
-    and the error type and group the errors view groups by."""
-    now = dt(now_ms)
-    if retry_at_ms is None:
-        fields: Document = {"status": FAILED, "failCount": fail_count, "failReason": reason, "updatedAt": now}
-    else:
-        fields = {
-            "status": PENDING,
-            "failCount": fail_count,
-            "failReason": reason,
-            "nextRunAt": dt(retry_at_ms),
-            "updatedAt": now,
-        }
-    unset = _unset(*CLAIM_FIELDS)
-    for field, value in (("errorType", attempt.error_type if attempt else None), ("errorGroup", error_group)):
-        if value is not None:
-            fields[field] = value
-        else:
-            unset[field] = ""
-    update: Document = {"$set": fields, "$unset": unset}
-    if attempt is not None:
-        update["$push"] = push_attempt(attempt)
-    return update
-
-
-def record_attempt_update(attempt: Attempt) -> Document:
-    """A shutdown gave up on an owned job: only the history changes (it stays processing)."""
-    return {"$push": push_attempt(attempt)}
-
-
-def release_filter(job_ids: list[str], owner: str) -> Document:
-    return {"_id": {"$in": [oid(i) for i in job_ids]}, "status": PROCESSING, "claimedBy": owner}
 
 
 def to_pending_update(now_ms: int) -> Document:
@@ -356,13 +251,6 @@ def live_claim_filter(owner: str, heartbeat_after_ms: int) -> Document:
     """Upstream assertNoActiveInstanceCollision: a heartbeat at or after the threshold
     (``$gte``, as job-lifecycle.ts) counts as alive."""
     return {"claimedBy": owner, "status": PROCESSING, "lastHeartbeat": {"$gte": dt(heartbeat_after_ms)}}
-
-
-def next_due_filter(names: list[str]) -> Document:
-    """Pending jobs of these names with a *date* nextRunAt: BSON sorts strings and numbers
-    before dates, so a value a JavaScript caller wrote as a string must not come first.
-    ``$type`` gives index bounds on the {status, nextRunAt} index."""
-    return {"status": PENDING, "name": {"$in": names}, "nextRunAt": {"$type": "date"}}
 
 
 # -- selectors and listing filters -------------------------------------------------------------------

@@ -29,10 +29,9 @@ from pymongo.asynchronous.change_stream import AsyncChangeStream
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import BulkWriteError, DuplicateKeyError, PyMongoError
 
-from ...attempts import Attempt
 from ...cursor import CursorAnchor
 from ...errorgroups import ErrorGroupRow, fold_buckets, hour_window
-from ...errors import ConnectionError, InvalidCursorError, InvalidJobDocumentError, UniqueKeyConflictError
+from ...errors import ConnectionError, InvalidCursorError, UniqueKeyConflictError
 from ...job import (
     ChangeEvent,
     CursorDirection,
@@ -52,6 +51,7 @@ from ..base import PendingSplit, StepCount, StoreListFilter, StoreOpenOptions, S
 from . import config
 from . import documents as q
 from .changes import needs_post_image, watch_pipeline
+from .claims import MongoClaims
 from .config import DEFAULT_SERVER_SELECTION_TIMEOUT_MS, parse_mongo_url
 from .feed import CollectionInvalidatedError, read_changes
 from .index_build import Progress, build_indexes
@@ -65,7 +65,6 @@ from .plumbing import (
     _int_or_none,
     _ms_or_none,
     _valid,
-    log,
 )
 from .retry import bulk_retry
 from .server import inspect_server
@@ -74,7 +73,7 @@ from .server import inspect_server
 _STATUS_VALUES = frozenset(status.value for status in JobStatus)
 
 
-class MongoStore(MongoIntake):
+class MongoStore(MongoIntake, MongoClaims):
     kind = "mongodb"
 
     @classmethod
@@ -177,114 +176,6 @@ class MongoStore(MongoIntake):
         await self._release_client()
 
     # -- processing -------------------------------------------------------------------------
-    async def claim(self, name: str, owner: str, now_ms: int, limit: int, heartbeat_interval_ms: int) -> list[Job]:
-        """Upstream claimNext, once per free slot; the first miss means nothing more is due.
-
-        Each claim is its own atomic write, so each is handled on its own: when claim k
-        fails, claims 1…k−1 are already committed as ours and are returned to run (dropping
-        them would orphan them, and our heartbeats would keep them looking alive). The
-        error is logged; it is raised only when nothing was claimed.
-        """
-        collection = self._coll()
-        query = q.claim_filter(name, now_ms)
-        update = q.claim_update(owner, now_ms, heartbeat_interval_ms)
-        jobs: list[Job] = []
-        for _ in range(limit):
-            try:
-                doc = await collection.find_one_and_update(
-                    query, update, sort=q.CLAIM_SORT, return_document=ReturnDocument.AFTER
-                )
-            except Exception as error:
-                # Claims 1…k−1 are committed as ours whatever failed in claim k (a network
-                # error, or a reply that could not be decoded): run them rather than orphan them.
-                failure = (
-                    self._errors.translate("claim jobs", error)
-                    if isinstance(error, PyMongoError)
-                    else ConnectionError(
-                        f"MongoDB could not claim jobs on {self.display_url}: {type(error).__name__}: "
-                        f"{self._mask(str(error))}"
-                    )
-                )
-                if not jobs:
-                    raise failure from error
-                log.warning(
-                    "claimed %d job(s) of %r, then a claim failed; running those, the rest wait for the next poll: %s",
-                    len(jobs),
-                    name,
-                    failure,
-                )
-                break
-            if doc is None:
-                break
-            job = await self._claimed(collection, doc, owner, now_ms)
-            if job is not None:
-                jobs.append(job)
-        return jobs
-
-    async def _claimed(
-        self, collection: AsyncCollection[Any], doc: Mapping[str, Any], owner: str, now_ms: int
-    ) -> Job | None:
-        """The claimed document as a job. One we cannot read is ours now: left processing,
-        our heartbeats would keep it alive forever, and released it would be claimed again
-        at once. So it is marked failed (owned write), with the reason, for an operator."""
-        try:
-            return Job.from_document(doc)
-        except InvalidJobDocumentError as error:
-            self._warn_unreadable(error)
-            try:
-                await collection.update_one(
-                    q.owned_filter_by_oid(doc["_id"], owner), q.unreadable_update(now_ms, str(error))
-                )
-            except PyMongoError as failure:
-                log.warning("could not mark unreadable job %s failed: %s", error.job_id, self._mask(str(failure)))
-            return None
-
-    async def _owned(self, action: str, job_id: str, owner: str, update: dict[str, Any]) -> Job | None:
-        if not _valid(job_id):
-            return None
-        doc = await self._call(
-            action,
-            lambda c: c.find_one_and_update(
-                q.owned_filter(job_id, owner), update, return_document=ReturnDocument.AFTER
-            ),
-        )
-        return self._job(doc)
-
-    async def complete(
-        self, job_id: str, owner: str, now_ms: int, next_run_at_ms: int | None, attempt: Attempt | None = None
-    ) -> Job | None:
-        return await self._owned("complete a job", job_id, owner, q.complete_update(now_ms, next_run_at_ms, attempt))
-
-    async def fail(
-        self,
-        job_id: str,
-        owner: str,
-        now_ms: int,
-        fail_count: int,
-        reason: str,
-        retry_at_ms: int | None,
-        attempt: Attempt | None = None,
-        error_group: str | None = None,
-    ) -> Job | None:
-        update = q.fail_update(now_ms, fail_count, reason, retry_at_ms, attempt, error_group)
-        return await self._owned("fail a job", job_id, owner, update)
-
-    async def record_attempt(self, job_id: str, owner: str, attempt: Attempt) -> bool:
-        if not _valid(job_id):
-            return False
-        result = await self._call(
-            "record an attempt", lambda c: c.update_one(q.owned_filter(job_id, owner), q.record_attempt_update(attempt))
-        )
-        return result.modified_count > 0
-
-    async def release(self, job_ids: Sequence[str], owner: str, now_ms: int) -> int:
-        ids = [i for i in job_ids if _valid(i)]
-        if not ids:
-            return 0
-        result = await self._call(
-            "release claimed jobs", lambda c: c.update_many(q.release_filter(ids, owner), q.to_pending_update(now_ms))
-        )
-        return result.modified_count
 
     async def heartbeat(self, owner: str, now_ms: int, job_ids: Sequence[str] | None = None) -> int:
         ids = None if job_ids is None else [i for i in job_ids if _valid(i)]
@@ -393,16 +284,6 @@ class MongoStore(MongoIntake):
             lambda c: c.find_one(q.live_claim_filter(owner, heartbeat_after_ms), projection={"_id": 1}),
         )
         return doc is not None
-
-    async def next_due_ms(self, names: Sequence[str]) -> int | None:
-        if not names:
-            return None
-        doc = await self._call(
-            "find the next due job",
-            lambda c: c.find_one(q.next_due_filter(list(names)), projection={"nextRunAt": 1}, sort=[("nextRunAt", 1)]),
-        )
-        due = None if doc is None else doc.get("nextRunAt")
-        return datetime_to_ms(due) if isinstance(due, datetime) else None
 
     # -- reads ------------------------------------------------------------------------------
     async def get(self, job_id: str) -> Job | None:
