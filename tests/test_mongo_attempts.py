@@ -19,7 +19,7 @@ from monque_engine.attempts import MAX_ATTEMPTS, Attempt
 from monque_engine.errors import AggregationTimeoutError
 from monque_engine.job import Job, JobSort, JobStatus
 from monque_engine.store.base import StoreListFilter, StoreSelector
-from monque_engine.store.mongo import claims
+from monque_engine.store.mongo import claims, liveness
 from monque_engine.store.mongo import documents as q
 from monque_engine.store.mongo.indexes import index_specs
 
@@ -126,7 +126,7 @@ def test_stale_recovery_pipeline_exact_shape() -> None:
             "in": {"$and": [{"$eq": ["$$last.startedAt", "$lockedAt"]}, {"$eq": ["$$last.instanceId", "$claimedBy"]}]},
         }
     }
-    assert q.stale_recovery_pipeline(5_000) == [
+    assert liveness.stale_recovery_pipeline(5_000) == [
         {
             "$set": {
                 "attempts": {
@@ -161,7 +161,10 @@ async def test_the_store_sends_attempts_in_complete_fail_and_stale_recovery() ->
     except NotImplementedError:  # mongomock lacks the pipeline's $unset stage; the shape is what matters
         pass
     call = adapter.calls[-1]
-    assert call[0] == "update_many" and call[1] == (q.stale_filter(1_000), q.stale_recovery_pipeline(2_000))
+    assert call[0] == "update_many" and call[1] == (
+        liveness.stale_filter(1_000),
+        liveness.stale_recovery_pipeline(2_000),
+    )
 
 
 def _members() -> list[dict[str, Any]]:

@@ -19,7 +19,7 @@ from test_mongo_evaluator import evaluator_collection, new_job, oid
 from monque_engine.cursor import CursorAnchor
 from monque_engine.job import Job, JobSort, JobStatus
 from monque_engine.store.base import StoreListFilter, StoreSelector
-from monque_engine.store.mongo import claims, intake
+from monque_engine.store.mongo import claims, intake, liveness
 from monque_engine.store.mongo import documents as q
 from monque_engine.timeutil import datetime_to_ms
 
@@ -162,13 +162,13 @@ def test_evaluator_release_heartbeat_and_stale_recovery_are_guarded() -> None:
             _job(n=3, status=JobStatus.PENDING),
         ]
     )
-    assert c.update_many(q.heartbeat_filter("me"), q.heartbeat_update(7_000)).modified_count == 1
+    assert c.update_many(liveness.heartbeat_filter("me"), liveness.heartbeat_update(7_000)).modified_count == 1
     assert datetime_to_ms(c.find_one({"_id": q.oid(oid(1))})["lastHeartbeat"]) == 7_000
-    assert c.find_one(q.live_claim_filter("me", 6_999)) is not None
-    assert c.find_one(q.live_claim_filter("me", 7_000)) is not None  # upstream: lastHeartbeat $gte threshold
-    assert c.find_one(q.live_claim_filter("me", 7_001)) is None
+    assert c.find_one(liveness.live_claim_filter("me", 6_999)) is not None
+    assert c.find_one(liveness.live_claim_filter("me", 7_000)) is not None  # upstream: lastHeartbeat $gte threshold
+    assert c.find_one(liveness.live_claim_filter("me", 7_001)) is None
     # job 1's lockedAt is ancient but its heartbeat is fresh: only job 2 is stale
-    assert c.update_many(q.stale_filter(6_000), q.to_pending_update(8_000)).modified_count == 1
+    assert c.update_many(liveness.stale_filter(6_000), q.to_pending_update(8_000)).modified_count == 1
     recovered = c.find_one({"_id": q.oid(oid(2))})
     assert recovered["status"] == "pending" and "claimedBy" not in recovered and "lockedAt" not in recovered
     assert (
@@ -191,13 +191,13 @@ def test_evaluator_stale_recovery_judges_heartbeat_then_locked_at() -> None:
             _job(n=5, status=JobStatus.PENDING, locked_at_ms=100, last_heartbeat_ms=100),
         ]
     )
-    assert sorted(_ids(c.find(q.stale_filter(5_000)))) == [oid(2), oid(3)]
-    assert c.update_many(q.stale_filter(5_000), q.to_pending_update(10_000)).modified_count == 2
+    assert sorted(_ids(c.find(liveness.stale_filter(5_000)))) == [oid(2), oid(3)]
+    assert c.update_many(liveness.stale_filter(5_000), q.to_pending_update(10_000)).modified_count == 2
     assert c.find_one({"_id": q.oid(oid(1))})["status"] == "processing"
     assert c.find_one({"_id": q.oid(oid(4))})["status"] == "processing"
-    assert c.find_one(q.stale_filter(9_000)) is not None and c.find_one(q.stale_filter(8_000)) is None
+    assert c.find_one(liveness.stale_filter(9_000)) is not None and c.find_one(liveness.stale_filter(8_000)) is None
     # every branch leads with the indexed status and ranges over one indexed field
-    stale = q.stale_filter(5_000)
+    stale = liveness.stale_filter(5_000)
     assert stale["status"] == "processing" and [sorted(b) for b in stale["$or"]] == [
         ["lastHeartbeat"],
         ["lastHeartbeat", "lockedAt"],

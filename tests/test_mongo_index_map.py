@@ -26,7 +26,7 @@ from monque_engine.job import JobSort, JobStatus, OwnerJobStamp
 from monque_engine.store.base import StoreListFilter, StoreSelector
 from monque_engine.store.mongo import claims as mongo_claims
 from monque_engine.store.mongo import documents as q
-from monque_engine.store.mongo import intake
+from monque_engine.store.mongo import intake, liveness
 from monque_engine.store.mongo.indexes import fleet_index_specs, index_specs
 
 Keys = list[tuple[str, int]]
@@ -131,17 +131,17 @@ SHAPES: list[tuple[str, dict[str, Any], Keys]] = [
     ("next due", mongo_claims.next_due_filter(["email", "sms"]), [("nextRunAt", 1)]),
     ("owned transition", mongo_claims.owned_filter(ID, "w1"), []),
     ("release", mongo_claims.release_filter([ID], "w1"), []),
-    ("heartbeat (own jobs)", q.heartbeat_filter("w1", [ID]), []),
-    ("heartbeat (all of an owner)", q.heartbeat_filter("w1"), []),
-    ("stale recovery", q.stale_filter(NOW), []),
+    ("heartbeat (own jobs)", liveness.heartbeat_filter("w1", [ID]), []),
+    ("heartbeat (all of an owner)", liveness.heartbeat_filter("w1"), []),
+    ("stale recovery", liveness.stale_filter(NOW), []),
     ("retention: find a batch", q.purge_filter(JobStatus.COMPLETED, NOW), q.PURGE_SORT),
     ("retention: delete a batch", q.purge_batch_filter(q.purge_filter(JobStatus.FAILED, NOW), [ObjectId(ID)]), []),
-    ("instance collision check", q.live_claim_filter("w1", NOW), []),
+    ("instance collision check", liveness.live_claim_filter("w1", NOW), []),
     ("unique key upsert", q.unique_key_filter("email", "k"), []),
     ("standalone insert_many undo", intake.insert_undo_filter([ObjectId(ID)]), []),
     ("an owner's jobs (dead-owner watch)", q.owner_jobs_filter("w1"), []),
     ("dead owner release", q.unmoved_owner_filter("w1", [OwnerJobStamp(ID, NOW, NOW, 30_000)]), []),
-    ("hand-edited claims (stale recovery)", q.malformed_claims_filter(), []),
+    ("hand-edited claims (stale recovery)", liveness.malformed_claims_filter(), []),
     ("guarded management write", q.guarded_filter(ID, ("failed", "cancelled")), []),
     ("unique-key holders (bulk retry)", q.live_holders_filter([("email", "k")]), []),
     ("error group sample", q.group_clause("g"), []),

@@ -17,7 +17,6 @@ from typing import Any
 
 from bson import ObjectId
 
-from ...attempts import MAX_ATTEMPTS
 from ...cursor import CursorAnchor
 from ...errorgroups import hour_window
 from ...errors import InvalidCursorError
@@ -78,134 +77,6 @@ def to_pending_update(now_ms: int) -> Document:
     return {"$set": {"status": PENDING, "updatedAt": dt(now_ms)}, "$unset": _unset(*CLAIM_FIELDS)}
 
 
-def stale_recovery_pipeline(now_ms: int) -> list[Document]:
-    """Stale recovery as one pipeline update (so each document's record is built from its
-    own ``lockedAt``, ``claimedBy`` and ``failCount``): back to pending, claim fields
-    removed, and an ``outcome: "stale"`` record appended unless the last record already is
-    this attempt's (a shutdown record: same ``startedAt`` and instance). A history that is
-    not an array (written by hand) starts over rather than failing the whole update.
-    """
-    now = dt(now_ms)
-    history = {"$cond": [{"$isArray": "$attempts"}, "$attempts", []]}
-    last = {"$arrayElemAt": [history, -1]}
-    already = {
-        "$let": {
-            "vars": {"last": last},
-            "in": {
-                "$and": [
-                    {"$eq": ["$$last.startedAt", "$lockedAt"]},
-                    {"$eq": ["$$last.instanceId", "$claimedBy"]},
-                ]
-            },
-        }
-    }
-    record = {
-        "attempt": {"$add": [{"$ifNull": ["$failCount", 0]}, 1]},
-        "outcome": "stale",
-        "instanceId": "$claimedBy",
-        "startedAt": "$lockedAt",
-        "endedAt": now,
-        "durationMs": {"$subtract": [now, "$lockedAt"]},
-    }
-    appended = {"$slice": [{"$concatArrays": [history, [record]]}, -MAX_ATTEMPTS]}
-    return [
-        {
-            "$set": {
-                "attempts": {"$cond": [{"$and": [{"$gt": [{"$size": history}, 0]}, already]}, history, appended]},
-                "status": PENDING,
-                "updatedAt": now,
-            }
-        },
-        {"$unset": list(CLAIM_FIELDS)},
-    ]
-
-
-def heartbeat_filter(owner: str, job_ids: list[str] | None = None) -> Document:
-    """The owner's processing jobs; only those of ``job_ids`` (the ones it runs) when given."""
-    if job_ids is None:
-        return {"claimedBy": owner, "status": PROCESSING}
-    return {"_id": {"$in": [oid(i) for i in job_ids]}, "claimedBy": owner, "status": PROCESSING}
-
-
-def heartbeat_update(now_ms: int) -> Document:
-    now = dt(now_ms)
-    return {"$set": {"lastHeartbeat": now, "updatedAt": now}}
-
-
-def stale_filter(stale_before_ms: int) -> Document:
-    """Processing jobs whose liveness instant is before the cutoff: ``lastHeartbeat`` where
-    the job has one, ``lockedAt`` where it has none (ADR 0004).
-
-    Node workers refresh the same ``lastHeartbeat`` field, so a Node job that runs longer
-    than our ``lock_timeout`` is left alone as long as its worker heartbeats. Both branches
-    lead with ``status`` and range over one field of the ``{status, lockedAt,
-    lastHeartbeat}`` index; ``lastHeartbeat: null`` matches a missing field, as the
-    ``$or`` needs. (Upstream judges ``lockedAt`` alone.)
-    """
-    cutoff = dt(stale_before_ms)
-    return {
-        "status": PROCESSING,
-        "$or": [
-            {"lastHeartbeat": {"$lt": cutoff}},
-            {"lastHeartbeat": None, "lockedAt": {"$lt": cutoff}},
-        ],
-    }
-
-
-#: The claim fields stale recovery computes with, and the BSON type each must have.
-CLAIM_STAMP_TYPES = {"lockedAt": "date", "lastHeartbeat": "date", "failCount": "number"}
-
-
-#: What ``claim_repair`` reads of a job ``malformed_claims_filter`` found.
-CLAIM_REPAIR_PROJECTION: Document = {"status": 1, **dict.fromkeys(CLAIM_STAMP_TYPES, 1)}
-
-
-def malformed_claims_filter() -> Document:
-    """Processing jobs with a claim field of a type stale recovery cannot use: a hand
-    edit (``mongosh``) wrote a string ``lockedAt`` or ``failCount``, which made the
-    recovery's ``updateMany`` fail on ``$subtract`` / ``$add`` every round for every job,
-    or a string ``lastHeartbeat``, which no date cutoff ever matches, so the job stayed
-    processing forever (issue 27 item 13). A missing field is fine (a pending job's, or
-    Node's job without a heartbeat); present with another type (null included) is not.
-    Leads with ``status``: it reads the processing jobs only (the {status, …} indexes)."""
-    return {
-        "status": PROCESSING,
-        "$or": [{field: {"$exists": True, "$not": {"$type": kind}}} for field, kind in CLAIM_STAMP_TYPES.items()],
-    }
-
-
-def claim_repair(doc: Document, now_ms: int) -> tuple[Document, Document, list[str]] | None:
-    """(filter, update, what was wrong) that repair one document ``malformed_claims_filter``
-    found, or None if it is not malformed after all. A stamp becomes ``now`` (the liveness
-    clock restarts, so a job whose owner still heartbeats keeps running, and one whose owner
-    is gone is recovered one lock timeout later); a fail count becomes its digits' value, or
-    0. The filter carries each bad value as seen, so a concurrent fix is never overwritten."""
-    guard: Document = {"_id": doc["_id"], "status": PROCESSING}
-    fixed: Document = {}
-    wrong: list[str] = []
-    for field, kind in CLAIM_STAMP_TYPES.items():
-        if field not in doc:
-            continue
-        value = doc[field]
-        if kind == "date" and isinstance(value, datetime):
-            continue
-        if kind == "number" and isinstance(value, int | float) and not isinstance(value, bool):
-            continue
-        guard[field] = value
-        fixed[field] = dt(now_ms) if kind == "date" else _count(value)
-        wrong.append(f"{field}={value!r}")
-    if not fixed:
-        return None
-    return guard, {"$set": fixed}, wrong
-
-
-def _count(value: Any) -> int:
-    try:
-        return min(max(0, int(str(value).strip())), 2**31 - 1)
-    except ValueError:
-        return 0
-
-
 def purge_filter(status: JobStatus, updated_before_ms: int) -> Document:
     """Retention (upstream cleanupJobs): served by the partial {status, updatedAt} index."""
     return {"status": status.value, "updatedAt": {"$lt": dt(updated_before_ms)}}
@@ -245,12 +116,6 @@ def lease_update(duty: str, holder: str, now_ms: int, ttl_ms: int) -> Document:
 
 def lease_release_filter(duty: str, holder: str) -> Document:
     return {"_id": lease_key(duty), "holder": holder}
-
-
-def live_claim_filter(owner: str, heartbeat_after_ms: int) -> Document:
-    """Upstream assertNoActiveInstanceCollision: a heartbeat at or after the threshold
-    (``$gte``, as job-lifecycle.ts) counts as alive."""
-    return {"claimedBy": owner, "status": PROCESSING, "lastHeartbeat": {"$gte": dt(heartbeat_after_ms)}}
 
 
 # -- selectors and listing filters -------------------------------------------------------------------

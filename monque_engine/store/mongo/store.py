@@ -57,6 +57,7 @@ from .feed import CollectionInvalidatedError, read_changes
 from .index_build import Progress, build_indexes
 from .indexes import fleet_index_models, index_models
 from .intake import MongoIntake
+from .liveness import MongoLiveness
 from .plumbing import (
     LONG_OPERATION_TIMEOUT_S,
     LONG_TIMEOUT_HINT,
@@ -73,7 +74,7 @@ from .server import inspect_server
 _STATUS_VALUES = frozenset(status.value for status in JobStatus)
 
 
-class MongoStore(MongoIntake, MongoClaims):
+class MongoStore(MongoIntake, MongoClaims, MongoLiveness):
     kind = "mongodb"
 
     @classmethod
@@ -177,67 +178,6 @@ class MongoStore(MongoIntake, MongoClaims):
 
     # -- processing -------------------------------------------------------------------------
 
-    async def heartbeat(self, owner: str, now_ms: int, job_ids: Sequence[str] | None = None) -> int:
-        ids = None if job_ids is None else [i for i in job_ids if _valid(i)]
-        if ids is not None and not ids:
-            return 0
-        result = await self._call(
-            "record a heartbeat", lambda c: c.update_many(q.heartbeat_filter(owner, ids), q.heartbeat_update(now_ms))
-        )
-        return result.modified_count
-
-    async def recover_stale(self, stale_before_ms: int, now_ms: int) -> int:
-        """Upstream's stale recovery, after repairing the claim fields of hand-edited
-        processing jobs (``_repair_claims``), so one such job can no longer make the
-        ``updateMany`` fail for every job, every round, or stay processing forever."""
-        await self._repair_claims(now_ms)
-        result = await self._call(
-            "recover stale jobs",
-            lambda c: c.update_many(q.stale_filter(stale_before_ms), q.stale_recovery_pipeline(now_ms)),
-        )
-        return result.modified_count
-
-    async def _repair_claims(self, now_ms: int) -> None:
-        """Processing jobs whose ``lockedAt``, ``lastHeartbeat`` or ``failCount`` has a
-        type the recovery cannot compute with (``documents.malformed_claims_filter``) are
-        repaired one by one (``documents.claim_repair``), each with one warning (a repaired
-        job is not found again, and a job whose repair keeps failing is named only once).
-        Costs one read of the processing jobs per round (at most workers × concurrency)."""
-        docs = await self._call(
-            "look for hand-edited processing jobs",
-            lambda c: (
-                c.find(q.malformed_claims_filter(), q.CLAIM_REPAIR_PROJECTION)
-                .max_time_ms(q.LIST_MAX_TIME_MS)
-                .to_list(None)
-            ),
-        )
-        for doc in docs:
-            repair = q.claim_repair(doc, now_ms)
-            if repair is None:
-                continue
-            guard, update, wrong = repair
-            job_id = str(doc["_id"])
-            try:
-                with self._errors.guard("repair a hand-edited processing job"):
-                    await self._coll().update_one(guard, update)
-            except ConnectionError as error:
-                self._warn_once(
-                    f"repair:{job_id}",
-                    "processing job %s has %s, which stale recovery cannot use, and could not be repaired: %s",
-                    job_id,
-                    ", ".join(wrong),
-                    error,
-                )
-                continue
-            self._warn_once(
-                f"repair:{job_id}",
-                "processing job %s had %s (a hand edit?), which stale recovery cannot use: repaired to %s in %s",
-                job_id,
-                ", ".join(wrong),
-                ", ".join(f"{k}={v.isoformat() if isinstance(v, datetime) else v}" for k, v in update["$set"].items()),
-                self.display_url,
-            )
-
     async def purge_finished(self, status: JobStatus, updated_before_ms: int) -> int:
         result = await self._long_call(
             "delete expired jobs", lambda c: c.delete_many(q.purge_filter(status, updated_before_ms))
@@ -277,13 +217,6 @@ class MongoStore(MongoIntake, MongoClaims):
         await self._side_call(
             "control", f"release the {duty} lease", lambda c: c.delete_one(q.lease_release_filter(duty, holder))
         )
-
-    async def has_live_claim(self, owner: str, heartbeat_after_ms: int) -> bool:
-        doc = await self._call(
-            "check for a live instance",
-            lambda c: c.find_one(q.live_claim_filter(owner, heartbeat_after_ms), projection={"_id": 1}),
-        )
-        return doc is not None
 
     # -- reads ------------------------------------------------------------------------------
     async def get(self, job_id: str) -> Job | None:
