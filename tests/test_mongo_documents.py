@@ -21,6 +21,7 @@ from monque_engine.job import Job, JobSort, JobStatus
 from monque_engine.store.base import StoreListFilter, StoreSelector
 from monque_engine.store.mongo import claims, intake, liveness
 from monque_engine.store.mongo import documents as q
+from monque_engine.store.mongo import retention as mongo_retention
 from monque_engine.timeutil import datetime_to_ms
 
 
@@ -213,7 +214,7 @@ def test_evaluator_purge_deletes_only_that_status_before_cutoff() -> None:
             _job(n=3, status=JobStatus.FAILED, updated_at_ms=100),
         ]
     )
-    assert c.delete_many(q.purge_filter(JobStatus.COMPLETED, 1_000)).deleted_count == 1
+    assert c.delete_many(mongo_retention.purge_filter(JobStatus.COMPLETED, 1_000)).deleted_count == 1
     assert sorted(_ids(c.find())) == [oid(2), oid(3)]
 
 

@@ -27,6 +27,7 @@ from monque_engine.store.base import StoreListFilter, StoreSelector
 from monque_engine.store.mongo import claims as mongo_claims
 from monque_engine.store.mongo import documents as q
 from monque_engine.store.mongo import intake, liveness
+from monque_engine.store.mongo import retention as mongo_retention
 from monque_engine.store.mongo.indexes import fleet_index_specs, index_specs
 
 Keys = list[tuple[str, int]]
@@ -134,8 +135,12 @@ SHAPES: list[tuple[str, dict[str, Any], Keys]] = [
     ("heartbeat (own jobs)", liveness.heartbeat_filter("w1", [ID]), []),
     ("heartbeat (all of an owner)", liveness.heartbeat_filter("w1"), []),
     ("stale recovery", liveness.stale_filter(NOW), []),
-    ("retention: find a batch", q.purge_filter(JobStatus.COMPLETED, NOW), q.PURGE_SORT),
-    ("retention: delete a batch", q.purge_batch_filter(q.purge_filter(JobStatus.FAILED, NOW), [ObjectId(ID)]), []),
+    ("retention: find a batch", mongo_retention.purge_filter(JobStatus.COMPLETED, NOW), mongo_retention.PURGE_SORT),
+    (
+        "retention: delete a batch",
+        mongo_retention.purge_batch_filter(mongo_retention.purge_filter(JobStatus.FAILED, NOW), [ObjectId(ID)]),
+        [],
+    ),
     ("instance collision check", liveness.live_claim_filter("w1", NOW), []),
     ("unique key upsert", q.unique_key_filter("email", "k"), []),
     ("standalone insert_many undo", intake.insert_undo_filter([ObjectId(ID)]), []),
@@ -170,8 +175,8 @@ SHAPES: list[tuple[str, dict[str, Any], Keys]] = [
 SIDE_SHAPES: list[tuple[str, str, dict[str, Any]]] = [
     ("instances", "purge", q.instance_purge_filter(NOW)),
     ("control", "paused names", q.PAUSED_FILTER),
-    ("control", "lease", q.lease_filter("retention", "w1", NOW)),
-    ("control", "lease release", q.lease_release_filter("retention", "w1")),
+    ("control", "lease", mongo_retention.lease_filter("retention", "w1", NOW)),
+    ("control", "lease release", mongo_retention.lease_release_filter("retention", "w1")),
     ("counters", "health window", q.counters_filter(100, "email")),
 ]
 

@@ -77,47 +77,6 @@ def to_pending_update(now_ms: int) -> Document:
     return {"$set": {"status": PENDING, "updatedAt": dt(now_ms)}, "$unset": _unset(*CLAIM_FIELDS)}
 
 
-def purge_filter(status: JobStatus, updated_before_ms: int) -> Document:
-    """Retention (upstream cleanupJobs): served by the partial {status, updatedAt} index."""
-    return {"status": status.value, "updatedAt": {"$lt": dt(updated_before_ms)}}
-
-
-#: Oldest first: an interrupted purge has removed the longest-expired jobs.
-PURGE_SORT: list[tuple[str, int]] = [("updatedAt", 1)]
-
-
-def purge_batch_filter(query: Document, ids: list[Any]) -> Document:
-    """The ids a purge batch found, still matching the purge filter when deleted."""
-    return {**query, "_id": {"$in": ids}}
-
-
-def lease_key(duty: str) -> str:
-    return f"lease:{duty}"
-
-
-def lease_filter(duty: str, holder: str, now_ms: int) -> Document:
-    """The lease document when ``holder`` may take it: ours already, or expired. Expiry is
-    judged by the caller's clock against the holder's (both NTP-synchronised hosts: skew is
-    seconds, the lease lasts two retention intervals)."""
-    return {"_id": lease_key(duty), "$or": [{"holder": holder}, {"expiresAt": {"$lt": dt(now_ms)}}]}
-
-
-def lease_update(duty: str, holder: str, now_ms: int, ttl_ms: int) -> Document:
-    return {
-        "$set": {
-            "kind": "lease",
-            "duty": duty,
-            "holder": holder,
-            "renewedAt": dt(now_ms),
-            "expiresAt": dt(now_ms + ttl_ms),
-        }
-    }
-
-
-def lease_release_filter(duty: str, holder: str) -> Document:
-    return {"_id": lease_key(duty), "holder": holder}
-
-
 # -- selectors and listing filters -------------------------------------------------------------------
 def selector_filter(selector: StoreSelector, suffix_ids: list[Any] | None = None) -> Document:
     """Upstream buildSelectorQuery: name, status (one or many), createdAt < / >; ours: updatedAt <.

@@ -67,6 +67,7 @@ from .plumbing import (
     _ms_or_none,
     _valid,
 )
+from .retention import MongoRetention
 from .retry import bulk_retry
 from .server import inspect_server
 
@@ -74,7 +75,7 @@ from .server import inspect_server
 _STATUS_VALUES = frozenset(status.value for status in JobStatus)
 
 
-class MongoStore(MongoIntake, MongoClaims, MongoLiveness):
+class MongoStore(MongoIntake, MongoClaims, MongoLiveness, MongoRetention):
     kind = "mongodb"
 
     @classmethod
@@ -177,46 +178,6 @@ class MongoStore(MongoIntake, MongoClaims, MongoLiveness):
         await self._release_client()
 
     # -- processing -------------------------------------------------------------------------
-
-    async def purge_finished(self, status: JobStatus, updated_before_ms: int) -> int:
-        result = await self._long_call(
-            "delete expired jobs", lambda c: c.delete_many(q.purge_filter(status, updated_before_ms))
-        )
-        return result.deleted_count
-
-    async def purge_finished_batch(self, status: JobStatus, updated_before_ms: int, limit: int) -> int:
-        """At most ``limit`` expired jobs in one write: their ids from the partial
-        ``{status, updatedAt}`` index, then ``deleteMany`` of those ids *and* the same
-        filter, so a job retried between the two is left alone. Each write is small, so it
-        needs no long deadline and makes one small oplog burst (issue 27)."""
-        query = q.purge_filter(status, updated_before_ms)
-        docs = await self._call(
-            "find expired jobs",
-            lambda c: c.find(query, {"_id": 1}).sort(q.PURGE_SORT).limit(limit).to_list(None),
-        )
-        if not docs:
-            return 0
-        ids = [doc["_id"] for doc in docs]
-        result = await self._call("delete expired jobs", lambda c: c.delete_many(q.purge_batch_filter(query, ids)))
-        return int(result.deleted_count)
-
-    async def acquire_lease(self, duty: str, holder: str, now_ms: int, ttl_ms: int) -> bool:
-        """One upsert on the control collection: it matches when the lease is ours or has
-        expired, and inserts it when there is none; when another holder's lease runs, the
-        upsert's insert collides on ``_id`` (E11000), which means "not yours"."""
-        key, update = q.lease_filter(duty, holder, now_ms), q.lease_update(duty, holder, now_ms, ttl_ms)
-        control = self._side("control")
-        with self._errors.guard(f"take the {duty} lease"):
-            try:
-                await control.update_one(key, update, upsert=True)
-            except DuplicateKeyError:
-                return False
-        return True
-
-    async def release_lease(self, duty: str, holder: str) -> None:
-        await self._side_call(
-            "control", f"release the {duty} lease", lambda c: c.delete_one(q.lease_release_filter(duty, holder))
-        )
 
     # -- reads ------------------------------------------------------------------------------
     async def get(self, job_id: str) -> Job | None:
