@@ -19,7 +19,7 @@ from monque_engine.attempts import MAX_ATTEMPTS, Attempt
 from monque_engine.errors import AggregationTimeoutError
 from monque_engine.job import Job, JobSort, JobStatus
 from monque_engine.store.base import StoreListFilter, StoreSelector
-from monque_engine.store.mongo import claims, liveness
+from monque_engine.store.mongo import claims, liveness, management
 from monque_engine.store.mongo import documents as q
 from monque_engine.store.mongo.indexes import index_specs
 
@@ -91,7 +91,9 @@ def test_complete_and_retry_clear_the_error_fields_but_keep_history() -> None:
     assert not {"failReason", "errorType", "errorGroup"} & set(doc) and len(doc["attempts"]) == 2
     c.insert_one(_doc(2, status=JobStatus.FAILED, fail_reason="x", error_type="E", error_group=GROUP))
     doc = c.find_one_and_update(
-        q.guarded_filter(oid(2), q.RETRYABLE), q.retry_update(900), return_document=ReturnDocument.AFTER
+        management.guarded_filter(oid(2), management.RETRYABLE),
+        management.retry_update(900),
+        return_document=ReturnDocument.AFTER,
     )
     assert not {"failReason", "errorType", "errorGroup"} & set(doc)
 

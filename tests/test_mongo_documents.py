@@ -19,7 +19,7 @@ from test_mongo_evaluator import evaluator_collection, new_job, oid
 from monque_engine.cursor import CursorAnchor
 from monque_engine.job import Job, JobSort, JobStatus
 from monque_engine.store.base import StoreListFilter, StoreSelector
-from monque_engine.store.mongo import claims, intake, liveness
+from monque_engine.store.mongo import claims, intake, liveness, management
 from monque_engine.store.mongo import documents as q
 from monque_engine.store.mongo import retention as mongo_retention
 from monque_engine.timeutil import datetime_to_ms
@@ -239,7 +239,7 @@ def test_evaluator_bulk_cancel_and_delete_use_the_selector() -> None:
     c = evaluator_collection()
     c.insert_many([_job(n=1), _job(n=2, status=JobStatus.PROCESSING), _job(n=3, name="other")])
     sel = StoreSelector(name="email", statuses=(JobStatus.PENDING,))
-    assert c.update_many(q.selector_filter(sel), q.cancel_update(5_000)).modified_count == 1
+    assert c.update_many(q.selector_filter(sel), management.cancel_update(5_000)).modified_count == 1
     assert c.find_one({"_id": q.oid(oid(1))})["status"] == "cancelled"
     assert c.delete_many(q.selector_filter(StoreSelector(name="other"))).deleted_count == 1
 
@@ -248,7 +248,7 @@ def test_retry_many_pipeline_exact_shape() -> None:
     """mongomock has no $rand, so the pipeline's exact shape is asserted here. The stagger
     term is upstream's (retryJobs, @monque/core 1.5): ``$add: [now, {$multiply: [{$rand: {}},
     spread]}]`` with no ``$floor`` (issue 11 item 8)."""
-    assert q.retry_many_pipeline(1_000, 30_000) == [
+    assert management.retry_many_pipeline(1_000, 30_000) == [
         {
             "$set": {
                 "status": "pending",
@@ -259,7 +259,7 @@ def test_retry_many_pipeline_exact_shape() -> None:
         },
         {"$unset": ["failReason", "lockedAt", "claimedBy", "lastHeartbeat", "errorType", "errorGroup"]},
     ]
-    assert q.retry_many_pipeline(1_000, 0)[0]["$set"]["nextRunAt"]["$add"][1]["$multiply"][1] == 1
+    assert management.retry_many_pipeline(1_000, 0)[0]["$set"]["nextRunAt"]["$add"][1]["$multiply"][1] == 1
 
 
 @pytest.mark.parametrize("rand", [0.0, 0.5, 0.999999])
@@ -267,7 +267,7 @@ def test_evaluator_retry_many_pipeline_with_rand_pinned(rand: float) -> None:
     """The rest of the pipeline evaluated with ``$rand`` pinned to a constant. mongomock also
     cannot add a number to a date, so the stagger term is evaluated on its own (as a number)
     and the date addition is covered by the exact-shape test above."""
-    pipeline = copy.deepcopy(q.retry_many_pipeline(1_000, 30_000))
+    pipeline = copy.deepcopy(management.retry_many_pipeline(1_000, 30_000))
     stagger = pipeline[0]["$set"].pop("nextRunAt")["$add"][1]
     stagger["$multiply"][0] = rand
     pipeline[0]["$set"]["stagger"] = stagger
@@ -292,15 +292,21 @@ def test_evaluator_retry_many_pipeline_with_rand_pinned(rand: float) -> None:
 def test_evaluator_single_management_guards() -> None:
     c = evaluator_collection()
     c.insert_many([_job(n=1), _job(n=2, status=JobStatus.FAILED, fail_count=2, fail_reason="x")])
-    assert c.find_one_and_update(q.guarded_filter(oid(2), (q.PENDING,)), q.cancel_update(5)) is None
+    assert c.find_one_and_update(management.guarded_filter(oid(2), (q.PENDING,)), management.cancel_update(5)) is None
     assert c.find_one_and_update(
-        q.guarded_filter(oid(1), (q.PENDING,)), q.reschedule_update(77_000, 6), return_document=ReturnDocument.AFTER
+        management.guarded_filter(oid(1), (q.PENDING,)),
+        management.reschedule_update(77_000, 6),
+        return_document=ReturnDocument.AFTER,
     )["nextRunAt"] == q.dt(77_000)
     before = c.find_one_and_update(
-        q.guarded_filter(oid(2), q.RETRYABLE), q.retry_update(9_000), return_document=ReturnDocument.BEFORE
+        management.guarded_filter(oid(2), management.RETRYABLE),
+        management.retry_update(9_000),
+        return_document=ReturnDocument.BEFORE,
     )
     after = Job.from_document(c.find_one({"_id": q.oid(oid(2))}))
-    assert q.retried_job(Job.from_document(before), 9_000) == after  # the computed post-image is the stored one
+    assert (
+        management.retried_job(Job.from_document(before), 9_000) == after
+    )  # the computed post-image is the stored one
 
 
 def test_evaluator_unique_upsert_inserts_once_and_returns_existing_live_job() -> None:

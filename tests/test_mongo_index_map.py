@@ -27,7 +27,9 @@ from monque_engine.store.base import StoreListFilter, StoreSelector
 from monque_engine.store.mongo import claims as mongo_claims
 from monque_engine.store.mongo import documents as q
 from monque_engine.store.mongo import intake, liveness
+from monque_engine.store.mongo import management as mongo_management
 from monque_engine.store.mongo import retention as mongo_retention
+from monque_engine.store.mongo import retry as mongo_retry
 from monque_engine.store.mongo.indexes import fleet_index_specs, index_specs
 
 Keys = list[tuple[str, int]]
@@ -147,8 +149,8 @@ SHAPES: list[tuple[str, dict[str, Any], Keys]] = [
     ("an owner's jobs (dead-owner watch)", q.owner_jobs_filter("w1"), []),
     ("dead owner release", q.unmoved_owner_filter("w1", [OwnerJobStamp(ID, NOW, NOW, 30_000)]), []),
     ("hand-edited claims (stale recovery)", liveness.malformed_claims_filter(), []),
-    ("guarded management write", q.guarded_filter(ID, ("failed", "cancelled")), []),
-    ("unique-key holders (bulk retry)", q.live_holders_filter([("email", "k")]), []),
+    ("guarded management write", mongo_management.guarded_filter(ID, ("failed", "cancelled")), []),
+    ("unique-key holders (bulk retry)", mongo_retry.live_holders_filter([("email", "k")]), []),
     ("error group sample", q.group_clause("g"), []),
     ("bulk by name", q.selector_filter(StoreSelector(name="email", statuses=(JobStatus.FAILED,))), []),
     ("bulk by status", q.selector_filter(StoreSelector(statuses=(JobStatus.FAILED,))), []),

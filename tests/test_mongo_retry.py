@@ -18,7 +18,7 @@ from monque_engine.errors import UniqueKeyConflictError
 from monque_engine.job import JobStatus
 from monque_engine.store.base import StoreSelector
 from monque_engine.store.mongo import documents as q
-from monque_engine.store.mongo import intake
+from monque_engine.store.mongo import intake, management
 
 RETRYABLE = StoreSelector(statuses=(JobStatus.FAILED, JobStatus.CANCELLED))
 
@@ -104,4 +104,4 @@ async def test_retry_many_without_keys_is_one_update() -> None:
     adapter.sync.insert_many([_doc(1, "failed"), _doc(2, "cancelled"), _doc(3, "pending")])
     assert await store.retry_many(RETRYABLE, 9_000, 30_000) == (2, [])
     [(_, (requests,), _)] = [c for c in adapter.calls if c[0] == "bulk_write"]
-    assert requests[0]._doc == q.retry_many_pipeline(9_000, 30_000)  # upstream's pipeline, sent as is
+    assert requests[0]._doc == management.retry_many_pipeline(9_000, 30_000)  # upstream's pipeline, sent as is

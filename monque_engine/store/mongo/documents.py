@@ -20,7 +20,7 @@ from bson import ObjectId
 from ...cursor import CursorAnchor
 from ...errorgroups import hour_window
 from ...errors import InvalidCursorError
-from ...job import CursorDirection, Job, JobSort, JobStatus, OwnerJobStamp, name_glob_regex, regex_literal
+from ...job import CursorDirection, JobSort, JobStatus, OwnerJobStamp, name_glob_regex, regex_literal
 from ...timeutil import in_range, ms_to_datetime
 from ..base import StoreListFilter, StoreSelector
 
@@ -390,87 +390,6 @@ def error_groups_pipeline(name: str | None, since_ms: int | None, now_ms: int) -
 
 
 # -- management --------------------------------------------------------------------------------------
-def guarded_filter(job_id: str, statuses: tuple[str, ...]) -> Document:
-    if len(statuses) == 1:
-        return {"_id": oid(job_id), "status": statuses[0]}
-    return {"_id": oid(job_id), "status": {"$in": list(statuses)}}
-
-
-def cancel_update(now_ms: int) -> Document:
-    return {"$set": {"status": CANCELLED, "updatedAt": dt(now_ms)}}
-
-
-RETRYABLE = (FAILED, CANCELLED)
-
-
-def retry_update(now_ms: int) -> Document:
-    """Manual retry: pending now, failCount 0, failReason and claim fields removed."""
-    now = dt(now_ms)
-    return {
-        "$set": {"status": PENDING, "failCount": 0, "nextRunAt": now, "updatedAt": now},
-        "$unset": _unset("failReason", *CLAIM_FIELDS, *ERROR_FIELDS),
-    }
-
-
-def retried_job(before: Job, now_ms: int) -> Job:
-    """The job as ``retry_update`` leaves it, computed from the pre-image the atomic
-    findOneAndUpdate returned (we need the previous status, and one round trip suffices)."""
-    return before.replace(
-        status=JobStatus.PENDING,
-        fail_count=0,
-        next_run_at_ms=now_ms,
-        updated_at_ms=now_ms,
-        fail_reason=None,
-        locked_at_ms=None,
-        claimed_by=None,
-        last_heartbeat_ms=None,
-        error_type=None,
-        error_group=None,
-    )
-
-
-def reschedule_update(run_at_ms: int, now_ms: int) -> Document:
-    return {"$set": {"nextRunAt": dt(run_at_ms), "updatedAt": dt(now_ms)}}
-
-
-def excluding(query: Document, ids: list[ObjectId]) -> Document:
-    """``query`` minus the given ids (the jobs a bulk retry leaves alone)."""
-    return query if not ids else {"$and": [query, {"_id": {"$nin": ids}}]}
-
-
-def keyed(query: Document) -> Document:
-    """The jobs of ``query`` that carry a unique key."""
-    return {"$and": [query, {"uniqueKey": {"$type": "string"}}]}
-
-
-def live_holders_filter(keys: list[tuple[str, str]]) -> Document:
-    """Pending or processing jobs holding any of these (name, uniqueKey) pairs: each branch
-    is the unique index's own shape, so each is an index lookup."""
-    return {"status": {"$in": [PENDING, PROCESSING]}, "$or": [{"name": name, "uniqueKey": key} for name, key in keys]}
-
-
-def retry_many_pipeline(now_ms: int, spread_ms: int) -> list[Document]:
-    """Bulk retry as one pipeline update: ``nextRunAt = now + $rand × spread`` per document,
-    so a mass retry spreads over now … now+spread instead of stampeding.
-
-    The stagger term is upstream's (job-manager.ts retryJobs) without a ``$floor``: the
-    server turns date + double into a whole-millisecond date itself, so both sides send
-    the same pipeline. ``heartbeatInterval`` is kept, where upstream unsets it (DESIGN §3:
-    written on claim, kept afterwards; docs/stores.md lists this difference).
-    """
-    now = dt(now_ms)
-    spread = max(1, int(spread_ms))
-    return [
-        {
-            "$set": {
-                "status": PENDING,
-                "failCount": 0,
-                "nextRunAt": {"$add": [now, {"$multiply": [{"$rand": {}}, spread]}]},
-                "updatedAt": now,
-            }
-        },
-        {"$unset": ["failReason", *CLAIM_FIELDS, *ERROR_FIELDS]},
-    ]
 
 
 # -- fleet and queue control (issue 13) ---------------------------------------------------------------

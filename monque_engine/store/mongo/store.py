@@ -24,14 +24,14 @@ from typing import Any
 
 import pymongo
 from bson import ObjectId
-from pymongo import AsyncMongoClient, ReturnDocument
+from pymongo import AsyncMongoClient
 from pymongo.asynchronous.change_stream import AsyncChangeStream
 from pymongo.asynchronous.collection import AsyncCollection
-from pymongo.errors import BulkWriteError, DuplicateKeyError, PyMongoError
+from pymongo.errors import BulkWriteError, PyMongoError
 
 from ...cursor import CursorAnchor
 from ...errorgroups import ErrorGroupRow, fold_buckets, hour_window
-from ...errors import ConnectionError, InvalidCursorError, UniqueKeyConflictError
+from ...errors import ConnectionError, InvalidCursorError
 from ...job import (
     ChangeEvent,
     CursorDirection,
@@ -58,24 +58,16 @@ from .index_build import Progress, build_indexes
 from .indexes import fleet_index_models, index_models
 from .intake import MongoIntake
 from .liveness import MongoLiveness
-from .plumbing import (
-    LONG_OPERATION_TIMEOUT_S,
-    LONG_TIMEOUT_HINT,
-    UNIQUE_INSERT_ATTEMPTS,
-    _bounded_close,
-    _int_or_none,
-    _ms_or_none,
-    _valid,
-)
+from .management import MongoManagement
+from .plumbing import _bounded_close, _int_or_none, _ms_or_none, _valid
 from .retention import MongoRetention
-from .retry import bulk_retry
 from .server import inspect_server
 
 #: The Monque statuses (a document's status written by hand may be anything else).
 _STATUS_VALUES = frozenset(status.value for status in JobStatus)
 
 
-class MongoStore(MongoIntake, MongoClaims, MongoLiveness, MongoRetention):
+class MongoStore(MongoIntake, MongoClaims, MongoLiveness, MongoRetention, MongoManagement):
     kind = "mongodb"
 
     @classmethod
@@ -314,83 +306,6 @@ class MongoStore(MongoIntake, MongoClaims, MongoLiveness, MongoRetention):
         return reason if isinstance(reason, str) else None
 
     # -- management -------------------------------------------------------------------------
-    async def _guarded(self, action: str, job_id: str, statuses: tuple[str, ...], update: dict[str, Any]) -> Job | None:
-        if not _valid(job_id):
-            return None
-        doc = await self._call(
-            action,
-            lambda c: c.find_one_and_update(
-                q.guarded_filter(job_id, statuses), update, return_document=ReturnDocument.AFTER
-            ),
-        )
-        return self._job(doc)
-
-    async def cancel(self, job_id: str, now_ms: int) -> Job | None:
-        return await self._guarded("cancel a job", job_id, (q.PENDING,), q.cancel_update(now_ms))
-
-    async def retry(self, job_id: str, now_ms: int) -> tuple[Job, JobStatus] | None:
-        """Guarded retry; E11000 from the partial unique index means another live job holds
-        the key: raise UniqueKeyConflictError naming it. If that holder finished between the
-        write and our look-up, the write is tried again."""
-        if not _valid(job_id):
-            return None
-        await self._require_unique_index()
-        collection = self._coll()
-        with self._errors.guard("retry a job"):
-            for _ in range(UNIQUE_INSERT_ATTEMPTS):
-                try:
-                    before = await collection.find_one_and_update(
-                        q.guarded_filter(job_id, q.RETRYABLE),
-                        q.retry_update(now_ms),
-                        return_document=ReturnDocument.BEFORE,
-                    )
-                except DuplicateKeyError as error:
-                    conflict = await self._retry_conflict(collection, job_id)
-                    if conflict is not None:
-                        raise conflict from error
-                    continue
-                if before is None:
-                    return None
-                job = Job.from_document(before)
-                return q.retried_job(job, now_ms), job.status
-        raise ConnectionError(f"Could not retry job {job_id} on {self.display_url}: its unique key kept clashing")
-
-    @staticmethod
-    async def _retry_conflict(collection: AsyncCollection[Any], job_id: str) -> UniqueKeyConflictError | None:
-        doc = await collection.find_one({"_id": ObjectId(job_id)}, projection={"name": 1, "uniqueKey": 1})
-        if doc is None or not isinstance(doc.get("uniqueKey"), str):
-            return None
-        holder = await collection.find_one(q.unique_key_filter(doc["name"], doc["uniqueKey"]), projection={"_id": 1})
-        if holder is None:
-            return None
-        return UniqueKeyConflictError(job_id, doc["name"], doc["uniqueKey"], str(holder["_id"]))
-
-    async def reschedule(self, job_id: str, run_at_ms: int, now_ms: int) -> Job | None:
-        return await self._guarded("reschedule a job", job_id, (q.PENDING,), q.reschedule_update(run_at_ms, now_ms))
-
-    async def delete(self, job_id: str) -> bool:
-        if not _valid(job_id):
-            return False
-        result = await self._call("delete a job", lambda c: c.delete_one({"_id": ObjectId(job_id)}))
-        return result.deleted_count > 0
-
-    async def count_selected(self, selector: StoreSelector) -> int:
-        query = await self._selector_query(selector)
-        return await self._call(
-            "count selected jobs",
-            lambda c: c.count_documents(query, maxTimeMS=q.LIST_MAX_TIME_MS),
-            q.LIST_TIMEOUT_HINT,
-        )
-
-    async def count_selected_as_of(self, selector: StoreSelector) -> tuple[int, int]:
-        """The count and this process's clock just before it (ms): on MongoDB the bound is a
-        time, ``updatedAt`` before it (``documents.selector_filter``), because writers, Node
-        Monque's among them, stamp ``updatedAt`` with their own clocks and the schema has no
-        commit-order field. What that promises is in docs/engine.md (Management)."""
-        position = clock_ms()
-        if selector.as_of is not None:
-            position = selector.as_of
-        return await self.count_selected(selector), position
 
     async def count_in_steps(
         self, target: StoreListFilter | StoreSelector, step: int
@@ -416,30 +331,6 @@ class MongoStore(MongoIntake, MongoClaims, MongoLiveness, MongoRetention):
         by_status = {JobStatus(doc["_id"]): int(doc["count"]) for doc in docs if doc.get("_id") in _STATUS_VALUES}
         matched = sum(by_status.values())
         yield StepCount(by_status, matched, matched, True, position)
-
-    async def cancel_many(self, selector: StoreSelector, now_ms: int) -> int:
-        query = await self._selector_query(selector)
-        result = await self._long_call("cancel jobs", lambda c: c.update_many(query, q.cancel_update(now_ms)))
-        return result.modified_count
-
-    async def retry_many(
-        self, selector: StoreSelector, now_ms: int, spread_ms: int
-    ) -> tuple[int, list[dict[str, str]]]:
-        """Every selected job retried but those whose unique key another live job holds,
-        each of those listed as ``{"jobId", "error"}`` (see ``bulk_retry``)."""
-        await self._require_unique_index()
-        query = await self._selector_query(selector)
-        collection = self._coll()
-        with self._errors.guard("retry jobs", LONG_TIMEOUT_HINT), pymongo.timeout(LONG_OPERATION_TIMEOUT_S):
-            result = await bulk_retry(collection, query, q.retry_many_pipeline(now_ms, spread_ms))
-        if result is None:
-            raise ConnectionError(f"Could not retry jobs on {self.display_url}: unique keys kept clashing; try again")
-        return result
-
-    async def delete_many(self, selector: StoreSelector) -> int:
-        query = await self._selector_query(selector)
-        result = await self._long_call("delete jobs", lambda c: c.delete_many(query))
-        return result.deleted_count
 
     # -- fleet and queue control --------------------------------------------------------------
 
