@@ -26,7 +26,7 @@ from monque_engine.job import JobSort, JobStatus, OwnerJobStamp
 from monque_engine.store.base import StoreListFilter, StoreSelector
 from monque_engine.store.mongo import claims as mongo_claims
 from monque_engine.store.mongo import documents as q
-from monque_engine.store.mongo import intake, liveness
+from monque_engine.store.mongo import fleet, intake, liveness
 from monque_engine.store.mongo import management as mongo_management
 from monque_engine.store.mongo import retention as mongo_retention
 from monque_engine.store.mongo import retry as mongo_retry
@@ -146,8 +146,8 @@ SHAPES: list[tuple[str, dict[str, Any], Keys]] = [
     ("instance collision check", liveness.live_claim_filter("w1", NOW), []),
     ("unique key upsert", q.unique_key_filter("email", "k"), []),
     ("standalone insert_many undo", intake.insert_undo_filter([ObjectId(ID)]), []),
-    ("an owner's jobs (dead-owner watch)", q.owner_jobs_filter("w1"), []),
-    ("dead owner release", q.unmoved_owner_filter("w1", [OwnerJobStamp(ID, NOW, NOW, 30_000)]), []),
+    ("an owner's jobs (dead-owner watch)", fleet.owner_jobs_filter("w1"), []),
+    ("dead owner release", fleet.unmoved_owner_filter("w1", [OwnerJobStamp(ID, NOW, NOW, 30_000)]), []),
     ("hand-edited claims (stale recovery)", liveness.malformed_claims_filter(), []),
     ("guarded management write", mongo_management.guarded_filter(ID, ("failed", "cancelled")), []),
     ("unique-key holders (bulk retry)", mongo_retry.live_holders_filter([("email", "k")]), []),
@@ -169,17 +169,17 @@ SHAPES: list[tuple[str, dict[str, Any], Keys]] = [
     ),
     ("average sample", *_pipeline(q.completed_duration_pipeline(None))),
     ("average sample of a name", *_pipeline(q.completed_duration_pipeline("email"))),
-    ("owner holdings", *_pipeline(q.owner_holdings_pipeline())),
+    ("owner holdings", *_pipeline(fleet.owner_holdings_pipeline())),
     ("error groups", *_pipeline(q.error_groups_pipeline("email", NOW - 3_600_000, NOW))),
     *_console_pages(),
 ]
 
 SIDE_SHAPES: list[tuple[str, str, dict[str, Any]]] = [
-    ("instances", "purge", q.instance_purge_filter(NOW)),
-    ("control", "paused names", q.PAUSED_FILTER),
+    ("instances", "purge", fleet.instance_purge_filter(NOW)),
+    ("control", "paused names", fleet.PAUSED_FILTER),
     ("control", "lease", mongo_retention.lease_filter("retention", "w1", NOW)),
     ("control", "lease release", mongo_retention.lease_release_filter("retention", "w1")),
-    ("counters", "health window", q.counters_filter(100, "email")),
+    ("counters", "health window", fleet.counters_filter(100, "email")),
 ]
 
 #: Builders that issue no query of their own, or whose query is a deliberate scan.

@@ -11,7 +11,6 @@ the same queries and use the same indexes.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,7 +19,7 @@ from bson import ObjectId
 from ...cursor import CursorAnchor
 from ...errorgroups import hour_window
 from ...errors import InvalidCursorError
-from ...job import CursorDirection, JobSort, JobStatus, OwnerJobStamp, name_glob_regex, regex_literal
+from ...job import CursorDirection, JobSort, JobStatus, name_glob_regex, regex_literal
 from ...timeutil import in_range, ms_to_datetime
 from ..base import StoreListFilter, StoreSelector
 
@@ -400,107 +399,6 @@ def fleet_collections(collection: str) -> dict[str, str]:
         "control": f"{collection}_control",
         "counters": f"{collection}_counters",
     }
-
-
-def instance_document(record: Any) -> Document:
-    """A registry record (``InstanceRecord``), ``_id`` = the instance id."""
-    return {
-        "_id": record.id,
-        "host": record.host,
-        "pid": record.pid,
-        "version": record.version,
-        "startedAt": dt(record.started_at_ms),
-        "heartbeatInterval": record.heartbeat_interval_ms,
-        "workers": [{"name": name, "concurrency": size} for name, size in record.workers.items()],
-        "running": record.running,
-        "processed": record.processed,
-        "failed": record.failed,
-        "lastHeartbeat": dt(record.last_heartbeat_ms),
-    }
-
-
-def instance_purge_filter(heartbeat_before_ms: int) -> Document:
-    return {"lastHeartbeat": {"$lt": dt(heartbeat_before_ms)}}
-
-
-def owner_holdings_pipeline() -> list[Document]:
-    """Processing jobs by owner; the ``{status, nextRunAt}`` index serves the match."""
-    return [
-        {"$match": {"status": PROCESSING}},
-        {
-            "$group": {
-                "_id": "$claimedBy",
-                "jobs": {"$sum": 1},
-                "lastHeartbeat": {"$max": {"$ifNull": ["$lastHeartbeat", "$lockedAt"]}},
-                "heartbeatInterval": {"$max": "$heartbeatInterval"},
-            }
-        },
-        {"$sort": {"_id": 1}},
-    ]
-
-
-def owner_jobs_filter(owner: str) -> Document:
-    """The processing jobs ``owner`` holds; the ``{claimedBy, status}`` index serves it."""
-    return {"claimedBy": owner, "status": PROCESSING}
-
-
-#: What a beat or a claim rewrites on a job: all dead-owner release compares (ADR 0007).
-OWNER_STAMPS_PROJECTION: Document = {"lastHeartbeat": 1, "lockedAt": 1, "heartbeatInterval": 1}
-
-
-def _job_key(job_id: str) -> Any:
-    return ObjectId(job_id) if ObjectId.is_valid(job_id) and len(job_id) == 24 else job_id
-
-
-def _stamp(ms: int | None) -> datetime | None:
-    return None if ms is None else dt(ms)
-
-
-def unmoved_owner_filter(owner: str, jobs: Sequence[OwnerJobStamp]) -> Document:
-    """The owner's processing jobs whose stamps are still exactly those in ``jobs``: a
-    compare-and-set per document, so a beat that reaches a job before this write does keeps
-    it. (``lastHeartbeat: None`` matches a missing field, as upstream leaves it before the
-    first beat.) One ``$or`` branch per distinct pair of stamps: a beat gives all of an
-    owner's jobs the same ``lastHeartbeat``, so there are few."""
-    groups: dict[tuple[int | None, int | None], list[Any]] = {}
-    for job in jobs:
-        groups.setdefault((job.last_heartbeat_ms, job.locked_at_ms), []).append(_job_key(job.id))
-    return {
-        "claimedBy": owner,
-        "status": PROCESSING,
-        "$or": [
-            {"_id": {"$in": ids}, "lastHeartbeat": _stamp(beat), "lockedAt": _stamp(locked)}
-            for (beat, locked), ids in groups.items()
-        ],
-    }
-
-
-def paused_document(name: str, now_ms: int) -> Document:
-    return {"_id": f"paused:{name}", "kind": "paused", "name": name, "since": dt(now_ms)}
-
-
-PAUSED_FILTER: Document = {"kind": "paused"}
-
-
-def counter_upsert(name: str, minute: int, completed: int, failed: int) -> tuple[Document, Document]:
-    """One per-minute counter row, incremented (several processes add to one minute)."""
-    return (
-        {"_id": {"name": name, "minute": minute}},
-        {
-            "$setOnInsert": {"name": name, "minute": minute, "at": dt(minute * 60_000)},
-            "$inc": {"completed": completed, "failed": failed},
-        },
-    )
-
-
-def counters_filter(since_minute: int, name: str | None) -> Document:
-    query: Document = {"minute": {"$gte": since_minute}}
-    if name is not None:
-        query["name"] = name
-    return query
-
-
-COUNTERS_SORT = [("name", 1), ("minute", 1)]
 
 
 #: Every field pending_health_pipeline reads is a key of upstream's claim index, so the

@@ -27,24 +27,12 @@ from bson import ObjectId
 from pymongo import AsyncMongoClient
 from pymongo.asynchronous.change_stream import AsyncChangeStream
 from pymongo.asynchronous.collection import AsyncCollection
-from pymongo.errors import BulkWriteError, PyMongoError
+from pymongo.errors import PyMongoError
 
 from ...cursor import CursorAnchor
 from ...errorgroups import ErrorGroupRow, fold_buckets, hour_window
 from ...errors import ConnectionError, InvalidCursorError
-from ...job import (
-    ChangeEvent,
-    CursorDirection,
-    InstanceRecord,
-    Job,
-    JobSort,
-    JobStatus,
-    OwnerHolding,
-    OwnerJobStamp,
-    OwnerRecords,
-    PendingHealth,
-    QueueStats,
-)
+from ...job import ChangeEvent, CursorDirection, Job, JobSort, JobStatus, PendingHealth, QueueStats
 from ...timeutil import datetime_to_ms
 from ...timeutil import now_ms as clock_ms
 from ..base import PendingSplit, StepCount, StoreListFilter, StoreOpenOptions, StoreSelector
@@ -54,12 +42,13 @@ from .changes import needs_post_image, watch_pipeline
 from .claims import MongoClaims
 from .config import DEFAULT_SERVER_SELECTION_TIMEOUT_MS, parse_mongo_url
 from .feed import CollectionInvalidatedError, read_changes
+from .fleet import MongoFleet
 from .index_build import Progress, build_indexes
 from .indexes import fleet_index_models, index_models
 from .intake import MongoIntake
 from .liveness import MongoLiveness
 from .management import MongoManagement
-from .plumbing import _bounded_close, _int_or_none, _ms_or_none, _valid
+from .plumbing import _bounded_close, _ms_or_none, _valid
 from .retention import MongoRetention
 from .server import inspect_server
 
@@ -67,7 +56,7 @@ from .server import inspect_server
 _STATUS_VALUES = frozenset(status.value for status in JobStatus)
 
 
-class MongoStore(MongoIntake, MongoClaims, MongoLiveness, MongoRetention, MongoManagement):
+class MongoStore(MongoIntake, MongoClaims, MongoLiveness, MongoRetention, MongoManagement, MongoFleet):
     kind = "mongodb"
 
     @classmethod
@@ -334,156 +323,6 @@ class MongoStore(MongoIntake, MongoClaims, MongoLiveness, MongoRetention, MongoM
 
     # -- fleet and queue control --------------------------------------------------------------
 
-    async def upsert_instance(self, record: InstanceRecord) -> None:
-        doc = q.instance_document(record)
-        await self._side_call(
-            "instances", "update the instance registry", lambda c: c.replace_one({"_id": record.id}, doc, upsert=True)
-        )
-
-    async def remove_instance(self, instance_id: str) -> None:
-        await self._side_call("instances", "remove an instance record", lambda c: c.delete_one({"_id": instance_id}))
-
-    async def list_instances(self) -> list[InstanceRecord]:
-        docs = await self._side_call(
-            "instances", "list instances", lambda c: c.find({}).sort([("_id", 1)]).to_list(None)
-        )
-        records = []
-        for doc in docs:
-            try:
-                records.append(_instance_record(doc))
-            except (KeyError, TypeError, ValueError):
-                continue  # a hand-edited record: not ours to interpret
-        return records
-
-    async def purge_instances(self, heartbeat_before_ms: int) -> int:
-        result = await self._side_call(
-            "instances",
-            "purge old instance records",
-            lambda c: c.delete_many(q.instance_purge_filter(heartbeat_before_ms)),
-        )
-        return result.deleted_count
-
-    async def owner_holdings(self) -> list[OwnerHolding]:
-        rows = await self._aggregate(q.owner_holdings_pipeline())
-        return [
-            OwnerHolding(
-                owner=str(row["_id"]) if row.get("_id") is not None else "",
-                jobs=int(row["jobs"]),
-                last_heartbeat_ms=_ms_or_none(row.get("lastHeartbeat")),
-                heartbeat_interval_ms=_int_or_none(row.get("heartbeatInterval")),
-            )
-            for row in rows
-        ]
-
-    async def owner_records(self, owner: str) -> OwnerRecords:
-        docs = await self._call(
-            "read an owner's jobs",
-            lambda c: (
-                c.find(q.owner_jobs_filter(owner), q.OWNER_STAMPS_PROJECTION)
-                .sort([("_id", 1)])
-                .max_time_ms(q.LIST_MAX_TIME_MS)
-                .to_list(None)
-            ),
-        )
-        jobs = tuple(
-            OwnerJobStamp(
-                str(doc["_id"]),
-                _ms_or_none(doc.get("lastHeartbeat")),
-                _ms_or_none(doc.get("lockedAt")),
-                _int_or_none(doc.get("heartbeatInterval")),
-            )
-            for doc in docs
-        )
-        found = await self._side_call("instances", "read an instance record", lambda c: c.find_one({"_id": owner}))
-        record = None
-        if found is not None:
-            try:
-                record = _instance_record(found)
-            except (KeyError, TypeError, ValueError):
-                record = None  # a hand-edited record: not ours to interpret (as list_instances)
-        return OwnerRecords(owner, record, jobs)
-
-    async def release_unmoved_owner(self, owner: str, expected: OwnerRecords, now_ms: int) -> int | None:
-        # MongoDB cannot join the registry into one write: the owner is looked at first, then
-        # each document is released only if its stamps are still the ones just looked at. A
-        # live owner beats all its jobs in one updateMany, so a beat that lands between the
-        # look and the write reaches each job before this write does, or after it: before, the
-        # job's stamps no longer match and it stays; after, the owner had been silent for the
-        # whole watch (twice its interval), which is what dead means (ADR 0007).
-        current = await self.owner_records(owner)
-        if current.moved_since(expected):
-            return None
-        if not current.jobs:
-            return 0
-        result = await self._call(
-            "release a dead owner's jobs",
-            lambda c: c.update_many(q.unmoved_owner_filter(owner, current.jobs), q.to_pending_update(now_ms)),
-        )
-        return result.modified_count
-
-    async def set_paused(self, name: str, paused: bool, now_ms: int) -> bool:
-        key = {"_id": q.paused_document(name, now_ms)["_id"]}
-        if paused:
-            fields = {k: v for k, v in q.paused_document(name, now_ms).items() if k != "_id"}  # _id: the filter's
-            result = await self._side_call(
-                "control", "pause a job name", lambda c: c.update_one(key, {"$setOnInsert": fields}, upsert=True)
-            )
-            return result.upserted_id is not None
-        deleted = await self._side_call("control", "resume a job name", lambda c: c.delete_one(key))
-        return deleted.deleted_count > 0
-
-    async def paused_names(self) -> dict[str, int]:
-        docs = await self._side_call(
-            "control", "read paused job names", lambda c: c.find(q.PAUSED_FILTER).to_list(None)
-        )
-        paused = {}
-        for doc in docs:
-            since = doc.get("since")
-            if isinstance(doc.get("name"), str):
-                paused[doc["name"]] = datetime_to_ms(since) if isinstance(since, datetime) else 0
-        return dict(sorted(paused.items()))
-
-    async def add_outcome_counts(self, counts: dict[tuple[str, int], tuple[int, int]]) -> None:
-        if not counts:
-            return
-        keys = list(counts)
-        operations = [
-            pymongo.UpdateOne(*q.counter_upsert(name, minute, *counts[(name, minute)]), upsert=True)
-            for name, minute in keys
-        ]
-        side = self._side("counters")
-        try:
-            with self._errors.guard("add outcome counters"):
-                await side.bulk_write(operations, ordered=False)
-        except ConnectionError as error:
-            cause = error.__cause__
-            if isinstance(cause, BulkWriteError):
-                # Unordered: every operation without a write error was applied. Only the
-                # failed ones may be added again, or the applied ones count twice.
-                failed = {int(e["index"]) for e in cause.details.get("writeErrors", []) if "index" in e}
-                raise PartialCounterWriteError(
-                    str(error), {keys[i]: counts[keys[i]] for i in sorted(failed)}
-                ) from cause
-            raise
-
-    async def outcome_counts(self, since_minute: int, name: str | None = None) -> list[tuple[str, int, int, int]]:
-        docs = await self._side_call(
-            "counters",
-            "read outcome counters",
-            lambda c: c.find(q.counters_filter(since_minute, name)).sort(q.COUNTERS_SORT).to_list(None),
-        )
-        return [
-            (d["name"], int(d["minute"]), int(d.get("completed", 0)), int(d.get("failed", 0)))
-            for d in docs
-            if isinstance(d.get("name"), str)
-        ]
-
-    async def purge_outcome_counts(self, before_minute: int) -> int:
-        result = await self._side_call(
-            "counters", "purge old outcome counters", lambda c: c.delete_many({"minute": {"$lt": before_minute}})
-        )
-        return result.deleted_count
-
     async def pending_health(self, now_ms: int) -> list[PendingHealth]:
         rows = await self._aggregate(q.pending_health_pipeline(now_ms), q.PENDING_HEALTH_HINT)
         return [
@@ -577,15 +416,6 @@ class MongoStore(MongoIntake, MongoClaims, MongoLiveness, MongoRetention, MongoM
             await _bounded_close(stream.close(), "a change stream (killCursors)")
 
 
-class PartialCounterWriteError(ConnectionError):
-    """Some per-minute counter increments were applied, ``unapplied`` were not: the caller
-    adds only those again (issue 27 item 14)."""
-
-    def __init__(self, message: str, unapplied: dict[tuple[str, int], tuple[int, int]]) -> None:
-        super().__init__(message)
-        self.unapplied = unapplied
-
-
 class ChangeIterator:
     """The change events of one stream, and ``resume_token``: where to resume it.
 
@@ -617,19 +447,3 @@ class ChangeIterator:
 
 
 __all__ = ["ChangeIterator", "MongoStore"]
-
-
-def _instance_record(doc: Mapping[str, Any]) -> InstanceRecord:
-    return InstanceRecord(
-        id=str(doc["_id"]),
-        host=str(doc.get("host", "")),
-        pid=int(doc.get("pid", 0)),
-        version=str(doc.get("version", "")),
-        started_at_ms=datetime_to_ms(doc["startedAt"]),
-        heartbeat_interval_ms=int(doc["heartbeatInterval"]),
-        workers={str(w["name"]): int(w["concurrency"]) for w in doc.get("workers", [])},
-        running=int(doc.get("running", 0)),
-        processed=int(doc.get("processed", 0)),
-        failed=int(doc.get("failed", 0)),
-        last_heartbeat_ms=datetime_to_ms(doc["lastHeartbeat"]),
-    )
