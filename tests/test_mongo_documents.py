@@ -19,7 +19,7 @@ from test_mongo_evaluator import evaluator_collection, new_job, oid
 from monque_engine.cursor import CursorAnchor
 from monque_engine.job import Job, JobSort, JobStatus
 from monque_engine.store.base import StoreListFilter, StoreSelector
-from monque_engine.store.mongo import claims, intake, liveness, management
+from monque_engine.store.mongo import claims, intake, liveness, management, reads
 from monque_engine.store.mongo import documents as q
 from monque_engine.store.mongo import retention as mongo_retention
 from monque_engine.timeutil import datetime_to_ms
@@ -414,11 +414,13 @@ def test_evaluator_stats_pipeline_counts_and_completed_duration() -> None:
             _job(n=4, status=JobStatus.PENDING, name="other"),
         ]
     )
-    rows = {r["_id"]: r for r in c.aggregate(q.status_counts_pipeline("email")[0])}
+    rows = {r["_id"]: r for r in c.aggregate(reads.status_counts_pipeline("email")[0])}
     assert {k: v["count"] for k, v in rows.items()} == {"completed": 2, "failed": 1}
-    (sample,) = c.aggregate(q.completed_duration_pipeline("email"))
+    (sample,) = c.aggregate(reads.completed_duration_pipeline("email"))
     assert (sample["count"], sample["durationMs"]) == (2, 4_000)
-    by_name = {(r["_id"]["name"], r["_id"]["status"]): r["count"] for r in c.aggregate(q.counts_by_name_pipeline()[0])}
+    by_name = {
+        (r["_id"]["name"], r["_id"]["status"]): r["count"] for r in c.aggregate(reads.counts_by_name_pipeline()[0])
+    }
     assert by_name == {("email", "completed"): 2, ("email", "failed"): 1, ("other", "pending"): 1}
 
 

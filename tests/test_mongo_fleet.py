@@ -21,6 +21,7 @@ from monque_engine.job import InstanceRecord, JobStatus, OwnerJobStamp, OwnerRec
 from monque_engine.store.base import StoreListFilter, StoreSelector
 from monque_engine.store.mongo import documents as q
 from monque_engine.store.mongo import fleet as mongo_fleet
+from monque_engine.store.mongo import reads
 from monque_engine.store.mongo.indexes import fleet_index_specs, index_specs
 
 NOW = 10_000_000
@@ -153,7 +154,7 @@ def test_pending_health_counts_due_later_oldest_and_processing() -> None:
             _job(5, None, status="failed", run_at=NOW - 99_000),
         ]
     )
-    (row,) = list(c.aggregate(q.pending_health_pipeline(NOW)))
+    (row,) = list(c.aggregate(reads.pending_health_pipeline(NOW)))
     assert (row["_id"], row["due"], row["scheduled"], row["processing"]) == ("email", 2, 1, 1)
     assert row["oldestDue"] == q.dt(NOW - 9_000)
 

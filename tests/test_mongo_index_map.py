@@ -28,6 +28,7 @@ from monque_engine.store.mongo import claims as mongo_claims
 from monque_engine.store.mongo import documents as q
 from monque_engine.store.mongo import fleet, intake, liveness
 from monque_engine.store.mongo import management as mongo_management
+from monque_engine.store.mongo import reads as mongo_reads
 from monque_engine.store.mongo import retention as mongo_retention
 from monque_engine.store.mongo import retry as mongo_retry
 from monque_engine.store.mongo.indexes import fleet_index_specs, index_specs
@@ -167,10 +168,10 @@ SHAPES: list[tuple[str, dict[str, Any], Keys]] = [
         ),
         [],
     ),
-    ("average sample", *_pipeline(q.completed_duration_pipeline(None))),
-    ("average sample of a name", *_pipeline(q.completed_duration_pipeline("email"))),
+    ("average sample", *_pipeline(mongo_reads.completed_duration_pipeline(None))),
+    ("average sample of a name", *_pipeline(mongo_reads.completed_duration_pipeline("email"))),
     ("owner holdings", *_pipeline(fleet.owner_holdings_pipeline())),
-    ("error groups", *_pipeline(q.error_groups_pipeline("email", NOW - 3_600_000, NOW))),
+    ("error groups", *_pipeline(mongo_reads.error_groups_pipeline("email", NOW - 3_600_000, NOW))),
     *_console_pages(),
 ]
 
@@ -209,7 +210,12 @@ def test_every_side_collection_query_has_an_index(kind: str, label: str, query: 
 
 
 def test_hinted_reads_name_declared_indexes() -> None:
-    for hint in (q.STATUS_COUNT_HINT, q.NAME_STATUS_COUNT_HINT, q.PENDING_HEALTH_HINT, q.ID_INDEX_HINT):
+    for hint in (
+        mongo_reads.STATUS_COUNT_HINT,
+        mongo_reads.NAME_STATUS_COUNT_HINT,
+        mongo_reads.PENDING_HEALTH_HINT,
+        q.ID_INDEX_HINT,
+    ):
         assert hint in JOBS, hint
 
 

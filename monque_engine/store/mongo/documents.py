@@ -1,23 +1,27 @@
-"""The MongoDB documents each store operation sends: filters, updates, pipelines, sorts.
+"""The MongoDB documents more than one port sends, and the vocabulary they are built from.
 
-Pure functions of their arguments, with no driver calls, so every query can be read and
-tested on its own (the tests evaluate them with mongomock, a query-language evaluator)
-and so the store module is only plumbing. Shapes follow upstream Monque's services
-(``job-processor.ts`` acquireJob / completeJob / failJob, ``job-manager.ts``,
-``cursor-listing.ts``, ``job-query.ts``) so Node and Python workers on one collection send
-the same queries and use the same indexes.
+Here: the status values and field lists, ``dt`` / ``oid``, the unique-key scope (intake and
+retry), the release update (claims and fleet), the selector and listing filters and keyset
+pages (reads and management, as SQLite's ``queries.py``) and the side collections' names.
+A document only one port sends is built next to that port's methods (``claims.py``,
+``reads.py``, …).
+
+All are pure functions of their arguments, with no driver calls, so every query can be read
+and tested on its own (the tests evaluate them with mongomock, a query-language evaluator).
+Shapes follow upstream Monque's services (``job-processor.ts`` acquireJob / completeJob /
+failJob, ``job-manager.ts``, ``cursor-listing.ts``, ``job-query.ts``) so Node and Python
+workers on one collection send the same queries and use the same indexes.
 """
 
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from bson import ObjectId
 
 from ...cursor import CursorAnchor
-from ...errorgroups import hour_window
 from ...errors import InvalidCursorError
 from ...job import CursorDirection, JobSort, JobStatus, name_glob_regex, regex_literal
 from ...timeutil import in_range, ms_to_datetime
@@ -64,9 +68,7 @@ def unique_key_filter(name: str, unique_key: str) -> Document:
     return {"name": name, "uniqueKey": unique_key, "status": {"$in": [PENDING, PROCESSING]}}
 
 
-# -- processing --------------------------------------------------------------------------------
-
-
+# -- claims and releases (claims, fleet, management) -----------------------------------------------
 #: Ours: the error fields a completion or a manual retry removes with failReason.
 ERROR_FIELDS = ("errorType", "errorGroup")
 
@@ -80,7 +82,7 @@ def to_pending_update(now_ms: int) -> Document:
 def selector_filter(selector: StoreSelector, suffix_ids: list[Any] | None = None) -> Document:
     """Upstream buildSelectorQuery: name, status (one or many), createdAt < / >; ours: updatedAt <.
     ``suffix_ids``: for a listing with an id-like search, the ids ``id_suffix_query`` found
-    (``MongoStore._selector_query``), so the search's ``$or`` stays indexed, as a listing's."""
+    (``MongoPlumbing._selector_query``), so the search's ``$or`` stays indexed, as a listing's."""
     query: Document = {}
     if selector.name is not None:
         query["name"] = selector.name
@@ -95,7 +97,7 @@ def selector_filter(selector: StoreSelector, suffix_ids: list[Any] | None = None
         query["createdAt"] = created
     before = [ms for ms in (selector.updated_before_ms, selector.as_of) if ms is not None]
     if before:
-        # as_of: the count's instant (MongoStore.count_selected_as_of), a bound on updatedAt too.
+        # as_of: the count's instant (MongoManagement.count_selected_as_of), a bound on updatedAt too.
         query["updatedAt"] = {"$lt": dt(min(before))}
     _add_ours(query, selector.error_group, selector.text)
     if selector.listing is not None:
@@ -280,117 +282,6 @@ def page_query(
     return query, sort_spec
 
 
-FIND_SORT: list[tuple[str, int]] = [("nextRunAt", 1), ("_id", 1)]
-NO_DATA_PROJECTION: Document = {"data": 0}
-
-
-# -- statistics --------------------------------------------------------------------------------------
-#: Every BSON date sorts at or after this one, and strings, numbers, null and a missing
-#: field sort before any date (BSON comparison order), so ``$gte`` against it means "is a date".
-_EARLIEST_DATE = datetime(1, 1, 1, tzinfo=UTC)
-#: updatedAt − createdAt of a completed job; 0 where either is not a date (a hand-written
-#: document must not fail the whole aggregation with "can't $subtract").
-_DURATION = {
-    "$cond": [
-        {
-            "$and": [
-                {"$eq": ["$status", COMPLETED]},
-                {"$gte": ["$updatedAt", _EARLIEST_DATE]},
-                {"$gte": ["$createdAt", _EARLIEST_DATE]},
-            ]
-        },
-        {"$subtract": ["$updatedAt", "$createdAt"]},
-        0,
-    ]
-}
-
-
-#: The average processing duration is taken over this many completed jobs, the most
-#: recently updated first (issue 27): a bounded read of documents that were just written
-#: (hot in the cache), where upstream sums a duration over every document at every refresh.
-#: Below this many completed jobs it is upstream's average exactly.
-AVG_SAMPLE = 1000
-#: Counts come from a scan of index keys only (a covered plan: the pipeline needs no field
-#: outside the hinted index, so no document is read); the hint makes the planner take it
-#: rather than a collection scan for an empty ``$match``.
-STATUS_COUNT_HINT: list[tuple[str, int]] = [("status", 1), ("nextRunAt", 1)]
-NAME_STATUS_COUNT_HINT: list[tuple[str, int]] = [("name", 1), ("status", 1)]
-
-
-def status_counts_pipeline(name: str | None) -> tuple[list[Document], list[tuple[str, int]]]:
-    """(pipeline, hint): documents per status (of one name), from index keys alone. Every
-    document has a key in both hinted indexes (neither is sparse nor partial), so the
-    total still counts documents whose status is not a Monque status, as upstream."""
-    group = {"$group": {"_id": "$status", "count": {"$sum": 1}}}
-    if name is None:
-        return [{"$sort": {"status": 1}}, group], STATUS_COUNT_HINT
-    return [{"$match": {"name": name}}, {"$sort": {"name": 1, "status": 1}}, group], NAME_STATUS_COUNT_HINT
-
-
-def matched_status_pipeline(query: Document) -> list[Document]:
-    """Documents per status among those ``query`` matches: a count in steps answered in one
-    (``MongoStore.count_in_steps``), bounded by ``maxTimeMS`` like the listing's count."""
-    return [{"$match": query}, {"$group": {"_id": "$status", "count": {"$sum": 1}}}]
-
-
-def counts_by_name_pipeline() -> tuple[list[Document], list[tuple[str, int]]]:
-    """(pipeline, hint): documents per (name, status), from the ``{name, status}`` index's keys."""
-    return [
-        {"$sort": {"name": 1, "status": 1}},
-        {"$group": {"_id": {"name": "$name", "status": "$status"}, "count": {"$sum": 1}}},
-    ], NAME_STATUS_COUNT_HINT
-
-
-def completed_duration_pipeline(name: str | None) -> list[Document]:
-    """The summed duration (updatedAt − createdAt, so it includes queue wait, as upstream's
-    avgProcessingDurationMs) of the ``AVG_SAMPLE`` most recently updated completed jobs
-    (of one name): ``{status, updatedAt, _id}`` or ``{name, updatedAt, _id}`` serves it."""
-    match: Document = {"status": COMPLETED} if name is None else {"name": name, "status": COMPLETED}
-    return [
-        {"$match": match},
-        {"$sort": {"updatedAt": -1, "_id": -1}},
-        {"$limit": AVG_SAMPLE},
-        {"$group": {"_id": None, "count": {"$sum": 1}, "durationMs": {"$sum": _DURATION}}},
-    ]
-
-
-# -- error groups ------------------------------------------------------------------------------------
-def error_groups_pipeline(name: str | None, since_ms: int | None, now_ms: int) -> list[Document]:
-    """Members grouped by ``errorGroup`` and minute of their last failure within the hour
-    (``-1`` before it); the store folds the minutes (``errorgroups.fold_buckets``). The
-    ``$match`` implies the partial ``{errorGroup, status, updatedAt}`` index's filter."""
-    hour_start = dt(hour_window(now_ms))
-    match: Document = {"errorGroup": {"$exists": True}, **error_member_filter()}
-    if name is not None:
-        match["name"] = name
-    if since_ms is not None:
-        match["updatedAt"] = {"$gte": dt(since_ms)}
-    bucket = {
-        "$cond": [
-            {"$gte": ["$updatedAt", hour_start]},
-            {"$floor": {"$divide": [{"$subtract": ["$updatedAt", hour_start]}, 60_000]}},
-            -1,
-        ]
-    }
-    return [
-        {"$match": match},
-        {
-            "$group": {
-                "_id": {"group": "$errorGroup", "bucket": bucket},
-                "name": {"$first": "$name"},
-                "errorType": {"$max": "$errorType"},
-                "count": {"$sum": 1},
-                "retrying": {"$sum": {"$cond": [{"$eq": ["$status", PENDING]}, 1, 0]}},
-                "first": {"$min": "$updatedAt"},
-                "last": {"$max": "$updatedAt"},
-            }
-        },
-    ]
-
-
-# -- management --------------------------------------------------------------------------------------
-
-
 # -- fleet and queue control (issue 13) ---------------------------------------------------------------
 # Side collections named after the jobs collection; Node Monque never reads them.
 def fleet_collections(collection: str) -> dict[str, str]:
@@ -399,44 +290,3 @@ def fleet_collections(collection: str) -> dict[str, str]:
         "control": f"{collection}_control",
         "counters": f"{collection}_counters",
     }
-
-
-#: Every field pending_health_pipeline reads is a key of upstream's claim index, so the
-#: hinted plan reads index keys only (no document); with ``name`` unbounded the scan seeks
-#: from one name's pending/processing keys to the next, skipping finished jobs' keys.
-PENDING_HEALTH_HINT: list[tuple[str, int]] = [("name", 1), ("status", 1), ("nextRunAt", 1), ("claimedBy", 1)]
-
-
-def pending_split_filters(name: str, now_ms: int) -> tuple[Document, Document, Document]:
-    """Pending jobs of ``name``: due by ``now_ms``, due later, and all with a date nextRunAt.
-    ``name``, ``status`` and ``nextRunAt`` are the leading fields of the
-    {name, status, nextRunAt, claimedBy} index, so each is a bounded index range (the counts
-    are run with a ``limit``, the earliest and latest are one index entry each)."""
-    now = dt(now_ms)
-    return (
-        {"name": name, "status": PENDING, "nextRunAt": {"$lte": now}},
-        {"name": name, "status": PENDING, "nextRunAt": {"$gt": now}},
-        {"name": name, "status": PENDING, "nextRunAt": {"$type": "date"}},
-    )
-
-
-def pending_health_pipeline(now_ms: int) -> list[Document]:
-    """Pending and processing jobs by name: due now, due later, oldest due, processing.
-    Run with ``PENDING_HEALTH_HINT`` (issue 27: it used to fetch every pending document)."""
-    now = dt(now_ms)
-    due = {"$and": [{"$eq": ["$status", PENDING]}, {"$lte": ["$nextRunAt", now]}]}
-    return [
-        {"$match": {"status": {"$in": [PENDING, PROCESSING]}}},
-        {
-            "$group": {
-                "_id": "$name",
-                "due": {"$sum": {"$cond": [due, 1, 0]}},
-                "scheduled": {
-                    "$sum": {"$cond": [{"$and": [{"$eq": ["$status", PENDING]}, {"$gt": ["$nextRunAt", now]}]}, 1, 0]}
-                },
-                "oldestDue": {"$min": {"$cond": [due, "$nextRunAt", None]}},
-                "processing": {"$sum": {"$cond": [{"$eq": ["$status", PROCESSING]}, 1, 0]}},
-            }
-        },
-        {"$sort": {"_id": 1}},
-    ]
