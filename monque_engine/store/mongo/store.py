@@ -17,24 +17,20 @@ Two ways to build one:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import pymongo
 from pymongo import AsyncMongoClient
-from pymongo.asynchronous.change_stream import AsyncChangeStream
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import PyMongoError
 
-from ...errors import ConnectionError, InvalidCursorError
-from ...job import ChangeEvent, JobStatus
+from ...errors import ConnectionError
 from ..base import StoreOpenOptions
 from . import config
 from . import documents as q
-from .changes import needs_post_image, watch_pipeline
 from .claims import MongoClaims
 from .config import DEFAULT_SERVER_SELECTION_TIMEOUT_MS, parse_mongo_url
-from .feed import CollectionInvalidatedError, read_changes
+from .feed import MongoFeed
 from .fleet import MongoFleet
 from .index_build import Progress, build_indexes
 from .indexes import fleet_index_models, index_models
@@ -47,7 +43,9 @@ from .retention import MongoRetention
 from .server import inspect_server
 
 
-class MongoStore(MongoIntake, MongoClaims, MongoLiveness, MongoRetention, MongoManagement, MongoFleet, MongoReads):
+class MongoStore(
+    MongoIntake, MongoClaims, MongoLiveness, MongoRetention, MongoManagement, MongoFleet, MongoReads, MongoFeed
+):
     kind = "mongodb"
 
     @classmethod
@@ -158,85 +156,6 @@ class MongoStore(MongoIntake, MongoClaims, MongoLiveness, MongoRetention, MongoM
     # -- fleet and queue control --------------------------------------------------------------
 
     # -- change feed --------------------------------------------------------------------------
-    async def open_watch(
-        self,
-        resume_after: Any = None,
-        *,
-        full_document: bool = True,
-        statuses: tuple[JobStatus, ...] | None = None,
-    ) -> AsyncIterator[ChangeEvent]:
-        """Open a change stream now (errors, including "standalone server", raise here).
-
-        ``resume_after`` is a ``ChangeEvent.token`` from this store (a resume-token document).
-        """
-        if resume_after is not None and not isinstance(resume_after, Mapping):
-            raise InvalidCursorError(
-                f"Resume token {resume_after!r} is not one this store made; pass ChangeEvent.token from a previous watch"
-            )
-        pipeline = watch_pipeline(full_document, statuses)
-        lookup = "updateLookup" if needs_post_image(full_document, statuses) else None
-        stream = await self._call(
-            "open the change stream",
-            lambda c: c.watch(pipeline, full_document=lookup, resume_after=resume_after),
-        )
-        self._streams.add(stream)
-        return ChangeIterator(self._changes(stream, full_document), stream)
-
-    def _timeout_governs(self) -> bool:
-        """Whether the client has ``timeoutMS`` (each change-stream wait then has its budget)."""
-        collection = self._collection
-        if collection is None:
-            return False
-        try:
-            return collection.database.client.options.timeout is not None
-        except AttributeError:
-            return False
-
-    async def _changes(self, stream: AsyncChangeStream[Any], include_job: bool) -> AsyncIterator[ChangeEvent]:
-        """The stream's events until it breaks or the store closes (see ``feed.read_changes``);
-        the stream is closed and forgotten however the iteration ends."""
-        try:
-            governs = self._timeout_governs()
-            async for event in read_changes(
-                stream, include_job, self.display_url, lambda: self._closing, self._errors, governs
-            ):
-                yield event
-        except CollectionInvalidatedError:
-            await self._indexes_after_invalidate()
-            raise
-        finally:
-            self._streams.discard(stream)
-            await _bounded_close(stream.close(), "a change stream (killCursors)")
 
 
-class ChangeIterator:
-    """The change events of one stream, and ``resume_token``: where to resume it.
-
-    That is PyMongo's ``AsyncChangeStream.resume_token``, not the last event's ``_id``: the
-    driver advances it to each batch's ``postBatchResumeToken``, also over empty batches,
-    so after a quiet spell on a filtered stream a reconnect resumes from the last batch the
-    server answered, not from the last event delivered hours ago (a long oplog rescan, or
-    "history lost" once that event left the oplog; issue 27 item 9). ``ResilientWatch``
-    reads it when it reopens."""
-
-    def __init__(self, events: AsyncIterator[ChangeEvent], stream: AsyncChangeStream[Any]) -> None:
-        self._events = events
-        self._stream = stream
-
-    @property
-    def resume_token(self) -> Any:
-        return self._stream.resume_token
-
-    def __aiter__(self) -> ChangeIterator:
-        return self
-
-    async def __anext__(self) -> ChangeEvent:
-        return await self._events.__anext__()
-
-    async def aclose(self) -> None:
-        close = getattr(self._events, "aclose", None)
-        if close is not None:
-            await close()
-
-
-__all__ = ["ChangeIterator", "MongoStore"]
+__all__ = ["MongoStore"]
