@@ -22,7 +22,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from monque_engine import Monque, NonRetryableError
 from monque_engine.metrics import SPLIT_CAP, MonqueCollector, _split
 from monque_engine.store.base import PendingSplit
-from monque_engine.store.mongo.documents import pending_split_filters
+from monque_engine.store.mongo.reads import pending_split_filters
 from monque_engine.store.sqlite.counted import pending_split_sql
 from monque_engine.store.sqlite.schema import Tables
 from monque_engine.timeutil import now_ms

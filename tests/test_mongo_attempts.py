@@ -19,6 +19,7 @@ from monque_engine.attempts import MAX_ATTEMPTS, Attempt
 from monque_engine.errors import AggregationTimeoutError
 from monque_engine.job import Job, JobSort, JobStatus
 from monque_engine.store.base import StoreListFilter, StoreSelector
+from monque_engine.store.mongo import claims, liveness, management, reads
 from monque_engine.store.mongo import documents as q
 from monque_engine.store.mongo.indexes import index_specs
 
@@ -39,8 +40,8 @@ def test_fail_update_pushes_the_record_and_stores_type_and_group() -> None:
     c.insert_one(_doc(1, status=JobStatus.PROCESSING, claimed_by="me", locked_at_ms=100))
     record = _attempt(1, error_type="KeyError", error_message="'k'", traceback="Traceback ...")
     doc = c.find_one_and_update(
-        q.owned_filter(oid(1), "me"),
-        q.fail_update(150, 1, "'k'", 900, record, GROUP),
+        claims.owned_filter(oid(1), "me"),
+        claims.fail_update(150, 1, "'k'", 900, record, GROUP),
         return_document=ReturnDocument.AFTER,
     )
     assert (doc["failReason"], doc["errorType"], doc["errorGroup"], doc["status"]) == (
@@ -53,7 +54,7 @@ def test_fail_update_pushes_the_record_and_stores_type_and_group() -> None:
     assert job.attempts == (record,)
     assert doc["attempts"][0]["startedAt"] == q.dt(100) and doc["attempts"][0]["durationMs"] == 50
     # upstream's fields are exactly upstream's; ours are extra
-    assert q.fail_update(150, 1, "'k'", None)["$set"] == {
+    assert claims.fail_update(150, 1, "'k'", None)["$set"] == {
         "status": "failed",
         "failCount": 1,
         "failReason": "'k'",
@@ -65,10 +66,10 @@ def test_pushes_keep_the_last_ten() -> None:
     c = evaluator_collection()
     history = [_attempt(n).to_document() for n in range(1, MAX_ATTEMPTS + 1)]
     c.insert_one({**_doc(1, status=JobStatus.PROCESSING, claimed_by="me"), "attempts": history})
-    assert q.push_attempt(_attempt(11)) == {"attempts": {"$each": [_attempt(11).to_document()], "$slice": -10}}
+    assert claims.push_attempt(_attempt(11)) == {"attempts": {"$each": [_attempt(11).to_document()], "$slice": -10}}
     doc = c.find_one_and_update(
-        q.owned_filter(oid(1), "me"),
-        q.complete_update(2_000, None, _attempt(11, "completed")),
+        claims.owned_filter(oid(1), "me"),
+        claims.complete_update(2_000, None, _attempt(11, "completed")),
         return_document=ReturnDocument.AFTER,
     )
     assert [a.number for a in Job.from_document(doc).attempts] == list(range(2, 12))
@@ -83,14 +84,16 @@ def test_complete_and_retry_clear_the_error_fields_but_keep_history() -> None:
         }
     )
     doc = c.find_one_and_update(
-        q.owned_filter(oid(1), "me"),
-        q.complete_update(900, None, _attempt(2, "completed")),
+        claims.owned_filter(oid(1), "me"),
+        claims.complete_update(900, None, _attempt(2, "completed")),
         return_document=ReturnDocument.AFTER,
     )
     assert not {"failReason", "errorType", "errorGroup"} & set(doc) and len(doc["attempts"]) == 2
     c.insert_one(_doc(2, status=JobStatus.FAILED, fail_reason="x", error_type="E", error_group=GROUP))
     doc = c.find_one_and_update(
-        q.guarded_filter(oid(2), q.RETRYABLE), q.retry_update(900), return_document=ReturnDocument.AFTER
+        management.guarded_filter(oid(2), management.RETRYABLE),
+        management.retry_update(900),
+        return_document=ReturnDocument.AFTER,
     )
     assert not {"failReason", "errorType", "errorGroup"} & set(doc)
 
@@ -99,7 +102,7 @@ def test_record_attempt_update_changes_only_the_history() -> None:
     c = evaluator_collection()
     c.insert_one(_doc(1, status=JobStatus.PROCESSING, claimed_by="me", locked_at_ms=100))
     before = c.find_one()
-    c.update_one(q.owned_filter(oid(1), "me"), q.record_attempt_update(_attempt(1, "shutdown")))
+    c.update_one(claims.owned_filter(oid(1), "me"), claims.record_attempt_update(_attempt(1, "shutdown")))
     after = c.find_one()
     assert {k: v for k, v in after.items() if k != "attempts"} == before
     assert Job.from_document(after).attempts[0].outcome == "shutdown"
@@ -125,7 +128,7 @@ def test_stale_recovery_pipeline_exact_shape() -> None:
             "in": {"$and": [{"$eq": ["$$last.startedAt", "$lockedAt"]}, {"$eq": ["$$last.instanceId", "$claimedBy"]}]},
         }
     }
-    assert q.stale_recovery_pipeline(5_000) == [
+    assert liveness.stale_recovery_pipeline(5_000) == [
         {
             "$set": {
                 "attempts": {
@@ -160,7 +163,10 @@ async def test_the_store_sends_attempts_in_complete_fail_and_stale_recovery() ->
     except NotImplementedError:  # mongomock lacks the pipeline's $unset stage; the shape is what matters
         pass
     call = adapter.calls[-1]
-    assert call[0] == "update_many" and call[1] == (q.stale_filter(1_000), q.stale_recovery_pipeline(2_000))
+    assert call[0] == "update_many" and call[1] == (
+        liveness.stale_filter(1_000),
+        liveness.stale_recovery_pipeline(2_000),
+    )
 
 
 def _members() -> list[dict[str, Any]]:
@@ -206,7 +212,7 @@ async def test_error_groups_pipeline_groups_members_with_minute_buckets() -> Non
     assert {r.key: r.count for r in await store.error_groups(None, 3_000_000, 3_600_000)} == {"g1": 2, "g2": 1}
     assert await store.error_groups("other", None, 3_600_000) == []
     # the $match implies the partial index's filter, so the index can serve it
-    match = q.error_groups_pipeline(None, None, 0)[0]["$match"]
+    match = reads.error_groups_pipeline(None, None, 0)[0]["$match"]
     spec = dict((tuple(map(tuple, keys)), options) for keys, options in index_specs(False))
     options = spec[(("errorGroup", 1), ("status", 1), ("updatedAt", 1))]
     assert options["partialFilterExpression"] == {"errorGroup": {"$exists": True}} and match["errorGroup"] == {

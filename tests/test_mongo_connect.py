@@ -183,7 +183,7 @@ async def test_bulk_writes_get_a_long_deadline_and_other_operations_none() -> No
 
     from monque_engine.job import JobStatus
     from monque_engine.store.base import StoreSelector
-    from monque_engine.store.mongo.store import LONG_OPERATION_TIMEOUT_S
+    from monque_engine.store.mongo.plumbing import LONG_OPERATION_TIMEOUT_S
 
     store, adapter = evaluator_store()
     await store.insert(new_job(oid(1)))

@@ -18,6 +18,7 @@ from test_mongo_evaluator import evaluator_collection, evaluator_store
 
 from monque_engine.job import JobStatus
 from monque_engine.store.mongo import documents as q
+from monque_engine.store.mongo import reads as mongo_reads
 from monque_engine.store.mongo.indexes import index_specs
 
 
@@ -55,10 +56,10 @@ def _is_bounded(pipeline: list[dict[str, Any]]) -> bool:
 
 def test_count_pipelines_read_only_the_keys_of_the_index_they_hint() -> None:
     for pipeline, hint in (
-        q.status_counts_pipeline(None),
-        q.status_counts_pipeline("email"),
-        q.counts_by_name_pipeline(),
-        (q.pending_health_pipeline(0), q.PENDING_HEALTH_HINT),
+        mongo_reads.status_counts_pipeline(None),
+        mongo_reads.status_counts_pipeline("email"),
+        mongo_reads.counts_by_name_pipeline(),
+        (mongo_reads.pending_health_pipeline(0), mongo_reads.PENDING_HEALTH_HINT),
     ):
         assert _pipeline_fields(pipeline) <= {key for key, _ in hint}, pipeline
         assert hint in [keys for keys, _ in index_specs(False)]
@@ -66,9 +67,9 @@ def test_count_pipelines_read_only_the_keys_of_the_index_they_hint() -> None:
 
 def test_the_average_reads_a_bounded_sample_of_completed_jobs_only() -> None:
     for name in (None, "email"):
-        pipeline = q.completed_duration_pipeline(name)
+        pipeline = mongo_reads.completed_duration_pipeline(name)
         assert pipeline[0]["$match"]["status"] == "completed"
-        assert _is_bounded(pipeline) and pipeline[2] == {"$limit": q.AVG_SAMPLE}
+        assert _is_bounded(pipeline) and pipeline[2] == {"$limit": mongo_reads.AVG_SAMPLE}
 
 
 async def test_every_aggregation_the_stats_reads_send_is_covered_or_bounded() -> None:
@@ -92,19 +93,19 @@ async def test_every_aggregation_the_stats_reads_send_is_covered_or_bounded() ->
 
 
 async def test_the_average_is_over_the_most_recent_completed_jobs(monkeypatch: Any) -> None:
-    monkeypatch.setattr(q, "AVG_SAMPLE", 20)  # the same rule as 1,000, at a size mongomock evaluates fast
+    monkeypatch.setattr(mongo_reads, "AVG_SAMPLE", 20)  # the same rule as 1,000, at a size mongomock evaluates fast
     collection = evaluator_collection()
     old = [_job(n=n, status=JobStatus.COMPLETED, created_at_ms=0, updated_at_ms=1_000_000 + n) for n in range(1, 11)]
     recent = [
         _job(n=100 + n, status=JobStatus.COMPLETED, created_at_ms=2_000_000, updated_at_ms=2_000_100 + n)
-        for n in range(q.AVG_SAMPLE)
+        for n in range(mongo_reads.AVG_SAMPLE)
     ]
     collection.insert_many(
         old + recent + [_job(n=5_000, status=JobStatus.FAILED, created_at_ms=0, updated_at_ms=9_000_000)]
     )
     store, _ = evaluator_store(collection)
     stats = await store.stats(None)
-    assert (stats.completed, stats.failed, stats.total) == (q.AVG_SAMPLE + 10, 1, q.AVG_SAMPLE + 11)
+    assert (stats.completed, stats.failed, stats.total) == (mongo_reads.AVG_SAMPLE + 10, 1, mongo_reads.AVG_SAMPLE + 11)
     # updatedAt − createdAt of the recent ones only: 100 + n for n in 0..19 → mean 109.5 → 110
     assert stats.avg_processing_duration_ms == 110.0
     assert (await store.stats_by_name())["email"].avg_processing_duration_ms == 110.0

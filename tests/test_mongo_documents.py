@@ -19,7 +19,9 @@ from test_mongo_evaluator import evaluator_collection, new_job, oid
 from monque_engine.cursor import CursorAnchor
 from monque_engine.job import Job, JobSort, JobStatus
 from monque_engine.store.base import StoreListFilter, StoreSelector
+from monque_engine.store.mongo import claims, intake, liveness, management, reads
 from monque_engine.store.mongo import documents as q
+from monque_engine.store.mongo import retention as mongo_retention
 from monque_engine.timeutil import datetime_to_ms
 
 
@@ -46,9 +48,9 @@ def test_evaluator_claim_takes_earliest_due_unclaimed_job_of_the_name() -> None:
         ]
     )
     doc = c.find_one_and_update(
-        q.claim_filter("email", 5_000),
-        q.claim_update("me", 5_000, 30_000),
-        sort=q.CLAIM_SORT,
+        claims.claim_filter("email", 5_000),
+        claims.claim_update("me", 5_000, 30_000),
+        sort=claims.CLAIM_SORT,
         return_document=ReturnDocument.AFTER,
     )
     job = Job.from_document(doc)
@@ -62,13 +64,13 @@ def test_evaluator_claim_takes_earliest_due_unclaimed_job_of_the_name() -> None:
         job.updated_at_ms,
     ) == (JobStatus.PROCESSING, "me", 5_000, 5_000, 30_000, 5_000)
     doc = c.find_one_and_update(
-        q.claim_filter("email", 5_000),
-        q.claim_update("me", 5_000, 30_000),
-        sort=q.CLAIM_SORT,
+        claims.claim_filter("email", 5_000),
+        claims.claim_update("me", 5_000, 30_000),
+        sort=claims.CLAIM_SORT,
         return_document=ReturnDocument.AFTER,
     )
     assert str(doc["_id"]) == oid(1)
-    assert c.find_one_and_update(q.claim_filter("email", 5_000), q.claim_update("me", 5_000, 1)) is None
+    assert c.find_one_and_update(claims.claim_filter("email", 5_000), claims.claim_update("me", 5_000, 1)) is None
 
 
 def test_evaluator_claim_takes_pending_job_that_still_names_an_owner() -> None:
@@ -76,11 +78,15 @@ def test_evaluator_claim_takes_pending_job_that_still_names_an_owner() -> None:
     pending document that still carries ``claimedBy`` is claimable (Node would claim it)."""
     c = evaluator_collection()
     c.insert_one(_job(n=1, claimed_by="ghost"))
-    assert q.claim_filter("email", 5_000) == {"name": "email", "status": "pending", "nextRunAt": {"$lte": q.dt(5_000)}}
+    assert claims.claim_filter("email", 5_000) == {
+        "name": "email",
+        "status": "pending",
+        "nextRunAt": {"$lte": q.dt(5_000)},
+    }
     doc = c.find_one_and_update(
-        q.claim_filter("email", 5_000),
-        q.claim_update("me", 5_000, 30_000),
-        sort=q.CLAIM_SORT,
+        claims.claim_filter("email", 5_000),
+        claims.claim_update("me", 5_000, 30_000),
+        sort=claims.CLAIM_SORT,
         return_document=ReturnDocument.AFTER,
     )
     assert doc is not None and doc["claimedBy"] == "me" and doc["status"] == "processing"
@@ -99,21 +105,21 @@ def test_evaluator_owned_complete_applies_only_to_processing_job_of_owner() -> N
             fail_reason="earlier",
         )
     )
-    assert c.find_one_and_update(q.owned_filter(oid(1), "other"), q.complete_update(9_000, None)) is None
+    assert c.find_one_and_update(claims.owned_filter(oid(1), "other"), claims.complete_update(9_000, None)) is None
     doc = c.find_one_and_update(
-        q.owned_filter(oid(1), "me"), q.complete_update(9_000, None), return_document=ReturnDocument.AFTER
+        claims.owned_filter(oid(1), "me"), claims.complete_update(9_000, None), return_document=ReturnDocument.AFTER
     )
     assert doc["status"] == "completed"
     assert not {"lockedAt", "claimedBy", "lastHeartbeat", "failReason"} & set(doc)
     assert doc["heartbeatInterval"] == 30_000  # kept, DESIGN §3
-    assert c.find_one_and_update(q.owned_filter(oid(1), "me"), q.complete_update(9_500, None)) is None
+    assert c.find_one_and_update(claims.owned_filter(oid(1), "me"), claims.complete_update(9_500, None)) is None
 
 
 def test_evaluator_recurring_complete_returns_to_pending_with_fail_count_zero() -> None:
     c = evaluator_collection()
     c.insert_one(_job(n=1, status=JobStatus.PROCESSING, claimed_by="me", fail_count=3, repeat_interval="* * * * *"))
     doc = c.find_one_and_update(
-        q.owned_filter(oid(1), "me"), q.complete_update(9_000, 60_000), return_document=ReturnDocument.AFTER
+        claims.owned_filter(oid(1), "me"), claims.complete_update(9_000, 60_000), return_document=ReturnDocument.AFTER
     )
     job = Job.from_document(doc)
     assert (job.status, job.next_run_at_ms, job.fail_count, job.claimed_by, job.repeat_interval) == (
@@ -130,7 +136,9 @@ def test_evaluator_owned_fail_writes_terminal_or_retry_state(retry_at: int | Non
     c = evaluator_collection()
     c.insert_one(_job(n=1, status=JobStatus.PROCESSING, claimed_by="me", locked_at_ms=5))
     doc = c.find_one_and_update(
-        q.owned_filter(oid(1), "me"), q.fail_update(9_000, 4, "boom", retry_at), return_document=ReturnDocument.AFTER
+        claims.owned_filter(oid(1), "me"),
+        claims.fail_update(9_000, 4, "boom", retry_at),
+        return_document=ReturnDocument.AFTER,
     )
     job = Job.from_document(doc)
     assert (job.fail_count, job.fail_reason, job.updated_at_ms, job.locked_at_ms, job.claimed_by) == (
@@ -155,17 +163,19 @@ def test_evaluator_release_heartbeat_and_stale_recovery_are_guarded() -> None:
             _job(n=3, status=JobStatus.PENDING),
         ]
     )
-    assert c.update_many(q.heartbeat_filter("me"), q.heartbeat_update(7_000)).modified_count == 1
+    assert c.update_many(liveness.heartbeat_filter("me"), liveness.heartbeat_update(7_000)).modified_count == 1
     assert datetime_to_ms(c.find_one({"_id": q.oid(oid(1))})["lastHeartbeat"]) == 7_000
-    assert c.find_one(q.live_claim_filter("me", 6_999)) is not None
-    assert c.find_one(q.live_claim_filter("me", 7_000)) is not None  # upstream: lastHeartbeat $gte threshold
-    assert c.find_one(q.live_claim_filter("me", 7_001)) is None
+    assert c.find_one(liveness.live_claim_filter("me", 6_999)) is not None
+    assert c.find_one(liveness.live_claim_filter("me", 7_000)) is not None  # upstream: lastHeartbeat $gte threshold
+    assert c.find_one(liveness.live_claim_filter("me", 7_001)) is None
     # job 1's lockedAt is ancient but its heartbeat is fresh: only job 2 is stale
-    assert c.update_many(q.stale_filter(6_000), q.to_pending_update(8_000)).modified_count == 1
+    assert c.update_many(liveness.stale_filter(6_000), q.to_pending_update(8_000)).modified_count == 1
     recovered = c.find_one({"_id": q.oid(oid(2))})
     assert recovered["status"] == "pending" and "claimedBy" not in recovered and "lockedAt" not in recovered
-    assert c.update_many(q.release_filter([oid(1), oid(3)], "other"), q.to_pending_update(9_000)).modified_count == 0
-    assert c.update_many(q.release_filter([oid(1)], "me"), q.to_pending_update(9_000)).modified_count == 1
+    assert (
+        c.update_many(claims.release_filter([oid(1), oid(3)], "other"), q.to_pending_update(9_000)).modified_count == 0
+    )
+    assert c.update_many(claims.release_filter([oid(1)], "me"), q.to_pending_update(9_000)).modified_count == 1
 
 
 def test_evaluator_stale_recovery_judges_heartbeat_then_locked_at() -> None:
@@ -182,15 +192,15 @@ def test_evaluator_stale_recovery_judges_heartbeat_then_locked_at() -> None:
             _job(n=5, status=JobStatus.PENDING, locked_at_ms=100, last_heartbeat_ms=100),
         ]
     )
-    assert sorted(_ids(c.find(q.stale_filter(5_000)))) == [oid(2), oid(3)]
-    assert c.update_many(q.stale_filter(5_000), q.to_pending_update(10_000)).modified_count == 2
+    assert sorted(_ids(c.find(liveness.stale_filter(5_000)))) == [oid(2), oid(3)]
+    assert c.update_many(liveness.stale_filter(5_000), q.to_pending_update(10_000)).modified_count == 2
     assert c.find_one({"_id": q.oid(oid(1))})["status"] == "processing"
     assert c.find_one({"_id": q.oid(oid(4))})["status"] == "processing"
-    assert c.find_one(q.stale_filter(9_000)) is not None and c.find_one(q.stale_filter(8_000)) is None
+    assert c.find_one(liveness.stale_filter(9_000)) is not None and c.find_one(liveness.stale_filter(8_000)) is None
     # every branch leads with the indexed status and ranges over one indexed field (or, for a
     # job no owner can beat or complete, matches the {status, lockedAt, lastHeartbeat} or the
     # {claimedBy, status} index's keys: issue 34)
-    stale = q.stale_filter(5_000)
+    stale = liveness.stale_filter(5_000)
     assert stale["status"] == "processing" and [sorted(b) for b in stale["$or"]] == [
         ["lastHeartbeat"],
         ["lastHeartbeat", "lockedAt"],
@@ -208,7 +218,7 @@ def test_evaluator_purge_deletes_only_that_status_before_cutoff() -> None:
             _job(n=3, status=JobStatus.FAILED, updated_at_ms=100),
         ]
     )
-    assert c.delete_many(q.purge_filter(JobStatus.COMPLETED, 1_000)).deleted_count == 1
+    assert c.delete_many(mongo_retention.purge_filter(JobStatus.COMPLETED, 1_000)).deleted_count == 1
     assert sorted(_ids(c.find())) == [oid(2), oid(3)]
 
 
@@ -233,7 +243,7 @@ def test_evaluator_bulk_cancel_and_delete_use_the_selector() -> None:
     c = evaluator_collection()
     c.insert_many([_job(n=1), _job(n=2, status=JobStatus.PROCESSING), _job(n=3, name="other")])
     sel = StoreSelector(name="email", statuses=(JobStatus.PENDING,))
-    assert c.update_many(q.selector_filter(sel), q.cancel_update(5_000)).modified_count == 1
+    assert c.update_many(q.selector_filter(sel), management.cancel_update(5_000)).modified_count == 1
     assert c.find_one({"_id": q.oid(oid(1))})["status"] == "cancelled"
     assert c.delete_many(q.selector_filter(StoreSelector(name="other"))).deleted_count == 1
 
@@ -242,7 +252,7 @@ def test_retry_many_pipeline_exact_shape() -> None:
     """mongomock has no $rand, so the pipeline's exact shape is asserted here. The stagger
     term is upstream's (retryJobs, @monque/core 1.5): ``$add: [now, {$multiply: [{$rand: {}},
     spread]}]`` with no ``$floor`` (issue 11 item 8)."""
-    assert q.retry_many_pipeline(1_000, 30_000) == [
+    assert management.retry_many_pipeline(1_000, 30_000) == [
         {
             "$set": {
                 "status": "pending",
@@ -253,7 +263,7 @@ def test_retry_many_pipeline_exact_shape() -> None:
         },
         {"$unset": ["failReason", "lockedAt", "claimedBy", "lastHeartbeat", "errorType", "errorGroup"]},
     ]
-    assert q.retry_many_pipeline(1_000, 0)[0]["$set"]["nextRunAt"]["$add"][1]["$multiply"][1] == 1
+    assert management.retry_many_pipeline(1_000, 0)[0]["$set"]["nextRunAt"]["$add"][1]["$multiply"][1] == 1
 
 
 @pytest.mark.parametrize("rand", [0.0, 0.5, 0.999999])
@@ -261,7 +271,7 @@ def test_evaluator_retry_many_pipeline_with_rand_pinned(rand: float) -> None:
     """The rest of the pipeline evaluated with ``$rand`` pinned to a constant. mongomock also
     cannot add a number to a date, so the stagger term is evaluated on its own (as a number)
     and the date addition is covered by the exact-shape test above."""
-    pipeline = copy.deepcopy(q.retry_many_pipeline(1_000, 30_000))
+    pipeline = copy.deepcopy(management.retry_many_pipeline(1_000, 30_000))
     stagger = pipeline[0]["$set"].pop("nextRunAt")["$add"][1]
     stagger["$multiply"][0] = rand
     pipeline[0]["$set"]["stagger"] = stagger
@@ -286,15 +296,21 @@ def test_evaluator_retry_many_pipeline_with_rand_pinned(rand: float) -> None:
 def test_evaluator_single_management_guards() -> None:
     c = evaluator_collection()
     c.insert_many([_job(n=1), _job(n=2, status=JobStatus.FAILED, fail_count=2, fail_reason="x")])
-    assert c.find_one_and_update(q.guarded_filter(oid(2), (q.PENDING,)), q.cancel_update(5)) is None
+    assert c.find_one_and_update(management.guarded_filter(oid(2), (q.PENDING,)), management.cancel_update(5)) is None
     assert c.find_one_and_update(
-        q.guarded_filter(oid(1), (q.PENDING,)), q.reschedule_update(77_000, 6), return_document=ReturnDocument.AFTER
+        management.guarded_filter(oid(1), (q.PENDING,)),
+        management.reschedule_update(77_000, 6),
+        return_document=ReturnDocument.AFTER,
     )["nextRunAt"] == q.dt(77_000)
     before = c.find_one_and_update(
-        q.guarded_filter(oid(2), q.RETRYABLE), q.retry_update(9_000), return_document=ReturnDocument.BEFORE
+        management.guarded_filter(oid(2), management.RETRYABLE),
+        management.retry_update(9_000),
+        return_document=ReturnDocument.BEFORE,
     )
     after = Job.from_document(c.find_one({"_id": q.oid(oid(2))}))
-    assert q.retried_job(Job.from_document(before), 9_000) == after  # the computed post-image is the stored one
+    assert (
+        management.retried_job(Job.from_document(before), 9_000) == after
+    )  # the computed post-image is the stored one
 
 
 def test_evaluator_unique_upsert_inserts_once_and_returns_existing_live_job() -> None:
@@ -303,13 +319,13 @@ def test_evaluator_unique_upsert_inserts_once_and_returns_existing_live_job() ->
     second = new_job(oid(2), unique_key="k1", data={"other": True})
     a = c.find_one_and_update(
         q.unique_key_filter("email", "k1"),
-        q.unique_insert_update(first),
+        intake.unique_insert_update(first),
         upsert=True,
         return_document=ReturnDocument.AFTER,
     )
     b = c.find_one_and_update(
         q.unique_key_filter("email", "k1"),
-        q.unique_insert_update(second),
+        intake.unique_insert_update(second),
         upsert=True,
         return_document=ReturnDocument.AFTER,
     )
@@ -317,7 +333,7 @@ def test_evaluator_unique_upsert_inserts_once_and_returns_existing_live_job() ->
     c.update_one({"_id": q.oid(oid(1))}, {"$set": {"status": "completed"}})
     d = c.find_one_and_update(
         q.unique_key_filter("email", "k1"),
-        q.unique_insert_update(second),
+        intake.unique_insert_update(second),
         upsert=True,
         return_document=ReturnDocument.AFTER,
     )
@@ -402,11 +418,13 @@ def test_evaluator_stats_pipeline_counts_and_completed_duration() -> None:
             _job(n=4, status=JobStatus.PENDING, name="other"),
         ]
     )
-    rows = {r["_id"]: r for r in c.aggregate(q.status_counts_pipeline("email")[0])}
+    rows = {r["_id"]: r for r in c.aggregate(reads.status_counts_pipeline("email")[0])}
     assert {k: v["count"] for k, v in rows.items()} == {"completed": 2, "failed": 1}
-    (sample,) = c.aggregate(q.completed_duration_pipeline("email"))
+    (sample,) = c.aggregate(reads.completed_duration_pipeline("email"))
     assert (sample["count"], sample["durationMs"]) == (2, 4_000)
-    by_name = {(r["_id"]["name"], r["_id"]["status"]): r["count"] for r in c.aggregate(q.counts_by_name_pipeline()[0])}
+    by_name = {
+        (r["_id"]["name"], r["_id"]["status"]): r["count"] for r in c.aggregate(reads.counts_by_name_pipeline()[0])
+    }
     assert by_name == {("email", "completed"): 2, ("email", "failed"): 1, ("other", "pending"): 1}
 
 
@@ -419,7 +437,7 @@ def test_evaluator_next_due_filter_only_pending_of_names() -> None:
             _job(n=3, next_run_at_ms=10, name="other"),
         ]
     )
-    doc = c.find_one(q.next_due_filter(["email"]), sort=[("nextRunAt", 1)])
+    doc = c.find_one(claims.next_due_filter(["email"]), sort=[("nextRunAt", 1)])
     assert str(doc["_id"]) == oid(2)
 
 

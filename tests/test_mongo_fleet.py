@@ -20,6 +20,8 @@ from test_mongo_evaluator import evaluator_store as _plain_store
 from monque_engine.job import InstanceRecord, JobStatus, OwnerJobStamp, OwnerRecords
 from monque_engine.store.base import StoreListFilter, StoreSelector
 from monque_engine.store.mongo import documents as q
+from monque_engine.store.mongo import fleet as mongo_fleet
+from monque_engine.store.mongo import reads
 from monque_engine.store.mongo.indexes import fleet_index_specs, index_specs
 
 NOW = 10_000_000
@@ -120,10 +122,10 @@ def test_unmoved_owner_filter_matches_only_the_jobs_whose_stamps_are_still_the_o
         OwnerJobStamp(oid(5), NOW - 5_000, NOW - 9_000, 1_000),
         OwnerJobStamp(oid(6), NOW - 5_000, NOW - 9_000, 1_000),
     ]
-    query = q.unmoved_owner_filter("w", seen)
+    query = mongo_fleet.unmoved_owner_filter("w", seen)
     assert _ids(c.find(query)) == [oid(1), oid(2), oid(3)]
     assert len(query["$or"]) == 3  # one branch per pair of stamps, not per job
-    assert _ids(c.find(q.owner_jobs_filter("w"))) == [oid(1), oid(2), oid(3), oid(4)]
+    assert _ids(c.find(mongo_fleet.owner_jobs_filter("w"))) == [oid(1), oid(2), oid(3), oid(4)]
 
 
 def test_owner_holdings_group_processing_jobs_by_claimed_by() -> None:
@@ -136,7 +138,7 @@ def test_owner_holdings_group_processing_jobs_by_claimed_by() -> None:
             _job(4, "node-b", status="completed", beat=NOW),
         ]
     )
-    rows = {row["_id"]: row for row in c.aggregate(q.owner_holdings_pipeline())}
+    rows = {row["_id"]: row for row in c.aggregate(mongo_fleet.owner_holdings_pipeline())}
     assert rows["node-a"]["jobs"] == 2 and rows["node-a"]["lastHeartbeat"] == q.dt(NOW - 50)
     assert rows["node-b"]["jobs"] == 1 and rows["node-b"]["heartbeatInterval"] == 5_000
 
@@ -152,7 +154,7 @@ def test_pending_health_counts_due_later_oldest_and_processing() -> None:
             _job(5, None, status="failed", run_at=NOW - 99_000),
         ]
     )
-    (row,) = list(c.aggregate(q.pending_health_pipeline(NOW)))
+    (row,) = list(c.aggregate(reads.pending_health_pipeline(NOW)))
     assert (row["_id"], row["due"], row["scheduled"], row["processing"]) == ("email", 2, 1, 1)
     assert row["oldestDue"] == q.dt(NOW - 9_000)
 
@@ -160,9 +162,9 @@ def test_pending_health_counts_due_later_oldest_and_processing() -> None:
 def test_counter_upserts_add_to_one_row_per_name_and_minute() -> None:
     c = mongomock.MongoClient(tz_aware=True).db.monque_jobs_counters
     for completed, failed in ((3, 1), (2, 0)):
-        c.update_one(*q.counter_upsert("email", 1000, completed, failed), upsert=True)
-    c.update_one(*q.counter_upsert("email", 999, 1, 0), upsert=True)
-    rows = list(c.find(q.counters_filter(1000, "email")))
+        c.update_one(*mongo_fleet.counter_upsert("email", 1000, completed, failed), upsert=True)
+    c.update_one(*mongo_fleet.counter_upsert("email", 999, 1, 0), upsert=True)
+    rows = list(c.find(mongo_fleet.counters_filter(1000, "email")))
     assert [(r["name"], r["minute"], r["completed"], r["failed"]) for r in rows] == [("email", 1000, 5, 1)]
     assert rows[0]["at"] == q.dt(1000 * 60_000)  # the TTL index's date
 
@@ -233,7 +235,7 @@ async def test_release_unmoved_owner_looks_again_then_writes_with_the_per_job_co
     seen = await store.owner_records("w")
     assert await store.release_unmoved_owner("w", seen, NOW) == 2
     name, (filter, update), _ = adapter.calls[-1]
-    assert name == "update_many" and filter == q.unmoved_owner_filter("w", seen.jobs)
+    assert name == "update_many" and filter == mongo_fleet.unmoved_owner_filter("w", seen.jobs)
     assert update == q.to_pending_update(NOW)
     assert {d["status"] for d in adapter.sync.find()} == {"pending"}
 

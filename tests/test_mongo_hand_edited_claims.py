@@ -28,6 +28,7 @@ from test_mongo_evaluator import AsyncEvaluatorCollection, evaluator_collection,
 from monque_engine.errors import ConnectionError
 from monque_engine.job import JobStatus
 from monque_engine.store.mongo import documents as q
+from monque_engine.store.mongo import liveness
 
 LOCK_TIMEOUT = 30_000
 T0 = 1_000_000
@@ -143,8 +144,8 @@ def test_the_repair_never_overwrites_a_concurrent_fix() -> None:
     operator) wrote a date in between, the repair matches nothing."""
     collection = evaluator_collection()
     collection.insert_one(_processing(7, lastHeartbeat="x", failCount="3"))
-    [doc] = collection.find(q.malformed_claims_filter(), q.CLAIM_REPAIR_PROJECTION)
-    repair = q.claim_repair(doc, T0)
+    [doc] = collection.find(liveness.malformed_claims_filter(), liveness.CLAIM_REPAIR_PROJECTION)
+    repair = liveness.claim_repair(doc, T0)
     assert repair is not None
     guard, update, wrong = repair
     assert update == {"$set": {"lastHeartbeat": q.dt(T0), "failCount": 3}} and len(wrong) == 2
@@ -165,7 +166,7 @@ def test_well_formed_and_pending_jobs_are_not_touched() -> None:
     no_heartbeat = _processing(11)
     del no_heartbeat["lastHeartbeat"]  # Node's job before its first heartbeat: missing is fine
     collection.insert_one(no_heartbeat)
-    assert list(collection.find(q.malformed_claims_filter())) == []
+    assert list(collection.find(liveness.malformed_claims_filter())) == []
 
 
 async def test_a_processing_job_with_no_instant_or_no_owner_is_recovered() -> None:

@@ -2,25 +2,35 @@
 (issue 27 item 7). STATIC: no server; the rules below are MongoDB's planner rules for when
 an index serves a filter and a sort (equality keys first, then the sort keys in order, all
 in one direction or all reversed; a range or ``$in`` needs a leading key; an ``$or`` is
-served when its branches each are), applied to the documents ``documents.py`` builds.
+served when its branches each are), applied to the documents the store's modules build
+(``documents.py`` and each port's module: ``claims.py``, ``reads.py``, …).
 
-Adding a query builder to ``documents.py`` fails ``test_every_query_builder_is_mapped``
+Adding a query builder to any module of ``store/mongo/`` fails ``test_every_query_builder_is_mapped``
 until its shape is listed in ``SHAPES`` below (and served) or in ``EXEMPT`` with a reason.
 Whether the server's planner picks these indexes is for a real server's ``explain``.
 """
 
 from __future__ import annotations
 
+import importlib
 import inspect
+import pkgutil
 from typing import Any
 
 import pytest
 from bson import ObjectId
 
+import monque_engine.store.mongo as mongo
 from monque_engine.cursor import CursorAnchor
 from monque_engine.job import JobSort, JobStatus, OwnerJobStamp
 from monque_engine.store.base import StoreListFilter, StoreSelector
+from monque_engine.store.mongo import claims as mongo_claims
 from monque_engine.store.mongo import documents as q
+from monque_engine.store.mongo import fleet, intake, liveness
+from monque_engine.store.mongo import management as mongo_management
+from monque_engine.store.mongo import reads as mongo_reads
+from monque_engine.store.mongo import retention as mongo_retention
+from monque_engine.store.mongo import retry as mongo_retry
 from monque_engine.store.mongo.indexes import fleet_index_specs, index_specs
 
 Keys = list[tuple[str, int]]
@@ -121,23 +131,27 @@ def _pipeline(pipeline: list[dict[str, Any]]) -> tuple[dict[str, Any], Keys]:
 #: (label, filter, sort) of every jobs-collection query; hinted pipelines are checked in
 #: test_hinted_reads_name_declared_indexes.
 SHAPES: list[tuple[str, dict[str, Any], Keys]] = [
-    ("claim", q.claim_filter("email", NOW), q.CLAIM_SORT),
-    ("next due", q.next_due_filter(["email", "sms"]), [("nextRunAt", 1)]),
-    ("owned transition", q.owned_filter(ID, "w1"), []),
-    ("release", q.release_filter([ID], "w1"), []),
-    ("heartbeat (own jobs)", q.heartbeat_filter("w1", [ID]), []),
-    ("heartbeat (all of an owner)", q.heartbeat_filter("w1"), []),
-    ("stale recovery", q.stale_filter(NOW), []),
-    ("retention: find a batch", q.purge_filter(JobStatus.COMPLETED, NOW), q.PURGE_SORT),
-    ("retention: delete a batch", q.purge_batch_filter(q.purge_filter(JobStatus.FAILED, NOW), [ObjectId(ID)]), []),
-    ("instance collision check", q.live_claim_filter("w1", NOW), []),
+    ("claim", mongo_claims.claim_filter("email", NOW), mongo_claims.CLAIM_SORT),
+    ("next due", mongo_claims.next_due_filter(["email", "sms"]), [("nextRunAt", 1)]),
+    ("owned transition", mongo_claims.owned_filter(ID, "w1"), []),
+    ("release", mongo_claims.release_filter([ID], "w1"), []),
+    ("heartbeat (own jobs)", liveness.heartbeat_filter("w1", [ID]), []),
+    ("heartbeat (all of an owner)", liveness.heartbeat_filter("w1"), []),
+    ("stale recovery", liveness.stale_filter(NOW), []),
+    ("retention: find a batch", mongo_retention.purge_filter(JobStatus.COMPLETED, NOW), mongo_retention.PURGE_SORT),
+    (
+        "retention: delete a batch",
+        mongo_retention.purge_batch_filter(mongo_retention.purge_filter(JobStatus.FAILED, NOW), [ObjectId(ID)]),
+        [],
+    ),
+    ("instance collision check", liveness.live_claim_filter("w1", NOW), []),
     ("unique key upsert", q.unique_key_filter("email", "k"), []),
-    ("standalone insert_many undo", q.insert_undo_filter([ObjectId(ID)]), []),
-    ("an owner's jobs (dead-owner watch)", q.owner_jobs_filter("w1"), []),
-    ("dead owner release", q.unmoved_owner_filter("w1", [OwnerJobStamp(ID, NOW, NOW, 30_000)]), []),
-    ("hand-edited claims (stale recovery)", q.malformed_claims_filter(), []),
-    ("guarded management write", q.guarded_filter(ID, ("failed", "cancelled")), []),
-    ("unique-key holders (bulk retry)", q.live_holders_filter([("email", "k")]), []),
+    ("standalone insert_many undo", intake.insert_undo_filter([ObjectId(ID)]), []),
+    ("an owner's jobs (dead-owner watch)", fleet.owner_jobs_filter("w1"), []),
+    ("dead owner release", fleet.unmoved_owner_filter("w1", [OwnerJobStamp(ID, NOW, NOW, 30_000)]), []),
+    ("hand-edited claims (stale recovery)", liveness.malformed_claims_filter(), []),
+    ("guarded management write", mongo_management.guarded_filter(ID, ("failed", "cancelled")), []),
+    ("unique-key holders (bulk retry)", mongo_retry.live_holders_filter([("email", "k")]), []),
     ("error group sample", q.group_clause("g"), []),
     ("bulk by name", q.selector_filter(StoreSelector(name="email", statuses=(JobStatus.FAILED,))), []),
     ("bulk by status", q.selector_filter(StoreSelector(statuses=(JobStatus.FAILED,))), []),
@@ -154,19 +168,19 @@ SHAPES: list[tuple[str, dict[str, Any], Keys]] = [
         ),
         [],
     ),
-    ("average sample", *_pipeline(q.completed_duration_pipeline(None))),
-    ("average sample of a name", *_pipeline(q.completed_duration_pipeline("email"))),
-    ("owner holdings", *_pipeline(q.owner_holdings_pipeline())),
-    ("error groups", *_pipeline(q.error_groups_pipeline("email", NOW - 3_600_000, NOW))),
+    ("average sample", *_pipeline(mongo_reads.completed_duration_pipeline(None))),
+    ("average sample of a name", *_pipeline(mongo_reads.completed_duration_pipeline("email"))),
+    ("owner holdings", *_pipeline(fleet.owner_holdings_pipeline())),
+    ("error groups", *_pipeline(mongo_reads.error_groups_pipeline("email", NOW - 3_600_000, NOW))),
     *_console_pages(),
 ]
 
 SIDE_SHAPES: list[tuple[str, str, dict[str, Any]]] = [
-    ("instances", "purge", q.instance_purge_filter(NOW)),
-    ("control", "paused names", q.PAUSED_FILTER),
-    ("control", "lease", q.lease_filter("retention", "w1", NOW)),
-    ("control", "lease release", q.lease_release_filter("retention", "w1")),
-    ("counters", "health window", q.counters_filter(100, "email")),
+    ("instances", "purge", fleet.instance_purge_filter(NOW)),
+    ("control", "paused names", fleet.PAUSED_FILTER),
+    ("control", "lease", mongo_retention.lease_filter("retention", "w1", NOW)),
+    ("control", "lease release", mongo_retention.lease_release_filter("retention", "w1")),
+    ("counters", "health window", fleet.counters_filter(100, "email")),
 ]
 
 #: Builders that issue no query of their own, or whose query is a deliberate scan.
@@ -181,6 +195,7 @@ EXEMPT = {
     "status_counts_pipeline": "hinted (test_hinted_reads_name_declared_indexes)",
     "counts_by_name_pipeline": "hinted (test_hinted_reads_name_declared_indexes)",
     "pending_health_pipeline": "hinted (test_hinted_reads_name_declared_indexes)",
+    "watch_pipeline": "a change stream's $match on events, not a query of the collection",
 }
 
 
@@ -195,22 +210,34 @@ def test_every_side_collection_query_has_an_index(kind: str, label: str, query: 
 
 
 def test_hinted_reads_name_declared_indexes() -> None:
-    for hint in (q.STATUS_COUNT_HINT, q.NAME_STATUS_COUNT_HINT, q.PENDING_HEALTH_HINT, q.ID_INDEX_HINT):
+    for hint in (
+        mongo_reads.STATUS_COUNT_HINT,
+        mongo_reads.NAME_STATUS_COUNT_HINT,
+        mongo_reads.PENDING_HEALTH_HINT,
+        q.ID_INDEX_HINT,
+    ):
         assert hint in JOBS, hint
 
 
 def test_every_query_builder_is_mapped() -> None:
-    """A new ``*_filter`` / ``*_query`` / ``*_pipeline`` / ``*_clause`` builder must be mapped or exempted."""
+    """A new ``*_filter`` / ``*_query`` / ``*_pipeline`` / ``*_clause`` builder, in any module
+    of ``store/mongo/``, must be mapped or exempted."""
     source = inspect.getsource(__import__(__name__))
+    modules = [
+        importlib.import_module(info.name)
+        for info in pkgutil.iter_modules(mongo.__path__, "monque_engine.store.mongo.")
+    ]
     builders = {
         name
-        for name, value in vars(q).items()
+        for module in modules
+        for name, value in vars(module).items()
         if inspect.isfunction(value)
-        and value.__module__ == q.__name__
+        and value.__module__ == module.__name__
         and not name.startswith("_")
         and name.endswith(("_filter", "_query", "_pipeline", "_clause"))
     }
-    unmapped = {name for name in builders if name not in EXEMPT and f"q.{name}(" not in source}
+    assert {"claim_filter", "list_filter", "watch_pipeline"} <= builders  # the modules are found
+    unmapped = {name for name in builders if name not in EXEMPT and f".{name}(" not in source}
     assert not unmapped, f"map these query builders to an index in SHAPES (or EXEMPT them with a reason): {unmapped}"
 
 

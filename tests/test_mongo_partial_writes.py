@@ -13,7 +13,7 @@ from pymongo.errors import BulkWriteError
 from test_mongo_evaluator import evaluator_store, new_job, oid
 from test_mongo_fleet import fleet_store
 
-from monque_engine.store.mongo.store import PartialCounterWriteError
+from monque_engine.store.mongo.fleet import PartialCounterWriteError
 
 
 async def test_a_partly_applied_counter_write_names_only_what_was_not_applied() -> None:

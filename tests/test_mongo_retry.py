@@ -18,12 +18,13 @@ from monque_engine.errors import UniqueKeyConflictError
 from monque_engine.job import JobStatus
 from monque_engine.store.base import StoreSelector
 from monque_engine.store.mongo import documents as q
+from monque_engine.store.mongo import intake, management
 
 RETRYABLE = StoreSelector(statuses=(JobStatus.FAILED, JobStatus.CANCELLED))
 
 
 def _doc(n: int, status: str, key: str | None = None) -> dict[str, Any]:
-    doc = q.new_job_document(new_job(oid(n), unique_key=key))
+    doc = intake.new_job_document(new_job(oid(n), unique_key=key))
     doc["status"] = status
     if status == "failed":
         doc.update(failCount=3, failReason="boom")
@@ -103,4 +104,4 @@ async def test_retry_many_without_keys_is_one_update() -> None:
     adapter.sync.insert_many([_doc(1, "failed"), _doc(2, "cancelled"), _doc(3, "pending")])
     assert await store.retry_many(RETRYABLE, 9_000, 30_000) == (2, [])
     [(_, (requests,), _)] = [c for c in adapter.calls if c[0] == "bulk_write"]
-    assert requests[0]._doc == q.retry_many_pipeline(9_000, 30_000)  # upstream's pipeline, sent as is
+    assert requests[0]._doc == management.retry_many_pipeline(9_000, 30_000)  # upstream's pipeline, sent as is

@@ -21,6 +21,7 @@ from monque_engine.errors import ConnectionError, InvalidJobDocumentError, Monqu
 from monque_engine.job import Job, JobSort, JobStatus
 from monque_engine.store.base import StoreListFilter, StoreSelector
 from monque_engine.store.mongo import documents as q
+from monque_engine.store.mongo import intake as mongo_intake
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 T0_MS = int(T0.timestamp() * 1000)
@@ -98,7 +99,7 @@ def test_from_document_reads_foreign_documents_or_names_the_field() -> None:
 
 
 def _foreign(n: int, **fields: Any) -> dict[str, Any]:
-    doc = q.new_job_document(new_job(oid(n), run_at=n))
+    doc = mongo_intake.new_job_document(new_job(oid(n), run_at=n))
     doc.update(fields)
     return doc
 

@@ -19,6 +19,7 @@ from monque_engine.errors import AggregationTimeoutError, ConnectionError
 from monque_engine.job import JobSort, JobStatus
 from monque_engine.store.base import StoreListFilter, StoreSelector
 from monque_engine.store.mongo import documents as q
+from monque_engine.store.mongo import intake as mongo_intake
 
 
 async def test_evaluator_store_insert_and_get_round_trip_schema() -> None:
@@ -47,7 +48,7 @@ async def test_evaluator_store_unique_insert_handles_concurrent_e11000_by_reread
 
     def concurrent_enqueue(args: Any, kwargs: Any) -> None:
         adapter.before_find_one_and_update = None
-        adapter.sync.insert_one(q.new_job_document(winner))  # the other process's upsert lands first
+        adapter.sync.insert_one(mongo_intake.new_job_document(winner))  # the other process's upsert lands first
         raise DuplicateKeyError("E11000 duplicate key error collection: db.monque_jobs index: name_1_uniqueKey_1")
 
     adapter.before_find_one_and_update = concurrent_enqueue
@@ -154,7 +155,7 @@ def test_new_job_document_has_upstream_field_order() -> None:
     identity is checked on the BSON encoding of the whole document."""
     import bson
 
-    doc = q.new_job_document(new_job(oid(1), repeat="0 * * * *", unique_key="k"))
+    doc = mongo_intake.new_job_document(new_job(oid(1), repeat="0 * * * *", unique_key="k"))
     assert list(doc) == [
         "_id",
         "name",
@@ -180,7 +181,7 @@ def test_new_job_document_has_upstream_field_order() -> None:
         "uniqueKey": "k",
     }
     assert bson.encode(doc) == bson.encode(node)
-    assert list(q.new_job_document(new_job(oid(2)))) == [
+    assert list(mongo_intake.new_job_document(new_job(oid(2)))) == [
         "_id",
         "name",
         "data",
@@ -197,10 +198,10 @@ async def test_evaluator_store_stats_total_counts_unknown_statuses_and_rounds_av
     status included) and its average is Math.round'ed; mongomock evaluates the pipeline."""
     store, adapter = evaluator_store()
     for n, (created, updated) in enumerate(((0, 1_000), (0, 1_001), (0, 1_002), (0, 1_000)), start=1):
-        doc = q.new_job_document(new_job(oid(n), created=created))
+        doc = mongo_intake.new_job_document(new_job(oid(n), created=created))
         doc.update(status="completed", updatedAt=q.dt(updated))
         adapter.sync.insert_one(doc)
-    odd = q.new_job_document(new_job(oid(9)))
+    odd = mongo_intake.new_job_document(new_job(oid(9)))
     odd["status"] = "paused"  # not a Monque status
     adapter.sync.insert_one(odd)
     stats = await store.stats(None)

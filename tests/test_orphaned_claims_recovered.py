@@ -107,7 +107,7 @@ def test_the_mongodb_heartbeat_filter_names_the_running_jobs() -> None:
     """MongoDB (query documents only: no server here): the same scoping as SQLite's."""
     from bson import ObjectId
 
-    from monque_engine.store.mongo.documents import heartbeat_filter
+    from monque_engine.store.mongo.liveness import heartbeat_filter
 
     job_id = "6b117c53867ec955fff4e5a9"
     assert heartbeat_filter("me") == {"claimedBy": "me", "status": "processing"}

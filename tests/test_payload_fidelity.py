@@ -28,7 +28,7 @@ import pytest
 from monque_engine import Job, Monque, PayloadValidationError
 from monque_engine.export import export_document, export_jobs
 from monque_engine.job import NewJob
-from monque_engine.store.mongo.documents import new_job_document
+from monque_engine.store.mongo.intake import new_job_document
 from tests.conftest import SHORT_INTERVALS
 
 

@@ -18,7 +18,7 @@ from test_mongo_fleet import fleet_store
 from monque_engine.job import JobStatus
 from monque_engine.options import JobRetention
 from monque_engine.scheduler.retention import LEASE, Retention
-from monque_engine.store.mongo import documents as q
+from monque_engine.store.mongo import retention as mongo_retention
 
 NOW = 1_800_000_000_000
 
@@ -149,4 +149,4 @@ async def test_mongo_purge_batch_deletes_at_most_the_limit_oldest_first() -> Non
     assert delete_filter["status"] == "completed" and "$lt" in delete_filter["updatedAt"]
     find = next(c for c in adapter.calls if c[0] == "find")
     assert find[2]["projection"] == {"_id": 1}
-    assert q.PURGE_SORT == [("updatedAt", 1)]
+    assert mongo_retention.PURGE_SORT == [("updatedAt", 1)]

@@ -1,20 +1,47 @@
-"""The SQLite store stays in small modules with one job each (issue 26): the store class is
-a thin mapping of the store interface onto statements, the journal, claims, completions,
-intake, reads, management and fleet modules, and no file grows back into a class of
-thousands of lines."""
+"""Both stores stay in small modules with one job each (issues 26 and 35): each store class
+is a thin composition of the store contract's ports (SQLite: a mapping onto statements,
+the journal, claims, completions, intake, reads, management and fleet modules; MongoDB: one
+class per port, each module with its methods and the documents they send), and no file
+grows back into a class of thousands of lines."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import monque_engine.store.mongo as mongo_package
 import monque_engine.store.sqlite as sqlite_package
 
 STORE_DIR = Path(sqlite_package.__file__).resolve().parent
+MONGO_DIR = Path(mongo_package.__file__).resolve().parent
 MAX_LINES = 600
+#: The ports of the store contract (issue 35): each has a module of its name in both stores.
+PORTS = frozenset({"intake", "claims", "liveness", "reads", "management", "fleet", "retention", "feed", "admin"})
+#: Ports whose SQLite methods still live in modules of other names (liveness: claims.py and
+#: reads.py; retention: management.py; admin: store.py, connect.py, migrations.py). Empty
+#: this set as they are moved: the test fails until it says what is true.
+SQLITE_PORTS_NOT_YET_MODULES = frozenset({"liveness", "retention", "admin"})
+
+
+def _sizes(directory: Path) -> dict[str, int]:
+    return {path.name: len(path.read_text().splitlines()) for path in sorted(directory.glob("*.py"))}
 
 
 def test_no_module_of_the_sqlite_store_is_over_the_limit() -> None:
-    sizes = {path.name: len(path.read_text().splitlines()) for path in sorted(STORE_DIR.glob("*.py"))}
+    sizes = _sizes(STORE_DIR)
     assert "store.py" in sizes and "statements.py" in sizes  # the glob does find the modules
     too_long = {name: lines for name, lines in sizes.items() if lines > MAX_LINES}
     assert too_long == {}, f"split these modules (at most {MAX_LINES} lines each): {too_long}"
+
+
+def test_no_module_of_the_mongodb_store_is_over_the_limit() -> None:
+    sizes = _sizes(MONGO_DIR)
+    assert "store.py" in sizes and "documents.py" in sizes  # the glob does find the modules
+    too_long = {name: lines for name, lines in sizes.items() if lines > MAX_LINES}
+    assert too_long == {}, f"split these modules (at most {MAX_LINES} lines each): {too_long}"
+
+
+def test_each_port_has_a_module_of_its_name_in_both_stores() -> None:
+    mongo = {path.stem for path in MONGO_DIR.glob("*.py")}
+    sqlite = {path.stem for path in STORE_DIR.glob("*.py")}
+    assert PORTS - mongo == set(), "the MongoDB store has a module per port"
+    assert PORTS - sqlite == SQLITE_PORTS_NOT_YET_MODULES, "update SQLITE_PORTS_NOT_YET_MODULES"

@@ -31,7 +31,7 @@ from monque_engine.job import ChangeEvent
 from monque_engine.scheduler import stop_budget
 from monque_engine.scheduler.resilient_watch import ResilientWatch, WatchEvent
 from monque_engine.store import open_store
-from monque_engine.store.mongo import store as mongo_store
+from monque_engine.store.mongo import plumbing as mongo_plumbing
 from monque_engine.store.sqlite import SqliteStore
 from tests.conftest import poll_until
 
@@ -208,7 +208,7 @@ class DeafCursor(ScriptedCursor):
 async def test_closing_a_mongo_store_is_bounded_when_killcursors_cannot_reach_a_server(
     cursor: type[ScriptedCursor], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(mongo_store, "CLOSE_TIMEOUT_S", STEP_S)
+    monkeypatch.setattr(mongo_plumbing, "CLOSE_TIMEOUT_S", STEP_S)
     stream = DriverStream(cursor(BLOCK))
     store, events, _ = await _open(stream)
     reading = asyncio.ensure_future(anext(events))
@@ -228,7 +228,7 @@ async def test_an_iteration_ended_by_its_consumer_closes_its_stream_within_the_b
 ) -> None:
     """ResilientWatch.stop() cancels the loop, whose iterator then closes its stream: the
     same bound applies there (it used to be an unbounded ``await stream.close()``)."""
-    monkeypatch.setattr(mongo_store, "CLOSE_TIMEOUT_S", STEP_S)
+    monkeypatch.setattr(mongo_plumbing, "CLOSE_TIMEOUT_S", STEP_S)
     stream = DriverStream(DeafCursor(BLOCK))
     store, events, _ = await _open(stream)
     async with asyncio.timeout(GUARD_S):

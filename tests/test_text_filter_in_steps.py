@@ -22,6 +22,7 @@ from test_mongo_evaluator import evaluator_store, new_job, oid
 from monque_engine import CountProgress, InvalidJobQueryError, JobListFilter, JobSort, JobStatus, Monque
 from monque_engine.store.base import StoreListFilter, StoreSelector
 from monque_engine.store.mongo import documents as q
+from monque_engine.store.mongo import reads as mongo_reads
 from monque_engine.store.sqlite import scan
 from monque_engine.store.sqlite.queries import register_functions
 
@@ -315,7 +316,7 @@ async def test_step_sizes_and_actions_are_checked_before_any_read(seeded: Monque
 
 def test_the_mongo_count_groups_the_listing_query_by_status() -> None:
     query = q.list_filter(StoreListFilter(text="needle"))
-    assert q.matched_status_pipeline(query) == [
+    assert mongo_reads.matched_status_pipeline(query) == [
         {"$match": query},
         {"$group": {"_id": "$status", "count": {"$sum": 1}}},
     ]

@@ -1,36 +1,29 @@
-"""The MongoDB documents each store operation sends: filters, updates, pipelines, sorts.
+"""The MongoDB documents more than one port sends, and the vocabulary they are built from.
 
-Pure functions of their arguments, with no driver calls, so every query can be read and
-tested on its own (the tests evaluate them with mongomock, a query-language evaluator)
-and so the store module is only plumbing. Shapes follow upstream Monque's services
-(``job-processor.ts`` acquireJob / completeJob / failJob, ``job-manager.ts``,
-``cursor-listing.ts``, ``job-query.ts``) so Node and Python workers on one collection send
-the same queries and use the same indexes.
+Here: the status values and field lists, ``dt`` / ``oid``, the unique-key scope (intake and
+retry), the release update (claims and fleet), the selector and listing filters and keyset
+pages (reads and management, as SQLite's ``queries.py``) and the side collections' names.
+A document only one port sends is built next to that port's methods (``claims.py``,
+``reads.py``, …).
+
+All are pure functions of their arguments, with no driver calls, so every query can be read
+and tested on its own (the tests evaluate them with mongomock, a query-language evaluator).
+Shapes follow upstream Monque's services (``job-processor.ts`` acquireJob / completeJob /
+failJob, ``job-manager.ts``, ``cursor-listing.ts``, ``job-query.ts``) so Node and Python
+workers on one collection send the same queries and use the same indexes.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from bson import ObjectId
 
-from ...attempts import MAX_ATTEMPTS, Attempt
 from ...cursor import CursorAnchor
-from ...errorgroups import hour_window
 from ...errors import InvalidCursorError
-from ...job import (
-    CursorDirection,
-    Job,
-    JobSort,
-    JobStatus,
-    NewJob,
-    OwnerJobStamp,
-    name_glob_regex,
-    regex_literal,
-)
+from ...job import CursorDirection, JobSort, JobStatus, name_glob_regex, regex_literal
 from ...timeutil import in_range, ms_to_datetime
 from ..base import StoreListFilter, StoreSelector
 
@@ -68,164 +61,16 @@ def _unset(*fields: str) -> Document:
     return {field: "" for field in fields}
 
 
-# -- intake ---------------------------------------------------------------------------------
-def new_job_document(job: NewJob) -> Document:
-    """A new pending job exactly as Node Monque writes one, field order included.
-
-    Upstream's job-intake.ts builds ``{name, data, status, nextRunAt, repeatInterval,
-    failCount, createdAt, updatedAt}`` and then adds ``uniqueKey``; the server puts ``_id``
-    first. Order matters only for byte-level comparisons (exports, diffs of documents
-    written by both sides), but it costs nothing to keep.
-    """
-    doc: Document = {
-        "_id": oid(job.id),
-        "name": job.name,
-        "data": job.data,
-        "status": PENDING,
-        "nextRunAt": dt(job.next_run_at_ms),
-    }
-    if job.repeat_interval is not None:
-        doc["repeatInterval"] = job.repeat_interval
-    doc["failCount"] = 0
-    doc["createdAt"] = doc["updatedAt"] = dt(job.created_at_ms)
-    if job.unique_key is not None:
-        doc["uniqueKey"] = job.unique_key
-    return doc
-
-
-def insert_undo_filter(inserted: list[ObjectId]) -> Document:
-    """The jobs a failed standalone ``insert_many`` inserted that are still as it wrote
-    them: pending, no owner, and ``updatedAt`` still equal to ``createdAt`` (every later
-    write, a claim, a release back to pending, a reschedule, moves ``updatedAt``)."""
-    return {
-        "_id": {"$in": inserted},
-        "status": PENDING,
-        "claimedBy": None,
-        "$expr": {"$eq": ["$updatedAt", "$createdAt"]},
-    }
-
-
+# -- unique keys (intake, retry) ------------------------------------------------------------
 def unique_key_filter(name: str, unique_key: str) -> Document:
     """The dedup scope: same name and key among live (pending/processing) jobs — the same
     predicate as the partial unique index, so the upsert and the index agree."""
     return {"name": name, "uniqueKey": unique_key, "status": {"$in": [PENDING, PROCESSING]}}
 
 
-def unique_insert_update(job: NewJob) -> Document:
-    """``$setOnInsert`` the whole document: an existing live job is returned unchanged."""
-    return {"$setOnInsert": new_job_document(job)}
-
-
-# -- processing --------------------------------------------------------------------------------
-def claim_filter(name: str, now_ms: int) -> Document:
-    """Upstream claimNext (job-lifecycle.ts): the earliest due pending job of ``name``.
-
-    No condition on ``claimedBy``: upstream dropped its ``$or`` on a null owner, since
-    ``status: pending`` alone says the job is free. A pending document that still names
-    an owner (written by hand or by an older release) is claimed like any other.
-    """
-    return {"name": name, "status": PENDING, "nextRunAt": {"$lte": dt(now_ms)}}
-
-
-CLAIM_SORT: list[tuple[str, int]] = [("nextRunAt", 1)]
-
-
-def claim_update(owner: str, now_ms: int, heartbeat_interval_ms: int) -> Document:
-    now = dt(now_ms)
-    return {
-        "$set": {
-            "status": PROCESSING,
-            "claimedBy": owner,
-            "lockedAt": now,
-            "lastHeartbeat": now,
-            "heartbeatInterval": heartbeat_interval_ms,
-            "updatedAt": now,
-        }
-    }
-
-
-def owned_filter(job_id: str, owner: str) -> Document:
-    """Owned transitions apply only while the job is still processing by ``owner``."""
-    return {"_id": oid(job_id), "status": PROCESSING, "claimedBy": owner}
-
-
-def owned_filter_by_oid(job_id: Any, owner: str) -> Document:
-    return {"_id": job_id, "status": PROCESSING, "claimedBy": owner}
-
-
-def unreadable_update(now_ms: int, reason: str) -> Document:
-    """A claimed document we cannot read: failed, with why, so no worker claims it again."""
-    return {"$set": {"status": FAILED, "failReason": reason, "updatedAt": dt(now_ms)}, "$unset": _unset(*CLAIM_FIELDS)}
-
-
+# -- claims and releases (claims, fleet, management) -----------------------------------------------
 #: Ours: the error fields a completion or a manual retry removes with failReason.
 ERROR_FIELDS = ("errorType", "errorGroup")
-
-
-def push_attempt(attempt: Attempt) -> Document:
-    """``$push`` of one history record, keeping the newest ``MAX_ATTEMPTS`` (``$slice``)."""
-    return {"attempts": {"$each": [attempt.to_document()], "$slice": -MAX_ATTEMPTS}}
-
-
-def complete_update(now_ms: int, next_run_at_ms: int | None, attempt: Attempt | None = None) -> Document:
-    """Upstream's completeJob, plus (ours) the attempt record and the error fields removed.
-    Node Monque leaves ``attempts``, ``errorType`` and ``errorGroup`` alone."""
-    now = dt(now_ms)
-    if next_run_at_ms is None:
-        update: Document = {
-            "$set": {"status": COMPLETED, "updatedAt": now},
-            "$unset": _unset(*CLAIM_FIELDS, "failReason", *ERROR_FIELDS),
-        }
-    else:
-        update = {
-            "$set": {"status": PENDING, "nextRunAt": dt(next_run_at_ms), "failCount": 0, "updatedAt": now},
-            "$unset": _unset(*CLAIM_FIELDS, "failReason", *ERROR_FIELDS),
-        }
-    if attempt is not None:
-        update["$push"] = push_attempt(attempt)
-    return update
-
-
-def fail_update(
-    now_ms: int,
-    fail_count: int,
-    reason: str,
-    retry_at_ms: int | None,
-    attempt: Attempt | None = None,
-    error_group: str | None = None,
-) -> Document:
-    """Upstream's failJob (failReason exactly as upstream), plus (ours) the attempt record
-    and the error type and group the errors view groups by."""
-    now = dt(now_ms)
-    if retry_at_ms is None:
-        fields: Document = {"status": FAILED, "failCount": fail_count, "failReason": reason, "updatedAt": now}
-    else:
-        fields = {
-            "status": PENDING,
-            "failCount": fail_count,
-            "failReason": reason,
-            "nextRunAt": dt(retry_at_ms),
-            "updatedAt": now,
-        }
-    unset = _unset(*CLAIM_FIELDS)
-    for field, value in (("errorType", attempt.error_type if attempt else None), ("errorGroup", error_group)):
-        if value is not None:
-            fields[field] = value
-        else:
-            unset[field] = ""
-    update: Document = {"$set": fields, "$unset": unset}
-    if attempt is not None:
-        update["$push"] = push_attempt(attempt)
-    return update
-
-
-def record_attempt_update(attempt: Attempt) -> Document:
-    """A shutdown gave up on an owned job: only the history changes (it stays processing)."""
-    return {"$push": push_attempt(attempt)}
-
-
-def release_filter(job_ids: list[str], owner: str) -> Document:
-    return {"_id": {"$in": [oid(i) for i in job_ids]}, "status": PROCESSING, "claimedBy": owner}
 
 
 def to_pending_update(now_ms: int) -> Document:
@@ -233,204 +78,11 @@ def to_pending_update(now_ms: int) -> Document:
     return {"$set": {"status": PENDING, "updatedAt": dt(now_ms)}, "$unset": _unset(*CLAIM_FIELDS)}
 
 
-def stale_recovery_pipeline(now_ms: int) -> list[Document]:
-    """Stale recovery as one pipeline update (so each document's record is built from its
-    own ``lockedAt``, ``claimedBy`` and ``failCount``): back to pending, claim fields
-    removed, and an ``outcome: "stale"`` record appended unless the last record already is
-    this attempt's (a shutdown record: same ``startedAt`` and instance). A history that is
-    not an array (written by hand) starts over rather than failing the whole update.
-    """
-    now = dt(now_ms)
-    history = {"$cond": [{"$isArray": "$attempts"}, "$attempts", []]}
-    last = {"$arrayElemAt": [history, -1]}
-    already = {
-        "$let": {
-            "vars": {"last": last},
-            "in": {
-                "$and": [
-                    {"$eq": ["$$last.startedAt", "$lockedAt"]},
-                    {"$eq": ["$$last.instanceId", "$claimedBy"]},
-                ]
-            },
-        }
-    }
-    record = {
-        "attempt": {"$add": [{"$ifNull": ["$failCount", 0]}, 1]},
-        "outcome": "stale",
-        "instanceId": "$claimedBy",
-        "startedAt": "$lockedAt",
-        "endedAt": now,
-        "durationMs": {"$subtract": [now, "$lockedAt"]},
-    }
-    appended = {"$slice": [{"$concatArrays": [history, [record]]}, -MAX_ATTEMPTS]}
-    return [
-        {
-            "$set": {
-                "attempts": {"$cond": [{"$and": [{"$gt": [{"$size": history}, 0]}, already]}, history, appended]},
-                "status": PENDING,
-                "updatedAt": now,
-            }
-        },
-        {"$unset": list(CLAIM_FIELDS)},
-    ]
-
-
-def heartbeat_filter(owner: str, job_ids: list[str] | None = None) -> Document:
-    """The owner's processing jobs; only those of ``job_ids`` (the ones it runs) when given."""
-    if job_ids is None:
-        return {"claimedBy": owner, "status": PROCESSING}
-    return {"_id": {"$in": [oid(i) for i in job_ids]}, "claimedBy": owner, "status": PROCESSING}
-
-
-def heartbeat_update(now_ms: int) -> Document:
-    now = dt(now_ms)
-    return {"$set": {"lastHeartbeat": now, "updatedAt": now}}
-
-
-def stale_filter(stale_before_ms: int) -> Document:
-    """Processing jobs whose liveness instant is before the cutoff: ``lastHeartbeat`` where
-    the job has one, ``lockedAt`` where it has none (ADR 0004).
-
-    Node workers refresh the same ``lastHeartbeat`` field, so a Node job that runs longer
-    than our ``lock_timeout`` is left alone as long as its worker heartbeats. Both branches
-    lead with ``status`` and range over one field of the ``{status, lockedAt,
-    lastHeartbeat}`` index; ``lastHeartbeat: null`` matches a missing field, as the
-    ``$or`` needs. (Upstream judges ``lockedAt`` alone.)
-
-    Also stale, whatever the cutoff: a processing job with neither instant, and one with no
-    owner (``NO_OWNER``). No worker can beat or complete such a job, and it used to stay
-    processing for good (issue 34: an import, or a hand edit). ``_repair_claims`` has by
-    then turned a present but non-date instant into a date, so only missing ones are left.
-    """
-    cutoff = dt(stale_before_ms)
-    return {
-        "status": PROCESSING,
-        "$or": [
-            {"lastHeartbeat": {"$lt": cutoff}},
-            {"lastHeartbeat": None, "lockedAt": {"$lt": cutoff}},
-            {"lastHeartbeat": None, "lockedAt": None},
-            {"claimedBy": NO_OWNER},
-        ],
-    }
-
-
-#: ``claimedBy`` of a processing job that names no owner: missing, null or empty.
-NO_OWNER: Document = {"$in": [None, ""]}
-
-
-#: The claim fields stale recovery computes with, and the BSON type each must have.
-CLAIM_STAMP_TYPES = {"lockedAt": "date", "lastHeartbeat": "date", "failCount": "number"}
-
-
-#: What ``claim_repair`` reads of a job ``malformed_claims_filter`` found.
-CLAIM_REPAIR_PROJECTION: Document = {"status": 1, **dict.fromkeys(CLAIM_STAMP_TYPES, 1)}
-
-
-def malformed_claims_filter() -> Document:
-    """Processing jobs with a claim field of a type stale recovery cannot use: a hand
-    edit (``mongosh``) wrote a string ``lockedAt`` or ``failCount``, which made the
-    recovery's ``updateMany`` fail on ``$subtract`` / ``$add`` every round for every job,
-    or a string ``lastHeartbeat``, which no date cutoff ever matches, so the job stayed
-    processing forever (issue 27 item 13). A missing field is fine (a pending job's, or
-    Node's job without a heartbeat); present with another type (null included) is not.
-    Leads with ``status``: it reads the processing jobs only (the {status, …} indexes)."""
-    return {
-        "status": PROCESSING,
-        "$or": [{field: {"$exists": True, "$not": {"$type": kind}}} for field, kind in CLAIM_STAMP_TYPES.items()],
-    }
-
-
-def claim_repair(doc: Document, now_ms: int) -> tuple[Document, Document, list[str]] | None:
-    """(filter, update, what was wrong) that repair one document ``malformed_claims_filter``
-    found, or None if it is not malformed after all. A stamp becomes ``now`` (the liveness
-    clock restarts, so a job whose owner still heartbeats keeps running, and one whose owner
-    is gone is recovered one lock timeout later); a fail count becomes its digits' value, or
-    0. The filter carries each bad value as seen, so a concurrent fix is never overwritten."""
-    guard: Document = {"_id": doc["_id"], "status": PROCESSING}
-    fixed: Document = {}
-    wrong: list[str] = []
-    for field, kind in CLAIM_STAMP_TYPES.items():
-        if field not in doc:
-            continue
-        value = doc[field]
-        if kind == "date" and isinstance(value, datetime):
-            continue
-        if kind == "number" and isinstance(value, int | float) and not isinstance(value, bool):
-            continue
-        guard[field] = value
-        fixed[field] = dt(now_ms) if kind == "date" else _count(value)
-        wrong.append(f"{field}={value!r}")
-    if not fixed:
-        return None
-    return guard, {"$set": fixed}, wrong
-
-
-def _count(value: Any) -> int:
-    try:
-        return min(max(0, int(str(value).strip())), 2**31 - 1)
-    except ValueError:
-        return 0
-
-
-def purge_filter(status: JobStatus, updated_before_ms: int) -> Document:
-    """Retention (upstream cleanupJobs): served by the partial {status, updatedAt} index."""
-    return {"status": status.value, "updatedAt": {"$lt": dt(updated_before_ms)}}
-
-
-#: Oldest first: an interrupted purge has removed the longest-expired jobs.
-PURGE_SORT: list[tuple[str, int]] = [("updatedAt", 1)]
-
-
-def purge_batch_filter(query: Document, ids: list[Any]) -> Document:
-    """The ids a purge batch found, still matching the purge filter when deleted."""
-    return {**query, "_id": {"$in": ids}}
-
-
-def lease_key(duty: str) -> str:
-    return f"lease:{duty}"
-
-
-def lease_filter(duty: str, holder: str, now_ms: int) -> Document:
-    """The lease document when ``holder`` may take it: ours already, or expired. Expiry is
-    judged by the caller's clock against the holder's (both NTP-synchronised hosts: skew is
-    seconds, the lease lasts two retention intervals)."""
-    return {"_id": lease_key(duty), "$or": [{"holder": holder}, {"expiresAt": {"$lt": dt(now_ms)}}]}
-
-
-def lease_update(duty: str, holder: str, now_ms: int, ttl_ms: int) -> Document:
-    return {
-        "$set": {
-            "kind": "lease",
-            "duty": duty,
-            "holder": holder,
-            "renewedAt": dt(now_ms),
-            "expiresAt": dt(now_ms + ttl_ms),
-        }
-    }
-
-
-def lease_release_filter(duty: str, holder: str) -> Document:
-    return {"_id": lease_key(duty), "holder": holder}
-
-
-def live_claim_filter(owner: str, heartbeat_after_ms: int) -> Document:
-    """Upstream assertNoActiveInstanceCollision: a heartbeat at or after the threshold
-    (``$gte``, as job-lifecycle.ts) counts as alive."""
-    return {"claimedBy": owner, "status": PROCESSING, "lastHeartbeat": {"$gte": dt(heartbeat_after_ms)}}
-
-
-def next_due_filter(names: list[str]) -> Document:
-    """Pending jobs of these names with a *date* nextRunAt: BSON sorts strings and numbers
-    before dates, so a value a JavaScript caller wrote as a string must not come first.
-    ``$type`` gives index bounds on the {status, nextRunAt} index."""
-    return {"status": PENDING, "name": {"$in": names}, "nextRunAt": {"$type": "date"}}
-
-
 # -- selectors and listing filters -------------------------------------------------------------------
 def selector_filter(selector: StoreSelector, suffix_ids: list[Any] | None = None) -> Document:
     """Upstream buildSelectorQuery: name, status (one or many), createdAt < / >; ours: updatedAt <.
     ``suffix_ids``: for a listing with an id-like search, the ids ``id_suffix_query`` found
-    (``MongoStore._selector_query``), so the search's ``$or`` stays indexed, as a listing's."""
+    (``MongoPlumbing._selector_query``), so the search's ``$or`` stays indexed, as a listing's."""
     query: Document = {}
     if selector.name is not None:
         query["name"] = selector.name
@@ -445,7 +97,7 @@ def selector_filter(selector: StoreSelector, suffix_ids: list[Any] | None = None
         query["createdAt"] = created
     before = [ms for ms in (selector.updated_before_ms, selector.as_of) if ms is not None]
     if before:
-        # as_of: the count's instant (MongoStore.count_selected_as_of), a bound on updatedAt too.
+        # as_of: the count's instant (MongoManagement.count_selected_as_of), a bound on updatedAt too.
         query["updatedAt"] = {"$lt": dt(min(before))}
     _add_ours(query, selector.error_group, selector.text)
     if selector.listing is not None:
@@ -630,198 +282,6 @@ def page_query(
     return query, sort_spec
 
 
-FIND_SORT: list[tuple[str, int]] = [("nextRunAt", 1), ("_id", 1)]
-NO_DATA_PROJECTION: Document = {"data": 0}
-
-
-# -- statistics --------------------------------------------------------------------------------------
-#: Every BSON date sorts at or after this one, and strings, numbers, null and a missing
-#: field sort before any date (BSON comparison order), so ``$gte`` against it means "is a date".
-_EARLIEST_DATE = datetime(1, 1, 1, tzinfo=UTC)
-#: updatedAt − createdAt of a completed job; 0 where either is not a date (a hand-written
-#: document must not fail the whole aggregation with "can't $subtract").
-_DURATION = {
-    "$cond": [
-        {
-            "$and": [
-                {"$eq": ["$status", COMPLETED]},
-                {"$gte": ["$updatedAt", _EARLIEST_DATE]},
-                {"$gte": ["$createdAt", _EARLIEST_DATE]},
-            ]
-        },
-        {"$subtract": ["$updatedAt", "$createdAt"]},
-        0,
-    ]
-}
-
-
-#: The average processing duration is taken over this many completed jobs, the most
-#: recently updated first (issue 27): a bounded read of documents that were just written
-#: (hot in the cache), where upstream sums a duration over every document at every refresh.
-#: Below this many completed jobs it is upstream's average exactly.
-AVG_SAMPLE = 1000
-#: Counts come from a scan of index keys only (a covered plan: the pipeline needs no field
-#: outside the hinted index, so no document is read); the hint makes the planner take it
-#: rather than a collection scan for an empty ``$match``.
-STATUS_COUNT_HINT: list[tuple[str, int]] = [("status", 1), ("nextRunAt", 1)]
-NAME_STATUS_COUNT_HINT: list[tuple[str, int]] = [("name", 1), ("status", 1)]
-
-
-def status_counts_pipeline(name: str | None) -> tuple[list[Document], list[tuple[str, int]]]:
-    """(pipeline, hint): documents per status (of one name), from index keys alone. Every
-    document has a key in both hinted indexes (neither is sparse nor partial), so the
-    total still counts documents whose status is not a Monque status, as upstream."""
-    group = {"$group": {"_id": "$status", "count": {"$sum": 1}}}
-    if name is None:
-        return [{"$sort": {"status": 1}}, group], STATUS_COUNT_HINT
-    return [{"$match": {"name": name}}, {"$sort": {"name": 1, "status": 1}}, group], NAME_STATUS_COUNT_HINT
-
-
-def matched_status_pipeline(query: Document) -> list[Document]:
-    """Documents per status among those ``query`` matches: a count in steps answered in one
-    (``MongoStore.count_in_steps``), bounded by ``maxTimeMS`` like the listing's count."""
-    return [{"$match": query}, {"$group": {"_id": "$status", "count": {"$sum": 1}}}]
-
-
-def counts_by_name_pipeline() -> tuple[list[Document], list[tuple[str, int]]]:
-    """(pipeline, hint): documents per (name, status), from the ``{name, status}`` index's keys."""
-    return [
-        {"$sort": {"name": 1, "status": 1}},
-        {"$group": {"_id": {"name": "$name", "status": "$status"}, "count": {"$sum": 1}}},
-    ], NAME_STATUS_COUNT_HINT
-
-
-def completed_duration_pipeline(name: str | None) -> list[Document]:
-    """The summed duration (updatedAt − createdAt, so it includes queue wait, as upstream's
-    avgProcessingDurationMs) of the ``AVG_SAMPLE`` most recently updated completed jobs
-    (of one name): ``{status, updatedAt, _id}`` or ``{name, updatedAt, _id}`` serves it."""
-    match: Document = {"status": COMPLETED} if name is None else {"name": name, "status": COMPLETED}
-    return [
-        {"$match": match},
-        {"$sort": {"updatedAt": -1, "_id": -1}},
-        {"$limit": AVG_SAMPLE},
-        {"$group": {"_id": None, "count": {"$sum": 1}, "durationMs": {"$sum": _DURATION}}},
-    ]
-
-
-# -- error groups ------------------------------------------------------------------------------------
-def error_groups_pipeline(name: str | None, since_ms: int | None, now_ms: int) -> list[Document]:
-    """Members grouped by ``errorGroup`` and minute of their last failure within the hour
-    (``-1`` before it); the store folds the minutes (``errorgroups.fold_buckets``). The
-    ``$match`` implies the partial ``{errorGroup, status, updatedAt}`` index's filter."""
-    hour_start = dt(hour_window(now_ms))
-    match: Document = {"errorGroup": {"$exists": True}, **error_member_filter()}
-    if name is not None:
-        match["name"] = name
-    if since_ms is not None:
-        match["updatedAt"] = {"$gte": dt(since_ms)}
-    bucket = {
-        "$cond": [
-            {"$gte": ["$updatedAt", hour_start]},
-            {"$floor": {"$divide": [{"$subtract": ["$updatedAt", hour_start]}, 60_000]}},
-            -1,
-        ]
-    }
-    return [
-        {"$match": match},
-        {
-            "$group": {
-                "_id": {"group": "$errorGroup", "bucket": bucket},
-                "name": {"$first": "$name"},
-                "errorType": {"$max": "$errorType"},
-                "count": {"$sum": 1},
-                "retrying": {"$sum": {"$cond": [{"$eq": ["$status", PENDING]}, 1, 0]}},
-                "first": {"$min": "$updatedAt"},
-                "last": {"$max": "$updatedAt"},
-            }
-        },
-    ]
-
-
-# -- management --------------------------------------------------------------------------------------
-def guarded_filter(job_id: str, statuses: tuple[str, ...]) -> Document:
-    if len(statuses) == 1:
-        return {"_id": oid(job_id), "status": statuses[0]}
-    return {"_id": oid(job_id), "status": {"$in": list(statuses)}}
-
-
-def cancel_update(now_ms: int) -> Document:
-    return {"$set": {"status": CANCELLED, "updatedAt": dt(now_ms)}}
-
-
-RETRYABLE = (FAILED, CANCELLED)
-
-
-def retry_update(now_ms: int) -> Document:
-    """Manual retry: pending now, failCount 0, failReason and claim fields removed."""
-    now = dt(now_ms)
-    return {
-        "$set": {"status": PENDING, "failCount": 0, "nextRunAt": now, "updatedAt": now},
-        "$unset": _unset("failReason", *CLAIM_FIELDS, *ERROR_FIELDS),
-    }
-
-
-def retried_job(before: Job, now_ms: int) -> Job:
-    """The job as ``retry_update`` leaves it, computed from the pre-image the atomic
-    findOneAndUpdate returned (we need the previous status, and one round trip suffices)."""
-    return before.replace(
-        status=JobStatus.PENDING,
-        fail_count=0,
-        next_run_at_ms=now_ms,
-        updated_at_ms=now_ms,
-        fail_reason=None,
-        locked_at_ms=None,
-        claimed_by=None,
-        last_heartbeat_ms=None,
-        error_type=None,
-        error_group=None,
-    )
-
-
-def reschedule_update(run_at_ms: int, now_ms: int) -> Document:
-    return {"$set": {"nextRunAt": dt(run_at_ms), "updatedAt": dt(now_ms)}}
-
-
-def excluding(query: Document, ids: list[ObjectId]) -> Document:
-    """``query`` minus the given ids (the jobs a bulk retry leaves alone)."""
-    return query if not ids else {"$and": [query, {"_id": {"$nin": ids}}]}
-
-
-def keyed(query: Document) -> Document:
-    """The jobs of ``query`` that carry a unique key."""
-    return {"$and": [query, {"uniqueKey": {"$type": "string"}}]}
-
-
-def live_holders_filter(keys: list[tuple[str, str]]) -> Document:
-    """Pending or processing jobs holding any of these (name, uniqueKey) pairs: each branch
-    is the unique index's own shape, so each is an index lookup."""
-    return {"status": {"$in": [PENDING, PROCESSING]}, "$or": [{"name": name, "uniqueKey": key} for name, key in keys]}
-
-
-def retry_many_pipeline(now_ms: int, spread_ms: int) -> list[Document]:
-    """Bulk retry as one pipeline update: ``nextRunAt = now + $rand × spread`` per document,
-    so a mass retry spreads over now … now+spread instead of stampeding.
-
-    The stagger term is upstream's (job-manager.ts retryJobs) without a ``$floor``: the
-    server turns date + double into a whole-millisecond date itself, so both sides send
-    the same pipeline. ``heartbeatInterval`` is kept, where upstream unsets it (DESIGN §3:
-    written on claim, kept afterwards; docs/stores.md lists this difference).
-    """
-    now = dt(now_ms)
-    spread = max(1, int(spread_ms))
-    return [
-        {
-            "$set": {
-                "status": PENDING,
-                "failCount": 0,
-                "nextRunAt": {"$add": [now, {"$multiply": [{"$rand": {}}, spread]}]},
-                "updatedAt": now,
-            }
-        },
-        {"$unset": ["failReason", *CLAIM_FIELDS, *ERROR_FIELDS]},
-    ]
-
-
 # -- fleet and queue control (issue 13) ---------------------------------------------------------------
 # Side collections named after the jobs collection; Node Monque never reads them.
 def fleet_collections(collection: str) -> dict[str, str]:
@@ -832,145 +292,6 @@ def fleet_collections(collection: str) -> dict[str, str]:
     }
 
 
-def instance_document(record: Any) -> Document:
-    """A registry record (``InstanceRecord``), ``_id`` = the instance id."""
-    return {
-        "_id": record.id,
-        "host": record.host,
-        "pid": record.pid,
-        "version": record.version,
-        "startedAt": dt(record.started_at_ms),
-        "heartbeatInterval": record.heartbeat_interval_ms,
-        "workers": [{"name": name, "concurrency": size} for name, size in record.workers.items()],
-        "running": record.running,
-        "processed": record.processed,
-        "failed": record.failed,
-        "lastHeartbeat": dt(record.last_heartbeat_ms),
-    }
-
-
-def instance_purge_filter(heartbeat_before_ms: int) -> Document:
-    return {"lastHeartbeat": {"$lt": dt(heartbeat_before_ms)}}
-
-
-def owner_holdings_pipeline() -> list[Document]:
-    """Processing jobs by owner; the ``{status, nextRunAt}`` index serves the match. A job
-    naming no owner is left out: ``release-dead`` could not name it, and stale recovery
-    takes it back (``stale_filter``)."""
-    return [
-        {"$match": {"status": PROCESSING, "claimedBy": {"$nin": NO_OWNER["$in"]}}},
-        {
-            "$group": {
-                "_id": "$claimedBy",
-                "jobs": {"$sum": 1},
-                "lastHeartbeat": {"$max": {"$ifNull": ["$lastHeartbeat", "$lockedAt"]}},
-                "heartbeatInterval": {"$max": "$heartbeatInterval"},
-            }
-        },
-        {"$sort": {"_id": 1}},
-    ]
-
-
-def owner_jobs_filter(owner: str) -> Document:
-    """The processing jobs ``owner`` holds; the ``{claimedBy, status}`` index serves it."""
-    return {"claimedBy": owner, "status": PROCESSING}
-
-
-#: What a beat or a claim rewrites on a job: all dead-owner release compares (ADR 0007).
-OWNER_STAMPS_PROJECTION: Document = {"lastHeartbeat": 1, "lockedAt": 1, "heartbeatInterval": 1}
-
-
-def _job_key(job_id: str) -> Any:
-    return ObjectId(job_id) if ObjectId.is_valid(job_id) and len(job_id) == 24 else job_id
-
-
-def _stamp(ms: int | None) -> datetime | None:
-    return None if ms is None else dt(ms)
-
-
-def unmoved_owner_filter(owner: str, jobs: Sequence[OwnerJobStamp]) -> Document:
-    """The owner's processing jobs whose stamps are still exactly those in ``jobs``: a
-    compare-and-set per document, so a beat that reaches a job before this write does keeps
-    it. (``lastHeartbeat: None`` matches a missing field, as upstream leaves it before the
-    first beat.) One ``$or`` branch per distinct pair of stamps: a beat gives all of an
-    owner's jobs the same ``lastHeartbeat``, so there are few."""
-    groups: dict[tuple[int | None, int | None], list[Any]] = {}
-    for job in jobs:
-        groups.setdefault((job.last_heartbeat_ms, job.locked_at_ms), []).append(_job_key(job.id))
-    return {
-        "claimedBy": owner,
-        "status": PROCESSING,
-        "$or": [
-            {"_id": {"$in": ids}, "lastHeartbeat": _stamp(beat), "lockedAt": _stamp(locked)}
-            for (beat, locked), ids in groups.items()
-        ],
-    }
-
-
-def paused_document(name: str, now_ms: int) -> Document:
-    return {"_id": f"paused:{name}", "kind": "paused", "name": name, "since": dt(now_ms)}
-
-
-PAUSED_FILTER: Document = {"kind": "paused"}
-
-
-def counter_upsert(name: str, minute: int, completed: int, failed: int) -> tuple[Document, Document]:
-    """One per-minute counter row, incremented (several processes add to one minute)."""
-    return (
-        {"_id": {"name": name, "minute": minute}},
-        {
-            "$setOnInsert": {"name": name, "minute": minute, "at": dt(minute * 60_000)},
-            "$inc": {"completed": completed, "failed": failed},
-        },
-    )
-
-
-def counters_filter(since_minute: int, name: str | None) -> Document:
-    query: Document = {"minute": {"$gte": since_minute}}
-    if name is not None:
-        query["name"] = name
-    return query
-
-
-COUNTERS_SORT = [("name", 1), ("minute", 1)]
-
-
-#: Every field pending_health_pipeline reads is a key of upstream's claim index, so the
-#: hinted plan reads index keys only (no document); with ``name`` unbounded the scan seeks
-#: from one name's pending/processing keys to the next, skipping finished jobs' keys.
-PENDING_HEALTH_HINT: list[tuple[str, int]] = [("name", 1), ("status", 1), ("nextRunAt", 1), ("claimedBy", 1)]
-
-
-def pending_split_filters(name: str, now_ms: int) -> tuple[Document, Document, Document]:
-    """Pending jobs of ``name``: due by ``now_ms``, due later, and all with a date nextRunAt.
-    ``name``, ``status`` and ``nextRunAt`` are the leading fields of the
-    {name, status, nextRunAt, claimedBy} index, so each is a bounded index range (the counts
-    are run with a ``limit``, the earliest and latest are one index entry each)."""
-    now = dt(now_ms)
-    return (
-        {"name": name, "status": PENDING, "nextRunAt": {"$lte": now}},
-        {"name": name, "status": PENDING, "nextRunAt": {"$gt": now}},
-        {"name": name, "status": PENDING, "nextRunAt": {"$type": "date"}},
-    )
-
-
-def pending_health_pipeline(now_ms: int) -> list[Document]:
-    """Pending and processing jobs by name: due now, due later, oldest due, processing.
-    Run with ``PENDING_HEALTH_HINT`` (issue 27: it used to fetch every pending document)."""
-    now = dt(now_ms)
-    due = {"$and": [{"$eq": ["$status", PENDING]}, {"$lte": ["$nextRunAt", now]}]}
-    return [
-        {"$match": {"status": {"$in": [PENDING, PROCESSING]}}},
-        {
-            "$group": {
-                "_id": "$name",
-                "due": {"$sum": {"$cond": [due, 1, 0]}},
-                "scheduled": {
-                    "$sum": {"$cond": [{"$and": [{"$eq": ["$status", PENDING]}, {"$gt": ["$nextRunAt", now]}]}, 1, 0]}
-                },
-                "oldestDue": {"$min": {"$cond": [due, "$nextRunAt", None]}},
-                "processing": {"$sum": {"$cond": [{"$eq": ["$status", PROCESSING]}, 1, 0]}},
-            }
-        },
-        {"$sort": {"_id": 1}},
-    ]
+#: ``claimedBy`` of a processing job that names no owner: missing, null or empty. Stale
+#: recovery takes such a job back; the owner listings leave it out.
+NO_OWNER: Document = {"$in": [None, ""]}

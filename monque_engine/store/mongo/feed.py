@@ -1,4 +1,5 @@
-"""Reading a MongoDB change stream: what each way PyMongo's stream can end means to us.
+"""The Feed port on MongoDB (``MongoFeed.open_watch``: a change stream of the jobs
+collection), and reading that stream: what each way PyMongo's stream can end means to us.
 
 PyMongo's ``AsyncChangeStream`` (pymongo/asynchronous/change_stream.py) resumes by itself
 once after a resumable error, closes itself after a fatal one or once the server closed
@@ -34,16 +35,17 @@ loop blocked: heartbeats late, handlers starved. We yield to the loop after ever
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 from pymongo.asynchronous.change_stream import AsyncChangeStream
 from pymongo.errors import PyMongoError, ServerSelectionTimeoutError
 
-from ...errors import ChangeFeedHistoryLostError, ConnectionError
-from ...job import ChangeEvent
-from .changes import change_to_event
+from ...errors import ChangeFeedHistoryLostError, ConnectionError, InvalidCursorError
+from ...job import ChangeEvent, JobStatus
+from .changes import change_to_event, needs_post_image, watch_pipeline
 from .errors import ErrorTranslator
+from .plumbing import MongoPlumbing, _bounded_close
 
 #: Operations after which the watched collection is gone (the server sends ``invalidate``
 #: after each and closes the cursor; the worker's pipeline passes only ``invalidate``).
@@ -97,3 +99,87 @@ async def read_changes(
 def is_idle_timeout(stream: AsyncChangeStream[Any], error: PyMongoError) -> bool:
     """A ``next()`` that timed out on an open stream without losing the server."""
     return error.timeout and not isinstance(error, ServerSelectionTimeoutError) and stream.alive
+
+
+class MongoFeed(MongoPlumbing):
+    """``JobStore``'s change feed on MongoDB (composed into ``MongoStore``)."""
+
+    async def open_watch(
+        self,
+        resume_after: Any = None,
+        *,
+        full_document: bool = True,
+        statuses: tuple[JobStatus, ...] | None = None,
+    ) -> AsyncIterator[ChangeEvent]:
+        """Open a change stream now (errors, including "standalone server", raise here).
+
+        ``resume_after`` is a ``ChangeEvent.token`` from this store (a resume-token document).
+        """
+        if resume_after is not None and not isinstance(resume_after, Mapping):
+            raise InvalidCursorError(
+                f"Resume token {resume_after!r} is not one this store made; pass ChangeEvent.token from a previous watch"
+            )
+        pipeline = watch_pipeline(full_document, statuses)
+        lookup = "updateLookup" if needs_post_image(full_document, statuses) else None
+        stream = await self._call(
+            "open the change stream",
+            lambda c: c.watch(pipeline, full_document=lookup, resume_after=resume_after),
+        )
+        self._streams.add(stream)
+        return ChangeIterator(self._changes(stream, full_document), stream)
+
+    def _timeout_governs(self) -> bool:
+        """Whether the client has ``timeoutMS`` (each change-stream wait then has its budget)."""
+        collection = self._collection
+        if collection is None:
+            return False
+        try:
+            return collection.database.client.options.timeout is not None
+        except AttributeError:
+            return False
+
+    async def _changes(self, stream: AsyncChangeStream[Any], include_job: bool) -> AsyncIterator[ChangeEvent]:
+        """The stream's events until it breaks or the store closes (see ``feed.read_changes``);
+        the stream is closed and forgotten however the iteration ends."""
+        try:
+            governs = self._timeout_governs()
+            async for event in read_changes(
+                stream, include_job, self.display_url, lambda: self._closing, self._errors, governs
+            ):
+                yield event
+        except CollectionInvalidatedError:
+            await self._indexes_after_invalidate()
+            raise
+        finally:
+            self._streams.discard(stream)
+            await _bounded_close(stream.close(), "a change stream (killCursors)")
+
+
+class ChangeIterator:
+    """The change events of one stream, and ``resume_token``: where to resume it.
+
+    That is PyMongo's ``AsyncChangeStream.resume_token``, not the last event's ``_id``: the
+    driver advances it to each batch's ``postBatchResumeToken``, also over empty batches,
+    so after a quiet spell on a filtered stream a reconnect resumes from the last batch the
+    server answered, not from the last event delivered hours ago (a long oplog rescan, or
+    "history lost" once that event left the oplog; issue 27 item 9). ``ResilientWatch``
+    reads it when it reopens."""
+
+    def __init__(self, events: AsyncIterator[ChangeEvent], stream: AsyncChangeStream[Any]) -> None:
+        self._events = events
+        self._stream = stream
+
+    @property
+    def resume_token(self) -> Any:
+        return self._stream.resume_token
+
+    def __aiter__(self) -> ChangeIterator:
+        return self
+
+    async def __anext__(self) -> ChangeEvent:
+        return await self._events.__anext__()
+
+    async def aclose(self) -> None:
+        close = getattr(self._events, "aclose", None)
+        if close is not None:
+            await close()

@@ -102,7 +102,7 @@ async def ensure_at_open(
 ) -> list[str]:
     """What ``open()`` does about indexes (see the module docstring); returns the names of
     the indexes still missing (logged once here). The store runs it again after the
-    collection was dropped or renamed (``MongoStore._indexes_after_invalidate``)."""
+    collection was dropped or renamed (``MongoPlumbing._indexes_after_invalidate``)."""
     absent = missing(models, await existing_patterns(collection))
     if not absent:
         return []

@@ -28,6 +28,7 @@ from pymongo.errors import BulkWriteError
 
 from ...errors import UniqueKeyConflictError
 from . import documents as q
+from .documents import PENDING, PROCESSING, Document
 
 #: Extra rounds beyond one per known clash (concurrent writers may add clashes).
 EXTRA_ROUNDS = 5
@@ -38,6 +39,22 @@ DUPLICATE_KEY = 11000
 Errors = list[dict[str, str]]
 
 
+def excluding(query: Document, ids: list[ObjectId]) -> Document:
+    """``query`` minus the given ids (the jobs a bulk retry leaves alone)."""
+    return query if not ids else {"$and": [query, {"_id": {"$nin": ids}}]}
+
+
+def keyed(query: Document) -> Document:
+    """The jobs of ``query`` that carry a unique key."""
+    return {"$and": [query, {"uniqueKey": {"$type": "string"}}]}
+
+
+def live_holders_filter(keys: list[tuple[str, str]]) -> Document:
+    """Pending or processing jobs holding any of these (name, uniqueKey) pairs: each branch
+    is the unique index's own shape, so each is an index lookup."""
+    return {"status": {"$in": [PENDING, PROCESSING]}, "$or": [{"name": name, "uniqueKey": key} for name, key in keys]}
+
+
 async def bulk_retry(
     collection: AsyncCollection[Any], selection: q.Document, pipeline: list[q.Document]
 ) -> tuple[int, Errors] | None:
@@ -46,7 +63,7 @@ async def bulk_retry(
     clashes = await find_clashes(collection, selection)
     count = 0
     for _ in range(len(clashes) + EXTRA_ROUNDS):
-        query = q.excluding(selection, [ObjectId(job_id) for job_id in clashes])
+        query = excluding(selection, [ObjectId(job_id) for job_id in clashes])
         try:
             result = await collection.bulk_write([UpdateMany(query, pipeline)], ordered=True)
         except BulkWriteError as error:
@@ -61,20 +78,18 @@ async def bulk_retry(
 
 async def find_clashes(collection: AsyncCollection[Any], selection: q.Document) -> dict[str, str]:
     """Selected jobs that cannot become pending: job id → UniqueKeyConflictError text."""
-    keyed = (
-        await collection.find(q.keyed(selection), projection={"name": 1, "uniqueKey": 1})
-        .sort([("_id", 1)])
-        .to_list(None)
+    found = (
+        await collection.find(keyed(selection), projection={"name": 1, "uniqueKey": 1}).sort([("_id", 1)]).to_list(None)
     )
     groups: dict[tuple[str, str], list[str]] = {}
-    for doc in keyed:
+    for doc in found:
         if isinstance(doc.get("name"), str) and isinstance(doc.get("uniqueKey"), str):
             groups.setdefault((doc["name"], doc["uniqueKey"]), []).append(str(doc["_id"]))
     holders: dict[tuple[str, str], str] = {}
     keys = list(groups)
     for start in range(0, len(keys), HOLDER_LOOKUP_CHUNK):
         chunk = keys[start : start + HOLDER_LOOKUP_CHUNK]
-        for doc in await collection.find(q.live_holders_filter(chunk), projection={"name": 1, "uniqueKey": 1}).to_list(
+        for doc in await collection.find(live_holders_filter(chunk), projection={"name": 1, "uniqueKey": 1}).to_list(
             None
         ):
             holders.setdefault((doc["name"], doc["uniqueKey"]), str(doc["_id"]))
