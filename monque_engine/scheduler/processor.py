@@ -765,21 +765,16 @@ class JobProcessor:
         ctx = self._ctx
         try:
             now = now_ms()
-            queued = None if job.repeat_interval else ctx.store.complete_queued(job.id, ctx.instance_id, now)
-            if queued is not None:
-                updated = await queued  # the hot path: no coroutine layers below this one
-            else:
-                # After the slot just run, however the wall clock moved: set back during the run
-                # (NTP, a VM resumed), ``now`` may be before that slot, whose run would repeat.
-                next_run = (
-                    next_run_ms(job.repeat_interval, max(now, job.next_run_at_ms)) if job.repeat_interval else None
-                )
-                record = (
-                    None
-                    if ctx.store.records_success_from_row
-                    else attempts.plain_attempt("completed", job.fail_count, ctx.instance_id, job.locked_at_ms, now)
-                )
-                updated = await ctx.store.complete(job.id, ctx.instance_id, now, next_run, record)
+            # After the slot just run, however the wall clock moved: set back during the run
+            # (NTP, a VM resumed), ``now`` may be before that slot, whose run would repeat.
+            next_run = next_run_ms(job.repeat_interval, max(now, job.next_run_at_ms)) if job.repeat_interval else None
+            record = (
+                None
+                if ctx.store.records_success_from_row
+                else attempts.plain_attempt("completed", job.fail_count, ctx.instance_id, job.locked_at_ms, now)
+            )
+            # SQLite answers a one-off completion with a future its batch settles (base.py).
+            updated = await ctx.store.complete(job.id, ctx.instance_id, now, next_run, record)
         except InvalidCronError as error:  # no next run can be computed: retrying cannot help
             await self._fail(job, error, terminal=True)
             return

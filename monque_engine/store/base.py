@@ -8,9 +8,8 @@ not happen" holds on every store. All instants are epoch milliseconds.
 
 from __future__ import annotations
 
-import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -244,18 +243,10 @@ class JobStore(ABC):
     async def claim(self, name: str, owner: str, now_ms: int, limit: int, heartbeat_interval_ms: int) -> list[Job]:
         """Atomically take up to ``limit`` due pending jobs of ``name``, earliest nextRunAt first."""
 
-    def complete_queued(self, job_id: str, owner: str, now_ms: int) -> asyncio.Future[Job | None] | None:
-        """``complete(job_id, owner, now_ms, None)`` for a store that builds the attempt record
-        from the row (``records_success_from_row``), queued without a coroutine: a future of
-        what ``complete`` would return, or None when the store has no such path for this job
-        (the caller then awaits ``complete``). The processor's hot path: two coroutine layers
-        less per job. The default has none."""
-        return None
-
     @abstractmethod
-    async def complete(
+    def complete(
         self, job_id: str, owner: str, now_ms: int, next_run_at_ms: int | None, attempt: Attempt | None = None
-    ) -> Job | None:
+    ) -> Awaitable[Job | None]:
         """Owned completion: ``next_run_at_ms`` None marks it completed, else pending again
         (recurring) with failCount 0. None when the job is no longer processing by ``owner``.
 
@@ -263,6 +254,12 @@ class JobStore(ABC):
         ``MAX_ATTEMPTS``, and clears failReason, errorType and errorGroup, in the same write.
         A store may build the record from the row itself (the claim's ``lockedAt`` and
         ``claimedBy``, ``failCount + 1``), which is what ``attempt`` holds.
+
+        Not a coroutine function: the processor awaits what it returns, so a store may hand
+        back a future its own batching settles (SQLite queues one-off completions and writes a
+        loop turn's worth in one statement) and the hot path has no coroutine layer; an
+        ``async def`` override (MongoDB, a test's wrapper) is just as good. One entry point,
+        so a wrapper sees every completion without the store looking for subclasses.
         """
 
     @abstractmethod
