@@ -13,8 +13,8 @@ write conflicts, an oplog burst and replica lag on MongoDB (issue 27). Now each 
   meanwhile (it expired during a stall and another process took it) ends the round.
 
 The cutoff is fixed when the round starts, so a round ends even while jobs keep finishing.
-A store that cannot share a lease between processes grants it always (the Retention port's default), and
-one without a batched delete deletes everything in one write (also the default).
+A store that cannot share a lease between processes grants it always (the Retention port's
+default), and one without a batched delete deletes everything in one write (also the default).
 ``Monque.purge_expired_jobs()`` (an explicit call) purges in the same batches but does
 not wait for the lease: an operator asked for it now.
 """

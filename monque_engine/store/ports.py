@@ -290,7 +290,7 @@ class Reads(Protocol):
 class Management(Protocol):
     """Guarded transitions an operator asks for: cancel, retry, reschedule, delete, one job or
     a selection, and the count (with its position, ADR 0015) that bounds a bulk call.
-    Which statuses each action may touch is the scheduler's (``guards.py``); the store
+    Which statuses each action may touch is the scheduler's (``manager.py``); the store
     applies the guard in the same write.
 
     Used by `scheduler/manager.py`.
