@@ -229,3 +229,28 @@ def test_drain_ab_alternates_two_trees_and_reports_loop_cpu(tmp_path):
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "c4 round 1" in out.stdout and "loop CPU per job" in out.stdout
+
+
+def test_enqueue_ab_alternates_two_trees_and_reports_cpu_per_job(tmp_path):
+    """``python -m bench.enqueue_ab`` (issue 35's single-enqueue A/B) runs end to end."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import monque_engine
+
+    root = Path(__file__).resolve().parent.parent
+    base = tmp_path / "base"
+    shutil.copytree(Path(monque_engine.__file__).parent, base / "monque_engine")
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.enqueue_ab", "--base", str(base), "--rounds", "1", "--jobs", "100"],
+        cwd=root,
+        env=dict(os.environ, PYTHONPATH=str(root)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "round 1" in out.stdout and "process CPU per job" in out.stdout

@@ -52,7 +52,7 @@ class Intake(Protocol):
     """Putting jobs in: one, many (all or none, built lazily in chunks), or complete jobs as
     they were exported.
 
-    Used by `scheduler/intake.py` (enqueue, enqueue_many, import_jobs).
+    Used by ``scheduler/intake.py`` (enqueue, enqueue_many, import_jobs).
     """
 
     @abstractmethod
@@ -91,7 +91,7 @@ class Claims(Protocol):
     settles (SQLite), and ``records_success_from_row`` tells the processor it need not build
     the success record. Both have defaults here, so a store that does neither just works.
 
-    Used by `scheduler/processor.py`.
+    Used by ``scheduler/processor.py``.
     """
 
     #: The store builds a completion's attempt record from the row itself (SQLite, in SQL),
@@ -162,7 +162,8 @@ class Liveness(Protocol):
     """Liveness is the heartbeat (ADR 0004): beat the jobs this instance runs, and return the
     jobs whose owner stopped beating to pending.
 
-    Used by `scheduler/lifecycle.py` (heartbeat, stale recovery) and `Monque.initialize` (has_live_claim).
+    Used by ``scheduler/lifecycle.py`` (heartbeat, stale recovery) and ``Monque.initialize``
+    (has_live_claim).
     """
 
     @abstractmethod
@@ -195,7 +196,8 @@ class Reads(Protocol):
     """Everything that only looks: single jobs, keyset pages and counts (whole or in steps),
     statistics, error groups, and the bounded pending split the metrics scrape.
 
-    Used by `scheduler/query.py`, `scheduler/manager.py` (get, count_in_steps), `metrics.py` (stats_by_name, pending_split) and `Monque.job_names`.
+    Used by ``scheduler/query.py``, ``scheduler/manager.py`` (get, count_in_steps), ``metrics.py``
+    (stats_by_name, pending_split) and ``Monque.job_names`` (names).
     """
 
     @abstractmethod
@@ -293,7 +295,7 @@ class Management(Protocol):
     Which statuses each action may touch is the scheduler's (``manager.py``); the store
     applies the guard in the same write.
 
-    Used by `scheduler/manager.py`.
+    Used by ``scheduler/manager.py``.
     """
 
     @abstractmethod
@@ -352,7 +354,8 @@ class Fleet(Protocol):
     written before the registry existed still opens: it raises here and ``Monque`` reports
     it once (job:error) instead of failing its duties.
 
-    Used by `scheduler/fleet.py` (and `scheduler/liveness.py`'s dead-owner release, which it runs).
+    Used by ``scheduler/fleet.py`` (and ``scheduler/liveness.py``'s dead-owner release, which
+    it runs).
     """
 
     async def upsert_instance(self, record: InstanceRecord) -> None:
@@ -426,7 +429,7 @@ class Retention(Protocol):
     """Deleting finished jobs at fleet scale: one lease holder purges, in bounded batches
     (issue 27).
 
-    Used by `scheduler/retention.py`.
+    Used by ``scheduler/retention.py``.
     """
 
     @abstractmethod
@@ -455,7 +458,8 @@ class Retention(Protocol):
 class Feed(Protocol):
     """The change feed: committed changes in commit order, resumable from a token.
 
-    Used by `scheduler/resilient_watch.py` (through `scheduler/lifecycle.py`) and `Monque.watch`.
+    Used by ``scheduler/resilient_watch.py`` (built by ``scheduler/lifecycle.py``) and
+    ``Monque.watch`` / ``open_watch`` / ``resilient_watch``.
     """
 
     @abstractmethod
@@ -499,7 +503,7 @@ class Admin(Protocol):
     kept counts, and how it names itself. Only the facade holds the composite
     (``JobStore``) and hands each service its port.
 
-    Used by `Monque` alone (the facade): open, close, health, kept counts, and what it shows.
+    Used by ``Monque`` alone (the facade): open, close, health, kept counts, and what it shows.
     """
 
     #: The location with any password masked: safe for titles, logs and errors.
