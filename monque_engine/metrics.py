@@ -6,7 +6,8 @@
 
 ``prometheus-client`` is an optional dependency (``pip install 'monque-tui[metrics]'``). Only this
 module imports it, and nothing imports this module but ``Monque.metrics()`` (lazily): the engine
-imports, and runs, without it.
+imports, and runs, without it. This module does not import ``Monque`` back: it reads a
+``MetricsSource``, of whose store only the Reads port (ADR 0018).
 
 Two kinds of series, with the job name as the only per-job label (never a job id), and
 bounded: a name gets series of its own only when it is in the collector's *named set*, the
@@ -21,7 +22,7 @@ changes, so a name never moves in or out of ``other`` and every counter stays mo
 * Gauges describe the *store*, whoever did the work: read on scrape, at most once per
   ``cache_seconds``, from what the store keeps rather than from the jobs. Counts per name and
   status come from the SQLite store's kept counts (O(names)); due and scheduled from
-  ``JobStore.pending_split``, which counts each side only up to ``SPLIT_CAP`` index entries
+  ``Reads.pending_split``, which counts each side only up to ``SPLIT_CAP`` index entries
   per name (see ``_split``); latency from the earliest pending run time (one index seek).
 """
 
@@ -33,11 +34,12 @@ import concurrent.futures
 import math
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, get_args
+from typing import TYPE_CHECKING, Any, Protocol, get_args
 
-from .events import CountEvent, JobCompleteEvent, JobFailEvent
+from .events import CountEvent, EventName, JobCompleteEvent, JobFailEvent, Listener, Subscribe
+from .job import InstanceInfo
 from .scheduler.resilient_watch import FeedState
 from .timeutil import now_ms
 
@@ -60,8 +62,8 @@ except ImportError as error:
 if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
 
-    from .scheduler.monque import Monque
-    from .store.base import PendingSplit
+    from .store import ports
+    from .store.values import PendingSplit
 
 #: Upper bounds (seconds) of the duration histogram: from a no-op job to an hour-long one.
 DURATION_BUCKETS: tuple[float, ...] = (
@@ -138,6 +140,27 @@ class _Outcomes:
     buckets: list[int] = field(default_factory=lambda: [0] * (len(DURATION_BUCKETS) + 1))
 
 
+class MetricsSource(Protocol):
+    """What the collector reads of a ``Monque``: its events, its fleet view, its feed state,
+    and of its store the Reads port only. A Protocol rather than ``Monque`` itself, so that
+    ``Monque.metrics()`` importing this module is the only import between the two."""
+
+    @property
+    def store(self) -> ports.Reads: ...
+
+    @property
+    def on(self) -> Subscribe: ...
+
+    def off(self, event: EventName, listener: Listener | None = None) -> None: ...
+
+    async def paused(self) -> Mapping[str, object]: ...
+
+    async def instances(self) -> Sequence[InstanceInfo]: ...
+
+    @property
+    def feed_state(self) -> FeedState: ...
+
+
 @dataclass(frozen=True, slots=True)
 class _Gauges:
     """One read of the store, shared by the scrapes of the next ``cache_seconds``."""
@@ -163,7 +186,7 @@ class MonqueCollector(Collector):
 
     def __init__(
         self,
-        monque: Monque,
+        monque: MetricsSource,
         *,
         cache_seconds: float = 1.0,
         read_timeout: float = 10.0,
@@ -171,6 +194,7 @@ class MonqueCollector(Collector):
         max_names: int = DEFAULT_MAX_NAMES,
     ) -> None:
         self._monque = monque
+        self._reads: ports.Reads = monque.store
         self.cache_seconds = cache_seconds
         self.read_timeout = read_timeout
         #: Which names get series of their own (see ``NamedSet``); the rest are ``OTHER``.
@@ -239,7 +263,7 @@ class MonqueCollector(Collector):
 
     async def _read(self) -> _Gauges:
         monque = self._monque
-        store = monque.store
+        store = self._reads
         stats = await store.stats_by_name()
         counts = {name: {status: s.count(status) for status in STATUSES} for name, s in stats.items()}
         pending = {name: c["pending"] for name, c in counts.items() if c["pending"]}

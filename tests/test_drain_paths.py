@@ -1,7 +1,7 @@
 """The drain's per-job fast paths keep the guarded semantics of the plain ones (issue 14, third pass).
 
-A one-off completion of a job the SQLite store claimed is queued as a future
-(``complete_queued``) instead of through two coroutine layers; the processor keeps its loop
+A one-off completion of a job the SQLite store claimed is answered by ``complete`` with a
+queued future instead of a coroutine (two coroutine layers less); the processor keeps its loop
 instead of asking ``asyncio`` for it per job (a ``getpid`` system call on Python 3.11); the
 feed's watcher thread is poked only when it has not been poked since its last look. Each is
 checked here on a real SQLite file against what the slow path promised.
@@ -35,18 +35,21 @@ async def test_a_queued_completion_writes_once_under_the_same_guard_as_complete(
         await store.execute_write(
             lambda conn: conn.execute("UPDATE monque_jobs SET claimed_by = 'other' WHERE id = ?", (second.id,))
         )
-        done = store.complete_queued(first.id, "me", now)
-        lost = store.complete_queued(second.id, "me", now)
-        assert done is not None and lost is not None
-        assert store.complete_queued("0" * 24, "me", now) is None  # never claimed here: complete() writes it
+        done = store.complete(first.id, "me", now, None)
+        lost = store.complete(second.id, "me", now, None)
+        assert isinstance(done, asyncio.Future) and isinstance(lost, asyncio.Future)  # queued
+        alone = store.complete("0" * 24, "me", now, None)  # never claimed here: written alone
+        assert not isinstance(alone, asyncio.Future)
+        assert await alone is None
         completed, skipped = await asyncio.gather(done, lost)
         assert skipped is None  # the guard held it back: nothing written, as complete() would
         assert completed is not None and completed.status is JobStatus.COMPLETED
         assert await m.get_job(first.id) == completed  # the returned job is the stored row
         assert (await m.get_job(second.id)).status is JobStatus.PROCESSING
         # Once: the claim is no longer tracked, and the plain path finds it no longer processing.
-        assert store.complete_queued(first.id, "me", now) is None
-        assert await store.complete(first.id, "me", now, None) is None
+        again = store.complete(first.id, "me", now, None)
+        assert not isinstance(again, asyncio.Future)
+        assert await again is None
         # The plain path still completes what the queue does not take.
         assert (await store.complete(third.id, "me", now, None)).status is JobStatus.COMPLETED
     finally:
@@ -67,7 +70,35 @@ async def test_a_store_that_wraps_complete_is_called_for_every_completion(tmp_pa
     m = Monque(store, worker_concurrency=8)
     await m.initialize()
     try:
-        assert store.complete_queued("0" * 24, "me", now_ms()) is None
+        jobs = await m.enqueue_many([{"name": "w", "data": i} for i in range(20)])
+        m.register("w", lambda job: None)
+        await m.start()
+
+        async def all_completed() -> bool:
+            return (await m.store.stats("w")).completed == 20
+
+        await wait_until(all_completed, 20)
+        assert sorted(calls) == sorted(job.id for job in jobs)
+    finally:
+        await m.close()
+
+
+async def test_a_complete_wrapped_on_the_instance_is_called_for_every_completion(tmp_path, wait_until):
+    """Not only subclasses: a wrapper set on the store object (a mock, an instrumented store)
+    sees every completion too. ``complete`` is the one entry point (ADR 0018), so nothing in
+    the store decides by the object's type whether to go around it."""
+    m = Monque(f"sqlite:///{tmp_path}/jobs.db", worker_concurrency=8)
+    await m.initialize()
+    store = m.store
+    calls: list[str] = []
+    real_complete = store.complete
+
+    def complete(job_id, owner, now_ms, next_run_at_ms, attempt=None):
+        calls.append(job_id)
+        return real_complete(job_id, owner, now_ms, next_run_at_ms, attempt)
+
+    store.complete = complete
+    try:
         jobs = await m.enqueue_many([{"name": "w", "data": i} for i in range(20)])
         m.register("w", lambda job: None)
         await m.start()
@@ -198,3 +229,28 @@ def test_drain_ab_alternates_two_trees_and_reports_loop_cpu(tmp_path):
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert "c4 round 1" in out.stdout and "loop CPU per job" in out.stdout
+
+
+def test_enqueue_ab_alternates_two_trees_and_reports_cpu_per_job(tmp_path):
+    """``python -m bench.enqueue_ab`` (issue 35's single-enqueue A/B) runs end to end."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import monque_engine
+
+    root = Path(__file__).resolve().parent.parent
+    base = tmp_path / "base"
+    shutil.copytree(Path(monque_engine.__file__).parent, base / "monque_engine")
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.enqueue_ab", "--base", str(base), "--rounds", "1", "--jobs", "100"],
+        cwd=root,
+        env=dict(os.environ, PYTHONPATH=str(root)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "round 1" in out.stdout and "process CPU per job" in out.stdout

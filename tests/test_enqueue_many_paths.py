@@ -71,7 +71,7 @@ async def test_insert_many_longer_than_one_statement_with_varying_values(tmp_pat
     m = Monque(f"sqlite:///{tmp_path}/jobs.db")
     await m.initialize()
     now = now_ms()
-    built = intake.JobIntake(m._ctx).build_many(
+    built = intake.JobIntake(m._ctx, m.store).build_many(
         [{"name": f"n{i // 100}", "data": i} for i in range(2 * MULTI_ROW + 3)], now=now
     )
     built[MULTI_ROW + 1] = NewJob(built[MULTI_ROW + 1].id, "x", 1, "1", now + 5, now - 1, "*/5 * * * *")

@@ -193,8 +193,8 @@ async def test_a_failing_claim_never_fails_the_completions_it_carried(tmp_path, 
     try:
         await m.enqueue("n", 1)
         (job,) = await store.claim("n", "me", now_ms(), 1, 30_000)
+        # complete() queues the job as it is called; its flush waits for the next loop turn.
         completing = asyncio.ensure_future(store.complete(job.id, "me", now_ms(), None))
-        await asyncio.sleep(0)  # complete() has queued its job; its flush has not run yet
 
         def broken_claim(conn, feed=None):
             raise sqlite3.OperationalError("claim went wrong")

@@ -1,4 +1,7 @@
-"""What every scheduler service shares: the store, the options, the events, the identity."""
+"""What every scheduler service shares: the options, the events, the identity, the wake-up hooks.
+
+Not the store: each service is handed its own port of it (store/ports.py, ADR 0018) by the
+``Monque`` facade, so no service can reach a store call its port does not declare."""
 
 from __future__ import annotations
 
@@ -7,7 +10,6 @@ from dataclasses import dataclass, field
 
 from ..events import EventEmitter
 from ..options import MonqueOptions
-from ..store.base import JobStore
 
 
 def _no_wake_at(name: str, due_ms: int) -> None:
@@ -20,7 +22,6 @@ def _no_poll() -> None:
 
 @dataclass(slots=True)
 class SchedulerContext:
-    store: JobStore
     options: MonqueOptions
     events: EventEmitter
     #: Tell this process's processor that a job of ``name`` is due at ``due_ms``. Writes made

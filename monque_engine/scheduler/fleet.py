@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from ..errors import InvalidJobQueryError
 from ..events import CountEvent, JobErrorEvent, QueueControlEvent
 from ..job import InstanceInfo, InstanceRecord, MinuteCount, OwnerCheck, QueueHealth
+from ..store import ports
 from ..timeutil import ms_to_datetime, now_ms
 from ..validation import validate_job_name
 from .context import SchedulerContext
@@ -49,8 +50,9 @@ def _dt(ms: int | None) -> datetime | None:
 
 
 class Fleet:
-    def __init__(self, ctx: SchedulerContext, processor: JobProcessor) -> None:
+    def __init__(self, ctx: SchedulerContext, processor: JobProcessor, store: ports.Fleet) -> None:
         self._ctx = ctx
+        self._store = store
         self._processor = processor
         self._host = socket.gethostname()
         self._pid = os.getpid()
@@ -60,7 +62,7 @@ class Fleet:
         #: The last counter write (see flush_counts): a later flush waits for it first.
         self._flushing: asyncio.Future[None] | None = None
         options = ctx.options
-        self._owners = OwnerWatcher(lambda: ctx.store, options.heartbeat_interval, options.lock_timeout)
+        self._owners = OwnerWatcher(lambda: store, options.heartbeat_interval, options.lock_timeout)
 
     @property
     def _heartbeat_ms(self) -> int:
@@ -93,7 +95,7 @@ class Fleet:
 
     async def beat(self) -> None:
         """The heartbeat tick: refresh the record, flush counters, apply retention now and then."""
-        store = self._ctx.store
+        store = self._store
         now = now_ms()
         await store.upsert_instance(self.record(now))
         self._registered = True
@@ -132,7 +134,7 @@ class Fleet:
                 # (MongoDB's unordered bulk write): only that is added again.
                 processor.restore_tally(getattr(error, "unapplied", counts))
 
-        write = asyncio.ensure_future(self._ctx.store.add_outcome_counts(counts))
+        write = asyncio.ensure_future(self._store.add_outcome_counts(counts))
         write.add_done_callback(settled)
         self._flushing = write
         await asyncio.shield(write)
@@ -166,13 +168,13 @@ class Fleet:
             await self._guarded(
                 lambda: budget.run(
                     "removing this instance's registry record",
-                    self._ctx.store.remove_instance(self._ctx.instance_id),
+                    self._store.remove_instance(self._ctx.instance_id),
                     "the record stays, shown dead after two heartbeat intervals and deleted by retention",
                 )
             )
 
     async def refresh_paused(self) -> None:
-        paused = await self._ctx.store.paused_names()
+        paused = await self._store.paused_names()
         self._apply_paused(frozenset(paused))
 
     def _apply_paused(self, paused: frozenset[str]) -> None:
@@ -195,23 +197,23 @@ class Fleet:
     # -- operator API ----------------------------------------------------------------------------
     async def pause(self, name: str) -> bool:
         validate_job_name(name)
-        changed = await self._ctx.store.set_paused(name, True, now_ms())
+        changed = await self._store.set_paused(name, True, now_ms())
         if self._processor.running:
             self._apply_paused(self._processor.paused | {name})
         return changed
 
     async def resume(self, name: str) -> bool:
         validate_job_name(name)
-        changed = await self._ctx.store.set_paused(name, False, now_ms())
+        changed = await self._store.set_paused(name, False, now_ms())
         if self._processor.running:
             self._apply_paused(self._processor.paused - {name})
         return changed
 
     async def paused(self) -> dict[str, datetime]:
-        return {name: ms_to_datetime(ms) for name, ms in (await self._ctx.store.paused_names()).items()}
+        return {name: ms_to_datetime(ms) for name, ms in (await self._store.paused_names()).items()}
 
     async def instances(self) -> list[InstanceInfo]:
-        store = self._ctx.store
+        store = self._store
         records = await store.list_instances()
         holdings = {holding.owner: holding for holding in await store.owner_holdings()}
         now = now_ms()
@@ -293,7 +295,7 @@ class Fleet:
                 f"window_minutes must be an integer from 1 to {MAX_HEALTH_WINDOW_MINUTES} (the counters' "
                 f"retention), got {window_minutes!r}"
             )
-        store = self._ctx.store
+        store = self._store
         now = now_ms()
         if self._processor.running:
             await self._guarded(self.flush_counts)  # this process's last minutes count too

@@ -11,6 +11,7 @@ from ..errors import InvalidJobQueryError
 from ..ids import new_object_id, new_object_ids
 from ..import_check import check_imported
 from ..job import Job, JobStatus, NewJob
+from ..store import ports
 from ..timeutil import datetime_to_ms, in_range, now_ms, timedelta_ms
 from ..validation import (
     KNOWN_NAMES,
@@ -63,8 +64,9 @@ _ITEM_KEYS = frozenset({"name", "data", "run_at", "unique_key"})
 
 
 class JobIntake:
-    def __init__(self, ctx: SchedulerContext) -> None:
+    def __init__(self, ctx: SchedulerContext, store: ports.Intake) -> None:
         self._ctx = ctx
+        self._store = store
 
     def build(
         self,
@@ -99,7 +101,7 @@ class JobIntake:
     async def enqueue(
         self, name: str, data: Any, run_at: datetime | timedelta | None = None, unique_key: str | None = None
     ) -> Job:
-        return self._woken(await self._ctx.store.insert(self.build(name, data, run_at, unique_key)))
+        return self._woken(await self._store.insert(self.build(name, data, run_at, unique_key)))
 
     async def schedule(
         self, cron: str, name: str, data: Any, unique_key: str | None = None, tz: str | None = None
@@ -108,7 +110,7 @@ class JobIntake:
         now = now_ms()
         job = self.build(name, data, None, unique_key, repeat_interval=repeat_interval, now=now)
         job.next_run_at_ms = next_run_ms(repeat_interval, now)
-        return self._woken(await self._ctx.store.insert(job))
+        return self._woken(await self._store.insert(job))
 
     async def enqueue_many(self, items: Iterable[Mapping[str, Any]]) -> list[Job]:
         if not isinstance(items, list | tuple):
@@ -123,7 +125,7 @@ class JobIntake:
         # Built in chunks that the store may insert while the next ones are validated; a bad
         # item anywhere still leaves nothing stored (the store rolls the insert back).
         now = now_ms()
-        stored = await self._ctx.store.insert_chunks(
+        stored = await self._store.insert_chunks(
             self.build_many(items, start, stop, now) for start, stop in chunk_bounds(len(items))
         )
         # One wake-up per name (its earliest due time), not one per job: wake_at keeps only
@@ -140,7 +142,7 @@ class JobIntake:
 
     async def import_jobs(self, jobs: Iterable[Job]) -> int:
         """Check every field of each job as intake would (``import_check``), then store them
-        all as they are (``JobStore.import_jobs``); a pending one wakes its workers as an
+        all as they are (``ports.Intake.import_jobs``); a pending one wakes its workers as an
         enqueue does."""
         if isinstance(jobs, Job) or not isinstance(jobs, Iterable):
             raise InvalidJobQueryError(f"import_jobs takes an iterable of Job, got {type(jobs).__name__}")
@@ -149,7 +151,7 @@ class JobIntake:
             if not isinstance(job, Job):
                 raise InvalidJobQueryError(f"import_jobs takes Job objects, got {type(job).__name__}")
         check_imported(batch, self._ctx.options.max_payload_size)
-        stored = await self._ctx.store.import_jobs(batch) if batch else 0
+        stored = await self._store.import_jobs(batch) if batch else 0
         for job in batch:
             self._woken(job)
         return stored

@@ -21,6 +21,7 @@ from typing import cast
 from ..errors import MonqueError
 from ..events import ChangeStreamEvent, ChangeStreamEventName, CountEvent, JobErrorEvent
 from ..job import ChangeEvent, JobStatus
+from ..store import ports
 from ..timeutil import now_ms
 from .clockjump import WallClockJumps
 from .context import SchedulerContext
@@ -38,18 +39,29 @@ STALL_WARNING_MIN = 1.0
 
 
 class Lifecycle:
-    def __init__(self, ctx: SchedulerContext, processor: JobProcessor, fleet: Fleet | None = None) -> None:
+    def __init__(
+        self,
+        ctx: SchedulerContext,
+        processor: JobProcessor,
+        fleet: Fleet,
+        *,
+        liveness: ports.Liveness,
+        feed: ports.Feed,
+        retention: ports.Retention,
+    ) -> None:
         self._ctx = ctx
         self._processor = processor
-        self._fleet = fleet if fleet is not None else Fleet(ctx, processor)
+        self._fleet = fleet
+        self._liveness = liveness
+        self._feed = feed
         self._tasks: list[asyncio.Task[None]] = []
         self._heartbeat_task: asyncio.Task[None] | None = None
         self._watch: ResilientWatch | None = None
         self.reconnect_delays = RECONNECT_DELAYS
         self.fallback_retry_interval = FALLBACK_RETRY_INTERVAL
         self._poll_now = asyncio.Event()
-        retention = ctx.options.job_retention
-        self.retention = None if retention is None else Retention(ctx.store, retention, ctx.instance_id)
+        policy = ctx.options.job_retention
+        self.retention = None if policy is None else Retention(retention, policy, ctx.instance_id)
         #: A jump under a second is drift or a slow round, not a clock step (ADR 0012).
         self._clock_jumps = WallClockJumps(tolerance_ms=1000, settle_seconds=ctx.options.lock_timeout)
 
@@ -65,7 +77,7 @@ class Lifecycle:
         # Registered and with the paused set loaded before the processor's first claim.
         await self._fleet.join()
         self._watch = ResilientWatch(
-            self._ctx.store,
+            self._feed,
             self._on_change,
             self._on_watch_event,
             full_document=False,
@@ -179,7 +191,7 @@ class Lifecycle:
             if running:
                 # Only the jobs this process runs: one it claimed but dropped (its outcome
                 # could not be written) ages out and stale recovery returns it.
-                await self._ctx.store.heartbeat(self._ctx.instance_id, now_ms(), running)
+                await self._liveness.heartbeat(self._ctx.instance_id, now_ms(), running)
         finally:
             # The registry record and counters ride on the same tick, even if the jobs'
             # heartbeat failed (each failure is reported on its own, as a job:error).
@@ -188,7 +200,7 @@ class Lifecycle:
     async def recover_stale(self) -> int:
         now = now_ms()
         judged = self._clock_jumps.judging_now(now)  # before a clock jump's heartbeats are renewed: the old clock
-        count = await self._ctx.store.recover_stale(judged - int(self._ctx.options.lock_timeout * 1000), now)
+        count = await self._liveness.recover_stale(judged - int(self._ctx.options.lock_timeout * 1000), now)
         if count > 0:
             self._ctx.events.emit("stale:recovered", CountEvent(count))
             self._processor.wake()
@@ -221,7 +233,7 @@ class Lifecycle:
                 # and (rearm) its own future ones either: jobs stored before start() or
                 # while the feed was down are known only from this read.
                 for name in list(processor.workers):
-                    due = await self._ctx.store.next_due_ms([name])
+                    due = await processor.next_due_ms(name)
                     if due is not None:
                         processor.wake_at(name, due, rearm=True)
             except MonqueError as error:

@@ -16,7 +16,8 @@ from ..errors import InvalidJobQueryError, JobStateError
 from ..events import CountEvent, CountEventName, JobDeletedEvent, JobEvent, JobRetriedEvent
 from ..job import BulkCount, BulkOperationResult, Job, JobListFilter, JobSelector, JobStatus
 from ..progress import CountProgress
-from ..store.base import StepCount, StoreSelector
+from ..store import ports
+from ..store.values import StepCount, StoreSelector
 from ..timeutil import now_ms
 from ..validation import normalize_job_id
 from .context import SchedulerContext
@@ -42,14 +43,17 @@ T = TypeVar("T")
 
 
 class JobManager:
-    def __init__(self, ctx: SchedulerContext) -> None:
+    def __init__(self, ctx: SchedulerContext, store: ports.Management, reads: ports.Reads) -> None:
         self._ctx = ctx
+        self._store = store
+        #: The current job, to say why a guard refused, and a selection's count in steps.
+        self._reads = reads
 
     async def cancel_job(self, job_id: str) -> Job | None:
         key = normalize_job_id(job_id)
         if key is None:
             return None
-        job, current = await self._guarded(key, lambda: self._ctx.store.cancel(key, now_ms()), _GUARDS["cancel"])
+        job, current = await self._guarded(key, lambda: self._store.cancel(key, now_ms()), _GUARDS["cancel"])
         if job is not None:
             self._ctx.events.emit("job:cancelled", JobEvent(job))
             return job
@@ -63,7 +67,7 @@ class JobManager:
         key = normalize_job_id(job_id)
         if key is None:
             return None
-        result, current = await self._guarded(key, lambda: self._ctx.store.retry(key, now_ms()), _GUARDS["retry"])
+        result, current = await self._guarded(key, lambda: self._store.retry(key, now_ms()), _GUARDS["retry"])
         if result is not None:
             job, previous = result
             self._ctx.wake_at(job.name, job.next_run_at_ms)
@@ -80,7 +84,7 @@ class JobManager:
         now = now_ms()
         when = run_at_ms(run_at, now)
         job, current = await self._guarded(
-            key, lambda: self._ctx.store.reschedule(key, when, now_ms()), _GUARDS["reschedule"]
+            key, lambda: self._store.reschedule(key, when, now_ms()), _GUARDS["reschedule"]
         )
         if job is not None:
             self._ctx.wake_at(job.name, job.next_run_at_ms)
@@ -104,7 +108,7 @@ class JobManager:
             result = await write()
             if result is not None:
                 return result, None
-            current = await self._ctx.store.get(key)
+            current = await self._reads.get(key)
             if current is None or current.status not in allowed:
                 return None, current
         return None, current
@@ -122,7 +126,7 @@ class JobManager:
         key = normalize_job_id(job_id)
         if key is None:
             return False
-        deleted = await self._ctx.store.delete(key)
+        deleted = await self._store.delete(key)
         if deleted:
             self._ctx.events.emit("job:deleted", JobDeletedEvent(key))
         return deleted
@@ -184,7 +188,7 @@ class JobManager:
         if selector is None:
             # Nothing can match; the position is still taken, so the count works as ``as_of``.
             selector = StoreSelector(statuses=())
-        count, position = await self._ctx.store.count_selected_as_of(selector)
+        count, position = await self._store.count_selected_as_of(selector)
         # A recount under an earlier count's bound keeps that bound: acting on the new
         # position would reach jobs changed in between, which this count left out.
         return BulkCount(count, position if as_of is None else as_of.as_of)
@@ -201,7 +205,7 @@ class JobManager:
         selector = self.selector_for(action, target, updated_before, as_of)
         if selector is None:
             selector = StoreSelector(statuses=())  # nothing can match; the position is still taken
-        steps = self._ctx.store.count_in_steps(selector, check_step(step))
+        steps = self._reads.count_in_steps(selector, check_step(step))
 
         def position(found: StepCount) -> int:
             # A recount under an earlier count's bound keeps that bound (as count_bulk).
@@ -218,7 +222,7 @@ class JobManager:
         chosen = self.selector_for("cancel", selector, updated_before, as_of)
         if chosen is None:
             return BulkOperationResult(0, [])
-        count = await self._ctx.store.cancel_many(chosen, now_ms())
+        count = await self._store.cancel_many(chosen, now_ms())
         return self._bulk("jobs:cancelled", count)
 
     async def retry_jobs(
@@ -227,7 +231,7 @@ class JobManager:
         chosen = self.selector_for("retry", selector, updated_before, as_of)
         if chosen is None:
             return BulkOperationResult(0, [])
-        count, errors = await self._ctx.store.retry_many(chosen, now_ms(), RETRY_SPREAD_MS)
+        count, errors = await self._store.retry_many(chosen, now_ms(), RETRY_SPREAD_MS)
         if count > 0:
             self._ctx.poll_soon()  # retried jobs are due over the next 30 s: arm this process's timers
         return self._bulk("jobs:retried", count, errors)
@@ -237,7 +241,7 @@ class JobManager:
     ) -> BulkOperationResult:
         chosen = self.selector_for("delete", selector, updated_before, as_of)
         assert chosen is not None  # delete has no guard
-        count = await self._ctx.store.delete_many(chosen)
+        count = await self._store.delete_many(chosen)
         return self._bulk("jobs:deleted", count)
 
     def _bulk(

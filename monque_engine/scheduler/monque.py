@@ -92,13 +92,17 @@ class Monque:
         #: ``on``/``once`` add a listener (typed per event: ``monque_engine.events.Subscribe``).
         self.on: Subscribe = self.events.on
         self.once: Subscribe = self.events.once
-        self._ctx = SchedulerContext(self.store, self.options, self.events)
-        self._processor = JobProcessor(self._ctx)
-        self._intake = JobIntake(self._ctx)
-        self._manager = JobManager(self._ctx)
-        self._query = QueryService(self._ctx, self._processor.summaries)
-        self._fleet = Fleet(self._ctx, self._processor)
-        self._lifecycle = Lifecycle(self._ctx, self._processor, self._fleet)
+        # The facade alone holds the whole store; each service gets its port (ADR 0018).
+        store = self.store
+        self._ctx = SchedulerContext(self.options, self.events)
+        self._processor = JobProcessor(self._ctx, store)
+        self._intake = JobIntake(self._ctx, store)
+        self._manager = JobManager(self._ctx, store, store)
+        self._query = QueryService(self._ctx, store, self._processor.summaries)
+        self._fleet = Fleet(self._ctx, self._processor, store)
+        self._lifecycle = Lifecycle(
+            self._ctx, self._processor, self._fleet, liveness=store, feed=store, retention=store
+        )
         self._ctx.wake_at = self._processor.wake_at
         self._ctx.poll_soon = self._lifecycle.poll_soon
         self._initialized = False
@@ -686,7 +690,7 @@ class Monque:
         status, kept, counted)`` (an error group's status reads ``failed in error group KEY``
         or ``retrying in …``); None on a store that keeps no counts (MongoDB)."""
         self._require_initialized()
-        return await self._ctx.store.repair_counts()
+        return await self.store.repair_counts()
 
     # -- fleet and queue control (issue 13) --------------------------------------------------------
     async def instances(self) -> list[InstanceInfo]:

@@ -32,6 +32,7 @@ from ..events import JobCompleteEvent, JobErrorEvent, JobFailEvent
 from ..exception_text import ExceptionText, describe_exception, exception_name
 from ..job import Job, JobStatus, WorkerSummary
 from ..options import MAX_COUNT, MAX_SECONDS, MonqueOptions
+from ..store import ports
 from ..timeutil import now_ms
 from ..validation import validate_job_name
 from .context import SchedulerContext
@@ -198,8 +199,9 @@ def _next_generation(running: Job, claimed: Job) -> bool:
 
 
 class JobProcessor:
-    def __init__(self, ctx: SchedulerContext) -> None:
+    def __init__(self, ctx: SchedulerContext, store: ports.Claims) -> None:
         self._ctx = ctx
+        self._store = store
         self.workers: dict[str, Worker] = {}
         self.running = False
         self._total_active = 0
@@ -556,7 +558,7 @@ class JobProcessor:
                 # is in flight sets it again and must not be overwritten by a short result.
                 worker.work_hint = False
                 try:
-                    jobs = await ctx.store.claim(worker.name, ctx.instance_id, now_ms(), slots, self._heartbeat_ms)
+                    jobs = await self._store.claim(worker.name, ctx.instance_id, now_ms(), slots, self._heartbeat_ms)
                 except Exception as error:  # noqa: BLE001 - the filler must outlive a failed claim
                     ctx.events.emit("job:error", JobErrorEvent(error))
                     if was_starved:
@@ -594,11 +596,16 @@ class JobProcessor:
                     worker.rearm = False
                     await self._rearm(worker)
 
+    async def next_due_ms(self, name: str) -> int | None:
+        """The earliest nextRunAt among ``name``'s pending jobs (the poll round arms its timer
+        from it): a Claims read, asked through the processor, which holds that port."""
+        return await self._store.next_due_ms([name])
+
     async def _rearm(self, worker: Worker) -> None:
         """Arm the timer for the earliest pending job of this name (read after the claim
         committed, so what was due has been taken and the answer is the next future job)."""
         try:
-            due = await self._ctx.store.next_due_ms([worker.name])
+            due = await self._store.next_due_ms([worker.name])
         except Exception as error:  # noqa: BLE001 - the safety poll still covers it
             self._ctx.events.emit("job:error", JobErrorEvent(error))
             return
@@ -617,7 +624,7 @@ class JobProcessor:
         if not jobs:
             return
         try:
-            await self._ctx.store.release([job.id for job in jobs], self._ctx.instance_id, now_ms())
+            await self._store.release([job.id for job in jobs], self._ctx.instance_id, now_ms())
         except Exception as error:  # noqa: BLE001
             self._ctx.events.emit("job:error", JobErrorEvent(error))
 
@@ -765,21 +772,16 @@ class JobProcessor:
         ctx = self._ctx
         try:
             now = now_ms()
-            queued = None if job.repeat_interval else ctx.store.complete_queued(job.id, ctx.instance_id, now)
-            if queued is not None:
-                updated = await queued  # the hot path: no coroutine layers below this one
-            else:
-                # After the slot just run, however the wall clock moved: set back during the run
-                # (NTP, a VM resumed), ``now`` may be before that slot, whose run would repeat.
-                next_run = (
-                    next_run_ms(job.repeat_interval, max(now, job.next_run_at_ms)) if job.repeat_interval else None
-                )
-                record = (
-                    None
-                    if ctx.store.records_success_from_row
-                    else attempts.plain_attempt("completed", job.fail_count, ctx.instance_id, job.locked_at_ms, now)
-                )
-                updated = await ctx.store.complete(job.id, ctx.instance_id, now, next_run, record)
+            # After the slot just run, however the wall clock moved: set back during the run
+            # (NTP, a VM resumed), ``now`` may be before that slot, whose run would repeat.
+            next_run = next_run_ms(job.repeat_interval, max(now, job.next_run_at_ms)) if job.repeat_interval else None
+            record = (
+                None
+                if self._store.records_success_from_row
+                else attempts.plain_attempt("completed", job.fail_count, ctx.instance_id, job.locked_at_ms, now)
+            )
+            # SQLite answers a one-off completion with a future its batch settles (base.py).
+            updated = await self._store.complete(job.id, ctx.instance_id, now, next_run, record)
         except InvalidCronError as error:  # no next run can be computed: retrying cannot help
             await self._fail(job, error, terminal=True)
             return
@@ -828,7 +830,7 @@ class JobProcessor:
         )
         group = error_group_key(job.name, described.type, reason)
         try:
-            updated = await ctx.store.fail(job.id, ctx.instance_id, now, fail_count, reason, retry_at, record, group)
+            updated = await self._store.fail(job.id, ctx.instance_id, now, fail_count, reason, retry_at, record, group)
         except Exception as store_error:  # noqa: BLE001
             # Written again before anyone hears of it: a listener must not be able to stop that.
             written = await self._fail_plainly(job, described, store_error, now, fail_count, retry_at)
@@ -870,7 +872,7 @@ class JobProcessor:
         )
         group = error_group_key(job.name, described.type, reason)
         try:
-            return await ctx.store.fail(job.id, ctx.instance_id, now, fail_count, reason, retry_at, record, group)
+            return await self._store.fail(job.id, ctx.instance_id, now, fail_count, reason, retry_at, record, group)
         except Exception as again:  # noqa: BLE001 - the store cannot be written: stale recovery returns the job
             log.warning(
                 "job %s (%s) failed, and the failure could not be written (%s); the job stays processing "
@@ -886,7 +888,7 @@ class JobProcessor:
         ctx = self._ctx
         record = attempts.plain_attempt("shutdown", job.fail_count, ctx.instance_id, job.locked_at_ms, now_ms())
         try:
-            await ctx.store.record_attempt(job.id, ctx.instance_id, record)
+            await self._store.record_attempt(job.id, ctx.instance_id, record)
         except asyncio.CancelledError:
             return  # cancelled again: stop() stopped waiting; stale recovery records the attempt
         except Exception as error:  # noqa: BLE001 - diagnostic data only

@@ -24,7 +24,8 @@ from ..job import (
     WorkerSummary,
 )
 from ..progress import DEFAULT_STEP_JOBS, CountProgress, PageProgress
-from ..store.base import StepCount
+from ..store import ports
+from ..store.values import StepCount
 from ..timeutil import now_ms
 from ..validation import normalize_job_id
 from .context import SchedulerContext
@@ -152,26 +153,29 @@ class QueryService:
     """The read side of ``Monque``: lookups, listings, pages and cached stats, kept apart
     from the processing loop. (Not the console's ``monque_tui.console.query.JobQuery``, a view filter.)"""
 
-    def __init__(self, ctx: SchedulerContext, workers: Callable[[], dict[str, WorkerSummary]]) -> None:
+    def __init__(
+        self, ctx: SchedulerContext, store: ports.Reads, workers: Callable[[], dict[str, WorkerSummary]]
+    ) -> None:
         self._ctx = ctx
+        self._store = store
         self._workers = workers
         self.stats_cache = TtlCache(ctx.options.stats_cache_ttl)
 
     async def get_job(self, job_id: str) -> Job | None:
         key = normalize_job_id(job_id)
-        return None if key is None else await self._ctx.store.get(key)
+        return None if key is None else await self._store.get(key)
 
     async def get_jobs_by_id(self, job_ids: Iterable[Any]) -> dict[str, Job]:
         if isinstance(job_ids, (str, bytes)):
             raise InvalidJobQueryError(f"job_ids must be a collection of ids, not one id: {job_ids!r}")
         keys = [key for key in map(normalize_job_id, job_ids) if key is not None]
-        return await self._ctx.store.get_many(keys) if keys else {}
+        return await self._store.get_many(keys) if keys else {}
 
     async def get_jobs(self, name: str | None = None, status: Any = None, limit: int = 100, skip: int = 0) -> list[Job]:
         if not isinstance(skip, int) or isinstance(skip, bool) or not 0 <= skip <= MAX_SKIP:
             raise InvalidJobQueryError(f"skip must be an integer from 0 to {MAX_SKIP} (2**63-1), got {skip!r}")
         selector = to_store_selector(JobSelector(name=name, status=status))
-        return await self._ctx.store.find(selector, _limit(limit, 100), skip)
+        return await self._store.find(selector, _limit(limit, 100), skip)
 
     async def get_jobs_with_cursor(
         self,
@@ -189,7 +193,7 @@ class QueryService:
             raise InvalidJobQueryError(f"include_data must be True or False, got {include_data!r}")
         size = _limit(limit, 50)
         anchor = decode_cursor(cursor, sort) if cursor else None
-        rows = await self._ctx.store.page(to_store_filter(filter), sort, direction, anchor, size + 1, include_data)
+        rows = await self._store.page(to_store_filter(filter), sort, direction, anchor, size + 1, include_data)
         return _cursor_page(rows, size, direction, sort, anchor)
 
     def get_jobs_in_steps(
@@ -211,7 +215,7 @@ class QueryService:
         size = _limit(limit, 50)
         anchor = decode_cursor(cursor, sort) if cursor else None
         store_filter = to_store_filter(filter)
-        steps = self._ctx.store.page_in_steps(
+        steps = self._store.page_in_steps(
             store_filter, sort, direction, anchor, size + 1, check_step(step), include_data
         )
 
@@ -232,18 +236,18 @@ class QueryService:
         self, filter: JobListFilter | None = None, step: int | None = None
     ) -> AsyncIterator[CountProgress]:
         """``count_jobs`` by status, read in steps (ADR 0008): validated now, read as iterated."""
-        return count_progress(self._ctx.store.count_in_steps(to_store_filter(filter), check_step(step)))
+        return count_progress(self._store.count_in_steps(to_store_filter(filter), check_step(step)))
 
     async def count_jobs(self, filter: JobListFilter | None = None) -> int:
-        return await self._ctx.store.count(to_store_filter(filter))
+        return await self._store.count(to_store_filter(filter))
 
     async def get_queue_stats(self, name: str | None = None) -> QueueStats:
         name = name_filter(name)  # a non-empty string that sqlite3 / BSON can carry, or None
-        return await self.stats_cache.get(("stats", name), lambda: self._ctx.store.stats(name))  # type: ignore[no-any-return]
+        return await self.stats_cache.get(("stats", name), lambda: self._store.stats(name))  # type: ignore[no-any-return]
 
     async def get_queue_view_summaries(self, name: str | None = None) -> list[QueueViewSummary]:
         only = name_filter(name)
-        by_name: dict[str, QueueStats] = await self.stats_cache.get(("by-name",), self._ctx.store.stats_by_name)
+        by_name: dict[str, QueueStats] = await self.stats_cache.get(("by-name",), self._store.stats_by_name)
         workers = self._workers()
         names = sorted(set(by_name) | set(workers))
         if only is not None:  # as upstream's getQueueViewSummaries({name})
@@ -269,11 +273,11 @@ class QueryService:
         name = name_filter(name)
         since_ms = _ms(since, "since")
         size = _limit(limit, 200)
-        rows = await self._ctx.store.error_groups(name, since_ms, now_ms())
+        rows = await self._store.error_groups(name, since_ms, now_ms())
         rows.sort(key=lambda row: (-row.last_seen_ms, row.key))
         groups: list[ErrorGroup] = []
         for row in rows[:size]:
-            sample = await self._ctx.store.error_group_sample(row.key)
+            sample = await self._store.error_group_sample(row.key)
             groups.append(
                 ErrorGroup(
                     key=row.key,

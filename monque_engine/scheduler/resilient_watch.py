@@ -41,7 +41,7 @@ from typing import Any, Literal
 from ..errors import ChangeFeedHistoryLostError, ChangeFeedUnsupportedError
 from ..errors import ConnectionError as StoreConnectionError
 from ..job import ChangeEvent, JobStatus
-from ..store.base import JobStore
+from ..store import ports
 
 log = logging.getLogger("monque_engine.watch")
 
@@ -75,7 +75,7 @@ class StreamEndedError(StoreConnectionError):
 class ResilientWatch:
     def __init__(
         self,
-        store: JobStore,
+        store: ports.Feed,
         on_change: Callable[[ChangeEvent], None],
         on_event: Callable[[WatchEvent], None] | None = None,
         *,

@@ -3,18 +3,18 @@
 Twenty processes each running the same unbounded delete under one long deadline meant
 write conflicts, an oplog burst and replica lag on MongoDB (issue 27). Now each round:
 
-* takes the store's ``retention`` lease (``JobStore.acquire_lease``); a process that does
+* takes the store's ``retention`` lease (``ports.Retention.acquire_lease``); a process that does
   not get it skips the round. The holder keeps the lease between rounds (it renews it each
   round, for ``2 × interval + LEASE_MARGIN_S``), so one process does the purging while it
   lives; when it stops it gives the lease up, and when it dies the lease expires and the
   next process to tick takes over;
-* deletes at most ``batch_size`` jobs per write (``JobStore.purge_finished_batch``), and
+* deletes at most ``batch_size`` jobs per write (``ports.Retention.purge_finished_batch``), and
   sleeps ``pause`` seconds between writes, renewing the lease each time; a lease lost
   meanwhile (it expired during a stall and another process took it) ends the round.
 
 The cutoff is fixed when the round starts, so a round ends even while jobs keep finishing.
-A store that cannot share a lease between processes grants it always (the base class), and
-one without a batched delete deletes everything in one write (also the base class).
+A store that cannot share a lease between processes grants it always (the Retention port's
+default), and one without a batched delete deletes everything in one write (also the default).
 ``Monque.purge_expired_jobs()`` (an explicit call) purges in the same batches but does
 not wait for the lease: an operator asked for it now.
 """
@@ -26,7 +26,7 @@ import logging
 
 from ..job import JobStatus
 from ..options import JobRetention
-from ..store.base import JobStore
+from ..store import ports
 from ..timeutil import now_ms
 
 log = logging.getLogger("monque_engine.retention")
@@ -44,7 +44,7 @@ LEASE_MARGIN_S = 60.0
 class Retention:
     def __init__(
         self,
-        store: JobStore,
+        store: ports.Retention,
         retention: JobRetention,
         holder: str,
         *,

@@ -8,7 +8,7 @@ from datetime import datetime
 
 from ..errors import InvalidJobQueryError
 from ..job import STATUS_BY_VALUE, JobListFilter, JobSelector, JobStatus, StatusArg
-from ..store.base import StoreListFilter, StoreSelector
+from ..store.values import StoreListFilter, StoreSelector
 from ..timeutil import datetime_to_ms
 
 

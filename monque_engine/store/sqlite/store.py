@@ -13,7 +13,7 @@ import functools
 import operator
 import os
 import sqlite3
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from typing import Any, NoReturn, TypeVar
 
 from ...attempts import Attempt
@@ -358,26 +358,24 @@ class SqliteStore(JobStore):
             claimed[job.id] = job
         return jobs
 
-    async def complete(
+    def complete(
         self, job_id: str, owner: str, now_ms: int, next_run_at_ms: int | None, attempt: Attempt | None = None
-    ) -> Job | None:
-        # The attempt record is built in SQL from the row (the same values ``attempt`` holds),
-        # so a batch of completions stays one statement.
+    ) -> Awaitable[Job | None]:
+        """A one-off completion of a job this store claimed is queued (completions.py): the
+        future returned settles when the flush of that loop turn wrote it, with no coroutine
+        layer between the processor and the flush. Any other completion is written alone. The
+        attempt record is built in SQL from the row (the values ``attempt`` holds), so a batch
+        of completions stays one statement; a subclass wrapping this method wraps both paths."""
         if next_run_at_ms is None:
-            queued = self._batch.queue(self._runner_w().loop, job_id, owner, now_ms)
+            queued = self._batch.queue(self._runner_w().loop, job_id, owner, now_ms)  # raises if closed
             if queued is not None:
-                return await queued
+                return queued
+        return self._complete_alone(job_id, owner, now_ms, next_run_at_ms)
+
+    async def _complete_alone(self, job_id: str, owner: str, now_ms: int, next_run_at_ms: int | None) -> Job | None:
         self._batch.claimed.pop(job_id, None)
         assignments, params = statements.completion(now_ms, next_run_at_ms)
-        op = claims.owned_update(self._t, self._j, assignments, params, job_id, owner)
-        return await self._write(op)
-
-    def complete_queued(self, job_id: str, owner: str, now_ms: int) -> asyncio.Future[Job | None] | None:
-        """Queue the owned one-off completion of a job this store claimed (None for any other:
-        ``complete`` then writes it alone); one flush per loop turn writes them (completions.py)."""
-        if type(self).complete is not SqliteStore.complete:
-            return None  # a subclass wraps complete (tests inject failures so): it must be called
-        return self._batch.queue(self._runner_w().loop, job_id, owner, now_ms)  # raises if closed
+        return await self._write(claims.owned_update(self._t, self._j, assignments, params, job_id, owner))
 
     async def fail(
         self,
