@@ -41,7 +41,9 @@ TEXT_FIELDS: dict[type, tuple[str, ...]] = {
 }
 
 
-def check_filter_value(value: object, field: str, unset: str = "pass None", *, as_typed: bool = False) -> str | None:
+def check_filter_value(
+    value: object, field: str, unset: str = "pass None", *, as_typed: bool = False, trimmed: bool = False
+) -> str | None:
     """A text field of a selector or filter, checked: ``None`` (no filter on that field) or
     the value itself, which then filters.
 
@@ -58,6 +60,10 @@ def check_filter_value(value: object, field: str, unset: str = "pass None", *, a
     unpaired surrogate are refused there too (SQLite's LIKE stops reading its pattern at a NUL,
     so ``"\\x00x"`` matched every job). Ids, unique keys, names, globs and error-group keys
     never hold a control character, so for them one is always a mistake.
+
+    ``trimmed``: surrounding whitespace is not part of the value (the id / unique-key search,
+    whose field a paste often ends with a newline): the value is checked, and returned,
+    without it. Whitespace alone still leaves nothing, so it is refused.
     """
     if value is None:
         return None
@@ -68,6 +74,8 @@ def check_filter_value(value: object, field: str, unset: str = "pass None", *, a
             f"{field} is empty; it must be non-empty, as a filter that is given must filter: {unset} to not "
             "filter by it"
         )
+    if trimmed and value.strip():
+        value = value.strip()
     control = (_NOT_TEXT if as_typed else _CONTROL).search(value)
     if control is not None:
         char = control.group()

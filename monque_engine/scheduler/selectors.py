@@ -119,12 +119,11 @@ def _text(text: str | None) -> str | None:
 
 
 def _search(search: str | None) -> str | None:
-    """An id prefix / suffix or a unique-key substring; surrounding spaces are ignored. Empty,
+    """An id prefix / suffix or a unique-key substring; surrounding whitespace is ignored. Empty,
     blank or control-character text is refused (``selector_rules``): no id or unique key holds
     a control character (``validate_unique_key``), and SQLite's ``LIKE`` stops reading its
     pattern at a NUL, so an id followed by a NUL matched that job."""
-    search = check_filter_value(search, "search")
-    return None if search is None else search.strip()
+    return check_filter_value(search, "search", trimmed=True)
 
 
 def _recurring(recurring: bool | None) -> bool | None:

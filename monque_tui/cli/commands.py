@@ -926,13 +926,7 @@ async def _bulk(monque: Monque, args: argparse.Namespace) -> int:
     """``cancel`` / ``retry`` / ``delete``: count, print the count, act only with ``--yes`` and
     never on more than counted (``count_bulk`` then the action ``as_of`` that count)."""
     action = args.command
-    listing, description = await build_filter(monque, args, now_ms())
-    if listing == JobListFilter() and not args.all:
-        raise CliError(
-            f"{action}: no filter given, so every job would be reached; give a filter (--name, --status, --id, "
-            "--contains, --created/--updated/--next-run, --when, --error-group) or --all to mean every job",
-            ExitCode.USAGE,
-        )
+    listing, description = await build_filter(monque, args, now_ms(), every_job=args.all)
     try:
         count = await monque.count_bulk(action, listing)
     except InvalidJobQueryError as error:
