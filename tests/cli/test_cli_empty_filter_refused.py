@@ -22,10 +22,10 @@ from test_cli_fleet import cli
 from monque_tui.demo.seed import SEED_JOBS, seed_store
 
 
-@pytest.fixture(scope="module")
-def seeded_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One seeded store for the module: every command here must leave it as it is."""
-    path = tmp_path_factory.mktemp("empty-filter") / "jobs.db"
+@pytest.fixture
+def seeded_file(tmp_path: Path) -> Path:
+    """A seeded store for each test (one test's fault cannot hide another's): left as it is."""
+    path = tmp_path / "jobs.db"
     asyncio.run(seed_store(f"sqlite:///{path}"))
     return path
 
@@ -84,9 +84,11 @@ def test_a_glob_every_name_matches_is_no_filter(seeded_file: Path, pattern: str)
     assert "every job" in line and "--all" in line, line
 
 
-def test_an_empty_error_group_with_a_status_is_refused_not_dropped(seeded_file: Path) -> None:
-    line = refused(seeded_file, "cancel", "--status", "pending", "--error-group", "", "--yes")
-    assert "--error-group" in line, line
+@pytest.mark.parametrize(("flag", "value"), [("--error-group", ""), ("--when", ""), ("--when", " ")])
+def test_an_empty_value_beside_a_status_is_refused_not_dropped(seeded_file: Path, flag: str, value: str) -> None:
+    """``cli/filter.py`` tested these by truthiness: the flag was dropped and every pending job cancelled."""
+    line = refused(seeded_file, "cancel", "--status", "pending", flag, value, "--yes")
+    assert flag in line, line
 
 
 @pytest.mark.parametrize("action", ["delete", "cancel", "export"])
