@@ -266,7 +266,11 @@ def build_parser() -> argparse.ArgumentParser:
         )
         add_filter_flags(p, _statuses)
         p.add_argument("--yes", action="store_true", help=f"{action} the counted jobs (else only count them)")
-        p.add_argument("--all", action="store_true", help="no filter: every job (a filter is required otherwise)")
+        p.add_argument(
+            "--all",
+            action="store_true",
+            help="every job: required when no flag narrows the selection (none given, or a glob such as '*')",
+        )
         _store_flags(p)
     return parser
 

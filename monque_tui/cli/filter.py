@@ -62,7 +62,11 @@ def join_dashed_values(words: list[str]) -> list[str]:
 
 def add_filter_flags(parser: argparse.ArgumentParser, statuses: Callable[[str], list[str]]) -> None:
     """The filter bar's fields as flags (``statuses``: the ``--status`` type)."""
-    group = parser.add_argument_group("filter (the console's filter bar language)")
+    group = parser.add_argument_group(
+        "filter (the console's filter bar language)",
+        "A flag that is given must filter: an empty or blank value, or one with a control character, is an "
+        "error (exit 2); leave the flag out instead.",
+    )
     group.add_argument("--name", default=None, help="a job name, or a glob such as 'email*' or 'report-?'")
     group.add_argument(
         "--status", type=statuses, default=None, metavar="STATUS[,STATUS]", help="only these statuses (comma-separated)"
