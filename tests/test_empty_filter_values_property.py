@@ -78,7 +78,9 @@ class Store:
         return self.loop.run_until_complete(work)
 
     def stored(self) -> list[tuple[str, str, int]]:
-        return sorted((job.id, job.status.value, job.updated_at_ms) for job in self.run(self.monque.get_jobs(limit=100)))
+        return sorted(
+            (job.id, job.status.value, job.updated_at_ms) for job in self.run(self.monque.get_jobs(limit=100))
+        )
 
     def close(self) -> None:
         self.run(self.monque.close())

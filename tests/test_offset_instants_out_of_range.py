@@ -32,16 +32,16 @@ async def test_a_bound_outside_the_calendar_is_refused_everywhere(monque: Any) -
         (JobSelector(newer_than=EARLY), "newer_than"),
     ]
     for target, field in targets:
-        with pytest.raises(InvalidJobQueryError, match=f"{field} .* out of range"):
+        with pytest.raises(InvalidJobQueryError, match=rf"{field} .* out of range"):
             await m.count_bulk("delete", target)
-        with pytest.raises(InvalidJobQueryError, match=f"{field} .* out of range"):
+        with pytest.raises(InvalidJobQueryError, match=rf"{field} .* out of range"):
             await m.delete_jobs(target)
         if isinstance(target, JobListFilter):
-            with pytest.raises(InvalidJobQueryError, match=f"{field} .* out of range"):
+            with pytest.raises(InvalidJobQueryError, match=rf"{field} .* out of range"):
                 await m.count_jobs(target)
-    with pytest.raises(InvalidJobQueryError, match="since .* out of range"):
+    with pytest.raises(InvalidJobQueryError, match=r"since .* out of range"):
         await m.error_groups(since=EARLY)
-    with pytest.raises(InvalidJobQueryError, match="updated_before .* out of range"):
+    with pytest.raises(InvalidJobQueryError, match=r"updated_before .* out of range"):
         await m.cancel_jobs(JobSelector(name="t"), updated_before=LATE)
     assert await m.get_job(job.id) == job.replace(data=1)
     # The calendar's own ends, in UTC, are still bounds.
@@ -50,5 +50,5 @@ async def test_a_bound_outside_the_calendar_is_refused_everywhere(monque: Any) -
 
 @pytest.mark.parametrize("moment", [EARLY, LATE], ids=["early", "late"])
 def test_get_next_cron_date_refuses_a_current_date_outside_the_calendar(moment: datetime) -> None:
-    with pytest.raises(InvalidJobQueryError, match="current_date .* out of range"):
+    with pytest.raises(InvalidJobQueryError, match=r"current_date .* out of range"):
         get_next_cron_date("* * * * *", moment)

@@ -9,12 +9,14 @@ empty view does. Pilot on a real SQLite file; the store is checked after each re
 
 from __future__ import annotations
 
+import pytest
 from textual.widgets import Input, Label, Static
 
 from monque_tui.console.app import MonqueConsole
+from monque_tui.console.query import WhenError, parse_when
 from monque_tui.console.screens.confirm import ConfirmScreen
 from monque_tui.console.widgets.filter_bar import FilterBar
-from monque_tui.demo.seed import SEED_JOBS
+from monque_tui.demo.seed import SEED_JOBS, SEED_NOW_MS
 
 from .conftest import running_console, store_jobs, table_ids, wait_for
 
@@ -81,3 +83,12 @@ async def test_an_offset_instant_past_the_calendar_is_an_error_in_the_bar(seeded
             await pilot.press("escape")
         assert len(table_ids(app)) == len(SEED_JOBS)
         assert app.is_running
+
+
+def test_a_reschedule_time_past_the_calendar_is_an_error() -> None:
+    """The reschedule prompt's parser (``t``): an offset time past 9999 in UTC was taken, and
+    the engine's refusal came only after the confirmation was built from it."""
+    for typed in ("9999-12-31T23:59:59-05:00", "9999-12-31T23:30-01:00"):
+        with pytest.raises(WhenError, match="out of range"):
+            parse_when(typed, SEED_NOW_MS)
+    assert parse_when("9999-12-31T23:59:59+05:00", SEED_NOW_MS).year == 9999  # within the calendar in UTC
