@@ -223,7 +223,7 @@ async def build_filter(
     listing = replace(query.list_filter(), status=args.status, recurring=getattr(args, "recurring", None))
     if every_job is False and selects_every_job(listing):
         raise CliError(
-            f"{args.command}: {_no_filter(args.name)}: every job would be reached; give a filter (--name, "
+            f"{args.command}: {_no_filter(args.name, args.status)}: every job would be reached; give a filter (--name, "
             "--status, --id, --contains, --created/--updated/--next-run, --when, --error-group) or --all to mean "
             "every job",
             ExitCode.USAGE,
@@ -249,7 +249,13 @@ async def build_filter(
     return listing, description
 
 
-def _no_filter(name: str | None) -> str:
+def _no_filter(name: str | None, statuses: list[str] | None) -> str:
+    """Why a selection narrows nothing, in the flags' words."""
+    reasons = []
     if name is not None and is_glob(name):
-        return f"--name {name!r} matches every job name, so it filters nothing"
-    return "no filter given"
+        reasons.append(f"--name {name!r} matches every job name")
+    if statuses:
+        reasons.append("--status names every status")
+    if not reasons:
+        return "no filter given"
+    return " and ".join(reasons) + (", so they filter nothing" if len(reasons) > 1 else ", so it filters nothing")
