@@ -121,3 +121,8 @@ def test_a_filter_that_filters_still_acts_and_all_still_means_every_job(tmp_path
     done = cli("delete", "--name", "*", "--all", "--yes", "--url", url)
     assert done.returncode == 0, done.stderr
     assert rows(path) == []
+
+
+def test_every_status_named_is_no_filter_either(seeded_file: Path) -> None:
+    line = refused(seeded_file, "delete", "--status", "pending,processing,completed,failed,cancelled", "--yes")
+    assert "--status names every status" in line and "--all" in line, line
