@@ -35,7 +35,7 @@ NEEDLES = [
     ("rare", "needle-rare"),  # one row: a full LIKE scan
     ("none", "no-such-text"),
     ("space", "big order"),  # 10 %, a space: every LIKE match is decoded
-    ("newline", "\n"),  # 10 %, every candidate holds a backslash: decoded
+    ("newline", "St\nSpring"),  # 10 %, every candidate holds a backslash: decoded (a newline alone is blank: refused)
     ("backslash", "\\"),  # 2 %
     ("letter", "n"),  # in nearly every row: LIKE matches all, 12 % are decoded
     ("error", "timed out"),  # failReason only

@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from croniter import CroniterBadDateError, croniter
 
 from .errors import InvalidCronError, InvalidJobQueryError
-from .timeutil import datetime_to_ms, ms_to_datetime
+from .timeutil import datetime_to_ms, in_range, ms_to_datetime
 
 #: Node Monque's parser (cron-parser 5) predefined set, plus @midnight (Vixie cron's).
 MACROS: dict[str, str] = {
@@ -337,6 +337,11 @@ def get_next_cron_date(expression: str, current_date: datetime | None = None, tz
         )
     else:
         after_ms = datetime_to_ms(current_date)
+        if not in_range(after_ms):  # an offset can carry a datetime Python holds past the year 9999
+            raise InvalidJobQueryError(
+                f"current_date {current_date.isoformat()} is out of range: it must fall between the years 1 and "
+                "9999 (UTC)"
+            )
     return ms_to_datetime(next_run_ms(build_repeat_interval(expression, tz), after_ms))
 
 

@@ -28,7 +28,7 @@ def test_text_search_bench_counts_each_planted_needle(tmp_path):
         "'needle-rare'": 1,
         "'no-such-text'": 0,
         "'big order'": 100,
-        "'\\n'": 100,
+        "'St\\nSpring'": 100,
         "'\\\\'": 20,
         "'n'": 1000,
         "'timed out'": 100,

@@ -117,5 +117,5 @@ async def test_a_completed_job_leaves_its_group(monque, recorder) -> None:
 @pytest.mark.parametrize("bad", ["", "   ", 42])
 async def test_a_bad_group_key_is_a_clear_query_error(monque, bad) -> None:
     m = await monque()
-    with pytest.raises(InvalidJobQueryError, match=r"error_group must be an ErrorGroup\.key"):
+    with pytest.raises(InvalidJobQueryError, match=r"error_group"):
         await m.delete_jobs(JobSelector(error_group=bad))

@@ -63,13 +63,18 @@ async def test_bulk_actions_use_the_text_filter(monque, recorder) -> None:
     assert await m.get_job(globex.id) is None and await m.get_job(acme.id) is not None
 
 
-async def test_empty_text_is_no_filter_whitespace_is_searched_and_huge_text_is_refused(monque) -> None:
+async def test_empty_or_blank_text_is_refused_inner_whitespace_is_searched_and_huge_text_is_refused(monque) -> None:
     m = await monque()
     await m.enqueue("mail", {"customer": "ACME"})
     spaced = await m.enqueue("mail", {"customer": "ACME   Corp"})
-    assert await m.count_jobs(JobListFilter(text="")) == 2
-    # Whitespace is text like any other (issue 25): a blank search no longer means "every job".
-    assert await _ids(m, "   ") == {spaced.id}
-    assert await m.count_bulk("delete", JobSelector(text=" \t")) == 0
+    # A given filter must filter (issue 34): "" and "   " were read as "no filter", so a bulk
+    # delete with an unset variable reached every job. Inner whitespace is text like any other.
+    for blank in ("", "   ", " \t"):
+        with pytest.raises(InvalidJobQueryError, match="text"):
+            await m.count_jobs(JobListFilter(text=blank))
+        with pytest.raises(InvalidJobQueryError, match="text"):
+            await m.count_bulk("delete", JobSelector(text=blank))
+    assert await _ids(m, "E   C") == {spaced.id}
+    assert await m.count_jobs() == 2
     with pytest.raises(InvalidJobQueryError, match="search for at most 500"):
         await m.count_jobs(JobListFilter(text="x" * 501))

@@ -91,7 +91,7 @@ FILTERS = {
     "text": JobListFilter(text="needle"),
     "text+failed": JobListFilter(text="needle", status=JobStatus.FAILED),
     "text+name": JobListFilter(text="NEEDLE", name="mail"),
-    "newline": JobListFilter(text="\n"),
+    "newline": JobListFilter(text="e\nb"),
     "none": JobListFilter(text="no such text"),
     "no text": JobListFilter(name="sms"),
 }

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from datetime import datetime
 
 from ..errors import InvalidJobQueryError
 from ..job import STATUS_BY_VALUE, JobListFilter, JobSelector, JobStatus, StatusArg
+from ..selector_rules import check_filter_value
 from ..store.values import StoreListFilter, StoreSelector
-from ..timeutil import datetime_to_ms
+from ..timeutil import datetime_to_ms, in_range
 
 
 def parse_statuses(status: StatusArg) -> tuple[JobStatus, ...] | None:
@@ -36,34 +36,29 @@ def parse_statuses(status: StatusArg) -> tuple[JobStatus, ...] | None:
 
 
 def _ms(value: datetime | None, field: str) -> int | None:
+    """A datetime bound as ms; refused unless aware and within the years 1-9999 in UTC (an
+    offset can move a datetime Python holds, such as 0001-01-01T00:00+05:00, out of that
+    range: the MongoDB store could not build its query, and no stored instant lies there)."""
     if value is None:
         return None
     if not isinstance(value, datetime):
         raise InvalidJobQueryError(f"{field} must be a datetime, got {type(value).__name__}")
     if value.tzinfo is None or value.utcoffset() is None:  # Python's test for naive
         raise InvalidJobQueryError(f"{field} must be timezone-aware (for example datetime.now(UTC))")
-    return datetime_to_ms(value)
-
-
-def _name(name: str | None, field: str = "name") -> str | None:
-    if name is not None and not isinstance(name, str):
-        raise InvalidJobQueryError(f"{field} must be a string, got {type(name).__name__}")
-    if name is not None and not name.isascii():
-        try:
-            name.encode()
-        except UnicodeEncodeError:  # a lone surrogate: no stored text can match it, and sqlite3 cannot bind it
-            raise InvalidJobQueryError(f"{field} {name!r} is not valid Unicode text (unpaired surrogate)") from None
-    return name
+    ms = datetime_to_ms(value)
+    if not in_range(ms):
+        raise InvalidJobQueryError(
+            f"{field} {value.isoformat()} is out of range: it must fall between the years 1 and 9999 (UTC)"
+        )
+    return ms
 
 
 def name_filter(name: str | None) -> str | None:
-    """A job-name scope: ``None`` (every name) or a non-empty string. An empty string is
-    refused as upstream's ``parseJobNameFilter`` does: it can match no job, so it is always a
-    caller's mistake (an unset form field), and on a bulk call it would silently do nothing."""
-    name = _name(name)
-    if name == "":
-        raise InvalidJobQueryError("name filter must be a non-empty string; pass None to select every job name")
-    return name
+    """A job-name scope: ``None`` (every name) or a name to match exactly, checked by
+    ``selector_rules.check_filter_value``: an empty string is refused as upstream's
+    ``parseJobNameFilter`` does, and so are a blank one and one with a control character
+    (no job name holds either: each is a caller's mistake, such as an unset form field)."""
+    return check_filter_value(name, "name")
 
 
 def to_store_selector(selector: JobSelector | None, statuses: tuple[JobStatus, ...] | None = None) -> StoreSelector:
@@ -110,45 +105,25 @@ def to_store_filter(filter: JobListFilter | None) -> StoreListFilter:
 
 #: Longer search text cannot be sensible and would only make every comparison slower.
 MAX_TEXT_CHARS = 500
-#: C0 and C1 control characters (as ``validation``'s rule for names and unique keys).
-_CONTROL = re.compile("[\\x00-\\x1f\\x7f-\\x9f]")
 
 
 def _text(text: str | None) -> str | None:
-    """A text search, searched exactly as given (``textsearch``): whitespace, a tab or a
-    newline is text like any other. Only ``None`` and ``""`` mean "no text filter".
-
-    A NUL is refused: SQLite's ``LIKE`` stops reading its pattern at one, so ``"\\x00x"``
-    matched every job (and a bulk delete with it deleted them all); one rule serves both
-    stores. Every other character is matched as itself."""
-    if text is None:
-        return None
-    text = _name(text, "text")
-    assert text is not None
-    if "\x00" in text:
-        raise InvalidJobQueryError(
-            f"text search {text[:40]!r} holds a NUL character (\\x00), which cannot be searched for; "
-            "search for the text around it"
-        )
-    if len(text) > MAX_TEXT_CHARS:
+    """A text search, searched exactly as given (``textsearch``): inner whitespace is text
+    like any other, and so is a tab or a newline inside it. ``None`` means "no text filter";
+    empty or blank text, a NUL or an unpaired surrogate is refused (``selector_rules``: a given
+    filter must filter)."""
+    text = check_filter_value(text, "text", as_typed=True)
+    if text is not None and len(text) > MAX_TEXT_CHARS:
         raise InvalidJobQueryError(f"text search is {len(text)} characters long; search for at most {MAX_TEXT_CHARS}")
-    return text or None
+    return text
 
 
 def _search(search: str | None) -> str | None:
-    """An id prefix / suffix or a unique-key substring; surrounding whitespace is ignored and
-    blank means "no search". Control characters are refused: no id or unique key holds one
-    (``validate_unique_key``), and SQLite's ``LIKE`` stops reading its pattern at a NUL, so
-    an id followed by a NUL matched that job."""
-    search = _name(search, "search")
-    if search is None:
-        return None
-    search = search.strip()
-    if _CONTROL.search(search):
-        raise InvalidJobQueryError(
-            f"search {search[:40]!r} holds a control character; job ids and unique keys never do, so remove it"
-        )
-    return search or None
+    """An id prefix / suffix or a unique-key substring; surrounding whitespace is ignored. Empty,
+    blank or control-character text is refused (``selector_rules``): no id or unique key holds
+    a control character (``validate_unique_key``), and SQLite's ``LIKE`` stops reading its
+    pattern at a NUL, so an id followed by a NUL matched that job."""
+    return check_filter_value(search, "search", trimmed=True)
 
 
 def _recurring(recurring: bool | None) -> bool | None:
@@ -158,23 +133,14 @@ def _recurring(recurring: bool | None) -> bool | None:
 
 
 def _group(key: str | None) -> str | None:
-    if key is None:
-        return None
-    if not isinstance(key, str) or not key.strip():
-        raise InvalidJobQueryError(f"error_group must be an ErrorGroup.key (a non-empty string), got {key!r}")
-    return _name(key, "error_group")
+    """An ``ErrorGroup.key``: ``None`` or non-empty text (``selector_rules``)."""
+    return check_filter_value(key, "error_group")
 
 
 def _pattern(pattern: str | None) -> str | None:
-    """A name glob: a non-empty string of at most ``MAX_TEXT_CHARS`` (``*`` and ``?`` are wildcards)."""
-    if pattern is None:
-        return None
-    if not isinstance(pattern, str) or not pattern:
-        raise InvalidJobQueryError(f"name_pattern must be a non-empty glob such as 'email*', got {pattern!r}")
-    if len(pattern) > MAX_TEXT_CHARS:
+    """A name glob of at most ``MAX_TEXT_CHARS`` (``*`` and ``?`` are wildcards), checked by
+    ``selector_rules`` (SQLite's GLOB stops reading at a NUL: "a\\x00z" matched every name "a…")."""
+    pattern = check_filter_value(pattern, "name_pattern")
+    if pattern is not None and len(pattern) > MAX_TEXT_CHARS:
         raise InvalidJobQueryError(f"name_pattern is {len(pattern)} characters long; use at most {MAX_TEXT_CHARS}")
-    if _CONTROL.search(pattern):  # SQLite's GLOB stops reading at a NUL: "a\x00z" matched every name "a…"
-        raise InvalidJobQueryError(
-            f"name_pattern {pattern[:40]!r} holds a control character; job names never do, so remove it"
-        )
-    return _name(pattern, "name_pattern")
+    return pattern

@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn
 
-from monque_engine import ConnectionError, InvalidJobQueryError, JobListFilter, Monque, MonqueError
+from monque_engine import ConnectionError, InvalidJobQueryError, Monque, MonqueError
 from monque_engine.export import FORMATS, export_jobs, iso
 from monque_engine.export_file import ExportFileError, check_export_path, write_export
 from monque_engine.store import (
@@ -265,7 +265,11 @@ def build_parser() -> argparse.ArgumentParser:
         )
         add_filter_flags(p, _statuses)
         p.add_argument("--yes", action="store_true", help=f"{action} the counted jobs (else only count them)")
-        p.add_argument("--all", action="store_true", help="no filter: every job (a filter is required otherwise)")
+        p.add_argument(
+            "--all",
+            action="store_true",
+            help="every job: required when no flag narrows the selection (none given, or a glob such as '*')",
+        )
         _store_flags(p)
     return parser
 
@@ -844,13 +848,7 @@ async def _bulk(monque: Monque, args: argparse.Namespace) -> int:
     """``cancel`` / ``retry`` / ``delete``: count, print the count, act only with ``--yes`` and
     never on more than counted (``count_bulk`` then the action ``as_of`` that count)."""
     action = args.command
-    listing, description = await build_filter(monque, args, now_ms())
-    if listing == JobListFilter() and not args.all:
-        raise CliError(
-            f"{action}: no filter given, so every job would be reached; give a filter (--name, --status, --id, "
-            "--contains, --created/--updated/--next-run, --when, --error-group) or --all to mean every job",
-            ExitCode.USAGE,
-        )
+    listing, description = await build_filter(monque, args, now_ms(), every_job=args.all)
     try:
         count = await monque.count_bulk(action, listing)
     except InvalidJobQueryError as error:

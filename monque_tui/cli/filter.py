@@ -16,8 +16,10 @@ import argparse
 from collections.abc import Callable
 from dataclasses import replace
 
-from monque_engine import JobListFilter, Monque, MonqueError
+from monque_engine import InvalidJobQueryError, JobListFilter, Monque, MonqueError
 from monque_engine.errorgroups import ErrorGroup
+from monque_engine.scheduler.selectors import to_store_filter
+from monque_engine.selector_rules import check_filter_value, selects_every_job
 from monque_engine.validation import validate_job_name
 
 from ..common.exitcodes import CliError, ExitCode
@@ -60,7 +62,11 @@ def join_dashed_values(words: list[str]) -> list[str]:
 
 def add_filter_flags(parser: argparse.ArgumentParser, statuses: Callable[[str], list[str]]) -> None:
     """The filter bar's fields as flags (``statuses``: the ``--status`` type)."""
-    group = parser.add_argument_group("filter (the console's filter bar language)")
+    group = parser.add_argument_group(
+        "filter (the console's filter bar language)",
+        "A flag that is given must filter: an empty or blank value, or one with a control character, is an "
+        "error (exit 2); leave the flag out instead.",
+    )
     group.add_argument("--name", default=None, help="a job name, or a glob such as 'email*' or 'report-?'")
     group.add_argument(
         "--status", type=statuses, default=None, metavar="STATUS[,STATUS]", help="only these statuses (comma-separated)"
@@ -113,7 +119,7 @@ def _ranges(args: argparse.Namespace, now_ms: int) -> tuple[TimeRange, ...]:
         except RangeError as error:
             raise CliError(f"{flag}: {error}", ExitCode.USAGE) from None
 
-    if args.when:
+    if args.when is not None:  # given: not blank (check_flag_values), so it names a range
         add(parse(args.when, "--when"), "--when")
     for flag, field in _FIELDS:
         word = "next" if field == "next_run_at" else flag
@@ -155,17 +161,57 @@ def _label(group: ErrorGroup) -> str:
     return f"{group.name} {group.title}"
 
 
-async def build_filter(monque: Monque, args: argparse.Namespace, now_ms: int) -> tuple[JobListFilter, str]:
-    """The flags as one ``JobListFilter`` (through the bar's ``JobQuery``), and how the bar describes it."""
-    if args.name == "":
-        raise CliError("--name must not be empty; drop it to select jobs of every name", ExitCode.USAGE)
+#: Every text-valued filter flag and where argparse keeps it; each is checked by the engine's
+#: selector rule (``monque_engine.selector_rules``) before anything is read.
+_TEXT_FLAGS = (
+    ("--name", "name"),
+    ("--id/--search", "search"),
+    ("--contains", "contains"),
+    ("--when", "when"),
+    ("--error-group", "error_group"),
+    *(
+        (f"--{flag}{end}", f"{flag.replace('-', '_')}{end.replace('-', '_')}")
+        for flag, _field in _FIELDS
+        for end in ("", "-from", "-to")
+    ),
+)
+
+
+def check_flag_values(args: argparse.Namespace) -> None:
+    """The engine's rule for a selector, on every filter flag given: a flag that is given must
+    filter. ``--contains ""``, ``--id " "`` or ``--error-group ''`` (an unset ``$PATTERN`` in
+    a script) was read as no filter, so ``delete --contains "" --yes`` deleted every job."""
+    for flag, dest in _TEXT_FLAGS:
+        try:
+            check_filter_value(
+                getattr(args, dest, None),
+                flag,
+                f"leave {flag} out",
+                as_typed=dest == "contains",
+                trimmed=dest == "search",
+            )
+        except InvalidJobQueryError as error:
+            raise CliError(str(error), ExitCode.USAGE) from None
+
+
+async def build_filter(
+    monque: Monque, args: argparse.Namespace, now_ms: int, every_job: bool | None = None
+) -> tuple[JobListFilter, str]:
+    """The flags as one ``JobListFilter`` (through the bar's ``JobQuery``), and how the bar describes it.
+
+    ``every_job``: for an action (``cancel``, ``retry``, ``delete``), whether the operator gave
+    ``--all``; a filter that narrows nothing (no flag, or a name glob such as ``*`` that every
+    name matches) is refused without it, before anything is said about the filter. ``None``
+    for a read (``export``), which may cover every job."""
+    check_flag_values(args)
     if args.name is not None and not is_glob(args.name):
         try:  # a name no job can have selected nothing, quietly
             validate_job_name(args.name)
         except MonqueError as error:
             raise CliError(f"--name: {error}", ExitCode.USAGE) from None
+    ranges = _ranges(args, now_ms)
     group_key = group_label = None
-    if args.error_group:
+    if args.error_group is not None:
         group_key, group_label = await _error_group(monque, args.error_group)
     query = JobQuery(
         name=args.name,
@@ -173,7 +219,19 @@ async def build_filter(monque: Monque, args: argparse.Namespace, now_ms: int) ->
         text=args.contains,
         error_group=group_key,
         group_label=group_label,
-    ).with_ranges(_ranges(args, now_ms))
+    ).with_ranges(ranges)
+    listing = replace(query.list_filter(), status=args.status, recurring=getattr(args, "recurring", None))
+    if every_job is False and selects_every_job(listing):
+        raise CliError(
+            f"{args.command}: {_no_filter(args.name, args.status)}: every job would be reached; give a filter (--name, "
+            "--status, --id, --contains, --created/--updated/--next-run, --when, --error-group) or --all to mean "
+            "every job",
+            ExitCode.USAGE,
+        )
+    try:  # everything the engine refuses (a glob too long), refused before the glob's names are said
+        to_store_filter(listing)
+    except InvalidJobQueryError as error:
+        raise CliError(f"{args.command}: {error}", ExitCode.USAGE) from None
     if query.name_is_glob:
         names = [n for n in await monque.job_names() if query.name_matches(n)]
         # Said, not refused: a script may run before the first such job exists.
@@ -185,8 +243,19 @@ async def build_filter(monque: Monque, args: argparse.Namespace, now_ms: int) ->
                 else " (names are case-sensitive)"
             )
         )
-    listing = replace(query.list_filter(), status=args.status, recurring=getattr(args, "recurring", None))
     description = query.describe(now_ms)
     if args.status:
         description = description.replace("all", ",".join(args.status), 1)
     return listing, description
+
+
+def _no_filter(name: str | None, statuses: list[str] | None) -> str:
+    """Why a selection narrows nothing, in the flags' words."""
+    reasons = []
+    if name is not None and is_glob(name):
+        reasons.append(f"--name {name!r} matches every job name")
+    if statuses:
+        reasons.append("--status names every status")
+    if not reasons:
+        return "no filter given"
+    return " and ".join(reasons) + (", so they filter nothing" if len(reasons) > 1 else ", so it filters nothing")

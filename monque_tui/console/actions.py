@@ -23,6 +23,7 @@ from monque_engine import (
     JobStatus,
     Monque,
 )
+from monque_engine.selector_rules import selects_every_job
 
 from .formatting import absolute, plural, short_id
 from .longtext import clip_line
@@ -105,9 +106,16 @@ class ActionPlan:
         return ELIGIBLE[self.kind]
 
     @property
+    def reaches_every_job(self) -> bool:
+        """A bulk plan whose view narrows nothing (no filter, or a name glob such as ``*`` that
+        every name matches: ``selector_rules.selects_every_job``). The console acts on every
+        job only with a confirmation that says so, as the command line only with ``--all``."""
+        return self.query is not None and selects_every_job(self.query.list_filter())
+
+    @property
     def needs_typed_confirmation(self) -> bool:
-        """Deleting everything matching an empty filter: type the count."""
-        return self.is_bulk and self.kind is ActionKind.DELETE and self.query is not None and self.query.is_empty
+        """Deleting every job (a view that narrows nothing): type the count."""
+        return self.kind is ActionKind.DELETE and self.reaches_every_job
 
     @property
     def question(self) -> str:
@@ -127,7 +135,11 @@ class ActionPlan:
         if self.kind is ActionKind.RETRY and self.is_bulk:
             lines.append("Bulk retries are spread over the next 30 seconds.")
         if self.needs_typed_confirmation:
-            lines.append(f"This is every job in the store. Type {self.count} to confirm.")
+            lines.append(f"No filter narrows this view: this is every job in the store. Type {self.count} to confirm.")
+        elif self.reaches_every_job:
+            lines.append(
+                f"No filter narrows this view: this is every job in the store that is {statuses_for(self.kind)}."
+            )
         return lines
 
 

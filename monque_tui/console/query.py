@@ -337,6 +337,8 @@ def parse_when(text: str, now_ms: int) -> datetime:
             f"Cannot read {text!r} as a time; type +10m, +2h, +1d, now, or an ISO time like 2030-01-02T15:04"
         ) from None
     moment = moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+    if not MIN_MS <= datetime_to_ms(moment) <= MAX_MS:  # as UTC (an offset can carry it past 9999)
+        raise WhenError(f"{text.strip()!r} is out of range in UTC: {CALENDAR}; try +10m, +2h or +1d")
     if moment < now - PAST_GRACE:
         # It was taken, and the jobs ran at once: a typo in the year or the day should not do
         # that in silence. A moment within the grace is "now" typed as a clock time.
@@ -391,6 +393,8 @@ def _instant(text: str, label: str, now_ms: int, *, end: bool) -> int:
     ms = datetime_to_ms(moment)
     if end and _DATE_ONLY.match(value):
         ms += DAY_MS - 1
+    if not MIN_MS <= ms <= MAX_MS:  # an offset moves 0001-01-01 or 9999-12-31 out of what a datetime holds
+        raise RangeError(f"{label}: {value!r} is out of range in UTC; {CALENDAR}")
     return ms
 
 
