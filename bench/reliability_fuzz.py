@@ -38,7 +38,7 @@ from monque_engine.errors import InvalidJobQueryError, PayloadTooLargeError, Pay
 from monque_engine.job import JobSort
 from tests.procs._common import sqlite_url
 
-from .reliability import READY, Result, Workspace, enqueue_here, integrity
+from .reliability_base import READY, Result, Workspace, enqueue_here, integrity
 
 # -- strategies -------------------------------------------------------------------------------------
 texts = (
