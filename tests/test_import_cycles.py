@@ -33,17 +33,18 @@ def circles(graph: grimp.ImportGraph) -> list[frozenset[str]]:
     stack: list[str] = []
     on_stack: set[str] = set()
     found: list[frozenset[str]] = []
+    #: The depth-first path: each module with the imports it has yet to follow.
+    work: list[tuple[str, Iterable[str]]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        work.append((module, iter(sorted(graph.find_modules_directly_imported_by(module)))))
+
     for root in sorted(graph.modules):
         if root in index:
             continue
-        work: list[tuple[str, Iterable[str]]] = []
-
-        def visit(module: str) -> None:
-            index[module] = low[module] = len(index)
-            stack.append(module)
-            on_stack.add(module)
-            work.append((module, iter(sorted(graph.find_modules_directly_imported_by(module)))))
-
         visit(root)
         while work:
             module, edges = work[-1]
