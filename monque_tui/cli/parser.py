@@ -24,6 +24,8 @@ from __future__ import annotations
 import argparse
 import sys
 import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from monque_engine import __version__ as engine_version
@@ -37,10 +39,6 @@ from .filter import add_filter_flags, join_dashed_values
 from .settings import DEMO_URL, OPTIONS, OPTIONS_BY_DEST, Option, parse_positive_int
 
 PROG = "monque-tui"
-COMMANDS = (
-    "pause", "resume", "paused", "instances", "release-dead", "health", "export", "cancel", "retry", "delete",
-    "repair-counts", "migrate",
-)  # fmt: skip
 #: Exports at least this large report progress on stderr (smaller ones only the summary); said
 #: in export's --help, so defined with it.
 PROGRESS_FROM = 1_000
@@ -261,72 +259,39 @@ def _add_modes(parser: CliParser) -> None:
 
 
 # -- the commands -------------------------------------------------------------------------------------
-class _Commands:
-    """The command sub-parsers, each registered with the line the root's --help lists it by."""
+@dataclass(frozen=True, slots=True)
+class Command:
+    """One command: how the root's --help lists it, and its own flags (``add``)."""
 
-    def __init__(self) -> None:
-        self.parsers: dict[str, CliParser] = {}
-        self.listing: list[tuple[str, str]] = []
-
-    def add(self, name: str, synopsis: str, summary: str, description: str) -> CliParser:
-        parser = CliParser(prog=f"{PROG} {name}", description=description)
-        self.parsers[name] = parser
-        self.listing.append((f"{PROG} {name} {synopsis}".rstrip(), summary))
-        return parser
+    synopsis: str
+    summary: str
+    description: str
+    add: Callable[[CliParser], None]
 
 
-def _add_commands(commands: _Commands) -> None:
-    p = commands.add(
-        "pause",
-        "NAME [--force]",
-        "stop every Python worker claiming NAME (running jobs finish)",
-        "Pause claiming of one job name, stored in the store: every Python "
-        "worker stops claiming it within its poll interval; running jobs finish. "
-        "Node Monque workers do not honour it.",
-    )
+def _pause(p: CliParser) -> None:
     p.add_argument("name", metavar="NAME")
     p.add_argument(
         "--force",
         action="store_true",
         help="pause NAME even though no job and no registered worker uses it (a name not yet in use)",
     )
-    _store_flags(p)
-    p = commands.add("resume", "NAME", "let workers claim NAME again", "Resume a paused job name.")
+
+
+def _name(p: CliParser) -> None:
     p.add_argument("name", metavar="NAME")
-    _store_flags(p)
-    p = commands.add(
-        "paused", "[--json]", "list paused job names", "Print each paused name and since when (tab-separated)."
-    )
+
+
+def _json(p: CliParser) -> None:
     p.add_argument("--json", action="store_true", help="one JSON object per line instead of a table")
-    _store_flags(p)
-    p = commands.add(
-        "instances",
-        "[--json]",
-        "list scheduler instances (registered and inferred), alive or dead",
-        "Print every instance the store knows of: id, kind (registered or "
-        "inferred from processing jobs, e.g. Node workers), alive or dead, jobs "
-        "held, heartbeat age, host:pid, processed and failed counts.",
-    )
-    p.add_argument("--json", action="store_true", help="one JSON object per line instead of a table")
-    _store_flags(p)
-    p = commands.add(
-        "release-dead",
-        "INSTANCE [--yes]",
-        "return a dead instance's processing jobs to pending now",
-        "Count, and with --yes release, the processing jobs of an instance whose "
-        "heartbeat stopped: it is watched for twice its heartbeat interval plus 1 s (by this "
-        "machine's monotonic clock, never its wall clock) and is dead only if nothing of it moved. "
-        "The store writes only if nothing moved since: a live instance's jobs are never released.",
-    )
+
+
+def _release_dead(p: CliParser) -> None:
     p.add_argument("instance", metavar="INSTANCE")
     p.add_argument("--yes", action="store_true", help="release without asking (otherwise only the count is shown)")
-    _store_flags(p)
-    p = commands.add(
-        "health",
-        "[--window MINUTES] [--json]",
-        "per job name: due, scheduled, latency, completed/failed per minute",
-        "Queue health per job name, from the jobs and the per-minute counters Python workers keep in the store (48 h).",
-    )
+
+
+def _health(p: CliParser) -> None:
     p.add_argument(
         "--window",
         type=_window,
@@ -334,16 +299,10 @@ def _add_commands(commands: _Commands) -> None:
         metavar="MINUTES",
         help="minutes of completed/failed counts to sum [default: 60]",
     )
-    p.add_argument("--json", action="store_true", help="one JSON object per line instead of a table")
-    _store_flags(p)
-    p = commands.add(
-        "export",
-        "FILTER [--format jsonl|csv] [--output FILE|-]",
-        "write every matching job to JSON Lines or CSV",
-        "Stream every job matching the filters to JSON Lines or CSV (camelCase "
-        "fields, _id as 24-hex, instants ISO-8601 UTC), in constant memory; "
-        f"progress on stderr from {PROGRESS_FROM} jobs (the first page, then at most one line a second).",
-    )
+    _json(p)
+
+
+def _export(p: CliParser) -> None:
     p.add_argument(
         "--format",
         choices=FORMATS,
@@ -368,27 +327,87 @@ def _add_commands(commands: _Commands) -> None:
         help="only jobs with a cron schedule",
     )
     kind.add_argument("--one-off", dest="recurring", action="store_const", const=False, help="only jobs without one")
-    _store_flags(p)
-    for action, verb, reach in (
-        ("cancel", "Cancel", "pending jobs"),
-        ("retry", "Retry", "failed and cancelled jobs"),
-        ("delete", "Delete", "jobs of any status"),
-    ):
-        p = commands.add(
-            action,
-            "FILTER [--yes]",
-            f"{action} every matching job ({reach}); counts first, acts only with --yes",
-            f"{verb} every job the filter matches ({reach}), in one store operation. "
-            "The jobs are counted first and the count printed; with --yes the action then reaches "
-            "only jobs that count saw and that have not changed since: never more than counted, "
-            "whatever other processes commit meanwhile. Without --yes nothing changes.",
-        )
+
+
+def _bulk(action: str) -> Callable[[CliParser], None]:
+    def add(p: CliParser) -> None:
         add_filter_flags(p, _statuses)
         p.add_argument("--yes", action="store_true", help=f"{action} the counted jobs (else only count them)")
         p.add_argument("--all", action="store_true", help="no filter: every job (a filter is required otherwise)")
-        _store_flags(p)
-    p = commands.add(
-        "repair-counts",
+
+    return add
+
+
+def _migrate(p: CliParser) -> None:
+    p.add_argument("--retention", action="store_true", help="also the retention index (for workers with job_retention)")
+
+
+def _nothing(p: CliParser) -> None:
+    pass
+
+
+def _bulk_command(action: str, verb: str, reach: str) -> Command:
+    return Command(
+        "FILTER [--yes]",
+        f"{action} every matching job ({reach}); counts first, acts only with --yes",
+        f"{verb} every job the filter matches ({reach}), in one store operation. "
+        "The jobs are counted first and the count printed; with --yes the action then reaches "
+        "only jobs that count saw and that have not changed since: never more than counted, "
+        "whatever other processes commit meanwhile. Without --yes nothing changes.",
+        _bulk(action),
+    )
+
+
+#: Every command, in the order the root's --help lists them. A command's parser is built only
+#: when its command line is parsed (the console and the worker never build the twelve).
+COMMANDS_DEFINED: dict[str, Command] = {
+    "pause": Command(
+        "NAME [--force]",
+        "stop every Python worker claiming NAME (running jobs finish)",
+        "Pause claiming of one job name, stored in the store: every Python "
+        "worker stops claiming it within its poll interval; running jobs finish. "
+        "Node Monque workers do not honour it.",
+        _pause,
+    ),
+    "resume": Command("NAME", "let workers claim NAME again", "Resume a paused job name.", _name),
+    "paused": Command(
+        "[--json]", "list paused job names", "Print each paused name and since when (tab-separated).", _json
+    ),
+    "instances": Command(
+        "[--json]",
+        "list scheduler instances (registered and inferred), alive or dead",
+        "Print every instance the store knows of: id, kind (registered or "
+        "inferred from processing jobs, e.g. Node workers), alive or dead, jobs "
+        "held, heartbeat age, host:pid, processed and failed counts.",
+        _json,
+    ),
+    "release-dead": Command(
+        "INSTANCE [--yes]",
+        "return a dead instance's processing jobs to pending now",
+        "Count, and with --yes release, the processing jobs of an instance whose "
+        "heartbeat stopped: it is watched for twice its heartbeat interval plus 1 s (by this "
+        "machine's monotonic clock, never its wall clock) and is dead only if nothing of it moved. "
+        "The store writes only if nothing moved since: a live instance's jobs are never released.",
+        _release_dead,
+    ),
+    "health": Command(
+        "[--window MINUTES] [--json]",
+        "per job name: due, scheduled, latency, completed/failed per minute",
+        "Queue health per job name, from the jobs and the per-minute counters Python workers keep in the store (48 h).",
+        _health,
+    ),
+    "export": Command(
+        "FILTER [--format jsonl|csv] [--output FILE|-]",
+        "write every matching job to JSON Lines or CSV",
+        "Stream every job matching the filters to JSON Lines or CSV (camelCase "
+        "fields, _id as 24-hex, instants ISO-8601 UTC), in constant memory; "
+        f"progress on stderr from {PROGRESS_FROM} jobs (the first page, then at most one line a second).",
+        _export,
+    ),
+    "cancel": _bulk_command("cancel", "Cancel", "pending jobs"),
+    "retry": _bulk_command("retry", "Retry", "failed and cancelled jobs"),
+    "delete": _bulk_command("delete", "Delete", "jobs of any status"),
+    "repair-counts": Command(
         "",
         "recount the SQLite store's kept job counts from the jobs (after a hand edit)",
         "Counts, stats and the console's tabs read per-name, per-status counts (and its errors "
@@ -396,61 +415,58 @@ def _add_commands(commands: _Commands) -> None:
         "change. Only a row changed outside "
         "the store (e.g. in the sqlite3 shell) can make them drift; this recounts them from the "
         "job table in one write transaction and prints what differed. MongoDB keeps no counts.",
-    )
-    _store_flags(p)
-    p = commands.add(
-        "migrate",
+        _nothing,
+    ),
+    "migrate": Command(
         "[--retention]",
         "build the jobs collection's missing indexes (MongoDB) before a deploy, with progress",
         "Build every index Monque declares that the jobs collection lacks, one at a "
         "time, each reported on stderr, with no deadline. Run it once before deploying workers "
         "onto a large existing collection: workers do not build indexes there (a missing "
         "unique-key index makes them refuse to start). SQLite builds its own when opened.",
-    )
-    p.add_argument("--retention", action="store_true", help="also the retention index (for workers with job_retention)")
-    _store_flags(p)
+        _migrate,
+    ),
+}
+COMMANDS = tuple(COMMANDS_DEFINED)
 
 
-def _commands_help(listing: list[tuple[str, str]]) -> str:
+def _commands_help() -> str:
     """The root --help's commands section, from the commands' own definitions."""
     lines = [
         "commands (for scripts; each takes the store URL last or as --url URL, default $MONQUE_URL,",
         "and --help for its options):",
     ]
-    for synopsis, summary in listing:
-        lines.append(f"  {synopsis}")
-        lines += textwrap.wrap(summary, width=88, initial_indent="      ", subsequent_indent="      ")
+    for name, command in COMMANDS_DEFINED.items():
+        lines.append(f"  {PROG} {name} {command.synopsis}".rstrip())
+        lines += textwrap.wrap(command.summary, width=88, initial_indent="      ", subsequent_indent="      ")
     return "\n".join(lines) + "\n" + COMMANDS_FOOTER
 
 
-class Parsers:
-    """The root parser (the console's form) and each command's, built together."""
-
-    def __init__(self) -> None:
-        commands = _Commands()
-        _add_commands(commands)
-        self.commands = commands.parsers
-        self.root = CliParser(
-            prog=PROG,
-            usage=f"{PROG} [OPTIONS] [URL]\n       {PROG} COMMAND [OPTIONS] [URL]   (the commands are listed below)",
-            description=textwrap.dedent("""\
-                A terminal console and headless worker for Monque job queues (SQLite or MongoDB).
-                Watch jobs live, and cancel, retry, reschedule or delete them; or run the
-                processor pool of your handlers without a UI."""),
-            epilog=EXAMPLES + "\n" + _commands_help(commands.listing),
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
-        _add_modes(self.root)
-
-
+# -- building and parsing ---------------------------------------------------------------------------------
 def build_parser() -> CliParser:
-    """The root parser, for the console's form (``parse`` routes a command to its own)."""
-    return Parsers().root
+    """The root parser: the console's form, its --help listing every command (``parse`` routes
+    a command line to its command's own parser)."""
+    root = CliParser(
+        prog=PROG,
+        usage=f"{PROG} [OPTIONS] [URL]\n       {PROG} COMMAND [OPTIONS] [URL]   (the commands are listed below)",
+        description=textwrap.dedent("""\
+            A terminal console and headless worker for Monque job queues (SQLite or MongoDB).
+            Watch jobs live, and cancel, retry, reschedule or delete them; or run the
+            processor pool of your handlers without a UI."""),
+        epilog=EXAMPLES + "\n" + _commands_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_modes(root)
+    return root
 
 
 def command_parser(name: str) -> CliParser:
-    """Command ``name``'s parser (``monque-tui NAME --help``)."""
-    return Parsers().commands[name]
+    """Command ``name``'s parser: its own flags, then what every command takes to find its store."""
+    command = COMMANDS_DEFINED[name]
+    parser = CliParser(prog=f"{PROG} {name}", description=command.description)
+    command.add(parser)
+    _store_flags(parser)
+    return parser
 
 
 def parse(words: list[str]) -> argparse.Namespace:
@@ -459,11 +475,10 @@ def parse(words: list[str]) -> argparse.Namespace:
     ``--help`` and ``--version`` print and raise ``SystemExit`` (0); every usage error is a
     ``CliError`` (exit 2).
     """
-    parsers = Parsers()
-    if words and words[0] in parsers.commands:
-        return _parse_command(parsers.commands[words[0]], words[0], words[1:])
-    args = parsers.root.parse_args(words)
-    if args.url in parsers.commands:
+    if words and words[0] in COMMANDS_DEFINED:
+        return _parse_command(words[0], words[1:])
+    args = build_parser().parse_args(words)
+    if args.url in COMMANDS_DEFINED:
         raise CliError(
             f"{args.url!r} is a command, not a store URL: put it first ({PROG} {args.url} ... [URL]; "
             f"see {PROG} {args.url} --help)",
@@ -481,23 +496,24 @@ def parse_command(words: list[str]) -> argparse.Namespace:
     return args
 
 
-def _parse_command(parser: CliParser, name: str, words: list[str]) -> argparse.Namespace:
+def _parse_command(name: str, words: list[str]) -> argparse.Namespace:
     """A command's options anywhere among its positionals.
 
     ``release-dead worker-7 --yes sqlite:///jobs.db`` and ``pause NAME --collection c URL``
     were "unrecognized arguments: sqlite:///jobs.db": argparse fills NAME and the optional
     URL from the first run of positionals, so a URL after a flag had no slot left (probe 7).
     """
-    args = parser.parse_intermixed_args(join_dashed_values(words))
+    args = command_parser(name).parse_intermixed_args(join_dashed_values(words))
     args.command = name
     return args
 
 
 __all__ = [
     "COMMANDS",
+    "COMMANDS_DEFINED",
     "PROG",
     "CliParser",
-    "Parsers",
+    "Command",
     "add_collection",
     "add_setting",
     "add_store_url",
