@@ -19,6 +19,8 @@ What each module measures:
   and time to recover; ``tests/test_reliability.py`` runs the same code at small sizes.
 * ``reliability_fuzz``: the bad-input scenario: hypothesis-generated names, keys,
   payloads, cron strings, cursors, selectors, ids, URLs and command lines.
+* ``reliability_base``: what those two share (``Result``, the ``Workspace`` of processes,
+  ``enqueue_here``, ``integrity``), below both so neither imports the other.
 * ``tui_bench``: the console's first paint at 1k and 1M jobs and how fast a burst of
   changes from another process reaches the screen.
 """

@@ -38,7 +38,7 @@ from monque_engine.errors import InvalidJobQueryError, PayloadTooLargeError, Pay
 from monque_engine.job import JobSort
 from tests.procs._common import sqlite_url
 
-from .reliability import READY, Result, Workspace, enqueue_here, integrity
+from .reliability_base import READY, Result, Workspace, enqueue_here, integrity
 
 # -- strategies -------------------------------------------------------------------------------------
 texts = (
@@ -504,17 +504,17 @@ class Fuzz:
         prop()
 
     def cli(self) -> None:
-        from monque_tui.cli.entry import build_parser
+        from monque_tui.cli.parser import parse
         from monque_tui.cli.settings import resolve
         from monque_tui.common.exitcodes import CliError
 
         @self.settings(2)
         @given(argvs)
         def prop(argv: list[str]) -> None:
-            parser = build_parser()
             try:
-                args = parser.parse_args(argv)
-                resolve(vars(args))
+                args = parse(argv)
+                if args.command is None:  # the console's form: its settings resolve too
+                    resolve(vars(args))
                 self.tally("cli", True)
             except CliError as error:
                 assert error.code == 2, f"parse error with exit code {error.code}: {error.message}"

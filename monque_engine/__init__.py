@@ -83,8 +83,7 @@ from .scheduler import Monque
 from .scheduler.resilient_watch import FeedState, ResilientWatch, WatchEvent
 from .store import DEFAULT_URL, InvalidStoreUrlError, JobStore, open_store
 from .store.urls import mask_url
-
-__version__ = "0.1.0"
+from .version import __version__
 
 __all__ = [
     "DEFAULT_BASE_INTERVAL",

@@ -27,7 +27,7 @@ def test_the_version_is_written_once_in_the_engine() -> None:
     # setuptools reads monque_engine.__version__ for the distribution's version: no second copy.
     assert "version" not in PROJECT
     assert "version" in PROJECT["dynamic"]
-    assert PYPROJECT["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "monque_engine.__version__"}
+    assert PYPROJECT["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "monque_engine.version.__version__"}
 
 
 def test_installed_metadata_agrees_with_the_engine() -> None:

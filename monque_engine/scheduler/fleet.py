@@ -21,6 +21,7 @@ from ..job import InstanceInfo, InstanceRecord, MinuteCount, OwnerCheck, QueueHe
 from ..store import ports
 from ..timeutil import ms_to_datetime, now_ms
 from ..validation import validate_job_name
+from ..version import __version__
 from .context import SchedulerContext
 from .liveness import OwnerWatcher
 from .processor import JobProcessor
@@ -40,8 +41,6 @@ MAX_HEALTH_WINDOW_MINUTES = COUNTER_RETENTION_MINUTES
 
 
 def _version() -> str:
-    from .. import __version__
-
     return f"monque_engine {__version__}"
 
 

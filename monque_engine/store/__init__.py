@@ -11,15 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import MonqueError
 from .base import InvalidCollectionNameError, JobStore, StoreLocation, StoreOpenOptions, StoreSelector
-from .urls import mask_url
+from .urls import InvalidStoreUrlError, mask_url
 
 DEFAULT_URL = "sqlite:///monque.db"
-
-
-class InvalidStoreUrlError(MonqueError, ValueError):
-    pass
 
 
 def store_class(url: str) -> type[JobStore]:

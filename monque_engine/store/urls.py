@@ -17,7 +17,16 @@ from __future__ import annotations
 
 import re
 
+from ..errors import MonqueError
+
 MASK = "***"
+
+
+class InvalidStoreUrlError(MonqueError, ValueError):
+    """A store URL no store can open. Defined here, below the stores and ``monque_engine.store``,
+    so the stores' URL parsers need not import the package that opens them (an import circle)."""
+
+
 #: A whitespace-free run of text: the unit in which a URL (and its password) can hide.
 _TOKEN = re.compile(r"\S+")
 _SCHEME_NAME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*")

@@ -9,8 +9,9 @@
     monque-tui export --status failed --format jsonl --output FILE|-
     monque-tui migrate [--retention]           build missing MongoDB indexes before a deploy
 
-Each opens the store with a Monque that is never started (it registers nothing and claims
-nothing), does one thing and exits. Errors are one line on stderr with an exit code from
+Their flags are defined in parser.py, with the console's (the one parser); this module runs
+what it parsed. Each opens the store with a Monque that is never started (it registers
+nothing and claims nothing), does one thing and exits. Errors are one line on stderr with an exit code from
 ``exitcodes.ExitCode``, through the same path as the rest of the command line; this module
 never imports Textual.
 """
@@ -29,10 +30,9 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NoReturn
 
 from monque_engine import ConnectionError, InvalidJobQueryError, Monque, MonqueError
-from monque_engine.export import FORMATS, export_jobs, iso
+from monque_engine.export import export_jobs, iso
 from monque_engine.export_file import ExportFileError, check_export_path, write_export
 from monque_engine.store import (
     DEFAULT_URL,
@@ -46,237 +46,24 @@ from monque_engine.timeutil import now_ms
 from monque_engine.validation import validate_job_name
 
 from ..common.exitcodes import CliError, ExitCode
-from ..common.streams import print_help_text, stdout_missing, write_stderr
+from ..common.streams import stdout_missing, write_stderr
 from ..console.formatting import span
-from .filter import add_filter_flags, build_filter, join_dashed_values
-from .settings import OPTIONS_BY_DEST, parse_connect_timeout, resolve_option
+from .filter import build_filter
+from .parser import COMMANDS, PROGRESS_FROM, parse_command
+from .settings import OPTIONS_BY_DEST, resolve_option
 
-PROG = "monque-tui"
-COMMANDS = (
-    "pause", "resume", "paused", "instances", "release-dead", "health", "export", "cancel", "retry", "delete",
-    "repair-counts", "migrate",
-)  # fmt: skip
-#: Exports at least this large report progress on stderr (smaller ones only the summary).
-PROGRESS_FROM = 1_000
-#: ... and at most one such line this often, in seconds (besides the first and the last).
+#: An export of at least ``PROGRESS_FROM`` jobs says its progress at most this often, in seconds
+#: (besides the first and the last line).
 PROGRESS_EVERY_S = 1.0
-STATUSES = ("pending", "processing", "completed", "failed", "cancelled")
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise CliError(f"{message} (see {self.prog} --help)", ExitCode.USAGE)
-
-    def _print_message(self, message: str, file: Any = None) -> None:
-        print_help_text(message, file)
-
-
-def _instant(text: str) -> datetime:
-    try:
-        value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not an ISO-8601 instant (e.g. 2026-12-03T06:00:00Z or 2026-12-03)"
-        ) from None
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-
-
-def _statuses(text: str) -> list[str]:
-    values = [part.strip() for part in text.split(",") if part.strip()]
-    unknown = [value for value in values if value not in STATUSES]
-    if unknown or not values:
-        raise argparse.ArgumentTypeError(f"{text!r}: use one or more of {', '.join(STATUSES)}, comma-separated")
-    return values
-
-
-#: The health window's bound: the per-minute counters are kept 48 h (``monque_engine`` fleet).
-MAX_WINDOW_MINUTES = 48 * 60
-
-
-def _window(text: str) -> int:
-    """``--window``: whole minutes the counters cover (the engine's error named its parameter, not the flag)."""
-    try:
-        minutes = int(text)
-    except ValueError:
-        minutes = 0
-    if not 1 <= minutes <= MAX_WINDOW_MINUTES:
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: expected whole minutes from 1 to {MAX_WINDOW_MINUTES} (the counters keep 48 h)"
-        )
-    return minutes
-
-
-def _positive_seconds(text: str) -> float:
-    """``--connect-timeout`` as the console's flag reads it: ``inf`` was an internal error
-    (OverflowError in the driver), ``nan`` and ``-1`` were taken (probe 7)."""
-    try:
-        return parse_connect_timeout(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(f"{text!r}: {error}") from None
-
-
-def _store_flags(parser: argparse.ArgumentParser) -> None:
-    # The URL last, as the console and --worker take it (``monque-tui export sqlite:///jobs.db``
-    # was "unrecognized arguments"), or with --url.
-    parser.add_argument("store_url", nargs="?", default=None, metavar="URL", help="store URL (or --url URL)")
-    parser.add_argument(
-        "--url", default=None, metavar="URL", help=f"store URL [env: MONQUE_URL] [default: {DEFAULT_URL}]"
-    )
-    parser.add_argument(
-        "--collection",
-        default="monque_jobs",
-        metavar="NAME",
-        help="jobs collection (table) name [default: monque_jobs]",
-    )
-    parser.add_argument(
-        "--connect-timeout",
-        type=_positive_seconds,
-        default=None,
-        metavar="SECONDS",
-        help="how long to wait for MongoDB to answer [env: MONQUE_CONNECT_TIMEOUT] [default: 5]",
-    )
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog=PROG, description="Fleet and queue control commands (no UI).")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-
-    p = commands.add_parser(
-        "pause",
-        help="stop every Python worker claiming NAME (running jobs finish)",
-        description="Pause claiming of one job name, stored in the store: every Python "
-        "worker stops claiming it within its poll interval; running jobs finish. "
-        "Node Monque workers do not honour it.",
-    )
-    p.add_argument("name", metavar="NAME")
-    p.add_argument(
-        "--force",
-        action="store_true",
-        help="pause NAME even though no job and no registered worker uses it (a name not yet in use)",
-    )
-    _store_flags(p)
-    p = commands.add_parser("resume", help="let workers claim NAME again", description="Resume a paused job name.")
-    p.add_argument("name", metavar="NAME")
-    _store_flags(p)
-    p = commands.add_parser(
-        "paused", help="list paused job names", description="Print each paused name and since when (tab-separated)."
-    )
-    p.add_argument("--json", action="store_true", help="one JSON object per line instead of a table")
-    _store_flags(p)
-    p = commands.add_parser(
-        "instances",
-        help="list scheduler instances (registered and inferred)",
-        description="Print every instance the store knows of: id, kind (registered or "
-        "inferred from processing jobs, e.g. Node workers), alive or dead, jobs "
-        "held, heartbeat age, host:pid, processed and failed counts.",
-    )
-    p.add_argument("--json", action="store_true", help="one JSON object per line instead of a table")
-    _store_flags(p)
-    p = commands.add_parser(
-        "release-dead",
-        help="return a dead instance's processing jobs to pending now",
-        description="Count, and with --yes release, the processing jobs of an instance whose "
-        "heartbeat stopped: it is watched for twice its heartbeat interval plus 1 s (by this "
-        "machine's monotonic clock, never its wall clock) and is dead only if nothing of it moved. "
-        "The store writes only if nothing moved since: a live instance's jobs are never released.",
-    )
-    p.add_argument("instance", metavar="INSTANCE")
-    p.add_argument("--yes", action="store_true", help="release without asking (otherwise only the count is shown)")
-    _store_flags(p)
-    p = commands.add_parser(
-        "repair-counts",
-        help="recount the SQLite store's kept job counts from the jobs",
-        description="Counts, stats and the console's tabs read per-name, per-status counts (and its errors "
-        "view per-error-group counts) that the SQLite store keeps in the same transaction as every "
-        "change. Only a row changed outside "
-        "the store (e.g. in the sqlite3 shell) can make them drift; this recounts them from the "
-        "job table in one write transaction and prints what differed. MongoDB keeps no counts.",
-    )
-    _store_flags(p)
-    p = commands.add_parser(
-        "health",
-        help="per job name: due, scheduled, latency, completed/failed per minute",
-        description="Queue health per job name, from the jobs and the per-minute counters "
-        "Python workers keep in the store (48 h).",
-    )
-    p.add_argument(
-        "--window",
-        type=_window,
-        default=60,
-        metavar="MINUTES",
-        help="minutes of completed/failed counts to sum [default: 60]",
-    )
-    p.add_argument("--json", action="store_true", help="one JSON object per line instead of a table")
-    _store_flags(p)
-    p = commands.add_parser(
-        "migrate",
-        help="build the jobs collection's missing indexes (MongoDB), with progress",
-        description="Build every index Monque declares that the jobs collection lacks, one at a "
-        "time, each reported on stderr, with no deadline. Run it once before deploying workers "
-        "onto a large existing collection: workers do not build indexes there (a missing "
-        "unique-key index makes them refuse to start). SQLite builds its own when opened.",
-    )
-    p.add_argument("--retention", action="store_true", help="also the retention index (for workers with job_retention)")
-    _store_flags(p)
-    p = commands.add_parser(
-        "export",
-        help="write every matching job to JSON Lines or CSV",
-        description="Stream every job matching the filters to JSON Lines or CSV (camelCase "
-        "fields, _id as 24-hex, instants ISO-8601 UTC), in constant memory; "
-        f"progress on stderr from {PROGRESS_FROM} jobs (the first page, then at most one line a second).",
-    )
-    p.add_argument(
-        "--format",
-        choices=FORMATS,
-        default=None,
-        help="output format [default: csv for an --output ending .csv, else jsonl]",
-    )
-    p.add_argument("--output", "-o", default="-", metavar="FILE", help="file to write, or - for stdout [default: -]")
-    p.add_argument(
-        "--csv-raw",
-        action="store_true",
-        help="CSV cells exactly as stored; by default a cell starting with = + - @ tab or CR (not a plain "
-        "number such as -5) gets a leading ' so a spreadsheet shows it as text instead of running it as a formula",
-    )
-    add_filter_flags(p, _statuses)
-    kind = p.add_mutually_exclusive_group()
-    kind.add_argument(
-        "--recurring",
-        dest="recurring",
-        action="store_const",
-        const=True,
-        default=None,
-        help="only jobs with a cron schedule",
-    )
-    kind.add_argument("--one-off", dest="recurring", action="store_const", const=False, help="only jobs without one")
-    _store_flags(p)
-    for action, verb, reach in (
-        ("cancel", "Cancel", "pending jobs"),
-        ("retry", "Retry", "failed and cancelled jobs"),
-        ("delete", "Delete", "jobs of any status"),
-    ):
-        p = commands.add_parser(
-            action,
-            help=f"{action} every matching job ({reach}); counts first, acts only with --yes",
-            description=f"{verb} every job the filter matches ({reach}), in one store operation. "
-            "The jobs are counted first and the count printed; with --yes the action then reaches "
-            "only jobs that count saw and that have not changed since: never more than counted, "
-            "whatever other processes commit meanwhile. Without --yes nothing changes.",
-        )
-        add_filter_flags(p, _statuses)
-        p.add_argument("--yes", action="store_true", help=f"{action} the counted jobs (else only count them)")
-        p.add_argument(
-            "--all",
-            action="store_true",
-            help="every job: required when no flag narrows the selection (none given, or a glob such as '*')",
-        )
-        _store_flags(p)
-    return parser
 
 
 def run_command(argv: Sequence[str]) -> int:
-    """Parse and run one command; raises ``CliError`` for anything the user can fix."""
-    args = _parse(list(argv))
+    """Parse (parser.py, the one parser) and run one command; raises ``CliError`` for anything the user can fix."""
+    return run_parsed(parse_command(list(argv)))
+
+
+def run_parsed(args: argparse.Namespace) -> int:
+    """Run one command parsed by ``parser.parse``; raises ``CliError`` for anything the user can fix."""
     _refuse_url_as_name(args)
     _refuse_bad_name(args)
     _refuse_closed_stdout(args)
@@ -355,28 +142,6 @@ def _export_format(args: argparse.Namespace) -> str:
     if args.format is not None:
         return str(args.format)
     return "csv" if str(args.output).lower().endswith(".csv") else "jsonl"
-
-
-def _parse(words: list[str]) -> argparse.Namespace:
-    """Parse ``COMMAND ARGS…`` with the command's options anywhere among its positionals.
-
-    ``release-dead worker-7 --yes sqlite:///jobs.db`` and ``pause NAME --collection c URL``
-    were "unrecognized arguments: sqlite:///jobs.db": argparse fills NAME and the optional
-    URL from the first run of positionals, so a URL after a flag had no slot left (probe 7).
-    """
-    parser = build_parser()
-    if not words or words[0].startswith("-"):
-        return parser.parse_args(words)
-    sub = next(
-        (a for a in parser._actions if isinstance(a, argparse._SubParsersAction)),
-        None,
-    )
-    command = None if sub is None else sub.choices.get(words[0])
-    if command is None:
-        return parser.parse_args(words)
-    args: argparse.Namespace = command.parse_intermixed_args(join_dashed_values(words[1:]))
-    args.command = words[0]
-    return args
 
 
 def _refuse_bad_collection(args: argparse.Namespace, url: str) -> None:
@@ -890,22 +655,4 @@ _HANDLERS: dict[str, Callable[[Monque, argparse.Namespace], Awaitable[int]]] = {
 }
 
 
-def describe() -> str:
-    """The commands section of ``monque-tui --help``."""
-    return (
-        "commands (for scripts; each takes the store URL last or as --url URL, default $MONQUE_URL,\n"
-        "and --help):\n"
-        "  monque-tui pause NAME | resume NAME | paused   pause claiming of a job name (Python workers)\n"
-        "  monque-tui instances                           the fleet, registered and inferred, alive or dead\n"
-        "  monque-tui release-dead INSTANCE [--yes]       return a dead instance's jobs to pending now\n"
-        "  monque-tui health [--window MINUTES] [--json]  due, scheduled, latency, completed/failed rates\n"
-        "  monque-tui export --status failed --format csv --output failed.csv   every matching job\n"
-        "  monque-tui cancel|retry|delete FILTER [--yes]  count, then act on never more than counted\n"
-        "    FILTER as the console's filter bar: --name 'email*' --id 1a2b3c4d --contains TEXT\n"
-        "    --created -2h.. --next-run now..+1h --when 'updated today' --status failed --error-group TEXT\n"
-        "  monque-tui repair-counts                       recount SQLite's kept counts (after a hand edit)\n"
-        "  monque-tui migrate [--retention]               build missing MongoDB indexes before a deploy\n"
-    )
-
-
-__all__ = ["COMMANDS", "build_parser", "describe", "run_command"]
+__all__ = ["COMMANDS", "run_command", "run_parsed"]

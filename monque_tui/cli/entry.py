@@ -5,8 +5,10 @@
     monque-tui --demo [URL] [--headless]               a living demo queue
     monque-tui --serve [HOST:]PORT [URL]               the console in browsers, behind a token
 
-Configuration comes from flags, then ``MONQUE_*`` environment variables, then defaults
-(``settings.OPTIONS`` is the one table of them). User errors end as one line on stderr and
+plus ``monque-tui COMMAND ...`` (commands.py). Every flag of every form is defined in
+parser.py, the one parser; this module dispatches what it parsed. Configuration comes from
+flags, then ``MONQUE_*`` environment variables, then defaults (``settings.OPTIONS`` is the
+one table of them). User errors end as one line on stderr and
 an exit code from ``exitcodes.ExitCode``; tracebacks are for bugs, and only with
 ``--log-level debug``. Textual is imported only on the console path, so the worker runs
 on machines (and in containers) where the console never will.
@@ -17,193 +19,18 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import textwrap
 import traceback
 from collections.abc import Callable, Sequence
-from typing import Any, NoReturn
+from typing import Any
 
-from monque_engine import __version__ as engine_version
 from monque_engine.store.urls import mask_secrets, mask_text, mask_url
 
 from ..common.exitcodes import CliError, ExitCode
-from ..common.streams import is_open, print_help_text, write_stderr
-from ..serve.options import (
-    DEFAULT_MAX_SESSIONS,
-    SESSION_LIFETIME_ENV,
-    TOKEN_ENV,
-    TOKEN_FILE_ENV,
-    parse_address,
-    parse_public_url,
-    parse_session_lifetime,
-)
-from .commands import COMMANDS
-from .commands import describe as describe_commands
+from ..common.streams import is_open, write_stderr
+from ..serve.options import DEFAULT_MAX_SESSIONS, TOKEN_ENV
 from .listen_checks import METRICS_ONLY, metrics_options, reject_unused_allow_remote
-from .settings import DEMO_URL, OPTIONS, Resolved, parse_positive_int, resolve
-
-PROG = "monque-tui"
-
-EXAMPLES = """\
-examples:
-  monque-tui --demo                         a demo queue with live workers, in the console
-  monque-tui --demo --headless --duration 10  the same demo without the console UI
-  monque-tui                                the console on sqlite:///monque.db
-  monque-tui sqlite:///var/lib/app/jobs.db  the console on another SQLite file
-  monque-tui --read-only mongodb://db1,db2,db3/app?replicaSet=rs0   look, don't touch
-  monque-tui --worker --app myapp.tasks:monque            run the handlers of your Monque
-  monque-tui --worker --app myapp.tasks:setup --concurrency 20 sqlite:///jobs.db
-  monque-tui --worker --app myapp.tasks:setup --log-format json   for log collectors
-  monque-tui --app myapp.tasks:setup sqlite:///jobs.db    the console, workers in-process
-  MONQUE_URL=sqlite:///jobs.db MONQUE_APP=myapp.tasks:setup monque-tui --worker
-  monque-tui --serve 8080 --read-only sqlite:///jobs.db   the console in a browser (prints a login link)
-
---app PACKAGE.MODULE:ATTR names either a Monque instance with handlers registered, or a
-function (sync or async) taking a Monque and registering handlers on it, e.g.
-
-  def setup(monque):
-      monque.register("email.send", send_email)
-
-Every option can also be set in the environment (shown as [env: ...]); a flag beats the
-environment, which beats the default. The URL comes from MONQUE_URL, except with --demo,
-which uses its own file unless a URL is given on the command line. Modes (--worker,
---demo, --headless) are flags only.
-
-The worker stops gracefully on SIGINT/SIGTERM/SIGHUP (in-flight jobs get --shutdown-timeout to
-finish); a second signal exits at once and leaves them for stale recovery. It also stops, with
-exit code 3, if its SQLite file is deleted or replaced while it runs (start it again to open
-the file now at that path), or is found damaged (check it and restore a backup).
-
-exit codes:
-  0  clean stop                       3  the store cannot be opened or reached
-  1  internal error (a bug)           4  the --app cannot be loaded or has no handlers
-  2  bad flag, env value or URL       5  shutdown timed out; jobs left for stale recovery
-  129/130/143  forced exit by a second SIGHUP/SIGINT/SIGTERM (commands: the first)
-  141  stdout's reader went away (e.g. monque-tui export | head)
-"""
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line and goes through the same path as ours."""
-
-    def error(self, message: str) -> NoReturn:
-        raise CliError(f"{message} (see {PROG} --help)", ExitCode.USAGE)
-
-    def _print_message(self, message: str, file: Any = None) -> None:
-        print_help_text(message, file)
-
-
-def _flag_type(parse: Any) -> Any:
-    def convert(text: str) -> Any:
-        try:
-            return parse(text)
-        except ValueError as error:
-            raise argparse.ArgumentTypeError(f"{text!r}: {error}") from None
-
-    convert.__name__ = getattr(parse, "__name__", "value")
-    return convert
-
-
-def version_text() -> str:
-    try:
-        from importlib.metadata import version
-
-        own = version("monque-tui")
-    except Exception:  # noqa: BLE001 - not installed as a distribution (e.g. run from a checkout)
-        own = engine_version
-    python = ".".join(str(part) for part in sys.version_info[:3])
-    return f"{PROG} {own} (monque_engine {engine_version}, Python {python})"
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog=PROG,
-        description=textwrap.dedent("""\
-            A terminal console and headless worker for Monque job queues (SQLite or MongoDB).
-            Watch jobs live, and cancel, retry, reschedule or delete them; or run the
-            processor pool of your handlers without a UI."""),
-        epilog=EXAMPLES + "\n" + describe_commands(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument(
-        "url",
-        nargs="?",
-        metavar="URL",
-        default=None,
-        help="store URL: sqlite:///relative.db, sqlite:////absolute/path.db, mongodb://host/db "
-        "or mongodb+srv://... [env: MONQUE_URL] [default: sqlite:///monque.db; "
-        f"--demo: {DEMO_URL}]",
-    )
-    modes = parser.add_argument_group("modes (the console is the default)")
-    exclusive = modes.add_mutually_exclusive_group()
-    exclusive.add_argument(
-        "--worker",
-        action="store_true",
-        help="run the --app's handlers headless until SIGINT/SIGTERM/SIGHUP (no UI, no Textual)",
-    )
-    exclusive.add_argument(
-        "--demo",
-        action="store_true",
-        help="demo handlers and a stream of demo jobs on a local SQLite file, in the console",
-    )
-    exclusive.add_argument(
-        "--serve",
-        metavar="[HOST:]PORT",
-        type=_flag_type(parse_address),
-        default=None,
-        help="serve the console to browsers on HOST:PORT (HOST defaults to 127.0.0.1); every request needs "
-        f"the token (printed at start, or from {TOKEN_ENV} or {TOKEN_FILE_ENV}); needs monque-tui[serve]",
-    )
-    modes.add_argument(
-        "--headless", action="store_true", help="with --demo: run the demo without the console, printing progress lines"
-    )
-    modes.add_argument("--version", action="version", version=version_text())
-    serving = parser.add_argument_group("with --serve (the token is never a flag: ps would show it)")
-    serving.add_argument(
-        "--public-url",
-        metavar="URL",
-        type=_flag_type(parse_public_url),
-        default=None,
-        help="the origin browsers use, behind a reverse proxy (e.g. https://jobs.example.com) "
-        "[default: http://HOST:PORT]",
-    )
-    serving.add_argument(
-        "--max-sessions",
-        metavar="N",
-        type=_flag_type(parse_positive_int),
-        default=None,
-        help=f"browser sessions at once; each runs a console process [default: {DEFAULT_MAX_SESSIONS}]",
-    )
-    serving.add_argument(
-        "--session-lifetime",
-        metavar="DURATION",
-        type=_flag_type(parse_session_lifetime),
-        default=None,
-        help=f"how long a browser's login lasts, e.g. 30m, 12h, 7d [env: {SESSION_LIFETIME_ENV}; default: 12h]",
-    )
-    serving.add_argument(
-        "--token-file",
-        metavar="PATH",
-        default=None,
-        help=f"read the token from the first line of PATH [env: {TOKEN_FILE_ENV}; or the token itself in "
-        f"{TOKEN_ENV}; default: a new one, printed]",
-    )
-    # Refused with its own message, or argparse would read `--token X` as `--token-file X`.
-    serving.add_argument("--token", dest="token_flag", default=None, help=argparse.SUPPRESS)
-    options = parser.add_argument_group("settings (each also from an environment variable)")
-    for option in OPTIONS:
-        help_text = f"{option.help} [env: {option.env}]"
-        if option.is_switch:
-            options.add_argument(option.flag, dest=option.dest, action="store_true", default=False, help=help_text)
-        else:
-            options.add_argument(
-                option.flag,
-                dest=option.dest,
-                type=_flag_type(option.parse),
-                default=None,
-                metavar=option.metavar,
-                help=help_text,
-            )
-    return parser
+from .parser import PROG, build_parser, parse, version_text
+from .settings import DEMO_URL, OPTIONS, Resolved, resolve
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -211,18 +38,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = False
     try:
         words = list(argv) if argv is not None else sys.argv[1:]
-        if words and words[0] in COMMANDS:  # pause, resume, paused, instances, release-dead, health, export
-            from .commands import run_command
-
-            try:
-                return run_command(words)
-            except SystemExit as exit_:  # COMMAND --help
-                return int(exit_.code or 0) if not isinstance(exit_.code, str) else 1
-        parser = build_parser()
         try:
-            args = parser.parse_args(list(argv) if argv is not None else None)
+            args = parse(words)  # the one parser (parser.py): the console's form, or COMMAND ...
         except SystemExit as exit_:  # --help and --version
             return int(exit_.code or 0) if not isinstance(exit_.code, str) else 1
+        if args.command is not None:  # pause, resume, paused, instances, release-dead, health, export, ...
+            from .commands import run_parsed
+
+            try:
+                return run_parsed(args)
+            except SystemExit as exit_:
+                return int(exit_.code or 0) if not isinstance(exit_.code, str) else 1
         settings = resolve(vars(args))
         debug = settings["log_level"] == "debug"
         return _dispatch(args, settings)
@@ -542,3 +368,6 @@ def _run_console(config: Any) -> int:
             ) from None
         raise
     return int(run_console(config))
+
+
+__all__ = ["build_parser", "main", "version_text"]  # build_parser, version_text: parser.py's, here as before

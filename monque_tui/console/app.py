@@ -1,9 +1,13 @@
 """The console app: the Textual shell around a ``ConsoleSession``.
 
 The session (``monque_tui.console.session``, no Textual) owns the store, the query, the marks, the
-window, the counts and the live feed. The app runs its timers, turns session events into
-``SessionMessage`` messages for the screens, and shows dialogs; screens turn keys into
-session calls. Nothing here reaches into a screen's internals.
+window, the counts and the live feed, and is the console's only way to the engine: the app
+never calls ``Monque`` itself (pausing a name, releasing an owner and stopping this console's
+workers are session calls too; ``tests/tui/test_console_one_hub.py`` checks). The app runs its
+timers, turns session events into ``SessionMessage`` messages for the screens, and shows
+dialogs; screens turn keys into session calls, and reach the app only as ``ConsoleApp``
+(protocol.py, handed to them when built) and by posting intents (messages.py). Nothing here
+reaches into a screen's internals.
 """
 
 from __future__ import annotations
@@ -21,7 +25,6 @@ from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
 
-from monque_engine import Monque
 from monque_engine.store.urls import mask_text
 
 from .actions import ActionKind, ActionPlan
@@ -45,7 +48,6 @@ from .messages import (
     TogglePause,
 )
 from .palette import ConsoleCommands
-from .protocol import ConsoleApp
 from .query import JobQuery
 from .screens.ask import AskScreen
 from .screens.confirm import ConfirmScreen
@@ -59,9 +61,8 @@ from .screens.table_screen import TableScreen
 from .screens.when import WhenScreen
 from .screens.workers import WorkersScreen
 from .session import ConsoleSession, SessionError, SessionEvent
-from .session.events import JobsChanged, Notice
+from .session.events import JobsChanged, Notice, PausedNamesChanged
 from .session.export import ExportError, default_path, export_view
-from .session.fleet import PausedNamesChanged, release_owner
 
 DETAIL_SCREEN = "job-detail"  # the reused detail screen's installed name
 FLUSH_INTERVAL = 0.5  # live enough to read; each flush diffs the window and redraws changed rows
@@ -139,11 +140,9 @@ class MonqueConsole(App[int]):
         self.ready = asyncio.Event()
         self.first_paint_at: float | None = None
         self._started = time.perf_counter()
-        self.jobs_screen = JobsScreen(self.session)
+        self.jobs_screen = JobsScreen(self.session, self)
         #: The job detail screen, built on the first open and reused after (``show_job``).
         self._detail: JobDetailScreen | None = None
-        #: Job names paused in the store (polled with the stats: pauses are not in the job feed).
-        self.paused_names: tuple[str, ...] = ()
         #: ``MONQUE_TUI_KEYLOG``: key-to-frame times for the soak benchmark (None: off, no cost).
         self._keylog = KeyLog.from_env()
         if self._keylog is not None:
@@ -163,12 +162,13 @@ class MonqueConsole(App[int]):
         self._after_key_frame_timer: Timer | None = None
 
     @property
-    def monque(self) -> Monque | None:
-        return self.session.monque
-
-    @property
     def paused(self) -> bool:
         return self.session.paused
+
+    @property
+    def paused_names(self) -> tuple[str, ...]:
+        """Job names paused in the store (the session polls them with the stats)."""
+        return self.session.paused_names
 
     def notify(
         self,
@@ -195,29 +195,29 @@ class MonqueConsole(App[int]):
         claim on its way hands out a job the stop then waits for (the demo's workers claim all
         the time), and that wait is said, here, once it lasts.
         """
-        monque = self.monque
-        if monque is None or not self.config.start_workers:
+        session = self.session
+        if not session.runs_workers:
             self.exit()
             return
-        if self._stopping_workers:  # (the workers no longer claim: is_running is already false)
-            waiting = "waiting for the running jobs to finish" if monque.running_job_count else "stopping the workers"
+        if self._stopping_workers:  # (the workers no longer claim: workers_claiming is already false)
+            waiting = "waiting for the running jobs to finish" if session.running_job_count else "stopping the workers"
             self.notify(f"Still {waiting}.", title="Quit", timeout=3)
             return
-        running = monque.running_job_count
-        if not running and not monque.is_running:
+        running = session.running_job_count
+        if not running and not session.workers_claiming:
             self.exit()
             return
         self._stopping_workers = True
         slow: Timer | None = None
         if running:
-            self._say_stopping(monque)
+            self._say_stopping()
         else:
-            slow = self.set_timer(SLOW_KEY_AFTER, lambda: self._say_stopping(monque))
-        self._stop_workers_then_exit(monque, slow)
+            slow = self.set_timer(SLOW_KEY_AFTER, self._say_stopping)
+        self._stop_workers_then_exit(slow)
 
-    def _say_stopping(self, monque: Monque) -> None:
-        timeout = float(monque.options.shutdown_timeout)
-        running = monque.running_job_count
+    def _say_stopping(self) -> None:
+        timeout = self.session.shutdown_timeout
+        running = self.session.running_job_count
         what = f": {plural(running, 'running job')} may finish first" if running else ""
         self.notify(
             f"Stopping the workers{what} (at most {timeout:g} s); the console closes when they have.",
@@ -226,9 +226,9 @@ class MonqueConsole(App[int]):
         )
 
     @work(group="quit")
-    async def _stop_workers_then_exit(self, monque: Monque, slow: Timer | None = None) -> None:
+    async def _stop_workers_then_exit(self, slow: Timer | None = None) -> None:
         try:
-            await monque.stop()  # never raises; bounded by shutdown_timeout and a grace
+            await self.session.stop_workers()  # never raises; bounded by shutdown_timeout and a grace
         finally:
             if slow is not None:
                 slow.stop()
@@ -351,11 +351,11 @@ class MonqueConsole(App[int]):
     # -- session events -------------------------------------------------------------------------------
     def _session_event(self, event: SessionEvent) -> None:
         if isinstance(event, Notice):
-            timeout = 10 if event.severity == "error" else None
+            timeout = event.timeout if event.timeout is not None else (10 if event.severity == "error" else None)
             self.notify(event.message, title=event.title, severity=event.severity, timeout=timeout)
             return
         self.jobs_screen.post_message(SessionMessage(event))
-        if isinstance(event, JobsChanged):
+        if isinstance(event, JobsChanged | PausedNamesChanged):
             self._tell_top_screen(SessionMessage(event))
 
     # -- timers -------------------------------------------------------------------------------------------
@@ -470,19 +470,8 @@ class MonqueConsole(App[int]):
         await self.refresh_paused_names()
 
     async def refresh_paused_names(self) -> None:
-        """Poll the store's paused names (cheap) and tell the screens when they change."""
-        monque = self.monque
-        if monque is None:
-            return
-        try:
-            names = tuple(sorted(await monque.paused()))
-        except Exception:  # noqa: BLE001 - a store hiccup: the next tick asks again
-            return
-        if names != self.paused_names:
-            self.paused_names = names
-            event = PausedNamesChanged(names)
-            self.jobs_screen.post_message(SessionMessage(event))
-            self._tell_top_screen(SessionMessage(event))
+        """Poll the store's paused names (cheap); the session tells the screens when they change."""
+        await self.session.refresh_paused_names()
 
     def _throughput_tick(self) -> None:
         if self.closing:
@@ -520,22 +509,22 @@ class MonqueConsole(App[int]):
         """
         detail = self._detail
         if detail is None:
-            detail = self._detail = JobDetailScreen(self.session, job_id, self.clock, row)
+            detail = self._detail = JobDetailScreen(self.session, self, job_id, self.clock, row)
             self.install_screen(detail, name=DETAIL_SCREEN)
             self.push_screen(detail)
         elif detail in self.screen_stack:
-            self.push_screen(JobDetailScreen(self.session, job_id, self.clock, row))
+            self.push_screen(JobDetailScreen(self.session, self, job_id, self.clock, row))
         else:
             self.push_screen(detail)
             detail.reopen(job_id, row)
 
     def action_show_queues(self) -> None:
         if not isinstance(self.screen, QueuesScreen):
-            self.push_screen(QueuesScreen(self.session))
+            self.push_screen(QueuesScreen(self.session, self))
 
     def action_show_errors(self) -> None:
         if not isinstance(self.screen, ErrorsScreen):
-            self.push_screen(ErrorsScreen(self.session, live=self.live))
+            self.push_screen(ErrorsScreen(self.session, self, live=self.live))
 
     def show_error_group(self, query: JobQuery) -> None:
         """Enter on the errors view: the jobs table, filtered to the group."""
@@ -545,7 +534,7 @@ class MonqueConsole(App[int]):
 
     def action_show_workers(self) -> None:
         if not isinstance(self.screen, WorkersScreen):
-            self.push_screen(WorkersScreen(self.session))
+            self.push_screen(WorkersScreen(self.session, self))
 
     def action_show_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
@@ -661,30 +650,12 @@ class MonqueConsole(App[int]):
     async def release_owner(self, instance_id: str) -> None:
         """Watch a dead owner, ask with the count, then release (the store has the last word).
 
-        Dead or alive is the engine's watch of the owner's heartbeat moving, never this
-        console's clock (issue 25): up to twice its interval plus 1 s before the question.
+        Dead or alive is the engine's watch of the owner's heartbeat moving (the session's
+        ``check_owner``), never this console's clock (issue 25).
         """
-        monque = self.monque
-        if monque is None or self.read_only:
-            return
-        self.notify(
-            f"Watching {instance_id}'s heartbeat (up to twice its interval, plus 1 s): "
-            "its jobs are released only if it writes nothing meanwhile.",
-            timeout=4,
-        )
-        try:
-            check = await monque.check_owner(instance_id)
-        except Exception as error:  # noqa: BLE001 - shown to the operator
-            self.notify(f"Release failed: {error}", severity="error", timeout=10)
-            return
-        if check.alive or check.releasable == 0:
-            reason = (
-                "the owner is alive (its heartbeat moved while watched)"
-                if check.alive
-                else "it holds no processing jobs"
-            )
-            self.notify(f"Nothing to release for {instance_id}: {reason}.", severity="warning")
-            return
+        check = await self.session.check_owner(instance_id)
+        if check is None:
+            return  # the session said why
         jobs = plural(check.releasable, "processing job")
 
         def answered(ok: bool | None) -> None:
@@ -709,24 +680,7 @@ class MonqueConsole(App[int]):
     @work(group="fleet")
     async def toggle_name_pause(self, name: str) -> None:
         """Pause ``name`` for every Python worker on the store, or resume it when it is paused."""
-        monque = self.monque
-        if monque is None or self.read_only:
-            return
-        try:
-            if name in await monque.paused():
-                await monque.resume(name)
-                self.notify(f"Resumed {name!r}: workers claim it again.", title="Resume")
-            else:
-                await monque.pause(name)
-                self.notify(
-                    f"Paused {name!r}: Python workers stop claiming it within a poll interval; running "
-                    "jobs finish. Node Monque workers do not honour pauses.",
-                    title="Pause",
-                )
-        except Exception as error:  # noqa: BLE001 - shown to the operator
-            self.notify(f"Pause failed: {error}", severity="error", timeout=10)
-            return
-        await self.refresh_paused_names()
+        await self.session.toggle_pause(name)
 
     def export_view(self) -> None:
         """Ask for a path, then write every job of the view there in a worker thread."""
@@ -766,21 +720,11 @@ class MonqueConsole(App[int]):
 
     @work(group="fleet")
     async def _release(self, instance_id: str) -> None:
-        assert self.monque is not None
-        try:
-            message = await release_owner(self.monque, instance_id)
-        except Exception as error:  # noqa: BLE001
-            self.notify(f"Release failed: {error}", severity="error", timeout=10)
+        if not await self.session.release_owner(instance_id):
             return
-        self.notify(message, title="Release")
         screen = self.top_screen
         if isinstance(screen, WorkersScreen | JobDetailScreen):
             screen.load()
-
-
-def _offers_what_screens_use(app: MonqueConsole) -> ConsoleApp:
-    """Never called: mypy checks here that the app has every member screens type it by."""
-    return app
 
 
 __all__ = ["MonqueConsole", "SessionMessage", "plural"]

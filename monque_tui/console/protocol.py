@@ -1,9 +1,11 @@
 """What a screen may read of the console app, or ask it in passing, as a type.
 
-Screens reach the running app through ``self.app``; typing that against this Protocol instead
-of ``MonqueConsole`` keeps ``app.py`` out of the screens' imports (the app imports the screens,
-never the other way round: the ``console-layers`` contract in pyproject.toml). ``app.py``
-checks that ``MonqueConsole`` offers every member listed here.
+The app hands itself to each screen it builds, as this Protocol (``JobsScreen(session, self)``),
+and screens use it as ``self.console``: typed by this Protocol instead of ``MonqueConsole``,
+``app.py`` stays out of the screens' imports (the app imports the screens, never the other
+way round: the ``console-layers`` contract in pyproject.toml), and mypy checks at each of
+those calls that ``MonqueConsole`` offers every member listed here. No screen casts
+``self.app`` (Textual types it as a bare ``App``): ``tests/tui/test_console_one_hub.py``.
 
 What a screen asks the app to *do* (open a screen, act on jobs, export, pause a name,
 release an owner) is not here: it posts an intent (messages.py) and the app handles it.

@@ -87,8 +87,8 @@ async def queues_scene(pilot: Pilot[int]) -> None:
 async def workers_scene(pilot: Pilot[int]) -> None:
     """Two registered instances (one dead, holding a job) and the seed's inferred (Node) owners."""
     app = await _ready(pilot)
-    assert app.monque is not None
-    store = app.monque.store
+    assert app.session.monque is not None
+    store = app.session.monque.store
     minute = 60_000
     await store.upsert_instance(
         InstanceRecord(
@@ -121,7 +121,7 @@ async def workers_scene(pilot: Pilot[int]) -> None:
         )
     )
     held = [SeedJob(90 + n, "sync-crm", JobStatus.PROCESSING, 20, owner="batch-7:3310:77ab01") for n in range(2)]
-    await app.monque.import_jobs(
+    await app.session.monque.import_jobs(
         seed_job(job).replace(locked_at_ms=SEED_NOW_MS - 9 * minute, last_heartbeat_ms=SEED_NOW_MS - 6 * minute)
         for job in held
     )

@@ -20,11 +20,11 @@ async def test_read_only_session_leaves_the_file_bytes_and_mtime_unchanged(seede
     path = Path(seeded_url.removeprefix("sqlite:///"))
     before = fingerprint(path)
     async with running_console(seeded_url, read_only=True) as (app, pilot):
-        assert app.monque is not None and app.monque.display_url.endswith("?mode=ro")
+        assert app.session.monque is not None and app.session.monque.display_url.endswith("?mode=ro")
         await pilot.press("2", "j", "j", "s", "1", "w")
         await pilot.pause()
         try:
-            await app.monque.enqueue("email.send")
+            await app.session.monque.enqueue("email.send")
         except ConnectionError as error:
             assert "read-only" in str(error)
         else:

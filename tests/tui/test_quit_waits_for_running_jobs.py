@@ -39,7 +39,7 @@ async def test_q_says_it_waits_for_running_jobs_and_closes_once_they_finish(tmp_
     async with app.run_test(size=(140, 36), notifications=True) as pilot:
         await asyncio.wait_for(app.ready.wait(), 10)
         await asyncio.wait_for(started.wait(), 10)
-        assert app.monque.running_job_count == 1
+        assert app.session.monque.running_job_count == 1
         await pilot.press("q")
         await wait_for(lambda: said(app, "Stopping the workers: 1 running job"))
         assert app.is_running and app.return_code is None  # still up, saying why
@@ -67,7 +67,7 @@ async def test_q_without_running_jobs_closes_at_once(tmp_path: Path) -> None:
 
     async with app.run_test(size=(140, 36), message_hook=record) as pilot:
         await asyncio.wait_for(app.ready.wait(), 10)
-        assert app.monque.running_job_count == 0
+        assert app.session.monque.running_job_count == 0
         await pilot.press("q")
         await wait_for(lambda: not app.is_running)
     assert not any("Stopping" in message for message in notified)
@@ -98,7 +98,7 @@ async def test_q_while_a_claim_is_in_flight_stays_up_for_the_job_it_claims(tmp_p
     async with app.run_test(size=(140, 36), notifications=True) as pilot:
         try:
             await asyncio.wait_for(app.ready.wait(), 10)
-            monque = app.monque
+            monque = app.session.monque
             store, real_claim, real_stop = monque.store, monque.store.claim, monque.stop
             claimed, stopping = asyncio.Event(), asyncio.Event()
 
@@ -141,7 +141,7 @@ async def test_q_again_while_idle_workers_stop_does_not_speak_of_running_jobs(tm
     app = MonqueConsole(ConsoleConfig(url=url, setup=setup, start_workers=True, label="test"))
     async with app.run_test(size=(140, 36), notifications=True) as pilot:
         await asyncio.wait_for(app.ready.wait(), 10)
-        monque = app.monque
+        monque = app.session.monque
         store, leave = monque.store, asyncio.Event()
         real_remove = store.remove_instance
 

@@ -18,9 +18,8 @@ from bson.codec_options import DatetimeConversion
 from pymongo.errors import ConfigurationError
 from pymongo.uri_parser import split_options
 
-from .. import InvalidStoreUrlError
 from ..base import InvalidCollectionNameError, JobStore, StoreLocation
-from ..urls import mask_secrets, mask_url
+from ..urls import InvalidStoreUrlError, mask_secrets, mask_url
 
 DEFAULT_DATABASE = "monque"
 #: How long the *first* ping waits for a server, unless the URL or a kwarg sets

@@ -22,7 +22,7 @@ import os
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, unquote
 
-from .. import InvalidStoreUrlError
+from ..urls import InvalidStoreUrlError
 
 
 class InvalidSqliteUrlError(InvalidStoreUrlError):

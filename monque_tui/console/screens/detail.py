@@ -18,7 +18,6 @@ with a marker saying how much is not shown, and a traceback longer than
 from __future__ import annotations
 
 import asyncio
-from typing import cast
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.panel import Panel
@@ -299,10 +298,13 @@ class JobDetailScreen(Screen[None]):
                                          border-title-color: $text-error; }
     """
 
-    def __init__(self, session: ConsoleSession, job_id: str, clock: Clock, row: Job | None = None) -> None:
+    def __init__(
+        self, session: ConsoleSession, console: ConsoleApp, job_id: str, clock: Clock, row: Job | None = None
+    ) -> None:
         """``row``: the job as the table has it (without payload), drawn at once while the store is read."""
         super().__init__()
         self.session = session
+        self._console_app = console
         self.job_id = job_id
         self._row = row
         self.job: Job | None = None
@@ -332,7 +334,8 @@ class JobDetailScreen(Screen[None]):
 
     @property
     def console(self) -> ConsoleApp:
-        return cast("ConsoleApp", self.app)
+        """The app, as much of it as screens may use (handed over when built: no cast)."""
+        return self._console_app
 
     def compose(self) -> ComposeResult:
         yield Static(f"Job {clip_line(self.job_id, FIELD_CHARS)}", id="detail-title", markup=False)

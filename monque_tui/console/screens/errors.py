@@ -9,8 +9,6 @@ The list refreshes on a timer that is re-armed after each fetch, keeping the cur
 
 from __future__ import annotations
 
-from typing import cast
-
 from rich.text import Text
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -63,10 +61,11 @@ class ErrorsScreen(Screen[None]):
     ErrorsScreen DataTable { height: 1fr; }
     """
 
-    def __init__(self, session: ConsoleSession, live: bool = True) -> None:
+    def __init__(self, session: ConsoleSession, console: ConsoleApp, live: bool = True) -> None:
         """``live=False`` (snapshots): one fetch, no refresh timer."""
         super().__init__()
         self.session = session
+        self._console_app = console
         self.model = ErrorGroupsModel()
         self._live = live
         self._timer: Timer | None = None
@@ -77,7 +76,8 @@ class ErrorsScreen(Screen[None]):
 
     @property
     def console(self) -> ConsoleApp:
-        return cast("ConsoleApp", self.app)
+        """The app, as much of it as screens may use (handed over when built: no cast)."""
+        return self._console_app
 
     def compose(self) -> ComposeResult:
         yield Static("Errors: failed and retrying jobs by name, type and message", id="errors-title")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any, ClassVar, ParamSpec, cast
+from typing import Any, ClassVar, ParamSpec
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -79,9 +79,10 @@ class JobsScreen(Screen[None]):
     JobsScreen { layout: vertical; }
     """
 
-    def __init__(self, session: ConsoleSession) -> None:
+    def __init__(self, session: ConsoleSession, console: ConsoleApp) -> None:
         super().__init__()
         self.session = session
+        self._console_app = console
         self._first_load = True
         self._offered: tuple[bool, ...] = ()
         #: A loaded page waiting for the pending key's frame (``_catch_up``).
@@ -114,7 +115,8 @@ class JobsScreen(Screen[None]):
 
     @property
     def console(self) -> ConsoleApp:
-        return cast("ConsoleApp", self.app)
+        """The app, as much of it as screens may use (handed over when built: no cast)."""
+        return self._console_app
 
     def compose(self) -> ComposeResult:
         console = self.console

@@ -19,6 +19,7 @@ from ..actions import wall_clock_ms
 from ..bindings import Scope, bindings_for
 from ..formatting import STATUS_STYLES, per_minute, span
 from ..messages import SessionMessage, ShowJobsNamed, TogglePause
+from ..protocol import ConsoleApp
 from ..session import ConsoleSession
 from ..session.events import JobsChanged
 from ..session.fleet import HEALTH_WINDOW_MINUTES, PausedNamesChanged, recent_rate, spark_cells
@@ -80,8 +81,8 @@ class QueuesScreen(TableScreen):
     }
     COLUMNS = COLUMNS
 
-    def __init__(self, session: ConsoleSession) -> None:
-        super().__init__(session)
+    def __init__(self, session: ConsoleSession, console: ConsoleApp) -> None:
+        super().__init__(session, console)
         self._loaded_at = 0.0
         self.health: dict[str, QueueHealth] = {}
         self._oldest_due_ms: dict[str, int] = {}

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import ClassVar, cast
+from typing import ClassVar
 
 from rich.text import Text
 from textual import work
@@ -59,9 +59,10 @@ class TableScreen(Screen[None]):
     #: After a failed load (the store unreachable), try again this often.
     RETRY_EVERY: ClassVar[float] = 5.0
 
-    def __init__(self, session: ConsoleSession) -> None:
+    def __init__(self, session: ConsoleSession, console: ConsoleApp) -> None:
         super().__init__()
         self.session = session
+        self._console_app = console
         self.loads = 0
         self._timer: Timer | None = None
         #: Seconds the last load took (``paced``), by this clock.
@@ -70,7 +71,8 @@ class TableScreen(Screen[None]):
 
     @property
     def console(self) -> ConsoleApp:
-        return cast("ConsoleApp", self.app)
+        """The app, as much of it as screens may use (handed over when built: no cast)."""
+        return self._console_app
 
     def compose(self) -> ComposeResult:
         yield Static(self.HEADING, id=f"{self.ID_PREFIX}-title", classes="table-title")

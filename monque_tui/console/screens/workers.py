@@ -12,6 +12,7 @@ from rich.text import Text
 from ..bindings import Scope, bindings_for
 from ..formatting import span
 from ..messages import ReleaseOwner
+from ..protocol import ConsoleApp
 from ..session import ConsoleSession
 from ..session.fleet import FleetView, InstanceRow
 from .table_screen import TableScreen
@@ -74,8 +75,8 @@ class WorkersScreen(TableScreen):
     ROW_ACTIONS = {"release_owner": "No instance under the cursor: no worker is registered and no job is claimed."}
     COLUMNS = COLUMNS
 
-    def __init__(self, session: ConsoleSession) -> None:
-        super().__init__(session)
+    def __init__(self, session: ConsoleSession, console: ConsoleApp) -> None:
+        super().__init__(session, console)
         self.view = FleetView()
         self.rows: dict[str, InstanceRow] = {}
 

@@ -29,6 +29,7 @@ from monque_engine import (
     Job,
     JobStatus,
     Monque,
+    OwnerCheck,
     QueueStats,
     ResilientWatch,
     StoreDamagedError,
@@ -59,6 +60,7 @@ from .events import (
     JobsChanged,
     MarksChanged,
     Notice,
+    PausedNamesChanged,
     QueryChanged,
     QueryFailed,
     SearchProgressed,
@@ -70,6 +72,7 @@ from .events import (
     WindowLoaded,
 )
 from .feed import ChangeBatch, ChangeBuffer, Throughput
+from .fleet import release_owner
 from .search import Searches, progress_text
 
 #: Counting a big store is a scan of every finished job, so it grows with the store: after a
@@ -230,6 +233,8 @@ class ConsoleSession:
         self.counted_query: JobQuery | None = None
         #: A text view whose search the operator stopped (Esc): not read again until asked.
         self.stopped_query: JobQuery | None = None
+        #: Job names paused in the store (polled with the stats: pauses are not in the job feed).
+        self.paused_names: tuple[str, ...] = ()
 
     def emit(self, event: SessionEvent) -> None:
         self._emit(event)
@@ -970,6 +975,113 @@ class ConsoleSession:
             await self.reload_around_cursor()
         await self.refresh_stats()
         return None
+
+    # -- fleet control: pausing names, releasing dead owners (issue 13) -----------------------------------
+    async def refresh_paused_names(self) -> None:
+        """Poll the store's paused names (cheap); ``PausedNamesChanged`` when they changed."""
+        if self.monque is None:
+            return
+        try:
+            names = tuple(sorted(await self.monque.paused()))
+        except Exception:  # noqa: BLE001 - a store hiccup: the next tick asks again
+            return
+        if names != self.paused_names:
+            self.paused_names = names
+            self.emit(PausedNamesChanged(names))
+
+    async def toggle_pause(self, name: str) -> None:
+        """Pause ``name`` for every Python worker on the store, or resume it when it is paused."""
+        monque = self.monque
+        if monque is None or self.read_only:
+            return
+        try:
+            if name in await monque.paused():
+                await monque.resume(name)
+                self.emit(Notice(f"Resumed {name!r}: workers claim it again.", "information", "Resume"))
+            else:
+                await monque.pause(name)
+                self.emit(
+                    Notice(
+                        f"Paused {name!r}: Python workers stop claiming it within a poll interval; running "
+                        "jobs finish. Node Monque workers do not honour pauses.",
+                        "information",
+                        "Pause",
+                    )
+                )
+        except Exception as error:  # noqa: BLE001 - shown to the operator
+            self.emit(Notice(f"Pause failed: {error}", "error"))
+            return
+        await self.refresh_paused_names()
+
+    async def check_owner(self, instance_id: str) -> OwnerCheck | None:
+        """Watch owner ``instance_id``'s heartbeat: the check when it is dead with jobs to
+        release (the app then asks), else None with a Notice saying why not.
+
+        Dead or alive is the engine's watch of the heartbeat moving, never this console's
+        clock (issue 25): up to twice its interval plus 1 s."""
+        monque = self.monque
+        if monque is None or self.read_only:
+            return None
+        self.emit(
+            Notice(
+                f"Watching {instance_id}'s heartbeat (up to twice its interval, plus 1 s): "
+                "its jobs are released only if it writes nothing meanwhile.",
+                timeout=4,
+            )
+        )
+        try:
+            check = await monque.check_owner(instance_id)
+        except Exception as error:  # noqa: BLE001 - shown to the operator
+            self.emit(Notice(f"Release failed: {error}", "error"))
+            return None
+        if check.alive or check.releasable == 0:
+            reason = (
+                "the owner is alive (its heartbeat moved while watched)"
+                if check.alive
+                else "it holds no processing jobs"
+            )
+            self.emit(Notice(f"Nothing to release for {instance_id}: {reason}.", "warning"))
+            return None
+        return check
+
+    async def release_owner(self, instance_id: str) -> bool:
+        """Release a dead owner's jobs now (the store has the last word); whether it was asked."""
+        monque = self.monque
+        if monque is None or self.read_only:
+            return False
+        try:
+            message = await release_owner(monque, instance_id)
+        except Exception as error:  # noqa: BLE001 - shown to the operator
+            self.emit(Notice(f"Release failed: {error}", "error"))
+            return False
+        self.emit(Notice(message, "information", "Release"))
+        return True
+
+    # -- this console's own workers (--demo, --app): quitting waits for them -------------------------------
+    @property
+    def runs_workers(self) -> bool:
+        """This console started workers (``--demo``, ``--app``) on an open store."""
+        return self.monque is not None and self.config.start_workers
+
+    @property
+    def running_job_count(self) -> int:
+        """Handlers of this console's workers running now."""
+        return 0 if self.monque is None else self.monque.running_job_count
+
+    @property
+    def workers_claiming(self) -> bool:
+        """This console's workers still claim jobs (false once their stop has begun)."""
+        return self.monque is not None and self.monque.is_running
+
+    @property
+    def shutdown_timeout(self) -> float:
+        """How long stopping the workers may wait for running handlers, in seconds."""
+        return 0.0 if self.monque is None else float(self.monque.options.shutdown_timeout)
+
+    async def stop_workers(self) -> None:
+        """Stop this console's workers (never raises; bounded by ``shutdown_timeout`` and a grace)."""
+        if self.monque is not None:
+            await self.monque.stop()
 
     # -- for screens ------------------------------------------------------------------------------------------
     @survives_store_errors(None)

@@ -88,6 +88,8 @@ class Notice:
     message: str
     severity: str = "information"
     title: str = ""
+    #: Seconds on screen (None: the app's default for the severity).
+    timeout: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
