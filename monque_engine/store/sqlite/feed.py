@@ -334,11 +334,19 @@ class ChangeFeed:
 
 
 def _wanted(statuses: tuple[JobStatus, ...] | None) -> str | None:
-    """The feed rows a status-filtered stream reads (deletes always), as SQL on alias ``c``."""
+    """The feed rows a status-filtered stream reads, as SQL on alias ``c``: changes that left
+    a job in one of ``statuses``, and no deletes (a deleted job is in no status; a delete row
+    keeps the status the job had, so it must be excluded by its operation).
+
+    Deletes passed until 2026-12 (issue 34): a purge of 683k jobs then sent 683k events to every
+    worker (its stream watches ``pending``), which read them a page at a time on the reader its
+    claims' due-time look-ups share, and dropped every one. MongoDB's filtered streams drop
+    them too (``mongo/changes.py``); a console's unfiltered stream still gets every delete.
+    """
     if statuses is None:
         return None
     values = ",".join(f"'{s.value}'" for s in statuses)
-    return f"(c.status IN ({values}) OR c.op = 'delete')"
+    return f"(c.op != 'delete' AND c.status IN ({values}))"
 
 
 __all__ = ["ChangeFeed", "ConnectionError"]
