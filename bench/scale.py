@@ -362,9 +362,7 @@ def main(argv: list[str] | None = None) -> int:
         help="also purge 80%% of the completed jobs beside a worker of scheduled work (100 due/s), "
         "quiet and busy (two CPU-bound processes beside it); ~2-4 min per size and mode",
     )
-    ap.add_argument(
-        "--purge-modes", default="quiet,busy", help="--purge: machine modes, comma-separated (quiet, busy)"
-    )
+    ap.add_argument("--purge-modes", default="quiet,busy", help="--purge: machine modes, comma-separated (quiet, busy)")
     ap.add_argument("--doc", default=str(ROOT / "docs" / "benchmarks.md"), help="markdown file to update ('' : none)")
     args = ap.parse_args(argv)
     sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
