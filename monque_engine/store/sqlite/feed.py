@@ -291,9 +291,9 @@ class ChangeFeed:
         The store's own readers serve the engine's reads: the due-time look-up that arms a
         worker's next timer, listings, counts. A stream catching up on a backlog (a watcher
         that was away, a console following a bulk action) pulls page after page; on the
-        store's readers each pull queued beside those reads, so a worker's timers and claims
-        waited on its feed (issue 34). On a thread of their own, the pulls delay only each
-        other. Opened lazily: a command that never watches opens no extra connection.
+        store's readers each pull queued beside those reads, so a worker's next timer could
+        wait on its feed's catch-up (issue 34 suspected it of a 24 s stall during a purge).
+        On a thread of their own, the pulls delay only each other. Opened lazily: a command that never watches opens no extra connection.
         """
         async with self._reader_lock:
             if self._reader is None:
@@ -368,8 +368,8 @@ def _wanted(statuses: tuple[JobStatus, ...] | None) -> str | None:
     keeps the status the job had, so it must be excluded by its operation).
 
     Deletes passed until 2026-12 (issue 34): a purge of 683k jobs then sent 683k events to every
-    worker (its stream watches ``pending``), which read them a page at a time on the reader its
-    claims' due-time look-ups share, and dropped every one. MongoDB's filtered streams drop
+    worker (its stream watches ``pending``), which read them a page at a time on the store's
+    readers (those of its due-time look-ups too) and dropped every one. MongoDB's filtered streams drop
     them too (``mongo/changes.py``); a console's unfiltered stream still gets every delete.
     """
     if statuses is None:
