@@ -3,6 +3,7 @@
     python -m bench.scale [--sizes 100k,1m,10m] [--cache /work/scale-cache] [--repeats 3]
                           [--skip-console] [--skip-reads] [--skip-writes] [--doc docs/benchmarks.md]
                           [--live [--live-seconds 120] [--live-key-repeats 40]]
+                          [--purge [--purge-modes quiet,busy]]
 
 For each size: build (or take from the cache) a store with the mix of issue 26
 (``scale_build``), copy it, then measure on the copy:
@@ -13,12 +14,18 @@ For each size: build (or take from the cache) a store with the mix of issue 26
 * long writes while a second worker process completes ~100 jobs/s (``scale_writes``, once);
 * with ``--live``, the console beside a draining worker (``scale_live``: the counts' age and
   key p95 at 1,000 jobs/s, the console's CPU at 5,000 jobs/s; needs tmux). The skip flags
-  leave ``--live`` alone, so ``--live --skip-console --skip-reads --skip-writes`` runs only it.
+  leave ``--live`` alone, so ``--live --skip-console --skip-reads --skip-writes`` runs only it;
+* with ``--purge``, a retention purge of 80 % of the completed jobs beside a worker of
+  scheduled work, on a quiet machine and with two CPU-bound processes beside it
+  (``scale_purge``: the worker's longest gap between completions; ~2-4 min per size and
+  mode). The skip flags leave it alone too:
+  ``--purge --sizes 1m --skip-console --skip-reads --skip-writes`` runs only it.
 
 Every figure is the median of its runs, and is printed with its ratio to the smallest
 size's figure, against the goals of issue 26 (stated at 10M jobs: judged at the largest size
 measured, which the table says). The tables are printed and written into ``--doc`` between
-its ``scale`` markers (the live goals between its ``scale-live`` markers; a block is only
+its ``scale`` markers (the live goals between its ``scale-live`` markers, the purge beside
+scheduled work between its ``scale-purge`` markers; a block is only
 rewritten by a run that measured it), with the commit, the command and the machine's load average.
 Not part of ``make test``: ``make bench-scale``.
 """
@@ -38,7 +45,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import scale_live, scale_writes
+from . import scale_live, scale_purge, scale_writes
 from .scale_build import build, upgrade_copy, working_copy
 from .scale_console import KEYS
 
@@ -63,6 +70,7 @@ class SizeResult:
     reads: dict[str, list[float]] = field(default_factory=dict)
     writes: list[scale_writes.WriteResult] = field(default_factory=list)
     live: scale_live.LiveResult | None = None
+    purge: list[scale_purge.PurgeResult] = field(default_factory=list)
 
 
 def parse_size(text: str) -> int:
@@ -101,6 +109,11 @@ def measure_size(size: int, args: argparse.Namespace) -> SizeResult:
     if args.live:
         result.live = scale_live.measure(
             size, source, Path(args.cache) / "work", args.live_seconds, args.live_key_repeats
+        )
+    if args.purge:
+        modes = tuple(m.strip() for m in args.purge_modes.split(",") if m.strip())
+        result.purge = scale_purge.measure(
+            size, source, Path(args.cache) / "work", facts, modes, say=lambda text: print(text, flush=True)
         )
     if args.skip_console and args.skip_reads and args.skip_writes:
         return result
@@ -286,6 +299,11 @@ def render_live(results: list[SizeResult], command: str, load_start: str, load_e
     return "\n".join([*_heading(command, load_start, load_end, wall), scale_live.render(live, label, seconds), ""])
 
 
+def render_purge(results: list[SizeResult], command: str, load_start: str, load_end: str, wall: float) -> str:
+    purges = [p for r in results for p in r.purge]
+    return "\n".join([*_heading(command, load_start, load_end, wall), scale_purge.render(purges, label), ""])
+
+
 def render(results: list[SizeResult], command: str, load_start: str, load_end: str, wall: float) -> str:
     parts = [
         *_heading(command, load_start, load_end, wall),
@@ -338,9 +356,19 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--live-seconds", type=float, default=120.0, help="--live: seconds measured per soak")
     ap.add_argument("--live-key-repeats", type=int, default=40, help="--live: rounds of keys per soak")
+    ap.add_argument(
+        "--purge",
+        action="store_true",
+        help="also purge 80%% of the completed jobs beside a worker of scheduled work (100 due/s), "
+        "quiet and busy (two CPU-bound processes beside it); ~2-4 min per size and mode",
+    )
+    ap.add_argument("--purge-modes", default="quiet,busy", help="--purge: machine modes, comma-separated (quiet, busy)")
     ap.add_argument("--doc", default=str(ROOT / "docs" / "benchmarks.md"), help="markdown file to update ('' : none)")
     args = ap.parse_args(argv)
     sizes = [parse_size(s) for s in args.sizes.split(",") if s.strip()]
+    bad_modes = {m.strip() for m in args.purge_modes.split(",")} - set(scale_purge.MODES)
+    if bad_modes or not args.purge_modes.strip():
+        raise SystemExit(f"--purge-modes: give quiet, busy or both (comma-separated), not {args.purge_modes!r}")
     if sizes != sorted(sizes) or not sizes:
         raise SystemExit("--sizes: give at least one size, smallest first (the first is the ratios' base)")
     load_start = " / ".join(f"{x:.2f}" for x in os.getloadavg())
@@ -355,6 +383,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.live:
         live = render_live(results, command.strip(), load_start, load_end, wall)
         blocks.append((live, scale_live.BEGIN, scale_live.END))
+    if args.purge:
+        purge = render_purge(results, command.strip(), load_start, load_end, wall)
+        blocks.append((purge, scale_purge.BEGIN, scale_purge.END))
     for text, begin, end in blocks:
         print()
         print(text)

@@ -1,4 +1,4 @@
-"""The second worker of the write-side measurements: ``python -m bench.scale_worker URL RATE``.
+"""The second worker of the write-side measurements: ``python -m bench.scale_worker URL RATE [timed]``.
 
 A separate process on the same file, completing about ``RATE`` jobs/s of its own name
 (``scale-worker``: no job of the built mix has it), with heartbeats every
@@ -14,7 +14,14 @@ line arrives on stdin, and answers with one JSON line of what it saw, all instan
 * ``errors``: ``(instant, text)`` of each ``job:error`` / ``job:fail`` event and each heartbeat
   write that raised: a write that failed (e.g. "stayed locked").
 
-Pacing: each job's handler waits for its slot, 1/RATE s after the previous one, so the worker
+``timed`` (the purge measurement, ``scale_purge``): scheduled work instead. Its jobs are
+enqueued ahead of time, one due every 1/RATE s (``LEAD`` seconds of them at start, then a
+second's worth every second, ``LEAD`` seconds ahead), each handler sleeps ``TIMED_HANDLER``
+seconds, at concurrency ``TIMED_CONCURRENCY``: nothing is due at once, so every claim after
+the first waits for a due-time timer (armed from the store's ``next_due_ms``), as scheduled
+work does. The untimed worker's completions refill its slots without one.
+
+Pacing (untimed): each job's handler waits for its slot, 1/RATE s after the previous one, so the worker
 completes RATE jobs/s while nothing stalls it, and does not catch up after a stall (a slot in
 the past moves to now): a stall shows as fewer completions, as it would for real work.
 """
@@ -25,6 +32,7 @@ import asyncio
 import json
 import sys
 import time
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from monque_engine import Job, Monque
@@ -35,10 +43,15 @@ CONCURRENCY = 4
 #: Jobs enqueued at start; a producer task then adds a second's worth every second, so the
 #: file gains only what the worker drains (the later measurements' counts stay as built).
 BUFFER = 3_000
+#: ``timed``: seconds of future jobs kept enqueued ahead, each handler's sleep, the concurrency.
+LEAD = 20.0
+TIMED_HANDLER = 0.05
+TIMED_CONCURRENCY = 16
 
 
-async def run(url: str, rate: float) -> dict[str, Any]:
-    monque = Monque(url, heartbeat_interval=HEARTBEAT, worker_concurrency=CONCURRENCY, poll_interval=1.0)
+async def run(url: str, rate: float, timed: bool = False) -> dict[str, Any]:
+    concurrency = TIMED_CONCURRENCY if timed else CONCURRENCY
+    monque = Monque(url, heartbeat_interval=HEARTBEAT, worker_concurrency=concurrency, poll_interval=1.0)
     await monque.initialize()
     completions: list[float] = []
     waits: list[tuple[float, float]] = []
@@ -48,6 +61,10 @@ async def run(url: str, rate: float) -> dict[str, Any]:
     first = asyncio.Event()
     gap = 1.0 / rate
     next_slot = [time.monotonic()]
+
+    async def timed_handler(job: Job) -> None:
+        await asyncio.sleep(TIMED_HANDLER)
+        returned[job.id] = time.monotonic()
 
     async def handler(job: Job) -> None:
         now = time.monotonic()
@@ -95,17 +112,32 @@ async def run(url: str, rate: float) -> dict[str, Any]:
             heartbeats.append((started, time.monotonic()))
 
     store.heartbeat, store.upsert_instance = heartbeat, upsert_instance
-    await monque.enqueue_many([{"name": NAME, "data": {"i": i}} for i in range(BUFFER)])
+    origin = datetime.now(UTC) + timedelta(seconds=0.2)
+    scheduled = [0]
+
+    def batch(seconds: float) -> list[dict[str, Any]]:
+        if not timed:
+            return [{"name": NAME, "data": {"i": i}} for i in range(round(rate * seconds))]
+        # Up to LEAD seconds past now, by the clock: a producer held up does not let the
+        # schedule run dry (its jobs would stop for a reason other than the claims).
+        ahead = (datetime.now(UTC) - origin).total_seconds() + LEAD
+        first, scheduled[0] = scheduled[0], max(scheduled[0], round(rate * ahead))
+        return [
+            {"name": NAME, "data": {"i": i}, "run_at": origin + timedelta(seconds=i * gap)}
+            for i in range(first, scheduled[0])
+        ]
+
+    await monque.enqueue_many(batch(LEAD if timed else BUFFER / rate))
 
     async def produce() -> None:
         while True:
             await asyncio.sleep(1.0)
             try:
-                await monque.enqueue_many([{"name": NAME, "data": {"i": i}} for i in range(round(rate))])
+                await monque.enqueue_many(batch(1.0))
             except Exception as error:  # noqa: BLE001 - a failed write is what we count
                 errors.append((time.monotonic(), f"enqueue: {error!r}"[:300]))
 
-    monque.register(NAME, handler, concurrency=CONCURRENCY)
+    monque.register(NAME, timed_handler if timed else handler, concurrency=concurrency)
     await monque.start()
     producer = asyncio.create_task(produce())
     await first.wait()
@@ -124,7 +156,8 @@ async def run(url: str, rate: float) -> dict[str, Any]:
 
 
 def main() -> None:
-    print(json.dumps(asyncio.run(run(sys.argv[1], float(sys.argv[2])))), flush=True)
+    timed = sys.argv[3:] == ["timed"]
+    print(json.dumps(asyncio.run(run(sys.argv[1], float(sys.argv[2]), timed))), flush=True)
 
 
 if __name__ == "__main__":

@@ -606,8 +606,11 @@ class JobProcessor:
         committed, so what was due has been taken and the answer is the next future job)."""
         try:
             due = await self._store.next_due_ms([worker.name])
-        except Exception as error:  # noqa: BLE001 - the safety poll still covers it
+        except Exception as error:  # noqa: BLE001 - looked up again below
             self._ctx.events.emit("job:error", JobErrorEvent(error))
+            # Without this read no timer is armed, and the jobs due later waited for the
+            # safety poll (30 s): look again after poll_interval, as a failed claim does.
+            asyncio.get_running_loop().call_later(self._ctx.options.poll_interval, self._look_again, worker.name)
             return
         if due is None or not self.running:
             return
@@ -618,6 +621,14 @@ class JobProcessor:
             self.wake(worker.name)
         else:
             self.wake_at(worker.name, due)
+
+    def _look_again(self, name: str) -> None:
+        """A due-time look-up failed: claim what is due now, then look up the next due time."""
+        worker = self.workers.get(name)
+        if worker is None or not self.running:
+            return
+        worker.rearm = True
+        self.wake(name)
 
     async def _release(self, jobs: list[Job]) -> None:
         """A claim that landed after stop began goes back to pending untouched."""

@@ -474,9 +474,10 @@ class Feed(Protocol):
 
         Opening validates the resume token and reaches the database, so a broken feed or a
         token that can no longer be honoured raises here, not on the first event.
-        ``statuses`` keeps only changes that left a job in one of them; deletes may still
-        pass (SQLite passes them, MongoDB drops them so a mass delete never reaches every
-        worker), so a consumer ignores them; the processor uses it to hear about pending work without reading its own traffic.
+        ``statuses`` keeps only changes that left a job in one of them, and no deletes (a
+        deleted job is in no status), on both stores, so a mass delete or a purge never
+        reaches every worker; the processor uses it to hear about pending work without
+        reading its own traffic. Without ``statuses`` every change passes, deletes included.
         Without a token the watch starts at the current end of the feed. Iteration may raise
         ConnectionError when the feed breaks; callers reopen with the last token they saw.
         """

@@ -84,13 +84,15 @@ class Runners:
         own (checkpointer.py)."""
         return connect(self._settings, self._file, self._describe, busy_timeout=0, autocheckpoint=False, write=True)
 
-    def reader(self) -> ReadRunner:
+    def reader(self, threads: int = 2) -> ReadRunner:
+        """The store's readers (two threads), or with ``threads=1`` the change feed's own
+        (its streams' pulls never queue beside the store's reads: feed.py)."""
         identity, settings = self._identity, self._settings
         return ReadRunner(
             self._loop,
             self.reading,
             self._describe,
-            2,
+            threads,
             settings.busy_timeout,
             verify=identity.check,
             damaged=identity.damaged,

@@ -61,7 +61,7 @@ class ChangeFeed:
         self,
         loop: asyncio.AbstractEventLoop,
         connect: Callable[[], sqlite3.Connection],
-        reader: ReadRunner,
+        reader: Callable[[], ReadRunner],
         tables: Tables,
         interval: float,
         on_inbox: Callable[[], None] | None = None,
@@ -74,7 +74,11 @@ class ChangeFeed:
         #: feed rows appear once they are absorbed. None for a read-only store.
         self._on_inbox = on_inbox
         self._inbox_sql = f"SELECT 1 FROM {tables.inbox} LIMIT 1"
-        self._reader = reader
+        #: Opens the streams' own reader (one thread, one connection) at the first stream:
+        #: their pulls never share a thread with the store's reads (see ``_streams_reader``).
+        self._open_reader = reader
+        self._reader: ReadRunner | None = None
+        self._reader_lock = asyncio.Lock()
         self._tables = tables
         self._interval = interval
         self._subscribers: dict[asyncio.Event, _Subscriber] = {}
@@ -207,6 +211,9 @@ class ChangeFeed:
         except sqlite3.Error:
             pass
         self._thread.join(timeout=5)
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            reader.close()
 
     # -- reading ------------------------------------------------------------------------------------
     def _bounds(self, conn: sqlite3.Connection) -> tuple[int, int]:
@@ -251,10 +258,11 @@ class ChangeFeed:
             raise InvalidCursorError(
                 f"Resume token {resume_after!r} is not one this store made; pass ChangeEvent.token from a previous watch"
             )
+        reader = await self._streams_reader()
         wake = asyncio.Event()
         sub = self._subscribe(wake, _wanted(statuses))  # before reading the head: no commit slips between
         try:
-            head, pruned = await self._reader.run(self._bounds)
+            head, pruned = await reader.run(self._bounds)
         except BaseException:
             self._unsubscribe(wake)
             raise
@@ -275,16 +283,37 @@ class ChangeFeed:
         else:
             start = resume_after
         sub.checked = start  # the stream's first pull reads everything after it
-        return self._stream(wake, start, self._pull_sql(full_document, statuses), full_document)
+        return self._stream(reader, wake, start, self._pull_sql(full_document, statuses), full_document)
+
+    async def _streams_reader(self) -> ReadRunner:
+        """The streams' reader, opened (off the loop) by the first stream of this store.
+
+        The store's own readers serve the engine's reads: the due-time look-up that arms a
+        worker's next timer, listings, counts. A stream catching up on a backlog (a watcher
+        that was away, a console following a bulk action) pulls page after page; on the
+        store's readers each pull queued beside those reads, so a worker's next timer could
+        wait on its feed's catch-up (issue 34 suspected it of a 24 s stall during a purge).
+        On a thread of their own, the pulls delay only each other. Opened lazily: a command that never watches opens no extra connection.
+        """
+        async with self._reader_lock:
+            if self._reader is None:
+                if self._closed:
+                    raise ConnectionError("the change feed is closed")
+                reader = await asyncio.to_thread(self._open_reader)
+                if self._stop.is_set():  # closed while it opened: nobody else will close it
+                    await asyncio.to_thread(reader.close)
+                    raise ConnectionError("the change feed is closed")
+                self._reader = reader
+            return self._reader
 
     async def _stream(
-        self, wake: asyncio.Event, last: int, sql: str, full_document: bool
+        self, reader: ReadRunner, wake: asyncio.Event, last: int, sql: str, full_document: bool
     ) -> AsyncIterator[ChangeEvent]:
         try:
             while not self._closed:
                 wake.clear()
                 after = last
-                rows, high = await self._reader.run(functools.partial(self._pull, sql=sql, after=after))
+                rows, high = await reader.run(functools.partial(self._pull, sql=sql, after=after))
                 for row in rows:
                     yield self._event(row, full_document)
                 if len(rows) == PULL_LIMIT:
@@ -334,11 +363,19 @@ class ChangeFeed:
 
 
 def _wanted(statuses: tuple[JobStatus, ...] | None) -> str | None:
-    """The feed rows a status-filtered stream reads (deletes always), as SQL on alias ``c``."""
+    """The feed rows a status-filtered stream reads, as SQL on alias ``c``: changes that left
+    a job in one of ``statuses``, and no deletes (a deleted job is in no status; a delete row
+    keeps the status the job had, so it must be excluded by its operation).
+
+    Deletes passed until 2026-12 (issue 34): a purge of 683k jobs then sent 683k events to every
+    worker (its stream watches ``pending``), which read them a page at a time on the store's
+    readers (those of its due-time look-ups too) and dropped every one. MongoDB's filtered streams drop
+    them too (``mongo/changes.py``); a console's unfiltered stream still gets every delete.
+    """
     if statuses is None:
         return None
     values = ",".join(f"'{s.value}'" for s in statuses)
-    return f"(c.status IN ({values}) OR c.op = 'delete')"
+    return f"(c.op != 'delete' AND c.status IN ({values}))"
 
 
 __all__ = ["ChangeFeed", "ConnectionError"]

@@ -164,7 +164,7 @@ class SqliteStore(JobStore):
                 self._feed = ChangeFeed(
                     loop,
                     runners.reading,
-                    self._reader,
+                    functools.partial(runners.reader, 1),
                     tables,
                     self.settings.feed_interval,
                     on_inbox=None if self._producer is None else self._producer.absorb_soon,
