@@ -78,7 +78,8 @@ class BulkInserter:
                 else:
                     feed.append(first)
         jobs_sql, feed_sql = self._statements((n, tuple(per_row)))
-        params.append(conn.execute(self._stamp_sql).fetchone()[0])
+        (stamp,) = conn.execute(self._stamp_sql).fetchone()
+        params.append(stamp)
         counts = Changes()
         if per_row[0]:
             for name in map(_NAME, part):

@@ -54,7 +54,10 @@ def purge_instances(t: Tables, heartbeat_before_ms: int) -> Callable[[sqlite3.Co
 
 def owner_holdings(t: Tables) -> Callable[[sqlite3.Connection], list[OwnerHolding]]:
     sql = statements.owner_holdings(t)
-    return lambda conn: [OwnerHolding(r[0] if r[0] is not None else "", r[1], r[2], r[3]) for r in conn.execute(sql)]
+    return lambda conn: [
+        OwnerHolding(owner if owner is not None else "", jobs, liveness, heartbeat_interval)
+        for owner, jobs, liveness, heartbeat_interval in conn.execute(sql)
+    ]
 
 
 def owner_records(t: Tables, owner: str) -> Callable[[sqlite3.Connection], OwnerRecords]:
@@ -135,8 +138,22 @@ def _run_many(conn: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]]) -
     conn.executemany(sql, rows)
 
 
-def _instance(r: tuple[Any, ...]) -> InstanceRecord:
-    return InstanceRecord(r[0], r[1], r[2], r[3], r[4], r[5], _workers(r[6]), r[7], r[8], r[9], r[10])
+def _instance(row: tuple[Any, ...]) -> InstanceRecord:
+    """An instance row, in ``statements._INSTANCE_COLUMNS`` order."""
+    id_, host, pid, version, started_at, heartbeat_interval, workers, running, processed, failed, last_heartbeat = row
+    return InstanceRecord(
+        id_,
+        host,
+        pid,
+        version,
+        started_at,
+        heartbeat_interval,
+        _workers(workers),
+        running,
+        processed,
+        failed,
+        last_heartbeat,
+    )
 
 
 def _workers(text: str) -> dict[str, int]:

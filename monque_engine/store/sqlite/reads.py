@@ -86,14 +86,20 @@ def page(
 def kept_count(t: Tables, filter: StoreListFilter) -> Operation[int]:
     """A count the kept counts answer (``counted.filter_answerable``): no inbox look needed."""
     kept, kept_params = counted.filter_count_sql(t, filter)
-    return lambda conn: int(conn.execute(kept, kept_params).fetchone()[0])
+    return lambda conn: int(scalar(conn.execute(kept, kept_params)))
 
 
 def count(t: Tables, filter: StoreListFilter) -> Operation[int]:
     """A count over the job table (combine with ``operator.add``)."""
     where, params = filter_where(filter)
     sql = statements.count(t, where)
-    return lambda conn: int(conn.execute(sql, params).fetchone()[0])
+    return lambda conn: int(scalar(conn.execute(sql, params)))
+
+
+def scalar(cursor: sqlite3.Cursor) -> Any:
+    """The one value of a one-row, one-column result (an aggregate's, a PRAGMA's)."""
+    (value,) = cursor.fetchone()
+    return value
 
 
 def kept_count_as_of(t: Tables, selector: StoreSelector) -> Operation[tuple[int, int]]:
@@ -128,7 +134,10 @@ def count_as_of(t: Tables, selector: StoreSelector) -> Operation[tuple[int, int]
 
 
 def add_counts(stored: tuple[int, int], queued: tuple[int, int]) -> tuple[int, int]:
-    return stored[0] + queued[0], stored[1]
+    """``(count, position)`` of the job table plus the inbox view's count (same snapshot)."""
+    stored_count, position = stored
+    queued_count, _ = queued
+    return stored_count + queued_count, position
 
 
 def rows(sql: str, params: Sequence[Any] = ()) -> Operation[list[Any]]:
@@ -137,11 +146,10 @@ def rows(sql: str, params: Sequence[Any] = ()) -> Operation[list[Any]]:
 
 def stats(rows: list[tuple[str, str, int, int | None]]) -> QueueStats:
     """One QueueStats from the kept counts' rows ``(name, status, jobs, duration)``."""
-    totals: dict[str, list[int]] = {}
+    totals: dict[str, tuple[int, int]] = {}
     for _, status, found, duration in rows:
-        entry = totals.setdefault(status, [0, 0])
-        entry[0] += found
-        entry[1] += duration or 0
+        jobs, summed = totals.get(status, (0, 0))
+        totals[status] = (jobs + found, summed + (duration or 0))
     return _stats_from_rows([(status, c, d) for status, (c, d) in totals.items()])
 
 
@@ -220,7 +228,11 @@ def error_group_sample(t: Tables, key: str) -> Operation[str | None]:
 
     def op(conn: sqlite3.Connection) -> str | None:
         row = conn.execute(sql, (key,)).fetchone()
-        return None if row is None else row[0]
+        if row is None:
+            return None
+        sample: str | None
+        (sample,) = row
+        return sample
 
     return op
 
@@ -234,7 +246,7 @@ def next_due(t: Tables, names: Sequence[str]) -> Operation[int | None]:
     """The earliest due pending job among ``names`` (combine with ``earliest``)."""
     sql = statements.next_due(t, len(names))
     params = tuple(names)
-    return lambda conn: conn.execute(sql, params).fetchone()[0]
+    return lambda conn: scalar(conn.execute(sql, params))
 
 
 def pending_health(t: Tables, now_ms: int) -> Operation[list[Any]]:
@@ -243,15 +255,18 @@ def pending_health(t: Tables, now_ms: int) -> Operation[list[Any]]:
 
 
 def health_from_rows(rows: list[Any]) -> list[PendingHealth]:
-    merged: dict[str, list[Any]] = {}
+    merged: dict[str, tuple[int, int, Any, int]] = {}
     for name, due, later, oldest, processing in rows:  # a name may come twice (job table, inbox)
-        entry = merged.setdefault(name, [0, 0, None, 0])
-        entry[0] += due or 0
-        entry[1] += later or 0
-        if oldest is not None:
-            entry[2] = oldest if entry[2] is None else min(entry[2], oldest)
-        entry[3] += processing
-    return [PendingHealth(name, e[0], e[1], e[2], e[3]) for name, e in sorted(merged.items())]
+        was_due, was_later, was_oldest, was_processing = merged.get(name, (0, 0, None, 0))
+        if was_oldest is not None and oldest is not None:
+            oldest = min(was_oldest, oldest)
+        elif oldest is None:
+            oldest = was_oldest
+        merged[name] = (was_due + (due or 0), was_later + (later or 0), oldest, was_processing + processing)
+    return [
+        PendingHealth(name, due, later, oldest, processing)
+        for name, (due, later, oldest, processing) in sorted(merged.items())
+    ]
 
 
 def pending_split(t: Tables, now_ms: int, wanted: list[str], cap: int) -> Operation[Split]:
@@ -263,7 +278,8 @@ def pending_split(t: Tables, now_ms: int, wanted: list[str], cap: int) -> Operat
         found: Split = {}
         for name in wanted:
             row = conn.execute(sql, (name, now_ms, cap, name, now_ms, cap, name, name)).fetchone()
-            found[name] = (row[0], row[1], row[2], row[3])
+            due, later, first_due, last_due = row
+            found[name] = (due, later, first_due, last_due)
         return found
 
     return op

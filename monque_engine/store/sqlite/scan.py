@@ -35,7 +35,7 @@ from ..base import StepCount, StepPage, StoreListFilter, StoreSelector
 from . import counted
 from .inbox import InboxView
 from .queries import SORT_COLUMNS, filter_where, page_query, row_to_job, selector_where
-from .reads import one_snapshot
+from .reads import one_snapshot, scalar
 from .runner import Operation
 from .schema import Tables
 from .unreadable import UnreadableWarnings
@@ -111,7 +111,12 @@ def walks_a_status_index(target: Target) -> bool:
     """Whether one statement for this text target would walk a status index with a lookup per
     row (statuses without a name: the finished index holds most jobs, in an order unrelated to
     the table's, so that read was 8x slower than the table's at 1M jobs): read it in steps."""
-    return _text(target) and not _group(target) and counted.target_names_statuses(target)[1] is not None
+    return _text(target) and not _group(target) and _statuses_of(target) is not None
+
+
+def _statuses_of(target: Target) -> tuple[JobStatus, ...] | None:
+    _, statuses = counted.target_names_statuses(target)
+    return statuses
 
 
 def _where(target: Target) -> tuple[str, list[Any]]:
@@ -131,10 +136,12 @@ _STATUS = {status.value: status for status in JobStatus}
 
 
 def _add(stored: tuple[ByStatus, int], queued: tuple[ByStatus, int]) -> tuple[ByStatus, int]:
-    merged = dict(stored[0])
-    for status, count in queued[0].items():
+    stored_counts, position = stored
+    queued_counts, _ = queued
+    merged = dict(stored_counts)
+    for status, count in queued_counts.items():
         merged[status] = merged.get(status, 0) + count
-    return merged, stored[1]
+    return merged, position
 
 
 # -- counts -------------------------------------------------------------------------------------
@@ -224,18 +231,18 @@ def _count_step_op(
 
     def op(conn: sqlite3.Connection) -> tuple[list[tuple[str, int]], int, str | None, int | None]:
         with one_snapshot(conn):
-            position = int(conn.execute(t.bulk_bound).fetchone()[0]) if selector else None
+            position = int(scalar(conn.execute(t.bulk_bound))) if selector else None
             bound = bound_by if bound_by is not None else position
             guard, guard_params = ("", []) if bound is None else (" AND change_seq <= ?", [bound])
             row = conn.execute(bound_sql, (*lower_params, step - 1)).fetchone()
             if row is not None:
-                upper = row[0]
+                (upper,) = row
                 sql = f"{part_sql}{guard} GROUP BY status"
                 found = conn.execute(sql, (*lower_params, upper, *params, *guard_params)).fetchall()
                 return found, step, upper, position
             sql = f"{rest_sql}{guard} GROUP BY status"
             found = conn.execute(sql, (*lower_params, *params, *guard_params)).fetchall()
-            rows = int(conn.execute(rest_rows_sql, lower_params).fetchone()[0])
+            rows = int(scalar(conn.execute(rest_rows_sql, lower_params)))
             if view is not None:
                 # Jobs whose enqueue returned but that wait in the inbox (inbox.py), counted
                 # as a one-statement count counts them (their stamp comes when they move).
@@ -256,10 +263,11 @@ def _sizes_op(t: Tables, target: Target) -> Callable[[sqlite3.Connection], tuple
 
     def op(conn: sqlite3.Connection) -> tuple[int, int | None]:
         with one_snapshot(conn):
-            total = int(conn.execute(total_sql, total_params).fetchone()[0])
+            total = int(scalar(conn.execute(total_sql, total_params)))
             if narrow is None:
                 return total, None
-            return total, int(conn.execute(narrow[0], narrow[1]).fetchone()[0])
+            narrow_sql, narrow_params = narrow
+            return total, int(scalar(conn.execute(narrow_sql, narrow_params)))
 
     return op
 
@@ -271,7 +279,7 @@ def _kept_op(t: Tables, target: Target) -> Callable[[sqlite3.Connection], tuple[
     def op(conn: sqlite3.Connection) -> tuple[ByStatus, int]:
         with one_snapshot(conn):
             found = _by_status(conn.execute(sql, params).fetchall())
-            position = int(conn.execute(t.bulk_bound).fetchone()[0])
+            position = int(scalar(conn.execute(t.bulk_bound)))
         return found, position
 
     return op
@@ -286,7 +294,7 @@ def _grouped_op(
     def op(conn: sqlite3.Connection) -> tuple[ByStatus, int]:
         with one_snapshot(conn):
             found = _by_status(conn.execute(sql, params).fetchall())
-            position = int(conn.execute(t.bulk_bound).fetchone()[0]) if selector else 0
+            position = int(scalar(conn.execute(t.bulk_bound))) if selector else 0
         return found, position
 
     return op
@@ -331,12 +339,13 @@ def _ids_step_op(
 
     def op(conn: sqlite3.Connection) -> tuple[list[str], str | None, int]:
         with one_snapshot(conn):
-            position = int(conn.execute(t.bulk_bound).fetchone()[0])
+            position = int(scalar(conn.execute(t.bulk_bound)))
             row = conn.execute(bound_sql, (*lower_params, step - 1)).fetchone()
-            upper, upper_params = ("", []) if row is None else (" AND id <= ?", [row[0]])
+            (last_id,) = (None,) if row is None else row
+            upper, upper_params = ("", []) if last_id is None else (" AND id <= ?", [last_id])
             sql = f"SELECT id FROM {jobs} NOT INDEXED WHERE {lower}{upper} AND ({where}) ORDER BY id"
-            found = [r[0] for r in conn.execute(sql, (*lower_params, *upper_params, *params))]
-            return found, None if row is None else row[0], position
+            found = [job_id for (job_id,) in conn.execute(sql, (*lower_params, *upper_params, *params))]
+            return found, last_id, position
 
     return op
 
@@ -474,7 +483,7 @@ class _PageWalk:
                     sql = f"{base} ORDER BY {self.order_by} LIMIT ?"
                     rows = unreadable.readable(conn.execute(sql, (*lower_params, *self.params, wanted)), row_to_job)
                     count_sql = f"SELECT count(*) FROM {self.source} WHERE {lower}"
-                    return rows, int(conn.execute(count_sql, lower_params).fetchone()[0]), None
+                    return rows, int(scalar(conn.execute(count_sql, lower_params))), None
                 upper = tuple(row)
                 sql = f"{base} AND {self.key_sql} {self.upto_op} {self._placeholders(upper)} ORDER BY {self.order_by} LIMIT ?"
                 rows = unreadable.readable(conn.execute(sql, (*lower_params, *self.params, *upper, wanted)), row_to_job)

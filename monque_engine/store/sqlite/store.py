@@ -175,7 +175,8 @@ class SqliteStore(JobStore):
                 explained = connect.explain_open_error(self.settings, error, self._describe)
                 if explained is None:
                     raise
-                raise explained[0] from explained[1]
+                raised, cause = explained
+                raise raised from cause
             self._maintenance = loop.create_task(
                 maintenance.maintain(self.settings, self.health_error, self.prune_feed),
                 name="monque-sqlite-maintenance",
@@ -294,9 +295,7 @@ class SqliteStore(JobStore):
         the job table the read sees; not empty, the read runs over a temporary view of the job
         table plus the inbox rows (``InboxView``). Reads never absorb: a read that waited for
         the write lock to move the rows (as reads did until 2026-12-04) gave up what WAL
-        promises readers, and wrote from processes that only look (the console). Writers
-        absorb: every write transaction, the producer when it yields, feed watchers.
-        ``combine`` adds an aggregate's answer over the job table to its answer over the inbox
+        promises readers, and wrote from processes that only look (the console). ``combine`` adds an aggregate's answer over the job table to its answer over the inbox
         rows (SQLite never flattens the view into an aggregate). ``queued=False``: the read
         looks only at jobs an inbox row cannot be (claimed, processing, failed), or at other
         tables, and skips the look.
@@ -453,7 +452,8 @@ class SqliteStore(JobStore):
 
     async def count(self, filter: StoreListFilter) -> int:
         if scan.walks_a_status_index(filter):  # text with statuses: in steps over the key (scan.py)
-            return (await scan.count_of(self.count_in_steps(filter, scan.DEFAULT_STEP_JOBS)))[0]
+            found, _ = await scan.count_of(self.count_in_steps(filter, scan.DEFAULT_STEP_JOBS))
+            return found
         if counted.filter_answerable(filter):
             return await self._read(reads.kept_count(self._t, filter), queued=False)
         return await self._read(reads.count(self._t, filter), operator.add)
@@ -473,7 +473,7 @@ class SqliteStore(JobStore):
         return reads.stats_by_name(await self._read(reads.rows(sql, params), queued=False))
 
     async def names(self) -> list[str]:
-        return [row[0] for row in await self._read(reads.rows(counted.names_sql(self._t)), queued=False)]
+        return [name for (name,) in await self._read(reads.rows(counted.names_sql(self._t)), queued=False)]
 
     async def error_groups(self, name: str | None, since_ms: int | None, now_ms: int) -> list[ErrorGroupRow]:
         return await self._read(reads.error_groups(self._t, name, since_ms, hour_window(now_ms)), queued=False)
@@ -482,7 +482,8 @@ class SqliteStore(JobStore):
         return await self._read(reads.error_group_sample(self._t, key), queued=False)
 
     async def count_selected(self, selector: StoreSelector) -> int:
-        return (await self.count_selected_as_of(selector))[0]
+        found, _ = await self.count_selected_as_of(selector)
+        return found
 
     async def count_selected_as_of(self, selector: StoreSelector) -> tuple[int, int]:
         """The count and the change table's last seq: one snapshot (reads.py), or steps (scan.py)."""
