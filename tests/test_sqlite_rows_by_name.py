@@ -16,9 +16,10 @@ from monque_engine.store.sqlite.schema import JOB_COLUMNS
 
 STORE_DIR = Path(sqlite_package.__file__).resolve().parent
 #: Names that hold a list or a tuple that is no fetched row, where a literal index is the
-#: plain way to say "the first" or "the last": a list of rows (its first row is then unpacked
-#: into names), a block's per-column flags, a count pair being summed.
-NOT_ROWS = frozenset({"found", "held", "rows", "ready", "per_row", "values", "part", "words", "moved", "statuses"})
+#: plain way to say "the first" or "the last": a list of rows or of held files (its first
+#: item is then unpacked into names), a chunk's jobs and one column's values of them, a
+#: ``[jobs, duration]`` tally being summed, a guard's statuses, a status word list.
+NOT_ROWS = frozenset({"found", "held", "rows", "ready", "values", "part", "words", "moved", "statuses"})
 
 
 def positional_reads(source: str) -> list[str]:

@@ -34,6 +34,7 @@ from . import jobrow as col
 from . import scan, statements
 from .journal import Changes, Journal, membership
 from .queries import row_to_job, selector_where
+from .readkind import Reads, Settled
 from .reads import one_snapshot
 from .runner import Operation
 from .schema import Tables
@@ -56,12 +57,6 @@ ChunkWrite = Callable[[sqlite3.Connection, str, Sequence[Any]], int]
 
 class Writes(Protocol):
     def __call__(self, op: Operation[T], inline: bool = ..., coalesce: bool = ...) -> Awaitable[T]: ...
-
-
-class Reads(Protocol):
-    def __call__(
-        self, op: Operation[T], combine: Callable[[T, T], T] | None = ..., *, queued: bool = ...
-    ) -> Awaitable[T]: ...
 
 
 # -- single jobs ------------------------------------------------------------------------------
@@ -234,7 +229,8 @@ async def bulk_targets(write: Writes, read: Reads, t: Tables, selector: StoreSel
             (position,) = conn.execute(t.bulk_bound).fetchone()
         return ids, int(position)
 
-    return await read(op, queued=False)
+    # The job table alone: the inbox was just absorbed (above), or its rows are outside the bound.
+    return await read(Settled(op))
 
 
 async def in_chunks(write: Writes, read: Reads, t: Tables, selector: StoreSelector, chunk_write: ChunkWrite) -> int:
@@ -308,7 +304,7 @@ async def purge_finished(
     total = 0
     try:
         names_sql = statements.retention_names(t)
-        names = await read(lambda conn: [name for (name,) in conn.execute(names_sql, (status.value,))], queued=False)
+        names = await read(Settled(lambda conn: [name for (name,) in conn.execute(names_sql, (status.value,))]))
         picked = statements.retention_chunk(t, BULK_CHUNK)
 
         def chunk(conn: sqlite3.Connection, name: str) -> int:

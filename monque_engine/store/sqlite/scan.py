@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import replace
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from ...cursor import CursorAnchor
 from ...job import CursorDirection, Job, JobSort, JobStatus
@@ -35,6 +35,7 @@ from ..base import StepCount, StepPage, StoreListFilter, StoreSelector
 from . import counted
 from .inbox import InboxView
 from .queries import SORT_COLUMNS, filter_where, page_query, row_to_job, selector_where
+from .readkind import Jobs, Reads, Settled, Tally
 from .reads import one_snapshot, scalar
 from .runner import Operation
 from .schema import Tables
@@ -48,12 +49,6 @@ STOP_CHECK_EVERY = 100_000
 
 Target = StoreListFilter | StoreSelector
 ByStatus = dict[JobStatus, int]
-
-
-class Reads(Protocol):
-    def __call__(
-        self, op: Operation[T], combine: Callable[[T, T], T] | None = ..., *, queued: bool = ...
-    ) -> Awaitable[T]: ...
 
 
 def stoppable(op: Operation[T], stop: threading.Event) -> Operation[T]:
@@ -157,15 +152,17 @@ async def count_in_steps(
     queued = not (isinstance(target, StoreSelector) and target.as_of is not None)
     try:
         if _kept_answers(target):
-            by_status, position = await read(_kept_op(t, target), queued=False)
+            by_status, position = await read(Settled(_kept_op(t, target)))
             total = sum(by_status.values())
             yield StepCount(by_status, total, total, True, position if selector else None)
             return
-        total, narrow = await read(_sizes_op(t, target), queued=False)
+        total, narrow = await read(Settled(_sizes_op(t, target)))
         if not _text(target) or _group(target) or (narrow is not None and narrow <= step):
             where, params = _where(target)
             op = _grouped_op(t, where, params, selector)
-            by_status, position = await read(stoppable(op, stop), _add, queued=queued)
+            # A count under a bound reads the job table alone: no inbox row is inside one.
+            grouped = stoppable(op, stop)
+            by_status, position = await read(Tally(grouped, _add) if queued else Settled(grouped))
             size = total if narrow is None else narrow  # about what the statement read
             yield StepCount(by_status, size, size, True, position if selector else None)
             return
@@ -194,7 +191,7 @@ async def _walk_counts(
     after: str | None = None
     while True:
         op = _count_step_op(t, view if queued else None, where, params, after, step, bound_by, selector)
-        found, rows, after, position = await read(stoppable(op, stop), queued=False)
+        found, rows, after, position = await read(Settled(stoppable(op, stop)))  # it looks at the inbox itself
         if bound_by is None and selector:
             bound_by = position  # every later step counts only jobs unchanged since the first
         _by_status(found, by_status)
@@ -321,7 +318,7 @@ async def selected_ids(read: Reads, t: Tables, selector: StoreSelector, step: in
     after: str | None = None
     try:
         while True:
-            found, after, at = await read(stoppable(_ids_step_op(t, where, params, after, step), stop), queued=False)
+            found, after, at = await read(Settled(stoppable(_ids_step_op(t, where, params, after, step), stop)))
             ids.extend(found)
             position = at if position is None else position
             if after is None:
@@ -375,7 +372,7 @@ async def page_in_steps(
     stop = threading.Event()
     columns = t.columns if include_data else t.columns.replace("data,", "NULL AS data,", 1)
     try:
-        total, narrow = await read(_sizes_op(t, filter), queued=False)
+        total, narrow = await read(Settled(_sizes_op(t, filter)))
         if (
             not filter.text
             or filter.error_group is not None
@@ -383,7 +380,9 @@ async def page_in_steps(
             or (narrow is not None and narrow <= step)
         ):
             sql, params = page_query(columns, t.jobs, filter, sort, direction, anchor, limit)
-            rows = await read(stoppable(lambda conn: unreadable.readable(conn.execute(sql, params), row_to_job), stop))
+            rows = await read(
+                Jobs(stoppable(lambda conn: unreadable.readable(conn.execute(sql, params), row_to_job), stop))
+            )
             size = len(rows) if narrow is None else narrow
             yield StepPage(rows, size, size, True)
             return
@@ -392,20 +391,21 @@ async def page_in_steps(
         if view is not None:
             sql, params = page_query(columns, t.jobs, filter, sort, direction, anchor, limit)
             queued = await read(
-                stoppable(
-                    lambda conn: (
-                        view.queued(lambda c: unreadable.readable(c.execute(sql, params), row_to_job), conn) or []
-                    ),
-                    stop,
-                ),
-                queued=False,
+                Settled(  # the inbox rows alone, looked at by the op itself
+                    stoppable(
+                        lambda conn: (
+                            view.queued(lambda c: unreadable.readable(c.execute(sql, params), row_to_job), conn) or []
+                        ),
+                        stop,
+                    )
+                )
             )
         found: list[Job] = []
         position = None if anchor is None else walk.anchor_key(anchor)
         read_rows = 0
         while True:
             op = walk.step_op(unreadable, position, step, limit - len(found))
-            rows, read_now, upper = await read(stoppable(op, stop), queued=False)
+            rows, read_now, upper = await read(Settled(stoppable(op, stop)))  # the inbox's: ``queued`` above
             read_rows += read_now
             mine = [job for job in queued if walk.between(walk.key(job), position, upper)]
             if mine:
