@@ -209,7 +209,7 @@ def _steps(db: Path) -> int:
     try:
         conn.set_progress_handler(count, 100)
         hour = hour_window(int(datetime.now(UTC).timestamp() * 1000))
-        assert reads.error_groups(Tables("monque_jobs"), None, None, hour)(conn)
+        assert reads.error_groups(Tables("monque_jobs"), None, None, hour).op(conn)
     finally:
         conn.close()
     return steps

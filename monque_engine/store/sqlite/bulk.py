@@ -78,9 +78,11 @@ class BulkInserter:
                 else:
                     feed.append(first)
         jobs_sql, feed_sql = self._statements((n, tuple(per_row)))
-        params.append(conn.execute(self._stamp_sql).fetchone()[0])
+        (stamp,) = conn.execute(self._stamp_sql).fetchone()
+        params.append(stamp)
         counts = Changes()
-        if per_row[0]:
+        names_vary, *_ = per_row  # _OPTIONAL starts with the name
+        if names_vary:
             for name in map(_NAME, part):
                 counts.move(name, None, "pending")
         else:
@@ -105,10 +107,11 @@ class BulkInserter:
 
         ids, at = refs(0, True)
         data, at = refs(at, True)
-        name, at = refs(at, per_row[0])
-        due, at = refs(at, per_row[1])
-        repeat, at = refs(at, per_row[2])
-        created, at = refs(at, per_row[3])
+        names_vary, dues_vary, repeats_vary, created_vary = per_row  # _OPTIONAL's order
+        name, at = refs(at, names_vary)
+        due, at = refs(at, dues_vary)
+        repeat, at = refs(at, repeats_vary)
+        created, at = refs(at, created_vary)
         stamp = f"?{at + 1}"  # the last parameter: the commit-order stamp, shared by every row
         jobs_sql = (
             f"INSERT INTO {self._jobs} (id, name, data, status, next_run_at, fail_count, repeat_interval, "
@@ -119,7 +122,7 @@ class BulkInserter:
                 for k in range(n)
             )
         )
-        feed_name, at = refs(n, per_row[0])
-        feed_due, at = refs(at, per_row[1])
+        feed_name, at = refs(n, names_vary)
+        feed_due, at = refs(at, dues_vary)
         feed_sql = self._journal.inserts_feed_sql(ids, feed_name, feed_due)
         return jobs_sql, feed_sql

@@ -12,6 +12,7 @@ from typing import Any
 
 from ...errors import InvalidJobDocumentError
 from ...job import Job
+from . import jobrow as col
 from . import statements
 from .journal import Changes, Journal, completed_duration, membership
 from .queries import claimed_row_to_job, row_to_job
@@ -49,11 +50,14 @@ def claim(
             jobs, rows = fail_unreadable(conn, t, journal, unreadable, rows, owner, now_ms)
         changes = Changes() if batch is None else batch  # a caller's batch: written with its own rows
         if rows:
-            changes.entries.extend([("update", r[0], r[1], "processing", r[4]) for r in rows])
+            changes.entries.extend([("update", r[col.ID], r[col.NAME], "processing", r[col.NEXT_RUN_AT]) for r in rows])
             changes.move(name, "pending", "processing", jobs=len(rows))
             for r in rows:
-                if r[17] is not None:  # a retrying job (claims leave fail_count and the group as they were)
-                    changes.member(r[17], r[1], r[16], membership("pending", r[9], r[17]), None)
+                group = r[col.ERROR_GROUP]
+                if group is not None:  # a retrying job (claims leave fail_count and the group as they were)
+                    changes.member(
+                        group, r[col.NAME], r[col.ERROR_TYPE], membership("pending", r[col.FAIL_COUNT], group), None
+                    )
         if batch is None:
             journal.write(conn, changes)
         jobs.sort(key=CLAIM_ORDER)
@@ -86,18 +90,20 @@ def fail_unreadable(
             jobs.append(row_to_job(row))
         except InvalidJobDocumentError as error:
             unreadable.warn(error, "marked failed")
-            failed = conn.execute(fail_sql, (str(error), now_ms, row[0], owner)).fetchone()
+            failed = conn.execute(fail_sql, (str(error), now_ms, row[col.ID], owner)).fetchone()
             if failed is not None:
+                failed_id, failed_name, failed_next_run_at = failed  # its RETURNING
                 changes = Changes()
                 # pending -> processing (the claim) -> failed, in one transaction: net from pending
-                changes.add("update", failed[0], failed[1], "failed", failed[2], "pending")
-                if row[17] is not None:  # its fail_count and group stay: a retrying job fails for good
+                changes.add("update", failed_id, failed_name, "failed", failed_next_run_at, "pending")
+                group, fail_count = row[col.ERROR_GROUP], row[col.FAIL_COUNT]
+                if group is not None:  # its fail_count and group stay: a retrying job fails for good
                     changes.member(
-                        row[17],
-                        row[1],
-                        row[16],
-                        membership("pending", row[9], row[17]),
-                        membership("failed", row[9], row[17]),
+                        group,
+                        row[col.NAME],
+                        row[col.ERROR_TYPE],
+                        membership("pending", fail_count, group),
+                        membership("failed", fail_count, group),
                     )
                 journal.write(conn, changes)
             continue
@@ -117,9 +123,14 @@ def owned_update(
         if row is None:
             return None
         changes = Changes()
-        changes.add("update", row[0], row[1], row[3], row[4], "processing", completed_duration(row))
-        if row[17] is not None:  # a failure (or a schedule's run that kept its group): processing was no member
-            changes.member(row[17], row[1], row[16], None, membership(row[3], row[9], row[17]))
+        status, group = row[col.STATUS], row[col.ERROR_GROUP]
+        changes.add(
+            "update", row[col.ID], row[col.NAME], status, row[col.NEXT_RUN_AT], "processing", completed_duration(row)
+        )
+        if group is not None:  # a failure (or a schedule's run that kept its group): processing was no member
+            changes.member(
+                group, row[col.NAME], row[col.ERROR_TYPE], None, membership(status, row[col.FAIL_COUNT], group)
+            )
         journal.write(conn, changes)
         return row_to_job(row)
 
@@ -153,7 +164,7 @@ def recovered(t: Tables, journal: Journal, stale_before_ms: int, now_ms: int) ->
     def op(conn: sqlite3.Connection) -> int:
         bad = conn.execute(find_bad).fetchall()
         if bad:  # hand-edited instants: repaired first, so this round compares them (issue 34)
-            conn.execute(repair, (now_ms, now_ms, json.dumps([row[0] for row in bad])))
+            conn.execute(repair, (now_ms, now_ms, json.dumps([job_id for job_id, _beat, _locked in bad])))
             for job_id, beat, locked in bad:
                 log.warning(
                     "processing job %s had last_heartbeat=%.40r, locked_at=%.40r (a hand edit?), which stale "

@@ -173,7 +173,8 @@ class Completions:
             # get their own transaction, so a claim's error never fails them.
             self.write(items, inline=False)
         else:
-            hand_out(items, done.result()[0], None)
+            completed_jobs, _claimed = done.result()
+            hand_out(items, completed_jobs, None)
 
     def complete_items(
         self, conn: sqlite3.Connection, items: list[Item], batch: Changes | None = None
@@ -186,13 +187,13 @@ class Completions:
         results: list[Job | None] = []
         for start in range(0, len(items), COMPLETE_CHUNK):
             chunk = items[start : start + COMPLETE_CHUNK]
-            now = max(item[2] for item in chunk)
+            now = max(at for _, _, at, _ in chunk)
             done: set[str] = set()
             record, record_params = statements.completed_one_off(now)
-            for owner in {item[1] for item in chunk}:
-                ids = [item[0].id for item in chunk if item[1] == owner]
+            for owner in {by for _, by, _, _ in chunk}:
+                ids = [job.id for job, by, _, _ in chunk if by == owner]
                 sql = statements.complete_owned(t, record, len(ids))
-                done.update(row[0] for row in conn.execute(sql, (now, *record_params, *ids, owner)))
+                done.update(job_id for (job_id,) in conn.execute(sql, (now, *record_params, *ids, owner)))
             changes = Changes() if batch is None else batch
             entries = changes.entries
             per_name: dict[str, list[int]] = {}  # jobs and summed durations: one count move per name

@@ -168,9 +168,10 @@ def probe(settings: SqliteSettings, tables: Tables) -> None:
 def _use_wal(conn: sqlite3.Connection, describe: Callable[[], str]) -> None:
     """Switch the file to WAL once; later connections only check. Switching takes a lock
     that busy processes make contended, so it is not repeated by every connection."""
-    mode = str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
-    if mode != "wal":
-        mode = str(conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]).lower()
+    (mode,) = conn.execute("PRAGMA journal_mode").fetchone()
+    if str(mode).lower() != "wal":
+        (mode,) = conn.execute("PRAGMA journal_mode=WAL").fetchone()
+    mode = str(mode).lower()
     if mode != "wal":
         raise ConnectionError(
             f"{describe()} could not switch to WAL journaling (got {mode!r}); "

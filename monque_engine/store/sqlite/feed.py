@@ -32,6 +32,7 @@ from typing import Any
 
 from ...errors import ChangeFeedHistoryLostError, ConnectionError, InvalidCursorError, InvalidJobDocumentError
 from ...job import STATUS_BY_VALUE, ChangeEvent, JobStatus
+from . import jobrow
 from .identity import is_damage_error
 from .queries import row_to_job
 from .runner import ReadRunner
@@ -94,7 +95,7 @@ class ChangeFeed:
     def _poll(self, conn: sqlite3.Connection) -> None:
         try:
             try:
-                last = conn.execute("PRAGMA data_version").fetchone()[0]
+                (last,) = conn.execute("PRAGMA data_version").fetchone()
             except sqlite3.Error:
                 if self._stop.is_set():
                     return  # closed at once after opening (a command refusing its input): interrupted, not a fault
@@ -110,7 +111,7 @@ class ChangeFeed:
                     continue
                 self._poke.clear()
                 try:
-                    version = conn.execute("PRAGMA data_version").fetchone()[0]
+                    (version,) = conn.execute("PRAGMA data_version").fetchone()
                     if version != last or poked:
                         last = version
                         due = self._due(conn)
@@ -317,7 +318,7 @@ class ChangeFeed:
                 for row in rows:
                     yield self._event(row, full_document)
                 if len(rows) == PULL_LIMIT:
-                    last = rows[-1][0]
+                    last = _seq(rows[-1])
                     continue
                 last = high  # rows filtered out by status still advance the position
                 await wake.wait()
@@ -326,14 +327,15 @@ class ChangeFeed:
 
     def _pull(self, conn: sqlite3.Connection, sql: str, after: int) -> tuple[list[tuple[Any, ...]], int]:
         found = conn.execute(sql, (after,)).fetchall()
-        high, pruned = int(found[0][0]), int(found[0][1])
+        high, pruned, first_seq = found[0][:3]  # every row carries both bounds, then a change or NULLs
+        high, pruned = int(high), int(pruned)
         if after < pruned:
             # An open stream fell behind the kept window: say so, never skip silently.
             raise ChangeFeedHistoryLostError(
                 f"The change feed moved past this watcher: it stopped at {after}, but changes up to "
                 f"{pruned} were pruned; reload the full state, then watch without a token"
             )
-        if found[0][2] is None:  # the LEFT JOIN's empty side: nothing after ``after``
+        if first_seq is None:  # the LEFT JOIN's empty side: nothing after ``after``
             return [], max(after, high)
         # The outer join does not promise the subquery's order (and sorting there would
         # copy up to PULL_LIMIT rows into a temp b-tree): sort here, usually already in order.
@@ -345,9 +347,10 @@ class ChangeFeed:
     def _event(row: tuple[Any, ...], full_document: bool) -> ChangeEvent:
         seq, op, job_id, name, status, next_run_at = row[:6]
         job = None
-        if full_document and len(row) > 6 and row[6] is not None:
+        job_row = row[6:]  # the job's columns (Tables.columns) when the pull asked for them
+        if full_document and job_row and job_row[jobrow.ID] is not None:
             try:
-                job = row_to_job(row[6:])
+                job = row_to_job(job_row)
             except InvalidJobDocumentError as error:
                 # As the MongoDB stream does: the change is still reported, without its job.
                 log.warning("%s; its change is reported without the job", error)

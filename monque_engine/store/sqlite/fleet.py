@@ -16,6 +16,7 @@ from typing import Any
 from ...job import InstanceRecord, OwnerHolding, OwnerJobStamp, OwnerRecords
 from . import statements
 from .journal import Journal
+from .readkind import Settled
 from .schema import Tables
 
 
@@ -42,9 +43,9 @@ def remove_instance(t: Tables, instance_id: str) -> Callable[[sqlite3.Connection
     return lambda conn: _run(conn, sql, (instance_id,))
 
 
-def list_instances(t: Tables) -> Callable[[sqlite3.Connection], list[InstanceRecord]]:
+def list_instances(t: Tables) -> Settled[list[InstanceRecord]]:
     sql = statements.instances(t)
-    return lambda conn: [_instance(row) for row in conn.execute(sql)]
+    return Settled(lambda conn: [_instance(row) for row in conn.execute(sql)])
 
 
 def purge_instances(t: Tables, heartbeat_before_ms: int) -> Callable[[sqlite3.Connection], int]:
@@ -52,12 +53,18 @@ def purge_instances(t: Tables, heartbeat_before_ms: int) -> Callable[[sqlite3.Co
     return lambda conn: int(conn.execute(sql, (heartbeat_before_ms,)).rowcount)
 
 
-def owner_holdings(t: Tables) -> Callable[[sqlite3.Connection], list[OwnerHolding]]:
+def owner_holdings(t: Tables) -> Settled[list[OwnerHolding]]:
+    """Processing jobs only: never an inbox row."""
     sql = statements.owner_holdings(t)
-    return lambda conn: [OwnerHolding(r[0] if r[0] is not None else "", r[1], r[2], r[3]) for r in conn.execute(sql)]
+    return Settled(
+        lambda conn: [
+            OwnerHolding(owner if owner is not None else "", jobs, liveness, heartbeat_interval)
+            for owner, jobs, liveness, heartbeat_interval in conn.execute(sql)
+        ]
+    )
 
 
-def owner_records(t: Tables, owner: str) -> Callable[[sqlite3.Connection], OwnerRecords]:
+def owner_records(t: Tables, owner: str) -> Settled[OwnerRecords]:
     """One owner's processing jobs and registry record, read together (served by the partial
     processing index (claimed_by, locked_at) and the registry's key)."""
     jobs_sql, record_sql = statements.owner_jobs(t), statements.instance(t)
@@ -67,7 +74,7 @@ def owner_records(t: Tables, owner: str) -> Callable[[sqlite3.Connection], Owner
         row = conn.execute(record_sql, (owner,)).fetchone()
         return OwnerRecords(owner, None if row is None else _instance(row), jobs)
 
-    return op
+    return Settled(op)
 
 
 def release_unmoved_owner(
@@ -77,7 +84,7 @@ def release_unmoved_owner(
 
     Look and write in one write transaction (BEGIN IMMEDIATE): no beat can commit between
     the comparison and the UPDATE, so a beat that committed first keeps every job."""
-    read = owner_records(t, owner)
+    read = owner_records(t, owner).op
     sql = statements.release_owner(t)
 
     def op(conn: sqlite3.Connection) -> int | None:
@@ -101,9 +108,9 @@ def set_paused(t: Tables, name: str, paused: bool, now_ms: int) -> Callable[[sql
     return lambda conn: conn.execute(sql, params).rowcount > 0
 
 
-def paused_names(t: Tables) -> Callable[[sqlite3.Connection], dict[str, int]]:
+def paused_names(t: Tables) -> Settled[dict[str, int]]:
     sql = statements.paused_names(t)
-    return lambda conn: dict(conn.execute(sql).fetchall())
+    return Settled(lambda conn: dict(conn.execute(sql).fetchall()))
 
 
 def add_outcome_counts(
@@ -114,12 +121,10 @@ def add_outcome_counts(
     return lambda conn: _run_many(conn, sql, rows)
 
 
-def outcome_counts(
-    t: Tables, since_minute: int, name: str | None
-) -> Callable[[sqlite3.Connection], list[tuple[str, int, int, int]]]:
+def outcome_counts(t: Tables, since_minute: int, name: str | None) -> Settled[list[tuple[str, int, int, int]]]:
     sql = statements.outcomes(t, by_name=name is not None)
     params: tuple[Any, ...] = (since_minute,) if name is None else (since_minute, name)
-    return lambda conn: conn.execute(sql, params).fetchall()
+    return Settled(lambda conn: conn.execute(sql, params).fetchall())
 
 
 def purge_outcome_counts(t: Tables, before_minute: int) -> Callable[[sqlite3.Connection], int]:
@@ -135,8 +140,22 @@ def _run_many(conn: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]]) -
     conn.executemany(sql, rows)
 
 
-def _instance(r: tuple[Any, ...]) -> InstanceRecord:
-    return InstanceRecord(r[0], r[1], r[2], r[3], r[4], r[5], _workers(r[6]), r[7], r[8], r[9], r[10])
+def _instance(row: tuple[Any, ...]) -> InstanceRecord:
+    """An instance row, in ``statements._INSTANCE_COLUMNS`` order."""
+    id_, host, pid, version, started_at, heartbeat_interval, workers, running, processed, failed, last_heartbeat = row
+    return InstanceRecord(
+        id_,
+        host,
+        pid,
+        version,
+        started_at,
+        heartbeat_interval,
+        _workers(workers),
+        running,
+        processed,
+        failed,
+        last_heartbeat,
+    )
 
 
 def _workers(text: str) -> dict[str, int]:

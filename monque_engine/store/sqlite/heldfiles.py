@@ -32,7 +32,8 @@ def held_fd(path: str) -> int:
         stat = os.stat(path)
         held = _HELD.get((stat.st_dev, stat.st_ino))
         if held:
-            return held[0][1]
+            _, fd = held[0]
+            return fd
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         opened = os.fstat(fd)  # the file we did open (the path may have changed meanwhile)
         _HELD.setdefault((opened.st_dev, opened.st_ino), []).append((path, fd))
@@ -56,7 +57,8 @@ def close_if_unused(db_path: str) -> None:
         return
     with _LOCK:
         for key, held in list(_HELD.items()):
-            if held[0][0] == db_path:
+            first_path, _ = held[0]
+            if first_path == db_path:
                 for _, fd in held:
                     os.close(fd)
                 del _HELD[key]
@@ -64,7 +66,7 @@ def close_if_unused(db_path: str) -> None:
 
 def _close_unreachable() -> None:
     for key, held in list(_HELD.items()):
-        path = held[0][0]
+        path, _ = held[0]
         try:
             stat = os.stat(path)
             live = (stat.st_dev, stat.st_ino) == key

@@ -58,7 +58,7 @@ def imported(tables: Tables, journal: Journal, jobs: Sequence[Job]) -> Operation
     """The write that stores ``jobs`` (rows built now, on the caller's thread: a payload
     that cannot be stored raises before anything is written)."""
     rows = [job_row(job) for job in jobs]
-    ids = json.dumps([row[0] for row in rows])
+    ids = json.dumps([job.id for job in jobs])
     # Stamped in the INSERT as every job-row write is (ADR 0015).
     insert = (
         f"INSERT INTO {tables.jobs} ({', '.join(JOB_COLUMNS)}, change_seq) "
@@ -69,7 +69,8 @@ def imported(tables: Tables, journal: Journal, jobs: Sequence[Job]) -> Operation
     def op(conn: sqlite3.Connection) -> int:
         clash = conn.execute(stored, (ids,)).fetchone()
         if clash is not None:
-            raise ConnectionError(f"Job id {clash[0]} is already stored; nothing was imported")
+            (clash_id,) = clash
+            raise ConnectionError(f"Job id {clash_id} is already stored; nothing was imported")
         conn.executemany(insert, rows)
         journal.inserted_rows(conn, _BY_ID, (ids,))
         return len(rows)

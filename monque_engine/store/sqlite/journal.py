@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import jobrow as col
 from .schema import ERROR_MEMBER, NO_ERROR_TYPE, NO_ERROR_TYPE_VALUE, Tables
 
 #: Feed rows per multi-row INSERT (5 bound values each); longer lists use executemany.
@@ -123,9 +124,16 @@ class Changes:
     def member_row(self, row: tuple[Any, ...], was: str) -> None:
         """A job row (JOB_COLUMNS order, as ``RETURNING`` gives it) that left status ``was``
         in a statement that changed neither its ``fail_count`` nor its ``error_group``."""
-        group = row[17]
+        group = row[col.ERROR_GROUP]
         if group is not None:
-            self.member(group, row[1], row[16], membership(was, row[9], group), membership(row[3], row[9], group))
+            fail_count = row[col.FAIL_COUNT]
+            self.member(
+                group,
+                row[col.NAME],
+                row[col.ERROR_TYPE],
+                membership(was, fail_count, group),
+                membership(row[col.STATUS], fail_count, group),
+            )
 
     def rows(self) -> list[tuple[str, str, int, int]]:
         """``(name, status, jobs, duration ms)`` for every count that moves."""
@@ -134,10 +142,11 @@ class Changes:
         keys.update((name, "completed") for name in durations)
         rows = []
         for key in keys:
+            name, status = key
             jobs = self.jobs.get(key, 0)
-            duration = durations.get(key[0], 0) if key[1] == "completed" else 0
+            duration = durations.get(name, 0) if status == "completed" else 0
             if jobs or duration:
-                rows.append((key[0], key[1], jobs, duration))
+                rows.append((name, status, jobs, duration))
         return rows
 
 
@@ -152,9 +161,10 @@ def completed_duration(row: tuple[Any, ...]) -> int:
     """A completed job row's ``updatedAt - createdAt`` (JOB_COLUMNS order): what the average
     processing time is made of; 0 for any other status, and for unreadable instants
     (``DURATION_READABLE``)."""
-    if row[3] != "completed" or type(row[13]) is not int or type(row[14]) is not int:
+    created_at, updated_at = row[col.CREATED_AT], row[col.UPDATED_AT]
+    if row[col.STATUS] != "completed" or type(created_at) is not int or type(updated_at) is not int:
         return 0
-    return int(row[14] - row[13])
+    return int(updated_at - created_at)
 
 
 class Journal:
@@ -241,8 +251,16 @@ class Journal:
         if rows:
             changes = Changes()
             for row in rows:
-                changes.add("update", row[0], row[1], row[3], row[4], was, completed_duration(row))
-                if row[17] is not None:
+                changes.add(
+                    "update",
+                    row[col.ID],
+                    row[col.NAME],
+                    row[col.STATUS],
+                    row[col.NEXT_RUN_AT],
+                    was,
+                    completed_duration(row),
+                )
+                if row[col.ERROR_GROUP] is not None:
                     changes.member_row(row, was)
             self.write(conn, changes)
         return len(rows)
@@ -259,7 +277,8 @@ class Journal:
         if count == 0:
             return
         if count == 1:
-            conn.execute(self.feed_sql, entries[0])
+            (entry,) = entries
+            conn.execute(self.feed_sql, entry)
             return
         if count > FEED_MULTI_ROW:
             conn.executemany(self.feed_sql, entries)
@@ -401,7 +420,8 @@ class Journal:
         differed = []
         for key in sorted(set(before) | set(after)):
             was, now = before.get(key, (0, 0)), after.get(key, (0, 0))
-            group, name = _shown(key[0]), _shown(key[1])
+            group_key, name_key, _error_type = key
+            group, name = _shown(group_key), _shown(name_key)
             for kind, index in (("failed", FAILED), ("retrying", RETRYING)):
                 if was[index] != now[index]:
                     differed.append((name, f"{kind} in error group {group}", was[index], now[index]))

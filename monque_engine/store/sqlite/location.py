@@ -40,7 +40,7 @@ def monque_collections(path: str) -> tuple[str, ...] | None:
     mode = "mode=ro" if os.path.exists(f"{path}-wal") else "immutable=1"
     try:
         with contextlib.closing(sqlite3.connect(f"{Path(path).resolve().as_uri()}?{mode}", uri=True)) as db:
-            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     except sqlite3.Error:
         return None
     return tuple(sorted(name for name in tables if f"{name}_meta" in tables))

@@ -30,9 +30,11 @@ from ...errors import ConnectionError, UniqueKeyConflictError
 from ...job import Job, JobStatus
 from ...timeutil import now_ms as clock_ms
 from ..base import StoreSelector
+from . import jobrow as col
 from . import scan, statements
 from .journal import Changes, Journal, membership
 from .queries import row_to_job, selector_where
+from .readkind import Reads, Settled
 from .reads import one_snapshot
 from .runner import Operation
 from .schema import Tables
@@ -57,12 +59,6 @@ class Writes(Protocol):
     def __call__(self, op: Operation[T], inline: bool = ..., coalesce: bool = ...) -> Awaitable[T]: ...
 
 
-class Reads(Protocol):
-    def __call__(
-        self, op: Operation[T], combine: Callable[[T, T], T] | None = ..., *, queued: bool = ...
-    ) -> Awaitable[T]: ...
-
-
 # -- single jobs ------------------------------------------------------------------------------
 
 
@@ -82,15 +78,19 @@ def guarded_single(
         if row is None:
             return None
         changes = Changes()
+        row_id, name, status, next_run_at = row[col.ID], row[col.NAME], row[col.STATUS], row[col.NEXT_RUN_AT]
         if before is None:
-            changes.add("update", row[0], row[1], row[3], row[4], statuses[0])
+            changes.add("update", row_id, name, status, next_run_at, statuses[0])
             changes.member_row(row, statuses[0])
         else:
             was, fail_count, group, error_type = before
-            changes.add("update", row[0], row[1], row[3], row[4], was)
-            if group is not None or row[17] is not None:
-                changes.member(group, row[1], error_type, membership(was, fail_count, group), None)
-                changes.member(row[17], row[1], row[16], None, membership(row[3], row[9], row[17]))
+            changes.add("update", row_id, name, status, next_run_at, was)
+            now_group = row[col.ERROR_GROUP]
+            if group is not None or now_group is not None:
+                changes.member(group, name, error_type, membership(was, fail_count, group), None)
+                changes.member(
+                    now_group, name, row[col.ERROR_TYPE], None, membership(status, row[col.FAIL_COUNT], now_group)
+                )
         journal.write(conn, changes)
         return row_to_job(row)
 
@@ -112,7 +112,8 @@ def retry_one(
         if unique_key is not None:
             holder = conn.execute(holder_sql, (name, unique_key)).fetchone()
             if holder is not None:
-                raise UniqueKeyConflictError(job_id, name, unique_key, holder[0])
+                (holder_id,) = holder
+                raise UniqueKeyConflictError(job_id, name, unique_key, holder_id)
         job = update(conn, (status, fail_count, group, error_type))
         return (job, JobStatus(status)) if job is not None else None
 
@@ -171,11 +172,14 @@ def unique_key_clashes(conn: sqlite3.Connection, t: Tables, errors: list[dict[st
             if row is None:
                 holders[(name, key)] = job_id  # nobody holds it: this one is retried
                 continue
-            holder = holders[(name, key)] = row[0]
+            (holder,) = row
+            holders[(name, key)] = holder
         clashing.append((job_id, name, key, holder))
     for job_id, name, key, holder in clashing:
         errors.append({"jobId": job_id, "error": str(UniqueKeyConflictError(job_id, name, key, holder))})
-    conn.executemany(f"DELETE FROM {statements.affected_table(t)} WHERE id = ?", [(c[0],) for c in clashing])
+    conn.executemany(
+        f"DELETE FROM {statements.affected_table(t)} WHERE id = ?", [(job_id,) for job_id, _, _, _ in clashing]
+    )
     return len(clashing)
 
 
@@ -221,11 +225,12 @@ async def bulk_targets(write: Writes, read: Reads, t: Tables, selector: StoreSel
 
     def op(conn: sqlite3.Connection) -> tuple[list[str], int]:
         with one_snapshot(conn):
-            ids = [row[0] for row in conn.execute(ids_sql, params)]
+            ids = [job_id for (job_id,) in conn.execute(ids_sql, params)]
             (position,) = conn.execute(t.bulk_bound).fetchone()
         return ids, int(position)
 
-    return await read(op, queued=False)
+    # The job table alone: the inbox was just absorbed (above), or its rows are outside the bound.
+    return await read(Settled(op))
 
 
 async def in_chunks(write: Writes, read: Reads, t: Tables, selector: StoreSelector, chunk_write: ChunkWrite) -> int:
@@ -263,8 +268,9 @@ class RetentionLease:
     def take(self, conn: sqlite3.Connection, t: Tables, now: int) -> bool:
         """Take (or renew) the lease; False while another process holds a live one."""
         row = conn.execute(statements.lease_read(t)).fetchone()
-        if row is not None and isinstance(row[0], str) and ":" in row[0]:
-            holder, _, expires = row[0].rpartition(":")
+        (value,) = row if row is not None else (None,)
+        if isinstance(value, str) and ":" in value:
+            holder, _, expires = value.rpartition(":")
             if holder != self.token and expires.isdigit() and int(expires) > now:
                 return False
         conn.execute(statements.lease_write(t), (f"{self.token}:{now + RETENTION_LEASE_MS}",))
@@ -298,7 +304,7 @@ async def purge_finished(
     total = 0
     try:
         names_sql = statements.retention_names(t)
-        names = await read(lambda conn: [r[0] for r in conn.execute(names_sql, (status.value,))], queued=False)
+        names = await read(Settled(lambda conn: [name for (name,) in conn.execute(names_sql, (status.value,))]))
         picked = statements.retention_chunk(t, BULK_CHUNK)
 
         def chunk(conn: sqlite3.Connection, name: str) -> int:

@@ -78,7 +78,7 @@ def _v5_change_seq(conn: sqlite3.Connection, tables: Tables) -> None:
     nor keep the counts. Counting reads each status from its partial index (about 1 s per
     million jobs); the open logs when it starts and how long it took.
     """
-    columns = {row[1] for row in conn.execute(f"PRAGMA table_info({tables.jobs})")}
+    columns = {column for _cid, column, *_ in conn.execute(f"PRAGMA table_info({tables.jobs})")}
     if "change_seq" not in columns:  # a file whose version was set back by hand may have it
         conn.execute(f"ALTER TABLE {tables.jobs} ADD COLUMN {change_seq_column()}")
     conn.execute(tables.counts_ddl())
@@ -122,7 +122,8 @@ def upgrade_pending_index(conn: sqlite3.Connection, tables: Tables) -> bool:
     """
     name = f"{tables.jobs}_pending"
     row = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?", (name,)).fetchone()
-    if row is None or row[0] is None or "next_run_at, status)" in row[0]:
+    (sql,) = row if row is not None else (None,)
+    if sql is None or "next_run_at, status)" in sql:
         return False
     conn.execute(f"DROP INDEX {name}")
     conn.execute(pending_index(tables.jobs))
@@ -162,7 +163,8 @@ def _meta_version(conn: sqlite3.Connection, meta_table: str) -> int | None:
     if row is None:
         return None
     try:
-        return int(row[0])
+        (value,) = row
+        return int(value)
     except (TypeError, ValueError):
         return None
 
@@ -185,7 +187,7 @@ def inspect(conn: sqlite3.Connection, tables: Tables, where: str) -> int | None:
     taken = sorted(name for name in (tables.jobs, tables.changes) if name in names)
     if taken:
         raise ForeignDatabaseError(
-            f"{where} already has a table named {taken[0]} that Monque did not create (no {tables.meta} table); "
+            f"{where} already has a table named {min(taken)} that Monque did not create (no {tables.meta} table); "
             "point the URL at another file or pick another collection_name"
         )
     ours = [name for name in names if name.endswith("_meta") and _meta_version(conn, name) is not None]

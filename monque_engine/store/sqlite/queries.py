@@ -16,6 +16,7 @@ from ...cursor import CursorAnchor
 from ...job import STATUS_BY_VALUE, CursorDirection, Job, JobSort, JobStatus
 from ...textsearch import escaped, fold, may_span_tokens, stored_payload_contains
 from ..base import StoreListFilter, StoreSelector
+from . import jobrow
 from .schema import ERROR_MEMBER, FINISHED
 from .unreadable import unreadable_row
 
@@ -44,7 +45,7 @@ _loads = json.loads
 
 
 def row_to_job(row: tuple[Any, ...]) -> Job:
-    """Build a Job from a row in JOB_COLUMNS order, checking first that every INTEGER column
+    """Build a Job from a job row (``Tables.columns``), checking first that every INTEGER column
     holds an integer (NULL where it may).
 
     SQLite keeps what a hand edit wrote (``created_at = 'soon'``): such a Job would fail a
@@ -54,11 +55,15 @@ def row_to_job(row: tuple[Any, ...]) -> Job:
     pays nothing for it.
     """
     if (
-        type(row[4]) is type(row[9]) is type(row[13]) is type(row[14]) is int
-        and type(row[5]) in _INTEGER_OR_NULL
-        and type(row[7]) in _INTEGER_OR_NULL
-        and type(row[8]) in _INTEGER_OR_NULL
-        and type(row[1]) is str
+        type(row[jobrow.NEXT_RUN_AT])
+        is type(row[jobrow.FAIL_COUNT])
+        is type(row[jobrow.CREATED_AT])
+        is type(row[jobrow.UPDATED_AT])
+        is int
+        and type(row[jobrow.LOCKED_AT]) in _INTEGER_OR_NULL
+        and type(row[jobrow.LAST_HEARTBEAT]) in _INTEGER_OR_NULL
+        and type(row[jobrow.HEARTBEAT_INTERVAL]) in _INTEGER_OR_NULL
+        and type(row[jobrow.NAME]) is str
     ):
         return claimed_row_to_job(row)
     raise unreadable_row(row, TypeError("a column holds a value of another type"))
@@ -68,58 +73,65 @@ _INTEGER_OR_NULL = frozenset({int, type(None)})
 
 
 def claimed_row_to_job(row: tuple[Any, ...]) -> Job:
-    """Build a Job from a row in JOB_COLUMNS order (positional: this runs once per job)
-    whose column types are known to be right (``row_to_job`` checks them; a claim's SQL does).
+    """Build a Job from a job row (``Tables.columns``) whose column types are known to be
+    right (``row_to_job`` checks them; a claim's SQL does).
+
+    This runs once per job, so it unpacks the row into names (one step, cheaper than a
+    subscript per field); the names are ``JOB_COLUMNS`` in order (a test holds them to it).
 
     A completed row that still names its claim is a one-off completion that recorded its
-    attempt in the claim fields (see ``store._COMPLETED_ONE_OFF``): those become the last
+    attempt in the claim fields (``statements.COMPLETED_ONE_OFF``): those become the last
     ``Attempt`` and read as cleared, exactly as the MongoDB store's document has them.
 
     A row this cannot read (a payload that is not JSON, a status written by hand) raises
     InvalidJobDocumentError naming the column; the try costs nothing on good rows.
     """
     try:
-        data = row[2]
-        if row[6] is not None and row[3] == "completed":
+        (
+            id_, name, data, status, next_run_at, locked_at, claimed_by, last_heartbeat,
+            heartbeat_interval, fail_count, fail_reason, repeat_interval, unique_key,
+            created_at, updated_at, attempts, error_type, error_group,
+        ) = row  # fmt: skip
+        if claimed_by is not None and status == "completed":
             return Job(
-                row[0],
-                row[1],
+                id_,
+                name,
                 None if data is None else _decode(data),
-                STATUS_BY_VALUE[row[3]],
-                row[4],
-                row[13],
-                row[14],
-                row[9],
+                STATUS_BY_VALUE[status],
+                next_run_at,
+                created_at,
+                updated_at,
+                fail_count,
                 None,
                 None,
-                row[7],
-                row[8],
-                row[10],
-                row[11],
-                row[12],
-                AppendedHistory(row[15], row[9] + 1, row[6], row[5], row[14]),
-                row[16],
-                row[17],
+                last_heartbeat,
+                heartbeat_interval,
+                fail_reason,
+                repeat_interval,
+                unique_key,
+                AppendedHistory(attempts, fail_count + 1, claimed_by, locked_at, updated_at),
+                error_type,
+                error_group,
             )
         return Job(
-            row[0],
-            row[1],
+            id_,
+            name,
             None if data is None else _decode(data),
-            STATUS_BY_VALUE[row[3]],
-            row[4],
-            row[13],
-            row[14],
-            row[9],
-            row[5],
-            row[6],
-            row[7],
-            row[8],
-            row[10],
-            row[11],
-            row[12],
-            row[15],
-            row[16],
-            row[17],
+            STATUS_BY_VALUE[status],
+            next_run_at,
+            created_at,
+            updated_at,
+            fail_count,
+            locked_at,
+            claimed_by,
+            last_heartbeat,
+            heartbeat_interval,
+            fail_reason,
+            repeat_interval,
+            unique_key,
+            attempts,
+            error_type,
+            error_group,
         )
     except (ValueError, TypeError, KeyError, IndexError, RecursionError) as error:
         raise unreadable_row(row, error) from None

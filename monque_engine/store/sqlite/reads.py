@@ -1,8 +1,8 @@
 """The store's reads as operations: jobs by id, selections and pages, counts, stats, error
-groups and queue health. Each builder returns what a reader connection runs; the store
-runs it through ``SqliteStore._read`` (which adds the inbox's queued jobs, inbox.py) with
-the ``combine`` named here where an aggregate over the job table and one over the inbox
-rows must be added.
+groups and queue health. Each builder returns what a reader connection runs, as the kind of
+read it is (``readkind``: job rows, an aggregate over jobs with how to add the inbox's part,
+or nothing an inbox row can be), so the store's one read path (``SqliteStore._read``) treats
+the inbox as that kind needs (inbox.py) and no caller chooses.
 
 Counts and stats whose filter the kept counts can answer read those (``counted.py``, a few
 rows per name); the rest read the job table through its indexes.
@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
+import operator
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
@@ -24,6 +25,7 @@ from ...job import CursorDirection, Job, JobSort, JobStatus, PendingHealth, Queu
 from ..base import StoreListFilter, StoreSelector
 from . import counted, statements
 from .queries import filter_where, page_query, row_to_job, selector_where
+from .readkind import Jobs, Read, Settled, Tally
 from .runner import Operation, ReadRunner
 from .schema import Tables
 from .unreadable import UnreadableWarnings
@@ -36,17 +38,17 @@ GET_MANY_CHUNK = 500
 Split = dict[str, tuple[int, int, int | None, int | None]]
 
 
-def get(t: Tables, job_id: str) -> Operation[Job | None]:
+def get(t: Tables, job_id: str) -> Jobs[Job | None]:
     sql = statements.by_id(t)
 
     def op(conn: sqlite3.Connection) -> Job | None:
         row = conn.execute(sql, (job_id,)).fetchone()
         return None if row is None else row_to_job(row)
 
-    return op
+    return Jobs(op)
 
 
-def get_many(t: Tables, unreadable: UnreadableWarnings, ids: list[str]) -> Operation[dict[str, Job]]:
+def get_many(t: Tables, unreadable: UnreadableWarnings, ids: list[str]) -> Jobs[dict[str, Job]]:
     def op(conn: sqlite3.Connection) -> dict[str, Job]:
         found: dict[str, Job] = {}
         # One snapshot for every chunk; chunks keep under SQLITE_MAX_VARIABLE_NUMBER (999 before 3.32).
@@ -57,15 +59,13 @@ def get_many(t: Tables, unreadable: UnreadableWarnings, ids: list[str]) -> Opera
                     found[job.id] = job
         return found
 
-    return op
+    return Jobs(op)
 
 
-def find(
-    t: Tables, unreadable: UnreadableWarnings, selector: StoreSelector, limit: int, skip: int
-) -> Operation[list[Job]]:
+def find(t: Tables, unreadable: UnreadableWarnings, selector: StoreSelector, limit: int, skip: int) -> Jobs[list[Job]]:
     where, params = selector_where(selector, paging=True)
     sql = statements.found(t, where)
-    return lambda conn: unreadable.readable(conn.execute(sql, (*params, limit, skip)), row_to_job)
+    return Jobs(lambda conn: unreadable.readable(conn.execute(sql, (*params, limit, skip)), row_to_job))
 
 
 def page(
@@ -77,26 +77,32 @@ def page(
     anchor: CursorAnchor | None,
     limit: int,
     include_data: bool,
-) -> Operation[list[Job]]:
+) -> Jobs[list[Job]]:
     columns = t.columns if include_data else t.columns.replace("data,", "NULL AS data,", 1)
     sql, params = page_query(columns, t.jobs, filter, sort, direction, anchor, limit)
-    return lambda conn: unreadable.readable(conn.execute(sql, params), row_to_job)
+    return Jobs(lambda conn: unreadable.readable(conn.execute(sql, params), row_to_job))
 
 
-def kept_count(t: Tables, filter: StoreListFilter) -> Operation[int]:
-    """A count the kept counts answer (``counted.filter_answerable``): no inbox look needed."""
+def kept_count(t: Tables, filter: StoreListFilter) -> Settled[int]:
+    """A count the kept counts answer (``counted.filter_answerable``): another table."""
     kept, kept_params = counted.filter_count_sql(t, filter)
-    return lambda conn: int(conn.execute(kept, kept_params).fetchone()[0])
+    return Settled(lambda conn: int(scalar(conn.execute(kept, kept_params))))
 
 
-def count(t: Tables, filter: StoreListFilter) -> Operation[int]:
-    """A count over the job table (combine with ``operator.add``)."""
+def count(t: Tables, filter: StoreListFilter) -> Tally[int]:
+    """A count over the jobs, the inbox's included."""
     where, params = filter_where(filter)
     sql = statements.count(t, where)
-    return lambda conn: int(conn.execute(sql, params).fetchone()[0])
+    return Tally(lambda conn: int(scalar(conn.execute(sql, params))), operator.add)
 
 
-def kept_count_as_of(t: Tables, selector: StoreSelector) -> Operation[tuple[int, int]]:
+def scalar(cursor: sqlite3.Cursor) -> Any:
+    """The one value of a one-row, one-column result (an aggregate's, a PRAGMA's)."""
+    (value,) = cursor.fetchone()
+    return value
+
+
+def kept_count_as_of(t: Tables, selector: StoreSelector) -> Settled[tuple[int, int]]:
     """A bulk count from the kept counts, and the store's position, in one statement."""
     kept, kept_params = counted.selector_count_sql(t, selector)
     sql = f"SELECT ({kept}), ({t.bulk_bound})"
@@ -105,11 +111,12 @@ def kept_count_as_of(t: Tables, selector: StoreSelector) -> Operation[tuple[int,
         found, position = conn.execute(sql, kept_params).fetchone()
         return int(found), int(position)
 
-    return op
+    return Settled(op)
 
 
-def count_as_of(t: Tables, selector: StoreSelector) -> Operation[tuple[int, int]]:
-    """A bulk count over the job table and the position (combine with ``add_counts``).
+def count_as_of(t: Tables, selector: StoreSelector) -> Read[tuple[int, int]]:
+    """A bulk count over the jobs, the inbox's included, and the position; under a bound
+    (``as_of``), the job table alone: no inbox row is inside one.
 
     Every job row written after the count's snapshot carries a ``change_seq`` above that
     position (its transaction began later and read a larger ``max(seq)``), so ``change_seq <=
@@ -124,24 +131,31 @@ def count_as_of(t: Tables, selector: StoreSelector) -> Operation[tuple[int, int]
         found, position = conn.execute(sql, params).fetchone()
         return int(found), int(position)
 
-    return op
+    return Settled(op) if selector.as_of is not None else Tally(op, add_counts)
 
 
 def add_counts(stored: tuple[int, int], queued: tuple[int, int]) -> tuple[int, int]:
-    return stored[0] + queued[0], stored[1]
+    """``(count, position)`` of the job table plus the inbox view's count (same snapshot)."""
+    stored_count, position = stored
+    queued_count, _ = queued
+    return stored_count + queued_count, position
 
 
 def rows(sql: str, params: Sequence[Any] = ()) -> Operation[list[Any]]:
     return lambda conn: conn.execute(sql, params).fetchall()
 
 
+def kept(sql: str, params: Sequence[Any] = ()) -> Settled[list[Any]]:
+    """The rows of a read of the kept counts (``counted``'s SQL): another table."""
+    return Settled(rows(sql, params))
+
+
 def stats(rows: list[tuple[str, str, int, int | None]]) -> QueueStats:
     """One QueueStats from the kept counts' rows ``(name, status, jobs, duration)``."""
-    totals: dict[str, list[int]] = {}
+    totals: dict[str, tuple[int, int]] = {}
     for _, status, found, duration in rows:
-        entry = totals.setdefault(status, [0, 0])
-        entry[0] += found
-        entry[1] += duration or 0
+        jobs, summed = totals.get(status, (0, 0))
+        totals[status] = (jobs + found, summed + (duration or 0))
     return _stats_from_rows([(status, c, d) for status, (c, d) in totals.items()])
 
 
@@ -165,7 +179,7 @@ def _stats_from_rows(rows: list[tuple[str, int, int | None]]) -> QueueStats:
     return QueueStats(**counts, total=sum(counts.values()), avg_processing_duration_ms=avg)
 
 
-def error_groups(t: Tables, name: str | None, since_ms: int | None, hour_start: int) -> Operation[list[ErrorGroupRow]]:
+def error_groups(t: Tables, name: str | None, since_ms: int | None, hour_start: int) -> Settled[list[ErrorGroupRow]]:
     """The kept error counts (schema version 6), with each group's first and last seen and
     its last hour read by seeks into the errors index: two statements in one snapshot,
     O(groups) (``statements.error_group_totals``). Reading every member cost 328 ms for 800k
@@ -180,7 +194,7 @@ def error_groups(t: Tables, name: str | None, since_ms: int | None, hour_start: 
             minutes = conn.execute(minutes_sql, params).fetchall()
         return group_rows(totals, minutes)
 
-    return op
+    return Settled(op)
 
 
 def group_rows(totals: list[Any], minutes: list[Any]) -> list[ErrorGroupRow]:
@@ -215,58 +229,68 @@ def group_rows(totals: list[Any], minutes: list[Any]) -> list[ErrorGroupRow]:
     return [dataclasses.replace(row, per_minute=tuple(series.get(key, per_minute))) for key, row in found.items()]
 
 
-def error_group_sample(t: Tables, key: str) -> Operation[str | None]:
+def error_group_sample(t: Tables, key: str) -> Settled[str | None]:
+    """A member's error (failed, or retrying: never an inbox row)."""
     sql = statements.error_group_sample(t)
 
     def op(conn: sqlite3.Connection) -> str | None:
         row = conn.execute(sql, (key,)).fetchone()
-        return None if row is None else row[0]
+        if row is None:
+            return None
+        sample: str | None
+        (sample,) = row
+        return sample
 
-    return op
+    return Settled(op)
 
 
-def has_live_claim(t: Tables, owner: str, heartbeat_after_ms: int) -> Operation[bool]:
+def has_live_claim(t: Tables, owner: str, heartbeat_after_ms: int) -> Settled[bool]:
+    """Processing jobs only: never an inbox row."""
     sql = statements.has_live_claim(t)
-    return lambda conn: conn.execute(sql, (owner, heartbeat_after_ms)).fetchone() is not None
+    return Settled(lambda conn: conn.execute(sql, (owner, heartbeat_after_ms)).fetchone() is not None)
 
 
-def next_due(t: Tables, names: Sequence[str]) -> Operation[int | None]:
-    """The earliest due pending job among ``names`` (combine with ``earliest``)."""
+def next_due(t: Tables, names: Sequence[str]) -> Tally[int | None]:
+    """The earliest due pending job among ``names``, the inbox's included."""
     sql = statements.next_due(t, len(names))
     params = tuple(names)
-    return lambda conn: conn.execute(sql, params).fetchone()[0]
+    return Tally(lambda conn: scalar(conn.execute(sql, params)), earliest)
 
 
-def pending_health(t: Tables, now_ms: int) -> Operation[list[Any]]:
-    """Rows for ``health_from_rows`` (combine with ``operator.add``)."""
-    return rows(statements.pending_health(t), (now_ms, now_ms, now_ms))
+def pending_health(t: Tables, now_ms: int) -> Tally[list[Any]]:
+    """Rows for ``health_from_rows``, the inbox's jobs included (a name may come twice)."""
+    return Tally(rows(statements.pending_health(t), (now_ms, now_ms, now_ms)), operator.add)
 
 
 def health_from_rows(rows: list[Any]) -> list[PendingHealth]:
-    merged: dict[str, list[Any]] = {}
+    merged: dict[str, tuple[int, int, Any, int]] = {}
     for name, due, later, oldest, processing in rows:  # a name may come twice (job table, inbox)
-        entry = merged.setdefault(name, [0, 0, None, 0])
-        entry[0] += due or 0
-        entry[1] += later or 0
-        if oldest is not None:
-            entry[2] = oldest if entry[2] is None else min(entry[2], oldest)
-        entry[3] += processing
-    return [PendingHealth(name, e[0], e[1], e[2], e[3]) for name, e in sorted(merged.items())]
+        was_due, was_later, was_oldest, was_processing = merged.get(name, (0, 0, None, 0))
+        if was_oldest is not None and oldest is not None:
+            oldest = min(was_oldest, oldest)
+        elif oldest is None:
+            oldest = was_oldest
+        merged[name] = (was_due + (due or 0), was_later + (later or 0), oldest, was_processing + processing)
+    return [
+        PendingHealth(name, due, later, oldest, processing)
+        for name, (due, later, oldest, processing) in sorted(merged.items())
+    ]
 
 
-def pending_split(t: Tables, now_ms: int, wanted: list[str], cap: int) -> Operation[Split]:
+def pending_split(t: Tables, now_ms: int, wanted: list[str], cap: int) -> Tally[Split]:
     """Per name: due and later pending jobs (each counted up to ``cap``), the first and last
-    due times (combine with ``add_splits``)."""
+    due times, the inbox's jobs included."""
     sql = counted.pending_split_sql(t)
 
     def op(conn: sqlite3.Connection) -> Split:
         found: Split = {}
         for name in wanted:
             row = conn.execute(sql, (name, now_ms, cap, name, now_ms, cap, name, name)).fetchone()
-            found[name] = (row[0], row[1], row[2], row[3])
+            due, later, first_due, last_due = row
+            found[name] = (due, later, first_due, last_due)
         return found
 
-    return op
+    return Tally(op, add_splits)
 
 
 def add_splits(stored: Split, queued: Split) -> Split:

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import replace
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from ...cursor import CursorAnchor
 from ...job import CursorDirection, Job, JobSort, JobStatus
@@ -35,7 +35,8 @@ from ..base import StepCount, StepPage, StoreListFilter, StoreSelector
 from . import counted
 from .inbox import InboxView
 from .queries import SORT_COLUMNS, filter_where, page_query, row_to_job, selector_where
-from .reads import one_snapshot
+from .readkind import Jobs, Reads, Settled, Tally
+from .reads import one_snapshot, scalar
 from .runner import Operation
 from .schema import Tables
 from .unreadable import UnreadableWarnings
@@ -48,12 +49,6 @@ STOP_CHECK_EVERY = 100_000
 
 Target = StoreListFilter | StoreSelector
 ByStatus = dict[JobStatus, int]
-
-
-class Reads(Protocol):
-    def __call__(
-        self, op: Operation[T], combine: Callable[[T, T], T] | None = ..., *, queued: bool = ...
-    ) -> Awaitable[T]: ...
 
 
 def stoppable(op: Operation[T], stop: threading.Event) -> Operation[T]:
@@ -111,7 +106,12 @@ def walks_a_status_index(target: Target) -> bool:
     """Whether one statement for this text target would walk a status index with a lookup per
     row (statuses without a name: the finished index holds most jobs, in an order unrelated to
     the table's, so that read was 8x slower than the table's at 1M jobs): read it in steps."""
-    return _text(target) and not _group(target) and counted.target_names_statuses(target)[1] is not None
+    return _text(target) and not _group(target) and _statuses_of(target) is not None
+
+
+def _statuses_of(target: Target) -> tuple[JobStatus, ...] | None:
+    _, statuses = counted.target_names_statuses(target)
+    return statuses
 
 
 def _where(target: Target) -> tuple[str, list[Any]]:
@@ -131,10 +131,12 @@ _STATUS = {status.value: status for status in JobStatus}
 
 
 def _add(stored: tuple[ByStatus, int], queued: tuple[ByStatus, int]) -> tuple[ByStatus, int]:
-    merged = dict(stored[0])
-    for status, count in queued[0].items():
+    stored_counts, position = stored
+    queued_counts, _ = queued
+    merged = dict(stored_counts)
+    for status, count in queued_counts.items():
         merged[status] = merged.get(status, 0) + count
-    return merged, stored[1]
+    return merged, position
 
 
 # -- counts -------------------------------------------------------------------------------------
@@ -150,15 +152,17 @@ async def count_in_steps(
     queued = not (isinstance(target, StoreSelector) and target.as_of is not None)
     try:
         if _kept_answers(target):
-            by_status, position = await read(_kept_op(t, target), queued=False)
+            by_status, position = await read(Settled(_kept_op(t, target)))
             total = sum(by_status.values())
             yield StepCount(by_status, total, total, True, position if selector else None)
             return
-        total, narrow = await read(_sizes_op(t, target), queued=False)
+        total, narrow = await read(Settled(_sizes_op(t, target)))
         if not _text(target) or _group(target) or (narrow is not None and narrow <= step):
             where, params = _where(target)
             op = _grouped_op(t, where, params, selector)
-            by_status, position = await read(stoppable(op, stop), _add, queued=queued)
+            # A count under a bound reads the job table alone: no inbox row is inside one.
+            grouped = stoppable(op, stop)
+            by_status, position = await read(Tally(grouped, _add) if queued else Settled(grouped))
             size = total if narrow is None else narrow  # about what the statement read
             yield StepCount(by_status, size, size, True, position if selector else None)
             return
@@ -187,7 +191,7 @@ async def _walk_counts(
     after: str | None = None
     while True:
         op = _count_step_op(t, view if queued else None, where, params, after, step, bound_by, selector)
-        found, rows, after, position = await read(stoppable(op, stop), queued=False)
+        found, rows, after, position = await read(Settled(stoppable(op, stop)))  # it looks at the inbox itself
         if bound_by is None and selector:
             bound_by = position  # every later step counts only jobs unchanged since the first
         _by_status(found, by_status)
@@ -224,18 +228,18 @@ def _count_step_op(
 
     def op(conn: sqlite3.Connection) -> tuple[list[tuple[str, int]], int, str | None, int | None]:
         with one_snapshot(conn):
-            position = int(conn.execute(t.bulk_bound).fetchone()[0]) if selector else None
+            position = int(scalar(conn.execute(t.bulk_bound))) if selector else None
             bound = bound_by if bound_by is not None else position
             guard, guard_params = ("", []) if bound is None else (" AND change_seq <= ?", [bound])
             row = conn.execute(bound_sql, (*lower_params, step - 1)).fetchone()
             if row is not None:
-                upper = row[0]
+                (upper,) = row
                 sql = f"{part_sql}{guard} GROUP BY status"
                 found = conn.execute(sql, (*lower_params, upper, *params, *guard_params)).fetchall()
                 return found, step, upper, position
             sql = f"{rest_sql}{guard} GROUP BY status"
             found = conn.execute(sql, (*lower_params, *params, *guard_params)).fetchall()
-            rows = int(conn.execute(rest_rows_sql, lower_params).fetchone()[0])
+            rows = int(scalar(conn.execute(rest_rows_sql, lower_params)))
             if view is not None:
                 # Jobs whose enqueue returned but that wait in the inbox (inbox.py), counted
                 # as a one-statement count counts them (their stamp comes when they move).
@@ -256,10 +260,11 @@ def _sizes_op(t: Tables, target: Target) -> Callable[[sqlite3.Connection], tuple
 
     def op(conn: sqlite3.Connection) -> tuple[int, int | None]:
         with one_snapshot(conn):
-            total = int(conn.execute(total_sql, total_params).fetchone()[0])
+            total = int(scalar(conn.execute(total_sql, total_params)))
             if narrow is None:
                 return total, None
-            return total, int(conn.execute(narrow[0], narrow[1]).fetchone()[0])
+            narrow_sql, narrow_params = narrow
+            return total, int(scalar(conn.execute(narrow_sql, narrow_params)))
 
     return op
 
@@ -271,7 +276,7 @@ def _kept_op(t: Tables, target: Target) -> Callable[[sqlite3.Connection], tuple[
     def op(conn: sqlite3.Connection) -> tuple[ByStatus, int]:
         with one_snapshot(conn):
             found = _by_status(conn.execute(sql, params).fetchall())
-            position = int(conn.execute(t.bulk_bound).fetchone()[0])
+            position = int(scalar(conn.execute(t.bulk_bound)))
         return found, position
 
     return op
@@ -286,7 +291,7 @@ def _grouped_op(
     def op(conn: sqlite3.Connection) -> tuple[ByStatus, int]:
         with one_snapshot(conn):
             found = _by_status(conn.execute(sql, params).fetchall())
-            position = int(conn.execute(t.bulk_bound).fetchone()[0]) if selector else 0
+            position = int(scalar(conn.execute(t.bulk_bound))) if selector else 0
         return found, position
 
     return op
@@ -313,7 +318,7 @@ async def selected_ids(read: Reads, t: Tables, selector: StoreSelector, step: in
     after: str | None = None
     try:
         while True:
-            found, after, at = await read(stoppable(_ids_step_op(t, where, params, after, step), stop), queued=False)
+            found, after, at = await read(Settled(stoppable(_ids_step_op(t, where, params, after, step), stop)))
             ids.extend(found)
             position = at if position is None else position
             if after is None:
@@ -331,12 +336,13 @@ def _ids_step_op(
 
     def op(conn: sqlite3.Connection) -> tuple[list[str], str | None, int]:
         with one_snapshot(conn):
-            position = int(conn.execute(t.bulk_bound).fetchone()[0])
+            position = int(scalar(conn.execute(t.bulk_bound)))
             row = conn.execute(bound_sql, (*lower_params, step - 1)).fetchone()
-            upper, upper_params = ("", []) if row is None else (" AND id <= ?", [row[0]])
+            (last_id,) = (None,) if row is None else row
+            upper, upper_params = ("", []) if last_id is None else (" AND id <= ?", [last_id])
             sql = f"SELECT id FROM {jobs} NOT INDEXED WHERE {lower}{upper} AND ({where}) ORDER BY id"
-            found = [r[0] for r in conn.execute(sql, (*lower_params, *upper_params, *params))]
-            return found, None if row is None else row[0], position
+            found = [job_id for (job_id,) in conn.execute(sql, (*lower_params, *upper_params, *params))]
+            return found, last_id, position
 
     return op
 
@@ -366,7 +372,7 @@ async def page_in_steps(
     stop = threading.Event()
     columns = t.columns if include_data else t.columns.replace("data,", "NULL AS data,", 1)
     try:
-        total, narrow = await read(_sizes_op(t, filter), queued=False)
+        total, narrow = await read(Settled(_sizes_op(t, filter)))
         if (
             not filter.text
             or filter.error_group is not None
@@ -374,7 +380,9 @@ async def page_in_steps(
             or (narrow is not None and narrow <= step)
         ):
             sql, params = page_query(columns, t.jobs, filter, sort, direction, anchor, limit)
-            rows = await read(stoppable(lambda conn: unreadable.readable(conn.execute(sql, params), row_to_job), stop))
+            rows = await read(
+                Jobs(stoppable(lambda conn: unreadable.readable(conn.execute(sql, params), row_to_job), stop))
+            )
             size = len(rows) if narrow is None else narrow
             yield StepPage(rows, size, size, True)
             return
@@ -383,20 +391,21 @@ async def page_in_steps(
         if view is not None:
             sql, params = page_query(columns, t.jobs, filter, sort, direction, anchor, limit)
             queued = await read(
-                stoppable(
-                    lambda conn: (
-                        view.queued(lambda c: unreadable.readable(c.execute(sql, params), row_to_job), conn) or []
-                    ),
-                    stop,
-                ),
-                queued=False,
+                Settled(  # the inbox rows alone, looked at by the op itself
+                    stoppable(
+                        lambda conn: (
+                            view.queued(lambda c: unreadable.readable(c.execute(sql, params), row_to_job), conn) or []
+                        ),
+                        stop,
+                    )
+                )
             )
         found: list[Job] = []
         position = None if anchor is None else walk.anchor_key(anchor)
         read_rows = 0
         while True:
             op = walk.step_op(unreadable, position, step, limit - len(found))
-            rows, read_now, upper = await read(stoppable(op, stop), queued=False)
+            rows, read_now, upper = await read(Settled(stoppable(op, stop)))  # the inbox's: ``queued`` above
             read_rows += read_now
             mine = [job for job in queued if walk.between(walk.key(job), position, upper)]
             if mine:
@@ -474,7 +483,7 @@ class _PageWalk:
                     sql = f"{base} ORDER BY {self.order_by} LIMIT ?"
                     rows = unreadable.readable(conn.execute(sql, (*lower_params, *self.params, wanted)), row_to_job)
                     count_sql = f"SELECT count(*) FROM {self.source} WHERE {lower}"
-                    return rows, int(conn.execute(count_sql, lower_params).fetchone()[0]), None
+                    return rows, int(scalar(conn.execute(count_sql, lower_params))), None
                 upper = tuple(row)
                 sql = f"{base} AND {self.key_sql} {self.upto_op} {self._placeholders(upper)} ORDER BY {self.order_by} LIMIT ?"
                 rows = unreadable.readable(conn.execute(sql, (*lower_params, *self.params, *upper, wanted)), row_to_job)

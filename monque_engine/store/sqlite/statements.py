@@ -89,14 +89,15 @@ def failure(
     """An owner's failure: failed for good, or pending again at ``retry_at_ms``. ``attempt``:
     the attempt's JSON record and error type, when the caller has one (else the record is
     built in SQL from the row)."""
-    if attempt is not None:
-        record, record_params = append_attempt("?", (attempt[0],))
+    attempt_record, attempt_error_type = (None, None) if attempt is None else attempt
+    if attempt_record is not None:
+        record, record_params = append_attempt("?", (attempt_record,))
     else:
         record, record_params = append_attempt(
             *row_attempt("retrying" if retry_at_ms is not None else "failed", now_ms)
         )
     error = f"error_type = ?, error_group = ?, attempts = {record}"
-    error_params = (None if attempt is None else attempt[1], error_group, *record_params)
+    error_params = (attempt_error_type, error_group, *record_params)
     if retry_at_ms is None:
         return (
             f"status = 'failed', fail_count = ?, fail_reason = ?, updated_at = ?, {error}, {CLAIM_RELEASE}",

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import operator
 import os
 import sqlite3
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Iterable, Sequence
 from typing import Any, NoReturn, TypeVar
 
 from ...attempts import Attempt
@@ -56,6 +55,7 @@ from .inbox import Inbox, InboxProducer, InboxView
 from .intake import Intake
 from .journal import Journal
 from .management import RetentionLease
+from .readkind import Jobs, Read, Settled, Tally
 from .runner import MISS, Operation, ReadRunner, WriteRunner, begin_immediate
 from .schema import Tables, check_collection_name
 from .statements import Prepared
@@ -175,7 +175,8 @@ class SqliteStore(JobStore):
                 explained = connect.explain_open_error(self.settings, error, self._describe)
                 if explained is None:
                     raise
-                raise explained[0] from explained[1]
+                raised, cause = explained
+                raise raised from cause
             self._maintenance = loop.create_task(
                 maintenance.maintain(self.settings, self.health_error, self.prune_feed),
                 name="monque-sqlite-maintenance",
@@ -287,24 +288,17 @@ class SqliteStore(JobStore):
         """Queue ``op`` on the write thread and return its future without awaiting it."""
         return self._writable().submit(op)
 
-    async def _read(self, op: Operation[T], combine: Callable[[T, T], T] | None = None, *, queued: bool = True) -> T:
-        """Run a read that sees every job whose enqueue returned before it started (inbox.py).
-
-        The inbox is looked at in the read's own snapshot: empty there, every such job is in
-        the job table the read sees; not empty, the read runs over a temporary view of the job
-        table plus the inbox rows (``InboxView``). Reads never absorb: a read that waited for
-        the write lock to move the rows (as reads did until 2026-12-04) gave up what WAL
-        promises readers, and wrote from processes that only look (the console). Writers
-        absorb: every write transaction, the producer when it yields, feed watchers.
-        ``combine`` adds an aggregate's answer over the job table to its answer over the inbox
-        rows (SQLite never flattens the view into an aggregate). ``queued=False``: the read
-        looks only at jobs an inbox row cannot be (claimed, processing, failed), or at other
-        tables, and skips the look.
+    async def _read(self, read: Read[T]) -> T:
+        """Run a read that sees every job whose enqueue returned before it started, treating
+        the inbox as its kind needs (readkind.py, inbox.py). Reads never absorb: a read that
+        waited for the write lock to move the rows (as reads did until 2026-12-04) gave up
+        what WAL promises readers, and wrote from processes that only look (the console).
         """
         view = self._inbox_view
-        if view is None or not queued:
-            return await self._read_any(op)
-        return await self._read_any(functools.partial(view.read, op, combine=combine))
+        if view is None or isinstance(read, Settled):
+            return await self._read_any(read.op)
+        combine = read.combine if isinstance(read, Tally) else None
+        return await self._read_any(functools.partial(view.read, read.op, combine=combine))
 
     async def _read_any(self, op: Operation[T]) -> T:
         return await reads.run(self._runner_r(), op)
@@ -424,10 +418,10 @@ class SqliteStore(JobStore):
 
     # -- reads (reads.py) -------------------------------------------------------------------------
     async def has_live_claim(self, owner: str, heartbeat_after_ms: int) -> bool:
-        return await self._read(reads.has_live_claim(self._t, owner, heartbeat_after_ms), queued=False)
+        return await self._read(reads.has_live_claim(self._t, owner, heartbeat_after_ms))
 
     async def next_due_ms(self, names: Sequence[str]) -> int | None:
-        return await self._read(reads.next_due(self._t, names), reads.earliest) if names else None
+        return await self._read(reads.next_due(self._t, names)) if names else None
 
     async def get(self, job_id: str) -> Job | None:
         return await self._read(reads.get(self._t, job_id))
@@ -453,10 +447,11 @@ class SqliteStore(JobStore):
 
     async def count(self, filter: StoreListFilter) -> int:
         if scan.walks_a_status_index(filter):  # text with statuses: in steps over the key (scan.py)
-            return (await scan.count_of(self.count_in_steps(filter, scan.DEFAULT_STEP_JOBS)))[0]
+            found, _ = await scan.count_of(self.count_in_steps(filter, scan.DEFAULT_STEP_JOBS))
+            return found
         if counted.filter_answerable(filter):
-            return await self._read(reads.kept_count(self._t, filter), queued=False)
-        return await self._read(reads.count(self._t, filter), operator.add)
+            return await self._read(reads.kept_count(self._t, filter))
+        return await self._read(reads.count(self._t, filter))
 
     def count_in_steps(self, target: StoreListFilter | StoreSelector, step: int) -> AsyncGenerator[StepCount, None]:
         return scan.count_in_steps(self._read, self._t, self._inbox_view, target, step)
@@ -466,40 +461,39 @@ class SqliteStore(JobStore):
 
     async def stats(self, name: str | None) -> QueueStats:
         sql, params = counted.stats_sql(self._t, name)
-        return reads.stats(await self._read(reads.rows(sql, params), queued=False))
+        return reads.stats(await self._read(reads.kept(sql, params)))
 
     async def stats_by_name(self) -> dict[str, QueueStats]:
         sql, params = counted.stats_sql(self._t, None)
-        return reads.stats_by_name(await self._read(reads.rows(sql, params), queued=False))
+        return reads.stats_by_name(await self._read(reads.kept(sql, params)))
 
     async def names(self) -> list[str]:
-        return [row[0] for row in await self._read(reads.rows(counted.names_sql(self._t)), queued=False)]
+        return [name for (name,) in await self._read(reads.kept(counted.names_sql(self._t)))]
 
     async def error_groups(self, name: str | None, since_ms: int | None, now_ms: int) -> list[ErrorGroupRow]:
-        return await self._read(reads.error_groups(self._t, name, since_ms, hour_window(now_ms)), queued=False)
+        return await self._read(reads.error_groups(self._t, name, since_ms, hour_window(now_ms)))
 
     async def error_group_sample(self, key: str) -> str | None:
-        return await self._read(reads.error_group_sample(self._t, key), queued=False)
+        return await self._read(reads.error_group_sample(self._t, key))
 
     async def count_selected(self, selector: StoreSelector) -> int:
-        return (await self.count_selected_as_of(selector))[0]
+        found, _ = await self.count_selected_as_of(selector)
+        return found
 
     async def count_selected_as_of(self, selector: StoreSelector) -> tuple[int, int]:
         """The count and the change table's last seq: one snapshot (reads.py), or steps (scan.py)."""
         if scan.walks_a_status_index(selector):
             return await scan.count_of(self.count_in_steps(selector, scan.DEFAULT_STEP_JOBS))
         if counted.selector_answerable(selector):
-            return await self._read(reads.kept_count_as_of(self._t, selector), queued=False)
-        # A recount under a bound reads the job table alone: no inbox row is inside one.
-        op = reads.count_as_of(self._t, selector)
-        return await self._read(op, reads.add_counts, queued=selector.as_of is None)
+            return await self._read(reads.kept_count_as_of(self._t, selector))
+        return await self._read(reads.count_as_of(self._t, selector))
 
     async def pending_health(self, now_ms: int) -> list[PendingHealth]:
-        return reads.health_from_rows(await self._read(reads.pending_health(self._t, now_ms), operator.add))
+        return reads.health_from_rows(await self._read(reads.pending_health(self._t, now_ms)))
 
     async def pending_split(self, now_ms: int, names: Sequence[str], cap: int) -> list[PendingSplit]:
         wanted = list(dict.fromkeys(names))
-        found = await self._read(reads.pending_split(self._t, now_ms, wanted, cap), reads.add_splits)
+        found = await self._read(reads.pending_split(self._t, now_ms, wanted, cap))
         return [PendingSplit(name, *found[name]) for name in wanted]
 
     # -- management (management.py) ---------------------------------------------------------------
@@ -544,16 +538,16 @@ class SqliteStore(JobStore):
         await self._write(fleet.remove_instance(self._t, instance_id))
 
     async def list_instances(self) -> list[InstanceRecord]:
-        return await self._read(fleet.list_instances(self._t), queued=False)
+        return await self._read(fleet.list_instances(self._t))
 
     async def purge_instances(self, heartbeat_before_ms: int) -> int:
         return await self._write(fleet.purge_instances(self._t, heartbeat_before_ms))
 
     async def owner_holdings(self) -> list[OwnerHolding]:
-        return await self._read(fleet.owner_holdings(self._t), queued=False)
+        return await self._read(fleet.owner_holdings(self._t))
 
     async def owner_records(self, owner: str) -> OwnerRecords:
-        return await self._read(fleet.owner_records(self._t, owner), queued=False)
+        return await self._read(fleet.owner_records(self._t, owner))
 
     async def release_unmoved_owner(self, owner: str, expected: OwnerRecords, now_ms: int) -> int | None:
         return await self._write(fleet.release_unmoved_owner(self._t, self._j, owner, expected, now_ms))
@@ -562,14 +556,14 @@ class SqliteStore(JobStore):
         return await self._write(fleet.set_paused(self._t, name, paused, now_ms))
 
     async def paused_names(self) -> dict[str, int]:
-        return await self._read(fleet.paused_names(self._t), queued=False)
+        return await self._read(fleet.paused_names(self._t))
 
     async def add_outcome_counts(self, counts: dict[tuple[str, int], tuple[int, int]]) -> None:
         if counts:
             await self._write(fleet.add_outcome_counts(self._t, counts))
 
     async def outcome_counts(self, since_minute: int, name: str | None = None) -> list[tuple[str, int, int, int]]:
-        return await self._read(fleet.outcome_counts(self._t, since_minute, name), queued=False)
+        return await self._read(fleet.outcome_counts(self._t, since_minute, name))
 
     async def purge_outcome_counts(self, before_minute: int) -> int:
         return await self._write(fleet.purge_outcome_counts(self._t, before_minute))
@@ -592,7 +586,8 @@ class SqliteStore(JobStore):
         return await self._write(op)
 
     async def execute_read(self, op: Any) -> Any:
-        return await self._read(op)
+        """Run a raw read (tests, tools) as one of job rows: over the inbox view when it has rows."""
+        return await self._read(Jobs(op))
 
 
 __all__ = ["SqliteStore", "begin_immediate"]

@@ -16,6 +16,7 @@ from typing import Any
 
 from ...errors import InvalidJobDocumentError
 from ...job import STATUS_BY_VALUE, Job
+from . import jobrow
 
 log = logging.getLogger("monque_engine.sqlite")
 
@@ -34,13 +35,13 @@ CLAIM_STATUS = (
 )
 #: (position, column, may be NULL) of the INTEGER columns ``row_to_job`` checks.
 _INTEGER_COLUMNS = (
-    (4, "next_run_at", False),
-    (5, "locked_at", True),
-    (7, "last_heartbeat", True),
-    (8, "heartbeat_interval", True),
-    (9, "fail_count", False),
-    (13, "created_at", False),
-    (14, "updated_at", False),
+    (jobrow.NEXT_RUN_AT, "next_run_at", False),
+    (jobrow.LOCKED_AT, "locked_at", True),
+    (jobrow.LAST_HEARTBEAT, "last_heartbeat", True),
+    (jobrow.HEARTBEAT_INTERVAL, "heartbeat_interval", True),
+    (jobrow.FAIL_COUNT, "fail_count", False),
+    (jobrow.CREATED_AT, "created_at", False),
+    (jobrow.UPDATED_AT, "updated_at", False),
 )
 
 
@@ -49,20 +50,20 @@ def unreadable_row(row: tuple[Any, ...], error: BaseException) -> InvalidJobDocu
 
     The INTEGER columns come first: a claim's ``CLAIM_STATUS`` reads as a NULL status when
     one of them is wrong, and that column, not the status, is what to fix."""
-    job_id = row[0] if row and isinstance(row[0], str) else None
+    job_id = row[jobrow.ID] if row and isinstance(row[jobrow.ID], str) else None
     reason: str | None = None
     for index, column, nullable in _INTEGER_COLUMNS:
         value = row[index] if len(row) > index else None
         if len(row) > index and type(value) is not int and not (nullable and value is None):
             reason = f"column {column} is {_shown(value)}, not an integer"
             break
-    if reason is None and len(row) > 1 and type(row[1]) is not str:
-        reason = f"column name is {_shown(row[1])}, not text"
-    if reason is None and len(row) > 3 and row[3] not in STATUS_BY_VALUE:
-        reason = f"column status is {row[3]!r}, not one of {', '.join(STATUS_BY_VALUE)}"
-    if reason is None and len(row) > 2 and row[2] is not None:
+    if reason is None and len(row) > jobrow.NAME and type(row[jobrow.NAME]) is not str:
+        reason = f"column name is {_shown(row[jobrow.NAME])}, not text"
+    if reason is None and len(row) > jobrow.STATUS and row[jobrow.STATUS] not in STATUS_BY_VALUE:
+        reason = f"column status is {row[jobrow.STATUS]!r}, not one of {', '.join(STATUS_BY_VALUE)}"
+    if reason is None and len(row) > jobrow.DATA and row[jobrow.DATA] is not None:
         try:
-            json.loads(row[2])
+            json.loads(row[jobrow.DATA])
         except (ValueError, TypeError, RecursionError) as bad:
             reason = f"column data is not JSON ({_one_line(bad)})"
     if reason is None:
