@@ -656,7 +656,8 @@ class ConsoleSession:
 
     @survives_store_errors(None)
     async def refresh_stats(self) -> None:
-        """Refresh counts; never two refreshes at once, and one more if asked meanwhile."""
+        """Refresh counts; never two refreshes at once, and one more if asked meanwhile (not
+        for a text view whose search the operator stopped: only a new view reads it again)."""
         if self.monque is None or (self.paused and self.stats is not None):
             return
         if self._stats_busy:
@@ -671,6 +672,10 @@ class ConsoleSession:
                 if monque is None:
                     return
                 query = self.query
+                if query.text and self.stopped_query == query:
+                    # The operator stopped this view's search (Esc): no refresh reads it again,
+                    # not the one queued while it ran, nor polling's or a resume's (docs/console.md).
+                    return
                 if query.search or query.ranges or query.text or query.error_group:
                     # The tabs stand beside this view: each counts the view's jobs of its status
                     # (they once followed the name alone, so beside "in error group …" the
