@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from test_contract_import_jobs import oid, sample_jobs
+from job_samples import oid, sample_jobs
 from test_mongo_evaluator import evaluator_store
 
 from monque_engine import Job, JobStatus

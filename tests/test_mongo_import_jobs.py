@@ -5,7 +5,7 @@ server here); the contract suite (test_contract_import_jobs.py) runs them on a r
 from __future__ import annotations
 
 import pytest
-from test_contract_import_jobs import sample_jobs
+from job_samples import sample_jobs
 from test_mongo_enqueue_many_batches import _transactional_store
 from test_mongo_evaluator import evaluator_store
 
