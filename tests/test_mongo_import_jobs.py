@@ -1,6 +1,6 @@
 """``MongoStore.import_jobs`` and the store-neutral checks on MongoDB. FAKES: documents are
 evaluated by mongomock and transactions by the fake session of the enqueue_many tests (no
-server here); the contract suite (test_contract_import_jobs.py) runs them on a real one."""
+server here); the contract suite (contract/intake/test_import_jobs.py) runs them on a real one."""
 
 from __future__ import annotations
 
