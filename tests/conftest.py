@@ -1,4 +1,4 @@
-"""Shared fixtures for the single-process contract suite.
+"""Shared fixtures for the single-process contract suite (``tests/contract/<port>/``, ADR 0018).
 
 Every contract test takes ``store_url`` and runs once per store: the SQLite store always,
 the MongoDB store when ``MONQUE_TEST_MONGODB_URI`` names a replica set (otherwise that
@@ -15,6 +15,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -248,17 +249,23 @@ def ms(value: datetime) -> int:
     return int(value.timestamp() * 1000)
 
 
-#: Modules of many quick single-process tests (milliseconds each). Under pytest-xdist they run
-#: last, so that the tests which start apps or processes (seconds each) start first and the
-#: quick ones fill the workers in around them, instead of one long test ending the run alone.
-_QUICK_MODULE_PREFIXES = ("test_contract_", "test_mongo_")
+#: Modules of many quick single-process tests (milliseconds each): the contract suite and the
+#: MongoDB fakes. Under pytest-xdist they run last, so that the tests which start apps or
+#: processes (seconds each) start first and the quick ones fill the workers in around them,
+#: instead of one long test ending the run alone.
+CONTRACT_DIR = Path(__file__).parent / "contract"
+_QUICK_MODULE_PREFIX = "test_mongo_"
+
+
+def _quick(item: pytest.Item) -> bool:
+    return CONTRACT_DIR in item.path.parents or item.path.name.startswith(_QUICK_MODULE_PREFIX)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under xdist (each worker collects, in the same order), put the slow kinds first."""
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         return
-    items.sort(key=lambda item: item.path.name.startswith(_QUICK_MODULE_PREFIXES))  # stable
+    items.sort(key=_quick)  # stable
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

@@ -1,5 +1,5 @@
 """An export restored into MongoDB is the same documents (issue 34). FAKES: mongomock evaluates
-the documents (no server here); the contract round trip (test_contract_export_round_trip.py)
+the documents (no server here); the contract round trip (contract/reads/test_export_round_trip.py)
 runs the whole ``export_jobs`` → ``read_export`` → ``import_jobs`` path on a real one.
 
 The jobs are the import contract's samples (one per status, failures with attempt history,
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from test_contract_import_jobs import oid, sample_jobs
+from job_samples import oid, sample_jobs
 from test_mongo_evaluator import evaluator_store
 
 from monque_engine import Job, JobStatus

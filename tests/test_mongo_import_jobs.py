@@ -1,11 +1,11 @@
 """``MongoStore.import_jobs`` and the store-neutral checks on MongoDB. FAKES: documents are
 evaluated by mongomock and transactions by the fake session of the enqueue_many tests (no
-server here); the contract suite (test_contract_import_jobs.py) runs them on a real one."""
+server here); the contract suite (contract/intake/test_import_jobs.py) runs them on a real one."""
 
 from __future__ import annotations
 
 import pytest
-from test_contract_import_jobs import sample_jobs
+from job_samples import sample_jobs
 from test_mongo_enqueue_many_batches import _transactional_store
 from test_mongo_evaluator import evaluator_store
 

@@ -1,6 +1,6 @@
 """SQLite rows edited by hand that cannot be read as jobs, beyond a payload (probe finding).
 
-The contract file (``test_contract_unreadable_rows.py``) covers a payload that is not
+The contract file (``contract/claims/test_unreadable_rows.py``) covers a payload that is not
 JSON on both stores; these are SQLite's own columns: a ``fail_count`` that is not a number
 (the processor adds one to it when a handler fails, which raised and left the job
 processing for ever, heartbeated by its owner) and the change feed of a damaged row.

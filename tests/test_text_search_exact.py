@@ -203,7 +203,7 @@ async def test_random_payloads_and_needles_match_the_definition_on_sqlite(tmp_pa
                 payloads.append({"deep": {"er": [words[0], words[1]]}, words[2]: -7})
         ids = [job.id for job in await m.enqueue_many([{"name": "t", "data": p} for p in payloads])]
         jobs = {job.id: job for job in (await m.get_jobs_with_cursor(limit=500)).jobs}
-        # A blank needle is refused (issue 34, test_contract_text_search): not searched here.
+        # A blank needle is refused (issue 34, contract/reads/test_text_search): not searched here.
         words = [word for word in _words(rng, 150, 3) if word.strip()]
         needles = [*words, '"', "\\", ":", ',"', "7,", "true", "null", "1.5", "-7"]
         for needle in needles:

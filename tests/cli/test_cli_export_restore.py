@@ -12,8 +12,8 @@ import csv
 from pathlib import Path
 
 from cli_helpers import _run
+from job_samples import sample_jobs
 from test_cli_fleet import cli
-from test_contract_import_jobs import sample_jobs
 
 from monque_engine.restore import read_export
 

@@ -9,7 +9,7 @@ retried as usual.
 Upstream's fourth case ('does not overwrite a recovered job when its former owner fails
 later') recovers a job whose owner is still running it, after a 50 ms lockTimeout; ours
 judges liveness by heartbeat (ADR 0004) and would not take a live owner's job, so that case
-is covered in our terms by test_contract_processing's owned-transition tests instead.
+is covered in our terms by test_processing's owned-transition tests instead.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ recovers only in ``initialize()``; we also recover periodically, ADR 0004) and t
 of a bare random UUID, and is still unique per instance.
 
 The statistics cache is upstream's: ``stats_cache_ttl`` seconds (0 disables it, covered in
-test_contract_stats), an LRU of 100 names, cleared on stop (test_contract_stats).
+contract/reads/test_stats), an LRU of 100 names, cleared on stop (contract/reads/test_stats).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Upstream parity: the event surface (``events.test.ts``; Monque is a Node EventEmitter).
 
 Upstream tests add and remove listeners with ``on`` / ``once`` / ``off`` (covered in
-test_contract_events) and, as any EventEmitter, count and clear them with
+test_events) and, as any EventEmitter, count and clear them with
 ``listenerCount`` / ``removeAllListeners``: ours are ``listener_count`` /
 ``remove_all_listeners``.
 """

@@ -15,7 +15,7 @@ import csv
 import io
 import json
 
-from test_contract_import_jobs import oid, sample_jobs
+from job_samples import oid, sample_jobs
 
 from monque_engine import Job, JobStatus
 from monque_engine.export import FIELDS, export_jobs
