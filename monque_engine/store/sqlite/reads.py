@@ -225,11 +225,6 @@ def error_group_sample(t: Tables, key: str) -> Operation[str | None]:
     return op
 
 
-def has_live_claim(t: Tables, owner: str, heartbeat_after_ms: int) -> Operation[bool]:
-    sql = statements.has_live_claim(t)
-    return lambda conn: conn.execute(sql, (owner, heartbeat_after_ms)).fetchone() is not None
-
-
 def next_due(t: Tables, names: Sequence[str]) -> Operation[int | None]:
     """The earliest due pending job among ``names`` (combine with ``earliest``)."""
     sql = statements.next_due(t, len(names))

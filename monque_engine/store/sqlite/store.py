@@ -41,6 +41,7 @@ from . import (
     fleet,
     heldfiles,
     imports,
+    liveness,
     location,
     maintenance,
     management,
@@ -407,14 +408,18 @@ class SqliteStore(JobStore):
             return 0
         return await self._write(claims.released(self._t, self._j, list(job_ids), owner, now_ms))
 
+    # -- liveness (liveness.py) ------------------------------------------------------------------
     async def heartbeat(self, owner: str, now_ms: int, job_ids: Sequence[str] | None = None) -> int:
         t = self._t  # a closed store says so, even for no jobs
         if job_ids is not None and not job_ids:
             return 0
-        return await self._write(claims.heartbeat(t, owner, now_ms, job_ids))
+        return await self._write(liveness.heartbeat(t, owner, now_ms, job_ids))
 
     async def recover_stale(self, stale_before_ms: int, now_ms: int) -> int:
-        return await self._write(claims.recovered(self._t, self._j, stale_before_ms, now_ms))
+        return await self._write(liveness.recovered(self._t, self._j, stale_before_ms, now_ms))
+
+    async def has_live_claim(self, owner: str, heartbeat_after_ms: int) -> bool:
+        return await self._read(liveness.has_live_claim(self._t, owner, heartbeat_after_ms), queued=False)
 
     async def purge_finished(self, status: JobStatus, updated_before_ms: int) -> int:
         """Retention: a name at a time, in chunks, one process at a time per file (management.py)."""
@@ -423,9 +428,6 @@ class SqliteStore(JobStore):
         )
 
     # -- reads (reads.py) -------------------------------------------------------------------------
-    async def has_live_claim(self, owner: str, heartbeat_after_ms: int) -> bool:
-        return await self._read(reads.has_live_claim(self._t, owner, heartbeat_after_ms), queued=False)
-
     async def next_due_ms(self, names: Sequence[str]) -> int | None:
         return await self._read(reads.next_due(self._t, names), reads.earliest) if names else None
 
