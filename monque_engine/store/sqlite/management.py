@@ -1,34 +1,27 @@
-"""Management writes: single jobs guarded by their status, bulk actions and retention in
-bounded transactions (ADR 0017), and the retention lease.
+"""Management writes: single jobs guarded by their status, and bulk actions in bounded
+transactions (ADR 0017). Retention's purge, which writes in the same chunks, is in
+``retention.py``.
 
-A bulk action or a retention purge writes BULK_CHUNK jobs per write transaction with a pause
-between chunks, so other processes' completions and heartbeats wait for one chunk at most,
-never for the whole action (a retry of 95k jobs held the lock 12.8 s). The candidates are
-read on a reader connection first, with their commit-order position (ADR 0015); each chunk
-re-checks the selector and that position, so across chunks an action still reaches no job
-its count (or its own read) did not see. Retention purges one process at a time per file
-(a lease in the meta table) and a name at a time, each chunk a seek on the finished index.
+A bulk action writes BULK_CHUNK jobs per write transaction with a pause between chunks, so
+other processes' completions and heartbeats wait for one chunk at most, never for the whole
+action (a retry of 95k jobs held the lock 12.8 s). The candidates are read on a reader
+connection first, with their commit-order position (ADR 0015); each chunk re-checks the
+selector and that position, so across chunks an action still reaches no job its count (or
+its own read) did not see.
 
 The async parts take the store's ``write`` and ``read`` (looked up per call, so a test that
 wraps the store's own ``_write`` sees every chunk); the rest returns operations to run.
 """
-
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import functools
 import json
-import os
-import socket
 import sqlite3
-import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
-from ...errors import ConnectionError, UniqueKeyConflictError
+from ...errors import UniqueKeyConflictError
 from ...job import Job, JobStatus
-from ...timeutil import now_ms as clock_ms
 from ..base import StoreSelector
 from . import scan, statements
 from .journal import Changes, Journal, membership
@@ -46,8 +39,6 @@ BULK_CHUNK = 1000
 #: other processes' writers (whose busy handlers sleep between tries) get the lock in between.
 BULK_PAUSE_MIN = 0.005
 BULK_PAUSE_MAX = 0.1
-#: How long a retention lease outlives its last chunk: a purger that died frees it after this.
-RETENTION_LEASE_MS = 60_000
 
 #: One chunk's write: ``(conn, where, params) -> jobs written``.
 ChunkWrite = Callable[[sqlite3.Connection, str, Sequence[Any]], int]
@@ -247,75 +238,6 @@ async def in_chunks(write: Writes, read: Reads, t: Tables, selector: StoreSelect
         total += await write(_chunk_op(chunk_write, chunk_where, (chunk, *params, position)))
         if start + BULK_CHUNK < len(ids):
             await asyncio.sleep(min(max(loop.time() - began, BULK_PAUSE_MIN), BULK_PAUSE_MAX))
-    return total
-
-
-# -- retention ------------------------------------------------------------------------------------
-
-
-class RetentionLease:
-    """The lease that lets one process at a time purge a file (a row in the meta table)."""
-
-    def __init__(self) -> None:
-        #: Who holds it: one store object, in one process.
-        self.token = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
-
-    def take(self, conn: sqlite3.Connection, t: Tables, now: int) -> bool:
-        """Take (or renew) the lease; False while another process holds a live one."""
-        row = conn.execute(statements.lease_read(t)).fetchone()
-        if row is not None and isinstance(row[0], str) and ":" in row[0]:
-            holder, _, expires = row[0].rpartition(":")
-            if holder != self.token and expires.isdigit() and int(expires) > now:
-                return False
-        conn.execute(statements.lease_write(t), (f"{self.token}:{now + RETENTION_LEASE_MS}",))
-        return True
-
-    def end(self, conn: sqlite3.Connection, t: Tables) -> None:
-        escaped = self.token.replace("!", "!!").replace("%", "!%").replace("_", "!_")
-        conn.execute(statements.lease_end(t), (escaped + ":%",))
-
-
-async def purge_finished(
-    write: Writes,
-    read: Reads,
-    t: Tables,
-    journal: Journal,
-    lease: RetentionLease,
-    status: JobStatus,
-    updated_before_ms: int,
-) -> int:
-    """Delete ``status`` jobs last updated before the cutoff: one process at a time per file
-    (the lease), a name at a time, BULK_CHUNK rows per transaction with a pause between, each
-    chunk a seek on the finished index (name, status, updated_at).
-
-    Another process holding a live lease means it is purging now: this round does nothing
-    (returns 0) instead of deleting the same rows beside it. The lease lasts
-    RETENTION_LEASE_MS from each chunk, so a purger that died frees it soon.
-    """
-    if not await write(lambda conn: lease.take(conn, t, clock_ms())):
-        return 0
-    loop = asyncio.get_running_loop()
-    total = 0
-    try:
-        names_sql = statements.retention_names(t)
-        names = await read(lambda conn: [r[0] for r in conn.execute(names_sql, (status.value,))], queued=False)
-        picked = statements.retention_chunk(t, BULK_CHUNK)
-
-        def chunk(conn: sqlite3.Connection, name: str) -> int:
-            lease.take(conn, t, clock_ms())
-            return journal.delete_where(conn, picked, (name, status.value, updated_before_ms))
-
-        for name in names:
-            while True:
-                began = loop.time()
-                removed: int = await write(functools.partial(chunk, name=name))
-                total += removed
-                if removed < BULK_CHUNK:
-                    break
-                await asyncio.sleep(min(max(loop.time() - began, BULK_PAUSE_MIN), BULK_PAUSE_MAX))
-    finally:
-        with contextlib.suppress(ConnectionError):
-            await write(lambda conn: lease.end(conn, t))
     return total
 
 

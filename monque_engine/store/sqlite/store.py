@@ -47,6 +47,7 @@ from . import (
     management,
     migrations,
     reads,
+    retention,
     scan,
     statements,
 )
@@ -56,7 +57,6 @@ from .identity import FileIdentity
 from .inbox import Inbox, InboxProducer, InboxView
 from .intake import Intake
 from .journal import Journal
-from .management import RetentionLease
 from .runner import MISS, Operation, ReadRunner, WriteRunner, begin_immediate
 from .schema import Tables, check_collection_name
 from .statements import Prepared
@@ -99,7 +99,7 @@ class SqliteStore(JobStore):
         self._prepared: Prepared | None = None  # the hot paths' statements, built once per open
         self._journal: Journal | None = None
         #: Who holds the retention lease (``purge_finished``): this store object, in this process.
-        self._lease = RetentionLease()
+        self._lease = retention.RetentionLease()
         self._unreadable = UnreadableWarnings(self._describe)
         #: This process's inbox appends (inbox.py): set once a writable store's schema is in
         #: place; None when read-only or closed.
@@ -408,7 +408,7 @@ class SqliteStore(JobStore):
             return 0
         return await self._write(claims.released(self._t, self._j, list(job_ids), owner, now_ms))
 
-    # -- liveness (liveness.py) ------------------------------------------------------------------
+    # -- liveness (liveness.py) and retention (retention.py) ------------------------------------------------------------------
     async def heartbeat(self, owner: str, now_ms: int, job_ids: Sequence[str] | None = None) -> int:
         t = self._t  # a closed store says so, even for no jobs
         if job_ids is not None and not job_ids:
@@ -422,8 +422,8 @@ class SqliteStore(JobStore):
         return await self._read(liveness.has_live_claim(self._t, owner, heartbeat_after_ms), queued=False)
 
     async def purge_finished(self, status: JobStatus, updated_before_ms: int) -> int:
-        """Retention: a name at a time, in chunks, one process at a time per file (management.py)."""
-        return await management.purge_finished(
+        """Retention: a name at a time, in chunks, one process at a time per file (retention.py)."""
+        return await retention.purge_finished(
             self._write, self._read, self._t, self._j, self._lease, status, updated_before_ms
         )
 
