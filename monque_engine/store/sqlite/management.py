@@ -12,6 +12,7 @@ its own read) did not see.
 The async parts take the store's ``write`` and ``read`` (looked up per call, so a test that
 wraps the store's own ``_write`` sees every chunk); the rest returns operations to run.
 """
+
 from __future__ import annotations
 
 import asyncio

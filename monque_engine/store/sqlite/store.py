@@ -12,7 +12,6 @@ import asyncio
 import functools
 import operator
 import os
-import sqlite3
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from typing import Any, NoReturn, TypeVar
 
@@ -35,17 +34,14 @@ from ...job import (
 )
 from ..base import JobStore, PendingSplit, StepCount, StepPage, StoreListFilter, StoreOpenOptions, StoreSelector
 from . import (
+    admin,
     claims,
-    connect,
     counted,
     fleet,
-    heldfiles,
     imports,
     liveness,
     location,
-    maintenance,
     management,
-    migrations,
     reads,
     retention,
     scan,
@@ -54,7 +50,7 @@ from . import (
 from .completions import Completions
 from .feed import ChangeFeed
 from .identity import FileIdentity
-from .inbox import Inbox, InboxProducer, InboxView
+from .inbox import InboxProducer, InboxView
 from .intake import Intake
 from .journal import Journal
 from .runner import MISS, Operation, ReadRunner, WriteRunner, begin_immediate
@@ -114,85 +110,14 @@ class SqliteStore(JobStore):
     check_collection_name = staticmethod(check_collection_name)  # a table name (schema.py)
     locate = staticmethod(location.locate)  # the file, and its collections read with mode=ro
 
-    # -- life cycle -------------------------------------------------------------------------
+    # -- the Admin port: opening and closing are in admin.py ------------------------------------
     def _describe(self) -> str:
         return f"SQLite database {self.settings.path}"
 
     async def open(self, options: StoreOpenOptions) -> None:
-        async with self._open_lock:
-            if self._writer is not None:
-                return
-            connect.preflight(self.settings)
-            self._file = os.path.abspath(self.settings.path)
-            loop = asyncio.get_running_loop()
-            self._tables = tables = Tables(options.collection_name)
-            self._journal = journal = Journal(tables)
-            self._prepared = prepared = Prepared(tables)
-            self._intake = Intake(tables, journal, prepared)
-            self._on_fatal = options.on_fatal
-            self._identity = identity = FileIdentity(self._file, self.settings.path)
-            identity.on_lost(lambda error: self._report_lost(loop, error))
-            runners = connect.Runners(loop, self.settings, self._file, self._describe, identity)
-            try:
-                if self.settings.read_only:
-                    self._reader = runners.reader()
-                    where = self.settings.path
-                    await self._reader.run(lambda conn: migrations.check_readable(conn, tables, where))
-                    identity.capture()
-                    self._inbox_view = InboxView(tables)
-                else:
-                    await asyncio.to_thread(connect.probe, self.settings, tables)
-                    where, r_index = self.settings.path, options.retention_index
-                    self._writer = runners.writer(self._committed)
-                    inbox = Inbox(tables, journal)
-
-                    def prepare(conn: sqlite3.Connection) -> None:
-                        # Check (again, now under the write lock), upgrade and create, in one transaction.
-                        migrations.prepare(
-                            conn, tables, where, create_indexes=options.create_indexes, retention_index=r_index
-                        )
-                        # A producer that crashed mid-streak left committed jobs in the inbox:
-                        # the next writable opener moves them, though it may only ever read.
-                        inbox.absorb(conn)
-
-                    await self._writer.run(prepare)
-                    identity.capture()
-                    self._producer = producer = InboxProducer(inbox, self._writer, self.health_error)
-                    self._inbox_view = InboxView(tables)  # reads see queued jobs without absorbing
-                    self._writer.absorb_first(producer.absorb)
-                    self._batch.attach(self._writer, tables, journal)
-                    self._reader = runners.reader()
-                self._feed = ChangeFeed(
-                    loop,
-                    runners.reading,
-                    self._reader,
-                    tables,
-                    self.settings.feed_interval,
-                    on_inbox=None if self._producer is None else self._producer.absorb_soon,
-                    damaged=identity.damaged,
-                )
-            except BaseException as error:
-                await self.close()
-                explained = connect.explain_open_error(self.settings, error, self._describe)
-                if explained is None:
-                    raise
-                raise explained[0] from explained[1]
-            self._maintenance = loop.create_task(
-                maintenance.maintain(self.settings, self.health_error, self.prune_feed),
-                name="monque-sqlite-maintenance",
-            )
+        await admin.open_store(self, options)
 
     # -- file identity and health -------------------------------------------------------------
-    def _report_lost(self, loop: asyncio.AbstractEventLoop, error: StoreLostError) -> None:
-        """Called once, from whichever thread noticed: hand the news to the loop's listener."""
-        listener = self._on_fatal
-        if listener is None:
-            return
-        try:  # always deferred: the news may be found inside a caller that is mid-operation
-            loop.call_soon_threadsafe(listener, error)
-        except RuntimeError:  # the loop is closed: nobody is listening any more
-            pass
-
     def health_error(self) -> ConnectionError | None:
         """Why this store cannot be trusted any more (its file was deleted, replaced or found
         damaged), else None."""
@@ -209,37 +134,7 @@ class SqliteStore(JobStore):
             self._feed.committed()
 
     async def close(self) -> None:
-        producer = self._producer
-        if producer is not None:
-            producer.closing = True  # other tasks may enqueue while this awaits: into the job table
-        try:
-            await self._close()
-        finally:
-            if producer is not None:
-                producer.closing = False
-
-    async def _close(self) -> None:
-        producer, self._producer = self._producer, None
-        if producer is not None:
-            await producer.absorb_before_close()
-            producer.detach()
-        self._batch.close()
-        if self._maintenance is not None:
-            self._maintenance.cancel()
-            self._maintenance = None
-        feed, self._feed = self._feed, None
-        if feed is not None:
-            feed.end_streams()
-        self._inbox_view = None
-        writer, self._writer = self._writer, None
-        reader, self._reader = self._reader, None
-        for part in (feed, reader, writer):
-            if part is not None:
-                await asyncio.to_thread(part.close)
-        self._identity.close()
-        heldfiles.close_unreachable()  # this store's connections were the file's last: -shm is gone
-        if self._file is not None:
-            heldfiles.close_if_unused(self._file)
+        await admin.close_store(self)
 
     async def repair_counts(self) -> list[tuple[str, str, int, int]]:
         """Recount the kept counts from the job table, in one write transaction (journal.py):
