@@ -94,7 +94,7 @@ def retry_one(
 ) -> Callable[[sqlite3.Connection], tuple[Job, JobStatus] | None]:
     """Retry a failed or cancelled job, unless a live job holds its unique key (raises)."""
     before_sql, holder_sql = statements.retry_before(t), statements.live_key_holder(t)
-    update = guarded_single(t, journal, statements.RETRY, (now_ms, now_ms), job_id, ("failed", "cancelled"))
+    update = guarded_single(t, journal, statements.RETRY, (now_ms, now_ms), job_id, statements.RETRY_GUARD)
 
     def op(conn: sqlite3.Connection) -> tuple[Job, JobStatus] | None:
         before = conn.execute(before_sql, (job_id,)).fetchone()

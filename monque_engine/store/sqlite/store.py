@@ -401,7 +401,7 @@ class SqliteStore(JobStore):
 
     # -- management (management.py) ---------------------------------------------------------------
     async def cancel(self, job_id: str, now_ms: int) -> Job | None:
-        op = management.guarded_single(self._t, self._j, statements.CANCEL, (now_ms,), job_id, ("pending",))
+        op = management.guarded_single(self._t, self._j, statements.CANCEL, (now_ms,), job_id, statements.CANCEL_GUARD)
         return await self._write(op, inline=True)
 
     async def retry(self, job_id: str, now_ms: int) -> tuple[Job, JobStatus] | None:
@@ -409,7 +409,7 @@ class SqliteStore(JobStore):
 
     async def reschedule(self, job_id: str, run_at_ms: int, now_ms: int) -> Job | None:
         assignments, params = statements.RESCHEDULE, (run_at_ms, now_ms)
-        op = management.guarded_single(self._t, self._j, assignments, params, job_id, ("pending",))
+        op = management.guarded_single(self._t, self._j, assignments, params, job_id, statements.RESCHEDULE_GUARD)
         return await self._write(op, inline=True)
 
     async def delete(self, job_id: str) -> bool:
