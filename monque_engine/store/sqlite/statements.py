@@ -2,8 +2,8 @@
 
 The counterpart of ``store/mongo/documents.py``: every guarded statement the store runs is
 written here once, so it can be read (and its guard checked) in one place, and the modules
-that run them (``store.py``, ``completions.py``, ``management.py``, ``fleet.py``,
-``reads.py``) are plumbing. Builders take the collection's ``Tables`` (and, where the text
+that run them (one per port: ``claims.py``, ``liveness.py``, ``management.py``,
+``retention.py``, ``fleet.py``, ``reads.py``, …, and ``completions.py``) are plumbing. Builders take the collection's ``Tables`` (and, where the text
 depends on them, counts of bound values) and return text; where the values belong to the
 text (an attempt record built in SQL from the row), they return text and its parameters.
 
