@@ -10,24 +10,56 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
-from ...errors import StoreLostError
+from ...errors import ConnectionError, StoreLostError
 from ..base import StoreOpenOptions
 from . import connect, heldfiles, maintenance, migrations
+from .completions import Completions
 from .feed import ChangeFeed
 from .identity import FileIdentity
 from .inbox import Inbox, InboxProducer, InboxView
 from .intake import Intake
 from .journal import Journal
+from .runner import ReadRunner, WriteRunner
 from .schema import Tables
 from .statements import Prepared
-
-if TYPE_CHECKING:
-    from .store import SqliteStore
+from .url import SqliteSettings
 
 
-async def open_store(store: SqliteStore, options: StoreOpenOptions) -> None:
+class StoreState(Protocol):
+    """What opening and closing touch of ``store.SqliteStore``: its state, typed here so
+    this module need not import the store that imports it (no import circle)."""
+
+    settings: SqliteSettings
+    _open_lock: asyncio.Lock
+    _file: str
+    _tables: Tables | None
+    _journal: Journal | None
+    _prepared: Prepared | None
+    _intake: Intake | None
+    _on_fatal: Any
+    _identity: FileIdentity
+    _writer: WriteRunner | None
+    _reader: ReadRunner | None
+    _feed: ChangeFeed | None
+    _maintenance: asyncio.Task[None] | None
+    _producer: InboxProducer | None
+    _inbox_view: InboxView | None
+    _batch: Completions
+
+    def _describe(self) -> str: ...
+
+    def _committed(self) -> None: ...
+
+    def health_error(self) -> ConnectionError | None: ...
+
+    async def close(self) -> None: ...
+
+    async def prune_feed(self) -> int: ...
+
+
+async def open_store(store: StoreState, options: StoreOpenOptions) -> None:
     """Open ``store`` (``SqliteStore.open``): its tables' names and statements, the file's
     identity, the runners, the schema checked or prepared, the inbox, the change feed, and
     the maintenance task; a failure closes what was opened and says why in one line."""
@@ -95,7 +127,7 @@ async def open_store(store: SqliteStore, options: StoreOpenOptions) -> None:
         )
 
 
-def report_lost(store: SqliteStore, loop: asyncio.AbstractEventLoop, error: StoreLostError) -> None:
+def report_lost(store: StoreState, loop: asyncio.AbstractEventLoop, error: StoreLostError) -> None:
     """Called once, from whichever thread noticed: hand the news to the loop's listener."""
     listener = store._on_fatal
     if listener is None:
@@ -106,7 +138,7 @@ def report_lost(store: SqliteStore, loop: asyncio.AbstractEventLoop, error: Stor
         pass
 
 
-async def close_store(store: SqliteStore) -> None:
+async def close_store(store: StoreState) -> None:
     """Close ``store`` (``SqliteStore.close``); idempotent."""
     producer = store._producer
     if producer is not None:
@@ -118,7 +150,7 @@ async def close_store(store: SqliteStore) -> None:
             producer.closing = False
 
 
-async def _close(store: SqliteStore) -> None:
+async def _close(store: StoreState) -> None:
     producer, store._producer = store._producer, None
     if producer is not None:
         await producer.absorb_before_close()
