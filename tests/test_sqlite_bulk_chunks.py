@@ -15,14 +15,15 @@ from typing import Any
 import pytest
 
 from monque_engine import JobListFilter, JobRetention, JobSelector, JobStatus, Monque
-from monque_engine.store.sqlite import management
+from monque_engine.store.sqlite import management, retention
 from monque_engine.store.sqlite import store as sqlite_store
 from monque_engine.store.sqlite.journal import Journal
 
 
 @pytest.fixture
 def small_chunks(monkeypatch: pytest.MonkeyPatch) -> int:
-    monkeypatch.setattr(management, "BULK_CHUNK", 10)
+    monkeypatch.setattr(management, "BULK_CHUNK", 10)  # bulk actions
+    monkeypatch.setattr(retention, "BULK_CHUNK", 10)  # retention's purge writes the same chunks
     return 10
 
 

@@ -2,10 +2,11 @@
 (issue 35, ADR 0018).
 
 The ``Monque`` facade (scheduler/monque.py) holds the composite ``JobStore`` and hands each
-service its port from store/ports.py. A service may import from the store only ``ports``
-and ``values`` (plain selectors, filters, step counts), and may name a store type only as
+service its port from store/ports.py. A service may import from the store only ``ports``,
+``values`` (plain selectors, filters, step counts) and ``guards`` (which statuses each
+action may touch, shared with the backends), and may name a store type only as
 ``ports.<Port>``. So a service cannot hold the whole store under another name either: a
-renamed composite is still imported from somewhere else than those two modules, or is not
+renamed composite is still imported from somewhere else than those modules, or is not
 one of the port names. mypy then keeps each service to the methods its port declares.
 The import-linter contract ``services-hold-ports`` checks the modules; this checks names.
 """
@@ -25,7 +26,7 @@ from monque_engine.store.base import JobStore
 ENGINE = Path(monque_engine.__file__).parent
 FACADE = ENGINE / "scheduler" / "monque.py"
 HOLDERS = [*sorted(path for path in (ENGINE / "scheduler").glob("*.py") if path != FACADE), ENGINE / "metrics.py"]
-ALLOWED_MODULES = {"monque_engine.store.ports", "monque_engine.store.values"}
+ALLOWED_MODULES = {"monque_engine.store.ports", "monque_engine.store.values", "monque_engine.store.guards"}
 STORE_CLASSES = {"JobStore", "SqliteStore", "MongoStore"}
 
 

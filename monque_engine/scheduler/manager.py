@@ -1,6 +1,7 @@
 """Single and bulk management: cancel, retry, reschedule, delete, with upstream's guards.
 
-Guards live in the store's statements (atomic); this layer decides which guard applies,
+The guards are defined once (``store/guards.py``) and applied in the store's statements
+(atomic); this layer decides which guard applies,
 turns a missed guard into the right answer (the job, None, or JobStateError) and emits an
 event only for a transition that was actually written.
 """
@@ -16,7 +17,7 @@ from ..errors import InvalidJobQueryError, JobStateError
 from ..events import CountEvent, CountEventName, JobDeletedEvent, JobEvent, JobRetriedEvent
 from ..job import BulkCount, BulkOperationResult, Job, JobListFilter, JobSelector, JobStatus
 from ..progress import CountProgress
-from ..store import ports
+from ..store import guards, ports
 from ..store.values import StepCount, StoreSelector
 from ..timeutil import now_ms
 from ..validation import normalize_job_id
@@ -30,13 +31,10 @@ BulkAction = Literal["cancel", "retry", "delete"]
 BulkTarget = JobSelector | JobListFilter | None
 
 RETRY_SPREAD_MS = 30_000
-RETRYABLE = (JobStatus.FAILED, JobStatus.CANCELLED)
-#: The statuses each single-job write accepts (the store's statements hold the same guard).
-_GUARDS: dict[str, tuple[JobStatus, ...]] = {
-    "cancel": (JobStatus.PENDING,),
-    "retry": RETRYABLE,
-    "reschedule": (JobStatus.PENDING,),
-}
+RETRYABLE = guards.RETRY
+#: The statuses each guarded action accepts: defined once in ``store/guards.py``, which the
+#: stores' statements read too (delete has no guard).
+_GUARDS = guards.GUARDS
 #: Writes a single-job action makes while the job's status keeps passing its guard by the read.
 GUARD_ATTEMPTS = 3
 T = TypeVar("T")

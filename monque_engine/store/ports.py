@@ -292,8 +292,8 @@ class Reads(Protocol):
 class Management(Protocol):
     """Guarded transitions an operator asks for: cancel, retry, reschedule, delete, one job or
     a selection, and the count (with its position, ADR 0015) that bounds a bulk call.
-    Which statuses each action may touch is the scheduler's (``manager.py``); the store
-    applies the guard in the same write.
+    Which statuses each action may touch is defined once (``guards.py``); the scheduler
+    (``manager.py``) applies it to a selector, and the store in the same write.
 
     Used by ``scheduler/manager.py``.
     """

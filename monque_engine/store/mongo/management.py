@@ -17,9 +17,10 @@ from pymongo.errors import DuplicateKeyError
 from ...errors import ConnectionError, UniqueKeyConflictError
 from ...job import Job, JobStatus
 from ...timeutil import now_ms as clock_ms
+from .. import guards
 from ..base import StoreSelector
 from . import documents as q
-from .documents import CANCELLED, CLAIM_FIELDS, ERROR_FIELDS, FAILED, PENDING, Document, _unset, dt, oid
+from .documents import CANCELLED, CLAIM_FIELDS, ERROR_FIELDS, PENDING, Document, _unset, dt, oid
 from .plumbing import LONG_OPERATION_TIMEOUT_S, LONG_TIMEOUT_HINT, UNIQUE_INSERT_ATTEMPTS, MongoPlumbing, _valid
 from .retry import bulk_retry
 
@@ -34,7 +35,11 @@ def cancel_update(now_ms: int) -> Document:
     return {"$set": {"status": CANCELLED, "updatedAt": dt(now_ms)}}
 
 
-RETRYABLE = (FAILED, CANCELLED)
+#: The statuses each guarded action may touch, as its filter holds them: the one definition
+#: in ``store/guards.py`` (the scheduler and the SQLite statements read it too).
+CANCEL_GUARD = guards.values(guards.CANCEL)
+RETRYABLE = guards.values(guards.RETRY)
+RESCHEDULE_GUARD = guards.values(guards.RESCHEDULE)
 
 
 def retry_update(now_ms: int) -> Document:
@@ -106,7 +111,7 @@ class MongoManagement(MongoPlumbing):
         return self._job(doc)
 
     async def cancel(self, job_id: str, now_ms: int) -> Job | None:
-        return await self._guarded("cancel a job", job_id, (q.PENDING,), cancel_update(now_ms))
+        return await self._guarded("cancel a job", job_id, CANCEL_GUARD, cancel_update(now_ms))
 
     async def retry(self, job_id: str, now_ms: int) -> tuple[Job, JobStatus] | None:
         """Guarded retry; E11000 from the partial unique index means another live job holds
@@ -146,7 +151,7 @@ class MongoManagement(MongoPlumbing):
         return UniqueKeyConflictError(job_id, doc["name"], doc["uniqueKey"], str(holder["_id"]))
 
     async def reschedule(self, job_id: str, run_at_ms: int, now_ms: int) -> Job | None:
-        return await self._guarded("reschedule a job", job_id, (q.PENDING,), reschedule_update(run_at_ms, now_ms))
+        return await self._guarded("reschedule a job", job_id, RESCHEDULE_GUARD, reschedule_update(run_at_ms, now_ms))
 
     async def delete(self, job_id: str) -> bool:
         if not _valid(job_id):

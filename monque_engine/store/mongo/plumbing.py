@@ -28,6 +28,7 @@ from ...errors import ConnectionError, InvalidJobDocumentError
 from ...job import Job
 from ...timeutil import datetime_to_ms
 from ..base import JobStore, StoreListFilter, StoreSelector
+from ..bounds import WARNED_IDS_LIMIT
 from . import documents as q
 from .config import MongoSettings, mask_password, parse_mongo_url
 from .errors import ErrorTranslator
@@ -43,8 +44,6 @@ UNIQUE_REFUSAL_CONSEQUENCE = (
 )
 LONG_TIMEOUT_HINT = "part of the selection may have changed; narrow the selector (by name or age) and run it again"
 log = logging.getLogger("monque_engine.mongo")
-#: How many unreadable document ids a store remembers so it warns about each only once.
-WARNED_IDS_LIMIT = 10_000
 #: Concurrent unique-key enqueues can both miss the upsert filter; the loser gets E11000
 #: and re-reads. A re-read can miss too (the winner already finished), so try a few times.
 UNIQUE_INSERT_ATTEMPTS = 3

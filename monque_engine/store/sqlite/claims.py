@@ -4,10 +4,9 @@ still the owner's). The batched one-off completions are in ``completions.py``.
 
 from __future__ import annotations
 
-import json
 import operator
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from ...errors import InvalidJobDocumentError
@@ -18,7 +17,7 @@ from .journal import Changes, Journal, completed_duration, membership
 from .queries import claimed_row_to_job, row_to_job
 from .runner import Operation
 from .schema import Tables
-from .unreadable import UnreadableWarnings, log
+from .unreadable import UnreadableWarnings
 
 #: The order a claim hands its jobs out in: earliest due first, then oldest (ids ascend).
 CLAIM_ORDER = operator.attrgetter("next_run_at_ms", "id")
@@ -141,38 +140,3 @@ def released(t: Tables, journal: Journal, ids: list[str], owner: str, now_ms: in
     """Give ``owner``'s jobs among ``ids`` back to the queue; how many."""
     sql = statements.release(t, len(ids))
     return lambda conn: journal.updated_rows(conn, conn.execute(sql, (now_ms, *ids, owner)).fetchall(), "processing")
-
-
-def heartbeat(t: Tables, owner: str, now_ms: int, job_ids: Sequence[str] | None) -> Operation[int]:
-    """``owner``'s beat on its processing jobs (on ``job_ids`` only, when given)."""
-    sql = statements.heartbeat(t, some=job_ids is not None)
-    params: tuple[Any, ...] = (now_ms, now_ms, owner)
-    if job_ids is not None:
-        params = (*params, json.dumps(list(job_ids)))  # one JSON parameter, however many jobs run
-    return lambda conn: int(conn.execute(sql, params).rowcount)
-
-
-def recovered(t: Tables, journal: Journal, stale_before_ms: int, now_ms: int) -> Operation[int]:
-    """Give back every job whose owner stopped beating before the cutoff. Liveness is the
-    heartbeat (lockedAt only where a job has none, e.g. a foreign writer's claim): a long
-    job whose owner keeps heartbeating is never taken (ADR 0004)."""
-    record, record_params = statements.stale_attempt(now_ms)
-    sql = statements.recover_stale(t, record)
-    params = (now_ms, *record_params, stale_before_ms)
-    find_bad, repair = statements.malformed_claims(t), statements.repair_claims(t)
-
-    def op(conn: sqlite3.Connection) -> int:
-        bad = conn.execute(find_bad).fetchall()
-        if bad:  # hand-edited instants: repaired first, so this round compares them (issue 34)
-            conn.execute(repair, (now_ms, now_ms, json.dumps([job_id for job_id, _beat, _locked in bad])))
-            for job_id, beat, locked in bad:
-                log.warning(
-                    "processing job %s had last_heartbeat=%.40r, locked_at=%.40r (a hand edit?), which stale "
-                    "recovery cannot use: the bad instant is set to now",
-                    job_id,
-                    beat,
-                    locked,
-                )
-        return journal.updated_rows(conn, conn.execute(sql, params).fetchall(), "processing")
-
-    return op

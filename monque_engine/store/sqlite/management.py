@@ -1,13 +1,13 @@
-"""Management writes: single jobs guarded by their status, bulk actions and retention in
-bounded transactions (ADR 0017), and the retention lease.
+"""Management writes: single jobs guarded by their status, and bulk actions in bounded
+transactions (ADR 0017). Retention's purge, which writes in the same chunks, is in
+``retention.py``.
 
-A bulk action or a retention purge writes BULK_CHUNK jobs per write transaction with a pause
-between chunks, so other processes' completions and heartbeats wait for one chunk at most,
-never for the whole action (a retry of 95k jobs held the lock 12.8 s). The candidates are
-read on a reader connection first, with their commit-order position (ADR 0015); each chunk
-re-checks the selector and that position, so across chunks an action still reaches no job
-its count (or its own read) did not see. Retention purges one process at a time per file
-(a lease in the meta table) and a name at a time, each chunk a seek on the finished index.
+A bulk action writes BULK_CHUNK jobs per write transaction with a pause between chunks, so
+other processes' completions and heartbeats wait for one chunk at most, never for the whole
+action (a retry of 95k jobs held the lock 12.8 s). The candidates are read on a reader
+connection first, with their commit-order position (ADR 0015); each chunk re-checks the
+selector and that position, so across chunks an action still reaches no job its count (or
+its own read) did not see.
 
 The async parts take the store's ``write`` and ``read`` (looked up per call, so a test that
 wraps the store's own ``_write`` sees every chunk); the rest returns operations to run.
@@ -16,19 +16,13 @@ wraps the store's own ``_write`` sees every chunk); the rest returns operations 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import functools
 import json
-import os
-import socket
 import sqlite3
-import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
-from ...errors import ConnectionError, UniqueKeyConflictError
+from ...errors import UniqueKeyConflictError
 from ...job import Job, JobStatus
-from ...timeutil import now_ms as clock_ms
 from ..base import StoreSelector
 from . import jobrow as col
 from . import scan, statements
@@ -48,8 +42,6 @@ BULK_CHUNK = 1000
 #: other processes' writers (whose busy handlers sleep between tries) get the lock in between.
 BULK_PAUSE_MIN = 0.005
 BULK_PAUSE_MAX = 0.1
-#: How long a retention lease outlives its last chunk: a purger that died frees it after this.
-RETENTION_LEASE_MS = 60_000
 
 #: One chunk's write: ``(conn, where, params) -> jobs written``.
 ChunkWrite = Callable[[sqlite3.Connection, str, Sequence[Any]], int]
@@ -102,7 +94,7 @@ def retry_one(
 ) -> Callable[[sqlite3.Connection], tuple[Job, JobStatus] | None]:
     """Retry a failed or cancelled job, unless a live job holds its unique key (raises)."""
     before_sql, holder_sql = statements.retry_before(t), statements.live_key_holder(t)
-    update = guarded_single(t, journal, statements.RETRY, (now_ms, now_ms), job_id, ("failed", "cancelled"))
+    update = guarded_single(t, journal, statements.RETRY, (now_ms, now_ms), job_id, statements.RETRY_GUARD)
 
     def op(conn: sqlite3.Connection) -> tuple[Job, JobStatus] | None:
         before = conn.execute(before_sql, (job_id,)).fetchone()
@@ -252,76 +244,6 @@ async def in_chunks(write: Writes, read: Reads, t: Tables, selector: StoreSelect
         total += await write(_chunk_op(chunk_write, chunk_where, (chunk, *params, position)))
         if start + BULK_CHUNK < len(ids):
             await asyncio.sleep(min(max(loop.time() - began, BULK_PAUSE_MIN), BULK_PAUSE_MAX))
-    return total
-
-
-# -- retention ------------------------------------------------------------------------------------
-
-
-class RetentionLease:
-    """The lease that lets one process at a time purge a file (a row in the meta table)."""
-
-    def __init__(self) -> None:
-        #: Who holds it: one store object, in one process.
-        self.token = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
-
-    def take(self, conn: sqlite3.Connection, t: Tables, now: int) -> bool:
-        """Take (or renew) the lease; False while another process holds a live one."""
-        row = conn.execute(statements.lease_read(t)).fetchone()
-        (value,) = row if row is not None else (None,)
-        if isinstance(value, str) and ":" in value:
-            holder, _, expires = value.rpartition(":")
-            if holder != self.token and expires.isdigit() and int(expires) > now:
-                return False
-        conn.execute(statements.lease_write(t), (f"{self.token}:{now + RETENTION_LEASE_MS}",))
-        return True
-
-    def end(self, conn: sqlite3.Connection, t: Tables) -> None:
-        escaped = self.token.replace("!", "!!").replace("%", "!%").replace("_", "!_")
-        conn.execute(statements.lease_end(t), (escaped + ":%",))
-
-
-async def purge_finished(
-    write: Writes,
-    read: Reads,
-    t: Tables,
-    journal: Journal,
-    lease: RetentionLease,
-    status: JobStatus,
-    updated_before_ms: int,
-) -> int:
-    """Delete ``status`` jobs last updated before the cutoff: one process at a time per file
-    (the lease), a name at a time, BULK_CHUNK rows per transaction with a pause between, each
-    chunk a seek on the finished index (name, status, updated_at).
-
-    Another process holding a live lease means it is purging now: this round does nothing
-    (returns 0) instead of deleting the same rows beside it. The lease lasts
-    RETENTION_LEASE_MS from each chunk, so a purger that died frees it soon.
-    """
-    if not await write(lambda conn: lease.take(conn, t, clock_ms())):
-        return 0
-    loop = asyncio.get_running_loop()
-    total = 0
-    try:
-        names_sql = statements.retention_names(t)
-        names = await read(Settled(lambda conn: [name for (name,) in conn.execute(names_sql, (status.value,))]))
-        picked = statements.retention_chunk(t, BULK_CHUNK)
-
-        def chunk(conn: sqlite3.Connection, name: str) -> int:
-            lease.take(conn, t, clock_ms())
-            return journal.delete_where(conn, picked, (name, status.value, updated_before_ms))
-
-        for name in names:
-            while True:
-                began = loop.time()
-                removed: int = await write(functools.partial(chunk, name=name))
-                total += removed
-                if removed < BULK_CHUNK:
-                    break
-                await asyncio.sleep(min(max(loop.time() - began, BULK_PAUSE_MIN), BULK_PAUSE_MAX))
-    finally:
-        with contextlib.suppress(ConnectionError):
-            await write(lambda conn: lease.end(conn, t))
     return total
 
 

@@ -244,12 +244,6 @@ def error_group_sample(t: Tables, key: str) -> Settled[str | None]:
     return Settled(op)
 
 
-def has_live_claim(t: Tables, owner: str, heartbeat_after_ms: int) -> Settled[bool]:
-    """Processing jobs only: never an inbox row."""
-    sql = statements.has_live_claim(t)
-    return Settled(lambda conn: conn.execute(sql, (owner, heartbeat_after_ms)).fetchone() is not None)
-
-
 def next_due(t: Tables, names: Sequence[str]) -> Tally[int | None]:
     """The earliest due pending job among ``names``, the inbox's included."""
     sql = statements.next_due(t, len(names))

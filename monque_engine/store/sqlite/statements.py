@@ -2,8 +2,8 @@
 
 The counterpart of ``store/mongo/documents.py``: every guarded statement the store runs is
 written here once, so it can be read (and its guard checked) in one place, and the modules
-that run them (``store.py``, ``completions.py``, ``management.py``, ``fleet.py``,
-``reads.py``) are plumbing. Builders take the collection's ``Tables`` (and, where the text
+that run them (one per port: ``claims.py``, ``liveness.py``, ``management.py``,
+``retention.py``, ``fleet.py``, ``reads.py``, …, and ``completions.py``) are plumbing. Builders take the collection's ``Tables`` (and, where the text
 depends on them, counts of bound values) and return text; where the values belong to the
 text (an attempt record built in SQL from the row), they return text and its parameters.
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import guards
 from .queries import append_attempt, row_attempt
 from .schema import ERROR_MEMBER, FINISHED, INTEGERS_ONLY, NO_ERROR_TYPE, Tables
 from .unreadable import CLAIM_STATUS
@@ -270,6 +271,14 @@ def next_due(t: Tables, names: int) -> str:
 
 # -- management of single jobs ---------------------------------------------------------------
 
+#: The statuses each guarded action may touch, as its statement binds them: the one
+#: definition in ``store/guards.py`` (the scheduler and the MongoDB store read it too).
+CANCEL_GUARD = guards.values(guards.CANCEL)
+RETRY_GUARD = guards.values(guards.RETRY)
+RESCHEDULE_GUARD = guards.values(guards.RESCHEDULE)
+#: The retry guard as SQL literals, for text that reads before it writes.
+_RETRYABLE = ",".join(f"'{status}'" for status in RETRY_GUARD)
+
 CANCEL = "status = 'cancelled', updated_at = ?"
 RESCHEDULE = "next_run_at = ?, updated_at = ?"
 #: A retry of one job. Params: next_run_at, updated_at.
@@ -299,7 +308,7 @@ def retry_before(t: Tables) -> str:
     """What a retry must know before it writes. Params: id."""
     return (
         "SELECT status, name, unique_key, fail_count, error_group, error_type "
-        f"FROM {t.jobs} WHERE id = ? AND status IN ('failed','cancelled')"
+        f"FROM {t.jobs} WHERE id = ? AND status IN ({_RETRYABLE})"
     )
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
-import sqlite3
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Iterable, Sequence
 from typing import Any, NoReturn, TypeVar
 
@@ -34,27 +33,25 @@ from ...job import (
 )
 from ..base import JobStore, PendingSplit, StepCount, StepPage, StoreListFilter, StoreOpenOptions, StoreSelector
 from . import (
+    admin,
     claims,
-    connect,
     counted,
     fleet,
-    heldfiles,
     imports,
+    liveness,
     location,
-    maintenance,
     management,
-    migrations,
     reads,
+    retention,
     scan,
     statements,
 )
 from .completions import Completions
 from .feed import ChangeFeed
 from .identity import FileIdentity
-from .inbox import Inbox, InboxProducer, InboxView
+from .inbox import InboxProducer, InboxView
 from .intake import Intake
 from .journal import Journal
-from .management import RetentionLease
 from .readkind import Jobs, Read, Settled, Tally
 from .runner import MISS, Operation, ReadRunner, WriteRunner, begin_immediate
 from .schema import Tables, check_collection_name
@@ -98,7 +95,7 @@ class SqliteStore(JobStore):
         self._prepared: Prepared | None = None  # the hot paths' statements, built once per open
         self._journal: Journal | None = None
         #: Who holds the retention lease (``purge_finished``): this store object, in this process.
-        self._lease = RetentionLease()
+        self._lease = retention.RetentionLease()
         self._unreadable = UnreadableWarnings(self._describe)
         #: This process's inbox appends (inbox.py): set once a writable store's schema is in
         #: place; None when read-only or closed.
@@ -113,86 +110,14 @@ class SqliteStore(JobStore):
     check_collection_name = staticmethod(check_collection_name)  # a table name (schema.py)
     locate = staticmethod(location.locate)  # the file, and its collections read with mode=ro
 
-    # -- life cycle -------------------------------------------------------------------------
+    # -- the Admin port: opening and closing are in admin.py ------------------------------------
     def _describe(self) -> str:
         return f"SQLite database {self.settings.path}"
 
     async def open(self, options: StoreOpenOptions) -> None:
-        async with self._open_lock:
-            if self._writer is not None:
-                return
-            connect.preflight(self.settings)
-            self._file = os.path.abspath(self.settings.path)
-            loop = asyncio.get_running_loop()
-            self._tables = tables = Tables(options.collection_name)
-            self._journal = journal = Journal(tables)
-            self._prepared = prepared = Prepared(tables)
-            self._intake = Intake(tables, journal, prepared)
-            self._on_fatal = options.on_fatal
-            self._identity = identity = FileIdentity(self._file, self.settings.path)
-            identity.on_lost(lambda error: self._report_lost(loop, error))
-            runners = connect.Runners(loop, self.settings, self._file, self._describe, identity)
-            try:
-                if self.settings.read_only:
-                    self._reader = runners.reader()
-                    where = self.settings.path
-                    await self._reader.run(lambda conn: migrations.check_readable(conn, tables, where))
-                    identity.capture()
-                    self._inbox_view = InboxView(tables)
-                else:
-                    await asyncio.to_thread(connect.probe, self.settings, tables)
-                    where, r_index = self.settings.path, options.retention_index
-                    self._writer = runners.writer(self._committed)
-                    inbox = Inbox(tables, journal)
-
-                    def prepare(conn: sqlite3.Connection) -> None:
-                        # Check (again, now under the write lock), upgrade and create, in one transaction.
-                        migrations.prepare(
-                            conn, tables, where, create_indexes=options.create_indexes, retention_index=r_index
-                        )
-                        # A producer that crashed mid-streak left committed jobs in the inbox:
-                        # the next writable opener moves them, though it may only ever read.
-                        inbox.absorb(conn)
-
-                    await self._writer.run(prepare)
-                    identity.capture()
-                    self._producer = producer = InboxProducer(inbox, self._writer, self.health_error)
-                    self._inbox_view = InboxView(tables)  # reads see queued jobs without absorbing
-                    self._writer.absorb_first(producer.absorb)
-                    self._batch.attach(self._writer, tables, journal)
-                    self._reader = runners.reader()
-                self._feed = ChangeFeed(
-                    loop,
-                    runners.reading,
-                    functools.partial(runners.reader, 1),
-                    tables,
-                    self.settings.feed_interval,
-                    on_inbox=None if self._producer is None else self._producer.absorb_soon,
-                    damaged=identity.damaged,
-                )
-            except BaseException as error:
-                await self.close()
-                explained = connect.explain_open_error(self.settings, error, self._describe)
-                if explained is None:
-                    raise
-                raised, cause = explained
-                raise raised from cause
-            self._maintenance = loop.create_task(
-                maintenance.maintain(self.settings, self.health_error, self.prune_feed),
-                name="monque-sqlite-maintenance",
-            )
+        await admin.open_store(self, options)
 
     # -- file identity and health -------------------------------------------------------------
-    def _report_lost(self, loop: asyncio.AbstractEventLoop, error: StoreLostError) -> None:
-        """Called once, from whichever thread noticed: hand the news to the loop's listener."""
-        listener = self._on_fatal
-        if listener is None:
-            return
-        try:  # always deferred: the news may be found inside a caller that is mid-operation
-            loop.call_soon_threadsafe(listener, error)
-        except RuntimeError:  # the loop is closed: nobody is listening any more
-            pass
-
     def health_error(self) -> ConnectionError | None:
         """Why this store cannot be trusted any more (its file was deleted, replaced or found
         damaged), else None."""
@@ -209,37 +134,7 @@ class SqliteStore(JobStore):
             self._feed.committed()
 
     async def close(self) -> None:
-        producer = self._producer
-        if producer is not None:
-            producer.closing = True  # other tasks may enqueue while this awaits: into the job table
-        try:
-            await self._close()
-        finally:
-            if producer is not None:
-                producer.closing = False
-
-    async def _close(self) -> None:
-        producer, self._producer = self._producer, None
-        if producer is not None:
-            await producer.absorb_before_close()
-            producer.detach()
-        self._batch.close()
-        if self._maintenance is not None:
-            self._maintenance.cancel()
-            self._maintenance = None
-        feed, self._feed = self._feed, None
-        if feed is not None:
-            feed.end_streams()
-        self._inbox_view = None
-        writer, self._writer = self._writer, None
-        reader, self._reader = self._reader, None
-        for part in (feed, reader, writer):
-            if part is not None:
-                await asyncio.to_thread(part.close)
-        self._identity.close()
-        heldfiles.close_unreachable()  # this store's connections were the file's last: -shm is gone
-        if self._file is not None:
-            heldfiles.close_if_unused(self._file)
+        await admin.close_store(self)
 
     async def repair_counts(self) -> list[tuple[str, str, int, int]]:
         """Recount the kept counts from the job table, in one write transaction (journal.py):
@@ -401,25 +296,26 @@ class SqliteStore(JobStore):
             return 0
         return await self._write(claims.released(self._t, self._j, list(job_ids), owner, now_ms))
 
+    # -- liveness (liveness.py) and retention (retention.py) ------------------------------------------------------------------
     async def heartbeat(self, owner: str, now_ms: int, job_ids: Sequence[str] | None = None) -> int:
         t = self._t  # a closed store says so, even for no jobs
         if job_ids is not None and not job_ids:
             return 0
-        return await self._write(claims.heartbeat(t, owner, now_ms, job_ids))
+        return await self._write(liveness.heartbeat(t, owner, now_ms, job_ids))
 
     async def recover_stale(self, stale_before_ms: int, now_ms: int) -> int:
-        return await self._write(claims.recovered(self._t, self._j, stale_before_ms, now_ms))
+        return await self._write(liveness.recovered(self._t, self._j, stale_before_ms, now_ms))
+
+    async def has_live_claim(self, owner: str, heartbeat_after_ms: int) -> bool:
+        return await self._read(liveness.has_live_claim(self._t, owner, heartbeat_after_ms))
 
     async def purge_finished(self, status: JobStatus, updated_before_ms: int) -> int:
-        """Retention: a name at a time, in chunks, one process at a time per file (management.py)."""
-        return await management.purge_finished(
+        """Retention: a name at a time, in chunks, one process at a time per file (retention.py)."""
+        return await retention.purge_finished(
             self._write, self._read, self._t, self._j, self._lease, status, updated_before_ms
         )
 
     # -- reads (reads.py) -------------------------------------------------------------------------
-    async def has_live_claim(self, owner: str, heartbeat_after_ms: int) -> bool:
-        return await self._read(reads.has_live_claim(self._t, owner, heartbeat_after_ms))
-
     async def next_due_ms(self, names: Sequence[str]) -> int | None:
         return await self._read(reads.next_due(self._t, names)) if names else None
 
@@ -498,7 +394,7 @@ class SqliteStore(JobStore):
 
     # -- management (management.py) ---------------------------------------------------------------
     async def cancel(self, job_id: str, now_ms: int) -> Job | None:
-        op = management.guarded_single(self._t, self._j, statements.CANCEL, (now_ms,), job_id, ("pending",))
+        op = management.guarded_single(self._t, self._j, statements.CANCEL, (now_ms,), job_id, statements.CANCEL_GUARD)
         return await self._write(op, inline=True)
 
     async def retry(self, job_id: str, now_ms: int) -> tuple[Job, JobStatus] | None:
@@ -506,7 +402,7 @@ class SqliteStore(JobStore):
 
     async def reschedule(self, job_id: str, run_at_ms: int, now_ms: int) -> Job | None:
         assignments, params = statements.RESCHEDULE, (run_at_ms, now_ms)
-        op = management.guarded_single(self._t, self._j, assignments, params, job_id, ("pending",))
+        op = management.guarded_single(self._t, self._j, assignments, params, job_id, statements.RESCHEDULE_GUARD)
         return await self._write(op, inline=True)
 
     async def delete(self, job_id: str) -> bool:

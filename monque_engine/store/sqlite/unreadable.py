@@ -16,14 +16,13 @@ from typing import Any
 
 from ...errors import InvalidJobDocumentError
 from ...job import STATUS_BY_VALUE, Job
+from ..bounds import WARNED_IDS_LIMIT
 from . import jobrow
 
 log = logging.getLogger("monque_engine.sqlite")
 
 #: Where InvalidJobDocumentError tells an operator to repair a SQLite row.
 SQLITE_FIX = "for example in the sqlite3 shell"
-#: Ids remembered for "one warning per id" (then forgotten, as the MongoDB store does).
-WARNED_IDS_LIMIT = 10_000
 #: The status a claim returns: none when ``fail_count``, ``created_at`` or ``next_run_at`` is
 #: not an integer (the claim itself writes the other INTEGER columns), so
 #: ``claimed_row_to_job`` refuses the row and the claim fails it (the processor adds 1 to the
