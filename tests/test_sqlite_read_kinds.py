@@ -14,7 +14,7 @@ from pathlib import Path
 import monque_engine.store.sqlite as sqlite_package
 from monque_engine import Monque
 from monque_engine.store.base import StoreListFilter, StoreSelector
-from monque_engine.store.sqlite import reads
+from monque_engine.store.sqlite import liveness, reads
 from monque_engine.store.sqlite.inbox import STREAK
 from monque_engine.store.sqlite.readkind import Jobs, Settled, Tally
 from monque_engine.store.sqlite.schema import Tables
@@ -54,7 +54,7 @@ def test_the_reads_carry_the_kind_their_sql_needs() -> None:
     assert isinstance(reads.count(t, StoreListFilter(name="a")), Tally)
     assert isinstance(reads.next_due(t, ["a"]), Tally)
     assert isinstance(reads.pending_health(t, 0), Tally)
-    assert isinstance(reads.has_live_claim(t, "owner", 0), Settled)
+    assert isinstance(liveness.has_live_claim(t, "owner", 0), Settled)
     assert isinstance(reads.kept_count(t, StoreListFilter(name="a")), Settled)
     assert isinstance(reads.count_as_of(t, StoreSelector(name="a")), Tally)
     # Under a bound, the job table alone: an inbox row has no change stamp until it moves.
