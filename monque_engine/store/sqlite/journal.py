@@ -324,25 +324,32 @@ class Journal:
         conn.execute(self._feed_select.format(where=where), ("insert", *params))
         self.tally(conn, where, params, 1)
 
-    def prune(self, conn: sqlite3.Connection, keep: int) -> int:
-        """The journal's housekeeping (the store's maintenance runs it): the feed trimmed to
-        its last ``keep`` rows (how many went), and the error counts of emptied groups dropped."""
-        self.prune_error_counts(conn)
-        return self.prune_feed(conn, keep)
-
-    def prune_feed(self, conn: sqlite3.Connection, keep: int) -> int:
-        """Trim the change table to its last ``keep`` rows (the feed is a window, not a
-        history); how many rows went. Never empties it: SQLite would then reuse sequence
-        numbers, which are resume tokens and the bulk bound's positions."""
+    def feed_trim_target(self, conn: sqlite3.Connection, keep: int) -> int | None:
+        """The last sequence number a trim to the last ``keep`` rows removes, or None while
+        fewer than a tenth of ``keep`` rows are past the window (the feed is a window, not a
+        history). Fixed when a trim starts, so the trim ends while writers keep adding rows."""
         t = self._tables
         keep = max(keep, 1)
         (last,) = conn.execute(f"SELECT coalesce(max(seq), 0) FROM {t.changes}").fetchone()
         (pruned,) = conn.execute(f"SELECT value FROM {t.meta} WHERE key='feed_pruned_through'").fetchone()
         cutoff = last - keep
-        if cutoff <= pruned + keep // 10:
+        return None if cutoff <= pruned + keep // 10 else int(cutoff)
+
+    def trim_feed_chunk(self, conn: sqlite3.Connection, through: int, limit: int) -> int:
+        """Delete at most ``limit`` of the oldest change rows, none past ``through`` (a
+        ``feed_trim_target``), and move ``feed_pruned_through`` to what went, so resume tokens
+        are judged right between chunks; how many rows went (0: the trim is done). One
+        statement over the whole excess held the write lock for seconds after a big purge
+        (issue 34). Never empties the table: ``through`` leaves ``keep`` rows, and SQLite
+        would otherwise reuse sequence numbers, which are resume tokens and the bulk bound's
+        positions."""
+        t = self._tables
+        (first,) = conn.execute(f"SELECT min(seq) FROM {t.changes}").fetchone()
+        if first is None or first > through:
             return 0
-        removed: int = conn.execute(f"DELETE FROM {t.changes} WHERE seq <= ?", (cutoff,)).rowcount
-        conn.execute(f"UPDATE {t.meta} SET value=? WHERE key='feed_pruned_through'", (cutoff,))
+        upto = min(through, first + max(limit, 1) - 1)  # seq is unique: at most ``limit`` rows
+        removed: int = conn.execute(f"DELETE FROM {t.changes} WHERE seq <= ?", (upto,)).rowcount
+        conn.execute(f"UPDATE {t.meta} SET value=? WHERE key='feed_pruned_through'", (upto,))
         return removed
 
     # -- a set of jobs selected in SQL ------------------------------------------------------------
@@ -427,10 +434,19 @@ class Journal:
                     differed.append((name, f"{kind} in error group {group}", was[index], now[index]))
         return differed
 
-    def prune_error_counts(self, conn: sqlite3.Connection) -> int:
-        """Drop the error counts of groups with no member left (their rows stay at zero until
-        then: a write that empties a group does not look); how many went."""
-        return int(conn.execute(f"DELETE FROM {self._tables.error_counts} WHERE failed = 0 AND retrying = 0").rowcount)
+    def prune_error_counts(self, conn: sqlite3.Connection, limit: int) -> int:
+        """Drop the error counts of at most ``limit`` groups with no member left (their rows
+        stay at zero until then: a write that empties a group does not look); how many went
+        (fewer than ``limit``: none are left). Bounded like the feed trim: a purge of failed
+        jobs can empty many groups at once."""
+        t = self._tables.error_counts
+        return int(
+            conn.execute(
+                f"DELETE FROM {t} WHERE (group_key, name, error_type) IN "
+                f"(SELECT group_key, name, error_type FROM {t} WHERE failed = 0 AND retrying = 0 LIMIT ?)",
+                (limit,),
+            ).rowcount
+        )
 
 
 def _shown(value: Any) -> str:

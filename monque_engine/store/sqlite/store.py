@@ -142,10 +142,9 @@ class SqliteStore(JobStore):
         return await self._write(self._j.rebuild_counts)
 
     async def prune_feed(self) -> int:
-        """Trim the change table (and drop emptied error groups' counts) now (normally done
-        in the background)."""
-        keep = self.settings.feed_retention
-        return await self._write(lambda conn: self._j.prune(conn, keep))
+        """Trim the change table (and drop emptied error groups' counts) now, in bounded
+        transactions (normally done in the background: maintenance.py)."""
+        return await maintenance.prune(self._write, self._j, self.settings.feed_retention)
 
     # -- plumbing -----------------------------------------------------------------------------
     def _not_open(self) -> NoReturn:
