@@ -40,6 +40,7 @@ from . import (
     imports,
     liveness,
     location,
+    maintenance,
     management,
     reads,
     retention,
