@@ -105,3 +105,21 @@ def machine_facts() -> dict[str, str]:
     except Exception:  # noqa: BLE001
         facts["monque_engine"] = "not importable"
     return facts
+
+
+#: The start of an A/B child script (``drain_ab``, ``enqueue_ab``): import ``monque_engine``
+#: from the tree in argv[1] (the other tree, past this checkout's editable install) or from
+#: here, and ``cpu()``, the CPU seconds of every thread of the process.
+AB_CHILD_PRELUDE = r"""
+import asyncio, json, os, resource, sys, tempfile, time
+src = sys.argv[1]
+if src:
+    sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in type(f).__name__.lower()]
+    sys.path.insert(0, src)
+import monque_engine
+from monque_engine import Monque
+
+def cpu():
+    usage = resource.getrusage(resource.RUSAGE_SELF)  # every thread of this process
+    return usage.ru_utime + usage.ru_stime
+"""

@@ -29,26 +29,17 @@ import statistics
 import subprocess
 import sys
 
-from .common import parse_records
+from .common import AB_CHILD_PRELUDE, parse_records
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
-CHILD = r"""
-import asyncio, json, os, resource, sys, tempfile, time
-src = sys.argv[1]
-if src:
-    sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in type(f).__name__.lower()]
-    sys.path.insert(0, src)
-import monque_engine
-from monque_engine import Monque
+CHILD = (
+    AB_CHILD_PRELUDE
+    + r"""
 jobs, conc = int(sys.argv[2]), int(sys.argv[3])
 with_metrics = len(sys.argv) > 4 and sys.argv[4] == "metrics"
 scrape_every = float(sys.argv[5]) if len(sys.argv) > 5 else 0.5
-
-def cpu():
-    usage = resource.getrusage(resource.RUSAGE_SELF)  # every thread of this process
-    return usage.ru_utime + usage.ru_stime
 
 async def noop(_job):
     return None
@@ -98,6 +89,7 @@ async def main():
 rate, loop_us, proc_us, scrapes = asyncio.run(main())
 print(json.dumps({"file": monque_engine.__file__, "rate": rate, "loop_us": loop_us, "proc_us": proc_us, "scrapes": scrapes}))
 """
+)
 
 
 def measure(

@@ -21,22 +21,15 @@ import statistics
 import subprocess
 import sys
 
+from .common import AB_CHILD_PRELUDE
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
-CHILD = r"""
-import asyncio, json, os, resource, sys, tempfile, time
-src = sys.argv[1]
-if src:
-    sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in type(f).__name__.lower()]
-    sys.path.insert(0, src)
-import monque_engine
-from monque_engine import Monque
+CHILD = (
+    AB_CHILD_PRELUDE
+    + r"""
 jobs = int(sys.argv[2])
-
-def cpu():
-    usage = resource.getrusage(resource.RUSAGE_SELF)  # every thread of this process
-    return usage.ru_utime + usage.ru_stime
 
 async def main():
     with tempfile.TemporaryDirectory(prefix="enqueue-ab-") as d:
@@ -57,6 +50,7 @@ async def main():
 rate, loop_us, proc_us = asyncio.run(main())
 print(json.dumps({"file": monque_engine.__file__, "rate": rate, "loop_us": loop_us, "proc_us": proc_us}))
 """
+)
 
 
 def measure(src: str, jobs: int) -> dict[str, float]:
