@@ -81,6 +81,32 @@ async def holding(db: Path, owner: str, count: int) -> None:
     await asyncio.to_thread(_holding, db, owner, count)
 
 
+async def one_killed_one_live(procs: Launcher, db: Path, live_heartbeat: float) -> tuple[Proc, Proc]:
+    """Two real workers on a fresh store, each holding 2 of 4 jobs; the first (``doomed``,
+    beating every 0.5 s) then SIGKILLed while ``steady`` goes on: the dead owner the fleet
+    views and the release are tested against. Returns (dead, live)."""
+    url = sqlite_url(str(db))
+    setup = Monque(url, recover_stale_jobs=False)
+    await setup.initialize()
+    await setup.close()
+    dead = start_worker(procs, db, "doomed", heartbeat=0.5)
+    live = start_worker(procs, db, "steady", heartbeat=live_heartbeat)
+    await asyncio.to_thread(dead.wait_for, "ready", READY)
+    await asyncio.to_thread(live.wait_for, "ready", READY)
+    producer = Monque(url, recover_stale_jobs=False)
+    await producer.initialize()
+    try:
+        for n in range(4):
+            await producer.enqueue("task", {"n": n})
+        await holding(db, "doomed", 2)
+        await holding(db, "steady", 2)
+    finally:
+        await producer.close()
+    dead.signal(signal.SIGKILL)
+    assert await asyncio.to_thread(dead.wait_exit, 10) == -signal.SIGKILL
+    return dead, live
+
+
 @asynccontextmanager
 async def live_console(url: str) -> AsyncIterator[tuple[MonqueConsole, Any, list[str]]]:
     app = MonqueConsole(ConsoleConfig(url=url))  # the system clock: heartbeat ages are real
@@ -116,26 +142,14 @@ async def cursor_on(screen: WorkersScreen, pilot: Any, instance: str) -> None:
 async def test_a_killed_worker_shows_dead_and_x_releases_its_jobs(tmp_path: Path, procs: Launcher) -> None:
     db = tmp_path / "jobs.db"
     url = sqlite_url(str(db))
-    setup = Monque(url, recover_stale_jobs=False)
-    await setup.initialize()
-    await setup.close()
-    dead = start_worker(procs, db, "doomed", heartbeat=0.5)
-    live = start_worker(procs, db, "steady", heartbeat=2.0)
-    await asyncio.to_thread(dead.wait_for, "ready", READY)
-    await asyncio.to_thread(live.wait_for, "ready", READY)
-    producer = Monque(url, recover_stale_jobs=False)
-    await producer.initialize()
+    _dead, live = await one_killed_one_live(procs, db, live_heartbeat=2.0)
+    reader = Monque(url, recover_stale_jobs=False)
+    await reader.initialize()
     try:
-        for n in range(4):
-            await producer.enqueue("task", {"n": n})
-        await holding(db, "doomed", 2)
-        await holding(db, "steady", 2)
-        dead.signal(signal.SIGKILL)
-        assert await asyncio.to_thread(dead.wait_exit, 10) == -signal.SIGKILL
-        held = [job.id for job in await producer.get_jobs(limit=10) if job.claimed_by == "doomed"]
+        held = [job.id for job in await reader.get_jobs(limit=10) if job.claimed_by == "doomed"]
         assert len(held) == 2
     finally:
-        await producer.close()
+        await reader.close()
 
     async with live_console(url) as (app, pilot, notes):
         screen = await workers_screen(app, pilot)

@@ -24,7 +24,7 @@ from tests.procs._common import sqlite_url  # noqa: E402
 from tests.procs.harness import Launcher  # noqa: E402
 
 from .conftest import console_session, notices  # noqa: E402
-from .test_fleet_workers import READY, holding, start_worker  # noqa: E402
+from .test_fleet_workers import one_killed_one_live  # noqa: E402
 
 
 @pytest.fixture
@@ -68,24 +68,7 @@ async def test_check_owner_tells_a_live_owner_from_a_dead_one_and_release_frees_
 ) -> None:
     db = tmp_path / "jobs.db"
     url = sqlite_url(str(db))
-    setup = Monque(url, recover_stale_jobs=False)
-    await setup.initialize()
-    await setup.close()
-    dead = start_worker(procs, db, "doomed", heartbeat=0.5)
-    live = start_worker(procs, db, "steady", heartbeat=0.5)
-    await asyncio.to_thread(dead.wait_for, "ready", READY)
-    await asyncio.to_thread(live.wait_for, "ready", READY)
-    producer = Monque(url, recover_stale_jobs=False)
-    await producer.initialize()
-    try:
-        for n in range(4):
-            await producer.enqueue("task", {"n": n})
-        await holding(db, "doomed", 2)
-        await holding(db, "steady", 2)
-    finally:
-        await producer.close()
-    dead.signal(signal.SIGKILL)
-    assert await asyncio.to_thread(dead.wait_exit, 10) == -signal.SIGKILL
+    _dead, live = await one_killed_one_live(procs, db, live_heartbeat=0.5)
 
     async with console_session(url) as (session, events):
         assert await session.check_owner("steady") is None  # it beats while watched
