@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from monque_engine import JobStatus
+from monque_engine import JobStatus, Monque
 from monque_tui.console.actions import ActionKind
 from monque_tui.console.config import ConsoleConfig
 from monque_tui.console.launch import run_console
@@ -142,8 +142,38 @@ async def test_a_change_from_another_process_appears_and_the_cursor_stays(seeded
         process = await asyncio.create_subprocess_exec(sys.executable, "-c", script)
         assert await process.wait() == 0
         await wait_for(lambda: sum(1 for j in app.jobs_screen.window.rows if j.name == "other-process") == 3)
+        # The rows are in the window before the screen has moved its cursor: a key pressed
+        # now must still act on the job the operator chose, not the row now at its old index.
+        await pilot.press("enter")
+        await wait_for(lambda: isinstance(app.screen, JobDetailScreen) and app.screen.job_id is not None)
+        assert isinstance(app.screen, JobDetailScreen)
+        assert app.screen.job_id == PENDING_EMAIL
+        await pilot.press("escape")
+        await wait_for(lambda: app.screen is app.jobs_screen)
         assert app.jobs_screen.table.cursor_job is not None
         assert app.jobs_screen.table.cursor_job.id == PENDING_EMAIL
+
+
+async def test_a_key_between_a_live_edit_and_its_redraw_takes_the_chosen_job(seeded_url: str) -> None:
+    """A live change edits the window in place; the screen moves its cursor when the change's
+    message is handled. A key handled in between read the row now at the cursor's old index:
+    rows inserted above it made Enter open (and ``space`` mark) a neighbour."""
+    async with running_console(seeded_url) as (app, pilot):
+        await move_to(app, pilot, PENDING_EMAIL)
+        monque = Monque(seeded_url, recover_stale_jobs=False)
+        await monque.initialize()
+        try:
+            added = [await monque.enqueue("other-process", {"i": i}) for i in range(3)]
+        finally:
+            await monque.close()
+        screen = app.jobs_screen
+        diff = screen.window.apply({job.id: job for job in added})  # the session's edit, no message yet
+        assert diff.inserted == {job.id for job in added}
+        assert screen.table.cursor_job is not None and screen.table.cursor_job.id != PENDING_EMAIL
+        screen.action_open_job()
+        await wait_for(lambda: isinstance(app.screen, JobDetailScreen) and app.screen.job_id is not None)
+        assert isinstance(app.screen, JobDetailScreen)
+        assert app.screen.job_id == PENDING_EMAIL
 
 
 async def test_the_session_knows_the_cursor_job_as_soon_as_the_table_moves(seeded_url: str) -> None:

@@ -373,6 +373,15 @@ class JobsScreen(Screen[None]):
         waiting, self._waiting = self._waiting, None
         if waiting is not None:
             self._show_loaded(waiting)
+        # A live change edits the window in place before its WindowChanged message reaches
+        # this screen: a key handled in between read the row now at the old index (rows
+        # inserted above shift it), so Enter or ``c`` took a neighbour (CI, 41). The session's
+        # cursor is the job the operator chose; the table follows it before the key reads.
+        cursor, table = self.session.cursor, self.table
+        if cursor is not None and table.window is self.session.window:
+            shown = table.cursor_job
+            if shown is None or shown.id != cursor.id:
+                table.window_changed(cursor.id)
 
     @_while_mounted
     def _show_loaded(self, event: WindowLoaded) -> None:
