@@ -45,6 +45,7 @@ from monque_engine.store.urls import mask_secrets, mask_url
 from monque_engine.timeutil import now_ms
 from monque_engine.validation import validate_job_name
 
+from ..common.consumers import consumers_of
 from ..common.exitcodes import CliError, ExitCode
 from ..common.streams import stdout_missing, write_stderr
 from ..console.formatting import span
@@ -386,7 +387,8 @@ async def _paused(monque: Monque, args: argparse.Namespace) -> int:
 
 
 def _age(since: datetime | None, now: datetime) -> str:
-    return "-" if since is None else f"{max(0.0, (now - since).total_seconds()):.0f}s"
+    """``12s ago``, ``14m ago``, ``3h05m ago``: a dead owner's heartbeat read ``853s``."""
+    return "-" if since is None else f"{span(max(0, round((now - since).total_seconds() * 1000)))} ago"
 
 
 async def _instances(monque: Monque, args: argparse.Namespace) -> int:
@@ -480,7 +482,10 @@ def _stderr_is_terminal() -> bool:
 
 async def _health(monque: Monque, args: argparse.Namespace) -> int:
     if args.json:
-        for health in await monque.queue_health(window_minutes=args.window):
+        healths = await monque.queue_health(window_minutes=args.window)
+        consumers = consumers_of(await monque.instances())
+        for health in healths:
+            consumer = consumers.get(health.name)
             _out(
                 json.dumps(
                     {
@@ -490,6 +495,9 @@ async def _health(monque: Monque, args: argparse.Namespace) -> int:
                         "processing": health.processing,
                         "latency": health.latency,
                         "paused": health.paused,
+                        "consumers": None
+                        if consumer is None
+                        else {"instances": consumer[0], "concurrency": consumer[1]},
                         "perMinute": [
                             {"minute": iso(m.minute), "completed": m.completed, "failed": m.failed}
                             for m in health.per_minute
@@ -499,9 +507,13 @@ async def _health(monque: Monque, args: argparse.Namespace) -> int:
             )
         return ExitCode.OK
     rows = await monque.queue_health(window_minutes=args.window)  # a bad --window fails before any output
-    _out(f"NAME\tDUE\tSCHEDULED\tPROCESSING\tLATENCY\tPAUSED\tCOMPLETED/{args.window}m\tFAILED/{args.window}m")
+    consumers = consumers_of(await monque.instances())
+    _out(
+        f"NAME\tDUE\tSCHEDULED\tPROCESSING\tLATENCY\tPAUSED\tCONSUMERS\tCOMPLETED/{args.window}m\tFAILED/{args.window}m"
+    )
     for health in rows:
         latency = _latency(health.latency)
+        consumer = consumers.get(health.name)
         _out(
             "\t".join(
                 str(v)
@@ -512,6 +524,8 @@ async def _health(monque: Monque, args: argparse.Namespace) -> int:
                     health.processing,
                     latency,
                     "yes" if health.paused else "no",
+                    # Instances × their summed concurrency; "none" with jobs due is the page at 3 a.m.
+                    "none" if consumer is None else f"{consumer[0]}x{consumer[1]}",
                     health.completed_last_window,
                     health.failed_last_window,
                 )
