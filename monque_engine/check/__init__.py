@@ -11,7 +11,7 @@ again (``mongo.py``). On SQLite it reads the file's header and says what is Mong
 
 from __future__ import annotations
 
-from .lines import MIXED_FLEET_RULE, CheckLine, Verdict, worst
+from .lines import MIXED_FLEET_RULE, MIXED_FLEET_RULE_SHORT, CheckLine, Verdict, worst
 
 
 async def check_store(
@@ -32,4 +32,4 @@ async def check_store(
     return [line.masked(lambda text: mask_password(text, url)) for line in lines]
 
 
-__all__ = ["MIXED_FLEET_RULE", "CheckLine", "Verdict", "check_store", "worst"]
+__all__ = ["MIXED_FLEET_RULE", "MIXED_FLEET_RULE_SHORT", "CheckLine", "Verdict", "check_store", "worst"]

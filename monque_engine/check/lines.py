@@ -50,6 +50,11 @@ MIXED_FLEET_RULE = (
     "Python's included, and the job runs twice"
 )
 
+#: The same rule where a line is short (the console's Workers title).
+MIXED_FLEET_RULE_SHORT = (
+    "Node Monque's lockTimeout must exceed your longest Python job (each Node start re-queues jobs locked longer)"
+)
+
 
 def worst(lines: list[CheckLine]) -> Verdict:
     """The report's verdict: its worst line."""
