@@ -121,10 +121,31 @@ class MongoCheck:
     # -- running -------------------------------------------------------------------------------------
     async def run(self) -> list[CheckLine]:
         """Connect (``ConnectionError`` when the server cannot be reached: no report without
-        it), then every step; each step's failure is its own ``fail`` line."""
+        it), then every step; each step's failure is its own ``fail`` line. The temporary
+        collection is dropped at the end whatever happened, a cancel (ctrl+c) included."""
         client: AsyncMongoClient[dict[str, Any]] = AsyncMongoClient(self.settings.url, **self.settings.driver_kwargs())
+        database = client[self.settings.database]
+        temp = database[f"{TEMP_PREFIX}{secrets.token_hex(6)}"]
+        made = False
+
+        async def probes() -> list[CheckLine]:
+            nonlocal made
+            try:
+                await database.create_collection(temp.name)
+            except OperationFailure as error:
+                refused = _privileges(
+                    error,
+                    "temporary collection",
+                    "change streams and transactions not checked: this user may not create a collection "
+                    "(workers need readWrite on the database anyway)",
+                )
+                if refused is not None:
+                    return [refused]
+                raise
+            made = True
+            return await self._change_streams(temp) + await self._transactions(client, temp)
+
         try:
-            database = client[self.settings.database]
             await self._connect(client)
             lines = await self._server(client)
             steps: list[tuple[str, Step]] = [
@@ -132,18 +153,40 @@ class MongoCheck:
                 ("oplog", lambda: self._oplog(client)),
                 ("indexes", lambda: self._indexes(database)),
                 ("owners", lambda: self._owners(database)),
-                ("temporary collection", lambda: self._probes(client, database)),
+                ("temporary collection", probes),
             ]
             for topic, step in steps:
                 lines += await self._step(topic, step)
+            if made:
+                made = False
+                lines += await self._drop(temp)
             return lines
         finally:
+            if made:  # cancelled or failed midway: still leave nothing behind
+                await self._drop(temp)
             try:
                 async with asyncio.timeout(5.0):
                     with pymongo.timeout(5.0):
                         await client.close()
             except (TimeoutError, PyMongoError):
                 pass  # the sessions expire by themselves
+
+    async def _drop(self, temp: AsyncCollection[dict[str, Any]]) -> list[CheckLine]:
+        """Drop the temporary collection under a deadline of its own (not the probes' spent one)."""
+        try:
+            async with asyncio.timeout(STEP_TIMEOUT_S):
+                with pymongo.timeout(STEP_TIMEOUT_S):
+                    await temp.drop()
+        except (TimeoutError, PyMongoError) as error:
+            return [
+                CheckLine(
+                    Verdict.WARN,
+                    "cleanup",
+                    f"could not drop the temporary collection {temp.name}: {_reason(error) or 'no answer'}",
+                    f"drop it by hand: db.getCollection({temp.name!r}).drop()",
+                )
+            ]
+        return []
 
     async def _step(self, topic: str, step: Step) -> list[CheckLine]:
         try:
@@ -443,29 +486,6 @@ class MongoCheck:
         ]
 
     # -- change streams and transactions, on a temporary collection -------------------------------
-    async def _probes(
-        self, client: AsyncMongoClient[dict[str, Any]], database: AsyncDatabase[dict[str, Any]]
-    ) -> list[CheckLine]:
-        temp = database[f"{TEMP_PREFIX}{secrets.token_hex(6)}"]
-        try:
-            await database.create_collection(temp.name)
-            lines = await self._change_streams(temp)
-            lines += await self._transactions(client, temp)
-        finally:
-            try:
-                with pymongo.timeout(STEP_TIMEOUT_S):
-                    await temp.drop()
-            except PyMongoError as error:
-                return [
-                    CheckLine(
-                        Verdict.WARN,
-                        "cleanup",
-                        f"could not drop the temporary collection {temp.name}: {_reason(error)}",
-                        f"drop it by hand: db.getCollection({temp.name!r}).drop()",
-                    )
-                ]
-        return lines
-
     async def _change_streams(self, temp: AsyncCollection[dict[str, Any]]) -> list[CheckLine]:
         token = secrets.token_hex(8)
         try:

@@ -54,7 +54,8 @@ class ScriptedCluster:
     #: seconds each secondary is behind the primary
     lags: list[float] = field(default_factory=lambda: [0.0, 1.0])
     oplog_window_s: int = 3 * 24 * 3600
-    #: command names answered with error 13 (e.g. "replSetGetStatus", "oplog")
+    #: what this user may not do, answered with error 13 ("replSetGetStatus", "oplog", "changeStream",
+    #: "collStats", "create", "insert"), or error 20 for a transaction ("transaction")
     refused: set[str] = field(default_factory=set)
     #: deliver the change event of the probe's insert
     deliver_events: bool = True
@@ -118,10 +119,19 @@ class ScriptedCluster:
         return {"values": list(self.registered)}
 
     def _create(self, request: Request) -> Action:
+        if "create" in self.refused:
+            return Error(13, "not authorized on monque to execute command { create: ... }", "Unauthorized")
         self.created.append(str(request["create"]))
         return {}
 
     def _insert(self, request: Request) -> Action:
+        if "transaction" in self.refused and request.get("startTransaction"):
+            # what a server with transactions turned off for this deployment might say (code 20, IllegalOperation)
+            return Error(
+                20, "Transaction numbers are only allowed on a replica set member or mongos", "IllegalOperation"
+            )
+        if "insert" in self.refused:
+            return Error(13, "not authorized to execute command { insert: ... }", "Unauthorized")
         self.inserted += [(request["insert"], doc["_id"]) for doc in request["documents"]]
         return {"n": len(request["documents"])}
 

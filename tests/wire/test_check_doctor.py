@@ -153,3 +153,30 @@ async def test_owners_missing_from_the_registry_are_named_with_the_mixed_fleet_r
     assert line.verdict is Verdict.WARN
     assert "node-host-4711 (3 job(s))" in line.text and "py-1" not in line.text
     assert line.fix == MIXED_FLEET_RULE and "lockTimeout" in line.fix and "longest Python job" in line.fix
+
+
+async def test_a_user_who_may_not_create_a_collection_gets_a_warning_and_nothing_to_drop(
+    wire_server: WireServer,
+) -> None:
+    cluster = ScriptedCluster(wire_server, refused={"create"})
+    report = await run(wire_server)
+    line = report["temporary collection"]
+    assert line.verdict is Verdict.WARN and "readWrite" in line.fix
+    assert "change streams" not in report and not cluster.created and not wire_server.commands("drop")
+
+
+async def test_a_probe_failing_midway_still_drops_the_temporary_collection(wire_server: WireServer) -> None:
+    cluster = ScriptedCluster(wire_server, refused={"insert"})
+    report = await run(wire_server)
+    assert report["temporary collection"].verdict is Verdict.FAIL  # the insert was refused
+    assert cluster.created and cluster.dropped == cluster.created
+    assert "cleanup" not in report
+
+
+async def test_a_failing_transaction_fails_the_check(wire_server: WireServer) -> None:
+    cluster = ScriptedCluster(wire_server, refused={"transaction"})
+    report = await run(wire_server)
+    line = report["transactions"]
+    assert line.verdict is Verdict.FAIL and "enqueue_many" in line.fix
+    assert worst(list(report.values())) is Verdict.FAIL
+    assert cluster.dropped == cluster.created
