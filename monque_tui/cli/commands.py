@@ -95,8 +95,8 @@ def run_parsed(args: argparse.Namespace) -> int:
         except ExportFileError as error:
             raise _export_file_error(error, args) from None
     _refuse_bad_collection(args, url)
-    if args.command == "check":
-        return _run_check(url, args)
+    if args.command in _OPENS_NO_MONQUE:
+        return _OPENS_NO_MONQUE[args.command](url, args)
     handler = _HANDLERS[args.command]
     try:
         return asyncio.run(_stoppable(_with_monque(url, args, handler), args))
@@ -699,6 +699,9 @@ _HANDLERS: dict[str, Callable[[Monque, argparse.Namespace], Awaitable[int]]] = {
     "repair-counts": _repair_counts,
     "migrate": _migrate,
 }
+
+#: Commands that open no ``Monque`` (check must not build or refuse indexes): run with the URL.
+_OPENS_NO_MONQUE: dict[str, Callable[[str, argparse.Namespace], int]] = {"check": _run_check}
 
 
 __all__ = ["COMMANDS", "run_command", "run_parsed"]
