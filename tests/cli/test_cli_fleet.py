@@ -46,7 +46,12 @@ def test_pause_resume_and_paused_for_scripts(spawn: Callable[..., CliProcess], d
     assert listed.returncode == 0 and listed.stdout.split("\t")[0] == "fast"
     held = enqueue(db_url, "fast")
     worker = spawn("--worker", "--app", APP, "--log-format", "json", "--poll-interval", "0.1", db_url)
-    worker.wait_for_event("worker:started")
+    started = worker.wait_for_event("worker:started")
+    # The log says a name is paused, and how much waits (it listed it like any other; issue 40).
+    assert started["paused"] == ["fast"] and "fast (concurrency" in started["message"]
+    assert "PAUSED" in started["message"].split("fast (concurrency", 1)[1].split(")", 1)[0]
+    warned = worker.wait_for_event("worker:paused-name")
+    assert (warned["name"], warned["due"], warned["level"]) == ("fast", 1, "warning"), warned
     other = enqueue(db_url, "sync.fast")  # another name still runs
     worker.wait_for_event("job:complete", job_id=other)
     assert get_job(db_url, held).status == "pending"
