@@ -85,11 +85,15 @@ class ErrorGroupsModel:
         by_key = {group.key: group for group in latest}
         new = [group for group in latest if group.key not in before]
         kept = [by_key[key] for key in before if key in by_key]
-        self.fresh = (self.fresh & by_key.keys()) | {group.key for group in new} | {
-            group.key
-            for group in kept
-            if group.last_seen_ms != before[group.key].last_seen_ms or group.count > before[group.key].count
-        }
+        self.fresh = (
+            (self.fresh & by_key.keys())
+            | {group.key for group in new}
+            | {
+                group.key
+                for group in kept
+                if group.last_seen_ms != before[group.key].last_seen_ms or group.count > before[group.key].count
+            }
+        )
         self.groups = new + kept
 
     async def fetch(self, monque: Monque | None, limit: int = GROUP_LIMIT) -> bool:
