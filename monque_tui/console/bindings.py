@@ -366,6 +366,15 @@ REGISTRY: tuple[KeyAction, ...] = (
         help="Every worker instance on the store (other processes and Node owners too), live or dead",
     ),
     KeyAction(
+        "z",
+        "toggle_wide",
+        "Wide",
+        "View",
+        ("workers",),
+        help="Every name each instance consumes, whole (the table scrolls sideways); z again fits the screen",
+        rank=24,
+    ),
+    KeyAction(
         "x",
         "release_owner",
         "Release owner",

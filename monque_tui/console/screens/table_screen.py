@@ -81,11 +81,25 @@ class TableScreen(Screen[None]):
         yield ConsoleFooter()
 
     def on_mount(self) -> None:
+        self.reset_columns()
+        self.query_one(DataTable).focus()
+        self.load()
+
+    def reset_columns(self) -> str | None:
+        """Empty the table and add its columns afresh (a column only ever widens to fit its
+        cells: narrowing them, after a wide view, takes new columns); returns the key the
+        cursor was on, for ``put_cursor`` once the rows are back."""
+        key = self.cursor_key
         table = self.query_one(DataTable)
+        table.clear(columns=True)
         for column in self.COLUMNS:
             table.add_column(column.upper(), key=column)
-        table.focus()
-        self.load()
+        return key
+
+    def put_cursor(self, key: str | None) -> None:
+        table = self.query_one(DataTable)
+        if key is not None and key in table.rows:
+            table.move_cursor(row=table.get_row_index(key), animate=False)
 
     @work(exclusive=True, group="table-screen")
     async def load(self) -> None:

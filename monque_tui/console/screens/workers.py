@@ -25,10 +25,10 @@ REFRESH_EVERY = 2.0
 COLUMNS = (
     "state",
     "id",
-    "names",
     "heartbeat",
     "held",
     "running",
+    "names",
     "processed",
     "failed",
     "rate",
@@ -36,17 +36,39 @@ COLUMNS = (
     "pid",
     "version",
 )
+#: The NAMES cell's length unless ``z`` (wide): one worker of 15 names made it 220 columns,
+#: and at 80 columns it pushed HEARTBEAT and HELD, what decides a release, off the screen.
+NAMES_WIDTH = 32
+
+
+def names_text(workers: dict[str, int], limit: int | None) -> str:
+    """``a×10, b×4 +3 more``: whole names that fit in ``limit`` characters (all of them when
+    ``limit`` is None), then how many more; never a name cut in the middle."""
+    parts = [f"{name}×{concurrency}" for name, concurrency in workers.items()]
+    whole = ", ".join(parts)
+    if limit is None or len(whole) <= limit:
+        return whole
+    shown: list[str] = []
+    for index, part in enumerate(parts):
+        rest = len(parts) - index - 1
+        tail = f" +{rest} more" if rest else ""
+        candidate = ", ".join([*shown, part])
+        if len(candidate) + len(tail) > limit and shown:
+            break
+        shown.append(part)
+    more = len(parts) - len(shown)
+    return ", ".join(shown) + (f" +{more} more" if more else "")
 
 
 def _dim(text: str = "-") -> Text:
     return Text(text, style="dim")
 
 
-def cells(row: InstanceRow) -> dict[str, Text]:
+def cells(row: InstanceRow, wide: bool = False) -> dict[str, Text]:
     info = row.info
     state = Text("✖ DEAD", style="bold red") if row.dead else Text("● alive", style="green")
     kind = " (inferred)" if info.inferred else ""
-    names = ", ".join(f"{name}×{concurrency}" for name, concurrency in info.workers.items())
+    names = names_text(info.workers, None if wide else NAMES_WIDTH)
 
     def number(value: int | None, style: str = "") -> Text:
         return _dim() if value is None else Text(f"{value:,}", style=style, justify="right")
@@ -81,6 +103,8 @@ class WorkersScreen(TableScreen):
         super().__init__(session, console)
         self.view = FleetView()
         self.rows: dict[str, InstanceRow] = {}
+        #: ``z``: every name whole in the NAMES cells (the table scrolls sideways).
+        self.wide = False
 
     async def _load(self) -> None:
         monque = self.session.monque
@@ -96,7 +120,7 @@ class WorkersScreen(TableScreen):
 
     def _show(self, rows: list[InstanceRow]) -> None:
         self.rows = {row.id: row for row in rows}
-        self.sync_rows({row.id: cells(row) for row in rows})
+        self.sync_rows({row.id: cells(row, self.wide) for row in rows})
         dead = [row for row in rows if row.dead]
         title = Text("Workers", style="bold")
         title.append(f" · {len(rows)} instance{'s' if len(rows) != 1 else ''}")
@@ -118,6 +142,14 @@ class WorkersScreen(TableScreen):
     def cursor_row(self) -> InstanceRow | None:
         key = self.cursor_key
         return self.rows.get(key) if key is not None else None
+
+    def action_toggle_wide(self) -> None:
+        """Every name whole, or back to what fits (``z``, as on the jobs table)."""
+        self.wide = not self.wide
+        key = self.reset_columns()
+        if self.rows:
+            self._show(list(self.rows.values()))
+        self.put_cursor(key)
 
     def action_release_owner(self) -> None:
         row = self.cursor_row
