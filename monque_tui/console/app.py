@@ -61,8 +61,9 @@ from .screens.table_screen import TableScreen
 from .screens.when import WhenScreen
 from .screens.workers import WorkersScreen
 from .session import ConsoleSession, SessionError, SessionEvent
-from .session.events import JobsChanged, Notice, PausedNamesChanged
+from .session.events import AlertsChanged, JobsChanged, Notice, PausedNamesChanged
 from .session.export import ExportError, default_path, export_view
+from .widgets.alerts_line import AlertsLine
 
 DETAIL_SCREEN = "job-detail"  # the reused detail screen's installed name
 FLUSH_INTERVAL = 0.5  # live enough to read; each flush diffs the window and redraws changed rows
@@ -354,6 +355,12 @@ class MonqueConsole(App[int]):
             timeout = event.timeout if event.timeout is not None else (10 if event.severity == "error" else None)
             self.notify(event.message, title=event.title, severity=event.severity, timeout=timeout)
             return
+        if isinstance(event, AlertsChanged):
+            # Every screen draws the line, the ones under the top too (shown as soon as Esc returns).
+            for screen in self.screen_stack:
+                for line in screen.query(AlertsLine):
+                    line.alerts = event.alerts
+            return
         self.jobs_screen.post_message(SessionMessage(event))
         if isinstance(event, JobsChanged | PausedNamesChanged):
             self._tell_top_screen(SessionMessage(event))
@@ -428,6 +435,7 @@ class MonqueConsole(App[int]):
         if self.counts_shown:
             await self.session.refresh_stats_if_due()
         await self.refresh_paused_names()
+        await self.session.refresh_alerts()
 
     @property
     def top_screen(self) -> Screen[object] | None:

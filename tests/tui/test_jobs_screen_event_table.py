@@ -8,10 +8,11 @@ import typing
 
 from monque_tui.console.screens.jobs import JobsScreen
 from monque_tui.console.session import SessionEvent
-from monque_tui.console.session.events import JobsChanged, Notice
+from monque_tui.console.session.events import AlertsChanged, JobsChanged, Notice
 
-#: Handled by the app (notifications, the detail and queues screens), not drawn by this screen.
-FOR_THE_APP = {JobsChanged, Notice}
+#: Handled by the app (notifications, the detail and queues screens, the alerts line of every
+#: screen), not drawn by this screen.
+FOR_THE_APP = {JobsChanged, Notice, AlertsChanged}
 
 
 def test_every_session_event_is_shown_or_deliberately_left_to_the_app() -> None:

@@ -47,6 +47,7 @@ from ..protocol import ConsoleApp
 from ..session import ConsoleSession
 from ..session.events import JobsChanged
 from ..session.fleet import owner_is_dead
+from ..widgets.alerts_line import AlertsLine
 from ..widgets.console_footer import ConsoleFooter
 
 #: A short field (id, name, owner, unique key, type, schedule) shows at most this many characters.
@@ -339,6 +340,7 @@ class JobDetailScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(f"Job {clip_line(self.job_id, FIELD_CHARS)}", id="detail-title", markup=False)
+        yield AlertsLine(self.session.alerts)
         with VerticalScroll():
             yield Static("Loading…", id="detail-body")
             yield Static("", id="detail-attempts")

@@ -26,6 +26,7 @@ from ..messages import ActOnQuery, ShowErrorGroup
 from ..protocol import ConsoleApp
 from ..session import ConsoleSession
 from ..session.errors import REFRESH_EVERY, SPARK_WIDTH, ErrorGroupsModel, group_query, sparkline
+from ..widgets.alerts_line import AlertsLine
 from ..widgets.console_footer import ConsoleFooter
 from ..widgets.row_table import RowTable
 
@@ -82,6 +83,7 @@ class ErrorsScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static("Errors: failed and retrying jobs by name, type and message", id="errors-title")
+        yield AlertsLine(self.session.alerts)
         yield RowTable()
         yield Static("Loading…", id="errors-status", markup=False)
         yield ConsoleFooter()

@@ -41,6 +41,7 @@ from ..session.events import (
 )
 from ..session.fleet import PausedNamesChanged
 from ..session.search import progress_text
+from ..widgets.alerts_line import AlertsLine
 from ..widgets.console_footer import ConsoleFooter
 from ..widgets.console_header import ConsoleHeader
 from ..widgets.filter_bar import FilterBar
@@ -125,6 +126,7 @@ class JobsScreen(Screen[None]):
         header.label = console.config.label
         header.read_only = console.read_only
         yield header
+        yield AlertsLine(self.session.alerts)
         yield StatusTabs()
         yield ThroughputGraph()
         yield FilterBar(blink=console.live, clock=console.clock)

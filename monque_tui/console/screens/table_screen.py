@@ -30,6 +30,7 @@ from ..bindings import MUTATING_ACTIONS
 from ..protocol import ConsoleApp
 from ..session import ConsoleSession
 from ..session.core import STATS_BACKOFF, STATS_MAX_WAIT, store_unreadable
+from ..widgets.alerts_line import AlertsLine
 from ..widgets.console_footer import ConsoleFooter
 from ..widgets.row_table import RowTable
 
@@ -77,6 +78,7 @@ class TableScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(self.HEADING, id=f"{self.ID_PREFIX}-title", classes="table-title")
+        yield AlertsLine(self.session.alerts)
         yield RowTable()
         yield ConsoleFooter()
 

@@ -54,7 +54,9 @@ from ..clock import Clock, system_clock
 from ..config import ConsoleConfig
 from ..query import JobQuery
 from ..window import PAGE_SIZE, JobWindow
+from .alerts import Alerts, AlertsWatch
 from .events import (
+    AlertsChanged,
     Connected,
     FeedChanged,
     JobsChanged,
@@ -235,6 +237,8 @@ class ConsoleSession:
         self.stopped_query: JobQuery | None = None
         #: Job names paused in the store (polled with the stats: pauses are not in the job feed).
         self.paused_names: tuple[str, ...] = ()
+        #: The alerts line every screen draws (``refresh_alerts``).
+        self.alerts_watch = AlertsWatch(STATS_BACKOFF, STATS_MAX_WAIT)
 
     def emit(self, event: SessionEvent) -> None:
         self._emit(event)
@@ -993,6 +997,18 @@ class ConsoleSession:
         if names != self.paused_names:
             self.paused_names = names
             self.emit(PausedNamesChanged(names))
+
+    @property
+    def alerts(self) -> Alerts:
+        return self.alerts_watch.alerts
+
+    async def refresh_alerts(self) -> None:
+        """Read the alerts when due (paced by their cost); ``AlertsChanged`` when they changed."""
+        if self.monque is None:
+            return
+        changed = await self.alerts_watch.refresh(self.monque, self.clock())
+        if changed is not None:
+            self.emit(AlertsChanged(changed))
 
     async def toggle_pause(self, name: str) -> None:
         """Pause ``name`` for every Python worker on the store, or resume it when it is paused."""

@@ -7,11 +7,15 @@ tests read them directly.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from monque_engine import FeedState, QueueStats
 
 from ..query import JobQuery
 from ..window import JobWindow, WindowDiff
+
+if TYPE_CHECKING:
+    from .alerts import Alerts  # alerts.py reads the fleet, which emits events: no import cycle at run time
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +141,13 @@ class PausedNamesChanged:
     names: tuple[str, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class AlertsChanged:
+    """The alerts line changed: dead workers holding jobs, names due with no worker, paused names due."""
+
+    alerts: Alerts
+
+
 SessionEvent = (
     Connected
     | QueryChanged
@@ -152,4 +163,5 @@ SessionEvent = (
     | SearchProgressed
     | PausedNamesChanged
     | StoreStateChanged
+    | AlertsChanged
 )

@@ -1,0 +1,143 @@
+"""The alerts line: what an on-call engineer must see on every screen, without pressing a key.
+
+Three things paged at 3 a.m. and hid until someone opened the right screen (issue 40): a
+dead worker still holding jobs (visible only under ``W``), a name with jobs due and no
+worker consuming it, and a paused name with jobs due. The session polls them, paced by what
+the reads cost, and every screen draws the same line, compact at 80 columns.
+
+"No worker" means no live *registered* instance handles the name. Node Monque workers do
+not register, so a name only Node consumes is listed too; the Workers screen names such
+owners (``unregistered_owners_note``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from rich.text import Text
+
+from monque_engine import Monque, QueueHealth
+
+from ...common.consumers import consumers_of
+from .fleet import FleetView, InstanceRow
+
+#: Seconds between two reads of the alerts at least (more when the reads are slow).
+ALERTS_EVERY = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class Alerts:
+    #: Dead instances still holding jobs: (id, jobs held).
+    dead: tuple[tuple[str, int], ...] = ()
+    #: Names with jobs due now and no live registered consumer: (name, due).
+    no_worker: tuple[tuple[str, int], ...] = ()
+    #: Paused names with jobs due now: (name, due).
+    paused: tuple[tuple[str, int], ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.dead or self.no_worker or self.paused)
+
+
+def build_alerts(rows: Sequence[InstanceRow], healths: Sequence[QueueHealth]) -> Alerts:
+    """The alerts from the Workers screen's rows (liveness judged the same way) and queue health."""
+    consumers = consumers_of([row.info for row in rows if not row.dead])
+    dead = tuple(sorted((row.id, row.info.jobs_held) for row in rows if row.dead and row.info.jobs_held))
+    due = [(health.name, health.due, health.paused) for health in healths if health.due > 0]
+    return Alerts(
+        dead=dead,
+        no_worker=tuple(sorted((name, n) for name, n, paused in due if not paused and name not in consumers)),
+        paused=tuple(sorted((name, n) for name, n, paused in due if paused)),
+    )
+
+
+def _count(n: int) -> str:
+    """``2,500`` in full; ``2.5k`` / ``1.2M`` in the compact form."""
+    if n < 10_000:
+        return f"{n:,}"
+    if n < 1_000_000:
+        return f"{n / 1000:.0f}k" if n >= 100_000 else f"{n / 1000:.1f}k"
+    return f"{n / 1_000_000:.1f}M"
+
+
+def _names(pairs: tuple[tuple[str, int], ...], shown: int, compact: bool) -> str:
+    """``a (120), b (3) +2``: the first ``shown`` names with their counts, then how many more."""
+    listed = ", ".join(f"{name} ({_count(n) if compact else f'{n:,}'})" for name, n in pairs[:shown])
+    return listed + (f" +{len(pairs) - shown}" if len(pairs) > shown else "")
+
+
+def alerts_text(alerts: Alerts, width: int) -> Text:
+    """One line, in ``width`` cells: the full form when it fits, else shorter forms, the
+    counts never cut (a name list gives way to "+N" first)."""
+    for shown, compact in ((3, False), (2, True), (1, True), (0, True)):
+        text = _render(alerts, shown, compact)
+        if text.cell_len <= width or shown == 0:
+            return text
+    raise AssertionError("unreachable")
+
+
+def _render(alerts: Alerts, shown: int, compact: bool) -> Text:
+    text = Text()
+
+    def part(label: str, style: str) -> None:
+        if text:
+            text.append(" · ", style="dim")
+        text.append(label, style=style)
+
+    if alerts.dead:
+        held = sum(n for _id, n in alerts.dead)
+        workers = len(alerts.dead)
+        label = (
+            f"✖ {workers} dead holding {_count(held)} (W)"
+            if compact
+            else f"✖ {workers} dead worker{'s' if workers != 1 else ''} holding {held:,} job{'s' if held != 1 else ''} (W, x releases)"
+        )
+        part(label, "bold red")
+    if alerts.no_worker:
+        names = len(alerts.no_worker)
+        label = (
+            f"⚠ no worker: {_names(alerts.no_worker, shown, compact)}"
+            if shown
+            else f"⚠ {names} name{'s' if names != 1 else ''} due, no worker"
+        )
+        part(label, "bold yellow")
+    if alerts.paused:
+        names = len(alerts.paused)
+        label = (
+            f"⏸ paused, due: {_names(alerts.paused, shown, compact)}" if shown else f"⏸ {names} paused with due jobs"
+        )
+        part(label, "yellow")
+    return text
+
+
+class AlertsWatch:
+    """Reads the alerts at most every ``ALERTS_EVERY`` s, longer when the reads are slow (the
+    same back-off as the counts: ``STATS_BACKOFF`` times their cost, at most ``STATS_MAX_WAIT``)."""
+
+    def __init__(self, backoff: float, max_wait: float, monotonic: Callable[[], float] = time.monotonic) -> None:
+        self.alerts = Alerts()
+        self._backoff = backoff
+        self._max_wait = max_wait
+        self._monotonic = monotonic
+        self._next_at = 0.0
+
+    async def refresh(self, monque: Monque, now_ms: int) -> Alerts | None:
+        """The alerts when they changed since the last read, else None (also when not due yet,
+        or when the store did not answer: the next tick asks again)."""
+        started = self._monotonic()
+        if started < self._next_at:
+            return None
+        try:
+            infos = await monque.instances()
+            healths = await monque.queue_health(window_minutes=1)
+        except Exception:  # noqa: BLE001 - a store hiccup: the header's store state says so
+            self._next_at = self._monotonic() + ALERTS_EVERY
+            return None
+        cost = self._monotonic() - started
+        self._next_at = self._monotonic() + max(ALERTS_EVERY, min(self._max_wait, self._backoff * cost))
+        alerts = build_alerts(FleetView().rows(infos, now_ms), healths)
+        if alerts == self.alerts:
+            return None
+        self.alerts = alerts
+        return alerts

@@ -1,0 +1,121 @@
+"""Issue 40: the alerts line on every screen, compact at 80 columns.
+
+A dead worker still holding jobs, a name with jobs due and no worker consuming it, and a
+paused name with jobs due were each visible only on the right screen (``W``, ``w``), and the
+header never said so. The rules are tested on ``build_alerts`` / ``alerts_text`` alone; the
+line itself by Pilot on a real SQLite file, on each screen, at 80x24.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from monque_engine import InstanceInfo, QueueHealth
+from monque_engine.job import InstanceRecord
+from monque_tui.console.screens.detail import JobDetailScreen
+from monque_tui.console.screens.errors import ErrorsScreen
+from monque_tui.console.screens.workers import WorkersScreen
+from monque_tui.console.session.alerts import Alerts, alerts_text, build_alerts
+from monque_tui.console.session.fleet import InstanceRow
+from monque_tui.console.widgets.alerts_line import AlertsLine
+
+from .conftest import running_console, wait_for
+
+NOW = datetime(2026, 1, 15, 12, 0, tzinfo=UTC)
+
+
+def _info(instance: str, workers: dict[str, int], held: int = 0, alive: bool = True) -> InstanceInfo:
+    return InstanceInfo(
+        id=instance,
+        inferred=False,
+        alive=alive,
+        jobs_held=held,
+        last_heartbeat=NOW,
+        heartbeat_interval=30.0,
+        host="h",
+        pid=1,
+        version="monque_engine",
+        started_at=NOW,
+        workers=workers,
+        running=0,
+        processed=0,
+        failed=0,
+    )
+
+
+def _health(name: str, due: int, paused: bool = False) -> QueueHealth:
+    return QueueHealth(name=name, due=due, scheduled=0, processing=0, latency=None, paused=paused, per_minute=())
+
+
+def test_the_three_alerts_and_what_does_not_alert() -> None:
+    rows = [
+        InstanceRow(_info("w-dead", {"billing": 4}, held=4, alive=False), age_ms=900_000, dead=True, rate=None),
+        InstanceRow(_info("w-live", {"email.send": 10}), age_ms=1_000, dead=False, rate=None),
+        InstanceRow(_info("w-dead-empty", {"x": 1}, alive=False), age_ms=900_000, dead=True, rate=None),
+    ]
+    healths = [
+        _health("email.send", 12),  # consumed: no alert
+        _health("billing", 120),  # its only consumer is dead
+        _health("resize", 0),  # nothing due: no alert
+        _health("webhook", 2_500, paused=True),  # paused with jobs due
+    ]
+    alerts = build_alerts(rows, healths)
+    assert alerts == Alerts(dead=(("w-dead", 4),), no_worker=(("billing", 120),), paused=(("webhook", 2_500),))
+    assert not build_alerts(rows[1:2], healths[:1])
+
+
+def test_the_line_fits_80_columns_and_never_cuts_a_count() -> None:
+    alerts = Alerts(
+        dead=(("w-7", 4),),
+        no_worker=tuple((f"billing.step-{n}", 1_234_567) for n in range(5)),
+        paused=(("webhook.deliver", 2_500),),
+    )
+    wide = alerts_text(alerts, 300).plain
+    assert "1 dead worker holding 4 jobs" in wide and "billing.step-0 (1,234,567)" in wide and "+2" in wide
+    narrow = alerts_text(alerts, 78).plain
+    assert len(narrow) <= 78
+    assert "✖ 1 dead holding 4 (W)" in narrow
+    for token in narrow.replace("(", " ").replace(")", " ").split():
+        if token[:1].isdigit():
+            assert token in {"1", "4", "1.2M", "2,500", "5"} or token.startswith("+"), narrow
+
+
+async def test_every_screen_shows_the_alerts_line_at_80_columns(seeded_url: str) -> None:
+    async with running_console(seeded_url, size=(80, 24)) as (app, pilot):
+        monque = app.session.monque
+        assert monque is not None
+        # A worker that stopped beating 15 minutes ago and still holds the seed's processing jobs.
+        processing = [job for job in await monque.get_jobs(limit=200) if job.status.value == "processing"]
+        assert processing
+        await monque.store.upsert_instance(
+            InstanceRecord(
+                id="w-dead",
+                host="h",
+                pid=1,
+                version="monque_engine",
+                started_at_ms=0,
+                heartbeat_interval_ms=30_000,
+                workers={"billing": 4},
+                running=0,
+                processed=0,
+                failed=0,
+                last_heartbeat_ms=int(datetime.now(UTC).timestamp() * 1000) - 900_000,
+            )
+        )
+        await monque.pause("send-email")
+
+        def line_text() -> str:
+            lines = list(app.screen.query(AlertsLine))
+            return "" if not lines or not lines[0].display else lines[0].render().plain
+
+        await wait_for(lambda: "paused, due" in line_text() and "no worker" in line_text(), timeout=20)
+        assert len(line_text()) <= 78
+        assert "send-email" in line_text()  # paused with due jobs
+        await pilot.press("W")
+        await wait_for(lambda: isinstance(app.screen, WorkersScreen) and "paused, due" in line_text())
+        await pilot.press("escape", "e")
+        await wait_for(lambda: isinstance(app.screen, ErrorsScreen) and "paused, due" in line_text())
+        await pilot.press("escape", "enter")
+        await wait_for(lambda: isinstance(app.screen, JobDetailScreen) and "paused, due" in line_text())
+        await monque.resume("send-email")
+        await wait_for(lambda: "paused, due" not in line_text(), timeout=20)  # gone when resolved
