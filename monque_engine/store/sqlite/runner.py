@@ -32,9 +32,10 @@ import time
 from collections.abc import Callable
 from typing import Any, Final, Literal, TypeAlias, TypeVar
 
-from ...errors import ConnectionError, MonqueError
+from ...errors import ConnectionError
 from .checkpointer import FRAMES_PER_COMMIT, Checkpointer, estimate_frames
 from .identity import is_damage_error
+from .sqlerrors import wrap_error
 
 T = TypeVar("T")
 Operation = Callable[[sqlite3.Connection], T]
@@ -114,47 +115,6 @@ def retry_while_busy(action: Callable[[], T], timeout: float, stop: threading.Ev
                 raise
             time.sleep(delay)
             delay = min(delay * 2, 0.05)
-
-
-#: SQLite says only "disk I/O error" for a write the system refused: a file grown past the
-#: process's size limit (EFBIG), a failing or vanished device. The usual causes, to check.
-DISK_IO_HINT = (
-    " (the system refused a read or write: check free space, the file-size limit "
-    "(ulimit -f) and that the file and its directory still exist)"
-)
-
-
-#: A damaged file ("database disk image is malformed"): what an operator can do about it.
-CORRUPT_HINT = (
-    " (the file is damaged: stop the processes using it, then restore a backup, or keep what is "
-    "readable with: sqlite3 jobs.db .recover | sqlite3 recovered.db)"
-)
-#: "file is not a database": another kind of file at the path, or an encrypted database.
-NOT_A_DATABASE_HINT = " (the file at that path is not a SQLite database, or is encrypted: check the URL's path)"
-
-
-def error_hint(error: sqlite3.Error) -> str:
-    """What to check for the SQLite errors whose own words say too little, or ``""``."""
-    name = str(getattr(error, "sqlite_errorname", "") or "")
-    if name.startswith("SQLITE_CORRUPT") or "disk image is malformed" in str(error):
-        return CORRUPT_HINT
-    if name == "SQLITE_NOTADB" or "file is not a database" in str(error):
-        return NOT_A_DATABASE_HINT
-    if "disk I/O error" in str(error):
-        return DISK_IO_HINT
-    return ""
-
-
-def wrap_error(error: BaseException, describe: Callable[[], str]) -> BaseException:
-    """Database errors become ConnectionError with the cause kept; ours pass through."""
-    if isinstance(error, MonqueError):
-        return error
-    if isinstance(error, sqlite3.Error):
-        hint = error_hint(error)
-        wrapped = ConnectionError(f"{describe()}: {error}{hint}")
-        wrapped.__cause__ = error
-        return wrapped
-    return error
 
 
 class _Runner:
