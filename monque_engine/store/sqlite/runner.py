@@ -428,9 +428,23 @@ class WriteRunner(_Runner):
         if self._inline is None or self._queue or self._in_batch or not self._note_writer():
             return False
         self._precheck()
-        if not self._gate.acquire(blocking=False):
+        return self._append(statement, params, blocking=False)
+
+    def append_from_thread(self, statement: str, params: tuple[Any, ...]) -> bool:
+        """``try_append`` from a thread that is not the loop's (a synchronous producer,
+        ``monque_engine.sync``): it waits for this process's other writer, as its caller
+        waits anyway; False when inline writes are off or another process holds the lock."""
+        if self._inline is None:
+            return False
+        self._precheck()
+        return self._append(statement, params, blocking=True)
+
+    def _append(self, statement: str, params: tuple[Any, ...], blocking: bool) -> bool:
+        if not self._gate.acquire(blocking=blocking):
             return False
         try:
+            if self._inline is None:  # closed while this thread waited for the gate
+                return False
             self._inline.execute(statement, params)  # autocommit: atomic, and nothing written if busy
         except sqlite3.OperationalError as error:
             if is_busy_error(error):
@@ -543,6 +557,7 @@ class WriteRunner(_Runner):
         if checkpointer is not None:
             checkpointer.close()  # first: its last pass may want the gate
         super().close()
-        if self._inline is not None:
-            self._inline.close()
-            self._inline = None
+        with self._gate:  # a synchronous producer's append (append_from_thread) may be running
+            if self._inline is not None:
+                self._inline.close()
+                self._inline = None
