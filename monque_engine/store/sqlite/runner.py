@@ -36,6 +36,7 @@ from ...errors import ConnectionError
 from .checkpointer import FRAMES_PER_COMMIT, Checkpointer, estimate_frames
 from .identity import is_damage_error
 from .sqlerrors import wrap_error
+from .threadappends import Append, ThreadAppends
 
 T = TypeVar("T")
 Operation = Callable[[sqlite3.Connection], T]
@@ -329,6 +330,7 @@ class WriteRunner(_Runner):
         #: to be gone, nothing more is written to it.
         self._precheck = precheck or (lambda: None)
         self._gate = threading.Lock()  # one writer of this process at a time: thread or inline
+        self._thread_appends = ThreadAppends(self._gate)
         self._in_batch = False
         self._inline: sqlite3.Connection | None = None
         #: Coalescing writers (see ``run``): this turn's first task, whether another task
@@ -428,24 +430,24 @@ class WriteRunner(_Runner):
         if self._inline is None or self._queue or self._in_batch or not self._note_writer():
             return False
         self._precheck()
-        return self._append(statement, params, blocking=False)
+        return self._append_now(statement, params)
 
     def append_from_thread(self, statement: str, params: tuple[Any, ...]) -> bool:
         """``try_append`` from a thread that is not the loop's (a synchronous producer,
         ``monque_engine.sync``): it waits for this process's other writer, as its caller
-        waits anyway; False when inline writes are off or another process holds the lock."""
+        waits anyway, and commits together with other threads' appends queued meanwhile
+        (threadappends.py); False when inline writes are off or another process holds the lock."""
         if self._inline is None:
             return False
         self._precheck()
-        return self._append(statement, params, blocking=True)
+        return self._thread_appends.append(statement, params, self._commit_appends)
 
-    def _append(self, statement: str, params: tuple[Any, ...], blocking: bool) -> bool:
-        if not self._gate.acquire(blocking=blocking):
+    def _append_now(self, statement: str, params: tuple[Any, ...]) -> bool:
+        conn = self._inline
+        if conn is None or not self._gate.acquire(blocking=False):
             return False
         try:
-            if self._inline is None:  # closed while this thread waited for the gate
-                return False
-            self._inline.execute(statement, params)  # autocommit: atomic, and nothing written if busy
+            conn.execute(statement, params)  # autocommit: atomic, and nothing written if busy
         except sqlite3.OperationalError as error:
             if is_busy_error(error):
                 return False
@@ -455,6 +457,31 @@ class WriteRunner(_Runner):
         finally:
             self._gate.release()
         self._committed_inline(1)
+        return True
+
+    def _commit_appends(self, batch: list[Append]) -> bool | BaseException:
+        """(Gate held.) The threads' queued rows in one transaction: all or none."""
+        conn = self._inline
+        if conn is None:  # closed while the threads waited for the gate
+            return False
+        try:
+            if len(batch) == 1:  # autocommit, as try_append
+                conn.execute(batch[0].statement, batch[0].params)
+            else:
+                conn.execute("BEGIN IMMEDIATE")  # busy timeout 0: busy, and nothing is written
+                try:
+                    for row in batch:
+                        conn.execute(row.statement, row.params)
+                    conn.execute("COMMIT")
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+            self._committed_inline(1)
+        except sqlite3.OperationalError as error:
+            return False if is_busy_error(error) else self._wrap(error)
+        except BaseException as error:  # noqa: BLE001 - every thread of the batch raises it
+            return self._wrap(error)
         return True
 
     def _committed_inline(self, frames: int) -> None:
