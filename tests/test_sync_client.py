@@ -275,16 +275,16 @@ def test_a_listener_on_the_loop_cannot_call_the_client_and_deadlock(tmp_path: Pa
 
 # -- fork ---------------------------------------------------------------------------------------
 def _child(monque: SyncMonque, count: int, report: Any) -> None:
-    inherited = [entry for entry in sync_loop.inherited if isinstance(entry, sync_client._Opened)]
+    stores = [entry.store for entry in sync_loop.inherited if isinstance(entry, Monque)]
+    loops = [entry for entry in sync_loop.inherited if isinstance(entry, sync_loop.BackgroundLoop)]
     jobs = [monque.enqueue("child", {"i": i}) for i in range(count)]
     opened = monque._opened
     assert opened is not None
     report.send(
         {
             "pid": opened.pid == os.getpid(),
-            "parent_store_dropped": bool(inherited)
-            and all(o.monque.store is not opened.monque.store for o in inherited),
-            "own_loop": all(o.loop is not opened.loop for o in inherited) and opened.loop.thread.is_alive(),
+            "parent_store_kept_apart": bool(stores) and all(store is not opened.monque.store for store in stores),
+            "own_loop": bool(loops) and opened.loop not in loops and opened.loop.thread.is_alive(),
             "ids": [job.id for job in jobs],
         }
     )
@@ -304,7 +304,7 @@ def test_a_client_opened_before_fork_reopens_in_the_child(tmp_path: Path) -> Non
     report = receive.recv()
     child.join(60)
     assert child.exitcode == 0
-    assert report["pid"] and report["parent_store_dropped"] and report["own_loop"]
+    assert report["pid"] and report["parent_store_kept_apart"] and report["own_loop"]
     every = [first.id, *parent_ids, *report["ids"]]
     assert len(set(every)) == 401
     assert set(monque.get_jobs_by_id(every)) == set(every)
@@ -317,15 +317,23 @@ def test_a_client_opened_before_fork_reopens_in_the_child(tmp_path: Path) -> Non
 def test_interpreter_exit_closes_the_client_and_moves_its_jobs_into_the_job_table(tmp_path: Path) -> None:
     script = textwrap.dedent(
         f"""
+        import gc
+        import sys
         from monque_engine import SyncMonque
+        from monque_engine.store.sqlite import inbox
+        inbox.THREAD_IDLE = 3600.0  # no absorb on a pause: only every 256 appends, and the close
         monque = SyncMonque({_url(tmp_path)!r})
         for i in range(500):
             monque.enqueue("exit", {{"i": i}})
-        # no close(): interpreter exit closes it
+        if sys.argv[1] == "dropped":
+            del monque
+            gc.collect()
+        # no close(): interpreter exit closes the store, a dropped client's too
         """
     )
-    subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
-    assert _table_counts(tmp_path / "jobs.db") == (500, 0)
+    for how, total in (("kept", 500), ("dropped", 1000)):
+        subprocess.run([sys.executable, "-c", script, how], check=True, timeout=120)
+        assert _table_counts(tmp_path / "jobs.db") == (total, 0), how
 
 
 # -- MongoDB, without a server ----------------------------------------------------------------------

@@ -136,6 +136,7 @@ class SyncMonque:
             if monque is None or self._pid != os.getpid():
                 monque = Monque(self._url, **self._options)
             loop.run(monque.initialize())
+            background.opened(monque)
             intake = JobIntake(SchedulerContext(monque.options, monque.events), monque.store)
             self._opened = _Opened(monque, loop, os.getpid(), intake)
             return self._opened
@@ -147,6 +148,7 @@ class SyncMonque:
             self._closed = True
             opened, self._opened = self._opened, None
         if opened is not None and opened.pid == os.getpid() and not opened.loop.loop.is_closed():
+            background.closed(opened.monque)
             opened.loop.run(opened.monque.close())
 
     @property
@@ -161,22 +163,12 @@ class SyncMonque:
     ) -> None:
         self.close()
 
-    def _close_at_exit(self) -> Coroutine[Any, Any, None] | None:
-        """Interpreter exit (loop.py): the close to run on the loop, if this client is open here."""
-        with self._lock:
-            self._closed = True
-            opened, self._opened = self._opened, None
-        if opened is None or opened.pid != os.getpid():
-            return None
-        return opened.monque.close()
-
     def _forget_after_fork(self) -> None:
-        """In a forked child: drop (never close, never use) what the parent opened."""
-        self._lock = threading.Lock()
+        """In a forked child: drop (never close, never use) what the parent opened (loop.py
+        keeps it alive, so that not even the garbage collector closes it here)."""
+        self._lock = threading.Lock()  # a parent thread may have held it at the fork
         self._run_of = _Run()
-        if self._opened is not None:
-            background.inherited.append(self._opened)
-            self._opened = None
+        self._opened = None
 
     def _run(self, call: Callable[[Monque], Coroutine[Any, Any, T]]) -> T:
         opened = self._open()

@@ -30,9 +30,14 @@ T = TypeVar("T")
 EXIT_TIMEOUT = 10.0
 
 
-class Closable(Protocol):
-    def _close_at_exit(self) -> Coroutine[Any, Any, None] | None: ...
+class Client(Protocol):
     def _forget_after_fork(self) -> None: ...
+
+
+class Store(Protocol):
+    """What is opened on the loop (a ``Monque``): closed there at exit."""
+
+    def close(self) -> Coroutine[Any, Any, None]: ...
 
 
 class BackgroundLoop:
@@ -91,9 +96,12 @@ def _engine_frames(tb: types.TracebackType | None) -> types.TracebackType | None
 
 _lock = threading.Lock()
 _current: BackgroundLoop | None = None
-#: Every client that may hold an opened store on the loop (closed at exit, told of a fork).
-_clients: weakref.WeakSet[Closable] = weakref.WeakSet()
-#: What a forked child inherited from its parent (the loop, clients' stores): kept alive and
+#: The clients, told of a fork (weakly: a client may be dropped at any time).
+_clients: weakref.WeakSet[Client] = weakref.WeakSet()
+#: What is open on this process's loop, held until closed: a client dropped without
+#: ``close()`` still has its store closed at exit (SQLite: its inbox rows moved).
+_open: set[Store] = set()
+#: What a forked child inherited from its parent (the loop, the open stores): kept alive and
 #: never touched, so that no connection of the parent is closed or used by the child.
 inherited: list[object] = []
 
@@ -110,16 +118,24 @@ def background_loop() -> BackgroundLoop:
         return _current
 
 
-def track(client: Closable) -> None:
+def track(client: Client) -> None:
     _clients.add(client)
+
+
+def opened(store: Store) -> None:
+    _open.add(store)
+
+
+def closed(store: Store) -> None:
+    _open.discard(store)
 
 
 def _after_fork_in_child() -> None:
     global _current, _lock
     _lock = threading.Lock()  # a parent thread may have held it at the fork
-    if _current is not None:
-        inherited.append(_current)
-        _current = None
+    inherited.extend([_current, *_open])
+    _open.clear()
+    _current = None
     for client in list(_clients):
         client._forget_after_fork()
 
@@ -128,11 +144,12 @@ def _close_all_at_exit() -> None:
     current = _current
     if current is None or current.pid != os.getpid() or current.loop.is_closed():
         return
-    closing = [coro for client in list(_clients) if (coro := client._close_at_exit()) is not None]
-    if closing:
+    stores = list(_open)
+    _open.clear()
+    if stores:
 
         async def close_all() -> None:
-            await asyncio.gather(*closing, return_exceptions=True)
+            await asyncio.gather(*(store.close() for store in stores), return_exceptions=True)
 
         try:
             asyncio.run_coroutine_threadsafe(close_all(), current.loop).result(EXIT_TIMEOUT)
