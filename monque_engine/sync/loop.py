@@ -5,9 +5,9 @@ loop that opened it (its SQLite threads resolve futures on it; PyMongo's async c
 lives on it), so a loop per call would mean a connection per call. One loop per process
 holds every ``SyncMonque``'s opened store for the life of the process.
 
-The loop is made on first use and stopped at interpreter exit (``atexit``), after each open
-client was closed on it (an SQLite store moves what its producer left in the inbox as it
-closes). A ``fork``ed child never uses its parent's loop or anything opened on it (their
+The loop is made on first use and stopped at interpreter exit (``atexit``), after every
+store still open on it was closed there, a dropped client's too (an SQLite store moves what
+its producer left in the inbox as it closes). A ``fork``ed child never uses its parent's loop or anything opened on it (their
 threads do not exist in the child, their connections belong to the parent): the child's
 first call makes a loop of its own, and each client reopens its store there.
 """

@@ -466,7 +466,8 @@ class WriteRunner(_Runner):
             return False
         try:
             if len(batch) == 1:  # autocommit, as try_append
-                conn.execute(batch[0].statement, batch[0].params)
+                (alone,) = batch
+                conn.execute(alone.statement, alone.params)
             else:
                 conn.execute("BEGIN IMMEDIATE")  # busy timeout 0: busy, and nothing is written
                 try:
