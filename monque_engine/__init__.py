@@ -83,6 +83,7 @@ from .scheduler import Monque
 from .scheduler.resilient_watch import FeedState, ResilientWatch, WatchEvent
 from .store import DEFAULT_URL, InvalidStoreUrlError, JobStore, open_store
 from .store.urls import mask_url
+from .sync import SyncMonque
 from .version import __version__
 
 __all__ = [
@@ -145,6 +146,7 @@ __all__ = [
     "ShutdownTimeoutError",
     "StoreDamagedError",
     "StoreLostError",
+    "SyncMonque",
     "UniqueKeyConflictError",
     "UnsupportedServerVersionError",
     "WatchEvent",

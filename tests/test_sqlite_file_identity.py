@@ -206,7 +206,7 @@ async def test_an_unchanged_file_stays_healthy_through_many_writes(tmp_path: Pat
 def test_a_disk_io_error_says_what_to_check() -> None:
     """SQLite reports a write the system refused (a file past ``ulimit -f``, a failing
     device) as a bare "disk I/O error"; the wrapped error names the usual causes."""
-    from monque_engine.store.sqlite.runner import wrap_error
+    from monque_engine.store.sqlite.sqlerrors import wrap_error
 
     wrapped = wrap_error(sqlite3.OperationalError("disk I/O error"), lambda: "SQLite database /x/jobs.db")
     assert str(wrapped).startswith("SQLite database /x/jobs.db: disk I/O error (")

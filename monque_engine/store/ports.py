@@ -52,7 +52,8 @@ class Intake(Protocol):
     """Putting jobs in: one, many (all or none, built lazily in chunks), or complete jobs as
     they were exported.
 
-    Used by ``scheduler/intake.py`` (enqueue, enqueue_many, import_jobs).
+    Used by ``scheduler/intake.py`` (enqueue, enqueue_many, import_jobs) and, for
+    ``append_from_thread``, by the synchronous client (``monque_engine.sync``).
     """
 
     @abstractmethod
@@ -82,6 +83,14 @@ class Intake(Protocol):
         unique key a live job holds, makes the import fail; what is then kept depends on
         the store (SQLite: nothing, it is one transaction). Returns how many were stored."""
         raise unsupported(self, "importing jobs")
+
+    def append_from_thread(self, job: NewJob) -> bool:
+        """Store a plain job (no unique key, no schedule) from a thread other than the store's
+        event loop, without waiting for that loop: a synchronous producer's run of enqueues
+        (``monque_engine.sync``). True: durable, and seen by every read from now on, as after
+        ``insert``. False (this default): the store cannot now, and the caller inserts it
+        through the loop."""
+        return False
 
 
 class Claims(Protocol):

@@ -21,8 +21,9 @@ from ...errors import ConnectionError
 from ...job import Job, JobStatus
 from . import statements
 from .journal import Changes, Journal
-from .runner import MISS, Miss, WriteRunner, wrap_error
+from .runner import MISS, Miss, WriteRunner
 from .schema import Tables
+from .sqlerrors import wrap_error
 
 #: Completion flushes of at most this many jobs may run inline (one UPDATE of that many
 #: ids and their feed rows: ~0.1-1 ms on the loop); wider ones go to the write thread.

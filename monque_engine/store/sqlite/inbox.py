@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -54,6 +55,9 @@ ABSORB_EVERY = 256
 #: Plain enqueues a task makes in one loop turn before the next ones go to the inbox: a
 #: few enqueues (a request handler's, a test's) stay in the job table at once.
 STREAK = 32
+#: A synchronous producer's run of appends (``append_from_thread``) counts as paused, and is
+#: absorbed, once no append came for this long: a thread has no loop turn to end.
+THREAD_IDLE = 0.002
 
 
 class Inbox:
@@ -213,6 +217,9 @@ class InboxProducer:
         self._absorb_queued = False
         #: Set while the store closes: no more appends, since its absorb is the last one.
         self.closing = False
+        #: A synchronous producer's last append (monotonic), and whether the loop watches for its pause.
+        self._thread_appended_at = 0.0
+        self._thread_watched = False
 
     def detach(self) -> None:
         """The store closed: nothing is appended or absorbed by this object any more."""
@@ -234,6 +241,39 @@ class InboxProducer:
         self._streak_task = task
         self._streak += 1
         return self._streak > STREAK and writer.try_append(self.inbox.append_sql, self.inbox.row(job))
+
+    def append_from_thread(self, job: NewJob) -> bool:
+        """Append a plain job from a synchronous producer's thread, which has decided that its
+        caller is in a run of enqueues (``monque_engine.sync``). What it appends is absorbed as
+        a task's streak is, on the loop: once the run pauses (no append for ``THREAD_IDLE``), every
+        ``ABSORB_EVERY`` appends, and at ``close()``. False: the caller inserts the job row."""
+        writer = self._writer
+        if writer is None or self.closing or not writer.append_from_thread(self.inbox.append_sql, self.inbox.row(job)):
+            return False
+        self.appended += 1
+        self._thread_appended_at = time.monotonic()
+        if not self._thread_watched:
+            self._thread_watched = True
+            try:
+                writer.loop.call_soon_threadsafe(self._thread_paused)
+            except RuntimeError:  # the loop is closed: close() absorbed, or the next opener will
+                pass
+        return True
+
+    def _thread_paused(self) -> None:
+        """(On the loop.) Absorb a synchronous producer's appends once it paused, or once
+        ``ABSORB_EVERY`` are waiting; else look again when it would have paused."""
+        writer = self._writer
+        if writer is None:
+            self._thread_watched = False
+            return
+        idle = time.monotonic() - self._thread_appended_at
+        if self.appended >= ABSORB_EVERY or idle >= THREAD_IDLE:
+            self.absorb_soon()
+        if idle >= THREAD_IDLE:
+            self._thread_watched = False
+            return
+        writer.loop.call_later(THREAD_IDLE - idle, self._thread_paused)
 
     def absorb(self, conn: sqlite3.Connection) -> None:
         """First in every write transaction (the write runner calls it): queued jobs in."""

@@ -32,9 +32,11 @@ import time
 from collections.abc import Callable
 from typing import Any, Final, Literal, TypeAlias, TypeVar
 
-from ...errors import ConnectionError, MonqueError
+from ...errors import ConnectionError
 from .checkpointer import FRAMES_PER_COMMIT, Checkpointer, estimate_frames
 from .identity import is_damage_error
+from .sqlerrors import wrap_error
+from .threadappends import Append, ThreadAppends
 
 T = TypeVar("T")
 Operation = Callable[[sqlite3.Connection], T]
@@ -114,47 +116,6 @@ def retry_while_busy(action: Callable[[], T], timeout: float, stop: threading.Ev
                 raise
             time.sleep(delay)
             delay = min(delay * 2, 0.05)
-
-
-#: SQLite says only "disk I/O error" for a write the system refused: a file grown past the
-#: process's size limit (EFBIG), a failing or vanished device. The usual causes, to check.
-DISK_IO_HINT = (
-    " (the system refused a read or write: check free space, the file-size limit "
-    "(ulimit -f) and that the file and its directory still exist)"
-)
-
-
-#: A damaged file ("database disk image is malformed"): what an operator can do about it.
-CORRUPT_HINT = (
-    " (the file is damaged: stop the processes using it, then restore a backup, or keep what is "
-    "readable with: sqlite3 jobs.db .recover | sqlite3 recovered.db)"
-)
-#: "file is not a database": another kind of file at the path, or an encrypted database.
-NOT_A_DATABASE_HINT = " (the file at that path is not a SQLite database, or is encrypted: check the URL's path)"
-
-
-def error_hint(error: sqlite3.Error) -> str:
-    """What to check for the SQLite errors whose own words say too little, or ``""``."""
-    name = str(getattr(error, "sqlite_errorname", "") or "")
-    if name.startswith("SQLITE_CORRUPT") or "disk image is malformed" in str(error):
-        return CORRUPT_HINT
-    if name == "SQLITE_NOTADB" or "file is not a database" in str(error):
-        return NOT_A_DATABASE_HINT
-    if "disk I/O error" in str(error):
-        return DISK_IO_HINT
-    return ""
-
-
-def wrap_error(error: BaseException, describe: Callable[[], str]) -> BaseException:
-    """Database errors become ConnectionError with the cause kept; ours pass through."""
-    if isinstance(error, MonqueError):
-        return error
-    if isinstance(error, sqlite3.Error):
-        hint = error_hint(error)
-        wrapped = ConnectionError(f"{describe()}: {error}{hint}")
-        wrapped.__cause__ = error
-        return wrapped
-    return error
 
 
 class _Runner:
@@ -369,6 +330,7 @@ class WriteRunner(_Runner):
         #: to be gone, nothing more is written to it.
         self._precheck = precheck or (lambda: None)
         self._gate = threading.Lock()  # one writer of this process at a time: thread or inline
+        self._thread_appends = ThreadAppends(self._gate)
         self._in_batch = False
         self._inline: sqlite3.Connection | None = None
         #: Coalescing writers (see ``run``): this turn's first task, whether another task
@@ -468,10 +430,24 @@ class WriteRunner(_Runner):
         if self._inline is None or self._queue or self._in_batch or not self._note_writer():
             return False
         self._precheck()
-        if not self._gate.acquire(blocking=False):
+        return self._append_now(statement, params)
+
+    def append_from_thread(self, statement: str, params: tuple[Any, ...]) -> bool:
+        """``try_append`` from a thread that is not the loop's (a synchronous producer,
+        ``monque_engine.sync``): it waits for this process's other writer, as its caller
+        waits anyway, and commits together with other threads' appends queued meanwhile
+        (threadappends.py); False when inline writes are off or another process holds the lock."""
+        if self._inline is None:
+            return False
+        self._precheck()
+        return self._thread_appends.append(statement, params, self._commit_appends)
+
+    def _append_now(self, statement: str, params: tuple[Any, ...]) -> bool:
+        conn = self._inline
+        if conn is None or not self._gate.acquire(blocking=False):
             return False
         try:
-            self._inline.execute(statement, params)  # autocommit: atomic, and nothing written if busy
+            conn.execute(statement, params)  # autocommit: atomic, and nothing written if busy
         except sqlite3.OperationalError as error:
             if is_busy_error(error):
                 return False
@@ -481,6 +457,32 @@ class WriteRunner(_Runner):
         finally:
             self._gate.release()
         self._committed_inline(1)
+        return True
+
+    def _commit_appends(self, batch: list[Append]) -> bool | BaseException:
+        """(Gate held.) The threads' queued rows in one transaction: all or none."""
+        conn = self._inline
+        if conn is None:  # closed while the threads waited for the gate
+            return False
+        try:
+            if len(batch) == 1:  # autocommit, as try_append
+                (alone,) = batch
+                conn.execute(alone.statement, alone.params)
+            else:
+                conn.execute("BEGIN IMMEDIATE")  # busy timeout 0: busy, and nothing is written
+                try:
+                    for row in batch:
+                        conn.execute(row.statement, row.params)
+                    conn.execute("COMMIT")
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+            self._committed_inline(1)
+        except sqlite3.OperationalError as error:
+            return False if is_busy_error(error) else self._wrap(error)
+        except BaseException as error:  # noqa: BLE001 - every thread of the batch raises it
+            return self._wrap(error)
         return True
 
     def _committed_inline(self, frames: int) -> None:
@@ -583,6 +585,7 @@ class WriteRunner(_Runner):
         if checkpointer is not None:
             checkpointer.close()  # first: its last pass may want the gate
         super().close()
-        if self._inline is not None:
-            self._inline.close()
-            self._inline = None
+        with self._gate:  # a synchronous producer's append (append_from_thread) may be running
+            if self._inline is not None:
+                self._inline.close()
+                self._inline = None

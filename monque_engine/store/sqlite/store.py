@@ -213,6 +213,10 @@ class SqliteStore(JobStore):
         intake = self._in
         return await self._write(lambda conn: intake.one(conn, job), inline=True, coalesce=True)
 
+    def append_from_thread(self, job: NewJob) -> bool:
+        producer = self._producer  # to the inbox, inline on the calling thread (inbox.py)
+        return producer is not None and producer.append_from_thread(job)
+
     async def insert_many(self, jobs: Sequence[NewJob]) -> list[Job]:
         intake = self._in
         if all(job.unique_key is None for job in jobs):

@@ -1,0 +1,145 @@
+"""Sync enqueue (``SyncMonque``) against the async single enqueue, in one run (issue 38).
+
+    python -m bench.sync_client [--jobs 5000] [--threads 8] [--rounds 3]
+
+Each round, on fresh SQLite files, alternating which subject goes first:
+
+- ``async``: one coroutine awaiting ``Monque.enqueue`` ``--jobs`` times (what ``make bench``
+  calls the single enqueue);
+- ``sync``: one thread calling ``SyncMonque.enqueue`` ``--jobs`` times, as shipped (a run of
+  plain enqueues appends to the inbox from the calling thread);
+- ``sync-via-loop``: the same with that path off, so every call is handed to the background
+  loop and waited for (the "thin wrapper on one loop" alternative);
+- ``sync-threads``: ``--threads`` threads sharing one ``SyncMonque``, ``--jobs`` calls in
+  all; errors counted.
+
+Every subject is timed from its first call until its store is closed (so every job is in
+the job table, the inbox's last rows moved), after a warm-up of 200 calls, and checks the
+count it stored. Printed: each subject's median jobs/s, the ratios to ``async`` computed
+inside each round, and ``sync-threads`` against ``sync`` the same way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import threading
+import time
+from collections.abc import Callable
+
+from monque_engine import Monque, SyncMonque
+from monque_engine.sync import client as sync_client
+
+from .common import fresh_dir
+
+WARM_UP = 200
+
+
+def async_rate(jobs: int, _threads: int) -> tuple[float, int]:
+    async def run(path: str) -> float:
+        monque = Monque(f"sqlite:///{path}")
+        await monque.initialize()
+        for i in range(WARM_UP):
+            await monque.enqueue("noop", {"i": -i})
+        started = time.perf_counter()
+        for i in range(jobs):
+            await monque.enqueue("noop", {"i": i})
+        stored = await monque.count_jobs()
+        await monque.close()
+        elapsed = time.perf_counter() - started
+        if stored != jobs + WARM_UP:
+            raise RuntimeError(f"async stored {stored} of {jobs + WARM_UP}")
+        return jobs / elapsed
+
+    with fresh_dir("sync-client") as d:
+        return asyncio.run(run(os.path.join(d, "jobs.db"))), 0
+
+
+def sync_rate(jobs: int, threads: int, via_loop: bool = False) -> tuple[float, int]:
+    streak = sync_client.STREAK
+    if via_loop:
+        sync_client.STREAK = jobs + WARM_UP + 1  # never a run: every call through the loop
+    errors: list[BaseException] = []
+    try:
+        with fresh_dir("sync-client") as d:
+            monque = SyncMonque(f"sqlite:///{os.path.join(d, 'jobs.db')}")
+            for i in range(WARM_UP):
+                monque.enqueue("noop", {"i": -i})
+            share = jobs // threads
+
+            def produce() -> None:
+                try:
+                    for i in range(share):
+                        monque.enqueue("noop", {"i": i})
+                except BaseException as error:  # noqa: BLE001 - counted and reported
+                    errors.append(error)
+
+            workers = [threading.Thread(target=produce) for _ in range(threads)]
+            started = time.perf_counter()
+            if threads == 1:
+                produce()
+            else:
+                for worker in workers:
+                    worker.start()
+                for worker in workers:
+                    worker.join()
+            stored = monque.count_jobs()
+            monque.close()
+            elapsed = time.perf_counter() - started
+            if not errors and stored != share * threads + WARM_UP:
+                raise RuntimeError(f"sync stored {stored} of {share * threads + WARM_UP}")
+            return share * threads / elapsed, len(errors)
+    finally:
+        sync_client.STREAK = streak
+
+
+SUBJECTS: dict[str, Callable[[int, int], tuple[float, int]]] = {
+    "async": async_rate,
+    "sync": lambda jobs, _threads: sync_rate(jobs, 1),
+    "sync-via-loop": lambda jobs, _threads: sync_rate(jobs, 1, via_loop=True),
+    "sync-threads": sync_rate,
+}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description="SyncMonque.enqueue against the async single enqueue")
+    ap.add_argument("--jobs", type=int, default=5_000)
+    ap.add_argument("--threads", type=int, default=8)
+    ap.add_argument("--rounds", type=int, default=3)
+    args = ap.parse_args()
+    rates: dict[str, list[float]] = {name: [] for name in SUBJECTS}
+    ratios: dict[str, list[float]] = {name: [] for name in SUBJECTS if name != "async"}
+    threads_per_single: list[float] = []
+    errors = 0
+    for round_ in range(args.rounds):
+        order = list(SUBJECTS) if round_ % 2 == 0 else list(reversed(SUBJECTS))
+        got = {}
+        for name in order:
+            rate, failed = SUBJECTS[name](args.jobs, args.threads)
+            got[name] = rate
+            errors += failed
+        for name, rate in got.items():
+            rates[name].append(rate)
+            if name != "async":
+                ratios[name].append(rate / got["async"])
+        threads_per_single.append(got["sync-threads"] / got["sync"])
+        print(f"round {round_ + 1}: " + ", ".join(f"{name} {rate:,.0f}/s" for name, rate in got.items()), flush=True)
+    print(f"\n{args.jobs} jobs per subject, {args.threads} threads for sync-threads, {args.rounds} rounds; medians:")
+    for name in SUBJECTS:
+        line = f"  {name:14} {statistics.median(rates[name]):9,.0f} jobs/s"
+        if name in ratios:
+            per_round = ", ".join(f"{ratio:.2f}" for ratio in ratios[name])
+            line += f"   vs async: {per_round} (median {statistics.median(ratios[name]):.2f}x)"
+        print(line)
+    per_round = ", ".join(f"{ratio:.2f}" for ratio in threads_per_single)
+    print(
+        f"  {args.threads} threads / 1 thread (sync): {per_round} (median {statistics.median(threads_per_single):.2f}x); "
+        f"errors from threads: {errors}"
+    )
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

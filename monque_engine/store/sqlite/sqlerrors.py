@@ -1,0 +1,49 @@
+"""What SQLite's errors mean for an operator: the hint to add to words that say too little,
+and the wrapping that turns a database error into the engine's ``ConnectionError``."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+from ...errors import ConnectionError, MonqueError
+
+#: SQLite says only "disk I/O error" for a write the system refused: a file grown past the
+#: process's size limit (EFBIG), a failing or vanished device. The usual causes, to check.
+DISK_IO_HINT = (
+    " (the system refused a read or write: check free space, the file-size limit "
+    "(ulimit -f) and that the file and its directory still exist)"
+)
+
+
+#: A damaged file ("database disk image is malformed"): what an operator can do about it.
+CORRUPT_HINT = (
+    " (the file is damaged: stop the processes using it, then restore a backup, or keep what is "
+    "readable with: sqlite3 jobs.db .recover | sqlite3 recovered.db)"
+)
+#: "file is not a database": another kind of file at the path, or an encrypted database.
+NOT_A_DATABASE_HINT = " (the file at that path is not a SQLite database, or is encrypted: check the URL's path)"
+
+
+def error_hint(error: sqlite3.Error) -> str:
+    """What to check for the SQLite errors whose own words say too little, or ``""``."""
+    name = str(getattr(error, "sqlite_errorname", "") or "")
+    if name.startswith("SQLITE_CORRUPT") or "disk image is malformed" in str(error):
+        return CORRUPT_HINT
+    if name == "SQLITE_NOTADB" or "file is not a database" in str(error):
+        return NOT_A_DATABASE_HINT
+    if "disk I/O error" in str(error):
+        return DISK_IO_HINT
+    return ""
+
+
+def wrap_error(error: BaseException, describe: Callable[[], str]) -> BaseException:
+    """Database errors become ConnectionError with the cause kept; ours pass through."""
+    if isinstance(error, MonqueError):
+        return error
+    if isinstance(error, sqlite3.Error):
+        hint = error_hint(error)
+        wrapped = ConnectionError(f"{describe()}: {error}{hint}")
+        wrapped.__cause__ = error
+        return wrapped
+    return error

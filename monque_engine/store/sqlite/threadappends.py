@@ -1,0 +1,58 @@
+"""Appends from synchronous producers' threads, committed together: a group commit without
+a thread hop (``WriteRunner.append_from_thread``, used by ``monque_engine.sync``).
+
+Why: threads of one process appending at once (a thread pool, gunicorn's threads) each
+committed alone, one after another, behind the write gate, so 8 threads wrote less in all
+than one thread did (0.86x, ``python -m bench.sync_client``). Now each thread queues its
+row, then takes the gate; whoever holds it commits every row queued by then in one
+transaction, and the others, taking the gate in turn, find theirs written. Nobody waits
+for a timer, and no thread is woken but by the gate's own hand-over.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+#: What the committer reports for a batch: True (written), False (not written: the caller
+#: takes the usual path) or the error every row of the batch raises.
+Outcome = bool | BaseException
+
+
+class Append:
+    """One thread's row, waiting to be committed."""
+
+    __slots__ = ("outcome", "params", "statement")
+
+    def __init__(self, statement: str, params: tuple[Any, ...]) -> None:
+        self.statement = statement
+        self.params = params
+        self.outcome: Outcome | None = None
+
+
+class ThreadAppends:
+    """The rows threads have queued and not yet seen committed."""
+
+    def __init__(self, gate: threading.Lock) -> None:
+        self._gate = gate
+        self._lock = threading.Lock()
+        self._queued: list[Append] = []
+
+    def append(self, statement: str, params: tuple[Any, ...], commit: Callable[[list[Append]], Outcome]) -> bool:
+        """Queue the row and wait until it is committed (True) or refused (False), or raise
+        the batch's error. ``commit`` runs with the gate held."""
+        row = Append(statement, params)
+        with self._lock:
+            self._queued.append(row)
+        with self._gate:
+            if row.outcome is None:  # nobody took it yet: commit it and whatever else is queued
+                with self._lock:
+                    batch, self._queued = self._queued, []
+                outcome = commit(batch)
+                for queued in batch:
+                    queued.outcome = outcome
+        written: Outcome | None = row.outcome
+        if isinstance(written, BaseException):
+            raise written
+        return bool(written)

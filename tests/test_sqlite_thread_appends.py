@@ -1,0 +1,91 @@
+"""Synchronous producers' threads appending at once share one commit (store/sqlite/threadappends.py).
+
+The gate is held by the test while the threads queue their rows, as the write thread or
+another producer would hold it; once it is let go, the first thread to take it commits
+every queued row, and the others find theirs written (or the batch's error).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from monque_engine import ConnectionError, SyncMonque
+from monque_engine.store.sqlite.threadappends import Append, ThreadAppends
+from monque_engine.sync import client as sync_client
+
+THREADS = 4
+
+
+def _queue_behind_the_gate(outcome: Any) -> tuple[list[list[Append]], list[Any]]:
+    gate = threading.Lock()
+    appends = ThreadAppends(gate)
+    batches: list[list[Append]] = []
+    results: list[Any] = []
+
+    def commit(batch: list[Append]) -> Any:
+        batches.append(batch)
+        return outcome
+
+    def append(index: int) -> None:
+        try:
+            results.append(appends.append("INSERT", (index,), commit))
+        except BaseException as error:  # noqa: BLE001 - compared below
+            results.append(error)
+
+    gate.acquire()
+    threads = [threading.Thread(target=append, args=(index,)) for index in range(THREADS)]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + 30
+    while len(appends._queued) < THREADS:  # every thread has queued its row and waits for the gate
+        assert time.monotonic() < deadline, "the threads never queued"
+        time.sleep(0.001)
+    gate.release()
+    for thread in threads:
+        thread.join(30)
+    return batches, results
+
+
+def test_rows_queued_while_the_gate_is_held_are_committed_in_one_batch() -> None:
+    batches, results = _queue_behind_the_gate(True)
+    assert len(batches) == 1 and sorted(row.params[0] for row in batches[0]) == list(range(THREADS))
+    assert results == [True] * THREADS
+
+
+def test_every_thread_of_a_refused_or_failed_batch_is_told() -> None:
+    _, refused = _queue_behind_the_gate(False)
+    assert refused == [False] * THREADS  # each then inserts its job through the loop
+    error = ConnectionError("SQLite database /x/jobs.db: disk I/O error")
+    batches, failed = _queue_behind_the_gate(error)
+    assert len(batches) == 1 and failed == [error] * THREADS
+
+
+def test_a_store_held_by_another_process_is_not_waited_for_by_the_thread_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Busy: the append writes nothing and says so, and the enqueue takes the usual path."""
+    monkeypatch.setattr(sync_client, "STREAK", 0)
+    monkeypatch.setattr(sync_client, "STREAK_GAP", 60.0)
+    path = tmp_path / "jobs.db"
+    monque = SyncMonque(f"sqlite:///{path}?busy_timeout=30")
+    monque.enqueue("first", {})
+    opened = monque._opened
+    assert opened is not None
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        job = opened.intake.build("held", {})
+        assert opened.monque.store.append_from_thread(job) is False
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert monque.get_job(job.id) is None  # nothing was written
+    monque.enqueue("after", {})
+    assert monque.count_jobs() == 2
+    monque.close()
