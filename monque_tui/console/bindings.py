@@ -370,8 +370,8 @@ REGISTRY: tuple[KeyAction, ...] = (
         "toggle_wide",
         "Wide",
         "View",
-        ("workers",),
-        help="Every name each instance consumes, whole (the table scrolls sideways); z again fits the screen",
+        ("workers", "queues"),
+        help="Every column whole, and on Workers every name (the table scrolls sideways); z again fits the screen",
         rank=24,
     ),
     KeyAction(

@@ -159,3 +159,27 @@ async def test_j_and_k_move_on_the_queues_screen_as_on_the_jobs_table(seeded_url
         assert table.cursor_row == table.row_count - 1
         await pilot.press("g")
         assert table.cursor_row == 0
+
+
+async def test_at_80_columns_whole_columns_are_dropped_never_digits_and_z_shows_them_all(seeded_url: str) -> None:
+    """Issue 40: PENDING showed ``1,`` and ``3,`` at 80 columns (a column cut at the screen's
+    edge), although the docs promise a number is never cut."""
+    async with running_console(seeded_url, size=(80, 24)) as (app, pilot):
+        screen = await queues_screen(app, pilot)
+        table = screen.query_one(DataTable)
+
+        def widths() -> dict[str, int]:
+            return {column.key.value: column.get_render_width(table) for column in table.columns.values()}
+
+        shown = list(widths())
+        assert shown[:3] == ["name", "due", "oldest due"]
+        assert sum(widths().values()) <= 80 - 2  # every shown column whole on screen
+        assert len(shown) < len(screen.COLUMNS)
+        for key in table.rows:
+            for column in shown:
+                cell = table.get_cell(key, column)
+                assert cell.cell_len + 2 <= widths()[column]  # no cell wider than its column
+        await pilot.press("z")
+        await wait_for(lambda: list(widths()) == list(screen.COLUMNS))
+        await pilot.press("z")
+        await wait_for(lambda: list(widths()) == shown)

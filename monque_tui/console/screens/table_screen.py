@@ -66,6 +66,11 @@ class TableScreen(Screen[None]):
         self.session = session
         self._console_app = console
         self.loads = 0
+        #: ``z``: every column, the table scrolling sideways; else the columns that fit whole.
+        self.wide = False
+        #: The columns on screen now (``COLUMNS`` order), and the rows last shown (for a resize).
+        self.shown_columns: tuple[str, ...] = ()
+        self._rows: dict[str, dict[str, Text]] = {}
         self._timer: Timer | None = None
         #: Seconds the last load took (``paced``), by this clock.
         self.load_cost = 0.0
@@ -87,16 +92,42 @@ class TableScreen(Screen[None]):
         self.query_one(DataTable).focus()
         self.load()
 
-    def reset_columns(self) -> str | None:
-        """Empty the table and add its columns afresh (a column only ever widens to fit its
-        cells: narrowing them, after a wide view, takes new columns); returns the key the
-        cursor was on, for ``put_cursor`` once the rows are back."""
+    def reset_columns(self, columns: tuple[str, ...] | None = None) -> str | None:
+        """Empty the table and add ``columns`` (default: all) afresh (a column only ever widens
+        to fit its cells: narrowing, after a wide view, takes new columns); returns the key
+        the cursor was on, for ``put_cursor`` once the rows are back."""
         key = self.cursor_key
         table = self.query_one(DataTable)
         table.clear(columns=True)
-        for column in self.COLUMNS:
+        self.shown_columns = self.COLUMNS if columns is None else columns
+        for column in self.shown_columns:
             table.add_column(column.upper(), key=column)
         return key
+
+    def fitting_columns(self, rows: dict[str, dict[str, Text]], width: int) -> tuple[str, ...]:
+        """The columns that fit whole in ``width`` cells, taken in ``COLUMNS`` order (left to
+        right is priority): a column that does not fit is dropped whole, and the ones after it
+        may still fit. A column cut at the screen's edge showed ``1,`` for 1,234 (issue 40)."""
+        if self.wide:
+            return self.COLUMNS
+        room = width - 2  # the vertical scrollbar
+        kept: list[str] = []
+        for column in self.COLUMNS:
+            # Cell padding: one cell each side of every column (DataTable's cell_padding).
+            need = 2 + max([len(column), *(cells[column].cell_len for cells in rows.values() if column in cells)])
+            if need <= room or not kept:
+                kept.append(column)
+                room -= need
+        return tuple(kept)
+
+    def action_toggle_wide(self) -> None:
+        """``z``: every column whole, the table scrolling sideways; ``z`` again fits the screen."""
+        self.wide = not self.wide
+        self.sync_rows(self._rows, rebuild=True)
+
+    def on_resize(self) -> None:
+        if self._rows:
+            self.sync_rows(self._rows)
 
     def put_cursor(self, key: str | None) -> None:
         table = self.query_one(DataTable)
@@ -148,7 +179,7 @@ class TableScreen(Screen[None]):
     def set_title(self, title: Text) -> None:
         self.query_one(f"#{self.ID_PREFIX}-title", Static).update(title)
 
-    def sync_rows(self, rows: dict[str, dict[str, Text]]) -> None:
+    def sync_rows(self, rows: dict[str, dict[str, Text]], rebuild: bool = False) -> None:
         """Show exactly ``rows`` (key → cells by column), updating kept rows in place.
 
         A kept cell is rewritten only when its text changed, and its column widens to fit it:
@@ -157,14 +188,22 @@ class TableScreen(Screen[None]):
         ago" in a column sized for "2s ago"; probe 6).
         """
         table = self.query_one(DataTable)
+        self._rows = rows
+        columns = self.fitting_columns(rows, self.size.width or 80)
         with self.app.batch_update():
+            if rebuild or columns != self.shown_columns:
+                cursor = self.reset_columns(columns)
+                for key, cells in rows.items():
+                    table.add_row(*(cells[c] for c in columns), key=key)
+                self.put_cursor(cursor)
             for key, cells in rows.items():
                 if key in table.rows:
-                    for column, value in cells.items():
+                    for column in columns:
+                        value = cells[column]
                         if not _same(table.get_cell(key, column), value):
                             table.update_cell(key, column, value, update_width=True)
                 else:
-                    table.add_row(*(cells[c] for c in self.COLUMNS), key=key)
+                    table.add_row(*(cells[c] for c in columns), key=key)
             for row_key in [k for k in table.rows if k.value not in rows]:
                 table.remove_row(row_key)
         self.refresh_bindings()

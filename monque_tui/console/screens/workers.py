@@ -103,8 +103,6 @@ class WorkersScreen(TableScreen):
         super().__init__(session, console)
         self.view = FleetView()
         self.rows: dict[str, InstanceRow] = {}
-        #: ``z``: every name whole in the NAMES cells (the table scrolls sideways).
-        self.wide = False
 
     async def _load(self) -> None:
         monque = self.session.monque
@@ -144,12 +142,10 @@ class WorkersScreen(TableScreen):
         return self.rows.get(key) if key is not None else None
 
     def action_toggle_wide(self) -> None:
-        """Every name whole, or back to what fits (``z``, as on the jobs table)."""
+        """Every column and every name whole, or back to what fits (``z``, as on the jobs table)."""
         self.wide = not self.wide
-        key = self.reset_columns()
         if self.rows:
-            self._show(list(self.rows.values()))
-        self.put_cursor(key)
+            self.sync_rows({row.id: cells(row, self.wide) for row in self.rows.values()}, rebuild=True)
 
     def action_release_owner(self) -> None:
         row = self.cursor_row
