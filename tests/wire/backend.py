@@ -16,9 +16,10 @@ from collections.abc import Callable
 from typing import Any
 
 import mongomock
+from pymongo import ReturnDocument
 from pymongo.errors import DuplicateKeyError
 
-from .server import Action, Request, cursor_reply
+from .server import Action, Request, WireServer, cursor_reply
 
 Document = dict[str, Any]
 
@@ -33,9 +34,19 @@ class MongomockBackend:
         return self.client[request.database][str(request[request.name])]
 
     def answer(self, request: Request) -> Document:
-        return {"insert": self._insert, "update": self._update, "delete": self._delete, "find": self._find}[
-            request.name
-        ](request)
+        answers = {
+            "insert": self._insert,
+            "update": self._update,
+            "delete": self._delete,
+            "find": self._find,
+            "findAndModify": self._find_and_modify,
+        }
+        return answers[request.name](request)
+
+    def serve(self, server: WireServer) -> None:
+        """Answer every command this backend knows, on ``server``, from it."""
+        for name in ("insert", "update", "delete", "find", "findAndModify"):
+            server.handle(name, self.handler())
 
     def handler(self) -> Callable[[Request], Action]:
         return self.answer
@@ -99,6 +110,22 @@ class MongomockBackend:
                 n += collection.delete_many(statement["q"]).deleted_count
         return _write_reply(n, [])
 
+    def _find_and_modify(self, request: Request) -> Document:
+        collection = self.collection(request)
+        query = request.get("query", {})
+        if request.get("remove"):
+            doc = collection.find_one_and_delete(query, sort=_sort(request.get("sort")))
+        else:
+            doc = collection.find_one_and_update(
+                query,
+                request["update"],
+                sort=_sort(request.get("sort")),
+                upsert=bool(request.get("upsert")),
+                projection=request.get("fields"),
+                return_document=ReturnDocument.AFTER if request.get("new") else ReturnDocument.BEFORE,
+            )
+        return {"value": doc, "lastErrorObject": {"n": int(doc is not None), "updatedExisting": doc is not None}}
+
     def _find(self, request: Request) -> Document:
         collection = self.collection(request)
         cursor = collection.find(request.get("filter", {}), request.get("projection"))
@@ -107,6 +134,10 @@ class MongomockBackend:
         if request.get("limit"):
             cursor = cursor.limit(int(request["limit"]))
         return cursor_reply(f"{request.database}.{request['find']}", list(cursor))
+
+
+def _sort(spec: Any) -> list[tuple[str, Any]] | None:
+    return list(spec.items()) if spec else None
 
 
 def _write_reply(n: int, errors: list[Document]) -> Document:
