@@ -80,9 +80,17 @@ class MongomockBackend:
         upserted: list[Document] = []
         n = modified = 0
         for index, statement in enumerate(request["updates"]):
-            method = collection.update_many if statement.get("multi") else collection.update_one
+            update = statement["u"]
+            if isinstance(update, list):  # a pipeline: mongomock cannot run one, but a miss is a miss
+                if collection.find_one(statement["q"]) is None and not statement.get("upsert"):
+                    continue
+                raise NotImplementedError("mongomock cannot evaluate a pipeline update that matches; script it")
+            if not any(str(key).startswith("$") for key in update):
+                method = collection.replace_one  # a replacement document (replace_one)
+            else:
+                method = collection.update_many if statement.get("multi") else collection.update_one
             try:
-                result = method(statement["q"], statement["u"], upsert=bool(statement.get("upsert")))
+                result = method(statement["q"], update, upsert=bool(statement.get("upsert")))
             except DuplicateKeyError as error:
                 errors.append({"index": index, "code": 11000, "errmsg": f"E11000 duplicate key error: {error}"})
                 if request.get("ordered", True):

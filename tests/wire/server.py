@@ -243,6 +243,9 @@ class WireServer:
         self.hello = hello if hello is not None else HelloOptions()
         #: Every request, in the order received (handshakes and monitor checks included).
         self.received: list[Request] = []
+        #: Exceptions raised by handlers (each answered as error 8, UnknownError, naming it):
+        #: a test that scripts handlers can assert this stays empty.
+        self.handler_errors: list[BaseException] = []
         self._queues: dict[str, deque[Action | Handler]] = defaultdict(deque)
         self._handlers: dict[str, Handler] = {}
         self._arrived = asyncio.Condition()
@@ -400,9 +403,13 @@ class WireServer:
         action: Any = self._choose(request)
         while True:
             if callable(action):
-                action = action(request)
-                if inspect.isawaitable(action):
-                    action = await action
+                try:
+                    action = action(request)
+                    if inspect.isawaitable(action):
+                        action = await action
+                except Exception as error:  # noqa: BLE001 - reported to the driver and kept for the test
+                    self.handler_errors.append(error)
+                    action = Error(8, f"wire test server: the handler for {request.name!r} raised {error!r}")
                 continue
             if isinstance(action, Delay):
                 await asyncio.sleep(action.seconds)
