@@ -16,11 +16,11 @@ import asyncio
 import logging
 
 import pytest
-from conftest import poll_until
 
 from monque_engine import Monque
 from monque_engine.scheduler import stop_budget
 from monque_engine.store.mongo import plumbing as mongo_plumbing
+from tests.conftest import poll_until
 from wire import WireServer
 from wire.backend import MongomockBackend
 from wire.store import JOBS, script_collection

@@ -22,6 +22,7 @@ under another name counts as present.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
@@ -133,8 +134,11 @@ async def unbounded(
         with pymongo.timeout(0):
             yield builder[collection.database.name].get_collection(collection.name, collection.codec_options)
     finally:
+        # Bounded like the store's own close (plumbing.CLOSE_TIMEOUT_S): endSessions waits
+        # for server selection, and a lost server must not hold the command's exit.
         with contextlib.suppress(Exception), pymongo.timeout(5.0):
-            await builder.close()
+            async with asyncio.timeout(10.0):
+                await builder.close()
 
 
 class MissingUniqueKeyIndexError(ConnectionError):
