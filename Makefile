@@ -30,12 +30,13 @@ test: $(STAMP)  ## Run the whole test suite (in parallel: PYTEST_WORKERS, defaul
 test-slow: $(STAMP)  ## Run the long stress variants as well
 	$(BIN)/python -m pytest -m "slow or not slow" $(PYTEST_ARGS)
 
-lint: $(STAMP)  ## House rules: ruff check, ruff format --check, mypy, import-linter (all run; any failure fails)
+lint: $(STAMP)  ## House rules: ruff check, ruff format --check, mypy, import-linter, workflow structure (all run; any failure fails)
 	@status=0; \
 	echo "== ruff check"; $(BIN)/ruff check . || status=1; \
 	echo "== ruff format --check"; $(BIN)/ruff format --check . || status=1; \
 	echo "== mypy"; $(BIN)/mypy || status=1; \
 	echo "== lint-imports"; $(BIN)/lint-imports || status=1; \
+	echo "== workflows (parsed and checked: they cannot run here)"; $(BIN)/python .ci/check_workflows.py || status=1; \
 	exit $$status
 
 package-check: $(STAMP)  ## Build sdist + wheel, install the wheel in a fresh venv, smoke-test it from outside the tree

@@ -23,7 +23,6 @@ raised) in that window. Goal: ≤ 1 s with 0 failed writes, on the busy machine.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import subprocess
 import sys
@@ -37,7 +36,7 @@ from typing import Any
 from monque_engine import JobRetention, Monque
 
 from .scale_build import TABLE, upgrade_copy, working_copy
-from .scale_writes import _count, _nth
+from .scale_writes import _count, _nth, beside_worker
 
 BEGIN, END = "<!-- scale-purge:begin -->", "<!-- scale-purge:end -->"
 BASELINE = 5.0
@@ -124,44 +123,23 @@ def measure_one(source: Path, work: Path, size: int, mode: str, facts: dict[str,
         asyncio.run(enable())
         if mode == "busy":
             hogs = _hogs(HOGS)
-        worker = subprocess.Popen(
-            [sys.executable, "-m", "bench.scale_worker", url, str(RATE), "timed"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        assert worker.stdin is not None and worker.stdout is not None
-        try:
-            line = worker.stdout.readline()
-            if line.strip() != "ready":
-                raise RuntimeError(f"the timed worker did not start (said {line!r})")
-            time.sleep(BASELINE)
 
-            async def purge() -> int:
-                monque = Monque(url, job_retention=retention())
-                await monque.initialize()
-                try:
-                    return await monque.purge_expired_jobs()
-                finally:
-                    await monque.close()
+        async def purge() -> int:
+            monque = Monque(url, job_retention=retention())
+            await monque.initialize()
+            try:
+                return await monque.purge_expired_jobs()
+            finally:
+                await monque.close()
 
-            t0 = time.monotonic()
-            rows = asyncio.run(purge())
-            t1 = time.monotonic()
-            time.sleep(AFTER)
-            load = _loadavg()
-            out, _ = worker.communicate("stop\n", timeout=300)
-        finally:
-            if worker.poll() is None:
-                worker.kill()
-                worker.wait()
+        t0, t1, rows, record = beside_worker(url, purge, timed=True, baseline=BASELINE, after=AFTER)
+        load = _loadavg()
     finally:
         for hog in hogs:
             hog.kill()
             hog.wait()
         for suffix in ("", "-wal", "-shm"):
             Path(f"{path}{suffix}").unlink(missing_ok=True)
-    record = json.loads(out.strip().splitlines()[-1])
     return analyse(size, mode, rows, t0, t1, record, load)
 
 

@@ -115,9 +115,19 @@ def _analyse(op: str, rows: int, t0: float, t1: float, record: dict[str, Any]) -
     )
 
 
-def _with_worker(url: str, op: str, action: Callable[[], Awaitable[int]]) -> WriteResult:
+def beside_worker(
+    url: str,
+    action: Callable[[], Awaitable[int]],
+    *,
+    timed: bool = False,
+    baseline: float = BASELINE,
+    after: float = AFTER,
+) -> tuple[float, float, int, dict[str, Any]]:
+    """Run ``action`` beside a second worker process (``bench.scale_worker``) on ``url``:
+    ``baseline`` seconds after it is ready, then ``after`` seconds more. Returns the action's
+    start and end (``time.monotonic()``, the worker's clock too), its result, and the worker's record."""
     worker = subprocess.Popen(
-        [sys.executable, "-m", "bench.scale_worker", url, str(RATE)],
+        [sys.executable, "-m", "bench.scale_worker", url, str(RATE), *(["timed"] if timed else [])],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -126,18 +136,22 @@ def _with_worker(url: str, op: str, action: Callable[[], Awaitable[int]]) -> Wri
     try:
         line = worker.stdout.readline()
         if line.strip() != "ready":
-            raise RuntimeError(f"the second worker did not start (said {line!r})")
-        time.sleep(BASELINE)
+            raise RuntimeError(f"the {'timed' if timed else 'second'} worker did not start (said {line!r})")
+        time.sleep(baseline)
         t0 = time.monotonic()
         rows = asyncio.run(action())
         t1 = time.monotonic()
-        time.sleep(AFTER)
+        time.sleep(after)
         out, _ = worker.communicate("stop\n", timeout=300)
     finally:
         if worker.poll() is None:
             worker.kill()
             worker.wait()
-    record = json.loads(out.strip().splitlines()[-1])
+    return t0, t1, rows, json.loads(out.strip().splitlines()[-1])
+
+
+def _with_worker(url: str, op: str, action: Callable[[], Awaitable[int]]) -> WriteResult:
+    t0, t1, rows, record = beside_worker(url, action)
     return _analyse(op, rows, t0, t1, record)
 
 

@@ -418,7 +418,8 @@ class JobProcessor:
         if due is not None and due > now_ms():
             # The loop's monotonic clock and the wall clock disagree (or the wall clock was
             # set back): not due yet by the clock claims compare with, so wait the rest.
-            self.wake_at(name, due)
+            # ``rearm``: should it be due by wake_at's own reading, the look-up still follows.
+            self.wake_at(name, due, rearm=True)
             return
         worker = self.workers.get(name)
         if worker is not None:
@@ -607,13 +608,12 @@ class JobProcessor:
             return
         if due is None or not self.running:
             return
-        if due <= now_ms():
-            # Became due while we looked: claim it, and look again after that claim, since
-            # later due times dropped by wake_at (it keeps only the earliest) are still unarmed.
-            worker.rearm = True
-            self.wake(worker.name)
-        else:
-            self.wake_at(worker.name, due)
+        # ``rearm``: the earliest pending job, so later ones sit behind it unarmed. wake_at
+        # reads the clock again: due by then (a busy CPU between the readings), it claims at
+        # once, and without ``rearm`` nothing looked up the next due time. No timer was armed
+        # for the jobs after it, and the worker idled until a feed wake-up armed one for the
+        # producer's newest job, 19 s ahead in the purge benchmark (issue 34, part 5).
+        self.wake_at(worker.name, due, rearm=True)
 
     def _look_again(self, name: str) -> None:
         """A due-time look-up failed: claim what is due now, then look up the next due time."""

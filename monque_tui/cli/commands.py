@@ -8,6 +8,7 @@
     monque-tui health [--window MINUTES]       per name: due, scheduled, latency, rates
     monque-tui export --status failed --format jsonl --output FILE|-
     monque-tui migrate [--retention]           build missing MongoDB indexes before a deploy
+    monque-tui check [--json]                  a doctor for a MongoDB cluster, before a deploy
 
 Their flags are defined in parser.py, with the console's (the one parser); this module runs
 what it parsed. Each opens the store with a Monque that is never started (it registers
@@ -30,8 +31,10 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 
 from monque_engine import ConnectionError, InvalidJobQueryError, Monque, MonqueError
+from monque_engine.check import Verdict, check_store, worst
 from monque_engine.export import export_jobs, iso
 from monque_engine.export_file import ExportFileError, check_export_path, write_export
 from monque_engine.store import (
@@ -45,6 +48,7 @@ from monque_engine.store.urls import mask_secrets, mask_url
 from monque_engine.timeutil import now_ms
 from monque_engine.validation import validate_job_name
 
+from ..common.consumers import consumers_of
 from ..common.exitcodes import CliError, ExitCode
 from ..common.streams import stdout_missing, write_stderr
 from ..console.formatting import span
@@ -52,6 +56,7 @@ from .filter import build_filter
 from .parser import COMMANDS, PROGRESS_FROM, parse_command
 from .settings import OPTIONS_BY_DEST, resolve_option
 
+_T = TypeVar("_T")
 #: An export of at least ``PROGRESS_FROM`` jobs says its progress at most this often, in seconds
 #: (besides the first and the last line).
 PROGRESS_EVERY_S = 1.0
@@ -91,6 +96,8 @@ def run_parsed(args: argparse.Namespace) -> int:
         except ExportFileError as error:
             raise _export_file_error(error, args) from None
     _refuse_bad_collection(args, url)
+    if args.command in _OPENS_NO_MONQUE:
+        return _OPENS_NO_MONQUE[args.command](url, args)
     handler = _HANDLERS[args.command]
     try:
         return asyncio.run(_stoppable(_with_monque(url, args, handler), args))
@@ -119,7 +126,7 @@ def _refuse_url_as_name(args: argparse.Namespace) -> None:
 
 
 #: Commands whose results go to stdout (``export`` only with ``--output -``).
-_PRINTS_RESULTS = frozenset({"paused", "instances", "health", "cancel", "retry", "delete"})
+_PRINTS_RESULTS = frozenset({"paused", "instances", "health", "cancel", "retry", "delete", "check"})
 
 
 def _refuse_closed_stdout(args: argparse.Namespace) -> None:
@@ -207,7 +214,7 @@ def _refuse_bad_name(args: argparse.Namespace) -> None:
         raise CliError(f"{args.command}: {error}", ExitCode.USAGE) from None
 
 
-async def _stoppable(work: Awaitable[int], args: argparse.Namespace) -> int:
+async def _stoppable(work: Awaitable[_T], args: argparse.Namespace) -> _T:
     """Run ``work``; SIGTERM or SIGHUP (the terminal closed) cancel it as ctrl+c does.
 
     Killed outright by those signals, ``export --output`` left its ``FILE.partial-PID``
@@ -386,7 +393,8 @@ async def _paused(monque: Monque, args: argparse.Namespace) -> int:
 
 
 def _age(since: datetime | None, now: datetime) -> str:
-    return "-" if since is None else f"{max(0.0, (now - since).total_seconds()):.0f}s"
+    """``12s ago``, ``14m ago``, ``3h05m ago``: a dead owner's heartbeat read ``853s``."""
+    return "-" if since is None else f"{span(max(0, round((now - since).total_seconds() * 1000)))} ago"
 
 
 async def _instances(monque: Monque, args: argparse.Namespace) -> int:
@@ -480,7 +488,10 @@ def _stderr_is_terminal() -> bool:
 
 async def _health(monque: Monque, args: argparse.Namespace) -> int:
     if args.json:
-        for health in await monque.queue_health(window_minutes=args.window):
+        healths = await monque.queue_health(window_minutes=args.window)
+        consumers = consumers_of(await monque.instances())
+        for health in healths:
+            consumer = consumers.get(health.name)
             _out(
                 json.dumps(
                     {
@@ -490,6 +501,9 @@ async def _health(monque: Monque, args: argparse.Namespace) -> int:
                         "processing": health.processing,
                         "latency": health.latency,
                         "paused": health.paused,
+                        "consumers": None
+                        if consumer is None
+                        else {"instances": consumer[0], "concurrency": consumer[1]},
                         "perMinute": [
                             {"minute": iso(m.minute), "completed": m.completed, "failed": m.failed}
                             for m in health.per_minute
@@ -499,9 +513,13 @@ async def _health(monque: Monque, args: argparse.Namespace) -> int:
             )
         return ExitCode.OK
     rows = await monque.queue_health(window_minutes=args.window)  # a bad --window fails before any output
-    _out(f"NAME\tDUE\tSCHEDULED\tPROCESSING\tLATENCY\tPAUSED\tCOMPLETED/{args.window}m\tFAILED/{args.window}m")
+    consumers = consumers_of(await monque.instances())
+    _out(
+        f"NAME\tDUE\tSCHEDULED\tPROCESSING\tLATENCY\tPAUSED\tCONSUMERS\tCOMPLETED/{args.window}m\tFAILED/{args.window}m"
+    )
     for health in rows:
         latency = _latency(health.latency)
+        consumer = consumers.get(health.name)
         _out(
             "\t".join(
                 str(v)
@@ -512,6 +530,8 @@ async def _health(monque: Monque, args: argparse.Namespace) -> int:
                     health.processing,
                     latency,
                     "yes" if health.paused else "no",
+                    # Instances × their summed concurrency; "none" with jobs due is the page at 3 a.m.
+                    "none" if consumer is None else f"{consumer[0]}x{consumer[1]}",
                     health.completed_last_window,
                     health.failed_last_window,
                 )
@@ -609,6 +629,46 @@ async def _migrate(monque: Monque, args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
+def _run_check(url: str, args: argparse.Namespace) -> int:
+    """``check`` opens no ``Monque``: opening one may build indexes (a small collection) or
+    refuse (a large one without the unique-key index), and check must only read and report.
+    A SQLite file is looked at, never created; a server is pinged first, as every command does."""
+    from .urlcheck import check_url
+
+    if url.strip().lower().startswith("sqlite:"):
+        _require_existing_sqlite(url)
+        _require_existing_collection(url, args.collection)
+    else:
+        check_url(url, connect_timeout=args.connect_timeout)
+    try:
+        lines = asyncio.run(
+            _stoppable(
+                check_store(url, args.collection, connect_timeout_s=args.connect_timeout, retention=args.retention),
+                args,
+            )
+        )
+    except KeyboardInterrupt:
+        raise CliError(_stopped_line("ctrl+c", args), ExitCode.FORCED_BASE + signal.SIGINT) from None
+    except ConnectionError as error:
+        raise CliError(mask_secrets(str(error), url), ExitCode.STORE) from None
+    except OSError as error:
+        raise CliError(f"{mask_url(url)}: cannot read the file: {error.strerror or error}", ExitCode.STORE) from None
+    except (MonqueError, ValueError) as error:
+        raise CliError(mask_secrets(str(error), url), ExitCode.USAGE) from None
+    width = max((len(line.topic) for line in lines), default=0)
+    for line in lines:
+        if args.json:
+            _out(json.dumps(line.as_dict(), ensure_ascii=False))
+        else:
+            _out(
+                f"{line.verdict.upper():<5} {line.topic:<{width}}  {line.text}"
+                + (f" -- {line.fix}" if line.fix else "")
+            )
+    counts = {verdict: sum(1 for line in lines if line.verdict is verdict) for verdict in Verdict}
+    _err(f"check of {mask_url(url)}: {counts[Verdict.OK]} ok, {counts[Verdict.WARN]} warn, {counts[Verdict.FAIL]} fail")
+    return ExitCode.CHECK_FAILED if worst(lines) is Verdict.FAIL else ExitCode.OK
+
+
 async def _bulk(monque: Monque, args: argparse.Namespace) -> int:
     """``cancel`` / ``retry`` / ``delete``: count, print the count, act only with ``--yes`` and
     never on more than counted (``count_bulk`` then the action ``as_of`` that count)."""
@@ -653,6 +713,9 @@ _HANDLERS: dict[str, Callable[[Monque, argparse.Namespace], Awaitable[int]]] = {
     "repair-counts": _repair_counts,
     "migrate": _migrate,
 }
+
+#: Commands that open no ``Monque`` (check must not build or refuse indexes): run with the URL.
+_OPENS_NO_MONQUE: dict[str, Callable[[str, argparse.Namespace], int]] = {"check": _run_check}
 
 
 __all__ = ["COMMANDS", "run_command", "run_parsed"]

@@ -88,6 +88,7 @@ exit codes:
   0  clean stop                       3  the store cannot be opened or reached
   1  internal error (a bug)           4  the --app cannot be loaded or has no handlers
   2  bad flag, env value or URL       5  shutdown timed out; jobs left for stale recovery
+  6  monque-tui check found a failing check (warnings alone exit 0)
   129/130/143  forced exit by a second SIGHUP/SIGINT/SIGTERM (commands: the first)
   141  stdout's reader went away (e.g. monque-tui export | head)
 """
@@ -357,6 +358,15 @@ def _migrate(p: CliParser) -> None:
     p.add_argument("--retention", action="store_true", help="also the retention index (for workers with job_retention)")
 
 
+def _check(p: CliParser) -> None:
+    p.add_argument(
+        "--retention",
+        action="store_true",
+        help="require the retention index too (workers with job_retention)",
+    )
+    p.add_argument("--json", action="store_true", help="one JSON object per check (verdict, check, text, fix)")
+
+
 def _nothing(p: CliParser) -> None:
     pass
 
@@ -440,6 +450,23 @@ COMMANDS_DEFINED: dict[str, Command] = {
         "onto a large existing collection: workers do not build indexes there (a missing "
         "unique-key index makes them refuse to start). SQLite builds its own when opened.",
         _migrate,
+    ),
+    "check": Command(
+        "[--retention] [--json]",
+        "check a MongoDB cluster before a deploy: version, topology, lag, clock, oplog, indexes, owners",
+        "A doctor to run against your own cluster before a deploy. One line per check, "
+        "each ok, warn or fail with what to do: the server's version and topology (replica set "
+        "members and their lag); whether a change stream and a transaction work, tried on a "
+        "temporary collection it creates and drops; the indexes present against the ones Monque "
+        "requires, with the collection's size (what migrate would build on how much data); the "
+        "clock skew between this machine and the server; the oplog window, where this user may "
+        "read it; owners of processing jobs missing from the instance registry (Node Monque "
+        "workers, likely), with the mixed-fleet rule (Node's lockTimeout must exceed the longest "
+        "Python job). Reads only, besides that one temporary collection; passwords masked. "
+        "Exit 0 when nothing fails (warnings allowed), 6 when a check fails, 3 when the server "
+        "cannot be reached, 2 for a bad URL or flag. On a SQLite URL it reads the file's header "
+        "only and says which checks are MongoDB's.",
+        _check,
     ),
 }
 COMMANDS = tuple(COMMANDS_DEFINED)

@@ -166,21 +166,36 @@ async def run_worker(config: WorkerConfig) -> int:
             await monque.start()
         except ConnectionError as error:  # the store went away or refused writes between open and start
             raise CliError(f"{url}: {mask_secrets(str(error), config.url)}", ExitCode.STORE) from None
+        paused = await _paused_here(monque)
         emit(
             logging.INFO,
             "worker:started",
             # Each name's own concurrency, as registered: the line once gave the worker default
             # ("email.send (concurrency 5)" for a concurrency=10 registration; issue 28).
             f"{config.mode} started on {url} as {monque.instance_id}: "
-            + ", ".join(f"{name} (concurrency {size})" for name, size in monque.registered_concurrency.items())
+            + ", ".join(
+                f"{name} (concurrency {size}{', PAUSED' if name in paused else ''})"
+                for name, size in monque.registered_concurrency.items()
+            )
             + f" (shutdown timeout {monque.options.shutdown_timeout:g} s)",
             url=url,
             instance_id=monque.instance_id,
             names=monque.registered_names,
             concurrency=monque.options.worker_concurrency,
             concurrency_by_name=monque.registered_concurrency,
+            paused=sorted(paused),
             pid=os.getpid(),
         )
+        for name, due in sorted(paused.items()):
+            # A paused name looked like any other in the log while 2.5k of its jobs were due (issue 40).
+            emit(
+                logging.WARNING,
+                "worker:paused-name",
+                f"{name} is paused in the store: this worker claims none of its jobs "
+                f"({due:,} due now) until `monque-tui resume {name}`",
+                name=name,
+                due=due,
+            )
         if config.summary_interval > 0:
             summary_task = loop.create_task(_summaries(events, config.summary_interval))
         await _wait_for_stop(stop, config.duration, lost.event)
@@ -300,6 +315,20 @@ async def _wait_for_stop(stop: StopRequest, duration: float | None, lost: asynci
     finally:
         for waiter in waiters:
             waiter.cancel()
+
+
+async def _paused_here(monque: Monque) -> dict[str, int]:
+    """The registered names paused in the store, each with its jobs due now. Said at start only:
+    a failed read (a store that just went away) leaves the start line as it was."""
+    try:
+        paused = await monque.paused()
+        mine = [name for name in monque.registered_names if name in paused]
+        if not mine:
+            return {}
+        due = {health.name: health.due for health in await monque.queue_health(window_minutes=1)}
+    except MonqueError:
+        return {}
+    return {name: due.get(name, 0) for name in mine}
 
 
 async def _summaries(events: JobEventLog, interval: float) -> None:

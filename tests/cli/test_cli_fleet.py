@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from cli_helpers import CLI_DIR, CliProcess, _run, enqueue, get_job
@@ -45,7 +46,12 @@ def test_pause_resume_and_paused_for_scripts(spawn: Callable[..., CliProcess], d
     assert listed.returncode == 0 and listed.stdout.split("\t")[0] == "fast"
     held = enqueue(db_url, "fast")
     worker = spawn("--worker", "--app", APP, "--log-format", "json", "--poll-interval", "0.1", db_url)
-    worker.wait_for_event("worker:started")
+    started = worker.wait_for_event("worker:started")
+    # The log says a name is paused, and how much waits (it listed it like any other; issue 40).
+    assert started["paused"] == ["fast"] and "fast (concurrency" in started["message"]
+    assert "PAUSED" in started["message"].split("fast (concurrency", 1)[1].split(")", 1)[0]
+    warned = worker.wait_for_event("worker:paused-name")
+    assert (warned["name"], warned["due"], warned["level"]) == ("fast", 1, "warning"), warned
     other = enqueue(db_url, "sync.fast")  # another name still runs
     worker.wait_for_event("job:complete", job_id=other)
     assert get_job(db_url, held).status == "pending"
@@ -53,11 +59,21 @@ def test_pause_resume_and_paused_for_scripts(spawn: Callable[..., CliProcess], d
     worker.wait_for_event("job:complete", job_id=held)
     emptied = cli("paused", "--url", db_url)
     assert (emptied.returncode, emptied.stdout, emptied.stderr.strip()) == (0, "", "nothing paused")
+    # Who consumes each name: health had no CONSUMERS column (issue 40). A job due in an hour
+    # keeps "fast" listed while its worker idles.
+    _run(db_url, lambda m: m.enqueue("fast", {"later": True}, run_at=datetime.now(UTC) + timedelta(hours=1)))
+    lines = cli("health", "--url", db_url).stdout.splitlines()
+    header = lines[0].split("\t")
+    consumers = {row.split("\t")[0]: row.split("\t")[header.index("CONSUMERS")] for row in lines[1:]}
+    assert consumers["fast"].startswith("1x"), lines
+    live = {d["name"]: d for d in map(json.loads, cli("health", "--json", "--url", db_url).stdout.splitlines())}
+    assert live["fast"]["consumers"]["instances"] == 1 and live["fast"]["consumers"]["concurrency"] >= 1
     worker.send(signal.SIGTERM)
     assert worker.wait_exit() == 0
     # The worker flushed its per-minute counters when it stopped.
     health = {d["name"]: d for d in map(json.loads, cli("health", "--json", "--url", db_url).stdout.splitlines())}
     assert health["fast"]["paused"] is False and sum(m["completed"] for m in health["fast"]["perMinute"]) == 1
+    assert health["fast"]["consumers"] is None  # the stopped worker left the registry
 
 
 def test_instances_and_release_dead(db_url: str) -> None:
@@ -78,6 +94,7 @@ def test_instances_and_release_dead(db_url: str) -> None:
     header, row = listed.stdout.splitlines()
     assert header.split("\t")[:4] == ["ID", "KIND", "STATE", "JOBS"]
     assert row.split("\t")[:4] == ["node-7", "inferred", "dead", "1"]
+    assert row.split("\t")[4] == "1m ago"  # the heartbeat's age read "60s", and "853s" for 14 minutes
     (as_json,) = [json.loads(line) for line in cli("instances", "--json", "--url", db_url).stdout.splitlines()]
     assert (as_json["id"], as_json["inferred"], as_json["alive"], as_json["jobsHeld"]) == ("node-7", True, False, 1)
     assert as_json["lastHeartbeat"].endswith("Z") and as_json["host"] is None

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from monque_tui.cli.commands import _HANDLERS
+from monque_tui.cli.commands import _HANDLERS, _OPENS_NO_MONQUE
 from monque_tui.cli.parser import COMMANDS, command_parser
 
 CLI = Path(__file__).resolve().parents[2] / "monque_tui" / "cli"
@@ -96,7 +96,8 @@ def test_connect_timeout_is_one_option_in_both_forms(tmp_path: Path, form: list[
 
 
 def test_every_command_is_defined_once_and_handled() -> None:
-    assert set(_HANDLERS) == set(COMMANDS)
+    assert set(_HANDLERS) | set(_OPENS_NO_MONQUE) == set(COMMANDS)
+    assert not set(_HANDLERS) & set(_OPENS_NO_MONQUE)
     for command in COMMANDS:
         flags = {flag for action in command_parser(command)._actions for flag in action.option_strings}
         assert {"--url", "--collection", "--connect-timeout"} <= flags, command

@@ -127,3 +127,43 @@ async def test_the_group_commands_run_from_the_palette(seeded_url: str) -> None:
             await wait_for(lambda: app.screen is screen)
         await run_from_palette(app, pilot, "Show jobs [⏎]")
         await wait_for(lambda: app.screen is app.jobs_screen and table_ids(app) == [WEBHOOK_FAILED])
+
+
+async def test_at_80_columns_j_reaches_a_group_and_a_refresh_that_reorders_the_store_moves_no_row(
+    seeded_url: str,
+) -> None:
+    """Issue 40: ``j``/``k`` did nothing on the errors view, and its rows re-sorted every 3 s by
+    LAST SEEN (hidden at 80 columns), so Enter could open another group than the one read."""
+    async with running_console(seeded_url, size=(80, 24)) as (app, pilot):
+        screen = await _open_errors(app, pilot)
+        order = [g.key for g in screen.model.groups]
+        assert screen.table.cursor_row == 0
+        await pilot.press("j", "j")
+        assert screen.table.cursor_row == 2  # j moves, as on the jobs table
+        await pilot.press("k")
+        assert screen.table.cursor_row == 1
+        chosen = screen.cursor_group
+        assert chosen is not None
+        # A group further down fails again: by LAST SEEN it now sorts first in the store.
+        last = screen.model.groups[-1]
+        assert last.key != chosen.key
+        again = SeedJob(
+            301,
+            last.name,
+            JobStatus.FAILED,
+            1,
+            fail_count=1,
+            fail_reason=next(j.fail_reason for j in SEED_JOBS if j.error_type == last.error_type and j.fail_reason),
+            error_type=last.error_type,
+        )
+        before = screen.fetches
+        await seed_store(seeded_url, (again,), now_ms=time.time_ns() // 1_000_000)
+        await wait_for(lambda: screen.fetches > before + 1 and last.key in screen.model.fresh, timeout=20)
+        assert [g.key for g in screen.model.groups] == order  # no row moved
+        assert screen.cursor_group is not None and screen.cursor_group.key == chosen.key
+        marked = str(screen.table.get_row(last.key)[screen.table.get_column_index("count")])
+        assert marked.startswith("↑")  # new activity is marked instead
+        await pilot.press("enter")
+        jobs = app.jobs_screen
+        await wait_for(lambda: app.screen is jobs and jobs.window.query.error_group is not None)
+        assert jobs.window.query.error_group == chosen.key

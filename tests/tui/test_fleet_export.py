@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from textual.widgets import Input
+from textual.widgets import Input, Static
 
 from monque_engine import JobListFilter, JobStatus, Monque
 from monque_tui.console.query import JobQuery
@@ -20,7 +20,7 @@ from monque_tui.console.screens.export import ExportScreen
 from monque_tui.console.session.export import ExportError, export_view
 
 from .conftest import running_console, store_jobs, wait_for
-from .toasts import said_first
+from .toasts import said, said_first
 
 
 async def test_e_writes_the_failed_view_to_csv(seeded_url: str, tmp_path: Path) -> None:
@@ -112,3 +112,30 @@ async def test_an_unusable_path_is_explained_in_the_dialog_which_stays_open(
         await wait_for(lambda: said_first(app, "Exported"), timeout=20)
     assert existing.read_text() == "keep me\n"
     assert (tmp_path / "new.jsonl").stat().st_size > 0
+
+
+async def test_the_export_path_is_edited_not_wiped_and_its_extension_follows_the_format(
+    seeded_url: str, tmp_path: Path
+) -> None:
+    """The whole path was selected, so one Backspace wiped it; the format could be chosen only
+    by typing the extension, and nothing said which one the path would write (issue 40)."""
+    async with running_console(seeded_url, notifications=True) as (app, pilot):
+        await pilot.press("E")
+        await wait_for(lambda: isinstance(app.screen, ExportScreen))
+        dialog = app.screen
+        field = dialog.query_one(Input)
+        prefilled = field.value
+        assert prefilled.endswith(".jsonl")
+        await pilot.press("backspace")
+        assert field.value == prefilled[:-1]  # one character gone, not the path
+        field.value = str(tmp_path / "failed.jsonl")
+        await pilot.pause()
+        assert "JSON Lines" in str(dialog.query_one("#export-format", Static).render())
+        await pilot.press("ctrl+t")
+        await pilot.pause()
+        assert field.value == str(tmp_path / "failed.csv")
+        assert "CSV" in str(dialog.query_one("#export-format", Static).render())
+        await pilot.press("enter")
+        await wait_for(lambda: (tmp_path / "failed.csv").exists() and said(app, "Exported"))
+    header = next(csv.reader((tmp_path / "failed.csv").read_text().splitlines()))
+    assert header[:3] == ["_id", "name", "status"]  # CSV, not JSON Lines

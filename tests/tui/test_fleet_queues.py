@@ -145,3 +145,17 @@ async def test_queue_health_shows_due_latency_rates_and_the_night_after_a_restar
         assert (digest.due, digest.scheduled) == (1, 1)
         assert str(table.get_cell("digest", "due")) == "1" and str(table.get_cell("digest", "later")) == "1"
         assert str(table.get_cell("digest", "oldest due")) != "-"
+
+
+async def test_j_and_k_move_on_the_queues_screen_as_on_the_jobs_table(seeded_url: str) -> None:
+    """Issue 40: the table screens bound only their own keys; ``j``/``k`` did nothing there."""
+    async with running_console(seeded_url, size=(80, 24)) as (app, pilot):
+        screen = await queues_screen(app, pilot)
+        table = screen.query_one(DataTable)
+        assert table.row_count > 2 and table.cursor_row == 0
+        await pilot.press("j", "j", "k")
+        assert table.cursor_row == 1
+        await pilot.press("G")
+        assert table.cursor_row == table.row_count - 1
+        await pilot.press("g")
+        assert table.cursor_row == 0

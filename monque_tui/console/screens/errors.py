@@ -27,6 +27,7 @@ from ..protocol import ConsoleApp
 from ..session import ConsoleSession
 from ..session.errors import REFRESH_EVERY, SPARK_WIDTH, ErrorGroupsModel, group_query, sparkline
 from ..widgets.console_footer import ConsoleFooter
+from ..widgets.row_table import RowTable
 
 #: (key, label, width): sized so the whole row fits 130 columns; long values end in "…".
 #: Count and retrying come right after the message, so a narrow screen keeps them.
@@ -81,7 +82,7 @@ class ErrorsScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static("Errors: failed and retrying jobs by name, type and message", id="errors-title")
-        yield DataTable(cursor_type="row", zebra_stripes=True)
+        yield RowTable()
         yield Static("Loading…", id="errors-status", markup=False)
         yield ConsoleFooter()
 
@@ -158,6 +159,9 @@ class ErrorsScreen(Screen[None]):
         # the message keeps the room.
         widths["type"] = max(4, min(WIDTHS["type"] if width >= NARROW_BELOW else 16, short_type))
         widths["name"] = max(4, min(WIDTHS["name"], longest["name"]))
+        # Numbers are never cut: the count is as wide as its longest, with room for the ``↑`` mark.
+        widths["count"] = max(WIDTHS["count"], max((len(f"↑{group.count:,}") for group in groups), default=0))
+        widths["retrying"] = max(WIDTHS["retrying"], max((len(f"{group.retrying:,}") for group in groups), default=0))
         room -= sum(widths.values()) + 2 * len(widths)
         widths["pattern"] = max(MESSAGE_MIN, min(room - 2, WIDTHS["pattern"]))
         room -= widths["pattern"] + 2
@@ -185,8 +189,9 @@ class ErrorsScreen(Screen[None]):
                     table.add_column(label, key=key, width=widths[key])
         table.clear()
         patterns = [group.pattern for group in self.model.groups]
+        fresh = self.model.fresh
         for group in self.model.groups:
-            table.add_row(*self._cells(group, now, self.widths, patterns), key=group.key)
+            table.add_row(*self._cells(group, now, self.widths, patterns, group.key in fresh), key=group.key)
         if keep is not None:
             keys = [group.key for group in self.model.groups]
             row = keys.index(keep.key) if keep.key in keys else row
@@ -202,20 +207,24 @@ class ErrorsScreen(Screen[None]):
             jobs = sum(group.count for group in groups)
             status.update(
                 f"{plural(len(groups), 'group')}, {plural(jobs, 'job')} · ⏎ show jobs · R retry group · "
-                f"D delete group · refreshed every {REFRESH_EVERY:g} s"
+                f"D delete group · refreshed every {REFRESH_EVERY:g} s; rows keep their place "
+                "(↑: failed again since this view opened; reopen to re-sort)"
             )
         self.refresh_bindings()
 
     @staticmethod
     def _cells(
-        group: ErrorGroup, now: int, widths: dict[str, int], patterns: list[str] | None = None
+        group: ErrorGroup, now: int, widths: dict[str, int], patterns: list[str] | None = None, fresh: bool = False
     ) -> tuple[object, ...]:
         short = len(_type_text(group, short=False)) > widths["type"]
         cells: dict[str, object] = {
             "name": Text(_fit(group.name, widths["name"]), style="bold"),
             "type": Text(_fit(_type_text(group, short), widths["type"], keep_end=True), style="red"),
             "pattern": Text(distinguishing(group.pattern, patterns or [], widths["pattern"])),
-            "count": Text(f"{group.count:,}", justify="right"),
+            # ``↑``: new, or failed again, since the view opened (the row stays where it is).
+            "count": Text(f"↑{group.count:,}", style="bold", justify="right")
+            if fresh
+            else Text(f"{group.count:,}", justify="right"),
             "retrying": Text(f"{group.retrying:,}" if group.retrying else "-", style="yellow", justify="right"),
             "first": Text(relative(group.first_seen_ms, now), style="dim"),
             "last": Text(relative(group.last_seen_ms, now)),

@@ -35,20 +35,36 @@ class PromptScreen(ModalScreen[Answer | None], Generic[Answer]):
     #: Widget ids are ``{ID_PREFIX}-question``, ``{ID_PREFIX}-input`` and ``{ID_PREFIX}-error``.
     ID_PREFIX: ClassVar[str] = "prompt"
 
-    def __init__(self, question: str, hint: str, value: str = "", placeholder: str = "", blink: bool = True) -> None:
+    def __init__(
+        self,
+        question: str,
+        hint: str,
+        value: str = "",
+        placeholder: str = "",
+        blink: bool = True,
+        select_on_focus: bool = True,
+    ) -> None:
         super().__init__()
         self.question = question
         self.hint = hint
         self._value = value
         self._placeholder = placeholder
         self._blink = blink
+        #: False: the cursor starts at the end of the prefilled answer, nothing selected, so one
+        #: Backspace edits it instead of wiping it (the export path; issue 40).
+        self._select_on_focus = select_on_focus
 
     def compose(self) -> ComposeResult:
         prefix = self.ID_PREFIX
         with Vertical():
             yield Label(self.question, id=f"{prefix}-question", classes="prompt-question", markup=False)
             yield Static(self.hint, classes="prompt-hint", markup=False)
-            yield Input(self._value, placeholder=self._placeholder, id=f"{prefix}-input")
+            yield Input(
+                self._value,
+                placeholder=self._placeholder,
+                id=f"{prefix}-input",
+                select_on_focus=self._select_on_focus,
+            )
             error = Static("", id=f"{prefix}-error", classes="prompt-error", markup=False)
             error.display = False  # no empty line under the input until there is something to say
             yield error
@@ -57,6 +73,8 @@ class PromptScreen(ModalScreen[Answer | None], Generic[Answer]):
         field = self.query_one(Input)
         field.cursor_blink = self._blink
         field.focus()
+        if not self._select_on_focus:
+            field.cursor_position = len(field.value)
 
     def parse(self, text: str) -> Answer | None:
         """The answer for ``text``; raise ``PromptError`` to keep the dialog open with a message."""

@@ -12,9 +12,10 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import DataTable
 
-from monque_engine import InstanceInfo, InvalidCronError, JobListFilter, JobStatus, QueueHealth, QueueViewSummary
+from monque_engine import InvalidCronError, JobListFilter, JobStatus, QueueHealth, QueueViewSummary
 from monque_engine.cron import describe
 
+from ...common.consumers import consumers_of
 from ..actions import wall_clock_ms
 from ..bindings import Scope, bindings_for
 from ..formatting import STATUS_STYLES, per_minute, span
@@ -47,18 +48,6 @@ COLUMNS = (
     "last 24h",
     "schedule",
 )
-
-
-def consumers_of(instances: list[InstanceInfo]) -> dict[str, tuple[int, int]]:
-    """Per job name: how many live registered instances handle it, and their summed concurrency."""
-    found: dict[str, tuple[int, int]] = {}
-    for instance in instances:
-        if not instance.alive:
-            continue
-        for name, concurrency in instance.workers.items():
-            count, total = found.get(name, (0, 0))
-            found[name] = (count + 1, total + concurrency)
-    return found
 
 
 def consumers_cell(consumers: tuple[int, int] | None, due: int) -> Text:

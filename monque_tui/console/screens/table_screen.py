@@ -31,6 +31,7 @@ from ..protocol import ConsoleApp
 from ..session import ConsoleSession
 from ..session.core import STATS_BACKOFF, STATS_MAX_WAIT, store_unreadable
 from ..widgets.console_footer import ConsoleFooter
+from ..widgets.row_table import RowTable
 
 
 def _same(shown: object, value: object) -> bool:
@@ -76,7 +77,7 @@ class TableScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(self.HEADING, id=f"{self.ID_PREFIX}-title", classes="table-title")
-        yield DataTable(cursor_type="row", zebra_stripes=True)
+        yield RowTable()
         yield ConsoleFooter()
 
     def on_mount(self) -> None:

@@ -2,7 +2,9 @@
 
 Refreshed on a re-armed timer (the next load is armed when one finishes, so loads never
 overlap on a slow store). A dead instance (heartbeat older than twice its interval) is
-drawn in red with the jobs it still holds; ``x`` releases them now (store-guarded).
+drawn in red with the jobs it still holds; ``x`` releases them now (store-guarded). Owners
+of processing jobs missing from the registry (Node workers, likely) are named under the
+title with the mixed-fleet rule (``session.fleet.unregistered_owners_note``).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from ..formatting import span
 from ..messages import ReleaseOwner
 from ..protocol import ConsoleApp
 from ..session import ConsoleSession
-from ..session.fleet import FleetView, InstanceRow
+from ..session.fleet import FleetView, InstanceRow, unregistered_owners_note
 from .table_screen import TableScreen
 
 REFRESH_EVERY = 2.0
@@ -106,6 +108,10 @@ class WorkersScreen(TableScreen):
             )
         if not rows:
             title.append(" · no instance registered and no job claimed", style="dim")
+        note = unregistered_owners_note(rows)
+        if note is not None:
+            title.append("\n")
+            title.append(note, style="yellow")
         self.set_title(title)
 
     @property

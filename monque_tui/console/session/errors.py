@@ -63,9 +63,38 @@ class ErrorGroupsModel:
         self.busy = False
         self.last_cost = 0.0
         self.error: str | None = None
+        #: Groups that are new, or failed again, since the view opened: marked, not moved.
+        self.fresh: set[str] = set()
 
     def find(self, key: str | None) -> ErrorGroup | None:
         return next((group for group in self.groups if group.key == key), None)
+
+    def _settle(self, latest: list[ErrorGroup]) -> None:
+        """Take ``latest`` (the store's order: last seen first) without moving shown rows.
+
+        Re-sorted every 3 s by LAST SEEN, the rows moved under the reader's eyes: the operator
+        read a group, pressed ``j`` to reach it, and the row under the cursor was another group
+        by then (issue 40). Groups already shown keep their order; a new group goes on top;
+        new activity is marked (``fresh``) instead. The first fetch takes the store's order,
+        so reopening the view sorts it again.
+        """
+        if not self.loaded:
+            self.groups, self.fresh = latest, set()
+            return
+        before = {group.key: group for group in self.groups}
+        by_key = {group.key: group for group in latest}
+        new = [group for group in latest if group.key not in before]
+        kept = [by_key[key] for key in before if key in by_key]
+        self.fresh = (
+            (self.fresh & by_key.keys())
+            | {group.key for group in new}
+            | {
+                group.key
+                for group in kept
+                if group.last_seen_ms != before[group.key].last_seen_ms or group.count > before[group.key].count
+            }
+        )
+        self.groups = new + kept
 
     async def fetch(self, monque: Monque | None, limit: int = GROUP_LIMIT) -> bool:
         """Read the groups; False (nothing changed) when another fetch is running or there is no store."""
@@ -74,7 +103,7 @@ class ErrorGroupsModel:
         self.busy = True
         started = time.monotonic()
         try:
-            self.groups = await monque.error_groups(limit=limit)
+            self._settle(await monque.error_groups(limit=limit))
             self.error = None
         except Exception as error:  # noqa: BLE001 - shown in the view, the next refresh tries again
             self.error = f"{type(error).__name__}: {error}"

@@ -14,6 +14,7 @@ from datetime import datetime
 from rich.text import Text
 
 from monque_engine import InstanceInfo, Job, JobStatus, Monque, QueueHealth
+from monque_engine.check import MIXED_FLEET_RULE_SHORT
 
 from .events import PausedNamesChanged
 
@@ -89,6 +90,22 @@ class FleetView:
             rows.append(InstanceRow(info, age, dead, rate))
         self._beats = seen
         return rows
+
+
+def unregistered_owners_note(rows: Sequence[InstanceRow], shown: int = 3) -> str | None:
+    """Owners of processing jobs missing from the instance registry, and the mixed-fleet rule.
+
+    Such an owner is a Node Monque worker (or a Python one too old to register). Node's
+    stale recovery runs at every Node start and judges ``lockedAt`` alone, so a rolling deploy
+    of Node workers re-queues every Python job running longer than Node's ``lockTimeout``.
+    Node records that timeout nowhere, so the console cannot check it: it names the owners
+    and says the rule (``monque-tui check`` does the same). None when there is none.
+    """
+    owners = [row.id for row in rows if row.info.inferred and row.info.jobs_held]
+    if not owners:
+        return None
+    named = ", ".join(owners[:shown]) + (f" and {len(owners) - shown} more" if len(owners) > shown else "")
+    return f"Not registered (Node workers?): {named}. {MIXED_FLEET_RULE_SHORT}."
 
 
 def owner_is_dead(job: Job, now_ms: int) -> bool:

@@ -1,0 +1,58 @@
+"""``monque-tui check`` on a SQLite URL: the little worth checking without opening the store.
+
+The checks that make ``check`` worth running (topology, change streams, transactions, clock
+skew, oplog, owners a Node fleet leaves) are about a MongoDB cluster; one SQLite file has
+none of them, and the store checks its schema and turns on WAL itself when it opens the
+file. So this reads only the file's header (never a lock, never a connection that could
+wait on a writer) and says where the rest is: a full ``PRAGMA quick_check`` reads the whole
+file, which on a large store is minutes of I/O beside running workers, so it is named, not run.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..store import locate_store
+from .lines import CheckLine, Verdict
+
+#: The SQLite header: the magic string, then at offset 18 and 19 the read and write format
+#: versions, 2 in a write-ahead-logged database (https://www.sqlite.org/fileformat.html).
+MAGIC = b"SQLite format 3\x00"
+WAL_FORMAT = 2
+
+
+def check_sqlite(url: str, collection: str) -> list[CheckLine]:
+    location = locate_store(url)
+    path = location.path or ""
+    size = os.path.getsize(path)
+    with open(path, "rb") as handle:
+        header = handle.read(20)
+    lines: list[CheckLine] = []
+    if not header:
+        lines.append(CheckLine(Verdict.OK, "file", f"{path} is empty: the first worker makes its tables"))
+    elif not header.startswith(MAGIC):
+        lines.append(CheckLine(Verdict.FAIL, "file", f"{path} is not a SQLite database", "point the URL at the store"))
+        return lines
+    else:
+        held = ", ".join(location.collections or ()) or "none readable"
+        lines.append(CheckLine(Verdict.OK, "file", f"{path}: {size:,} bytes; Monque collections: {held}"))
+        if header[18] == WAL_FORMAT and header[19] == WAL_FORMAT:
+            lines.append(CheckLine(Verdict.OK, "journal", "write-ahead log (WAL)"))
+        else:
+            lines.append(
+                CheckLine(
+                    Verdict.OK,
+                    "journal",
+                    "rollback journal: the store turns WAL on when it next opens the file for writing",
+                )
+            )
+    lines.append(
+        CheckLine(
+            Verdict.OK,
+            "scope",
+            f"the cluster checks (topology, change streams, transactions, clock, oplog, unregistered owners) are "
+            f"for MongoDB; for this file's integrity run sqlite3 {path} 'PRAGMA quick_check' (it reads the whole "
+            "file)",
+        )
+    )
+    return lines

@@ -1,0 +1,111 @@
+"""``monque-tui check`` as a real process: against the scripted wire server (a healthy replica
+set, a failing index check, JSON lines), an unreachable server with a password in its URL,
+a SQLite file, and bad input. The server runs in this test's event loop while the child
+process talks to it over loopback; its replies are scripted (``wire/cluster_script.py``),
+so this shows the command's handling of them, not a server's behaviour.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import sqlite3
+import sys
+from pathlib import Path
+
+from wire import WireServer
+from wire.cluster_script import ScriptedCluster, all_indexes
+
+CHECK_FAILED = 6
+
+
+async def check(*args: str, cwd: Path | None = None) -> tuple[int, str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MONQUE_")}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "monque_tui",
+        "check",
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+        cwd=cwd,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+async def test_a_healthy_cluster_exits_0_with_one_line_per_check() -> None:
+    async with WireServer() as server:
+        cluster = ScriptedCluster(server, owners={"node-a": 2}, registered=[])
+        code, out, err = await check(server.url())
+    assert code == 0, err
+    lines = out.splitlines()
+    topics = [line.split()[1] for line in lines]
+    assert topics[:3] == ["server", "topology", "clock"]
+    assert {"replication", "oplog", "indexes", "owners", "change", "transactions"} <= set(topics)
+    assert all(line.split()[0] in ("OK", "WARN", "FAIL") for line in lines)
+    owners = next(line for line in lines if " owners " in line)
+    assert (
+        owners.startswith("WARN")
+        and "node-a" in owners
+        and "lockTimeout" in owners
+        and "must exceed your longest Python job" in owners
+    )
+    assert "ok, 1 warn, 0 fail" in err
+    assert cluster.created == cluster.dropped  # the temporary collection is gone again
+
+
+async def test_a_failing_check_exits_6_and_json_says_each_verdict() -> None:
+    async with WireServer() as server:
+        cluster = ScriptedCluster(server)
+        cluster.indexes = [entry for entry in all_indexes() if entry["name"] != "name_1_uniqueKey_1"]
+        code, out, err = await check("--json", "--url", server.url())
+    assert code == CHECK_FAILED, err
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert all(set(row) == {"verdict", "check", "text", "fix"} for row in rows)
+    failing = [row for row in rows if row["verdict"] == "fail"]
+    assert [row["check"] for row in failing] == ["indexes"]
+    assert "monque-tui migrate" in failing[0]["fix"]
+    assert "1 fail" in err
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def test_an_unreachable_server_exits_3_with_the_password_masked() -> None:
+    url = f"mongodb://ops:Hunter2-secret@127.0.0.1:{_closed_port()}/app"
+    code, out, err = await check(url, "--connect-timeout", "0.5")
+    assert code == 3 and out == ""
+    assert "Hunter2-secret" not in err and "Cannot reach MongoDB" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+async def test_bad_input_exits_2_in_one_line(tmp_path: Path) -> None:
+    code, _, err = await check("--frobnicate", "mongodb://127.0.0.1/app")
+    assert code == 2 and "unrecognized arguments: --frobnicate (see monque-tui check --help)" in err
+    assert "Traceback" not in err
+    code, _, err = await check("mongodb://127.0.0.1/app?replSet=rs0")
+    assert code == 2 and "option 'replSet' not accepted" in err and len(err.strip().splitlines()) == 1
+
+
+async def test_on_sqlite_it_reads_the_header_and_says_what_is_mongodbs(tmp_path: Path) -> None:
+    path = tmp_path / "jobs.db"
+    with sqlite3.connect(path) as db:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("CREATE TABLE monque_jobs (id)")
+        db.execute("CREATE TABLE monque_jobs_meta (k)")
+    before = path.read_bytes()
+    code, out, err = await check(f"sqlite:///{path}")
+    assert code == 0, err
+    assert "write-ahead log" in out and "monque_jobs" in out and "are for MongoDB" in out
+    assert path.read_bytes() == before
+    code, _, err = await check(f"sqlite:///{tmp_path / 'typo.db'}")
+    assert code == 3 and "does not exist" in err and not (tmp_path / "typo.db").exists()
