@@ -35,8 +35,9 @@ class ConnectionError(MonqueError):
 class PartialInsertError(ConnectionError):
     """``enqueue_many`` (or ``import_jobs``) on MongoDB stored the first ``len(stored)`` of ``total`` jobs, then failed.
 
-    A MongoDB transaction is bounded (60 s, the cache), so a large batch is written in
-    transactions of at most ``MongoStore.TRANSACTION_BATCH`` jobs, each all or none: the
+    A MongoDB transaction is bounded (60 s, the cache, 16 MB per oplog entry), so a large
+    batch is written in transactions of at most ``MongoStore.TRANSACTION_BATCH`` jobs and
+    ``MongoStore.TRANSACTION_MAX_BYTES`` encoded bytes, each all or none: the
     batches before the failing one stay stored (workers may already run them), nothing
     after it is. ``stored`` are those jobs, in item order (their ids, or the live jobs their
     unique keys found); submitting the items from index ``len(stored)`` on completes the

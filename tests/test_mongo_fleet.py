@@ -13,7 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 import mongomock
+import pytest
 from bson import ObjectId
+from pymongo.errors import DuplicateKeyError
 from test_mongo_evaluator import AsyncEvaluatorCollection, evaluator_collection, oid
 from test_mongo_evaluator import evaluator_store as _plain_store
 
@@ -161,12 +163,16 @@ def test_pending_health_counts_due_later_oldest_and_processing() -> None:
 
 def test_counter_upserts_add_to_one_row_per_name_and_minute() -> None:
     c = mongomock.MongoClient(tz_aware=True).db.monque_jobs_counters
-    for completed, failed in ((3, 1), (2, 0)):
-        c.update_one(*mongo_fleet.counter_upsert("email", 1000, completed, failed), upsert=True)
-    c.update_one(*mongo_fleet.counter_upsert("email", 999, 1, 0), upsert=True)
+    for batch, (completed, failed) in (("b1", (3, 1)), ("b2", (2, 0))):
+        c.update_one(*mongo_fleet.counter_upsert("email", 1000, completed, failed, batch), upsert=True)
+    c.update_one(*mongo_fleet.counter_upsert("email", 999, 1, 0, "b1"), upsert=True)
     rows = list(c.find(mongo_fleet.counters_filter(1000, "email")))
     assert [(r["name"], r["minute"], r["completed"], r["failed"]) for r in rows] == [("email", 1000, 5, 1)]
     assert rows[0]["at"] == q.dt(1000 * 60_000)  # the TTL index's date
+    # The same batch again: E11000 (the filter misses, the upsert collides on _id), not a second add.
+    with pytest.raises(DuplicateKeyError):
+        c.update_one(*mongo_fleet.counter_upsert("email", 1000, 3, 1, "b1"), upsert=True)
+    assert c.find_one({"minute": 1000})["completed"] == 5
 
 
 def test_bulk_on_a_listing_filter_selects_what_the_listing_lists() -> None:

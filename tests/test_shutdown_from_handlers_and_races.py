@@ -227,15 +227,15 @@ async def test_a_counter_flush_cancelled_by_stop_mid_write_is_not_counted_twice(
     held = asyncio.Event()
     gate = asyncio.Event()
 
-    async def gated(counts: Any) -> None:
+    async def gated(counts: Any, batch: str | None = None) -> None:
         calls.append(counts)
         if len(calls) == 1:
-            write = asyncio.ensure_future(real(counts))  # like the write thread: goes on regardless
+            write = asyncio.ensure_future(real(counts, batch))  # like the write thread: goes on regardless
             held.set()
             await gate.wait()
             await asyncio.shield(write)
             return
-        await real(counts)
+        await real(counts, batch)
 
     # Gated from the start: the first tick that writes counts is held inside its write (patched
     # after the jobs completed, a tick could flush every count first, and no later tick wrote).

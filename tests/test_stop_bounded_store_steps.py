@@ -56,9 +56,9 @@ class HangingStore(SqliteStore):
     def release(self) -> None:
         self._never.set()
 
-    async def add_outcome_counts(self, counts: Any) -> None:
+    async def add_outcome_counts(self, counts: Any, batch: str | None = None) -> None:
         await self._maybe_hang("counters")
-        await super().add_outcome_counts(counts)
+        await super().add_outcome_counts(counts, batch)
 
     async def remove_instance(self, instance_id: str) -> None:
         await self._maybe_hang("record")

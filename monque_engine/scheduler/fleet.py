@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import secrets
 import socket
 from datetime import UTC, datetime
 
@@ -37,6 +38,11 @@ COUNTER_RETENTION_MINUTES = 48 * 60
 #: Purges run at most this often per process (they are cheap, but there is no need).
 PURGE_EVERY_MS = 10 * 60 * 1000
 MINUTE_MS = 60_000
+#: Counter batches whose write failed, kept to be sent again (see ``flush_counts``): beyond
+#: this many (a store refusing every counter write for hours) the oldest are dropped.
+MAX_UNSETTLED_COUNTER_BATCHES = 1_000
+
+Counts = dict[tuple[str, int], tuple[int, int]]
 MAX_HEALTH_WINDOW_MINUTES = COUNTER_RETENTION_MINUTES
 
 
@@ -60,6 +66,8 @@ class Fleet:
         self._next_purge_ms = 0
         #: The last counter write (see flush_counts): a later flush waits for it first.
         self._flushing: asyncio.Future[None] | None = None
+        #: (batch id, counts) whose write failed, oldest first: sent again with the same id.
+        self._unsettled: list[tuple[str, Counts]] = []
         options = ctx.options
         self._owners = OwnerWatcher(lambda: store, options.heartbeat_interval, options.lock_timeout)
 
@@ -110,33 +118,44 @@ class Fleet:
     async def flush_counts(self, after_pending: bool = True) -> None:
         """Add this process's outcome tally to the store's per-minute counters.
 
+        Each flush is a batch with an id of its own (``add_outcome_counts(counts, batch=…)``).
+        A write that fails may still have been applied: MongoDB can apply a retried write
+        and lose the reply to a network error (issue 36 defect 8). So a failed batch is
+        never put back into the tally to be added under a new id, as before (it counted
+        twice); it is kept with its id and sent again, first, by the next flush, and a
+        store that was already given that id leaves it out. A store that says which part
+        of a batch it did not apply (``error.unapplied``, MongoDB's unordered bulk write)
+        gets only that part again.
+
         The write runs shielded: a caller cancelled mid-write (the heartbeat tick, by stop())
-        does not know whether it committed (SQLite's write thread goes on regardless), so
-        the counts go back into the tally only if the write itself fails, and the next flush
-        (``leave()``'s) waits for it first. Putting them back on cancellation, as before,
-        counted a committed write twice. ``after_pending=False``: do not wait (``leave()``
-        gave up waiting; counter increments add up in any order).
+        does not know whether it committed (SQLite's write thread goes on regardless), and
+        the next flush (``leave()``'s) waits for it first. ``after_pending=False``: do not
+        wait (``leave()`` gave up waiting; counter increments add up in any order).
         """
         pending = self._flushing
         if after_pending and pending is not None and not pending.done():
             await asyncio.wait([pending])
+        batches, self._unsettled = self._unsettled, []
         counts = self._processor.take_tally()
-        if not counts:
+        if counts:
+            batches.append((secrets.token_hex(8), counts))
+        if not batches:
             return
-        processor = self._processor
-
-        def settled(write: asyncio.Future[None]) -> None:
-            if write.cancelled():
-                processor.restore_tally(counts)  # added again on the next tick
-            elif (error := write.exception()) is not None:
-                # A store that applied part of the write says which part it did not
-                # (MongoDB's unordered bulk write): only that is added again.
-                processor.restore_tally(getattr(error, "unapplied", counts))
-
-        write = asyncio.ensure_future(self._store.add_outcome_counts(counts))
-        write.add_done_callback(settled)
+        write = asyncio.ensure_future(self._write_batches(batches))
         self._flushing = write
         await asyncio.shield(write)
+
+    async def _write_batches(self, batches: list[tuple[str, Counts]]) -> None:
+        """Each batch in order; at the first failure, that batch (or the part the store
+        names) and the ones after it are kept for the next flush, with their ids."""
+        for position, (batch, counts) in enumerate(batches):
+            try:
+                await self._store.add_outcome_counts(counts, batch=batch)
+            except BaseException as error:
+                unapplied: Counts = getattr(error, "unapplied", counts)
+                keep = ([(batch, unapplied)] if unapplied else []) + batches[position + 1 :]
+                self._unsettled = (keep + self._unsettled)[-MAX_UNSETTLED_COUNTER_BATCHES:]
+                raise
 
     async def leave(self, budget: StopBudget | None = None) -> None:
         """On a clean stop: flush the counters and remove the record. Never raises.

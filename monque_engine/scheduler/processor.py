@@ -360,13 +360,6 @@ class JobProcessor:
         tally, self._tally = self._tally, {}
         return {key: (done, failed) for key, (done, failed) in tally.items()}
 
-    def restore_tally(self, counts: dict[tuple[str, int], tuple[int, int]]) -> None:
-        """A flush failed: put its counts back so the next tick adds them."""
-        for key, (done, failed) in counts.items():
-            entry = self._tally.setdefault(key, [0, 0])
-            entry[0] += done
-            entry[1] += failed
-
     # -- start / wake / stop ----------------------------------------------------------------------
     def start(self) -> None:
         self._loop = asyncio.get_running_loop()

@@ -414,10 +414,18 @@ class Fleet(Protocol):
         """Paused job names -> when they were paused (ms)."""
         raise unsupported(self, "pause and resume")
 
-    async def add_outcome_counts(self, counts: dict[tuple[str, int], tuple[int, int]]) -> None:
+    async def add_outcome_counts(
+        self, counts: dict[tuple[str, int], tuple[int, int]], batch: str | None = None
+    ) -> None:
         """Add ``{(name, minute): (completed, failed)}`` to the per-minute counters.
 
         ``minute`` is epoch ms // 60000. Increments, so several processes add to one row.
+        ``batch`` names this set of increments: the caller sends a batch whose write failed
+        again with the same id, so a store that cannot tell whether a failed write was
+        applied (MongoDB: a retried write applied, its reply lost) must apply each row of a
+        batch at most once. A store whose failed writes are never applied (SQLite: one
+        transaction) may ignore it. A store that applied part of a batch may raise an
+        error with ``unapplied``, the counts it did not apply: only those are sent again.
         """
         raise unsupported(self, "outcome counters")
 

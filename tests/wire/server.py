@@ -27,9 +27,14 @@ answered by the ``hello`` script):
   returns (or awaits) an action;
 * otherwise a default: ``hello`` from ``HelloOptions``; ``ping``, ``endSessions``,
   ``killCursors``, ``commitTransaction``, ``abortTransaction`` answer ``ok``; ``buildInfo``
-  the version; an ``aggregate`` opening a change stream an empty cursor (or error 40573
-  with ``change_streams=False``); anything else error 59 naming the unscripted command, so
-  a test never passes on a reply nobody wrote.
+  the version; an ``aggregate`` opening a change stream an open, empty cursor (or error
+  40573 with ``change_streams=False``) whose ``getMore`` answers an empty batch after
+  ``idle_get_more_s`` (an idle stream: the server waits up to ``maxAwaitTimeMS`` for a
+  change, https://www.mongodb.com/docs/manual/reference/command/getMore/); anything else
+  error 59 naming the unscripted command, so a test never passes on a reply nobody wrote.
+
+``server.stop_answering()`` makes every later request, on every connection, ``HANG``: a
+primary partitioned away (the sockets stay open, nothing comes back).
 
 An action is a reply document (``ok: 1`` added when missing), ``Error(code, ...)``,
 ``Delay(seconds, action)``, ``Hold(event, action)`` (answer once the test sets the event),
@@ -238,6 +243,9 @@ class WireServer:
         self.hello = hello if hello is not None else HelloOptions()
         #: Every request, in the order received (handshakes and monitor checks included).
         self.received: list[Request] = []
+        #: Exceptions raised by handlers (each answered as error 8, UnknownError, naming it):
+        #: a test that scripts handlers can assert this stays empty.
+        self.handler_errors: list[BaseException] = []
         self._queues: dict[str, deque[Action | Handler]] = defaultdict(deque)
         self._handlers: dict[str, Handler] = {}
         self._arrived = asyncio.Condition()
@@ -246,6 +254,10 @@ class WireServer:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._connections = itertools.count(1)
         self._request_ids = itertools.count(1)
+        self._cursor_ids = itertools.count(1_000)
+        self._silent = False
+        #: How long the default ``getMore`` of a change stream waits before its empty batch.
+        self.idle_get_more_s = 0.05
         self.port = 0
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -292,6 +304,10 @@ class WireServer:
     def handle(self, name: str, handler: Handler) -> None:
         """Answer every ``name`` request with ``handler(request)`` once its queue is empty."""
         self._handlers[name] = handler
+
+    def stop_answering(self) -> None:
+        """From now on no request gets an answer (see the module docstring)."""
+        self._silent = True
 
     def commands(self, name: str) -> list[Request]:
         """The requests named ``name`` received so far."""
@@ -361,11 +377,21 @@ class WireServer:
                     "Location40573",
                 )
             namespace = f"{request.database}.{request.get('aggregate')}"
-            return cursor_reply(namespace, [], cursor_id=0, post_batch_resume_token={"_data": "00"})
+            return cursor_reply(
+                namespace, [], cursor_id=next(self._cursor_ids), post_batch_resume_token={"_data": "00"}
+            )
+        if name == "getMore":
+            namespace = f"{request.database}.{request.get('collection')}"
+            reply = cursor_reply(
+                namespace, [], cursor_id=int(request["getMore"]), first=False, post_batch_resume_token={"_data": "00"}
+            )
+            return Delay(self.idle_get_more_s, reply)
         return Error(COMMAND_NOT_FOUND, f"wire test server: no reply scripted for {name!r}", "CommandNotFound")
 
     # -- the protocol ----------------------------------------------------------------------------
     def _choose(self, request: Request) -> Action | Handler:
+        if self._silent:
+            return HANG
         queue = self._queues.get(request.name)
         if queue:
             return queue.popleft()
@@ -377,9 +403,13 @@ class WireServer:
         action: Any = self._choose(request)
         while True:
             if callable(action):
-                action = action(request)
-                if inspect.isawaitable(action):
-                    action = await action
+                try:
+                    action = action(request)
+                    if inspect.isawaitable(action):
+                        action = await action
+                except Exception as error:  # noqa: BLE001 - reported to the driver and kept for the test
+                    self.handler_errors.append(error)
+                    action = Error(8, f"wire test server: the handler for {request.name!r} raised {error!r}")
                 continue
             if isinstance(action, Delay):
                 await asyncio.sleep(action.seconds)

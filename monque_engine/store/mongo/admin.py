@@ -22,7 +22,7 @@ from ...errors import ConnectionError
 from ..base import StoreOpenOptions
 from . import documents as q
 from .config import DEFAULT_SERVER_SELECTION_TIMEOUT_MS
-from .index_build import Progress, build_indexes
+from .index_build import Progress, build_indexes, unbounded
 from .indexes import fleet_index_models, index_models
 from .plumbing import MongoPlumbing, _bounded_close
 from .server import inspect_server
@@ -52,16 +52,17 @@ class MongoAdmin(MongoPlumbing):
             self._collection = collection
 
     async def build_indexes(self, progress: Progress | None = None, *, retention: bool = False) -> int:
-        """Build the missing indexes of the jobs collection (and its side collections), one
-        at a time and without a deadline, calling ``progress`` before and after each: the
-        deploy step ``monque-tui migrate`` runs. ``retention``: the retention index too
-        (what ``job_retention`` needs). Returns how many jobs-collection indexes were built."""
-        collection = self._coll()
+        """Build the missing indexes of the jobs collection (and its side collections), all
+        in one ``createIndexes``, with no deadline and no socket timeout (index_build.py),
+        calling ``progress`` before and after: the deploy step ``monque-tui migrate`` runs.
+        ``retention``: the retention index too (what ``job_retention`` needs). Returns how
+        many jobs-collection indexes were built."""
         report = progress if progress is not None else (lambda *_: None)
         with self._errors.guard("build the jobs collection's indexes"):
-            built = await build_indexes(collection, index_models(retention), report)
-            for kind, models in fleet_index_models().items():
-                await collection.database[q.fleet_collections(collection.name)[kind]].create_indexes(models)
+            async with unbounded(self._coll(), self._settings) as collection:
+                built = await build_indexes(collection, index_models(retention), report)
+                for kind, models in fleet_index_models().items():
+                    await collection.database[q.fleet_collections(collection.name)[kind]].create_indexes(models)
         self.missing_indexes = []
         return built
 

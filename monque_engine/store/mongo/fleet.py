@@ -114,13 +114,32 @@ def paused_document(name: str, now_ms: int) -> Document:
 PAUSED_FILTER: Document = {"kind": "paused"}
 
 
-def counter_upsert(name: str, minute: int, completed: int, failed: int) -> tuple[Document, Document]:
-    """One per-minute counter row, incremented (several processes add to one minute)."""
+#: Batch ids a counter row keeps, the latest: a batch sent again is left out while its id is
+#: among them. About 60 flushes touch one minute's row with 20 processes beating every
+#: 30 s; a failed batch is sent again by the next flush.
+COUNTER_BATCHES_KEPT = 200
+#: E11000: for a counter upsert, "this row already holds the batch" (see ``counter_upsert``).
+DUPLICATE_KEY = 11000
+
+
+def counter_upsert(name: str, minute: int, completed: int, failed: int, batch: str) -> tuple[Document, Document]:
+    """One per-minute counter row, incremented once per ``batch`` (several processes add to
+    one minute; a batch may be sent twice, issue 36 defect 8).
+
+    The filter matches the row only while its ``batches`` lack this batch's id; the update
+    adds the id. Sent again after it was applied, the filter misses, the upsert tries to
+    insert a second document with the row's ``_id`` and the server answers E11000: not
+    applied twice. The server does not retry that upsert itself, as it does for a filter of
+    equalities only (https://www.mongodb.com/docs/manual/reference/method/db.collection.updateOne/#upsert-with-duplicate-values),
+    so an E11000 can also be a race between two processes inserting the row: the caller
+    sends an E11000'd row once more, when the row exists (``MongoFleet.add_outcome_counts``).
+    """
     return (
-        {"_id": {"name": name, "minute": minute}},
+        {"_id": {"name": name, "minute": minute}, "batches": {"$ne": batch}},
         {
             "$setOnInsert": {"name": name, "minute": minute, "at": dt(minute * 60_000)},
             "$inc": {"completed": completed, "failed": failed},
+            "$push": {"batches": {"$each": [batch], "$slice": -COUNTER_BATCHES_KEPT}},
         },
     )
 
@@ -245,34 +264,54 @@ class MongoFleet(MongoPlumbing):
                 paused[doc["name"]] = datetime_to_ms(since) if isinstance(since, datetime) else 0
         return dict(sorted(paused.items()))
 
-    async def add_outcome_counts(self, counts: dict[tuple[str, int], tuple[int, int]]) -> None:
+    async def add_outcome_counts(
+        self, counts: dict[tuple[str, int], tuple[int, int]], batch: str | None = None
+    ) -> None:
+        """One unordered bulk upsert, each row at most once per ``batch`` (``counter_upsert``).
+
+        Rows answered E11000 are sent once more: if the row now holds the batch, E11000
+        again means applied; if two processes raced to insert the row, the second try
+        updates it. Any other failure raises; a write error names the rows not applied
+        (``PartialCounterWriteError.unapplied``); a network error names none, and the
+        caller sends the whole batch again with its id, which the rows already applied
+        leave out."""
         if not counts:
             return
+        batch = batch if batch is not None else str(ObjectId())
         keys = list(counts)
-        operations = [
-            pymongo.UpdateOne(*counter_upsert(name, minute, *counts[(name, minute)]), upsert=True)
-            for name, minute in keys
-        ]
         side = self._side("counters")
-        try:
-            with self._errors.guard("add outcome counters"):
-                await side.bulk_write(operations, ordered=False)
-        except ConnectionError as error:
-            cause = error.__cause__
-            if isinstance(cause, BulkWriteError):
-                # Unordered: every operation without a write error was applied. Only the
-                # failed ones may be added again, or the applied ones count twice.
-                failed = {int(e["index"]) for e in cause.details.get("writeErrors", []) if "index" in e}
-                raise PartialCounterWriteError(
-                    str(error), {keys[i]: counts[keys[i]] for i in sorted(failed)}
-                ) from cause
-            raise
+        rows = list(range(len(keys)))
+        for _ in range(2):
+            operations = [
+                pymongo.UpdateOne(*counter_upsert(*keys[row], *counts[keys[row]], batch), upsert=True) for row in rows
+            ]
+            try:
+                with self._errors.guard("add outcome counters"):
+                    await side.bulk_write(operations, ordered=False)
+                return
+            except ConnectionError as error:
+                cause = error.__cause__
+                if not isinstance(cause, BulkWriteError):
+                    raise  # whether anything was applied is unknown: all again, with this id
+                errors = cause.details.get("writeErrors", [])
+                if cause.details.get("writeConcernErrors") or not all("index" in e for e in errors):
+                    raise
+                duplicate = [rows[int(e["index"])] for e in errors if e.get("code") == DUPLICATE_KEY]
+                failed = [rows[int(e["index"])] for e in errors if e.get("code") != DUPLICATE_KEY]
+                if failed:
+                    # Unordered: every other row was applied. Only these may be added again.
+                    unapplied = sorted(failed + duplicate)
+                    raise PartialCounterWriteError(
+                        str(error), {keys[row]: counts[keys[row]] for row in unapplied}
+                    ) from cause
+                rows = duplicate
+        # E11000 twice: each of these rows exists and already holds this batch.
 
     async def outcome_counts(self, since_minute: int, name: str | None = None) -> list[tuple[str, int, int, int]]:
         docs = await self._side_call(
             "counters",
             "read outcome counters",
-            lambda c: c.find(counters_filter(since_minute, name)).sort(COUNTERS_SORT).to_list(None),
+            lambda c: c.find(counters_filter(since_minute, name), {"batches": 0}).sort(COUNTERS_SORT).to_list(None),
         )
         return [
             (d["name"], int(d["minute"]), int(d.get("completed", 0)), int(d.get("failed", 0)))

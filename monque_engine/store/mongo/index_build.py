@@ -5,8 +5,10 @@ collection (a first Python deploy next to Node Monque) that built the console's 
 indexes while all 20 workers waited in ``initialize()``, or failed at the 600 s deadline
 (issue 27). Now:
 
-* ``build_indexes`` (``monque-tui migrate``, ``MongoStore.build_indexes``) builds the
-  missing ones one at a time, reporting each, with no deadline;
+* ``build_indexes`` (``monque-tui migrate``, ``MongoStore.build_indexes``) builds all the
+  missing ones in one ``createIndexes`` (one collection scan for all of them, where one
+  command per index scanned 10M documents once per index), reporting each, with no
+  deadline and no socket timeout (``unbounded``);
 * ``open()`` lists the indexes (one cheap command). Missing ones on a small collection
   (at most ``BUILD_AT_OPEN_MAX_DOCS``, by the collection's metadata count) are built
   there and then, as before: a new deployment needs no extra step. On a larger one it does
@@ -20,16 +22,19 @@ under another name counts as present.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
 import pymongo
-from pymongo import IndexModel
+from pymongo import AsyncMongoClient, IndexModel
 from pymongo.asynchronous.collection import AsyncCollection
 
 from ...errors import ConnectionError
+from .config import MongoSettings
 
 log = logging.getLogger("monque_engine.mongo")
 
@@ -38,8 +43,16 @@ BUILD_AT_OPEN_MAX_DOCS = 100_000
 #: The index whose absence is not safe: deduplication by unique key rests on it.
 UNIQUE_KEY_INDEX = (("name", 1), ("uniqueKey", 1))
 
+#: The deadline of a build at open (small collections only): far above what 100,000
+#: documents take, and a deadline, so a hung server cannot hold a worker's start forever.
+OPEN_BUILD_DEADLINE_S = 600.0
+#: A build on a client the host application lent us, whose socket timeout we cannot lift
+#: without copying its options (no public API does): a deadline of a day instead.
+BORROWED_BUILD_DEADLINE_S = 24 * 3600.0
+_TIMEOUT_OPTIONS = ("sockettimeoutms", "timeoutms")
+
 #: progress(position, count, index name, state): state is "present", "building" or
-#: "built in 12.3 s".
+#: "built in 12.3 s" (with "(one build of 3 indexes)" when built together).
 Progress = Callable[[int, int, str, str], None]
 
 
@@ -65,20 +78,67 @@ def _name(model: IndexModel) -> str:
 
 
 async def build_indexes(collection: AsyncCollection[Any], models: Sequence[IndexModel], progress: Progress) -> int:
-    """Build every missing index, one at a time, with no deadline; returns how many were built."""
+    """Build every missing index in one ``createIndexes``; returns how many were built.
+
+    ``collection`` must be one whose operations have no socket timeout (``unbounded``):
+    the driver applies ``socketTimeoutMS`` to any operation without a ``pymongo.timeout``
+    deadline, a build included (issue 36 defect 1), so ``pymongo.timeout(None)`` around
+    the build, as here before, still cut it at 60 s."""
     present = await existing_patterns(collection)
-    built = 0
+    absent = missing(models, present)
+    building = {_name(model) for model in absent}
     for position, model in enumerate(models, 1):
-        if _pattern(model.document["key"]) in present:
-            progress(position, len(models), _name(model), "present")
-            continue
-        progress(position, len(models), _name(model), "building")
-        started = time.monotonic()
-        with pymongo.timeout(None):  # a build on millions of documents takes what it takes
-            await collection.create_indexes([model])
-        built += 1
-        progress(position, len(models), _name(model), f"built in {time.monotonic() - started:.1f} s")
-    return built
+        progress(position, len(models), _name(model), "building" if _name(model) in building else "present")
+    if not absent:
+        return 0
+    started = time.monotonic()
+    await collection.create_indexes(absent)
+    took = f"built in {time.monotonic() - started:.1f} s"
+    if len(absent) > 1:
+        took += f" (one build of {len(absent)} indexes)"
+    for position, model in enumerate(models, 1):
+        if _name(model) in building:
+            progress(position, len(models), _name(model), took)
+    return len(absent)
+
+
+@contextlib.asynccontextmanager
+async def unbounded(
+    collection: AsyncCollection[Any], settings: MongoSettings | None
+) -> AsyncIterator[AsyncCollection[Any]]:
+    """``collection`` as seen through a client with no socket timeout, inside
+    ``pymongo.timeout(0)``: what an index build that takes what it takes needs.
+
+    PyMongo 4.20 (``pool_shared.apply_timeout``, ``network_layer.async_receive_message``)
+    waits for a reply for the remaining ``pymongo.timeout`` deadline when one is set, and
+    otherwise for the pool's ``socketTimeoutMS``, which the store sets to 60 s
+    (config.py). ``pymongo.timeout(0)`` sets no deadline and also keeps a ``timeoutMS``
+    from the URL from applying one (it applies only where no ``pymongo.timeout`` is in
+    force); the socket timeout is lifted only by a client made without one. So: the store's
+    own client when it has no socket timeout; otherwise a second client from the same URL
+    and options with ``socketTimeoutMS=0`` (none), closed afterwards. A client the host
+    application lent us keeps its socket timeout; there the build runs under a deadline of
+    ``BORROWED_BUILD_DEADLINE_S`` instead (which the driver sends as ``maxTimeMS``)."""
+    client = collection.database.client
+    if client.options.pool_options.socket_timeout is None:
+        with pymongo.timeout(0):
+            yield collection
+        return
+    if settings is None:
+        with pymongo.timeout(BORROWED_BUILD_DEADLINE_S):
+            yield collection
+        return
+    options = {k: v for k, v in settings.driver_kwargs().items() if k.lower() not in _TIMEOUT_OPTIONS}
+    builder: AsyncMongoClient[Any] = AsyncMongoClient(settings.url, socketTimeoutMS=0, **options)
+    try:
+        with pymongo.timeout(0):
+            yield builder[collection.database.name].get_collection(collection.name, collection.codec_options)
+    finally:
+        # Bounded like the store's own close (plumbing.CLOSE_TIMEOUT_S): endSessions waits
+        # for server selection, and a lost server must not hold the command's exit.
+        with contextlib.suppress(Exception), pymongo.timeout(5.0):
+            async with asyncio.timeout(10.0):
+                await builder.close()
 
 
 class MissingUniqueKeyIndexError(ConnectionError):
@@ -108,7 +168,8 @@ async def ensure_at_open(
         return []
     documents = await collection.estimated_document_count()
     if documents <= BUILD_AT_OPEN_MAX_DOCS:
-        with pymongo.timeout(None):
+        # A deadline, not timeout(None): only a deadline replaces the 60 s socket timeout.
+        with pymongo.timeout(OPEN_BUILD_DEADLINE_S):
             await collection.create_indexes(list(absent))
         return []
     if any(_pattern(model.document["key"]) == UNIQUE_KEY_INDEX for model in absent):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import bson
 from bson import ObjectId
 from pymongo import ReturnDocument
 from pymongo.asynchronous.client_session import AsyncClientSession
@@ -60,6 +61,21 @@ def insert_undo_filter(inserted: list[ObjectId]) -> Document:
     }
 
 
+def transaction_batches(sizes: Sequence[int], max_count: int, max_bytes: int) -> list[tuple[int, int]]:
+    """``[start, end)`` ranges over items of these encoded sizes, in order: at most
+    ``max_count`` items and ``max_bytes`` per range (an item larger than that alone)."""
+    ranges: list[tuple[int, int]] = []
+    start = total = 0
+    for index, size in enumerate(sizes):
+        if index > start and (index - start >= max_count or total + size > max_bytes):
+            ranges.append((start, index))
+            start, total = index, 0
+        total += size
+    if start < len(sizes):
+        ranges.append((start, len(sizes)))
+    return ranges
+
+
 def unique_insert_update(job: NewJob) -> Document:
     """``$setOnInsert`` the whole document: an existing live job is returned unchanged."""
     return {"$setOnInsert": new_job_document(job)}
@@ -68,9 +84,14 @@ def unique_insert_update(job: NewJob) -> Document:
 class MongoIntake(MongoPlumbing):
     """``JobStore``'s intake methods on MongoDB (composed into ``MongoStore``)."""
 
-    #: Jobs per ``insert_many`` transaction (see ``insert_many``): 1,000 of the largest
-    #: payloads allowed by default stay far below the 60 s and cache limits.
+    #: Jobs per ``insert_many`` / ``import_jobs`` transaction, at most (see ``insert_many``).
     TRANSACTION_BATCH = 1000
+    #: Encoded bytes per transaction, at most (a single larger job goes alone). A count
+    #: alone let one transaction hold 1,000 payloads of up to 15 MiB each, as
+    #: ``max_payload_size`` is unset by default (issue 36 defect 5): gigabytes in one
+    #: transaction, against MongoDB's 16 MB per oplog entry, its cache and 60 s limit.
+    #: Half of 16 MiB leaves room for what the oplog adds per document.
+    TRANSACTION_MAX_BYTES = 8 * 1024 * 1024
 
     async def insert(self, job: NewJob) -> Job:
         if job.unique_key is None:
@@ -110,8 +131,8 @@ class MongoIntake(MongoPlumbing):
         raise last
 
     async def insert_many(self, jobs: Sequence[NewJob]) -> list[Job]:
-        """In transactions of at most ``TRANSACTION_BATCH`` jobs on a replica set / sharded
-        cluster, each all or none (one transaction of any size hit the 60 s transaction
+        """In transactions of at most ``TRANSACTION_BATCH`` jobs and ``TRANSACTION_MAX_BYTES``
+        encoded bytes on a replica set / sharded cluster, each all or none (one transaction of any size hit the 60 s transaction
         limit or the cache and aborted, issue 27). If batch k fails, batches 1…k−1 stay
         stored and ``PartialInsertError`` says how many (a batch size or fewer jobs is still
         all or none). docs/engine.md (Intake) states this guarantee.
@@ -128,23 +149,29 @@ class MongoIntake(MongoPlumbing):
         collection = self._coll()
         if not self._supports_transactions:
             return await self._insert_many_compensating(collection, jobs)
+        with self._errors.guard("insert a batch of jobs"):
+            sizes = [len(bson.encode(new_job_document(job))) for job in jobs]
         stored: list[Job] = []
-        for start in range(0, len(jobs), self.TRANSACTION_BATCH):
+        for start, end in self._transaction_batches(sizes):
             try:
-                stored.extend(
-                    await self._insert_many_transaction(collection, jobs[start : start + self.TRANSACTION_BATCH])
-                )
+                stored.extend(await self._insert_many_transaction(collection, jobs[start:end]))
             except ConnectionError as error:
                 if not stored:
                     raise
                 raise PartialInsertError(
                     f"{error} — the first {len(stored)} of {len(jobs)} jobs were stored (in transactions of "
-                    f"{self.TRANSACTION_BATCH}); the rest were not: submit the items from index {len(stored)} "
+                    f"{self._transaction_limit()}); the rest were not: submit the items from index {len(stored)} "
                     "on to complete the batch",
                     stored,
                     len(jobs),
                 ) from error
         return stored
+
+    def _transaction_batches(self, sizes: Sequence[int]) -> list[tuple[int, int]]:
+        return transaction_batches(sizes, self.TRANSACTION_BATCH, self.TRANSACTION_MAX_BYTES)
+
+    def _transaction_limit(self) -> str:
+        return f"at most {self.TRANSACTION_BATCH:,} jobs and {self.TRANSACTION_MAX_BYTES / 2**20:g} MiB"
 
     async def _insert_batch(
         self,
@@ -215,7 +242,8 @@ class MongoIntake(MongoPlumbing):
     async def import_jobs(self, jobs: Sequence[Job]) -> int:
         """Each job as its own document (``Job.to_document``: the schema Node Monque reads),
         written as ``insert_many`` writes new jobs: in transactions of at most
-        ``TRANSACTION_BATCH`` on a replica set or sharded cluster, each all or none; ordered,
+        ``TRANSACTION_BATCH`` jobs and ``TRANSACTION_MAX_BYTES`` on a replica set or sharded
+        cluster, each all or none; ordered,
         in one call, on a standalone server. When a write fails after some jobs were stored,
         ``PartialInsertError`` says how many (the first ones, in order) and keeps them: an
         import of the rest completes it (an id already stored is refused, never replaced)."""
@@ -223,10 +251,14 @@ class MongoIntake(MongoPlumbing):
             return 0
         documents = [job.to_document() for job in jobs]
         collection = self._coll()
-        size = self.TRANSACTION_BATCH if self._supports_transactions else len(documents)
+        if self._supports_transactions:
+            with self._errors.guard("import jobs"):
+                ranges = self._transaction_batches([len(bson.encode(doc)) for doc in documents])
+        else:
+            ranges = [(0, len(documents))]
         stored = 0
-        for start in range(0, len(documents), size):
-            batch = documents[start : start + size]
+        for start, end in ranges:
+            batch = documents[start:end]
             try:
                 with self._errors.guard("import jobs"):
                     try:

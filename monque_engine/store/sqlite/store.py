@@ -458,8 +458,10 @@ class SqliteStore(JobStore):
     async def paused_names(self) -> dict[str, int]:
         return await self._read(fleet.paused_names(self._t))
 
-    async def add_outcome_counts(self, counts: dict[tuple[str, int], tuple[int, int]]) -> None:
-        if counts:
+    async def add_outcome_counts(
+        self, counts: dict[tuple[str, int], tuple[int, int]], batch: str | None = None
+    ) -> None:
+        if counts:  # one transaction: a failed write applied nothing, so ``batch`` is not needed
             await self._write(fleet.add_outcome_counts(self._t, counts))
 
     async def outcome_counts(self, since_minute: int, name: str | None = None) -> list[tuple[str, int, int, int]]:
