@@ -15,7 +15,8 @@ from monque_engine.job import InstanceRecord
 from monque_tui.console.screens.detail import JobDetailScreen
 from monque_tui.console.screens.errors import ErrorsScreen
 from monque_tui.console.screens.workers import WorkersScreen
-from monque_tui.console.session.alerts import Alerts, alerts_text, build_alerts
+from monque_tui.console.session.alerts import alerts_text, build_alerts
+from monque_tui.console.session.events import Alerts
 from monque_tui.console.session.fleet import InstanceRow
 from monque_tui.console.widgets.alerts_line import AlertsLine
 

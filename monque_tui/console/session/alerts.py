@@ -14,30 +14,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from rich.text import Text
 
 from monque_engine import Monque, QueueHealth
 
 from ...common.consumers import consumers_of
+from .events import Alerts
 from .fleet import FleetView, InstanceRow
 
 #: Seconds between two reads of the alerts at least (more when the reads are slow).
 ALERTS_EVERY = 5.0
-
-
-@dataclass(frozen=True, slots=True)
-class Alerts:
-    #: Dead instances still holding jobs: (id, jobs held).
-    dead: tuple[tuple[str, int], ...] = ()
-    #: Names with jobs due now and no live registered consumer: (name, due).
-    no_worker: tuple[tuple[str, int], ...] = ()
-    #: Paused names with jobs due now: (name, due).
-    paused: tuple[tuple[str, int], ...] = ()
-
-    def __bool__(self) -> bool:
-        return bool(self.dead or self.no_worker or self.paused)
 
 
 def build_alerts(rows: Sequence[InstanceRow], healths: Sequence[QueueHealth]) -> Alerts:

@@ -54,8 +54,9 @@ from ..clock import Clock, system_clock
 from ..config import ConsoleConfig
 from ..query import JobQuery
 from ..window import PAGE_SIZE, JobWindow
-from .alerts import Alerts, AlertsWatch
+from .alerts import AlertsWatch
 from .events import (
+    Alerts,
     AlertsChanged,
     Connected,
     FeedChanged,

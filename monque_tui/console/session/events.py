@@ -7,15 +7,11 @@ tests read them directly.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from monque_engine import FeedState, QueueStats
 
 from ..query import JobQuery
 from ..window import JobWindow, WindowDiff
-
-if TYPE_CHECKING:
-    from .alerts import Alerts  # alerts.py reads the fleet, which emits events: no import cycle at run time
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +135,21 @@ class PausedNamesChanged:
     """The store's paused job names changed (polled with the stats: pauses are not in the job feed)."""
 
     names: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Alerts:
+    """What the alerts line says (``session/alerts.py`` reads and draws it)."""
+
+    #: Dead instances still holding jobs: (id, jobs held).
+    dead: tuple[tuple[str, int], ...] = ()
+    #: Names with jobs due now and no live registered consumer: (name, due).
+    no_worker: tuple[tuple[str, int], ...] = ()
+    #: Paused names with jobs due now: (name, due).
+    paused: tuple[tuple[str, int], ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.dead or self.no_worker or self.paused)
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,8 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from ..session.alerts import Alerts, alerts_text
+from ..session.alerts import alerts_text
+from ..session.events import Alerts
 
 
 class AlertsLine(Static):
