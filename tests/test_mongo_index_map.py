@@ -267,6 +267,7 @@ EXEMPT = {
     "counts_by_name_pipeline": "hinted (test_hinted_reads_name_declared_indexes)",
     "pending_health_pipeline": "hinted (test_hinted_reads_name_declared_indexes)",
     "watch_pipeline": "a change stream's $match on events, not a query of the collection",
+    "worker_pipeline": "a change stream's $match on events (watch_pipeline's for workers), not a query of the collection",
 }
 
 
@@ -285,6 +286,7 @@ def test_hinted_reads_name_declared_indexes() -> None:
         mongo_reads.STATUS_COUNT_HINT,
         mongo_reads.NAME_STATUS_COUNT_HINT,
         mongo_reads.PENDING_HEALTH_HINT,
+        mongo_reads.ERROR_GROUPS_HINT,
         q.ID_INDEX_HINT,
     ):
         assert hint in [keys for keys, _ in JOBS], hint
@@ -339,3 +341,33 @@ def test_the_checker_sees_partial_filters_keyset_branches_and_sorts() -> None:
     for name in ("email", None):
         assert served_by(fleet.counters_filter(100, name), fleet.COUNTERS_SORT, old_counters) is None
         assert served_by(fleet.counters_filter(100, name), fleet.COUNTERS_SORT, SIDE["counters"]) is not None
+
+
+def _paths_named(node: Any, keys: bool = True) -> set[str]:
+    """Every field a pipeline part reads: with ``keys``, a query's keys that are not
+    operators; always, ``"$field"`` references in expressions (``$$`` variables aside).
+    A ``$group``'s keys are the names of its outputs: read it with ``keys=False``."""
+    if isinstance(node, dict):
+        named = {k for k in node if not k.startswith("$")} if keys else set()
+        return named | set().union(*(_paths_named(v, keys) for v in node.values()))
+    if isinstance(node, list):
+        return set().union(*(_paths_named(v, keys) for v in node)) if node else set()
+    if isinstance(node, str) and node.startswith("$") and not node.startswith("$$"):
+        return {node[1:]}
+    return set()
+
+
+@pytest.mark.parametrize(("name", "since"), [(None, None), ("email", None), ("email", NOW - 3_600_000)])
+def test_the_error_groups_read_is_index_only(name: str | None, since: int | None) -> None:
+    """Issue 36 item 4: the errors view re-read every failed document every 3 s. Every field
+    its grouping reads (filter, group keys, accumulators) is a key of the index that serves
+    its ``$match``, so the plan reads index keys only (a covered plan: no document fetch)."""
+    pipeline = mongo_reads.error_groups_pipeline(name, since, NOW)
+    match, sort = _pipeline(pipeline)
+    index = mongo_reads.ERROR_GROUPS_HINT  # run hinted: a name's {name, status} index would fetch
+    assert served_by(match, sort, [(keys, options) for keys, options in JOBS if keys == index]) == index
+    group = pipeline[1]["$group"]
+    read = _paths_named(match) | _paths_named(group, keys=False)
+    assert {"errorGroup", "status", "updatedAt", "name", "errorType", "failCount"} <= read  # the walker sees them
+    missing = read - {field for field, _ in index}
+    assert not missing, f"the errors view's read fetches documents for {missing}: add them to {index}"
