@@ -136,7 +136,10 @@ def _without_ors(query: dict[str, Any]) -> dict[str, Any]:
 
 
 def served_by(
-    query: dict[str, Any], sort: Keys, indexes: list[Index], bounded: set[str] = frozenset()  # type: ignore[assignment]
+    query: dict[str, Any],
+    sort: Keys,
+    indexes: list[Index],
+    bounded: set[str] = frozenset(),  # type: ignore[assignment]
 ) -> Keys | None:
     """The index that serves ``query`` sorted by ``sort`` (None: none does); ``bounded``:
     fields that must be keys of it (a keyset branch's bounds, not a filter on what it reads)."""
@@ -331,7 +334,10 @@ def test_the_checker_sees_partial_filters_keyset_branches_and_sorts() -> None:
     # A partial index serves only a filter that implies its partialFilterExpression.
     assert served_by({"errorGroup": {"$exists": False}}, [], JOBS) is None
     assert served_by({"errorGroup": "g"}, [], JOBS) is not None
-    assert served_by({"name": "email", "uniqueKey": "k", "status": "failed"}, [], JOBS) != [("name", 1), ("uniqueKey", 1)]
+    assert served_by({"name": "email", "uniqueKey": "k", "status": "failed"}, [], JOBS) != [
+        ("name", 1),
+        ("uniqueKey", 1),
+    ]
     # A keyset $or with a sort: its branches must be index bounds, not a filter.
     value, anchor = q.dt(NOW), ObjectId(ID)
     stray = {"name": "email", "$or": [{"updatedAt": {"$lt": value}}, {"updatedAt": value, "_id": {"$lt": anchor}}]}
