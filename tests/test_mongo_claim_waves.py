@@ -12,6 +12,7 @@ from typing import Any
 from test_mongo_evaluator import evaluator_store, new_job, oid
 
 from monque_engine.job import JobStatus
+from monque_engine.store.mongo.claims import CLAIM_WAVE_MAX
 
 
 class RoundTrips:
@@ -48,6 +49,15 @@ async def test_ten_free_slots_are_claimed_in_four_round_trips_not_ten() -> None:
     assert sorted(j.id for j in claimed) == [oid(n) for n in range(1, 11)]
     assert all(j.status is JobStatus.PROCESSING and j.claimed_by == "me" for j in claimed)
     assert (trips.trips, trips.peak, trips.calls) == (4, 4, 10)  # waves of 1, 2, 4, 3
+
+
+async def test_a_wave_holds_at_most_claim_wave_max_connections() -> None:
+    store, adapter = evaluator_store()
+    for n in range(1, 41):
+        await store.insert(new_job(oid(n), run_at=n))
+    trips = RoundTrips(adapter)
+    assert len(await store.claim("email", "me", 1_000, 40, 30_000)) == 40
+    assert trips.peak == CLAIM_WAVE_MAX and trips.trips == 6  # 1, 2, 4, 8, 16, 9
 
 
 async def test_two_workers_claiming_in_waves_never_claim_one_job_twice() -> None:

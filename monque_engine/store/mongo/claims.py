@@ -38,6 +38,9 @@ def claim_filter(name: str, now_ms: int) -> Document:
 
 
 CLAIM_SORT: list[tuple[str, int]] = [("nextRunAt", 1)]
+#: The largest wave of concurrent claims (``MongoClaims.claim``): a worker with 100 free
+#: slots holds at most this many of the pool's connections (100 by default) for claims.
+CLAIM_WAVE_MAX = 16
 
 
 def claim_update(owner: str, now_ms: int, heartbeat_interval_ms: int) -> Document:
@@ -146,7 +149,8 @@ class MongoClaims(MongoPlumbing):
 
     async def claim(self, name: str, owner: str, now_ms: int, limit: int, heartbeat_interval_ms: int) -> list[Job]:
         """Upstream claimNext, once per free slot, in waves of 1, 2, 4 … concurrent claims
-        until a claim misses (nothing more is due) or ``limit`` is reached.
+        (at most ``CLAIM_WAVE_MAX``) until a claim misses (nothing more is due) or ``limit``
+        is reached.
 
         Each claim is still upstream's one atomic ``findOneAndUpdate`` with every guard of
         its filter; only their round trips overlap (issue 36 item 6: a worker with N free
@@ -188,7 +192,7 @@ class MongoClaims(MongoPlumbing):
                         jobs.append(job)
             if missed:
                 break
-            wave *= 2
+            wave = min(wave * 2, CLAIM_WAVE_MAX)
         if failure is not None:
             # Claims committed as ours whatever failed in another (a network error, or a
             # reply that could not be decoded): run them rather than orphan them.
