@@ -95,9 +95,13 @@ def _implies(query: dict[str, Any], field: str, condition: Any) -> bool:
                 return True
             if isinstance(value, dict) and (value.get("$exists") is True or set(value) & _PRESENT_OPS):
                 return True
-        elif isinstance(condition, dict) and "$in" in condition:
-            if points is not None and all(point in condition["$in"] for point in points):
-                return True
+        elif (
+            isinstance(condition, dict)
+            and "$in" in condition
+            and points is not None
+            and all(point in condition["$in"] for point in points)
+        ):
+            return True
     return False
 
 

@@ -26,8 +26,8 @@ from ...timeutil import now_ms as clock_ms
 from ..base import PendingSplit, StepCount, StoreListFilter, StoreSelector
 from . import documents as q
 from .documents import COMPLETED, PENDING, PROCESSING, Document, dt, error_member_filter
-from .plumbing import MongoPlumbing, _ms_or_none, _valid
 from .indexes import ERROR_GROUPS_KEYS
+from .plumbing import MongoPlumbing, _ms_or_none, _valid
 
 #: The Monque statuses (a document's status written by hand may be anything else).
 _STATUS_VALUES = frozenset(status.value for status in JobStatus)
