@@ -33,11 +33,16 @@ class FlakyFeedStore(SqliteStore):
     opens = 0
 
     async def open_watch(
-        self, resume_after: Any = None, *, full_document: bool = True, statuses: tuple[JobStatus, ...] | None = None
+        self,
+        resume_after: Any = None,
+        *,
+        full_document: bool = True,
+        statuses: tuple[JobStatus, ...] | None = None,
+        names: tuple[str, ...] | None = None,
     ) -> AsyncIterator[ChangeEvent]:
         self.opens += 1
         if self.healthy:
-            return await super().open_watch(resume_after, full_document=full_document, statuses=statuses)
+            return await super().open_watch(resume_after, full_document=full_document, statuses=statuses, names=names)
         if self.mode == "sync":
             raise ConnectionError(STANDALONE)
         return self._breaks_later()

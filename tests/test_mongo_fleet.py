@@ -197,7 +197,7 @@ def test_each_new_read_has_an_index() -> None:
     side = fleet_index_specs()
     assert side["instances"] == [([("lastHeartbeat", 1)], {"expireAfterSeconds": 24 * 3600, "background": True})]
     assert ([("at", 1)], {"expireAfterSeconds": 48 * 3600, "background": True}) in side["counters"]
-    assert [("minute", 1), ("name", 1)] in [keys for keys, _ in side["counters"]]  # counters_filter
+    assert [("name", 1), ("minute", 1)] in [keys for keys, _ in side["counters"]]  # counters_filter, COUNTERS_SORT
     assert side["control"] == [([("kind", 1)], {"background": True})]  # PAUSED_FILTER
 
 

@@ -34,13 +34,16 @@ from monque_engine.store.mongo import retry as mongo_retry
 from monque_engine.store.mongo.indexes import fleet_index_specs, index_specs
 
 Keys = list[tuple[str, int]]
+#: (keys, options): an index with a ``partialFilterExpression`` (or ``sparse``) serves only
+#: queries that imply its filter (MongoDB's rule: the planner drops it otherwise).
+Index = tuple[Keys, dict[str, Any]]
 NOW = 1_800_000_000_000
 ID = "65f000000000000000000001"
-JOBS: list[Keys] = [[("_id", 1)], *(keys for keys, _ in index_specs(retention=True))]
-SIDE: dict[str, list[Keys]] = {
-    kind: [[("_id", 1)], *(k for k, _ in specs)] for kind, specs in fleet_index_specs().items()
-}
+JOBS: list[Index] = [([("_id", 1)], {}), *index_specs(retention=True)]
+SIDE: dict[str, list[Index]] = {kind: [([("_id", 1)], {}), *specs] for kind, specs in fleet_index_specs().items()}
 _RANGE_OPS = {"$lt", "$lte", "$gt", "$gte", "$type", "$exists", "$regex", "$ne"}
+#: Operators after which a field is certainly present (a comparison never matches a missing field).
+_PRESENT_OPS = {"$lt", "$lte", "$gt", "$gte", "$type", "$regex"}
 
 
 def _conjuncts(query: dict[str, Any]) -> list[dict[str, Any]]:
@@ -55,10 +58,12 @@ def _conjuncts(query: dict[str, Any]) -> list[dict[str, Any]]:
     return parts
 
 
-def _fields(query: dict[str, Any]) -> tuple[set[str], set[str], list[list[dict[str, Any]]]]:
-    """(equality fields, range fields, $or branch lists) of a filter; $expr is a filter only."""
+def _fields(query: dict[str, Any]) -> tuple[set[str], set[str], list[list[dict[str, Any]]], set[str]]:
+    """(equality fields, range fields, $or branch lists, fields fixed to one value) of a
+    filter; $expr is a filter only. A field fixed to one value drops out of a sort."""
     equal: set[str] = set()
     ranged: set[str] = set()
+    fixed: set[str] = set()
     ors: list[list[dict[str, Any]]] = []
     for part in _conjuncts(query):
         ((key, value),) = part.items()
@@ -70,10 +75,45 @@ def _fields(query: dict[str, Any]) -> tuple[set[str], set[str], list[list[dict[s
             ranged.add(key)
         else:
             equal.add(key)  # a value, or {$in: [...]} (points: still equality for the planner)
-    return equal, ranged, ors
+            if not isinstance(value, dict) or len(value.get("$in", [])) == 1:
+                fixed.add(key)
+    return equal, ranged, ors, fixed
 
 
-def _serves(index: Keys, equal: set[str], ranged: set[str], sort: Keys) -> bool:
+def _implies(query: dict[str, Any], field: str, condition: Any) -> bool:
+    """Whether every document ``query`` matches satisfies ``{field: condition}`` (the two
+    partial-filter forms Monque's indexes use: ``$exists: true`` and ``$in``)."""
+    for part in _conjuncts(query):
+        ((key, value),) = part.items()
+        if key == "$or" and all(_implies(branch, field, condition) for branch in value):
+            return True
+        if key != field:
+            continue
+        points = value.get("$in") if isinstance(value, dict) else [value]
+        if condition == {"$exists": True}:
+            if points is not None and None not in points:
+                return True
+            if isinstance(value, dict) and (value.get("$exists") is True or set(value) & _PRESENT_OPS):
+                return True
+        elif (
+            isinstance(condition, dict)
+            and "$in" in condition
+            and points is not None
+            and all(point in condition["$in"] for point in points)
+        ):
+            return True
+    return False
+
+
+def _eligible(index: Index, query: dict[str, Any]) -> bool:
+    keys, options = index
+    partial: dict[str, Any] = dict(options.get("partialFilterExpression", {}))
+    if options.get("sparse"):
+        partial.update({field: {"$exists": True} for field, _ in keys})
+    return all(_implies(query, field, condition) for field, condition in partial.items())
+
+
+def _serves(index: Keys, equal: set[str], ranged: set[str], sort: Keys, fixed: set[str] = frozenset()) -> bool:  # type: ignore[assignment]
     fields = [field for field, _ in index]
     if fields == ["_id"] and ("_id" in equal or "_id" in ranged):
         return True
@@ -84,18 +124,43 @@ def _serves(index: Keys, equal: set[str], ranged: set[str], sort: Keys) -> bool:
         return bool(fields) and (fields[0] in equal or fields[0] in ranged)
     if equal and lead == 0:
         return False  # sorted, but reads past every key that fails the equality
-    window = index[lead : lead + len(sort)]
-    if [f for f, _ in window] != [f for f, _ in sort]:
+    # A sort field fixed to one value by the filter orders nothing ({createdAt: v, _id < x}
+    # sorted by createdAt, _id is in _id order after the equality prefix).
+    rest = [(field, order) for field, order in sort if field not in fixed or field not in fields[:lead]]
+    window = index[lead : lead + len(rest)]
+    if [f for f, _ in window] != [f for f, _ in rest]:
         return False
-    same = all(d == s for (_, d), (_, s) in zip(window, sort, strict=True))
-    reversed_ = all(d == -s for (_, d), (_, s) in zip(window, sort, strict=True))
+    same = all(d == s for (_, d), (_, s) in zip(window, rest, strict=True))
+    reversed_ = all(d == -s for (_, d), (_, s) in zip(window, rest, strict=True))
     return same or reversed_
 
 
-def served_by(query: dict[str, Any], sort: Keys, indexes: list[Keys]) -> Keys | None:
-    equal, ranged, ors = _fields(query)
-    for index in indexes:
-        if _serves(index, equal, ranged, sort):
+def _without_ors(query: dict[str, Any]) -> dict[str, Any]:
+    return {"$and": [part for part in _conjuncts(query) if "$or" not in part]}
+
+
+def served_by(
+    query: dict[str, Any],
+    sort: Keys,
+    indexes: list[Index],
+    bounded: set[str] = frozenset(),  # type: ignore[assignment]
+) -> Keys | None:
+    """The index that serves ``query`` sorted by ``sort`` (None: none does); ``bounded``:
+    fields that must be keys of it (a keyset branch's bounds, not a filter on what it reads)."""
+    equal, ranged, ors, fixed = _fields(query)
+    eligible = [keys for keys, options in indexes if _eligible((keys, options), query)]
+    if ors and sort:
+        # A keyset page's $or (past the anchor) with a sort: each branch, with the rest of
+        # the filter, must be read in the sort's order from an index whose keys bound it (a
+        # SORT_MERGE of bounded scans); else every page reads from the start of the order.
+        rest = _without_ors(query)
+        for branches in ors:
+            for branch in branches:
+                if served_by({"$and": [rest, branch]}, sort, indexes, set(branch)) is None:
+                    return None
+        return [("$or", 1)]
+    for index in eligible:
+        if bounded <= {field for field, _ in index} and _serves(index, equal, ranged, sort, fixed):
             return index
     if ors and not sort:
         # Each branch of each $or, with the filter's other fields, served on its own (an OR plan).
@@ -173,14 +238,27 @@ SHAPES: list[tuple[str, dict[str, Any], Keys]] = [
     ("owner holdings", *_pipeline(fleet.owner_holdings_pipeline())),
     ("error groups", *_pipeline(mongo_reads.error_groups_pipeline("email", NOW - 3_600_000, NOW))),
     *_console_pages(),
+    *(
+        (f"find by {label} ({'FIND_SORT'})", q.selector_filter(selector), mongo_reads.FIND_SORT)
+        for label, selector in (
+            ("nothing", StoreSelector()),
+            ("name", StoreSelector(name="email")),
+            ("status", StoreSelector(statuses=(JobStatus.PENDING,))),
+            ("statuses", StoreSelector(statuses=(JobStatus.FAILED, JobStatus.CANCELLED))),
+            ("name and status", StoreSelector(name="email", statuses=(JobStatus.FAILED,))),
+        )
+    ),
 ]
 
-SIDE_SHAPES: list[tuple[str, str, dict[str, Any]]] = [
-    ("instances", "purge", fleet.instance_purge_filter(NOW)),
-    ("control", "paused names", fleet.PAUSED_FILTER),
-    ("control", "lease", mongo_retention.lease_filter("retention", "w1", NOW)),
-    ("control", "lease release", mongo_retention.lease_release_filter("retention", "w1")),
-    ("counters", "health window", fleet.counters_filter(100, "email")),
+SIDE_SHAPES: list[tuple[str, str, dict[str, Any], Keys]] = [
+    ("instances", "purge", fleet.instance_purge_filter(NOW), []),
+    ("control", "paused names", fleet.PAUSED_FILTER, []),
+    ("control", "lease", mongo_retention.lease_filter("retention", "w1", NOW), []),
+    ("control", "lease release", mongo_retention.lease_release_filter("retention", "w1"), []),
+    # MongoFleet.outcome_counts sends both with COUNTERS_SORT (issue 36 item 7).
+    ("counters", "health window of a name", fleet.counters_filter(100, "email"), fleet.COUNTERS_SORT),
+    ("counters", "health window", fleet.counters_filter(100, None), fleet.COUNTERS_SORT),
+    ("counters", "purge", fleet.counters_purge_filter(100), []),
 ]
 
 #: Builders that issue no query of their own, or whose query is a deliberate scan.
@@ -196,6 +274,7 @@ EXEMPT = {
     "counts_by_name_pipeline": "hinted (test_hinted_reads_name_declared_indexes)",
     "pending_health_pipeline": "hinted (test_hinted_reads_name_declared_indexes)",
     "watch_pipeline": "a change stream's $match on events, not a query of the collection",
+    "worker_pipeline": "a change stream's $match on events (watch_pipeline's for workers), not a query of the collection",
 }
 
 
@@ -204,9 +283,9 @@ def test_every_jobs_query_shape_has_an_index(label: str, query: dict[str, Any], 
     assert served_by(query, sort, JOBS) is not None, f"{label}: no declared index serves {query} sorted {sort}"
 
 
-@pytest.mark.parametrize(("kind", "label", "query"), SIDE_SHAPES, ids=[s[1] for s in SIDE_SHAPES])
-def test_every_side_collection_query_has_an_index(kind: str, label: str, query: dict[str, Any]) -> None:
-    assert served_by(query, [], SIDE[kind]) is not None, f"{label}: no index on {kind} serves {query}"
+@pytest.mark.parametrize(("kind", "label", "query", "sort"), SIDE_SHAPES, ids=[s[1] for s in SIDE_SHAPES])
+def test_every_side_collection_query_has_an_index(kind: str, label: str, query: dict[str, Any], sort: Keys) -> None:
+    assert served_by(query, sort, SIDE[kind]) is not None, f"{label}: no index on {kind} serves {query} sorted {sort}"
 
 
 def test_hinted_reads_name_declared_indexes() -> None:
@@ -214,9 +293,10 @@ def test_hinted_reads_name_declared_indexes() -> None:
         mongo_reads.STATUS_COUNT_HINT,
         mongo_reads.NAME_STATUS_COUNT_HINT,
         mongo_reads.PENDING_HEALTH_HINT,
+        mongo_reads.ERROR_GROUPS_HINT,
         q.ID_INDEX_HINT,
     ):
-        assert hint in JOBS, hint
+        assert hint in [keys for keys, _ in JOBS], hint
 
 
 def test_every_query_builder_is_mapped() -> None:
@@ -244,10 +324,60 @@ def test_every_query_builder_is_mapped() -> None:
 def test_the_checker_rejects_what_no_index_serves() -> None:
     """The rules are not vacuous: the shapes issue 27 found unindexed before are refused
     without the indexes added for them."""
-    before = [keys for keys in JOBS if keys[0][0] != "name" or keys[-1] != ("_id", -1)]
+    before = [(keys, options) for keys, options in JOBS if keys[0][0] != "name" or keys[-1] != ("_id", -1)]
     name_by_created, sort = _page(StoreListFilter(name="email"), "created_at", False)
     assert served_by(name_by_created, sort, JOBS) is not None
     assert served_by(name_by_created, sort, before) is None
     old_search = q.list_filter(StoreListFilter(search="0001"))  # the $expr branch inside the $or
     assert served_by(old_search, [], JOBS) is None
     assert served_by({"failReason": "x"}, [], JOBS) is None
+
+
+def test_the_checker_sees_partial_filters_keyset_branches_and_sorts() -> None:
+    """Issue 36 item 10: the blind spots of the checker before it, each refused now."""
+    # A partial index serves only a filter that implies its partialFilterExpression.
+    assert served_by({"errorGroup": {"$exists": False}}, [], JOBS) is None
+    assert served_by({"errorGroup": "g"}, [], JOBS) is not None
+    assert served_by({"name": "email", "uniqueKey": "k", "status": "failed"}, [], JOBS) != [
+        ("name", 1),
+        ("uniqueKey", 1),
+    ]
+    # A keyset $or with a sort: its branches must be index bounds, not a filter.
+    value, anchor = q.dt(NOW), ObjectId(ID)
+    stray = {"name": "email", "$or": [{"updatedAt": {"$lt": value}}, {"updatedAt": value, "_id": {"$lt": anchor}}]}
+    assert served_by(stray, [("createdAt", -1), ("_id", -1)], JOBS) is None
+    # A sort on the counters: {minute, name} (the index before) serves neither window.
+    old_counters = [([("_id", 1)], {}), ([("minute", 1), ("name", 1)], {})]
+    for name in ("email", None):
+        assert served_by(fleet.counters_filter(100, name), fleet.COUNTERS_SORT, old_counters) is None
+        assert served_by(fleet.counters_filter(100, name), fleet.COUNTERS_SORT, SIDE["counters"]) is not None
+
+
+def _paths_named(node: Any, keys: bool = True) -> set[str]:
+    """Every field a pipeline part reads: with ``keys``, a query's keys that are not
+    operators; always, ``"$field"`` references in expressions (``$$`` variables aside).
+    A ``$group``'s keys are the names of its outputs: read it with ``keys=False``."""
+    if isinstance(node, dict):
+        named = {k for k in node if not k.startswith("$")} if keys else set()
+        return named | set().union(*(_paths_named(v, keys) for v in node.values()))
+    if isinstance(node, list):
+        return set().union(*(_paths_named(v, keys) for v in node)) if node else set()
+    if isinstance(node, str) and node.startswith("$") and not node.startswith("$$"):
+        return {node[1:]}
+    return set()
+
+
+@pytest.mark.parametrize(("name", "since"), [(None, None), ("email", None), ("email", NOW - 3_600_000)])
+def test_the_error_groups_read_is_index_only(name: str | None, since: int | None) -> None:
+    """Issue 36 item 4: the errors view re-read every failed document every 3 s. Every field
+    its grouping reads (filter, group keys, accumulators) is a key of the index that serves
+    its ``$match``, so the plan reads index keys only (a covered plan: no document fetch)."""
+    pipeline = mongo_reads.error_groups_pipeline(name, since, NOW)
+    match, sort = _pipeline(pipeline)
+    index = mongo_reads.ERROR_GROUPS_HINT  # run hinted: a name's {name, status} index would fetch
+    assert served_by(match, sort, [(keys, options) for keys, options in JOBS if keys == index]) == index
+    group = pipeline[1]["$group"]
+    read = _paths_named(match) | _paths_named(group, keys=False)
+    assert {"errorGroup", "status", "updatedAt", "name", "errorType", "failCount"} <= read  # the walker sees them
+    missing = read - {field for field, _ in index}
+    assert not missing, f"the errors view's read fetches documents for {missing}: add them to {index}"

@@ -129,3 +129,32 @@ def test_migrate_command_on_sqlite_has_nothing_to_do(tmp_path: Any, capsys: Any)
     asyncio.run(create())
     assert run_command(["migrate", url]) == 0
     assert "nothing to do" in capsys.readouterr().out
+
+
+class _SideCollection:
+    """A side collection (``<jobs>_counters`` …) on mongomock, with the async ``create_indexes``."""
+
+    def __init__(self, sync: Any) -> None:
+        self.sync = sync
+
+    async def create_indexes(self, models: Any) -> None:
+        for model in models:
+            self.sync.create_index(
+                list(model.document["key"].items()),
+                **{k: v for k, v in model.document.items() if k in ("expireAfterSeconds",)},
+            )
+
+
+async def test_migrate_builds_the_counters_index_in_the_health_windows_order_on_an_existing_deployment() -> None:
+    """Issue 36 item 7: a deployment from before has ``{minute, name}`` on its counters;
+    ``migrate`` (``MongoStore.build_indexes``, also run for the side collections at every
+    open) creates ``{name, minute}``, the order ``outcome_counts`` sorts by."""
+    collection = IndexedCollection(10_000_000, MODELS)
+    side_db = mongomock.MongoClient(tz_aware=True).db
+    side_db.monque_jobs_counters.create_index([("minute", 1), ("name", 1)])  # what the old release built
+    collection.database = type("Db", (), {"__getitem__": lambda self, name: _SideCollection(side_db[name])})()  # type: ignore[assignment]
+    store = MongoStore.from_url("mongodb://h:27017/db")
+    store._collection = collection  # type: ignore[assignment]
+    await store.build_indexes()
+    keys = [tuple(info["key"].items()) for info in side_db.monque_jobs_counters.list_indexes()]
+    assert (("name", 1), ("minute", 1)) in keys

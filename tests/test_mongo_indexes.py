@@ -43,7 +43,7 @@ CONSOLE = [
     ({"uniqueKey": 1}, {"sparse": True, **BG}),
     ({"status": 1, "createdAt": -1, "_id": -1}, BG),
     (
-        {"errorGroup": 1, "status": 1, "updatedAt": 1},
+        {"errorGroup": 1, "status": 1, "updatedAt": 1, "name": 1, "errorType": 1, "failCount": 1},
         {"partialFilterExpression": {"errorGroup": {"$exists": True}}, **BG},
     ),
     # issue 27 item 7: the status tab and the name filter in each console sort order
@@ -85,7 +85,7 @@ def test_index_models_have_upstreams_default_names() -> None:
         "status_1_updatedAt_1",
         "uniqueKey_1",
         "status_1_createdAt_-1__id_-1",
-        "errorGroup_1_status_1_updatedAt_1",
+        "errorGroup_1_status_1_updatedAt_1_name_1_errorType_1_failCount_1",
         "status_1_updatedAt_-1__id_-1",
         "status_1_nextRunAt_-1__id_-1",
         "name_1_createdAt_-1__id_-1",

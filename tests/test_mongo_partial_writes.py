@@ -47,4 +47,7 @@ async def test_a_claim_whose_reply_cannot_be_decoded_keeps_the_jobs_already_clai
 
     adapter.before_find_one_and_update = second_fails
     jobs = await store.claim("email", "w1", 10_000, 3, 30_000)
-    assert [job.id for job in jobs] == [oid(1)]  # returned to run, not orphaned
+    # Claims 1 and 3 (the second wave runs claims 2 and 3 together) committed as ours:
+    # returned to run, not orphaned; no wave starts after the failure.
+    assert [job.id for job in jobs] == [oid(1), oid(2)]
+    assert calls[0] == 3

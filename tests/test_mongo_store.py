@@ -64,7 +64,9 @@ async def test_evaluator_store_claim_loops_until_first_miss_in_next_run_order() 
     claimed = await store.claim("email", "me", 1_000, 10, 30_000)
     assert [j.id for j in claimed] == [oid(2), oid(3), oid(1)]
     claims = [c for c in adapter.calls if c[0] == "find_one_and_update"]
-    assert len(claims) == 4  # three hits, then the first miss stops the loop
+    # Waves of 1, 2, 4 concurrent claims (issue 36 item 6): three hits, then the wave with
+    # the first miss is the last.
+    assert len(claims) == 7
     assert await store.claim("email", "me", 1_000, 10, 30_000) == []
     assert await store.claim("email", "me", 1_000, 0, 30_000) == []
 

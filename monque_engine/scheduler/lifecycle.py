@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 from collections.abc import Awaitable, Callable
 from typing import cast
 
@@ -33,6 +34,12 @@ from .stop_budget import StopBudget
 
 log = logging.getLogger("monque_engine.lifecycle")
 
+#: A wake-up heard on the change feed is delayed by a random 0 … this many seconds, on a
+#: store that asks for it (``wake_jitter_s`` on the feed: MongoDB, where every worker of a
+#: name hears the same insert at once and 20 workers raced for the same first document;
+#: issue 36 item 6). Bounded and small next to a claim's w:majority round trip times the
+#: workers; a job due later gets the same spread on its timer. SQLite asks for none.
+WAKE_JITTER_MAX_S = 0.05
 #: A heartbeat later than this (or than one heartbeat interval, if longer) means the event
 #: loop was blocked: warn, naming the likely cause.
 STALL_WARNING_MIN = 1.0
@@ -60,6 +67,10 @@ class Lifecycle:
         self.reconnect_delays = RECONNECT_DELAYS
         self.fallback_retry_interval = FALLBACK_RETRY_INTERVAL
         self._poll_now = asyncio.Event()
+        #: Seconds of wake jitter (``WAKE_JITTER_MAX_S`` at most) and the random source.
+        self.wake_jitter = min(WAKE_JITTER_MAX_S, float(getattr(feed, "wake_jitter_s", 0.0)))
+        self._random = random.Random()
+        self._refilters: set[asyncio.Task[None]] = set()
         policy = ctx.options.job_retention
         self.retention = None if policy is None else Retention(retention, policy, ctx.instance_id)
         #: A jump under a second is drift or a slow round, not a clock step (ADR 0012).
@@ -82,10 +93,12 @@ class Lifecycle:
             self._on_watch_event,
             full_document=False,
             statuses=(JobStatus.PENDING,),
+            names=lambda: tuple(self._processor.workers),
             reconnect_delays=self.reconnect_delays,
             fallback_retry_interval=self.fallback_retry_interval,
         )
         await self._watch.start()
+        self._processor.on_new_name = self._names_changed
         self._tasks = [loop.create_task(self._poll_loop(), name="monque-poll")]
         # Paused names set by other processes are followed within one poll interval.
         self._tasks.append(
@@ -106,7 +119,8 @@ class Lifecycle:
         """Stop everything but the heartbeat, which keeps running while jobs drain. The
         lease release and the stream's close are store steps, bounded by ``budget``."""
         budget = budget if budget is not None else StopBudget()
-        tasks, self._tasks = self._tasks, []
+        self._processor.on_new_name = None
+        tasks, self._tasks = self._tasks + list(self._refilters), []
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
@@ -270,13 +284,34 @@ class Lifecycle:
         if event.kind == "fallback" or (event.kind == "connected" and event.previous == "fallback"):
             self.poll_soon()  # re-arm the poll at the interval of the new state
 
+    def _names_changed(self, _name: str) -> None:
+        """A name registered while running: reopen the feed so its filter includes it."""
+        watch = self._watch
+        if watch is None:
+            return
+        task = asyncio.get_running_loop().create_task(watch.refilter(), name="monque-feed-refilter")
+        self._refilters.add(task)
+        task.add_done_callback(self._refilters.discard)
+
     def _route(self, name: str | None, status: JobStatus | None, next_run_at_ms: int | None, operation: str) -> None:
-        if operation == "delete" or status is not JobStatus.PENDING or name is None:
+        """Wake the workers a change may concern. A worker's stream carries no post-image
+        (issue 36 item 2), so an update names no job name: a pending one wakes every
+        registered name, and a ``nextRunAt``-only update (a reschedule: status unknown) is
+        taken as possibly pending. Anything else not pending wakes nobody."""
+        if operation == "delete":
+            return
+        if status is not JobStatus.PENDING and not (status is None and operation == "update" and next_run_at_ms):
             return
         processor = self._processor
-        if name not in processor.workers:
+        if name is not None and name not in processor.workers:
             return
-        if next_run_at_ms is None or next_run_at_ms <= now_ms():
-            processor.wake(name)
-        else:
-            processor.wake_at(name, next_run_at_ms)
+        names = [name] if name is not None else list(processor.workers)
+        jitter = self._random.uniform(0.0, self.wake_jitter) if self.wake_jitter > 0 else 0.0
+        for each in names:
+            if next_run_at_ms is None or next_run_at_ms <= now_ms():
+                if jitter > 0:
+                    asyncio.get_running_loop().call_later(jitter, processor.wake, each)
+                else:
+                    processor.wake(each)
+            else:
+                processor.wake_at(each, next_run_at_ms + int(jitter * 1000))

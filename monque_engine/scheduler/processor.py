@@ -223,6 +223,9 @@ class JobProcessor:
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._timer_due: dict[str, int] = {}
         self._fillers: set[asyncio.Task[None]] = set()  # current and replaced ones still finishing
+        #: Called (on the loop) when a name is registered while running: the change feed,
+        #: narrowed to the registered names, reopens to include it (``Lifecycle``).
+        self.on_new_name: Callable[[str], None] | None = None
         #: Jobs whose handler has returned and whose outcome write is in flight. Shutdown
         #: must not cancel these: the write is already on its way to the store.
         self.finishing: set[str] = set()
@@ -319,6 +322,8 @@ class JobProcessor:
         self.workers[name] = worker
         if self.running:
             self._start_filler(worker)
+            if existing is None and self.on_new_name is not None:
+                self.on_new_name(name)
 
     def summaries(self) -> dict[str, WorkerSummary]:
         return {

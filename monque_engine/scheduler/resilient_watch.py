@@ -81,6 +81,7 @@ class ResilientWatch:
         *,
         full_document: bool = True,
         statuses: tuple[JobStatus, ...] | None = None,
+        names: Callable[[], tuple[str, ...]] | None = None,
         reconnect_delays: tuple[float, ...] = RECONNECT_DELAYS,
         fallback_retry_interval: float = FALLBACK_RETRY_INTERVAL,
         proven_after: float = STREAM_PROVEN_AFTER,
@@ -90,6 +91,12 @@ class ResilientWatch:
         self._on_event = on_event
         self._full_document = full_document
         self._statuses = statuses
+        #: Read at each open: the names the stream is narrowed to (``refilter`` reopens it
+        #: when they change).
+        self._names = names
+        #: A reopen for a new filter (``refilter``): the stream was live and stays so, so no
+        #: ``connected`` is reported for it.
+        self._quiet_reopen = False
         self.reconnect_delays = reconnect_delays
         self.fallback_retry_interval = fallback_retry_interval
         self.proven_after = proven_after
@@ -144,6 +151,27 @@ class ResilientWatch:
             if was_live:
                 self._emit(WatchEvent("closed", "stopped", previous))
 
+    async def refilter(self) -> None:
+        """Reopen the stream from where it got to, so a changed filter (``names``) applies.
+
+        Resuming from the token with the new pipeline replays what happened since under the
+        new filter, so a name registered while the stream ran misses none of its changes.
+        When the stream is not live (reconnecting, fallback) the next open applies it anyway.
+        """
+        task = self._task
+        if task is None or self._stopping or self.state != "live":
+            return
+        first, self._first = self._first, None
+        self._quiet_reopen = True
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        if first is not None:
+            await _close_stream(first)
+        if self._stopping or self._task is not task:
+            self._quiet_reopen = False
+            return
+        self._task = asyncio.get_running_loop().create_task(self._run(), name="monque-resilient-watch")
+
     async def wait(self) -> None:
         """Until the watch stops following (stop(), or a permanent fallback)."""
         task = self._task
@@ -152,7 +180,11 @@ class ResilientWatch:
 
     # -- the loop ---------------------------------------------------------------------------------
     async def _open(self) -> AsyncIterator[ChangeEvent]:
-        return await self._store.open_watch(self.token, full_document=self._full_document, statuses=self._statuses)
+        if self._names is None:
+            return await self._store.open_watch(self.token, full_document=self._full_document, statuses=self._statuses)
+        return await self._store.open_watch(
+            self.token, full_document=self._full_document, statuses=self._statuses, names=self._names()
+        )
 
     def _set(
         self,
@@ -178,6 +210,7 @@ class ResilientWatch:
         while True:
             opened_at = time.monotonic()
             stream: AsyncIterator[ChangeEvent] | None = None
+            quiet, self._quiet_reopen = self._quiet_reopen, False
             try:
                 if self._first_error is not None:
                     error, self._first_error = self._first_error, None
@@ -187,7 +220,8 @@ class ResilientWatch:
                 else:
                     stream = await self._open()
                 self.error = None
-                self._set("connected", "live")
+                if not (quiet and self.state == "live"):  # refilter(): still live, nothing to report
+                    self._set("connected", "live")
                 async for change in stream:
                     self.token = change.token
                     try:
@@ -199,6 +233,7 @@ class ResilientWatch:
                 raise StreamEndedError("the change stream ended unexpectedly (the store closed or went away)")
             except asyncio.CancelledError:
                 if stream is not None:
+                    self._advance_token(stream)  # refilter() resumes from here
                     await _close_stream(stream)
                 raise
             except Exception as error:  # noqa: BLE001 - every feed failure goes down one path

@@ -486,6 +486,7 @@ class Feed(Protocol):
         *,
         full_document: bool = True,
         statuses: tuple[JobStatus, ...] | None = None,
+        names: tuple[str, ...] | None = None,
     ) -> AsyncIterator[ChangeEvent]:
         """Open the change feed now and return an iterator of committed changes in commit order.
 
@@ -495,6 +496,10 @@ class Feed(Protocol):
         deleted job is in no status), on both stores, so a mass delete or a purge never
         reaches every worker; the processor uses it to hear about pending work without
         reading its own traffic. Without ``statuses`` every change passes, deletes included.
+        ``names`` (with ``statuses``) lets a store drop changes of jobs of other names where
+        the change carries the name (MongoDB does, in the server); a change that does not
+        carry it still passes, so the consumer checks the name either way and treats a
+        name-less change as concerning every name (a store may also ignore ``names``).
         Without a token the watch starts at the current end of the feed. Iteration may raise
         ConnectionError when the feed breaks; callers reopen with the last token they saw.
         """

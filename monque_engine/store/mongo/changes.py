@@ -12,19 +12,25 @@ dropped or renamed, then closes the cursor; the store must see it to tell the ca
 reopen without the old token.
 
 The post-image is looked up (``fullDocument: "updateLookup"``, one read of the current
-document on the primary per surviving update event) only where something needs it
-(``needs_post_image``): the caller wants the job, or the stream is filtered by status,
-where an update's change document carries only the fields it changed, so without the
-post-image the scheduler would not know the job's *name* and could not wake the right
-worker. A console (no job, no status filter) re-reads the rows it shows by id, so its
-stream does without: no primary read per processed job per open console. Where the
-lookup runs, the pipeline filters in two ``$match`` stages: the first names only
-``operationType`` and ``updateDescription``, which the post-image lookup does not modify,
-so the server's optimiser runs it *before* the lookup and heartbeat-only updates
-(``lastHeartbeat`` and ``updatedAt``) and claims are dropped without one; only the
-second, for the few events that survive, needs ``fullDocument``. When the caller does not
-want the job we project the payload away, so the feed stays small however large the
-payloads are.
+document on the primary per surviving update event) only where the caller wants the job
+(``needs_post_image``). A console (no job, no status filter) re-reads the rows it shows by
+id. Where the lookup runs, the pipeline filters in two ``$match`` stages: the first names
+only ``operationType`` and ``updateDescription``, which the post-image lookup does not
+modify, so the server's optimiser runs it *before* the lookup and heartbeat-only updates
+(``lastHeartbeat`` and ``updatedAt``) and claims are dropped without one; only the second,
+for the few events that survive, needs ``fullDocument``. When the caller does not want the
+job we project the payload away, so the feed stays small however large the payloads are.
+
+A worker's stream (filtered by status, no job wanted: ``worker_pipeline``) does without
+the lookup too (issue 36 item 2): a bulk retry of 100k jobs used to cost 100k primary
+reads per worker, each sending up to 10 attempt records of 16 KB. It is projected down to
+what a wake-up needs (the token, the operation, the document key, an insert's or
+replace's ``name``/``status``/``nextRunAt``, and the update's ``status``, ``nextRunAt``
+and ``STOP_REQUEST_FIELD``), and filtered by the worker's registered names where the event
+carries a name (inserts and replaces). An update that sets ``status`` carries no name:
+it passes, and the scheduler wakes every registered name (a claim that finds nothing is
+one indexed read). An update that sets ``STOP_REQUEST_FIELD`` passes whatever the job's
+status or name: the owner must hear a request to stop its running job.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from typing import Any
 
 from ...job import STATUS_BY_VALUE, ChangeEvent, ChangeOperation, Job, JobStatus
 from ...timeutil import datetime_to_ms
-from .documents import Document
+from .documents import STOP_REQUEST_FIELD, Document
 
 _OPERATION: dict[str, ChangeOperation] = {
     "insert": "insert",
@@ -44,6 +50,20 @@ _OPERATION: dict[str, ChangeOperation] = {
 }
 _STATUS = "updateDescription.updatedFields.status"
 _NEXT_RUN = "updateDescription.updatedFields.nextRunAt"
+_STOP = f"updateDescription.updatedFields.{STOP_REQUEST_FIELD}"
+#: What a worker's wake-up reads from an event (``worker_pipeline``); the driver keeps the
+#: token (``_id``) itself and a change stream refuses a ``$project`` that drops it.
+WORKER_PROJECTION: Document = {
+    "_id": 1,
+    "operationType": 1,
+    "documentKey": 1,
+    "fullDocument.name": 1,
+    "fullDocument.status": 1,
+    "fullDocument.nextRunAt": 1,
+    _STATUS: 1,
+    _NEXT_RUN: 1,
+    _STOP: 1,
+}
 #: Events that pass on their operation alone (no post-image involved).
 _WHOLE = ["insert", "replace", "delete", "invalidate"]
 #: The same on a status-filtered stream: no deletes (a deleted job is in no status).
@@ -51,12 +71,46 @@ _WHOLE_FILTERED = ["insert", "replace", "invalidate"]
 
 
 def needs_post_image(full_document: bool, statuses: tuple[JobStatus, ...] | None) -> bool:
-    """Whether the stream must look up each update's post-image (see the module docstring)."""
-    return full_document or statuses is not None
+    """Whether the stream must look up each update's post-image (see the module docstring):
+    only when the caller wants the job; ``statuses`` no longer needs it (issue 36 item 2)."""
+    return full_document
 
 
-def watch_pipeline(full_document: bool, statuses: tuple[JobStatus, ...] | None) -> list[Document]:
-    """The aggregation stages after ``$changeStream`` (see the module docstring)."""
+def worker_pipeline(statuses: tuple[JobStatus, ...], names: tuple[str, ...] | None) -> list[Document]:
+    """A worker's stream: no post-image, names filtered, projected (see the module docstring).
+
+    Passes: ``invalidate``; an insert or replace that left the job in ``statuses`` (and of
+    one of ``names``, when given); an update that wrote one of ``statuses``; an update of
+    ``nextRunAt`` alone (a reschedule: the job's status and name are not in the event, so
+    it passes and the scheduler treats it as possibly pending); an update that set
+    ``STOP_REQUEST_FIELD``."""
+    wanted = [s.value for s in statuses]
+    whole: Document = {"operationType": {"$in": ["insert", "replace"]}, "fullDocument.status": {"$in": wanted}}
+    if names is not None:
+        whole["fullDocument.name"] = {"$in": list(names)}
+    return [
+        {
+            "$match": {
+                "$or": [
+                    {"operationType": "invalidate"},
+                    whole,
+                    {"operationType": "update", _STATUS: {"$in": wanted}},
+                    {"operationType": "update", _STATUS: {"$exists": False}, _NEXT_RUN: {"$exists": True}},
+                    {"operationType": "update", _STOP: {"$exists": True}},
+                ]
+            }
+        },
+        {"$project": dict(WORKER_PROJECTION)},
+    ]
+
+
+def watch_pipeline(
+    full_document: bool, statuses: tuple[JobStatus, ...] | None, names: tuple[str, ...] | None = None
+) -> list[Document]:
+    """The aggregation stages after ``$changeStream`` (see the module docstring); ``names``
+    narrows only a status-filtered stream."""
+    if statuses is not None and not full_document:
+        return worker_pipeline(statuses, names)
     if statuses is None:
         pipeline: list[Document] = [
             {
@@ -95,6 +149,10 @@ def watch_pipeline(full_document: bool, statuses: tuple[JobStatus, ...] | None) 
                 }
             },
         ]
+        if names is not None:
+            pipeline.append(
+                {"$match": {"$or": [{"operationType": "invalidate"}, {"fullDocument.name": {"$in": list(names)}}]}}
+            )
     if not full_document:
         pipeline.append({"$project": {"fullDocument.data": 0}})
     return pipeline

@@ -1,13 +1,15 @@
 """The Claims port on MongoDB: claiming due jobs and the writes an owner makes under its
 claim (complete, fail, record an attempt, release), and when the next job is due.
 
-Each claim is upstream's ``findOneAndUpdate`` on the earliest due pending job; every owned
+Each claim is upstream's ``findOneAndUpdate`` on the earliest due pending job (several at
+once, in waves: ``MongoClaims.claim``); every owned
 write carries the guard (still processing, still this owner's) in its filter, so a job
 another worker recovered or released is never overwritten.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -36,6 +38,9 @@ def claim_filter(name: str, now_ms: int) -> Document:
 
 
 CLAIM_SORT: list[tuple[str, int]] = [("nextRunAt", 1)]
+#: The largest wave of concurrent claims (``MongoClaims.claim``): a worker with 100 free
+#: slots holds at most this many of the pool's connections (100 by default) for claims.
+CLAIM_WAVE_MAX = 16
 
 
 def claim_update(owner: str, now_ms: int, heartbeat_interval_ms: int) -> Document:
@@ -143,47 +148,70 @@ class MongoClaims(MongoPlumbing):
     """``JobStore``'s claim and owned-write methods on MongoDB (composed into ``MongoStore``)."""
 
     async def claim(self, name: str, owner: str, now_ms: int, limit: int, heartbeat_interval_ms: int) -> list[Job]:
-        """Upstream claimNext, once per free slot; the first miss means nothing more is due.
+        """Upstream claimNext, once per free slot, in waves of 1, 2, 4 … concurrent claims
+        (at most ``CLAIM_WAVE_MAX``) until a claim misses (nothing more is due) or ``limit``
+        is reached.
 
-        Each claim is its own atomic write, so each is handled on its own: when claim k
-        fails, claims 1…k−1 are already committed as ours and are returned to run (dropping
-        them would orphan them, and our heartbeats would keep them looking alive). The
-        error is logged; it is raised only when nothing was claimed.
+        Each claim is still upstream's one atomic ``findOneAndUpdate`` with every guard of
+        its filter; only their round trips overlap (issue 36 item 6: a worker with N free
+        slots waited N sequential ``w:majority`` round trips, about log2(N) + 1 now). A miss
+        costs an index probe and no write; a wave wastes at most its own size in probes.
+        One round trip for N claims is not possible safely: a multi-document update takes
+        neither a sort (before MongoDB 8.0) nor returns what it claimed.
+
+        Each claim is its own atomic write, so each is handled on its own: when one fails,
+        the others already committed as ours are returned to run (dropping them would orphan
+        them, and our heartbeats would keep them looking alive) and no further wave starts.
+        The error is logged; it is raised only when nothing was claimed.
         """
         collection = self._coll()
         query = claim_filter(name, now_ms)
         update = claim_update(owner, now_ms, heartbeat_interval_ms)
         jobs: list[Job] = []
-        for _ in range(limit):
-            try:
-                doc = await collection.find_one_and_update(
-                    query, update, sort=CLAIM_SORT, return_document=ReturnDocument.AFTER
-                )
-            except Exception as error:
-                # Claims 1…k−1 are committed as ours whatever failed in claim k (a network
-                # error, or a reply that could not be decoded): run them rather than orphan them.
-                failure = (
-                    self._errors.translate("claim jobs", error)
-                    if isinstance(error, PyMongoError)
-                    else ConnectionError(
-                        f"MongoDB could not claim jobs on {self.display_url}: {type(error).__name__}: "
-                        f"{self._mask(str(error))}"
-                    )
-                )
-                if not jobs:
-                    raise failure from error
-                log.warning(
-                    "claimed %d job(s) of %r, then a claim failed; running those, the rest wait for the next poll: %s",
-                    len(jobs),
-                    name,
-                    failure,
-                )
+        failure: BaseException | None = None
+        wave = 1
+        while len(jobs) < limit and failure is None:
+            results = await asyncio.gather(
+                *(
+                    collection.find_one_and_update(query, update, sort=CLAIM_SORT, return_document=ReturnDocument.AFTER)
+                    for _ in range(min(wave, limit - len(jobs)))
+                ),
+                return_exceptions=True,
+            )
+            missed = False
+            for result in results:
+                if isinstance(result, Exception):
+                    failure = failure or result
+                elif isinstance(result, BaseException):
+                    raise result  # cancelled: as a sequential claim would be
+                elif result is None:
+                    missed = True
+                else:
+                    job = await self._claimed(collection, result, owner, now_ms)
+                    if job is not None:
+                        jobs.append(job)
+            if missed:
                 break
-            if doc is None:
-                break
-            job = await self._claimed(collection, doc, owner, now_ms)
-            if job is not None:
-                jobs.append(job)
+            wave = min(wave * 2, CLAIM_WAVE_MAX)
+        if failure is not None:
+            # Claims committed as ours whatever failed in another (a network error, or a
+            # reply that could not be decoded): run them rather than orphan them.
+            error = (
+                self._errors.translate("claim jobs", failure)
+                if isinstance(failure, PyMongoError)
+                else ConnectionError(
+                    f"MongoDB could not claim jobs on {self.display_url}: {type(failure).__name__}: "
+                    f"{self._mask(str(failure))}"
+                )
+            )
+            if not jobs:
+                raise error from failure
+            log.warning(
+                "claimed %d job(s) of %r, then a claim failed; running those, the rest wait for the next poll: %s",
+                len(jobs),
+                name,
+                error,
+            )
         return jobs
 
     async def _claimed(

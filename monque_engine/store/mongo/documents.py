@@ -38,6 +38,10 @@ CANCELLED = JobStatus.CANCELLED.value
 #: Fields a release removes. ``heartbeatInterval`` is kept: DESIGN §3 says it is written on
 #: claim and kept afterwards (the SQLite store does the same), so both stores agree.
 CLAIM_FIELDS = ("lockedAt", "claimedBy", "lastHeartbeat")
+#: The field a request to stop a running job is written to (issue 37 writes it; issue 36
+#: item 2 makes sure a worker's narrowed change stream still passes an update that sets it,
+#: so the owner hears the request). One name, here, for the writer and the stream.
+STOP_REQUEST_FIELD = "stopRequestedAt"
 SORT_FIELDS = {"id": "_id", "created_at": "createdAt", "updated_at": "updatedAt", "next_run_at": "nextRunAt"}
 #: Upstream's stats aggregation is bounded at 30 s (job-query.ts, maxTimeMS: 30000).
 STATS_MAX_TIME_MS = 30_000

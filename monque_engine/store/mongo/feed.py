@@ -104,22 +104,29 @@ def is_idle_timeout(stream: AsyncChangeStream[Any], error: PyMongoError) -> bool
 class MongoFeed(MongoPlumbing):
     """``JobStore``'s change feed on MongoDB (composed into ``MongoStore``)."""
 
+    #: Every worker of a name hears the same insert at the same moment; the scheduler
+    #: spreads their wake-ups over up to this many seconds (``lifecycle.WAKE_JITTER_MAX_S``)
+    #: so they do not all race for the same first document (issue 36 item 6).
+    wake_jitter_s = 0.025
+
     async def open_watch(
         self,
         resume_after: Any = None,
         *,
         full_document: bool = True,
         statuses: tuple[JobStatus, ...] | None = None,
+        names: tuple[str, ...] | None = None,
     ) -> AsyncIterator[ChangeEvent]:
         """Open a change stream now (errors, including "standalone server", raise here).
 
         ``resume_after`` is a ``ChangeEvent.token`` from this store (a resume-token document).
+        ``names`` narrows a status-filtered stream in the server's ``$match`` (changes.py).
         """
         if resume_after is not None and not isinstance(resume_after, Mapping):
             raise InvalidCursorError(
                 f"Resume token {resume_after!r} is not one this store made; pass ChangeEvent.token from a previous watch"
             )
-        pipeline = watch_pipeline(full_document, statuses)
+        pipeline = watch_pipeline(full_document, statuses, names)
         lookup = "updateLookup" if needs_post_image(full_document, statuses) else None
         stream = await self._call(
             "open the change stream",

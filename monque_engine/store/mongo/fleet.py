@@ -154,6 +154,12 @@ def counters_filter(since_minute: int, name: str | None) -> Document:
 COUNTERS_SORT = [("name", 1), ("minute", 1)]
 
 
+def counters_purge_filter(before_minute: int) -> Document:
+    """Counter rows older than ``before_minute``, by ``at`` (the TTL index's field, always
+    ``minute`` as a date): the {name, minute} index does not lead with ``minute``."""
+    return {"at": {"$lt": dt(before_minute * 60_000)}}
+
+
 class MongoFleet(MongoPlumbing):
     """``JobStore``'s fleet and queue-control methods on MongoDB (composed into ``MongoStore``)."""
 
@@ -321,7 +327,7 @@ class MongoFleet(MongoPlumbing):
 
     async def purge_outcome_counts(self, before_minute: int) -> int:
         result = await self._side_call(
-            "counters", "purge old outcome counters", lambda c: c.delete_many({"minute": {"$lt": before_minute}})
+            "counters", "purge old outcome counters", lambda c: c.delete_many(counters_purge_filter(before_minute))
         )
         return result.deleted_count
 

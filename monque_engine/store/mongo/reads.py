@@ -26,6 +26,7 @@ from ...timeutil import now_ms as clock_ms
 from ..base import PendingSplit, StepCount, StoreListFilter, StoreSelector
 from . import documents as q
 from .documents import COMPLETED, PENDING, PROCESSING, Document, dt, error_member_filter
+from .indexes import ERROR_GROUPS_KEYS
 from .plumbing import MongoPlumbing, _ms_or_none, _valid
 
 #: The Monque statuses (a document's status written by hand may be anything else).
@@ -101,10 +102,16 @@ def completed_duration_pipeline(name: str | None) -> list[Document]:
     ]
 
 
+#: The errors view's grouping reads only this index's keys (``error_groups_pipeline``); the
+#: hint keeps the planner from a name's {name, status} index, which would fetch documents.
+ERROR_GROUPS_HINT: list[tuple[str, int]] = list(ERROR_GROUPS_KEYS)
+
+
 def error_groups_pipeline(name: str | None, since_ms: int | None, now_ms: int) -> list[Document]:
     """Members grouped by ``errorGroup`` and minute of their last failure within the hour
     (``-1`` before it); the store folds the minutes (``errorgroups.fold_buckets``). The
-    ``$match`` implies the partial ``{errorGroup, status, updatedAt}`` index's filter."""
+    ``$match`` implies the partial ``ERROR_GROUPS_KEYS`` index's filter, and every field
+    the pipeline reads is a key of that index: an index-only plan, no document fetched."""
     hour_start = dt(hour_window(now_ms))
     match: Document = {"errorGroup": {"$exists": True}, **error_member_filter()}
     if name is not None:
@@ -278,7 +285,7 @@ class MongoReads(MongoPlumbing):
         pipeline = error_groups_pipeline(name, since_ms, now_ms)
 
         async def run(c: AsyncCollection[Any]) -> list[dict[str, Any]]:
-            cursor = await c.aggregate(pipeline, maxTimeMS=q.STATS_MAX_TIME_MS)
+            cursor = await c.aggregate(pipeline, maxTimeMS=q.STATS_MAX_TIME_MS, hint=ERROR_GROUPS_HINT)
             return await cursor.to_list(None)
 
         docs = await self._display_call("group failed jobs by error", run, "narrow the errors view to one job name")

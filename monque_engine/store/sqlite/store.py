@@ -477,6 +477,7 @@ class SqliteStore(JobStore):
         *,
         full_document: bool = True,
         statuses: tuple[JobStatus, ...] | None = None,
+        names: tuple[str, ...] | None = None,  # a hint (ports.Feed): every event here carries its name
     ) -> AsyncIterator[ChangeEvent]:
         if self._feed is None:
             raise ConnectionError(f"{self._describe()} is not open; call initialize() first")

@@ -4,7 +4,8 @@ One row per group (``Monque.error_groups``): count, how many are still retrying,
 last seen, and a sparkline of the last hour. Enter shows the group's jobs in the jobs table
 (a filter the table, the counts and bulk keys all honour); ``R`` retries and ``D`` deletes
 the whole group through the same plan / confirm / recount path as every bulk action.
-The list refreshes on a timer that is re-armed after each fetch, keeping the cursor's group.
+The list refreshes on a timer that is re-armed after each fetch (backing off by what the
+fetch cost: ``ErrorGroupsModel.next_refresh_in``), keeping the cursor's group.
 """
 
 from __future__ import annotations
@@ -121,7 +122,7 @@ class ErrorsScreen(Screen[None]):
             if self.is_attached:
                 self._draw()
         if self._live and self.is_attached:
-            self._timer = self.set_timer(REFRESH_EVERY, self.refresh_groups)
+            self._timer = self.set_timer(self.model.next_refresh_in(), self.refresh_groups)
 
     @property
     def cursor_group(self) -> ErrorGroup | None:
@@ -209,10 +210,18 @@ class ErrorsScreen(Screen[None]):
             jobs = sum(group.count for group in groups)
             status.update(
                 f"{plural(len(groups), 'group')}, {plural(jobs, 'job')} · ⏎ show jobs · R retry group · "
-                f"D delete group · refreshed every {REFRESH_EVERY:g} s; rows keep their place "
+                f"D delete group · {self._refresh_text()}; rows keep their place "
                 "(↑: failed again since this view opened; reopen to re-sort)"
             )
         self.refresh_bindings()
+
+    def _refresh_text(self) -> str:
+        """How often the list refreshes: every ``REFRESH_EVERY`` s, or longer after a slow read
+        (said with what it cost). Not live (snapshots): the plain interval, as no timer runs."""
+        wait = self.model.next_refresh_in()
+        if not self._live or wait <= REFRESH_EVERY:
+            return f"refreshed every {REFRESH_EVERY:g} s"
+        return f"refreshed every {wait:.0f} s (the last read took {self.model.last_cost:.1f} s)"
 
     @staticmethod
     def _cells(

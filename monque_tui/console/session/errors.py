@@ -5,7 +5,10 @@ Grouping is the engine's (``Monque.error_groups``: one pass over an index of fai
 retrying jobs, see docs/adr/0008). On SQLite that read runs on the store's reader thread,
 on MongoDB it is an awaited aggregation: either way the UI thread only awaits it. The
 screen re-arms its timer after each fetch, so a slow grouping (a big store) delays the
-next refresh instead of stacking fetches.
+next refresh instead of stacking fetches, and backs off by what the last fetch cost, as
+the counts do (``next_refresh_in``): on 1M failed jobs on MongoDB the grouping reads 1M
+index keys, and doing that every 3 s per open console was a scan without end (issue 36
+item 4).
 """
 
 from __future__ import annotations
@@ -16,8 +19,10 @@ from dataclasses import replace
 from monque_engine import ErrorGroup, Monque
 
 from ..query import JobQuery
+from .core import STATS_BACKOFF, STATS_MAX_WAIT
 
-#: Seconds between the end of one fetch and the start of the next.
+#: Seconds between the end of one fetch and the start of the next, at least (a fetch that
+#: cost t waits ``STATS_BACKOFF`` × t, at most ``STATS_MAX_WAIT``).
 REFRESH_EVERY = 3.0
 #: At most this many groups are listed (most recently seen first).
 GROUP_LIMIT = 200
@@ -65,6 +70,14 @@ class ErrorGroupsModel:
         self.error: str | None = None
         #: Groups that are new, or failed again, since the view opened: marked, not moved.
         self.fresh: set[str] = set()
+        #: The clock a fetch's cost is measured on (a test's own clock).
+        self.monotonic = time.monotonic
+
+    def next_refresh_in(self) -> float:
+        """Seconds until the next fetch: ``REFRESH_EVERY``, or ``STATS_BACKOFF`` times what
+        the last fetch cost when that is longer, never more than ``STATS_MAX_WAIT`` (a
+        console stopped mid-fetch measures the stop too; the cap bounds what that costs)."""
+        return max(REFRESH_EVERY, min(STATS_MAX_WAIT, STATS_BACKOFF * self.last_cost))
 
     def find(self, key: str | None) -> ErrorGroup | None:
         return next((group for group in self.groups if group.key == key), None)
@@ -101,7 +114,7 @@ class ErrorGroupsModel:
         if monque is None or self.busy:
             return False
         self.busy = True
-        started = time.monotonic()
+        started = self.monotonic()
         try:
             self._settle(await monque.error_groups(limit=limit))
             self.error = None
@@ -109,6 +122,6 @@ class ErrorGroupsModel:
             self.error = f"{type(error).__name__}: {error}"
         finally:
             self.busy = False
-            self.last_cost = time.monotonic() - started
+            self.last_cost = self.monotonic() - started
         self.loaded = True
         return True
