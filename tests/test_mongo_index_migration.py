@@ -6,6 +6,7 @@ collection has them); a real server would be needed to time a build."""
 from __future__ import annotations
 
 import logging
+from types import SimpleNamespace
 from typing import Any
 
 import mongomock
@@ -152,7 +153,14 @@ async def test_migrate_builds_the_counters_index_in_the_health_windows_order_on_
     collection = IndexedCollection(10_000_000, MODELS)
     side_db = mongomock.MongoClient(tz_aware=True).db
     side_db.monque_jobs_counters.create_index([("minute", 1), ("name", 1)])  # what the old release built
-    collection.database = type("Db", (), {"__getitem__": lambda self, name: _SideCollection(side_db[name])})()  # type: ignore[assignment]
+    # The store's own client, with no socket timeout: the build needs no second client (index_build.unbounded).
+    client = SimpleNamespace(
+        admin=collection.database.client.admin,
+        options=SimpleNamespace(pool_options=SimpleNamespace(socket_timeout=None)),
+    )
+    collection.database = type(  # type: ignore[assignment]
+        "Db", (), {"__getitem__": lambda self, name: _SideCollection(side_db[name]), "client": client}
+    )()
     store = MongoStore.from_url("mongodb://h:27017/db")
     store._collection = collection  # type: ignore[assignment]
     await store.build_indexes()
