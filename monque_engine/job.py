@@ -328,8 +328,10 @@ class Job:
         )
 
 
-#: The stored fields, in ``Job.__slots__`` order (``_limit`` is the running attempt's own).
-_STORED_SLOTS = tuple(slot for slot in Job.__slots__ if slot != "_limit")
+#: The slots of stored fields, in ``Job.__slots__`` order (``_limit`` is the running attempt's
+#: own, never stored, compared or exported).
+STORED_SLOTS: tuple[str, ...] = tuple(slot for slot in Job.__slots__ if slot != "_limit")
+_STORED_SLOTS = STORED_SLOTS
 
 
 def _stored_timeout(value: object) -> int | None:

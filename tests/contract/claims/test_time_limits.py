@@ -228,3 +228,20 @@ async def test_a_job_s_limit_is_stored_by_every_intake_path(monque) -> None:
         stored = await m.get_job(job_id)
         assert stored is not None and stored.timeout == limit, job_id
     assert [job.timeout for job in many] == [7.0, None] and one.timeout == 2.5
+
+
+@pytest.mark.parametrize("bad", [0, -5, "60000", 31 * 86_400_000, 1.5])
+async def test_an_import_with_a_bad_stored_limit_is_refused(monque, bad) -> None:
+    m = await monque()
+    job = (await m.enqueue("x", timeout=1)).replace(id="65a1b2c3d4e5f60718293a4b", timeout_ms=bad)
+    with pytest.raises(InvalidJobQueryError, match="timeout_ms is .*; it must be None or a positive int"):
+        await m.import_jobs([job])
+    assert await m.get_job(job.id) is None
+
+
+async def test_an_imported_limit_and_over_limit_stamp_are_stored(monque) -> None:
+    m = await monque()
+    job = (await m.enqueue("x")).replace(id="65a1b2c3d4e5f60718293a4c", timeout_ms=1500, over_limit_at_ms=1_700_000_000_000)
+    assert await m.import_jobs([job]) == 1
+    stored = await m.get_job(job.id)
+    assert stored is not None and (stored.timeout_ms, stored.over_limit_at_ms) == (1500, 1_700_000_000_000)
