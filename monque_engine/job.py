@@ -38,6 +38,7 @@ class Job:
 
     __slots__ = (
         "_attempts",
+        "_limit",
         "claimed_by",
         "created_at_ms",
         "data",
@@ -57,7 +58,6 @@ class Job:
         "timeout_ms",
         "unique_key",
         "updated_at_ms",
-        "_limit",
     )  # fmt: skip
 
     def __init__(

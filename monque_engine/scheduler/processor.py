@@ -965,7 +965,7 @@ class JobProcessor:
         await self._over_limit(job, limit_ms)
         try:
             result = await future  # the thread cannot be stopped: the job stays owned until it returns
-        except Exception as error:  # noqa: BLE001 - the attempt is timed out whatever the thread did
+        except Exception as error:
             raise run_limit.timed_out(limit_text(limit_ms), returned=True) from error
         if inspect.iscoroutine(result):
             result.close()  # too late to run it

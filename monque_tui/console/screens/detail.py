@@ -33,8 +33,8 @@ from textual.widgets import Static, TextArea
 
 from monque_engine import Attempt, InvalidCronError, InvalidJobDocumentError, Job, JobStatus
 from monque_engine.attempts import MAX_REASON_CHARS
-from monque_engine.timeouts import limit_text
 from monque_engine.cron import describe, next_runs
+from monque_engine.timeouts import limit_text
 
 from ..actions import ActionKind, eligible, statuses_for
 from ..bindings import MUTATING_ACTIONS, Scope, bindings_for

@@ -206,11 +206,11 @@ async def test_bad_timeouts_are_refused_with_a_clear_error(monque, bad) -> None:
     with pytest.raises(WorkerRegistrationError, match="timeout for 'x' must"):
         m.register("x", lambda job: None, timeout=bad)
     assert m.registered_names == []
-    with pytest.raises(InvalidJobQueryError, match="^timeout must"):
+    with pytest.raises(InvalidJobQueryError, match=r"^timeout must"):
         await m.enqueue("x", timeout=bad)
     with pytest.raises(InvalidJobQueryError, match="enqueue_many item 1: timeout must"):
         await m.enqueue_many([{"name": "x", "data": 1}, {"name": "x", "data": 2, "timeout": bad}])
-    with pytest.raises(InvalidJobQueryError, match="^timeout must"):
+    with pytest.raises(InvalidJobQueryError, match=r"^timeout must"):
         await m.schedule("* * * * *", "x", timeout=bad)
     assert (await m.get_queue_stats()).total == 0  # nothing stored
     with pytest.raises(InvalidOptionError, match="job_timeout must"):
@@ -234,14 +234,16 @@ async def test_a_job_s_limit_is_stored_by_every_intake_path(monque) -> None:
 async def test_an_import_with_a_bad_stored_limit_is_refused(monque, bad) -> None:
     m = await monque()
     job = (await m.enqueue("x", timeout=1)).replace(id="65a1b2c3d4e5f60718293a4b", timeout_ms=bad)
-    with pytest.raises(InvalidJobQueryError, match="timeout_ms is .*; it must be None or a positive int"):
+    with pytest.raises(InvalidJobQueryError, match=r"timeout_ms is .*; it must be None or a positive int"):
         await m.import_jobs([job])
     assert await m.get_job(job.id) is None
 
 
 async def test_an_imported_limit_and_over_limit_stamp_are_stored(monque) -> None:
     m = await monque()
-    job = (await m.enqueue("x")).replace(id="65a1b2c3d4e5f60718293a4c", timeout_ms=1500, over_limit_at_ms=1_700_000_000_000)
+    job = (await m.enqueue("x")).replace(
+        id="65a1b2c3d4e5f60718293a4c", timeout_ms=1500, over_limit_at_ms=1_700_000_000_000
+    )
     assert await m.import_jobs([job]) == 1
     stored = await m.get_job(job.id)
     assert stored is not None and (stored.timeout_ms, stored.over_limit_at_ms) == (1500, 1_700_000_000_000)

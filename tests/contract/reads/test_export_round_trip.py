@@ -18,8 +18,8 @@ import json
 from job_samples import oid, sample_jobs
 
 from monque_engine import Job, JobStatus
-from monque_engine.job import STORED_SLOTS
 from monque_engine.export import FIELDS, export_jobs
+from monque_engine.job import STORED_SLOTS
 from monque_engine.restore import read_export
 
 
