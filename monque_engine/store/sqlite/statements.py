@@ -559,5 +559,5 @@ class Prepared:
         self.claim = claim(t)
         self.insert = insert(t)
         #: A bulk insert's jobs with a time limit of their own. Params: timeout_ms, id.
-        self.set_timeout = f"UPDATE {t.jobs} SET timeout_ms = ? WHERE id = ?"
+        self.set_timeout = f"UPDATE {t.jobs} SET timeout_ms = ?, change_seq = {t.change_stamp} WHERE id = ?"
         self.unique_holder = unique_holder(t, t.columns)
