@@ -51,12 +51,14 @@ MAX_ATTEMPTS = 10
 #: Bound of a failure message (also ``failReason``'s bound).
 MAX_REASON_CHARS = MAX_MESSAGE_CHARS
 
-AttemptOutcome = Literal["completed", "retrying", "failed", "stale", "shutdown"]
+AttemptOutcome = Literal["completed", "retrying", "failed", "stale", "shutdown", "timed_out"]
 #: ``completed``: the handler returned. ``retrying``: it raised and the job was scheduled
 #: again. ``failed``: it raised and the job ended failed (retries exhausted, or a failure
 #: retrying cannot help). ``stale``: its instance stopped heartbeating and stale recovery
 #: returned the job to pending. ``shutdown``: a stopping instance gave up waiting for it.
-OUTCOMES: tuple[str, ...] = ("completed", "retrying", "failed", "stale", "shutdown")
+#: ``timed_out``: it ran past its time limit (a ``TimeoutError``; issue 37); the job was then
+#: retried or failed by its retry policy, as its status says.
+OUTCOMES: tuple[str, ...] = ("completed", "retrying", "failed", "stale", "shutdown", "timed_out")
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,13 +239,15 @@ def failure_attempt(
     error: BaseException | ExceptionText,
     will_retry: bool,
     message: str | None = None,
+    outcome: str | None = None,
 ) -> Attempt:
     """The record of an attempt whose handler (or its outcome write) raised ``error`` (or
-    whose exception was described already: the processor describes it once)."""
+    whose exception was described already: the processor describes it once). ``outcome``
+    overrides ``retrying`` / ``failed`` (``timed_out``: the job's status says which followed)."""
     described = error if isinstance(error, ExceptionText) else describe_exception(error)
     return Attempt(
         number=job_fail_count + 1,
-        outcome="retrying" if will_retry else "failed",
+        outcome=outcome or ("retrying" if will_retry else "failed"),
         instance_id=instance_id,
         started_at_ms=started_at_ms,
         ended_at_ms=ended_at_ms,

@@ -42,12 +42,13 @@ FORMATS: tuple[str, ...] = ("jsonl", "csv")
 #: The columns of a CSV export, in order (a JSON Lines document has the same keys, minus
 #: those a job does not have).
 #: ``errorType``, ``errorGroup`` and ``attempts`` came last (after ``data``), so a program
-#: reading an older export's columns by position still finds them where they were. In CSV,
+#: reading an older export's columns by position still finds them where they were; then
+#: ``timeoutMs`` and ``overLimitAt`` (ADR 0019), for the same reason. In CSV,
 #: ``attempts`` is how many attempt records the job keeps; JSON Lines holds the records.
 FIELDS: tuple[str, ...] = (
     "_id", "name", "status", "nextRunAt", "createdAt", "updatedAt", "failCount", "failReason",
     "lockedAt", "claimedBy", "lastHeartbeat", "heartbeatInterval", "repeatInterval", "uniqueKey", "data",
-    "errorType", "errorGroup", "attempts",
+    "errorType", "errorGroup", "attempts", "timeoutMs", "overLimitAt",
 )  # fmt: skip
 DEFAULT_PAGE_SIZE = 500
 #: ``progress(written, total)``: called after each page; ``total`` is the count taken when
@@ -151,6 +152,10 @@ def export_document(job: Job) -> dict[str, Any]:
     attempts = job.attempts
     if attempts:
         doc["attempts"] = [export_attempt(attempt) for attempt in attempts]
+    if job.timeout_ms is not None:
+        doc["timeoutMs"] = job.timeout_ms
+    if job.over_limit_at_ms is not None:
+        doc["overLimitAt"] = _instant(job.over_limit_at_ms)
     return doc
 
 

@@ -23,13 +23,14 @@ from .errors import (
     PayloadValidationError,
 )
 from .job import Job, JobStatus
+from .timeouts import MAX_TIMEOUT_SECONDS
 from .timeutil import MAX_MS, MIN_MS
 from .validation import _CONTROL, encode_payload, normalize_job_id, validate_job_name, validate_unique_key
 
 #: A fail count as both stores and Node Monque hold it (a 32-bit int in MongoDB's documents).
 MAX_FAIL_COUNT = 2**31 - 1
 _INSTANTS = ("next_run_at_ms", "created_at_ms", "updated_at_ms")
-_OPTIONAL_INSTANTS = ("locked_at_ms", "last_heartbeat_ms")
+_OPTIONAL_INSTANTS = ("locked_at_ms", "last_heartbeat_ms", "over_limit_at_ms")
 _OPTIONAL_TEXTS = ("fail_reason", "error_type", "error_group")
 
 
@@ -92,6 +93,9 @@ def _check(job: Job, max_payload_size: int | None) -> None:
     interval = job.heartbeat_interval_ms
     if interval is not None and (type(interval) is not int or not 0 < interval <= MAX_MS):
         raise _bad("heartbeat_interval_ms", interval, "None or a positive int (milliseconds)")
+    limit = job.timeout_ms
+    if limit is not None and (type(limit) is not int or not 0 < limit <= MAX_TIMEOUT_SECONDS * 1000):
+        raise _bad("timeout_ms", limit, f"None or a positive int (milliseconds, at most {MAX_TIMEOUT_SECONDS * 1000})")
     owner = job.claimed_by
     if owner is not None and (not isinstance(owner, str) or not owner.strip() or _CONTROL.search(owner)):
         raise _bad("claimed_by", owner, "None or an instance id (non-blank text without control characters)")

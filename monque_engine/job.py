@@ -7,6 +7,7 @@ MongoDB schema, so the same job can be exported, compared or written by the Mong
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from enum import StrEnum
 from typing import Any, Literal
 
 from .attempts import Attempt, parse_attempts
+from .timeouts import MAX_TIMEOUT_SECONDS, RunLimit
 from .timeutil import datetime_to_ms, in_range, ms_to_datetime, optional_ms_to_datetime
 
 
@@ -36,6 +38,7 @@ class Job:
 
     __slots__ = (
         "_attempts",
+        "_limit",
         "claimed_by",
         "created_at_ms",
         "data",
@@ -49,8 +52,10 @@ class Job:
         "locked_at_ms",
         "name",
         "next_run_at_ms",
+        "over_limit_at_ms",
         "repeat_interval",
         "status",
+        "timeout_ms",
         "unique_key",
         "updated_at_ms",
     )  # fmt: skip
@@ -75,6 +80,8 @@ class Job:
         attempts: Any = None,
         error_type: str | None = None,
         error_group: str | None = None,
+        timeout_ms: int | None = None,
+        over_limit_at_ms: int | None = None,
     ) -> None:
         self.id = id
         self.name = name
@@ -98,6 +105,41 @@ class Job:
         #: (cleared by a completion or a manual retry, as failReason is).
         self.error_type = error_type
         self.error_group = error_group
+        #: Ours (ADR 0019): this job's own time limit in ms (``enqueue(..., timeout=)``), which
+        #: wins over its registration's; and when its running attempt passed its limit while a
+        #: sync handler's thread went on (the claim's ``locked_at_ms`` tells which attempt).
+        self.timeout_ms = timeout_ms
+        self.over_limit_at_ms = over_limit_at_ms
+        #: Not stored: the running attempt's deadline, set on the Job a handler receives.
+        self._limit: RunLimit | None = None
+
+    @property
+    def timeout(self) -> float | None:
+        """This job's own time limit in seconds (None: its registration's, if any, applies)."""
+        return None if self.timeout_ms is None else self.timeout_ms / 1000
+
+    @property
+    def deadline(self) -> datetime | None:
+        """When the running attempt's time limit ends (UTC); None without a limit, and on a
+        Job that is not the one a handler was given."""
+        limit = self._limit
+        return None if limit is None else limit.deadline
+
+    def should_stop(self) -> bool:
+        """Whether the running attempt is past its time limit: what sync code polls between
+        steps, since a thread cannot be cancelled (an async handler is cancelled for it)."""
+        limit = self._limit
+        return limit is not None and limit.passed()
+
+    @property
+    def over_limit(self) -> bool:
+        """Its running attempt passed its time limit and its (sync) handler still runs."""
+        return (
+            self.status is JobStatus.PROCESSING
+            and self.over_limit_at_ms is not None
+            and self.locked_at_ms is not None
+            and self.over_limit_at_ms >= self.locked_at_ms
+        )
 
     @property
     def attempts(self) -> tuple[Attempt, ...]:
@@ -157,7 +199,7 @@ class Job:
 
     # -- value semantics --------------------------------------------------------------------
     def _key(self) -> tuple[Any, ...]:
-        return tuple(self.attempts if slot == "_attempts" else getattr(self, slot) for slot in self.__slots__)
+        return tuple(self.attempts if slot == "_attempts" else getattr(self, slot) for slot in _STORED_SLOTS)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Job) and self._key() == other._key()
@@ -168,7 +210,7 @@ class Job:
         return f"Job(id={self.id!r}, name={self.name!r}, status={self.status.value!r}, fail_count={self.fail_count})"
 
     def replace(self, **changes: Any) -> Job:
-        fields = {slot.lstrip("_"): getattr(self, slot) for slot in self.__slots__}
+        fields = {slot.lstrip("_"): getattr(self, slot) for slot in _STORED_SLOTS}
         fields.update(changes)
         return Job(**fields)
 
@@ -197,6 +239,8 @@ class Job:
             "uniqueKey": self.unique_key,
             "errorType": self.error_type,
             "errorGroup": self.error_group,
+            "timeoutMs": self.timeout_ms,
+            "overLimitAt": _bson_date(self.over_limit_at_ms),
         }
         doc.update({key: value for key, value in optional.items() if value is not None})
         if self._attempts is not None:
@@ -279,7 +323,24 @@ class Job:
             attempts=doc.get("attempts"),
             error_type=text("errorType"),
             error_group=text("errorGroup"),
+            timeout_ms=_stored_timeout(doc.get("timeoutMs")),
+            over_limit_at_ms=ms("overLimitAt"),
         )
+
+
+#: The slots of stored fields, in ``Job.__slots__`` order (``_limit`` is the running attempt's
+#: own, never stored, compared or exported).
+STORED_SLOTS: tuple[str, ...] = tuple(slot for slot in Job.__slots__ if slot != "_limit")
+_STORED_SLOTS = STORED_SLOTS
+
+
+def _stored_timeout(value: object) -> int | None:
+    """A stored ``timeoutMs`` read leniently: a value that is not a usable limit (written by
+    hand or by another program) reads as none, so the registration's limit applies."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    ms = int(value)
+    return ms if 0 < ms <= MAX_TIMEOUT_SECONDS * 1000 else None
 
 
 #: How a schedule's zone is kept inside ``repeatInterval`` (cron.py reads it back).
@@ -351,12 +412,14 @@ class NewJob:
     created_at_ms: int
     repeat_interval: str | None = None
     unique_key: str | None = None
+    #: The job's own time limit in ms (ADR 0019), None for the registration's.
+    timeout_ms: int | None = None
 
     def to_job(self) -> Job:
-        # Positional, and the two optional fields only when set: enqueue_many builds one Job
+        # Positional, and the optional fields only when set: enqueue_many builds one Job
         # per item, and keyword arguments cost twice as much (ADR 0001, addendum 3b).
         created = self.created_at_ms
-        if self.repeat_interval is None and self.unique_key is None:
+        if self.repeat_interval is None and self.unique_key is None and self.timeout_ms is None:
             return Job(self.id, self.name, self.data, _PENDING, self.next_run_at_ms, created, created)
         return Job(
             self.id,
@@ -368,6 +431,7 @@ class NewJob:
             created,
             repeat_interval=self.repeat_interval,
             unique_key=self.unique_key,
+            timeout_ms=self.timeout_ms,
         )
 
 

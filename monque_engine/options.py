@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .errors import MonqueError
+from .timeouts import timeout_problem
 from .validation import _CONTROL
 
 
@@ -106,6 +107,9 @@ class MonqueOptions:
     max_payload_size: int | None = None
     stats_cache_ttl: float = 5.0
     skip_index_creation: bool = False
+    #: Ours (issue 37): the time limit in seconds of handlers registered without one; None
+    #: (the default, as upstream has none) for no limit. See timeouts.py.
+    job_timeout: float | None = None
 
     def __post_init__(self) -> None:
         # Timers must be positive (zero would spin). lock_timeout too, unlike upstream: zero
@@ -136,6 +140,10 @@ class MonqueOptions:
                 raise InvalidOptionError(f"Option job_retention: {error}; use completed, failed, interval") from None
         if self.job_retention is not None:
             _check_retention(self.job_retention)
+        if self.job_timeout is not None:
+            problem = timeout_problem(self.job_timeout)
+            if problem is not None:
+                raise InvalidOptionError(f"Option job_timeout {problem}")
 
     @property
     def effective_stale_recovery_interval(self) -> float:

@@ -407,9 +407,10 @@ async def test_a_version_4_file_gets_its_counts_built(tmp_path: Path) -> None:
     async with Monque(f"sqlite:///{db}", recover_stale_jobs=False) as monque:
         await monque.enqueue_many([{"name": name, "data": {}} for name in NAMES for _ in range(4)])
         await monque.cancel_jobs(JobSelector(name="beta"))
-    with sqlite3.connect(db) as conn:  # as a version 4 file was: no counts, no change_seq
+    with sqlite3.connect(db) as conn:  # as a version 4 file was: no counts, no change_seq, no time limits
         conn.execute("DROP TABLE monque_jobs_counts")
-        conn.execute("ALTER TABLE monque_jobs DROP COLUMN change_seq")
+        for column in ("change_seq", "timeout_ms", "over_limit_at"):
+            conn.execute(f"ALTER TABLE monque_jobs DROP COLUMN {column}")
         conn.execute("UPDATE monque_jobs_meta SET value = 4 WHERE key = 'schema_version'")
     await _reopen(db)
     assert_exact(db)

@@ -21,7 +21,7 @@ from monque_engine import JobSelector, JobStatus, Monque, NonRetryableError
 from monque_engine.errorgroups import error_group_key, hour_window
 from monque_engine.store.sqlite import reads
 from monque_engine.store.sqlite.journal import Journal
-from monque_engine.store.sqlite.schema import Tables
+from monque_engine.store.sqlite.schema import SCHEMA_VERSION, Tables
 from tests.conftest import EventRecorder
 
 #: ``schema.ERROR_MEMBER``, written out again: the oracle does not share the code it checks.
@@ -233,14 +233,18 @@ async def test_a_version_5_file_gets_its_error_counts_built(tmp_path: Path) -> N
         await _fail_payloads(m)
     finally:
         await m.close()
-    with sqlite3.connect(db) as conn:  # as a version 5 file was: no error counts
+    with sqlite3.connect(db) as conn:  # as a version 5 file was: no error counts, no time limits
         conn.execute("DROP TABLE monque_jobs_error_counts")
+        for column in ("timeout_ms", "over_limit_at"):
+            conn.execute(f"ALTER TABLE monque_jobs DROP COLUMN {column}")
         conn.execute("UPDATE monque_jobs_meta SET value = 5 WHERE key = 'schema_version'")
     async with Monque(f"sqlite:///{db}", recover_stale_jobs=False) as reopened:
         await _assert_view_is_a_group_by(reopened, db)
         assert sum(g.count for g in await reopened.error_groups()) == 14
     with sqlite3.connect(db) as conn:
-        assert conn.execute("SELECT value FROM monque_jobs_meta WHERE key = 'schema_version'").fetchone() == (6,)
+        assert conn.execute("SELECT value FROM monque_jobs_meta WHERE key = 'schema_version'").fetchone() == (
+            SCHEMA_VERSION,
+        )
 
 
 async def test_repair_counts_recounts_the_error_groups(tmp_path: Path) -> None:

@@ -282,6 +282,8 @@ async def test_a_version_3_file_gains_the_inbox_and_keeps_its_jobs(tmp_path: Pat
     await m.close()
     conn = sqlite3.connect(db)
     conn.execute("DROP TABLE monque_jobs_inbox")
+    for column in ("timeout_ms", "over_limit_at"):  # added by version 7
+        conn.execute(f"ALTER TABLE monque_jobs DROP COLUMN {column}")
     conn.execute("UPDATE monque_jobs_meta SET value = 3 WHERE key = 'schema_version'")
     conn.commit()
     conn.close()

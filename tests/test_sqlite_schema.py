@@ -291,7 +291,7 @@ async def test_read_only_refuses_files_it_cannot_read_as_a_queue(tmp_path: Path,
     else:
         path, needle = v1_copy(tmp_path), "newer than the"
         conn = sqlite3.connect(path)
-        conn.execute("UPDATE monque_jobs_meta SET value = 7 WHERE key = 'schema_version'")
+        conn.execute("UPDATE monque_jobs_meta SET value = ? WHERE key = 'schema_version'", (SCHEMA_VERSION + 1,))
         conn.commit()
         conn.close()
     digest, mtime, _ = fingerprint(path)

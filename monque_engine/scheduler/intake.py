@@ -12,6 +12,7 @@ from ..ids import new_object_id, new_object_ids
 from ..import_check import check_imported
 from ..job import Job, JobStatus, NewJob
 from ..store import ports
+from ..timeouts import timeout_ms, timeout_problem
 from ..timeutil import datetime_to_ms, in_range, now_ms, timedelta_ms
 from ..validation import (
     KNOWN_NAMES,
@@ -44,6 +45,17 @@ def run_at_ms(run_at: datetime | timedelta | None, now: int) -> int:
     return when
 
 
+def job_timeout_ms(timeout: float | None, where: str = "timeout") -> int | None:
+    """A job's own time limit (seconds) as stored (ms); None for none. Refused with a clear
+    error when it is not a limit (≤ 0, NaN, infinite, over 30 days): see timeouts.py."""
+    if timeout is None:
+        return None
+    problem = timeout_problem(timeout)
+    if problem is not None:
+        raise InvalidJobQueryError(f"{where} {problem}")
+    return timeout_ms(timeout)
+
+
 #: Items validated per chunk handed to the store (which inserts one while the next is built).
 BUILD_CHUNK = 200
 #: The first chunk is smaller, so the write thread starts inserting sooner: until it has a
@@ -60,7 +72,7 @@ def chunk_bounds(count: int) -> list[tuple[int, int]]:
     ]
 
 
-_ITEM_KEYS = frozenset({"name", "data", "run_at", "unique_key"})
+_ITEM_KEYS = frozenset({"name", "data", "run_at", "unique_key", "timeout"})
 
 
 class JobIntake:
@@ -76,10 +88,12 @@ class JobIntake:
         unique_key: str | None = None,
         repeat_interval: str | None = None,
         now: int | None = None,
+        timeout: float | None = None,
     ) -> NewJob:
         validate_job_name(name)
         if unique_key is not None:
             validate_unique_key(unique_key)
+        limit = job_timeout_ms(timeout)
         created = now_ms() if now is None else now
         data_json, data = encode_payload_as_stored(data, self._ctx.options.max_payload_size)
         return NewJob(
@@ -91,6 +105,7 @@ class JobIntake:
             created_at_ms=created,
             repeat_interval=repeat_interval,
             unique_key=unique_key,
+            timeout_ms=limit,
         )
 
     def _woken(self, job: Job) -> Job:
@@ -99,16 +114,27 @@ class JobIntake:
         return job
 
     async def enqueue(
-        self, name: str, data: Any, run_at: datetime | timedelta | None = None, unique_key: str | None = None
+        self,
+        name: str,
+        data: Any,
+        run_at: datetime | timedelta | None = None,
+        unique_key: str | None = None,
+        timeout: float | None = None,
     ) -> Job:
-        return self._woken(await self._store.insert(self.build(name, data, run_at, unique_key)))
+        return self._woken(await self._store.insert(self.build(name, data, run_at, unique_key, timeout=timeout)))
 
     async def schedule(
-        self, cron: str, name: str, data: Any, unique_key: str | None = None, tz: str | None = None
+        self,
+        cron: str,
+        name: str,
+        data: Any,
+        unique_key: str | None = None,
+        tz: str | None = None,
+        timeout: float | None = None,
     ) -> Job:
         repeat_interval = build_repeat_interval(cron, tz)
         now = now_ms()
-        job = self.build(name, data, None, unique_key, repeat_interval=repeat_interval, now=now)
+        job = self.build(name, data, None, unique_key, repeat_interval=repeat_interval, now=now, timeout=timeout)
         job.next_run_at_ms = next_run_ms(repeat_interval, now)
         return self._woken(await self._store.insert(job))
 
@@ -179,7 +205,7 @@ class JobIntake:
             if not item.keys() <= allowed or "name" not in item:
                 unknown = set(item) - allowed
                 raise InvalidJobQueryError(
-                    f"enqueue_many item {index} must have keys name, data and optionally run_at, unique_key"
+                    f"enqueue_many item {index} must have keys name, data and optionally run_at, unique_key, timeout"
                     + (f" (unknown: {', '.join(sorted(map(str, unknown)))})" if unknown else "")
                 )
             name = item["name"]
@@ -195,5 +221,6 @@ class JobIntake:
             data_json, data = encode_payload_as_stored(item.get("data"), max_size)
             run_at = item.get("run_at")
             due = now if run_at is None else run_at_ms(run_at, now)
-            append(NewJob(job_id, name, data, data_json, due, now, None, unique_key))
+            limit = job_timeout_ms(item.get("timeout"), f"enqueue_many item {index}: timeout")
+            append(NewJob(job_id, name, data, data_json, due, now, None, unique_key, limit))
         return jobs

@@ -378,12 +378,20 @@ class Monque:
         max_retries: int | None = None,
         base_retry_interval: float | None = None,
         max_backoff_delay: float | None = None,
+        timeout: float | None = None,
     ) -> None:
         """Register ``async def handler(job)`` for jobs named ``name`` (plain functions run in a thread).
 
         ``max_retries``, ``base_retry_interval`` and ``max_backoff_delay`` (seconds) override
         the instance options for this name's failures, as upstream's per-worker retry
         options do; an execution keeps the policy of the registration that ran it.
+
+        ``timeout`` (seconds, more than 0, at most 30 days) bounds each run; a job's own
+        ``enqueue(..., timeout=)`` wins over it, and without either the instance option
+        ``job_timeout`` applies (none by default). An async handler is cancelled at the
+        deadline; a sync one cannot be, and keeps its job owned until it returns (poll
+        ``job.should_stop()``). Either way the attempt is ``timed_out`` and the retry policy
+        applies (docs/engine.md, "Time limits").
         """
         self._processor.register(
             name,
@@ -393,6 +401,7 @@ class Monque:
             max_retries=max_retries,
             base_retry_interval=base_retry_interval,
             max_backoff_delay=max_backoff_delay,
+            timeout=timeout,
         )
 
     def worker(
@@ -427,10 +436,18 @@ class Monque:
 
     # -- intake ---------------------------------------------------------------------------------
     async def enqueue(
-        self, name: str, data: Any = None, run_at: datetime | timedelta | None = None, unique_key: str | None = None
+        self,
+        name: str,
+        data: Any = None,
+        run_at: datetime | timedelta | None = None,
+        unique_key: str | None = None,
+        *,
+        timeout: float | None = None,
     ) -> Job:
+        """``timeout``: this job's own time limit in seconds, stored on it (ADR 0019) and
+        winning over its registration's (see ``register``)."""
         self._require_initialized()
-        return await self._intake.enqueue(name, data, run_at, unique_key)
+        return await self._intake.enqueue(name, data, run_at, unique_key, timeout)
 
     async def now(self, name: str, data: Any = None) -> Job:
         self._require_initialized()
@@ -445,14 +462,16 @@ class Monque:
         tz: str | None = None,
         *,
         timezone: str | None = None,
+        timeout: float | None = None,
     ) -> Job:
-        """A recurring job; ``tz`` (or ``timezone``, upstream's name for it) is an IANA zone."""
+        """A recurring job; ``tz`` (or ``timezone``, upstream's name for it) is an IANA zone;
+        ``timeout`` bounds each of its runs (as ``enqueue``'s)."""
         self._require_initialized()
         if timezone is not None:
             if tz is not None and tz != timezone:
                 raise InvalidCronError(cron, f"tz={tz!r} and timezone={timezone!r} disagree; give one of them")
             tz = timezone
-        return await self._intake.schedule(cron, name, data, unique_key, tz)
+        return await self._intake.schedule(cron, name, data, unique_key, tz, timeout)
 
     async def enqueue_many(self, items: Iterable[Mapping[str, Any]]) -> list[Job]:
         self._require_initialized()

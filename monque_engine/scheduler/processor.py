@@ -33,6 +33,7 @@ from ..exception_text import ExceptionText, describe_exception, exception_name
 from ..job import Job, JobStatus, WorkerSummary
 from ..options import MAX_COUNT, MAX_SECONDS, MonqueOptions
 from ..store import ports
+from ..timeouts import MAX_TIMEOUT_SECONDS, TIMED_OUT, RunLimit, limit_text, timeout_ms, timeout_problem
 from ..timeutil import now_ms
 from ..validation import validate_job_name
 from .context import SchedulerContext
@@ -126,6 +127,9 @@ class Worker:
     concurrency: int
     is_async: bool
     policy: RetryPolicy
+    #: The time limit of this name's runs in ms (registration's, else the instance default),
+    #: None for none; a job's own ``timeout_ms`` wins over it (ADR 0019).
+    timeout_ms: int | None = None
     slots: Slots = field(default_factory=Slots)
     work_hint: bool = True  # there may be due jobs for this name
     wake: asyncio.Event = field(default_factory=asyncio.Event)
@@ -213,6 +217,8 @@ class JobProcessor:
         #: The instance options' retry policy (a registration may override it).
         self._policy = RetryPolicy.resolve(ctx.options, "", None, None, None)
         self._heartbeat_ms = int(ctx.options.heartbeat_interval * 1000)
+        job_timeout = ctx.options.job_timeout
+        self._default_timeout_ms = None if job_timeout is None else timeout_ms(job_timeout)
         #: Sync handlers run here: daemon threads, so one that never returns cannot keep the
         #: program from exiting after stop() gave up on it (threads.py).
         self._threads = DaemonThreads()
@@ -255,6 +261,7 @@ class JobProcessor:
         max_retries: int | None = None,
         base_retry_interval: float | None = None,
         max_backoff_delay: float | None = None,
+        timeout: float | None = None,
     ) -> None:
         """Add (or with ``replace``, swap) the handler of ``name``; safe from any thread.
 
@@ -264,13 +271,18 @@ class JobProcessor:
         leaving the name registered with no claim loop, so its jobs never ran again here.
         """
         retry = (max_retries, base_retry_interval, max_backoff_delay)
+        if timeout is not None:
+            problem = timeout_problem(timeout)
+            if problem is not None:
+                raise WorkerRegistrationError(f"timeout for {name!r} {problem}", name)
+        limit = timeout_ms(timeout) if timeout is not None else self._default_timeout_ms
         loop = self._loop
         if self.running and loop is not None and not _on_loop(loop):
             done: concurrent.futures.Future[None] = concurrent.futures.Future()
 
             def apply() -> None:
                 try:
-                    self._register(name, handler, concurrency, replace, retry)
+                    self._register(name, handler, concurrency, replace, retry, limit)
                 except BaseException as error:  # noqa: BLE001 - raised in the calling thread
                     done.set_exception(error)
                 else:
@@ -279,7 +291,7 @@ class JobProcessor:
             loop.call_soon_threadsafe(apply)
             done.result()
             return
-        self._register(name, handler, concurrency, replace, retry)
+        self._register(name, handler, concurrency, replace, retry, limit)
 
     def _register(
         self,
@@ -288,6 +300,7 @@ class JobProcessor:
         concurrency: int | None,
         replace: bool,
         retry: tuple[int | None, float | None, float | None] = (None, None, None),
+        limit_ms: int | None = None,
     ) -> None:
         validate_job_name(name)
         if not callable(handler):
@@ -312,7 +325,7 @@ class JobProcessor:
                 f'Worker already registered for job name "{name}"; pass replace=True to replace it',
                 name,
             )
-        worker = Worker(name, handler, size, inspect.iscoroutinefunction(handler), policy)
+        worker = Worker(name, handler, size, inspect.iscoroutinefunction(handler), policy, limit_ms)
         if existing is not None:
             # Running jobs and claims in flight stay accounted for. The old filler is not
             # cancelled (a claim it awaits is already committed): it launches what it gets
@@ -667,7 +680,10 @@ class JobProcessor:
                 # The registration current when the run starts: a replacement registered
                 # after the claim (by a handler that ran just before, say) handles it.
                 current = self.workers.get(worker.name, worker)
-                if current.is_async:
+                limit = job.timeout_ms or current.timeout_ms  # the job's own first (ADR 0019)
+                if limit is not None:
+                    await self._run_limited(current, job, limit)
+                elif current.is_async:
                     await current.handler(job)  # type: ignore[misc]
                 else:
                     result = await self._threads.run(current.handler, job)
@@ -693,7 +709,9 @@ class JobProcessor:
                 # type itself: isinstance() reads ``__class__``, which a hostile exception's
                 # __getattribute__ can make raise (exception_text.py has the other shapes).
                 terminal = issubclass(type(error), NonRetryableError)
-                await self._fail(job, error, terminal=terminal, policy=current.policy)
+                run_limit = job._limit
+                outcome = TIMED_OUT if run_limit is not None and run_limit.error is error else None
+                await self._fail(job, error, terminal=terminal, policy=current.policy, outcome=outcome)
             except BaseException as error:
                 # KeyboardInterrupt, SystemExit, GeneratorExit or another BaseException out of
                 # the handler: the job fails like any other (so a handler that always exits
@@ -813,6 +831,7 @@ class JobProcessor:
         terminal: bool = False,
         escaped: bool = False,
         policy: RetryPolicy | None = None,
+        outcome: str | None = None,
     ) -> None:
         """Write a failed run: retried after a backoff or failed for good, with its attempt
         record and error group; then ``job:fail``.
@@ -835,14 +854,14 @@ class JobProcessor:
         described = describe_exception(error)
         reason = _escaped_reason(described) if escaped else described.message
         record = attempts.failure_attempt(
-            job.fail_count, ctx.instance_id, job.locked_at_ms, now, described, retry_at is not None, reason
+            job.fail_count, ctx.instance_id, job.locked_at_ms, now, described, retry_at is not None, reason, outcome
         )
         group = error_group_key(job.name, described.type, reason)
         try:
             updated = await self._store.fail(job.id, ctx.instance_id, now, fail_count, reason, retry_at, record, group)
         except Exception as store_error:  # noqa: BLE001
             # Written again before anyone hears of it: a listener must not be able to stop that.
-            written = await self._fail_plainly(job, described, store_error, now, fail_count, retry_at)
+            written = await self._fail_plainly(job, described, store_error, now, fail_count, retry_at, outcome)
             ctx.events.emit("job:error", JobErrorEvent(store_error, job))
             if written is False:
                 return
@@ -864,6 +883,7 @@ class JobProcessor:
         now: int,
         fail_count: int,
         retry_at: int | None,
+        outcome: str | None = None,
     ) -> Job | Literal[False] | None:
         """The last resort of ``_fail``: the same outcome with nothing of the exception's
         own text in it. False when this write fails too (logged here; the first failure is
@@ -872,7 +892,7 @@ class JobProcessor:
         reason = f"{described.type} (the failure could not be stored in full: {exception_name(store_error)})"
         record = attempts.Attempt(
             fail_count,
-            "retrying" if retry_at is not None else "failed",
+            outcome or ("retrying" if retry_at is not None else "failed"),
             ctx.instance_id,
             job.locked_at_ms,
             now,
@@ -891,6 +911,105 @@ class JobProcessor:
                 exception_name(again),
             )
             return False
+
+    # -- time limits (issue 37, ADR 0019) --------------------------------------------------------
+    async def _run_limited(self, worker: Worker, job: Job, limit_ms: int) -> None:
+        """Run ``job``'s handler under its time limit; raise the run's ``TimeoutError``
+        (kept on ``job._limit.error``, so the caller records the outcome ``timed_out``) when
+        the handler ran past it.
+
+        Only jobs with a limit come here: a run without one pays nothing for the feature
+        (no timeout scope, no extra await; ``_execute`` tests one attribute).
+
+        An async handler is cancelled at the deadline. A sync one runs in a thread, which
+        cannot be stopped: past the deadline the job stays owned by this instance (in its
+        slot, so heartbeats go on and no retry is scheduled, so no other worker claims it
+        and no second run overlaps), ``overLimitAt`` is stamped on it for the console, and
+        when the thread returns, whatever it returned or raised, the attempt is timed out.
+        ``job.deadline`` / ``job.should_stop()`` let sync code stop itself in time.
+        """
+        if type(limit_ms) is not int or not 0 < limit_ms <= MAX_TIMEOUT_SECONDS * 1000:
+            # A hand-edited row's value (the claim reads it unchecked): the registration's applies.
+            fallback = worker.timeout_ms
+            if fallback is None:
+                await self._run_unlimited(worker, job)
+                return
+            limit_ms = fallback
+        run_limit = job._limit = RunLimit(limit_ms, time.monotonic(), now_ms())
+        seconds = limit_ms / 1000
+        if worker.is_async:
+            scope = asyncio.timeout(seconds)
+            try:
+                async with scope:
+                    await worker.handler(job)  # type: ignore[misc]
+            except Exception as error:
+                if scope.expired():  # cancelled at the deadline (TimeoutError), or it raised on the way out
+                    raise run_limit.timed_out(limit_text(limit_ms)) from error
+                raise
+            return
+        future = self._threads.run(worker.handler, job)
+        try:
+            done, _ = await asyncio.wait((future,), timeout=seconds)
+        except asyncio.CancelledError:
+            future.cancel()  # as awaiting it would: stop waiting (the thread goes on)
+            raise
+        if done:
+            result = future.result()
+            if run_limit.passed():  # it returned once past its deadline (``should_stop()`` said so)
+                raise run_limit.timed_out(limit_text(limit_ms), returned=True)
+            if result is not None:
+                await self._sync_result(result, run_limit, limit_ms)
+            return
+        await self._over_limit(job, limit_ms)
+        try:
+            result = await future  # the thread cannot be stopped: the job stays owned until it returns
+        except Exception as error:
+            raise run_limit.timed_out(limit_text(limit_ms), returned=True) from error
+        if inspect.iscoroutine(result):
+            result.close()  # too late to run it
+        raise run_limit.timed_out(limit_text(limit_ms), returned=True)
+
+    async def _run_unlimited(self, worker: Worker, job: Job) -> None:
+        if worker.is_async:
+            await worker.handler(job)  # type: ignore[misc]
+            return
+        result = await self._threads.run(worker.handler, job)
+        if result is not None:
+            if inspect.isawaitable(result):
+                await result
+            elif inspect.isgenerator(result) or inspect.isasyncgen(result):
+                raise TypeError(_GENERATOR_RESULT)
+
+    async def _sync_result(self, result: object, run_limit: RunLimit, limit_ms: int) -> None:
+        """What a sync handler returned in time: an awaitable runs in the time left."""
+        if inspect.isawaitable(result):
+            scope = asyncio.timeout(max(0.0, run_limit.monotonic - time.monotonic()))
+            try:
+                async with scope:
+                    await result
+            except Exception as error:
+                if scope.expired():
+                    raise run_limit.timed_out(limit_text(limit_ms)) from error
+                raise
+        elif inspect.isgenerator(result) or inspect.isasyncgen(result):
+            raise TypeError(_GENERATOR_RESULT)
+
+    async def _over_limit(self, job: Job, limit_ms: int) -> None:
+        """A sync handler passed its limit and its thread goes on: say so, in the log and on
+        the job (``overLimitAt``, best effort: the limit holds without it)."""
+        now = now_ms()
+        job.over_limit_at_ms = now
+        log.warning(
+            "job %s (%s) passed its time limit of %s; its sync handler still runs in a thread, which cannot be "
+            "stopped: the job stays owned here until it returns, then its attempt is recorded as timed out",
+            job.id,
+            job.name,
+            limit_text(limit_ms),
+        )
+        try:
+            await self._store.mark_over_limit(job.id, self._ctx.instance_id, now)
+        except Exception as error:  # noqa: BLE001 - display only
+            log.debug("could not mark job %s over its time limit: %s", job.id, error)
 
     async def _record_shutdown(self, job: Job) -> None:
         """Best effort, never raises: the shutdown's own bound applies to this write too."""

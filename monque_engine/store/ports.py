@@ -158,6 +158,13 @@ class Claims(Protocol):
         """
         return False
 
+    async def mark_over_limit(self, job_id: str, owner: str, now_ms: int) -> bool:
+        """Stamp ``overLimitAt`` on a job still processing by ``owner`` (ADR 0019): its sync
+        handler ran past its time limit and its thread goes on, so the job stays owned and
+        beating; the stamp lets any reader (the console) say so. Stores that keep no such
+        field return False (the limit still applies; only the display is missing)."""
+        return False
+
     @abstractmethod
     async def release(self, job_ids: Sequence[str], owner: str, now_ms: int) -> int:
         """Return owned processing jobs to pending (claims that landed during shutdown)."""

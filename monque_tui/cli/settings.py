@@ -91,6 +91,20 @@ def parse_connect_timeout(text: str) -> float:
     return value
 
 
+#: ``--timeout``'s bound: the engine's (``monque_engine.timeouts.MAX_TIMEOUT_SECONDS``, 30 days;
+#: a test holds them equal). Not imported from there: parsing imports no engine.
+MAX_JOB_TIMEOUT = 30 * 86_400
+
+
+def parse_job_timeout(text: str) -> float:
+    value = _seconds(text, allow_zero=False)
+    if value > MAX_JOB_TIMEOUT:
+        raise ValueError(f"expected at most {MAX_JOB_TIMEOUT} seconds (30 days)")
+    if round(value * 1000) < 1:
+        raise ValueError("expected at least 0.001 seconds")
+    return value
+
+
 def parse_seconds(text: str) -> float:
     return _seconds(text, allow_zero=True)
 
@@ -199,6 +213,18 @@ OPTIONS: tuple[Option, ...] = (
         "N",
         "jobs run at once per job name, unless a handler sets its own [default: engine's, 5]",
         engine_option="worker_concurrency",
+    ),
+    Option(
+        "timeout",
+        "--timeout",
+        "MONQUE_TIMEOUT",
+        parse_job_timeout,
+        None,
+        "SECONDS",
+        "time limit of each job run, unless a handler or the job sets its own; an async handler is cancelled, "
+        "a sync one keeps its job until it returns; the attempt is timed_out, then retried as any failure "
+        "[default: none; set one]",
+        engine_option="job_timeout",
     ),
     Option(
         "instance_id",

@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import signal
 import sys
+import threading
 from typing import Any
 
 from monque_engine import Monque
@@ -47,6 +48,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--base-retry-interval", type=float, default=None)
     p.add_argument("--url-query", default="", help="appended to the SQLite URL, e.g. busy_timeout=0.5")
     p.add_argument("--also", action="append", default=[], help="another job name run by the same handler")
+    p.add_argument("--timeout", type=float, default=None, help="register the handler with this time limit")
+    p.add_argument(
+        "--hang",
+        choices=("async", "sync"),
+        default=None,
+        help="each job's first run hangs: async awaits an event that never comes; sync (a plain def, run in "
+        "a thread) blocks until a line 'release' arrives on stdin",
+    )
     return p.parse_args(argv)
 
 
@@ -102,9 +111,42 @@ async def run(args: argparse.Namespace) -> int:
             raise RuntimeError(f"job {job.id} is marked to fail")
         runs.record("done", job.id)
 
-    monque.register(args.name, handler, concurrency=args.concurrency)
+    started: set[str] = set()
+    never = asyncio.Event()
+    released = threading.Event()
+
+    async def hang_async(job: Any) -> None:
+        runs.record("start", job.id)
+        if job.id not in started:
+            started.add(job.id)
+            try:
+                await never.wait()
+            except asyncio.CancelledError:
+                runs.record("cancelled", job.id)
+                raise
+        runs.record("done", job.id)
+
+    def hang_sync(job: Any) -> None:
+        runs.record("start", job.id)
+        if job.id not in started:
+            started.add(job.id)
+            emit("hanging", job_id=job.id)
+            released.wait()
+            runs.record("released", job.id)
+            return
+        runs.record("done", job.id)
+
+    def read_stdin() -> None:
+        for line in sys.stdin:
+            if line.strip() == "release":
+                released.set()
+
+    if args.hang == "sync":
+        threading.Thread(target=read_stdin, name="stdin", daemon=True).start()
+    chosen = {"async": hang_async, "sync": hang_sync}.get(args.hang or "", handler)
+    monque.register(args.name, chosen, concurrency=args.concurrency, timeout=args.timeout)
     for extra in args.also:
-        monque.register(extra, handler, concurrency=args.concurrency)
+        monque.register(extra, chosen, concurrency=args.concurrency, timeout=args.timeout)
 
     connected = asyncio.Event()
     monque.on("changestream:connected", lambda _e: (connected.set(), emit("changestream:connected")))

@@ -133,6 +133,12 @@ def record_attempt_update(attempt: Attempt) -> Document:
     return {"$push": push_attempt(attempt)}
 
 
+def over_limit_update(now_ms: int) -> Document:
+    """A sync handler ran past its time limit and goes on (ADR 0019): ``overLimitAt``, a field
+    Node workers do not know and leave alone, says so; the job stays processing and owned."""
+    return {"$set": {"overLimitAt": dt(now_ms), "updatedAt": dt(now_ms)}}
+
+
 def release_filter(job_ids: list[str], owner: str) -> Document:
     return {"_id": {"$in": [oid(i) for i in job_ids]}, "status": PROCESSING, "claimedBy": owner}
 
@@ -265,6 +271,15 @@ class MongoClaims(MongoPlumbing):
             return False
         result = await self._call(
             "record an attempt", lambda c: c.update_one(owned_filter(job_id, owner), record_attempt_update(attempt))
+        )
+        return result.modified_count > 0
+
+    async def mark_over_limit(self, job_id: str, owner: str, now_ms: int) -> bool:
+        if not _valid(job_id):
+            return False
+        result = await self._call(
+            "mark a job over its time limit",
+            lambda c: c.update_one(owned_filter(job_id, owner), over_limit_update(now_ms)),
         )
         return result.modified_count > 0
 

@@ -46,6 +46,8 @@ def new_job_document(job: NewJob) -> Document:
     doc["createdAt"] = doc["updatedAt"] = dt(job.created_at_ms)
     if job.unique_key is not None:
         doc["uniqueKey"] = job.unique_key
+    if job.timeout_ms is not None:  # ours, after upstream's fields (ADR 0019)
+        doc["timeoutMs"] = job.timeout_ms
     return doc
 
 

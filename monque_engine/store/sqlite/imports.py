@@ -51,6 +51,8 @@ def job_row(job: Job) -> tuple[Any, ...]:
         "[" + ",".join(attempt.to_json() for attempt in attempts) + "]" if attempts else None,
         job.error_type,
         job.error_group,
+        job.timeout_ms,
+        job.over_limit_at_ms,
     )
 
 

@@ -54,6 +54,7 @@ class Intake:
                 job.unique_key,
                 job.created_at_ms,
                 job.created_at_ms,
+                job.timeout_ms,
             ),
         )
         if cursor.rowcount == 1:
@@ -72,10 +73,13 @@ class Intake:
         bulk = self._bulk
         if len(jobs) <= MULTI_ROW:  # a chunk of enqueue_many: no copy
             bulk.insert(conn, jobs, ready)
-            return
-        for start in range(0, len(jobs), MULTI_ROW):
-            bulk.insert(conn, jobs[start : start + MULTI_ROW], ready)
-            ready = None
+        else:
+            for start in range(0, len(jobs), MULTI_ROW):
+                bulk.insert(conn, jobs[start : start + MULTI_ROW], ready)
+                ready = None
+        limited = [(job.timeout_ms, job.id) for job in jobs if job.timeout_ms is not None]
+        if limited:  # rare: the multi-row statements leave the column out (ADR 0019)
+            conn.executemany(self._prepared.set_timeout, limited)
 
     async def chunks(
         self,

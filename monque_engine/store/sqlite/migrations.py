@@ -101,6 +101,19 @@ def _v6_error_counts(conn: sqlite3.Connection, tables: Tables) -> None:
     )
 
 
+def _v7_time_limits(conn: sqlite3.Connection, tables: Tables) -> None:
+    """Version 7 (issue 37, ADR 0019): ``timeout_ms``, a job's own time limit, and
+    ``over_limit_at``, when its running attempt passed its limit while a sync handler went on.
+
+    Two nullable columns: ADD COLUMN only edits the table's definition, so the step costs the
+    same on any file size, and every existing job reads as having no limit of its own. Older
+    builds refuse the file from here on, which they must: they would run a job past the
+    limit its producer gave it.
+    """
+    for column in ("timeout_ms", "over_limit_at"):
+        conn.execute(f"ALTER TABLE {tables.jobs} ADD COLUMN {column} INTEGER")
+
+
 def _timed_count(
     conn: sqlite3.Connection, tables: Tables, what: str, why: str, count: Callable[[sqlite3.Connection], object]
 ) -> None:
@@ -138,6 +151,7 @@ MIGRATIONS: tuple[tuple[int, Migration], ...] = (
     (4, _v4_inbox),
     (5, _v5_change_seq),
     (6, _v6_error_counts),
+    (7, _v7_time_limits),
 )
 
 

@@ -63,6 +63,8 @@ def row_to_job(row: tuple[Any, ...]) -> Job:
         and type(row[jobrow.LOCKED_AT]) in _INTEGER_OR_NULL
         and type(row[jobrow.LAST_HEARTBEAT]) in _INTEGER_OR_NULL
         and type(row[jobrow.HEARTBEAT_INTERVAL]) in _INTEGER_OR_NULL
+        and type(row[jobrow.TIMEOUT_MS]) in _INTEGER_OR_NULL
+        and type(row[jobrow.OVER_LIMIT_AT]) in _INTEGER_OR_NULL
         and type(row[jobrow.NAME]) is str
     ):
         return claimed_row_to_job(row)
@@ -90,7 +92,7 @@ def claimed_row_to_job(row: tuple[Any, ...]) -> Job:
         (
             id_, name, data, status, next_run_at, locked_at, claimed_by, last_heartbeat,
             heartbeat_interval, fail_count, fail_reason, repeat_interval, unique_key,
-            created_at, updated_at, attempts, error_type, error_group,
+            created_at, updated_at, attempts, error_type, error_group, timeout_ms, over_limit_at,
         ) = row  # fmt: skip
         if claimed_by is not None and status == "completed":
             return Job(
@@ -112,6 +114,8 @@ def claimed_row_to_job(row: tuple[Any, ...]) -> Job:
                 AppendedHistory(attempts, fail_count + 1, claimed_by, locked_at, updated_at),
                 error_type,
                 error_group,
+                timeout_ms,
+                over_limit_at,
             )
         return Job(
             id_,
@@ -132,6 +136,8 @@ def claimed_row_to_job(row: tuple[Any, ...]) -> Job:
             attempts,
             error_type,
             error_group,
+            timeout_ms,
+            over_limit_at,
         )
     except (ValueError, TypeError, KeyError, IndexError, RecursionError) as error:
         raise unreadable_row(row, error) from None

@@ -14,16 +14,17 @@ import re
 
 from ..base import InvalidCollectionNameError
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 JOB_COLUMNS = (
     "id", "name", "data", "status", "next_run_at", "locked_at", "claimed_by", "last_heartbeat",
     "heartbeat_interval", "fail_count", "fail_reason", "repeat_interval", "unique_key",
-    "created_at", "updated_at", "attempts", "error_type", "error_group",
+    "created_at", "updated_at", "attempts", "error_type", "error_group", "timeout_ms", "over_limit_at",
 )  # fmt: skip
 #: The job columns declared INTEGER in ``Tables.ddl``; the others are TEXT.
-INTEGER_COLUMNS = frozenset(
-    {"next_run_at", "locked_at", "last_heartbeat", "heartbeat_interval", "fail_count", "created_at", "updated_at"}
-)
+INTEGER_COLUMNS = frozenset({
+    "next_run_at", "locked_at", "last_heartbeat", "heartbeat_interval", "fail_count", "created_at", "updated_at",
+    "timeout_ms", "over_limit_at",
+})  # fmt: skip
 #: A bound that keeps text out of a ``min`` / ``max`` of an instant (SQLite sorts text after
 #: every number, so one hand-edited row would become "the latest", or the only, answer and
 #: fail the caller's arithmetic), as a range the index seek still serves.
@@ -140,6 +141,8 @@ class Tables:
                 attempts TEXT,
                 error_type TEXT,
                 error_group TEXT,
+                timeout_ms INTEGER,
+                over_limit_at INTEGER,
                 {change_seq_column()}
             ) WITHOUT ROWID""",
             error_index(j),

@@ -125,11 +125,11 @@ def _marks(count: int) -> str:
 
 def insert(t: Tables) -> str:
     """One new job. Params: id, name, data, next_run_at, repeat_interval, unique_key,
-    created_at, updated_at. A clash (id, or a live unique key) inserts nothing."""
+    created_at, updated_at, timeout_ms. A clash (id, or a live unique key) inserts nothing."""
     return (
         f"INSERT INTO {t.jobs} (id, name, data, status, next_run_at, fail_count, repeat_interval, "
-        "unique_key, created_at, updated_at, change_seq) "
-        f"VALUES (?, ?, ?, 'pending', ?, 0, ?, ?, ?, ?, {t.change_stamp}) ON CONFLICT DO NOTHING"
+        "unique_key, created_at, updated_at, timeout_ms, change_seq) "
+        f"VALUES (?, ?, ?, 'pending', ?, 0, ?, ?, ?, ?, ?, {t.change_stamp}) ON CONFLICT DO NOTHING"
     )
 
 
@@ -553,9 +553,11 @@ def purge_outcomes(t: Tables) -> str:
 class Prepared:
     """The hot paths' statements for one collection, built once per open (not per call)."""
 
-    __slots__ = ("claim", "insert", "unique_holder")
+    __slots__ = ("claim", "insert", "set_timeout", "unique_holder")
 
     def __init__(self, t: Tables) -> None:
         self.claim = claim(t)
         self.insert = insert(t)
+        #: A bulk insert's jobs with a time limit of their own. Params: timeout_ms, id.
+        self.set_timeout = f"UPDATE {t.jobs} SET timeout_ms = ?, change_seq = {t.change_stamp} WHERE id = ?"
         self.unique_holder = unique_holder(t, t.columns)

@@ -206,8 +206,15 @@ class SqliteStore(JobStore):
     async def insert(self, job: NewJob) -> Job:
         producer = self._producer
         # A plain job deep in one task's run of enqueues: one append to the inbox (inbox.py),
-        # when it can run inline now; otherwise the job row, as below.
-        if producer is not None and job.unique_key is None and job.repeat_interval is None and producer.append(job):
+        # when it can run inline now; otherwise the job row, as below (the inbox has no
+        # columns for a unique key, a schedule or a time limit).
+        if (
+            producer is not None
+            and job.unique_key is None
+            and job.repeat_interval is None
+            and job.timeout_ms is None
+            and producer.append(job)
+        ):
             await producer.appended_one()
             return job.to_job()
         intake = self._in
@@ -291,6 +298,12 @@ class SqliteStore(JobStore):
         self._batch.claimed.pop(job_id, None)  # its outcome will not be a batched completion any more
         assignments, params = statements.attempt_recorded(attempt.to_json())
         op = claims.owned_update(self._t, self._j, assignments, params, job_id, owner)
+        return await self._write(op) is not None
+
+    async def mark_over_limit(self, job_id: str, owner: str, now_ms: int) -> bool:
+        self._batch.claimed.pop(job_id, None)  # its outcome is a failure (timed_out), never batched
+        params = (now_ms, now_ms)
+        op = claims.owned_update(self._t, self._j, "over_limit_at = ?, updated_at = ?", params, job_id, owner)
         return await self._write(op) is not None
 
     async def release(self, job_ids: Sequence[str], owner: str, now_ms: int) -> int:

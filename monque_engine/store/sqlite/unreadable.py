@@ -41,6 +41,8 @@ _INTEGER_COLUMNS = (
     (jobrow.FAIL_COUNT, "fail_count", False),
     (jobrow.CREATED_AT, "created_at", False),
     (jobrow.UPDATED_AT, "updated_at", False),
+    (jobrow.TIMEOUT_MS, "timeout_ms", True),
+    (jobrow.OVER_LIMIT_AT, "over_limit_at", True),
 )
 
 

@@ -34,6 +34,7 @@ from textual.widgets import Static, TextArea
 from monque_engine import Attempt, InvalidCronError, InvalidJobDocumentError, Job, JobStatus
 from monque_engine.attempts import MAX_REASON_CHARS
 from monque_engine.cron import describe, next_runs
+from monque_engine.timeouts import limit_text
 
 from ..actions import ActionKind, eligible, statuses_for
 from ..bindings import MUTATING_ACTIONS, Scope, bindings_for
@@ -79,6 +80,7 @@ OUTCOME_STYLES = {
     "failed": "bold red",
     "stale": "magenta",
     "shutdown": "magenta",
+    "timed_out": "bold yellow",
 }
 
 
@@ -231,6 +233,22 @@ def job_renderable(
             )
         if job.heartbeat_interval_ms is not None:
             fields.add_row("heartbeat every", span(job.heartbeat_interval_ms))
+        if job.over_limit and job.locked_at_ms is not None and job.over_limit_at_ms is not None:
+            # A sync handler past its time limit (issue 37): its thread cannot be stopped, so
+            # the job stays owned until it returns, then the attempt is recorded timed_out.
+            fields.add_row(
+                "attempt",
+                Text.assemble(
+                    ("over its time limit, still running", "bold yellow"),
+                    (
+                        f"  running {span(max(0, now - job.locked_at_ms))}, "
+                        f"over for {span(max(0, now - job.over_limit_at_ms))}",
+                        "dim",
+                    ),
+                ),
+            )
+    if job.timeout_ms is not None:
+        fields.add_row("time limit", Text.assemble(limit_text(job.timeout_ms), ("  this job's own", "dim")))
     parts: list[RenderableType] = [fields]
     if job.repeat_interval:
         schedule = Table.grid(padding=(0, 2))

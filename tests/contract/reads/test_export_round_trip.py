@@ -19,6 +19,7 @@ from job_samples import oid, sample_jobs
 
 from monque_engine import Job, JobStatus
 from monque_engine.export import FIELDS, export_jobs
+from monque_engine.job import STORED_SLOTS
 from monque_engine.restore import read_export
 
 
@@ -40,7 +41,7 @@ async def _every_status(m, wait_until) -> list[Job]:
     ok = await m.enqueue("ok", {"n": 1})
     retried = await m.enqueue("flaky", {"order": 42}, unique_key="order-42")
     failed = await m.enqueue("broken", {"to": "ada@example.com"})
-    cancelled = await m.enqueue("email", {"n": 2})
+    cancelled = await m.enqueue("email", {"n": 2}, timeout=90)  # a time limit of its own (ADR 0019)
     await m.cancel_job(cancelled.id)
     recurring = await m.schedule("0 9 * * 1", "digest", {"team": "ops"}, tz="Europe/Berlin")
     await m.start()
@@ -81,7 +82,7 @@ async def test_a_jsonl_export_restored_through_import_jobs_is_every_job_as_it_wa
     restored = await restored_store.get_jobs_by_id([job.id for job in jobs])
     for job in jobs:
         again = restored[job.id]
-        for slot in Job.__slots__:
+        for slot in STORED_SLOTS:
             field = slot.lstrip("_")
             assert getattr(again, field) == getattr(job, field), (job.name, job.status.value, field)
     assert [a.traceback for a in restored[failed.id].attempts] == [a.traceback for a in failed.attempts]
@@ -117,7 +118,7 @@ async def test_csv_has_error_type_error_group_and_the_attempt_count(monque) -> N
     await m.import_jobs(sample_jobs())
     rows = {row["_id"]: row for row in csv.DictReader(io.StringIO(await _export(m, "csv")))}
     assert tuple(next(iter(rows.values()))) == FIELDS
-    assert FIELDS[-4:] == ("data", "errorType", "errorGroup", "attempts")
+    assert FIELDS[-6:] == ("data", "errorType", "errorGroup", "attempts", "timeoutMs", "overLimitAt")
     failed, pending = rows[oid(4)], rows[oid(1)]
     assert (failed["errorType"], failed["attempts"]) == ("httpx.ConnectTimeout", "1")
     assert failed["errorGroup"] == sample_jobs()[3].error_group
