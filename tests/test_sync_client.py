@@ -159,9 +159,16 @@ def test_a_threads_run_of_enqueues_appends_from_that_thread(tmp_path: Path, monk
     assert monque.count_jobs() == len(jobs)
     keyed = monque.enqueue("run", {"k": 1}, unique_key="k")  # a unique key is checked under the write lock
     assert handed_over.count("Monque.enqueue") == enqueues + 1
+    # A job's own time limit has no inbox column: it goes through the loop, and is kept.
+    limited = monque.enqueue("run", {"t": 1}, timeout=5)
+    assert handed_over.count("Monque.enqueue") == enqueues + 2
+    assert limited.timeout_ms == 5000
     monque.close()
-    assert _table_counts(tmp_path / "jobs.db") == (len(jobs) + 1, 0)
+    assert _table_counts(tmp_path / "jobs.db") == (len(jobs) + 2, 0)
     assert keyed.unique_key == "k"
+    with SyncMonque(_url(tmp_path)) as reopened:
+        stored = reopened.get_job(limited.id)
+        assert stored is not None and stored.timeout_ms == 5000
 
 
 def test_a_lone_enqueue_writes_the_job_row(tmp_path: Path) -> None:
