@@ -7,6 +7,8 @@ scrolling sideways. Pilot on a real SQLite file.
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.widgets import DataTable
 
 from monque_engine.job import InstanceRecord
@@ -34,6 +36,18 @@ def _record() -> InstanceRecord:
     )
 
 
+async def _workers_with_a_wide_worker(app: Any, pilot: Any) -> WorkersScreen:
+    """Register an instance consuming 15 names, then open the Workers screen on it."""
+    monque = app.session.monque
+    assert monque is not None
+    await monque.store.upsert_instance(_record())
+    await pilot.press("W")
+    await wait_for(lambda: isinstance(app.screen, WorkersScreen) and "wide-worker" in app.screen.rows)
+    screen = app.screen
+    assert isinstance(screen, WorkersScreen)
+    return screen
+
+
 def test_names_text_keeps_whole_names_and_says_how_many_more() -> None:
     short = names_text(NAMES, NAMES_WIDTH)
     assert short == "billing.invoice-step-00×4 +14 more"
@@ -44,13 +58,7 @@ def test_names_text_keeps_whole_names_and_says_how_many_more() -> None:
 
 async def test_at_80_columns_the_heartbeat_and_held_show_and_z_shows_every_name(seeded_url: str) -> None:
     async with running_console(seeded_url, size=(80, 24)) as (app, pilot):
-        monque = app.session.monque
-        assert monque is not None
-        await monque.store.upsert_instance(_record())
-        await pilot.press("W")
-        await wait_for(lambda: isinstance(app.screen, WorkersScreen) and "wide-worker" in app.screen.rows)
-        screen = app.screen
-        assert isinstance(screen, WorkersScreen)
+        screen = await _workers_with_a_wide_worker(app, pilot)
         table = screen.query_one(DataTable)
 
         def widths() -> dict[str, int]:
@@ -71,10 +79,5 @@ async def test_at_80_columns_the_heartbeat_and_held_show_and_z_shows_every_name(
         assert sum(widths().values()) <= 80 - 2
     # At a width where it fits, NAMES shows whole names and how many more.
     async with running_console(seeded_url, size=(120, 30)) as (app, pilot):
-        monque = app.session.monque
-        assert monque is not None
-        await monque.store.upsert_instance(_record())
-        await pilot.press("W")
-        await wait_for(lambda: isinstance(app.screen, WorkersScreen) and "wide-worker" in app.screen.rows)
-        table = app.screen.query_one(DataTable)
+        table = (await _workers_with_a_wide_worker(app, pilot)).query_one(DataTable)
         assert str(table.get_cell("wide-worker", "names")).endswith("+14 more")

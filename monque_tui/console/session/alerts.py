@@ -81,20 +81,19 @@ def _render(alerts: Alerts, shown: int, compact: bool) -> Text:
             else f"✖ {workers} dead worker{'s' if workers != 1 else ''} holding {held:,} job{'s' if held != 1 else ''} (W, x releases)"
         )
         part(label, "bold red")
-    if alerts.no_worker:
-        names = len(alerts.no_worker)
-        label = (
-            f"⚠ no worker: {_names(alerts.no_worker, shown, compact)}"
-            if shown
-            else f"⚠ {names} name{'s' if names != 1 else ''} due, no worker"
-        )
-        part(label, "bold yellow")
-    if alerts.paused:
-        names = len(alerts.paused)
-        label = (
-            f"⏸ paused, due: {_names(alerts.paused, shown, compact)}" if shown else f"⏸ {names} paused with due jobs"
-        )
-        part(label, "yellow")
+    # (pairs, the heading of the listed form, the count-only form, style)
+    for pairs, heading, counted, style in (
+        (alerts.no_worker, "⚠ no worker", "⚠ {n} name{s} due, no worker", "bold yellow"),
+        (alerts.paused, "⏸ paused, due", "⏸ {n} paused with due jobs", "yellow"),
+    ):
+        if pairs:
+            n = len(pairs)
+            part(
+                f"{heading}: {_names(pairs, shown, compact)}"
+                if shown
+                else counted.format(n=n, s="s" if n != 1 else ""),
+                style,
+            )
     return text
 
 
