@@ -118,5 +118,11 @@ async def test_every_screen_shows_the_alerts_line_at_80_columns(seeded_url: str)
         await wait_for(lambda: isinstance(app.screen, ErrorsScreen) and "paused, due" in line_text())
         await pilot.press("escape", "enter")
         await wait_for(lambda: isinstance(app.screen, JobDetailScreen) and "paused, due" in line_text())
+        await pilot.press("escape")  # the detail screen is kept for reuse, closed
+        await wait_for(lambda: app.screen is app.jobs_screen)
         await monque.resume("send-email")
         await wait_for(lambda: "paused, due" not in line_text(), timeout=20)  # gone when resolved
+        await pilot.press("enter")  # the reused detail shows what changed while it was closed
+        await wait_for(lambda: isinstance(app.screen, JobDetailScreen))
+        await pilot.pause()
+        assert "no worker" in line_text() and "paused, due" not in line_text()

@@ -449,6 +449,8 @@ class JobDetailScreen(Screen[None]):
         """
         if self._styled_for is not None and self._styled_for == style_signature(self.app):
             event.refresh_styles = False
+        # Reused closed: the alerts that changed meanwhile reached only the screens in the stack.
+        self.query_one(AlertsLine).alerts = self.session.alerts
 
     @work(exclusive=True)
     async def load(self) -> None:

@@ -20,7 +20,8 @@ class AlertsLine(Static):
     AlertsLine.-shown { display: block; }
     """
 
-    alerts: reactive[Alerts] = reactive(Alerts, always_update=True)
+    #: Set again with equal alerts, nothing happens (no restyle of a reopened screen).
+    alerts: reactive[Alerts] = reactive(Alerts)
 
     def __init__(self, alerts: Alerts | None = None) -> None:
         super().__init__("", markup=False)
