@@ -191,11 +191,8 @@ class TableScreen(Screen[None]):
         self._rows = rows
         columns = self.fitting_columns(rows, self.size.width or 80)
         with self.app.batch_update():
-            if rebuild or columns != self.shown_columns:
-                cursor = self.reset_columns(columns)
-                for key, cells in rows.items():
-                    table.add_row(*(cells[c] for c in columns), key=key)
-                self.put_cursor(cursor)
+            # Other columns (or ``z``): start from an empty table; the loop below adds every row.
+            cursor = self.reset_columns(columns) if rebuild or columns != self.shown_columns else None
             for key, cells in rows.items():
                 if key in table.rows:
                     for column in columns:
@@ -206,6 +203,7 @@ class TableScreen(Screen[None]):
                     table.add_row(*(cells[c] for c in columns), key=key)
             for row_key in [k for k in table.rows if k.value not in rows]:
                 table.remove_row(row_key)
+            self.put_cursor(cursor)  # (None: the cursor was not moved)
         self.refresh_bindings()
 
     @property
