@@ -30,7 +30,7 @@ from .validation import _CONTROL, encode_payload, normalize_job_id, validate_job
 #: A fail count as both stores and Node Monque hold it (a 32-bit int in MongoDB's documents).
 MAX_FAIL_COUNT = 2**31 - 1
 _INSTANTS = ("next_run_at_ms", "created_at_ms", "updated_at_ms")
-_OPTIONAL_INSTANTS = ("locked_at_ms", "last_heartbeat_ms", "over_limit_at_ms")
+_OPTIONAL_INSTANTS = ("locked_at_ms", "last_heartbeat_ms", "over_limit_at_ms", "stop_requested_at_ms")
 _OPTIONAL_TEXTS = ("fail_reason", "error_type", "error_group")
 
 

@@ -16,6 +16,7 @@ from enum import StrEnum
 from typing import Any, Literal
 
 from .attempts import Attempt, parse_attempts
+from .run_progress import Progress
 from .timeouts import MAX_TIMEOUT_SECONDS, RunLimit
 from .timeutil import datetime_to_ms, in_range, ms_to_datetime, optional_ms_to_datetime
 
@@ -53,8 +54,11 @@ class Job:
         "name",
         "next_run_at_ms",
         "over_limit_at_ms",
+        "progress",
         "repeat_interval",
+        "result",
         "status",
+        "stop_requested_at_ms",
         "timeout_ms",
         "unique_key",
         "updated_at_ms",
@@ -82,6 +86,9 @@ class Job:
         error_group: str | None = None,
         timeout_ms: int | None = None,
         over_limit_at_ms: int | None = None,
+        stop_requested_at_ms: int | None = None,
+        progress: Progress | None = None,
+        result: Any = None,
     ) -> None:
         self.id = id
         self.name = name
@@ -110,6 +117,13 @@ class Job:
         #: sync handler's thread went on (the claim's ``locked_at_ms`` tells which attempt).
         self.timeout_ms = timeout_ms
         self.over_limit_at_ms = over_limit_at_ms
+        #: Ours (ADR 0019): when an operator asked to stop the running attempt; like
+        #: ``over_limit_at_ms`` it speaks for the attempt claimed at or before it only.
+        self.stop_requested_at_ms = stop_requested_at_ms
+        #: Ours (ADR 0019): the handler's last progress report (``Progress``), if any.
+        self.progress = progress
+        #: Ours: what the handler returned (JSON), kept on the finished job; None for none.
+        self.result = result
         #: Not stored: the running attempt's deadline, set on the Job a handler receives.
         self._limit: RunLimit | None = None
 
@@ -241,8 +255,16 @@ class Job:
             "errorGroup": self.error_group,
             "timeoutMs": self.timeout_ms,
             "overLimitAt": _bson_date(self.over_limit_at_ms),
+            "stopRequestedAt": _bson_date(self.stop_requested_at_ms),
+            "result": self.result,
         }
         doc.update({key: value for key, value in optional.items() if value is not None})
+        if self.progress is not None:
+            doc["progress"] = {
+                "fraction": self.progress.fraction,
+                "message": self.progress.message,
+                "at": _bson_date(self.progress.at_ms),
+            }
         if self._attempts is not None:
             doc["attempts"] = [attempt.to_document() for attempt in self.attempts]
         return doc
@@ -325,6 +347,9 @@ class Job:
             error_group=text("errorGroup"),
             timeout_ms=_stored_timeout(doc.get("timeoutMs")),
             over_limit_at_ms=ms("overLimitAt"),
+            stop_requested_at_ms=ms("stopRequestedAt"),
+            progress=Progress.from_mapping(doc.get("progress"), _lenient_ms),
+            result=doc.get("result"),
         )
 
 
@@ -379,6 +404,17 @@ def _bson_date(ms: int | None) -> Any:
     from bson.datetime_ms import DatetimeMS
 
     return DatetimeMS(ms)
+
+
+def _lenient_ms(value: object) -> int | None:
+    """A stored instant, or None where there is none that can be read (for fields of ours
+    that read as absent rather than make the job unreadable)."""
+    if value is None:
+        return None
+    try:
+        return _document_ms(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
 
 
 def _document_ms(value: Any) -> int:

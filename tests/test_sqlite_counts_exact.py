@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from monque_engine import Attempt, JobListFilter, JobSelector, JobStatus, Monque
 from monque_engine.store.base import StoreSelector
 from tests.conftest import poll_until
+from tests.sqlite_versions import set_back_job_columns
 
 NAMES = ("alpha", "beta", "gamma")
 
@@ -409,9 +410,7 @@ async def test_a_version_4_file_gets_its_counts_built(tmp_path: Path) -> None:
         await monque.cancel_jobs(JobSelector(name="beta"))
     with sqlite3.connect(db) as conn:  # as a version 4 file was: no counts, no change_seq, no time limits
         conn.execute("DROP TABLE monque_jobs_counts")
-        for column in ("change_seq", "timeout_ms", "over_limit_at"):
-            conn.execute(f"ALTER TABLE monque_jobs DROP COLUMN {column}")
-        conn.execute("UPDATE monque_jobs_meta SET value = 4 WHERE key = 'schema_version'")
+        set_back_job_columns(conn, 4)
     await _reopen(db)
     assert_exact(db)
     kept, _ = exact_counts(db)

@@ -23,6 +23,7 @@ from monque_engine.store.sqlite import reads
 from monque_engine.store.sqlite.journal import Journal
 from monque_engine.store.sqlite.schema import SCHEMA_VERSION, Tables
 from tests.conftest import EventRecorder
+from tests.sqlite_versions import set_back_job_columns
 
 #: ``schema.ERROR_MEMBER``, written out again: the oracle does not share the code it checks.
 MEMBER = "error_group IS NOT NULL AND (status = 'failed' OR (status = 'pending' AND fail_count > 0))"
@@ -235,9 +236,7 @@ async def test_a_version_5_file_gets_its_error_counts_built(tmp_path: Path) -> N
         await m.close()
     with sqlite3.connect(db) as conn:  # as a version 5 file was: no error counts, no time limits
         conn.execute("DROP TABLE monque_jobs_error_counts")
-        for column in ("timeout_ms", "over_limit_at"):
-            conn.execute(f"ALTER TABLE monque_jobs DROP COLUMN {column}")
-        conn.execute("UPDATE monque_jobs_meta SET value = 5 WHERE key = 'schema_version'")
+        set_back_job_columns(conn, 5)
     async with Monque(f"sqlite:///{db}", recover_stale_jobs=False) as reopened:
         await _assert_view_is_a_group_by(reopened, db)
         assert sum(g.count for g in await reopened.error_groups()) == 14

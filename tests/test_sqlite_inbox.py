@@ -27,6 +27,7 @@ from monque_engine.store.sqlite import SqliteStore
 from monque_engine.store.sqlite.inbox import ABSORB_EVERY, STREAK
 from monque_engine.store.sqlite.schema import SCHEMA_VERSION
 from tests.conftest import poll_until
+from tests.sqlite_versions import set_back_job_columns
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CHILD_TIMEOUT = 60.0
@@ -282,9 +283,7 @@ async def test_a_version_3_file_gains_the_inbox_and_keeps_its_jobs(tmp_path: Pat
     await m.close()
     conn = sqlite3.connect(db)
     conn.execute("DROP TABLE monque_jobs_inbox")
-    for column in ("timeout_ms", "over_limit_at"):  # added by version 7
-        conn.execute(f"ALTER TABLE monque_jobs DROP COLUMN {column}")
-    conn.execute("UPDATE monque_jobs_meta SET value = 3 WHERE key = 'schema_version'")
+    set_back_job_columns(conn, 3)
     conn.commit()
     conn.close()
 

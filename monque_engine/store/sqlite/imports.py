@@ -53,6 +53,9 @@ def job_row(job: Job) -> tuple[Any, ...]:
         job.error_group,
         job.timeout_ms,
         job.over_limit_at_ms,
+        job.stop_requested_at_ms,
+        None if job.progress is None else job.progress.to_json(),
+        None if job.result is None else json.dumps(job.result, separators=(",", ":")),
     )
 
 

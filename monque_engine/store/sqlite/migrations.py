@@ -114,6 +114,19 @@ def _v7_time_limits(conn: sqlite3.Connection, tables: Tables) -> None:
         conn.execute(f"ALTER TABLE {tables.jobs} ADD COLUMN {column} INTEGER")
 
 
+def _v8_running_jobs(conn: sqlite3.Connection, tables: Tables) -> None:
+    """Version 8 (issues 37 and 38, ADR 0019): ``stop_requested_at`` (an operator asked to
+    stop the running attempt), ``progress`` (its handler's last report, JSON) and ``result``
+    (what a handler returned, JSON).
+
+    Nullable columns added by ``ADD COLUMN``, which only edits the table's definition: the
+    step costs the same on any file size, and every existing job reads as having none.
+    """
+    conn.execute(f"ALTER TABLE {tables.jobs} ADD COLUMN stop_requested_at INTEGER")
+    for column in ("progress", "result"):
+        conn.execute(f"ALTER TABLE {tables.jobs} ADD COLUMN {column} TEXT")
+
+
 def _timed_count(
     conn: sqlite3.Connection, tables: Tables, what: str, why: str, count: Callable[[sqlite3.Connection], object]
 ) -> None:
@@ -152,6 +165,7 @@ MIGRATIONS: tuple[tuple[int, Migration], ...] = (
     (5, _v5_change_seq),
     (6, _v6_error_counts),
     (7, _v7_time_limits),
+    (8, _v8_running_jobs),
 )
 
 

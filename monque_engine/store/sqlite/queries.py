@@ -14,6 +14,7 @@ from typing import Any
 from ...attempts import MAX_ATTEMPTS, AppendedHistory
 from ...cursor import CursorAnchor
 from ...job import STATUS_BY_VALUE, CursorDirection, Job, JobSort, JobStatus
+from ...run_progress import Progress
 from ...textsearch import escaped, fold, may_span_tokens, stored_payload_contains
 from ..base import StoreListFilter, StoreSelector
 from . import jobrow
@@ -65,6 +66,7 @@ def row_to_job(row: tuple[Any, ...]) -> Job:
         and type(row[jobrow.HEARTBEAT_INTERVAL]) in _INTEGER_OR_NULL
         and type(row[jobrow.TIMEOUT_MS]) in _INTEGER_OR_NULL
         and type(row[jobrow.OVER_LIMIT_AT]) in _INTEGER_OR_NULL
+        and type(row[jobrow.STOP_REQUESTED_AT]) in _INTEGER_OR_NULL
         and type(row[jobrow.NAME]) is str
     ):
         return claimed_row_to_job(row)
@@ -93,6 +95,7 @@ def claimed_row_to_job(row: tuple[Any, ...]) -> Job:
             id_, name, data, status, next_run_at, locked_at, claimed_by, last_heartbeat,
             heartbeat_interval, fail_count, fail_reason, repeat_interval, unique_key,
             created_at, updated_at, attempts, error_type, error_group, timeout_ms, over_limit_at,
+            stop_requested_at, progress, result,
         ) = row  # fmt: skip
         if claimed_by is not None and status == "completed":
             return Job(
@@ -116,6 +119,9 @@ def claimed_row_to_job(row: tuple[Any, ...]) -> Job:
                 error_group,
                 timeout_ms,
                 over_limit_at,
+                stop_requested_at,
+                None if progress is None else Progress.from_json(progress),
+                None if result is None else stored_result(result),
             )
         return Job(
             id_,
@@ -138,9 +144,21 @@ def claimed_row_to_job(row: tuple[Any, ...]) -> Job:
             error_group,
             timeout_ms,
             over_limit_at,
+            stop_requested_at,
+            None if progress is None else Progress.from_json(progress),
+            None if result is None else stored_result(result),
         )
     except (ValueError, TypeError, KeyError, IndexError, RecursionError) as error:
         raise unreadable_row(row, error) from None
+
+
+def stored_result(text: str) -> Any:
+    """A stored ``result`` column: the handler's JSON value, or None where a hand edit left
+    text that is not JSON (a result is a report, never a reason to make the job unreadable)."""
+    try:
+        return _decode(text)
+    except (ValueError, TypeError, RecursionError):
+        return None
 
 
 def append_attempt(record: str, params: tuple[Any, ...]) -> tuple[str, tuple[Any, ...]]:

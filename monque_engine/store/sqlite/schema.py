@@ -14,16 +14,17 @@ import re
 
 from ..base import InvalidCollectionNameError
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 JOB_COLUMNS = (
     "id", "name", "data", "status", "next_run_at", "locked_at", "claimed_by", "last_heartbeat",
     "heartbeat_interval", "fail_count", "fail_reason", "repeat_interval", "unique_key",
     "created_at", "updated_at", "attempts", "error_type", "error_group", "timeout_ms", "over_limit_at",
+    "stop_requested_at", "progress", "result",
 )  # fmt: skip
 #: The job columns declared INTEGER in ``Tables.ddl``; the others are TEXT.
 INTEGER_COLUMNS = frozenset({
     "next_run_at", "locked_at", "last_heartbeat", "heartbeat_interval", "fail_count", "created_at", "updated_at",
-    "timeout_ms", "over_limit_at",
+    "timeout_ms", "over_limit_at", "stop_requested_at",
 })  # fmt: skip
 #: A bound that keeps text out of a ``min`` / ``max`` of an instant (SQLite sorts text after
 #: every number, so one hand-edited row would become "the latest", or the only, answer and
@@ -143,6 +144,9 @@ class Tables:
                 error_group TEXT,
                 timeout_ms INTEGER,
                 over_limit_at INTEGER,
+                stop_requested_at INTEGER,
+                progress TEXT,
+                result TEXT,
                 {change_seq_column()}
             ) WITHOUT ROWID""",
             error_index(j),

@@ -43,6 +43,7 @@ _INTEGER_COLUMNS = (
     (jobrow.UPDATED_AT, "updated_at", False),
     (jobrow.TIMEOUT_MS, "timeout_ms", True),
     (jobrow.OVER_LIMIT_AT, "over_limit_at", True),
+    (jobrow.STOP_REQUESTED_AT, "stop_requested_at", True),
 )
 
 
