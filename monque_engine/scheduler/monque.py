@@ -50,6 +50,7 @@ from .processor import Handler, JobProcessor, outside_handlers
 from .query import QueryService, check_sort
 from .resilient_watch import FeedState, ResilientWatch, WatchEvent
 from .stop_budget import StopBudget
+from .waiting import wait_for_final
 
 if TYPE_CHECKING:
     from ..metrics import MonqueCollector
@@ -487,6 +488,14 @@ class Monque:
         (``JobStore.import_jobs``). Returns how many jobs were stored."""
         self._require_initialized()
         return await self._intake.import_jobs(jobs)
+
+    async def wait(self, job_id: str, timeout: float | None = None) -> Job:
+        """The job once it is final (completed, failed or cancelled), at once if it already
+        is; ``job.result`` is what its handler returned. Learnt from the change feed, so any
+        process may run the job (waiting.py). ``JobNotFoundError`` for an id of no job (or one
+        deleted meanwhile); ``WaitTimeoutError``, a ``TimeoutError``, after ``timeout`` seconds."""
+        self._require_initialized()
+        return await wait_for_final(self.store, self.store, job_id, timeout)
 
     # -- queries --------------------------------------------------------------------------------
     async def get_job(self, job_id: str) -> Job | None:

@@ -226,6 +226,12 @@ class SyncMonque:
     def enqueue_many(self, items: Iterable[Mapping[str, Any]]) -> list[Job]:
         return self._run(lambda monque: monque.enqueue_many(items))
 
+    def wait(self, job_id: str, timeout: float | None = None) -> Job:
+        """Block until the job is final and return it (``Monque.wait``): its ``result`` is
+        what the handler returned. Other threads' calls go on meanwhile (the wait is a
+        coroutine on the shared loop, woken by the change feed)."""
+        return self._run(lambda monque: monque.wait(job_id, timeout))
+
     # -- reads ------------------------------------------------------------------------------------
     def get_job(self, job_id: str) -> Job | None:
         return self._run(lambda monque: monque.get_job(job_id))
