@@ -754,6 +754,15 @@ class JobProcessor:
                 # (A handler that returned freed its slot then: _handler_returned.)
                 self._slot_freed(self.workers.get(worker.name, worker))
 
+    async def run_claimed(self, job: Job) -> None:
+        """Run one job this instance just claimed, here and now, as a slot would, and return
+        once its outcome is written (test mode's inline runs: eager.py)."""
+        worker = self.workers[job.name]
+        self._launch(worker, job)
+        task = worker.slots.tasks.get(job.id)
+        if task is not None:
+            await task
+
     def _handler_returned(self, worker: Worker, job: Job) -> bool:
         """The handler is done; its outcome write is about to go out. Its slot may be refilled
         now: the claim that refills it can share that write's transaction (SQLite store)."""
