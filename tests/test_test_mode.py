@@ -166,3 +166,21 @@ def test_without_the_fixture_nothing_runs_inline(monque_test_url):
         assert client.enqueue("x").status is JobStatus.PENDING
     finally:
         client.close()
+
+
+async def test_enqueues_made_together_each_return_their_finished_job(eager):
+    """One call's inline claim may take another call's job; that call waits for the run."""
+    import asyncio
+
+    async def slow(job):
+        await asyncio.sleep(0.01)
+        return job.data
+
+    from datetime import UTC, datetime, timedelta
+
+    eager.register("slow", slow)
+    now = datetime.now(UTC)
+    # Later calls hold earlier due times, so an earlier call's claim takes a later call's job.
+    calls = (eager.enqueue("slow", n, run_at=now - timedelta(minutes=n)) for n in range(20))
+    jobs = await asyncio.gather(*calls)
+    assert [(job.status, job.result) for job in jobs] == [(JobStatus.COMPLETED, n) for n in range(20)]

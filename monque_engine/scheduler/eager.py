@@ -9,6 +9,8 @@ again, until the job completes, fails for good, or is a schedule's run that succ
 
 from __future__ import annotations
 
+import asyncio
+
 from ..errors import JobNotFoundError
 from ..job import Job, JobStatus
 from ..store import ports
@@ -45,7 +47,7 @@ class EagerRunner:
         """Run the pending job ``job_id`` now (its due time brought forward), retries included,
         and return it as stored afterwards."""
         runs = 0
-        current = await self._reads.get(job_id)
+        current = await self._read(job_id)
         while current is not None and current.status is JobStatus.PENDING and runs < MAX_INLINE_RUNS:
             if runs and current.repeat_interval is not None and current.fail_count == 0:
                 break  # a schedule's run succeeded: its next run is for later
@@ -59,8 +61,20 @@ class EagerRunner:
             for job in claimed:
                 runs += 1
                 await self._processor.run_claimed(job)
-            current = await self._reads.get(job_id)
+            current = await self._read(job_id)
         return current if current is not None else await self._gone(job_id)
+
+    async def _read(self, job_id: str) -> Job | None:
+        """The job as stored, once no inline run of this instance holds it: an enqueue made
+        beside this one (``asyncio.gather``) may have claimed it first; that run is awaited."""
+        while True:
+            job = await self._reads.get(job_id)
+            if job is None or job.status is not JobStatus.PROCESSING or job.claimed_by != self._ctx.instance_id:
+                return job
+            running = self._processor.running_task(job)
+            if running is None:
+                return job
+            await asyncio.wait((running,))
 
     async def _gone(self, job_id: str) -> Job:
         raise JobNotFoundError(job_id, f"Job {job_id} was deleted while test mode ran it")

@@ -763,6 +763,11 @@ class JobProcessor:
         if task is not None:
             await task
 
+    def running_task(self, job: Job) -> asyncio.Task[None] | None:
+        """The task running ``job`` in this instance, if one is."""
+        worker = self.workers.get(job.name)
+        return None if worker is None else worker.slots.tasks.get(job.id)
+
     def _handler_returned(self, worker: Worker, job: Job) -> bool:
         """The handler is done; its outcome write is about to go out. Its slot may be refilled
         now: the claim that refills it can share that write's transaction (SQLite store)."""
