@@ -8,6 +8,7 @@ run by another ``Monque`` (here a second instance on the same store) is waited f
 from __future__ import annotations
 
 import asyncio
+from datetime import timedelta
 
 import pytest
 
@@ -144,3 +145,27 @@ async def test_wait_errors_unknown_deleted_timeout_bad_timeout(monque):
     await m.delete_job(job.id)
     with pytest.raises(JobNotFoundError, match="deleted while wait"):
         await waiter
+
+
+async def test_wait_reads_the_job_only_when_the_feed_brings_it_a_final_status(monque, wait_until):
+    """Not a poll: other jobs' changes and its own non-final ones cost no read of the job."""
+    m = await monque()
+    job = await m.enqueue("nobody-runs-this")
+    reads = []
+    get = m.store.get
+
+    async def counting_get(job_id):
+        reads.append(job_id)
+        return await get(job_id)
+
+    m.store.get = counting_get
+    waiter = asyncio.create_task(m.wait(job.id, timeout=30))
+    await wait_until(lambda: reads, 10, "the waiter's first read (it is past opening the feed)")
+    for n in range(30):
+        await m.enqueue("other", {"n": n})  # changes of other jobs
+    await m.reschedule_job(job.id, timedelta(hours=1))  # a change of its own, still pending
+    await asyncio.sleep(0.3)  # a window for a poll to show itself (a poll re-reads every 50 ms or more often)
+    assert not waiter.done() and reads == [job.id]
+    await m.cancel_job(job.id)
+    assert (await waiter).status is JobStatus.CANCELLED
+    assert reads.count(job.id) == 2
