@@ -169,3 +169,16 @@ async def test_wait_reads_the_job_only_when_the_feed_brings_it_a_final_status(mo
     await m.cancel_job(job.id)
     assert (await waiter).status is JobStatus.CANCELLED
     assert reads.count(job.id) == 2
+
+
+async def test_import_jobs_keeps_a_result_and_refuses_one_that_is_not_json(monque):
+    from job_samples import sample_jobs
+
+    m = await monque()
+    good = sample_jobs()[0].replace(status=JobStatus.COMPLETED, result={"ok": [1, 2]})
+    assert await m.import_jobs([good]) == 1
+    assert (await m.get_job(good.id)).result == {"ok": [1, 2]}
+    bad = sample_jobs()[1].replace(status=JobStatus.COMPLETED, result={1, 2})
+    with pytest.raises(InvalidJobQueryError, match=r"import_jobs item 0 .*result is \{1, 2\}; it must be None or JSON"):
+        await m.import_jobs([bad])
+    assert await m.get_job(bad.id) is None
