@@ -184,3 +184,30 @@ async def test_enqueues_made_together_each_return_their_finished_job(eager):
     calls = (eager.enqueue("slow", n, run_at=now - timedelta(minutes=n)) for n in range(20))
     jobs = await asyncio.gather(*calls)
     assert [(job.status, job.result) for job in jobs] == [(JobStatus.COMPLETED, n) for n in range(20)]
+
+
+def _forked_child(client: SyncMonque, report) -> None:
+    job = client.enqueue("where", None)
+    report.send((job.status.value, job.result))
+    client.close()
+
+
+def test_a_forked_child_keeps_the_sync_clients_handlers(tmp_path):
+    """The child builds a Monque of its own (never its parent's): the registrations come along."""
+    import multiprocessing
+    import os
+
+    client = SyncMonque(f"sqlite:///{tmp_path}/jobs.db", test_mode=True)
+    try:
+        client.register("where", lambda job: os.getpid())
+        assert client.enqueue("where").result == os.getpid()  # opened in the parent
+        context = multiprocessing.get_context("fork")
+        receive, send = context.Pipe(duplex=False)
+        child = context.Process(target=_forked_child, args=(client, send))
+        child.start()
+        assert receive.poll(120), "the child never reported"
+        status, result = receive.recv()
+        child.join(60)
+        assert child.exitcode == 0 and status == "completed" and result == child.pid
+    finally:
+        client.close()
