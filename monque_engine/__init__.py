@@ -25,6 +25,8 @@ from .errors import (
     InvalidJobDocumentError,
     InvalidJobIdentifierError,
     InvalidJobQueryError,
+    InvalidResultError,
+    JobNotFoundError,
     JobStateError,
     MonqueError,
     NonRetryableError,
@@ -36,6 +38,7 @@ from .errors import (
     StoreLostError,
     UniqueKeyConflictError,
     UnsupportedServerVersionError,
+    WaitTimeoutError,
     WorkerRegistrationError,
 )
 from .events import (
@@ -79,6 +82,7 @@ from .job import (
 )
 from .options import InvalidOptionError, JobRetention, MonqueOptions
 from .progress import DEFAULT_STEP_JOBS, CountProgress, PageProgress
+from .results import MAX_RESULT_BYTES
 from .scheduler import Monque
 from .scheduler.resilient_watch import FeedState, ResilientWatch, WatchEvent
 from .store import DEFAULT_URL, InvalidStoreUrlError, JobStore, open_store
@@ -91,6 +95,7 @@ __all__ = [
     "DEFAULT_MAX_BACKOFF_DELAY",
     "DEFAULT_STEP_JOBS",
     "DEFAULT_URL",
+    "MAX_RESULT_BYTES",
     "AggregationTimeoutError",
     "Attempt",
     "BulkCount",
@@ -113,6 +118,7 @@ __all__ = [
     "InvalidJobIdentifierError",
     "InvalidJobQueryError",
     "InvalidOptionError",
+    "InvalidResultError",
     "InvalidStoreUrlError",
     "Job",
     "JobCompleteEvent",
@@ -121,6 +127,7 @@ __all__ = [
     "JobEvent",
     "JobFailEvent",
     "JobListFilter",
+    "JobNotFoundError",
     "JobRetention",
     "JobRetriedEvent",
     "JobSelector",
@@ -149,6 +156,7 @@ __all__ = [
     "SyncMonque",
     "UniqueKeyConflictError",
     "UnsupportedServerVersionError",
+    "WaitTimeoutError",
     "WatchEvent",
     "WorkerRegistrationError",
     "WorkerSummary",

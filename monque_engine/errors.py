@@ -111,6 +111,38 @@ class NonRetryableError(MonqueError):
     """
 
 
+class InvalidResultError(NonRetryableError):
+    """A handler returned a value that cannot be kept as its job's ``result``: not JSON, or
+    over ``monque_engine.results.MAX_RESULT_BYTES`` once encoded.
+
+    Recorded on the job as a failure, without retries: the handler's work is done, and a
+    retry would do it again only to return the same value. The message says what to do.
+    """
+
+
+class JobNotFoundError(MonqueError, LookupError):
+    """``wait()`` was given the id of no stored job, or the job was deleted while waited for."""
+
+    def __init__(self, job_id: str, message: str) -> None:
+        self.job_id = job_id
+        super().__init__(message)
+
+
+class WaitTimeoutError(MonqueError, TimeoutError):
+    """``wait()`` ran out of time before the job reached a final state. ``job`` is the job as
+    last seen (still pending or processing); waiting again picks up from there."""
+
+    def __init__(self, job_id: str, timeout: float, job: Any) -> None:
+        self.job_id = job_id
+        self.timeout = timeout
+        self.job = job
+        status = getattr(getattr(job, "status", None), "value", "unknown")
+        super().__init__(
+            f"Job {job_id} is still {status} after waiting {timeout:g} s; wait longer, or check that a "
+            "worker runs its name (monque-tui --worker, or Monque.start())"
+        )
+
+
 class InvalidEventError(MonqueError, ValueError):
     """``on`` / ``once`` got an unknown event name or a listener that cannot be called.
 

@@ -43,12 +43,13 @@ FORMATS: tuple[str, ...] = ("jsonl", "csv")
 #: those a job does not have).
 #: ``errorType``, ``errorGroup`` and ``attempts`` came last (after ``data``), so a program
 #: reading an older export's columns by position still finds them where they were; then
-#: ``timeoutMs`` and ``overLimitAt`` (ADR 0019), for the same reason. In CSV,
-#: ``attempts`` is how many attempt records the job keeps; JSON Lines holds the records.
+#: ``timeoutMs`` and ``overLimitAt`` (ADR 0019), then ``result`` (ADR 0020), for the same
+#: reason. In CSV, ``attempts`` is how many attempt records the job keeps; JSON Lines holds
+#: the records; ``result`` is JSON text in CSV (as ``data``) and the value in JSON Lines.
 FIELDS: tuple[str, ...] = (
     "_id", "name", "status", "nextRunAt", "createdAt", "updatedAt", "failCount", "failReason",
     "lockedAt", "claimedBy", "lastHeartbeat", "heartbeatInterval", "repeatInterval", "uniqueKey", "data",
-    "errorType", "errorGroup", "attempts", "timeoutMs", "overLimitAt",
+    "errorType", "errorGroup", "attempts", "timeoutMs", "overLimitAt", "result",
 )  # fmt: skip
 DEFAULT_PAGE_SIZE = 500
 #: ``progress(written, total)``: called after each page; ``total`` is the count taken when
@@ -156,6 +157,8 @@ def export_document(job: Job) -> dict[str, Any]:
         doc["timeoutMs"] = job.timeout_ms
     if job.over_limit_at_ms is not None:
         doc["overLimitAt"] = _instant(job.over_limit_at_ms)
+    if job.result is not None:
+        doc["result"] = job.result
     return doc
 
 
@@ -225,6 +228,8 @@ class _Writer:
             return
         doc["data"] = _dumps(job.data)  # always JSON text, also when it is a string
         doc["attempts"] = len(job.attempts)  # the records themselves are JSON Lines' (and long)
+        if job.result is not None:
+            doc["result"] = _dumps(job.result)  # JSON text, as ``data``
         self._csv.writerow({key: self._cell(_csv_text(value)) for key, value in doc.items()})
         self._flush_row()
 

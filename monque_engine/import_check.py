@@ -18,11 +18,13 @@ from .errors import (
     InvalidCronError,
     InvalidJobIdentifierError,
     InvalidJobQueryError,
+    InvalidResultError,
     MonqueError,
     PayloadTooLargeError,
     PayloadValidationError,
 )
 from .job import Job, JobStatus
+from .results import MAX_RESULT_BYTES, stored_result
 from .timeouts import MAX_TIMEOUT_SECONDS
 from .timeutil import MAX_MS, MIN_MS
 from .validation import _CONTROL, encode_payload, normalize_job_id, validate_job_name, validate_unique_key
@@ -116,3 +118,8 @@ def _check(job: Job, max_payload_size: int | None) -> None:
     except (TypeError, ValueError, KeyError, AttributeError) as error:
         raise _bad("attempts", job._attempts, f"Attempt records ({error})") from None
     encode_payload(job.data, max_payload_size)
+    if job.result is not None:
+        try:
+            stored_result(job.result)
+        except InvalidResultError:
+            raise _bad("result", job.result, f"None or JSON of at most {MAX_RESULT_BYTES} bytes") from None

@@ -110,6 +110,9 @@ class MonqueOptions:
     #: Ours (issue 37): the time limit in seconds of handlers registered without one; None
     #: (the default, as upstream has none) for no limit. See timeouts.py.
     job_timeout: float | None = None
+    #: Ours (issue 38): run each job inline at ``enqueue`` instead of by a worker, for an
+    #: application's tests (monque_engine/testing.py). Never for production.
+    test_mode: bool = False
 
     def __post_init__(self) -> None:
         # Timers must be positive (zero would spin). lock_timeout too, unlike upstream: zero
@@ -140,6 +143,8 @@ class MonqueOptions:
                 raise InvalidOptionError(f"Option job_retention: {error}; use completed, failed, interval") from None
         if self.job_retention is not None:
             _check_retention(self.job_retention)
+        if not isinstance(self.test_mode, bool):
+            raise InvalidOptionError(f"Option test_mode must be True or False, got {self.test_mode!r}")
         if self.job_timeout is not None:
             problem = timeout_problem(self.job_timeout)
             if problem is not None:

@@ -9,9 +9,19 @@ from datetime import datetime, timedelta
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from .. import testing
 from ..cursor import CursorAnchor, encode_cursor
 from ..errorgroups import ErrorGroup
-from ..errors import ConnectionError, InvalidCronError, InvalidJobQueryError, MonqueError, ShutdownTimeoutError
+from ..errors import (
+    ConnectionError,
+    InvalidCronError,
+    InvalidJobQueryError,
+    JobNotFoundError,
+    JobStateError,
+    MonqueError,
+    ShutdownTimeoutError,
+    WorkerRegistrationError,
+)
 from ..events import (
     EventEmitter,
     EventName,
@@ -42,6 +52,7 @@ from ..store import DEFAULT_URL, InvalidStoreUrlError, JobStore, StoreOpenOption
 from ..store.urls import mask_secrets
 from ..timeutil import now_ms
 from .context import SchedulerContext
+from .eager import EagerRunner
 from .fleet import Fleet
 from .intake import JobIntake
 from .lifecycle import Lifecycle
@@ -50,6 +61,7 @@ from .processor import Handler, JobProcessor, outside_handlers
 from .query import QueryService, check_sort
 from .resilient_watch import FeedState, ResilientWatch, WatchEvent
 from .stop_budget import StopBudget
+from .waiting import wait_for_final
 
 if TYPE_CHECKING:
     from ..metrics import MonqueCollector
@@ -103,6 +115,7 @@ class Monque:
         self._lifecycle = Lifecycle(
             self._ctx, self._processor, self._fleet, liveness=store, feed=store, retention=store
         )
+        self._eager = EagerRunner(self._ctx, self._processor, store, store, store)
         self._ctx.wake_at = self._processor.wake_at
         self._ctx.poll_soon = self._lifecycle.poll_soon
         self._initialized = False
@@ -137,6 +150,11 @@ class Monque:
         """Handlers of this instance running now: what a ``stop()`` will wait for (a console that
         quits says so instead of showing a blank screen until they finish)."""
         return sum(summary.active_count for summary in self._processor.summaries().values())
+
+    @property
+    def in_test_mode(self) -> bool:
+        """Jobs run inline at ``enqueue`` (option ``test_mode``, or ``testing.test_mode()``)."""
+        return self.options.test_mode or testing.test_mode_active()
 
     @property
     def feed_state(self) -> FeedState:
@@ -201,6 +219,9 @@ class Monque:
             raise ConnectionError(
                 f"{self.display_url} is open read-only, so this Monque cannot process jobs; drop mode=ro to start workers"
             )
+        if self.in_test_mode:
+            log.debug("test mode: start() runs no worker (jobs run inline at enqueue)")
+            return
         async with self._start_lock:  # two concurrent start() calls must not both start duties
             if not self._initialized:  # a close() that ran while this call waited for the lock
                 raise ConnectionError(self._not_open_message("before start()"))
@@ -445,13 +466,36 @@ class Monque:
         timeout: float | None = None,
     ) -> Job:
         """``timeout``: this job's own time limit in seconds, stored on it (ADR 0019) and
-        winning over its registration's (see ``register``)."""
+        winning over its registration's (see ``register``). In test mode the job is run
+        before this returns, and returned as it ended (``monque_engine.testing``)."""
         self._require_initialized()
-        return await self._intake.enqueue(name, data, run_at, unique_key, timeout)
+        job = await self._intake.enqueue(name, data, run_at, unique_key, timeout)
+        if self.in_test_mode:
+            return await self._eager.after_enqueue(job)
+        return job
 
     async def now(self, name: str, data: Any = None) -> Job:
+        return await self.enqueue(name, data)
+
+    async def run_job(self, job_id: str) -> Job:
+        """Test mode only: run the pending job ``job_id`` now, whatever its due time (a
+        delayed or scheduled job), retries included; returns it as it ended."""
         self._require_initialized()
-        return await self._intake.enqueue(name, data)
+        if not self.in_test_mode:
+            raise ConnectionError(
+                "run_job() runs a job inline and is for test mode only: Monque(url, test_mode=True), "
+                "or inside monque_engine.testing.test_mode()"
+            )
+        job = await self._query.get_job(job_id)
+        if job is None:
+            raise JobNotFoundError(str(job_id), f"run_job(): {job_id!r} names no stored job")
+        if job.status is not JobStatus.PENDING:
+            raise JobStateError(
+                f"Job {job.id} is {job.status.value}; run_job() runs pending jobs", job.id, job.status.value, "run"
+            )
+        if job.name not in self._processor.workers:
+            raise WorkerRegistrationError(f"run_job(): no handler is registered for {job.name!r}", job.name)
+        return await self._eager.run(job.id, job.name)
 
     async def schedule(
         self,
@@ -474,8 +518,12 @@ class Monque:
         return await self._intake.schedule(cron, name, data, unique_key, tz, timeout)
 
     async def enqueue_many(self, items: Iterable[Mapping[str, Any]]) -> list[Job]:
+        """In test mode each due job is then run in turn, and returned as it ended."""
         self._require_initialized()
-        return await self._intake.enqueue_many(items)
+        jobs = await self._intake.enqueue_many(items)
+        if self.in_test_mode:
+            return [await self._eager.after_enqueue(job) for job in jobs]
+        return jobs
 
     async def import_jobs(self, jobs: Iterable[Job]) -> int:
         """Store complete jobs as they are, in any status: their ids, instants, owners,
@@ -487,6 +535,14 @@ class Monque:
         (``JobStore.import_jobs``). Returns how many jobs were stored."""
         self._require_initialized()
         return await self._intake.import_jobs(jobs)
+
+    async def wait(self, job_id: str, timeout: float | None = None) -> Job:
+        """The job once it is final (completed, failed or cancelled), at once if it already
+        is; ``job.result`` is what its handler returned. Learnt from the change feed, so any
+        process may run the job (waiting.py). ``JobNotFoundError`` for an id of no job (or one
+        deleted meanwhile); ``WaitTimeoutError``, a ``TimeoutError``, after ``timeout`` seconds."""
+        self._require_initialized()
+        return await wait_for_final(self.store, self.store, job_id, timeout)
 
     # -- queries --------------------------------------------------------------------------------
     async def get_job(self, job_id: str) -> Job | None:

@@ -21,17 +21,18 @@ import math
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from .. import attempts
 from ..backoff import backoff_delay_ms
 from ..cron import next_run_ms
 from ..errorgroups import error_group_key
-from ..errors import InvalidCronError, NonRetryableError, WorkerRegistrationError
+from ..errors import InvalidCronError, InvalidResultError, NonRetryableError, WorkerRegistrationError
 from ..events import JobCompleteEvent, JobErrorEvent, JobFailEvent
 from ..exception_text import ExceptionText, describe_exception, exception_name
 from ..job import Job, JobStatus, WorkerSummary
 from ..options import MAX_COUNT, MAX_SECONDS, MonqueOptions
+from ..results import stored_result
 from ..store import ports
 from ..timeouts import MAX_TIMEOUT_SECONDS, TIMED_OUT, RunLimit, limit_text, timeout_ms, timeout_problem
 from ..timeutil import now_ms
@@ -41,7 +42,8 @@ from .threads import DaemonThreads
 
 log = logging.getLogger("monque_engine.processor")
 CLAIM_DEFER = 0.002
-Handler = Callable[[Job], Awaitable[None] | None]
+#: A handler returns None, or a JSON value kept on the job as its ``result`` (results.py).
+Handler = Callable[[Job], Awaitable[Any] | Any]
 
 #: The processor and job id whose handler runs in this context: set by each run's task, and
 #: so seen by the handler, by a sync handler's thread (it runs in a copy of the context) and
@@ -682,15 +684,15 @@ class JobProcessor:
                 current = self.workers.get(worker.name, worker)
                 limit = job.timeout_ms or current.timeout_ms  # the job's own first (ADR 0019)
                 if limit is not None:
-                    await self._run_limited(current, job, limit)
+                    value = await self._run_limited(current, job, limit)
                 elif current.is_async:
-                    await current.handler(job)  # type: ignore[misc]
+                    value = await current.handler(job)
                 else:
-                    result = await self._threads.run(current.handler, job)
-                    if result is not None:
-                        if inspect.isawaitable(result):
-                            await result
-                        elif inspect.isgenerator(result) or inspect.isasyncgen(result):
+                    value = await self._threads.run(current.handler, job)
+                    if value is not None:
+                        if inspect.isawaitable(value):
+                            value = await value
+                        elif inspect.isgenerator(value) or inspect.isasyncgen(value):
                             raise TypeError(_GENERATOR_RESULT)
             except asyncio.CancelledError as error:
                 if _cancelled_from_outside():
@@ -735,7 +737,7 @@ class JobProcessor:
                     raise
             else:
                 returned = self._handler_returned(worker, job)
-                await self._complete(job, (time.perf_counter() - started) * 1000, current.policy)
+                await self._complete(job, (time.perf_counter() - started) * 1000, current.policy, value)
         finally:
             if started and time.perf_counter() - started > self._long_run:
                 self.long_ran.add(job.name)  # a suspect if the loop turns out to have been blocked
@@ -751,6 +753,20 @@ class JobProcessor:
             if not returned or not worker.slots.active:
                 # (A handler that returned freed its slot then: _handler_returned.)
                 self._slot_freed(self.workers.get(worker.name, worker))
+
+    async def run_claimed(self, job: Job) -> None:
+        """Run one job this instance just claimed, here and now, as a slot would, and return
+        once its outcome is written (test mode's inline runs: eager.py)."""
+        worker = self.workers[job.name]
+        self._launch(worker, job)
+        task = worker.slots.tasks.get(job.id)
+        if task is not None:
+            await task
+
+    def running_task(self, job: Job) -> asyncio.Task[None] | None:
+        """The task running ``job`` in this instance, if one is."""
+        worker = self.workers.get(job.name)
+        return None if worker is None else worker.slots.tasks.get(job.id)
 
     def _handler_returned(self, worker: Worker, job: Job) -> bool:
         """The handler is done; its outcome write is about to go out. Its slot may be refilled
@@ -795,8 +811,18 @@ class JobProcessor:
         if worker.work_hint:
             worker.wake.set()
 
-    async def _complete(self, job: Job, duration_ms: float, policy: RetryPolicy | None = None) -> None:
+    async def _complete(
+        self, job: Job, duration_ms: float, policy: RetryPolicy | None = None, value: Any = None
+    ) -> None:
+        """Write a successful run; ``value`` is what the handler returned, kept as the job's
+        ``result`` unless None (no result: the store's batched path, no extra argument)."""
         ctx = self._ctx
+        if value is not None:
+            try:
+                value = stored_result(value)[1]
+            except InvalidResultError as error:  # recorded as the run's failure, never retried
+                await self._fail(job, error, terminal=True)
+                return
         try:
             now = now_ms()
             # After the slot just run, however the wall clock moved: set back during the run
@@ -808,7 +834,10 @@ class JobProcessor:
                 else attempts.plain_attempt("completed", job.fail_count, ctx.instance_id, job.locked_at_ms, now)
             )
             # SQLite answers a one-off completion with a future its batch settles (base.py).
-            updated = await self._store.complete(job.id, ctx.instance_id, now, next_run, record)
+            if value is None:
+                updated = await self._store.complete(job.id, ctx.instance_id, now, next_run, record)
+            else:
+                updated = await self._store.complete(job.id, ctx.instance_id, now, next_run, record, result=value)
         except InvalidCronError as error:  # no next run can be computed: retrying cannot help
             await self._fail(job, error, terminal=True)
             return
@@ -913,7 +942,7 @@ class JobProcessor:
             return False
 
     # -- time limits (issue 37, ADR 0019) --------------------------------------------------------
-    async def _run_limited(self, worker: Worker, job: Job, limit_ms: int) -> None:
+    async def _run_limited(self, worker: Worker, job: Job, limit_ms: int) -> Any:
         """Run ``job``'s handler under its time limit; raise the run's ``TimeoutError``
         (kept on ``job._limit.error``, so the caller records the outcome ``timed_out``) when
         the handler ran past it.
@@ -932,8 +961,7 @@ class JobProcessor:
             # A hand-edited row's value (the claim reads it unchecked): the registration's applies.
             fallback = worker.timeout_ms
             if fallback is None:
-                await self._run_unlimited(worker, job)
-                return
+                return await self._run_unlimited(worker, job)
             limit_ms = fallback
         run_limit = job._limit = RunLimit(limit_ms, time.monotonic(), now_ms())
         seconds = limit_ms / 1000
@@ -941,12 +969,12 @@ class JobProcessor:
             scope = asyncio.timeout(seconds)
             try:
                 async with scope:
-                    await worker.handler(job)  # type: ignore[misc]
+                    value = await worker.handler(job)
             except Exception as error:
                 if scope.expired():  # cancelled at the deadline (TimeoutError), or it raised on the way out
                     raise run_limit.timed_out(limit_text(limit_ms)) from error
                 raise
-            return
+            return value
         future = self._threads.run(worker.handler, job)
         try:
             done, _ = await asyncio.wait((future,), timeout=seconds)
@@ -958,8 +986,8 @@ class JobProcessor:
             if run_limit.passed():  # it returned once past its deadline (``should_stop()`` said so)
                 raise run_limit.timed_out(limit_text(limit_ms), returned=True)
             if result is not None:
-                await self._sync_result(result, run_limit, limit_ms)
-            return
+                return await self._sync_result(result, run_limit, limit_ms)
+            return None
         await self._over_limit(job, limit_ms)
         try:
             result = await future  # the thread cannot be stopped: the job stays owned until it returns
@@ -969,30 +997,32 @@ class JobProcessor:
             result.close()  # too late to run it
         raise run_limit.timed_out(limit_text(limit_ms), returned=True)
 
-    async def _run_unlimited(self, worker: Worker, job: Job) -> None:
+    async def _run_unlimited(self, worker: Worker, job: Job) -> Any:
         if worker.is_async:
-            await worker.handler(job)  # type: ignore[misc]
-            return
+            return await worker.handler(job)
         result = await self._threads.run(worker.handler, job)
         if result is not None:
             if inspect.isawaitable(result):
-                await result
-            elif inspect.isgenerator(result) or inspect.isasyncgen(result):
+                return await result
+            if inspect.isgenerator(result) or inspect.isasyncgen(result):
                 raise TypeError(_GENERATOR_RESULT)
+        return result
 
-    async def _sync_result(self, result: object, run_limit: RunLimit, limit_ms: int) -> None:
-        """What a sync handler returned in time: an awaitable runs in the time left."""
+    async def _sync_result(self, result: object, run_limit: RunLimit, limit_ms: int) -> Any:
+        """What a sync handler returned in time: an awaitable runs in the time left (and its
+        value is the result); any other value is the result itself."""
         if inspect.isawaitable(result):
             scope = asyncio.timeout(max(0.0, run_limit.monotonic - time.monotonic()))
             try:
                 async with scope:
-                    await result
+                    return await result
             except Exception as error:
                 if scope.expired():
                     raise run_limit.timed_out(limit_text(limit_ms)) from error
                 raise
-        elif inspect.isgenerator(result) or inspect.isasyncgen(result):
+        if inspect.isgenerator(result) or inspect.isasyncgen(result):
             raise TypeError(_GENERATOR_RESULT)
+        return result
 
     async def _over_limit(self, job: Job, limit_ms: int) -> None:
         """A sync handler passed its limit and its thread goes on: say so, in the log and on

@@ -113,10 +113,21 @@ class Claims(Protocol):
 
     @abstractmethod
     def complete(
-        self, job_id: str, owner: str, now_ms: int, next_run_at_ms: int | None, attempt: Attempt | None = None
+        self,
+        job_id: str,
+        owner: str,
+        now_ms: int,
+        next_run_at_ms: int | None,
+        attempt: Attempt | None = None,
+        *,
+        result: Any = None,
     ) -> Awaitable[Job | None]:
         """Owned completion: ``next_run_at_ms`` None marks it completed, else pending again
         (recurring) with failCount 0. None when the job is no longer processing by ``owner``.
+
+        ``result``: what the handler returned, already checked (``results.stored_result``),
+        stored as the job's ``result`` in the same write; None writes none (and the processor
+        then leaves the keyword out, so a wrapper with the old signature still works).
 
         Appends ``attempt`` (outcome ``completed``) to the job's history, keeping the last
         ``MAX_ATTEMPTS``, and clears failReason, errorType and errorGroup, in the same write.

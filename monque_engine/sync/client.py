@@ -86,8 +86,10 @@ class SyncMonque:
     Opened on first use (or by ``with SyncMonque(url) as monque:``), closed by ``close()`` or
     at interpreter exit. Safe to share between threads, and across ``fork``: a forked child
     opens its own connection on its first call and never uses its parent's. Errors are the
-    async API's, raised in the calling thread. It never runs handlers; workers run
-    ``monque-tui --worker`` or an async ``Monque``.
+    async API's, raised in the calling thread. It runs no worker; workers run
+    ``monque-tui --worker`` or an async ``Monque``. In test mode (``test_mode=True``, or
+    ``monque_engine.testing.test_mode()``) it runs the handlers given to ``register`` inline,
+    at ``enqueue``, on its background loop (sync ones in a thread, as a worker would).
     """
 
     def __init__(self, store: str = DEFAULT_URL, **options: Any) -> None:
@@ -108,6 +110,8 @@ class SyncMonque:
         self._closed = False
         self._lock = threading.Lock()
         self._run_of = _Run()
+        #: ``register`` calls, replayed on the ``Monque`` a forked child builds for itself.
+        self._registrations: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
         background.track(self)
 
     # -- life cycle -------------------------------------------------------------------------------
@@ -135,6 +139,8 @@ class SyncMonque:
             monque, self._unopened = self._unopened, None
             if monque is None or self._pid != os.getpid():
                 monque = Monque(self._url, **self._options)
+                for args, kwargs in self._registrations:
+                    monque.register(*args, **kwargs)
             loop.run(monque.initialize())
             background.opened(monque)
             intake = JobIntake(SchedulerContext(monque.options, monque.events), monque.store)
@@ -178,6 +184,38 @@ class SyncMonque:
         state = "closed" if self._closed else "open" if self._opened is not None else "not opened yet"
         return f"<SyncMonque {self._display_url} ({state})>"
 
+    # -- test mode --------------------------------------------------------------------------------
+    def register(
+        self, name: str, handler: Any, concurrency: int | None = None, replace: bool = False, **options: Any
+    ) -> None:
+        """Register a handler, as ``Monque.register``: run inline in test mode only (a
+        ``SyncMonque`` runs no worker). Lets an application register its handlers on the
+        client its views use, so its tests see the jobs run."""
+        args, kwargs = (name, handler, concurrency, replace), options
+        with self._lock:
+            opened, unopened = self._opened, self._unopened
+            if unopened is not None:  # a bad registration raises here, and is not kept
+                unopened.register(*args, **kwargs)
+            elif opened is None or opened.pid != os.getpid():
+                Monque(self._url, **self._options).register(*args, **kwargs)  # checked; kept for the next open
+            self._registrations.append((args, kwargs))
+        if unopened is None and opened is not None and opened.pid == os.getpid():
+            monque = opened.monque
+
+            async def register() -> None:
+                monque.register(*args, **kwargs)
+
+            try:
+                opened.loop.run(register())
+            except BaseException:
+                with self._lock:
+                    self._registrations.remove((args, kwargs))
+                raise
+
+    def run_job(self, job_id: str) -> Job:
+        """Test mode: run the pending job now, whatever its due time (``Monque.run_job``)."""
+        return self._run(lambda monque: monque.run_job(job_id))
+
     # -- intake -----------------------------------------------------------------------------------
     def enqueue(
         self,
@@ -196,7 +234,7 @@ class SyncMonque:
             # A job with its own time limit goes through the loop, as one with a unique key:
             # the inbox the thread path appends to has no column for it (the store writes
             # such a job straight to the job table).
-            if run.count > STREAK and unique_key is None and timeout is None:
+            if run.count > STREAK and unique_key is None and timeout is None and not opened.monque.in_test_mode:
                 job = opened.intake.build(name, data, run_at)
                 if opened.monque.store.append_from_thread(job):
                     return job.to_job()
@@ -225,6 +263,12 @@ class SyncMonque:
 
     def enqueue_many(self, items: Iterable[Mapping[str, Any]]) -> list[Job]:
         return self._run(lambda monque: monque.enqueue_many(items))
+
+    def wait(self, job_id: str, timeout: float | None = None) -> Job:
+        """Block until the job is final and return it (``Monque.wait``): its ``result`` is
+        what the handler returned. Other threads' calls go on meanwhile (the wait is a
+        coroutine on the shared loop, woken by the change feed)."""
+        return self._run(lambda monque: monque.wait(job_id, timeout))
 
     # -- reads ------------------------------------------------------------------------------------
     def get_job(self, job_id: str) -> Job | None:

@@ -76,9 +76,12 @@ def push_attempt(attempt: Attempt) -> Document:
     return {"attempts": {"$each": [attempt.to_document()], "$slice": -MAX_ATTEMPTS}}
 
 
-def complete_update(now_ms: int, next_run_at_ms: int | None, attempt: Attempt | None = None) -> Document:
-    """Upstream's completeJob, plus (ours) the attempt record and the error fields removed.
-    Node Monque leaves ``attempts``, ``errorType`` and ``errorGroup`` alone."""
+def complete_update(
+    now_ms: int, next_run_at_ms: int | None, attempt: Attempt | None = None, result: Any = None
+) -> Document:
+    """Upstream's completeJob, plus (ours) the attempt record, the error fields removed and
+    the handler's ``result`` (ADR 0020: a schedule's run returning None removes the last
+    run's). Node Monque leaves ``attempts``, ``errorType``, ``errorGroup`` and ``result`` alone."""
     now = dt(now_ms)
     if next_run_at_ms is None:
         update: Document = {
@@ -90,6 +93,10 @@ def complete_update(now_ms: int, next_run_at_ms: int | None, attempt: Attempt | 
             "$set": {"status": PENDING, "nextRunAt": dt(next_run_at_ms), "failCount": 0, "updatedAt": now},
             "$unset": _unset(*CLAIM_FIELDS, "failReason", *ERROR_FIELDS),
         }
+    if result is not None:
+        update["$set"]["result"] = result
+    elif next_run_at_ms is not None:
+        update["$unset"]["result"] = ""
     if attempt is not None:
         update["$push"] = push_attempt(attempt)
     return update
@@ -248,9 +255,17 @@ class MongoClaims(MongoPlumbing):
         return self._job(doc)
 
     async def complete(
-        self, job_id: str, owner: str, now_ms: int, next_run_at_ms: int | None, attempt: Attempt | None = None
+        self,
+        job_id: str,
+        owner: str,
+        now_ms: int,
+        next_run_at_ms: int | None,
+        attempt: Attempt | None = None,
+        *,
+        result: Any = None,
     ) -> Job | None:
-        return await self._owned("complete a job", job_id, owner, complete_update(now_ms, next_run_at_ms, attempt))
+        update = complete_update(now_ms, next_run_at_ms, attempt, result)
+        return await self._owned("complete a job", job_id, owner, update)
 
     async def fail(
         self,

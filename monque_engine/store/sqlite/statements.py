@@ -15,6 +15,7 @@ Feed rows and counts are never written here: the journal (``journal.py``) writes
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from .. import guards
@@ -66,17 +67,25 @@ def stale_attempt(now_ms: int) -> tuple[str, tuple[Any, ...]]:
     )
 
 
-def completion(now_ms: int, next_run_at_ms: int | None) -> tuple[str, tuple[Any, ...]]:
+def completion(now_ms: int, next_run_at_ms: int | None, result: Any = None) -> tuple[str, tuple[Any, ...]]:
     """An owner's completion: the job completed, or (a schedule's next run) pending again.
-    Params: the returned ones, then the owned update's."""
+    ``result`` (not None: a checked JSON value) is stored as the job's result; a schedule's
+    run that returns None clears the last run's. Params: the returned ones, then the owned
+    update's."""
     if next_run_at_ms is None:
         done, params = completed_one_off(now_ms)
+        if result is not None:
+            return f"status = 'completed', updated_at = ?, result = ?, {done}", (now_ms, _json(result), *params)
         return f"status = 'completed', updated_at = ?, {done}", (now_ms, *params)
     done, params = completed_attempt(now_ms)
     return (
-        f"status = 'pending', next_run_at = ?, fail_count = 0, updated_at = ?, {done}",
-        (next_run_at_ms, now_ms, *params),
+        f"status = 'pending', next_run_at = ?, fail_count = 0, updated_at = ?, result = ?, {done}",
+        (next_run_at_ms, now_ms, None if result is None else _json(result), *params),
     )
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def failure(

@@ -259,22 +259,33 @@ class SqliteStore(JobStore):
         return jobs
 
     def complete(
-        self, job_id: str, owner: str, now_ms: int, next_run_at_ms: int | None, attempt: Attempt | None = None
+        self,
+        job_id: str,
+        owner: str,
+        now_ms: int,
+        next_run_at_ms: int | None,
+        attempt: Attempt | None = None,
+        *,
+        result: Any = None,
     ) -> Awaitable[Job | None]:
         """A one-off completion of a job this store claimed is queued (completions.py): the
         future returned settles when the flush of that loop turn wrote it, with no coroutine
         layer between the processor and the flush. Any other completion is written alone. The
         attempt record is built in SQL from the row (the values ``attempt`` holds), so a batch
-        of completions stays one statement; a subclass wrapping this method wraps both paths."""
-        if next_run_at_ms is None:
+        of completions stays one statement; a subclass wrapping this method wraps both paths.
+        A completion with a ``result`` is written alone too (the batch's statement has no
+        column for it, so a handler returning None costs the batch nothing)."""
+        if next_run_at_ms is None and result is None:
             queued = self._batch.queue(self._runner_w().loop, job_id, owner, now_ms)  # raises if closed
             if queued is not None:
                 return queued
-        return self._complete_alone(job_id, owner, now_ms, next_run_at_ms)
+        return self._complete_alone(job_id, owner, now_ms, next_run_at_ms, result)
 
-    async def _complete_alone(self, job_id: str, owner: str, now_ms: int, next_run_at_ms: int | None) -> Job | None:
+    async def _complete_alone(
+        self, job_id: str, owner: str, now_ms: int, next_run_at_ms: int | None, result: Any = None
+    ) -> Job | None:
         self._batch.claimed.pop(job_id, None)
-        assignments, params = statements.completion(now_ms, next_run_at_ms)
+        assignments, params = statements.completion(now_ms, next_run_at_ms, result)
         return await self._write(claims.owned_update(self._t, self._j, assignments, params, job_id, owner))
 
     async def fail(

@@ -18,6 +18,7 @@ with a marker saying how much is not shown, and a traceback longer than
 from __future__ import annotations
 
 import asyncio
+import json
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.panel import Panel
@@ -57,6 +58,8 @@ FIELD_CHARS = 300
 #: whole (``MAX_REASON_CHARS`` and its ``…``); a longer one's head, then how much is not shown.
 REASON_CHARS = MAX_REASON_CHARS + 1
 REASON_LINES = 100
+#: Lines of a handler's result shown in the detail before the rest is summed up.
+RESULT_LINES = 40
 #: The timeline's message cell never shows more than a line of the terminal.
 SUMMARY_CHARS = 500
 #: One page of the traceback pane. Every record the engine writes fits on one (type, message
@@ -264,6 +267,8 @@ def job_renderable(
         parts.append(Panel(schedule, title="Schedule", title_align="left", border_style="cyan"))
     if job.fail_reason:
         parts.append(Panel(error_renderable(job), title="Error", title_align="left", border_style="red"))
+    if job.result is not None:
+        parts.append(Panel(result_renderable(job), title="Result", title_align="left", border_style="green"))
     if not with_payload:
         return Group(*parts)
     return Group(*parts, payload_renderable(payload, page))
@@ -282,6 +287,18 @@ def error_renderable(job: Job) -> Text:
             style="dim italic",
         )
     return reason
+
+
+def result_renderable(job: Job) -> RenderableType:
+    """What the handler returned (issue 38), as indented JSON: the head of a long one, then how
+    much is not shown and where it all is (a result is at most 64 KiB of JSON)."""
+    text = json.dumps(job.result, indent=2, ensure_ascii=False, default=str)
+    shown = clip(text, REASON_CHARS, RESULT_LINES)
+    syntax = Syntax(shown.shown, "json", theme="ansi_dark", word_wrap=True, background_color="default")
+    if not shown.hidden_chars:
+        return syntax
+    more = f"{shown.marker()}: monque-tui export --search {clip_line(job.id, FIELD_CHARS)} writes all of it"
+    return Group(syntax, Text(more, style="dim italic"))
 
 
 def payload_renderable(payload: PayloadPages | None, page: int = 0) -> RenderableType:

@@ -35,7 +35,7 @@ async def _every_status(m, wait_until) -> list[Job]:
     def broken(job: Job) -> None:
         raise ConnectionRefusedError("smtp.example.com:25 refused")
 
-    m.register("ok", lambda job: None)
+    m.register("ok", lambda job: {"sent": 1, "to": ["ada"]})  # a result (issue 38) rides along
     m.register("flaky", flaky)
     m.register("broken", broken)
     ok = await m.enqueue("ok", {"n": 1})
@@ -87,6 +87,10 @@ async def test_a_jsonl_export_restored_through_import_jobs_is_every_job_as_it_wa
             assert getattr(again, field) == getattr(job, field), (job.name, job.status.value, field)
     assert [a.traceback for a in restored[failed.id].attempts] == [a.traceback for a in failed.attempts]
     assert await _export(restored_store) == text  # the restored store exports the same lines
+    ok = next(job for job in jobs if job.name == "ok")
+    assert restored[ok.id].result == {"sent": 1, "to": ["ada"]}
+    [line] = [doc for doc in map(json.loads, text.splitlines()) if doc["_id"] == ok.id]
+    assert line["result"] == {"sent": 1, "to": ["ada"]}
 
     groups = {(group.name, group.count) for group in await restored_store.error_groups()}
     assert groups == {(group.name, group.count) for group in await source.error_groups()}
@@ -118,7 +122,7 @@ async def test_csv_has_error_type_error_group_and_the_attempt_count(monque) -> N
     await m.import_jobs(sample_jobs())
     rows = {row["_id"]: row for row in csv.DictReader(io.StringIO(await _export(m, "csv")))}
     assert tuple(next(iter(rows.values()))) == FIELDS
-    assert FIELDS[-6:] == ("data", "errorType", "errorGroup", "attempts", "timeoutMs", "overLimitAt")
+    assert FIELDS[-7:] == ("data", "errorType", "errorGroup", "attempts", "timeoutMs", "overLimitAt", "result")
     failed, pending = rows[oid(4)], rows[oid(1)]
     assert (failed["errorType"], failed["attempts"]) == ("httpx.ConnectTimeout", "1")
     assert failed["errorGroup"] == sample_jobs()[3].error_group
@@ -136,3 +140,10 @@ async def test_the_new_csv_columns_are_guarded_as_formula_cells_and_exact_with_c
         [row] = csv.DictReader(io.StringIO(out.getvalue()))
         assert row["errorType"] == quote + '=HYPERLINK("http://x")' and row["errorGroup"] == quote + "@SUM(A1:A9)"
         assert row["attempts"] == "1"
+
+
+async def test_csv_result_is_json_text_in_the_last_column(monque) -> None:
+    m = await monque()
+    await m.import_jobs([sample_jobs()[0].replace(status=JobStatus.COMPLETED, result="=done")])
+    [row] = csv.DictReader(io.StringIO(await _export(m, "csv")))
+    assert row["result"] == '"=done"'  # JSON text, as data: a string result is quoted, never a formula

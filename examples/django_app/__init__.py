@@ -1,0 +1,1 @@
+"""Django recipe: settings, a view that enqueues, a management command that runs the worker."""

@@ -1,0 +1,1 @@
+"""The Django app that enqueues jobs and runs them (``monque_worker``)."""

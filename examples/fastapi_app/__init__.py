@@ -1,0 +1,1 @@
+"""FastAPI recipe: the lifespan opens one Monque; routes enqueue and wait (docs/application.md)."""

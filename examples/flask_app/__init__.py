@@ -1,0 +1,1 @@
+"""Flask recipe: views enqueue with the sync client (docs/application.md)."""
