@@ -14,12 +14,17 @@ from .types import Count, IsoInstant, IsoOut, StatusArg, absent
 
 
 class XSelector(Strict):
-    """A bulk selection: upstream's ``JobSelector`` and an error group (``errorGroups[].key``)."""
+    """A bulk selection in the words of ``GET /api/v1/jobs``'s filter (the same fields select
+    the same jobs there and here), and an error group (``errorGroups[].key``)."""
 
     name: str = absent()
     status: StatusArg = absent()
-    olderThan: IsoInstant = absent()
-    newerThan: IsoInstant = absent()
+    createdAtFrom: IsoInstant = absent()
+    createdAtTo: IsoInstant = absent()
+    updatedAtFrom: IsoInstant = absent()
+    updatedAtTo: IsoInstant = absent()
+    nextRunAtFrom: IsoInstant = absent()
+    nextRunAtTo: IsoInstant = absent()
     errorGroup: str = absent()
 
 

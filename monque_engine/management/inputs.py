@@ -122,7 +122,16 @@ def list_request(query: JobListQuery) -> tuple[str | None, int, JobListFilter, J
     default order: newest created first)."""
     if query.cursor is not None and not query.cursor.strip():
         raise bad_request("Invalid cursor '': pass the cursor a previous page returned, or leave it out")
-    listing = JobListFilter(
+    sort = JobSort(
+        by=_SORT_FIELDS[query.sortBy or "createdAt"],  # type: ignore[arg-type]
+        direction=query.sortDirection or "desc",
+    )
+    return query.cursor, _limit(query.limit), listing(query), sort
+
+
+def listing(query: Any) -> JobListFilter:
+    """A listing filter from the fields ``GET /api/v1/jobs`` and our bulk routes share."""
+    chosen = JobListFilter(
         name=query.name,
         status=query.status,
         created_at_from=instant(query.createdAtFrom),
@@ -131,30 +140,15 @@ def list_request(query: JobListQuery) -> tuple[str | None, int, JobListFilter, J
         updated_at_to=instant(query.updatedAtTo),
         next_run_at_from=instant(query.nextRunAtFrom),
         next_run_at_to=instant(query.nextRunAtTo),
+        error_group=getattr(query, "errorGroup", None),
     )
-    sort = JobSort(
-        by=_SORT_FIELDS[query.sortBy or "createdAt"],  # type: ignore[arg-type]
-        direction=query.sortDirection or "desc",
-    )
-    checked(listing)
-    return query.cursor, _limit(query.limit), listing, sort
+    checked(chosen)
+    return chosen
 
 
-def selector(
-    name: str | None,
-    status: Any,
-    older_than: str | None,
-    newer_than: str | None,
-    error_group: str | None = None,
-) -> JobSelector:
-    """A bulk selection; nothing given selects every job, as upstream's bulk routes do."""
-    chosen = JobSelector(
-        name=name,
-        status=status,
-        older_than=instant(older_than),
-        newer_than=instant(newer_than),
-        error_group=error_group,
-    )
+def selector(name: str | None, status: Any, older_than: str | None, newer_than: str | None) -> JobSelector:
+    """Upstream's bulk selection; nothing given selects every job, as upstream's bulk routes do."""
+    chosen = JobSelector(name=name, status=status, older_than=instant(older_than), newer_than=instant(newer_than))
     checked(chosen)
     return chosen
 

@@ -15,7 +15,7 @@ from ..scheduler.monque import Monque
 from . import dto, dto_ours
 from .bounds import decode_as_of, encode_as_of
 from .errors import NOT_FOUND, ApiError, not_found
-from .inputs import instant, job_id, limit_of, list_request, selector
+from .inputs import instant, job_id, limit_of, list_request, listing, selector
 from .mapping import attempt_dto, error_group_dto, instance_dto, iso, job_dto, queue_view_dto, stats_dto
 
 if TYPE_CHECKING:
@@ -92,14 +92,14 @@ class Operations:
     # -- ours: bounded bulk ----------------------------------------------------------------------
     async def bulk_count(self, request: ApiRequest, body: dto_ours.XSelector, **_: Any) -> dict[str, Any]:
         verb = _verb(request.path.removesuffix("/count"))
-        chosen = selector(body.name, body.status, body.olderThan, body.newerThan, body.errorGroup)
+        chosen = listing(body)
         counted = await self.monque.count_bulk(verb, chosen)
         return {"count": int(counted), "asOf": encode_as_of(verb, _selection(body), counted)}
 
     async def bulk_bounded(self, request: ApiRequest, body: dto_ours.XBoundedSelector, **_: Any) -> dict[str, Any]:
         verb = _verb(request.path)
         counted = decode_as_of(verb, _selection(body), body.asOf)
-        chosen = selector(body.name, body.status, body.olderThan, body.newerThan, body.errorGroup)
+        chosen = listing(body)
         act = {"cancel": self.monque.cancel_jobs, "retry": self.monque.retry_jobs, "delete": self.monque.delete_jobs}
         return _bulk_result(await act[verb](chosen, as_of=counted))
 

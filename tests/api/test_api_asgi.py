@@ -11,13 +11,13 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from api_support import check_response
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse
 from starlette.routing import Mount, Route
 from starlette.testclient import TestClient
 
-from api_support import check_response
 from monque_engine import Monque
 from monque_engine.management import ApiRequest, ApiResponse, management_app
 
@@ -81,7 +81,11 @@ def test_mounted_in_starlette(tmp_path: Path) -> None:
         counted = _checked(client, "POST", "/api/x/v1/jobs/actions/delete/count", json={"name": "email"}, headers=admin)
         assert counted.json()["count"] == 2
         done = _checked(
-            client, "POST", "/api/x/v1/jobs/actions/delete", json={"name": "email", "asOf": counted.json()["asOf"]}, headers=admin
+            client,
+            "POST",
+            "/api/x/v1/jobs/actions/delete",
+            json={"name": "email", "asOf": counted.json()["asOf"]},
+            headers=admin,
         )
         assert done.json() == {"count": 2, "errors": []}
         assert _checked(client, "GET", "/api/v1/jobs/stats", headers=viewer).json()["total"] == 0

@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-
 from api_support import ApiClient, mongo_monque, snapshot
+
 from monque_engine import Job, JobStatus, Monque
 from monque_engine.errorgroups import error_group_key
 from monque_engine.management import ApiRequest, ManagementApi
@@ -44,7 +44,14 @@ def oid(n: int) -> str:
 def _job(n: int, name: str, status: JobStatus, **fields: Any) -> Job:
     at = T0 + n * 1000
     return Job(
-        id=oid(n), name=name, data={"n": n}, status=status, next_run_at_ms=at, created_at_ms=at, updated_at_ms=at, **fields
+        id=oid(n),
+        name=name,
+        data={"n": n},
+        status=status,
+        next_run_at_ms=at,
+        created_at_ms=at,
+        updated_at_ms=at,
+        **fields,
     )
 
 
@@ -56,7 +63,15 @@ SEED = [
     ),
     _job(11, "report", JobStatus.COMPLETED, repeat_interval="0 * * * *", unique_key="hourly"),
     _job(12, "report", JobStatus.COMPLETED),
-    _job(13, "report", JobStatus.PROCESSING, claimed_by="w1", locked_at_ms=T0, last_heartbeat_ms=T0, heartbeat_interval_ms=30000),
+    _job(
+        13,
+        "report",
+        JobStatus.PROCESSING,
+        claimed_by="w1",
+        locked_at_ms=T0,
+        last_heartbeat_ms=T0,
+        heartbeat_interval_ms=30000,
+    ),
     _job(14, "sms", JobStatus.CANCELLED),
 ]
 
@@ -162,7 +177,9 @@ async def test_single_job_actions(client: ApiClient, monque: Monque) -> None:
     assert cancelled["status"] == "cancelled"
     retried = await client.ok("POST", f"/api/v1/jobs/{oid(7)}/actions/retry")
     assert retried["status"] == "pending" and retried["failureReason"] is None
-    moved = await client.ok("POST", f"/api/v1/jobs/{oid(2)}/actions/reschedule", body={"nextRunAt": "2031-01-01T01:00:00+01:00"})
+    moved = await client.ok(
+        "POST", f"/api/v1/jobs/{oid(2)}/actions/reschedule", body={"nextRunAt": "2031-01-01T01:00:00+01:00"}
+    )
     assert moved["nextRunAt"] == "2031-01-01T00:00:00.000Z"
     assert await client.ok("DELETE", f"/api/v1/jobs/{oid(3)}") == {"deleted": True}
     assert await monque.get_job(oid(3)) is None
@@ -174,7 +191,11 @@ async def test_state_conflicts_are_409(client: ApiClient, monque: Monque) -> Non
     conflict = await client.call("POST", f"/api/v1/jobs/{oid(13)}/actions/cancel")  # processing
     assert conflict.status == 409 and "processing" in conflict.body["error"]
     assert (await client.call("POST", f"/api/v1/jobs/{oid(1)}/actions/retry")).status == 409  # pending
-    assert (await client.call("POST", f"/api/v1/jobs/{oid(11)}/actions/reschedule", body={"nextRunAt": "2031-01-01T00:00:00Z"})).status == 409
+    assert (
+        await client.call(
+            "POST", f"/api/v1/jobs/{oid(11)}/actions/reschedule", body={"nextRunAt": "2031-01-01T00:00:00Z"}
+        )
+    ).status == 409
     assert await snapshot(monque) == before
 
 
@@ -211,7 +232,13 @@ BAD_INPUT: list[tuple[str, str, Any, Any, str]] = [
     ("GET", "/api/v1/jobs/not-an-id", {}, None, "Invalid job id"),
     ("POST", "/api/v1/jobs/123/actions/cancel", {}, None, "Invalid job id"),
     ("POST", "/api/v1/jobs/{id}/actions/reschedule", {}, {"nextRunAt": "tomorrow"}, "not an ISO 8601"),
-    ("POST", "/api/v1/jobs/{id}/actions/reschedule", {}, {"nextRunAt": "2031-01-01T00:00:00Z", "why": 1}, "Unknown body field 'why'"),
+    (
+        "POST",
+        "/api/v1/jobs/{id}/actions/reschedule",
+        {},
+        {"nextRunAt": "2031-01-01T00:00:00Z", "why": 1},
+        "Unknown body field 'why'",
+    ),
     ("POST", "/api/v1/jobs/{id}/actions/reschedule", {}, {}, "'nextRunAt' is required"),
     ("POST", "/api/v1/jobs/{id}/actions/reschedule", {}, b"{not json", "not JSON"),
     ("POST", "/api/v1/jobs/actions/delete", {}, b"", "A JSON body is required"),
@@ -272,10 +299,24 @@ async def test_an_unexpected_error_is_500_without_a_traceback(
 async def test_read_only_refuses_every_write_before_any_store_call(monque: Monque) -> None:
     client = ApiClient(ManagementApi(monque, read_only=True))
     caps = await client.ok("GET", "/api/v1/capabilities")
-    assert caps["readOnly"] is True and caps["actions"] == {"read": True} | dict.fromkeys(list(caps["actions"])[1:], False)
+    assert caps["readOnly"] is True and caps["actions"] == {"read": True} | dict.fromkeys(
+        list(caps["actions"])[1:], False
+    )
     before, paused = await snapshot(monque), await paused_names(monque)
     calls: list[str] = []
-    for name in ("cancel_job", "retry_job", "reschedule_job", "delete_job", "cancel_jobs", "retry_jobs", "delete_jobs", "get_job", "count_bulk", "pause", "resume"):
+    for name in (
+        "cancel_job",
+        "retry_job",
+        "reschedule_job",
+        "delete_job",
+        "cancel_jobs",
+        "retry_jobs",
+        "delete_jobs",
+        "get_job",
+        "count_bulk",
+        "pause",
+        "resume",
+    ):
         original = getattr(monque, name)
 
         async def spy(*args: Any, _name: str = name, _original: Any = original, **kwargs: Any) -> Any:
@@ -298,7 +339,9 @@ async def test_authorize_refusals_are_403(monque: Monque) -> None:
 
     async def authorize(action: str, request: ApiRequest) -> bool:
         asked.append((action, request.path))
-        return request.headers.get("x-role") == "admin" or (action == "read" and request.headers.get("x-role") == "viewer")
+        return request.headers.get("x-role") == "admin" or (
+            action == "read" and request.headers.get("x-role") == "viewer"
+        )
 
     api = ManagementApi(monque, authorize=authorize)
     before = await snapshot(monque)
@@ -319,7 +362,10 @@ async def test_authorize_refusals_are_403(monque: Monque) -> None:
     caps = (await call("viewer", "GET", "/api/v1/capabilities")).body
     assert caps["actions"]["read"] is True and caps["actions"]["deleteBulk"] is False
     assert (await call("admin", "POST", f"/api/v1/jobs/{oid(1)}/actions/cancel")).status == 200
-    assert ("cancel", f"/api/v1/jobs/{oid(1)}/actions/cancel") in asked and ("deleteBulk", "/api/v1/jobs/actions/delete") in asked
+    assert ("cancel", f"/api/v1/jobs/{oid(1)}/actions/cancel") in asked and (
+        "deleteBulk",
+        "/api/v1/jobs/actions/delete",
+    ) in asked
 
     sync_api = ManagementApi(monque, authorize=lambda action, request: action == "read")
     assert (await sync_api.handle(ApiRequest("GET", "/api/v1/jobs"))).status == 200
@@ -339,7 +385,9 @@ async def test_bounded_bulk_never_acts_on_more_than_counted(client: ApiClient, m
     assert (await monque.get_job(oid(50))).status == JobStatus.FAILED  # type: ignore[union-attr]
     other = await client.call("POST", "/api/x/v1/jobs/actions/retry", body={"name": "sms", "asOf": counted["asOf"]})
     assert other.status == 400 and "not counted for this retry and this selection" in other.body["error"]
-    wrong_action = await client.call("POST", "/api/x/v1/jobs/actions/delete", body=selection | {"asOf": counted["asOf"]})
+    wrong_action = await client.call(
+        "POST", "/api/x/v1/jobs/actions/delete", body=selection | {"asOf": counted["asOf"]}
+    )
     assert wrong_action.status == 400
     everything = await client.ok("POST", "/api/x/v1/jobs/actions/delete/count", body={})
     assert everything["count"] == 15

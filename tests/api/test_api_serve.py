@@ -16,8 +16,8 @@ if os.environ.get("CI") != "true":  # in CI the extra is installed (the test ext
     pytest.importorskip("textual_serve", reason="the serve extra (pip install 'monque-tui[serve]') is not installed")
 
 import aiohttp
-
 from api_support import check_response
+
 from monque_engine import Monque
 from monque_engine.management import ApiResponse
 from tests.serve_support import TOKEN, served_console
@@ -44,9 +44,10 @@ async def _seed(url: str) -> list[str]:
 async def _state(url: str) -> list[tuple[Any, ...]]:
     async with Monque(url) as monque:
         jobs = await monque.get_jobs(limit=1000)
-        return sorted((job.id, str(job.status), job.next_run_at_ms, job.updated_at_ms) for job in jobs) + [
-            tuple(sorted(await monque.paused()))
-        ]
+        rows: list[tuple[Any, ...]] = sorted(
+            (job.id, str(job.status), job.next_run_at_ms, job.updated_at_ms) for job in jobs
+        )
+        return [*rows, tuple(sorted(await monque.paused()))]
 
 
 async def _call(
@@ -76,22 +77,24 @@ async def test_auth_by_bearer_or_cookie_and_refusals(tmp_path: Path) -> None:
             assert status == 200 and [job["id"] for job in body["jobs"]] == ids[::-1]
             status, body = await _call(session, base, "GET", "/api/v1/health", headers=BEARER)
             assert (status, body["status"]) == (200, "ok")  # the server's own Monque: its store answers
-            status, body = await _call(
-                session, base, "POST", f"/api/v1/jobs/{ids[0]}/actions/cancel", headers=BEARER
-            )
+            status, body = await _call(session, base, "POST", f"/api/v1/jobs/{ids[0]}/actions/cancel", headers=BEARER)
             assert (status, body["status"]) == (200, "cancelled")
             status, body = await _call(session, base, "GET", "/api/v1/jobs?x=1", headers=BEARER)
             assert status == 400 and "Unknown query field 'x'" in body["error"]
             status, body = await _call(session, base, "GET", "/api/v1/jobs?status=nope", headers=BEARER)
             assert status == 400 and "Invalid status 'nope'" in body["error"]
-        async with aiohttp.ClientSession() as session:
-            async with session.post(
+        async with (
+            aiohttp.ClientSession() as session,
+            session.post(
                 base + "/api/v1/jobs/actions/delete", data=b'{"name":"' + b"x" * 70_000 + b'"}', headers=BEARER
-            ) as response:
-                assert response.status == 400 and "larger than 65536" in (await response.json())["error"]
-        async with aiohttp.ClientSession() as session:  # a browser's login: the form, then its cookie
-            async with session.post(base + "/login", data={"token": TOKEN}, allow_redirects=False) as response:
-                cookie = {"Cookie": f"monque_session={response.cookies['monque_session'].value}"}
+            ) as response,
+        ):
+            assert response.status == 400 and "larger than 65536" in (await response.json())["error"]
+        async with (  # a browser's login: the form, then its cookie
+            aiohttp.ClientSession() as session,
+            session.post(base + "/login", data={"token": TOKEN}, allow_redirects=False) as response,
+        ):
+            cookie = {"Cookie": f"monque_session={response.cookies['monque_session'].value}"}
         async with aiohttp.ClientSession() as session:
             status, body = await _call(session, base, "GET", "/api/v1/jobs/stats", headers=cookie)
             assert (status, body["total"]) == (200, 3)
