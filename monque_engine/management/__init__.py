@@ -19,7 +19,8 @@ except ImportError:  # pragma: no cover - exercised by tests/test_management_ext
     ) from None
 
 from .asgi import management_app
-from .core import ApiRequest, ApiResponse, Authorize, ManagementApi
+from .core import ManagementApi
+from .messages import ApiRequest, ApiResponse, Authorize
 from .openapi import openapi_document
 
 __all__ = ["ApiRequest", "ApiResponse", "Authorize", "ManagementApi", "management_app", "openapi_document"]

@@ -16,8 +16,9 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from ..scheduler.monque import Monque
-from .core import ApiRequest, ApiResponse, Authorize, ManagementApi
+from .core import ManagementApi
 from .inputs import MAX_BODY_BYTES
+from .messages import ApiRequest, ApiResponse, Authorize
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]

@@ -14,10 +14,7 @@ writes the ``ApiResponse`` back. Everything else happens here, in this order:
 
 from __future__ import annotations
 
-import inspect
-import json
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -26,41 +23,13 @@ from ..scheduler.monque import Monque
 from .dto import NoQuery
 from .errors import ACTION_DENIED, INTERNAL, READ_DENIED, READ_ONLY, ApiError, forbidden, from_engine, log
 from .inputs import MAX_BODY_BYTES, parse_body, parse_model, query_fields
+from .messages import ApiRequest, ApiResponse, Authorize, Policy
 from .openapi import openapi_document
 from .operations import Operations
 from .routes import ROUTES, Route, X, match_route
 
 #: The document itself, served beside the routes it describes.
 OPENAPI_PATH = f"{X}/openapi.json"
-
-
-@dataclass(slots=True)
-class ApiRequest:
-    """A request as the core sees it. ``path`` is below the mount point (``/api/v1/jobs``);
-    ``native`` is the adapter's own request (an ASGI scope, an aiohttp request), for
-    ``authorize`` to read headers or a user from."""
-
-    method: str
-    path: str
-    query: Sequence[tuple[str, str]] = ()
-    body: bytes = b""
-    headers: Mapping[str, str] = field(default_factory=dict)
-    native: Any = None
-
-
-@dataclass(frozen=True, slots=True)
-class ApiResponse:
-    status: int
-    body: dict[str, Any]
-
-    def json_bytes(self) -> bytes:
-        return json.dumps(self.body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
-
-
-#: ``authorize(action, request)``: True allows. ``action`` is one of upstream's ``read``,
-#: ``cancel``, ``cancelBulk``, ``retry``, ``retryBulk``, ``reschedule``, ``delete``,
-#: ``deleteBulk``, or ours, ``pause`` and ``resume``. May be a coroutine function.
-Authorize = Callable[[str, ApiRequest], bool | Awaitable[bool]]
 
 
 class ManagementApi:
@@ -75,21 +44,17 @@ class ManagementApi:
         max_body_bytes: int = MAX_BODY_BYTES,
     ) -> None:
         self.monque = monque
-        self.read_only = read_only
-        self.authorize = authorize
+        self.policy = Policy(read_only, authorize)
         self.max_body_bytes = max_body_bytes
-        self.operations = Operations(monque, self)
+        self.operations = Operations(monque, self.policy)
+
+    @property
+    def read_only(self) -> bool:
+        return self.policy.read_only
 
     async def allowed(self, action: str, request: ApiRequest) -> bool:
         """Whether ``action`` may run for ``request``: never a write when read-only, then the hook."""
-        if self.read_only and action not in ("read",):
-            return False
-        if self.authorize is None:
-            return True
-        verdict = self.authorize(action, request)
-        if inspect.isawaitable(verdict):
-            verdict = await verdict
-        return verdict is True
+        return await self.policy.allowed(action, request)
 
     async def handle(self, request: ApiRequest) -> ApiResponse:
         try:

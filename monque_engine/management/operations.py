@@ -8,7 +8,7 @@ unknown one), as upstream does; bulk routes call the engine's bulk calls, whose 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..job import BulkOperationResult, Job
 from ..scheduler.monque import Monque
@@ -17,18 +17,16 @@ from .bounds import decode_as_of, encode_as_of
 from .errors import NOT_FOUND, ApiError, not_found
 from .inputs import instant, job_id, limit_of, list_request, listing, selector
 from .mapping import attempt_dto, error_group_dto, instance_dto, iso, job_dto, queue_view_dto, stats_dto
-
-if TYPE_CHECKING:
-    from .core import ApiRequest, ManagementApi
+from .messages import ApiRequest, Policy
 
 #: The actions ``getCapabilities`` reports, in upstream's order.
 CAPABILITY_ACTIONS = ("read", "cancel", "cancelBulk", "retry", "retryBulk", "reschedule", "delete", "deleteBulk")
 
 
 class Operations:
-    def __init__(self, monque: Monque, api: ManagementApi) -> None:
+    def __init__(self, monque: Monque, policy: Policy) -> None:
         self.monque = monque
-        self.api = api
+        self.policy = policy
 
     # -- upstream: reads -------------------------------------------------------------------------
     async def health(self, **_: Any) -> dict[str, Any]:
@@ -39,8 +37,8 @@ class Operations:
         return {"status": "ok" if healthy else "unavailable", "scheduler": {"healthy": healthy}}
 
     async def capabilities(self, request: ApiRequest, **_: Any) -> dict[str, Any]:
-        actions = {action: await self.api.allowed(action, request) for action in CAPABILITY_ACTIONS}
-        return {"readOnly": self.api.read_only, "actions": actions}
+        actions = {action: await self.policy.allowed(action, request) for action in CAPABILITY_ACTIONS}
+        return {"readOnly": self.policy.read_only, "actions": actions}
 
     async def queue_views(self, **_: Any) -> dict[str, Any]:
         return {"queueViews": [queue_view_dto(view) for view in await self.monque.get_queue_view_summaries()]}
