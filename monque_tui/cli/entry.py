@@ -242,6 +242,8 @@ def _serve_mode(args: argparse.Namespace, settings: Resolved) -> int:
             read_only=settings["read_only"],
             child_environment=_session_environment(settings),
             session_lifetime=session_lifetime,
+            store_url=url,
+            monque_options=settings.engine_options(),
         )
     )
 

@@ -227,7 +227,7 @@ def _add_modes(parser: CliParser) -> None:
         default=None,
         help="serve the console to browsers on HOST:PORT (HOST defaults to 127.0.0.1); every request needs "
         f"the token ({TOKEN_ENV} or {TOKEN_FILE_ENV}; browsers log in with the one-time link printed at start); "
-        "needs monque-tui[serve]",
+        "also answers the management HTTP API under /api/v1 and /api/x/v1 (Bearer token); needs monque-tui[serve]",
     )
     modes.add_argument(
         "--headless", action="store_true", help="with --demo: run the demo without the console, printing progress lines"

@@ -284,6 +284,10 @@ def _is_websocket(request: web.Request) -> bool:
 
 
 def _refused(request: web.Request, reason: str) -> web.StreamResponse:
+    if request.path.startswith("/api/"):  # the management API answers {"error": ...}, as all its errors
+        return web.json_response(
+            {"error": _REFUSED}, status=401, headers={"WWW-Authenticate": 'Bearer realm="monque-tui"'}
+        )
     if request.method == "GET" and not _is_websocket(request) and "text/html" in request.headers.get("Accept", ""):
         return _login_page(status=401, reason=reason)
     return web.Response(status=401, text=_REFUSED + "\n", headers={"WWW-Authenticate": 'Bearer realm="monque-tui"'})

@@ -10,8 +10,9 @@ import os
 import re
 import secrets
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from ..common.exitcodes import CliError, ExitCode
@@ -145,6 +146,10 @@ class ServeConfig:
     log_format: str = "text"
     #: Seconds a browser's login lasts.
     session_lifetime: float = DEFAULT_SESSION_LIFETIME
+    #: The store the server's own Monque opens for the management API (``/api/...``; read-only
+    #: already applied to a SQLite URL), and its ``Monque(**options)``; "" serves no API.
+    store_url: str = ""
+    monque_options: dict[str, Any] = field(default_factory=dict)
 
 
 def check_address(address: ServeAddress, allow_remote: bool, public_url: str | None = None) -> None:

@@ -24,7 +24,11 @@ from aiohttp import web
 from textual_serve.app_service import AppService
 from textual_serve.server import Server, to_int
 
+from monque_engine.management import ManagementApi
+from monque_engine.store.urls import mask_secrets, mask_url
+
 from ..common.exitcodes import CliError, ExitCode
+from .api import add_api_routes, close_api, open_api
 from .auth import Session, TokenGate, describe_peer, security_headers
 from .options import TOKEN_ENV, TOKEN_FILE_ENV, ServeConfig, plain_http_warning
 
@@ -74,7 +78,9 @@ class SessionConsole(AppService):
 class ConsoleServer(Server):
     """textual-serve's ``Server`` with the gate, the limit and the logs; started by ``serve()``."""
 
-    def __init__(self, config: ServeConfig, public_url: str, *, canonical_host: bool) -> None:
+    def __init__(
+        self, config: ServeConfig, public_url: str, *, canonical_host: bool, api: ManagementApi | None = None
+    ) -> None:
         command = f"exec {shlex.quote(sys.executable)} -m monque_tui"
         super().__init__(
             command,
@@ -97,6 +103,8 @@ class ConsoleServer(Server):
         self._logins: dict[int, Session | None] = {}
         self._numbers = itertools.count(1)
         self._closing: set[asyncio.Task[Any]] = set()
+        #: The management API (``/api/...``), over this process's own Monque; None: not served.
+        self.api = api
 
     def _close_later(self, websocket: web.WebSocketResponse, code: int, reason: str) -> None:
         task = asyncio.get_running_loop().create_task(websocket.close(code=code, message=reason.encode()))
@@ -129,6 +137,8 @@ class ConsoleServer(Server):
         app = await super()._make_app()
         app.middlewares.append(self.gate.middleware)
         app.on_response_prepare.append(security_headers)
+        if self.api is not None:
+            add_api_routes(app, self.api, self.gate.origin)
         return app
 
     async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
@@ -244,7 +254,27 @@ def serve(config: ServeConfig) -> int:
 
 
 async def _serve(config: ServeConfig, listener: socket.socket, public_url: str) -> int:
-    server = ConsoleServer(config, public_url, canonical_host=config.public_url is None)
+    api = None
+    if config.store_url:
+        try:
+            api = await open_api(config.store_url, config.monque_options, read_only=config.read_only)
+        except Exception as error:  # noqa: BLE001 - one line for the operator, as the console says it
+            print(
+                f"monque-tui: cannot open {mask_url(config.store_url)} for the management API: "
+                f"{mask_secrets(str(error), config.store_url)}",
+                file=sys.stderr,
+                flush=True,
+            )
+            return ExitCode.STORE
+    try:
+        return await _serve_app(config, listener, public_url, api)
+    finally:
+        if api is not None:
+            await close_api(api)
+
+
+async def _serve_app(config: ServeConfig, listener: socket.socket, public_url: str, api: ManagementApi | None) -> int:
+    server = ConsoleServer(config, public_url, canonical_host=config.public_url is None, api=api)
     app = await server._make_app()
     runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=STOP_TIMEOUT + 1)
     await runner.setup()
@@ -292,5 +322,11 @@ def _announce(config: ServeConfig, public_url: str, link: str) -> None:
         )
     else:
         lines.append(f"monque-tui: the token from {config.token.source} logs in at {public_url}/login, or as Bearer")
+    if config.store_url:
+        writes = "reads only: every write answers 403" if config.read_only else "reads and writes"
+        lines.append(
+            f"monque-tui: management API at {public_url}/api/v1 and {public_url}/api/x/v1 ({writes}; "
+            f"Authorization: Bearer TOKEN, or the login's cookie; document at {public_url}/api/x/v1/openapi.json)"
+        )
     lines.append("monque-tui: Ctrl+C stops the server and every session")
     print("\n".join(lines), flush=True)

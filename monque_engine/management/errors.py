@@ -1,0 +1,85 @@
+"""Errors as HTTP answers: one ``ApiError`` per refusal, and the engine's errors mapped to
+the status upstream gives each core error (``src/orpc/operations.ts``).
+
+Every body is ``{"error": "one line saying what is wrong"}``; no traceback reaches a client
+(an unexpected error is logged here and answered 500 with a fixed line).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..errors import (
+    InvalidCursorError,
+    InvalidJobIdentifierError,
+    InvalidJobQueryError,
+    JobStateError,
+    PayloadValidationError,
+    UniqueKeyConflictError,
+)
+
+log = logging.getLogger("monque_engine.management")
+
+READ_ONLY = "Management surface is read-only"
+ACTION_DENIED = "Action denied"
+READ_DENIED = "Read access denied"
+NOT_FOUND = "Job not found"
+INTERNAL = "Internal server error (the server's log has the details)"
+
+
+class ApiError(Exception):
+    """A refusal with its HTTP status; ``str()`` is the body's ``error``."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def bad_request(message: str) -> ApiError:
+    return ApiError(400, message)
+
+
+def forbidden(message: str) -> ApiError:
+    return ApiError(403, message)
+
+
+def not_found(message: str = NOT_FOUND) -> ApiError:
+    return ApiError(404, message)
+
+
+def from_engine(error: Exception) -> ApiError:
+    """The answer for an error the engine raised: bad input 400, a state conflict 409,
+    anything else 500 (logged with its traceback, which never reaches the client)."""
+    if isinstance(
+        error, InvalidJobQueryError | InvalidCursorError | InvalidJobIdentifierError | PayloadValidationError
+    ):
+        return bad_request(str(error))
+    if isinstance(error, JobStateError | UniqueKeyConflictError):
+        return ApiError(409, str(error))
+    log.error("management API: unexpected %s", type(error).__name__, exc_info=error)
+    return ApiError(500, INTERNAL)
+
+
+def from_validation(error: ValidationError, where: str) -> ApiError:
+    """pydantic's first complaint as one line naming the field (``where``: "query", "body")."""
+    first: Any = error.errors(include_url=False)[0]
+    field = ".".join(str(part) for part in first["loc"] if not isinstance(part, int) or len(first["loc"]) > 1)
+    kind = first["type"]
+    given = first.get("input")
+    if kind == "extra_forbidden":
+        return bad_request(f"Unknown {where} field {field!r}")
+    if kind == "missing":
+        return bad_request(f"{where} field {field!r} is required")
+    if kind in ("literal_error", "enum") and field.split(".")[0] == "status":
+        return bad_request(f"Invalid status {given!r}: use one of pending, processing, completed, failed, cancelled")
+    if kind == "literal_error":
+        return bad_request(f"Invalid {field} {given!r}: {first['msg'].removeprefix('Input should be ')}")
+    if kind == "value_error":
+        return bad_request(f"Invalid {field}: {str(first['msg']).removeprefix('Value error, ')}")
+    if kind == "model_type":
+        return bad_request(f"The {where} must be a JSON object")
+    return bad_request(f"Invalid {where} field {field!r}: {first['msg']}")

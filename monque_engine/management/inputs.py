@@ -1,0 +1,166 @@
+"""Requests → validated inputs: the query string, the JSON body, a job id, and the engine's
+selections built from them (upstream's ``src/surface/request-mapping.ts``).
+
+Every selection goes through the engine's one rule for filters
+(``selector_rules.check_selection``), the rule the command line and the console use: a
+field that is given must filter, so a blank or control-character value is a 400 here, as it
+is an exit 2 there, before anything is read or changed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from ..errors import InvalidJobQueryError
+from ..job import JobListFilter, JobSelector, JobSort
+from ..selector_rules import TEXT_FIELDS, check_filter_value
+from ..validation import normalize_job_id
+from .dto import JobListQuery
+from .errors import ApiError, bad_request, from_validation
+from .types import parse_instant
+
+Model = TypeVar("Model", bound=BaseModel)
+
+#: ``status[]=failed`` and ``status[0]=failed``: upstream's bracket notation for a list.
+_BRACKETS = re.compile(r"^(?P<key>[A-Za-z]+)\[(?P<index>\d*)\]$")
+#: Query fields that may hold a list (``status``); every other one is given at most once.
+LIST_FIELDS = frozenset({"status"})
+#: Bodies are small JSON objects (a selector, a date); anything larger is a mistake.
+MAX_BODY_BYTES = 64 * 1024
+MAX_LIMIT = 100
+DEFAULT_LIMIT = 50
+#: Engine field names as the API spells them.
+_API_NAMES = {"error_group": "errorGroup", "name_pattern": "namePattern"}
+_SORT_FIELDS = {"identifier": "id", "createdAt": "created_at", "updatedAt": "updated_at", "nextRunAt": "next_run_at"}
+
+
+def query_fields(pairs: Iterable[tuple[str, str]]) -> dict[str, Any]:
+    """The query's pairs as one dict: a list field from repeated or bracketed keys, any other
+    field at most once (given twice it is refused, not silently the first or the last)."""
+    fields: dict[str, Any] = {}
+    for raw_key, value in pairs:
+        match = _BRACKETS.match(raw_key)
+        key = match.group("key") if match else raw_key
+        if key in LIST_FIELDS:
+            previous = fields.get(key)
+            if previous is None:
+                fields[key] = [value] if match else value
+            else:
+                fields[key] = [*(previous if isinstance(previous, list) else [previous]), value]
+        elif match or key in fields:
+            raise bad_request(f"Query parameter {key!r} is given more than once; give it once")
+        else:
+            fields[key] = value
+    return fields
+
+
+def parse_model(model: type[Model], data: Any, where: str) -> Model:
+    try:
+        return model.model_validate(data, strict=True)
+    except ValidationError as error:
+        raise from_validation(error, where) from None
+
+
+def parse_body(model: type[Model], body: bytes, max_bytes: int = MAX_BODY_BYTES) -> Model:
+    """A JSON object body, checked against ``model``; a missing, oversized or non-JSON body is 400."""
+    if len(body) > max_bytes:
+        raise bad_request(f"The body is {len(body)} bytes; at most {max_bytes} are accepted")
+    if not body.strip():
+        raise bad_request("A JSON body is required (send {} for an empty selection)")
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError) as error:
+        raise bad_request(f"The body is not JSON ({error}); send a JSON object") from None
+    return parse_model(model, data, "body")
+
+
+def job_id(text: str) -> str:
+    """A job id from the path: 24 hex digits (any case), else 400 as upstream's ``parseObjectId``."""
+    key = normalize_job_id(text)
+    if key is None:
+        shown = text if len(text) <= 40 else text[:40] + "…"
+        raise bad_request(f"Invalid job id {shown!r}: a job id is 24 hexadecimal digits")
+    return key
+
+
+def checked(selection: JobSelector | JobListFilter) -> JobSelector | JobListFilter:
+    """``selection`` after the engine's rule for filters (``selector_rules.check_filter_value``,
+    field by field as ``check_selection`` runs it): a blank or control-character field is 400,
+    with the rule's own message naming the field as the API spells it."""
+    for field in TEXT_FIELDS.get(type(selection), ()):
+        shown = _API_NAMES.get(field, field)
+        try:
+            check_filter_value(getattr(selection, field), shown, "leave the field out", as_typed=field == "text")
+        except InvalidJobQueryError as error:
+            raise bad_request(str(error)) from None
+    return selection
+
+
+def _limit(text: str | None) -> int:
+    if text is None:
+        return DEFAULT_LIMIT
+    try:
+        limit = int(text, 10)
+    except ValueError:
+        limit = 0
+    if limit < 1:
+        raise bad_request(f"Invalid limit {text!r}: give a whole number of at least 1 (pages hold at most {MAX_LIMIT})")
+    return min(limit, MAX_LIMIT)
+
+
+def instant(text: str | None) -> Any:
+    return None if text is None else parse_instant(text)
+
+
+def list_request(query: JobListQuery) -> tuple[str | None, int, JobListFilter, JobSort]:
+    """``GET /api/v1/jobs``'s query as the engine's cursor, limit, filter and sort (upstream's
+    default order: newest created first)."""
+    if query.cursor is not None and not query.cursor.strip():
+        raise bad_request("Invalid cursor '': pass the cursor a previous page returned, or leave it out")
+    sort = JobSort(
+        by=_SORT_FIELDS[query.sortBy or "createdAt"],  # type: ignore[arg-type]
+        direction=query.sortDirection or "desc",
+    )
+    return query.cursor, _limit(query.limit), listing(query), sort
+
+
+def listing(query: Any) -> JobListFilter:
+    """A listing filter from the fields ``GET /api/v1/jobs`` and our bulk routes share."""
+    chosen = JobListFilter(
+        name=query.name,
+        status=query.status,
+        created_at_from=instant(query.createdAtFrom),
+        created_at_to=instant(query.createdAtTo),
+        updated_at_from=instant(query.updatedAtFrom),
+        updated_at_to=instant(query.updatedAtTo),
+        next_run_at_from=instant(query.nextRunAtFrom),
+        next_run_at_to=instant(query.nextRunAtTo),
+        error_group=getattr(query, "errorGroup", None),
+    )
+    checked(chosen)
+    return chosen
+
+
+def selector(name: str | None, status: Any, older_than: str | None, newer_than: str | None) -> JobSelector:
+    """Upstream's bulk selection; nothing given selects every job, as upstream's bulk routes do."""
+    chosen = JobSelector(name=name, status=status, older_than=instant(older_than), newer_than=instant(newer_than))
+    checked(chosen)
+    return chosen
+
+
+def limit_of(text: str | None, default: int, most: int) -> int:
+    """A ``limit`` query parameter of our own routes (1..most)."""
+    if text is None:
+        return default
+    try:
+        value = int(text, 10)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ApiError(400, f"Invalid limit {text!r}: give a whole number from 1 to {most}")
+    return min(value, most)

@@ -1,0 +1,56 @@
+"""Field types shared by the DTOs: ISO 8601 instants, counts, statuses.
+
+Each carries the JSON Schema upstream's generator writes for its zod type, so the OpenAPI
+document built from these models matches upstream's field for field.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, Field, WithJsonSchema
+
+#: JavaScript's Number.MAX_SAFE_INTEGER: the bound zod writes for ``z.number().int()``.
+MAX_SAFE_INTEGER = 9007199254740991
+
+StatusName = Literal["pending", "processing", "completed", "failed", "cancelled"]
+STATUS_NAMES: tuple[str, ...] = ("pending", "processing", "completed", "failed", "cancelled")
+
+
+def parse_instant(text: str) -> datetime:
+    """An ISO 8601 instant with its offset (``Z`` or ``+02:00``) as an aware datetime.
+
+    Refused (``ValueError``, with what to send instead): text that is not ISO 8601, and a
+    time without an offset, which names no instant (upstream's ``z.iso.datetime()`` refuses
+    it too)."""
+    if not isinstance(text, str) or "T" not in text.upper():
+        raise ValueError(f"{text!r} is not an ISO 8601 date-time; send e.g. 2026-01-31T09:30:00Z")
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"{text!r} is not an ISO 8601 date-time; send e.g. 2026-01-31T09:30:00Z") from None
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError(f"{text!r} has no offset; add Z (UTC) or one such as +02:00")
+    return value
+
+
+def _checked_instant(text: str) -> str:
+    parse_instant(text)
+    return text
+
+
+#: An ISO 8601 instant in a request (kept as text; ``parse_instant`` reads it).
+IsoInstant = Annotated[str, AfterValidator(_checked_instant), WithJsonSchema({"type": "string", "format": "date-time"})]
+#: An instant in a response: always ``YYYY-MM-DDTHH:MM:SS.sssZ``, as JavaScript's toISOString.
+IsoOut = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time"})]
+Count = Annotated[int, Field(ge=0, le=MAX_SAFE_INTEGER)]
+StatusArg = StatusName | Annotated[list[StatusName], Field(min_length=1)]
+
+
+def absent() -> Any:
+    """The default of a field that may be left out but is never ``null`` (zod's
+    ``.optional()``): ``null`` is refused in a request, and an unset field is left out of a
+    response (bodies are dumped with ``exclude_unset``). Its schema is the value's alone:
+    ``openapi.py`` drops the ``default``."""
+    return Field(default=None)

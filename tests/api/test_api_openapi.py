@@ -1,0 +1,67 @@
+"""Our OpenAPI document against upstream's ``openapi.json`` (issue 39): the 13 upstream
+operations equal field for field (paths, methods, parameters, request bodies, responses,
+operationIds) and so do the components they use; our own routes stay under ``/api/x/v1``
+with components of their own, and the whole document is valid JSON Schema where it holds one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from api_support import upstream_document
+from jsonschema import Draft202012Validator
+
+from monque_engine.management import openapi_document
+from monque_engine.management.routes import UPSTREAM_OPERATIONS
+
+THIRTEEN = {
+    "getSchedulerHealth",
+    "getCapabilities",
+    "listQueueViews",
+    "listJobs",
+    "getJobStats",
+    "getJob",
+    "cancelJob",
+    "retryJob",
+    "rescheduleJob",
+    "deleteJob",
+    "cancelJobs",
+    "retryJobs",
+    "deleteJobs",
+}
+
+
+def _operations(document: dict[str, Any]) -> dict[str, tuple[str, str, dict[str, Any]]]:
+    return {
+        operation["operationId"]: (path, method, operation)
+        for path, item in document["paths"].items()
+        for method, operation in item.items()
+    }
+
+
+def test_the_thirteen_operations_equal_upstreams() -> None:
+    ours, theirs = _operations(openapi_document()), _operations(upstream_document())
+    assert set(theirs) == THIRTEEN == set(UPSTREAM_OPERATIONS)
+    for operation_id, (path, method, operation) in theirs.items():
+        assert ours[operation_id][:2] == (path, method), operation_id
+        assert ours[operation_id][2] == operation, operation_id
+
+
+def test_upstreams_components_equal_ours() -> None:
+    ours = openapi_document()["components"]["schemas"]
+    for name, schema in upstream_document()["components"]["schemas"].items():
+        assert ours[name] == schema, name
+
+
+def test_our_routes_are_under_our_prefix_with_components_of_our_own() -> None:
+    document = openapi_document()
+    upstream = upstream_document()
+    for path in document["paths"]:
+        assert path in upstream["paths"] or path.startswith("/api/x/v1/"), path
+    for name in document["components"]["schemas"]:
+        assert name in upstream["components"]["schemas"] or name.startswith("X"), name
+    assert document["openapi"] == upstream["openapi"] == "3.1.1"
+
+
+def test_every_component_is_a_valid_schema() -> None:
+    for name, schema in openapi_document()["components"]["schemas"].items():
+        Draft202012Validator.check_schema(schema), name

@@ -1,0 +1,130 @@
+"""The management API inside ``monque-tui --serve`` (issue 39): a real server process on a
+real socket and a real SQLite file. Auth is the console's: no token and a wrong one are
+401 with the API's error body, ``Authorization: Bearer`` and the login's session cookie
+pass; read-only is the server's own: every write is 403 and the file is unchanged."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+if os.environ.get("CI") != "true":  # in CI the extra is installed (the test extra has it): never skip there
+    pytest.importorskip("textual_serve", reason="the serve extra (pip install 'monque-tui[serve]') is not installed")
+
+import aiohttp
+from api_support import check_response
+
+from monque_engine import Monque
+from monque_engine.management import ApiResponse
+from tests.serve_support import TOKEN, served_console
+
+BEARER = {"Authorization": f"Bearer {TOKEN}"}
+WRITES: list[tuple[str, str, Any]] = [
+    ("POST", "/api/v1/jobs/{id}/actions/cancel", None),
+    ("POST", "/api/v1/jobs/{id}/actions/retry", None),
+    ("POST", "/api/v1/jobs/{id}/actions/reschedule", {"nextRunAt": "2031-01-01T00:00:00Z"}),
+    ("DELETE", "/api/v1/jobs/{id}", None),
+    ("POST", "/api/v1/jobs/actions/cancel", {}),
+    ("POST", "/api/v1/jobs/actions/retry", {}),
+    ("POST", "/api/v1/jobs/actions/delete", {}),
+    ("POST", "/api/x/v1/jobs/actions/delete", {"asOf": "1.1.0000000000000000"}),
+    ("POST", "/api/x/v1/queues/actions/pause", {"name": "email"}),
+]
+
+
+async def _seed(url: str) -> list[str]:
+    async with Monque(url) as monque:
+        return [(await monque.enqueue("email", {"n": n})).id for n in range(3)]
+
+
+async def _state(url: str) -> list[tuple[Any, ...]]:
+    async with Monque(url) as monque:
+        jobs = await monque.get_jobs(limit=1000)
+        rows: list[tuple[Any, ...]] = sorted(
+            (job.id, str(job.status), job.next_run_at_ms, job.updated_at_ms) for job in jobs
+        )
+        return [*rows, tuple(sorted(await monque.paused()))]
+
+
+async def _call(
+    session: aiohttp.ClientSession, base: str, method: str, path: str, body: Any = None, **kwargs: Any
+) -> tuple[int, dict[str, Any]]:
+    data = None if body is None else json.dumps(body)
+    async with session.request(method, base + path, data=data, allow_redirects=False, **kwargs) as response:
+        payload = await response.json(content_type=None)
+        assert response.headers["Content-Type"].startswith("application/json")
+        if response.status != 401:  # the gate's refusal is not an API route's answer
+            check_response(method, path.partition("?")[0], ApiResponse(response.status, payload))
+        return response.status, payload
+
+
+async def test_auth_by_bearer_or_cookie_and_refusals(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'jobs.db'}"
+    ids = await _seed(url)
+    with served_console(url) as served:
+        base = served.base_url
+        assert "management API at" in served.output and TOKEN not in served.output
+        async with aiohttp.ClientSession() as session:
+            status, body = await _call(session, base, "GET", "/api/v1/jobs")
+            assert status == 401 and "token" in body["error"]
+            status, body = await _call(session, base, "GET", "/api/v1/jobs", headers={"Authorization": "Bearer wrong"})
+            assert status == 401 and set(body) == {"error"}
+            status, body = await _call(session, base, "GET", "/api/v1/jobs", headers=BEARER)
+            assert status == 200 and [job["id"] for job in body["jobs"]] == ids[::-1]
+            status, body = await _call(session, base, "GET", "/api/v1/health", headers=BEARER)
+            assert (status, body["status"]) == (200, "ok")  # the server's own Monque: its store answers
+            status, body = await _call(session, base, "POST", f"/api/v1/jobs/{ids[0]}/actions/cancel", headers=BEARER)
+            assert (status, body["status"]) == (200, "cancelled")
+            status, body = await _call(session, base, "GET", "/api/v1/jobs?x=1", headers=BEARER)
+            assert status == 400 and "Unknown query field 'x'" in body["error"]
+            status, body = await _call(session, base, "GET", "/api/v1/jobs?status=nope", headers=BEARER)
+            assert status == 400 and "Invalid status 'nope'" in body["error"]
+        async with (
+            aiohttp.ClientSession() as session,
+            session.post(
+                base + "/api/v1/jobs/actions/delete", data=b'{"name":"' + b"x" * 70_000 + b'"}', headers=BEARER
+            ) as response,
+        ):
+            assert response.status == 400 and "larger than 65536" in (await response.json())["error"]
+        async with (  # a browser's login: the form, then its cookie
+            aiohttp.ClientSession() as session,
+            session.post(base + "/login", data={"token": TOKEN}, allow_redirects=False) as response,
+        ):
+            cookie = {"Cookie": f"monque_session={response.cookies['monque_session'].value}"}
+        async with aiohttp.ClientSession() as session:
+            status, body = await _call(session, base, "GET", "/api/v1/jobs/stats", headers=cookie)
+            assert (status, body["total"]) == (200, 3)
+            status, body = await _call(
+                session, base, "POST", f"/api/v1/jobs/{ids[1]}/actions/cancel", headers={**cookie, "Origin": base}
+            )
+            assert status == 200
+            status, body = await _call(
+                session,
+                base,
+                "POST",
+                f"/api/v1/jobs/{ids[2]}/actions/cancel",
+                headers={**cookie, "Origin": "https://evil.example"},
+            )
+            assert status == 403 and "served origin" in body["error"]
+    assert [row[1] for row in (await _state(url))[:-1]].count("cancelled") == 2
+
+
+async def test_read_only_server_refuses_every_write_and_keeps_the_file(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'jobs.db'}"
+    ids = await _seed(url)
+    before = await _state(url)
+    with served_console(url, "--read-only") as served:
+        base = served.base_url
+        async with aiohttp.ClientSession() as session:
+            status, caps = await _call(session, base, "GET", "/api/v1/capabilities", headers=BEARER)
+            assert status == 200 and caps["readOnly"] is True and not any(list(caps["actions"].values())[1:])
+            for method, path, body in WRITES:
+                status, answer = await _call(session, base, method, path.replace("{id}", ids[0]), body, headers=BEARER)
+                assert (status, answer) == (403, {"error": "Management surface is read-only"}), path
+            status, page = await _call(session, base, "GET", "/api/v1/jobs", headers=BEARER)
+            assert status == 200 and len(page["jobs"]) == 3
+    assert await _state(url) == before
