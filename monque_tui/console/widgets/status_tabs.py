@@ -12,7 +12,6 @@ from monque_engine import JobStatus, QueueStats
 
 from ..formatting import STATUS_STYLES, STATUS_TABS, span
 
-
 #: Which tabs stay when not all fit (1-based, as the keys): Failed, Pending, All, Processing,
 #: Completed, Cancelled (the active tab always stays, first).
 KEEP_FIRST = (5, 2, 1, 3, 4, 6)
