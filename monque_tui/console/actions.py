@@ -180,6 +180,26 @@ def bulk_what(kind: ActionKind, query: JobQuery) -> str:
     return f"every {which}job{named}{when}"
 
 
+#: Said after "Nothing to …: no job matches": what the bulk keys can do with the jobs listed.
+#: ``C`` on 335 failed jobs read as a bug beside the listed rows (issue 40): only pending jobs
+#: cancel, and the operator meant to be rid of them.
+INSTEAD = {
+    ActionKind.CANCEL: " Only pending jobs cancel: D deletes the jobs listed, R retries the failed or cancelled ones.",
+    ActionKind.RETRY: " Only failed or cancelled jobs retry: C cancels pending ones, D deletes the jobs listed.",
+}
+
+
+def instead(kind: ActionKind) -> str:
+    """What can be done instead when a bulk ``kind`` reaches no job (``INSTEAD``), or ""."""
+    return INSTEAD.get(kind, "")
+
+
+def instead_keys(kind: ActionKind) -> str:
+    """``instead`` without its first sentence, for a notice that said what ``kind`` applies to."""
+    text = INSTEAD.get(kind, "")
+    return " " + text.split(": ", 1)[1] if text else ""
+
+
 def wall_clock_ms() -> int:
     """The instant stores stamp ``updatedAt`` with (not the console's display clock, which tests freeze)."""
     return time.time_ns() // 1_000_000

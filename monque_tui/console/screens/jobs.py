@@ -18,7 +18,7 @@ from textual.screen import Screen
 
 from monque_engine import Job, JobStatus, QueueStats
 
-from ..actions import ActionKind, eligible, statuses_for
+from ..actions import ActionKind, eligible, instead_keys, statuses_for
 from ..bindings import MUTATING_ACTIONS, Scope, bindings_for
 from ..formatting import plural, short_id
 from ..messages import ActOnJobs, ActOnQuery, ExportView, SessionMessage, ShowJob, TogglePause
@@ -633,7 +633,10 @@ class JobsScreen(Screen[None]):
             kind = ActionKind(str(parameters[0]))
             status = self.query_state.status
             shown = status.value if status is not None else "every"
-            return f"{kind.value.capitalize()} all applies to {statuses_for(kind)} jobs; this view shows {shown} jobs."
+            return (
+                f"{kind.value.capitalize()} all applies to {statuses_for(kind)} jobs; this view shows {shown} jobs."
+                + instead_keys(kind)
+            )
         if action == "toggle_name_pause":
             return "P pauses the view's job name: filter by one name first (/ then a name, not a glob)."
         if action == "clear_filter":

@@ -46,6 +46,7 @@ from ..actions import (
     bulk_what,
     count_bulk_in_steps,
     execute,
+    instead,
     plan_bulk,
     plan_for_jobs,
     recount,
@@ -938,7 +939,9 @@ class ConsoleSession:
             self.emit(Notice(f"Nothing to {kind.value}: {error}", "warning"))
             return None
         if plan.count == 0:
-            self.emit(Notice(f"Nothing to {kind.value}: no job matches ({bulk_what(kind, query)}).", "warning"))
+            self.emit(
+                Notice(f"Nothing to {kind.value}: no job matches ({bulk_what(kind, query)}).{instead(kind)}", "warning")
+            )
             return None
         return plan
 
