@@ -30,7 +30,7 @@ COLUMNS = (
     "running",
     "names",
     "processed",
-    "failed",
+    "failed attempts",
     "rate",
     "host",
     "pid",
@@ -82,7 +82,9 @@ def cells(row: InstanceRow, wide: bool = False) -> dict[str, Text]:
         "names": Text(names) if names else _dim(),
         "running": number(info.running),
         "processed": number(info.processed),
-        "failed": number(info.failed, "red" if info.failed else ""),
+        # Failed attempts since the instance started (retried or not): not the jobs that are
+        # failed now (the tabs), nor health's failed attempts in a window (issue 40).
+        "failed attempts": number(info.failed, "red" if info.failed else ""),
         "heartbeat": _dim("never")
         if row.age_ms is None
         else Text(f"{span(row.age_ms)} ago", style="bold red" if row.dead else "", justify="right"),
