@@ -23,6 +23,7 @@ from monque_engine import (
     JobStatus,
     Monque,
 )
+from monque_engine.payload_filter import describe_terms
 from monque_engine.selector_rules import selects_every_job
 
 from .formatting import absolute, plural, short_id
@@ -174,6 +175,8 @@ def bulk_what(kind: ActionKind, query: JobQuery) -> str:
         named += f" matching {query.search!r}"
     if query.text:
         named += f" containing {query.text!r}"
+    if query.data:
+        named += f" where {describe_terms(query.data)}"
     if query.error_group:
         named += f" in error group {(query.group_label or query.error_group)!r}"
     when = "".join(f" {time_range.describe()}" for time_range in query.ranges)

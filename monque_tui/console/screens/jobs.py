@@ -265,7 +265,9 @@ class JobsScreen(Screen[None]):
         tabs.stats = event.stats
         tabs.matching = event.matching
         name = event.query.name
-        name_only = not (event.query.search or event.query.ranges or event.query.text or event.query.error_group)
+        name_only = not (
+            event.query.search or event.query.ranges or event.query.text or event.query.error_group or event.query.data
+        )
         if (
             name is not None
             and name_only  # else the counts are the whole view's, not the name's
@@ -484,7 +486,9 @@ class JobsScreen(Screen[None]):
     @on(FilterBar.Changed)
     def _filter_changed(self, event: FilterBar.Changed) -> None:
         self.apply_query(
-            self.session.with_filter(event.name, event.search, event.ranges, event.text, clear_group=event.cleared)
+            self.session.with_filter(
+                event.name, event.search, event.ranges, event.text, clear_group=event.cleared, data=event.data
+            )
         )
         if event.cleared:
             self.table.focus()  # the bar closed with it
