@@ -293,6 +293,9 @@ class Fleet:
     async def check_owner(self, instance_id: str) -> OwnerCheck:
         return await self._owners.check(self._owner(instance_id))
 
+    async def watch_owner(self, instance_id: str) -> float:
+        return await self._owners.look(self._owner(instance_id))
+
     async def count_dead_owner_jobs(self, instance_id: str) -> int:
         return (await self.check_owner(instance_id)).releasable
 
