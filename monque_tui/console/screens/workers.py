@@ -132,8 +132,8 @@ class WorkersScreen(TableScreen):
         only when ``x`` asked, and took 61 s for a worker silent for 14 minutes (issue 40).
         At most ``WATCHED_OWNERS`` owners; a failed look leaves that owner's countdown out."""
         monque = self.session.monque
-        if monque is None:
-            return {}
+        if monque is None or not self.console.live:
+            return {}  # not live (snapshots): no watch, whose countdown follows the real clock
         left: dict[str, float] = {}
         for row in [row for row in rows if row.dead and row.info.jobs_held][:WATCHED_OWNERS]:
             try:
