@@ -189,7 +189,7 @@ class StatusTabs(Static):
 
 #: Where the view description may be cut: before a filter's words ("named 'x'", "matching 'y'",
 #: …) or a time range, so a cut never leaves "named" without its name.
-_PART = re.compile(r"(?= (?:named|names|matching|containing|in error group) )|(?=, )")
+_PART = re.compile(r"(?= (?:named|names|matching|containing|in error group|where) )|(?=, )")
 
 
 def whole_words(text: str, room: int) -> str:
