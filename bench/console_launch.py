@@ -1,6 +1,6 @@
 """Launch to first rows of the console, and what its start-up imports (issue 40 item 7).
 
-``python -m bench.console_launch URL [--runs N] [--peer SRC]``
+``python -m bench.console_launch URL [--runs N] [--peer SRC --peer-url URL2]``
 
 Two measures, each in fresh processes:
 
@@ -67,48 +67,41 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICKS
 
 
-def _console_pid(pane_pid: int) -> int:
-    """The python process under the pane's shell (or the pane's own process)."""
-    children = Path(f"/proc/{pane_pid}/task/{pane_pid}/children")
-    kids = children.read_text().split() if children.exists() else []
-    return int(kids[0]) if kids else pane_pid
+def _tmux(*args: str, **kw: object) -> subprocess.CompletedProcess[str]:
+    """tmux on a server of this bench's own (``-L``, no config file): a shared server keeps
+    the environment it was started with, so a session on it could run another tree's code."""
+    return subprocess.run(["tmux", "-L", SOCKET, "-f", "/dev/null", *args], text=True, **kw)  # type: ignore[call-overload,no-any-return]
+
+
+SOCKET = f"monque-bench-launch-{os.getpid()}"
 
 
 def launch(url: str, src: str | None, runs: int) -> dict[str, float]:
-    command = [sys.executable, "-m", "monque_tui", url]
     walls, cpus = [], []
-    for n in range(runs):
-        session = f"bench-launch-{os.getpid()}-{n}"
-        env = _env(src)
-        exports = " ".join(f"{k}={v!r}" for k, v in env.items() if k == "PYTHONPATH")
-        shell = f"cd / && {exports} exec {' '.join(command)}" if exports else f"cd / && exec {' '.join(command)}"
-        started = time.perf_counter()
-        subprocess.run(
-            ["tmux", "new-session", "-d", "-s", session, "-x", "160", "-y", "45", shell], check=True, env=env
-        )
-        try:
-            pane_pid = int(
-                subprocess.run(
-                    ["tmux", "display-message", "-p", "-t", session, "#{pane_pid}"],
-                    capture_output=True,
-                    text=True,
-                    check=True,
-                ).stdout
-            )
-            while True:
-                pane = subprocess.run(
-                    ["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True, check=True
-                ).stdout
-                rows = [line for line in pane.splitlines()[3:] if any(f" {w} " in line for w in ROW_WORDS)]
-                if len(rows) >= 3:
-                    walls.append(time.perf_counter() - started)
-                    cpus.append(_cpu_seconds(_console_pid(pane_pid)))
-                    break
-                if time.perf_counter() - started > 60:
-                    raise TimeoutError(f"no rows after 60 s:\n{pane}")
-                time.sleep(0.005)
-        finally:
-            subprocess.run(["tmux", "kill-session", "-t", session], check=False, capture_output=True)
+    # The environment is given in the command itself: only PYTHONPATH (the peer tree, or none).
+    path = f"PYTHONPATH={src}" if src else "-u PYTHONPATH"
+    shell = f"cd / && exec env {path} {sys.executable} -m monque_tui {url}"
+    try:
+        for n in range(runs):
+            session = f"launch-{n}"
+            started = time.perf_counter()
+            _tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "45", shell, check=True)
+            try:
+                pane_pid = int(_tmux("display-message", "-p", "-t", session, "#{pane_pid}", capture_output=True).stdout)
+                while True:
+                    pane = _tmux("capture-pane", "-p", "-t", session, capture_output=True, check=True).stdout
+                    rows = [line for line in pane.splitlines()[3:] if any(f" {w} " in line for w in ROW_WORDS)]
+                    if len(rows) >= 3:
+                        walls.append(time.perf_counter() - started)
+                        cpus.append(_cpu_seconds(pane_pid))
+                        break
+                    if time.perf_counter() - started > 60:
+                        raise TimeoutError(f"no rows after 60 s:\n{pane}")
+                    time.sleep(0.005)
+            finally:
+                _tmux("kill-session", "-t", session, capture_output=True)
+    finally:
+        _tmux("kill-server", capture_output=True)  # this bench's own server only
     return {
         "wall_ms_min": min(walls) * 1000,
         "wall_ms_median": statistics.median(walls) * 1000,
@@ -122,6 +115,11 @@ def main() -> None:
     parser.add_argument("url", help="the store (a 1M-job SQLite file for the issue's goal; it is opened writable)")
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--peer", default=None, help="an older source tree to compare with (PYTHONPATH)")
+    parser.add_argument(
+        "--peer-url",
+        default=None,
+        help="the peer's copy of the store (a tree of another schema migrates what it opens)",
+    )
     args = parser.parse_args()
     if shutil.which("tmux") is None:
         raise SystemExit("tmux is needed for the launch measure")
@@ -131,7 +129,7 @@ def main() -> None:
     report["launch"] = launch(args.url, None, args.runs)
     if args.peer:
         report["peer_imports"] = imports(args.peer, args.runs)
-        report["peer_launch"] = launch(args.url, args.peer, args.runs)
+        report["peer_launch"] = launch(args.peer_url or args.url, args.peer, args.runs)
     report["load_1m_after"] = round(os.getloadavg()[0], 2)
     print(json.dumps(report, indent=2))
 
