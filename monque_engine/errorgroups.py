@@ -24,6 +24,10 @@ from .timeutil import ms_to_datetime
 MAX_PATTERN_CHARS = 300
 #: Per-minute buckets of the activity series (the last hour).
 SPARK_MINUTES = 60
+#: What starts the per-minute outcome counter row of an error group: ``\x1e`` + the group key.
+#: A control character, which no job name may hold, so a group's row never meets a name's
+#: (``error_counter_name``; see ``ErrorGroup`` for why failures are counted per group).
+ERROR_COUNTER_PREFIX = "\x1e"
 
 _QUOTED = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"")
 _UUID = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
@@ -77,14 +81,64 @@ def error_group_key(name: str, error_type: str, message: str | None) -> str:
     return group_key(name, error_type, normalize_message(message))
 
 
+def error_counter_name(key: str) -> str:
+    """The outcome counters' name under which failed attempts of group ``key`` are counted."""
+    return ERROR_COUNTER_PREFIX + key
+
+
+def is_error_counter(name: str) -> bool:
+    """A counter row of an error group, not of a job name (health and Queues skip these)."""
+    return name.startswith(ERROR_COUNTER_PREFIX)
+
+
+def with_attempt_counts(
+    row: ErrorGroupRow, first_minute: int | None, minutes: dict[int, int], hour_start_ms: int
+) -> ErrorGroupRow:
+    """``row`` with what the group's failed-attempt counters add: its first failure on record
+    and its last hour counted in attempts.
+
+    The members alone say when each member *last* failed: after a bulk retry every member
+    failed again a minute ago, and FIRST SEEN read "1m ago" while the incident was 10 minutes
+    old (issue 40). The counters count every failed attempt of the group per minute and are
+    kept as long as the outcome counters (48 h), whatever happens to the jobs. A minute is
+    the counters' resolution: the first seen is the members' exact instant when it falls in
+    the counters' first minute, else the start of that minute. Each minute of the sparkline
+    is the larger of the two counts (counters are flushed on the heartbeat tick, and jobs
+    failed by another program are not counted: the members still show them).
+    """
+    first = row.first_seen_ms
+    if first_minute is not None and first_minute < first // 60_000:
+        first = first_minute * 60_000
+    base = hour_start_ms // 60_000
+    series = list(row.per_minute) or [0] * SPARK_MINUTES
+    for minute, failed in minutes.items():
+        bucket = minute - base
+        if 0 <= bucket < SPARK_MINUTES:
+            series[bucket] = max(series[bucket], failed)
+    return ErrorGroupRow(
+        row.key,
+        row.name,
+        row.error_type,
+        row.count,
+        row.retrying,
+        first,
+        row.last_seen_ms,
+        tuple(series),
+        row.sample_message,
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class ErrorGroup:
     """Failed and retrying jobs sharing a job name, exception type and message pattern.
 
     ``count`` is every member; ``retrying`` those still pending another attempt (the rest
-    ended failed). First and last seen are the earliest and latest instant a member last
-    failed (its ``updatedAt``). ``per_minute`` counts members by that instant over the last
-    hour, oldest minute first (60 values, the last one the current minute).
+    ended failed). Last seen is the latest instant a member failed (its ``updatedAt``).
+    First seen is the group's first failed attempt still on record: the earliest of the
+    members' last failures and of the group's failed-attempt counters (kept 48 h), so a bulk
+    retry does not move it. ``per_minute`` counts failed attempts per minute over the last
+    hour, oldest minute first (60 values, the last one the current minute): see
+    ``with_attempt_counts``.
     ``key`` targets the group in bulk calls: ``JobSelector(error_group=key)``.
     """
 

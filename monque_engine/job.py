@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from .attempts import Attempt, parse_attempts
 from .run_progress import Progress
+from .payload_filter import DataTerm
 from .timeouts import MAX_TIMEOUT_SECONDS, RunLimit
 from .timeutil import datetime_to_ms, in_range, ms_to_datetime, optional_ms_to_datetime
 
@@ -513,6 +514,9 @@ class JobListFilter:
     #: Ours: the name matches this glob, case-sensitive and whole (``*`` any run of
     #: characters, ``?`` exactly one; nothing else is special). Combines with ``name``.
     name_pattern: str | None = None
+    #: Ours: payload conditions, all of which must hold (``payload_filter``: ``data.customer_id
+    #: missing``, ``data.tenant = acme``); ``DataTerm`` values, or their text.
+    data: tuple[DataTerm, ...] | str | None = None
 
 
 def name_glob_regex(pattern: str) -> str:

@@ -140,6 +140,7 @@ def selects_every_job(target: JobSelector | JobListFilter | None) -> bool:
             target.recurring,
             target.text,
             target.error_group,
+            target.data,
         )
     return all(value is None for value in narrowing) and _every_status(target.status)
 

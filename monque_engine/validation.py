@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from json.encoder import encode_basestring
 from typing import Any
 
@@ -18,7 +19,6 @@ try:
 except ImportError:  # pragma: no cover
     c_make_encoder = None
 
-from bson import ObjectId
 
 from .errors import InvalidJobIdentifierError, PayloadTooLargeError, PayloadValidationError
 
@@ -108,16 +108,23 @@ def validate_unique_key(key: object) -> str:
     return key
 
 
+def _is_object_id(value: object) -> bool:
+    """An ``ObjectId``, without importing ``bson``: one can only exist once bson is imported,
+    and a console on SQLite never imports it (18 ms of its start-up; issue 40)."""
+    bson = sys.modules.get("bson")
+    return bson is not None and isinstance(value, bson.ObjectId)
+
+
 def is_job_id(value: object) -> bool:
     """True for a 24-hex ObjectId string (any case) or an ObjectId."""
-    if isinstance(value, ObjectId):
+    if _is_object_id(value):
         return True
     return isinstance(value, str) and len(value) == 24 and _HEX24.fullmatch(value.lower()) is not None
 
 
 def normalize_job_id(value: object) -> str | None:
     """The canonical lower-case hex id, or None when the value cannot be a job id."""
-    if isinstance(value, ObjectId):
+    if _is_object_id(value):
         return str(value)
     if is_job_id(value):
         return str(value).lower()

@@ -303,3 +303,23 @@ async def test_pause_resume_and_counters_on_the_side_collections() -> None:
     assert await store.outcome_counts(100) == [("email", 100, 4, 2), ("sms", 101, 1, 0)]
     assert await store.outcome_counts(101, "sms") == [("sms", 101, 1, 0)]
     assert await store.purge_outcome_counts(101) == 1
+
+
+async def test_error_attempt_counts_read_each_groups_first_minute_and_its_recent_minutes() -> None:
+    """Issue 40: an error group's failed attempts are counted in the counters under a name no
+    job can have; the errors view reads each shown group's first minute and its last hour."""
+    from monque_engine.errorgroups import error_counter_name
+
+    store, _, _ = fleet_store()
+    counts = {
+        (error_counter_name("a" * 16), 990): (0, 2),
+        (error_counter_name("a" * 16), 1000): (0, 3),
+        (error_counter_name("b" * 16), 1001): (0, 1),
+        ("email", 980): (5, 1),
+    }
+    await store.add_outcome_counts(counts, batch="b1")
+    first, rows = await store.error_attempt_counts(["a" * 16, "b" * 16, "c" * 16], 995)
+    assert first == {"a" * 16: 990, "b" * 16: 1001}
+    assert sorted(rows) == [("a" * 16, 1000, 3), ("b" * 16, 1001, 1)]
+    assert await store.error_attempt_counts([], 0) == ({}, [])
+    assert mongo_fleet.error_counters_filter(["x"], 5)["name"] == {"$in": ["x"]}  # the {name, minute} index

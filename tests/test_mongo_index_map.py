@@ -259,12 +259,21 @@ SIDE_SHAPES: list[tuple[str, str, dict[str, Any], Keys]] = [
     ("counters", "health window of a name", fleet.counters_filter(100, "email"), fleet.COUNTERS_SORT),
     ("counters", "health window", fleet.counters_filter(100, None), fleet.COUNTERS_SORT),
     ("counters", "purge", fleet.counters_purge_filter(100), []),
+    # The errors view's first seen and last hour per shown group (issue 40).
+    ("counters", "error groups' minutes", fleet.error_counters_filter(["\x1eab"], 100), []),
+    (
+        "counters",
+        "error groups' first minute",
+        fleet.error_first_pipeline(["\x1eab"])[0]["$match"],
+        fleet.COUNTERS_SORT,
+    ),
 ]
 
 #: Builders that issue no query of their own, or whose query is a deliberate scan.
 EXEMPT = {
     "matched_status_pipeline": "wraps a listing filter (mapped above as its builder) in a $group by status; bounded by maxTimeMS as the listing's count",
     "text_clause": "payload/error text: a substring no index serves (ADR 0008); bounded by maxTimeMS, says how to narrow",
+    "data_clause": "payload terms (ADR 0022): no index serves a payload path; bounded by maxTimeMS as text_clause",
     "id_suffix_query": "runs hinted to the _id index, keys only (test_hinted_reads_name_declared_indexes)",
     "owned_filter_by_oid": "the _id index, as owned_filter",
     "error_member_filter": "only inside group_clause / selector_filter, mapped above",

@@ -184,3 +184,30 @@ async def test_a_registered_owner_holding_nothing_is_still_watched() -> None:
     rec = record(10)
     store = ScriptedStore(clock, (0, owner(rec=rec)), (100.4, owner(rec=replace(rec, last_heartbeat_ms=11))))
     assert (await watcher(store, clock).check("w")).alive
+
+
+async def test_a_look_when_first_seen_dead_lets_the_release_act_at_once() -> None:
+    """Issue 40: the release watched for the whole window when asked, even for an owner silent
+    for 14 minutes. Looks from the Workers view start the watch; x then waits for nothing."""
+    clock = FakeTime()
+    still = owner(job("a", 10), job("b", 10))
+    store = ScriptedStore(clock, (0, still))
+    watch = watcher(store, clock)
+    window = 2 * 1.0 + WATCH_MARGIN_S
+    assert await watch.look("w") == pytest.approx(window)
+    clock.now += 1.0
+    assert await watch.look("w") == pytest.approx(window - 1.0)  # the countdown the view shows
+    clock.now += window
+    assert await watch.look("w") == 0.0
+    assert await watch.release("w", 0) == 2
+    assert clock.slept == []  # no watch when asked: it had run its course
+
+
+async def test_a_look_that_sees_a_beat_starts_the_countdown_again() -> None:
+    clock = FakeTime()
+    store = ScriptedStore(clock, (0, owner(job("a", 10))), (102, owner(job("a", 11))))
+    watch = watcher(store, clock)
+    window = 2 * 1.0 + WATCH_MARGIN_S
+    await watch.look("w")
+    clock.now = 102.5
+    assert await watch.look("w") == pytest.approx(window)

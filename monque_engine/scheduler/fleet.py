@@ -16,6 +16,7 @@ import secrets
 import socket
 from datetime import UTC, datetime
 
+from ..errorgroups import is_error_counter
 from ..errors import InvalidJobQueryError
 from ..events import CountEvent, JobErrorEvent, QueueControlEvent
 from ..job import InstanceInfo, InstanceRecord, MinuteCount, OwnerCheck, QueueHealth
@@ -292,6 +293,9 @@ class Fleet:
     async def check_owner(self, instance_id: str) -> OwnerCheck:
         return await self._owners.check(self._owner(instance_id))
 
+    async def watch_owner(self, instance_id: str) -> float:
+        return await self._owners.look(self._owner(instance_id))
+
     async def count_dead_owner_jobs(self, instance_id: str) -> int:
         return (await self.check_owner(instance_id)).releasable
 
@@ -321,6 +325,8 @@ class Fleet:
         since = now // MINUTE_MS - window_minutes + 1
         minutes: dict[str, list[MinuteCount]] = {}
         for name, minute, completed, failed in await store.outcome_counts(since):
+            if is_error_counter(name):
+                continue  # an error group's failed attempts (the errors view's), not a name's
             minutes.setdefault(name, []).append(
                 MinuteCount(name, datetime.fromtimestamp(minute * 60, UTC), completed, failed)
             )

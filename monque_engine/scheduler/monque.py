@@ -801,6 +801,18 @@ class Monque:
         self._require_initialized()
         return await self._fleet.count_dead_owner_jobs(instance_id)
 
+    async def watch_owner(self, instance_id: str) -> float:
+        """Start (or continue) the watch ``check_owner`` keeps on ``instance_id``, with one
+        look and no waiting; returns the seconds the watch still needs before a release can
+        act (0.0: a release acts at once, unless the owner beats first).
+
+        Call it when an owner is first seen as dead and again on each refresh (the console's
+        Workers view does), so ``release_dead_owner_jobs`` usually answers at once instead of
+        watching for twice the owner's interval when asked. A look that sees the records move
+        starts the watch again."""
+        self._require_initialized()
+        return await self._fleet.watch_owner(instance_id)
+
     async def release_dead_owner_jobs(self, instance_id: str) -> int:
         """Return a dead owner's processing jobs to pending without waiting for
         ``lock_timeout``; returns how many.

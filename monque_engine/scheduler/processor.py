@@ -26,7 +26,7 @@ from typing import Any, Literal
 from .. import attempts
 from ..backoff import backoff_delay_ms
 from ..cron import next_run_ms
-from ..errorgroups import error_group_key
+from ..errorgroups import error_counter_name, error_group_key
 from ..errors import InvalidCronError, InvalidResultError, NonRetryableError, WorkerRegistrationError
 from ..events import JobCompleteEvent, JobErrorEvent, JobFailEvent
 from ..exception_text import ExceptionText, describe_exception, exception_name
@@ -375,6 +375,16 @@ class JobProcessor:
             entry[1] += 1
         else:
             entry[0] += 1
+
+    def _count_group(self, group: str, now: int) -> None:
+        """One failed attempt of error group ``group``, in the same tally as the names' (its
+        row named ``errorgroups.error_counter_name``): the errors view's first seen and
+        sparkline read these, which no retry or delete of the jobs takes back (issue 40)."""
+        key = (error_counter_name(group), now // 60_000)
+        entry = self._tally.get(key)
+        if entry is None:
+            entry = self._tally[key] = [0, 0]
+        entry[1] += 1
 
     def take_tally(self) -> dict[tuple[str, int], tuple[int, int]]:
         tally, self._tally = self._tally, {}
@@ -899,6 +909,8 @@ class JobProcessor:
             _not_ours(job, "failed")
             return
         self._count(updated.name, now, True)
+        if updated.error_group is not None:
+            self._count_group(updated.error_group, now)
         will_retry = updated.status is JobStatus.PENDING
         if will_retry:
             self.wake_at(updated.name, updated.next_run_at_ms)

@@ -9,7 +9,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, 
 from typing import Any
 
 from ..cursor import CursorAnchor, decode_cursor, encode_cursor
-from ..errorgroups import ErrorGroup, normalize_message
+from ..errorgroups import ErrorGroup, hour_window, normalize_message, with_attempt_counts
 from ..errors import InvalidJobQueryError
 from ..job import (
     BulkCount,
@@ -273,10 +273,18 @@ class QueryService:
         name = name_filter(name)
         since_ms = _ms(since, "since")
         size = _limit(limit, 200)
-        rows = await self._store.error_groups(name, since_ms, now_ms())
+        now = now_ms()
+        rows = await self._store.error_groups(name, since_ms, now)
         rows.sort(key=lambda row: (-row.last_seen_ms, row.key))
+        rows = rows[:size]
+        hour_start = hour_window(now)
+        first, counted = await self._store.error_attempt_counts([row.key for row in rows], hour_start // 60_000)
+        minutes: dict[str, dict[int, int]] = {}
+        for key, minute, failed in counted:
+            minutes.setdefault(key, {})[minute] = failed
         groups: list[ErrorGroup] = []
-        for row in rows[:size]:
+        for found in rows:
+            row = with_attempt_counts(found, first.get(found.key), minutes.get(found.key, {}), hour_start)
             sample = await self._store.error_group_sample(row.key)
             groups.append(
                 ErrorGroup(

@@ -7,6 +7,7 @@ from datetime import datetime
 
 from ..errors import InvalidJobQueryError
 from ..job import STATUS_BY_VALUE, JobListFilter, JobSelector, JobStatus, StatusArg
+from ..payload_filter import check_terms
 from ..selector_rules import check_filter_value
 from ..store.values import StoreListFilter, StoreSelector
 from ..timeutil import datetime_to_ms, in_range
@@ -100,6 +101,7 @@ def to_store_filter(filter: JobListFilter | None) -> StoreListFilter:
         text=_text(filter.text),
         error_group=_group(filter.error_group),
         name_pattern=_pattern(filter.name_pattern),
+        data=check_terms(filter.data),
     )
 
 

@@ -305,6 +305,16 @@ class Reads(Protocol):
         """The failReason of one member of the group (to show the message it stands for)."""
         return None
 
+    async def error_attempt_counts(
+        self, keys: Sequence[str], since_minute: int
+    ) -> tuple[dict[str, int], list[tuple[str, int, int]]]:
+        """Error groups' failed-attempt counters (rows named ``errorgroups.error_counter_name``):
+        per group key in ``keys``, its first minute on record, and ``(key, minute, failed)``
+        rows from ``since_minute`` on. Index seeks per key, never a scan of every counter.
+        A store without counters has none: ``({}, [])`` (the errors view then reads the
+        members alone)."""
+        return {}, []
+
     async def pending_split(self, now_ms: int, names: Sequence[str], cap: int) -> list[PendingSplit]:
         """Per name in ``names``: pending jobs due by ``now_ms`` and due later, each counted
         only up to ``cap``, and the earliest and latest pending nextRunAt.

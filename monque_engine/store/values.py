@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from ..errors import MonqueError
 from ..job import Job, JobStatus
+from ..payload_filter import DataTerm
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +62,7 @@ class StoreListFilter:
     text: str | None = None  # payload / error text contains this, ASCII case ignored (ADR 0008)
     error_group: str | None = None  # only failed and retrying members of this error group
     name_pattern: str | None = None  # the name matches this glob (* and ?), see JobListFilter
+    data: tuple[DataTerm, ...] | None = None  # payload conditions, all must hold (payload_filter.py)
 
 
 @dataclass(frozen=True, slots=True)

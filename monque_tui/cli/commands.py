@@ -515,7 +515,11 @@ async def _health(monque: Monque, args: argparse.Namespace) -> int:
     rows = await monque.queue_health(window_minutes=args.window)  # a bad --window fails before any output
     consumers = consumers_of(await monque.instances())
     _out(
-        f"NAME\tDUE\tSCHEDULED\tPROCESSING\tLATENCY\tPAUSED\tCONSUMERS\tCOMPLETED/{args.window}m\tFAILED/{args.window}m"
+        # FAILED ATTEMPTS, not FAILED: every failed run in the window, retried or not, by any
+        # instance; beside the worker log's and the Workers view's counts, "failed" meant three
+        # different numbers (issue 40).
+        f"NAME\tDUE\tSCHEDULED\tPROCESSING\tLATENCY\tPAUSED\tCONSUMERS\tCOMPLETED/{args.window}m"
+        f"\tFAILED ATTEMPTS/{args.window}m"
     )
     for health in rows:
         latency = _latency(health.latency)

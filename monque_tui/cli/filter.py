@@ -18,6 +18,7 @@ from dataclasses import replace
 
 from monque_engine import InvalidJobQueryError, JobListFilter, Monque, MonqueError
 from monque_engine.errorgroups import ErrorGroup
+from monque_engine.payload_filter import EXAMPLE, DataTerm, check_terms
 from monque_engine.scheduler.selectors import to_store_filter
 from monque_engine.selector_rules import check_filter_value, selects_every_job
 from monque_engine.validation import validate_job_name
@@ -81,6 +82,15 @@ def add_filter_flags(parser: argparse.ArgumentParser, statuses: Callable[[str], 
     )
     group.add_argument(
         "--contains", default=None, metavar="TEXT", help="payload or error text (type or message), ASCII case ignored"
+    )
+    group.add_argument(
+        "--data",
+        default=None,
+        metavar="TERMS",
+        help=(
+            "payload terms, comma-separated: data.KEY missing, data.KEY exists, data.KEY = VALUE (JSON types: 5 "
+            f"equals 5.0, \"5\" is a string; null is present and null), e.g. '{EXAMPLE}'"
+        ),
     )
     group.add_argument(
         "--when", default=None, metavar="RANGES", help=f"time ranges as in the filter bar, e.g. '{RANGE_EXAMPLE}'"
@@ -210,6 +220,12 @@ async def build_filter(
         except MonqueError as error:
             raise CliError(f"--name: {error}", ExitCode.USAGE) from None
     ranges = _ranges(args, now_ms)
+    data: tuple[DataTerm, ...] = ()
+    if getattr(args, "data", None) is not None:
+        try:
+            data = check_terms(args.data, "--data") or ()
+        except InvalidJobQueryError as error:
+            raise CliError(f"--data: {error}", ExitCode.USAGE) from None
     group_key = group_label = None
     if args.error_group is not None:
         group_key, group_label = await _error_group(monque, args.error_group)
@@ -219,12 +235,13 @@ async def build_filter(
         text=args.contains,
         error_group=group_key,
         group_label=group_label,
+        data=data,
     ).with_ranges(ranges)
     listing = replace(query.list_filter(), status=args.status, recurring=getattr(args, "recurring", None))
     if every_job is False and selects_every_job(listing):
         raise CliError(
             f"{args.command}: {_no_filter(args.name, args.status)}: every job would be reached; give a filter (--name, "
-            "--status, --id, --contains, --created/--updated/--next-run, --when, --error-group) or --all to mean "
+            "--status, --id, --contains, --data, --created/--updated/--next-run, --when, --error-group) or --all to mean "
             "every job",
             ExitCode.USAGE,
         )

@@ -23,6 +23,7 @@ from monque_engine import (
     JobStatus,
     Monque,
 )
+from monque_engine.payload_filter import describe_terms
 from monque_engine.selector_rules import selects_every_job
 
 from .formatting import absolute, plural, short_id
@@ -174,10 +175,32 @@ def bulk_what(kind: ActionKind, query: JobQuery) -> str:
         named += f" matching {query.search!r}"
     if query.text:
         named += f" containing {query.text!r}"
+    if query.data:
+        named += f" where {describe_terms(query.data)}"
     if query.error_group:
         named += f" in error group {(query.group_label or query.error_group)!r}"
     when = "".join(f" {time_range.describe()}" for time_range in query.ranges)
     return f"every {which}job{named}{when}"
+
+
+#: Said after "Nothing to …: no job matches": what the bulk keys can do with the jobs listed.
+#: ``C`` on 335 failed jobs read as a bug beside the listed rows (issue 40): only pending jobs
+#: cancel, and the operator meant to be rid of them.
+INSTEAD = {
+    ActionKind.CANCEL: " Only pending jobs cancel: D deletes the jobs listed, R retries the failed or cancelled ones.",
+    ActionKind.RETRY: " Only failed or cancelled jobs retry: C cancels pending ones, D deletes the jobs listed.",
+}
+
+
+def instead(kind: ActionKind) -> str:
+    """What can be done instead when a bulk ``kind`` reaches no job (``INSTEAD``), or ""."""
+    return INSTEAD.get(kind, "")
+
+
+def instead_keys(kind: ActionKind) -> str:
+    """``instead`` without its first sentence, for a notice that said what ``kind`` applies to."""
+    text = INSTEAD.get(kind, "")
+    return " " + text.split(": ", 1)[1] if text else ""
 
 
 def wall_clock_ms() -> int:

@@ -13,10 +13,11 @@ reaches into a screen's internals.
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import events, work
 from textual.app import App, ScreenStackError, SystemCommand
@@ -49,17 +50,7 @@ from .messages import (
 )
 from .palette import ConsoleCommands
 from .query import JobQuery
-from .screens.ask import AskScreen
-from .screens.confirm import ConfirmScreen
-from .screens.detail import JobDetailScreen
-from .screens.errors import ErrorsScreen
-from .screens.export import ExportScreen
-from .screens.help import HelpScreen
 from .screens.jobs import JobsScreen
-from .screens.queues import QueuesScreen
-from .screens.table_screen import TableScreen
-from .screens.when import WhenScreen
-from .screens.workers import WorkersScreen
 from .session import ConsoleSession, SessionError, SessionEvent
 from .session.events import AlertsChanged, JobsChanged, Notice, PausedNamesChanged
 from .session.export import ExportError, default_path, export_view
@@ -81,14 +72,27 @@ SLOW_KEY_AFTER = 0.3
 AFTER_KEY_FRAME_LIMIT = 0.25
 
 
-#: The screen each "go to a screen" key opens: on that screen the key does nothing, so the
-#: footer does not offer it there (the Errors screen's footer named ``e Errors``; probe 7).
-_SCREEN_OF_ACTION: dict[str, type] = {
-    "show_queues": QueuesScreen,
-    "show_errors": ErrorsScreen,
-    "show_workers": WorkersScreen,
-    "show_help": HelpScreen,
+if TYPE_CHECKING:
+    from .screens.detail import JobDetailScreen
+
+#: The screen each "go to a screen" key opens (module, class): on that screen the key does
+#: nothing, so the footer does not offer it there (the Errors screen's footer named
+#: ``e Errors``; probe 7).
+_SCREEN_OF_ACTION: dict[str, tuple[str, str]] = {
+    "show_queues": ("queues", "QueuesScreen"),
+    "show_errors": ("errors", "ErrorsScreen"),
+    "show_workers": ("workers", "WorkersScreen"),
+    "show_help": ("help", "HelpScreen"),
 }
+
+
+def _is_screen(screen: object, module: str, name: str) -> bool:
+    """``isinstance(screen, screens.<module>.<name>)`` without importing a screen not opened
+    yet: the screens other than the jobs table are imported when first opened, so a console
+    starts without them (issue 40: launch to first rows within 300 ms), and a screen whose
+    module is not imported cannot be on the stack."""
+    loaded = sys.modules.get(f"{__package__}.screens.{module}")
+    return loaded is not None and isinstance(screen, getattr(loaded, name))
 
 
 class MonqueConsole(App[int]):
@@ -463,7 +467,7 @@ class MonqueConsole(App[int]):
         detail keeps them: the counts notice rows deleted by hand and tell an open detail."""
         for screen in reversed(self.screen_stack):
             if not isinstance(screen, ModalScreen):
-                return not isinstance(screen, TableScreen)
+                return not _is_screen(screen, "table_screen", "TableScreen")
         return True
 
     @work(group="stats")
@@ -515,6 +519,8 @@ class MonqueConsole(App[int]):
         10). Should the reused screen still be on the stack (under another screen), a fresh
         one opens instead, so the stack never holds one screen twice.
         """
+        from .screens.detail import JobDetailScreen
+
         detail = self._detail
         if detail is None:
             detail = self._detail = JobDetailScreen(self.session, self, job_id, self.clock, row)
@@ -527,10 +533,14 @@ class MonqueConsole(App[int]):
             detail.reopen(job_id, row)
 
     def action_show_queues(self) -> None:
+        from .screens.queues import QueuesScreen
+
         if not isinstance(self.screen, QueuesScreen):
             self.push_screen(QueuesScreen(self.session, self))
 
     def action_show_errors(self) -> None:
+        from .screens.errors import ErrorsScreen
+
         if not isinstance(self.screen, ErrorsScreen):
             self.push_screen(ErrorsScreen(self.session, self, live=self.live))
 
@@ -541,10 +551,14 @@ class MonqueConsole(App[int]):
         self.jobs_screen.show_query(query)
 
     def action_show_workers(self) -> None:
+        from .screens.workers import WorkersScreen
+
         if not isinstance(self.screen, WorkersScreen):
             self.push_screen(WorkersScreen(self.session, self))
 
     def action_show_help(self) -> None:
+        from .screens.help import HelpScreen
+
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen(self.read_only))
 
@@ -556,7 +570,7 @@ class MonqueConsole(App[int]):
     # -- acting on jobs ------------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         screen_class = _SCREEN_OF_ACTION.get(action)
-        return screen_class is None or not isinstance(self._screen_in_view(), screen_class)
+        return screen_class is None or not _is_screen(self._screen_in_view(), *screen_class)
 
     def _screen_in_view(self) -> Screen[Any] | None:
         """The top screen, the command palette aside (the footer under it belongs to this one)."""
@@ -576,6 +590,8 @@ class MonqueConsole(App[int]):
             def chosen(moment: Any) -> None:
                 if moment is not None:
                     self.run_plan(replace(plan, run_at=moment))
+
+            from .screens.when import WhenScreen
 
             self.push_screen(WhenScreen(question, self.clock, blink=self.live), chosen)
             return
@@ -632,6 +648,8 @@ class MonqueConsole(App[int]):
             else:
                 self.notify("Nothing changed.", timeout=2)
 
+        from .screens.confirm import ConfirmScreen
+
         self.push_screen(ConfirmScreen(plan, blink=self.live), answered)
 
     @work(group="plan")
@@ -644,6 +662,9 @@ class MonqueConsole(App[int]):
         if again is not None:
             self.confirm(again)
             return
+        from .screens.detail import JobDetailScreen
+        from .screens.errors import ErrorsScreen
+
         screen = self.top_screen
         if isinstance(screen, ErrorsScreen):
             screen.refresh_groups()
@@ -671,6 +692,8 @@ class MonqueConsole(App[int]):
                 self._release(instance_id)
             else:
                 self.notify("Nothing changed.", timeout=2)
+
+        from .screens.ask import AskScreen
 
         self.push_screen(
             AskScreen(
@@ -702,6 +725,8 @@ class MonqueConsole(App[int]):
             if path:
                 self._export(path, query.list_filter())
 
+        from .screens.export import ExportScreen
+
         self.push_screen(
             ExportScreen(what, default_path(self.clock()), blink=self.live, store_url=self.config.url), chosen
         )
@@ -731,6 +756,9 @@ class MonqueConsole(App[int]):
         if not await self.session.release_owner(instance_id):
             return
         screen = self.top_screen
+        from .screens.detail import JobDetailScreen
+        from .screens.workers import WorkersScreen
+
         if isinstance(screen, WorkersScreen | JobDetailScreen):
             screen.load()
 

@@ -14,7 +14,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from monque_engine import Job, JobListFilter, JobSort, JobStatus
+from monque_engine.errors import InvalidJobQueryError
 from monque_engine.job import name_glob_regex
+from monque_engine.payload_filter import DataTerm, describe_terms, parse_terms
 from monque_engine.textsearch import fold, plain_text_contains, value_contains
 from monque_engine.timeutil import MAX_MS, MIN_MS, datetime_to_ms
 
@@ -97,6 +99,9 @@ class JobQuery:
     error_group: str | None = None
     #: ... and how the errors view named it (``Type: pattern``), for the header and confirmations.
     group_label: str | None = None
+    #: Payload conditions, all of which must hold (``data.customer_id missing``; see
+    #: ``monque_engine.payload_filter``), typed in the bar's "when" field after the ranges.
+    data: tuple[DataTerm, ...] = ()
 
     # -- store forms ---------------------------------------------------------------------
     def range_for(self, field: SortBy) -> TimeRange | None:
@@ -117,6 +122,7 @@ class JobQuery:
             search=self.search,
             text=self.text,
             error_group=self.error_group,
+            data=self.data or None,
             created_at_from=bound("created_at", False),
             created_at_to=bound("created_at", True),
             updated_at_from=bound("updated_at", False),
@@ -210,12 +216,19 @@ class JobQuery:
             and not self.ranges
             and not self.text
             and not self.error_group
+            and not self.data
         )
+
+    @property
+    def scans(self) -> bool:
+        """No index serves the view ("contains" text, payload terms): counts and pages are read
+        in steps, with progress and a stop (ADR 0008)."""
+        return bool(self.text or self.data)
 
     @property
     def has_filter(self) -> bool:
         """Anything the filter bar sets (Esc clears it)."""
-        return bool(self.name or self.search or self.ranges or self.text or self.error_group)
+        return bool(self.name or self.search or self.ranges or self.text or self.error_group or self.data)
 
     # -- judging a job ----------------------------------------------------------------------
     def matches(self, job: Job) -> bool:
@@ -234,6 +247,8 @@ class JobQuery:
         if self.error_group is not None and not in_error_group(job, self.error_group):
             return False
         if self.text and not text_matches(job, self.text):
+            return False
+        if self.data and not data_matches(job, self.data):
             return False
         return all(time_range.contains(job) for time_range in self.ranges)
 
@@ -254,6 +269,8 @@ class JobQuery:
             parts.append(f"containing {self.text!r}")
         if self.error_group:
             parts.append(f"in error group {(self.group_label or self.error_group)!r}")
+        if self.data:
+            parts.append(f"where {describe_terms(self.data)}")
         text = " ".join(parts)
         for time_range in self.ranges:
             text += f", {time_range.describe(now_ms)}"
@@ -306,6 +323,12 @@ def text_matches(job: Job, text: str) -> bool:
     return job.data is not None and value_contains(job.data, folded)
 
 
+def data_matches(job: Job, terms: tuple[DataTerm, ...]) -> bool:
+    """The store's payload predicate (``DataTerm.matches``), for jobs arriving on the feed. A
+    row without its payload (listings leave it out) is kept; the next reload corrects it."""
+    return job.data is None or all(term.matches(job.data) for term in terms)
+
+
 _OFFSET = re.compile(r"^\+\s*(\d+(?:\.\d+)?)\s*([smhdw])$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800}
 
@@ -354,7 +377,7 @@ def parse_when(text: str, now_ms: int) -> datetime:
 RANGE_EXAMPLE = "created -2h..  updated today  next now..+1h"
 RANGE_PLACEHOLDER = "created -2h..  next now..+1h  (no offset = UTC)"
 INSTANT_FORMS = "2026-12-01, 2026-12-01 10:00 (UTC; Z/+01:00 ok), -30m, -2h, -7d, +1h, now, today"
-RANGE_HINT = f"created|updated|next FROM..TO · times: {INSTANT_FORMS}"
+RANGE_HINT = f"created|updated|next FROM..TO · times: {INSTANT_FORMS} · then payload: data.KEY missing|exists|= VALUE"
 _FIELD_WORD = re.compile(r"\b(created|updated|next(?:[ _-]?run)?)\b\s*:?", re.IGNORECASE)
 _RELATIVE = re.compile(r"^([+-])\s*(\d+(?:\.\d+)?)\s*([smhdw])$")
 _DATE_ONLY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -445,3 +468,27 @@ def parse_ranges(text: str, now_ms: int) -> tuple[TimeRange, ...]:
             raise RangeError(f"{SORT_LABELS[field]} is given twice; give one range per time")
         ranges[field] = _one_range(field, text[match.end() : stop], now_ms)
     return tuple(ranges[f] for f in SORT_FIELDS if f in ranges)
+
+
+#: Where payload terms start in the "when" field: ``data.`` at the start or after a space,
+#: comma or semicolon (``created -2h..  data.customer_id missing``).
+_DATA_START = re.compile(r"(?<![^\s,;])data\.", re.IGNORECASE)
+WHERE_EXAMPLE = "created -2h..  data.customer_id missing"
+
+
+def parse_where(text: str, now_ms: int) -> tuple[tuple[TimeRange, ...], tuple[DataTerm, ...]]:
+    """The "when" field: time ranges, then payload terms (``monque_engine.payload_filter``).
+
+    ``created -2h..  data.customer_id missing, data.tenant = acme``: everything from the
+    first ``data.`` on is payload terms (a value may be any word, ``created`` too, so ranges
+    come first). A term that does not parse is a ``RangeError`` with the engine's reason.
+    """
+    start = _DATA_START.search(text)
+    if start is None:
+        return parse_ranges(text, now_ms), ()
+    before, terms = text[: start.start()], text[start.start() :]
+    ranges = parse_ranges(before, now_ms) if before.strip(" ,;") else ()
+    try:
+        return ranges, parse_terms(terms)
+    except InvalidJobQueryError as error:
+        raise RangeError(str(error)) from None

@@ -188,7 +188,9 @@ class JobEventLog:
         emit(
             logging.INFO,
             "summary",
-            f"{label}: processed={c.processed} failed={c.failed} dead={c.dead} active={active} "
+            # Named apart from the Workers view's and ``health``'s counts (issue 40): failed attempts
+            # of this process (retried or not) and the jobs among them that failed for good.
+            f"{label}: processed={c.processed} failed_attempts={c.failed} failed_for_good={c.dead} active={active} "
             f"{rate_label}={rate:.1f}/s{queue}",
             **fields,
         )

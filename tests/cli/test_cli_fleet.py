@@ -65,6 +65,7 @@ def test_pause_resume_and_paused_for_scripts(spawn: Callable[..., CliProcess], d
     lines = cli("health", "--url", db_url).stdout.splitlines()
     header = lines[0].split("\t")
     consumers = {row.split("\t")[0]: row.split("\t")[header.index("CONSUMERS")] for row in lines[1:]}
+    assert header[-1] == "FAILED ATTEMPTS/60m", header  # not FAILED: named apart (issue 40)
     assert consumers["fast"].startswith("1x"), lines
     live = {d["name"]: d for d in map(json.loads, cli("health", "--json", "--url", db_url).stdout.splitlines())}
     assert live["fast"]["consumers"]["instances"] == 1 and live["fast"]["consumers"]["concurrency"] >= 1

@@ -35,6 +35,8 @@ def test_processes_jobs_enqueued_by_another_process(spawn: Callable[..., CliProc
     assert stopped["code"] == 0
     total = worker.wait_for_event("summary", final=True)
     assert total["processed"] == 6
+    # "failed" meant three numbers on three screens (issue 40): the log names its own apart.
+    assert "failed_attempts=0 failed_for_good=0" in total["message"], total["message"]
 
 
 def test_async_setup_function_is_awaited(spawn: Callable[..., CliProcess], db_url: str) -> None:

@@ -43,7 +43,10 @@ async def test_greyed_keys_say_why(seeded_url: str) -> None:
         await pilot.press("2")  # the pending view: retry all has nothing to act on
         await wait_for(lambda: app.jobs_screen.query_state.status is not None)
         said = await _press(app, pilot, "R")
-        assert said == ["Retry all applies to failed or cancelled jobs; this view shows pending jobs."], said
+        assert said == [
+            "Retry all applies to failed or cancelled jobs; this view shows pending jobs. "
+            "C cancels pending ones, D deletes the jobs listed."
+        ], said
         assert await _press(app, pilot, "escape") == []  # no filter to clear: nothing worth a line
         # Letters typed into the filter bar are text, not keys.
         await pilot.press("slash")

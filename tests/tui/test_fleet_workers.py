@@ -159,6 +159,10 @@ async def test_a_killed_worker_shows_dead_and_x_releases_its_jobs(tmp_path: Path
         assert not screen.rows["steady"].dead
         title = str(screen.query_one("#workers-title").render())
         assert "1 dead holding 2 jobs" in title
+        # The view keeps the release watch going from when it first showed the owner dead, with
+        # its countdown; once it has run, x needs no watch of its own (issue 40: it took 61 s).
+        assert screen.release_in.get("doomed") is not None
+        await wait_for(lambda: "x releases now" in str(screen.query_one("#workers-title").render()), timeout=20)
 
         # A live owner: nothing to release, and the store refuses it.
         await cursor_on(screen, pilot, "steady")

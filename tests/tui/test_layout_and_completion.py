@@ -46,7 +46,7 @@ async def test_a_long_filter_keeps_the_tabs_on_one_line_with_the_sort_arrow(seed
         # The view's description before the sort text (the sorted column's header keeps its
         # arrow), and cut only between whole filter parts, never inside the name (probe 5).
         assert "named 'webhook-deliver-with-a-long-name'" in line, line
-        assert line.rstrip().endswith(("…", "matching", "↓")), line
+        assert line.rstrip().endswith(("…", "matching", "↓", "UTC")), line  # UTC: the filter whole
         assert any("ID ↓" in row for row in lines), lines[:6]
 
 

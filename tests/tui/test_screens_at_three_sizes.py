@@ -53,7 +53,7 @@ async def test_errors_view_shows_type_count_and_the_part_that_differs(store_url:
         await wait_for(lambda: isinstance(app.screen, ErrorsScreen) and len(app.screen.model.groups) == 2)
         await pilot.pause()
         text = screen_text(app)
-        assert "COUNT" in text and "RETRYING" in text, text
+        assert "COUNT" in text and "RETRY" in text and "FIRST" in text, text  # RETRY(ING): narrow labels
         for message in MESSAGES:
             differing = message.split("/")[-1].split()[0]  # "orders", "users"
             line = _line_with(app, differing)

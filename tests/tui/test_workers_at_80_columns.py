@@ -73,6 +73,8 @@ async def test_at_80_columns_the_heartbeat_and_held_show_and_z_shows_every_name(
         await pilot.press("z")  # every column, every name whole: the table scrolls sideways
         await wait_for(lambda: "names" in widths() and str(table.get_cell("wide-worker", "names")).count("×4") == 15)
         assert list(widths()) == list(screen.COLUMNS)
+        # Failed attempts since the instance started, named apart from the failed jobs (issue 40).
+        assert "FAILED ATTEMPTS" in [str(column.label) for column in table.columns.values()]
         assert screen.cursor_key is not None
         await pilot.press("z")  # back to what fits
         await wait_for(lambda: "names" not in widths())

@@ -24,6 +24,7 @@ from bson import ObjectId
 from ...cursor import CursorAnchor
 from ...errors import InvalidCursorError
 from ...job import CursorDirection, JobSort, JobStatus, name_glob_regex, regex_literal
+from ...payload_filter import DataTerm
 from ...timeutil import in_range, ms_to_datetime
 from ..base import StoreListFilter, StoreSelector
 
@@ -159,6 +160,35 @@ def group_clause(key: str) -> Document:
     return {"errorGroup": key, **error_member_filter()}
 
 
+def data_clause(term: DataTerm) -> Document:
+    """One payload condition (``payload_filter``) with dotted paths.
+
+    A dotted path reaches into arrays' elements (``data.a.b`` matches ``{"a": [{"b": 1}]}``),
+    and ``{path: value}`` matches an array holding the value; the filter's path goes through
+    objects only. So ``data`` and every parent must be an object and not an array, and the
+    value must not be an array: then each step is a plain field read, as SQLite's
+    ``json_type``. ``$eq`` compares numbers by value across int, long, double and decimal;
+    the ``$type`` beside it keeps a boolean from equalling a number; null is ``$eq: None``
+    on a field that exists (``{path: None}`` alone also matches a missing field)."""
+    keys = ("data", *term.path)
+    parents = [".".join(keys[:depth]) for depth in range(1, len(keys))]
+    leaf = ".".join(keys)
+    not_array = {"$not": {"$type": "array"}}
+    present: list[Document] = [{parent: {"$type": "object", **not_array}} for parent in parents]
+    if term.op in ("missing", "exists"):
+        there: Document = {"$and": [*present, {leaf: {"$exists": True}}]}
+        return {"$nor": [there]} if term.op == "missing" else there
+    value = term.value
+    test: Document
+    if value is None:
+        test = {"$eq": None, "$exists": True}  # present and null (``$eq: None`` alone: or missing)
+    else:
+        # The type too: a server never equates true with 1, but the type says so plainly.
+        kind = "bool" if isinstance(value, bool) else "number" if isinstance(value, int | float) else "string"
+        test = {"$type": kind, "$eq": value}
+    return {"$and": [*present, {leaf: {**test, **not_array}}]}
+
+
 def _add_ours(query: Document, error_group: str | None, text: str | None) -> None:
     if error_group is not None:
         query.setdefault("$and", []).append(group_clause(error_group))
@@ -250,6 +280,8 @@ def list_filter(filter: StoreListFilter, suffix_ids: list[Any] | None = None) ->
     if filter.search:
         query.setdefault("$and", []).append(_search_clause(filter.search, suffix_ids))
     _add_ours(query, filter.error_group, filter.text)
+    for term in filter.data or ():
+        query.setdefault("$and", []).append(data_clause(term))
     return query
 
 

@@ -13,8 +13,10 @@ from typing import Any
 
 import pymongo
 from bson import ObjectId
+from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import BulkWriteError
 
+from ...errorgroups import ERROR_COUNTER_PREFIX, error_counter_name
 from ...errors import ConnectionError
 from ...job import InstanceRecord, OwnerHolding, OwnerJobStamp, OwnerRecords
 from ...timeutil import datetime_to_ms
@@ -152,6 +154,20 @@ def counters_filter(since_minute: int, name: str | None) -> Document:
 
 
 COUNTERS_SORT = [("name", 1), ("minute", 1)]
+
+
+def error_first_pipeline(names: Sequence[str]) -> list[Document]:
+    """Each listed counter row name's first minute (``error_attempt_counts``)."""
+    return [
+        {"$match": {"name": {"$in": list(names)}}},
+        {"$sort": {"name": 1, "minute": 1}},
+        {"$group": {"_id": "$name", "first": {"$first": "$minute"}}},
+    ]
+
+
+def error_counters_filter(names: Sequence[str], since_minute: int) -> Document:
+    """The listed counter row names' rows from ``since_minute`` on that counted a failure."""
+    return {"name": {"$in": list(names)}, "minute": {"$gte": since_minute}, "failed": {"$gt": 0}}
 
 
 def counters_purge_filter(before_minute: int) -> Document:
@@ -324,6 +340,39 @@ class MongoFleet(MongoPlumbing):
             for d in docs
             if isinstance(d.get("name"), str)
         ]
+
+    async def error_attempt_counts(
+        self, keys: Sequence[str], since_minute: int
+    ) -> tuple[dict[str, int], list[tuple[str, int, int]]]:
+        """Two reads on the {name, minute} index: each group's first counter row (a
+        ``$group`` whose ``$min`` the sorted index serves) and its rows since ``since_minute``."""
+        if not keys:
+            return {}, []
+        names = [error_counter_name(key) for key in keys]
+        skip = len(ERROR_COUNTER_PREFIX)
+
+        async def first_rows(c: AsyncCollection[Any]) -> list[dict[str, Any]]:
+            cursor = await c.aggregate(error_first_pipeline(names))
+            found: list[dict[str, Any]] = await cursor.to_list(None)
+            return found
+
+        first_docs = await self._side_call("counters", "read error groups' first failures", first_rows)
+        docs = await self._side_call(
+            "counters",
+            "read error groups' failed attempts",
+            lambda c: c.find(error_counters_filter(names, since_minute), {"batches": 0}).to_list(None),
+        )
+        first = {
+            d["_id"][skip:]: int(d["first"])
+            for d in first_docs
+            if isinstance(d.get("_id"), str) and isinstance(d.get("first"), int)
+        }
+        rows = [
+            (d["name"][skip:], int(d["minute"]), int(d.get("failed", 0)))
+            for d in docs
+            if isinstance(d.get("name"), str) and isinstance(d.get("minute"), int)
+        ]
+        return first, rows
 
     async def purge_outcome_counts(self, before_minute: int) -> int:
         result = await self._side_call(

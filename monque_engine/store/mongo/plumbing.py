@@ -308,7 +308,7 @@ class MongoPlumbing(JobStore):
 
     @staticmethod
     def _list_hint(filter: StoreListFilter) -> str:
-        return q.TEXT_TIMEOUT_HINT if filter.text else q.LIST_TIMEOUT_HINT
+        return q.TEXT_TIMEOUT_HINT if filter.text or filter.data else q.LIST_TIMEOUT_HINT
 
     async def _aggregate(
         self,

@@ -29,6 +29,7 @@ def filter_answerable(filter: StoreListFilter) -> bool:
         and filter.recurring is None
         and not filter.text
         and filter.error_group is None
+        and not filter.data
     )
 
 

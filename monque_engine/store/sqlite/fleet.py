@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from ...errorgroups import ERROR_COUNTER_PREFIX, error_counter_name
 from ...job import InstanceRecord, OwnerHolding, OwnerJobStamp, OwnerRecords
 from . import statements
 from .journal import Journal
 from .readkind import Settled
+from .reads import one_snapshot
 from .schema import Tables
 
 
@@ -125,6 +127,29 @@ def outcome_counts(t: Tables, since_minute: int, name: str | None) -> Settled[li
     sql = statements.outcomes(t, by_name=name is not None)
     params: tuple[Any, ...] = (since_minute,) if name is None else (since_minute, name)
     return Settled(lambda conn: conn.execute(sql, params).fetchall())
+
+
+def error_attempt_counts(
+    t: Tables, keys: Sequence[str], since_minute: int
+) -> Settled[tuple[dict[str, int], list[tuple[str, int, int]]]]:
+    """``ports.Fleet.error_attempt_counts``: two seeks per key, in one snapshot."""
+    names = [error_counter_name(key) for key in keys]
+    first_sql = statements.error_attempts_first(t)
+    since_sql = statements.error_attempts_since(t, len(names))
+
+    def op(conn: sqlite3.Connection) -> tuple[dict[str, int], list[tuple[str, int, int]]]:
+        if not names:
+            return {}, []
+        with one_snapshot(conn):
+            first = conn.execute(first_sql, (json.dumps(names),)).fetchall()
+            rows = conn.execute(since_sql, (*names, since_minute)).fetchall()
+        skip = len(ERROR_COUNTER_PREFIX)
+        return (
+            {name[skip:]: int(minute) for name, minute in first if minute is not None},
+            [(name[skip:], int(minute), int(failed)) for name, minute, failed in rows],
+        )
+
+    return Settled(op)
 
 
 def purge_outcome_counts(t: Tables, before_minute: int) -> Callable[[sqlite3.Connection], int]:

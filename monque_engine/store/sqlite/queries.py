@@ -15,6 +15,7 @@ from ...attempts import MAX_ATTEMPTS, AppendedHistory
 from ...cursor import CursorAnchor
 from ...job import STATUS_BY_VALUE, CursorDirection, Job, JobSort, JobStatus
 from ...run_progress import Progress
+from ...payload_filter import DataTerm
 from ...textsearch import escaped, fold, may_span_tokens, stored_payload_contains
 from ..base import StoreListFilter, StoreSelector
 from . import jobrow
@@ -228,6 +229,33 @@ def text_clause(text: str, params: list[Any]) -> str:
     return f"((data LIKE ? ESCAPE '\\' AND {check}) OR fail_reason LIKE ? ESCAPE '\\' OR error_type LIKE ? ESCAPE '\\')"
 
 
+def data_clause(term: DataTerm, params: list[Any]) -> str:
+    """One payload condition (``payload_filter``) with SQLite's JSON functions.
+
+    ``json_type`` is NULL where the path is not there, a parent that is an array or a scalar
+    included (``$.a.b`` never reaches into an array), and names the JSON type where it is:
+    ``null``, ``true``, ``false``, ``integer``, ``real``, ``text``. A payload that is not
+    valid JSON (a hand-written row) has no keys: ``json_valid`` first, as ``json_type`` would
+    raise on it. No index serves it: read in steps as "contains" is (``scan.py``).
+    """
+    path = "$" + "".join(f'."{key}"' for key in term.path)
+    kind = f"(CASE WHEN json_valid(data) THEN json_type(data, '{path}') END)"
+    if term.op == "missing":
+        return f"{kind} IS NULL"
+    if term.op == "exists":
+        return f"{kind} IS NOT NULL"
+    value = term.value
+    if value is None:
+        return f"{kind} = 'null'"
+    if isinstance(value, bool):
+        return f"{kind} = '{'true' if value else 'false'}'"
+    if isinstance(value, int | float):
+        params.append(value)
+        return f"({kind} IN ('integer', 'real') AND json_extract(data, '{path}') = ?)"
+    params.append(value)
+    return f"({kind} = 'text' AND json_extract(data, '{path}') = ?)"
+
+
 def group_clause(key: str, params: list[Any]) -> str:
     """The failed and retrying members of one error group (the partial index's own terms)."""
     params.append(key)
@@ -341,6 +369,8 @@ def filter_where(filter: StoreListFilter, *, paging: bool = False) -> tuple[str,
         clauses.append(group_clause(filter.error_group, params))
     if filter.text:
         clauses.append(text_clause(filter.text, params))
+    for term in filter.data or ():
+        clauses.append(data_clause(term, params))
     return (" AND ".join(clauses) or "1"), params
 
 

@@ -73,9 +73,11 @@ def stoppable(op: Operation[T], stop: threading.Event) -> Operation[T]:
 
 
 def _text(target: Target) -> bool:
-    if target.text:
+    """A filter no index serves: "contains" text, or payload terms (``payload_filter``)."""
+    if target.text or (isinstance(target, StoreListFilter) and target.data):
         return True
-    return isinstance(target, StoreSelector) and target.listing is not None and bool(target.listing.text)
+    listing = target.listing if isinstance(target, StoreSelector) else None
+    return listing is not None and bool(listing.text or listing.data)
 
 
 def _group(target: Target) -> bool:
@@ -374,7 +376,7 @@ async def page_in_steps(
     try:
         total, narrow = await read(Settled(_sizes_op(t, filter)))
         if (
-            not filter.text
+            not (filter.text or filter.data)
             or filter.error_group is not None
             or filter.recurring
             or (narrow is not None and narrow <= step)

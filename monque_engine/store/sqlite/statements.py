@@ -555,6 +555,24 @@ def outcomes(t: Tables, by_name: bool) -> str:
     return f"SELECT name, minute, completed, failed FROM {t.counters} WHERE minute >= ?{name} ORDER BY name, minute"
 
 
+def error_attempts_first(t: Tables) -> str:
+    """Each listed counter row name's first minute: one seek per name on the (name, minute)
+    key (``min`` over an equal prefix; a GROUP BY read every row of every name). Params: the
+    names as a JSON array."""
+    return (
+        f"SELECT n.value, (SELECT min(minute) FROM {t.counters} WHERE name = n.value) "
+        "FROM json_each(?) AS n WHERE n.value IS NOT NULL"
+    )
+
+
+def error_attempts_since(t: Tables, count: int) -> str:
+    """Each listed counter row name's failed attempts per minute from a minute on: a range
+    per name on the (name, minute) key. Params: ``count`` names, the minute."""
+    return (
+        f"SELECT name, minute, failed FROM {t.counters} WHERE name IN ({_marks(count)}) AND minute >= ? AND failed > 0"
+    )
+
+
 def purge_outcomes(t: Tables) -> str:
     return f"DELETE FROM {t.counters} WHERE minute < ?"
 

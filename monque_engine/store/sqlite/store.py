@@ -494,6 +494,11 @@ class SqliteStore(JobStore):
     async def purge_outcome_counts(self, before_minute: int) -> int:
         return await self._write(fleet.purge_outcome_counts(self._t, before_minute))
 
+    async def error_attempt_counts(
+        self, keys: Sequence[str], since_minute: int
+    ) -> tuple[dict[str, int], list[tuple[str, int, int]]]:
+        return await self._read(fleet.error_attempt_counts(self._t, keys, since_minute))
+
     # -- change feed ------------------------------------------------------------------------------
     async def open_watch(
         self,

@@ -19,6 +19,7 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Static
 
 from monque_engine import ErrorGroup
+from monque_engine.errorgroups import MAX_PATTERN_CHARS
 
 from ..actions import ActionKind
 from ..bindings import MUTATING_ACTIONS, Scope, bindings_for
@@ -44,12 +45,19 @@ COLUMNS = (
     ("spark", "LAST HOUR", SPARK_WIDTH),
 )
 WIDTHS = {key: width for key, _, width in COLUMNS}
-#: Shown at every width (the count and retrying are why the group matters).
-ALWAYS = ("name", "type", "count", "retrying")
+#: Shown at every width (the count and retrying are why the group matters, the first seen
+#: is since when: issue 40, where 80 columns showed no FIRST SEEN at all).
+ALWAYS = ("name", "type", "count", "retrying", "first")
 #: Shown while they fit beside a readable message, in this order.
-OPTIONAL = ("last", "first", "spark")
-#: Below this width the type column is at most 16 wide.
+OPTIONAL = ("last", "spark")
+#: Below this width the type and the message share one column, ``Type: message``, whose
+#: type is never cut (``…ctionResetError`` at 80 columns: issue 40), and labels are short.
 NARROW_BELOW = 110
+NARROW_LABELS = {"pattern": "ERROR", "retrying": "RETRY", "first": "FIRST"}
+#: Narrow: the name is as wide as the longest, up to this, before the error column is cut.
+NARROW_NAME_MAX = 22
+#: ``9h59m ago``: the longest relative instant (``formatting.relative``).
+FIRST_WIDTH = 9
 #: The message column is never narrower than this.
 MESSAGE_MIN = 16
 EMPTY = "No failed or retrying jobs: nothing to group."
@@ -142,29 +150,29 @@ class ErrorsScreen(Screen[None]):
     def widths_for(self, width: int) -> dict[str, int]:
         """The columns shown on a screen ``width`` wide, and their widths.
 
-        Name, type, count and retrying are always shown; the message takes the room left
-        (at least ``MESSAGE_MIN``); the times and the sparkline are the first to go (at 80
-        columns every group read ``POST https://hooks.example…``, and the count was off
-        screen: issue 28). Past the designed widths the spare cells go to the name, then the
-        message, then the type, as far as the longest of each needs (probe 7: at fixed widths
-        a 220-column screen showed two groups that both read ``POST https://crm.ex…``).
+        Name, type, count, retrying and first seen are always shown; the message takes the
+        room left (at least ``MESSAGE_MIN``); the last seen and the sparkline are the first
+        to go (at 80 columns every group read ``POST https://hooks.example…``, and the count
+        was off screen: issue 28). Below ``NARROW_BELOW`` the type and the message are one
+        column (``narrow_widths``). Past the designed widths the spare cells go to the name,
+        then the message, then the type, as far as the longest of each needs (probe 7: at
+        fixed widths a 220-column screen showed two groups that both read
+        ``POST https://crm.ex…``).
         """
         groups = self.model.groups
+        if width < NARROW_BELOW:
+            return self.narrow_widths(width)
         longest = {
             "name": max((len(group.name) for group in groups), default=4),
-            "pattern": max((len(group.pattern) for group in groups), default=7),
+            "pattern": max((len(_message(group)) for group in groups), default=7),
             "type": max((len(_type_text(group, short=False)) for group in groups), default=4),
         }
         room = width - 2  # the scrollbar
         widths = {key: WIDTHS[key] for key in ALWAYS}
         short_type = max((len(_type_text(group, short=True)) for group in groups), default=4)
-        # Narrow: the type's class name, cut from the start past 16 ("…ifiedImageError"), so
-        # the message keeps the room.
-        widths["type"] = max(4, min(WIDTHS["type"] if width >= NARROW_BELOW else 16, short_type))
+        widths["type"] = max(4, min(WIDTHS["type"], max(short_type, longest["type"])))
         widths["name"] = max(4, min(WIDTHS["name"], longest["name"]))
-        # Numbers are never cut: the count is as wide as its longest, with room for the ``↑`` mark.
-        widths["count"] = max(WIDTHS["count"], max((len(f"↑{group.count:,}") for group in groups), default=0))
-        widths["retrying"] = max(WIDTHS["retrying"], max((len(f"{group.retrying:,}") for group in groups), default=0))
+        widths.update(_number_widths(groups, narrow=False))
         room -= sum(widths.values()) + 2 * len(widths)
         widths["pattern"] = max(MESSAGE_MIN, min(room - 2, WIDTHS["pattern"]))
         room -= widths["pattern"] + 2
@@ -178,6 +186,24 @@ class ErrorsScreen(Screen[None]):
             room -= extra
         return {key: widths[key] for key, _label, _width in COLUMNS if key in widths}
 
+    def narrow_widths(self, width: int) -> dict[str, int]:
+        """Below ``NARROW_BELOW``: name, ``Type: message``, count, retrying, first seen.
+
+        The name is as wide as the longest (up to ``NARROW_NAME_MAX``), the numbers as wide
+        as their longest (never cut), first seen ``FIRST_WIDTH``; the error column takes the
+        rest, at least ``MESSAGE_MIN``: it shows the type whole and then as much of an
+        example message as fits. A name is cut only when the error column would go below
+        its minimum."""
+        groups = self.model.groups
+        room = width - 2  # the scrollbar
+        widths = {**_number_widths(groups, narrow=True), "first": FIRST_WIDTH}
+        longest_name = max((len(group.name) for group in groups), default=4)
+        fixed = sum(widths.values()) + 2 * (len(widths) + 2)
+        name = max(4, min(NARROW_NAME_MAX, longest_name, room - fixed - MESSAGE_MIN))
+        widths["name"] = name
+        widths["pattern"] = max(MESSAGE_MIN, room - fixed - name)
+        return {key: widths[key] for key, _label, _width in COLUMNS if key in widths}
+
     def _draw(self) -> None:
         table = self.table
         keep = self.cursor_group
@@ -187,11 +213,13 @@ class ErrorsScreen(Screen[None]):
         if widths != self.widths:
             self.widths = widths
             table.clear(columns=True)
+            narrow = "type" not in widths
             for key, label, _width in COLUMNS:
                 if key in widths:
-                    table.add_column(label, key=key, width=widths[key])
+                    shown = NARROW_LABELS.get(key, label) if narrow else label
+                    table.add_column(shown, key=key, width=widths[key])
         table.clear()
-        patterns = [group.pattern for group in self.model.groups]
+        patterns = [_message(group) for group in self.model.groups]
         fresh = self.model.fresh
         for group in self.model.groups:
             table.add_row(*self._cells(group, now, self.widths, patterns, group.key in fresh), key=group.key)
@@ -200,20 +228,30 @@ class ErrorsScreen(Screen[None]):
             row = keys.index(keep.key) if keep.key in keys else row
         if table.row_count:
             table.move_cursor(row=min(row, table.row_count - 1), animate=False)
+        self._show_status()
+        self.refresh_bindings()
+
+    def _show_status(self) -> None:
+        """The status line: counts and keys, and the cursor group's template where its
+        message (a real one) differs from it (``'<str>'`` for ``'customer_id'``)."""
         groups = self.model.groups
         status = self.query_one("#errors-status", Static)
         if self.model.error is not None:
             status.update(Text(f"✗ Could not read the groups: {self.model.error}", style="bold red"))
-        elif not groups:
+            return
+        if not groups:
             status.update(EMPTY)
-        else:
-            jobs = sum(group.count for group in groups)
-            status.update(
-                f"{plural(len(groups), 'group')}, {plural(jobs, 'job')} · ⏎ show jobs · R retry group · "
-                f"D delete group · {self._refresh_text()}; rows keep their place "
-                "(↑: failed again since this view opened; reopen to re-sort)"
-            )
-        self.refresh_bindings()
+            return
+        jobs = sum(group.count for group in groups)
+        group = self.cursor_group
+        template = ""
+        if group is not None and group.pattern and group.pattern != _message(group):
+            template = f"pattern: {_fit(group.pattern, 60)} · "
+        status.update(
+            f"{template}{plural(len(groups), 'group')}, {plural(jobs, 'job')} · ⏎ show jobs · R retry group · "
+            f"D delete group · {self._refresh_text()}; rows keep their place "
+            "(↑: failed again since this view opened; reopen to re-sort)"
+        )
 
     def _refresh_text(self) -> str:
         """How often the list refreshes: every ``REFRESH_EVERY`` s, or longer after a slow read
@@ -227,11 +265,26 @@ class ErrorsScreen(Screen[None]):
     def _cells(
         group: ErrorGroup, now: int, widths: dict[str, int], patterns: list[str] | None = None, fresh: bool = False
     ) -> tuple[object, ...]:
-        short = len(_type_text(group, short=False)) > widths["type"]
+        """One row. The message is a real one of the group's (``KeyError: 'customer_id'``),
+        not its template (``'<str>'``: issue 40); the status line says the template."""
+        message = _message(group)
+        if "type" in widths:
+            short = len(_type_text(group, short=False)) > widths["type"]
+            type_cell = Text(_fit(_type_text(group, short), widths["type"], keep_end=True), style="red")
+            message_cell = Text(distinguishing(message, patterns or [], widths["pattern"]))
+        else:  # narrow: ``Type: message`` in one column, the type whole where it fits
+            type_cell = Text()
+            kind = _type_text(group, short=True)
+            room = widths["pattern"] - len(kind) - 2
+            message_cell = Text(kind, style="red")
+            if room >= 4 and message:
+                message_cell.append(": " + distinguishing(message, patterns or [], room))
+            elif len(kind) > widths["pattern"]:
+                message_cell = Text(_fit(kind, widths["pattern"], keep_end=True), style="red")
         cells: dict[str, object] = {
             "name": Text(_fit(group.name, widths["name"]), style="bold"),
-            "type": Text(_fit(_type_text(group, short), widths["type"], keep_end=True), style="red"),
-            "pattern": Text(distinguishing(group.pattern, patterns or [], widths["pattern"])),
+            "type": type_cell,
+            "pattern": message_cell,
             # ``↑``: new, or failed again, since the view opened (the row stays where it is).
             "count": Text(f"↑{group.count:,}", style="bold", justify="right")
             if fresh
@@ -271,6 +324,8 @@ class ErrorsScreen(Screen[None]):
 
     @on(DataTable.RowHighlighted)
     def _highlighted(self) -> None:
+        if self.model.loaded:
+            self._show_status()
         self.refresh_bindings()
 
     def action_open_group(self) -> None:
@@ -292,6 +347,29 @@ def _fit(text: str, width: int, keep_end: bool = False) -> str:
     if len(text) <= width:
         return text
     return "…" + text[-(width - 1) :] if keep_end else text[: width - 1] + "…"
+
+
+def _message(group: ErrorGroup) -> str:
+    """A real message of the group, its first line (``'customer_id'``), else its template."""
+    sample = group.sample_message
+    if sample:
+        # Only the start is read: a foreign row's message may be megabytes (as errorgroups.py).
+        line = sample[: 4 * MAX_PATTERN_CHARS].strip().split("\n", 1)[0][:MAX_PATTERN_CHARS]
+        if line:
+            return line
+    return group.pattern
+
+
+def _number_widths(groups: list[ErrorGroup], narrow: bool) -> dict[str, int]:
+    """Count and retrying as wide as their longest value (with room for the ``↑`` mark) and
+    at least their label: a number is never cut."""
+    return {
+        "count": max(WIDTHS["count"], max((len(f"↑{group.count:,}") for group in groups), default=0)),
+        "retrying": max(
+            len(NARROW_LABELS["retrying"]) if narrow else WIDTHS["retrying"],
+            max((len(f"{group.retrying:,}") for group in groups), default=0),
+        ),
+    }
 
 
 def _type_text(group: ErrorGroup, short: bool) -> str:

@@ -18,7 +18,7 @@ from textual.screen import Screen
 
 from monque_engine import Job, JobStatus, QueueStats
 
-from ..actions import ActionKind, eligible, statuses_for
+from ..actions import ActionKind, eligible, instead_keys, statuses_for
 from ..bindings import MUTATING_ACTIONS, Scope, bindings_for
 from ..formatting import plural, short_id
 from ..messages import ActOnJobs, ActOnQuery, ExportView, SessionMessage, ShowJob, TogglePause
@@ -265,7 +265,9 @@ class JobsScreen(Screen[None]):
         tabs.stats = event.stats
         tabs.matching = event.matching
         name = event.query.name
-        name_only = not (event.query.search or event.query.ranges or event.query.text or event.query.error_group)
+        name_only = not (
+            event.query.search or event.query.ranges or event.query.text or event.query.error_group or event.query.data
+        )
         if (
             name is not None
             and name_only  # else the counts are the whole view's, not the name's
@@ -484,7 +486,9 @@ class JobsScreen(Screen[None]):
     @on(FilterBar.Changed)
     def _filter_changed(self, event: FilterBar.Changed) -> None:
         self.apply_query(
-            self.session.with_filter(event.name, event.search, event.ranges, event.text, clear_group=event.cleared)
+            self.session.with_filter(
+                event.name, event.search, event.ranges, event.text, clear_group=event.cleared, data=event.data
+            )
         )
         if event.cleared:
             self.table.focus()  # the bar closed with it
@@ -633,7 +637,10 @@ class JobsScreen(Screen[None]):
             kind = ActionKind(str(parameters[0]))
             status = self.query_state.status
             shown = status.value if status is not None else "every"
-            return f"{kind.value.capitalize()} all applies to {statuses_for(kind)} jobs; this view shows {shown} jobs."
+            return (
+                f"{kind.value.capitalize()} all applies to {statuses_for(kind)} jobs; this view shows {shown} jobs."
+                + instead_keys(kind)
+            )
         if action == "toggle_name_pause":
             return "P pauses the view's job name: filter by one name first (/ then a name, not a glob)."
         if action == "clear_filter":

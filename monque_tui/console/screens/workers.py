@@ -9,6 +9,8 @@ title with the mixed-fleet rule (``session.fleet.unregistered_owners_note``).
 
 from __future__ import annotations
 
+import math
+
 from rich.text import Text
 
 from ..bindings import Scope, bindings_for
@@ -30,7 +32,7 @@ COLUMNS = (
     "running",
     "names",
     "processed",
-    "failed",
+    "failed attempts",
     "rate",
     "host",
     "pid",
@@ -39,6 +41,8 @@ COLUMNS = (
 #: The NAMES cell's length unless ``z`` (wide): one worker of 15 names made it 220 columns,
 #: and at 80 columns it pushed HEARTBEAT and HELD, what decides a release, off the screen.
 NAMES_WIDTH = 32
+#: Dead owners whose release watch the view keeps going (one store read each per refresh).
+WATCHED_OWNERS = 8
 
 
 def names_text(workers: dict[str, int], limit: int | None) -> str:
@@ -82,7 +86,9 @@ def cells(row: InstanceRow, wide: bool = False) -> dict[str, Text]:
         "names": Text(names) if names else _dim(),
         "running": number(info.running),
         "processed": number(info.processed),
-        "failed": number(info.failed, "red" if info.failed else ""),
+        # Failed attempts since the instance started (retried or not): not the jobs that are
+        # failed now (the tabs), nor health's failed attempts in a window (issue 40).
+        "failed attempts": number(info.failed, "red" if info.failed else ""),
         "heartbeat": _dim("never")
         if row.age_ms is None
         else Text(f"{span(row.age_ms)} ago", style="bold red" if row.dead else "", justify="right"),
@@ -103,6 +109,8 @@ class WorkersScreen(TableScreen):
         super().__init__(session, console)
         self.view = FleetView()
         self.rows: dict[str, InstanceRow] = {}
+        #: Per dead owner holding jobs: seconds its release watch still needs (0: x acts at once).
+        self.release_in: dict[str, float] = {}
 
     async def _load(self) -> None:
         monque = self.session.monque
@@ -113,8 +121,26 @@ class WorkersScreen(TableScreen):
         except Exception as error:  # noqa: BLE001 - shown, then tried again on the next tick
             self.set_title(Text(f"Workers — cannot read: {error}", style="red"))
         else:
-            self._show(self.view.rows(infos, self.console.clock()))
+            rows = self.view.rows(infos, self.console.clock())
+            self.release_in = await self._watch_dead(rows)
+            self._show(rows)
         self._loaded(REFRESH_EVERY)
+
+    async def _watch_dead(self, rows: list[InstanceRow]) -> dict[str, float]:
+        """Keep the engine's release watch going on each dead owner holding jobs (one look
+        each, no waiting), so ``x`` acts at once once it has run: the watch used to start
+        only when ``x`` asked, and took 61 s for a worker silent for 14 minutes (issue 40).
+        At most ``WATCHED_OWNERS`` owners; a failed look leaves that owner's countdown out."""
+        monque = self.session.monque
+        if monque is None or not self.console.live:
+            return {}  # not live (snapshots): no watch, whose countdown follows the real clock
+        left: dict[str, float] = {}
+        for row in [row for row in rows if row.dead and row.info.jobs_held][:WATCHED_OWNERS]:
+            try:
+                left[row.id] = await monque.watch_owner(row.id)
+            except Exception:  # noqa: BLE001 - the countdown is a hint; x watches on its own
+                continue
+        return left
 
     def _show(self, rows: list[InstanceRow]) -> None:
         self.rows = {row.id: row for row in rows}
@@ -126,7 +152,8 @@ class WorkersScreen(TableScreen):
             held = sum(row.info.jobs_held for row in dead)
             title.append(" · ")
             title.append(
-                f"{len(dead)} dead holding {held:,} job{'s' if held != 1 else ''} (x releases)", style="bold red"
+                f"{len(dead)} dead holding {held:,} job{'s' if held != 1 else ''} ({self._release_text(dead)})",
+                style="bold red",
             )
         if not rows:
             title.append(" · no instance registered and no job claimed", style="dim")
@@ -135,6 +162,15 @@ class WorkersScreen(TableScreen):
             title.append("\n")
             title.append(note, style="yellow")
         self.set_title(title)
+
+    def _release_text(self, dead: list[InstanceRow]) -> str:
+        """``x releases now`` / ``x releases in 42s``: the watch's countdown (the longest of the
+        dead owners'), or plain ``x releases`` before the first look."""
+        left = [self.release_in[row.id] for row in dead if row.id in self.release_in]
+        if not left:
+            return "x releases"
+        longest = max(left)
+        return "x releases now" if longest <= 0 else f"x releases in {math.ceil(longest)}s, watching"
 
     @property
     def cursor_row(self) -> InstanceRow | None:

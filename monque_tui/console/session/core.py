@@ -46,6 +46,7 @@ from ..actions import (
     bulk_what,
     count_bulk_in_steps,
     execute,
+    instead,
     plan_bulk,
     plan_for_jobs,
     recount,
@@ -374,7 +375,7 @@ class ConsoleSession:
         A "contains" view is read in steps (search.py): ``on_rows`` sees the rows found so far."""
         monque = self.monque
         assert monque is not None
-        if query.text:
+        if query.scans:
             steps = monque.get_jobs_in_steps(
                 cursor, limit, direction, query.list_filter(), query.sort(), False, step=self.config.scan_step
             )
@@ -459,7 +460,7 @@ class ConsoleSession:
     async def reload_around_cursor(self) -> bool:
         """Reload the window around the cursor's job (after a burst, a lost feed, or when polling)."""
         monque, anchor = self.monque, self.cursor
-        if monque is None or (self.query.text and self.stopped_query == self.query):
+        if monque is None or (self.query.scans and self.stopped_query == self.query):
             return False  # the operator stopped this text view's reading: only a key reads it again
         if anchor is None:
             return await self.load_top()
@@ -677,11 +678,11 @@ class ConsoleSession:
                 if monque is None:
                     return
                 query = self.query
-                if query.text and self.stopped_query == query:
+                if query.scans and self.stopped_query == query:
                     # The operator stopped this view's search (Esc): no refresh reads it again,
                     # not the one queued while it ran, nor polling's or a resume's (docs/console.md).
                     return
-                if query.search or query.ranges or query.text or query.error_group:
+                if query.search or query.ranges or query.text or query.error_group or query.data:
                     # The tabs stand beside this view: each counts the view's jobs of its status
                     # (they once followed the name alone, so beside "in error group …" the
                     # tabs read as the group's and were the whole store's).
@@ -731,7 +732,7 @@ class ConsoleSession:
         pending ones with a failure behind them: the other statuses are zero without asking."""
         counts = {status: 0 for status in JobStatus}
         base = query.with_status(None)
-        if query.text:
+        if query.scans:
             steps = monque.count_jobs_in_steps(base.list_filter(), step=self.config.scan_step)
             last = await self.searches.run("count", query, steps)
             if last is None:
@@ -822,7 +823,7 @@ class ConsoleSession:
             return None
         query = self.query
         try:
-            if query.text:
+            if query.scans:
                 steps = monque.count_jobs_in_steps(query.list_filter(), step=self.config.scan_step)
                 last = await self.searches.run("mark", query, steps)
                 if last is None:
@@ -924,7 +925,7 @@ class ConsoleSession:
             return None
         try:
             counted: BulkCount | None = None
-            if query.text:
+            if query.scans:
                 counted = await self._count_bulk_in_steps(kind, query)
                 if counted is None:
                     self.emit(Notice(f"Nothing to {kind.value}: the count was stopped.", "warning"))
@@ -938,7 +939,9 @@ class ConsoleSession:
             self.emit(Notice(f"Nothing to {kind.value}: {error}", "warning"))
             return None
         if plan.count == 0:
-            self.emit(Notice(f"Nothing to {kind.value}: no job matches ({bulk_what(kind, query)}).", "warning"))
+            self.emit(
+                Notice(f"Nothing to {kind.value}: no job matches ({bulk_what(kind, query)}).{instead(kind)}", "warning")
+            )
             return None
         return plan
 
@@ -958,7 +961,7 @@ class ConsoleSession:
             return None
         try:
             counted: BulkCount | None = None
-            if plan.query is not None and plan.query.text and plan.counted is not None:
+            if plan.query is not None and plan.query.scans and plan.counted is not None:
                 counted = await self._count_bulk_in_steps(plan.kind, plan.query, plan.counted)
                 if counted is None:
                     self.emit(Notice("Nothing changed: the count was stopped.", "warning"))
@@ -1114,10 +1117,16 @@ class ConsoleSession:
         return self.set_query(self.query.with_status(status))
 
     def with_filter(
-        self, name: str | None, search: str | None, ranges: Any, text: str | None = None, clear_group: bool = False
+        self,
+        name: str | None,
+        search: str | None,
+        ranges: Any,
+        text: str | None = None,
+        clear_group: bool = False,
+        data: tuple[Any, ...] = (),
     ) -> JobQuery:
         """The view with the filter bar's fields; ``clear_group`` also drops an errors-view group filter (Esc)."""
-        query = replace(self.query, name=name, search=search, text=text)
+        query = replace(self.query, name=name, search=search, text=text, data=tuple(data))
         if clear_group:
             query = replace(query, error_group=None, group_label=None)
         return query.with_ranges(ranges)

@@ -22,8 +22,10 @@ from textual.suggester import SuggestFromList
 from textual.timer import Timer
 from textual.widgets import Input, Label, Static
 
+from monque_engine.payload_filter import DataTerm
+
 from ..clock import Clock, system_clock
-from ..query import RANGE_HINT, RANGE_PLACEHOLDER, RangeError, TimeRange, parse_ranges
+from ..query import RANGE_HINT, RANGE_PLACEHOLDER, RangeError, TimeRange, parse_where
 
 #: Seconds of no typing before the "contains" text is applied.
 TEXT_DEBOUNCE = 0.35
@@ -65,6 +67,7 @@ class FilterBar(Vertical):
             done: bool,
             text: str | None = None,
             cleared: bool = False,
+            data: tuple[DataTerm, ...] = (),
         ) -> None:
             super().__init__()
             self.name = name
@@ -75,6 +78,8 @@ class FilterBar(Vertical):
             self.text = text
             #: Esc: every filter goes, an errors-view group filter included.
             self.cleared = cleared
+            #: Payload terms typed after the ranges (``data.customer_id missing``).
+            self.data = data
 
     def __init__(self, blink: bool = True, clock: Clock = system_clock) -> None:
         super().__init__()
@@ -82,6 +87,8 @@ class FilterBar(Vertical):
         self._clock = clock
         #: The ranges last applied (a range that did not parse changes nothing).
         self.ranges: tuple[TimeRange, ...] = ()
+        #: The payload terms last applied, from the same field (``query.parse_where``).
+        self.data: tuple[DataTerm, ...] = ()
         #: The "when" text those ranges came from.
         self.applied_when = ""
         #: The "contains" text the view has (typing waits ``TEXT_DEBOUNCE`` before applying).
@@ -154,7 +161,7 @@ class FilterBar(Vertical):
             self._show_error(None)  # a new query: the old one's failure no longer applies
         name, search = self.values
         self.applied_text = self.text
-        self.post_message(self.Changed(name, search, self.ranges, done=done, text=self.applied_text))
+        self.post_message(self.Changed(name, search, self.ranges, done=done, text=self.applied_text, data=self.data))
 
     def _cancel_debounce(self) -> None:
         if self._debounce is not None:
@@ -197,13 +204,14 @@ class FilterBar(Vertical):
     def _submitted(self, event: Input.Submitted) -> None:
         event.stop()
         try:
-            ranges = parse_ranges(self.query_one("#filter-when", Input).value, self._clock())
+            ranges, data = parse_where(self.query_one("#filter-when", Input).value, self._clock())
         except RangeError as error:
             self._show_error(f"✗ {error}")
             self.query_one("#filter-when", Input).focus()
             return
         self._show_error(None)
         self.ranges = ranges
+        self.data = data
         self.applied_when = self.query_one("#filter-when", Input).value.strip()
         self._post(done=True)
 
@@ -251,6 +259,7 @@ class FilterBar(Vertical):
             for field in self.query(Input):
                 field.value = ""
         self.ranges = ()
+        self.data = ()
         self.applied_when = ""
         self.applied_text = None
         self._show_error(None)
@@ -271,6 +280,7 @@ class FilterBar(Vertical):
         for field in self.query(Input):
             field.value = ""
         self.ranges = ()
+        self.data = ()
         self.applied_when = ""
         self._cancel_debounce()
         self.applied_text = None

@@ -12,6 +12,10 @@ from monque_engine import JobStatus, QueueStats
 
 from ..formatting import STATUS_STYLES, STATUS_TABS, span
 
+#: Which tabs stay when not all fit (1-based, as the keys): Failed, Pending, All, Processing,
+#: Completed, Cancelled (the active tab always stays, first).
+KEEP_FIRST = (5, 2, 1, 3, 4, 6)
+
 
 class StatusTabs(Static):
     DEFAULT_CSS = """
@@ -43,10 +47,10 @@ class StatusTabs(Static):
         stats = self.stats
         tabs = list(enumerate(STATUS_TABS, start=1))
         if keep < len(tabs):
+            # The active tab, then by what an operator reads first: failed, pending, all.
             active = next(i for i, (status, _) in tabs if status == self.active)
-            chosen = {i for i, _ in tabs[: max(0, keep - 1)]} | {active}
-            if len(chosen) < keep:
-                chosen |= {i for i, _ in tabs[:keep]}
+            ranked = [active] + [i for i in KEEP_FIRST if i != active]
+            chosen = set(ranked[:keep])
             tabs = [tab for tab in tabs if tab[0] in chosen]
         previous = 0
         for index, (status, label) in tabs:
@@ -86,33 +90,44 @@ class StatusTabs(Static):
         # The status word ("completed", "all") matters most, then the rest of the view's
         # description, then the count, then the sort (the sorted column's header has its arrow).
         essential = self.describe.split(" ", 1)[0].rstrip(",")
+        # What must fit beside the tabs before whole tabs give way: a filtered view's whole
+        # description and count (a filter cut to ``failed …`` hid what the counts are of), an
+        # unfiltered one's start; never the sort (its column's header has the arrow).
+        filtered = self.describe.strip() != essential
+        view = len(self.describe) + len(matching) + 2 if filtered else min(len(self.describe), 24) + len(matching) + 2
         text = self._tabs(None)
         for short in (4, 3):
             if not width or text.cell_len + wanted <= width:
+                if width and filtered and text.cell_len + view > width:
+                    # Labels fit but the filter would be cut: shorter labels, then fewer tabs.
+                    keep = len(STATUS_TABS)
+                    text = self._tabs(3)
+                    while keep > 1 and text.cell_len + view > width:
+                        keep -= 1
+                        text = self._tabs(3, keep)
                 break
             text = self._tabs(short)
         else:
-            # Labels matter more than the sort text: keep 3-letter labels while the view's
-            # status word still fits beside them, unless bare counts let the whole view
-            # description fit (a filtered view's counts are the filter's: say which).
-            bare = self._tabs(0)
-            more_of_the_view = len(self._fitted(width - bare.cell_len - 2)) > len(
-                self._fitted(width - text.cell_len - 2)
-            )
-            whole_view = len(self.describe) + len(matching) + 4  # "│ " and the gap
-            count_needs_bare = (
-                bool(matching)
-                and not self._count_on_tab()
-                and text.cell_len + whole_view > width >= bare.cell_len + whole_view
-            )
-            if more_of_the_view or count_needs_bare or text.cell_len + len(essential) + 2 > width:
-                text = bare
-            # Still too wide (40 columns): whole tabs give way, never a count cut ("6 1,1"),
-            # until the status word fits too.
+            # Labels stay: at 80 columns a filtered view read ``1 50,000 2 914 3 32 …``,
+            # counts without their statuses, and lost its "— N matching" too (issue 40). Whole
+            # tabs give way first (the active one stays, and the first ones: All, Pending),
+            # down to two, while the view and its count do not fit; then down to one while
+            # the view's status word does not. Bare counts only when one labelled tab and
+            # the status word do not fit (40 columns), and whole tabs give way again there,
+            # never a count cut ("6 1,1").
             keep = len(STATUS_TABS)
+            while keep > 1 and text.cell_len + view > width:
+                keep -= 1
+                text = self._tabs(3, keep)
             while keep > 1 and text.cell_len + len(essential) + 2 > width:
                 keep -= 1
-                text = self._tabs(0, keep)
+                text = self._tabs(3, keep)
+            if text.cell_len + len(essential) + 2 > width:
+                keep = len(STATUS_TABS)
+                text = self._tabs(0)
+                while keep > 1 and text.cell_len + len(essential) + 2 > width:
+                    keep -= 1
+                    text = self._tabs(0, keep)
         if self.describe or self.sort_text:
             text.append("│ ", style="dim")
             describe = self.describe
@@ -174,7 +189,7 @@ class StatusTabs(Static):
 
 #: Where the view description may be cut: before a filter's words ("named 'x'", "matching 'y'",
 #: …) or a time range, so a cut never leaves "named" without its name.
-_PART = re.compile(r"(?= (?:named|names|matching|containing|in error group) )|(?=, )")
+_PART = re.compile(r"(?= (?:named|names|matching|containing|in error group|where) )|(?=, )")
 
 
 def whole_words(text: str, room: int) -> str:

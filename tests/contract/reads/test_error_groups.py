@@ -119,3 +119,49 @@ async def test_a_bad_group_key_is_a_clear_query_error(monque, bad) -> None:
     m = await monque()
     with pytest.raises(InvalidJobQueryError, match=r"error_group"):
         await m.delete_jobs(JobSelector(error_group=bad))
+
+
+async def test_first_seen_and_the_last_hour_survive_a_bulk_retry(monque, recorder) -> None:
+    """Issue 40: FIRST SEEN and the sparkline came from the members' last failure, so after
+    a bulk retry (every member failed again just now) the incident's start vanished. They
+    come from the group's failed-attempt counters now: a retry takes nothing back."""
+    m = await monque(max_retries=1)
+    payloads = PAYLOADS[:3]
+    jobs = await _fail_all(m, recorder, payloads)  # stop() flushes the counters
+    (before,) = await m.error_groups()
+    assert sum(before.per_minute) == 3
+    first = before.first_seen_ms
+    assert first <= min([(await m.get_job(job.id)).updated_at_ms for job in jobs])
+    assert (await m.retry_jobs(JobSelector(error_group=before.key))).count == 3
+    assert await m.error_groups() == []  # no member left until they fail again
+    for job in jobs:
+        await m.reschedule_job(job.id, datetime.now(UTC))
+    rec = recorder(m, "job:fail")
+    await m.start()
+    await rec.wait_for("job:fail", count=3)
+    await m.stop()
+    (after,) = await m.error_groups()
+    assert after.key == before.key and after.count == 3
+    refailed = min([(await m.get_job(job.id)).updated_at_ms for job in jobs])
+    assert refailed > first  # the members alone would say the group started now
+    # To the minute (the counters' resolution; here retry and re-failure fell in one minute:
+    # the next test reaches back across minutes).
+    assert after.first_seen_ms // 60_000 == first // 60_000
+    assert sum(after.per_minute) == 6  # every failed attempt, not one per member
+
+
+async def test_first_seen_reaches_back_to_the_counters_first_minute(monque, recorder) -> None:
+    """A group whose counters hold failures from 10 minutes ago (members retried since)
+    is first seen then; the minute is the counters' resolution."""
+    from monque_engine.errorgroups import error_counter_name
+
+    m = await monque(max_retries=1)
+    await _fail_all(m, recorder, PAYLOADS[:1])
+    (group,) = await m.error_groups()
+    earlier = group.last_seen_ms // 60_000 - 10
+    await m.store.add_outcome_counts({(error_counter_name(group.key), earlier): (0, 4)})
+    (group,) = await m.error_groups()
+    assert group.first_seen_ms == earlier * 60_000
+    assert sum(group.per_minute) == 5
+    # Queue health never shows a group's counter as a job name.
+    assert [h.name for h in await m.queue_health()] == ["orders"]

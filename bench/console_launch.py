@@ -1,0 +1,138 @@
+"""Launch to first rows of the console, and what its start-up imports (issue 40 item 7).
+
+``python -m bench.console_launch URL [--runs N] [--peer SRC --peer-url URL2]``
+
+Two measures, each in fresh processes:
+
+* **imports**: CPU seconds (``time.process_time``) to import ``monque_tui.console.app``, and
+  whether that imported ``bson`` / ``pymongo`` or any screen but the jobs table. A console on
+  SQLite needs none of them at start-up.
+* **launch**: the real command, ``monque-tui URL``, in tmux at 160×45 (a fresh process, a
+  real terminal), from spawning it until the jobs table's first rows are on the pane; both
+  the wall time and the console's own CPU time until then (``/proc/PID/stat``), since the
+  machine is shared and wall time moves with its load (printed beside the figures).
+
+``--peer SRC``: the same measures with ``PYTHONPATH=SRC`` (an older tree, e.g. ``git archive
+main | tar -x -C /tmp/old``), reported as a ratio measured in the same run. Not a pass/fail
+test: the figures go in docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+IMPORT_PROBE = (
+    "import sys, time\n"
+    "t = time.process_time()\n"
+    "import monque_tui.console.app\n"
+    "cpu = time.process_time() - t\n"
+    "screens = sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.startswith('monque_tui.console.screens.'))\n"
+    "print(__import__('json').dumps({'cpu': cpu, 'bson': 'bson' in sys.modules, "
+    "'pymongo': 'pymongo' in sys.modules, 'screens': screens}))\n"
+)
+#: A row of the jobs table is on the pane: one of the status words in a table row.
+ROW_WORDS = ("pending", "completed", "failed", "cancelled", "processing")
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _env(src: str | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MONQUE_")}
+    if src:
+        env["PYTHONPATH"] = src
+    return env
+
+
+def imports(src: str | None, runs: int) -> dict[str, object]:
+    cpus = []
+    last: dict[str, object] = {}
+    for _ in range(runs):
+        done = subprocess.run(
+            [sys.executable, "-c", IMPORT_PROBE], env=_env(src), capture_output=True, text=True, check=True, cwd="/"
+        )
+        last = json.loads(done.stdout)
+        cpus.append(float(last["cpu"]))  # type: ignore[arg-type]
+    return {"cpu_ms_min": min(cpus) * 1000, "cpu_ms_median": statistics.median(cpus) * 1000, **last}
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def _tmux(*args: str, **kw: object) -> subprocess.CompletedProcess[str]:
+    """tmux on a server of this bench's own (``-L``, no config file): a shared server keeps
+    the environment it was started with, so a session on it could run another tree's code."""
+    return subprocess.run(["tmux", "-L", SOCKET, "-f", "/dev/null", *args], text=True, **kw)  # type: ignore[call-overload,no-any-return]
+
+
+SOCKET = f"monque-bench-launch-{os.getpid()}"
+
+
+def launch(url: str, src: str | None, runs: int) -> dict[str, float]:
+    walls, cpus = [], []
+    # The environment is given in the command itself: only PYTHONPATH (the peer tree, or none).
+    path = f"PYTHONPATH={src}" if src else "-u PYTHONPATH"
+    shell = f"cd / && exec env {path} {sys.executable} -m monque_tui {url}"
+    try:
+        for n in range(runs):
+            session = f"launch-{n}"
+            started = time.perf_counter()
+            _tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "45", shell, check=True)
+            try:
+                pane_pid = int(_tmux("display-message", "-p", "-t", session, "#{pane_pid}", capture_output=True).stdout)
+                while True:
+                    pane = _tmux("capture-pane", "-p", "-t", session, capture_output=True, check=True).stdout
+                    rows = [line for line in pane.splitlines()[3:] if any(f" {w} " in line for w in ROW_WORDS)]
+                    if len(rows) >= 3:
+                        walls.append(time.perf_counter() - started)
+                        cpus.append(_cpu_seconds(pane_pid))
+                        break
+                    if time.perf_counter() - started > 60:
+                        raise TimeoutError(f"no rows after 60 s:\n{pane}")
+                    time.sleep(0.005)
+            finally:
+                _tmux("kill-session", "-t", session, capture_output=True)
+    finally:
+        _tmux("kill-server", capture_output=True)  # this bench's own server only
+    return {
+        "wall_ms_min": min(walls) * 1000,
+        "wall_ms_median": statistics.median(walls) * 1000,
+        "cpu_ms_min": min(cpus) * 1000,
+        "cpu_ms_median": statistics.median(cpus) * 1000,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("url", help="the store (a 1M-job SQLite file for the issue's goal; it is opened writable)")
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--peer", default=None, help="an older source tree to compare with (PYTHONPATH)")
+    parser.add_argument(
+        "--peer-url",
+        default=None,
+        help="the peer's copy of the store (a tree of another schema migrates what it opens)",
+    )
+    args = parser.parse_args()
+    if shutil.which("tmux") is None:
+        raise SystemExit("tmux is needed for the launch measure")
+    load = os.getloadavg()[0]
+    report: dict[str, object] = {"load_1m": round(load, 2), "cores": os.cpu_count()}
+    report["imports"] = imports(None, args.runs)
+    report["launch"] = launch(args.url, None, args.runs)
+    if args.peer:
+        report["peer_imports"] = imports(args.peer, args.runs)
+        report["peer_launch"] = launch(args.peer_url or args.url, args.peer, args.runs)
+    report["load_1m_after"] = round(os.getloadavg()[0], 2)
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()
