@@ -102,10 +102,12 @@ class ApiClient:
 
 async def mongo_monque(**options: Any) -> Monque:
     """A Monque on the MongoDB store over mongomock's evaluator (no server; not opened: the
-    evaluator's collection stands in for the one ``initialize`` would open)."""
-    from test_mongo_evaluator import evaluator_store
+    evaluator's collection stands in for the one ``initialize`` would open). The store's side
+    collections (instances, paused names, outcome and error counters) are the fleet tests'
+    mongomock-backed adapter, so every route reaches them."""
+    from test_mongo_fleet import fleet_store
 
-    store, _adapter = evaluator_store()
+    store, _adapter, _database = fleet_store()
     monque = Monque(store, recover_stale_jobs=False, **options)
     monque._initialized = True  # the collection is in place; there is no server to open
     return monque
