@@ -259,8 +259,8 @@ BAD_INPUT: list[tuple[str, str, Any, Any, str]] = [
 
 
 async def paused_names(monque: Monque) -> Any:
-    """Paused names (SQLite; the MongoDB evaluator has no pause collection, and no route reaches it here)."""
-    return await monque.paused() if monque.store.kind == "sqlite" else None
+    """Paused names (on MongoDB, the fake's side collection)."""
+    return await monque.paused()
 
 
 @pytest.mark.parametrize(("method", "path", "query", "body", "says"), BAD_INPUT, ids=[row[4] for row in BAD_INPUT])
