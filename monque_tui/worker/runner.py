@@ -33,7 +33,7 @@ from ..common.exitcodes import CliError, ExitCode
 from .app_loader import Setup
 from .child_link import ChildLink
 from .job_log import JobEventLog, emit
-from .logging_setup import flush_logging
+from .logging_setup import flush_logging, tag_slot
 
 
 @dataclass(slots=True)
@@ -132,6 +132,7 @@ async def run_worker(config: WorkerConfig) -> int:
     link = ChildLink.from_environment()  # started by --processes' supervisor: tell it, and follow it
     if link is not None:
         link.watch_lifeline()
+        tag_slot(link.slot)
     monque = _build(config)
     if config.instance is not None:
         _require_handlers(monque, config)

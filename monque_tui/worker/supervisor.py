@@ -319,8 +319,7 @@ class Supervisor:
             pid=os.getpid(),
         )
         slots = {
-            loop.create_task(self.keep(slot), name=f"slot-{slot}"): slot
-            for slot in range(1, self.config.processes + 1)
+            loop.create_task(self.keep(slot), name=f"slot-{slot}"): slot for slot in range(1, self.config.processes + 1)
         }
         if on_started is not None:
             on_started(self)
@@ -363,7 +362,11 @@ class Supervisor:
             logging.ERROR,
             "supervisor:crash-loop",
             f"worker process {crash.slot} exited with {describe_exit(crash.code)} before it started"
-            + (" (restarting cannot fix that; its own error is above)" if first else f", {crash.failures} times in a row")
+            + (
+                " (restarting cannot fix that; its own error is above)"
+                if first
+                else f", {crash.failures} times in a row"
+            )
             + ": stopping the group",
             slot=crash.slot,
             code=crash.code,
@@ -427,4 +430,12 @@ def run_supervisor(config: SupervisorConfig) -> int:
     return asyncio.run(Supervisor(config).run())
 
 
-__all__ = ["CrashLoop", "Supervisor", "SupervisorConfig", "backoff", "describe_exit", "resolve_processes", "run_supervisor"]
+__all__ = [
+    "CrashLoop",
+    "Supervisor",
+    "SupervisorConfig",
+    "backoff",
+    "describe_exit",
+    "resolve_processes",
+    "run_supervisor",
+]

@@ -1,0 +1,179 @@
+"""``monque-tui --worker --processes N``: a supervisor and N real worker processes, real signals."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_helpers import CliProcess, enqueue, get_job
+
+APP = "apps.worker_app:setup"
+
+
+def start_group(spawn: Callable[..., CliProcess], url: str, *extra: str, processes: str = "2") -> CliProcess:
+    group = spawn(
+        "--worker",
+        "--app",
+        APP,
+        "--processes",
+        processes,
+        "--log-format",
+        "json",
+        "--log-level",
+        "debug",
+        "--summary-interval",
+        "0",
+        *extra,
+        url,
+    )
+    for slot in range(1, int(processes) + 1):
+        group.wait_for_event("supervisor:child-started", slot=slot)
+    return group
+
+
+def events(group: CliProcess, name: str) -> list[dict[str, Any]]:
+    found = []
+    for line in list(group.lines):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if record.get("event") == name:
+            found.append(record)
+    return found
+
+
+def child_events(group: CliProcess) -> list[dict[str, Any]]:
+    return events(group, "supervisor:child-started")
+
+
+def gone(pid: int) -> bool:
+    """Exited (a zombie counts: its parent may not reap it at once)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+    return "\nState:\tZ" in status
+
+
+def wait_gone(pids: list[int], timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not all(gone(pid) for pid in pids):
+        assert time.monotonic() < deadline, f"still running: {[pid for pid in pids if not gone(pid)]}"
+        time.sleep(0.05)
+
+
+def test_each_child_has_its_own_instance_and_both_run_jobs(spawn: Callable[..., CliProcess], db_url: str) -> None:
+    group = start_group(spawn, db_url)
+    started = child_events(group)
+    assert len({event["instance_id"] for event in started}) == 2
+    assert len({event["pid"] for event in started}) == 2
+    supervisor = group.wait_for_event("supervisor:started")
+    for slot in (1, 2):
+        worker = group.wait_for_event("worker:started", slot=slot)
+        assert worker["supervisor"] == supervisor["supervisor"]
+        assert worker["concurrency_by_name"]["fast"] == 5  # the registered concurrency, in each
+    # Ten 0.5 s jobs at concurrency 5: more than one process can start at once, so both take some.
+    ids = [enqueue(db_url, "sync.slow", {"seconds": 0.5}) for _ in range(10)]
+    for job_id in ids:
+        group.wait_for_event("job:complete", job_id=job_id)
+    ran_in = {event["slot"] for event in events(group, "job:complete")}
+    assert ran_in == {1, 2}
+    group.send(signal.SIGTERM)
+    assert group.wait_exit() == 0
+    assert len(events(group, "worker:stopped")) == 2
+    assert group.wait_for_event("supervisor:stopped")["code"] == 0
+
+
+def test_a_signal_reaches_each_child_once_and_in_flight_jobs_finish(
+    spawn: Callable[..., CliProcess], db_url: str
+) -> None:
+    group = start_group(spawn, db_url)
+    job_id = enqueue(db_url, "slow", {"seconds": 1.0})
+    group.wait_for_event("job:start", job_id=job_id)
+    group.send(signal.SIGINT)
+    assert group.wait_exit() == 0
+    assert get_job(db_url, job_id).status == "completed"
+    assert not events(group, "worker:forced")  # one SIGINT each, not two
+
+
+def test_a_child_that_dies_is_restarted_and_logged(spawn: Callable[..., CliProcess], db_url: str) -> None:
+    group = start_group(spawn, db_url)
+    victim = next(event for event in child_events(group) if event["slot"] == 1)
+    os.kill(int(victim["pid"]), signal.SIGKILL)
+    died = group.wait_for_event("supervisor:child-died", slot=1)
+    assert died["code"] == -signal.SIGKILL and "SIGKILL" in died["message"]
+    group.wait_for_line(lambda _: len([e for e in child_events(group) if e["slot"] == 1]) == 2)
+    job_id = enqueue(db_url, "fast")
+    group.wait_for_event("job:complete", job_id=job_id)
+    group.send(signal.SIGTERM)
+    assert group.wait_exit() == 0
+
+
+def test_a_crash_loop_at_start_stops_the_group_with_its_own_exit_code(
+    spawn: Callable[..., CliProcess], db_url: str
+) -> None:
+    group = spawn("--worker", "--app", "apps.crash_app:setup", "--processes", "2", "--log-format", "json", db_url)
+    assert group.wait_exit(timeout=60) == 7
+    crash = group.wait_for_event("supervisor:crash-loop")
+    assert crash["failed_starts"] == 5 and crash["code"] == 1
+    assert "5 times in a row" in crash["message"]
+    assert (
+        len(events(group, "supervisor:start-failed")) >= 4
+    )  # the slot that stopped the group was restarted 4 times before
+    assert group.wait_for_event("supervisor:stopped")["code"] == 7
+
+
+def test_an_app_that_cannot_load_stops_at_once_with_the_workers_code(
+    spawn: Callable[..., CliProcess], db_url: str
+) -> None:
+    group = spawn("--worker", "--app", "apps.broken_app:setup", "--processes", "2", db_url)
+    assert group.wait_exit() == 4
+    assert "restarting cannot fix that" in group.stderr
+    assert "NameError" in group.stderr  # the child's own one-line error
+    assert "Traceback" not in group.stderr
+
+
+def test_children_stop_gracefully_when_the_supervisor_is_killed(spawn: Callable[..., CliProcess], db_url: str) -> None:
+    group = start_group(spawn, db_url)
+    pids = [int(event["pid"]) for event in child_events(group)]
+    group.proc.send_signal(signal.SIGKILL)  # the supervisor alone: the children have a group of their own
+    group.wait_exit()
+    wait_gone(pids)
+    assert len(events(group, "worker:stopped")) == 2, group.stderr  # each stopped as on SIGTERM, not killed
+
+
+def test_a_shutdown_timeout_in_a_child_is_the_groups_exit_code(spawn: Callable[..., CliProcess], db_url: str) -> None:
+    group = start_group(spawn, db_url, "--shutdown-timeout", "0.5")
+    job_id = enqueue(db_url, "stubborn")
+    group.wait_for_event("job:start", job_id=job_id)
+    group.send(signal.SIGTERM)
+    assert group.wait_exit() == 5
+
+
+def test_instance_id_is_suffixed_per_slot(spawn: Callable[..., CliProcess], db_url: str) -> None:
+    group = start_group(spawn, db_url, "--instance-id", "web-7")
+    assert sorted(str(event["instance_id"]) for event in child_events(group)) == ["web-7-1", "web-7-2"]
+    group.send(signal.SIGTERM)
+    assert group.wait_exit() == 0
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "abc", "1.5", ""])
+def test_bad_process_counts_are_one_line_usage_errors(
+    spawn: Callable[..., CliProcess], db_url: str, value: str
+) -> None:
+    group = spawn("--worker", "--app", APP, f"--processes={value}", db_url)
+    assert group.wait_exit() == 2
+    assert len(group.lines) == 1 and "--processes" in group.stderr and "auto" in group.stderr
+
+
+def test_processes_is_for_the_worker_only(spawn: Callable[..., CliProcess], db_url: str) -> None:
+    demo = spawn("--demo", "--headless", "--processes", "2", db_url)
+    assert demo.wait_exit() == 2
+    assert "--processes does not apply" in demo.stderr
