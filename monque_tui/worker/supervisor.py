@@ -376,7 +376,7 @@ class Supervisor:
     async def _collect(self, slots: dict[asyncio.Task[int], int]) -> tuple[list[int], int]:
         """Wait for every slot's last child within the stop budget; kill those past it."""
         budget = self.config.shutdown_timeout + STOP_GRACE
-        done, late = await asyncio.wait(slots, timeout=budget)
+        _, late = await asyncio.wait(slots, timeout=budget)
         killed = 0
         for task in late:
             child = self.children.get(slots[task])

@@ -85,6 +85,11 @@ def test_each_child_has_its_own_instance_and_both_run_jobs(spawn: Callable[..., 
         group.wait_for_event("job:complete", job_id=job_id)
     ran_in = {event["slot"] for event in events(group, "job:complete")}
     assert ran_in == {1, 2}
+    listed = spawn("instances", "--json", db_url)
+    assert listed.wait_exit() == 0
+    registry = {record["id"]: record for record in map(json.loads, listed.stdout_lines)}
+    for event in started:
+        assert registry[event["instance_id"]]["supervisor"] == supervisor["supervisor"]
     group.send(signal.SIGTERM)
     assert group.wait_exit() == 0
     assert len(events(group, "worker:stopped")) == 2

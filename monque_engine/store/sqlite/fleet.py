@@ -34,6 +34,7 @@ def upsert_instance(t: Tables, record: InstanceRecord) -> Callable[[sqlite3.Conn
         record.processed,
         record.failed,
         record.last_heartbeat_ms,
+        record.supervisor,
     )
     return lambda conn: _run(conn, sql, params)
 
@@ -142,7 +143,9 @@ def _run_many(conn: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]]) -
 
 def _instance(row: tuple[Any, ...]) -> InstanceRecord:
     """An instance row, in ``statements._INSTANCE_COLUMNS`` order."""
-    id_, host, pid, version, started_at, heartbeat_interval, workers, running, processed, failed, last_heartbeat = row
+    (id_, host, pid, version, started_at, heartbeat_interval, workers, running, processed, failed, last_heartbeat) = (
+        row[:11]
+    )
     return InstanceRecord(
         id_,
         host,
@@ -155,6 +158,7 @@ def _instance(row: tuple[Any, ...]) -> InstanceRecord:
         processed,
         failed,
         last_heartbeat,
+        row[11] if isinstance(row[11], str) and row[11] else None,
     )
 
 
