@@ -33,6 +33,16 @@ SLOT_ENV = "MONQUE_SUPERVISOR_SLOT"
 INTERNAL_ENV = (SUPERVISOR_ENV, REPORT_FD_ENV, LIFELINE_FD_ENV, SLOT_ENV)
 
 
+@dataclass(frozen=True, slots=True)
+class ChildEndpoint:
+    """A running child's own ``/metrics`` port, as it reported it; ``instance`` tells a
+    restarted child from its predecessor in the same slot (``group_metrics``)."""
+
+    slot: int
+    instance: str
+    port: int
+
+
 @dataclass(slots=True)
 class ChildLink:
     supervisor_id: str
@@ -72,4 +82,12 @@ class ChildLink:
             pass
 
 
-__all__ = ["INTERNAL_ENV", "LIFELINE_FD_ENV", "REPORT_FD_ENV", "SLOT_ENV", "SUPERVISOR_ENV", "ChildLink"]
+__all__ = [
+    "INTERNAL_ENV",
+    "LIFELINE_FD_ENV",
+    "REPORT_FD_ENV",
+    "SLOT_ENV",
+    "SUPERVISOR_ENV",
+    "ChildEndpoint",
+    "ChildLink",
+]

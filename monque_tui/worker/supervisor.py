@@ -42,8 +42,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..common.exitcodes import ExitCode
-from .child_link import LIFELINE_FD_ENV, REPORT_FD_ENV, SLOT_ENV, SUPERVISOR_ENV
+from ..common.exitcodes import CliError, ExitCode
+from .child_link import LIFELINE_FD_ENV, REPORT_FD_ENV, SLOT_ENV, SUPERVISOR_ENV, ChildEndpoint
 from .job_log import emit
 from .logging_setup import flush_logging
 
@@ -424,10 +424,47 @@ class Supervisor:
         )
         return int(code)
 
+    def endpoints(self) -> list[ChildEndpoint]:
+        """The live children's own ``/metrics`` (for ``group_metrics``; read from its thread)."""
+        return [
+            ChildEndpoint(child.slot, child.instance_id, child.metrics_port)
+            for child in list(self.children.values())
+            if child.metrics_port is not None and child.instance_id is not None and child.process.returncode is None
+        ]
+
+
+def _serve_metrics(supervisor: Supervisor, host: str, port: int) -> Any:
+    from .group_metrics import serve_group
+
+    where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    try:
+        server = serve_group(supervisor.endpoints, supervisor.config.processes, lambda: supervisor.restarts, host, port)
+    except OSError as error:
+        raise CliError(
+            f"--metrics {where}: cannot listen there ({error.strerror or error}); pick another port or host",
+            ExitCode.USAGE,
+        ) from None
+    bound_host, bound_port = server.address
+    url = f"http://{f'[{bound_host}]' if ':' in bound_host else bound_host}:{bound_port}/metrics"
+    emit(
+        logging.INFO,
+        "metrics:serving",
+        f"Prometheus metrics of the {supervisor.config.processes} worker processes at {url}",
+        url=url,
+        port=bound_port,
+    )
+    return server
+
 
 def run_supervisor(config: SupervisorConfig) -> int:
     """Run the group until a signal (or ``duration``), a crash loop; the exit code."""
-    return asyncio.run(Supervisor(config).run())
+    supervisor = Supervisor(config)
+    server = None if config.metrics is None else _serve_metrics(supervisor, *config.metrics)
+    try:
+        return asyncio.run(supervisor.run())
+    finally:
+        if server is not None:
+            server.close()
 
 
 __all__ = [

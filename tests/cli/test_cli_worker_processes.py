@@ -6,12 +6,14 @@ import json
 import os
 import signal
 import time
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import CliProcess, enqueue, get_job
+from cli_helpers import CliProcess, enqueue, get_job, wait_until
+from prometheus_client.parser import text_string_to_metric_families
 
 APP = "apps.worker_app:setup"
 
@@ -182,3 +184,70 @@ def test_processes_is_for_the_worker_only(spawn: Callable[..., CliProcess], db_u
     demo = spawn("--demo", "--headless", "--processes", "2", db_url)
     assert demo.wait_exit() == 2
     assert "--processes does not apply" in demo.stderr
+
+
+# -- one /metrics for the group ---------------------------------------------------------------------------
+def scrape(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
+
+
+def total(samples: dict[tuple[str, tuple[tuple[str, str], ...]], float], metric: str, **labels: str) -> float:
+    return sum(
+        value
+        for (name, have), value in samples.items()
+        if name == metric and all(dict(have).get(k) == v for k, v in labels.items())
+    )
+
+
+Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
+
+
+def scrape_when(port: int, ready: Callable[[Samples], bool]) -> Samples:
+    """Scrape until ``ready`` holds (the store's gauges are read at most once a second)."""
+    found: list[Samples] = []
+
+    def check() -> bool:
+        samples = scrape(port)
+        found[:] = [samples]
+        return ready(samples)
+
+    wait_until(check, what="the group's metrics")
+    return found[0]
+
+
+def test_metrics_serve_the_group_counters_and_histograms_summed_and_the_store_once(
+    spawn: Callable[..., CliProcess], db_url: str
+) -> None:
+    group = start_group(spawn, db_url, "--metrics", "127.0.0.1:0")
+    port = int(group.wait_for_event("metrics:serving")["port"])
+    jobs = 30
+    ids = [enqueue(db_url, "sync.slow", {"seconds": 0.05}) for _ in range(jobs)]
+    for job_id in ids:
+        group.wait_for_event("job:complete", job_id=job_id)
+    in_each = {slot: sum(1 for e in events(group, "job:complete") if e["slot"] == slot) for slot in (1, 2)}
+    assert all(in_each.values()), in_each  # both processes ran some: the sums below add two children
+    samples = scrape_when(port, lambda s: total(s, "monque_jobs", status="completed") == jobs)
+    assert total(samples, "monque_jobs_processed_total", name="sync.slow") == jobs
+    assert total(samples, "monque_job_duration_seconds_count", name="sync.slow") == jobs
+    assert total(samples, "monque_job_duration_seconds_bucket", name="sync.slow", le="+Inf") == jobs
+    assert total(samples, "monque_job_duration_seconds_bucket", name="sync.slow", le="0.01") == 0
+    assert total(samples, "monque_job_duration_seconds_sum", name="sync.slow") >= jobs * 0.05
+    assert total(samples, "monque_jobs", name="sync.slow", status="completed") == jobs  # the store, not twice
+    assert total(samples, "monque_worker_processes", state="up") == 2
+    assert total(samples, "monque_feed_state") == 2  # one state per process
+    # A child killed: what it had counted stays in the group's counters (they never go down).
+    victim = next(event for event in child_events(group) if event["slot"] == 2)
+    os.kill(int(victim["pid"]), signal.SIGKILL)
+    group.wait_for_line(lambda _: len([e for e in child_events(group) if e["slot"] == 2]) == 2)
+    after = scrape_when(port, lambda s: total(s, "monque_worker_processes", state="up") == 2)
+    assert total(after, "monque_jobs_processed_total", name="sync.slow") == jobs
+    assert total(after, "monque_job_duration_seconds_count", name="sync.slow") == jobs
+    assert total(after, "monque_worker_restarts_total") == 1
+    group.send(signal.SIGTERM)
+    assert group.wait_exit() == 0
