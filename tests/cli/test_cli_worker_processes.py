@@ -251,3 +251,12 @@ def test_metrics_serve_the_group_counters_and_histograms_summed_and_the_store_on
     assert total(after, "monque_worker_restarts_total") == 1
     group.send(signal.SIGTERM)
     assert group.wait_exit() == 0
+
+
+def test_help_describes_processes_and_the_crash_loop_exit_code(spawn: Callable[..., CliProcess]) -> None:
+    helped = spawn("--help")
+    assert helped.wait_exit() == 0
+    text = "\n".join(helped.stdout_lines)
+    assert "--processes N|auto" in text and "MONQUE_PROCESSES" in text
+    assert "7  --worker --processes" in text
+    assert "--processes auto" in text  # an example
