@@ -165,8 +165,10 @@ def _supervise(settings: Resolved) -> int:
     from ..worker.supervisor import SupervisorConfig, resolve_processes, run_supervisor
     from .urlcheck import check_url
 
-    check_url(settings["url"], connect_timeout=settings["connect_timeout"])
-    environment = {"MONQUE_URL": settings["url"]}
+    environment: dict[str, str] = {}
+    if settings.given("url"):  # else each child decides, as one worker would (an --app's own Monque)
+        check_url(settings["url"], connect_timeout=settings["connect_timeout"])
+        environment["MONQUE_URL"] = settings["url"]
     for option in OPTIONS:
         if option.dest in _SUPERVISOR_OWNS or not settings.given(option.dest):
             continue

@@ -260,3 +260,24 @@ def test_help_describes_processes_and_the_crash_loop_exit_code(spawn: Callable[.
     assert "--processes N|auto" in text and "MONQUE_PROCESSES" in text
     assert "7  --worker --processes" in text
     assert "--processes auto" in text  # an example
+
+
+def test_the_instance_form_runs_in_each_child_without_a_url(spawn: Callable[..., CliProcess], db_url: str) -> None:
+    """An --app naming a Monque bound to its own URL: no URL given, none passed to the children
+    (a URL of the supervisor's default would have been "a different store" to each child)."""
+    group = spawn(
+        "--worker",
+        "--app",
+        "apps.instance_app:monque",
+        "--processes",
+        "2",
+        "--log-format",
+        "json",
+        env={"TEST_APP_URL": db_url},
+    )
+    for slot in (1, 2):
+        group.wait_for_event("supervisor:child-started", slot=slot)
+    job_id = enqueue(db_url, "fast")
+    group.wait_for_event("job:complete", job_id=job_id)
+    group.send(signal.SIGTERM)
+    assert group.wait_exit() == 0
