@@ -60,3 +60,18 @@ async def test_children_of_a_supervisor_sit_under_its_row_with_their_sums(seeded
         assert keys.index("c-child-3") == keys.index("b-child-2") + 1
         assert str(table.get_cell("b-child-2", "id")).startswith("├ ")
         assert str(table.get_cell("c-child-3", "id")).startswith("└ ")
+
+
+async def test_x_on_a_supervisor_row_says_it_holds_no_jobs(seeded_url: str) -> None:
+    async with running_console(seeded_url, size=(160, 30)) as (app, pilot):
+        monque = app.session.monque
+        assert monque is not None
+        await monque.store.upsert_instance(_record("a-child-1", "sup-1", 5))
+        await pilot.press("W")
+        await wait_for(lambda: isinstance(app.screen, WorkersScreen) and "a-child-1" in app.screen.rows)
+        screen = app.screen
+        assert isinstance(screen, WorkersScreen)
+        table = screen.query_one(DataTable)
+        table.move_cursor(row=[key.value for key in table.rows].index(GROUP_KEY + "sup-1"))
+        await pilot.press("x")
+        await wait_for(lambda: any("holds no jobs" in str(n.message) for n in app._notifications))

@@ -221,3 +221,8 @@ class WorkersScreen(TableScreen):
         row = self.cursor_row
         if row is not None:
             self.app.post_message(ReleaseOwner(row.id))
+        elif (self.cursor_key or "").startswith(GROUP_KEY):
+            self.notify(
+                "A supervisor holds no jobs: its worker processes do. Put the cursor on a dead one to release its jobs.",
+                severity="warning",
+            )
