@@ -204,11 +204,17 @@ class Supervisor:
         failed_starts = 0
         quick_deaths = 0
         while True:
-            child = await self._spawn(slot)
-            started = await self._started(child)
+            try:
+                child = await self._spawn(slot)
+            except OSError as error:  # no process at all (EAGAIN: a process limit): a failed start
+                emit(
+                    logging.ERROR, "supervisor:spawn-failed", f"cannot start worker process {slot}: {error}", slot=slot
+                )
+                started, code = False, int(ExitCode.INTERNAL)
+            else:
+                started = await self._started(child)
+                code = child.process.returncode if child.process.returncode is not None else 0
             if not started:
-                code = child.process.returncode
-                assert code is not None
                 if self._stopping.is_set():
                     return code
                 failed_starts += 1
