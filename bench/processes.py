@@ -39,17 +39,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .burn import BURN_SECONDS, burn
+
 ROOT = Path(__file__).resolve().parent.parent
-BURN_SECONDS = 0.002
 CPU_CONCURRENCY = 4
 NOOP_CONCURRENCY = 64
-
-
-def burn(seconds: float = BURN_SECONDS) -> None:
-    """Use ``seconds`` of this thread's CPU (a CPU-bound handler's body)."""
-    end = time.thread_time() + seconds
-    while time.thread_time() < end:
-        pass
 
 
 def _cpu(job: Any) -> None:

@@ -10,8 +10,8 @@ import os
 
 from huey import SqliteHuey
 
+from .burn import burn
 from .huey_peer import _storage_class
-from .processes import burn
 
 huey = SqliteHuey(
     "bench-processes",

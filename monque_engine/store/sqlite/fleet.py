@@ -143,9 +143,20 @@ def _run_many(conn: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]]) -
 
 def _instance(row: tuple[Any, ...]) -> InstanceRecord:
     """An instance row, in ``statements._INSTANCE_COLUMNS`` order."""
-    (id_, host, pid, version, started_at, heartbeat_interval, workers, running, processed, failed, last_heartbeat) = (
-        row[:11]
-    )
+    (
+        id_,
+        host,
+        pid,
+        version,
+        started_at,
+        heartbeat_interval,
+        workers,
+        running,
+        processed,
+        failed,
+        last_heartbeat,
+        supervisor,
+    ) = row
     return InstanceRecord(
         id_,
         host,
@@ -158,7 +169,7 @@ def _instance(row: tuple[Any, ...]) -> InstanceRecord:
         processed,
         failed,
         last_heartbeat,
-        row[11] if isinstance(row[11], str) and row[11] else None,
+        supervisor if isinstance(supervisor, str) and supervisor else None,
     )
 
 

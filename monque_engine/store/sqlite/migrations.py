@@ -134,7 +134,7 @@ def _v9_supervisor(conn: sqlite3.Connection, tables: Tables) -> None:
     A nullable column on the small registry table; job rows are untouched. A file that took
     version 3's tables from this code already has it (``fleet_ddl`` creates the current layout).
     """
-    columns = {row[1] for row in conn.execute(f"PRAGMA table_info({tables.instances})")}
+    columns = {name for _, name, *_ in conn.execute(f"PRAGMA table_info({tables.instances})")}
     if "supervisor" not in columns:
         conn.execute(f"ALTER TABLE {tables.instances} ADD COLUMN supervisor TEXT")
 
