@@ -14,7 +14,7 @@ go. Before, the next row's thread had to be woken and get the GIL before its row
 committed, so each row waited in turn for a wake-up (8 threads 0.77x one thread on a quiet
 machine); now those wake-ups overlap the holder's next commit, and a thread woken late finds
 its row written. What remains is the GIL: every thread's Python work is serialised, so 8
-threads can at best match one (about 1.0x here, see docs/benchmarks.md).
+threads can at best match one (0.87-1.19x on a loaded machine, docs/benchmarks.md).
 """
 
 from __future__ import annotations
