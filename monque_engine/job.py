@@ -658,6 +658,10 @@ class InstanceRecord:
     #: Failed attempts among ``processed`` (a retry later counts again).
     failed: int
     last_heartbeat_ms: int
+    #: The supervisor that started this process (``monque-tui --worker --processes N``, or any
+    #: process manager that sets ``MONQUE_SUPERVISOR_ID``), so a console can group its children.
+    #: Ours alone: Node Monque neither writes nor reads the registry (ADR 0019).
+    supervisor: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -763,6 +767,8 @@ class InstanceInfo:
     running: int | None = None
     processed: int | None = None
     failed: int | None = None
+    #: The supervisor whose child this instance is (``InstanceRecord.supervisor``), or None.
+    supervisor: str | None = None
 
     def heartbeat_age(self, now: datetime) -> float | None:
         """Seconds since the last heartbeat, None when there never was one."""

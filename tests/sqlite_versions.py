@@ -16,10 +16,21 @@ ADDED_JOB_COLUMNS: dict[int, tuple[str, ...]] = {
 }
 
 
+#: The instance-registry columns each schema version added (the registry came in version 3).
+ADDED_INSTANCE_COLUMNS: dict[int, tuple[str, ...]] = {
+    9: ("supervisor",),
+}
+
+
 def set_back_job_columns(conn: sqlite3.Connection, version: int, table: str = "monque_jobs") -> None:
-    """Drop every job column added after ``version`` and stamp the file as that version."""
+    """Drop every job (and registry) column added after ``version`` and stamp the file as that version."""
     for added_in, columns in ADDED_JOB_COLUMNS.items():
         if added_in > version:
             for column in columns:
                 conn.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+    registry = conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (f"{table}_instances",)).fetchone()
+    for added_in, columns in ADDED_INSTANCE_COLUMNS.items():
+        if added_in > version and registry is not None:
+            for column in columns:
+                conn.execute(f"ALTER TABLE {table}_instances DROP COLUMN {column}")
     conn.execute(f"UPDATE {table}_meta SET value = ? WHERE key = 'schema_version'", (version,))

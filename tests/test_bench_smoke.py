@@ -100,3 +100,19 @@ def test_the_counts_cost_patch_still_finds_every_line_it_removes(tmp_path):
     copy = patched_copy(tmp_path)
     journal = (copy / "monque_engine" / "store" / "sqlite" / "journal.py").read_text()
     assert "bench.counts_cost: no kept counts" in journal
+
+
+def test_processes_bench_runs_every_subject_and_prints_the_ratios():
+    """``bench.processes``: --processes against one process and huey's multi-worker modes (issue 38)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.processes", "--jobs", "40", "--noop-jobs", "200", "--rounds", "1"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    for subject in ("monque x1", "monque x2", "huey process w2", "huey thread w4"):
+        assert f"| {subject} |" in proc.stdout
+    assert "x2/x1 jobs/s:" in proc.stdout and "x2/huey best jobs/s:" in proc.stdout
+    assert "no-op handlers, one SQLite file" in proc.stdout

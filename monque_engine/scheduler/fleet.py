@@ -43,6 +43,10 @@ MINUTE_MS = 60_000
 #: this many (a store refusing every counter write for hours) the oldest are dropped.
 MAX_UNSETTLED_COUNTER_BATCHES = 1_000
 
+#: Set by the supervisor that started this process (``monque-tui --worker --processes N``; any
+#: process manager may set it): recorded on the registry record as ``supervisor``.
+SUPERVISOR_ENV = "MONQUE_SUPERVISOR_ID"
+
 Counts = dict[tuple[str, int], tuple[int, int]]
 MAX_HEALTH_WINDOW_MINUTES = COUNTER_RETENTION_MINUTES
 
@@ -62,6 +66,7 @@ class Fleet:
         self._processor = processor
         self._host = socket.gethostname()
         self._pid = os.getpid()
+        self._supervisor = os.environ.get(SUPERVISOR_ENV) or None
         self._started_at_ms: int | None = None
         self._registered = False
         self._next_purge_ms = 0
@@ -93,6 +98,7 @@ class Fleet:
             processed=processor.processed,
             failed=processor.failed,
             last_heartbeat_ms=now,
+            supervisor=self._supervisor,
         )
 
     async def join(self) -> None:
@@ -257,6 +263,7 @@ class Fleet:
                     running=record.running,
                     processed=record.processed,
                     failed=record.failed,
+                    supervisor=record.supervisor,
                 )
             )
         for owner, held in holdings.items():

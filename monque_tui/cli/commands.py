@@ -419,6 +419,7 @@ async def _instances(monque: Monque, args: argparse.Namespace) -> int:
                         "running": info.running,
                         "processed": info.processed,
                         "failed": info.failed,
+                        "supervisor": info.supervisor,
                     }
                 )
             )

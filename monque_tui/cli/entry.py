@@ -30,7 +30,7 @@ from ..common.streams import is_open, write_stderr
 from ..serve.options import DEFAULT_MAX_SESSIONS, TOKEN_ENV
 from .listen_checks import METRICS_ONLY, metrics_options, reject_unused_allow_remote
 from .parser import PROG, build_parser, parse, version_text
-from .settings import DEMO_URL, OPTIONS, Resolved, resolve
+from .settings import DEMO_URL, OPTIONS, OPTIONS_BY_DEST, Resolved, resolve
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -128,6 +128,8 @@ def _worker_mode(settings: Resolved) -> int:
         )
     collector_options = _require_metrics_client(settings)
     configure_logging(settings["log_level"], settings["log_format"])
+    if settings["processes"] is not None:
+        return _supervise(settings)
     app = load_app(settings["app"])
     options = settings.engine_options()
     if app.instance is not None:
@@ -148,6 +150,44 @@ def _worker_mode(settings: Resolved) -> int:
         metrics_options=collector_options,
     )
     return run_worker_blocking(config)
+
+
+#: Settings the supervisor settles for its children, so a child never reads the user's value.
+_SUPERVISOR_OWNS = ("processes", "duration", "metrics", "instance_id", "allow_remote")
+
+
+def _supervise(settings: Resolved) -> int:
+    """``--processes N``: the supervisor (``worker.supervisor``) starts N ``--worker`` children.
+
+    It loads no --app and opens no store: each child does, and reports its own one-line error;
+    the URL is checked here so a typo is one error, not N.
+    """
+    from ..worker.supervisor import SupervisorConfig, resolve_processes, run_supervisor
+    from .urlcheck import check_url
+
+    environment: dict[str, str] = {}
+    if settings.given("url"):  # else each child decides, as one worker would (an --app's own Monque)
+        check_url(settings["url"], connect_timeout=settings["connect_timeout"])
+        environment["MONQUE_URL"] = settings["url"]
+    for option in OPTIONS:
+        if option.dest in _SUPERVISOR_OWNS or not settings.given(option.dest):
+            continue
+        value = settings[option.dest]
+        if isinstance(value, tuple):
+            value = ",".join(value)
+        environment[option.env] = ("1" if value else "0") if isinstance(value, bool) else str(value)
+    shutdown_timeout = settings["shutdown_timeout"]
+    return run_supervisor(
+        SupervisorConfig(
+            processes=resolve_processes(settings["processes"]),
+            child_environment=environment,
+            remove=tuple(OPTIONS_BY_DEST[dest].env for dest in _SUPERVISOR_OWNS),
+            instance_id=settings["instance_id"],
+            shutdown_timeout=30.0 if shutdown_timeout is None else shutdown_timeout,
+            duration=settings["duration"] or None,
+            metrics=settings["metrics"],
+        )
+    )
 
 
 def _require_metrics_client(settings: Resolved) -> dict[str, Any]:
@@ -214,7 +254,7 @@ def _serve_mode(args: argparse.Namespace, settings: Resolved) -> int:
         )
     _reject(
         settings,
-        ("summary_interval", "duration", "metrics", *METRICS_ONLY),
+        ("summary_interval", "duration", "metrics", "processes", *METRICS_ONLY),
         "--serve (they are for --worker and --demo --headless)",
     )
     check_address(args.serve, settings["allow_remote"], args.public_url)
@@ -275,7 +315,7 @@ def _demo_mode(args: argparse.Namespace, settings: Resolved) -> int:
         from ..worker.logging_setup import configure_logging
         from ..worker.runner import WorkerConfig, run_worker_blocking
 
-        _reject(settings, ("read_only", "read_preference"), "--demo --headless")
+        _reject(settings, ("read_only", "read_preference", "processes"), "--demo --headless")
         collector_options = _require_metrics_client(settings)
         configure_logging(settings["log_level"], settings["log_format"])
         return run_worker_blocking(
@@ -293,7 +333,7 @@ def _demo_mode(args: argparse.Namespace, settings: Resolved) -> int:
         )
     _reject(
         settings,
-        ("summary_interval", "duration", "metrics", *METRICS_ONLY),
+        ("summary_interval", "duration", "metrics", "processes", *METRICS_ONLY),
         "the console (they are for --worker and --demo --headless)",
     )
     reject_unused_allow_remote(settings)
@@ -318,7 +358,7 @@ def _console_mode(settings: Resolved) -> int:
 
     _reject(
         settings,
-        ("summary_interval", "duration", "metrics", *METRICS_ONLY),
+        ("summary_interval", "duration", "metrics", "processes", *METRICS_ONLY),
         "the console (they are for --worker and --demo --headless)",
     )
     reject_unused_allow_remote(settings)

@@ -64,6 +64,7 @@ examples:
   monque-tui --worker --app myapp.tasks:monque            run the handlers of your Monque
   monque-tui --worker --app myapp.tasks:setup --concurrency 20 sqlite:///jobs.db
   monque-tui --worker --app myapp.tasks:setup --log-format json   for log collectors
+  monque-tui --worker --app myapp.tasks:setup --processes auto    one worker process per core
   monque-tui --app myapp.tasks:setup sqlite:///jobs.db    the console, workers in-process
   MONQUE_URL=sqlite:///jobs.db MONQUE_APP=myapp.tasks:setup monque-tui --worker
   monque-tui --serve 8080 --read-only sqlite:///jobs.db   the console in a browser (prints a login link)
@@ -84,11 +85,17 @@ finish); a second signal exits at once and leaves them for stale recovery. It al
 exit code 3, if its SQLite file is deleted or replaced while it runs (start it again to open
 the file now at that path), or is found damaged (check it and restore a backup).
 
+With --processes N the command is a supervisor: it starts N worker processes, restarts one
+that dies (after a backoff), passes each stop signal on to all of them once, and serves one
+--metrics endpoint for the group; a process that keeps exiting before it starts stops the
+group (exit 7, or at once with its own code 2, 3 or 4 when none ever started).
+
 exit codes:
   0  clean stop                       3  the store cannot be opened or reached
   1  internal error (a bug)           4  the --app cannot be loaded or has no handlers
   2  bad flag, env value or URL       5  shutdown timed out; jobs left for stale recovery
   6  monque-tui check found a failing check (warnings alone exit 0)
+  7  --worker --processes: a worker process kept exiting before it started (crash loop)
   129/130/143  forced exit by a second SIGHUP/SIGINT/SIGTERM (commands: the first)
   141  stdout's reader went away (e.g. monque-tui export | head)
 """

@@ -43,6 +43,20 @@ def parse_positive_int(text: str) -> int:
     return value
 
 
+def parse_processes(text: str) -> int | str:
+    """``--processes``: a whole number of at least 1, or ``auto`` (one per core, settled at start)."""
+    value = text.strip().lower()
+    if value == "auto":
+        return "auto"
+    try:
+        number = int(value)
+    except ValueError:
+        raise ValueError("expected a whole number of at least 1, or auto (one per core)") from None
+    if number < 1:
+        raise ValueError("expected a whole number of at least 1, or auto (one per core)")
+    return number
+
+
 def parse_non_negative_int(text: str) -> int:
     try:
         value = int(text.strip())
@@ -213,6 +227,17 @@ OPTIONS: tuple[Option, ...] = (
         "N",
         "jobs run at once per job name, unless a handler sets its own [default: engine's, 5]",
         engine_option="worker_concurrency",
+    ),
+    Option(
+        "processes",
+        "--processes",
+        "MONQUE_PROCESSES",
+        parse_processes,
+        None,
+        "N|auto",
+        "worker: run N worker processes under a supervisor (auto: one per core), each with its own instance id "
+        "and the registered concurrency; a process that dies is restarted; one --metrics endpoint for the group "
+        "[default: one process, no supervisor]",
     ),
     Option(
         "timeout",

@@ -24,6 +24,8 @@ class ExitCode(IntEnum):
     SHUTDOWN_TIMEOUT = 5
     #: ``monque-tui check`` found at least one ``fail`` line (warnings alone exit 0).
     CHECK_FAILED = 6
+    #: ``--worker --processes N``: a worker process kept exiting before it started (a crash loop).
+    CRASH_LOOP = 7
     #: Whoever read stdout went away (``monque-tui export | head``): 128 + SIGPIPE, as a shell reports it.
     BROKEN_PIPE = 141
     #: A second SIGHUP/SIGINT/SIGTERM forced the exit: 128 + the signal number (129, 130 or 143).

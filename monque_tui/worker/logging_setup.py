@@ -150,6 +150,33 @@ def configure_logging(level: str = "info", fmt: str = "text") -> None:
     root.setLevel(numeric)
 
 
+class SlotTag(logging.Filter):
+    """In a child of ``--processes``: which worker process wrote the line, since N of them share
+    one stderr. JSON lines gain ``"slot": N``; text lines start ``[N]``."""
+
+    def __init__(self, slot: int, text: bool) -> None:
+        super().__init__()
+        self._slot = slot
+        self._text = text
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(record, "_monque_slot", None) is None:
+            record._monque_slot = self._slot
+            if self._text:
+                record.msg = f"[{self._slot}] {record.msg}"
+            else:
+                fields = dict(getattr(record, FIELDS_ATTR, None) or {})
+                fields.setdefault("slot", self._slot)
+                setattr(record, FIELDS_ATTR, fields)
+        return True
+
+
+def tag_slot(slot: int) -> None:
+    """Mark every line this process logs with its ``--processes`` slot (``SlotTag``)."""
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(SlotTag(slot, isinstance(handler.formatter, TextLineFormatter)))
+
+
 def flush_logging() -> None:
     """Before os._exit: push out what the handlers hold, since no atexit hook will run."""
     for handler in logging.getLogger().handlers:

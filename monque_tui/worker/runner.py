@@ -31,8 +31,9 @@ from monque_engine.store.urls import mask_secrets, mask_url
 
 from ..common.exitcodes import CliError, ExitCode
 from .app_loader import Setup
+from .child_link import ChildLink
 from .job_log import JobEventLog, emit
-from .logging_setup import flush_logging
+from .logging_setup import flush_logging, tag_slot
 
 
 @dataclass(slots=True)
@@ -128,6 +129,10 @@ async def run_worker(config: WorkerConfig) -> int:
     loop = asyncio.get_running_loop()
     stop = StopRequest()
     stop.install(loop)
+    link = ChildLink.from_environment()  # started by --processes' supervisor: tell it, and follow it
+    if link is not None:
+        link.watch_lifeline()
+        tag_slot(link.slot)
     monque = _build(config)
     if config.instance is not None:
         _require_handlers(monque, config)
@@ -185,7 +190,10 @@ async def run_worker(config: WorkerConfig) -> int:
             concurrency_by_name=monque.registered_concurrency,
             paused=sorted(paused),
             pid=os.getpid(),
+            **({} if link is None else {"supervisor": link.supervisor_id, "slot": link.slot}),
         )
+        if link is not None:
+            link.report_started(monque.instance_id, None if metrics is None else metrics.address[1])
         for name, due in sorted(paused.items()):
             # A paused name looked like any other in the log while 2.5k of its jobs were due (issue 40).
             emit(

@@ -48,6 +48,7 @@ def instance_document(record: Any) -> Document:
         "processed": record.processed,
         "failed": record.failed,
         "lastHeartbeat": dt(record.last_heartbeat_ms),
+        **({"supervisor": record.supervisor} if record.supervisor else {}),
     }
 
 
@@ -394,4 +395,5 @@ def _instance_record(doc: Mapping[str, Any]) -> InstanceRecord:
         processed=int(doc.get("processed", 0)),
         failed=int(doc.get("failed", 0)),
         last_heartbeat_ms=datetime_to_ms(doc["lastHeartbeat"]),
+        supervisor=doc["supervisor"] if isinstance(doc.get("supervisor"), str) and doc["supervisor"] else None,
     )

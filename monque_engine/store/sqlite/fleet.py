@@ -36,6 +36,7 @@ def upsert_instance(t: Tables, record: InstanceRecord) -> Callable[[sqlite3.Conn
         record.processed,
         record.failed,
         record.last_heartbeat_ms,
+        record.supervisor,
     )
     return lambda conn: _run(conn, sql, params)
 
@@ -167,7 +168,20 @@ def _run_many(conn: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]]) -
 
 def _instance(row: tuple[Any, ...]) -> InstanceRecord:
     """An instance row, in ``statements._INSTANCE_COLUMNS`` order."""
-    id_, host, pid, version, started_at, heartbeat_interval, workers, running, processed, failed, last_heartbeat = row
+    (
+        id_,
+        host,
+        pid,
+        version,
+        started_at,
+        heartbeat_interval,
+        workers,
+        running,
+        processed,
+        failed,
+        last_heartbeat,
+        supervisor,
+    ) = row
     return InstanceRecord(
         id_,
         host,
@@ -180,6 +194,7 @@ def _instance(row: tuple[Any, ...]) -> InstanceRecord:
         processed,
         failed,
         last_heartbeat,
+        supervisor if isinstance(supervisor, str) and supervisor else None,
     )
 
 

@@ -127,6 +127,18 @@ def _v8_running_jobs(conn: sqlite3.Connection, tables: Tables) -> None:
         conn.execute(f"ALTER TABLE {tables.jobs} ADD COLUMN {column} TEXT")
 
 
+def _v9_supervisor(conn: sqlite3.Connection, tables: Tables) -> None:
+    """Version 9 (issue 38, ADR 0019): ``supervisor`` on the instance registry, the id of the
+    supervisor that started the instance (``monque-tui --worker --processes N``).
+
+    A nullable column on the small registry table; job rows are untouched. A file that took
+    version 3's tables from this code already has it (``fleet_ddl`` creates the current layout).
+    """
+    columns = {name for _, name, *_ in conn.execute(f"PRAGMA table_info({tables.instances})")}
+    if "supervisor" not in columns:
+        conn.execute(f"ALTER TABLE {tables.instances} ADD COLUMN supervisor TEXT")
+
+
 def _timed_count(
     conn: sqlite3.Connection, tables: Tables, what: str, why: str, count: Callable[[sqlite3.Connection], object]
 ) -> None:
@@ -166,6 +178,7 @@ MIGRATIONS: tuple[tuple[int, Migration], ...] = (
     (6, _v6_error_counts),
     (7, _v7_time_limits),
     (8, _v8_running_jobs),
+    (9, _v9_supervisor),
 )
 
 

@@ -14,7 +14,7 @@ import re
 
 from ..base import InvalidCollectionNameError
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 JOB_COLUMNS = (
     "id", "name", "data", "status", "next_run_at", "locked_at", "claimed_by", "last_heartbeat",
     "heartbeat_interval", "fail_count", "fail_reason", "repeat_interval", "unique_key",
@@ -264,7 +264,8 @@ class Tables:
                 running INTEGER NOT NULL,
                 processed INTEGER NOT NULL,
                 failed INTEGER NOT NULL,
-                last_heartbeat INTEGER NOT NULL
+                last_heartbeat INTEGER NOT NULL,
+                supervisor TEXT
             ) WITHOUT ROWID""",
             f"""CREATE TABLE IF NOT EXISTS {self.control} (
                 name TEXT PRIMARY KEY NOT NULL,

@@ -478,12 +478,13 @@ def pending_health(t: Tables) -> str:
 # -- fleet and queue control ------------------------------------------------------------------
 
 _INSTANCE_COLUMNS = (
-    "id, host, pid, version, started_at, heartbeat_interval, workers, running, processed, failed, last_heartbeat"
+    "id, host, pid, version, started_at, heartbeat_interval, workers, running, processed, failed, last_heartbeat, "
+    "supervisor"
 )
 
 
 def upsert_instance(t: Tables) -> str:
-    return f"INSERT OR REPLACE INTO {t.instances} ({_INSTANCE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    return f"INSERT OR REPLACE INTO {t.instances} ({_INSTANCE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 
 def remove_instance(t: Tables) -> str:

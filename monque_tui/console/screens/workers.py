@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from rich.text import Text
+from textual.widgets import DataTable
 
 from ..bindings import Scope, bindings_for
 from ..formatting import span
@@ -97,6 +98,67 @@ def cells(row: InstanceRow, wide: bool = False) -> dict[str, Text]:
     }
 
 
+#: Row keys of the supervisor rows (``--processes``): never an instance id, which cannot hold NUL.
+GROUP_KEY = "supervisor\0"
+
+
+def group_cells(supervisor: str, children: list[InstanceRow], wide: bool = False) -> dict[str, Text]:
+    """The row heading a supervisor's worker processes: their sums, alive if any child is."""
+    alive = [row for row in children if not row.dead]
+    workers: dict[str, int] = {}
+    for row in children:
+        for name, size in row.info.workers.items():
+            workers[name] = workers.get(name, 0) + size
+    names = names_text(workers, None if wide else NAMES_WIDTH)
+
+    def total(values: list[int | None]) -> Text:
+        known = [value for value in values if value is not None]
+        return _dim() if not known else Text(f"{sum(known):,}", justify="right")
+
+    rates = [row.rate for row in alive if row.rate is not None]
+    hosts = sorted({row.info.host for row in children if row.info.host})
+    ages = [row.age_ms for row in children if row.age_ms is not None]
+    return {
+        "state": Text(f"▾ {len(alive)}/{len(children)} up", style="green" if len(alive) == len(children) else "yellow"),
+        "id": Text.assemble(("supervisor ", "dim"), (supervisor, "bold")),
+        "host": Text(", ".join(hosts)) if hosts else _dim(),
+        "pid": _dim(),
+        "version": _dim(""),
+        "names": Text(names) if names else _dim(),
+        "running": total([row.info.running for row in children]),
+        "processed": total([row.info.processed for row in children]),
+        "failed": total([row.info.failed for row in children]),
+        "heartbeat": _dim("never") if not ages else Text(f"{span(min(ages))} ago", justify="right"),
+        "rate": _dim() if not rates else Text(f"{sum(rates):.1f}/s", justify="right"),
+        "held": Text(f"{sum(row.info.jobs_held for row in children):,}", justify="right"),
+    }
+
+
+def grouped(rows: list[InstanceRow], wide: bool = False) -> dict[str, dict[str, Text]]:
+    """Each row's cells by key, in order, the children of one supervisor (``--processes``) under
+    a row of its own (``group_cells``), their ids drawn as a tree; every other row as it was."""
+    groups: dict[str, list[InstanceRow]] = {}
+    for row in rows:
+        if row.info.supervisor:
+            groups.setdefault(row.info.supervisor, []).append(row)
+    shown: dict[str, dict[str, Text]] = {}
+    for row in rows:
+        supervisor = row.info.supervisor
+        if not supervisor:
+            shown[row.id] = cells(row, wide)
+            continue
+        if GROUP_KEY + supervisor in shown:
+            continue
+        children = groups[supervisor]
+        shown[GROUP_KEY + supervisor] = group_cells(supervisor, children, wide)
+        for index, child in enumerate(children):
+            child_cells = cells(child, wide)
+            branch = "└ " if index == len(children) - 1 else "├ "
+            child_cells["id"] = Text.assemble((branch, "dim"), child_cells["id"])
+            shown[child.id] = child_cells
+    return shown
+
+
 class WorkersScreen(TableScreen):
     SCOPES: tuple[Scope, ...] = ("workers", "back", "app")
     BINDINGS = bindings_for("workers", "back")
@@ -144,10 +206,18 @@ class WorkersScreen(TableScreen):
 
     def _show(self, rows: list[InstanceRow]) -> None:
         self.rows = {row.id: row for row in rows}
-        self.sync_rows({row.id: cells(row, self.wide) for row in rows})
+        shown = grouped(rows, self.wide)
+        # A child that registers later would be added at the table's end, away from its
+        # supervisor: with groups, a changed set of rows is drawn afresh in order.
+        table = self.query_one(DataTable)
+        regroup = any(key.startswith(GROUP_KEY) for key in shown) and list(shown) != [k.value for k in table.rows]
+        self.sync_rows(shown, rebuild=regroup)
         dead = [row for row in rows if row.dead]
         title = Text("Workers", style="bold")
         title.append(f" · {len(rows)} instance{'s' if len(rows) != 1 else ''}")
+        supervisors = {row.info.supervisor for row in rows if row.info.supervisor}
+        if supervisors:
+            title.append(f" · {len(supervisors)} supervisor{'s' if len(supervisors) != 1 else ''} (--processes)")
         if dead:
             held = sum(row.info.jobs_held for row in dead)
             title.append(" · ")
@@ -181,9 +251,14 @@ class WorkersScreen(TableScreen):
         """Every column and every name whole, or back to what fits (``z``, as on the jobs table)."""
         self.wide = not self.wide
         if self.rows:
-            self.sync_rows({row.id: cells(row, self.wide) for row in self.rows.values()}, rebuild=True)
+            self.sync_rows(grouped(list(self.rows.values()), self.wide), rebuild=True)
 
     def action_release_owner(self) -> None:
         row = self.cursor_row
         if row is not None:
             self.app.post_message(ReleaseOwner(row.id))
+        elif (self.cursor_key or "").startswith(GROUP_KEY):
+            self.notify(
+                "A supervisor holds no jobs: its worker processes do. Put the cursor on a dead one to release its jobs.",
+                severity="warning",
+            )

@@ -7,6 +7,7 @@ loaded: the worker mode must run where Textual is not installed.
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import time
 
@@ -40,6 +41,12 @@ async def stubborn(job: Job) -> None:
             continue
 
 
+async def gated(job: Job) -> None:
+    """Runs until the file named by ``job.data["gate"]`` exists: a test holds slots with it."""
+    while not os.path.exists(job.data["gate"]):
+        await asyncio.sleep(0.02)
+
+
 async def boom(job: Job) -> None:
     raise RuntimeError(f"boom {job.data}")
 
@@ -56,6 +63,7 @@ def setup(monque: Monque) -> None:
     monque.register("sync.fast", sync_fast)
     monque.register("sync.slow", sync_slow)
     monque.register("boom", boom)
+    monque.register("gated", gated)
     monque.register("stubborn", stubborn)
     monque.register("textual.check", textual_check)
 

@@ -1,0 +1,293 @@
+"""``monque-tui --worker --processes N``: a supervisor and N real worker processes, real signals."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cli_helpers import CliProcess, enqueue, get_job, wait_until
+from prometheus_client.parser import text_string_to_metric_families
+
+APP = "apps.worker_app:setup"
+
+
+def start_group(spawn: Callable[..., CliProcess], url: str, *extra: str, processes: str = "2") -> CliProcess:
+    group = spawn(
+        "--worker",
+        "--app",
+        APP,
+        "--processes",
+        processes,
+        "--log-format",
+        "json",
+        "--log-level",
+        "debug",
+        "--summary-interval",
+        "0",
+        *extra,
+        url,
+    )
+    for slot in range(1, int(processes) + 1):
+        group.wait_for_event("supervisor:child-started", slot=slot)
+    return group
+
+
+def events(group: CliProcess, name: str) -> list[dict[str, Any]]:
+    found = []
+    for line in list(group.lines):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if record.get("event") == name:
+            found.append(record)
+    return found
+
+
+def child_events(group: CliProcess) -> list[dict[str, Any]]:
+    return events(group, "supervisor:child-started")
+
+
+def gone(pid: int) -> bool:
+    """Exited (a zombie counts: its parent may not reap it at once)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+    return "\nState:\tZ" in status
+
+
+def wait_gone(pids: list[int], timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not all(gone(pid) for pid in pids):
+        assert time.monotonic() < deadline, f"still running: {[pid for pid in pids if not gone(pid)]}"
+        time.sleep(0.05)
+
+
+def hold_both(group: CliProcess, url: str, gate: Path) -> list[str]:
+    """Ten jobs held running until ``gate`` exists: at concurrency 5 a process holds at most
+    five, so both processes must have claimed some. Their ids."""
+    ids = [enqueue(url, "gated", {"gate": str(gate)}) for _ in range(10)]
+    group.wait_for_line(lambda _: len(events(group, "job:start")) >= 10)
+    assert {event["slot"] for event in events(group, "job:start")} == {1, 2}
+    return ids
+
+
+def test_each_child_has_its_own_instance_and_both_run_jobs(
+    spawn: Callable[..., CliProcess], db_url: str, tmp_path: Path
+) -> None:
+    gate = tmp_path / "gate"
+    group = start_group(spawn, db_url)
+    started = child_events(group)
+    assert len({event["instance_id"] for event in started}) == 2
+    assert len({event["pid"] for event in started}) == 2
+    supervisor = group.wait_for_event("supervisor:started")
+    for slot in (1, 2):
+        worker = group.wait_for_event("worker:started", slot=slot)
+        assert worker["supervisor"] == supervisor["supervisor"]
+        assert worker["concurrency_by_name"]["fast"] == 5  # the registered concurrency, in each
+    ids = hold_both(group, db_url, gate)
+    gate.touch()
+    for job_id in ids:
+        group.wait_for_event("job:complete", job_id=job_id)
+    listed = spawn("instances", "--json", db_url)
+    assert listed.wait_exit() == 0
+    registry = {record["id"]: record for record in map(json.loads, listed.stdout_lines)}
+    for event in started:
+        assert registry[event["instance_id"]]["supervisor"] == supervisor["supervisor"]
+    group.send(signal.SIGTERM)
+    assert group.wait_exit() == 0
+    assert len(events(group, "worker:stopped")) == 2
+    assert group.wait_for_event("supervisor:stopped")["code"] == 0
+
+
+def test_a_signal_reaches_each_child_once_and_in_flight_jobs_finish(
+    spawn: Callable[..., CliProcess], db_url: str
+) -> None:
+    group = start_group(spawn, db_url)
+    job_id = enqueue(db_url, "slow", {"seconds": 1.0})
+    group.wait_for_event("job:start", job_id=job_id)
+    group.send(signal.SIGINT)
+    assert group.wait_exit() == 0
+    assert get_job(db_url, job_id).status == "completed"
+    assert not events(group, "worker:forced")  # one SIGINT each, not two
+
+
+def test_a_child_that_dies_is_restarted_and_logged(spawn: Callable[..., CliProcess], db_url: str) -> None:
+    group = start_group(spawn, db_url)
+    victim = next(event for event in child_events(group) if event["slot"] == 1)
+    os.kill(int(victim["pid"]), signal.SIGKILL)
+    died = group.wait_for_event("supervisor:child-died", slot=1)
+    assert died["code"] == -signal.SIGKILL and "SIGKILL" in died["message"]
+    group.wait_for_line(lambda _: len([e for e in child_events(group) if e["slot"] == 1]) == 2)
+    job_id = enqueue(db_url, "fast")
+    group.wait_for_event("job:complete", job_id=job_id)
+    group.send(signal.SIGTERM)
+    assert group.wait_exit() == 0
+
+
+def test_a_crash_loop_at_start_stops_the_group_with_its_own_exit_code(
+    spawn: Callable[..., CliProcess], db_url: str
+) -> None:
+    group = spawn("--worker", "--app", "apps.crash_app:setup", "--processes", "2", "--log-format", "json", db_url)
+    assert group.wait_exit(timeout=60) == 7
+    crash = group.wait_for_event("supervisor:crash-loop")
+    assert crash["failed_starts"] == 5 and crash["code"] == 1
+    assert "5 times in a row" in crash["message"]
+    assert (
+        len(events(group, "supervisor:start-failed")) >= 4
+    )  # the slot that stopped the group was restarted 4 times before
+    assert group.wait_for_event("supervisor:stopped")["code"] == 7
+
+
+def test_an_app_that_cannot_load_stops_at_once_with_the_workers_code(
+    spawn: Callable[..., CliProcess], db_url: str
+) -> None:
+    group = spawn("--worker", "--app", "apps.broken_app:setup", "--processes", "2", db_url)
+    assert group.wait_exit() == 4
+    assert "restarting cannot fix that" in group.stderr
+    assert "NameError" in group.stderr  # the child's own one-line error
+    assert "Traceback" not in group.stderr
+
+
+def test_children_stop_gracefully_when_the_supervisor_is_killed(spawn: Callable[..., CliProcess], db_url: str) -> None:
+    group = start_group(spawn, db_url)
+    pids = [int(event["pid"]) for event in child_events(group)]
+    group.proc.send_signal(signal.SIGKILL)  # the supervisor alone: the children have a group of their own
+    # Each stops as on SIGTERM (not killed): its lines still reach the pipe the test reads.
+    group.wait_for_line(lambda _: len(events(group, "worker:stopped")) == 2)
+    wait_gone(pids)
+
+
+def test_a_shutdown_timeout_in_a_child_is_the_groups_exit_code(spawn: Callable[..., CliProcess], db_url: str) -> None:
+    group = start_group(spawn, db_url, "--shutdown-timeout", "0.5")
+    job_id = enqueue(db_url, "stubborn")
+    group.wait_for_event("job:start", job_id=job_id)
+    group.send(signal.SIGTERM)
+    assert group.wait_exit() == 5
+
+
+def test_instance_id_is_suffixed_per_slot(spawn: Callable[..., CliProcess], db_url: str) -> None:
+    group = start_group(spawn, db_url, "--instance-id", "web-7")
+    assert sorted(str(event["instance_id"]) for event in child_events(group)) == ["web-7-1", "web-7-2"]
+    group.send(signal.SIGTERM)
+    assert group.wait_exit() == 0
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "abc", "1.5", ""])
+def test_bad_process_counts_are_one_line_usage_errors(
+    spawn: Callable[..., CliProcess], db_url: str, value: str
+) -> None:
+    group = spawn("--worker", "--app", APP, f"--processes={value}", db_url)
+    assert group.wait_exit() == 2
+    assert len(group.lines) == 1 and "--processes" in group.stderr and "auto" in group.stderr
+
+
+def test_processes_is_for_the_worker_only(spawn: Callable[..., CliProcess], db_url: str) -> None:
+    demo = spawn("--demo", "--headless", "--processes", "2", db_url)
+    assert demo.wait_exit() == 2
+    assert "--processes does not apply" in demo.stderr
+
+
+# -- one /metrics for the group ---------------------------------------------------------------------------
+def scrape(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
+
+
+def total(samples: dict[tuple[str, tuple[tuple[str, str], ...]], float], metric: str, **labels: str) -> float:
+    return sum(
+        value
+        for (name, have), value in samples.items()
+        if name == metric and all(dict(have).get(k) == v for k, v in labels.items())
+    )
+
+
+Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
+
+
+def scrape_when(port: int, ready: Callable[[Samples], bool]) -> Samples:
+    """Scrape until ``ready`` holds (the store's gauges are read at most once a second)."""
+    found: list[Samples] = []
+
+    def check() -> bool:
+        samples = scrape(port)
+        found[:] = [samples]
+        return ready(samples)
+
+    wait_until(check, what="the group's metrics")
+    return found[0]
+
+
+def test_metrics_serve_the_group_counters_and_histograms_summed_and_the_store_once(
+    spawn: Callable[..., CliProcess], db_url: str, tmp_path: Path
+) -> None:
+    group = start_group(spawn, db_url, "--metrics", "127.0.0.1:0")
+    port = int(group.wait_for_event("metrics:serving")["port"])
+    gate = tmp_path / "gate"
+    ids = hold_both(group, db_url, gate)  # both processes run some: the sums below add two children
+    jobs = len(ids)
+    gate.touch()
+    for job_id in ids:
+        group.wait_for_event("job:complete", job_id=job_id)
+    samples = scrape_when(port, lambda s: total(s, "monque_jobs", status="completed") == jobs)
+    assert total(samples, "monque_jobs_processed_total", name="gated") == jobs
+    assert total(samples, "monque_job_duration_seconds_count", name="gated") == jobs
+    assert total(samples, "monque_job_duration_seconds_bucket", name="gated", le="+Inf") == jobs
+    assert total(samples, "monque_job_duration_seconds_bucket", name="gated", le="0.001") == 0
+    assert total(samples, "monque_job_duration_seconds_sum", name="gated") > 0
+    assert total(samples, "monque_jobs", name="gated", status="completed") == jobs  # the store, not twice
+    assert total(samples, "monque_worker_processes", state="up") == 2
+    assert total(samples, "monque_feed_state") == 2  # one state per process
+    # A child killed: what it had counted stays in the group's counters (they never go down).
+    victim = next(event for event in child_events(group) if event["slot"] == 2)
+    os.kill(int(victim["pid"]), signal.SIGKILL)
+    group.wait_for_line(lambda _: len([e for e in child_events(group) if e["slot"] == 2]) == 2)
+    after = scrape_when(port, lambda s: total(s, "monque_worker_processes", state="up") == 2)
+    assert total(after, "monque_jobs_processed_total", name="gated") == jobs
+    assert total(after, "monque_job_duration_seconds_count", name="gated") == jobs
+    assert total(after, "monque_worker_restarts_total") == 1
+    group.send(signal.SIGTERM)
+    assert group.wait_exit() == 0
+
+
+def test_help_describes_processes_and_the_crash_loop_exit_code(spawn: Callable[..., CliProcess]) -> None:
+    helped = spawn("--help")
+    assert helped.wait_exit() == 0
+    text = "\n".join(helped.stdout_lines)
+    assert "--processes N|auto" in text and "MONQUE_PROCESSES" in text
+    assert "7  --worker --processes" in text
+    assert "--processes auto" in text  # an example
+
+
+def test_the_instance_form_runs_in_each_child_without_a_url(spawn: Callable[..., CliProcess], db_url: str) -> None:
+    """An --app naming a Monque bound to its own URL: no URL given, none passed to the children
+    (a URL of the supervisor's default would have been "a different store" to each child)."""
+    group = spawn(
+        "--worker",
+        "--app",
+        "apps.instance_app:monque",
+        "--processes",
+        "2",
+        "--log-format",
+        "json",
+        env={"TEST_APP_URL": db_url},
+    )
+    for slot in (1, 2):
+        group.wait_for_event("supervisor:child-started", slot=slot)
+    job_id = enqueue(db_url, "fast")
+    group.wait_for_event("job:complete", job_id=job_id)
+    group.send(signal.SIGTERM)
+    assert group.wait_exit() == 0
