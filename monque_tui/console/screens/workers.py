@@ -127,7 +127,7 @@ def group_cells(supervisor: str, children: list[InstanceRow], wide: bool = False
         "names": Text(names) if names else _dim(),
         "running": total([row.info.running for row in children]),
         "processed": total([row.info.processed for row in children]),
-        "failed": total([row.info.failed for row in children]),
+        "failed attempts": total([row.info.failed for row in children]),
         "heartbeat": _dim("never") if not ages else Text(f"{span(min(ages))} ago", justify="right"),
         "rate": _dim() if not rates else Text(f"{sum(rates):.1f}/s", justify="right"),
         "held": Text(f"{sum(row.info.jobs_held for row in children):,}", justify="right"),
