@@ -81,6 +81,7 @@ OUTCOME_STYLES = {
     "stale": "magenta",
     "shutdown": "magenta",
     "timed_out": "bold yellow",
+    "cancelled": "dim",
 }
 
 
