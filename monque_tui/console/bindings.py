@@ -167,7 +167,8 @@ REGISTRY: tuple[KeyAction, ...] = (
         "Act",
         ("jobs", "detail"),
         mutating=True,
-        help="Cancel pending jobs: the marked ones, or else the one under the cursor",
+        help="Cancel pending jobs, or stop running ones (their owner cancels the handler): the marked ones, "
+        "or else the one under the cursor",
         rank=10,
     ),
     KeyAction(
@@ -208,7 +209,8 @@ REGISTRY: tuple[KeyAction, ...] = (
         ("jobs",),
         mutating=True,
         show=False,
-        help="Cancel every pending job matching the view (every filter of the bar), in one store operation",
+        help="Cancel every pending job matching the view (every filter of the bar), in one store operation; "
+        "its running jobs are asked about apart (stop)",
     ),
     KeyAction(
         "R",
