@@ -152,6 +152,40 @@ def claimed_row_to_job(row: tuple[Any, ...]) -> Job:
         raise unreadable_row(row, error) from None
 
 
+def claim_row_to_job(row: tuple[Any, ...]) -> Job:
+    """``claimed_row_to_job`` for a claim's row (``CLAIM_COLUMNS``: the fields a run needs;
+    the later fields of ours are the Job's defaults, None). Runs once per claimed job."""
+    try:
+        (
+            id_, name, data, status, next_run_at, locked_at, claimed_by, last_heartbeat,
+            heartbeat_interval, fail_count, fail_reason, repeat_interval, unique_key,
+            created_at, updated_at, attempts, error_type, error_group, timeout_ms,
+        ) = row  # fmt: skip
+        return Job(
+            id_,
+            name,
+            None if data is None else _decode(data),
+            STATUS_BY_VALUE[status],
+            next_run_at,
+            created_at,
+            updated_at,
+            fail_count,
+            locked_at,
+            claimed_by,
+            last_heartbeat,
+            heartbeat_interval,
+            fail_reason,
+            repeat_interval,
+            unique_key,
+            attempts,
+            error_type,
+            error_group,
+            timeout_ms,
+        )
+    except (ValueError, TypeError, KeyError, IndexError, RecursionError) as error:
+        raise unreadable_row(row, error) from None
+
+
 def stored_result(text: str) -> Any:
     """A stored ``result`` column: the handler's JSON value, or None where a hand edit left
     text that is not JSON (a result is a report, never a reason to make the job unreadable)."""

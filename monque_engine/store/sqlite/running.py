@@ -64,9 +64,9 @@ def stop_requests(t: Tables, owner: str, job_ids: Sequence[str]) -> Settled[dict
 
     def op(conn: sqlite3.Connection) -> dict[str, tuple[int, int]]:
         return {
-            row[0]: (row[1], row[2])
-            for row in conn.execute(sql, (*job_ids, owner))
-            if type(row[1]) is int and type(row[2]) is int
+            job_id: (locked_at, stop_at)
+            for job_id, locked_at, stop_at in conn.execute(sql, (*job_ids, owner))
+            if type(locked_at) is int and type(stop_at) is int
         }
 
     return Settled(op)  # processing jobs only: never an inbox row

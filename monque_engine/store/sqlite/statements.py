@@ -19,7 +19,7 @@ from typing import Any
 
 from .. import guards
 from .queries import append_attempt, row_attempt
-from .schema import ERROR_MEMBER, FINISHED, INTEGERS_ONLY, NO_ERROR_TYPE, Tables
+from .schema import CLAIM_COLUMNS, ERROR_MEMBER, FINISHED, INTEGERS_ONLY, NO_ERROR_TYPE, Tables
 from .unreadable import CLAIM_STATUS
 
 #: The assignments that take a job out of its claim.
@@ -142,8 +142,8 @@ def unique_holder(t: Tables, columns: str) -> str:
 
 
 def claim_columns(t: Tables) -> str:
-    """JOB_COLUMNS for a claim's RETURNING, the status through ``CLAIM_STATUS``."""
-    return t.columns.replace(", status,", f", {CLAIM_STATUS},", 1)
+    """CLAIM_COLUMNS for a claim's RETURNING, the status through ``CLAIM_STATUS``."""
+    return ", ".join(CLAIM_STATUS if column == "status" else column for column in CLAIM_COLUMNS)
 
 
 def claim(t: Tables) -> str:

@@ -1,0 +1,94 @@
+"""Stopping a running job and its progress (issue 37 parts 2 and 3, ADR 0019), per store:
+the same Monque is owner and operator here (the cross-process paths are in
+``tests/test_multiprocess_running_jobs.py``). Tests wait on events, never on durations.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+
+from monque_engine import JobStatus, StopRefusedError
+
+
+async def test_a_stop_ends_an_async_handler_and_the_job_cancelled(monque, recorder) -> None:
+    m = await monque()
+    rec = recorder(m, "job:start", "job:cancelled")
+    cancelled: list[bool] = []
+
+    async def hang(job):
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.append(True)
+            raise
+
+    m.register("hang", hang)
+    job = await m.enqueue("hang")
+    await m.start()
+    await rec.wait_for("job:start")
+    asked = await m.cancel_job(job.id, running=True)
+    assert asked is not None and asked.status is JobStatus.PROCESSING and asked.stop_pending
+    [event] = await rec.wait_for("job:cancelled")
+    assert event.job.id == job.id and cancelled == [True]
+    stored = await m.get_job(job.id)
+    assert stored is not None and stored.status is JobStatus.CANCELLED and stored.claimed_by is None
+    assert [attempt.outcome for attempt in stored.attempts] == ["cancelled"]
+
+
+async def test_a_sync_handler_sees_should_stop_and_its_job_ends_cancelled(monque, recorder) -> None:
+    m = await monque()
+    rec = recorder(m, "job:start", "job:cancelled")
+    asked = threading.Event()
+    seen: list[bool] = []
+
+    def poll(job):
+        while not job.should_stop():
+            asked.wait(0.01)
+        seen.append(True)
+
+    m.register("poll", poll)
+    job = await m.enqueue("poll")
+    await m.start()
+    await rec.wait_for("job:start")
+    await m.cancel_job(job.id, running=True)
+    await rec.wait_for("job:cancelled")
+    assert seen == [True]
+    stored = await m.get_job(job.id)
+    assert stored is not None and [attempt.outcome for attempt in stored.attempts] == ["cancelled"]
+
+
+async def test_a_stop_for_a_completed_job_says_so_and_changes_nothing(monque, recorder) -> None:
+    m = await monque()
+    rec = recorder(m, "job:complete")
+    m.register("quick", lambda job: None)
+    job = await m.enqueue("quick")
+    await m.start()
+    await rec.wait_for("job:complete")
+    before = await m.get_job(job.id)
+    with pytest.raises(StopRefusedError, match="no longer running \\(now 'completed'\\); nothing was changed"):
+        await m.cancel_job(job.id, running=True)
+    assert await m.get_job(job.id) == before
+
+
+async def test_progress_is_stored_for_the_running_attempt(monque, recorder) -> None:
+    m = await monque()
+    rec = recorder(m, "job:start", "job:cancelled")
+    reported = asyncio.Event()
+
+    async def report(job):
+        await job.report_progress(0.3, "a third")
+        reported.set()
+        await asyncio.Event().wait()
+
+    m.register("report", report)
+    job = await m.enqueue("report")
+    await m.start()
+    await asyncio.wait_for(reported.wait(), 30)
+    stored = await m.get_job(job.id)
+    assert stored is not None and stored.running_progress is not None
+    assert (stored.running_progress.fraction, stored.running_progress.message) == (0.3, "a third")
+    await m.cancel_job(job.id, running=True)
+    await rec.wait_for("job:cancelled")
