@@ -43,12 +43,13 @@ FORMATS: tuple[str, ...] = ("jsonl", "csv")
 #: those a job does not have).
 #: ``errorType``, ``errorGroup`` and ``attempts`` came last (after ``data``), so a program
 #: reading an older export's columns by position still finds them where they were; then
-#: ``timeoutMs`` and ``overLimitAt`` (ADR 0019), for the same reason. In CSV,
+#: ``timeoutMs`` and ``overLimitAt`` (ADR 0019), then ``stopRequestedAt`` and ``progress``
+#: (issue 37; ``progress`` as JSON text in CSV), for the same reason. In CSV,
 #: ``attempts`` is how many attempt records the job keeps; JSON Lines holds the records.
 FIELDS: tuple[str, ...] = (
     "_id", "name", "status", "nextRunAt", "createdAt", "updatedAt", "failCount", "failReason",
     "lockedAt", "claimedBy", "lastHeartbeat", "heartbeatInterval", "repeatInterval", "uniqueKey", "data",
-    "errorType", "errorGroup", "attempts", "timeoutMs", "overLimitAt",
+    "errorType", "errorGroup", "attempts", "timeoutMs", "overLimitAt", "stopRequestedAt", "progress",
 )  # fmt: skip
 DEFAULT_PAGE_SIZE = 500
 #: ``progress(written, total)``: called after each page; ``total`` is the count taken when
@@ -156,6 +157,11 @@ def export_document(job: Job) -> dict[str, Any]:
         doc["timeoutMs"] = job.timeout_ms
     if job.over_limit_at_ms is not None:
         doc["overLimitAt"] = _instant(job.over_limit_at_ms)
+    if job.stop_requested_at_ms is not None:
+        doc["stopRequestedAt"] = _instant(job.stop_requested_at_ms)
+    if job.progress is not None:
+        report = job.progress
+        doc["progress"] = {"fraction": report.fraction, "message": report.message, "at": _instant(report.at_ms)}
     return doc
 
 

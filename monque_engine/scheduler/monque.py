@@ -133,6 +133,11 @@ class Monque:
         return self._processor.running
 
     @property
+    def running_with_progress(self) -> int:
+        """Jobs running in this process whose handler reported progress (the metrics' gauge)."""
+        return len(self._processor.control.throttles)
+
+    @property
     def running_job_count(self) -> int:
         """Handlers of this instance running now: what a ``stop()`` will wait for (a console that
         quits says so instead of showing a blank screen until they finish)."""
