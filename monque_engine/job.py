@@ -719,6 +719,9 @@ class OwnerHolding:
     last_heartbeat_ms: int | None
     #: The largest ``heartbeatInterval`` its jobs carry (ms), None when none does.
     heartbeat_interval_ms: int | None
+    #: Its longest-running job (the earliest ``lockedAt``) and that claim's instant (issue 37).
+    longest_job_id: str | None = None
+    longest_since_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -812,6 +815,10 @@ class InstanceInfo:
     running: int | None = None
     processed: int | None = None
     failed: int | None = None
+    #: Its longest-running job (the earliest claim among the jobs it holds) and since when
+    #: (issue 37: the Workers view's "what is stuck?"); None when it holds none.
+    longest_job_id: str | None = None
+    longest_since: datetime | None = None
 
     def heartbeat_age(self, now: datetime) -> float | None:
         """Seconds since the last heartbeat, None when there never was one."""

@@ -143,3 +143,15 @@ async def test_the_heartbeat_looks_for_stop_requests_only_while_the_feed_is_down
     lifecycle._watch = Live()  # type: ignore[assignment]
     await lifecycle._heartbeat()
     assert looked == ["look"]  # the feed carries requests: no extra read per beat
+
+
+async def test_each_owner_s_longest_running_job_is_its_earliest_claim() -> None:
+    store, _ = evaluator_store()
+    for n in (1, 2, 3):
+        await store.insert(new_job(oid(n)))
+    await store.claim("email", "me", 2_000, 1, 30_000)  # oid(1), claimed first
+    await store.claim("email", "me", 3_000, 1, 30_000)
+    await store.claim("email", "other", 4_000, 1, 30_000)
+    holdings = {holding.owner: holding for holding in await store.owner_holdings()}
+    assert (holdings["me"].jobs, holdings["me"].longest_job_id, holdings["me"].longest_since_ms) == (2, oid(1), 2_000)
+    assert (holdings["other"].longest_job_id, holdings["other"].longest_since_ms) == (oid(3), 4_000)

@@ -49,6 +49,13 @@ async def test_progress_shows_live_and_c_stops_the_running_job(store_url: str) -
             [line] = [line for line in screen_text(app).splitlines() if "progress" in line and "42%" in line]
             assert "copying" in line and "reported" in line
             await pilot.press("escape")
+            # The Workers view names each instance's longest-running job, with its run time.
+            await pilot.press("W")
+            await wait_for(lambda: "LONGEST" in screen_text(app) and job.id[-8:] in screen_text(app))
+            [line] = [line for line in screen_text(app).splitlines() if worker.instance_id[:20] in line]
+            assert job.id[-8:] in line
+            await pilot.press("escape")
+            await wait_for(lambda: app.screen is app.jobs_screen)
             await move_to(app, pilot, job.id)
             await pilot.press("c")
             await wait_for(lambda: isinstance(app.screen, ConfirmScreen))

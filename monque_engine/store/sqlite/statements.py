@@ -494,10 +494,16 @@ def purge_instances(t: Tables) -> str:
 
 
 def owner_holdings(t: Tables) -> str:
-    """Jobs per owner, from the partial processing index (claimed_by, locked_at)."""
+    """Jobs per owner, from the partial processing index (claimed_by, locked_at), with each
+    owner's longest-running job (its earliest claim: one seek of that index per owner)."""
+    longest = (
+        f"SELECT o.id FROM {t.jobs} o WHERE o.status = 'processing' AND o.claimed_by = j.claimed_by "
+        "AND typeof(o.locked_at) = 'integer' ORDER BY o.locked_at LIMIT 1"
+    )
     return (
-        f"SELECT claimed_by, count(*), max({_LIVENESS}), max({_INTEGER.format('heartbeat_interval')}) "
-        f"FROM {t.jobs} WHERE status = 'processing' AND claimed_by <> '' GROUP BY claimed_by ORDER BY claimed_by"
+        f"SELECT claimed_by, count(*), max({_LIVENESS}), max({_INTEGER.format('heartbeat_interval')}), "
+        f"({longest}), min({_INTEGER.format('locked_at')}) "
+        f"FROM {t.jobs} j WHERE status = 'processing' AND claimed_by <> '' GROUP BY claimed_by ORDER BY claimed_by"
     )
 
 

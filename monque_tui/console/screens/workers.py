@@ -12,7 +12,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from ..bindings import Scope, bindings_for
-from ..formatting import span
+from ..formatting import short_id, span
 from ..messages import ReleaseOwner
 from ..protocol import ConsoleApp
 from ..session import ConsoleSession
@@ -27,6 +27,7 @@ COLUMNS = (
     "id",
     "heartbeat",
     "held",
+    "longest",
     "running",
     "names",
     "processed",
@@ -88,6 +89,11 @@ def cells(row: InstanceRow, wide: bool = False) -> dict[str, Text]:
         else Text(f"{span(row.age_ms)} ago", style="bold red" if row.dead else "", justify="right"),
         "rate": _dim() if row.rate is None else Text(f"{row.rate:.1f}/s", justify="right"),
         "held": Text(f"{info.jobs_held:,}", style="bold red" if row.dead and info.jobs_held else "", justify="right"),
+        # Its longest-running job (issue 37: "what is stuck?"): how long, and which (Enter on
+        # the jobs view's processing tab, sorted by run time, finds it).
+        "longest": _dim()
+        if row.longest_ms is None or info.longest_job_id is None
+        else Text.assemble((span(row.longest_ms), "bold"), f" {short_id(info.longest_job_id)}"),
     }
 
 

@@ -92,3 +92,23 @@ async def test_progress_is_stored_for_the_running_attempt(monque, recorder) -> N
     assert (stored.running_progress.fraction, stored.running_progress.message) == (0.3, "a third")
     await m.cancel_job(job.id, running=True)
     await rec.wait_for("job:cancelled")
+
+
+async def test_instances_name_each_one_s_longest_running_job(monque, recorder) -> None:
+    m = await monque()
+    rec = recorder(m, "job:start")
+    release = asyncio.Event()
+
+    async def hang(job):
+        await release.wait()
+
+    m.register("hang", hang, concurrency=2)
+    first = await m.enqueue("hang", {"n": 1})
+    await m.start()
+    await rec.wait_for("job:start")
+    await m.enqueue("hang", {"n": 2})
+    await rec.wait_for("job:start", 2)
+    [me] = [info for info in await m.instances() if info.id == m.instance_id]
+    stored = await m.get_job(first.id)
+    assert stored is not None and (me.longest_job_id, me.longest_since) == (first.id, stored.locked_at)
+    release.set()
