@@ -583,7 +583,9 @@ def regex_literal(text: str) -> str:
     return escaped.replace("\x00", "\\x00") if "\x00" in escaped else escaped
 
 
-SortField = Literal["id", "created_at", "updated_at", "next_run_at"]
+#: ``locked_at``: running jobs by how long they have run (issue 37), for listings of
+#: processing jobs only (every other job has no claim to sort by).
+SortField = Literal["id", "created_at", "updated_at", "next_run_at", "locked_at"]
 SortDirection = Literal["asc", "desc"]
 CursorDirection = Literal["forward", "backward"]
 

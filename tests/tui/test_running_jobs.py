@@ -116,3 +116,36 @@ async def test_wide_the_progress_is_a_bar(store_url: str) -> None:
         await wait_for(lambda: said(app, "not in the instance registry"))
     after = (await store_jobs(store_url))[FOREIGN]
     assert after.status is JobStatus.PROCESSING and after.stop_requested_at_ms is None
+
+
+def _running(job_id: str, n: int, locked_at_ms: int) -> Job:
+    now = SEED_NOW_MS
+    return Job(
+        job_id, "report.build", {"n": n}, JobStatus.PROCESSING, now - 900_000, now - 900_000 + n, now - 1_000,
+        locked_at_ms=locked_at_ms, claimed_by="node-worker-1", last_heartbeat_ms=now - 1_000,
+        heartbeat_interval_ms=30_000,
+    )  # fmt: skip
+
+
+async def test_the_processing_tab_sorts_by_run_time_longest_first(store_url: str) -> None:
+    from .conftest import table_ids
+
+    now = SEED_NOW_MS
+    ids = [f"65a1b2c3d4e5f607182900{n:02x}" for n in range(0x21, 0x24)]
+    # Created in id order, claimed in the reverse: by run time the last created runs longest.
+    jobs = [_running(job_id, n, now - 600_000 + (len(ids) - n) * 60_000) for n, job_id in enumerate(ids)]
+    monque = Monque(store_url, recover_stale_jobs=False)
+    await monque.initialize()
+    try:
+        assert await monque.import_jobs(jobs) == 3
+    finally:
+        await monque.close()
+    async with running_console(store_url) as (app, pilot):
+        await pilot.press("3")
+        await wait_for(lambda: len(table_ids(app)) == 3)
+        await pilot.press("s", "s", "s")
+        await wait_for(lambda: app.jobs_screen.window.query.sort_by == "locked_at")
+        await wait_for(lambda: table_ids(app) == list(reversed(ids)))
+        assert "sorted by run time" in screen_text(app)
+        await pilot.press("1")  # all statuses: no run time to sort by, back to created
+        await wait_for(lambda: app.jobs_screen.window.query.sort_by == "created_at")

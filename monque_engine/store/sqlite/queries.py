@@ -41,7 +41,13 @@ def _decode(text: Any) -> Any:
     return value
 
 
-SORT_COLUMNS = {"id": "id", "created_at": "created_at", "updated_at": "updated_at", "next_run_at": "next_run_at"}
+SORT_COLUMNS = {
+    "id": "id",
+    "created_at": "created_at",
+    "updated_at": "updated_at",
+    "next_run_at": "next_run_at",
+    "locked_at": "locked_at",
+}
 _loads = json.loads
 
 

@@ -473,7 +473,7 @@ class JobTable(ScrollView, can_focus=True):
             _cell("", 1),
             _cell(label("ID", "created_at", 8), 8),
             _cell("NAME", columns.name),
-            _cell("STATUS", 10),
+            _cell(label("STATUS", "locked_at", 10), 10),  # sorted by run time: the processing rows' age
         ]
         if columns.progress:
             cells.append(_cell("PROGRESS", columns.progress))

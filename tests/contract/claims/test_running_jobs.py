@@ -112,3 +112,23 @@ async def test_instances_name_each_one_s_longest_running_job(monque, recorder) -
     stored = await m.get_job(first.id)
     assert stored is not None and (me.longest_job_id, me.longest_since) == (first.id, stored.locked_at)
     release.set()
+
+
+async def test_running_jobs_list_by_run_time_in_pages_and_only_them(monque) -> None:
+    from monque_engine import JobListFilter, JobSort
+    from monque_engine.errors import InvalidJobQueryError
+    from monque_engine.timeutil import now_ms
+
+    m = await monque()
+    for n in range(5):
+        await m.enqueue("task", {"n": n})
+    start = now_ms()
+    claimed = [job for step in range(3) for job in await m.store.claim("task", "owner", start + step, 1, 30_000)]
+    running = JobListFilter(status="processing")
+    longest = JobSort("locked_at", "asc")
+    first = await m.get_jobs_with_cursor(limit=2, filter=running, sort=longest)
+    assert [job.id for job in first.jobs] == [job.id for job in claimed[:2]] and first.has_next_page
+    rest = await m.get_jobs_with_cursor(first.cursor, limit=2, filter=running, sort=longest)
+    assert [job.id for job in rest.jobs] == [claimed[2].id] and not rest.has_next_page
+    with pytest.raises(InvalidJobQueryError, match="processing jobs only"):
+        await m.get_jobs_with_cursor(sort=longest)
