@@ -106,7 +106,13 @@ REGISTRY: tuple[KeyAction, ...] = (
     KeyAction("5", "status('failed')", "Failed", "View", ("jobs",), show=False, help="Show failed jobs"),
     KeyAction("6", "status('cancelled')", "Cancelled", "View", ("jobs",), show=False, help="Show cancelled jobs"),
     KeyAction(
-        "s", "next_sort", "Sort", "View", ("jobs",), help="Sort by created, updated or next run (cycles); on the processing tab also by run time", rank=20
+        "s",
+        "next_sort",
+        "Sort",
+        "View",
+        ("jobs",),
+        help="Sort by created, updated or next run (cycles); on the processing tab also by run time",
+        rank=20,
     ),
     KeyAction("S", "reverse_sort", "Reverse", "View", ("jobs",), show=False, help="Flip the sort direction"),
     KeyAction(

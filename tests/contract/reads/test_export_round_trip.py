@@ -119,7 +119,14 @@ async def test_csv_has_error_type_error_group_and_the_attempt_count(monque) -> N
     rows = {row["_id"]: row for row in csv.DictReader(io.StringIO(await _export(m, "csv")))}
     assert tuple(next(iter(rows.values()))) == FIELDS
     assert FIELDS[-8:] == (
-        "data", "errorType", "errorGroup", "attempts", "timeoutMs", "overLimitAt", "stopRequestedAt", "progress",
+        "data",
+        "errorType",
+        "errorGroup",
+        "attempts",
+        "timeoutMs",
+        "overLimitAt",
+        "stopRequestedAt",
+        "progress",
     )
     failed, pending = rows[oid(4)], rows[oid(1)]
     assert (failed["errorType"], failed["attempts"]) == ("httpx.ConnectTimeout", "1")
