@@ -150,3 +150,18 @@ async def test_progress_outside_the_handler_is_refused(tmp_path: Path) -> None:
             await job.report_progress(0.5)
         with pytest.raises(InvalidProgressError, match="from that job's own handler"):
             job.report_progress_sync(0.5)
+
+
+async def test_the_store_writes_a_stop_only_for_the_claim_it_names(tmp_path: Path) -> None:
+    """The write's own guard (owner and lockedAt), for a request racing a new claim."""
+    async with Monque(url(tmp_path)) as monque:
+        job = await claimed_by(monque, "w-1")
+        assert job.locked_at_ms is not None
+        store = monque.store
+        assert await store.request_stop(job.id, "w-1", job.locked_at_ms - 1, now_ms()) is None  # an earlier claim
+        assert await store.request_stop(job.id, "w-2", job.locked_at_ms, now_ms()) is None  # another owner
+        assert await store.stop_requests("w-1", [job.id]) == {}
+        # Stamped no earlier than the claim, whatever this process's clock says.
+        stopped = await store.request_stop(job.id, "w-1", job.locked_at_ms, job.locked_at_ms - 5_000)
+        assert stopped is not None and stopped.stop_requested_at_ms == job.locked_at_ms and stopped.stop_pending
+        assert await store.stop_requests("w-1", [job.id]) == {job.id: (job.locked_at_ms, job.locked_at_ms)}
