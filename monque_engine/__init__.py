@@ -80,6 +80,7 @@ from .job import (
 )
 from .options import InvalidOptionError, JobRetention, MonqueOptions
 from .progress import DEFAULT_STEP_JOBS, CountProgress, PageProgress
+from .run_progress import MAX_PROGRESS_MESSAGE, InvalidProgressError, Progress
 from .scheduler import Monque
 from .scheduler.resilient_watch import FeedState, ResilientWatch, WatchEvent
 from .store import DEFAULT_URL, InvalidStoreUrlError, JobStore, open_store
@@ -92,6 +93,7 @@ __all__ = [
     "DEFAULT_MAX_BACKOFF_DELAY",
     "DEFAULT_STEP_JOBS",
     "DEFAULT_URL",
+    "MAX_PROGRESS_MESSAGE",
     "AggregationTimeoutError",
     "Attempt",
     "BulkCount",
@@ -114,6 +116,7 @@ __all__ = [
     "InvalidJobIdentifierError",
     "InvalidJobQueryError",
     "InvalidOptionError",
+    "InvalidProgressError",
     "InvalidStoreUrlError",
     "Job",
     "JobCompleteEvent",
@@ -139,6 +142,7 @@ __all__ = [
     "PartialInsertError",
     "PayloadTooLargeError",
     "PayloadValidationError",
+    "Progress",
     "QueueControlEvent",
     "QueueHealth",
     "QueueStats",
