@@ -17,12 +17,9 @@ import math
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import Any, Protocol
 
 from .timeutil import ms_to_datetime
-
-if TYPE_CHECKING:
-    from .job import Job
 
 #: The longest progress message kept; longer ones are refused at the call (a progress line
 #: is a status, not a log).
@@ -35,9 +32,10 @@ PROGRESS_INTERVAL_S = 1.0
 class ProgressSink(Protocol):
     """Where a running handler's reports go: the processor running it."""
 
-    def take_progress(self, job: Job, report: Progress) -> Awaitable[None] | None: ...
+    # ``job`` is the running ``Job`` (typed Any: job.py imports this module, not the reverse).
+    def take_progress(self, job: Any, report: Progress) -> Awaitable[None] | None: ...
 
-    def take_progress_threadsafe(self, job: Job, report: Progress) -> None: ...
+    def take_progress_threadsafe(self, job: Any, report: Progress) -> None: ...
 
 
 #: The processor and job id whose handler runs in this context: set by each run's task, and

@@ -59,9 +59,9 @@ def owner_holdings_pipeline() -> list[Document]:
     takes it back (``stale_filter``)."""
     return [
         {"$match": {"status": PROCESSING, "claimedBy": {"$nin": NO_OWNER["$in"]}}},
-        # Earliest claim first, so each owner's ``$first`` is its longest-running job (the
-        # processing jobs only: as many as the fleet's slots, sorted in memory).
-        {"$sort": {"lockedAt": 1, "_id": 1}},
+        # Earliest claim first, so each owner's ``$first`` is its longest-running job: the
+        # ``{status, lockedAt, lastHeartbeat}`` index serves the match and this order.
+        {"$sort": {"lockedAt": 1}},
         {
             "$group": {
                 "_id": "$claimedBy",
