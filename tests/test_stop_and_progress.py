@@ -123,9 +123,10 @@ async def test_progress_is_checked_and_throttled_to_one_write_a_second(tmp_path:
 
         async def counted(job_id: str, owner: str, at: int, progress: Any) -> bool:
             writes.append(progress.fraction)
+            written = await original(job_id, owner, at, progress)
             if progress.fraction == 1.0:
-                wrote_last.set()
-            return await original(job_id, owner, at, progress)
+                wrote_last.set()  # once stored: get_job below reads it
+            return written
 
         monque.store.report_progress = counted  # type: ignore[method-assign, assignment]
         monque.register("task", handler)
