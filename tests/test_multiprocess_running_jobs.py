@@ -109,11 +109,11 @@ def test_a_sync_handler_is_asked_to_stop_and_ends_cancelled_when_it_returns(
 def test_a_stop_for_an_attempt_that_moved_on_changes_nothing(
     procs: Launcher, db: Path, runs_dir: Path, probe: StoreProbe
 ) -> None:
-    # Every run hangs; each is timed out after 0.3 s and retried at once, so the job runs
+    # Every run hangs; each is timed out after 1 s and retried at once, so the job runs
     # again as a later attempt. A stop for the first attempt must not reach the second.
     worker = start(
-        procs, db, runs_dir, "w-async", "--hang", "async", "--hang-every", "--timeout", 0.3,
-        "--max-retries", 5, "--base-retry-interval", 0,
+        procs, db, runs_dir, "w-async", "--hang", "async", "--hang-every", "--timeout", 1,
+        "--max-retries", 8, "--base-retry-interval", 0,
     )  # fmt: skip
     [job_id] = enqueue_here(db, "task", 1)
     [first, second] = worker.wait_for("hanging", WAIT, where=lambda line: line["job_id"] == job_id, count=2)
@@ -125,10 +125,17 @@ def test_a_stop_for_an_attempt_that_moved_on_changes_nothing(
     assert row is not None and row["stop_requested_at"] is None  # nothing was written
     assert worker.events("job:cancelled") == []
 
-    # The attempt running now can be stopped (and is, so the worker does not retry for ever).
-    current = get(db, job_id)
-    assert current is not None and current.locked_at is not None
-    stop(db, job_id, claimed_at=current.locked_at)
+    # An attempt still running can be stopped (and is, so the worker does not retry for
+    # ever). Each run times out on its own, so a stop may meet the one that just ended: it
+    # says so, and the next run is stopped instead.
+    for seen in range(2, 8):
+        [*_, running] = worker.wait_for("hanging", WAIT, where=lambda line: line["job_id"] == job_id, count=seen)
+        try:
+            stop(db, job_id, claimed_at=ms_to_datetime(running["locked_at"]))
+        except StopRefusedError as error:
+            assert error.reason == "not_running"
+            continue
+        break
     worker.wait_for("job:cancelled", WAIT, where=lambda line: line["job_id"] == job_id)
     assert outcomes(probe, job_id)[-1] == "cancelled"
 
