@@ -34,6 +34,7 @@ from .errors import (
     PayloadTooLargeError,
     PayloadValidationError,
     ShutdownTimeoutError,
+    StopRefusedError,
     StoreDamagedError,
     StoreLostError,
     UniqueKeyConflictError,
@@ -83,6 +84,7 @@ from .job import (
 from .options import InvalidOptionError, JobRetention, MonqueOptions
 from .progress import DEFAULT_STEP_JOBS, CountProgress, PageProgress
 from .results import MAX_RESULT_BYTES
+from .run_progress import MAX_PROGRESS_MESSAGE, InvalidProgressError, Progress
 from .scheduler import Monque
 from .scheduler.resilient_watch import FeedState, ResilientWatch, WatchEvent
 from .store import DEFAULT_URL, InvalidStoreUrlError, JobStore, open_store
@@ -95,6 +97,7 @@ __all__ = [
     "DEFAULT_MAX_BACKOFF_DELAY",
     "DEFAULT_STEP_JOBS",
     "DEFAULT_URL",
+    "MAX_PROGRESS_MESSAGE",
     "MAX_RESULT_BYTES",
     "AggregationTimeoutError",
     "Attempt",
@@ -118,6 +121,7 @@ __all__ = [
     "InvalidJobIdentifierError",
     "InvalidJobQueryError",
     "InvalidOptionError",
+    "InvalidProgressError",
     "InvalidResultError",
     "InvalidStoreUrlError",
     "Job",
@@ -145,12 +149,14 @@ __all__ = [
     "PartialInsertError",
     "PayloadTooLargeError",
     "PayloadValidationError",
+    "Progress",
     "QueueControlEvent",
     "QueueHealth",
     "QueueStats",
     "QueueViewSummary",
     "ResilientWatch",
     "ShutdownTimeoutError",
+    "StopRefusedError",
     "StoreDamagedError",
     "StoreLostError",
     "SyncMonque",

@@ -51,14 +51,17 @@ MAX_ATTEMPTS = 10
 #: Bound of a failure message (also ``failReason``'s bound).
 MAX_REASON_CHARS = MAX_MESSAGE_CHARS
 
-AttemptOutcome = Literal["completed", "retrying", "failed", "stale", "shutdown", "timed_out"]
+AttemptOutcome = Literal["completed", "retrying", "failed", "stale", "shutdown", "timed_out", "cancelled"]
 #: ``completed``: the handler returned. ``retrying``: it raised and the job was scheduled
 #: again. ``failed``: it raised and the job ended failed (retries exhausted, or a failure
 #: retrying cannot help). ``stale``: its instance stopped heartbeating and stale recovery
 #: returned the job to pending. ``shutdown``: a stopping instance gave up waiting for it.
 #: ``timed_out``: it ran past its time limit (a ``TimeoutError``; issue 37); the job was then
-#: retried or failed by its retry policy, as its status says.
-OUTCOMES: tuple[str, ...] = ("completed", "retrying", "failed", "stale", "shutdown", "timed_out")
+#: retried or failed by its retry policy, as its status says. ``cancelled``: an operator
+#: stopped it while it ran (issue 37); the job ended cancelled.
+OUTCOMES: tuple[str, ...] = ("completed", "retrying", "failed", "stale", "shutdown", "timed_out", "cancelled")
+#: The outcome of an attempt an operator stopped.
+CANCELLED = "cancelled"
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,6 +268,7 @@ def plain_attempt(
 
 
 __all__ = [
+    "CANCELLED",
     "MAX_ATTEMPTS",
     "MAX_TRACEBACK_CHARS",
     "OUTCOMES",

@@ -17,7 +17,7 @@ from .errors import InvalidCursorError
 from .job import CursorDirection, JobSort
 from .validation import normalize_job_id
 
-_SORT_FIELDS = ("id", "created_at", "updated_at", "next_run_at")
+_SORT_FIELDS = ("id", "created_at", "updated_at", "next_run_at", "locked_at")
 _KEY = b"monque-cursor-v1"
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 

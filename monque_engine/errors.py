@@ -87,6 +87,19 @@ class JobStateError(MonqueError):
         super().__init__(message)
 
 
+class StopRefusedError(JobStateError):
+    """A running job's stop could not be requested (issue 37). ``reason``: ``"unknown_owner"``
+    (its owner is not in the instance registry: a Node worker or an older Python one, which
+    would never hear the request), ``"dead_owner"`` (its owner stopped beating: release its
+    jobs instead, ``release_dead_owner_jobs``), or ``"not_running"`` (the attempt asked about
+    ended meanwhile, or the job is running again as a later attempt: nothing was changed)."""
+
+    def __init__(self, message: str, job_id: str, current_status: str, reason: str, owner: str | None) -> None:
+        self.reason = reason
+        self.owner = owner
+        super().__init__(message, job_id, current_status, "stop")
+
+
 class UniqueKeyConflictError(MonqueError):
     """Retrying a job would make a second live job with a unique key another job now holds."""
 
@@ -248,6 +261,7 @@ __all__ = [
     "PayloadTooLargeError",
     "PayloadValidationError",
     "ShutdownTimeoutError",
+    "StopRefusedError",
     "StoreDamagedError",
     "StoreLostError",
     "UniqueKeyConflictError",

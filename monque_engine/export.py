@@ -43,13 +43,14 @@ FORMATS: tuple[str, ...] = ("jsonl", "csv")
 #: those a job does not have).
 #: ``errorType``, ``errorGroup`` and ``attempts`` came last (after ``data``), so a program
 #: reading an older export's columns by position still finds them where they were; then
-#: ``timeoutMs`` and ``overLimitAt`` (ADR 0019), then ``result`` (ADR 0020), for the same
-#: reason. In CSV, ``attempts`` is how many attempt records the job keeps; JSON Lines holds
-#: the records; ``result`` is JSON text in CSV (as ``data``) and the value in JSON Lines.
+#: ``timeoutMs`` and ``overLimitAt`` (ADR 0019), then ``result`` (ADR 0020), then
+#: ``stopRequestedAt`` and ``progress`` (issue 37), for the same reason. In CSV, ``attempts``
+#: is how many attempt records the job keeps; JSON Lines holds the records; ``result`` and
+#: ``progress`` are JSON text in CSV (as ``data``) and values in JSON Lines.
 FIELDS: tuple[str, ...] = (
     "_id", "name", "status", "nextRunAt", "createdAt", "updatedAt", "failCount", "failReason",
     "lockedAt", "claimedBy", "lastHeartbeat", "heartbeatInterval", "repeatInterval", "uniqueKey", "data",
-    "errorType", "errorGroup", "attempts", "timeoutMs", "overLimitAt", "result",
+    "errorType", "errorGroup", "attempts", "timeoutMs", "overLimitAt", "result", "stopRequestedAt", "progress",
 )  # fmt: skip
 DEFAULT_PAGE_SIZE = 500
 #: ``progress(written, total)``: called after each page; ``total`` is the count taken when
@@ -159,6 +160,11 @@ def export_document(job: Job) -> dict[str, Any]:
         doc["overLimitAt"] = _instant(job.over_limit_at_ms)
     if job.result is not None:
         doc["result"] = job.result
+    if job.stop_requested_at_ms is not None:
+        doc["stopRequestedAt"] = _instant(job.stop_requested_at_ms)
+    if job.progress is not None:
+        report = job.progress
+        doc["progress"] = {"fraction": report.fraction, "message": report.message, "at": _instant(report.at_ms)}
     return doc
 
 

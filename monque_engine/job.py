@@ -16,10 +16,10 @@ from enum import StrEnum
 from typing import Any, Literal
 
 from .attempts import Attempt, parse_attempts
-from .run_progress import Progress
 from .payload_filter import DataTerm
+from .run_progress import RUNNING_JOB, InvalidProgressError, Progress, ProgressSink, checked_progress
 from .timeouts import MAX_TIMEOUT_SECONDS, RunLimit
-from .timeutil import datetime_to_ms, in_range, ms_to_datetime, optional_ms_to_datetime
+from .timeutil import datetime_to_ms, in_range, ms_to_datetime, now_ms, optional_ms_to_datetime
 
 
 class JobStatus(StrEnum):
@@ -141,10 +141,60 @@ class Job:
         return None if limit is None else limit.deadline
 
     def should_stop(self) -> bool:
-        """Whether the running attempt is past its time limit: what sync code polls between
-        steps, since a thread cannot be cancelled (an async handler is cancelled for it)."""
+        """Whether the running attempt is past its time limit, or an operator asked to stop
+        it: what sync code polls between steps, since a thread cannot be cancelled (an async
+        handler is cancelled for it)."""
         limit = self._limit
-        return limit is not None and limit.passed()
+        return limit is not None and limit.should_stop()
+
+    async def report_progress(self, fraction: float, message: str | None = None) -> None:
+        """Say how far the running handler has got: ``fraction`` from 0 to 1 and an optional
+        short ``message`` (at most ``MAX_PROGRESS_MESSAGE`` characters), stored on the job for
+        the console, ``get_job`` and export. Call it as often as you like: the engine writes
+        at most one report per job per second (the latest). Raises ``InvalidProgressError``
+        for a bad value, or when called outside this job's own handler."""
+        report = checked_progress(fraction, message, now_ms())
+        write = self._progress_sink().take_progress(self, report)
+        if write is not None:
+            await write
+
+    def report_progress_sync(self, fraction: float, message: str | None = None) -> None:
+        """``report_progress`` for a sync handler (a plain ``def`` in its thread): hands the
+        report to the engine's loop and returns at once."""
+        report = checked_progress(fraction, message, now_ms())
+        self._progress_sink().take_progress_threadsafe(self, report)
+
+    def _progress_sink(self) -> ProgressSink:
+        current = RUNNING_JOB.get()
+        if current is None or current[1] != self.id:
+            raise InvalidProgressError(
+                f"report_progress for job {self.id} must be called from that job's own handler, while it runs"
+            )
+        return current[0]
+
+    @property
+    def stop_pending(self) -> bool:
+        """An operator asked to stop the running attempt and its handler still runs (a sync
+        handler, or one that ignores cancellation): what the console says, with its age."""
+        return (
+            self.status is JobStatus.PROCESSING
+            and self.stop_requested_at_ms is not None
+            and self.locked_at_ms is not None
+            and self.stop_requested_at_ms >= self.locked_at_ms
+        )
+
+    @property
+    def running_progress(self) -> Progress | None:
+        """The progress report of the running attempt (one written since its claim), else None."""
+        progress = self.progress
+        if (
+            progress is None
+            or self.status is not JobStatus.PROCESSING
+            or self.locked_at_ms is None
+            or progress.at_ms < self.locked_at_ms
+        ):
+            return None
+        return progress
 
     @property
     def over_limit(self) -> bool:
@@ -537,7 +587,9 @@ def regex_literal(text: str) -> str:
     return escaped.replace("\x00", "\\x00") if "\x00" in escaped else escaped
 
 
-SortField = Literal["id", "created_at", "updated_at", "next_run_at"]
+#: ``locked_at``: running jobs by how long they have run (issue 37), for listings of
+#: processing jobs only (every other job has no claim to sort by).
+SortField = Literal["id", "created_at", "updated_at", "next_run_at", "locked_at"]
 SortDirection = Literal["asc", "desc"]
 CursorDirection = Literal["forward", "backward"]
 
@@ -633,6 +685,9 @@ class ChangeEvent:
     name: str | None = None
     status: JobStatus | None = None
     next_run_at_ms: int | None = None
+    #: The change is an operator's request to stop the running job (issue 37): its owner,
+    #: whose status-filtered feed passes such changes, cancels the handler.
+    stop_requested: bool = False
 
 
 # -- fleet and queue control (issue 13) --------------------------------------------------------------
@@ -674,6 +729,9 @@ class OwnerHolding:
     last_heartbeat_ms: int | None
     #: The largest ``heartbeatInterval`` its jobs carry (ms), None when none does.
     heartbeat_interval_ms: int | None
+    #: Its longest-running job (the earliest ``lockedAt``) and that claim's instant (issue 37).
+    longest_job_id: str | None = None
+    longest_since_ms: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -769,6 +827,10 @@ class InstanceInfo:
     failed: int | None = None
     #: The supervisor whose child this instance is (``InstanceRecord.supervisor``), or None.
     supervisor: str | None = None
+    #: Its longest-running job (the earliest claim among the jobs it holds) and since when
+    #: (issue 37: the Workers view's "what is stuck?"); None when it holds none.
+    longest_job_id: str | None = None
+    longest_since: datetime | None = None
 
     def heartbeat_age(self, now: datetime) -> float | None:
         """Seconds since the last heartbeat, None when there never was one."""

@@ -160,6 +160,11 @@ class MetricsSource(Protocol):
     @property
     def feed_state(self) -> FeedState: ...
 
+    @property
+    def running_with_progress(self) -> int:
+        """Jobs running in this process whose handler reported progress (issue 37)."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class _Gauges:
@@ -364,6 +369,11 @@ class MonqueCollector(Collector):
             for state in FEED_STATES:
                 feed.add_metric([state], 1.0 if state == current else 0.0)
         yield feed
+        yield gauge(
+            "monque_running_jobs_with_progress",
+            "Jobs running in this process whose handler reported progress (one series: no per-job labels).",
+            value=float(getattr(self._monque, "running_with_progress", 0)) if with_samples else None,
+        )
         yield gauge(
             "monque_store_up",
             "1 when the last read of the store's gauges succeeded.",

@@ -57,14 +57,18 @@ class RunLimit:
     library's own timeout).
     """
 
-    __slots__ = ("deadline_ms", "error", "monotonic")
+    __slots__ = ("deadline_ms", "error", "monotonic", "stop_requested")
 
-    def __init__(self, limit_ms: int, started_monotonic: float, started_ms: int) -> None:
-        self.monotonic = started_monotonic + limit_ms / 1000
-        self.deadline_ms = started_ms + limit_ms
+    def __init__(self, limit_ms: int | None, started_monotonic: float, started_ms: int) -> None:
+        # No limit (a run without one that an operator asked to stop): a deadline never reached.
+        self.monotonic = math.inf if limit_ms is None else started_monotonic + limit_ms / 1000
+        self.deadline_ms = None if limit_ms is None else started_ms + limit_ms
         #: The TimeoutError this run ended with, once it ran past its limit: the processor
         #: records the attempt as ``timed_out`` when the error it catches is this one.
         self.error: TimeoutError | None = None
+        #: An operator asked to stop this run (issue 37): ``should_stop()`` says so, and the
+        #: run is recorded ``cancelled`` however it ends.
+        self.stop_requested = False
 
     def timed_out(self, limit: str, returned: bool = False) -> TimeoutError:
         """The run's TimeoutError (kept on ``error``). Its message names the limit, which
@@ -74,8 +78,11 @@ class RunLimit:
         return self.error
 
     @property
-    def deadline(self) -> datetime:
-        return ms_to_datetime(self.deadline_ms)
+    def deadline(self) -> datetime | None:
+        return None if self.deadline_ms is None else ms_to_datetime(self.deadline_ms)
+
+    def should_stop(self) -> bool:
+        return self.stop_requested or time.monotonic() >= self.monotonic
 
     def passed(self) -> bool:
         return time.monotonic() >= self.monotonic

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from monque_engine import Attempt, Job, JobStatus
 from monque_engine.errorgroups import error_group_key
+from monque_engine.run_progress import Progress
 
 BASE = 1_768_478_400_000
 MINUTE = 60_000
@@ -32,6 +33,8 @@ def sample_jobs() -> list[Job]:
             claimed_by="web-1:4121:9f3a2c",
             last_heartbeat_ms=BASE - 20_000,
             heartbeat_interval_ms=30_000,
+            stop_requested_at_ms=BASE - MINUTE,  # issue 37: a stop on its way, and a progress report
+            progress=Progress(0.5, "half way", BASE - 30_000),
         ),
         Job(oid(3), "report", None, JobStatus.COMPLETED, BASE - 9 * MINUTE, BASE - 10 * MINUTE, BASE - 8 * MINUTE),
         Job(

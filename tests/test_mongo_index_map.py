@@ -31,6 +31,7 @@ from monque_engine.store.mongo import management as mongo_management
 from monque_engine.store.mongo import reads as mongo_reads
 from monque_engine.store.mongo import retention as mongo_retention
 from monque_engine.store.mongo import retry as mongo_retry
+from monque_engine.store.mongo import running as mongo_running
 from monque_engine.store.mongo.indexes import fleet_index_specs, index_specs
 
 Keys = list[tuple[str, int]]
@@ -199,6 +200,7 @@ SHAPES: list[tuple[str, dict[str, Any], Keys]] = [
     ("claim", mongo_claims.claim_filter("email", NOW), mongo_claims.CLAIM_SORT),
     ("next due", mongo_claims.next_due_filter(["email", "sms"]), [("nextRunAt", 1)]),
     ("owned transition", mongo_claims.owned_filter(ID, "w1"), []),
+    ("stop request (issue 37)", mongo_running.stop_filter(ID, "w1", NOW), []),
     ("release", mongo_claims.release_filter([ID], "w1"), []),
     ("heartbeat (own jobs)", liveness.heartbeat_filter("w1", [ID]), []),
     ("heartbeat (all of an owner)", liveness.heartbeat_filter("w1"), []),

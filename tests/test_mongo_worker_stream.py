@@ -132,7 +132,8 @@ def _no_name_retry(n: int) -> dict[str, Any]:
 async def test_a_pending_update_without_a_name_wakes_every_registered_name(tmp_path: Path) -> None:
     """Through the driver's stream, the store's mapping and the scheduler's routing: the
     narrowed event names no job, so every registered name is woken (each one's claim then
-    finds the job or nothing), and a stop request wakes nobody."""
+    finds the job or nothing), and a stop request wakes nobody but goes to the processor,
+    which cancels the job's handler if it runs there."""
     stop_request = {**_no_name_retry(2), "updateDescription": {"updatedFields": {STOP_REQUEST_FIELD: T1}}}
     stream = DriverStream(ScriptedCursor(("batch", [_no_name_retry(1), stop_request], False), BLOCK))
     store, events, _ = await _open(stream, full_document=False, statuses=(JobStatus.PENDING,), names=("a", "b"))
@@ -149,8 +150,10 @@ async def test_a_pending_update_without_a_name_wakes_every_registered_name(tmp_p
     monque._lifecycle._on_change(retry)
     assert sorted(woken, key=str) == ["a", "b"]
     woken.clear()
+    heard: list[str] = []
+    monque._processor.stop_heard = heard.append  # type: ignore[method-assign]
     monque._lifecycle._on_change(stop)
-    assert woken == []
+    assert woken == [] and stop.stop_requested and heard == [stop.job_id]  # the owner hears it (issue 37)
 
 
 class _Loop:

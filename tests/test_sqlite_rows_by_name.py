@@ -10,9 +10,11 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 import monque_engine.store.sqlite as sqlite_package
 from monque_engine.store.sqlite import jobrow, queries
-from monque_engine.store.sqlite.schema import JOB_COLUMNS
+from monque_engine.store.sqlite.schema import CLAIM_COLUMNS, JOB_COLUMNS
 
 STORE_DIR = Path(sqlite_package.__file__).resolve().parent
 #: Names that hold a list or a tuple that is no fetched row, where a literal index is the
@@ -57,13 +59,15 @@ def test_jobrow_places_follow_job_columns() -> None:
     assert [getattr(jobrow, column.upper()) for column in JOB_COLUMNS] == list(range(len(JOB_COLUMNS)))
 
 
-def test_the_per_job_mapping_unpacks_the_row_in_job_columns_order() -> None:
-    """``claimed_row_to_job`` unpacks every row it builds (once per claimed job): its names
-    must be JOB_COLUMNS in order, or a Job gets another column's value."""
+@pytest.mark.parametrize(
+    ("mapping", "columns"), [("claimed_row_to_job", JOB_COLUMNS), ("claim_row_to_job", CLAIM_COLUMNS)]
+)
+def test_the_per_job_mapping_unpacks_the_row_in_job_columns_order(mapping: str, columns: tuple[str, ...]) -> None:
+    """``claimed_row_to_job`` unpacks every row it builds, and ``claim_row_to_job`` every
+    claim's row (once per claimed job): their names must be the columns their rows hold, in
+    order (JOB_COLUMNS; a claim's CLAIM_COLUMNS), or a Job gets another column's value."""
     tree = ast.parse(Path(queries.__file__).read_text())
-    function = next(
-        node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) and node.name == "claimed_row_to_job"
-    )
+    function = next(node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) and node.name == mapping)
     unpacks = [
         node
         for node in ast.walk(function)
@@ -76,4 +80,4 @@ def test_the_per_job_mapping_unpacks_the_row_in_job_columns_order() -> None:
     target = unpacks[0].targets[0]
     assert isinstance(target, ast.Tuple)
     names = [element.id.rstrip("_") for element in target.elts if isinstance(element, ast.Name)]
-    assert names == list(JOB_COLUMNS)
+    assert names == list(columns)

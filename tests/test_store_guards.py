@@ -50,6 +50,9 @@ def test_the_guards_are_the_ones_upstream_defines() -> None:
         "cancel": (JobStatus.PENDING,),
         "retry": (JobStatus.FAILED, JobStatus.CANCELLED),
         "reschedule": (JobStatus.PENDING,),
+        # Ours (issue 37): a stop request reaches running jobs only; its write is guarded by
+        # the claim as well (owner and lockedAt: test_multiprocess_running_jobs.py).
+        "stop": (JobStatus.PROCESSING,),
     }
     assert "delete" not in guards.GUARDS  # any job may be deleted
 

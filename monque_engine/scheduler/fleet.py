@@ -264,6 +264,8 @@ class Fleet:
                     processed=record.processed,
                     failed=record.failed,
                     supervisor=record.supervisor,
+                    longest_job_id=held.longest_job_id if held else None,
+                    longest_since=_dt(held.longest_since_ms) if held else None,
                 )
             )
         for owner, held in holdings.items():
@@ -277,6 +279,8 @@ class Fleet:
                     jobs_held=held.jobs,
                     last_heartbeat=_dt(beat),
                     heartbeat_interval=interval / 1000,
+                    longest_job_id=held.longest_job_id,
+                    longest_since=_dt(held.longest_since_ms),
                 )
             )
         result.sort(key=lambda info: (info.inferred, info.id))

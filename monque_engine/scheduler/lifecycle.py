@@ -206,6 +206,10 @@ class Lifecycle:
                 # Only the jobs this process runs: one it claimed but dropped (its outcome
                 # could not be written) ages out and stale recovery returns it.
                 await self._liveness.heartbeat(self._ctx.instance_id, now_ms(), running)
+                if not self.feed_live:
+                    # No feed to carry stop requests (MongoDB without change streams, or a
+                    # feed in fallback): look for them on the jobs running here.
+                    await self._processor.look_for_stops()
         finally:
             # The registry record and counters ride on the same tick, even if the jobs'
             # heartbeat failed (each failure is reported on its own, as a job:error).
@@ -273,6 +277,9 @@ class Lifecycle:
         return self.feed_state == "live"
 
     def _on_change(self, change: ChangeEvent) -> None:
+        if change.stop_requested:  # an operator asks to stop a running job (issue 37)
+            self._processor.stop_heard(change.job_id)
+            return
         self._route(change.name, change.status, change.next_run_at_ms, change.operation)
 
     def _on_watch_event(self, event: WatchEvent) -> None:

@@ -15,7 +15,7 @@ from typing import Literal, TypeVar
 
 from ..errors import InvalidJobQueryError, JobStateError
 from ..events import CountEvent, CountEventName, JobDeletedEvent, JobEvent, JobRetriedEvent
-from ..job import BulkCount, BulkOperationResult, Job, JobListFilter, JobSelector, JobStatus
+from ..job import BulkCount, BulkOperationResult, InstanceRecord, Job, JobListFilter, JobSelector, JobStatus
 from ..progress import CountProgress
 from ..store import guards, ports
 from ..store.values import StepCount, StoreSelector
@@ -25,8 +25,9 @@ from .context import SchedulerContext
 from .intake import run_at_ms
 from .query import check_step, count_progress
 from .selectors import _ms, to_store_filter, to_store_selector
+from .stops import Registry, Stops
 
-BulkAction = Literal["cancel", "retry", "delete"]
+BulkAction = Literal["cancel", "retry", "delete", "stop"]
 #: What a bulk call accepts: upstream's selector, or any listing filter (issue 13).
 BulkTarget = JobSelector | JobListFilter | None
 
@@ -41,16 +42,26 @@ T = TypeVar("T")
 
 
 class JobManager:
-    def __init__(self, ctx: SchedulerContext, store: ports.Management, reads: ports.Reads) -> None:
+    def __init__(
+        self, ctx: SchedulerContext, store: ports.Management, reads: ports.Reads, registry: Registry | None = None
+    ) -> None:
         self._ctx = ctx
         self._store = store
         #: The current job, to say why a guard refused, and a selection's count in steps.
         self._reads = reads
+        #: Running jobs' stop requests (issue 37); the registry says whose owner can hear one.
+        self._stops = Stops(store, reads, registry or _no_registry, int(ctx.options.heartbeat_interval * 1000))
 
-    async def cancel_job(self, job_id: str) -> Job | None:
+    async def cancel_job(self, job_id: str, running: bool = False, claimed_at_ms: int | None = None) -> Job | None:
         key = normalize_job_id(job_id)
         if key is None:
             return None
+        if running and claimed_at_ms is not None:
+            # The caller saw a running attempt: stop that one, or say it ended.
+            seen = await self._reads.get(key)
+            if seen is None:
+                return None
+            return await self._stops.stop(seen, claimed_at_ms)
         job, current = await self._guarded(key, lambda: self._store.cancel(key, now_ms()), _GUARDS["cancel"])
         if job is not None:
             self._ctx.events.emit("job:cancelled", JobEvent(job))
@@ -59,7 +70,20 @@ class JobManager:
             return None
         if current.status is JobStatus.CANCELLED:
             return current
+        if running:  # running, or it ended before the stop: say which (nothing is changed)
+            return await self._stops.stop(current, None)
         raise self._refused("cancel", current)
+
+    async def stop_jobs(
+        self, selector: BulkTarget, updated_before: datetime | None = None, as_of: BulkCount | None = None
+    ) -> BulkOperationResult:
+        """Request the stop of every running job matching ``selector`` (the same selector and
+        guards as every bulk action; ``Stops.stop_many``)."""
+        chosen = self.selector_for("stop", selector, updated_before, as_of)
+        if chosen is None:
+            return BulkOperationResult(0, [])
+        count, errors = await self._stops.stop_many(chosen)
+        return BulkOperationResult(count, errors)
 
     async def retry_job(self, job_id: str) -> Job | None:
         key = normalize_job_id(job_id)
@@ -248,6 +272,10 @@ class JobManager:
         if count > 0:
             self._ctx.events.emit(event, CountEvent(count))
         return BulkOperationResult(count, errors or [])
+
+
+async def _no_registry() -> list[InstanceRecord]:
+    return []
 
 
 def _as_of(as_of: object) -> int | None:

@@ -50,7 +50,7 @@ from ..options import MonqueOptions
 from ..progress import CountProgress, PageProgress
 from ..store import DEFAULT_URL, InvalidStoreUrlError, JobStore, StoreOpenOptions, open_store
 from ..store.urls import mask_secrets
-from ..timeutil import now_ms
+from ..timeutil import datetime_to_ms, now_ms
 from .context import SchedulerContext
 from .eager import EagerRunner
 from .fleet import Fleet
@@ -109,7 +109,7 @@ class Monque:
         self._ctx = SchedulerContext(self.options, self.events)
         self._processor = JobProcessor(self._ctx, store)
         self._intake = JobIntake(self._ctx, store)
-        self._manager = JobManager(self._ctx, store, store)
+        self._manager = JobManager(self._ctx, store, store, store.list_instances)
         self._query = QueryService(self._ctx, store, self._processor.summaries)
         self._fleet = Fleet(self._ctx, self._processor, store)
         self._lifecycle = Lifecycle(
@@ -144,6 +144,11 @@ class Monque:
     @property
     def is_running(self) -> bool:
         return self._processor.running
+
+    @property
+    def running_with_progress(self) -> int:
+        """Jobs running in this process whose handler reported progress (the metrics' gauge)."""
+        return len(self._processor.control.throttles)
 
     @property
     def running_job_count(self) -> int:
@@ -650,9 +655,22 @@ class Monque:
         return sorted(set(await self.store.names()) | set(self._processor.workers))
 
     # -- management -----------------------------------------------------------------------------
-    async def cancel_job(self, job_id: str) -> Job | None:
+    async def cancel_job(self, job_id: str, running: bool = False, *, claimed_at: datetime | None = None) -> Job | None:
+        """Cancel a pending job (upstream's cancel); None when there is no such job.
+
+        ``running=True`` reaches a running job too (issue 37): the stop is requested on the
+        job, its owner (in any process) cancels the handler (an async one; a sync one sees
+        ``job.should_stop()``) and ends the job ``cancelled``. Returns the job with
+        ``stop_requested_at`` set, still processing: wait for its ``cancelled`` status (or
+        a ``job:cancelled`` event in the owner's process). ``claimed_at``: the ``locked_at``
+        of the attempt you saw; the request then reaches that attempt only, never a later run.
+        Raises ``StopRefusedError`` when the owner cannot hear a request (not in the instance
+        registry: a Node or older worker; or dead: release its jobs instead) or when the
+        attempt already ended (nothing is changed), and ``JobStateError`` for a job that is
+        neither pending nor running."""
         self._require_initialized()
-        return await self._manager.cancel_job(job_id)
+        claimed_at_ms = None if claimed_at is None else datetime_to_ms(claimed_at)
+        return await self._manager.cancel_job(job_id, running, claimed_at_ms)
 
     async def retry_job(self, job_id: str) -> Job | None:
         self._require_initialized()
@@ -681,6 +699,20 @@ class Monque:
         than the count)."""
         self._require_initialized()
         return await self._manager.cancel_jobs(selector, updated_before, as_of)
+
+    async def stop_jobs(
+        self,
+        selector: JobSelector | JobListFilter | None = None,
+        *,
+        updated_before: datetime | None = None,
+        as_of: BulkCount | None = None,
+    ) -> BulkOperationResult:
+        """Request the stop of every running (processing) job matching ``selector``, as
+        ``cancel_job(id, running=True)`` does for one (``updated_before``, ``as_of``: as
+        ``cancel_jobs``). ``count`` is how many requests were written; ``errors`` names the
+        jobs whose owner cannot hear one (``reason`` ``unknown_owner`` or ``dead_owner``)."""
+        self._require_initialized()
+        return await self._manager.stop_jobs(selector, updated_before, as_of)
 
     async def retry_jobs(
         self,
@@ -725,8 +757,8 @@ class Monque:
         a write stamped before the count may commit after it). Given ``as_of``, this counts
         what that action would reach now (a recount) and keeps the earlier position."""
         self._require_initialized()
-        if action not in ("cancel", "retry", "delete"):
-            raise InvalidJobQueryError(f"action must be 'cancel', 'retry' or 'delete', got {action!r}")
+        if action not in ("cancel", "retry", "delete", "stop"):
+            raise InvalidJobQueryError(f"action must be 'cancel', 'retry', 'delete' or 'stop', got {action!r}")
         return await self._manager.count_bulk(action, selector, updated_before, as_of)  # type: ignore[arg-type]
 
     def count_bulk_in_steps(
@@ -743,8 +775,8 @@ class Monque:
         unchanged since the count began, so the action given that count as ``as_of`` still
         never reaches more jobs than it."""
         self._require_initialized()
-        if action not in ("cancel", "retry", "delete"):
-            raise InvalidJobQueryError(f"action must be 'cancel', 'retry' or 'delete', got {action!r}")
+        if action not in ("cancel", "retry", "delete", "stop"):
+            raise InvalidJobQueryError(f"action must be 'cancel', 'retry', 'delete' or 'stop', got {action!r}")
         return self._manager.count_bulk_in_steps(action, selector, updated_before, as_of, step)  # type: ignore[arg-type]
 
     async def recover_stale_jobs(self) -> int:

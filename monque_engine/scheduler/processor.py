@@ -28,16 +28,18 @@ from ..backoff import backoff_delay_ms
 from ..cron import next_run_ms
 from ..errorgroups import error_counter_name, error_group_key
 from ..errors import InvalidCronError, InvalidResultError, NonRetryableError, WorkerRegistrationError
-from ..events import JobCompleteEvent, JobErrorEvent, JobFailEvent
+from ..events import JobCompleteEvent, JobErrorEvent, JobEvent, JobFailEvent
 from ..exception_text import ExceptionText, describe_exception, exception_name
 from ..job import Job, JobStatus, WorkerSummary
 from ..options import MAX_COUNT, MAX_SECONDS, MonqueOptions
 from ..results import stored_result
+from ..run_progress import RUNNING_JOB, Progress
 from ..store import ports
 from ..timeouts import MAX_TIMEOUT_SECONDS, TIMED_OUT, RunLimit, limit_text, timeout_ms, timeout_problem
 from ..timeutil import now_ms
 from ..validation import validate_job_name
 from .context import SchedulerContext
+from .run_control import RunControl
 from .threads import DaemonThreads
 
 log = logging.getLogger("monque_engine.processor")
@@ -45,13 +47,10 @@ CLAIM_DEFER = 0.002
 #: A handler returns None, or a JSON value kept on the job as its ``result`` (results.py).
 Handler = Callable[[Job], Awaitable[Any] | Any]
 
-#: The processor and job id whose handler runs in this context: set by each run's task, and
-#: so seen by the handler, by a sync handler's thread (it runs in a copy of the context) and
-#: by whatever they schedule on the loop. ``stop()`` / ``close()`` read it to tell a call from
-#: one of this instance's own handlers, which must not wait for its own handler to return.
-RUNNING_JOB: contextvars.ContextVar[tuple[JobProcessor, str] | None] = contextvars.ContextVar(
-    "monque_running_job", default=None
-)
+#: RUNNING_JOB (run_progress.py): the processor and job id whose handler runs in this
+#: context. ``stop()`` / ``close()`` read it to tell a call from one of this instance's own
+#: handlers, which must not wait for its own handler to return; ``job.report_progress``
+#: finds its processor through it.
 
 
 def outside_handlers() -> contextvars.Context:
@@ -251,6 +250,8 @@ class JobProcessor:
         #: The running loop, kept from start(): ``asyncio.get_running_loop()`` is a system
         #: call (getpid) on Python 3.11, and the hot path needed it once per job.
         self._loop: asyncio.AbstractEventLoop | None = None
+        #: Stop requests in, progress reports out (issue 37; run_control.py).
+        self.control = RunControl(store, ctx.instance_id, self._running, self.finishing)
 
     # -- registration ---------------------------------------------------------------------------
     def register(
@@ -512,6 +513,45 @@ class JobProcessor:
         job_id = current[1]
         return job_id if any(job_id in worker.slots.tasks for worker in self.workers.values()) else None
 
+    # -- stop requests and progress (issue 37, run_control.py) ---------------------------------------
+    def _running(self, job_id: str) -> tuple[Job, bool, asyncio.Task[None] | None] | None:
+        for worker in self.workers.values():
+            job = worker.slots.active.get(job_id)
+            if job is not None:
+                return job, worker.is_async, worker.slots.tasks.get(job_id)
+        return None
+
+    def stop_heard(self, job_id: str) -> None:
+        """The change feed carried a stop request for ``job_id`` (``ChangeEvent.stop_requested``)."""
+        self.control.heard(job_id)
+
+    async def look_for_stops(self) -> None:
+        """Read the stop requests of every job running here (the heartbeat, while the feed is down)."""
+        await self.control.look(self.heartbeat_ids())
+
+    def take_progress(self, job: Job, report: Progress) -> Awaitable[None] | None:
+        return self.control.take(job, report)
+
+    def take_progress_threadsafe(self, job: Job, report: Progress) -> None:
+        loop = self._loop
+        if loop is not None:
+            self.control.take_threadsafe(job, report, loop)
+
+    async def _cancel_stopped(self, job: Job) -> None:
+        """An operator's stop ended this run: the attempt ``cancelled``, the job ``cancelled``."""
+        ctx = self._ctx
+        now = now_ms()
+        record = attempts.plain_attempt(attempts.CANCELLED, job.fail_count, ctx.instance_id, job.locked_at_ms, now)
+        try:
+            updated = await self._store.cancel_owned(job.id, ctx.instance_id, now, record)
+        except Exception as error:  # noqa: BLE001 - as a failed outcome write: stale recovery returns it
+            ctx.events.emit("job:error", JobErrorEvent(error, job))
+            return
+        if updated is None:
+            _not_ours(job, "was stopped")
+            return
+        ctx.events.emit("job:cancelled", JobEvent(updated))
+
     # -- claiming ---------------------------------------------------------------------------------
     def _free_slots(self, worker: Worker) -> int:
         slots = worker.slots
@@ -705,6 +745,14 @@ class JobProcessor:
                         elif inspect.isgenerator(value) or inspect.isasyncgen(value):
                             raise TypeError(_GENERATOR_RESULT)
             except asyncio.CancelledError as error:
+                control = self.control
+                if control.cancelled and job.id in control.cancelled:
+                    control.cancelled.discard(job.id)
+                    task = asyncio.current_task()
+                    if task is not None and task.uncancel() == 0:  # only the stop cancelled it
+                        returned = self._handler_returned(worker, job)
+                        await self._cancel_stopped(job)
+                        return
                 if _cancelled_from_outside():
                     # Shutdown gave up on this job: it stays processing for stale recovery, and
                     # its history says why this attempt ended (stale recovery will not repeat it).
@@ -717,6 +765,9 @@ class JobProcessor:
                 await self._fail(job, error, escaped=True, policy=current.policy)
             except Exception as error:  # noqa: BLE001 - a handler failing is the normal fail path
                 returned = self._handler_returned(worker, job)
+                if job._limit is not None and job._limit.stop_requested:
+                    await self._cancel_stopped(job)  # whatever it raised on its way out
+                    return
                 # NonRetryableError: the handler says retrying cannot help (upstream's). By the
                 # type itself: isinstance() reads ``__class__``, which a hostile exception's
                 # __getattribute__ can make raise (exception_text.py has the other shapes).
@@ -747,8 +798,15 @@ class JobProcessor:
                     raise
             else:
                 returned = self._handler_returned(worker, job)
+                if job._limit is not None and job._limit.stop_requested:
+                    # A sync handler that returned after should_stop() said so (or an async
+                    # one that swallowed its cancellation): the run was stopped.
+                    await self._cancel_stopped(job)
+                    return
                 await self._complete(job, (time.perf_counter() - started) * 1000, current.policy, value)
         finally:
+            if self.control.throttles:
+                self.control.ended(job.id)
             if started and time.perf_counter() - started > self._long_run:
                 self.long_ran.add(job.name)  # a suspect if the loop turns out to have been blocked
             self.finishing.discard(job.id)

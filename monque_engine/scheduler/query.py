@@ -19,6 +19,7 @@ from ..job import (
     JobListFilter,
     JobSelector,
     JobSort,
+    JobStatus,
     QueueStats,
     QueueViewSummary,
     WorkerSummary,
@@ -91,12 +92,26 @@ def check_sort(sort: object) -> JobSort:
             f"sort must be a JobSort(by=..., direction=...), got {type(sort).__name__}; "
             "for example JobSort('created_at', 'desc')"
         )
-    if sort.by not in ("id", "created_at", "updated_at", "next_run_at") or sort.direction not in ("asc", "desc"):
+    if sort.by not in ("id", "created_at", "updated_at", "next_run_at", "locked_at") or sort.direction not in (
+        "asc",
+        "desc",
+    ):
         raise InvalidJobQueryError(
-            f"Unknown sort {sort.by!r} {sort.direction!r}; sort by id, created_at, updated_at or next_run_at, "
-            "asc or desc"
+            f"Unknown sort {sort.by!r} {sort.direction!r}; sort by id, created_at, updated_at, next_run_at or "
+            "locked_at, asc or desc"
         )
     return sort
+
+
+def check_sorted_listing(sort: JobSort, filter: JobListFilter | None) -> None:
+    """A sort by ``locked_at`` (run time, issue 37) lists processing jobs only: other jobs hold
+    no claim to sort by, and a keyset page cannot step over a missing value."""
+    if sort.by != "locked_at":
+        return
+    if to_store_filter(filter).statuses != (JobStatus.PROCESSING,):
+        raise InvalidJobQueryError(
+            "A sort by locked_at (run time) lists processing jobs only: pass JobListFilter(status='processing')"
+        )
 
 
 def _cursor_page(
@@ -187,6 +202,7 @@ class QueryService:
         include_data: bool = True,
     ) -> CursorPage:
         sort = check_sort(sort)
+        check_sorted_listing(sort, filter)
         if direction not in ("forward", "backward"):
             raise InvalidJobQueryError(f"direction must be 'forward' or 'backward', got {direction!r}")
         if not isinstance(include_data, bool):  # a truthy "no" must not mean yes
@@ -208,6 +224,7 @@ class QueryService:
     ) -> AsyncIterator[PageProgress]:
         """``get_jobs_with_cursor`` read in steps (ADR 0008): validated now, read as iterated."""
         sort = check_sort(sort)
+        check_sorted_listing(sort, filter)
         if direction not in ("forward", "backward"):
             raise InvalidJobQueryError(f"direction must be 'forward' or 'backward', got {direction!r}")
         if not isinstance(include_data, bool):

@@ -26,9 +26,12 @@ RETRY: Final = (JobStatus.FAILED, JobStatus.CANCELLED)
 #: Only a job still waiting to run has a run time to move.
 RESCHEDULE: Final = (JobStatus.PENDING,)
 
+#: Only a running job can be asked to stop (issue 37): its owner ends it cancelled.
+STOP: Final = (JobStatus.PROCESSING,)
+
 #: Each guarded action's statuses, by the action's name (the bulk and single calls' name).
 GUARDS: Final[Mapping[str, tuple[JobStatus, ...]]] = MappingProxyType(
-    {"cancel": CANCEL, "retry": RETRY, "reschedule": RESCHEDULE}
+    {"cancel": CANCEL, "retry": RETRY, "reschedule": RESCHEDULE, "stop": STOP}
 )
 
 
@@ -37,4 +40,4 @@ def values(statuses: tuple[JobStatus, ...]) -> tuple[str, ...]:
     return tuple(status.value for status in statuses)
 
 
-__all__ = ["CANCEL", "GUARDS", "RESCHEDULE", "RETRY", "values"]
+__all__ = ["CANCEL", "GUARDS", "RESCHEDULE", "RETRY", "STOP", "values"]

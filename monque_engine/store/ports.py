@@ -36,6 +36,7 @@ from ..job import (
     PendingHealth,
     QueueStats,
 )
+from ..run_progress import Progress
 from .values import PendingSplit, StepCount, StepPage, StoreListFilter, StoreOpenOptions, StoreSelector
 
 #: The port names, in the order of the store's life (ADR 0018's table).
@@ -174,6 +175,26 @@ class Claims(Protocol):
         handler ran past its time limit and its thread goes on, so the job stays owned and
         beating; the stamp lets any reader (the console) say so. Stores that keep no such
         field return False (the limit still applies; only the display is missing)."""
+        return False
+
+    async def stop_requests(self, owner: str, job_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """``owner``'s processing jobs among ``job_ids`` that carry a stop request (issue 37,
+        ADR 0019): id → ``(lockedAt, stopRequestedAt)`` in epoch ms; the processor applies
+        a request only to the attempt it belongs to (``stopRequestedAt >= lockedAt``, the
+        claim it runs). Read on the heartbeat when the change feed is down. Stores that keep
+        no stop request find none."""
+        return {}
+
+    async def cancel_owned(self, job_id: str, owner: str, now_ms: int, attempt: Attempt) -> Job | None:
+        """processing → cancelled by its owner after an operator's stop request, the claim
+        released and ``attempt`` (outcome ``cancelled``) appended; None when the job is no
+        longer processing by ``owner``."""
+        raise unsupported(self, "stopping a running job")
+
+    async def report_progress(self, job_id: str, owner: str, now_ms: int, progress: Progress) -> bool:
+        """Store the handler's progress report on a job still processing by ``owner``;
+        False when it is not (the run ended, or the job was recovered). Stores that keep no
+        progress return False."""
         return False
 
     @abstractmethod
@@ -338,6 +359,12 @@ class Management(Protocol):
     @abstractmethod
     async def cancel(self, job_id: str, now_ms: int) -> Job | None:
         """pending → cancelled; None when the job is not pending (or gone)."""
+
+    async def request_stop(self, job_id: str, owner: str, locked_at_ms: int, now_ms: int) -> Job | None:
+        """Stamp a stop request on the running attempt ``owner`` claimed at ``locked_at_ms``
+        (issue 37, ADR 0019), no earlier than that claim, in a write the owner hears of (the
+        feed's ``stop_requested`` change); None when that attempt is not running any more."""
+        raise unsupported(self, "stopping a running job")
 
     @abstractmethod
     async def retry(self, job_id: str, now_ms: int) -> tuple[Job, JobStatus] | None:

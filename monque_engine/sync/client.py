@@ -308,8 +308,8 @@ class SyncMonque:
         return self._run(lambda monque: monque.error_groups(name, since, limit))
 
     # -- management -------------------------------------------------------------------------------
-    def cancel_job(self, job_id: str) -> Job | None:
-        return self._run(lambda monque: monque.cancel_job(job_id))
+    def cancel_job(self, job_id: str, running: bool = False, *, claimed_at: datetime | None = None) -> Job | None:
+        return self._run(lambda monque: monque.cancel_job(job_id, running, claimed_at=claimed_at))
 
     def retry_job(self, job_id: str) -> Job | None:
         return self._run(lambda monque: monque.retry_job(job_id))
@@ -328,6 +328,15 @@ class SyncMonque:
         as_of: BulkCount | None = None,
     ) -> BulkOperationResult:
         return self._run(lambda monque: monque.cancel_jobs(selector, updated_before=updated_before, as_of=as_of))
+
+    def stop_jobs(
+        self,
+        selector: JobSelector | JobListFilter | None = None,
+        *,
+        updated_before: datetime | None = None,
+        as_of: BulkCount | None = None,
+    ) -> BulkOperationResult:
+        return self._run(lambda monque: monque.stop_jobs(selector, updated_before=updated_before, as_of=as_of))
 
     def retry_jobs(
         self,

@@ -33,7 +33,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
 
-from monque_engine import ConnectionError, InvalidJobQueryError, Monque, MonqueError
+from monque_engine import ConnectionError, InvalidJobQueryError, JobListFilter, Monque, MonqueError
 from monque_engine.check import Verdict, check_store, worst
 from monque_engine.export import export_jobs, iso
 from monque_engine.export_file import ExportFileError, check_export_path, write_export
@@ -679,6 +679,8 @@ async def _bulk(monque: Monque, args: argparse.Namespace) -> int:
     never on more than counted (``count_bulk`` then the action ``as_of`` that count)."""
     action = args.command
     listing, description = await build_filter(monque, args, now_ms(), every_job=args.all)
+    if action == "cancel" and getattr(args, "running", False):
+        return await _cancel_running(monque, args, listing, description)
     try:
         count = await monque.count_bulk(action, listing)
     except InvalidJobQueryError as error:
@@ -700,6 +702,43 @@ async def _bulk(monque: Monque, args: argparse.Namespace) -> int:
         line += "; the others changed after the count and were left alone"
     if result.errors:
         line += f"; {len(result.errors)} error(s), first: {result.errors[0]}"
+    _err(line)
+    return ExitCode.OK
+
+
+async def _cancel_running(monque: Monque, args: argparse.Namespace, listing: JobListFilter, description: str) -> int:
+    """``cancel --running``: the pending jobs are cancelled and the running ones asked to
+    stop, each counted first (two counts, each bounding its action as ``_bulk`` does)."""
+    try:
+        pending = await monque.count_bulk("cancel", listing)
+        running = await monque.count_bulk("stop", listing)
+    except InvalidJobQueryError as error:
+        raise CliError(f"cancel: {error}", ExitCode.USAGE) from None
+    total = int(pending) + int(running)
+    if not args.yes or total == 0:
+        _out(str(total))
+        if total == 0:
+            _err(f"no pending or running job to cancel: {description}")
+        else:
+            _err(
+                f"{int(pending):,} pending job(s) to cancel and {int(running):,} running job(s) to stop "
+                f"({description}); nothing changed: add --yes to cancel and stop them"
+            )
+        return ExitCode.OK
+    cancelled = await monque.cancel_jobs(listing, as_of=pending) if pending else None
+    stopped = await monque.stop_jobs(listing, as_of=running) if running else None
+    done_cancel = cancelled.count if cancelled else 0
+    done_stop = stopped.count if stopped else 0
+    _out(str(done_cancel + done_stop))
+    line = (
+        f"cancelled {done_cancel:,} of {int(pending):,} pending job(s) and asked {done_stop:,} of {int(running):,} "
+        f"running job(s) to stop ({description}); a stopped job ends cancelled once its owner cancels the handler"
+    )
+    refused = stopped.errors if stopped else []
+    if refused:
+        line += f"; {len(refused)} running job(s) cannot be stopped, first: {refused[0]['error']}"
+    if refused and done_stop == 0 and done_cancel == 0:
+        raise CliError(line, ExitCode.USAGE)  # nothing could be done: say so with a failing exit
     _err(line)
     return ExitCode.OK
 

@@ -352,6 +352,14 @@ def _bulk(action: str) -> Callable[[CliParser], None]:
     def add(p: CliParser) -> None:
         add_filter_flags(p, _statuses)
         p.add_argument("--yes", action="store_true", help=f"{action} the counted jobs (else only count them)")
+        if action == "cancel":
+            p.add_argument(
+                "--running",
+                action="store_true",
+                help="also stop the matching running (processing) jobs: each owner cancels the handler and "
+                "ends the job cancelled; jobs of owners not in the instance registry (Node, older Python) "
+                "or dead are named and left alone",
+            )
         p.add_argument(
             "--all",
             action="store_true",
@@ -436,7 +444,7 @@ COMMANDS_DEFINED: dict[str, Command] = {
         f"progress on stderr from {PROGRESS_FROM} jobs (the first page, then at most one line a second).",
         _export,
     ),
-    "cancel": _bulk_command("cancel", "Cancel", "pending jobs"),
+    "cancel": _bulk_command("cancel", "Cancel", "pending jobs; with --running, running ones too"),
     "retry": _bulk_command("retry", "Retry", "failed and cancelled jobs"),
     "delete": _bulk_command("delete", "Delete", "jobs of any status"),
     "repair-counts": Command(

@@ -22,9 +22,11 @@ from monque_engine import (
     JobStateError,
     JobStatus,
     Monque,
+    StopRefusedError,
 )
 from monque_engine.payload_filter import describe_terms
 from monque_engine.selector_rules import selects_every_job
+from monque_engine.timeutil import ms_to_datetime
 
 from .formatting import absolute, plural, short_id
 from .longtext import clip_line
@@ -36,6 +38,8 @@ class ActionKind(StrEnum):
     RETRY = "retry"
     RESCHEDULE = "reschedule"
     DELETE = "delete"
+    #: Stop running jobs (issue 37): ``c`` on a processing row, and ``C``'s second question.
+    STOP = "stop"
 
 
 ELIGIBLE: dict[ActionKind, tuple[JobStatus, ...]] = {
@@ -43,30 +47,43 @@ ELIGIBLE: dict[ActionKind, tuple[JobStatus, ...]] = {
     ActionKind.RETRY: (JobStatus.FAILED, JobStatus.CANCELLED),
     ActionKind.RESCHEDULE: (JobStatus.PENDING,),
     ActionKind.DELETE: tuple(JobStatus),
+    ActionKind.STOP: (JobStatus.PROCESSING,),
 }
 VERBS: dict[ActionKind, tuple[str, str]] = {
     ActionKind.CANCEL: ("Cancel", "Cancelled"),
     ActionKind.RETRY: ("Retry", "Retried"),
     ActionKind.RESCHEDULE: ("Reschedule", "Rescheduled"),
     ActionKind.DELETE: ("Delete", "Deleted"),
+    ActionKind.STOP: ("Stop", "Asked to stop"),
 }
 NOT_ELIGIBLE: dict[ActionKind, str] = {
     ActionKind.CANCEL: "were not pending",
     ActionKind.RETRY: "were not failed or cancelled",
     ActionKind.RESCHEDULE: "were not pending",
     ActionKind.DELETE: "could not be deleted",
+    ActionKind.STOP: "were not running",
 }
 CONSEQUENCES: dict[ActionKind, str] = {
     ActionKind.CANCEL: "They stay in the store as cancelled and will not run.",
     ActionKind.RETRY: "They go back to pending with their attempts reset and run again.",
     ActionKind.RESCHEDULE: "Their next run moves to the new time.",
     ActionKind.DELETE: "They are removed from the store. This cannot be undone.",
+    ActionKind.STOP: (
+        "Each owner cancels the handler (a sync one is asked through job.should_stop()) and the job ends "
+        "cancelled. Jobs of owners not in the instance registry (Node, older Python) or dead are left alone."
+    ),
 }
 #: Bulk operations that cover the whole store need the count typed back.
 
 
 def eligible(kind: ActionKind, status: JobStatus) -> bool:
     return status in ELIGIBLE[kind]
+
+
+def key_applies(kind: ActionKind, status: JobStatus) -> bool:
+    """Whether an action's key does something for a job in ``status``: ``c`` / ``C`` also
+    reach running jobs, which they ask to stop (issue 37)."""
+    return eligible(kind, status) or (kind is ActionKind.CANCEL and status is JobStatus.PROCESSING)
 
 
 def statuses_for(kind: ActionKind) -> str:
@@ -95,6 +112,9 @@ class ActionPlan:
     #: The action passes it as ``as_of``: it reaches only jobs this count saw, unchanged since,
     #: so it never exceeds what was confirmed, whatever other processes commit meanwhile.
     counted: BulkCount | None = None
+    #: Stop: the claim (``locked_at``) of each of ``job_ids`` as the operator saw it, so the
+    #: request reaches that attempt only, never a later run of the job.
+    claimed_at_ms: tuple[int | None, ...] | None = None
 
     @property
     def is_bulk(self) -> bool:
@@ -157,7 +177,8 @@ def plan_for_jobs(kind: ActionKind, jobs: Sequence[Job], marked: bool) -> Action
         subject = f"job {short_id(job.id)} ({clip_line(job.name, 300)})"  # a foreign row's name may be megabytes
     else:
         subject = plural(len(chosen), "marked job")
-    return ActionPlan(kind, tuple(job.id for job in chosen), skipped, None, len(chosen), subject)
+    claims = tuple(job.locked_at_ms for job in chosen) if kind is ActionKind.STOP else None
+    return ActionPlan(kind, tuple(job.id for job in chosen), skipped, None, len(chosen), subject, claimed_at_ms=claims)
 
 
 def bulk_subject(kind: ActionKind, query: JobQuery, count: int) -> str:
@@ -274,6 +295,8 @@ class Outcome:
 
     message: str
     severity: str = "information"
+    #: A stop found this owner dead: the console offers its dead-owner release instead.
+    release_owner: str | None = None
 
 
 async def execute(monque: Monque, plan: ActionPlan) -> Outcome:
@@ -290,12 +313,19 @@ async def execute(monque: Monque, plan: ActionPlan) -> Outcome:
             result = await monque.retry_jobs(list_filter, as_of=plan.counted)
         elif plan.kind is ActionKind.DELETE:
             result = await monque.delete_jobs(list_filter, as_of=plan.counted)
+        elif plan.kind is ActionKind.STOP:
+            result = await monque.stop_jobs(list_filter, as_of=plan.counted)
         else:
             raise ValueError(f"{plan.kind} has no bulk form")
         message = f"{past} {plural(result.count, 'job')}"
+        if plan.kind is ActionKind.STOP and result.errors:
+            message += f"; {len(result.errors):,} could not be: {result.errors[0]['error']}"
+            return Outcome(message, "warning")
         if result.count != plan.count:
             message += f" ({plan.count:,} matched when you confirmed; the rest changed meanwhile)"
         return Outcome(message)
+    if plan.kind is ActionKind.STOP:
+        return await _stop_each(monque, plan)
     done = gone = refused = 0
     unreadable: list[InvalidJobDocumentError] = []
     for job_id in plan.job_ids or ():
@@ -327,6 +357,32 @@ async def execute(monque: Monque, plan: ActionPlan) -> Outcome:
             return Outcome(unreadable_sentence(plan.kind, unreadable, alone=True), "warning")
         return Outcome(f"{message}; {unreadable_sentence(plan.kind, unreadable, alone=False)}", "warning")
     return Outcome(message)
+
+
+async def _stop_each(monque: Monque, plan: ActionPlan) -> Outcome:
+    """Stop explicit running jobs, each at the attempt the operator saw; say what could not be."""
+    done = 0
+    refusals: list[StopRefusedError] = []
+    claims = plan.claimed_at_ms or ()
+    for index, job_id in enumerate(plan.job_ids or ()):
+        claimed = claims[index] if index < len(claims) else None
+        try:
+            job = await monque.cancel_job(
+                job_id, running=True, claimed_at=None if claimed is None else ms_to_datetime(claimed)
+            )
+        except StopRefusedError as error:
+            refusals.append(error)
+            continue
+        if job is not None:
+            done += 1
+    message = f"Asked {plural(done, 'job')} to stop; each ends cancelled once its owner cancels the handler"
+    if not refusals:
+        return Outcome(message)
+    first = refusals[0]
+    dead = next((error.owner for error in refusals if error.reason == "dead_owner"), None)
+    if done == 0 and len(refusals) == 1:
+        return Outcome(str(first), "warning", release_owner=dead)
+    return Outcome(f"{message}; {len(refusals):,} could not be: {first}", "warning", release_owner=dead)
 
 
 def unreadable_sentence(kind: ActionKind, errors: list[InvalidJobDocumentError], alone: bool) -> str:

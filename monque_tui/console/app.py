@@ -635,18 +635,23 @@ class MonqueConsole(App[int]):
     async def act_on_query(self, kind: ActionKind, query: JobQuery | None = None) -> None:
         slow = self.say_if_slow(f"Counting the jobs to {kind.value}…")
         try:
-            plan = await self.session.plan_bulk(kind, query)
+            # ``C`` on a view holding running jobs (issue 37): the stop is a second question.
+            plan, stop = await self.session.plan_bulk_and_stop(kind, query)
         finally:
             slow.stop()
         if plan is not None:
-            self.confirm(plan)
+            self.confirm(plan, then=stop)
 
-    def confirm(self, plan: ActionPlan) -> None:
+    def confirm(self, plan: ActionPlan, then: ActionPlan | None = None) -> None:
+        """Ask, then run ``plan``; ``then``: a second question asked after the first is answered."""
+
         def answered(ok: bool | None) -> None:
             if ok:
                 self.run_plan(plan)
             else:
                 self.notify("Nothing changed.", timeout=2)
+            if then is not None:
+                self.confirm(then)
 
         from .screens.confirm import ConfirmScreen
 
@@ -662,6 +667,9 @@ class MonqueConsole(App[int]):
         if again is not None:
             self.confirm(again)
             return
+        dead_owner, self.session.offer_release = self.session.offer_release, None
+        if dead_owner is not None:
+            self.release_owner(dead_owner)  # a stop cannot reach a dead owner: release its jobs instead
         from .screens.detail import JobDetailScreen
         from .screens.errors import ErrorsScreen
 

@@ -106,7 +106,13 @@ REGISTRY: tuple[KeyAction, ...] = (
     KeyAction("5", "status('failed')", "Failed", "View", ("jobs",), show=False, help="Show failed jobs"),
     KeyAction("6", "status('cancelled')", "Cancelled", "View", ("jobs",), show=False, help="Show cancelled jobs"),
     KeyAction(
-        "s", "next_sort", "Sort", "View", ("jobs",), help="Sort by created, updated or next run (cycles)", rank=20
+        "s",
+        "next_sort",
+        "Sort",
+        "View",
+        ("jobs",),
+        help="Sort by created, updated or next run (cycles); on the processing tab also by run time",
+        rank=20,
     ),
     KeyAction("S", "reverse_sort", "Reverse", "View", ("jobs",), show=False, help="Flip the sort direction"),
     KeyAction(
@@ -167,7 +173,8 @@ REGISTRY: tuple[KeyAction, ...] = (
         "Act",
         ("jobs", "detail"),
         mutating=True,
-        help="Cancel pending jobs: the marked ones, or else the one under the cursor",
+        help="Cancel pending jobs, or stop running ones (their owner cancels the handler): the marked ones, "
+        "or else the one under the cursor",
         rank=10,
     ),
     KeyAction(
@@ -208,7 +215,8 @@ REGISTRY: tuple[KeyAction, ...] = (
         ("jobs",),
         mutating=True,
         show=False,
-        help="Cancel every pending job matching the view (every filter of the bar), in one store operation",
+        help="Cancel every pending job matching the view (every filter of the bar), in one store operation; "
+        "its running jobs are asked about apart (stop)",
     ),
     KeyAction(
         "R",

@@ -22,7 +22,16 @@ from monque_engine.timeutil import MAX_MS, MIN_MS, datetime_to_ms
 
 SortBy = Literal["created_at", "updated_at", "next_run_at"]
 SORT_FIELDS: tuple[SortBy, ...] = ("created_at", "updated_at", "next_run_at")
-SORT_LABELS: dict[str, str] = {"created_at": "created", "updated_at": "updated", "next_run_at": "next run"}
+#: What a view may be sorted by: the instants, and on the processing tab the run time (the
+#: claim's ``locked_at``, issue 37: "what is stuck?" is one key away).
+ListSort = Literal["created_at", "updated_at", "next_run_at", "locked_at"]
+RUNNING_SORT: ListSort = "locked_at"
+SORT_LABELS: dict[str, str] = {
+    "created_at": "created",
+    "updated_at": "updated",
+    "next_run_at": "next run",
+    "locked_at": "run time",
+}
 #: An id fragment: the store matches it as a prefix or a suffix of the id (the table shows the last 8).
 _HEX = re.compile(r"[0-9a-f]{1,24}")
 _INVERT = str.maketrans("0123456789abcdef", "fedcba9876543210")
@@ -89,7 +98,7 @@ class JobQuery:
     status: JobStatus | None = None
     name: str | None = None
     search: str | None = None
-    sort_by: SortBy = "created_at"
+    sort_by: ListSort = "created_at"
     descending: bool = True
     #: At most one range per field, in SORT_FIELDS order.
     ranges: tuple[TimeRange, ...] = ()
@@ -194,11 +203,20 @@ class JobQuery:
 
     # -- changes -----------------------------------------------------------------------------
     def with_status(self, status: JobStatus | None) -> JobQuery:
+        if self.sort_by == RUNNING_SORT and status is not JobStatus.PROCESSING:
+            return replace(self, status=status, sort_by="created_at")  # only running jobs have a run time
         return replace(self, status=status)
 
     def next_sort(self) -> JobQuery:
-        index = (SORT_FIELDS.index(self.sort_by) + 1) % len(SORT_FIELDS)
-        return replace(self, sort_by=SORT_FIELDS[index])
+        """created → updated → next run (→ run time, on the processing tab, longest first) → created."""
+        fields: tuple[ListSort, ...] = SORT_FIELDS
+        if self.status is JobStatus.PROCESSING:
+            fields = (*SORT_FIELDS, RUNNING_SORT)
+        index = (fields.index(self.sort_by) + 1) % len(fields) if self.sort_by in fields else 0
+        chosen = fields[index]
+        if chosen == RUNNING_SORT:
+            return replace(self, sort_by=chosen, descending=False)  # the earliest claim: the longest run first
+        return replace(self, sort_by=chosen)
 
     def reversed(self) -> JobQuery:
         return replace(self, descending=not self.descending)
@@ -254,7 +272,7 @@ class JobQuery:
 
     def order_key(self, job: Job) -> tuple[Any, ...]:
         """Ascending order of this key is display order (ties broken by id, as the store does)."""
-        value: int = getattr(job, f"{self.sort_by}_ms")
+        value: int = getattr(job, f"{self.sort_by}_ms") or 0  # a run time only while processing
         if self.descending:
             return (-value, job.id.translate(_INVERT))
         return (value, job.id)

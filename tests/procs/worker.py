@@ -51,11 +51,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--timeout", type=float, default=None, help="register the handler with this time limit")
     p.add_argument(
         "--hang",
-        choices=("async", "sync"),
+        choices=("async", "sync", "sync-poll"),
         default=None,
         help="each job's first run hangs: async awaits an event that never comes; sync (a plain def, run in "
-        "a thread) blocks until a line 'release' arrives on stdin",
+        "a thread) blocks until a line 'release' arrives on stdin; sync-poll (every run) polls "
+        "job.should_stop() until it is true",
     )
+    p.add_argument("--hang-every", action="store_true", help="with --hang async: every run hangs, not just the first")
+    p.add_argument("--progress", type=float, default=None, help="with --hang async: report this progress first")
     return p.parse_args(argv)
 
 
@@ -117,8 +120,12 @@ async def run(args: argparse.Namespace) -> int:
 
     async def hang_async(job: Any) -> None:
         runs.record("start", job.id)
-        if job.id not in started:
+        if args.progress is not None:
+            await job.report_progress(args.progress, "halfway")
+            emit("progress", job_id=job.id)
+        if job.id not in started or args.hang_every:
             started.add(job.id)
+            emit("hanging", job_id=job.id, locked_at=job.locked_at_ms)
             try:
                 await never.wait()
             except asyncio.CancelledError:
@@ -136,6 +143,14 @@ async def run(args: argparse.Namespace) -> int:
             return
         runs.record("done", job.id)
 
+    def poll_sync(job: Any) -> None:
+        """Sync code that stops itself when asked: polls ``job.should_stop()``."""
+        runs.record("start", job.id)
+        emit("hanging", job_id=job.id, locked_at=job.locked_at_ms)
+        while not job.should_stop():
+            released.wait(0.01)
+        runs.record("stopped", job.id)
+
     def read_stdin() -> None:
         for line in sys.stdin:
             if line.strip() == "release":
@@ -143,7 +158,7 @@ async def run(args: argparse.Namespace) -> int:
 
     if args.hang == "sync":
         threading.Thread(target=read_stdin, name="stdin", daemon=True).start()
-    chosen = {"async": hang_async, "sync": hang_sync}.get(args.hang or "", handler)
+    chosen = {"async": hang_async, "sync": hang_sync, "sync-poll": poll_sync}.get(args.hang or "", handler)
     monque.register(args.name, chosen, concurrency=args.concurrency, timeout=args.timeout)
     for extra in args.also:
         monque.register(extra, chosen, concurrency=args.concurrency, timeout=args.timeout)
@@ -169,6 +184,7 @@ async def run(args: argparse.Namespace) -> int:
     if args.print_jobs:
         monque.on("job:start", lambda job: emit("job:start", job_id=job.id))
         monque.on("job:complete", lambda e: emit("job:complete", job_id=e.job.id, status=e.job.status.value))
+        monque.on("job:cancelled", lambda e: emit("job:cancelled", job_id=e.job.id, status=e.job.status.value))
 
     try:
         await monque.initialize()

@@ -54,6 +54,11 @@ async def test_an_emptied_filter_then_a_bulk_key_names_every_job(seeded_url: str
             shown = dialog_text(app)
             assert "every job in the store" in shown, shown
             await pilot.press("n")
+            if key == "C":  # the seed holds running jobs: stopping them is asked apart (issue 37)
+                await wait_for(lambda: dialog_shown(app) and "Stop" in dialog_text(app))
+                shown = dialog_text(app)
+                assert "every processing job" in shown and "every job in the store" in shown, shown
+                await pilot.press("n")
             await wait_for(lambda: not isinstance(app.screen, ConfirmScreen))
     assert await store_jobs(seeded_url) == before
 

@@ -202,4 +202,5 @@ def change_to_event(change: Mapping[str, Any], include_job: bool = True) -> Chan
         name=name if isinstance(name, str) else None,
         status=STATUS_BY_VALUE.get(status_value) if isinstance(status_value, str) else None,
         next_run_at_ms=_ms(next_run),
+        stop_requested=operation == "update" and STOP_REQUEST_FIELD in updated,
     )

@@ -43,7 +43,13 @@ CLAIM_FIELDS = ("lockedAt", "claimedBy", "lastHeartbeat")
 #: item 2 makes sure a worker's narrowed change stream still passes an update that sets it,
 #: so the owner hears the request). One name, here, for the writer and the stream.
 STOP_REQUEST_FIELD = "stopRequestedAt"
-SORT_FIELDS = {"id": "_id", "created_at": "createdAt", "updated_at": "updatedAt", "next_run_at": "nextRunAt"}
+SORT_FIELDS = {
+    "id": "_id",
+    "created_at": "createdAt",
+    "updated_at": "updatedAt",
+    "next_run_at": "nextRunAt",
+    "locked_at": "lockedAt",
+}
 #: Upstream's stats aggregation is bounded at 30 s (job-query.ts, maxTimeMS: 30000).
 STATS_MAX_TIME_MS = 30_000
 #: Listings and counts get the same bound: a search over a large collection must end with

@@ -62,12 +62,17 @@ def owner_holdings_pipeline() -> list[Document]:
     takes it back (``stale_filter``)."""
     return [
         {"$match": {"status": PROCESSING, "claimedBy": {"$nin": NO_OWNER["$in"]}}},
+        # Earliest claim first, so each owner's ``$first`` is its longest-running job: the
+        # ``{status, lockedAt, lastHeartbeat}`` index serves the match and this order.
+        {"$sort": {"lockedAt": 1}},
         {
             "$group": {
                 "_id": "$claimedBy",
                 "jobs": {"$sum": 1},
                 "lastHeartbeat": {"$max": {"$ifNull": ["$lastHeartbeat", "$lockedAt"]}},
                 "heartbeatInterval": {"$max": "$heartbeatInterval"},
+                "longest": {"$first": "$_id"},
+                "longestSince": {"$first": "$lockedAt"},
             }
         },
         {"$sort": {"_id": 1}},
@@ -217,6 +222,8 @@ class MongoFleet(MongoPlumbing):
                 jobs=int(row["jobs"]),
                 last_heartbeat_ms=_ms_or_none(row.get("lastHeartbeat")),
                 heartbeat_interval_ms=_int_or_none(row.get("heartbeatInterval")),
+                longest_job_id=None if row.get("longest") is None else str(row["longest"]),
+                longest_since_ms=_ms_or_none(row.get("longestSince")),
             )
             for row in rows
         ]

@@ -35,6 +35,7 @@ from .liveness import MongoLiveness
 from .management import MongoManagement
 from .reads import MongoReads
 from .retention import MongoRetention
+from .running import MongoRunning
 
 
 class MongoStore(
@@ -46,6 +47,7 @@ class MongoStore(
     MongoManagement,
     MongoFleet,
     MongoRetention,
+    MongoRunning,
     MongoFeed,
 ):
     """The MongoDB store: one class per port, composed (see the module docstring)."""

@@ -14,13 +14,16 @@ from ...job import Job
 from . import jobrow as col
 from . import statements
 from .journal import Changes, Journal, completed_duration, membership
-from .queries import claimed_row_to_job, row_to_job
+from .queries import claim_row_to_job, row_to_job
 from .runner import Operation
-from .schema import Tables
+from .schema import CLAIM_COLUMNS, JOB_COLUMNS, Tables
 from .unreadable import UnreadableWarnings
 
 #: The order a claim hands its jobs out in: earliest due first, then oldest (ids ascend).
 CLAIM_ORDER = operator.attrgetter("next_run_at_ms", "id")
+
+#: The job columns a claim's row leaves out (``CLAIM_COLUMNS``), as a claimed Job has them.
+_UNCLAIMED = (None,) * (len(JOB_COLUMNS) - len(CLAIM_COLUMNS))
 
 #: A claim as an operation: ``(conn, batch)``, where a caller's ``batch`` of changes (the
 #: completions it carries) is written by the caller, with the claim's rows after its own.
@@ -44,7 +47,7 @@ def claim(
     def op(conn: sqlite3.Connection, batch: Changes | None = None) -> list[Job]:
         rows = conn.execute(sql, params).fetchall()
         try:
-            jobs = [claimed_row_to_job(row) for row in rows]
+            jobs = [claim_row_to_job(row) for row in rows]
         except InvalidJobDocumentError:
             jobs, rows = fail_unreadable(conn, t, journal, unreadable, rows, owner, now_ms)
         changes = Changes() if batch is None else batch  # a caller's batch: written with its own rows
@@ -86,7 +89,7 @@ def fail_unreadable(
     kept: list[tuple[Any, ...]] = []
     for row in rows:
         try:
-            jobs.append(row_to_job(row))
+            jobs.append(row_to_job(row + _UNCLAIMED))  # a claim's row, with the fields it leaves out
         except InvalidJobDocumentError as error:
             unreadable.warn(error, "marked failed")
             failed = conn.execute(fail_sql, (str(error), now_ms, row[col.ID], owner)).fetchone()

@@ -354,14 +354,16 @@ class ChangeFeed:
             except InvalidJobDocumentError as error:
                 # As the MongoDB stream does: the change is still reported, without its job.
                 log.warning("%s; its change is reported without the job", error)
+        stop = op == "stop"  # running.STOP_OP: a stop request is an update to readers
         return ChangeEvent(
-            operation=op,
+            operation="update" if stop else op,
             job_id=job_id,
             job=job,
             token=seq,
             name=name,
             status=STATUS_BY_VALUE.get(status) if status else None,
             next_run_at_ms=next_run_at,
+            stop_requested=stop,
         )
 
 
@@ -378,7 +380,8 @@ def _wanted(statuses: tuple[JobStatus, ...] | None) -> str | None:
     if statuses is None:
         return None
     values = ",".join(f"'{s.value}'" for s in statuses)
-    return f"(c.op != 'delete' AND c.status IN ({values}))"
+    # And every stop request (running.STOP_OP, a processing job): its owner must hear it.
+    return f"((c.op != 'delete' AND c.status IN ({values})) OR c.op = 'stop')"
 
 
 __all__ = ["ChangeFeed", "ConnectionError"]

@@ -61,8 +61,8 @@ def owner_holdings(t: Tables) -> Settled[list[OwnerHolding]]:
     sql = statements.owner_holdings(t)
     return Settled(
         lambda conn: [
-            OwnerHolding(owner if owner is not None else "", jobs, liveness, heartbeat_interval)
-            for owner, jobs, liveness, heartbeat_interval in conn.execute(sql)
+            OwnerHolding(owner if owner is not None else "", jobs, liveness, heartbeat_interval, longest, since)
+            for owner, jobs, liveness, heartbeat_interval, longest, since in conn.execute(sql)
         ]
     )
 

@@ -14,8 +14,8 @@ from typing import Any
 from ...attempts import MAX_ATTEMPTS, AppendedHistory
 from ...cursor import CursorAnchor
 from ...job import STATUS_BY_VALUE, CursorDirection, Job, JobSort, JobStatus
-from ...run_progress import Progress
 from ...payload_filter import DataTerm
+from ...run_progress import Progress
 from ...textsearch import escaped, fold, may_span_tokens, stored_payload_contains
 from ..base import StoreListFilter, StoreSelector
 from . import jobrow
@@ -42,7 +42,13 @@ def _decode(text: Any) -> Any:
     return value
 
 
-SORT_COLUMNS = {"id": "id", "created_at": "created_at", "updated_at": "updated_at", "next_run_at": "next_run_at"}
+SORT_COLUMNS = {
+    "id": "id",
+    "created_at": "created_at",
+    "updated_at": "updated_at",
+    "next_run_at": "next_run_at",
+    "locked_at": "locked_at",
+}
 _loads = json.loads
 
 
@@ -148,6 +154,40 @@ def claimed_row_to_job(row: tuple[Any, ...]) -> Job:
             stop_requested_at,
             None if progress is None else Progress.from_json(progress),
             None if result is None else stored_result(result),
+        )
+    except (ValueError, TypeError, KeyError, IndexError, RecursionError) as error:
+        raise unreadable_row(row, error) from None
+
+
+def claim_row_to_job(row: tuple[Any, ...]) -> Job:
+    """``claimed_row_to_job`` for a claim's row (``CLAIM_COLUMNS``: the fields a run needs;
+    the later fields of ours are the Job's defaults, None). Runs once per claimed job."""
+    try:
+        (
+            id_, name, data, status, next_run_at, locked_at, claimed_by, last_heartbeat,
+            heartbeat_interval, fail_count, fail_reason, repeat_interval, unique_key,
+            created_at, updated_at, attempts, error_type, error_group, timeout_ms,
+        ) = row  # fmt: skip
+        return Job(
+            id_,
+            name,
+            None if data is None else _decode(data),
+            STATUS_BY_VALUE[status],
+            next_run_at,
+            created_at,
+            updated_at,
+            fail_count,
+            locked_at,
+            claimed_by,
+            last_heartbeat,
+            heartbeat_interval,
+            fail_reason,
+            repeat_interval,
+            unique_key,
+            attempts,
+            error_type,
+            error_group,
+            timeout_ms,
         )
     except (ValueError, TypeError, KeyError, IndexError, RecursionError) as error:
         raise unreadable_row(row, error) from None

@@ -440,7 +440,8 @@ class _PageWalk:
             self.key_sql = "id"
             self.order_by = f"id {order}"
         else:
-            self.source = f"{jobs} INDEXED BY {jobs}_{_SORT_INDEX[sort.by]}"
+            index = _SORT_INDEX.get(sort.by)  # locked_at: processing jobs only, few; no index of its own
+            self.source = f"{jobs} INDEXED BY {jobs}_{index}" if index is not None else jobs
             self.key_sql = f"({column}, id)"
             self.order_by = f"{column} {order}, id {order}"
         self.key_columns = "id" if self.by_id else f"{column}, id"

@@ -21,6 +21,11 @@ JOB_COLUMNS = (
     "created_at", "updated_at", "attempts", "error_type", "error_group", "timeout_ms", "over_limit_at",
     "stop_requested_at", "progress", "result",
 )  # fmt: skip
+#: The columns a claim returns (``statements.claim``): what a run needs. The later fields of
+#: ours (``over_limit_at``, ``stop_requested_at``, ``progress``, ``result``) speak only for the
+#: attempt they were written in (ADR 0019), never for the one a claim starts, so a claimed Job
+#: has none of them and the drain's claims do not carry them (issue 37: the drain within 3 %).
+CLAIM_COLUMNS = JOB_COLUMNS[: JOB_COLUMNS.index("timeout_ms") + 1]
 #: The job columns declared INTEGER in ``Tables.ddl``; the others are TEXT.
 INTEGER_COLUMNS = frozenset({
     "next_run_at", "locked_at", "last_heartbeat", "heartbeat_interval", "fail_count", "created_at", "updated_at",

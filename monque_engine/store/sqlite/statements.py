@@ -20,7 +20,7 @@ from typing import Any
 
 from .. import guards
 from .queries import append_attempt, row_attempt
-from .schema import ERROR_MEMBER, FINISHED, INTEGERS_ONLY, NO_ERROR_TYPE, Tables
+from .schema import CLAIM_COLUMNS, ERROR_MEMBER, FINISHED, INTEGERS_ONLY, NO_ERROR_TYPE, Tables
 from .unreadable import CLAIM_STATUS
 
 #: The assignments that take a job out of its claim.
@@ -151,8 +151,8 @@ def unique_holder(t: Tables, columns: str) -> str:
 
 
 def claim_columns(t: Tables) -> str:
-    """JOB_COLUMNS for a claim's RETURNING, the status through ``CLAIM_STATUS``."""
-    return t.columns.replace(", status,", f", {CLAIM_STATUS},", 1)
+    """CLAIM_COLUMNS for a claim's RETURNING, the status through ``CLAIM_STATUS``."""
+    return ", ".join(CLAIM_STATUS if column == "status" else column for column in CLAIM_COLUMNS)
 
 
 def claim(t: Tables) -> str:
@@ -504,10 +504,16 @@ def purge_instances(t: Tables) -> str:
 
 
 def owner_holdings(t: Tables) -> str:
-    """Jobs per owner, from the partial processing index (claimed_by, locked_at)."""
+    """Jobs per owner, from the partial processing index (claimed_by, locked_at), with each
+    owner's longest-running job (its earliest claim: one seek of that index per owner)."""
+    longest = (
+        f"SELECT o.id FROM {t.jobs} o WHERE o.status = 'processing' AND o.claimed_by = j.claimed_by "
+        "AND typeof(o.locked_at) = 'integer' ORDER BY o.locked_at LIMIT 1"
+    )
     return (
-        f"SELECT claimed_by, count(*), max({_LIVENESS}), max({_INTEGER.format('heartbeat_interval')}) "
-        f"FROM {t.jobs} WHERE status = 'processing' AND claimed_by <> '' GROUP BY claimed_by ORDER BY claimed_by"
+        f"SELECT claimed_by, count(*), max({_LIVENESS}), max({_INTEGER.format('heartbeat_interval')}), "
+        f"({longest}), min({_INTEGER.format('locked_at')}) "
+        f"FROM {t.jobs} j WHERE status = 'processing' AND claimed_by <> '' GROUP BY claimed_by ORDER BY claimed_by"
     )
 
 

@@ -31,6 +31,7 @@ from ...job import (
     PendingHealth,
     QueueStats,
 )
+from ...run_progress import Progress
 from ..base import JobStore, PendingSplit, StepCount, StepPage, StoreListFilter, StoreOpenOptions, StoreSelector
 from . import (
     admin,
@@ -44,6 +45,7 @@ from . import (
     management,
     reads,
     retention,
+    running,
     scan,
     statements,
 )
@@ -317,6 +319,16 @@ class SqliteStore(JobStore):
         op = claims.owned_update(self._t, self._j, "over_limit_at = ?, updated_at = ?", params, job_id, owner)
         return await self._write(op) is not None
 
+    async def stop_requests(self, owner: str, job_ids: Sequence[str]) -> dict[str, tuple[int, int]]:
+        return await self._read(running.stop_requests(self._t, owner, list(job_ids))) if job_ids else {}
+
+    async def cancel_owned(self, job_id: str, owner: str, now_ms: int, attempt: Attempt) -> Job | None:
+        self._batch.claimed.pop(job_id, None)
+        return await self._write(running.cancelled_owned(self._t, self._j, job_id, owner, now_ms, attempt.to_json()))
+
+    async def report_progress(self, job_id: str, owner: str, now_ms: int, progress: Progress) -> bool:
+        return await self._write(running.progress_reported(self._t, self._j, job_id, owner, now_ms, progress.to_json()))
+
     async def release(self, job_ids: Sequence[str], owner: str, now_ms: int) -> int:
         for job_id in job_ids:
             self._batch.claimed.pop(job_id, None)
@@ -427,6 +439,9 @@ class SqliteStore(JobStore):
 
     async def retry(self, job_id: str, now_ms: int) -> tuple[Job, JobStatus] | None:
         return await self._write(management.retry_one(self._t, self._j, job_id, now_ms), inline=True)
+
+    async def request_stop(self, job_id: str, owner: str, locked_at_ms: int, now_ms: int) -> Job | None:
+        return await self._write(running.stop_requested(self._t, self._j, job_id, owner, locked_at_ms, now_ms))
 
     async def reschedule(self, job_id: str, run_at_ms: int, now_ms: int) -> Job | None:
         assignments, params = statements.RESCHEDULE, (run_at_ms, now_ms)

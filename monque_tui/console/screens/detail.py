@@ -37,7 +37,7 @@ from monque_engine.attempts import MAX_REASON_CHARS
 from monque_engine.cron import describe, next_runs
 from monque_engine.timeouts import limit_text
 
-from ..actions import ActionKind, eligible, statuses_for
+from ..actions import ActionKind, key_applies, statuses_for
 from ..bindings import MUTATING_ACTIONS, Scope, bindings_for
 from ..clock import Clock
 from ..formatting import STATUS_STYLES, absolute, relative, span
@@ -84,6 +84,7 @@ OUTCOME_STYLES = {
     "stale": "magenta",
     "shutdown": "magenta",
     "timed_out": "bold yellow",
+    "cancelled": "dim",
 }
 
 
@@ -250,6 +251,23 @@ def job_renderable(
                     ),
                 ),
             )
+        if job.stop_pending and job.stop_requested_at_ms is not None:
+            # An operator asked to stop this run (issue 37) and its handler has not ended yet
+            # (a sync handler polls job.should_stop(); an async one may ignore its cancellation).
+            fields.add_row(
+                "stop",
+                Text.assemble(
+                    ("stop requested, handler still running", "bold yellow"),
+                    (f"  asked {span(max(0, now - job.stop_requested_at_ms))} ago", "dim"),
+                ),
+            )
+        report = job.running_progress
+        if report is not None:
+            line = Text.assemble((f"{report.percent}%", "bold cyan"))
+            if report.message:
+                line.append(f"  {clip_line(report.message, FIELD_CHARS)}")
+            line.append(f"  reported {span(max(0, now - report.at_ms))} ago", style="dim")
+            fields.add_row("progress", line)
     if job.timeout_ms is not None:
         fields.add_row("time limit", Text.assemble(limit_text(job.timeout_ms), ("  this job's own", "dim")))
     parts: list[RenderableType] = [fields]
@@ -696,7 +714,9 @@ class JobDetailScreen(Screen[None]):
         if action == "release_owner":
             return True if self.job is not None and owner_is_dead(self.job, self._clock()) else None
         if action == "act":
-            return True if self.job is not None and eligible(ActionKind(str(parameters[0])), self.job.status) else None
+            return (
+                True if self.job is not None and key_applies(ActionKind(str(parameters[0])), self.job.status) else None
+            )
         return True
 
     def disabled_reason(self, action: str, parameters: tuple[object, ...]) -> str | None:

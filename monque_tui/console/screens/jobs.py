@@ -18,7 +18,7 @@ from textual.screen import Screen
 
 from monque_engine import Job, JobStatus, QueueStats
 
-from ..actions import ActionKind, eligible, instead_keys, statuses_for
+from ..actions import ActionKind, instead_keys, key_applies, statuses_for
 from ..bindings import MUTATING_ACTIONS, Scope, bindings_for
 from ..formatting import plural, short_id
 from ..messages import ActOnJobs, ActOnQuery, ExportView, SessionMessage, ShowJob, TogglePause
@@ -535,7 +535,7 @@ class JobsScreen(Screen[None]):
         # Textual rebuilds the whole footer on refresh_bindings: only when what is offered changed
         # (moving with j/k over jobs of one status changes nothing), not on every cursor move.
         jobs, _ = self.session.targets()
-        offered = tuple(any(eligible(kind, job.status) for job in jobs) for kind in ActionKind)
+        offered = tuple(any(key_applies(kind, job.status) for job in jobs) for kind in ActionKind)
         if offered != self._offered:
             self._offered = offered
             self.refresh_bindings()
@@ -597,17 +597,17 @@ class JobsScreen(Screen[None]):
             status = self.session.marked_view.status
             if kind is ActionKind.RESCHEDULE:
                 return None  # no bulk form: reschedule marked rows instead
-            return True if status is None or eligible(kind, status) else None
+            return True if status is None or key_applies(kind, status) else None
         if action == "act" and self._waiting is not None:
             return True  # the cursor's row is in a page not yet shown: the key shows it first
         if action == "act":
             jobs, _ = self.targets
             kind = ActionKind(str(parameters[0]))
-            return True if any(eligible(kind, job.status) for job in jobs) else None
+            return True if any(key_applies(kind, job.status) for job in jobs) else None
         if action == "act_all":
             kind = ActionKind(str(parameters[0]))
             query = self.query_state
-            if query.status is not None and not eligible(kind, query.status):
+            if query.status is not None and not key_applies(kind, query.status):
                 return None
         if action == "toggle_name_pause":
             return True if self.query_state.name and not self.query_state.name_is_glob else None

@@ -15,7 +15,7 @@ from rich.text import Text
 from textual.widgets import DataTable
 
 from ..bindings import Scope, bindings_for
-from ..formatting import span
+from ..formatting import short_id, span
 from ..messages import ReleaseOwner
 from ..protocol import ConsoleApp
 from ..session import ConsoleSession
@@ -31,6 +31,7 @@ COLUMNS = (
     "heartbeat",
     "held",
     "running",
+    "longest",
     "names",
     "processed",
     "failed attempts",
@@ -95,6 +96,11 @@ def cells(row: InstanceRow, wide: bool = False) -> dict[str, Text]:
         else Text(f"{span(row.age_ms)} ago", style="bold red" if row.dead else "", justify="right"),
         "rate": _dim() if row.rate is None else Text(f"{row.rate:.1f}/s", justify="right"),
         "held": Text(f"{info.jobs_held:,}", style="bold red" if row.dead and info.jobs_held else "", justify="right"),
+        # Its longest-running job (issue 37: "what is stuck?"): how long, and which (Enter on
+        # the jobs view's processing tab, sorted by run time, finds it).
+        "longest": _dim()
+        if row.longest_ms is None or info.longest_job_id is None
+        else Text.assemble((span(row.longest_ms), "bold"), f" {short_id(info.longest_job_id)}"),
     }
 
 
@@ -116,6 +122,8 @@ def group_cells(supervisor: str, children: list[InstanceRow], wide: bool = False
         return _dim() if not known else Text(f"{sum(known):,}", justify="right")
 
     rates = [row.rate for row in alive if row.rate is not None]
+    running_children = [row for row in children if row.longest_ms is not None and row.info.longest_job_id]
+    stuck = max(running_children, key=lambda row: row.longest_ms or 0, default=None)
     hosts = sorted({row.info.host for row in children if row.info.host})
     ages = [row.age_ms for row in children if row.age_ms is not None]
     return {
@@ -131,6 +139,8 @@ def group_cells(supervisor: str, children: list[InstanceRow], wide: bool = False
         "heartbeat": _dim("never") if not ages else Text(f"{span(min(ages))} ago", justify="right"),
         "rate": _dim() if not rates else Text(f"{sum(rates):.1f}/s", justify="right"),
         "held": Text(f"{sum(row.info.jobs_held for row in children):,}", justify="right"),
+        # The longest run among its children: the group's "what is stuck?" at a glance.
+        "longest": cells(stuck)["longest"] if stuck is not None else _dim(),
     }
 
 

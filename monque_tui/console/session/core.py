@@ -190,6 +190,8 @@ class ConsoleSession:
         self.clock = clock
         self.live = live
         self.read_only = config.read_only
+        #: Set by ``run_plan`` when a stop found its job's owner dead (the console offers its release).
+        self.offer_release: str | None = None
         self._emit = emit or (lambda event: None)
         self.monque: Monque | None = None
         # what is shown
@@ -908,6 +910,10 @@ class ConsoleSession:
             self.emit(Notice(LOADING_NOTICE if self.loading else "No job under the cursor.", "warning"))
             return None
         plan = plan_for_jobs(kind, jobs, bool(marked))
+        if plan.count == 0 and kind is ActionKind.CANCEL and any(job.status is JobStatus.PROCESSING for job in jobs):
+            # ``c`` on running jobs (issue 37): upstream's cancel is for pending ones; a running
+            # one is asked to stop (its owner cancels the handler and ends it cancelled).
+            plan = plan_for_jobs(ActionKind.STOP, jobs, bool(marked))
         if plan.count == 0:
             reason = plan.details[-1] if plan.skipped else "no job selected"
             self.emit(Notice(f"Nothing to {kind.value}: {reason}", "warning"))
@@ -915,8 +921,11 @@ class ConsoleSession:
         return plan
 
     @survives_store_errors(None)
-    async def plan_bulk(self, kind: ActionKind, query: JobQuery | None = None) -> ActionPlan | None:
-        """Count what a bulk action on the view would reach, as of now; None with a Notice if nothing."""
+    async def plan_bulk(
+        self, kind: ActionKind, query: JobQuery | None = None, quiet: bool = False
+    ) -> ActionPlan | None:
+        """Count what a bulk action on the view would reach, as of now; None with a Notice if nothing
+        (``quiet``: without the notice, when another question follows)."""
         if self.read_only:
             self.emit(Notice(READ_ONLY_NOTICE, "warning"))
             return None
@@ -939,11 +948,27 @@ class ConsoleSession:
             self.emit(Notice(f"Nothing to {kind.value}: {error}", "warning"))
             return None
         if plan.count == 0:
-            self.emit(
-                Notice(f"Nothing to {kind.value}: no job matches ({bulk_what(kind, query)}).{instead(kind)}", "warning")
-            )
+            if not quiet:
+                self.emit(
+                    Notice(
+                        f"Nothing to {kind.value}: no job matches ({bulk_what(kind, query)}).{instead(kind)}", "warning"
+                    )
+                )
             return None
         return plan
+
+    async def plan_bulk_and_stop(
+        self, kind: ActionKind, query: JobQuery | None = None
+    ) -> tuple[ActionPlan | None, ActionPlan | None]:
+        """``plan_bulk``, and for a cancel of a view that may hold running jobs (issue 37) the
+        plan to stop those, asked apart and after it (stopping is not upstream's cancel). When
+        nothing is pending, the stop is the one question."""
+        view = query or self.query
+        stop = None
+        if kind is ActionKind.CANCEL and view.status in (None, JobStatus.PROCESSING):
+            stop = await self.plan_bulk(ActionKind.STOP, query, quiet=True)
+        plan = await self.plan_bulk(kind, query, quiet=stop is not None)
+        return (stop, None) if plan is None else (plan, stop)
 
     async def _count_bulk_in_steps(
         self, kind: ActionKind, query: JobQuery, as_of: BulkCount | None = None
@@ -980,6 +1005,7 @@ class ConsoleSession:
             self.emit(Notice(f"{plan.kind.value.capitalize()} failed: {error}", "error"))
             return None
         self.emit(Notice(outcome.message, outcome.severity, plan.kind.value.capitalize()))
+        self.offer_release = outcome.release_owner  # issue 37: a dead owner's jobs are released instead
         if not plan.is_bulk and plan.job_ids is not None and self.marks:
             self.clear_marks()  # the marks were used
         elif plan.is_bulk and self.marked_view is not None and plan.query == self.marked_view:

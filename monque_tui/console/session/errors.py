@@ -53,7 +53,7 @@ def group_query(base: JobQuery, group: ErrorGroup) -> JobQuery:
     Enter is exactly the group's members, and bulk keys there act on exactly them.
     """
     return replace(
-        JobQuery(sort_by=base.sort_by, descending=base.descending),
+        JobQuery(sort_by="created_at" if base.sort_by == "locked_at" else base.sort_by, descending=base.descending),
         error_group=group.key,
         group_label=f"{group.name} {group.title}",
     )

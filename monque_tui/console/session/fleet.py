@@ -41,6 +41,8 @@ class InstanceRow:
     #: Jobs processed per second between the instance's last two heartbeats (None until two
     #: were seen, and for a dead instance).
     rate: float | None
+    #: How long its longest-running job has run (ms since that claim; None: it holds none).
+    longest_ms: int | None = None
 
     @property
     def id(self) -> str:
@@ -87,7 +89,9 @@ class FleetView:
                     sample = (beat, info.processed, (info.processed - before[1]) / ((beat - before[0]) / 1000))
                 seen[info.id] = sample
                 rate = None if dead else sample[2]
-            rows.append(InstanceRow(info, age, dead, rate))
+            since = _ms(info.longest_since)
+            longest = None if since is None else max(0, now_ms - since)
+            rows.append(InstanceRow(info, age, dead, rate, longest))
         self._beats = seen
         return rows
 

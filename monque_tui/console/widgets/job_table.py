@@ -53,9 +53,13 @@ class Columns:
     att: bool = True
     due: bool = True
     updated: bool = True
+    #: PROGRESS (issue 37), shown while a row of the view runs with a progress report or a
+    #: stop request: ``PROGRESS_BAR`` cells (a bar and a percentage) at wide widths, else
+    #: ``PROGRESS_TEXT`` (``42%``); 0 when no row has one.
+    progress: int = 0
 
     @classmethod
-    def fit(cls, width: int, sort: str = "created_at", longest_name: int = 26) -> Columns:
+    def fit(cls, width: int, sort: str = "created_at", longest_name: int = 26, progress: bool = False) -> Columns:
         """Columns by what diagnoses a job: the name (whole, up to 26) and status first, then the
         error (type and message), then its age (UPDATED), then next run and attempts; the
         owner is the first to go. At 80 columns the name was cut (``webhook.de…``) while the
@@ -64,6 +68,12 @@ class Columns:
         room = width - (2 + 9 + 11)  # the mark, ID and STATUS are always shown
         name = max(4, min(26, max(4, longest_name), room - 1))
         room -= name + 1
+        shown_progress = 0
+        if progress:  # right after the status it qualifies: what a running row says first
+            shown_progress = PROGRESS_BAR if width >= PROGRESS_BAR_FROM else PROGRESS_TEXT
+            if room < shown_progress + 1:
+                shown_progress = 0
+            room -= shown_progress + 1 if shown_progress else 0
         error = ERROR_MIN if room >= ERROR_MIN + 1 else 0
         room -= error + 1 if error else 0
         order = ["updated", "due", "att"]  # UPDATED, NEXT RUN, ATT (each with its space)
@@ -85,7 +95,7 @@ class Columns:
             error += max(0, room)
         elif not any(shown.values()):
             name = max(4, min(26, name + max(0, room)))
-        return cls(name, owner, error, att, due, updated)
+        return cls(name, owner, error, att, due, updated, shown_progress)
 
     @classmethod
     def wide(cls, rows: list[Job]) -> Columns:
@@ -95,12 +105,13 @@ class Columns:
         owner = max([5, *(len(job.claimed_by or "") for job in rows if job.status is JobStatus.PROCESSING)])
         failed = [error_text(job) for job in rows if job.status is JobStatus.FAILED or job.fail_count]
         error = max([ERROR_MIN, *(len(text) for text in failed)])
-        return cls(min(name, WIDE_MAX), min(owner, WIDE_MAX), min(error, WIDE_MAX))
+        progress = PROGRESS_BAR if any(_runs_visibly(job) for job in rows) else 0
+        return cls(min(name, WIDE_MAX), min(owner, WIDE_MAX), min(error, WIDE_MAX), progress=progress)
 
     @property
     def total(self) -> int:
         """Cells the row takes (mark, ID and status always; each shown column with its space)."""
-        cells = 2 + 9 + 11 + self.name + 1
+        cells = 2 + 9 + 11 + self.name + 1 + (self.progress + 1 if self.progress else 0)
         cells += (4 if self.att else 0) + (10 if self.due else 0) + (9 if self.updated else 0)
         return cells + (self.owner + 1 if self.owner else 0) + (self.error + 1 if self.error else 0)
 
@@ -115,6 +126,33 @@ ERROR_MIN = 28
 SHORT_TYPE_BELOW = 48
 #: ... and the owner only this wide, once every other column is shown.
 OWNER_MIN = 12
+#: PROGRESS as a percentage (``100%``, or ``stopping``) and as a bar with it, from this width.
+PROGRESS_TEXT = 8
+PROGRESS_BAR = 16
+PROGRESS_BAR_FROM = 120
+
+
+def _runs_visibly(job: Job) -> bool:
+    """A running row with something for PROGRESS to say: a report, or a stop on its way."""
+    return job.status is JobStatus.PROCESSING and (job.running_progress is not None or job.stop_pending)
+
+
+def progress_cell(job: Job, width: int) -> tuple[str, str]:
+    """``stopping`` (a stop requested, the handler still running), ``42%``, or with room a bar
+    ``████░░░░░░  42%``; blank for rows with neither."""
+    if job.status is not JobStatus.PROCESSING:
+        return _cell("", width)
+    if job.stop_pending:
+        return _cell("stopping", width, "bold yellow")
+    report = job.running_progress
+    if report is None:
+        return _cell("", width)
+    percent = f"{report.percent}%"
+    if width < PROGRESS_BAR:
+        return _cell(percent, width, "cyan", right=True)
+    bar = width - 5
+    filled = int(report.fraction * bar)
+    return _cell("█" * filled + "░" * (bar - filled) + percent.rjust(5), width, "cyan")
 
 
 Cells = list[tuple[str, str]]
@@ -225,6 +263,8 @@ class JobTable(ScrollView, can_focus=True):
         self.wide = False
         self._wide_columns: Columns | None = None
         self._longest_name = 26
+        #: A row of the window runs with a progress report or a stop request (PROGRESS shown).
+        self._progress = False
 
     # -- the window -----------------------------------------------------------------------------
     @property
@@ -292,6 +332,7 @@ class JobTable(ScrollView, can_focus=True):
         # The name column is as wide as the longest loaded name (at most 26): the room a
         # short name leaves goes to the error.
         self._longest_name = max([4, *(len(job.name) for job in self.rows)])
+        self._progress = any(_runs_visibly(job) for job in self.rows)
         width = self.size.width
         if self.wide:
             self._wide_columns = Columns.wide(self.rows)
@@ -326,7 +367,7 @@ class JobTable(ScrollView, can_focus=True):
         """The columns drawn, and the width their strips are drawn at (wider than the screen when wide)."""
         if self.wide and self._wide_columns is not None:
             return self._wide_columns, max(width, self._wide_columns.total)
-        return Columns.fit(width, self.sort_column, self._longest_name), width
+        return Columns.fit(width, self.sort_column, self._longest_name, self._progress), width
 
     def on_mount(self) -> None:
         if self._ages_move:
@@ -432,8 +473,10 @@ class JobTable(ScrollView, can_focus=True):
             _cell("", 1),
             _cell(label("ID", "created_at", 8), 8),
             _cell("NAME", columns.name),
-            _cell("STATUS", 10),
+            _cell(label("STATUS", "locked_at", 10), 10),  # sorted by run time: the processing rows' age
         ]
+        if columns.progress:
+            cells.append(_cell("PROGRESS", columns.progress))
         if columns.att:
             cells.append(_cell("ATT", 3, right=True))
         if columns.due:
@@ -490,6 +533,8 @@ class JobTable(ScrollView, can_focus=True):
             _cell(job.name, columns.name),
             _cell(job.status.value, 10, STATUS_STYLES[job.status]),
         ]
+        if columns.progress:
+            cells.append(progress_cell(job, columns.progress))
         if columns.att:
             cells.append(
                 _cell(str(job.fail_count) if job.fail_count else "", 3, "red" if job.fail_count else "", right=True)

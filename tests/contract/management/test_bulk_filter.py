@@ -117,7 +117,7 @@ async def test_a_bulk_target_of_the_wrong_type_is_a_clear_error(monque):
     await m.enqueue("email")
     with pytest.raises(InvalidJobQueryError, match="Pass a JobSelector or a JobListFilter to a bulk delete"):
         await m.delete_jobs({"name": "email"})  # type: ignore[arg-type]
-    with pytest.raises(InvalidJobQueryError, match="action must be 'cancel', 'retry' or 'delete'"):
+    with pytest.raises(InvalidJobQueryError, match="action must be 'cancel', 'retry', 'delete' or 'stop'"):
         await m.count_bulk("purge", JobListFilter())
     with pytest.raises(InvalidJobQueryError, match="updated_before must be timezone-aware"):
         await m.cancel_jobs(JobListFilter(), updated_before=datetime(2026, 1, 1))

@@ -122,7 +122,17 @@ async def test_csv_has_error_type_error_group_and_the_attempt_count(monque) -> N
     await m.import_jobs(sample_jobs())
     rows = {row["_id"]: row for row in csv.DictReader(io.StringIO(await _export(m, "csv")))}
     assert tuple(next(iter(rows.values()))) == FIELDS
-    assert FIELDS[-7:] == ("data", "errorType", "errorGroup", "attempts", "timeoutMs", "overLimitAt", "result")
+    assert FIELDS[-9:] == (
+        "data",
+        "errorType",
+        "errorGroup",
+        "attempts",
+        "timeoutMs",
+        "overLimitAt",
+        "result",
+        "stopRequestedAt",
+        "progress",
+    )
     failed, pending = rows[oid(4)], rows[oid(1)]
     assert (failed["errorType"], failed["attempts"]) == ("httpx.ConnectTimeout", "1")
     assert failed["errorGroup"] == sample_jobs()[3].error_group
