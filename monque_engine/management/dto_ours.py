@@ -26,6 +26,9 @@ class XSelector(Strict):
     nextRunAtFrom: IsoInstant = absent()
     nextRunAtTo: IsoInstant = absent()
     errorGroup: str = absent()
+    #: Payload conditions, all of which must hold, in the console's filter language
+    #: (``data.customer_id missing``, ``data.tenant = acme``; ADR 0022).
+    data: list[str] = absent()
 
 
 class XBoundedSelector(XSelector):
@@ -123,4 +126,32 @@ class XPauseResult(Strict):
     changed: bool
 
 
-BulkActionName = Literal["cancel", "retry", "delete"]
+class XStopRequest(Strict):
+    """Stop a running job (issue 37). ``claimedAt``: the ``lockedAt`` of the attempt the caller
+    saw; the request then reaches that attempt only, never a later run of the job."""
+
+    claimedAt: IsoInstant = absent()
+
+
+class XProgress(Strict):
+    fraction: float
+    message: str | None
+    at: IsoOut
+
+
+class XJobRun(Strict):
+    """A job's running attempt as its owner reports it: who holds it since when, its progress,
+    a stop request or a passed time limit (each speaks for this attempt only)."""
+
+    jobId: str
+    status: str
+    claimedBy: str | None
+    lockedAt: IsoOut | None
+    lastHeartbeat: IsoOut | None
+    timeoutMs: Count | None
+    overLimitAt: IsoOut | None
+    stopRequestedAt: IsoOut | None
+    progress: XProgress | None
+
+
+BulkActionName = Literal["cancel", "retry", "delete", "stop"]

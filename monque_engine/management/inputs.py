@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import InvalidJobQueryError
 from ..job import JobListFilter, JobSelector, JobSort
+from ..payload_filter import DataTerm, parse_terms
 from ..selector_rules import TEXT_FIELDS, check_filter_value
 from ..validation import normalize_job_id
 from .dto import JobListQuery
@@ -141,9 +142,20 @@ def listing(query: Any) -> JobListFilter:
         next_run_at_from=instant(query.nextRunAtFrom),
         next_run_at_to=instant(query.nextRunAtTo),
         error_group=getattr(query, "errorGroup", None),
+        data=_data_terms(getattr(query, "data", None)),
     )
     checked(chosen)
     return chosen
+
+
+def _data_terms(terms: list[str] | None) -> tuple[DataTerm, ...] | None:
+    """Payload conditions in the console's filter language, one per list item (ADR 0022);
+    an empty list is refused as a blank filter is (it would select as if absent)."""
+    if terms is None:
+        return None
+    if not terms:
+        raise bad_request("data is an empty list: give at least one condition (data.PATH missing), or leave it out")
+    return tuple(term for text in terms for term in parse_terms(text))
 
 
 def selector(name: str | None, status: Any, older_than: str | None, newer_than: str | None) -> JobSelector:

@@ -119,3 +119,23 @@ def instance_dto(info: InstanceInfo) -> dict[str, Any]:
         "processed": info.processed,
         "failed": info.failed,
     }
+
+
+def job_run_dto(job: Job) -> dict[str, Any]:
+    """The running attempt's state. Progress, a stop request and a passed limit are given
+    only when they speak for this attempt (written since its claim), so a retried job never
+    shows the last run's 90 % or its stop."""
+    progress = job.running_progress
+    return {
+        "jobId": job.id,
+        "status": job.status.value,
+        "claimedBy": job.claimed_by,
+        "lockedAt": iso_or_none(job.locked_at_ms),
+        "lastHeartbeat": iso_or_none(job.last_heartbeat_ms),
+        "timeoutMs": job.timeout_ms,
+        "overLimitAt": iso_or_none(job.over_limit_at_ms) if job.over_limit else None,
+        "stopRequestedAt": iso_or_none(job.stop_requested_at_ms) if job.stop_pending else None,
+        "progress": None
+        if progress is None
+        else {"fraction": progress.fraction, "message": progress.message, "at": iso(progress.at_ms)},
+    }

@@ -43,6 +43,8 @@ COMPONENTS: tuple[type[BaseModel], ...] = (
     dto_ours.XPausedList,
     dto_ours.XQueueName,
     dto_ours.XPauseResult,
+    dto_ours.XStopRequest,
+    dto_ours.XJobRun,
 )
 _NAMES = frozenset(model.__name__ for model in COMPONENTS)
 _REF = "#/$defs/{model}"

@@ -16,7 +16,7 @@ from . import dto, dto_ours
 from .bounds import decode_as_of, encode_as_of
 from .errors import NOT_FOUND, ApiError, not_found
 from .inputs import instant, job_id, limit_of, list_request, listing, selector
-from .mapping import attempt_dto, error_group_dto, instance_dto, iso, job_dto, queue_view_dto, stats_dto
+from .mapping import attempt_dto, error_group_dto, instance_dto, iso, job_dto, job_run_dto, queue_view_dto, stats_dto
 from .messages import ApiRequest, Policy
 
 #: The actions ``getCapabilities`` reports, in upstream's order.
@@ -98,8 +98,24 @@ class Operations:
         verb = _verb(request.path)
         counted = decode_as_of(verb, _selection(body), body.asOf)
         chosen = listing(body)
-        act = {"cancel": self.monque.cancel_jobs, "retry": self.monque.retry_jobs, "delete": self.monque.delete_jobs}
+        act = {
+            "cancel": self.monque.cancel_jobs,
+            "retry": self.monque.retry_jobs,
+            "delete": self.monque.delete_jobs,
+            "stop": self.monque.stop_jobs,
+        }
         return _bulk_result(await act[verb](chosen, as_of=counted))
+
+    # -- ours: running jobs (issue 37) -------------------------------------------------------------
+    async def stop_job(self, params: dict[str, str], body: dto_ours.XStopRequest, **_: Any) -> dict[str, Any]:
+        """Stop the running attempt (the one claimed at ``claimedAt`` when given). A refusal
+        (an owner that cannot hear it, an attempt that already ended) is a 409 that says why."""
+        job = await self._job(params["id"])
+        claimed_at = instant(body.claimedAt)
+        return self._changed(await self.monque.cancel_job(job.id, running=True, claimed_at=claimed_at))
+
+    async def job_run(self, params: dict[str, str], **_: Any) -> dict[str, Any]:
+        return job_run_dto(await self._job(params["id"]))
 
     # -- ours: reads the console has -------------------------------------------------------------
     async def error_groups(self, query: dto_ours.XErrorGroupQuery, **_: Any) -> dict[str, Any]:

@@ -17,6 +17,8 @@ X = "/api/x/v1"
 MUTATION_ERRORS = (400, 403, 409, 500)
 SINGLE_JOB_ERRORS = (400, 403, 404, 409, 500)
 READ_ERRORS_OURS = (400, 403, 500)
+#: Our bounded bulk actions: upstream's three, and stopping running jobs (issue 37).
+BOUNDED_VERBS = ("cancel", "retry", "delete", "stop")
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +97,7 @@ ROUTES: tuple[Route, ...] = (
             upstream=False,
             summary=f"How many jobs a bounded {verb} would reach now, and the asOf to bound it by",
         )
-        for verb in ("cancel", "retry", "delete")
+        for verb in BOUNDED_VERBS
     ),
     *(
         Route(
@@ -110,7 +112,31 @@ ROUTES: tuple[Route, ...] = (
             upstream=False,
             summary=f"{verb.title()} the selected jobs, never more than the count that returned asOf",
         )
-        for verb in ("cancel", "retry", "delete")
+        for verb in BOUNDED_VERBS
+    ),
+    Route(
+        "POST",
+        f"{X}/jobs/{{id}}/actions/stop",
+        "xStopJob",
+        "stop_job",
+        "stop",
+        dto.Job,
+        body=dto_ours.XStopRequest,
+        errors=SINGLE_JOB_ERRORS,
+        upstream=False,
+        summary="Stop a running job: its owner cancels the handler and the job ends cancelled (upstream's cancel "
+        "is for pending jobs only)",
+    ),
+    Route(
+        "GET",
+        f"{X}/jobs/{{id}}/run",
+        "xGetJobRun",
+        "job_run",
+        "read",
+        dto_ours.XJobRun,
+        errors=(400, 403, 404, 500),
+        upstream=False,
+        summary="A job's running attempt: owner, claim time, progress, stop request, time limit",
     ),
     Route(
         "GET",
