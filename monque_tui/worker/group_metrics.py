@@ -37,6 +37,8 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.registry import Collector
 
+from monque_engine.metrics import MetricsServer
+
 from .child_link import ChildEndpoint
 
 #: Families that describe the store: one child's values stand for the group's.
@@ -187,22 +189,17 @@ class GroupCollector(Collector):
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
-class GroupMetricsServer:
+class GroupMetricsServer(MetricsServer):
+    """The group's ``/metrics`` (one worker's ``MetricsServer``), closing its collector too."""
+
     def __init__(self, collector: GroupCollector, host: str, port: int) -> None:
         registry = CollectorRegistry(auto_describe=False)
         registry.register(collector)
+        super().__init__(*start_http_server(port, host, registry))
         self._collector = collector
-        self._server, self._thread = start_http_server(port, host, registry)
-
-    @property
-    def address(self) -> tuple[str, int]:
-        host, port = self._server.server_address[:2]
-        return str(host), int(port)
 
     def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
+        super().close()
         self._collector.close()
 
 

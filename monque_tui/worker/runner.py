@@ -34,6 +34,7 @@ from .app_loader import Setup
 from .child_link import ChildLink
 from .job_log import JobEventLog, emit
 from .logging_setup import flush_logging, tag_slot
+from .metrics_listen import listen
 
 
 @dataclass(slots=True)
@@ -252,20 +253,10 @@ def _serve_metrics(monque: Monque, host: str, port: int, options: dict[str, Any]
     """Start ``/metrics`` (``monque_engine.metrics``) before any job runs, so every one is counted."""
     from monque_engine.metrics import MetricsUnavailableError
 
-    where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     try:
-        server = monque.metrics(**options).serve(port, host)
+        return listen(lambda: monque.metrics(**options).serve(port, host), host, port, "Prometheus metrics")
     except MetricsUnavailableError as error:
         raise CliError(str(error).split(" (", 1)[0], ExitCode.USAGE) from None
-    except OSError as error:
-        raise CliError(
-            f"--metrics {where}: cannot listen there ({error.strerror or error}); pick another port or host",
-            ExitCode.USAGE,
-        ) from None
-    bound_host, bound_port = server.address
-    url = f"http://{f'[{bound_host}]' if ':' in bound_host else bound_host}:{bound_port}/metrics"
-    emit(logging.INFO, "metrics:serving", f"Prometheus metrics at {url}", url=url, port=bound_port)
-    return server
 
 
 async def _initialize_unless_stopped(monque: Monque, stop: StopRequest) -> bool:

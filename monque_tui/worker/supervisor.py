@@ -42,10 +42,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..common.exitcodes import CliError, ExitCode
+from ..common.exitcodes import ExitCode
 from .child_link import LIFELINE_FD_ENV, REPORT_FD_ENV, SLOT_ENV, SUPERVISOR_ENV, ChildEndpoint
 from .job_log import emit
 from .logging_setup import flush_logging
+from .metrics_listen import listen
 
 #: Failed starts in a row (a child exiting before its worker started) that stop the group.
 START_FAILURES = 5
@@ -442,24 +443,12 @@ class Supervisor:
 def _serve_metrics(supervisor: Supervisor, host: str, port: int) -> Any:
     from .group_metrics import serve_group
 
-    where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-    try:
-        server = serve_group(supervisor.endpoints, supervisor.config.processes, lambda: supervisor.restarts, host, port)
-    except OSError as error:
-        raise CliError(
-            f"--metrics {where}: cannot listen there ({error.strerror or error}); pick another port or host",
-            ExitCode.USAGE,
-        ) from None
-    bound_host, bound_port = server.address
-    url = f"http://{f'[{bound_host}]' if ':' in bound_host else bound_host}:{bound_port}/metrics"
-    emit(
-        logging.INFO,
-        "metrics:serving",
-        f"Prometheus metrics of the {supervisor.config.processes} worker processes at {url}",
-        url=url,
-        port=bound_port,
+    return listen(
+        lambda: serve_group(supervisor.endpoints, supervisor.config.processes, lambda: supervisor.restarts, host, port),
+        host,
+        port,
+        f"Prometheus metrics of the {supervisor.config.processes} worker processes",
     )
-    return server
 
 
 def run_supervisor(config: SupervisorConfig) -> int:
