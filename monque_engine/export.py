@@ -163,8 +163,7 @@ def export_document(job: Job) -> dict[str, Any]:
     if job.stop_requested_at_ms is not None:
         doc["stopRequestedAt"] = _instant(job.stop_requested_at_ms)
     if job.progress is not None:
-        report = job.progress
-        doc["progress"] = {"fraction": report.fraction, "message": report.message, "at": _instant(report.at_ms)}
+        doc["progress"] = job.progress.as_mapping(_instant)
     return doc
 
 

@@ -311,11 +311,7 @@ class Job:
         }
         doc.update({key: value for key, value in optional.items() if value is not None})
         if self.progress is not None:
-            doc["progress"] = {
-                "fraction": self.progress.fraction,
-                "message": self.progress.message,
-                "at": _bson_date(self.progress.at_ms),
-            }
+            doc["progress"] = self.progress.as_mapping(_bson_date)
         if self._attempts is not None:
             doc["attempts"] = [attempt.to_document() for attempt in self.attempts]
         return doc

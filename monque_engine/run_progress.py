@@ -88,8 +88,14 @@ class Progress:
         """The fraction as a whole percentage, rounded down (99.9 % is not yet 100)."""
         return int(self.fraction * 100)
 
+    def as_mapping(self, instant: Callable[[int], Any]) -> dict[str, Any]:
+        """The stored and shown shape, ``{fraction, message, at}``, with ``at`` written by
+        ``instant`` (a BSON date, ISO text, or epoch ms as SQLite keeps it): the inverse of
+        ``from_mapping``."""
+        return {"fraction": self.fraction, "message": self.message, "at": instant(self.at_ms)}
+
     def to_json(self) -> str:
-        return json.dumps({"fraction": self.fraction, "message": self.message, "at": self.at_ms}, separators=(",", ":"))
+        return json.dumps(self.as_mapping(int), separators=(",", ":"))
 
     @classmethod
     def from_json(cls, text: object) -> Progress | None:

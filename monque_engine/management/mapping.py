@@ -135,7 +135,5 @@ def job_run_dto(job: Job) -> dict[str, Any]:
         "timeoutMs": job.timeout_ms,
         "overLimitAt": iso_or_none(job.over_limit_at_ms) if job.over_limit else None,
         "stopRequestedAt": iso_or_none(job.stop_requested_at_ms) if job.stop_pending else None,
-        "progress": None
-        if progress is None
-        else {"fraction": progress.fraction, "message": progress.message, "at": iso(progress.at_ms)},
+        "progress": None if progress is None else progress.as_mapping(iso),
     }

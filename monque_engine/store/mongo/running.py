@@ -46,8 +46,7 @@ def cancelled_update(now_ms: int, attempt: Attempt) -> Document:
 
 
 def progress_update(now_ms: int, progress: Progress) -> Document:
-    report = {"fraction": progress.fraction, "message": progress.message, "at": dt(progress.at_ms)}
-    return {"$set": {"progress": report, "updatedAt": dt(now_ms)}}
+    return {"$set": {"progress": progress.as_mapping(dt), "updatedAt": dt(now_ms)}}
 
 
 def _ms(value: Any) -> int | None:
