@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator, FormatChecker
 
-from monque_engine import Monque
+from monque_engine import Job, Monque
 from monque_engine.management import ApiRequest, ApiResponse, ManagementApi, openapi_document
 from monque_engine.management.core import OPENAPI_PATH
 from monque_engine.management.routes import match_route
@@ -111,6 +112,23 @@ async def mongo_monque(**options: Any) -> Monque:
     monque = Monque(store, recover_stale_jobs=False, **options)
     monque._initialized = True  # the collection is in place; there is no server to open
     return monque
+
+
+@asynccontextmanager
+async def seeded_monque(kind: str, directory: Path, seed: Sequence[Job]) -> AsyncIterator[Monque]:
+    """A Monque on ``kind`` ("sqlite": a real file in ``directory``; "mongodb": ``mongo_monque``)
+    holding ``seed``: what the API tests' store fixtures are parametrized over."""
+    if kind == "sqlite":
+        monque = Monque(f"sqlite:///{directory}/jobs.db", recover_stale_jobs=False)
+        await monque.initialize()
+    else:
+        monque = await mongo_monque()
+    await monque.import_jobs(list(seed))
+    try:
+        yield monque
+    finally:
+        if kind == "sqlite":
+            await monque.close()
 
 
 async def snapshot(monque: Monque) -> list[tuple[Any, ...]]:

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from api_support import ApiClient, mongo_monque, snapshot
+from api_support import ApiClient, seeded_monque, snapshot
 
 from monque_engine import Job, JobStatus, Monque
 from monque_engine.errorgroups import error_group_key
@@ -78,15 +78,8 @@ SEED = [
 
 @pytest.fixture(params=["sqlite", "mongodb"])
 async def monque(request: pytest.FixtureRequest, tmp_path: Any) -> AsyncIterator[Monque]:
-    if request.param == "sqlite":
-        m = Monque(f"sqlite:///{tmp_path}/jobs.db", recover_stale_jobs=False)
-        await m.initialize()
-    else:
-        m = await mongo_monque()
-    await m.import_jobs(SEED)
-    yield m
-    if request.param == "sqlite":
-        await m.close()
+    async with seeded_monque(request.param, tmp_path, SEED) as m:
+        yield m
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from api_support import ApiClient, mongo_monque, snapshot
+from api_support import ApiClient, seeded_monque, snapshot
 
 from monque_engine import Job, JobStatus, Monque
 from monque_engine.management import ManagementApi, mapping
@@ -142,15 +142,8 @@ def _payload_jobs() -> list[Job]:
 
 @pytest.fixture(params=["sqlite", "mongodb"])
 async def payload_store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Monque]:
-    if request.param == "sqlite":
-        m = Monque(f"sqlite:///{tmp_path}/jobs.db", recover_stale_jobs=False)
-        await m.initialize()
-    else:
-        m = await mongo_monque()
-    await m.import_jobs(_payload_jobs())
-    yield m
-    if request.param == "sqlite":
-        await m.close()
+    async with seeded_monque(request.param, tmp_path, _payload_jobs()) as m:
+        yield m
 
 
 async def test_a_payload_condition_counts_and_bounds_a_bulk_cancel(payload_store: Monque) -> None:
