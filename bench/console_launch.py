@@ -12,6 +12,11 @@ Two measures, each in fresh processes:
   the wall time and the console's own CPU time until then (``/proc/PID/stat``), since the
   machine is shared and wall time moves with its load (printed beside the figures).
 
+Both trees are byte-compiled first (``compileall``), as an installed package is: with
+``PYTHONDONTWRITEBYTECODE`` set (it is, on the machine these figures come from) or a tree
+nobody imported yet, every launch compiled the ~150 modules of ``monque_tui`` and
+``monque_engine`` from source again, 150-250 ms of CPU that no installed console pays.
+
 ``--peer SRC``: the same measures with ``PYTHONPATH=SRC`` (an older tree, e.g. ``git archive
 main | tar -x -C /tmp/old``), reported as a ratio measured in the same run. Not a pass/fail
 test: the figures go in docs/benchmarks.md.
@@ -62,6 +67,13 @@ def imports(src: str | None, runs: int) -> dict[str, object]:
     return {"cpu_ms_min": min(cpus) * 1000, "cpu_ms_median": statistics.median(cpus) * 1000, **last}
 
 
+def compile_tree(src: str | None) -> None:
+    """Byte-compile the packages a subject imports (its ``__pycache__``), as ``pip install`` does."""
+    root = Path(src) if src else Path(__file__).resolve().parents[1]
+    for package in ("monque_engine", "monque_tui"):
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / package)], check=True, capture_output=True)
+
+
 def _cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICKS
@@ -81,6 +93,9 @@ def launch(url: str, src: str | None, runs: int) -> dict[str, float]:
     # The environment is given in the command itself: only PYTHONPATH (the peer tree, or none).
     path = f"PYTHONPATH={src}" if src else "-u PYTHONPATH"
     shell = f"cd / && exec env {path} {sys.executable} -m monque_tui {url}"
+    # A session that outlives the measured ones: tmux ends its server with the last session,
+    # and the next run's new-session raced that exit ("server exited unexpectedly").
+    _tmux("new-session", "-d", "-s", "keep", "sleep 3600", check=True)
     try:
         for n in range(runs):
             session = f"launch-{n}"
@@ -125,6 +140,8 @@ def main() -> None:
         raise SystemExit("tmux is needed for the launch measure")
     load = os.getloadavg()[0]
     report: dict[str, object] = {"load_1m": round(load, 2), "cores": os.cpu_count()}
+    for src in (None, args.peer) if args.peer else (None,):
+        compile_tree(src)
     report["imports"] = imports(None, args.runs)
     report["launch"] = launch(args.url, None, args.runs)
     if args.peer:
