@@ -28,6 +28,8 @@ from textual.timer import Timer
 
 from monque_engine.store.urls import mask_text
 
+from ..common import startup_gc
+
 from .actions import ActionKind, ActionPlan
 from .bindings import bindings_for
 from .clock import Clock, system_clock
@@ -68,6 +70,8 @@ POLL_INTERVAL = 2.0
 THROUGHPUT_INTERVAL = 1.0
 #: A key whose store work takes longer than this says what it is doing (``say_if_slow``).
 SLOW_KEY_AFTER = 0.3
+#: After the first rows, the start-up heap is collected and frozen this much later (``_settle_heap``).
+HEAP_SETTLE_AFTER = 0.3
 #: The longest a read waits for a key's frame (a key that changed nothing visible draws none).
 AFTER_KEY_FRAME_LIMIT = 0.25
 
@@ -304,6 +308,8 @@ class MonqueConsole(App[int]):
     def on_mount(self) -> None:
         self.push_screen(self.jobs_screen)
         self.connect()
+        if startup_gc.held():  # no rows yet after this long (a store slow to answer): collect meanwhile
+            self.set_timer(startup_gc.HOLD_LIMIT_S, startup_gc.release)
 
     @work(exclusive=True, group="connect")
     async def connect(self) -> None:
@@ -344,14 +350,19 @@ class MonqueConsole(App[int]):
     def first_paint(self) -> None:
         if self.first_paint_at is None:
             self.first_paint_at = time.perf_counter() - self._started
-            if self._freeze_heap:
-                self.call_after_refresh(self._freeze_startup_objects)
+            if self._freeze_heap or startup_gc.held():
+                # Not in the first rows' refresh: the full collection holds the GIL for ~20 ms,
+                # and the writer thread still had the frame's bytes to send (issue 40).
+                self.set_timer(HEAP_SETTLE_AFTER, self._settle_heap)
         self.ready.set()
 
-    def _freeze_startup_objects(self) -> None:
-        if not self._heap_frozen and self.is_running:
+    def _settle_heap(self) -> None:
+        """After the first rows: collect and freeze what start-up left, then turn the collector
+        on again (``common.startup_gc`` kept it off while the console started)."""
+        if self._freeze_heap and not self._heap_frozen and self.is_running:
             freeze_startup_objects()
             self._heap_frozen = True
+        startup_gc.release()
 
     # -- session events -------------------------------------------------------------------------------
     def _session_event(self, event: SessionEvent) -> None:
