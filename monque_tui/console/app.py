@@ -29,7 +29,6 @@ from textual.timer import Timer
 from monque_engine.store.urls import mask_text
 
 from ..common import startup_gc
-
 from .actions import ActionKind, ActionPlan
 from .bindings import bindings_for
 from .clock import Clock, system_clock
