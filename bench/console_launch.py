@@ -88,41 +88,55 @@ def _tmux(*args: str, **kw: object) -> subprocess.CompletedProcess[str]:
 SOCKET = f"monque-bench-launch-{os.getpid()}"
 
 
-def launch(url: str, src: str | None, runs: int) -> dict[str, float]:
-    walls, cpus = [], []
+def _launch_once(url: str, src: str | None, session: str) -> tuple[float, float]:
+    """Spawn the console in a fresh tmux session; (wall, its CPU) once its first rows are on the pane."""
     # The environment is given in the command itself: only PYTHONPATH (the peer tree, or none).
     path = f"PYTHONPATH={src}" if src else "-u PYTHONPATH"
     shell = f"cd / && exec env {path} {sys.executable} -m monque_tui {url}"
+    started = time.perf_counter()
+    _tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "45", shell, check=True)
+    try:
+        pane_pid = int(_tmux("display-message", "-p", "-t", session, "#{pane_pid}", capture_output=True).stdout)
+        while True:
+            pane = _tmux("capture-pane", "-p", "-t", session, capture_output=True, check=True).stdout
+            rows = [line for line in pane.splitlines()[3:] if any(f" {w} " in line for w in ROW_WORDS)]
+            if len(rows) >= 3:
+                return time.perf_counter() - started, _cpu_seconds(pane_pid)
+            if time.perf_counter() - started > 60:
+                raise TimeoutError(f"no rows after 60 s:\n{pane}")
+            time.sleep(0.005)
+    finally:
+        _tmux("kill-session", "-t", session, capture_output=True)
+
+
+def launch(subjects: list[tuple[str, str | None]], runs: int) -> list[dict[str, float]]:
+    """Each subject (url, source tree) launched ``runs`` times, the subjects taking turns run
+    by run: on a shared machine the load drifts, and a drift then falls on both alike."""
+    walls: list[list[float]] = [[] for _ in subjects]
+    cpus: list[list[float]] = [[] for _ in subjects]
     # A session that outlives the measured ones: tmux ends its server with the last session,
     # and the next run's new-session raced that exit ("server exited unexpectedly").
     _tmux("new-session", "-d", "-s", "keep", "sleep 3600", check=True)
     try:
         for n in range(runs):
-            session = f"launch-{n}"
-            started = time.perf_counter()
-            _tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "45", shell, check=True)
-            try:
-                pane_pid = int(_tmux("display-message", "-p", "-t", session, "#{pane_pid}", capture_output=True).stdout)
-                while True:
-                    pane = _tmux("capture-pane", "-p", "-t", session, capture_output=True, check=True).stdout
-                    rows = [line for line in pane.splitlines()[3:] if any(f" {w} " in line for w in ROW_WORDS)]
-                    if len(rows) >= 3:
-                        walls.append(time.perf_counter() - started)
-                        cpus.append(_cpu_seconds(pane_pid))
-                        break
-                    if time.perf_counter() - started > 60:
-                        raise TimeoutError(f"no rows after 60 s:\n{pane}")
-                    time.sleep(0.005)
-            finally:
-                _tmux("kill-session", "-t", session, capture_output=True)
+            for index, (url, src) in enumerate(subjects):
+                wall, cpu = _launch_once(url, src, f"launch-{n}-{index}")
+                walls[index].append(wall)
+                cpus[index].append(cpu)
     finally:
         _tmux("kill-server", capture_output=True)  # this bench's own server only
-    return {
-        "wall_ms_min": min(walls) * 1000,
-        "wall_ms_median": statistics.median(walls) * 1000,
-        "cpu_ms_min": min(cpus) * 1000,
-        "cpu_ms_median": statistics.median(cpus) * 1000,
-    }
+    return [
+        {
+            "wall_ms_min": min(wall) * 1000,
+            "wall_ms_median": statistics.median(wall) * 1000,
+            "cpu_ms_min": min(cpu) * 1000,
+            "cpu_ms_median": statistics.median(cpu) * 1000,
+            # Per run against the first subject's run beside it (the pairs share the moment's load).
+            "wall_ratio_median": statistics.median(w / w0 for w, w0 in zip(wall, walls[0], strict=True)),
+            "cpu_ratio_median": statistics.median(c / c0 for c, c0 in zip(cpu, cpus[0], strict=True)),
+        }
+        for wall, cpu in zip(walls, cpus, strict=True)
+    ]
 
 
 def main() -> None:
@@ -143,10 +157,15 @@ def main() -> None:
     for src in (None, args.peer) if args.peer else (None,):
         compile_tree(src)
     report["imports"] = imports(None, args.runs)
-    report["launch"] = launch(args.url, None, args.runs)
     if args.peer:
         report["peer_imports"] = imports(args.peer, args.runs)
-        report["peer_launch"] = launch(args.peer_url or args.url, args.peer, args.runs)
+    subjects: list[tuple[str, str | None]] = [(args.url, None)]
+    if args.peer:
+        subjects.append((args.peer_url or args.url, args.peer))
+    results = launch(subjects, args.runs)
+    report["launch"] = results[0]
+    if args.peer:
+        report["peer_launch"] = results[1]  # its ratios: peer / this tree, run by run
     report["load_1m_after"] = round(os.getloadavg()[0], 2)
     print(json.dumps(report, indent=2))
 
