@@ -149,6 +149,8 @@ class MonqueConsole(App[int]):
         self.first_paint_at: float | None = None
         self._started = time.perf_counter()
         self.jobs_screen = JobsScreen(self.session, self)
+        #: The store's opening (``start_opening``), begun before Textual starts when launched.
+        self._opening: asyncio.Future[None] | None = None
         #: The job detail screen, built on the first open and reused after (``show_job``).
         self._detail: JobDetailScreen | None = None
         #: ``MONQUE_TUI_KEYLOG``: key-to-frame times for the soak benchmark (None: off, no cost).
@@ -310,10 +312,34 @@ class MonqueConsole(App[int]):
         if startup_gc.held():  # no rows yet after this long (a store slow to answer): collect meanwhile
             self.set_timer(startup_gc.HOLD_LIMIT_S, startup_gc.release)
 
+    def start_opening(self) -> asyncio.Future[None]:
+        """Open the store (once): ``launch.py`` calls this before Textual starts, ``connect`` after.
+
+        Opened from ``on_mount``, the store's few reads (each a hop to its thread and back)
+        waited behind Textual's start-up work on the event loop, so the table painted
+        "Loading…" two or three frames before its rows (issue 40: launch to first rows).
+        Begun first, a local store is open and its first page read before the first frame,
+        and the rows are in it.
+        """
+        if self._opening is None:
+            self._opening = asyncio.ensure_future(self._open_and_read_ahead())
+        return self._opening
+
+    async def _open_and_read_ahead(self) -> None:
+        await self.session.open()
+        await self.session.read_ahead_top()
+
+    def opening_failed(self) -> BaseException | None:
+        """What an open begun by ``start_opening`` raised, once done (also marks it as seen)."""
+        opening = self._opening
+        if opening is None or not opening.done() or opening.cancelled():
+            return None
+        return opening.exception()
+
     @work(exclusive=True, group="connect")
     async def connect(self) -> None:
         try:
-            await self.session.open()
+            await self.start_opening()
         except SessionError as error:
             self.fail(str(error), error.code)
             return

@@ -111,6 +111,9 @@ def run_console(config: ConsoleConfig, *, terminal_required: bool = True) -> int
 EXIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
+#: How long the launch waits for the store to open before starting Textual anyway (seconds):
+#: a local SQLite file opens in a few milliseconds, well within it.
+OPEN_HEAD_START_S = 0.25
 #: After the first exit signal, time for the workers' shutdown timeout and this much more.
 FORCED_EXIT_MARGIN_S = 10.0
 #: After a signalled quit has closed the session (jobs finished, store closed), time left
@@ -174,6 +177,11 @@ async def _run_until_signalled(app: MonqueConsole) -> None:
         app.after_close = _leave_after_teardown_grace
         app.exit()
 
+    # The store opens while Textual starts; a local file is open within the head start, so
+    # the first frame can hold rows. A slow store (a MongoDB server far away) goes on
+    # opening in the background: the console draws meanwhile, as it always did.
+    opening = app.start_opening()
+    await asyncio.wait({opening}, timeout=OPEN_HEAD_START_S)
     installed = []
     for sig in EXIT_SIGNALS:
         try:
@@ -184,6 +192,9 @@ async def _run_until_signalled(app: MonqueConsole) -> None:
     try:
         await app.run_async()
     finally:
+        if not opening.done():
+            opening.cancel()  # the app ended before it could use it (as its connect worker would be)
+        app.opening_failed()  # seen: no "exception was never retrieved" at exit
         for sig in installed:
             if not received:  # after a signal the interpreter-level handlers stay (see _arm_forced_exit)
                 loop.remove_signal_handler(sig)
