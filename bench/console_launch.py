@@ -17,6 +17,10 @@ Both trees are byte-compiled first (``compileall``), as an installed package is:
 nobody imported yet, every launch compiled the ~150 modules of ``monque_tui`` and
 ``monque_engine`` from source again, 150-250 ms of CPU that no installed console pays.
 
+``--phases N``: N more launches of each subject under ``bench/launch_phases.py``, which
+times each phase (imports, the store opened, the first page, the first frame, the frame
+with the first rows) from inside the process.
+
 ``--peer SRC``: the same measures with ``PYTHONPATH=SRC`` (an older tree, e.g. ``git archive
 main | tar -x -C /tmp/old``), reported as a ratio measured in the same run. Not a pass/fail
 test: the figures go in docs/benchmarks.md.
@@ -81,11 +85,14 @@ def _cpu_seconds(pid: int) -> float:
 
 def _tmux(*args: str, **kw: object) -> subprocess.CompletedProcess[str]:
     """tmux on a server of this bench's own (``-L``, no config file): a shared server keeps
-    the environment it was started with, so a session on it could run another tree's code."""
-    return subprocess.run(["tmux", "-L", SOCKET, "-f", "/dev/null", *args], text=True, **kw)  # type: ignore[call-overload,no-any-return]
+    the environment it was started with, so a session on it could run another tree's code.
+    Each measure has a server of its own (``_server``): a new session on one being killed
+    raced its exit ("server exited unexpectedly")."""
+    return subprocess.run(["tmux", "-L", _server[0], "-f", "/dev/null", *args], text=True, **kw)  # type: ignore[call-overload,no-any-return]
 
 
 SOCKET = f"monque-bench-launch-{os.getpid()}"
+_server = [SOCKET]
 
 
 def _launch_once(url: str, src: str | None, session: str) -> tuple[float, float]:
@@ -139,6 +146,56 @@ def launch(subjects: list[tuple[str, str | None]], runs: int) -> list[dict[str, 
     ]
 
 
+PHASES = ("started", "imported", "app_built", "opened", "mounted", "first_page", "first_frame", "rows_frame", "cpu")
+
+
+def _phases_once(url: str, src: str | None, session: str, out: Path) -> dict[str, float]:
+    """One launch under ``bench/launch_phases.py``: its marks (seconds) once the first rows are out."""
+    out.unlink(missing_ok=True)
+    path = f"PYTHONPATH={src}" if src else "-u PYTHONPATH"
+    script = Path(__file__).with_name("launch_phases.py")
+    shell = f"cd / && exec env {path} MONQUE_BENCH_PHASES={out} {sys.executable} {script} {url}"
+    started = time.perf_counter()
+    _tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "45", shell, check=True)
+    try:
+        while not out.exists() or not out.stat().st_size:
+            if time.perf_counter() - started > 60:
+                raise TimeoutError("no phases after 60 s")
+            time.sleep(0.01)
+        time.sleep(0.01)  # written in one call; let it land whole
+        return {key: float(value) for key, value in json.loads(out.read_text()).items()}
+    finally:
+        _tmux("kill-session", "-t", session, capture_output=True)
+
+
+def phases(subjects: list[tuple[str, str | None]], runs: int) -> list[dict[str, dict[str, float]]]:
+    """Where the time goes, per subject: the median and least of each mark (ms since the
+    script's first line; ``started``: the interpreter's own start before it, ``cpu``: the
+    process's CPU by the rows' frame), the subjects taking turns run by run."""
+    found: list[list[dict[str, float]]] = [[] for _ in subjects]
+    out = Path(f"/tmp/monque-bench-phases-{os.getpid()}.json")
+    _server[0] = f"{SOCKET}-phases"
+    _tmux("new-session", "-d", "-s", "keep", "sleep 3600", check=True)
+    try:
+        for n in range(runs):
+            for index, (url, src) in enumerate(subjects):
+                found[index].append(_phases_once(url, src, f"phases-{n}-{index}", out))
+    finally:
+        _tmux("kill-server", capture_output=True)
+        out.unlink(missing_ok=True)
+    return [
+        {
+            key: {
+                "median_ms": statistics.median(run[key] for run in runs_ if key in run) * 1000,
+                "min_ms": min(run[key] for run in runs_ if key in run) * 1000,
+            }
+            for key in PHASES
+            if any(key in run for run in runs_)
+        }
+        for runs_ in found
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("url", help="the store (a 1M-job SQLite file for the issue's goal; it is opened writable)")
@@ -148,6 +205,13 @@ def main() -> None:
         "--peer-url",
         default=None,
         help="the peer's copy of the store (a tree of another schema migrates what it opens)",
+    )
+    parser.add_argument(
+        "--phases",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also N launches each under bench/launch_phases.py: the time of each phase of the start",
     )
     args = parser.parse_args()
     if shutil.which("tmux") is None:
@@ -166,6 +230,11 @@ def main() -> None:
     report["launch"] = results[0]
     if args.peer:
         report["peer_launch"] = results[1]  # its ratios: peer / this tree, run by run
+    if args.phases:
+        timed = phases(subjects, args.phases)
+        report["phases"] = timed[0]
+        if args.peer:
+            report["peer_phases"] = timed[1]
     report["load_1m_after"] = round(os.getloadavg()[0], 2)
     print(json.dumps(report, indent=2))
 
