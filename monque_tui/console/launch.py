@@ -97,7 +97,7 @@ def run_console(config: ConsoleConfig, *, terminal_required: bool = True) -> int
         require_terminal()
     app = MonqueConsole(config, freeze_heap=True)
     with _screen_on_the_terminal() if terminal_required else contextlib.nullcontext():
-        asyncio.run(_run_until_signalled(app))
+        asyncio.run(_open_then_run(app))
     if app.error:
         write_stderr(app.error)
         return app.return_code or 1
@@ -163,6 +163,21 @@ def _leave_after_teardown_grace() -> None:
     threading.Thread(target=watchdog, name="monque-teardown-exit", daemon=True).start()
 
 
+async def _open_then_run(app: MonqueConsole) -> None:
+    """Start opening the store, give it a head start, then run the app (issue 40: launch to
+    first rows). A local file is open and its first page read within the head start, so the
+    first frame holds rows; a slow store (a MongoDB server far away) goes on opening in the
+    background while the console draws, as it always did."""
+    opening = app.start_opening()
+    await asyncio.wait({opening}, timeout=OPEN_HEAD_START_S)
+    try:
+        await _run_until_signalled(app)
+    finally:
+        if not opening.done():
+            opening.cancel()  # the app ended before it could use it (as its connect worker would be)
+        app.opening_failed()  # seen: no "exception was never retrieved" at exit
+
+
 async def _run_until_signalled(app: MonqueConsole) -> None:
     """Run the app; the first exit signal quits it cleanly (workers stop, the store closes),
     a second one exits at once with 128 + its number, as the worker mode does."""
@@ -177,11 +192,6 @@ async def _run_until_signalled(app: MonqueConsole) -> None:
         app.after_close = _leave_after_teardown_grace
         app.exit()
 
-    # The store opens while Textual starts; a local file is open within the head start, so
-    # the first frame can hold rows. A slow store (a MongoDB server far away) goes on
-    # opening in the background: the console draws meanwhile, as it always did.
-    opening = app.start_opening()
-    await asyncio.wait({opening}, timeout=OPEN_HEAD_START_S)
     installed = []
     for sig in EXIT_SIGNALS:
         try:
@@ -192,9 +202,6 @@ async def _run_until_signalled(app: MonqueConsole) -> None:
     try:
         await app.run_async()
     finally:
-        if not opening.done():
-            opening.cancel()  # the app ended before it could use it (as its connect worker would be)
-        app.opening_failed()  # seen: no "exception was never retrieved" at exit
         for sig in installed:
             if not received:  # after a signal the interpreter-level handlers stay (see _arm_forced_exit)
                 loop.remove_signal_handler(sig)
