@@ -12,6 +12,15 @@ Two measures, each in fresh processes:
   the wall time and the console's own CPU time until then (``/proc/PID/stat``), since the
   machine is shared and wall time moves with its load (printed beside the figures).
 
+Both trees are byte-compiled first (``compileall``), as an installed package is: with
+``PYTHONDONTWRITEBYTECODE`` set (it is, on the machine these figures come from) or a tree
+nobody imported yet, every launch compiled the ~150 modules of ``monque_tui`` and
+``monque_engine`` from source again, 150-250 ms of CPU that no installed console pays.
+
+``--phases N``: N more launches of each subject under ``bench/launch_phases.py``, which
+times each phase (imports, the store opened, the first page, the first frame, the frame
+with the first rows) from inside the process.
+
 ``--peer SRC``: the same measures with ``PYTHONPATH=SRC`` (an older tree, e.g. ``git archive
 main | tar -x -C /tmp/old``), reported as a ratio measured in the same run. Not a pass/fail
 test: the figures go in docs/benchmarks.md.
@@ -62,6 +71,13 @@ def imports(src: str | None, runs: int) -> dict[str, object]:
     return {"cpu_ms_min": min(cpus) * 1000, "cpu_ms_median": statistics.median(cpus) * 1000, **last}
 
 
+def compile_tree(src: str | None) -> None:
+    """Byte-compile the packages a subject imports (its ``__pycache__``), as ``pip install`` does."""
+    root = Path(src) if src else Path(__file__).resolve().parents[1]
+    for package in ("monque_engine", "monque_tui"):
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(root / package)], check=True, capture_output=True)
+
+
 def _cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICKS
@@ -69,45 +85,115 @@ def _cpu_seconds(pid: int) -> float:
 
 def _tmux(*args: str, **kw: object) -> subprocess.CompletedProcess[str]:
     """tmux on a server of this bench's own (``-L``, no config file): a shared server keeps
-    the environment it was started with, so a session on it could run another tree's code."""
-    return subprocess.run(["tmux", "-L", SOCKET, "-f", "/dev/null", *args], text=True, **kw)  # type: ignore[call-overload,no-any-return]
+    the environment it was started with, so a session on it could run another tree's code.
+    Each measure has a server of its own (``_server``): a new session on one being killed
+    raced its exit ("server exited unexpectedly")."""
+    return subprocess.run(["tmux", "-L", _server[0], "-f", "/dev/null", *args], text=True, **kw)  # type: ignore[call-overload,no-any-return]
 
 
 SOCKET = f"monque-bench-launch-{os.getpid()}"
+_server = [SOCKET]
 
 
-def launch(url: str, src: str | None, runs: int) -> dict[str, float]:
-    walls, cpus = [], []
+def _launch_once(url: str, src: str | None, session: str) -> tuple[float, float]:
+    """Spawn the console in a fresh tmux session; (wall, its CPU) once its first rows are on the pane."""
     # The environment is given in the command itself: only PYTHONPATH (the peer tree, or none).
     path = f"PYTHONPATH={src}" if src else "-u PYTHONPATH"
     shell = f"cd / && exec env {path} {sys.executable} -m monque_tui {url}"
+    started = time.perf_counter()
+    _tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "45", shell, check=True)
+    try:
+        pane_pid = int(_tmux("display-message", "-p", "-t", session, "#{pane_pid}", capture_output=True).stdout)
+        while True:
+            pane = _tmux("capture-pane", "-p", "-t", session, capture_output=True, check=True).stdout
+            rows = [line for line in pane.splitlines()[3:] if any(f" {w} " in line for w in ROW_WORDS)]
+            if len(rows) >= 3:
+                return time.perf_counter() - started, _cpu_seconds(pane_pid)
+            if time.perf_counter() - started > 60:
+                raise TimeoutError(f"no rows after 60 s:\n{pane}")
+            time.sleep(0.005)
+    finally:
+        _tmux("kill-session", "-t", session, capture_output=True)
+
+
+def launch(subjects: list[tuple[str, str | None]], runs: int) -> list[dict[str, float]]:
+    """Each subject (url, source tree) launched ``runs`` times, the subjects taking turns run
+    by run: on a shared machine the load drifts, and a drift then falls on both alike."""
+    walls: list[list[float]] = [[] for _ in subjects]
+    cpus: list[list[float]] = [[] for _ in subjects]
+    # A session that outlives the measured ones: tmux ends its server with the last session,
+    # and the next run's new-session raced that exit ("server exited unexpectedly").
+    _tmux("new-session", "-d", "-s", "keep", "sleep 3600", check=True)
     try:
         for n in range(runs):
-            session = f"launch-{n}"
-            started = time.perf_counter()
-            _tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "45", shell, check=True)
-            try:
-                pane_pid = int(_tmux("display-message", "-p", "-t", session, "#{pane_pid}", capture_output=True).stdout)
-                while True:
-                    pane = _tmux("capture-pane", "-p", "-t", session, capture_output=True, check=True).stdout
-                    rows = [line for line in pane.splitlines()[3:] if any(f" {w} " in line for w in ROW_WORDS)]
-                    if len(rows) >= 3:
-                        walls.append(time.perf_counter() - started)
-                        cpus.append(_cpu_seconds(pane_pid))
-                        break
-                    if time.perf_counter() - started > 60:
-                        raise TimeoutError(f"no rows after 60 s:\n{pane}")
-                    time.sleep(0.005)
-            finally:
-                _tmux("kill-session", "-t", session, capture_output=True)
+            for index, (url, src) in enumerate(subjects):
+                wall, cpu = _launch_once(url, src, f"launch-{n}-{index}")
+                walls[index].append(wall)
+                cpus[index].append(cpu)
     finally:
         _tmux("kill-server", capture_output=True)  # this bench's own server only
-    return {
-        "wall_ms_min": min(walls) * 1000,
-        "wall_ms_median": statistics.median(walls) * 1000,
-        "cpu_ms_min": min(cpus) * 1000,
-        "cpu_ms_median": statistics.median(cpus) * 1000,
-    }
+    return [
+        {
+            "wall_ms_min": min(wall) * 1000,
+            "wall_ms_median": statistics.median(wall) * 1000,
+            "cpu_ms_min": min(cpu) * 1000,
+            "cpu_ms_median": statistics.median(cpu) * 1000,
+            # Per run against the first subject's run beside it (the pairs share the moment's load).
+            "wall_ratio_median": statistics.median(w / w0 for w, w0 in zip(wall, walls[0], strict=True)),
+            "cpu_ratio_median": statistics.median(c / c0 for c, c0 in zip(cpu, cpus[0], strict=True)),
+        }
+        for wall, cpu in zip(walls, cpus, strict=True)
+    ]
+
+
+PHASES = ("started", "imported", "app_built", "opened", "mounted", "first_page", "first_frame", "rows_frame", "cpu")
+
+
+def _phases_once(url: str, src: str | None, session: str, out: Path) -> dict[str, float]:
+    """One launch under ``bench/launch_phases.py``: its marks (seconds) once the first rows are out."""
+    out.unlink(missing_ok=True)
+    path = f"PYTHONPATH={src}" if src else "-u PYTHONPATH"
+    script = Path(__file__).with_name("launch_phases.py")
+    shell = f"cd / && exec env {path} MONQUE_BENCH_PHASES={out} {sys.executable} {script} {url}"
+    started = time.perf_counter()
+    _tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "45", shell, check=True)
+    try:
+        while not out.exists() or not out.stat().st_size:
+            if time.perf_counter() - started > 60:
+                raise TimeoutError("no phases after 60 s")
+            time.sleep(0.01)
+        time.sleep(0.01)  # written in one call; let it land whole
+        return {key: float(value) for key, value in json.loads(out.read_text()).items()}
+    finally:
+        _tmux("kill-session", "-t", session, capture_output=True)
+
+
+def phases(subjects: list[tuple[str, str | None]], runs: int) -> list[dict[str, dict[str, float]]]:
+    """Where the time goes, per subject: the median and least of each mark (ms since the
+    script's first line; ``started``: the interpreter's own start before it, ``cpu``: the
+    process's CPU by the rows' frame), the subjects taking turns run by run."""
+    found: list[list[dict[str, float]]] = [[] for _ in subjects]
+    out = Path(f"/tmp/monque-bench-phases-{os.getpid()}.json")
+    _server[0] = f"{SOCKET}-phases"
+    _tmux("new-session", "-d", "-s", "keep", "sleep 3600", check=True)
+    try:
+        for n in range(runs):
+            for index, (url, src) in enumerate(subjects):
+                found[index].append(_phases_once(url, src, f"phases-{n}-{index}", out))
+    finally:
+        _tmux("kill-server", capture_output=True)
+        out.unlink(missing_ok=True)
+    return [
+        {
+            key: {
+                "median_ms": statistics.median(run[key] for run in runs_ if key in run) * 1000,
+                "min_ms": min(run[key] for run in runs_ if key in run) * 1000,
+            }
+            for key in PHASES
+            if any(key in run for run in runs_)
+        }
+        for runs_ in found
+    ]
 
 
 def main() -> None:
@@ -120,16 +206,35 @@ def main() -> None:
         default=None,
         help="the peer's copy of the store (a tree of another schema migrates what it opens)",
     )
+    parser.add_argument(
+        "--phases",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also N launches each under bench/launch_phases.py: the time of each phase of the start",
+    )
     args = parser.parse_args()
     if shutil.which("tmux") is None:
         raise SystemExit("tmux is needed for the launch measure")
     load = os.getloadavg()[0]
     report: dict[str, object] = {"load_1m": round(load, 2), "cores": os.cpu_count()}
+    for src in (None, args.peer) if args.peer else (None,):
+        compile_tree(src)
     report["imports"] = imports(None, args.runs)
-    report["launch"] = launch(args.url, None, args.runs)
     if args.peer:
         report["peer_imports"] = imports(args.peer, args.runs)
-        report["peer_launch"] = launch(args.peer_url or args.url, args.peer, args.runs)
+    subjects: list[tuple[str, str | None]] = [(args.url, None)]
+    if args.peer:
+        subjects.append((args.peer_url or args.url, args.peer))
+    results = launch(subjects, args.runs)
+    report["launch"] = results[0]
+    if args.peer:
+        report["peer_launch"] = results[1]  # its ratios: peer / this tree, run by run
+    if args.phases:
+        timed = phases(subjects, args.phases)
+        report["phases"] = timed[0]
+        if args.peer:
+            report["peer_phases"] = timed[1]
     report["load_1m_after"] = round(os.getloadavg()[0], 2)
     print(json.dumps(report, indent=2))
 

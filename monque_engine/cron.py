@@ -13,12 +13,25 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-from croniter import CroniterBadDateError, croniter
+from typing import TYPE_CHECKING
 
 from .errors import InvalidCronError, InvalidJobQueryError
 from .timeutil import datetime_to_ms, in_range, ms_to_datetime
+
+if TYPE_CHECKING:
+    from zoneinfo import ZoneInfo
+
+    from croniter import croniter
+
+
+def _croniter() -> tuple[type[croniter], type[Exception]]:
+    """croniter and its bad-date error, imported on the first schedule read rather than with
+    the engine: with dateutil it costs ~10 ms, which a console that shows no schedule
+    paid before its first rows (issue 40: launch to first rows)."""
+    from croniter import CroniterBadDateError, croniter
+
+    return croniter, CroniterBadDateError
+
 
 #: Node Monque's parser (cron-parser 5) predefined set, plus @midnight (Vixie cron's).
 MACROS: dict[str, str] = {
@@ -70,6 +83,8 @@ def _split(repeat_interval: str) -> tuple[str, str | None]:
 def _zone(name: str | None, original: str) -> ZoneInfo | None:
     if name is None:
         return None
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError  # on the first zoned schedule (see _croniter)
+
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError, TypeError):
@@ -232,6 +247,7 @@ def _dom_in_week(dom: str, week: int) -> str:
 
 def _iterators(expression: str, start: datetime, original: str) -> list[tuple[croniter, int | None]]:
     fields = _fields(expression, original)
+    croniter, _ = _croniter()
     try:
         if "#" in fields[5]:  # '#' may narrow the day of month away; as written it must still be valid
             croniter(" ".join([*fields[:5], "*"]), start, second_at_beginning=True)
@@ -291,6 +307,7 @@ def next_run_ms(repeat_interval: str, after_ms: int) -> int:
     zone = _zone(zone_name, repeat_interval)
     start = ms_to_datetime(after_ms).astimezone(zone or UTC)
     iterators = _iterators(expression, start, repeat_interval)
+    _, bad_date = _croniter()
     skip_repeats = zone is not None and _fixed_hours(expression)
     try:
         runs = []
@@ -303,7 +320,7 @@ def next_run_ms(repeat_interval: str, after_ms: int) -> int:
                     and candidate.replace(tzinfo=None) <= start.replace(tzinfo=None)
                 ):
                     candidate = _next_in_week(it, week)
-            except CroniterBadDateError:
+            except bad_date:
                 # One side of an OR that never matches ("30 2 MON": no 30 February, but every
                 # Monday of February), which cron-parser accepts: the other parts decide.
                 continue
@@ -314,7 +331,7 @@ def next_run_ms(repeat_interval: str, after_ms: int) -> int:
         return min(runs)
     except InvalidCronError:
         raise
-    except CroniterBadDateError:  # croniter's own words ("failed to find next date") say nothing of why
+    except bad_date:  # croniter's own words ("failed to find next date") say nothing of why
         raise InvalidCronError(repeat_interval, _NEVER) from None
     except Exception as error:  # noqa: BLE001 - croniter raises several unrelated kinds for impossible dates
         raise InvalidCronError(repeat_interval, str(error)) from None

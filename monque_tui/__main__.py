@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from .cli.entry import main
+from .cli import main  # the console script's own target (it holds the collector off while starting)
 
 if __name__ == "__main__":
     sys.exit(main())

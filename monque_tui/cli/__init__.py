@@ -13,7 +13,17 @@ from collections.abc import Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``monque-tui``: see ``entry.main``."""
-    from .entry import main as run
+    """Run ``monque-tui``: see ``entry.main``.
 
-    return run(argv)
+    The cyclic collector is off from here until the console's first rows, or until another
+    mode starts (``common.startup_gc``); on the way out it is on again whatever happened.
+    """
+    from ..common import startup_gc
+
+    startup_gc.hold()
+    try:
+        from .entry import main as run
+
+        return run(argv)
+    finally:
+        startup_gc.release()

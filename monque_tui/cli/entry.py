@@ -25,6 +25,7 @@ from typing import Any
 
 from monque_engine.store.urls import mask_secrets, mask_text, mask_url
 
+from ..common import startup_gc
 from ..common.exitcodes import CliError, ExitCode
 from ..common.streams import is_open, write_stderr
 from ..serve.options import DEFAULT_MAX_SESSIONS, TOKEN_ENV
@@ -42,6 +43,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             args = parse(words)  # the one parser (parser.py): the console's form, or COMMAND ...
         except SystemExit as exit_:  # --help and --version
             return int(exit_.code or 0) if not isinstance(exit_.code, str) else 1
+        if not _starts_the_console(args):
+            startup_gc.release()  # held for the console's first rows only (common/startup_gc.py)
         if args.command is not None:  # pause, resume, paused, instances, release-dead, health, export, ...
             from .commands import run_parsed
 
@@ -70,6 +73,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if debug and is_open(sys.stderr):  # print_exc with stderr closed writes to stdout
             traceback.print_exc()
         return ExitCode.INTERNAL
+
+
+def _starts_the_console(args: argparse.Namespace) -> bool:
+    """The form parsed runs the console here: not a COMMAND, --worker, --serve or --demo --headless."""
+    return args.command is None and not args.worker and args.serve is None and not (args.demo and args.headless)
 
 
 def _detach_stdout() -> None:

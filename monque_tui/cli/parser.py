@@ -142,6 +142,16 @@ def version_text() -> str:
     return f"{PROG} {own} (monque_engine {engine_version}, Python {python})"
 
 
+class _VersionOnRequest(argparse._VersionAction):
+    """``--version``, its text worked out only when asked for: ``version_text`` imports
+    ``importlib.metadata`` and reads the installed distributions (~15 ms), which every
+    start of the console paid while building the parser (issue 40: launch to first rows)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        self.version = version_text()
+        super().__call__(parser, *args, **kwargs)
+
+
 # -- options the two forms share: each written once ----------------------------------------------
 def add_store_url(parser: argparse._ActionsContainer, help_text: str, dest: str = "url") -> None:
     """The store URL, the last positional of every form (``monque-tui export sqlite:///jobs.db``)."""
@@ -239,7 +249,7 @@ def _add_modes(parser: CliParser) -> None:
     modes.add_argument(
         "--headless", action="store_true", help="with --demo: run the demo without the console, printing progress lines"
     )
-    modes.add_argument("--version", action="version", version=version_text())
+    modes.add_argument("--version", action=_VersionOnRequest, version="")
     serving = parser.add_argument_group("with --serve (the token is never a flag: ps would show it)")
     serving.add_argument(
         "--public-url",

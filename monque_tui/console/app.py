@@ -28,6 +28,7 @@ from textual.timer import Timer
 
 from monque_engine.store.urls import mask_text
 
+from ..common import startup_gc
 from .actions import ActionKind, ActionPlan
 from .bindings import bindings_for
 from .clock import Clock, system_clock
@@ -68,6 +69,8 @@ POLL_INTERVAL = 2.0
 THROUGHPUT_INTERVAL = 1.0
 #: A key whose store work takes longer than this says what it is doing (``say_if_slow``).
 SLOW_KEY_AFTER = 0.3
+#: After the first rows, the start-up heap is collected and frozen this much later (``_settle_heap``).
+HEAP_SETTLE_AFTER = 0.3
 #: The longest a read waits for a key's frame (a key that changed nothing visible draws none).
 AFTER_KEY_FRAME_LIMIT = 0.25
 
@@ -146,6 +149,8 @@ class MonqueConsole(App[int]):
         self.first_paint_at: float | None = None
         self._started = time.perf_counter()
         self.jobs_screen = JobsScreen(self.session, self)
+        #: The store's opening (``start_opening``), begun before Textual starts when launched.
+        self._opening: asyncio.Future[None] | None = None
         #: The job detail screen, built on the first open and reused after (``show_job``).
         self._detail: JobDetailScreen | None = None
         #: ``MONQUE_TUI_KEYLOG``: key-to-frame times for the soak benchmark (None: off, no cost).
@@ -304,11 +309,37 @@ class MonqueConsole(App[int]):
     def on_mount(self) -> None:
         self.push_screen(self.jobs_screen)
         self.connect()
+        if startup_gc.held():  # no rows yet after this long (a store slow to answer): collect meanwhile
+            self.set_timer(startup_gc.HOLD_LIMIT_S, startup_gc.release)
+
+    def start_opening(self) -> asyncio.Future[None]:
+        """Open the store (once): ``launch.py`` calls this before Textual starts, ``connect`` after.
+
+        Opened from ``on_mount``, the store's few reads (each a hop to its thread and back)
+        waited behind Textual's start-up work on the event loop, so the table painted
+        "Loading…" two or three frames before its rows (issue 40: launch to first rows).
+        Begun first, a local store is open and its first page read before the first frame,
+        and the rows are in it.
+        """
+        if self._opening is None:
+            self._opening = asyncio.ensure_future(self._open_and_read_ahead())
+        return self._opening
+
+    async def _open_and_read_ahead(self) -> None:
+        await self.session.open()
+        await self.session.read_ahead_top()
+
+    def opening_failed(self) -> BaseException | None:
+        """What an open begun by ``start_opening`` raised, once done (also marks it as seen)."""
+        opening = self._opening
+        if opening is None or not opening.done() or opening.cancelled():
+            return None
+        return opening.exception()
 
     @work(exclusive=True, group="connect")
     async def connect(self) -> None:
         try:
-            await self.session.open()
+            await self.start_opening()
         except SessionError as error:
             self.fail(str(error), error.code)
             return
@@ -344,14 +375,19 @@ class MonqueConsole(App[int]):
     def first_paint(self) -> None:
         if self.first_paint_at is None:
             self.first_paint_at = time.perf_counter() - self._started
-            if self._freeze_heap:
-                self.call_after_refresh(self._freeze_startup_objects)
+            if self._freeze_heap or startup_gc.held():
+                # Not in the first rows' refresh: the full collection holds the GIL for ~20 ms,
+                # and the writer thread still had the frame's bytes to send (issue 40).
+                self.set_timer(HEAP_SETTLE_AFTER, self._settle_heap)
         self.ready.set()
 
-    def _freeze_startup_objects(self) -> None:
-        if not self._heap_frozen and self.is_running:
+    def _settle_heap(self) -> None:
+        """After the first rows: collect and freeze what start-up left, then turn the collector
+        on again (``common.startup_gc`` kept it off while the console started)."""
+        if self._freeze_heap and not self._heap_frozen and self.is_running:
             freeze_startup_objects()
             self._heap_frozen = True
+        startup_gc.release()
 
     # -- session events -------------------------------------------------------------------------------
     def _session_event(self, event: SessionEvent) -> None:

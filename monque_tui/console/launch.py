@@ -97,7 +97,7 @@ def run_console(config: ConsoleConfig, *, terminal_required: bool = True) -> int
         require_terminal()
     app = MonqueConsole(config, freeze_heap=True)
     with _screen_on_the_terminal() if terminal_required else contextlib.nullcontext():
-        asyncio.run(_run_until_signalled(app))
+        asyncio.run(_open_then_run(app))
     if app.error:
         write_stderr(app.error)
         return app.return_code or 1
@@ -111,6 +111,9 @@ def run_console(config: ConsoleConfig, *, terminal_required: bool = True) -> int
 EXIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
+#: How long the launch waits for the store to open before starting Textual anyway (seconds):
+#: a local SQLite file opens in a few milliseconds, well within it.
+OPEN_HEAD_START_S = 0.25
 #: After the first exit signal, time for the workers' shutdown timeout and this much more.
 FORCED_EXIT_MARGIN_S = 10.0
 #: After a signalled quit has closed the session (jobs finished, store closed), time left
@@ -158,6 +161,21 @@ def _leave_after_teardown_grace() -> None:
         os._exit(ExitCode.OK)
 
     threading.Thread(target=watchdog, name="monque-teardown-exit", daemon=True).start()
+
+
+async def _open_then_run(app: MonqueConsole) -> None:
+    """Start opening the store, give it a head start, then run the app (issue 40: launch to
+    first rows). A local file is open and its first page read within the head start, so the
+    first frame holds rows; a slow store (a MongoDB server far away) goes on opening in the
+    background while the console draws, as it always did."""
+    opening = app.start_opening()
+    await asyncio.wait({opening}, timeout=OPEN_HEAD_START_S)
+    try:
+        await _run_until_signalled(app)
+    finally:
+        if not opening.done():
+            opening.cancel()  # the app ended before it could use it (as its connect worker would be)
+        app.opening_failed()  # seen: no "exception was never retrieved" at exit
 
 
 async def _run_until_signalled(app: MonqueConsole) -> None:

@@ -243,6 +243,8 @@ class ConsoleSession:
         self.paused_names: tuple[str, ...] = ()
         #: The alerts line every screen draws (``refresh_alerts``).
         self.alerts_watch = AlertsWatch(STATS_BACKOFF, STATS_MAX_WAIT)
+        #: A first page read ahead (``read_ahead_top``) and its view, for the first ``load_top``.
+        self._read_ahead: tuple[JobQuery, CursorPage] | None = None
 
     def emit(self, event: SessionEvent) -> None:
         self._emit(event)
@@ -392,6 +394,32 @@ class ConsoleSession:
         self._store_answers()  # a listing always reads the store (counts may come from a cache)
         return page
 
+    async def read_ahead_top(self) -> None:
+        """Read the view's first page now, for the first ``load_top`` to show at once.
+
+        The launch calls it right after ``open``, before Textual starts (issue 40: launch to
+        first rows): the read then no longer waits behind Textual's start-up work on the
+        event loop. The change feed is already on (``open``), so what changes after this
+        read is applied as every later change is. A text view (read in steps) is not read
+        ahead, and a read that fails is left to ``load_top``, which reports it.
+        """
+        query = self.query
+        if self.monque is None or query.scans:
+            return
+        try:
+            page = await self._page(None, PAGE_SIZE, "forward", query)
+        except Exception:  # noqa: BLE001 - load_top reads again, and says what went wrong
+            return
+        if page is not None:
+            self._read_ahead = (query, page)
+
+    def _take_read_ahead(self, query: JobQuery, end: str) -> CursorPage | None:
+        """The page ``read_ahead_top`` read, once, if it is the one now asked for."""
+        ahead, self._read_ahead = self._read_ahead, None
+        if ahead is None or end != "top" or ahead[0] != query:
+            return None
+        return ahead[1]
+
     @survives_store_errors(False)
     async def load_end(self, end: str = "top") -> bool:
         """Load the first (``top``) or last (``bottom``) page of the view; False if superseded."""
@@ -411,8 +439,10 @@ class ConsoleSession:
             self.emit(WindowLoaded(partial, at=end if not shown else "keep", cursor_id=self._cursor_id()))
             shown.append(len(rows))
 
+        page = self._take_read_ahead(query, end)
         try:
-            page = await self._page(None, PAGE_SIZE, "forward" if end == "top" else "backward", query, found_so_far)
+            if page is None:
+                page = await self._page(None, PAGE_SIZE, "forward" if end == "top" else "backward", query, found_so_far)
         except ConnectionError as error:
             if generation == self.generation and self.window.query != query:
                 # A new view (a tab, a filter) the store could not answer: the old view's rows
