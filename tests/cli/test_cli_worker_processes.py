@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -246,7 +247,16 @@ def test_metrics_serve_the_group_counters_and_histograms_summed_and_the_store_on
     assert total(samples, "monque_jobs_processed_total", name="gated") == jobs
     assert total(samples, "monque_job_duration_seconds_count", name="gated") == jobs
     assert total(samples, "monque_job_duration_seconds_bucket", name="gated", le="+Inf") == jobs
-    assert total(samples, "monque_job_duration_seconds_bucket", name="gated", le="0.001") == 0
+    buckets = sorted(
+        (float(dict(labels)["le"]), value)
+        for (metric, labels), value in samples.items()
+        if metric == "monque_job_duration_seconds_bucket" and dict(labels).get("name") == "gated"
+    )
+    # Summed bucket by bucket, the group's histogram stays cumulative. (Not "none under 1 ms":
+    # a child emits job:start before its handler task runs, so on a loaded machine the gate
+    # can be touched before a handler first looks, and that job takes under a millisecond.)
+    assert len(buckets) > 2 and buckets[-1] == (float("inf"), jobs)
+    assert all(low[1] <= high[1] for low, high in itertools.pairwise(buckets))
     assert total(samples, "monque_job_duration_seconds_sum", name="gated") > 0
     assert total(samples, "monque_jobs", name="gated", status="completed") == jobs  # the store, not twice
     assert total(samples, "monque_worker_processes", state="up") == 2
