@@ -51,7 +51,7 @@ async def test_errors_view_shows_type_count_and_the_part_that_differs(store_url:
     async with running_console(store_url, size=size) as (app, pilot):
         await pilot.press("e")
         await wait_for(lambda: isinstance(app.screen, ErrorsScreen) and len(app.screen.model.groups) == 2)
-        await pilot.pause()
+        await wait_for(lambda: all(_line_with(app, m.split("/")[-1].split()[0]) for m in MESSAGES))
         text = screen_text(app)
         assert "COUNT" in text and "RETRY" in text and "FIRST" in text, text  # RETRY(ING): narrow labels
         for message in MESSAGES:
@@ -66,7 +66,7 @@ async def test_queues_view_keeps_its_health_and_consumers(seeded_url: str, size:
     async with running_console(seeded_url, size=size) as (app, pilot):
         await pilot.press("w")
         await wait_for(lambda: isinstance(app.screen, QueuesScreen) and app.screen.loads > 0)
-        await pilot.pause()
+        await wait_for(lambda: "nightly-report" in screen_text(app))  # loaded is not yet drawn
         text = screen_text(app)
         header = _line_with(app, "NAME")
         for column in ("DUE", "OLDEST DUE", "CONSUMERS", "FAILED/M"):
@@ -81,7 +81,7 @@ async def test_workers_and_detail_keep_what_identifies(seeded_url: str, size: tu
     async with running_console(seeded_url, size=size) as (app, pilot):
         await pilot.press("W")
         await wait_for(lambda: isinstance(app.screen, WorkersScreen) and app.screen.loads > 0)
-        await pilot.pause()
+        await wait_for(lambda: bool(_line_with(app, "STATE")))
         header = _line_with(app, "STATE")
         assert "ID" in header and "NAMES" in header, screen_text(app)
         await pilot.press("escape")
@@ -89,7 +89,7 @@ async def test_workers_and_detail_keep_what_identifies(seeded_url: str, size: tu
         await move_to(app, pilot, seed_id(12))
         await pilot.press("enter")
         await wait_for(lambda: isinstance(app.screen, JobDetailScreen) and app.screen.job is not None)
-        await pilot.pause()
+        await wait_for(lambda: "ConnectTimeout" in screen_text(app))
         text = screen_text(app)
         assert "webhook" in text and "ConnectTimeout" in text, text
 
