@@ -11,18 +11,24 @@ Each round, on fresh SQLite files, alternating which subject goes first:
 - ``sync-via-loop``: the same with that path off, so every call is handed to the background
   loop and waited for (the "thin wrapper on one loop" alternative);
 - ``sync-threads``: ``--threads`` threads sharing one ``SyncMonque``, ``--jobs`` calls in
-  all; errors counted.
+  all; errors counted, and the thread path's transactions and rows (how much the threads'
+  rows shared commits);
+- ``gil``: a control with no store at all: a pure-Python stand-in for a call's own work
+  (a JSON encoding, an id), ``--jobs`` times from one thread, then split over ``--threads``
+  threads. Its ratio is what the GIL alone costs threads on this machine at this moment,
+  the ceiling ``sync-threads / sync`` is to be read against.
 
 Every subject is timed from its first call until its store is closed (so every job is in
 the job table, the inbox's last rows moved), after a warm-up of 200 calls, and checks the
 count it stored. Printed: each subject's median jobs/s, the ratios to ``async`` computed
-inside each round, and ``sync-threads`` against ``sync`` the same way.
+inside each round, ``sync-threads`` against ``sync`` the same way, and the ``gil`` control.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
 import threading
@@ -35,6 +41,8 @@ from monque_engine.sync import client as sync_client
 from .common import fresh_dir
 
 WARM_UP = 200
+#: The sync-threads subject's thread-path transactions and rows, per round.
+BATCHES: list[tuple[int, int]] = []
 
 
 def async_rate(jobs: int, _threads: int) -> tuple[float, int]:
@@ -86,6 +94,10 @@ def sync_rate(jobs: int, threads: int, via_loop: bool = False) -> tuple[float, i
                 for worker in workers:
                     worker.join()
             stored = monque.count_jobs()
+            opened = monque._opened
+            if threads > 1 and opened is not None:
+                appends = opened.monque.store._writer._thread_appends  # type: ignore[attr-defined]
+                BATCHES.append((appends.commits, appends.rows))
             monque.close()
             elapsed = time.perf_counter() - started
             if not errors and stored != share * threads + WARM_UP:
@@ -93,6 +105,28 @@ def sync_rate(jobs: int, threads: int, via_loop: bool = False) -> tuple[float, i
             return share * threads / elapsed, len(errors)
     finally:
         sync_client.STREAK = streak
+
+
+def _stand_in(count: int) -> None:
+    """A call's own Python work without a store: encode a payload, make an id."""
+    for i in range(count):
+        json.dumps({"i": i}).encode().hex()
+        os.urandom(12).hex()
+
+
+def gil_ratio(jobs: int, threads: int) -> float:
+    """The control: ``threads`` threads against one, doing the stand-in ``jobs`` times in all."""
+    started = time.perf_counter()
+    _stand_in(jobs)
+    alone = time.perf_counter() - started
+    workers = [threading.Thread(target=_stand_in, args=(jobs // threads,)) for _ in range(threads)]
+    started = time.perf_counter()
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    together = time.perf_counter() - started
+    return (jobs // threads * threads / together) / (jobs / alone)
 
 
 SUBJECTS: dict[str, Callable[[int, int], tuple[float, int]]] = {
@@ -112,6 +146,7 @@ def main() -> int:
     rates: dict[str, list[float]] = {name: [] for name in SUBJECTS}
     ratios: dict[str, list[float]] = {name: [] for name in SUBJECTS if name != "async"}
     threads_per_single: list[float] = []
+    gil: list[float] = []
     errors = 0
     for round_ in range(args.rounds):
         order = list(SUBJECTS) if round_ % 2 == 0 else list(reversed(SUBJECTS))
@@ -125,7 +160,14 @@ def main() -> int:
             if name != "async":
                 ratios[name].append(rate / got["async"])
         threads_per_single.append(got["sync-threads"] / got["sync"])
-        print(f"round {round_ + 1}: " + ", ".join(f"{name} {rate:,.0f}/s" for name, rate in got.items()), flush=True)
+        gil.append(gil_ratio(args.jobs * 20, args.threads))
+        commits, rows = BATCHES[-1] if BATCHES else (0, 0)
+        print(
+            f"round {round_ + 1}: "
+            + ", ".join(f"{name} {rate:,.0f}/s" for name, rate in got.items())
+            + f"; sync-threads: {rows:,} rows in {commits:,} thread-path commits; gil control {gil[-1]:.2f}",
+            flush=True,
+        )
     print(f"\n{args.jobs} jobs per subject, {args.threads} threads for sync-threads, {args.rounds} rounds; medians:")
     for name in SUBJECTS:
         line = f"  {name:14} {statistics.median(rates[name]):9,.0f} jobs/s"
@@ -138,6 +180,8 @@ def main() -> int:
         f"  {args.threads} threads / 1 thread (sync): {per_round} (median {statistics.median(threads_per_single):.2f}x); "
         f"errors from threads: {errors}"
     )
+    per_round = ", ".join(f"{ratio:.2f}" for ratio in gil)
+    print(f"  gil control, {args.threads} threads / 1 thread (no store): {per_round} (median {statistics.median(gil):.2f}x)")
     return 1 if errors else 0
 
 

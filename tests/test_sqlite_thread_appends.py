@@ -123,3 +123,93 @@ def test_the_gates_holder_commits_rows_queued_during_its_commit_before_letting_g
 
 def test_a_refused_batch_leaves_later_rows_to_their_own_threads() -> None:
     assert _second_row_queued_during_the_first_commit(False) == [("MainThread", [1]), ("second", [2])]
+
+
+# -- on a real store: many threads' rows in fewer transactions, and a failed batch told to all --
+
+
+def _thread_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[SyncMonque, Any, Any]:
+    """A client whose every enqueue takes the thread path; its store's runner and appends."""
+    monkeypatch.setattr(sync_client, "STREAK", 0)
+    monkeypatch.setattr(sync_client, "STREAK_GAP", 60.0)
+    monque = SyncMonque(f"sqlite:///{tmp_path / 'jobs.db'}")
+    monque.enqueue("first", {})
+    opened = monque._opened
+    assert opened is not None
+    writer = opened.monque.store._writer
+    return monque, writer, writer._thread_appends
+
+
+def _enqueue_from_threads_behind_the_gate(monque: SyncMonque, writer: Any, names: list[str]) -> list[Any]:
+    """Each name enqueued by a thread of its own while the test holds the write gate (as the
+    write thread or another producer would); the gate is let go once every row is queued.
+    Each thread's outcome: its Job, or what it raised."""
+    appends = writer._thread_appends
+    outcomes: list[Any] = [None] * len(names)
+
+    def enqueue(index: int) -> None:
+        try:
+            outcomes[index] = monque.enqueue(names[index], {"i": index})
+        except BaseException as error:  # noqa: BLE001 - compared below
+            outcomes[index] = error
+
+    threads = [threading.Thread(target=enqueue, args=(index,)) for index in range(len(names))]
+    writer._gate.acquire()
+    try:
+        for thread in threads:
+            thread.start()
+        deadline = time.monotonic() + 30
+        while len(appends._queued) < len(names):  # every thread waits for the gate, its row queued
+            assert time.monotonic() < deadline, "the threads never queued"
+            time.sleep(0.001)
+    finally:
+        writer._gate.release()
+    for thread in threads:
+        thread.join(30)
+    return outcomes
+
+
+def test_rows_of_many_threads_are_committed_in_fewer_transactions_than_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monque, writer, appends = _thread_path(tmp_path, monkeypatch)
+    commits, rows = appends.commits, appends.rows
+    outcomes = _enqueue_from_threads_behind_the_gate(monque, writer, [f"job-{index}" for index in range(8)])
+    assert all(not isinstance(outcome, BaseException) for outcome in outcomes), outcomes
+    assert appends.rows - rows == 8
+    assert appends.commits - commits == 1  # every row was queued before the gate was let go
+    stored = {job.name for job in monque.get_jobs(limit=100)}
+    assert stored == {"first"} | {f"job-{index}" for index in range(8)}
+    monque.close()
+
+
+def test_an_error_in_a_batch_reaches_every_caller_of_that_batch_and_loses_nothing_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One row the database refuses (a trigger) fails its whole transaction: every thread of
+    that batch raises the error, none of their jobs is stored, and what was committed before
+    and after is there."""
+    monque, writer, appends = _thread_path(tmp_path, monkeypatch)
+    before = [monque.enqueue(f"before-{index}", {}) for index in range(3)]
+    opened = monque._opened
+    assert opened is not None
+    inbox_table = opened.monque.store._producer.inbox.append_sql.split()[2]  # INSERT INTO <table> ...
+    poisoner = sqlite3.connect(tmp_path / "jobs.db", isolation_level=None)
+    poisoner.execute(
+        f"CREATE TRIGGER poison BEFORE INSERT ON {inbox_table} WHEN NEW.name = 'poison' "
+        "BEGIN SELECT RAISE(ABORT, 'poisoned row'); END"
+    )
+    commits = appends.commits
+    names = ["poison"] + [f"mate-{index}" for index in range(5)]
+    outcomes = _enqueue_from_threads_behind_the_gate(monque, writer, names)
+    # Every row was queued before the gate was let go, so one transaction took them all.
+    assert all(isinstance(outcome, ConnectionError) and "poisoned row" in str(outcome) for outcome in outcomes), (
+        outcomes
+    )
+    assert appends.commits == commits
+    poisoner.execute("DROP TRIGGER poison")
+    poisoner.close()
+    after = [monque.enqueue(f"after-{index}", {}) for index in range(3)]
+    stored = {job.name for job in monque.get_jobs(limit=100)}
+    assert stored == {"first"} | {job.name for job in before + after}
+    monque.close()
