@@ -181,7 +181,9 @@ def main() -> int:
         f"errors from threads: {errors}"
     )
     per_round = ", ".join(f"{ratio:.2f}" for ratio in gil)
-    print(f"  gil control, {args.threads} threads / 1 thread (no store): {per_round} (median {statistics.median(gil):.2f}x)")
+    print(
+        f"  gil control, {args.threads} threads / 1 thread (no store): {per_round} (median {statistics.median(gil):.2f}x)"
+    )
     return 1 if errors else 0
 
 
