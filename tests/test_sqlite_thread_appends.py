@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from monque_engine import ConnectionError, SyncMonque
+from monque_engine.store.sqlite import threadappends
 from monque_engine.store.sqlite.threadappends import Append, ThreadAppends
 from monque_engine.sync import client as sync_client
 
@@ -92,8 +93,8 @@ def test_a_store_held_by_another_process_is_not_waited_for_by_the_thread_path(
 
 
 def _second_row_queued_during_the_first_commit(first_outcome: Any) -> list[tuple[str, list[int]]]:
-    """The main thread holds the gate and commits its row; meanwhile thread ``second`` queues
-    one. Who committed which rows, in order."""
+    """The main thread leads and commits its row; meanwhile thread ``second`` queues one. Who
+    committed which rows, in order."""
     gate = threading.Lock()
     appends = ThreadAppends(gate)
     committed: list[tuple[str, list[int]]] = []
@@ -104,7 +105,7 @@ def _second_row_queued_during_the_first_commit(first_outcome: Any) -> list[tuple
         if len(committed) == 1:
             second.start()
             deadline = time.monotonic() + 30
-            while not appends._queued:  # the second row is queued, its thread waits for the gate
+            while not appends._queued:  # the second row is queued, its thread waits as a follower
                 assert time.monotonic() < deadline, "the second thread never queued"
                 time.sleep(0.001)
             return first_outcome
@@ -115,14 +116,79 @@ def _second_row_queued_during_the_first_commit(first_outcome: Any) -> list[tuple
     return committed
 
 
-def test_the_gates_holder_commits_rows_queued_during_its_commit_before_letting_go() -> None:
-    """The second row does not wait for its own thread to be woken and take the gate (what made
-    8 threads slower in all than one, issue 38)."""
-    assert _second_row_queued_during_the_first_commit(True) == [("MainThread", [1]), ("MainThread", [2])]
+@pytest.mark.parametrize("first_outcome", [True, False])
+def test_a_row_queued_during_a_commit_is_committed_next_by_its_own_thread(first_outcome: Any) -> None:
+    """The leader does not work on for others once its own row is settled: it hands the lead to
+    the oldest row queued meanwhile, whose thread is woken to commit it."""
+    assert _second_row_queued_during_the_first_commit(first_outcome) == [("MainThread", [1]), ("second", [2])]
 
 
-def test_a_refused_batch_leaves_later_rows_to_their_own_threads() -> None:
-    assert _second_row_queued_during_the_first_commit(False) == [("MainThread", [1]), ("second", [2])]
+def test_the_next_leader_waits_for_the_threads_of_the_last_batch_that_are_on_their_way(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Threads in a tight run (each back at once) have their next rows committed together: the
+    first one back leads and waits until the last one back wakes it, instead of committing its
+    own row alone while the others are still on their way (issue 38: 8 threads >= 1)."""
+    monkeypatch.setattr(threadappends, "QUICK", 60.0)  # every thread back after a row counts as quick
+    monkeypatch.setattr(threadappends, "CROWD_WAIT", 60.0)  # and is waited for: no timing in the test
+    gate = threading.Lock()
+    appends = ThreadAppends(gate)
+    batches: list[list[tuple[str, int]]] = []
+    warmed, gate_held = threading.Barrier(THREADS + 1), threading.Barrier(THREADS + 1)
+
+    def commit(batch: list[Append]) -> Any:
+        batches.append(sorted(row.params for row in batch))
+        return True
+
+    def run(index: int) -> None:
+        appends.append("INSERT", ("warm-up", index), commit)  # a first row: its thread is not quick yet
+        warmed.wait()
+        gate_held.wait()
+        appends.append("INSERT", ("a", index), commit)  # quick, all behind the held gate: one batch
+        appends.append("INSERT", ("b", index), commit)  # back at once: the crowd's next batch
+
+    threads = [threading.Thread(target=run, args=(index,)) for index in range(THREADS)]
+    for thread in threads:
+        thread.start()
+    warmed.wait(30)
+    gate.acquire()
+    gate_held.wait(30)
+    deadline = time.monotonic() + 30
+    while len(appends._queued) < THREADS:
+        assert time.monotonic() < deadline, "the threads never queued"
+        time.sleep(0.001)
+    gate.release()
+    for thread in threads:
+        thread.join(30)
+    assert batches[-2:] == [[("a", index) for index in range(THREADS)], [("b", index) for index in range(THREADS)]]
+    assert appends.rows == 3 * THREADS
+
+
+def test_a_thread_that_does_not_come_back_is_waited_for_only_so_long(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its run ended: the leader commits without it once ``CROWD_WAIT`` has passed, and from
+    then on awaits only the threads of its own batch."""
+    monkeypatch.setattr(threadappends, "QUICK", 60.0)
+    monkeypatch.setattr(threadappends, "CROWD_WAIT", 0.05)
+    gate = threading.Lock()
+    appends = ThreadAppends(gate)
+    batches: list[list[Any]] = []
+
+    def commit(batch: list[Append]) -> Any:
+        batches.append([row.params[0] for row in batch])
+        return True
+
+    def short_run() -> None:
+        appends.append("INSERT", ("b1",), commit)
+        appends.append("INSERT", ("b2",), commit)  # quick: the next leader awaits this thread
+
+    assert appends.append("INSERT", ("a",), commit)
+    ended = threading.Thread(target=short_run)
+    ended.start()
+    ended.join(30)
+    assert appends._awaited == {ended.ident}
+    assert appends.append("INSERT", ("c",), commit)  # awaits the ended thread, then commits alone
+    assert batches == [["a"], ["b1"], ["b2"], ["c"]]
+    assert appends._awaited == {threading.get_ident()}
 
 
 # -- on a real store: many threads' rows in fewer transactions, and a failed batch told to all --
