@@ -471,8 +471,12 @@ class WriteRunner(_Runner):
             else:
                 conn.execute("BEGIN IMMEDIATE")  # busy timeout 0: busy, and nothing is written
                 try:
-                    for row in batch:
-                        conn.execute(row.statement, row.params)
+                    statement = batch[0].statement
+                    if all(row.statement == statement for row in batch):  # one store's inbox: always
+                        conn.executemany(statement, [row.params for row in batch])
+                    else:
+                        for row in batch:
+                            conn.execute(row.statement, row.params)
                     conn.execute("COMMIT")
                 except BaseException:
                     if conn.in_transaction:
