@@ -7,6 +7,7 @@ every queued row, and the others find theirs written (or the batch's error).
 
 from __future__ import annotations
 
+import signal
 import sqlite3
 import threading
 import time
@@ -202,7 +203,8 @@ def _thread_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[SyncM
     monque.enqueue("first", {})
     opened = monque._opened
     assert opened is not None
-    writer = opened.monque.store._writer
+    store: Any = opened.monque.store  # the SQLite store's own parts
+    writer = store._writer
     return monque, writer, writer._thread_appends
 
 
@@ -259,7 +261,8 @@ def test_an_error_in_a_batch_reaches_every_caller_of_that_batch_and_loses_nothin
     before = [monque.enqueue(f"before-{index}", {}) for index in range(3)]
     opened = monque._opened
     assert opened is not None
-    inbox_table = opened.monque.store._producer.inbox.append_sql.split()[2]  # INSERT INTO <table> ...
+    store: Any = opened.monque.store
+    inbox_table = store._producer.inbox.append_sql.split()[2]  # INSERT INTO <table> ...
     poisoner = sqlite3.connect(tmp_path / "jobs.db", isolation_level=None)
     poisoner.execute(
         f"CREATE TRIGGER poison BEFORE INSERT ON {inbox_table} WHEN NEW.name = 'poison' "
@@ -279,3 +282,43 @@ def test_an_error_in_a_batch_reaches_every_caller_of_that_batch_and_loses_nothin
     stored = {job.name for job in monque.get_jobs(limit=100)}
     assert stored == {"first"} | {job.name for job in before + after}
     monque.close()
+
+
+def test_an_interrupted_follower_withdraws_its_row_and_leaves_nobody_waiting() -> None:
+    """Ctrl-C in the main thread while it waits as a follower: its row leaves the queue (it is
+    not written) and the other threads go on."""
+    gate = threading.Lock()
+    appends = ThreadAppends(gate)
+    batches: list[list[Any]] = []
+
+    def commit(batch: list[Append]) -> Any:
+        batches.append([row.params[0] for row in batch])
+        return True
+
+    def queued(count: int) -> None:
+        deadline = time.monotonic() + 30
+        while len(appends._queued) < count:
+            assert time.monotonic() < deadline, "never queued"
+            time.sleep(0.001)
+
+    def interrupt_main() -> None:
+        queued(2)  # the leader waits for the gate, main follows
+        signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
+
+    gate.acquire()
+    leader = threading.Thread(target=lambda: appends.append("INSERT", ("leader",), commit))
+    leader.start()
+    queued(1)
+    interrupter = threading.Thread(target=interrupt_main)
+    interrupter.start()
+    with pytest.raises(KeyboardInterrupt):
+        appends.append("INSERT", ("main",), commit)
+    interrupter.join(30)
+    assert [row.params[0] for row in appends._queued] == ["leader"]
+    gate.release()
+    leader.join(30)
+    later = threading.Thread(target=lambda: appends.append("INSERT", ("later",), commit))
+    later.start()
+    later.join(30)
+    assert not later.is_alive(), "a later append hung"
+    assert batches == [["leader"], ["later"]]

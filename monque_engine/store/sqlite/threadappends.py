@@ -110,14 +110,34 @@ class ThreadAppends:
             raise written
         return bool(written)
 
-    @staticmethod
-    def _follow(row: Append) -> bool:
+    def _follow(self, row: Append) -> bool:
         """Wait for the row to be settled; True when its thread is to lead instead."""
-        row.done.acquire()
+        try:
+            row.done.acquire()
+        except BaseException:  # KeyboardInterrupt in the main thread: withdraw, then raise it
+            self._withdraw(row)
+            raise
         if row.outcome is _LEAD:
             row.outcome = None
             return True
         return False
+
+    def _withdraw(self, row: Append) -> None:
+        """An interrupted follower's row leaves the queue if no leader has taken it yet (a row
+        already taken is committed all the same), and a lead handed to it passes on: nobody is
+        left waiting for a thread that is gone."""
+        with self._lock:
+            if row not in self._queued:
+                return
+            self._queued.remove(row)
+            if row.outcome is not _LEAD:
+                return
+            if self._queued:
+                following = self._queued[0]
+                following.outcome = _LEAD
+                following.done.release()
+            else:
+                self._leading = False
 
     def _lead(self, row: Append, commit: Callable[[list[Append]], Outcome]) -> None:
         batch: list[Append] = []
