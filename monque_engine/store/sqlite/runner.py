@@ -471,8 +471,9 @@ class WriteRunner(_Runner):
             else:
                 conn.execute("BEGIN IMMEDIATE")  # busy timeout 0: busy, and nothing is written
                 try:
-                    statement = batch[0].statement
-                    if all(row.statement == statement for row in batch):  # one store's inbox: always
+                    statements = {row.statement for row in batch}
+                    if len(statements) == 1:  # one store's inbox: always
+                        (statement,) = statements
                         conn.executemany(statement, [row.params for row in batch])
                     else:
                         for row in batch:

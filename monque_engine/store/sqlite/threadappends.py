@@ -130,14 +130,8 @@ class ThreadAppends:
             if row not in self._queued:
                 return
             self._queued.remove(row)
-            if row.outcome is not _LEAD:
-                return
-            if self._queued:
-                following = self._queued[0]
-                following.outcome = _LEAD
-                following.done.release()
-            else:
-                self._leading = False
+            if row.outcome is _LEAD:
+                self._pass_lead()
 
     def _lead(self, row: Append, commit: Callable[[list[Append]], Outcome]) -> None:
         batch: list[Append] = []
@@ -169,9 +163,13 @@ class ThreadAppends:
                 queued.outcome = outcome
                 if queued is not row:
                     queued.done.release()
-            if self._queued:  # queued meanwhile: the oldest leads next
-                following = self._queued[0]
-                following.outcome = _LEAD
-                following.done.release()
-            else:
-                self._leading = False
+            self._pass_lead()
+
+    def _pass_lead(self) -> None:
+        """(Lock held.) The thread of the oldest row queued leads next, woken with the lead
+        instead of an outcome; with none queued, nobody leads until the next row."""
+        for following in self._queued:  # the oldest only
+            following.outcome = _LEAD
+            following.done.release()
+            return
+        self._leading = False
