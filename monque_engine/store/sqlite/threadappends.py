@@ -52,7 +52,8 @@ _LEAD: Any = object()
 
 
 class Append:
-    """One thread's row, waiting to be committed; ``done`` is held until it is settled."""
+    """One thread's row, waiting to be committed. A follower's row has ``done``, held until
+    the row is settled (a leader's own row needs none: a lone thread allocates no lock)."""
 
     __slots__ = ("done", "outcome", "params", "quick", "statement", "thread")
 
@@ -62,8 +63,7 @@ class Append:
         self.thread = thread
         self.quick = quick  #: its thread came back quickly after its previous row
         self.outcome: Outcome | None = None
-        self.done = threading.Lock()
-        self.done.acquire()
+        self.done: threading.Lock | None = None
 
 
 class ThreadAppends:
@@ -98,8 +98,11 @@ class ThreadAppends:
             follower = self._leading
             if not follower:
                 self._leading = True
-            elif not self._awaited:
-                self._crowd_back.notify()  # the last one the leader waited for
+            else:
+                row.done = threading.Lock()
+                row.done.acquire()
+                if not self._awaited:
+                    self._crowd_back.notify()  # the last one the leader waited for
         try:
             if not follower or self._follow(row):
                 self._lead(row, commit)
@@ -112,6 +115,7 @@ class ThreadAppends:
 
     def _follow(self, row: Append) -> bool:
         """Wait for the row to be settled; True when its thread is to lead instead."""
+        assert row.done is not None
         try:
             row.done.acquire()
         except BaseException:  # KeyboardInterrupt in the main thread: withdraw, then raise it
@@ -161,15 +165,16 @@ class ThreadAppends:
                 self._awaited = {queued.thread for queued in batch if queued.quick}
             for queued in batch:
                 queued.outcome = outcome
-                if queued is not row:
+                if queued.done is not None:  # a follower (the leader's own row has none)
                     queued.done.release()
             self._pass_lead()
 
     def _pass_lead(self) -> None:
         """(Lock held.) The thread of the oldest row queued leads next, woken with the lead
         instead of an outcome; with none queued, nobody leads until the next row."""
-        for following in self._queued:  # the oldest only
+        for following in self._queued:  # the oldest only (a follower: it has ``done``)
             following.outcome = _LEAD
-            following.done.release()
+            if following.done is not None:
+                following.done.release()
             return
         self._leading = False
