@@ -7,6 +7,7 @@ every queued row, and the others find theirs written (or the batch's error).
 
 from __future__ import annotations
 
+import signal
 import sqlite3
 import threading
 import time
@@ -16,6 +17,7 @@ from typing import Any
 import pytest
 
 from monque_engine import ConnectionError, SyncMonque
+from monque_engine.store.sqlite import threadappends
 from monque_engine.store.sqlite.threadappends import Append, ThreadAppends
 from monque_engine.sync import client as sync_client
 
@@ -92,8 +94,8 @@ def test_a_store_held_by_another_process_is_not_waited_for_by_the_thread_path(
 
 
 def _second_row_queued_during_the_first_commit(first_outcome: Any) -> list[tuple[str, list[int]]]:
-    """The main thread holds the gate and commits its row; meanwhile thread ``second`` queues
-    one. Who committed which rows, in order."""
+    """The main thread leads and commits its row; meanwhile thread ``second`` queues one. Who
+    committed which rows, in order."""
     gate = threading.Lock()
     appends = ThreadAppends(gate)
     committed: list[tuple[str, list[int]]] = []
@@ -104,7 +106,7 @@ def _second_row_queued_during_the_first_commit(first_outcome: Any) -> list[tuple
         if len(committed) == 1:
             second.start()
             deadline = time.monotonic() + 30
-            while not appends._queued:  # the second row is queued, its thread waits for the gate
+            while not appends._queued:  # the second row is queued, its thread waits as a follower
                 assert time.monotonic() < deadline, "the second thread never queued"
                 time.sleep(0.001)
             return first_outcome
@@ -115,11 +117,208 @@ def _second_row_queued_during_the_first_commit(first_outcome: Any) -> list[tuple
     return committed
 
 
-def test_the_gates_holder_commits_rows_queued_during_its_commit_before_letting_go() -> None:
-    """The second row does not wait for its own thread to be woken and take the gate (what made
-    8 threads slower in all than one, issue 38)."""
-    assert _second_row_queued_during_the_first_commit(True) == [("MainThread", [1]), ("MainThread", [2])]
+@pytest.mark.parametrize("first_outcome", [True, False])
+def test_a_row_queued_during_a_commit_is_committed_next_by_its_own_thread(first_outcome: Any) -> None:
+    """The leader does not work on for others once its own row is settled: it hands the lead to
+    the oldest row queued meanwhile, whose thread is woken to commit it."""
+    assert _second_row_queued_during_the_first_commit(first_outcome) == [("MainThread", [1]), ("second", [2])]
 
 
-def test_a_refused_batch_leaves_later_rows_to_their_own_threads() -> None:
-    assert _second_row_queued_during_the_first_commit(False) == [("MainThread", [1]), ("second", [2])]
+def test_the_next_leader_waits_for_the_threads_of_the_last_batch_that_are_on_their_way(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Threads in a tight run (each back at once) have their next rows committed together: the
+    first one back leads and waits until the last one back wakes it, instead of committing its
+    own row alone while the others are still on their way (issue 38: 8 threads >= 1)."""
+    monkeypatch.setattr(threadappends, "QUICK", 60.0)  # every thread back after a row counts as quick
+    monkeypatch.setattr(threadappends, "CROWD_WAIT", 60.0)  # and is waited for: no timing in the test
+    gate = threading.Lock()
+    appends = ThreadAppends(gate)
+    batches: list[list[tuple[str, int]]] = []
+    warmed, gate_held = threading.Barrier(THREADS + 1), threading.Barrier(THREADS + 1)
+
+    def commit(batch: list[Append]) -> Any:
+        batches.append(sorted(row.params for row in batch))
+        return True
+
+    def run(index: int) -> None:
+        appends.append("INSERT", ("warm-up", index), commit)  # a first row: its thread is not quick yet
+        warmed.wait()
+        gate_held.wait()
+        appends.append("INSERT", ("a", index), commit)  # quick, all behind the held gate: one batch
+        appends.append("INSERT", ("b", index), commit)  # back at once: the crowd's next batch
+
+    threads = [threading.Thread(target=run, args=(index,)) for index in range(THREADS)]
+    for thread in threads:
+        thread.start()
+    warmed.wait(30)
+    gate.acquire()
+    gate_held.wait(30)
+    deadline = time.monotonic() + 30
+    while len(appends._queued) < THREADS:
+        assert time.monotonic() < deadline, "the threads never queued"
+        time.sleep(0.001)
+    gate.release()
+    for thread in threads:
+        thread.join(30)
+    assert batches[-2:] == [[("a", index) for index in range(THREADS)], [("b", index) for index in range(THREADS)]]
+    assert appends.rows == 3 * THREADS
+
+
+def test_a_thread_that_does_not_come_back_is_waited_for_only_so_long(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its run ended: the leader commits without it once ``CROWD_WAIT`` has passed, and from
+    then on awaits only the threads of its own batch."""
+    monkeypatch.setattr(threadappends, "QUICK", 60.0)
+    monkeypatch.setattr(threadappends, "CROWD_WAIT", 0.05)
+    gate = threading.Lock()
+    appends = ThreadAppends(gate)
+    batches: list[list[Any]] = []
+
+    def commit(batch: list[Append]) -> Any:
+        batches.append([row.params[0] for row in batch])
+        return True
+
+    def short_run() -> None:
+        appends.append("INSERT", ("b1",), commit)
+        appends.append("INSERT", ("b2",), commit)  # quick: the next leader awaits this thread
+
+    assert appends.append("INSERT", ("a",), commit)
+    ended = threading.Thread(target=short_run)
+    ended.start()
+    ended.join(30)
+    assert appends._awaited == {ended.ident}
+    assert appends.append("INSERT", ("c",), commit)  # awaits the ended thread, then commits alone
+    assert batches == [["a"], ["b1"], ["b2"], ["c"]]
+    assert appends._awaited == {threading.get_ident()}
+
+
+# -- on a real store: many threads' rows in fewer transactions, and a failed batch told to all --
+
+
+def _thread_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[SyncMonque, Any, Any]:
+    """A client whose every enqueue takes the thread path; its store's runner and appends."""
+    monkeypatch.setattr(sync_client, "STREAK", 0)
+    monkeypatch.setattr(sync_client, "STREAK_GAP", 60.0)
+    monque = SyncMonque(f"sqlite:///{tmp_path / 'jobs.db'}")
+    monque.enqueue("first", {})
+    opened = monque._opened
+    assert opened is not None
+    store: Any = opened.monque.store  # the SQLite store's own parts
+    writer = store._writer
+    return monque, writer, writer._thread_appends
+
+
+def _enqueue_from_threads_behind_the_gate(monque: SyncMonque, writer: Any, names: list[str]) -> list[Any]:
+    """Each name enqueued by a thread of its own while the test holds the write gate (as the
+    write thread or another producer would); the gate is let go once every row is queued.
+    Each thread's outcome: its Job, or what it raised."""
+    appends = writer._thread_appends
+    outcomes: list[Any] = [None] * len(names)
+
+    def enqueue(index: int) -> None:
+        try:
+            outcomes[index] = monque.enqueue(names[index], {"i": index})
+        except BaseException as error:  # noqa: BLE001 - compared below
+            outcomes[index] = error
+
+    threads = [threading.Thread(target=enqueue, args=(index,)) for index in range(len(names))]
+    writer._gate.acquire()
+    try:
+        for thread in threads:
+            thread.start()
+        deadline = time.monotonic() + 30
+        while len(appends._queued) < len(names):  # every thread waits for the gate, its row queued
+            assert time.monotonic() < deadline, "the threads never queued"
+            time.sleep(0.001)
+    finally:
+        writer._gate.release()
+    for thread in threads:
+        thread.join(30)
+    return outcomes
+
+
+def test_rows_of_many_threads_are_committed_in_fewer_transactions_than_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monque, writer, appends = _thread_path(tmp_path, monkeypatch)
+    commits, rows = appends.commits, appends.rows
+    outcomes = _enqueue_from_threads_behind_the_gate(monque, writer, [f"job-{index}" for index in range(8)])
+    assert all(not isinstance(outcome, BaseException) for outcome in outcomes), outcomes
+    assert appends.rows - rows == 8
+    assert appends.commits - commits == 1  # every row was queued before the gate was let go
+    stored = {job.name for job in monque.get_jobs(limit=100)}
+    assert stored == {"first"} | {f"job-{index}" for index in range(8)}
+    monque.close()
+
+
+def test_an_error_in_a_batch_reaches_every_caller_of_that_batch_and_loses_nothing_else(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One row the database refuses (a trigger) fails its whole transaction: every thread of
+    that batch raises the error, none of their jobs is stored, and what was committed before
+    and after is there."""
+    monque, writer, appends = _thread_path(tmp_path, monkeypatch)
+    before = [monque.enqueue(f"before-{index}", {}) for index in range(3)]
+    opened = monque._opened
+    assert opened is not None
+    store: Any = opened.monque.store
+    inbox_table = store._producer.inbox.append_sql.split()[2]  # INSERT INTO <table> ...
+    poisoner = sqlite3.connect(tmp_path / "jobs.db", isolation_level=None)
+    poisoner.execute(
+        f"CREATE TRIGGER poison BEFORE INSERT ON {inbox_table} WHEN NEW.name = 'poison' "
+        "BEGIN SELECT RAISE(ABORT, 'poisoned row'); END"
+    )
+    commits = appends.commits
+    names = ["poison"] + [f"mate-{index}" for index in range(5)]
+    outcomes = _enqueue_from_threads_behind_the_gate(monque, writer, names)
+    # Every row was queued before the gate was let go, so one transaction took them all.
+    assert all(isinstance(outcome, ConnectionError) and "poisoned row" in str(outcome) for outcome in outcomes), (
+        outcomes
+    )
+    assert appends.commits == commits
+    poisoner.execute("DROP TRIGGER poison")
+    poisoner.close()
+    after = [monque.enqueue(f"after-{index}", {}) for index in range(3)]
+    stored = {job.name for job in monque.get_jobs(limit=100)}
+    assert stored == {"first"} | {job.name for job in before + after}
+    monque.close()
+
+
+def test_an_interrupted_follower_withdraws_its_row_and_leaves_nobody_waiting() -> None:
+    """Ctrl-C in the main thread while it waits as a follower: its row leaves the queue (it is
+    not written) and the other threads go on."""
+    gate = threading.Lock()
+    appends = ThreadAppends(gate)
+    batches: list[list[Any]] = []
+
+    def commit(batch: list[Append]) -> Any:
+        batches.append([row.params[0] for row in batch])
+        return True
+
+    def queued(count: int) -> None:
+        deadline = time.monotonic() + 30
+        while len(appends._queued) < count:
+            assert time.monotonic() < deadline, "never queued"
+            time.sleep(0.001)
+
+    def interrupt_main() -> None:
+        queued(2)  # the leader waits for the gate, main follows
+        signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
+
+    gate.acquire()
+    leader = threading.Thread(target=lambda: appends.append("INSERT", ("leader",), commit))
+    leader.start()
+    queued(1)
+    interrupter = threading.Thread(target=interrupt_main)
+    interrupter.start()
+    with pytest.raises(KeyboardInterrupt):
+        appends.append("INSERT", ("main",), commit)
+    interrupter.join(30)
+    assert [row.params[0] for row in appends._queued] == ["leader"]
+    gate.release()
+    leader.join(30)
+    later = threading.Thread(target=lambda: appends.append("INSERT", ("later",), commit))
+    later.start()
+    later.join(30)
+    assert not later.is_alive(), "a later append hung"
+    assert batches == [["leader"], ["later"]]

@@ -86,9 +86,11 @@ exit code 3, if its SQLite file is deleted or replaced while it runs (start it a
 the file now at that path), or is found damaged (check it and restore a backup).
 
 With --processes N the command is a supervisor: it starts N worker processes, restarts one
-that dies (after a backoff), passes each stop signal on to all of them once, and serves one
---metrics endpoint for the group; a process that keeps exiting before it starts stops the
-group (exit 7, or at once with its own code 2, 3 or 4 when none ever started).
+that dies (after a backoff), asks all of them to stop on a stop signal (a process that also
+gets the signal itself, from pkill -f or systemd, counts one stop; a second signal to the
+supervisor stops them all at once), and serves one --metrics endpoint for the group; a
+process that keeps exiting before it starts stops the group (exit 7, or at once with its
+own code 2, 3 or 4 when none ever started).
 
 exit codes:
   0  clean stop                       3  the store cannot be opened or reached

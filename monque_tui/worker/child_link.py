@@ -5,11 +5,14 @@ The supervisor hands each child two pipe ends, named by environment variables:
 * the *report* pipe, on which the child writes one JSON line once its worker has started
   (instance id, pid, the port of its own loopback ``/metrics``). A child that exits before
   writing it failed *at start*: that is what the supervisor's crash-loop rule counts;
-* the *lifeline*, a pipe the supervisor never writes to. Its end of file means the
-  supervisor is gone (killed with SIGKILL, say): the child then stops gracefully on its own,
-  as on SIGTERM, instead of running on unsupervised. Children run in a process group of
-  their own (a terminal's Ctrl-C reaches only the supervisor, which passes it on once), so
-  without the lifeline nothing would tell them.
+* the *lifeline*, a pipe of its own on which the supervisor writes requests, one line
+  each: ``stop`` (stop gracefully: the same stop as a first SIGTERM, so a child that also
+  gets the signal from outside, from ``pkill -f`` or systemd's control-group kill, counts
+  one stop and finishes its jobs) and ``force SIGNUM`` (exit now, as on a second signal:
+  the supervisor's own second signal). Its end of file means the supervisor is gone
+  (killed with SIGKILL, say): the child then stops gracefully on its own instead of running
+  on unsupervised. Children run in a process group of their own (a terminal's Ctrl-C
+  reaches only the supervisor), so without the lifeline nothing would tell them.
 
 A worker started any other way has neither variable and ``ChildLink.from_environment`` is None.
 """
@@ -20,8 +23,9 @@ import json
 import os
 import signal
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 #: The supervisor's id, which the engine also records on each child's registry record
 #: (``monque_engine.scheduler.fleet.SUPERVISOR_ENV``: the same name, held equal by a test).
@@ -31,6 +35,28 @@ LIFELINE_FD_ENV = "MONQUE_SUPERVISOR_LIFELINE_FD"
 #: Which of the supervisor's slots (1..N) this child fills, for log lines.
 SLOT_ENV = "MONQUE_SUPERVISOR_SLOT"
 INTERNAL_ENV = (SUPERVISOR_ENV, REPORT_FD_ENV, LIFELINE_FD_ENV, SLOT_ENV)
+
+
+#: The supervisor's requests on the lifeline (one line each).
+STOP_REQUEST = b"stop\n"
+
+
+def force_request(sig: int) -> bytes:
+    return f"force {int(sig)}\n".encode()
+
+
+def parse_request(line: bytes) -> str | signal.Signals | None:
+    """A lifeline line: the reason of a graceful stop, the signal of a forced one, or None
+    (unknown: ignored, so that a newer supervisor's requests do not stop an older child)."""
+    words = line.decode("ascii", "replace").split()
+    if words == ["stop"]:
+        return "the supervisor asks to stop"
+    if len(words) == 2 and words[0] == "force":
+        try:
+            return signal.Signals(int(words[1]))
+        except ValueError:
+            return None
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,16 +86,25 @@ class ChildLink:
         except (KeyError, ValueError):
             return None
 
-    def watch_lifeline(self) -> None:
-        """From a daemon thread: when the supervisor's end closes, SIGTERM this process (a graceful stop)."""
+    def watch_lifeline(self, stop: Callable[[str], Any], force: Callable[[signal.Signals], Any]) -> None:
+        """From a daemon thread: call ``stop(why)`` when the supervisor asks for a graceful stop
+        or its end closes, and ``force(signal)`` when it forces the stop. Thread-safe callables."""
 
         def watch() -> None:
+            pending = b""
             try:
-                while os.read(self.lifeline_fd, 1):
-                    pass
+                while chunk := os.read(self.lifeline_fd, 256):
+                    pending += chunk
+                    while b"\n" in pending:
+                        line, pending = pending.split(b"\n", 1)
+                        request = parse_request(line)
+                        if isinstance(request, signal.Signals):
+                            force(request)
+                        elif request is not None:
+                            stop(request)
             except OSError:
                 pass
-            os.kill(os.getpid(), signal.SIGTERM)
+            stop("the supervisor is gone (its lifeline closed)")
 
         threading.Thread(target=watch, name="monque-supervisor-lifeline", daemon=True).start()
 
@@ -87,7 +122,10 @@ __all__ = [
     "LIFELINE_FD_ENV",
     "REPORT_FD_ENV",
     "SLOT_ENV",
+    "STOP_REQUEST",
     "SUPERVISOR_ENV",
     "ChildEndpoint",
     "ChildLink",
+    "force_request",
+    "parse_request",
 ]

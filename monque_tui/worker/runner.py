@@ -15,6 +15,7 @@ import asyncio
 import logging
 import os
 import signal
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,11 +64,18 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 class StopRequest:
-    """Counts stop signals: the first asks for a graceful stop, the second forces the exit."""
+    """Counts stop signals: the first asks for a graceful stop, the second forces the exit.
+
+    A supervisor (``--processes``) asks its children to stop over their lifeline pipe, not by
+    a signal (``request``): a child that also got the signal itself (``pkill -f``, systemd's
+    control-group kill, a terminal's Ctrl-C to the whole group) heard one stop, not two, and
+    finishes its jobs. Only a second *signal* forces; the supervisor forces with ``force``.
+    """
 
     def __init__(self) -> None:
         self.event = asyncio.Event()
         self.signal_name: str | None = None
+        self._signals = 0
         self._installed: list[int] = []
 
     def install(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -85,7 +93,17 @@ class StopRequest:
 
     def _received(self, sig: int) -> None:
         name = signal.Signals(sig).name
-        if not self.event.is_set():
+        self._signals += 1
+        if self._signals == 1:
+            if self.event.is_set():  # the supervisor asked first: the same stop
+                emit(
+                    logging.INFO,
+                    "worker:stopping",
+                    f"{name} received: already finishing in-flight jobs, as the supervisor asked "
+                    "(send it again to exit now)",
+                    signal=name,
+                )
+                return
             self.signal_name = name
             emit(
                 logging.WARNING,
@@ -95,14 +113,39 @@ class StopRequest:
             )
             self.event.set()
             return
+        self.force(sig, f"second {name}")
+
+    def request(self, why: str) -> None:
+        """A graceful stop asked without a signal (the supervisor, over the lifeline): the
+        same stop as a first signal, whichever of the two comes first."""
+        emit(
+            logging.INFO if self.event.is_set() else logging.WARNING,
+            "worker:stop-requested",
+            f"{why}: " + ("already finishing in-flight jobs" if self.event.is_set() else "finishing in-flight jobs"),
+            reason=why,
+        )
+        if not self.event.is_set():
+            self.signal_name = why
+            self.event.set()
+
+    def force(self, sig: int, why: str) -> None:
+        """Exit now, with 128 + ``sig``: what is running stays processing for stale recovery."""
         emit(
             logging.ERROR,
             "worker:forced",
-            f"second {name}: exiting now; in-flight jobs stay processing until stale recovery returns them",
-            signal=name,
+            f"{why}: exiting now; in-flight jobs stay processing until stale recovery returns them",
+            signal=signal.Signals(sig).name,
         )
         flush_logging()
         os._exit(ExitCode.FORCED_BASE + sig)
+
+
+def _on_loop(loop: asyncio.AbstractEventLoop, call: Callable[..., Any], *args: Any) -> None:
+    """From the lifeline's thread: run ``call`` on the loop, unless the worker has finished."""
+    try:
+        loop.call_soon_threadsafe(call, *args)
+    except RuntimeError:  # the loop is closed: the worker stopped already
+        pass
 
 
 def _build(config: WorkerConfig) -> Monque:
@@ -132,7 +175,10 @@ async def run_worker(config: WorkerConfig) -> int:
     stop.install(loop)
     link = ChildLink.from_environment()  # started by --processes' supervisor: tell it, and follow it
     if link is not None:
-        link.watch_lifeline()
+        link.watch_lifeline(
+            lambda why: _on_loop(loop, stop.request, why),
+            lambda sig: _on_loop(loop, stop.force, sig, f"the supervisor forces the stop ({sig.name})"),
+        )
         tag_slot(link.slot)
     monque = _build(config)
     if config.instance is not None:

@@ -14,12 +14,16 @@ opens no store. What it does:
   error naming the slot and the code. When no child has ever started and the exit code is
   one of the worker's own "will fail again" codes (2 usage, 3 store, 4 app), the group
   stops at the first one with that code: restarting cannot fix a bad --app;
-* **passes SIGINT / SIGTERM / SIGHUP on** to every child once (children run in a process
-  group of their own, so a terminal's Ctrl-C is not delivered twice), waits for their
-  graceful stop up to ``--shutdown-timeout`` plus ``STOP_GRACE`` (opening and closing the
-  store), then kills what is left (exit 5, as a worker whose shutdown timed out). A second
-  signal is passed on too (each child then exits at once) and the supervisor exits
-  128 + signal;
+* **on SIGINT / SIGTERM / SIGHUP asks every child to stop gracefully** over its lifeline
+  pipe (``child_link``), not by a signal: under ``pkill -f monque-tui`` or systemd's
+  control-group kill each child also gets the signal itself, and a forwarded signal made
+  that two, which is "exit now". A child counts the request and one signal as one stop.
+  The supervisor waits for their graceful stop up to ``--shutdown-timeout`` plus
+  ``STOP_GRACE`` (opening and closing the store), then kills what is left (exit 5, as a
+  worker whose shutdown timed out). A second signal to the supervisor forces the children
+  (a ``force`` line: each exits at once with 128 + that signal) and the supervisor exits
+  128 + signal. Children run in a process group of their own, so a terminal's Ctrl-C
+  reaches only the supervisor;
 * serves ``--metrics`` for the group (``group_metrics``).
 
 Hard time limits for sync handlers are not offered here: ending a child to stop one late
@@ -43,7 +47,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..common.exitcodes import ExitCode
-from .child_link import LIFELINE_FD_ENV, REPORT_FD_ENV, SLOT_ENV, SUPERVISOR_ENV, ChildEndpoint
+from .child_link import (
+    LIFELINE_FD_ENV,
+    REPORT_FD_ENV,
+    SLOT_ENV,
+    STOP_REQUEST,
+    SUPERVISOR_ENV,
+    ChildEndpoint,
+    force_request,
+)
 from .job_log import emit
 from .logging_setup import flush_logging
 from .metrics_listen import listen
@@ -119,8 +131,25 @@ class Child:
     process: asyncio.subprocess.Process
     report: asyncio.StreamReader
     transport: asyncio.BaseTransport
+    #: The supervisor's end of this child's lifeline: requests are written here; closed once
+    #: the child has exited (or with the supervisor, which the child reads as end of file).
+    lifeline: int
     instance_id: str | None = None
     metrics_port: int | None = None
+
+    def tell(self, request: bytes) -> None:
+        """Write a request on the lifeline (a few bytes: never blocks on a pipe's buffer)."""
+        if self.lifeline < 0 or self.process.returncode is not None:
+            return
+        try:
+            os.write(self.lifeline, request)
+        except OSError:  # it exited meanwhile (EPIPE)
+            pass
+
+    def close_lifeline(self) -> None:
+        if self.lifeline >= 0:
+            os.close(self.lifeline)
+            self.lifeline = -1
 
 
 class CrashLoop(Exception):
@@ -138,18 +167,16 @@ class Supervisor:
         self._stopping = asyncio.Event()
         self._stop_signal: int | None = None
         self._ever_started = False
-        self._lifeline_read, self._lifeline_write = os.pipe()
-        os.set_inheritable(self._lifeline_read, True)
 
     # -- one slot ---------------------------------------------------------------------------------
-    def _environment(self, slot: int, report_fd: int) -> dict[str, str]:
+    def _environment(self, slot: int, report_fd: int, lifeline_fd: int) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k not in self.config.remove}
         env.update(self.config.child_environment)
         env.update(
             {
                 SUPERVISOR_ENV: self.id,
                 REPORT_FD_ENV: str(report_fd),
-                LIFELINE_FD_ENV: str(self._lifeline_read),
+                LIFELINE_FD_ENV: str(lifeline_fd),
                 SLOT_ENV: str(slot),
             }
         )
@@ -162,34 +189,44 @@ class Supervisor:
     async def _spawn(self, slot: int) -> Child:
         loop = asyncio.get_running_loop()
         read_fd, write_fd = os.pipe()
+        lifeline_read, lifeline_write = os.pipe()
         try:
             process = await asyncio.create_subprocess_exec(
                 *self.config.command,
-                env=self._environment(slot, write_fd),
-                pass_fds=(write_fd, self._lifeline_read),
+                env=self._environment(slot, write_fd, lifeline_read),
+                pass_fds=(write_fd, lifeline_read),
                 process_group=0,
             )
         except BaseException:
             os.close(read_fd)
+            os.close(lifeline_write)
             raise
         finally:
             os.close(write_fd)
+            os.close(lifeline_read)
         reader = asyncio.StreamReader()
         transport, _ = await loop.connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(read_fd, "rb", buffering=0)
         )
-        child = Child(slot, process, reader, transport)
+        child = Child(slot, process, reader, transport, lifeline_write)
         self.children[slot] = child
         if self._stopping.is_set():  # the stop came while it was being started
-            self._signal(child, self._stop_signal or signal.SIGTERM)
+            child.tell(STOP_REQUEST)
         return child
+
+    async def _exited(self, child: Child) -> int:
+        """Wait for the child's exit; its code. Its lifeline closes with it."""
+        try:
+            return await child.process.wait()
+        finally:
+            child.close_lifeline()
 
     async def _started(self, child: Child) -> bool:
         """Wait for the child's report line (True) or its exit before one (False)."""
         line = await child.report.readline()
         child.transport.close()
         if not line:
-            await child.process.wait()
+            await self._exited(child)
             return False
         try:
             report = json.loads(line)
@@ -246,7 +283,7 @@ class Supervisor:
                 instance_id=child.instance_id,
                 pid=child.process.pid,
             )
-            code = await child.process.wait()
+            code = await self._exited(child)
             if self._stopping.is_set():
                 return code
             quick_deaths = quick_deaths + 1 if time.monotonic() - began < STABLE_SECONDS else 1
@@ -275,13 +312,6 @@ class Supervisor:
         return True
 
     # -- stopping -----------------------------------------------------------------------------------
-    def _signal(self, child: Child, sig: int) -> None:
-        if child.process.returncode is None:
-            try:
-                child.process.send_signal(sig)
-            except ProcessLookupError:
-                pass
-
     def begin_stop(self, sig: int | None, why: str) -> None:
         if self._stopping.is_set():
             return
@@ -294,7 +324,7 @@ class Supervisor:
             signal=None if sig is None else signal.Signals(sig).name,
         )
         for child in self.children.values():
-            self._signal(child, sig or signal.SIGTERM)
+            child.tell(STOP_REQUEST)
 
     def _received(self, sig: int) -> None:
         name = signal.Signals(sig).name
@@ -308,7 +338,7 @@ class Supervisor:
             signal=name,
         )
         for child in self.children.values():
-            self._signal(child, sig)
+            child.tell(force_request(sig))
         flush_logging()
         os._exit(ExitCode.FORCED_BASE + sig)
 
@@ -359,8 +389,8 @@ class Supervisor:
                 timer.cancel()
             for sig in STOP_SIGNALS:
                 loop.remove_signal_handler(sig)
-            os.close(self._lifeline_write)
-            os.close(self._lifeline_read)
+            for child in self.children.values():
+                child.close_lifeline()
         return self._exit_code(crash, codes, killed)
 
     def _report_crash(self, crash: CrashLoop) -> None:

@@ -121,6 +121,66 @@ def test_a_signal_reaches_each_child_once_and_in_flight_jobs_finish(
     assert not events(group, "worker:forced")  # one SIGINT each, not two
 
 
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_stop_signal_to_the_supervisor_and_every_child_at_once_still_stops_each_gracefully(
+    spawn: Callable[..., CliProcess], db_url: str, tmp_path: Path, sig: signal.Signals
+) -> None:
+    """What ``pkill -f monque-tui`` and systemd's control-group kill do (and a terminal's
+    Ctrl-C, were the children in its process group): every process gets the signal. Each
+    child hears it from outside and the supervisor's request, which count as one stop: its
+    running jobs complete, and every exit code is the graceful one. (A forwarded signal
+    made it a second one, and the children exited at once.)"""
+    gate = tmp_path / "gate"
+    group = start_group(spawn, db_url)
+    pids = [int(event["pid"]) for event in child_events(group)]
+    ids = hold_both(group, db_url, gate)
+    os.killpg(group.proc.pid, sig)  # the supervisor's process group, as a terminal signals it
+    for pid in pids:
+        os.kill(pid, sig)
+    # Both stops have reached each child (or the child is gone) before its jobs may finish.
+    wait_until(
+        lambda: all(
+            gone(pid) or (heard_from_outside(group, pid) and heard_from_supervisor(group, pid)) for pid in pids
+        ),
+        what="each child to hear the signal and the supervisor",
+    )
+    gate.touch()
+    assert group.wait_exit() == 0
+    assert not events(group, "worker:forced")
+    assert [event["code"] for event in events(group, "worker:stopped")] == [0, 0]
+    assert {get_job(db_url, job_id).status for job_id in ids} == {"completed"}
+
+
+def _slot_of(group: CliProcess, pid: int) -> int:
+    return next(int(event["slot"]) for event in child_events(group) if int(event["pid"]) == pid)
+
+
+def heard_from_outside(group: CliProcess, pid: int) -> bool:
+    return any(event.get("slot") == _slot_of(group, pid) for event in events(group, "worker:stopping"))
+
+
+def heard_from_supervisor(group: CliProcess, pid: int) -> bool:
+    return any(event.get("slot") == _slot_of(group, pid) for event in events(group, "worker:stop-requested"))
+
+
+def test_a_second_signal_to_the_supervisor_forces_every_child(
+    spawn: Callable[..., CliProcess], db_url: str, tmp_path: Path
+) -> None:
+    """The supervisor's own second signal still means "now", for the whole group."""
+    gate = tmp_path / "gate"
+    group = start_group(spawn, db_url)
+    pids = [int(event["pid"]) for event in child_events(group)]
+    ids = hold_both(group, db_url, gate)
+    group.send(signal.SIGTERM)
+    wait_until(lambda: all(heard_from_supervisor(group, pid) for pid in pids), what="each child to hear the supervisor")
+    group.send(signal.SIGTERM)
+    assert group.wait_exit() == 128 + signal.SIGTERM
+    wait_gone(pids)
+    forced = events(group, "worker:forced")
+    assert sorted(event["slot"] for event in forced) == [1, 2] and all("supervisor" in e["message"] for e in forced)
+    assert {get_job(db_url, job_id).status for job_id in ids} == {"processing"}  # left for stale recovery
+
+
 def test_a_child_that_dies_is_restarted_and_logged(spawn: Callable[..., CliProcess], db_url: str) -> None:
     group = start_group(spawn, db_url)
     victim = next(event for event in child_events(group) if event["slot"] == 1)
@@ -301,3 +361,12 @@ def test_the_instance_form_runs_in_each_child_without_a_url(spawn: Callable[...,
     group.wait_for_event("job:complete", job_id=job_id)
     group.send(signal.SIGTERM)
     assert group.wait_exit() == 0
+
+
+def test_lifeline_requests_are_parsed_and_unknown_ones_ignored() -> None:
+    from monque_tui.worker.child_link import STOP_REQUEST, force_request, parse_request
+
+    assert isinstance(parse_request(STOP_REQUEST.strip()), str)
+    assert parse_request(force_request(signal.SIGINT).strip()) is signal.SIGINT
+    for line in (b"", b"stop now", b"force", b"force x", b"force 999", b"reload"):
+        assert parse_request(line) is None

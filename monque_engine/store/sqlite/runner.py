@@ -471,8 +471,13 @@ class WriteRunner(_Runner):
             else:
                 conn.execute("BEGIN IMMEDIATE")  # busy timeout 0: busy, and nothing is written
                 try:
-                    for row in batch:
-                        conn.execute(row.statement, row.params)
+                    statements = {row.statement for row in batch}
+                    if len(statements) == 1:  # one store's inbox: always
+                        (statement,) = statements
+                        conn.executemany(statement, [row.params for row in batch])
+                    else:
+                        for row in batch:
+                            conn.execute(row.statement, row.params)
                     conn.execute("COMMIT")
                 except BaseException:
                     if conn.in_transaction:
