@@ -686,6 +686,47 @@ class ChangeEvent:
     stop_requested: bool = False
 
 
+def _slot_setters(cls: type, names: tuple[str, ...]) -> tuple[Any, ...]:
+    return tuple(getattr(cls, name).__set__ for name in names)
+
+
+_CHANGE_FIELDS = ("operation", "job_id", "job", "token", "name", "status", "next_run_at_ms", "stop_requested")
+(_set_op, _set_id, _set_job, _set_token, _set_name, _set_status, _set_next, _set_stop) = _slot_setters(
+    ChangeEvent, _CHANGE_FIELDS
+)
+_new_object = object.__new__
+
+
+def change_event(
+    operation: ChangeOperation,
+    job_id: str,
+    job: Job | None,
+    token: Any,
+    name: str | None,
+    status: JobStatus | None,
+    next_run_at_ms: int | None,
+    stop_requested: bool,
+) -> ChangeEvent:
+    """``ChangeEvent(...)`` with every field given, at less than half the cost.
+
+    A store's feed makes one per committed change: a console following a drain of 5,000
+    jobs/s reads ~15,000 a second (insert, claim, completion), and the frozen dataclass's
+    ``__init__`` (one ``object.__setattr__`` per field, by name) was a sixth of its CPU
+    (issue 40). The slots' own descriptors set the same fields directly; the result is an
+    ordinary, equal and still immutable ``ChangeEvent``.
+    """
+    event = _new_object(ChangeEvent)
+    _set_op(event, operation)
+    _set_id(event, job_id)
+    _set_job(event, job)
+    _set_token(event, token)
+    _set_name(event, name)
+    _set_status(event, status)
+    _set_next(event, next_run_at_ms)
+    _set_stop(event, stop_requested)
+    return event
+
+
 # -- fleet and queue control (issue 13) --------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class InstanceRecord:

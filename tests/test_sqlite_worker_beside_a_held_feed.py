@@ -37,9 +37,9 @@ def hold_deletes(m: Monque, release: threading.Event) -> list[int]:
     real_pull = feed._pull
     held: list[int] = []
 
-    def pull(conn: Any, sql: str, after: int) -> tuple[list[tuple[Any, ...]], int]:
+    def pull(conn: Any, sql: Any, after: int) -> tuple[list[tuple[Any, ...]], int]:
         rows, high = real_pull(conn, sql, after)
-        if any(row[1] == "delete" for row in rows):
+        if any(row[3] == "delete" for row in rows):  # (head, pruned mark, seq, op, ...)
             held.append(after)
             release.wait()
         return rows, high

@@ -229,8 +229,9 @@ async def test_a_feed_pull_is_one_statement_and_a_watcher_far_behind_reads_every
             rows, high = feed._pull(conn, feed._pull_sql(True, None), 0)
             assert len(statements) == 1
             assert high == count
-            assert [row[0] for row in rows] == list(range(1, PULL_LIMIT + 1))  # one page, from the start
-            assert [row[2] for row in rows] == [j.id for j in jobs[:PULL_LIMIT]]
+            # Each row keeps the head and pruning mark before its change (seq, op, id, ...).
+            assert [row[2] for row in rows] == list(range(1, PULL_LIMIT + 1))  # one page, from the start
+            assert [row[4] for row in rows] == [j.id for j in jobs[:PULL_LIMIT]]
             assert feed._pull(conn, feed._pull_sql(False, None), count) == ([], count)
         finally:
             conn.close()

@@ -87,3 +87,36 @@ async def test_changes_the_view_cannot_show_are_not_read(store_url: str) -> None
     finally:
         await other.close()
         await session.close()
+
+
+async def test_more_changed_jobs_than_a_reload_reads_reload_the_rows_around_the_cursor(store_url: str) -> None:
+    """Past ``MAX_READ`` jobs to read, a flush reloads the rows around the cursor instead of
+    reading every changed job whole (issue 40: beside a drain of 5,000 jobs/s an early flush
+    read ~1,800 jobs to place none). Every row shown is still the store's, as it is now."""
+    from monque_tui.console.session.core import MAX_READ
+
+    session, events, reads = await _open(store_url)
+    other = Monque(store_url, recover_stale_jobs=False)
+    await other.initialize()
+    try:
+        jobs = await other.enqueue_many([{"name": "many", "data": {"i": i}} for i in range(MAX_READ + 100)])
+        await wait_for(lambda: session.buffer.events == len(jobs))
+        await session.flush()
+        await session.load_top()
+        assert len(session.window) > 100
+        shown = [job.id for job in session.window.rows[:100]]
+        reads.clear()
+        events.clear()
+        # Every job changes (more than MAX_READ), among them the hundred on top of the view.
+        cancelled = await other.cancel_jobs(JobSelector(name="many"))
+        assert cancelled.count == len(jobs)
+        await wait_for(lambda: session.buffer.events == len(jobs))
+        await session.flush()
+        assert all(len(asked) <= MAX_READ for asked in reads), [len(asked) for asked in reads]
+        assert any(isinstance(e, JobsChanged) and e.reload for e in events)
+        for job_id in shown:
+            row = session.window.get(job_id)
+            assert row is not None and row.status is JobStatus.CANCELLED, (job_id, row)
+    finally:
+        await other.close()
+        await session.close()

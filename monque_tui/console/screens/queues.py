@@ -30,8 +30,10 @@ RELOAD_EVERY = 2.0
 #: Counters reach the store on the workers' heartbeat ticks: re-read health this often anyway.
 HEALTH_EVERY = 5.0
 #: By priority, left to right: what a narrow screen keeps is what diagnoses a queue (due work,
-#: how late it is, who consumes it, failures), then the counts per status, then the rest.
-#: At 80 columns the health columns were off screen, and WORKERS even at 160 (issue 28).
+#: how late it is, who consumes it, failures), then the counts of live work and what comes
+#: later with its schedule, then the finished counts and the 24 h sparkline. At 80 columns the
+#: health columns were off screen, and WORKERS even at 160 (issue 28); SCHEDULE came last and
+#: was dropped whole at 160 (issue 40): it now goes before the finished counts.
 COLUMNS = (
     "name",
     "due",
@@ -43,10 +45,10 @@ COLUMNS = (
     "processing",
     "failed",
     "later",
+    "schedule",
     "completed",
     "cancelled",
     "last 24h",
-    "schedule",
 )
 
 

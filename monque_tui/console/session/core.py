@@ -96,6 +96,12 @@ READ_ONLY_NOTICE = "Read-only console: actions are disabled (started with --read
 #: console reads pages of a busy, growing file, and each connection's cache filled to its
 #: cap over a long session (the soak's RSS growth, issue 10). A URL's own cache_mb wins.
 CONSOLE_CACHE_MB = 8
+#: A flush reads at most this many changed jobs (whole, with their payloads); past it, it
+#: reloads the rows around the cursor instead (``PAGE_SIZE`` rows without payloads: the
+#: cheaper of the two). Beside a drain of 5,000 jobs/s a flush that came early (timers run
+#: late under load, then catch up) held fewer jobs than the buffer's ``MAX_PENDING`` and read
+#: ~1,800 jobs to place none of them (issue 40).
+MAX_READ = PAGE_SIZE
 #: How often the console's SQLite feed looks for other processes' commits (the engine's default
 #: is 2 ms, for workers that wake on new jobs). The console applies changes twice a second, so
 #: looking 500 times a second only cost CPU: a pull, a transaction and a loop wake-up each (py-spy:
@@ -594,6 +600,11 @@ class ConsoleSession:
             return
         window = self.window
         read = self._to_read(batch)
+        if len(read) > MAX_READ:
+            # Reading them costs more than reloading the rows around the cursor: reload.
+            read = set()
+            batch.changes.clear()
+            batch.reload = True
         jobs = await self._read_jobs([*read, *undecided])
         if self.window is not window:
             # A new view loaded meanwhile: what it may show, by its own query.

@@ -12,12 +12,13 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Self
 
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -265,6 +266,10 @@ class JobTable(ScrollView, can_focus=True):
         self._longest_name = 26
         #: A row of the window runs with a progress report or a stop request (PROGRESS shown).
         self._progress = False
+        #: What the last whole-table redraw was asked to show (``_view``, taken when it was
+        #: asked: callers ask after changing what is shown); None after a partial one.
+        self._shown_view: tuple[object, ...] | None = None
+        self._viewable = True
 
     # -- the window -----------------------------------------------------------------------------
     @property
@@ -281,7 +286,12 @@ class JobTable(ScrollView, can_focus=True):
         return max(1, self.scrollable_content_region.height - 1)
 
     def show_window(self, window: JobWindow, cursor_id: str | None = None, *, to_top: bool = False) -> None:
-        """Display a new or reloaded window, keeping the cursor on ``cursor_id`` when it is there."""
+        """Display a new or reloaded window, keeping the cursor on ``cursor_id`` when it is there.
+
+        Redrawn only when what the screen shows differs (``_view``): beside a drain of 5,000
+        jobs/s every feed flush overflows and reloads the window around the cursor, twice a
+        second, and the reloaded rows on screen were nearly always the ones already drawn
+        (a whole-table frame each time: issue 40)."""
         self.window = window
         position = window.position(cursor_id) if cursor_id else None
         self.cursor_row = 0 if to_top or position is None else position
@@ -289,7 +299,43 @@ class JobTable(ScrollView, can_focus=True):
         if to_top:
             self.scroll_to(y=0, animate=False, immediate=True)
         self._cursor_changed()
-        self.refresh()
+        if self._view() != self._shown_view:
+            self.refresh()
+
+    def refresh(self, *regions: Region, repaint: bool = True, layout: bool = False, recompose: bool = False) -> Self:
+        if getattr(self, "_viewable", False):  # (Textual asks for redraws while the widget is built)
+            whole = not regions or regions == (self.size.region,)
+            self._shown_view = self._view() if whole else None
+        return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
+
+    def _view(self) -> tuple[object, ...]:
+        """Everything the visible lines are drawn from: the size, scroll and cursor, the header's
+        inputs, and each visible row as the strip cache keys it (its id, last update and
+        status; marked, flashing), in the current second (ages move each second)."""
+        top = int(self.scroll_y)
+        marks, flash = self.marks, self._flash
+        rows = tuple(
+            (job.id, job.updated_at_ms, job.status, job.id in marks, job.id in flash)
+            for job in self.rows[top : top + self.size.height]
+        )
+        return (
+            self._clock() // 1000,
+            self.size,
+            int(self.scroll_x),
+            top,
+            self.cursor_row,
+            self.has_focus,
+            self.all_marked,
+            self.wide,
+            self.sort_column,
+            self.descending,
+            self.placeholder,
+            self._longest_name,
+            self._progress,
+            self._rows_above(),
+            len(self.rows),
+            rows,
+        )
 
     def window_changed(self, cursor_id: str | None, flash: set[str] | None = None) -> None:
         """The window was edited in place (live changes): follow the cursor's job."""
