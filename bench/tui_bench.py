@@ -477,8 +477,16 @@ def soak(
     concurrency: int = 32,
     json_out: Path | None = None,
     keep_store: bool = False,
+    console_first: bool = False,
 ) -> dict[str, Any]:
-    """Run the soak; print its figures and return them (``--json`` writes them)."""
+    """Run the soak; print its figures and return them (``--json`` writes them).
+
+    ``console_first``: the acceptance soak's order. The console opens on the store (empty,
+    unless a store is given) and shows "live"; 4 s later the worker and the producer start;
+    the console's CPU is read from ``warmup`` seconds after it opened. The store then grows
+    under the console, as it does in production, and no "without the console" throughput is
+    measured. Otherwise the worker and producer run first, the throughput without the console
+    is measured, and the console opens on the store they have grown."""
     path = directory / "soak.db"
     for suffix in ("", "-wal", "-shm"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
@@ -495,33 +503,41 @@ def soak(
     figures: dict[str, Any] = {"rate": rate, "single": single, "concurrency": concurrency}
     figures["load_start"] = os.getloadavg()
     figures["jobs_at_start"] = _jobs(path) if path.exists() else 0
-    worker = subprocess.Popen(
-        [
-            py,
-            "-m",
-            "monque_tui",
-            "--worker",
-            "--app",
-            "bench.tui_soak_app:setup",
-            "--concurrency",
-            str(concurrency),
-            "--log-level",
-            "warning",
-            url,
-        ],
-        cwd=root,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        preexec_fn=_die_with_parent,
-    )
-    time.sleep(2)
-    producer = subprocess.Popen(
-        [py, "-m", "bench.tui_producer", url, str(rate), *(["single"] if single else [])],
-        cwd=root,
-        env=env,
-        preexec_fn=_die_with_parent,
-    )
+    figures["console_first"] = console_first
+
+    def start_load() -> tuple[subprocess.Popen[bytes], subprocess.Popen[bytes]]:
+        worker = subprocess.Popen(
+            [
+                py,
+                "-m",
+                "monque_tui",
+                "--worker",
+                "--app",
+                "bench.tui_soak_app:setup",
+                "--concurrency",
+                str(concurrency),
+                "--log-level",
+                "warning",
+                url,
+            ],
+            cwd=root,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            preexec_fn=_die_with_parent,
+        )
+        time.sleep(0 if console_first else 2)
+        producer = subprocess.Popen(
+            [py, "-m", "bench.tui_producer", url, str(rate), *(["single"] if single else [])],
+            cwd=root,
+            env=env,
+            preexec_fn=_die_with_parent,
+        )
+        return worker, producer
+
+    load: tuple[subprocess.Popen[bytes], subprocess.Popen[bytes]] | None = None
+    if not console_first:
+        load = start_load()
     session = f"monque-soak-{os.getpid()}"
     tmux = _Tmux(session)
     keylog = directory / "keylog.tsv"
@@ -529,12 +545,15 @@ def soak(
     sampler = _StoreSampler(path)
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
     try:
-        time.sleep(warmup)
-        done0, t0 = _completed(path), time.perf_counter()
-        time.sleep(min(seconds, 60))
-        without = (_completed(path) - done0) / (time.perf_counter() - t0)
-        figures["drain_without_console"] = without
-        print(f"worker throughput without the console: {without:,.0f} jobs/s", flush=True)
+        without = 0.0
+        if not console_first:
+            time.sleep(warmup)
+            done0, t0 = _completed(path), time.perf_counter()
+            time.sleep(min(seconds, 60))
+            without = (_completed(path) - done0) / (time.perf_counter() - t0)
+            figures["drain_without_console"] = without
+            print(f"worker throughput without the console: {without:,.0f} jobs/s", flush=True)
+        opened = time.perf_counter()
         subprocess.run(
             [
                 "tmux",
@@ -555,9 +574,13 @@ def soak(
         tmux.run("resize-window", "-t", session, "-x", "160", "-y", "45")  # whatever the server's default size
         pid = int(tmux.run("display", "-p", "-t", session, "#{pane_pid}").strip())
         tmux.attach()
+        if console_first:
+            tmux.wait(lambda s: "live" in s, 60)
+            time.sleep(max(0.0, opened + 4 - time.perf_counter()))
+            load = start_load()
         tmux.wait(lambda s: "completed/s" in s and "live" in s, 60)
         sampler.start()  # before the warm-up: the first screens' counts are dated against it
-        time.sleep(warmup)
+        time.sleep(max(0.0, opened + warmup - time.perf_counter()) if console_first else warmup)
         jobs0 = _jobs(path)
         cpu0, rss0, done0, t0 = _proc_cpu_seconds(pid), _proc_rss_mb(pid), _completed(path), time.perf_counter()
         rss_samples = [rss0]
@@ -604,9 +627,11 @@ def soak(
             f"(max {max(rss_samples):.0f}); growth {rss_samples[-1] - rss0:+.1f} MB in {elapsed:.0f} s, "
             f"{(rss_samples[-1] - rss0) / elapsed * 1800:+.1f} MB per 30 min extrapolated (target <= 20 MB)"
         )
+        share = (
+            f"{with_console / without * 100:.0f} % of without (target >= 90 %)" if without else "no figure without it"
+        )
         print(
-            f"worker throughput with the console: {with_console:,.0f} jobs/s = "
-            f"{with_console / without * 100 if without else 0:.0f} % of without (target >= 90 %); "
+            f"worker throughput with the console: {with_console:,.0f} jobs/s = {share}; "
             f"producer added {produced:,.0f} jobs/s (asked {rate:,})"
         )
         if ages:
@@ -649,9 +674,9 @@ def soak(
             sampler.stop()
         tmux.close()
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
-        for proc in (producer, worker):
+        for proc in load or ():
             proc.send_signal(signal.SIGINT)
-        for proc in (producer, worker):
+        for proc in load or ():
             try:
                 proc.wait(30)
             except subprocess.TimeoutExpired:
@@ -701,6 +726,12 @@ def main() -> None:
     parser.add_argument("--keep-store", action="store_true", help="soak: keep the copy of --store-from/--scale-size")
     parser.add_argument("--concurrency", type=int, default=32, help="soak: the worker's concurrency")
     parser.add_argument("--json", help="soak: also write the figures to this file as JSON")
+    parser.add_argument(
+        "--console-first",
+        action="store_true",
+        help="soak: the acceptance order: the console opens first, the worker and producer 4 s later, "
+        "its CPU read from --warmup s after it opened (no throughput without the console)",
+    )
     parser.add_argument("--warmup", type=float, default=15.0)
     parser.add_argument(
         "--key-repeats",
@@ -736,6 +767,7 @@ def main() -> None:
             args.concurrency,
             Path(args.json) if args.json else None,
             args.keep_store,
+            args.console_first,
         )
         return
     directory = Path(args.dir)
