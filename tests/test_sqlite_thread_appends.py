@@ -11,6 +11,7 @@ import signal
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,17 @@ def _queue_behind_the_gate(outcome: Any) -> tuple[list[list[Append]], list[Any]]
     for thread in threads:
         thread.join(30)
     return batches, results
+
+
+def recording_commit() -> tuple[list[list[Any]], Callable[[list[Append]], Any]]:
+    """A committer that writes nothing and records each batch's first parameters."""
+    batches: list[list[Any]] = []
+
+    def commit(batch: list[Append]) -> Any:
+        batches.append([row.params[0] for row in batch])
+        return True
+
+    return batches, commit
 
 
 def test_rows_queued_while_the_gate_is_held_are_committed_in_one_batch() -> None:
@@ -172,11 +184,7 @@ def test_a_thread_that_does_not_come_back_is_waited_for_only_so_long(monkeypatch
     monkeypatch.setattr(threadappends, "CROWD_WAIT", 0.05)
     gate = threading.Lock()
     appends = ThreadAppends(gate)
-    batches: list[list[Any]] = []
-
-    def commit(batch: list[Append]) -> Any:
-        batches.append([row.params[0] for row in batch])
-        return True
+    batches, commit = recording_commit()
 
     def short_run() -> None:
         appends.append("INSERT", ("b1",), commit)
@@ -289,11 +297,7 @@ def test_an_interrupted_follower_withdraws_its_row_and_leaves_nobody_waiting() -
     not written) and the other threads go on."""
     gate = threading.Lock()
     appends = ThreadAppends(gate)
-    batches: list[list[Any]] = []
-
-    def commit(batch: list[Append]) -> Any:
-        batches.append([row.params[0] for row in batch])
-        return True
+    batches, commit = recording_commit()
 
     def queued(count: int) -> None:
         deadline = time.monotonic() + 30
