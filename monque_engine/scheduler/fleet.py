@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import secrets
 import socket
 from datetime import UTC, datetime
 
@@ -145,7 +144,7 @@ class Fleet:
         batches, self._unsettled = self._unsettled, []
         counts = self._processor.take_tally()
         if counts:
-            batches.append((secrets.token_hex(8), counts))
+            batches.append((os.urandom(8).hex(), counts))  # secrets.token_hex(8), without importing secrets
         if not batches:
             return
         write = asyncio.ensure_future(self._write_batches(batches))

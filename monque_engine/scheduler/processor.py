@@ -25,7 +25,6 @@ from typing import Any, Literal
 
 from .. import attempts
 from ..backoff import backoff_delay_ms
-from ..cron import next_run_ms
 from ..errorgroups import error_counter_name, error_group_key
 from ..errors import InvalidCronError, InvalidResultError, NonRetryableError, WorkerRegistrationError
 from ..events import JobCompleteEvent, JobErrorEvent, JobEvent, JobFailEvent
@@ -141,11 +140,21 @@ class Worker:
 
 
 def _schedule_error(repeat_interval: str) -> InvalidCronError | None:
+    from ..cron import next_run_ms  # here, as below: a program that runs no schedule never imports cron
+
     try:
         next_run_ms(repeat_interval, now_ms())
     except InvalidCronError as error:
         return error
     return None
+
+
+def _next_run_ms(repeat_interval: str, after_ms: int) -> int:
+    """``cron.next_run_ms``, imported on the first recurring job run: the cron module (and its
+    tables) is no part of a console's launch or of a worker that runs no schedule (issue 40)."""
+    from ..cron import next_run_ms
+
+    return next_run_ms(repeat_interval, after_ms)
 
 
 _GENERATOR_RESULT = (
@@ -895,7 +904,7 @@ class JobProcessor:
             now = now_ms()
             # After the slot just run, however the wall clock moved: set back during the run
             # (NTP, a VM resumed), ``now`` may be before that slot, whose run would repeat.
-            next_run = next_run_ms(job.repeat_interval, max(now, job.next_run_at_ms)) if job.repeat_interval else None
+            next_run = _next_run_ms(job.repeat_interval, max(now, job.next_run_at_ms)) if job.repeat_interval else None
             record = (
                 None
                 if self._store.records_success_from_row

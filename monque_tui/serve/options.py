@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,6 +116,8 @@ def load_token(token_file: str | None, environ: dict[str, str] | os._Environ[str
     value = environ.get(TOKEN_ENV, "").strip()
     if value:
         return Token(_checked(value, TOKEN_ENV), TOKEN_ENV)
+    import secrets  # here: it imports hmac and hashlib (OpenSSL), a few ms of every console's launch
+
     return Token(secrets.token_urlsafe(32), "generated")
 
 

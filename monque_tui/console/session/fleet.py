@@ -14,7 +14,6 @@ from datetime import datetime
 from rich.text import Text
 
 from monque_engine import InstanceInfo, Job, JobStatus, Monque, QueueHealth
-from monque_engine.check import MIXED_FLEET_RULE_SHORT
 
 from .events import PausedNamesChanged
 
@@ -108,6 +107,8 @@ def unregistered_owners_note(rows: Sequence[InstanceRow], shown: int = 3) -> str
     owners = [row.id for row in rows if row.info.inferred and row.info.jobs_held]
     if not owners:
         return None
+    from monque_engine.check import MIXED_FLEET_RULE_SHORT  # here: the check package is no part of the launch
+
     named = ", ".join(owners[:shown]) + (f" and {len(owners) - shown} more" if len(owners) > shown else "")
     return f"Not registered (Node workers?): {named}. {MIXED_FLEET_RULE_SHORT}."
 
