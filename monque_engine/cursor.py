@@ -28,6 +28,8 @@ _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 @dataclass(frozen=True, slots=True)
 class CursorAnchor:
+    """The job a cursor page starts after (or before), and its sort value."""
+
     job_id: str
     value_ms: int | None  # the anchor's sort value; None for id sorts
 

@@ -592,6 +592,8 @@ CursorDirection = Literal["forward", "backward"]
 
 @dataclass(frozen=True, slots=True)
 class JobSort:
+    """How a listing is ordered: a field and a direction (``get_jobs_with_cursor``, the console's sort)."""
+
     by: SortField = "id"
     direction: SortDirection = "asc"
 
@@ -621,12 +623,16 @@ class BulkCount(int):
 
 @dataclass(frozen=True, slots=True)
 class BulkOperationResult:
+    """What a bulk cancel, retry or delete did: how many jobs it changed, and the errors it met."""
+
     count: int
     errors: list[dict[str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
 class QueueStats:
+    """Jobs per status (one name's, or the whole store's), and their total."""
+
     pending: int = 0
     processing: int = 0
     completed: int = 0
@@ -641,6 +647,8 @@ class QueueStats:
 
 @dataclass(frozen=True, slots=True)
 class CursorPage:
+    """One page of a cursor listing and the cursor to the next; what ``get_jobs_with_cursor`` returns."""
+
     jobs: list[Job]
     cursor: str | None
     has_next_page: bool
@@ -649,12 +657,16 @@ class CursorPage:
 
 @dataclass(frozen=True, slots=True)
 class WorkerSummary:
+    """This process's worker of one name: its concurrency and how many jobs it runs now."""
+
     concurrency: int
     active_count: int
 
 
 @dataclass(frozen=True, slots=True)
 class QueueViewSummary:
+    """One name as a queue view lists it: its counts, whether it has jobs and a worker here."""
+
     name: str
     has_persisted_jobs: bool
     has_registered_worker: bool

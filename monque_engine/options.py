@@ -91,6 +91,8 @@ DEPRECATED_ALIASES = {"default_concurrency": "worker_concurrency", "max_concurre
 
 @dataclass(frozen=True, slots=True)
 class MonqueOptions:
+    """``Monque``'s options, checked once (``from_kwargs``): the names upstream takes, and ours."""
+
     collection_name: str = "monque_jobs"
     poll_interval: float = 1.0
     safety_poll_interval: float = 30.0
