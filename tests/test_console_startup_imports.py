@@ -10,7 +10,8 @@ A module that comes back here comes back into every console's start.
 
 Nor (issue 40, round 2: the engine's and the console's import cost) the engine's modules the
 console's first rows do not use: the sync client, the cron parser, the exporter and its file
-writer, the store check, and ``monque_engine``'s own ``__init__`` loading them all (its names
+writer, the store check, the fleet's records (``fleet_records``: instances, owners,
+health), and ``monque_engine``'s own ``__init__`` loading them all (its names
 load on first use now); nor ``hashlib``, whose import starts OpenSSL (a cursor's checksum
 takes ``blake2s`` from its built-in module, an error group's key imports it on first use),
 ``secrets`` (it imports ``hashlib``) and ``csv``."""
@@ -32,6 +33,7 @@ DEFERRED = (
     "monque_engine.export_file",
     "monque_engine.export_target",
     "monque_engine.check",
+    "monque_engine.fleet_records",
     "hashlib",
     "_hashlib",
     "secrets",
@@ -40,7 +42,7 @@ DEFERRED = (
 
 SCRIPT = """
 import asyncio, json, sys
-DEFERRED = %r
+DEFERRED = __DEFERRED__
 import monque_tui.console.app
 from monque_engine import Monque
 from monque_tui.cli import entry
@@ -61,7 +63,7 @@ screens = sorted(m.rsplit(".", 1)[1] for m in sys.modules if m.startswith("monqu
 late = sorted(m for m in ("croniter", "dateutil", "zoneinfo", "importlib.metadata") if m in sys.modules)
 deferred = sorted(m for m in DEFERRED if m in sys.modules)
 print(json.dumps({"bson": "bson" in sys.modules, "pymongo": "pymongo" in sys.modules, "screens": screens, "late": late, "deferred": deferred}))
-""" % (DEFERRED,)
+""".replace("__DEFERRED__", repr(DEFERRED))
 
 
 def test_a_console_on_sqlite_imports_no_bson_only_the_jobs_screen_and_nothing_late(tmp_path: Path) -> None:

@@ -14,11 +14,11 @@ import logging
 import os
 import socket
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from ..errorgroups import is_error_counter
 from ..errors import InvalidJobQueryError
 from ..events import CountEvent, JobErrorEvent, QueueControlEvent
-from ..job import InstanceInfo, InstanceRecord, MinuteCount, OwnerCheck, QueueHealth
 from ..store import ports
 from ..timeutil import ms_to_datetime, now_ms
 from ..validation import validate_job_name
@@ -27,6 +27,9 @@ from .context import SchedulerContext
 from .liveness import OwnerWatcher
 from .processor import JobProcessor
 from .stop_budget import StopBudget
+
+if TYPE_CHECKING:
+    from ..fleet_records import InstanceInfo, InstanceRecord, OwnerCheck, QueueHealth
 
 log = logging.getLogger("monque_engine.fleet")
 
@@ -82,6 +85,8 @@ class Fleet:
 
     # -- this instance's record, counters and paused set ------------------------------------------
     def record(self, now: int) -> InstanceRecord:
+        from ..fleet_records import InstanceRecord  # here, as below: no launch creates them (issue 40)
+
         processor = self._processor
         if self._started_at_ms is None:
             self._started_at_ms = now
@@ -237,6 +242,8 @@ class Fleet:
         return {name: ms_to_datetime(ms) for name, ms in (await self._store.paused_names()).items()}
 
     async def instances(self) -> list[InstanceInfo]:
+        from ..fleet_records import InstanceInfo
+
         store = self._store
         records = await store.list_instances()
         holdings = {holding.owner: holding for holding in await store.owner_holdings()}
@@ -318,6 +325,8 @@ class Fleet:
         return count
 
     async def queue_health(self, window_minutes: int = 60) -> list[QueueHealth]:
+        from ..fleet_records import MinuteCount, QueueHealth
+
         if (
             not isinstance(window_minutes, int)
             or isinstance(window_minutes, bool)

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Literal, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from ..errors import InvalidJobQueryError, JobStateError
 from ..events import CountEvent, CountEventName, JobDeletedEvent, JobEvent, JobRetriedEvent
-from ..job import BulkCount, BulkOperationResult, InstanceRecord, Job, JobListFilter, JobSelector, JobStatus
+from ..job import BulkCount, BulkOperationResult, Job, JobListFilter, JobSelector, JobStatus
 from ..progress import CountProgress
 from ..store import guards, ports
 from ..store.values import StepCount, StoreSelector
@@ -26,6 +26,9 @@ from .intake import run_at_ms
 from .query import check_step, count_progress
 from .selectors import _ms, to_store_filter, to_store_selector
 from .stops import Registry, Stops
+
+if TYPE_CHECKING:
+    from ..fleet_records import InstanceRecord
 
 BulkAction = Literal["cancel", "retry", "delete", "stop"]
 #: What a bulk call accepts: upstream's selector, or any listing filter (issue 13).

@@ -35,14 +35,11 @@ from ..job import (
     ChangeEvent,
     CursorDirection,
     CursorPage,
-    InstanceInfo,
     Job,
     JobListFilter,
     JobSelector,
     JobSort,
     JobStatus,
-    OwnerCheck,
-    QueueHealth,
     QueueStats,
     QueueViewSummary,
 )
@@ -64,6 +61,7 @@ from .stop_budget import StopBudget
 from .waiting import wait_for_final
 
 if TYPE_CHECKING:
+    from ..fleet_records import InstanceInfo, OwnerCheck, QueueHealth
     from ..metrics import MonqueCollector
 
 log = logging.getLogger("monque_engine")

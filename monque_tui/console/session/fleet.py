@@ -10,12 +10,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from monque_engine import InstanceInfo, Job, JobStatus, Monque, QueueHealth
+from monque_engine import Job, JobStatus, Monque
 
 from .events import PausedNamesChanged
+
+if TYPE_CHECKING:
+    from monque_engine.fleet_records import InstanceInfo, QueueHealth
 
 #: A 24-hour sparkline of outcomes: one bar per hour, so a console opened in the morning shows the night.
 HEALTH_WINDOW_MINUTES = 24 * 60
