@@ -11,7 +11,7 @@ A module that comes back here comes back into every console's start.
 Nor (issue 40, round 2: the engine's and the console's import cost) the engine's modules the
 console's first rows do not use: the sync client, the cron parser, the exporter and its file
 writer, the store check, the fleet's records (``fleet_records``: instances, owners,
-health), and ``monque_engine``'s own ``__init__`` loading them all (its names
+health), the events' payloads (``event_payloads``), and ``monque_engine``'s own ``__init__`` loading them all (its names
 load on first use now); nor ``hashlib``, whose import starts OpenSSL (a cursor's checksum
 takes ``blake2s`` from its built-in module, an error group's key imports it on first use),
 ``secrets`` (it imports ``hashlib``) and ``csv``."""
@@ -34,6 +34,7 @@ DEFERRED = (
     "monque_engine.export_target",
     "monque_engine.check",
     "monque_engine.fleet_records",
+    "monque_engine.event_payloads",
     "hashlib",
     "_hashlib",
     "secrets",

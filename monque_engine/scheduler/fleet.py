@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 
 from ..errorgroups import is_error_counter
 from ..errors import InvalidJobQueryError
-from ..events import CountEvent, JobErrorEvent, QueueControlEvent
 from ..store import ports
 from ..timeutil import ms_to_datetime, now_ms
 from ..validation import validate_job_name
@@ -207,6 +206,8 @@ class Fleet:
         self._apply_paused(frozenset(paused))
 
     def _apply_paused(self, paused: frozenset[str]) -> None:
+        from ..event_payloads import QueueControlEvent
+
         before = self._processor.paused
         if paused == before:
             return
@@ -218,6 +219,8 @@ class Fleet:
             events.emit("queue:resumed", QueueControlEvent(name))
 
     async def _guarded(self, duty: object) -> None:
+        from ..event_payloads import JobErrorEvent
+
         try:
             await duty()  # type: ignore[operator]
         except Exception as error:  # noqa: BLE001 - fleet bookkeeping must never stop processing
@@ -317,6 +320,8 @@ class Fleet:
         return (await self.check_owner(instance_id)).releasable
 
     async def release_dead_owner_jobs(self, instance_id: str) -> int:
+        from ..event_payloads import CountEvent
+
         owner = self._owner(instance_id)
         count = await self._owners.release(owner, now_ms())
         if count > 0:

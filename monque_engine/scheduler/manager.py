@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Literal, TypeVar
 
 from ..errors import InvalidJobQueryError, JobStateError
-from ..events import CountEvent, CountEventName, JobDeletedEvent, JobEvent, JobRetriedEvent
+from ..events import CountEventName
 from ..job import BulkCount, BulkOperationResult, Job, JobListFilter, JobSelector, JobStatus
 from ..progress import CountProgress
 from ..store import guards, ports
@@ -56,6 +56,8 @@ class JobManager:
         self._stops = Stops(store, reads, registry or _no_registry, int(ctx.options.heartbeat_interval * 1000))
 
     async def cancel_job(self, job_id: str, running: bool = False, claimed_at_ms: int | None = None) -> Job | None:
+        from ..event_payloads import JobEvent
+
         key = normalize_job_id(job_id)
         if key is None:
             return None
@@ -89,6 +91,8 @@ class JobManager:
         return BulkOperationResult(count, errors)
 
     async def retry_job(self, job_id: str) -> Job | None:
+        from ..event_payloads import JobRetriedEvent
+
         key = normalize_job_id(job_id)
         if key is None:
             return None
@@ -148,6 +152,8 @@ class JobManager:
         return JobStateError(f"Cannot {action} job in status '{status}'", current.id, status, action)
 
     async def delete_job(self, job_id: str) -> bool:
+        from ..event_payloads import JobDeletedEvent
+
         key = normalize_job_id(job_id)
         if key is None:
             return False
@@ -272,6 +278,8 @@ class JobManager:
     def _bulk(
         self, event: CountEventName, count: int, errors: list[dict[str, str]] | None = None
     ) -> BulkOperationResult:
+        from ..event_payloads import CountEvent
+
         if count > 0:
             self._ctx.events.emit(event, CountEvent(count))
         return BulkOperationResult(count, errors or [])

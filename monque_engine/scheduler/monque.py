@@ -22,13 +22,7 @@ from ..errors import (
     ShutdownTimeoutError,
     WorkerRegistrationError,
 )
-from ..events import (
-    EventEmitter,
-    EventName,
-    JobErrorEvent,
-    Listener,
-    Subscribe,
-)
+from ..events import EventEmitter, EventName, Listener, Subscribe
 from ..job import (
     BulkCount,
     BulkOperationResult,
@@ -329,6 +323,8 @@ class Monque:
         self._query.stats_cache.clear()
 
     def _shutdown_timed_out(self, detail: str, jobs: list[Job]) -> None:
+        from ..event_payloads import JobErrorEvent
+
         self.events.emit(
             "job:error",
             JobErrorEvent(
@@ -371,6 +367,8 @@ class Monque:
 
     def _store_failed(self, error: Exception) -> None:
         """The store found it can no longer be trusted: say so once, loudly."""
+        from ..event_payloads import JobErrorEvent
+
         self.events.emit("job:error", JobErrorEvent(error))
 
     async def __aenter__(self) -> Monque:
