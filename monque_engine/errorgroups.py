@@ -13,7 +13,6 @@ error by placeholders: quoted values, UUIDs, ObjectIds and other long hex ids, n
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
 from datetime import datetime
@@ -73,6 +72,8 @@ def _first_line(message: str) -> str:
 
 def group_key(name: str, error_type: str, normalized: str) -> str:
     """Stable 16-hex-digit key of one group (the job name is part of it)."""
+    import hashlib  # here: importing it starts OpenSSL (~5 ms), and a console's launch reads no failure
+
     digest = hashlib.sha1(f"{name}\x00{error_type}\x00{normalized}".encode("utf-8", "backslashreplace"))
     return digest.hexdigest()[:16]
 

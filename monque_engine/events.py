@@ -11,7 +11,7 @@ import asyncio
 import inspect
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict, get_args, overload
+from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args, overload
 
 from .errors import InvalidEventError, StoreLostError
 from .exception_text import describe_exception
@@ -44,31 +44,6 @@ def _names(alias: Any) -> frozenset[str]:
 
 
 EVENT_NAMES: frozenset[str] = _names(EventName)
-
-#: The payload each event carries, as upstream's ``MonqueEventMap`` (for annotating listeners;
-#: ``emit`` checks the same pairs statically through its overloads).
-MonqueEventMap = TypedDict(
-    "MonqueEventMap",
-    {
-        "job:start": "Job",
-        "job:complete": "JobCompleteEvent",
-        "job:fail": "JobFailEvent",
-        "job:error": "JobErrorEvent",
-        "job:cancelled": "JobEvent",
-        "job:retried": "JobRetriedEvent",
-        "job:deleted": "JobDeletedEvent",
-        "stale:recovered": "CountEvent",
-        "jobs:cancelled": "CountEvent",
-        "jobs:retried": "CountEvent",
-        "jobs:deleted": "CountEvent",
-        "changestream:connected": "ChangeStreamEvent",
-        "changestream:error": "ChangeStreamEvent",
-        "changestream:closed": "ChangeStreamEvent",
-        "changestream:fallback": "ChangeStreamEvent",
-        "queue:paused": "QueueControlEvent",
-        "queue:resumed": "QueueControlEvent",
-    },
-)
 
 #: Listeners get the payload of their event (see ``MonqueEventMap``); they may be coroutine
 #: functions. ``on``/``once`` are overloaded per event (as ``emit`` is), so a type checker
@@ -239,65 +214,39 @@ def _log_listener_error(what: str, error: BaseException) -> None:
     log.error("%s %s: %s\n%s", what, described.type, described.message, described.traceback.rstrip("\n"))
 
 
-# -- event payloads (attribute names are upstream's, in snake_case) ------------------------------
-from dataclasses import dataclass  # noqa: E402
+# -- event payloads: in ``event_payloads``, loaded on first use (issue 40) ---------------------------
+if TYPE_CHECKING:
+    from .event_payloads import ChangeStreamEvent as ChangeStreamEvent
+    from .event_payloads import CountEvent as CountEvent
+    from .event_payloads import JobCompleteEvent as JobCompleteEvent
+    from .event_payloads import JobDeletedEvent as JobDeletedEvent
+    from .event_payloads import JobErrorEvent as JobErrorEvent
+    from .event_payloads import JobEvent as JobEvent
+    from .event_payloads import JobFailEvent as JobFailEvent
+    from .event_payloads import JobRetriedEvent as JobRetriedEvent
+    from .event_payloads import MonqueEventMap as MonqueEventMap
+    from .event_payloads import QueueControlEvent as QueueControlEvent
+
+#: Names this module still answers for, defined in ``event_payloads``.
+_PAYLOADS = frozenset(
+    {
+        "MonqueEventMap",
+        "JobEvent",
+        "JobCompleteEvent",
+        "JobFailEvent",
+        "JobErrorEvent",
+        "JobRetriedEvent",
+        "JobDeletedEvent",
+        "CountEvent",
+        "ChangeStreamEvent",
+        "QueueControlEvent",
+    }
+)
 
 
-@dataclass(frozen=True, slots=True)
-class JobEvent:
-    """job:cancelled."""
+def __getattr__(name: str) -> Any:
+    if name in _PAYLOADS:
+        from . import event_payloads
 
-    job: Any
-
-
-@dataclass(frozen=True, slots=True)
-class JobCompleteEvent:
-    job: Any
-    duration: float  # milliseconds, as upstream
-
-
-@dataclass(frozen=True, slots=True)
-class JobFailEvent:
-    job: Any
-    error: BaseException
-    will_retry: bool
-
-
-@dataclass(frozen=True, slots=True)
-class JobErrorEvent:
-    error: BaseException
-    job: Any = None
-
-
-@dataclass(frozen=True, slots=True)
-class JobRetriedEvent:
-    job: Any
-    previous_status: str
-
-
-@dataclass(frozen=True, slots=True)
-class JobDeletedEvent:
-    job_id: str
-
-
-@dataclass(frozen=True, slots=True)
-class CountEvent:
-    """stale:recovered and jobs:cancelled|retried|deleted."""
-
-    count: int
-
-
-@dataclass(frozen=True, slots=True)
-class ChangeStreamEvent:
-    """changestream:connected|error|closed|fallback."""
-
-    error: BaseException | None = None
-    reason: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class QueueControlEvent:
-    """queue:paused and queue:resumed: this process saw claiming of ``name`` paused or resumed
-    in the store (by itself or by another process), so its workers now follow it."""
-
-    name: str
+        return getattr(event_payloads, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -27,18 +27,17 @@ import re
 import uuid
 from collections.abc import Callable
 from datetime import date, datetime
-from typing import TYPE_CHECKING, Any, Literal, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from .attempts import Attempt
 from .errors import InvalidJobQueryError
+from .export_formats import FORMATS, ExportFormat
 from .job import Job, JobListFilter, JobSort
 from .timeutil import in_range, ms_to_datetime
 
 if TYPE_CHECKING:
     from .scheduler import Monque
 
-ExportFormat = Literal["jsonl", "csv"]
-FORMATS: tuple[str, ...] = ("jsonl", "csv")
 #: The columns of a CSV export, in order (a JSON Lines document has the same keys, minus
 #: those a job does not have).
 #: ``errorType``, ``errorGroup`` and ``attempts`` came last (after ``data``), so a program

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .cron import next_run_ms
 from .errors import (
     InvalidCronError,
     InvalidJobIdentifierError,
@@ -112,6 +111,8 @@ def _check(job: Job, max_payload_size: int | None) -> None:
         if value is not None and not isinstance(value, str):
             raise _bad(field, value, "None or text")
     if job.repeat_interval is not None:
+        from .cron import next_run_ms  # here: only a recurring job needs the cron module
+
         next_run_ms(job.repeat_interval, 0)  # InvalidCronError for a schedule that never runs
     try:
         job.attempts  # noqa: B018  # parsed leniently; a history of another type is refused

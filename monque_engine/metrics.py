@@ -39,7 +39,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, get_args
 
 from .events import CountEvent, EventName, JobCompleteEvent, JobFailEvent, Listener, Subscribe
-from .job import InstanceInfo
 from .scheduler.resilient_watch import FeedState
 from .timeutil import now_ms
 
@@ -62,6 +61,7 @@ except ImportError as error:
 if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
 
+    from .fleet_records import InstanceInfo
     from .store import ports
     from .store.values import PendingSplit
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import os
 import socket
-import uuid
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -78,8 +77,11 @@ def _check_retention(retention: object) -> None:
 
 
 def default_instance_id() -> str:
-    """Hostname, pid and a short random tail: readable in the console, unique across restarts."""
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+    """Hostname, pid and a short random tail: readable in the console, unique across restarts.
+
+    The tail is ``os.urandom`` in hex (what ``uuid4().hex[:6]`` was, without importing
+    ``uuid``, which imports ``platform``: a few ms of every console's launch, issue 40)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{os.urandom(3).hex()}"
 
 
 #: Upstream's older option names, still accepted there (``defaultConcurrency``,
@@ -89,6 +91,8 @@ DEPRECATED_ALIASES = {"default_concurrency": "worker_concurrency", "max_concurre
 
 @dataclass(frozen=True, slots=True)
 class MonqueOptions:
+    """``Monque``'s options, checked once (``from_kwargs``): the names upstream takes, and ours."""
+
     collection_name: str = "monque_jobs"
     poll_interval: float = 1.0
     safety_poll_interval: float = 30.0

@@ -22,6 +22,8 @@ def _no_poll() -> None:
 
 @dataclass(slots=True)
 class SchedulerContext:
+    """What the scheduler's parts share: the options, the events, and how to wake the local workers."""
+
     options: MonqueOptions
     events: EventEmitter
     #: Tell this process's processor that a job of ``name`` is due at ``due_ms``. Writes made

@@ -12,14 +12,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import secrets
 import socket
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from ..errorgroups import is_error_counter
 from ..errors import InvalidJobQueryError
-from ..events import CountEvent, JobErrorEvent, QueueControlEvent
-from ..job import InstanceInfo, InstanceRecord, MinuteCount, OwnerCheck, QueueHealth
 from ..store import ports
 from ..timeutil import ms_to_datetime, now_ms
 from ..validation import validate_job_name
@@ -28,6 +26,9 @@ from .context import SchedulerContext
 from .liveness import OwnerWatcher
 from .processor import JobProcessor
 from .stop_budget import StopBudget
+
+if TYPE_CHECKING:
+    from ..fleet_records import InstanceInfo, InstanceRecord, OwnerCheck, QueueHealth
 
 log = logging.getLogger("monque_engine.fleet")
 
@@ -83,6 +84,8 @@ class Fleet:
 
     # -- this instance's record, counters and paused set ------------------------------------------
     def record(self, now: int) -> InstanceRecord:
+        from ..fleet_records import InstanceRecord  # here, as below: no launch creates them (issue 40)
+
         processor = self._processor
         if self._started_at_ms is None:
             self._started_at_ms = now
@@ -145,7 +148,7 @@ class Fleet:
         batches, self._unsettled = self._unsettled, []
         counts = self._processor.take_tally()
         if counts:
-            batches.append((secrets.token_hex(8), counts))
+            batches.append((os.urandom(8).hex(), counts))  # secrets.token_hex(8), without importing secrets
         if not batches:
             return
         write = asyncio.ensure_future(self._write_batches(batches))
@@ -203,6 +206,8 @@ class Fleet:
         self._apply_paused(frozenset(paused))
 
     def _apply_paused(self, paused: frozenset[str]) -> None:
+        from ..event_payloads import QueueControlEvent
+
         before = self._processor.paused
         if paused == before:
             return
@@ -214,6 +219,8 @@ class Fleet:
             events.emit("queue:resumed", QueueControlEvent(name))
 
     async def _guarded(self, duty: object) -> None:
+        from ..event_payloads import JobErrorEvent
+
         try:
             await duty()  # type: ignore[operator]
         except Exception as error:  # noqa: BLE001 - fleet bookkeeping must never stop processing
@@ -238,6 +245,8 @@ class Fleet:
         return {name: ms_to_datetime(ms) for name, ms in (await self._store.paused_names()).items()}
 
     async def instances(self) -> list[InstanceInfo]:
+        from ..fleet_records import InstanceInfo
+
         store = self._store
         records = await store.list_instances()
         holdings = {holding.owner: holding for holding in await store.owner_holdings()}
@@ -311,6 +320,8 @@ class Fleet:
         return (await self.check_owner(instance_id)).releasable
 
     async def release_dead_owner_jobs(self, instance_id: str) -> int:
+        from ..event_payloads import CountEvent
+
         owner = self._owner(instance_id)
         count = await self._owners.release(owner, now_ms())
         if count > 0:
@@ -319,6 +330,8 @@ class Fleet:
         return count
 
     async def queue_health(self, window_minutes: int = 60) -> list[QueueHealth]:
+        from ..fleet_records import MinuteCount, QueueHealth
+
         if (
             not isinstance(window_minutes, int)
             or isinstance(window_minutes, bool)

@@ -6,7 +6,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..cron import build_repeat_interval, next_run_ms
 from ..errors import InvalidJobQueryError
 from ..ids import new_object_id, new_object_ids
 from ..import_check import check_imported
@@ -132,6 +131,8 @@ class JobIntake:
         tz: str | None = None,
         timeout: float | None = None,
     ) -> Job:
+        from ..cron import build_repeat_interval, next_run_ms  # here: no launch but a schedule's needs cron
+
         repeat_interval = build_repeat_interval(cron, tz)
         now = now_ms()
         job = self.build(name, data, None, unique_key, repeat_interval=repeat_interval, now=now, timeout=timeout)

@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from typing import cast
 
 from ..errors import MonqueError
-from ..events import ChangeStreamEvent, ChangeStreamEventName, CountEvent, JobErrorEvent
+from ..events import ChangeStreamEventName
 from ..job import ChangeEvent, JobStatus
 from ..store import ports
 from ..timeutil import now_ms
@@ -148,6 +148,8 @@ class Lifecycle:
 
     # -- duties -----------------------------------------------------------------------------------
     async def _every(self, interval: float, duty: Callable[[], Awaitable[object]]) -> None:
+        from ..event_payloads import JobErrorEvent
+
         while True:
             await asyncio.sleep(interval)
             try:
@@ -166,6 +168,8 @@ class Lifecycle:
         another worker and runs twice, and this instance's late outcome is refused. The
         sleep's own lateness measures the block (a slow heartbeat write does not count).
         """
+        from ..event_payloads import JobErrorEvent
+
         loop = asyncio.get_running_loop()
         interval = self._ctx.options.heartbeat_interval
         threshold = max(interval, STALL_WARNING_MIN)
@@ -216,6 +220,8 @@ class Lifecycle:
             await self._fleet.beat_guarded()
 
     async def recover_stale(self) -> int:
+        from ..event_payloads import CountEvent
+
         now = now_ms()
         judged = self._clock_jumps.judging_now(now)  # before a clock jump's heartbeats are renewed: the old clock
         count = await self._liveness.recover_stale(judged - int(self._ctx.options.lock_timeout * 1000), now)
@@ -229,6 +235,8 @@ class Lifecycle:
         return 0 if self.retention is None else await self.retention.now()
 
     async def _retention_loop(self) -> None:
+        from ..event_payloads import JobErrorEvent
+
         retention = self._ctx.options.job_retention
         duty = self.retention
         assert retention is not None and duty is not None
@@ -243,6 +251,8 @@ class Lifecycle:
 
     async def _poll_loop(self) -> None:
         """The safety net: wake every worker, and arm a timer for the next future job."""
+        from ..event_payloads import JobErrorEvent
+
         processor = self._processor
         while True:
             processor.wake()
@@ -283,6 +293,8 @@ class Lifecycle:
         self._route(change.name, change.status, change.next_run_at_ms, change.operation)
 
     def _on_watch_event(self, event: WatchEvent) -> None:
+        from ..event_payloads import ChangeStreamEvent
+
         if event.kind == "history_lost":
             self.poll_soon()  # changes were missed: the poll finds the due work
             return

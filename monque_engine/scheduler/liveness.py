@@ -23,9 +23,10 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from ..job import OwnerCheck, OwnerRecords
+if TYPE_CHECKING:
+    from ..fleet_records import OwnerCheck, OwnerRecords
 
 #: Added to twice the owner's interval: a beat delayed by a busy write lock or a slow event
 #: loop still lands inside the watch.
@@ -105,6 +106,8 @@ class OwnerWatcher:
 
     async def _watch(self, owner: str) -> tuple[OwnerCheck, OwnerRecords]:
         """The verdict, with the records of the last look (what a release compares with)."""
+        from ..fleet_records import OwnerCheck  # here: a launch checks no owner (issue 40)
+
         began, records, ended = await self._look(owner)
         seen = self._watches.get(owner)
         # An earlier watch goes on if nothing moved since its last look. If something did, the

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Literal, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from ..errors import InvalidJobQueryError, JobStateError
-from ..events import CountEvent, CountEventName, JobDeletedEvent, JobEvent, JobRetriedEvent
-from ..job import BulkCount, BulkOperationResult, InstanceRecord, Job, JobListFilter, JobSelector, JobStatus
+from ..events import CountEventName
+from ..job import BulkCount, BulkOperationResult, Job, JobListFilter, JobSelector, JobStatus
 from ..progress import CountProgress
 from ..store import guards, ports
 from ..store.values import StepCount, StoreSelector
@@ -26,6 +26,9 @@ from .intake import run_at_ms
 from .query import check_step, count_progress
 from .selectors import _ms, to_store_filter, to_store_selector
 from .stops import Registry, Stops
+
+if TYPE_CHECKING:
+    from ..fleet_records import InstanceRecord
 
 BulkAction = Literal["cancel", "retry", "delete", "stop"]
 #: What a bulk call accepts: upstream's selector, or any listing filter (issue 13).
@@ -53,6 +56,8 @@ class JobManager:
         self._stops = Stops(store, reads, registry or _no_registry, int(ctx.options.heartbeat_interval * 1000))
 
     async def cancel_job(self, job_id: str, running: bool = False, claimed_at_ms: int | None = None) -> Job | None:
+        from ..event_payloads import JobEvent
+
         key = normalize_job_id(job_id)
         if key is None:
             return None
@@ -86,6 +91,8 @@ class JobManager:
         return BulkOperationResult(count, errors)
 
     async def retry_job(self, job_id: str) -> Job | None:
+        from ..event_payloads import JobRetriedEvent
+
         key = normalize_job_id(job_id)
         if key is None:
             return None
@@ -145,6 +152,8 @@ class JobManager:
         return JobStateError(f"Cannot {action} job in status '{status}'", current.id, status, action)
 
     async def delete_job(self, job_id: str) -> bool:
+        from ..event_payloads import JobDeletedEvent
+
         key = normalize_job_id(job_id)
         if key is None:
             return False
@@ -269,6 +278,8 @@ class JobManager:
     def _bulk(
         self, event: CountEventName, count: int, errors: list[dict[str, str]] | None = None
     ) -> BulkOperationResult:
+        from ..event_payloads import CountEvent
+
         if count > 0:
             self._ctx.events.emit(event, CountEvent(count))
         return BulkOperationResult(count, errors or [])

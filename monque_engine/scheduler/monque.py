@@ -22,27 +22,18 @@ from ..errors import (
     ShutdownTimeoutError,
     WorkerRegistrationError,
 )
-from ..events import (
-    EventEmitter,
-    EventName,
-    JobErrorEvent,
-    Listener,
-    Subscribe,
-)
+from ..events import EventEmitter, EventName, Listener, Subscribe
 from ..job import (
     BulkCount,
     BulkOperationResult,
     ChangeEvent,
     CursorDirection,
     CursorPage,
-    InstanceInfo,
     Job,
     JobListFilter,
     JobSelector,
     JobSort,
     JobStatus,
-    OwnerCheck,
-    QueueHealth,
     QueueStats,
     QueueViewSummary,
 )
@@ -64,6 +55,7 @@ from .stop_budget import StopBudget
 from .waiting import wait_for_final
 
 if TYPE_CHECKING:
+    from ..fleet_records import InstanceInfo, OwnerCheck, QueueHealth
     from ..metrics import MonqueCollector
 
 log = logging.getLogger("monque_engine")
@@ -331,6 +323,8 @@ class Monque:
         self._query.stats_cache.clear()
 
     def _shutdown_timed_out(self, detail: str, jobs: list[Job]) -> None:
+        from ..event_payloads import JobErrorEvent
+
         self.events.emit(
             "job:error",
             JobErrorEvent(
@@ -373,6 +367,8 @@ class Monque:
 
     def _store_failed(self, error: Exception) -> None:
         """The store found it can no longer be trusted: say so once, loudly."""
+        from ..event_payloads import JobErrorEvent
+
         self.events.emit("job:error", JobErrorEvent(error))
 
     async def __aenter__(self) -> Monque:

@@ -15,20 +15,20 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextvars
+import functools
 import inspect
 import logging
 import math
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any, Literal
 
 from .. import attempts
 from ..backoff import backoff_delay_ms
-from ..cron import next_run_ms
 from ..errorgroups import error_counter_name, error_group_key
 from ..errors import InvalidCronError, InvalidResultError, NonRetryableError, WorkerRegistrationError
-from ..events import JobCompleteEvent, JobErrorEvent, JobEvent, JobFailEvent
 from ..exception_text import ExceptionText, describe_exception, exception_name
 from ..job import Job, JobStatus, WorkerSummary
 from ..options import MAX_COUNT, MAX_SECONDS, MonqueOptions
@@ -41,6 +41,16 @@ from ..validation import validate_job_name
 from .context import SchedulerContext
 from .run_control import RunControl
 from .threads import DaemonThreads
+
+
+@functools.cache
+def _payloads() -> ModuleType:
+    """The events' payloads, imported on the first job run (issue 40: no launch creates them);
+    cached, as a job's completion is the hot path (an ``import`` there costs ~0.6 µs a job)."""
+    from .. import event_payloads
+
+    return event_payloads
+
 
 log = logging.getLogger("monque_engine.processor")
 CLAIM_DEFER = 0.002
@@ -141,11 +151,21 @@ class Worker:
 
 
 def _schedule_error(repeat_interval: str) -> InvalidCronError | None:
+    from ..cron import next_run_ms  # here, as below: a program that runs no schedule never imports cron
+
     try:
         next_run_ms(repeat_interval, now_ms())
     except InvalidCronError as error:
         return error
     return None
+
+
+def _next_run_ms(repeat_interval: str, after_ms: int) -> int:
+    """``cron.next_run_ms``, imported on the first recurring job run: the cron module (and its
+    tables) is no part of a console's launch or of a worker that runs no schedule (issue 40)."""
+    from ..cron import next_run_ms
+
+    return next_run_ms(repeat_interval, after_ms)
 
 
 _GENERATOR_RESULT = (
@@ -539,6 +559,8 @@ class JobProcessor:
 
     async def _cancel_stopped(self, job: Job) -> None:
         """An operator's stop ended this run: the attempt ``cancelled``, the job ``cancelled``."""
+        from ..event_payloads import JobErrorEvent, JobEvent
+
         ctx = self._ctx
         now = now_ms()
         record = attempts.plain_attempt(attempts.CANCELLED, job.fail_count, ctx.instance_id, job.locked_at_ms, now)
@@ -600,6 +622,8 @@ class JobProcessor:
         worker.wake.set()
 
     async def _fill_loop(self, worker: Worker) -> None:
+        from ..event_payloads import JobErrorEvent
+
         ctx = self._ctx
         while self.running and self.workers.get(worker.name) is worker:
             await worker.wake.wait()
@@ -668,6 +692,8 @@ class JobProcessor:
     async def _rearm(self, worker: Worker) -> None:
         """Arm the timer for the earliest pending job of this name (read after the claim
         committed, so what was due has been taken and the answer is the next future job)."""
+        from ..event_payloads import JobErrorEvent
+
         try:
             due = await self._store.next_due_ms([worker.name])
         except Exception as error:  # noqa: BLE001 - looked up again below
@@ -695,6 +721,8 @@ class JobProcessor:
 
     async def _release(self, jobs: list[Job]) -> None:
         """A claim that landed after stop began goes back to pending untouched."""
+        from ..event_payloads import JobErrorEvent
+
         if not jobs:
             return
         try:
@@ -895,7 +923,7 @@ class JobProcessor:
             now = now_ms()
             # After the slot just run, however the wall clock moved: set back during the run
             # (NTP, a VM resumed), ``now`` may be before that slot, whose run would repeat.
-            next_run = next_run_ms(job.repeat_interval, max(now, job.next_run_at_ms)) if job.repeat_interval else None
+            next_run = _next_run_ms(job.repeat_interval, max(now, job.next_run_at_ms)) if job.repeat_interval else None
             record = (
                 None
                 if self._store.records_success_from_row
@@ -919,7 +947,7 @@ class JobProcessor:
         if updated.status is JobStatus.PENDING:
             self.wake_at(updated.name, updated.next_run_at_ms)
         if ctx.events.has_listeners("job:complete"):
-            ctx.events.emit("job:complete", JobCompleteEvent(updated, duration_ms))
+            ctx.events.emit("job:complete", _payloads().JobCompleteEvent(updated, duration_ms))
 
     async def _fail(
         self,
@@ -941,6 +969,8 @@ class JobProcessor:
         fixed message saying so, no traceback. Only if that write fails too (the store
         cannot be written at all) is the job left to stale recovery.
         """
+        from ..event_payloads import JobErrorEvent, JobFailEvent
+
         ctx = self._ctx
         policy = policy or self._policy
         fail_count = job.fail_count + 1

@@ -21,17 +21,21 @@ its careful watch (ADR 0007) before writing anything.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from ..errors import StopRefusedError
-from ..job import InstanceRecord, Job, JobStatus
+from ..job import Job, JobStatus
 from ..store import ports
 from ..store.values import StoreSelector
 from ..timeutil import now_ms
 
+if TYPE_CHECKING:
+    from ..fleet_records import InstanceRecord
+
 #: The most running jobs one bulk stop reaches (a fleet runs far fewer at once).
 MAX_BULK_STOP = 10_000
 
-Registry = Callable[[], Awaitable[list[InstanceRecord]]]
+Registry = Callable[[], Awaitable[list["InstanceRecord"]]]  # a string: InstanceRecord loads on first use
 
 
 def _gone(job_id: str, current: Job | None, locked_at_ms: int | None) -> StopRefusedError:

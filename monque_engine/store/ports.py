@@ -18,26 +18,17 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Iterable, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..attempts import Attempt
 from ..cursor import CursorAnchor
 from ..errorgroups import ErrorGroupRow
-from ..job import (
-    ChangeEvent,
-    CursorDirection,
-    InstanceRecord,
-    Job,
-    JobSort,
-    JobStatus,
-    NewJob,
-    OwnerHolding,
-    OwnerRecords,
-    PendingHealth,
-    QueueStats,
-)
+from ..job import ChangeEvent, CursorDirection, Job, JobSort, JobStatus, NewJob, QueueStats
 from ..run_progress import Progress
 from .values import PendingSplit, StepCount, StepPage, StoreListFilter, StoreOpenOptions, StoreSelector
+
+if TYPE_CHECKING:
+    from ..fleet_records import InstanceRecord, OwnerHolding, OwnerRecords, PendingHealth
 
 #: The port names, in the order of the store's life (ADR 0018's table).
 PORTS = ("Intake", "Claims", "Liveness", "Reads", "Management", "Fleet", "Retention", "Feed", "Admin")

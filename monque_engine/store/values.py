@@ -96,6 +96,8 @@ class StepPage:
 
 @dataclass(frozen=True, slots=True)
 class StoreOpenOptions:
+    """How ``Monque`` opens its store: the collection, its indexes, and whom to tell when it is lost."""
+
     collection_name: str = "monque_jobs"
     create_indexes: bool = True
     retention_index: bool = False

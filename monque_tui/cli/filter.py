@@ -15,9 +15,9 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from monque_engine import InvalidJobQueryError, JobListFilter, Monque, MonqueError
-from monque_engine.errorgroups import ErrorGroup
 from monque_engine.payload_filter import EXAMPLE, DataTerm, check_terms
 from monque_engine.scheduler.selectors import to_store_filter
 from monque_engine.selector_rules import check_filter_value, selects_every_job
@@ -26,6 +26,9 @@ from monque_engine.validation import validate_job_name
 from ..common.exitcodes import CliError, ExitCode
 from ..common.streams import write_stderr
 from ..console.query import RANGE_EXAMPLE, SORT_LABELS, JobQuery, RangeError, TimeRange, is_glob, parse_ranges
+
+if TYPE_CHECKING:
+    from monque_engine.errorgroups import ErrorGroup
 
 #: Flags whose value may start with "-" (a relative time): ``--created -2h..`` is read as
 #: ``--created=-2h..`` before argparse sees it (it took "-2h" for an option).

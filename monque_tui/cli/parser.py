@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from monque_engine import __version__ as engine_version
-from monque_engine.export import FORMATS
+from monque_engine.export_formats import FORMATS
 from monque_engine.store import DEFAULT_URL
 
 from ..common.exitcodes import CliError, ExitCode

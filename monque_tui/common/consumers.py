@@ -6,7 +6,10 @@ name?" from the instance registry, so the answer is worked out once, here.
 
 from __future__ import annotations
 
-from monque_engine import InstanceInfo
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from monque_engine.fleet_records import InstanceInfo
 
 
 def consumers_of(instances: list[InstanceInfo]) -> dict[str, tuple[int, int]]:

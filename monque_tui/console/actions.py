@@ -94,6 +94,8 @@ def statuses_for(kind: ActionKind) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ActionPlan:
+    """A bulk or marked action as the confirmation shows it, before it reaches the store."""
+
     kind: ActionKind
     #: Explicit targets that are eligible now (None for a bulk plan).
     job_ids: tuple[str, ...] | None

@@ -18,6 +18,8 @@ Scope = Literal["app", "table", "jobs", "detail", "queues", "errors", "workers",
 
 @dataclass(frozen=True, slots=True)
 class KeyAction:
+    """One key of the console: its action, its help line, and on which screens it applies."""
+
     keys: str
     action: str
     description: str

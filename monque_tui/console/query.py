@@ -95,6 +95,8 @@ def _moment_text(ms: int, today: int | None, end: bool = False) -> str:
 
 @dataclass(frozen=True, slots=True)
 class JobQuery:
+    """What the jobs table shows: status tab, name, search, sort, time ranges, text, error group and payload terms."""
+
     status: JobStatus | None = None
     name: str | None = None
     search: str | None = None

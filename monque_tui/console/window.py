@@ -22,6 +22,8 @@ CAPACITY = 1000
 
 @dataclass(slots=True)
 class WindowDiff:
+    """Which rows of the window a change touched, so the table redraws only those."""
+
     updated: set[str] = field(default_factory=set)
     inserted: set[str] = field(default_factory=set)
     removed: set[str] = field(default_factory=set)

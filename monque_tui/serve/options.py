@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import secrets
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +34,8 @@ _UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 
 @dataclass(frozen=True, slots=True)
 class ServeAddress:
+    """Where ``--serve`` listens."""
+
     host: str
     port: int
 
@@ -91,6 +92,8 @@ def resolve_session_lifetime(flag: float | None, environ: dict[str, str] | os._E
 
 @dataclass(frozen=True, slots=True)
 class Token:
+    """The token ``--serve`` asks browsers for, and where it came from."""
+
     value: str
     #: Where it came from, for the banner: "generated", "MONQUE_SERVE_TOKEN" or the file.
     source: str
@@ -117,6 +120,8 @@ def load_token(token_file: str | None, environ: dict[str, str] | os._Environ[str
     value = environ.get(TOKEN_ENV, "").strip()
     if value:
         return Token(_checked(value, TOKEN_ENV), TOKEN_ENV)
+    import secrets  # here: it imports hmac and hashlib (OpenSSL), a few ms of every console's launch
+
     return Token(secrets.token_urlsafe(32), "generated")
 
 
@@ -134,6 +139,8 @@ def _checked(value: str, origin: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ServeConfig:
+    """``--serve``'s settings, checked before anything listens."""
+
     address: ServeAddress
     token: Token
     #: The origin browsers use; None: http://HOST:PORT as bound.

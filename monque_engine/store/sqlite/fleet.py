@@ -11,15 +11,17 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...errorgroups import ERROR_COUNTER_PREFIX, error_counter_name
-from ...job import InstanceRecord, OwnerHolding, OwnerJobStamp, OwnerRecords
 from . import statements
 from .journal import Journal
 from .readkind import Settled
 from .reads import one_snapshot
 from .schema import Tables
+
+if TYPE_CHECKING:
+    from ...fleet_records import InstanceRecord, OwnerHolding, OwnerRecords
 
 
 def upsert_instance(t: Tables, record: InstanceRecord) -> Callable[[sqlite3.Connection], None]:
@@ -58,6 +60,8 @@ def purge_instances(t: Tables, heartbeat_before_ms: int) -> Callable[[sqlite3.Co
 
 def owner_holdings(t: Tables) -> Settled[list[OwnerHolding]]:
     """Processing jobs only: never an inbox row."""
+    from ...fleet_records import OwnerHolding  # here, as below: no launch reads the fleet (issue 40)
+
     sql = statements.owner_holdings(t)
     return Settled(
         lambda conn: [
@@ -73,6 +77,8 @@ def owner_records(t: Tables, owner: str) -> Settled[OwnerRecords]:
     jobs_sql, record_sql = statements.owner_jobs(t), statements.instance(t)
 
     def op(conn: sqlite3.Connection) -> OwnerRecords:
+        from ...fleet_records import OwnerJobStamp, OwnerRecords
+
         jobs = tuple(OwnerJobStamp(*row) for row in conn.execute(jobs_sql, (owner,)))
         row = conn.execute(record_sql, (owner,)).fetchone()
         return OwnerRecords(owner, None if row is None else _instance(row), jobs)
@@ -168,6 +174,8 @@ def _run_many(conn: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]]) -
 
 def _instance(row: tuple[Any, ...]) -> InstanceRecord:
     """An instance row, in ``statements._INSTANCE_COLUMNS`` order."""
+    from ...fleet_records import InstanceRecord
+
     (
         id_,
         host,

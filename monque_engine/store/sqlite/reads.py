@@ -16,12 +16,12 @@ import math
 import operator
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ...cursor import CursorAnchor
 from ...errorgroups import SPARK_MINUTES, ErrorGroupRow
 from ...errors import ConnectionError
-from ...job import CursorDirection, Job, JobSort, JobStatus, PendingHealth, QueueStats
+from ...job import CursorDirection, Job, JobSort, JobStatus, QueueStats
 from ..base import StoreListFilter, StoreSelector
 from . import counted, statements
 from .queries import filter_where, page_query, row_to_job, selector_where
@@ -29,6 +29,9 @@ from .readkind import Jobs, Read, Settled, Tally
 from .runner import Operation, ReadRunner
 from .schema import Tables
 from .unreadable import UnreadableWarnings
+
+if TYPE_CHECKING:
+    from ...fleet_records import PendingHealth
 
 T = TypeVar("T")
 
@@ -257,6 +260,8 @@ def pending_health(t: Tables, now_ms: int) -> Tally[list[Any]]:
 
 
 def health_from_rows(rows: list[Any]) -> list[PendingHealth]:
+    from ...fleet_records import PendingHealth  # here: no launch reads the health (issue 40)
+
     merged: dict[str, tuple[int, int, Any, int]] = {}
     for name, due, later, oldest, processing in rows:  # a name may come twice (job table, inbox)
         was_due, was_later, was_oldest, was_processing = merged.get(name, (0, 0, None, 0))

@@ -12,25 +12,13 @@ import asyncio
 import functools
 import os
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Iterable, Sequence
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from ...attempts import Attempt
 from ...cursor import CursorAnchor
 from ...errorgroups import ErrorGroupRow, hour_window
 from ...errors import ConnectionError, StoreLostError
-from ...job import (
-    ChangeEvent,
-    CursorDirection,
-    InstanceRecord,
-    Job,
-    JobSort,
-    JobStatus,
-    NewJob,
-    OwnerHolding,
-    OwnerRecords,
-    PendingHealth,
-    QueueStats,
-)
+from ...job import ChangeEvent, CursorDirection, Job, JobSort, JobStatus, NewJob, QueueStats
 from ...run_progress import Progress
 from ..base import JobStore, PendingSplit, StepCount, StepPage, StoreListFilter, StoreOpenOptions, StoreSelector
 from . import (
@@ -61,6 +49,9 @@ from .schema import Tables, check_collection_name
 from .statements import Prepared
 from .unreadable import UnreadableWarnings
 from .url import SqliteSettings, parse_sqlite_url
+
+if TYPE_CHECKING:
+    from ...fleet_records import InstanceRecord, OwnerHolding, OwnerRecords, PendingHealth
 
 T = TypeVar("T")
 

@@ -31,6 +31,8 @@ class InvalidSqliteUrlError(InvalidStoreUrlError):
 
 @dataclass(frozen=True, slots=True)
 class SqliteSettings:
+    """A ``sqlite:///`` URL read: the file and the settings its query string gives."""
+
     path: str
     display_url: str
     synchronous: str = "normal"

@@ -14,14 +14,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from monque_engine import Monque, QueueHealth
+from monque_engine import Monque
 
 from ...common.consumers import consumers_of
 from .events import Alerts
 from .fleet import FleetView, InstanceRow
+
+if TYPE_CHECKING:
+    from monque_engine.fleet_records import QueueHealth
 
 #: Seconds between two reads of the alerts at least (more when the reads are slow).
 ALERTS_EVERY = 5.0

@@ -16,7 +16,7 @@ import functools
 import time
 from collections.abc import Awaitable, Callable, Collection
 from dataclasses import replace
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from monque_engine import (
     AggregationTimeoutError,
@@ -29,7 +29,6 @@ from monque_engine import (
     Job,
     JobStatus,
     Monque,
-    OwnerCheck,
     QueueStats,
     ResilientWatch,
     StoreDamagedError,
@@ -78,6 +77,9 @@ from .events import (
 from .feed import ChangeBatch, ChangeBuffer, Throughput
 from .fleet import release_owner
 from .search import Searches, progress_text
+
+if TYPE_CHECKING:
+    from monque_engine.fleet_records import OwnerCheck
 
 #: Counting a big store is a scan of every finished job, so it grows with the store: after a
 #: count that took t, the timer waits at least this many t (<= ~3 % of a core). At 10x the soak's

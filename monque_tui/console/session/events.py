@@ -16,12 +16,16 @@ from ..window import JobWindow, WindowDiff
 
 @dataclass(frozen=True, slots=True)
 class Connected:
+    """The store is open: the URL as shown (password masked) and this process's workers."""
+
     display_url: str
     workers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class QueryChanged:
+    """The view's query changed (a tab, a filter, a sort)."""
+
     query: JobQuery
 
 
@@ -62,6 +66,8 @@ class JobsChanged:
 
 @dataclass(frozen=True, slots=True)
 class StatsChanged:
+    """New counts for the tabs, and how many jobs match the view when it is filtered."""
+
     stats: QueueStats
     #: Jobs matching the whole view; None when the view is unfiltered (the tabs say it).
     matching: int | None
@@ -70,12 +76,16 @@ class StatsChanged:
 
 @dataclass(frozen=True, slots=True)
 class FeedChanged:
+    """The change feed's state changed (live, polling, lost), with the reason if any."""
+
     state: FeedState | str
     error: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class MarksChanged:
+    """How many rows are marked now."""
+
     count: int
     #: "Mark all matching": ``count`` is every job of the view, not marked rows.
     everything: bool = False

@@ -19,10 +19,12 @@ import os
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from monque_engine import JobListFilter, Monque
-from monque_engine.export_file import ExportFileError, check_export_path, write_export
+
+if TYPE_CHECKING:
+    from monque_engine.export_file import ExportFileError
 
 
 class ExportError(Exception):
@@ -67,6 +69,8 @@ def check_target(path: str, store_url: str | None) -> Path:
     """
     if not path.strip():
         raise ExportError("Export: type a file path (a .csv path writes CSV, anything else JSON Lines).")
+    from monque_engine.export_file import ExportFileError, check_export_path  # here: the writer loads on export
+
     target = Path(os.path.expanduser(path.strip()))
     try:
         check_export_path(str(target), store_url, replace=False)
@@ -83,6 +87,8 @@ def export_view(
     progress: Callable[[int, int], None] | None = None,
 ) -> int:
     """Write every job matching ``list_filter`` to ``path``; how many were written. Blocking."""
+    from monque_engine.export_file import ExportFileError, write_export
+
     target = check_target(path, url)
 
     async def run() -> int:

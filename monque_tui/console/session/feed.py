@@ -42,6 +42,8 @@ MAX_UNDECIDED = 2_000
 
 @dataclass(slots=True)
 class ChangeBatch:
+    """The changes gathered between two flushes of the feed into the window."""
+
     #: The latest change of each changed job (None: deleted); its job is read at the flush.
     changes: dict[str, ChangeEvent | None] = field(default_factory=dict)
     #: Too much changed (or history was lost): reload instead of diffing.

@@ -10,13 +10,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from monque_engine import InstanceInfo, Job, JobStatus, Monque, QueueHealth
-from monque_engine.check import MIXED_FLEET_RULE_SHORT
+from monque_engine import Job, JobStatus, Monque
 
 from .events import PausedNamesChanged
+
+if TYPE_CHECKING:
+    from monque_engine.fleet_records import InstanceInfo, QueueHealth
 
 #: A 24-hour sparkline of outcomes: one bar per hour, so a console opened in the morning shows the night.
 HEALTH_WINDOW_MINUTES = 24 * 60
@@ -108,6 +111,8 @@ def unregistered_owners_note(rows: Sequence[InstanceRow], shown: int = 3) -> str
     owners = [row.id for row in rows if row.info.inferred and row.info.jobs_held]
     if not owners:
         return None
+    from monque_engine.check import MIXED_FLEET_RULE_SHORT  # here: the check package is no part of the launch
+
     named = ", ".join(owners[:shown]) + (f" and {len(owners) - shown} more" if len(owners) > shown else "")
     return f"Not registered (Node workers?): {named}. {MIXED_FLEET_RULE_SHORT}."
 
