@@ -64,3 +64,16 @@ def test_console_header_url_is_the_one_typed(store_url: str) -> None:
     assert store.settings.feed_interval == CONSOLE_FEED_INTERVAL_S
     assert console_store(store_url + "?feed_interval_ms=5").settings.feed_interval == 0.005  # type: ignore[union-attr]
     assert console_store("mongodb://h/db") == "mongodb://h/db"
+
+
+def test_console_leaves_the_feed_trim_to_the_workers(store_url: str) -> None:
+    """Every process that opens a file trims its feed, whoever comes first doing the deletes:
+    beside a drain the console did about half of them (its writer and checkpointer a third of
+    its CPU). It trims once a minute, the workers every 10 s."""
+    from monque_engine.store import open_store
+    from monque_tui.console.session.core import CONSOLE_MAINTENANCE_INTERVAL_S, console_store
+
+    engine_default: Any = open_store(store_url)
+    console: Any = console_store(store_url)
+    assert console.settings.maintenance_interval == CONSOLE_MAINTENANCE_INTERVAL_S
+    assert console.settings.maintenance_interval >= 6 * engine_default.settings.maintenance_interval

@@ -109,10 +109,18 @@ MAX_READ = PAGE_SIZE
 #: looking 500 times a second only cost CPU: a pull, a transaction and a loop wake-up each (py-spy:
 #: more than the UI thread's own work under the soak). 50 ms batches ~25x more rows per pull.
 CONSOLE_FEED_INTERVAL_S = 0.05
+#: How often the console trims the shared change feed (the engine's default is every 10 s).
+#: Every process that opens a file trims its feed, and whoever comes first does the deletes:
+#: beside a worker draining 5,000 jobs/s (~15,000 feed rows a second) the console did about
+#: half of them, its write thread and checkpointer a third of its CPU (issue 40). A worker
+#: trims every 10 s; a console alone adds few rows (its own actions), so once a minute keeps
+#: its feed bounded too.
+CONSOLE_MAINTENANCE_INTERVAL_S = 60.0
 
 
 def console_store(url: str) -> str | JobStore:
-    """The store for ``url``: for SQLite, a small page cache and a calmer feed, unless the URL sets them."""
+    """The store for ``url``: for SQLite, a small page cache and a calmer feed, unless the URL
+    sets them, and the feed's trim left to the workers (``CONSOLE_MAINTENANCE_INTERVAL_S``)."""
     if not url.lower().startswith("sqlite://"):
         return url
     params = url.partition("?")[2]
@@ -121,6 +129,7 @@ def console_store(url: str) -> str | JobStore:
         overrides["cache_mb"] = CONSOLE_CACHE_MB
     if "feed_interval_ms=" not in params:
         overrides["feed_interval"] = CONSOLE_FEED_INTERVAL_S
+    overrides["maintenance_interval"] = CONSOLE_MAINTENANCE_INTERVAL_S
     return open_store(url, **overrides)
 
 
