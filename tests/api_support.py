@@ -26,10 +26,38 @@ from jsonschema import Draft202012Validator, FormatChecker
 from monque_engine import Job, Monque
 from monque_engine.management import ApiRequest, ApiResponse, ManagementApi, openapi_document
 from monque_engine.management.core import OPENAPI_PATH
-from monque_engine.management.routes import match_route
+from monque_engine.management.routes import ROUTES, match_route
 
 UPSTREAM_OPENAPI = Path(__file__).parent / "fixtures" / "upstream-management" / "openapi.json"
 #: What JavaScript's toISOString writes, the only form our responses use.
+#: Every write route with a body it accepts: what a read-only surface must refuse, one
+#: request each. ``write_requests()`` checks it against the route table, so a new write
+#: route without a sample here fails the read-only tests instead of going untested.
+_WRITE_BODIES: dict[tuple[str, str], Any] = {
+    ("POST", "/api/v1/jobs/{id}/actions/cancel"): None,
+    ("POST", "/api/v1/jobs/{id}/actions/retry"): None,
+    ("POST", "/api/v1/jobs/{id}/actions/reschedule"): {"nextRunAt": "2031-01-01T00:00:00Z"},
+    ("DELETE", "/api/v1/jobs/{id}"): None,
+    ("POST", "/api/v1/jobs/actions/cancel"): {},
+    ("POST", "/api/v1/jobs/actions/retry"): {},
+    ("POST", "/api/v1/jobs/actions/delete"): {},
+    ("POST", "/api/x/v1/jobs/actions/cancel"): {"asOf": "1.1.0000000000000000"},
+    ("POST", "/api/x/v1/jobs/actions/retry"): {"asOf": "1.1.0000000000000000"},
+    ("POST", "/api/x/v1/jobs/actions/delete"): {"asOf": "1.1.0000000000000000"},
+    ("POST", "/api/x/v1/jobs/actions/stop"): {"asOf": "1.1.0000000000000000"},
+    ("POST", "/api/x/v1/jobs/{id}/actions/stop"): {},
+    ("POST", "/api/x/v1/queues/actions/pause"): {"name": "email"},
+    ("POST", "/api/x/v1/queues/actions/resume"): {"name": "email"},
+}
+
+
+def write_requests() -> list[tuple[str, str, Any]]:
+    """(method, path with ``{id}``, body) for every write route of the table."""
+    writes = [(route.method, route.path) for route in ROUTES if route.write]
+    assert sorted(writes) == sorted(_WRITE_BODIES), "a write route has no sample body in api_support"
+    return [(method, path, _WRITE_BODIES[method, path]) for method, path in writes]
+
+
 _ISO = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$")
 _FORMATS = FormatChecker(formats=())
 _FORMATS.checks("date-time")(lambda value: not isinstance(value, str) or bool(_ISO.match(value)))

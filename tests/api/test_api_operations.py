@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from api_support import ApiClient, seeded_monque, snapshot
+from api_support import ApiClient, seeded_monque, snapshot, write_requests
 
 from monque_engine import Job, JobStatus, Monque
 from monque_engine.errorgroups import error_group_key
@@ -18,20 +18,6 @@ from monque_engine.management import ApiRequest, ManagementApi
 from monque_engine.timeutil import now_ms
 
 T0 = 1_780_000_000_000  # 2026-05-28: instants the seed sets explicitly
-WRITES: list[tuple[str, str, Any]] = [
-    ("POST", "/api/v1/jobs/{id}/actions/cancel", None),
-    ("POST", "/api/v1/jobs/{id}/actions/retry", None),
-    ("POST", "/api/v1/jobs/{id}/actions/reschedule", {"nextRunAt": "2031-01-01T00:00:00Z"}),
-    ("DELETE", "/api/v1/jobs/{id}", None),
-    ("POST", "/api/v1/jobs/actions/cancel", {}),
-    ("POST", "/api/v1/jobs/actions/retry", {}),
-    ("POST", "/api/v1/jobs/actions/delete", {}),
-    ("POST", "/api/x/v1/jobs/actions/cancel", {"asOf": "1.1.0000000000000000"}),
-    ("POST", "/api/x/v1/jobs/actions/retry", {"asOf": "1.1.0000000000000000"}),
-    ("POST", "/api/x/v1/jobs/actions/delete", {"asOf": "1.1.0000000000000000"}),
-    ("POST", "/api/x/v1/queues/actions/pause", {"name": "email"}),
-    ("POST", "/api/x/v1/queues/actions/resume", {"name": "email"}),
-]
 
 
 GROUP = error_group_key("email", "ValueError", "boom")
@@ -317,7 +303,7 @@ async def test_read_only_refuses_every_write_before_any_store_call(monque: Monqu
             return await _original(*args, **kwargs)
 
         setattr(monque, name, spy)
-    for method, path, body in WRITES:
+    for method, path, body in write_requests():
         answer = await client.call(method, path.replace("{id}", oid(1)), body=body)
         assert answer.status == 403 and answer.body == {"error": "Management surface is read-only"}, (path, answer.body)
     bad_id = await client.call("POST", "/api/v1/jobs/bad/actions/cancel")

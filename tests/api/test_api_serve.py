@@ -16,24 +16,13 @@ if os.environ.get("CI") != "true":  # in CI the extra is installed (the test ext
     pytest.importorskip("textual_serve", reason="the serve extra (pip install 'monque-tui[serve]') is not installed")
 
 import aiohttp
-from api_support import check_response
+from api_support import check_response, write_requests
 
 from monque_engine import Monque
 from monque_engine.management import ApiResponse
 from tests.serve_support import TOKEN, served_console
 
 BEARER = {"Authorization": f"Bearer {TOKEN}"}
-WRITES: list[tuple[str, str, Any]] = [
-    ("POST", "/api/v1/jobs/{id}/actions/cancel", None),
-    ("POST", "/api/v1/jobs/{id}/actions/retry", None),
-    ("POST", "/api/v1/jobs/{id}/actions/reschedule", {"nextRunAt": "2031-01-01T00:00:00Z"}),
-    ("DELETE", "/api/v1/jobs/{id}", None),
-    ("POST", "/api/v1/jobs/actions/cancel", {}),
-    ("POST", "/api/v1/jobs/actions/retry", {}),
-    ("POST", "/api/v1/jobs/actions/delete", {}),
-    ("POST", "/api/x/v1/jobs/actions/delete", {"asOf": "1.1.0000000000000000"}),
-    ("POST", "/api/x/v1/queues/actions/pause", {"name": "email"}),
-]
 
 
 async def _seed(url: str) -> list[str]:
@@ -122,7 +111,7 @@ async def test_read_only_server_refuses_every_write_and_keeps_the_file(tmp_path:
         async with aiohttp.ClientSession() as session:
             status, caps = await _call(session, base, "GET", "/api/v1/capabilities", headers=BEARER)
             assert status == 200 and caps["readOnly"] is True and not any(list(caps["actions"].values())[1:])
-            for method, path, body in WRITES:
+            for method, path, body in write_requests():
                 status, answer = await _call(session, base, method, path.replace("{id}", ids[0]), body, headers=BEARER)
                 assert (status, answer) == (403, {"error": "Management surface is read-only"}), path
             status, page = await _call(session, base, "GET", "/api/v1/jobs", headers=BEARER)
