@@ -15,9 +15,12 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from prometheus_client.parser import text_string_to_metric_families
 
 from monque_engine import Job, Monque
 
@@ -166,3 +169,18 @@ def wait_for_status(url: str, job_id: str, status: str, timeout: float = DEFAULT
         timeout,  # type: ignore[no-any-return]
         f"job {job_id} to be {status}",
     )
+
+
+#: A /metrics scrape: each sample's value keyed by (sample name, sorted labels).
+Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
+
+
+def scrape(port: int) -> Samples:
+    """Every sample of the worker's /metrics endpoint on ``port``."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+        text = response.read().decode()
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }

@@ -15,8 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from cli_helpers import CliProcess, wait_until
-from prometheus_client.parser import text_string_to_metric_families
+from cli_helpers import CliProcess, Samples, scrape, wait_until
 
 from monque_engine import Monque
 
@@ -24,18 +23,7 @@ APP = "apps.metrics_app:monque"
 OK_JOBS, FAILING_JOBS = 40, 5
 
 
-def scrape(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    """Every sample of the endpoint, keyed by (sample name, sorted labels)."""
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
-        text = response.read().decode()
-    return {
-        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
-        for family in text_string_to_metric_families(text)
-        for sample in family.samples
-    }
-
-
-def value(samples: dict[tuple[str, tuple[tuple[str, str], ...]], float], metric: str, **labels: str) -> float | None:
+def value(samples: Samples, metric: str, **labels: str) -> float | None:
     return samples.get((metric, tuple(sorted(labels.items()))))
 
 

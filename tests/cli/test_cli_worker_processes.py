@@ -7,14 +7,12 @@ import json
 import os
 import signal
 import time
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from cli_helpers import CliProcess, enqueue, get_job, wait_until
-from prometheus_client.parser import text_string_to_metric_families
+from cli_helpers import CliProcess, Samples, enqueue, get_job, scrape, wait_until
 
 APP = "apps.worker_app:setup"
 
@@ -258,25 +256,12 @@ def test_processes_is_for_the_worker_only(spawn: Callable[..., CliProcess], db_u
 
 
 # -- one /metrics for the group ---------------------------------------------------------------------------
-def scrape(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
-        text = response.read().decode()
-    return {
-        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
-        for family in text_string_to_metric_families(text)
-        for sample in family.samples
-    }
-
-
-def total(samples: dict[tuple[str, tuple[tuple[str, str], ...]], float], metric: str, **labels: str) -> float:
+def total(samples: Samples, metric: str, **labels: str) -> float:
     return sum(
         value
         for (name, have), value in samples.items()
         if name == metric and all(dict(have).get(k) == v for k, v in labels.items())
     )
-
-
-Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
 
 def scrape_when(port: int, ready: Callable[[Samples], bool]) -> Samples:
