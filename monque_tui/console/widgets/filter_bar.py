@@ -21,6 +21,7 @@ from textual.message import Message
 from textual.suggester import SuggestFromList
 from textual.timer import Timer
 from textual.widgets import Input, Label, Static
+from textual.widget import AwaitMount
 
 from monque_engine.payload_filter import DataTerm
 
@@ -98,28 +99,54 @@ class FilterBar(Vertical):
         self.error: str | None = None
         #: A name glob and the names it matched (shown in the hint line), or None.
         self.name_matches: tuple[str, list[str]] | None = None
+        #: The four fields by id, once built (``_build_fields``).
+        self._inputs: dict[str, Input] = {}
+        self._mounting: AwaitMount | None = None
+        #: The store's job names, for the name field's completion once it exists.
+        self._names: list[str] | None = None
 
     def compose(self) -> ComposeResult:
-        with Horizontal():
-            yield Label("name")
-            yield Input(placeholder="name, or glob email* (Tab)", id="filter-name")
-            yield Label("id/key")
-            yield Input(placeholder="id start/end, unique key", id="filter-search")
-            yield Label("when")
-            yield Input(placeholder=RANGE_PLACEHOLDER, id="filter-when")
-            yield Label("contains")
-            yield Input(placeholder="payload or error text", id="filter-text")
+        # Only the hint: the four fields are mounted once the first frame is out (``on_mount``),
+        # or by the first open if that comes sooner. They are nine of the jobs screen's ~33
+        # widgets, each styled and laid out before the first frame for a bar that is hidden
+        # (issue 40: launch to first rows).
         yield Static(self._hint(), id="filter-hint", markup=False)
 
     def on_mount(self) -> None:
-        for field in self.query(Input):
+        self.call_after_refresh(self._build_fields)
+
+    def _build_fields(self) -> AwaitMount | None:
+        """Mount the fields above the hint (once); what to await for them to be mounted."""
+        if self._inputs:
+            return None
+        fields = {
+            "filter-name": Input(placeholder="name, or glob email* (Tab)", id="filter-name"),
+            "filter-search": Input(placeholder="id start/end, unique key", id="filter-search"),
+            "filter-when": Input(placeholder=RANGE_PLACEHOLDER, id="filter-when"),
+            "filter-text": Input(placeholder="payload or error text", id="filter-text"),
+        }
+        for field in fields.values():
             field.cursor_blink = self._blink
+        if self._names is not None:
+            fields["filter-name"].suggester = SuggestFromList(self._names, case_sensitive=True)
+        self._inputs = fields
+        labels = ("name", "id/key", "when", "contains")
+        row = Horizontal(*(w for label, field in zip(labels, fields.values(), strict=True) for w in (Label(label), field)))
+        self._mounting = self.mount(row, before=0)
+        return self._mounting
+
+    def _value(self, field_id: str) -> str:
+        """A field's text; "" while the fields are not built yet (nothing can have been typed)."""
+        field = self._inputs.get(field_id)
+        return "" if field is None else field.value.strip()
 
     def on_key(self, event: events.Key) -> None:
         """Tab in the name field completes the suggested name (as the placeholder says); else moves on."""
         if event.key != "tab":
             return
-        field = self.query_one("#filter-name", Input)
+        field = self._inputs.get("filter-name")
+        if field is None:
+            return
         suggestion = field._suggestion  # Textual keeps the ghost text here; there is no public accessor
         if field.has_focus and suggestion and suggestion != field.value:
             event.prevent_default()
@@ -128,7 +155,10 @@ class FilterBar(Vertical):
             field.cursor_position = len(suggestion)
 
     def set_names(self, names: list[str]) -> None:
-        self.query_one("#filter-name", Input).suggester = SuggestFromList(names, case_sensitive=True)
+        self._names = names
+        field = self._inputs.get("filter-name")
+        if field is not None:
+            field.suggester = SuggestFromList(names, case_sensitive=True)
 
     def on_resize(self, event: events.Resize) -> None:
         self._fit(event.size.width)
@@ -139,20 +169,30 @@ class FilterBar(Vertical):
     def open(self) -> None:
         self._fit(self.app.size.width)
         self.add_class("-open")
-        self.query_one("#filter-name", Input).focus()
+        self._build_fields()
+        if self._mounting is not None and not self._inputs["filter-name"].is_mounted:
+            self.call_later(self._focus_when_mounted)
+        else:
+            self._inputs["filter-name"].focus()
+
+    async def _focus_when_mounted(self) -> None:
+        """Opened before the fields were mounted (``/`` within a frame of the first rows):
+        focus the name field as soon as it is. The fields mount a frame after the first rows,
+        so by the time a person presses ``/`` they are normally there already."""
+        if self._mounting is not None:
+            await self._mounting
+        self._inputs["filter-name"].focus()
 
     def close(self) -> None:
         self.remove_class("-open")
 
     @property
     def values(self) -> tuple[str | None, str | None]:
-        name = self.query_one("#filter-name", Input).value.strip() or None
-        search = self.query_one("#filter-search", Input).value.strip() or None
-        return name, search
+        return self._value("filter-name") or None, self._value("filter-search") or None
 
     @property
     def text(self) -> str | None:
-        return self.query_one("#filter-text", Input).value.strip() or None
+        return self._value("filter-text") or None
 
     def _post(self, done: bool) -> None:
         """Tell the screen what the bar says now (the "contains" text included, applied from here on)."""
@@ -170,6 +210,7 @@ class FilterBar(Vertical):
 
     def show_query_error(self, message: str) -> None:
         """The store could not answer the view (a MongoDB text search timed out): say so here, inline."""
+        self._build_fields()
         self.add_class("-open")
         self._show_error(f"✗ {message}")
         self._query_error = True
@@ -220,7 +261,7 @@ class FilterBar(Vertical):
         """Why the view differs from what the bar shows (a typed time range not yet applied), or None."""
         if self.text != self.applied_text:
             return f"The text {self.text or ''!r} in the filter bar is still being applied: try again in a moment."
-        typed = self.query_one("#filter-when", Input).value.strip()
+        typed = self._value("filter-when")
         if typed == self.applied_when:
             return None
         return (
