@@ -20,8 +20,8 @@ from textual.css.query import NoMatches
 from textual.message import Message
 from textual.suggester import SuggestFromList
 from textual.timer import Timer
-from textual.widgets import Input, Label, Static
 from textual.widget import AwaitMount
+from textual.widgets import Input, Label, Static
 
 from monque_engine.payload_filter import DataTerm
 
@@ -131,7 +131,9 @@ class FilterBar(Vertical):
             fields["filter-name"].suggester = SuggestFromList(self._names, case_sensitive=True)
         self._inputs = fields
         labels = ("name", "id/key", "when", "contains")
-        row = Horizontal(*(w for label, field in zip(labels, fields.values(), strict=True) for w in (Label(label), field)))
+        row = Horizontal(
+            *(w for label, field in zip(labels, fields.values(), strict=True) for w in (Label(label), field))
+        )
         self._mounting = self.mount(row, before=0)
         return self._mounting
 
