@@ -11,11 +11,13 @@ from textual.screen import Screen
 from textual.widgets import Input
 
 from monque_tui.console.app import MonqueConsole
+from monque_tui.console.clock import frozen_clock
 from monque_tui.console.config import ConsoleConfig
 from monque_tui.console.widgets.filter_bar import FilterBar
 from monque_tui.console.widgets.job_table import JobTable
+from monque_tui.demo.seed import SEED_NOW_MS
 
-from .conftest import SEED_NOW_MS, frozen_clock, running_console, wait_for
+from .conftest import running_console, wait_for
 
 
 async def test_the_first_frame_has_no_filter_fields_and_they_mount_after_it(seeded_url: str) -> None:
@@ -25,7 +27,7 @@ async def test_the_first_frame_has_no_filter_fields_and_they_mount_after_it(seed
     display = app._display
 
     def recording_display(screen: Screen[object], renderable: object) -> None:
-        display(screen, renderable)  # type: ignore[arg-type]
+        display(screen, renderable)
         if renderable is not None:
             frames.append((app.jobs_screen.query_one(JobTable)._painted, len(screen.query(Input))))
 
