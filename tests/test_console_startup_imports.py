@@ -14,7 +14,10 @@ writer, the store check, the fleet's records (``fleet_records``: instances, owne
 health), the events' payloads (``event_payloads``), and ``monque_engine``'s own ``__init__`` loading them all (its names
 load on first use now); nor ``hashlib``, whose import starts OpenSSL (a cursor's checksum
 takes ``blake2s`` from its built-in module, an error group's key imports it on first use),
-``secrets`` (it imports ``hashlib``) and ``csv``."""
+``secrets`` (it imports ``hashlib``) and ``csv``. Nor ``--serve``'s options (their parsers
+and records: the command line's help needs only their names, ``serve.names``).
+
+The filter bar's fields are not in the first frame either: tests/tui/test_filter_bar_deferred_fields.py."""
 
 from __future__ import annotations
 
@@ -39,6 +42,7 @@ DEFERRED = (
     "_hashlib",
     "secrets",
     "csv",
+    "monque_tui.serve.options",
 )
 
 SCRIPT = """

@@ -28,7 +28,7 @@ from monque_engine.store.urls import mask_secrets, mask_text, mask_url
 from ..common import startup_gc
 from ..common.exitcodes import CliError, ExitCode
 from ..common.streams import is_open, write_stderr
-from ..serve.options import DEFAULT_MAX_SESSIONS, TOKEN_ENV
+from ..serve.names import DEFAULT_MAX_SESSIONS, TOKEN_ENV
 from .listen_checks import METRICS_ONLY, metrics_options, reject_unused_allow_remote
 from .parser import PROG, build_parser, parse, version_text
 from .settings import DEMO_URL, OPTIONS, OPTIONS_BY_DEST, Resolved, resolve

@@ -34,15 +34,7 @@ from monque_engine.store import DEFAULT_URL
 
 from ..common.exitcodes import CliError, ExitCode
 from ..common.streams import print_help_text
-from ..serve.options import (
-    DEFAULT_MAX_SESSIONS,
-    SESSION_LIFETIME_ENV,
-    TOKEN_ENV,
-    TOKEN_FILE_ENV,
-    parse_address,
-    parse_public_url,
-    parse_session_lifetime,
-)
+from ..serve.names import DEFAULT_MAX_SESSIONS, SESSION_LIFETIME_ENV, TOKEN_ENV, TOKEN_FILE_ENV
 from .filter import add_filter_flags, join_dashed_values
 from .settings import DEMO_URL, OPTIONS, OPTIONS_BY_DEST, Option, parse_positive_int
 
@@ -131,6 +123,19 @@ def flag_type(parse: Any) -> Any:
 
     convert.__name__ = getattr(parse, "__name__", "value")
     return convert
+
+
+def serve_flag_type(name: str) -> Any:
+    """``flag_type`` of a parser in ``serve.options``, imported when the flag is given: the
+    serve options are not imported on every start (issue 40: launch to first rows)."""
+
+    def parse(text: str) -> Any:
+        from ..serve import options
+
+        return getattr(options, name)(text)
+
+    parse.__name__ = name
+    return flag_type(parse)
 
 
 def version_text() -> str:
@@ -242,7 +247,7 @@ def _add_modes(parser: CliParser) -> None:
     exclusive.add_argument(
         "--serve",
         metavar="[HOST:]PORT",
-        type=flag_type(parse_address),
+        type=serve_flag_type("parse_address"),
         default=None,
         help="serve the console to browsers on HOST:PORT (HOST defaults to 127.0.0.1); every request needs "
         f"the token ({TOKEN_ENV} or {TOKEN_FILE_ENV}; browsers log in with the one-time link printed at start); "
@@ -256,7 +261,7 @@ def _add_modes(parser: CliParser) -> None:
     serving.add_argument(
         "--public-url",
         metavar="URL",
-        type=flag_type(parse_public_url),
+        type=serve_flag_type("parse_public_url"),
         default=None,
         help="the origin browsers use, behind a reverse proxy (e.g. https://jobs.example.com) "
         "[default: http://HOST:PORT]",
@@ -271,7 +276,7 @@ def _add_modes(parser: CliParser) -> None:
     serving.add_argument(
         "--session-lifetime",
         metavar="DURATION",
-        type=flag_type(parse_session_lifetime),
+        type=serve_flag_type("parse_session_lifetime"),
         default=None,
         help=f"how long a browser's login lasts, e.g. 30m, 12h, 7d [env: {SESSION_LIFETIME_ENV}; default: 12h]",
     )

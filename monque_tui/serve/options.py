@@ -16,16 +16,10 @@ from urllib.parse import urlsplit
 
 from ..common.exitcodes import CliError, ExitCode
 from ..common.listen import format_listen_address, is_loopback_host, is_wildcard_host, parse_listen_address
+from .names import SESSION_LIFETIME_ENV, TOKEN_ENV, TOKEN_FILE_ENV
 
-#: The token's environment variable; the token itself is never a flag (``ps`` shows argv).
-TOKEN_ENV = "MONQUE_SERVE_TOKEN"
-#: A file holding the token (first line), e.g. a systemd credential or a container secret.
-TOKEN_FILE_ENV = "MONQUE_SERVE_TOKEN_FILE"
 #: Short tokens can be guessed; a generated one has 43 characters (256 bits).
 MIN_TOKEN_LENGTH = 16
-DEFAULT_MAX_SESSIONS = 4
-#: How long a browser's login lasts (the cookie's Max-Age; the server forgets it then too).
-SESSION_LIFETIME_ENV = "MONQUE_SERVE_SESSION_LIFETIME"
 DEFAULT_SESSION_LIFETIME = 12 * 3600.0
 #: A cookie's Max-Age is whole seconds; a year is longer than any login should last.
 MAX_SESSION_LIFETIME = 366 * 86400.0

@@ -30,7 +30,8 @@ from monque_engine.store.urls import mask_secrets, mask_url
 from ..common.exitcodes import CliError, ExitCode
 from .api import add_api_routes, close_api, open_api
 from .auth import Session, TokenGate, describe_peer, security_headers
-from .options import TOKEN_ENV, TOKEN_FILE_ENV, ServeConfig, plain_http_warning
+from .names import TOKEN_ENV, TOKEN_FILE_ENV
+from .options import ServeConfig, plain_http_warning
 
 log = logging.getLogger("monque_tui.serve")
 
