@@ -21,6 +21,11 @@ nobody imported yet, every launch compiled the ~150 modules of ``monque_tui`` an
 times each phase (imports, the store opened, the first page, the first frame, the frame
 with the first rows) from inside the process.
 
+``--floor``: ``bench/textual_floor.py`` launched the same way, taking turns with the console:
+a bare Textual app (``Header``, one ``DataTable`` of the same first page read with plain
+``sqlite3``, ``Footer``), the framework's own launch on this machine, so the console's figure
+reads against what no Textual app here can beat.
+
 ``--peer SRC``: the same measures with ``PYTHONPATH=SRC`` (an older tree, e.g. ``git archive
 main | tar -x -C /tmp/old``), reported as a ratio measured in the same run. Not a pass/fail
 test: the figures go in docs/benchmarks.md.
@@ -95,11 +100,18 @@ SOCKET = f"monque-bench-launch-{os.getpid()}"
 _server = [SOCKET]
 
 
+#: ``--floor``: the framework's floor, a bare Textual app showing the same first page (its source
+#: tree is this marker instead of a path).
+FLOOR = "<floor>"
+FLOOR_APP = Path(__file__).with_name("textual_floor.py")
+
+
 def _launch_once(url: str, src: str | None, session: str) -> tuple[float, float]:
     """Spawn the console in a fresh tmux session; (wall, its CPU) once its first rows are on the pane."""
     # The environment is given in the command itself: only PYTHONPATH (the peer tree, or none).
-    path = f"PYTHONPATH={src}" if src else "-u PYTHONPATH"
-    shell = f"cd / && exec env {path} {sys.executable} -m monque_tui {url}"
+    path = f"PYTHONPATH={src}" if src and src != FLOOR else "-u PYTHONPATH"
+    program = str(FLOOR_APP) if src == FLOOR else "-m monque_tui"
+    shell = f"cd / && exec env {path} {sys.executable} {program} {url}"
     started = time.perf_counter()
     _tmux("new-session", "-d", "-s", session, "-x", "160", "-y", "45", shell, check=True)
     try:
@@ -207,6 +219,12 @@ def main() -> None:
         help="the peer's copy of the store (a tree of another schema migrates what it opens)",
     )
     parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="also launch bench/textual_floor.py (a bare Textual app: the same first page in one DataTable) "
+        "the same way, taking turns with the console: what the framework alone takes on this machine",
+    )
+    parser.add_argument(
         "--phases",
         type=int,
         default=0,
@@ -226,12 +244,16 @@ def main() -> None:
     subjects: list[tuple[str, str | None]] = [(args.url, None)]
     if args.peer:
         subjects.append((args.peer_url or args.url, args.peer))
+    if args.floor:
+        subjects.append((args.url, FLOOR))
     results = launch(subjects, args.runs)
     report["launch"] = results[0]
     if args.peer:
         report["peer_launch"] = results[1]  # its ratios: peer / this tree, run by run
+    if args.floor:
+        report["floor_launch"] = results[-1]  # its ratios: the floor / this tree, run by run
     if args.phases:
-        timed = phases(subjects, args.phases)
+        timed = phases(subjects[:2] if args.peer else subjects[:1], args.phases)
         report["phases"] = timed[0]
         if args.peer:
             report["peer_phases"] = timed[1]
