@@ -117,8 +117,8 @@ class FilterBar(Vertical):
 
     def _build_fields(self) -> AwaitMount | None:
         """Mount the fields above the hint (once); what to await for them to be mounted."""
-        if self._inputs:
-            return None
+        if self._inputs or not self.is_attached:
+            return None  # built; or the screen went before its first frame (a store that failed to open)
         fields = {
             "filter-name": Input(placeholder="name, or glob email* (Tab)", id="filter-name"),
             "filter-search": Input(placeholder="id start/end, unique key", id="filter-search"),
@@ -172,10 +172,13 @@ class FilterBar(Vertical):
         self._fit(self.app.size.width)
         self.add_class("-open")
         self._build_fields()
-        if self._mounting is not None and not self._inputs["filter-name"].is_mounted:
-            self.call_later(self._focus_when_mounted)
+        name = self._inputs.get("filter-name")
+        if name is None:
+            return  # not attached: nothing to type into
+        if name.is_mounted:
+            name.focus()
         else:
-            self._inputs["filter-name"].focus()
+            self.call_later(self._focus_when_mounted)
 
     async def _focus_when_mounted(self) -> None:
         """Opened before the fields were mounted (``/`` within a frame of the first rows):
