@@ -25,6 +25,7 @@ from textual.command import CommandPalette
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.timer import Timer
+from textual.widgets import Input
 
 from monque_engine.store.urls import mask_text
 
@@ -267,6 +268,12 @@ class MonqueConsole(App[int]):
         a disabled one, greyed in the footer, gets a line here.
         """
         screen = self.top_screen
+        if screen is not None and event.is_printable and isinstance(screen.focused, Input):
+            # Text for the field focused now, routed elsewhere before a key ahead of it in the
+            # same burst moved the focus (``/email`` pasted, or batched by a slow ssh link: the
+            # letters went to the table). A key typed into a field stops there; this one did not.
+            screen.focused._forward_event(events.Key(event.key, event.character))
+            return
         active = None if screen is None else screen.active_bindings.get(event.key)
         if screen is None or active is None or active.enabled:
             return

@@ -7,6 +7,7 @@ once its field is emptied. Real app driven by Pilot over a seeded SQLite file.
 
 from __future__ import annotations
 
+from textual import events
 from textual.widgets import Input
 
 from monque_tui.console.screens.confirm import ConfirmScreen
@@ -67,3 +68,20 @@ async def test_a_range_error_goes_when_its_field_is_emptied(seeded_url: str) -> 
         await pilot.press("ctrl+u")  # empty the field (the cursor is at its end)
         await wait_for(lambda: screen.query_one("#filter-when", Input).value == "")
         await wait_for(lambda: bar.error is None and not bar.has_class("-error"))
+
+
+async def test_keys_that_arrive_with_the_slash_in_one_burst_go_to_the_name_field(seeded_url: str) -> None:
+    """Over a slow ssh link (or a paste) ``/email`` arrives as one burst: every key is queued
+    before the first is handled. The focus moved by a queued callback, behind the keys, so
+    ``e`` reached the table and opened the errors view."""
+    async with running_console(seeded_url) as (app, _pilot):
+        screen = app.jobs_screen
+        bar = screen.query_one(FilterBar)
+        await wait_for(lambda: len(bar.query(Input)) == 4)
+        driver = app._driver
+        assert driver is not None
+        for key in ("slash", *"email"):  # as Pilot sends keys, but with no wait between them
+            driver.send_message(events.Key(key, "/" if key == "slash" else key))
+        await wait_for(lambda: bar.values == ("email", None))
+        assert app.screen is screen
+        assert bar.query_one("#filter-name", Input).has_focus

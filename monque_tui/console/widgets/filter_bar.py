@@ -176,7 +176,10 @@ class FilterBar(Vertical):
         if name is None:
             return  # not attached: nothing to type into
         if name.is_mounted:
-            name.focus()
+            # At once, not ``focus()`` (a callback queued behind the keys already waiting): keys
+            # that arrive in one burst with the ``/`` (a paste, a slow ssh link) went to the
+            # table, and ``/email`` opened the errors view (``e``) instead of filtering.
+            self.screen.set_focus(name)
         else:
             self.call_later(self._focus_when_mounted)
 
@@ -186,7 +189,7 @@ class FilterBar(Vertical):
         so by the time a person presses ``/`` they are normally there already."""
         if self._mounting is not None:
             await self._mounting
-        self._inputs["filter-name"].focus()
+        self.screen.set_focus(self._inputs["filter-name"])
 
     def close(self) -> None:
         self.remove_class("-open")
