@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -164,6 +165,8 @@ class MonqueConsole(App[int]):
         self._key_since_frame = False
         #: The last greyed-key explanation shown, and when (monotonic).
         self._explained: tuple[str, float] = ("", 0.0)
+        #: Keys handed on to the focused field by ``on_key`` (each goes there once).
+        self._rerouted_keys: weakref.WeakSet[events.Key] = weakref.WeakSet()
         #: The live flush already gave way to a key once in a row (it never waits twice).
         self._flush_deferred = False
         #: The last display had nothing to draw (``_display``): not a frame.
@@ -268,11 +271,19 @@ class MonqueConsole(App[int]):
         a disabled one, greyed in the footer, gets a line here.
         """
         screen = self.top_screen
-        if screen is not None and event.is_printable and isinstance(screen.focused, Input):
+        if (
+            screen is not None
+            and event.is_printable
+            and isinstance(screen.focused, Input)
+            and event not in self._rerouted_keys
+        ):
             # Text for the field focused now, routed elsewhere before a key ahead of it in the
             # same burst moved the focus (``/email`` pasted, or batched by a slow ssh link: the
             # letters went to the table). A key typed into a field stops there; this one did not.
-            screen.focused._forward_event(events.Key(event.key, event.character))
+            # Once only: a copy that comes back (a field that refused it) is not sent again.
+            rerouted = events.Key(event.key, event.character)
+            self._rerouted_keys.add(rerouted)
+            screen.focused._forward_event(rerouted)
             return
         active = None if screen is None else screen.active_bindings.get(event.key)
         if screen is None or active is None or active.enabled:
