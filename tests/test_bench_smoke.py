@@ -120,7 +120,8 @@ def test_processes_bench_runs_every_subject_and_prints_the_ratios():
 
 def test_console_launch_bench_times_the_launch_and_each_phase(tmp_path):
     """One launch and one timed launch in tmux: the phases wrapper still finds the console's
-    classes and methods it times (a rename would leave it waiting for rows it never sees)."""
+    classes and methods it times (a rename would leave it waiting for rows it never sees), and
+    ``--floor``'s bare Textual app shows the same store's rows."""
     import asyncio
     import json
     import shutil
@@ -142,7 +143,7 @@ def test_console_launch_bench_times_the_launch_and_each_phase(tmp_path):
 
     asyncio.run(seed())
     proc = subprocess.run(
-        [sys.executable, "-m", "bench.console_launch", url, "--runs", "1", "--phases", "1"],
+        [sys.executable, "-m", "bench.console_launch", url, "--runs", "1", "--phases", "1", "--floor"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -151,6 +152,7 @@ def test_console_launch_bench_times_the_launch_and_each_phase(tmp_path):
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert report["launch"]["cpu_ms_min"] > 0
+    assert report["floor_launch"]["cpu_ms_min"] > 0  # the bare Textual app showed the same rows
     phases = report["phases"]
     for mark in ("imported", "opened", "first_page", "first_frame", "rows_frame", "cpu"):
         assert mark in phases, phases
