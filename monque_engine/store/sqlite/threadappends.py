@@ -49,6 +49,9 @@ QUICK = 0.0002
 CROWD_WAIT = 0.001
 #: Set on a row to hand its thread the leader's part (it is woken with it, not with an outcome).
 _LEAD: Any = object()
+#: Rows joined in one multi-row INSERT at most (``joined``): 5 columns a row stays far under
+#: SQLite's bound on bound variables.
+MAX_ROWS = 64
 
 
 class Append:
@@ -178,3 +181,27 @@ class ThreadAppends:
                 following.done.release()
             return
         self._leading = False
+
+
+def joined(batch: list[Append]) -> list[tuple[str, tuple[Any, ...]]]:
+    """The batch's rows as few statements as can be: consecutive rows of one
+    ``INSERT … VALUES (…)`` (the inbox append, always) become one multi-row INSERT, so that a
+    batch is one statement in autocommit: atomic without BEGIN and COMMIT, and sqlite3 lets
+    go of the GIL once for the batch, not three times plus once a row (executemany). At
+    most ``MAX_ROWS`` rows a statement (SQLite's bound on bound variables)."""
+    statements: list[tuple[str, tuple[Any, ...]]] = []
+    index = 0
+    while index < len(batch):
+        first = batch[index]
+        run = 1
+        if first.statement.endswith(")") and " VALUES (" in first.statement:
+            while index + run < len(batch) and run < MAX_ROWS and batch[index + run].statement == first.statement:
+                run += 1
+        if run == 1:
+            statements.append((first.statement, first.params))
+        else:
+            values = first.statement[first.statement.rindex(" VALUES (") + len(" VALUES ") :]
+            params = tuple(param for row in batch[index : index + run] for param in row.params)
+            statements.append((first.statement + f", {values}" * (run - 1), params))
+        index += run
+    return statements
