@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -47,6 +48,10 @@ QUICK = 0.0002
 #: GIL in turn: 0.2-0.4 ms for seven, measured); who is not back by then is not waited for
 #: until it is quick again.
 CROWD_WAIT = 0.001
+#: A settled quick follower that no thread has woken by then (the thread due to wake it
+#: ended its run: ``_wake_one``) wakes itself after this long. Also how often a follower
+#: looks whether it is settled while a long commit runs.
+SELF_WAKE = 0.001
 #: Set on a row to hand its thread the leader's part (it is woken with it, not with an outcome).
 _LEAD: Any = object()
 #: Rows joined in one multi-row INSERT at most (``joined``): 5 columns a row stays far under
@@ -80,6 +85,9 @@ class ThreadAppends:
         self._leading = False
         #: Threads the next leader waits for (the last batch's quick ones not back yet).
         self._awaited: set[int] = set()
+        #: Quick followers of the last batch, settled but not woken yet: each is woken by the
+        #: next thread about to block (``_wake_one``), one at a time.
+        self._ready: deque[Append] = deque()
         self._local = threading.local()
         #: Transactions that wrote rows, and the rows they wrote (read by tests and
         #: benchmarks: fewer commits than rows is the batching at work). Updated by the
@@ -106,6 +114,7 @@ class ThreadAppends:
                 row.done.acquire()
                 if not self._awaited:
                     self._crowd_back.notify()  # the last one the leader waited for
+                self._wake_one()  # it runs as this thread lets go of the GIL, below
         try:
             if not follower or self._follow(row):
                 self._lead(row, commit)
@@ -118,9 +127,14 @@ class ThreadAppends:
 
     def _follow(self, row: Append) -> bool:
         """Wait for the row to be settled; True when its thread is to lead instead."""
-        assert row.done is not None
+        done = row.done
+        assert done is not None
         try:
-            row.done.acquire()
+            while not done.acquire(timeout=SELF_WAKE):
+                with self._lock:  # settled, and nobody about to block to wake it: wake itself
+                    if row.outcome is not None and row in self._ready:
+                        self._ready.remove(row)
+                        break
         except BaseException:  # KeyboardInterrupt in the main thread: withdraw, then raise it
             self._withdraw(row)
             raise
@@ -134,6 +148,8 @@ class ThreadAppends:
         already taken is committed all the same), and a lead handed to it passes on: nobody is
         left waiting for a thread that is gone."""
         with self._lock:
+            if row in self._ready:
+                self._ready.remove(row)
             if row not in self._queued:
                 return
             self._queued.remove(row)
@@ -145,6 +161,7 @@ class ThreadAppends:
         outcome: Outcome = False
         try:
             with self._lock:
+                self._wake_one()
                 if self._awaited:
                     self._crowd_back.wait_for(lambda: not self._awaited, CROWD_WAIT)
                     self._awaited.clear()  # who is not back by now is not on its way
@@ -168,9 +185,22 @@ class ThreadAppends:
                 self._awaited = {queued.thread for queued in batch if queued.quick}
             for queued in batch:
                 queued.outcome = outcome
-                if queued.done is not None:  # a follower (the leader's own row has none)
+                if queued.done is None:  # the leader's own row
+                    continue
+                if queued.quick and outcome is True:
+                    self._ready.append(queued)  # back soon: woken in turn as others block
+                else:
                     queued.done.release()
             self._pass_lead()
+
+    def _wake_one(self) -> None:
+        """(Lock held, by a thread about to block.) Wake the next settled quick follower, so
+        that it takes the GIL as this thread lets go of it: one wake-up a row, one thread
+        wanting the GIL at a time, instead of the whole batch woken at once to queue for it."""
+        if self._ready:
+            woken = self._ready.popleft()
+            assert woken.done is not None
+            woken.done.release()
 
     def _pass_lead(self) -> None:
         """(Lock held.) The thread of the oldest row queued leads next, woken with the lead
