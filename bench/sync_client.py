@@ -187,6 +187,7 @@ def main() -> int:
     threads_per_single: list[float] = []
     gil: list[float] = []
     errors = 0
+    print(f"load average at start: {', '.join(f'{load:.1f}' for load in os.getloadavg())} ({os.cpu_count()} cores)")
     for round_ in range(args.rounds):
         order = list(SUBJECTS) if round_ % 2 == 0 else list(reversed(SUBJECTS))
         got = {}
@@ -203,7 +204,7 @@ def main() -> int:
             peer_threads_per_single.append(got["peer-sync-threads"] / got["peer-sync"])
         gil.append(gil_ratio(args.jobs * 20, args.threads))
         print(
-            f"round {round_ + 1}: "
+            f"round {round_ + 1} (load {os.getloadavg()[0]:.1f}): "
             + ", ".join(f"{name} {rate:,.0f}/s" for name, rate in got.items())
             + f"; gil control {gil[-1]:.2f}; thread-path (commits, rows) of the runs with threads: {BATCHES}",
             flush=True,

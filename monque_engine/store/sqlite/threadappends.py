@@ -80,7 +80,8 @@ class ThreadAppends:
     def __init__(self, gate: threading.Lock) -> None:
         self._gate = gate
         self._lock = threading.Lock()
-        self._crowd_back = threading.Condition(self._lock)
+        #: Held while a leader waits for the crowd; the last of the crowd to queue releases it.
+        self._crowd_back: threading.Lock | None = None
         self._queued: list[Append] = []
         self._leading = False
         #: Threads the next leader waits for (the last batch's quick ones not back yet).
@@ -103,6 +104,7 @@ class ThreadAppends:
         quick = returned is not None and time.monotonic() - returned < QUICK
         me = threading.get_ident()
         row = Append(statement, params, me, quick)
+        wakes: list[threading.Lock] = []  #: released just before this thread blocks
         with self._lock:
             self._queued.append(row)
             self._awaited.discard(me)
@@ -112,11 +114,13 @@ class ThreadAppends:
             else:
                 row.done = threading.Lock()
                 row.done.acquire()
-                if not self._awaited:
-                    self._crowd_back.notify()  # the last one the leader waited for
-                self._wake_one()  # it runs as this thread lets go of the GIL, below
+                crowd_back = self._crowd_back
+                if not self._awaited and crowd_back is not None:  # the last one the leader waited for
+                    self._crowd_back = None
+                    wakes.append(crowd_back)
+                self._wake_one(wakes)
         try:
-            if not follower or self._follow(row):
+            if not follower or self._follow(row, wakes):
                 self._lead(row, commit)
         finally:
             local.returned = time.monotonic()
@@ -125,10 +129,12 @@ class ThreadAppends:
             raise written
         return bool(written)
 
-    def _follow(self, row: Append) -> bool:
+    def _follow(self, row: Append, wakes: list[threading.Lock]) -> bool:
         """Wait for the row to be settled; True when its thread is to lead instead."""
         done = row.done
         assert done is not None
+        for wake in wakes:  # the last thing before blocking: whom it wakes finds the GIL free soon
+            wake.release()
         try:
             while not done.acquire(timeout=SELF_WAKE):
                 with self._lock:  # settled, and nobody about to block to wake it: wake itself
@@ -160,10 +166,19 @@ class ThreadAppends:
         batch: list[Append] = []
         outcome: Outcome = False
         try:
+            wakes: list[threading.Lock] = []
             with self._lock:
-                self._wake_one()
+                self._wake_one(wakes)
+                crowd_back = None
                 if self._awaited:
-                    self._crowd_back.wait_for(lambda: not self._awaited, CROWD_WAIT)
+                    crowd_back = self._crowd_back = threading.Lock()
+                    crowd_back.acquire()
+            for wake in wakes:
+                wake.release()
+            if crowd_back is not None:
+                crowd_back.acquire(timeout=CROWD_WAIT)
+                with self._lock:
+                    self._crowd_back = None
                     self._awaited.clear()  # who is not back by now is not on its way
             with self._gate:  # then what is queued by the time the gate is ours (the loop may hold it)
                 with self._lock:
@@ -193,14 +208,14 @@ class ThreadAppends:
                     queued.done.release()
             self._pass_lead()
 
-    def _wake_one(self) -> None:
+    def _wake_one(self, wakes: list[threading.Lock]) -> None:
         """(Lock held, by a thread about to block.) Wake the next settled quick follower, so
         that it takes the GIL as this thread lets go of it: one wake-up a row, one thread
         wanting the GIL at a time, instead of the whole batch woken at once to queue for it."""
         if self._ready:
             woken = self._ready.popleft()
             assert woken.done is not None
-            woken.done.release()
+            wakes.append(woken.done)
 
     def _pass_lead(self) -> None:
         """(Lock held.) The thread of the oldest row queued leads next, woken with the lead
