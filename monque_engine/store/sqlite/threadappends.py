@@ -33,7 +33,6 @@ from __future__ import annotations
 import functools
 import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from itertools import chain
 from typing import Any
@@ -50,10 +49,6 @@ QUICK = 0.0002
 #: GIL in turn: 0.2-0.4 ms for seven, measured); who is not back by then is not waited for
 #: until it is quick again.
 CROWD_WAIT = 0.001
-#: A settled quick follower that no thread has woken by then (the thread due to wake it
-#: ended its run: ``_wake_one``) wakes itself after this long. Also how often a follower
-#: looks whether it is settled while a long commit runs.
-SELF_WAKE = 0.001
 #: Set on a row to hand its thread the leader's part (it is woken with it, not with an outcome).
 _LEAD: Any = object()
 #: Rows joined in one multi-row INSERT at most (``joined``): 5 columns a row stays far under
@@ -82,15 +77,11 @@ class ThreadAppends:
     def __init__(self, gate: threading.Lock) -> None:
         self._gate = gate
         self._lock = threading.Lock()
-        #: Held while a leader waits for the crowd; the last of the crowd to queue releases it.
-        self._crowd_back: threading.Lock | None = None
+        self._crowd_back = threading.Condition(self._lock)
         self._queued: list[Append] = []
         self._leading = False
         #: Threads the next leader waits for (the last batch's quick ones not back yet).
         self._awaited: set[int] = set()
-        #: Quick followers of the last batch, settled but not woken yet: each is woken by the
-        #: next thread about to block (``_wake_one``), one at a time.
-        self._ready: deque[Append] = deque()
         self._local = threading.local()
         #: Transactions that wrote rows, and the rows they wrote (read by tests and
         #: benchmarks: fewer commits than rows is the batching at work). Updated by the
@@ -106,7 +97,6 @@ class ThreadAppends:
         quick = returned is not None and time.monotonic() - returned < QUICK
         me = threading.get_ident()
         row = Append(statement, params, me, quick)
-        wakes: list[threading.Lock] = []  #: released just before this thread blocks
         with self._lock:
             self._queued.append(row)
             self._awaited.discard(me)
@@ -116,13 +106,10 @@ class ThreadAppends:
             else:
                 row.done = threading.Lock()
                 row.done.acquire()
-                crowd_back = self._crowd_back
-                if not self._awaited and crowd_back is not None:  # the last one the leader waited for
-                    self._crowd_back = None
-                    wakes.append(crowd_back)
-                self._wake_one(wakes)
+                if not self._awaited:
+                    self._crowd_back.notify()  # the last one the leader waited for
         try:
-            if not follower or self._follow(row, wakes):
+            if not follower or self._follow(row):
                 self._lead(row, commit)
         finally:
             local.returned = time.monotonic()
@@ -131,18 +118,11 @@ class ThreadAppends:
             raise written
         return bool(written)
 
-    def _follow(self, row: Append, wakes: list[threading.Lock]) -> bool:
+    def _follow(self, row: Append) -> bool:
         """Wait for the row to be settled; True when its thread is to lead instead."""
-        done = row.done
-        assert done is not None
-        for wake in wakes:  # the last thing before blocking: whom it wakes finds the GIL free soon
-            wake.release()
+        assert row.done is not None
         try:
-            while not done.acquire(timeout=SELF_WAKE):
-                with self._lock:  # settled, and nobody about to block to wake it: wake itself
-                    if row.outcome is not None and row in self._ready:
-                        self._ready.remove(row)
-                        break
+            row.done.acquire()
         except BaseException:  # KeyboardInterrupt in the main thread: withdraw, then raise it
             self._withdraw(row)
             raise
@@ -156,8 +136,6 @@ class ThreadAppends:
         already taken is committed all the same), and a lead handed to it passes on: nobody is
         left waiting for a thread that is gone."""
         with self._lock:
-            if row in self._ready:
-                self._ready.remove(row)
             if row not in self._queued:
                 return
             self._queued.remove(row)
@@ -168,19 +146,9 @@ class ThreadAppends:
         batch: list[Append] = []
         outcome: Outcome = False
         try:
-            wakes: list[threading.Lock] = []
             with self._lock:
-                self._wake_one(wakes)
-                crowd_back = None
                 if self._awaited:
-                    crowd_back = self._crowd_back = threading.Lock()
-                    crowd_back.acquire()
-            for wake in wakes:
-                wake.release()
-            if crowd_back is not None:
-                crowd_back.acquire(timeout=CROWD_WAIT)
-                with self._lock:
-                    self._crowd_back = None
+                    self._crowd_back.wait_for(lambda: not self._awaited, CROWD_WAIT)
                     self._awaited.clear()  # who is not back by now is not on its way
             with self._gate:  # then what is queued by the time the gate is ours (the loop may hold it)
                 with self._lock:
@@ -202,22 +170,9 @@ class ThreadAppends:
                 self._awaited = {queued.thread for queued in batch if queued.quick}
             for queued in batch:
                 queued.outcome = outcome
-                if queued.done is None:  # the leader's own row
-                    continue
-                if queued.quick and outcome is True:
-                    self._ready.append(queued)  # back soon: woken in turn as others block
-                else:
+                if queued.done is not None:  # a follower (the leader's own row has none)
                     queued.done.release()
             self._pass_lead()
-
-    def _wake_one(self, wakes: list[threading.Lock]) -> None:
-        """(Lock held, by a thread about to block.) Wake the next settled quick follower, so
-        that it takes the GIL as this thread lets go of it: one wake-up a row, one thread
-        wanting the GIL at a time, instead of the whole batch woken at once to queue for it."""
-        if self._ready:
-            woken = self._ready.popleft()
-            assert woken.done is not None
-            wakes.append(woken.done)
 
     def _pass_lead(self) -> None:
         """(Lock held.) The thread of the oldest row queued leads next, woken with the lead
