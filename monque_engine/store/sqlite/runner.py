@@ -36,7 +36,7 @@ from ...errors import ConnectionError
 from .checkpointer import FRAMES_PER_COMMIT, Checkpointer, estimate_frames
 from .identity import is_damage_error
 from .sqlerrors import wrap_error
-from .threadappends import Append, ThreadAppends, joined
+from .threadappends import Append, ThreadAppends
 
 T = TypeVar("T")
 Operation = Callable[[sqlite3.Connection], T]
@@ -465,14 +465,19 @@ class WriteRunner(_Runner):
         if conn is None:  # closed while the threads waited for the gate
             return False
         try:
-            statements = joined(batch)
-            if len(statements) == 1:  # one statement in autocommit: atomic, one release of the GIL
-                conn.execute(*statements[0])
+            if len(batch) == 1:  # autocommit, as try_append
+                (alone,) = batch
+                conn.execute(alone.statement, alone.params)
             else:
                 conn.execute("BEGIN IMMEDIATE")  # busy timeout 0: busy, and nothing is written
                 try:
-                    for statement, params in statements:
-                        conn.execute(statement, params)
+                    statements = {row.statement for row in batch}
+                    if len(statements) == 1:  # one store's inbox: always
+                        (statement,) = statements
+                        conn.executemany(statement, [row.params for row in batch])
+                    else:
+                        for row in batch:
+                            conn.execute(row.statement, row.params)
                     conn.execute("COMMIT")
                 except BaseException:
                     if conn.in_transaction:

@@ -30,11 +30,9 @@ not wait for the crowd (0.83-1.12x).
 
 from __future__ import annotations
 
-import functools
 import threading
 import time
 from collections.abc import Callable
-from itertools import chain
 from typing import Any
 
 #: What the committer reports for a batch: True (written), False (not written: the caller
@@ -51,9 +49,6 @@ QUICK = 0.0002
 CROWD_WAIT = 0.001
 #: Set on a row to hand its thread the leader's part (it is woken with it, not with an outcome).
 _LEAD: Any = object()
-#: Rows joined in one multi-row INSERT at most (``joined``): 5 columns a row stays far under
-#: SQLite's bound on bound variables.
-MAX_ROWS = 64
 
 
 class Append:
@@ -183,43 +178,3 @@ class ThreadAppends:
                 following.done.release()
             return
         self._leading = False
-
-
-def joined(batch: list[Append]) -> list[tuple[str, tuple[Any, ...]]]:
-    """The batch's rows as few statements as can be: consecutive rows of one
-    ``INSERT … VALUES (…)`` (the inbox append, always) become one multi-row INSERT, so that a
-    batch is one statement in autocommit: atomic without BEGIN and COMMIT, and sqlite3 lets
-    go of the GIL once for the batch, not three times plus once a row (executemany). At
-    most ``MAX_ROWS`` rows a statement (SQLite's bound on bound variables)."""
-    statement = batch[0].statement
-    if len(batch) <= MAX_ROWS and all(row.statement is statement or row.statement == statement for row in batch):
-        if len(batch) == 1:
-            return [(statement, batch[0].params)]
-        joint = _multi_row(statement, len(batch))
-        if joint is not None:  # the usual case: one statement, its text made once per size
-            return [(joint, tuple(chain.from_iterable(row.params for row in batch)))]
-    statements: list[tuple[str, tuple[Any, ...]]] = []
-    index = 0
-    while index < len(batch):
-        first = batch[index]
-        run = 1
-        while index + run < len(batch) and run < MAX_ROWS and batch[index + run].statement == first.statement:
-            run += 1
-        joint = _multi_row(first.statement, run) if run > 1 else None
-        if joint is None:
-            run = 1
-            statements.append((first.statement, first.params))
-        else:
-            statements.append((joint, tuple(chain.from_iterable(row.params for row in batch[index : index + run]))))
-        index += run
-    return statements
-
-
-@functools.lru_cache(maxsize=256)
-def _multi_row(statement: str, rows: int) -> str | None:
-    """``statement`` (one row's ``INSERT … VALUES (…)``) for ``rows`` rows; None for any other."""
-    at = statement.rfind(" VALUES (")
-    if at < 0 or not statement.endswith(")") or not statement.lstrip().upper().startswith("INSERT"):
-        return None
-    values = statement[at + len(" VALUES ") :]
-    return statement + f", {values}" * (rows - 1)
