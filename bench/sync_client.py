@@ -51,6 +51,10 @@ from .common import fresh_dir
 WARM_UP = 200
 #: The thread path's transactions and rows of the latest run with threads.
 BATCHES: list[tuple[int, int]] = []
+#: The latest subject's process CPU time per job (every thread's, the background loop's
+#: too), over the same span as its rate: on a shared machine, other processes' load moves
+#: wall-clock rates by 2x between rounds, and CPU time far less.
+CPU_PER_JOB: list[float] = [0.0]
 
 
 def async_rate(jobs: int, _threads: int) -> tuple[float, int]:
@@ -59,12 +63,13 @@ def async_rate(jobs: int, _threads: int) -> tuple[float, int]:
         await monque.initialize()
         for i in range(WARM_UP):
             await monque.enqueue("noop", {"i": -i})
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         for i in range(jobs):
             await monque.enqueue("noop", {"i": i})
         stored = await monque.count_jobs()
         await monque.close()
         elapsed = time.perf_counter() - started
+        CPU_PER_JOB[0] = (time.process_time() - cpu) / jobs
         if stored != jobs + WARM_UP:
             raise RuntimeError(f"async stored {stored} of {jobs + WARM_UP}")
         return jobs / elapsed
@@ -93,7 +98,7 @@ def sync_rate(jobs: int, threads: int, via_loop: bool = False) -> tuple[float, i
                     errors.append(error)
 
             workers = [threading.Thread(target=produce) for _ in range(threads)]
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             if threads == 1:
                 produce()
             else:
@@ -108,6 +113,7 @@ def sync_rate(jobs: int, threads: int, via_loop: bool = False) -> tuple[float, i
                 BATCHES.append((getattr(appends, "commits", 0), getattr(appends, "rows", 0)))
             monque.close()
             elapsed = time.perf_counter() - started
+            CPU_PER_JOB[0] = (time.process_time() - cpu) / (share * threads)
             if not errors and stored != share * threads + WARM_UP:
                 raise RuntimeError(f"sync stored {stored} of {share * threads + WARM_UP}")
             return share * threads / elapsed, len(errors)
@@ -185,14 +191,17 @@ def main() -> int:
     rates: dict[str, list[float]] = {name: [] for name in SUBJECTS}
     ratios: dict[str, list[float]] = {name: [] for name in SUBJECTS if name != "async"}
     threads_per_single: list[float] = []
+    cpu_per_job: dict[str, list[float]] = {name: [] for name in SUBJECTS}
     gil: list[float] = []
     errors = 0
+    print(f"load average at start: {', '.join(f'{load:.1f}' for load in os.getloadavg())} ({os.cpu_count()} cores)")
     for round_ in range(args.rounds):
         order = list(SUBJECTS) if round_ % 2 == 0 else list(reversed(SUBJECTS))
         got = {}
         for name in order:
             rate, failed = SUBJECTS[name](args.jobs, args.threads)
             got[name] = rate
+            cpu_per_job[name].append(CPU_PER_JOB[0])
             errors += failed
         for name, rate in got.items():
             rates[name].append(rate)
@@ -203,7 +212,7 @@ def main() -> int:
             peer_threads_per_single.append(got["peer-sync-threads"] / got["peer-sync"])
         gil.append(gil_ratio(args.jobs * 20, args.threads))
         print(
-            f"round {round_ + 1}: "
+            f"round {round_ + 1} (load {os.getloadavg()[0]:.1f}): "
             + ", ".join(f"{name} {rate:,.0f}/s" for name, rate in got.items())
             + f"; gil control {gil[-1]:.2f}; thread-path (commits, rows) of the runs with threads: {BATCHES}",
             flush=True,
@@ -227,6 +236,18 @@ def main() -> int:
             f"  peer: {args.threads} threads / 1 thread (sync): {per_round} "
             f"(median {statistics.median(peer_threads_per_single):.2f}x)"
         )
+    cpu = {name: statistics.median(values) * 1e6 for name, values in cpu_per_job.items()}
+    print(
+        "  CPU per job, median (us; every thread of the process): " + ", ".join(f"{n} {c:.1f}" for n, c in cpu.items())
+    )
+    by_cpu = [one / many for one, many in zip(cpu_per_job["sync"], cpu_per_job["sync-threads"], strict=True)]
+    line = f"  {args.threads} threads / 1 thread by CPU per job (sync): median {statistics.median(by_cpu):.2f}x"
+    if args.peer:
+        by_cpu = [
+            one / many for one, many in zip(cpu_per_job["peer-sync"], cpu_per_job["peer-sync-threads"], strict=True)
+        ]
+        line += f"; peer {statistics.median(by_cpu):.2f}x"
+    print(line)
     per_round = ", ".join(f"{ratio:.2f}" for ratio in gil)
     print(
         f"  gil control, {args.threads} threads / 1 thread (no store): {per_round} (median {statistics.median(gil):.2f}x)"

@@ -7,6 +7,8 @@ every queued row, and the others find theirs written (or the batch's error).
 
 from __future__ import annotations
 
+import gc
+import os
 import signal
 import sqlite3
 import threading
@@ -23,6 +25,15 @@ from monque_engine.store.sqlite.threadappends import Append, ThreadAppends
 from monque_engine.sync import client as sync_client
 
 THREADS = 4
+
+
+@pytest.fixture(autouse=True, params=["eventfd", "semaphore"])
+def wakes_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test with both kinds of ``Wakes``: Linux's eventfd and the portable semaphore."""
+    if request.param == "eventfd" and not hasattr(os, "eventfd"):
+        pytest.skip("no os.eventfd on this platform")
+    monkeypatch.setattr(threadappends, "EVENTFD", request.param == "eventfd")
+    return str(request.param)
 
 
 def _queue_behind_the_gate(outcome: Any) -> tuple[list[list[Append]], list[Any]]:
@@ -70,6 +81,80 @@ def test_rows_queued_while_the_gate_is_held_are_committed_in_one_batch() -> None
     batches, results = _queue_behind_the_gate(True)
     assert len(batches) == 1 and sorted(row.params[0] for row in batches[0]) == list(range(THREADS))
     assert results == [True] * THREADS
+
+
+def test_a_batch_of_followers_is_woken_by_one_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The leader wakes every follower of its batch with one call (one eventfd write, which
+    lets go of the GIL while the kernel wakes them), not with one lock release a row."""
+    calls: list[int] = []
+    wake = threadappends.Wakes.wake
+
+    def counted(self: threadappends.Wakes, count: int) -> None:
+        calls.append(count)
+        wake(self, count)
+
+    monkeypatch.setattr(threadappends.Wakes, "wake", counted)
+    batches, results = _queue_behind_the_gate(True)
+    assert len(batches) == 1 and results == [True] * THREADS
+    assert calls == [THREADS - 1]  # the leader's own row sleeps nowhere
+
+
+def test_the_semaphores_are_reused_and_closed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows of hundreds of batches sleep on a few semaphores, each used again once all its
+    sleepers woke; once the appends are gone, every one of them is closed."""
+    made: list[int] = []
+    closed: list[int] = []
+    init, close = threadappends.Wakes.__init__, threadappends.Wakes.close
+
+    def recorded_init(self: threadappends.Wakes) -> None:
+        init(self)
+        made.append(id(self))
+
+    def recorded_close(self: threadappends.Wakes, *args: Any) -> None:
+        if self.fd >= 0 or self.semaphore is not None:
+            closed.append(id(self))
+        close(self, *args)
+
+    monkeypatch.setattr(threadappends.Wakes, "__init__", recorded_init)
+    monkeypatch.setattr(threadappends.Wakes, "close", recorded_close)
+
+    def exercise() -> None:  # the appends live in here only
+        gate = threading.Lock()
+        appends = ThreadAppends(gate)
+        batches, commit = recording_commit()
+        rounds = 50
+        start = threading.Barrier(THREADS + 1)
+
+        def run() -> None:
+            for index in range(rounds):
+                start.wait(30)
+                appends.append("INSERT", (index,), commit)
+
+        threads = [threading.Thread(target=run) for _ in range(THREADS)]
+        for thread in threads:
+            thread.start()
+        for round_ in range(rounds):  # each round: every thread's row queued behind the gate, one batch
+            gate.acquire()
+            start.wait(30)
+            deadline = time.monotonic() + 30
+            while len(appends._queued) < THREADS:
+                assert time.monotonic() < deadline, "the threads never queued"
+                time.sleep(0.001)
+            gate.release()
+            while len(batches) <= round_:  # committed before the gate is held again
+                assert time.monotonic() < deadline, "the batch was never committed"
+                time.sleep(0.001)
+        for thread in threads:
+            thread.join(30)
+        assert not any(thread.is_alive() for thread in threads), "an append hung"
+        assert appends.rows == rounds * THREADS and len(batches) == rounds
+        # A thread sleeps in one generation at a time, so at most THREADS have sleepers, and one
+        # more takes rows: 50 batches of followers slept on no more semaphores than that.
+        assert 0 < len(made) <= THREADS + 1
+
+    exercise()
+    gc.collect()
+    assert sorted(closed) == sorted(made)  # each collected and closed (``__del__``)
 
 
 def test_every_thread_of_a_refused_or_failed_batch_is_told() -> None:

@@ -6,6 +6,7 @@ MongoDB cases need no server (construction, an unreachable one, the masked passw
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import multiprocessing
 import os
@@ -169,6 +170,42 @@ def test_a_threads_run_of_enqueues_appends_from_that_thread(tmp_path: Path, monk
     with SyncMonque(_url(tmp_path)) as reopened:
         stored = reopened.get_job(limited.id)
         assert stored is not None and stored.timeout_ms == 5000
+
+
+def test_a_call_in_progress_in_another_thread_continues_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Threads of a pool wait on one another (a shared commit, the GIL, the loop's absorb):
+    a call that starts while another thread's call is in progress continues the run however
+    long since the latest return, instead of starting a new one (32 calls through the loop)."""
+    monkeypatch.setattr(sync_client, "STREAK_GAP", -1.0)  # the time since a return never continues a run
+    monque = SyncMonque(_url(tmp_path)).open()
+    opened = monque._opened
+    assert opened is not None
+    entered, release = threading.Event(), threading.Event()
+    real_enqueue = opened.monque.enqueue
+    calls: list[str] = []
+
+    async def held_first(name: str, *args: Any, **kwargs: Any) -> Any:
+        calls.append(name)
+        if len(calls) == 1:  # the other thread's call: in progress until released
+            entered.set()
+            await asyncio.to_thread(release.wait, 30)
+        return await real_enqueue(name, *args, **kwargs)
+
+    monkeypatch.setattr(opened.monque, "enqueue", held_first)
+    other = threading.Thread(target=lambda: monque.enqueue("in-progress", {}))
+    other.start()
+    assert entered.wait(30)
+    monque.enqueue("meanwhile", {})
+    assert monque._run_of.count == 2  # continued the other call's run (the old rule: 1, a new run)
+    release.set()
+    other.join(30)
+    assert not other.is_alive()
+    monque.enqueue("after", {})  # nothing in progress, and the gap rule is off: a new run
+    assert monque._run_of.count == 1
+    assert monque.count_jobs() == 3
+    monque.close()
 
 
 def test_a_lone_enqueue_writes_the_job_row(tmp_path: Path) -> None:

@@ -11,8 +11,10 @@ lone thread's call (the WAL write and its locks, the file-identity check), and t
 many threads could share.
 
 So each thread queues its row, and one of them, the *leader*, commits what is queued in
-one transaction, then releases the others (each waits on a lock of its own row, not on the
-GIL). Before it commits, the leader waits for the *crowd*: the threads whose rows the last
+one transaction, then wakes the others with one call for the whole batch (``Wakes``: they
+sleep on a counting semaphore, on Linux an eventfd, whose one write lets go of the GIL while
+the kernel wakes them; releasing a lock a row, as before, cost the leader 4-12 us a row with
+the GIL held, 40-60 us of a 220 us cycle of 8 rows). Before it commits, the leader waits for the *crowd*: the threads whose rows the last
 transaction wrote and who came back quickly the time before (a thread in a tight run of
 enqueues, back within ``QUICK``). Each of them queues its next row after a few microseconds
 of Python; the last one to arrive wakes the leader, so a batch holds a row of most threads
@@ -22,7 +24,9 @@ waited for again until it is quick again. A thread that does other work between 
 enqueues (I/O, a request) is not quick, is never waited for, and its rows are committed as
 they come, as before; a lone thread never waits at all (the crowd is itself).
 
-Tried and not kept (docs/benchmarks.md): the gate's holder committing what was queued
+Tried and not kept (docs/benchmarks.md): followers woken one at a time by the next thread
+about to block (a chain: fewer context switches, the same throughput); the batch as one
+multi-row INSERT in autocommit (slower than BEGIN + executemany + COMMIT); the gate's holder committing what was queued
 during its commit (batches never formed: 0.8-0.95x); one appender thread per store fed by a
 queue (batches of ~3.5 rows, 3.3 context switches a row, 0.73-0.92x); a leader that does
 not wait for the crowd (0.83-1.12x).
@@ -30,6 +34,7 @@ not wait for the crowd (0.83-1.12x).
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -47,15 +52,16 @@ QUICK = 0.0002
 #: GIL in turn: 0.2-0.4 ms for seven, measured); who is not back by then is not waited for
 #: until it is quick again.
 CROWD_WAIT = 0.001
-#: Set on a row to hand its thread the leader's part (it is woken with it, not with an outcome).
-_LEAD: Any = object()
+#: Followers sleep on an eventfd where there is one (Linux), else on a ``threading.Semaphore``.
+EVENTFD = hasattr(os, "eventfd")
 
 
 class Append:
-    """One thread's row, waiting to be committed. A follower's row has ``done``, held until
-    the row is settled (a leader's own row needs none: a lone thread allocates no lock)."""
+    """One thread's row, waiting to be committed. A follower's row has ``wakes``, where its
+    thread sleeps, and is ``waiting`` until its thread has woken (a leader's own row has
+    neither: a lone thread sleeps nowhere)."""
 
-    __slots__ = ("done", "outcome", "params", "quick", "statement", "thread")
+    __slots__ = ("outcome", "params", "quick", "statement", "thread", "waiting", "wakes")
 
     def __init__(self, statement: str, params: tuple[Any, ...], thread: int, quick: bool) -> None:
         self.statement = statement
@@ -63,7 +69,48 @@ class Append:
         self.thread = thread
         self.quick = quick  #: its thread came back quickly after its previous row
         self.outcome: Outcome | None = None
-        self.done: threading.Lock | None = None
+        self.wakes: Wakes | None = None
+        self.waiting = False
+
+
+class Wakes:
+    """Where the followers of one *generation* sleep: the rows queued between two leaders'
+    takes, so the rows of one batch. A counting semaphore, raised once by the number of the
+    batch's sleepers when it is settled, or by one to pass the lead on: one call a batch, not
+    one a row. On Linux an eventfd in semaphore mode: ``os.eventfd_write`` and
+    ``os.eventfd_read`` let go of the GIL around the system call, so the kernel's wake-ups run
+    beside Python, not inside the leader's turn. Reused once every sleeper has woken (a
+    generation's tokens and sleepers always match: see ``ThreadAppends._withdraw`` for the
+    one exception, after which it is not reused)."""
+
+    __slots__ = ("fd", "semaphore", "tainted", "taken", "waiting")
+
+    def __init__(self) -> None:
+        self.fd = os.eventfd(0, os.EFD_SEMAPHORE | os.EFD_CLOEXEC) if EVENTFD else -1
+        self.semaphore = None if self.fd >= 0 else threading.Semaphore(0)
+        self.waiting = 0  #: its rows' threads that have not woken yet
+        self.taken = False  #: a leader took its rows: no more join
+        self.tainted = False  #: a token no thread will take is left in it
+
+    def wait(self) -> None:
+        if self.semaphore is None:
+            os.eventfd_read(self.fd)
+        else:
+            self.semaphore.acquire()
+
+    def wake(self, count: int) -> None:
+        if self.semaphore is None:
+            os.eventfd_write(self.fd, count)
+        else:
+            self.semaphore.release(count)
+
+    def close(self, _close: Callable[[int], None] = os.close) -> None:  # bound now: __del__ may run at exit
+        fd, self.fd = self.fd, -1
+        if fd >= 0:
+            _close(fd)
+
+    def __del__(self) -> None:
+        self.close()
 
 
 class ThreadAppends:
@@ -83,6 +130,12 @@ class ThreadAppends:
         #: leader only, under the lock.
         self.commits = 0
         self.rows = 0
+        #: Where the followers queued now sleep (None until the first); those already woken
+        #: from, kept for the next generations.
+        self._wakes: Wakes | None = None
+        self._spare: list[Wakes] = []
+        #: The lead was passed on: the next follower to wake whose row is not settled leads.
+        self._lead_token = False
 
     def append(self, statement: str, params: tuple[Any, ...], commit: Callable[[list[Append]], Outcome]) -> bool:
         """Queue the row and wait until it is committed (True) or refused (False), or raise
@@ -99,8 +152,12 @@ class ThreadAppends:
             if not follower:
                 self._leading = True
             else:
-                row.done = threading.Lock()
-                row.done.acquire()
+                wakes = self._wakes
+                if wakes is None:
+                    wakes = self._wakes = self._spare.pop() if self._spare else Wakes()
+                wakes.waiting += 1
+                row.wakes = wakes
+                row.waiting = True
                 if not self._awaited:
                     self._crowd_back.notify()  # the last one the leader waited for
         try:
@@ -114,28 +171,57 @@ class ThreadAppends:
         return bool(written)
 
     def _follow(self, row: Append) -> bool:
-        """Wait for the row to be settled; True when its thread is to lead instead."""
-        assert row.done is not None
+        """Wait for the row to be settled; True when its thread is to lead instead (it woke
+        on the lead token, its row not settled: the row is in the next batch, still queued)."""
+        wakes = row.wakes
+        assert wakes is not None
         try:
-            row.done.acquire()
+            wakes.wait()
         except BaseException:  # KeyboardInterrupt in the main thread: withdraw, then raise it
             self._withdraw(row)
             raise
-        if row.outcome is _LEAD:
-            row.outcome = None
-            return True
-        return False
+        with self._lock:
+            row.waiting = False
+            lead = row.outcome is None
+            if lead:
+                assert self._lead_token, "woken with neither an outcome nor the lead"
+                self._lead_token = False
+            self._woken(wakes)
+        return lead
+
+    def _woken(self, wakes: Wakes) -> None:
+        """(Lock held.) One sleeper fewer: once its generation is taken and all have woken,
+        the semaphore serves the next generation (or, left with a token, is closed)."""
+        wakes.waiting -= 1
+        if wakes.waiting == 0 and wakes.taken:
+            self._reuse(wakes)
+
+    def _reuse(self, wakes: Wakes) -> None:
+        if wakes.tainted:
+            wakes.close()
+        else:
+            wakes.taken = False
+            self._spare.append(wakes)
 
     def _withdraw(self, row: Append) -> None:
         """An interrupted follower's row leaves the queue if no leader has taken it yet (a row
-        already taken is committed all the same), and a lead handed to it passes on: nobody is
-        left waiting for a thread that is gone."""
+        already taken is committed all the same), and a lead token with nobody left to take
+        it is dropped: nobody is left waiting for a thread that is gone. A token written for
+        the gone thread stays in its semaphore, so that semaphore is not used again."""
         with self._lock:
-            if row not in self._queued:
+            wakes = row.wakes
+            if wakes is None or not row.waiting:
                 return
-            self._queued.remove(row)
-            if row.outcome is _LEAD:
-                self._pass_lead()
+            row.waiting = False
+            if row in self._queued:
+                self._queued.remove(row)
+                if self._lead_token and not self._queued:  # the token was for this row's generation
+                    self._lead_token = False
+                    self._leading = False
+                    wakes.tainted = True
+            elif row.outcome is not None:  # settled: the batch's wake counted it
+                wakes.tainted = True
+            self._woken(wakes)
 
     def _lead(self, row: Append, commit: Callable[[list[Append]], Outcome]) -> None:
         batch: list[Append] = []
@@ -148,6 +234,11 @@ class ThreadAppends:
             with self._gate:  # then what is queued by the time the gate is ours (the loop may hold it)
                 with self._lock:
                     batch, self._queued = self._queued, []
+                    wakes, self._wakes = self._wakes, None
+                    if wakes is not None:  # its rows are this batch's: later ones sleep elsewhere
+                        wakes.taken = True
+                        if wakes.waiting == 0:
+                            self._reuse(wakes)
                 try:
                     outcome = commit(batch)
                 except BaseException as error:  # noqa: BLE001 - every caller of the batch raises it
@@ -156,6 +247,7 @@ class ThreadAppends:
             self._settle(row, batch, outcome)
 
     def _settle(self, row: Append, batch: list[Append], outcome: Outcome) -> None:
+        wake: list[tuple[Wakes, int]] = []
         with self._lock:
             if not batch and row in self._queued:  # interrupted before it took the batch
                 self._queued.remove(row)
@@ -163,18 +255,23 @@ class ThreadAppends:
                 self.commits += 1
                 self.rows += len(batch)
                 self._awaited = {queued.thread for queued in batch if queued.quick}
+            sleeping: dict[Wakes, int] = {}  # one entry: a batch is one generation
             for queued in batch:
                 queued.outcome = outcome
-                if queued.done is not None:  # a follower (the leader's own row has none)
-                    queued.done.release()
-            self._pass_lead()
+                if queued.wakes is not None and queued.waiting:  # a follower, not woken yet
+                    sleeping[queued.wakes] = sleeping.get(queued.wakes, 0) + 1
+            wake.extend(sleeping.items())
+            self._pass_lead(wake)
+        for wakes, count in wake:  # the lock let go of: the woken take it to count themselves out
+            wakes.wake(count)
 
-    def _pass_lead(self) -> None:
-        """(Lock held.) The thread of the oldest row queued leads next, woken with the lead
-        instead of an outcome; with none queued, nobody leads until the next row."""
-        for following in self._queued:  # the oldest only (a follower: it has ``done``)
-            following.outcome = _LEAD
-            if following.done is not None:
-                following.done.release()
+    def _pass_lead(self, wake: list[tuple[Wakes, int]]) -> None:
+        """(Lock held.) A thread of a row queued leads next: the first of them to wake, woken
+        with the lead token instead of an outcome; with none queued, nobody leads until the
+        next row."""
+        if self._queued:
+            assert self._wakes is not None  # the queued rows are followers of the coming generation
+            self._lead_token = True
+            wake.append((self._wakes, 1))
             return
         self._leading = False
