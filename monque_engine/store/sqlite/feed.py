@@ -44,6 +44,7 @@ PULL_LIMIT = 1000
 #: A row stream's pull (``open_rows``): its consumer takes each pull in one call, so a larger
 #: page costs it nothing per row, and a console that fell behind catches up in fewer pulls.
 ROWS_PULL_LIMIT = 4000
+#: A row stream's row is (seq, op, job id, name, status, next run) after the bounds row (-1, head, mark).
 _first = operator.itemgetter(0)
 #: A pulled row is (head, pruned mark, seq, op, job id, name, status, next run, [job columns]).
 _seq = operator.itemgetter(2)
@@ -343,7 +344,7 @@ class ChangeFeed:
                 wake.clear()
                 rows, high = await reader.run(functools.partial(self._pull_rows, sql=sql, after=last))
                 full = len(rows) == ROWS_PULL_LIMIT
-                last = rows[-1][0] if full else high  # a full page: read on from its last row
+                last = _first(rows[-1]) if full else high  # a full page: read on from its last row (its seq)
                 if rows:
                     yield ChangeRows(rows, last)
                 if not full:
