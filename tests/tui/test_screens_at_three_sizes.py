@@ -73,7 +73,10 @@ async def test_queues_view_keeps_its_health_and_consumers(seeded_url: str, size:
             lines = screen_text(app).splitlines()
             return next((line for line in lines if line.strip().startswith("nightly-report")), None)
 
-        await wait_for(lambda: report_row() is not None)  # loaded is not yet drawn
+        try:
+            await wait_for(lambda: report_row() is not None)  # loaded is not yet drawn
+        except AssertionError:
+            raise AssertionError(f"no nightly-report row on screen:\n{screen_text(app)}") from None
         text = screen_text(app)
         header = _line_with(app, "NAME")
         for column in ("DUE", "OLDEST DUE", "CONSUMERS", "FAILED/M"):
