@@ -10,6 +10,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from .. import testing
+from ..change_rows import ChangeRows
 from ..cursor import CursorAnchor, encode_cursor
 from ..errorgroups import ErrorGroup
 from ..errors import (
@@ -939,7 +940,24 @@ class Monque:
         self._require_initialized()
         return ResilientWatch(self.store, on_change, on_event, full_document=full_document, statuses=statuses, **tuning)
 
+    def resilient_watch_rows(
+        self,
+        on_rows: Callable[[ChangeRows], None],
+        on_event: Callable[[WatchEvent], None] | None = None,
+        **tuning: Any,
+    ) -> ResilientWatch:
+        """``resilient_watch`` of every change, without documents, handed over a pull at a time
+        as plain rows (``ChangeRows``): for a consumer that follows every change of a busy
+        store (the console beside a drain reads ~15,000 a second). On a store without a row
+        feed (MongoDB) each change comes as a batch of one."""
+        self._require_initialized()
+        return ResilientWatch(self.store, _no_change, on_event, full_document=False, on_rows=on_rows, **tuning)
+
     async def open_watch(self, resume_after: Any = None, *, full_document: bool = True) -> AsyncIterator[ChangeEvent]:
         """Like ``watch`` but opens the feed now, so a bad token or a broken store raises here."""
         self._require_initialized()
         return await self.store.open_watch(resume_after, full_document=full_document)
+
+
+def _no_change(change: ChangeEvent) -> None:
+    """A row watch's ``on_change``: its changes go to ``on_rows``."""

@@ -26,7 +26,10 @@ Rules kept here so every consumer gets them:
   ``changestream:closed`` on stop.
 
 Consumers get two plain callbacks, run on the event loop: ``on_change(ChangeEvent)`` and
-``on_event(WatchEvent)``. Their names match the engine's ``changestream:*`` events.
+``on_event(WatchEvent)``. Their names match the engine's ``changestream:*`` events. In row
+mode (``on_rows``, ``Monque.resilient_watch_rows``) every change comes instead a pull at a
+time as ``ChangeRows``: from the store's row feed where it has one (SQLite), else one change
+per call.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..change_rows import ChangeRows, EventsAsRows
 from ..errors import ChangeFeedHistoryLostError, ChangeFeedUnsupportedError
 from ..errors import ConnectionError as StoreConnectionError
 from ..job import ChangeEvent, JobStatus
@@ -85,9 +89,14 @@ class ResilientWatch:
         reconnect_delays: tuple[float, ...] = RECONNECT_DELAYS,
         fallback_retry_interval: float = FALLBACK_RETRY_INTERVAL,
         proven_after: float = STREAM_PROVEN_AFTER,
+        on_rows: Callable[[ChangeRows], None] | None = None,
     ) -> None:
         self._store = store
         self._on_change = on_change
+        #: Row mode: every change (no filter, no documents), a pull per call; ``on_change`` unused.
+        self._on_rows = on_rows
+        if on_rows is not None and (statuses is not None or names is not None or full_document):
+            raise ValueError("a row watch takes every change, without documents: no statuses, names or full_document")
         self._on_event = on_event
         self._full_document = full_document
         self._statuses = statuses
@@ -106,7 +115,7 @@ class ResilientWatch:
         self.token: Any = None
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
-        self._first: AsyncIterator[ChangeEvent] | None = None
+        self._first: AsyncIterator[Any] | None = None
         self._first_error: BaseException | None = None
 
     @property
@@ -179,7 +188,13 @@ class ResilientWatch:
             await asyncio.gather(task, return_exceptions=True)
 
     # -- the loop ---------------------------------------------------------------------------------
-    async def _open(self) -> AsyncIterator[ChangeEvent]:
+    async def _open(self) -> AsyncIterator[Any]:
+        if self._on_rows is not None:
+            open_rows = getattr(self._store, "open_watch_rows", None)  # ports.RowFeed, where the store has it
+            if open_rows is not None:
+                rows: AsyncIterator[ChangeRows] = await open_rows(self.token)
+                return rows
+            return EventsAsRows(await self._store.open_watch(self.token, full_document=False))
         if self._names is None:
             return await self._store.open_watch(self.token, full_document=self._full_document, statuses=self._statuses)
         return await self._store.open_watch(
@@ -209,7 +224,7 @@ class ResilientWatch:
         failures = 0
         while True:
             opened_at = time.monotonic()
-            stream: AsyncIterator[ChangeEvent] | None = None
+            stream: AsyncIterator[Any] | None = None
             quiet, self._quiet_reopen = self._quiet_reopen, False
             try:
                 if self._first_error is not None:
@@ -222,12 +237,15 @@ class ResilientWatch:
                 self.error = None
                 if not (quiet and self.state == "live"):  # refilter(): still live, nothing to report
                     self._set("connected", "live")
-                async for change in stream:
-                    self.token = change.token
-                    try:
-                        self._on_change(change)
-                    except Exception:
-                        log.exception("resilient watch consumer raised on a change")
+                if self._on_rows is not None:
+                    await self._follow_rows(stream, self._on_rows)
+                else:
+                    async for change in stream:
+                        self.token = change.token
+                        try:
+                            self._on_change(change)
+                        except Exception:
+                            log.exception("resilient watch consumer raised on a change")
                 if self._stopping:
                     return
                 raise StreamEndedError("the change stream ended unexpectedly (the store closed or went away)")
@@ -284,7 +302,15 @@ class ResilientWatch:
                 self.state = state
                 await asyncio.sleep(delay)
 
-    def _advance_token(self, stream: AsyncIterator[ChangeEvent]) -> None:
+    async def _follow_rows(self, stream: AsyncIterator[ChangeRows], on_rows: Callable[[ChangeRows], None]) -> None:
+        async for batch in stream:
+            self.token = batch.token
+            try:
+                on_rows(batch)
+            except Exception:
+                log.exception("resilient watch consumer raised on a batch of changes")
+
+    def _advance_token(self, stream: AsyncIterator[Any]) -> None:
         """Resume from where the stream got to, not from the last event delivered: a store
         whose iterator knows a later position (MongoDB's ``resume_token``, advanced over
         empty batches) offers it as ``resume_token``."""
@@ -293,7 +319,7 @@ class ResilientWatch:
             self.token = latest
 
 
-async def _close_stream(stream: AsyncIterator[ChangeEvent]) -> None:
+async def _close_stream(stream: AsyncIterator[Any]) -> None:
     close = getattr(stream, "aclose", None) or getattr(stream, "close", None)
     if close is None:
         return

@@ -66,12 +66,23 @@ async def test_queues_view_keeps_its_health_and_consumers(seeded_url: str, size:
     async with running_console(seeded_url, size=size) as (app, pilot):
         await pilot.press("w")
         await wait_for(lambda: isinstance(app.screen, QueuesScreen) and app.screen.loads > 0)
-        await wait_for(lambda: "nightly-report" in screen_text(app))  # loaded is not yet drawn
+
+        def report_row() -> str | None:
+            # Its table row, not the name anywhere: the header's alerts line names it too
+            # ("no consumer"), drawn before the table's rows (seen under a full suite's load).
+            lines = screen_text(app).splitlines()
+            return next((line for line in lines if line.strip().startswith("nightly-report")), None)
+
+        try:
+            await wait_for(lambda: report_row() is not None)  # loaded is not yet drawn
+        except AssertionError:
+            raise AssertionError(f"no nightly-report row on screen:\n{screen_text(app)}") from None
         text = screen_text(app)
         header = _line_with(app, "NAME")
         for column in ("DUE", "OLDEST DUE", "CONSUMERS", "FAILED/M"):
             assert column in header, header
-        row = next(line for line in text.splitlines() if line.strip().startswith("nightly-report"))
+        row = report_row()
+        assert row is not None, text
         assert "⚠ none" in row, text  # due, and no worker consumes it
         assert "no live consumer" in text
 

@@ -15,6 +15,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Iterable, 
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 from ...attempts import Attempt
+from ...change_rows import ChangeRows
 from ...cursor import CursorAnchor
 from ...errorgroups import ErrorGroupRow, hour_window
 from ...errors import ConnectionError, StoreLostError
@@ -517,6 +518,12 @@ class SqliteStore(JobStore):
         if self._feed is None:
             raise ConnectionError(f"{self._describe()} is not open; call initialize() first")
         return await self._feed.open(resume_after, full_document=full_document, statuses=statuses)
+
+    async def open_watch_rows(self, resume_after: Any = None) -> AsyncIterator[ChangeRows]:
+        """Every change, a pull at a time as plain rows (``ChangeRows``; ``ports.RowFeed``)."""
+        if self._feed is None:
+            raise ConnectionError(f"{self._describe()} is not open; call initialize() first")
+        return await self._feed.open_rows(resume_after)
 
     # -- used by tests and tools -----------------------------------------------------------------
     async def execute_write(self, op: Any) -> Any:

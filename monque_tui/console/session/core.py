@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 from monque_engine import (
     AggregationTimeoutError,
     BulkCount,
-    ChangeEvent,
     ConnectionError,
     CursorPage,
     InvalidJobDocumentError,
@@ -35,6 +34,7 @@ from monque_engine import (
     StoreLostError,
     WatchEvent,
 )
+from monque_engine.change_rows import ROW_JOB_ID, ROW_NAME, ROW_OP, ROW_STATUS, ChangeRow
 from monque_engine.job import CursorDirection
 from monque_engine.store import JobStore, open_store
 
@@ -331,8 +331,9 @@ class ConsoleSession:
             raise SessionError(f"monque-tui: cannot start the workers: {type(error).__name__}: {error}") from None
         self.emit(Connected(monque.display_url, tuple(monque.registered_names) if self.config.start_workers else ()))
         if self.live:
-            # Without documents: a flush reads the jobs it needs, once each (``_flush``).
-            self.watch = monque.resilient_watch(self.buffer.add, self._watch_event, full_document=False)
+            # Without documents: a flush reads the jobs it needs, once each (``_flush``); a pull
+            # at a time, as plain rows (``ChangeBuffer.add_rows``).
+            self.watch = monque.resilient_watch_rows(self.buffer.add_rows, self._watch_event)
             await self.watch.start()
         else:
             self.emit(FeedChanged("frozen"))
@@ -632,7 +633,7 @@ class ConsoleSession:
             return
         # The jobs as read now (None: gone since), and the deleted ones.
         changed: dict[str, Job | None] = {job_id: jobs.get(job_id) for job_id in read}
-        changed.update((job_id, None) for job_id, change in batch.changes.items() if change is None)
+        changed.update((job_id, None) for job_id, change in batch.changes.items() if change[ROW_OP] == "delete")
         marks_changed = False
         for job_id, job in changed.items():
             if job_id in self.marks:
@@ -659,22 +660,25 @@ class ConsoleSession:
             self.emit(WindowChanged(window, diff, frozenset(diff.updated | diff.inserted)))
 
     def _to_read(self, batch: ChangeBatch) -> set[str]:
-        return {job_id for job_id, change in batch.changes.items() if change is not None and self._may_show(change)}
+        return {
+            job_id for job_id, change in batch.changes.items() if change[ROW_OP] != "delete" and self._may_show(change)
+        }
 
     async def _read_jobs(self, job_ids: Collection[str]) -> dict[str, Job]:
         monque = self.monque
         return await monque.get_jobs_by_id(job_ids) if monque is not None and job_ids else {}
 
-    def _may_show(self, change: ChangeEvent) -> bool:
+    def _may_show(self, change: ChangeRow) -> bool:
         """Whether a changed job needs reading: it is shown or marked, or the view may show it
         by the status and name its change reported (a processing job never enters "completed")."""
-        job_id = change.job_id
+        job_id = change[ROW_JOB_ID]
         if job_id in self.marks or job_id in self.window.index:
             return True
         query = self.window.query
-        if query.status is not None and change.status is not None and change.status is not query.status:
+        status, name = change[ROW_STATUS], change[ROW_NAME]
+        if query.status is not None and status is not None and status != query.status.value:
             return False
-        return query.name is None or change.name is None or query.name_matches(change.name)
+        return query.name is None or name is None or query.name_matches(name)
 
     @survives_store_errors(None)
     async def poll(self) -> None:

@@ -1,7 +1,10 @@
 """Coalesce the change feed for the screen, and count throughput from it.
 
-Changes arrive one by one from any process (through the engine's ``ResilientWatch``); the
-console applies them a few times a second. Between flushes only the latest change of each
+Changes arrive a pull at a time from any process, as plain rows (the engine's
+``Monque.resilient_watch_rows``, ``ChangeRows``); the console applies them a few times a second.
+Beside a drain of 5,000 jobs/s that is ~15,000 changes a second: one ``ChangeEvent``, one
+generator step and one callback each were over half of the UI thread's CPU (issue 40), so a
+batch is taken in one call, its rows as the store read them, and each loop here is one pass. Between flushes only the latest change of each
 job is kept, so a burst of thousands of changes per second costs one dict write each and
 one window diff per flush. The feed carries no documents: at a flush the session reads the
 jobs it needs (those the view can show, shown or marked) in one ``get_many``. A busy queue
@@ -15,20 +18,25 @@ most ``MAX_PENDING`` jobs per batch, ``MAX_UNDECIDED`` outcomes waiting for thei
 
 from __future__ import annotations
 
+import operator
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from monque_engine import ChangeEvent, Job, JobStatus
+from monque_engine.change_rows import ChangeRow, ChangeRows, event_row
 
 from ..clock import Clock
 
+#: The rows carry statuses as their values (``ChangeRows``).
 _PENDING, _PROCESSING, _COMPLETED, _FAILED = (
-    JobStatus.PENDING,
-    JobStatus.PROCESSING,
-    JobStatus.COMPLETED,
-    JobStatus.FAILED,
+    JobStatus.PENDING.value,
+    JobStatus.PROCESSING.value,
+    JobStatus.COMPLETED.value,
+    JobStatus.FAILED.value,
 )
+_DELETE = "delete"
+_job_id = operator.itemgetter(2)  # ChangeRows' ROW_JOB_ID
 #: Distinct changed jobs kept between flushes before switching to a reload.
 MAX_PENDING = 2000
 #: Seconds of per-second throughput kept (the line shows the last ``GRAPH_SECONDS``).
@@ -44,8 +52,9 @@ MAX_UNDECIDED = 2_000
 class ChangeBatch:
     """The changes gathered between two flushes of the feed into the window."""
 
-    #: The latest change of each changed job (None: deleted); its job is read at the flush.
-    changes: dict[str, ChangeEvent | None] = field(default_factory=dict)
+    #: The latest change of each changed job, as its row (``ChangeRows``; op "delete": deleted);
+    #: its job is read at the flush.
+    changes: dict[str, ChangeRow] = field(default_factory=dict)
     #: Too much changed (or history was lost): reload instead of diffing.
     reload: bool = False
     events: int = 0
@@ -76,44 +85,44 @@ class Throughput:
         self._undecided: deque[tuple[int, str]] = deque()
 
     def record(self, change: ChangeEvent) -> None:
+        """One change (``record_rows`` takes the feed's batches)."""
+        self.record_rows((event_row(change),))
+
+    def record_rows(self, rows: Iterable[ChangeRow]) -> None:
         # Called for every change the feed delivers (~15,000 a second beside a drain of 5,000
-        # jobs/s): the statuses are module constants and the common outcomes come first.
-        job_id = change.job_id
-        if change.operation == "delete":
-            self._claimed.pop(job_id, None)
-            return
-        status = change.status
-        if status is None:
-            job = change.job
-            status = job.status if job is not None else None
-        if status is _PROCESSING:
-            claimed = self._claimed
-            claimed[job_id] = change.next_run_at_ms
-            if len(claimed) > MAX_CLAIMED:
-                del claimed[next(iter(claimed))]
-            return
-        before = self._claimed.pop(job_id, None)
-        if status is _COMPLETED:
-            slot = 0  # only a worker completes a job
-        elif status is _FAILED:
-            slot = 1  # only a worker fails a job (an operator cancels)
-        elif (
-            status is _PENDING
-            and before is not None
-            and change.next_run_at_ms is not None
-            and change.next_run_at_ms > before
-        ):
-            job = change.job
-            if job is None:
-                # Its fail count tells (a completion resets it): decided when the job is read.
+        # jobs/s), a pull at a time: one pass, the common outcomes first, counted per batch.
+        claimed = self._claimed
+        completed = failed = 0
+        second: int | None = None
+        for _, op, job_id, _, status, next_run in rows:
+            if op == _DELETE:
+                claimed.pop(job_id, None)
+                continue
+            if status == _PROCESSING:
+                claimed[job_id] = next_run
+                continue
+            before = claimed.pop(job_id, None)
+            if status == _COMPLETED:
+                completed += 1  # only a worker completes a job
+            elif status == _FAILED:
+                failed += 1  # only a worker fails a job (an operator cancels)
+            elif status == _PENDING and before is not None and next_run is not None and next_run > before:
+                # A failed attempt to retry, or a recurring job's completion: its fail count
+                # tells (a completion resets it), decided when the job is read (``settle``).
+                if second is None:
+                    second = self._clock() // 1000
                 if len(self._undecided) >= MAX_UNDECIDED:
                     self._count(self._undecided.popleft()[0], 1)
-                self._undecided.append((self._clock() // 1000, job_id))
-                return
-            slot = 1 if job.fail_count > 0 else 0
-        else:
-            return  # an operator's cancel, retry or reschedule, a stale recovery, a new job
-        self._count(self._clock() // 1000, slot)
+                self._undecided.append((second, job_id))
+            # else: an operator's cancel, retry or reschedule, a stale recovery, a new job
+        while len(claimed) > MAX_CLAIMED:
+            del claimed[next(iter(claimed))]
+        if completed or failed:
+            now = self._clock() // 1000 if second is None else second
+            if completed:
+                self._count(now, 0, completed)
+            if failed:
+                self._count(now, 1, failed)
 
     @property
     def undecided(self) -> list[str]:
@@ -129,12 +138,12 @@ class Throughput:
             job = jobs.get(job_id)
             self._count(second, 0 if job is not None and job.fail_count == 0 else 1)
 
-    def _count(self, second: int, slot: int) -> None:
+    def _count(self, second: int, slot: int, n: int = 1) -> None:
         buckets = self._buckets
         if buckets:
             last_second, counts = buckets[-1]
             if last_second == second:  # the usual case: this second's bucket
-                counts[slot] += 1
+                counts[slot] += n
                 return
         if not buckets or buckets[-1][0] < second:
             buckets.append((second, [0, 0]))
@@ -142,7 +151,7 @@ class Throughput:
             # Its own second; a settled outcome whose second had no other one goes to the
             # nearest earlier second shown (one that left the history is dropped).
             if bucket_second <= second:
-                counts[slot] += 1
+                counts[slot] += n
                 return
 
     def series(self, width: int) -> tuple[list[float], list[float]]:
@@ -167,13 +176,19 @@ class ChangeBuffer:
         self._batch = ChangeBatch()
 
     def add(self, change: ChangeEvent) -> None:
+        """One change (``add_rows`` takes the feed's batches)."""
+        self.add_rows(ChangeRows((event_row(change),), change.token))
+
+    def add_rows(self, rows: ChangeRows) -> None:
+        """A pull's changes: the meter counts them, and the latest change of each job is kept
+        (the dict's update is one pass in C; a later row of a job replaces an earlier one)."""
         batch = self._batch
-        batch.events += 1
-        self.throughput.record(change)
+        batch.events += len(rows.rows)
+        self.throughput.record_rows(rows.rows)
         if batch.reload:
             return
         changes = batch.changes
-        changes[change.job_id] = change if change.operation != "delete" else None
+        changes.update(zip(map(_job_id, rows.rows), rows.rows, strict=True))
         if len(changes) > MAX_PENDING:
             changes.clear()
             batch.reload = True
