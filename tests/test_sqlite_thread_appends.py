@@ -36,6 +36,15 @@ def wakes_kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) 
     return str(request.param)
 
 
+def wait_queued(appends: ThreadAppends, count: int = THREADS) -> None:
+    """Until ``count`` rows are queued: their threads wait behind a held gate, inside the
+    appends, where there is no event to await."""
+    deadline = time.monotonic() + 30
+    while len(appends._queued) < count:
+        assert time.monotonic() < deadline, "the threads never queued"
+        time.sleep(0.001)
+
+
 def _queue_behind_the_gate(outcome: Any) -> tuple[list[list[Append]], list[Any]]:
     gate = threading.Lock()
     appends = ThreadAppends(gate)
@@ -56,10 +65,7 @@ def _queue_behind_the_gate(outcome: Any) -> tuple[list[list[Append]], list[Any]]
     threads = [threading.Thread(target=append, args=(index,)) for index in range(THREADS)]
     for thread in threads:
         thread.start()
-    deadline = time.monotonic() + 30
-    while len(appends._queued) < THREADS:  # every thread has queued its row and waits for the gate
-        assert time.monotonic() < deadline, "the threads never queued"
-        time.sleep(0.001)
+    wait_queued(appends)  # every thread has queued its row and waits for the gate
     gate.release()
     for thread in threads:
         thread.join(30)
@@ -136,11 +142,9 @@ def test_the_semaphores_are_reused_and_closed(monkeypatch: pytest.MonkeyPatch) -
         for round_ in range(rounds):  # each round: every thread's row queued behind the gate, one batch
             gate.acquire()
             start.wait(30)
-            deadline = time.monotonic() + 30
-            while len(appends._queued) < THREADS:
-                assert time.monotonic() < deadline, "the threads never queued"
-                time.sleep(0.001)
+            wait_queued(appends)
             gate.release()
+            deadline = time.monotonic() + 30
             while len(batches) <= round_:  # committed before the gate is held again
                 assert time.monotonic() < deadline, "the batch was never committed"
                 time.sleep(0.001)
@@ -251,10 +255,7 @@ def test_the_next_leader_waits_for_the_threads_of_the_last_batch_that_are_on_the
     warmed.wait(30)
     gate.acquire()
     gate_held.wait(30)
-    deadline = time.monotonic() + 30
-    while len(appends._queued) < THREADS:
-        assert time.monotonic() < deadline, "the threads never queued"
-        time.sleep(0.001)
+    wait_queued(appends)
     gate.release()
     for thread in threads:
         thread.join(30)
@@ -319,10 +320,7 @@ def _enqueue_from_threads_behind_the_gate(monque: SyncMonque, writer: Any, names
     try:
         for thread in threads:
             thread.start()
-        deadline = time.monotonic() + 30
-        while len(appends._queued) < len(names):  # every thread waits for the gate, its row queued
-            assert time.monotonic() < deadline, "the threads never queued"
-            time.sleep(0.001)
+        wait_queued(appends, len(names))  # every thread waits for the gate, its row queued
     finally:
         writer._gate.release()
     for thread in threads:
@@ -384,20 +382,14 @@ def test_an_interrupted_follower_withdraws_its_row_and_leaves_nobody_waiting() -
     appends = ThreadAppends(gate)
     batches, commit = recording_commit()
 
-    def queued(count: int) -> None:
-        deadline = time.monotonic() + 30
-        while len(appends._queued) < count:
-            assert time.monotonic() < deadline, "never queued"
-            time.sleep(0.001)
-
     def interrupt_main() -> None:
-        queued(2)  # the leader waits for the gate, main follows
+        wait_queued(appends, 2)  # the leader waits for the gate, main follows
         signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
 
     gate.acquire()
     leader = threading.Thread(target=lambda: appends.append("INSERT", ("leader",), commit))
     leader.start()
-    queued(1)
+    wait_queued(appends, 1)
     interrupter = threading.Thread(target=interrupt_main)
     interrupter.start()
     with pytest.raises(KeyboardInterrupt):
