@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args, overload
 
 from .errors import InvalidEventError, StoreLostError
 from .exception_text import describe_exception
+from .forwarded import forwarder
 
 if TYPE_CHECKING:
     from .job import Job
@@ -244,9 +245,8 @@ _PAYLOADS = frozenset(
 )
 
 
-def __getattr__(name: str) -> Any:
-    if name in _PAYLOADS:
-        from . import event_payloads
+_forwarded = forwarder(__name__, ".event_payloads", _PAYLOADS)
 
-        return getattr(event_payloads, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __getattr__(name: str) -> Any:
+    return _forwarded(name)

@@ -16,6 +16,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Literal
 
 from .attempts import Attempt, parse_attempts
+from .forwarded import forwarder
 from .payload_filter import DataTerm
 from .run_progress import RUNNING_JOB, InvalidProgressError, Progress, ProgressSink, checked_progress
 from .timeouts import MAX_TIMEOUT_SECONDS, RunLimit
@@ -768,9 +769,8 @@ _FLEET_RECORDS = frozenset(
 )
 
 
-def __getattr__(name: str) -> Any:
-    if name in _FLEET_RECORDS:
-        from . import fleet_records
+_forwarded = forwarder(__name__, ".fleet_records", _FLEET_RECORDS)
 
-        return getattr(fleet_records, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+def __getattr__(name: str) -> Any:
+    return _forwarded(name)
