@@ -115,10 +115,10 @@ class FilterBar(Vertical):
     def on_mount(self) -> None:
         self.call_after_refresh(self._build_fields)
 
-    def _build_fields(self) -> AwaitMount | None:
-        """Mount the fields above the hint (once); what to await for them to be mounted."""
+    def _build_fields(self) -> None:
+        """Mount the fields above the hint (once; ``_mounting`` awaits them)."""
         if self._inputs or not self.is_attached:
-            return None  # built; or the screen went before its first frame (a store that failed to open)
+            return  # built; or the screen went before its first frame (a store that failed to open)
         fields = {
             "filter-name": Input(placeholder="name, or glob email* (Tab)", id="filter-name"),
             "filter-search": Input(placeholder="id start/end, unique key", id="filter-search"),
@@ -135,7 +135,6 @@ class FilterBar(Vertical):
             *(w for label, field in zip(labels, fields.values(), strict=True) for w in (Label(label), field))
         )
         self._mounting = self.mount(row, before=0)
-        return self._mounting
 
     def _value(self, field_id: str) -> str:
         """A field's text; "" while the fields are not built yet (nothing can have been typed)."""
