@@ -1,6 +1,6 @@
 """Sync enqueue (``SyncMonque``) against the async single enqueue, in one run (issue 38).
 
-    python -m bench.sync_client [--jobs 5000] [--threads 8] [--rounds 3] [--peer TREE]
+    python -m bench.sync_client [--jobs 5000] [--threads 8] [--rounds 3] [--peer TREE] [--cpus N]
 
 Each round, on fresh SQLite files, alternating which subject goes first:
 
@@ -22,6 +22,12 @@ Each round, on fresh SQLite files, alternating which subject goes first:
   ``store/sqlite/threadappends.py`` (how threads' rows are committed) swapped in, in the same
   process and the same rounds, so the two designs' ``8 threads / 1 thread`` are compared
   under the same load. Only that module is swapped; everything else is this tree's.
+
+``--cpus 1`` runs the whole process on one CPU. Read beside a run on every CPU it separates
+the two costs threads pay under the GIL: the hand-over itself, and the wake-up of a thread
+on another, idle CPU (on a small VM, a halted vCPU's resume) that every hand-over to a
+sleeping thread across cores waits for. The gil control shows it alone: pure-Python threads
+lose ~40 % across two cores and nothing on one.
 
 Every subject is timed from its first call until its store is closed (so every job is in
 the job table, the inbox's last rows moved), after a warm-up of 200 calls, and checks the
@@ -182,7 +188,15 @@ def main() -> int:
     ap.add_argument("--threads", type=int, default=8)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--peer", metavar="TREE", help="also run sync and sync-threads with TREE's threadappends.py")
+    ap.add_argument(
+        "--cpus",
+        type=int,
+        metavar="N",
+        help="run the whole process on the first N CPUs only (Linux): with 1, no GIL hand-over crosses cores",
+    )
     args = ap.parse_args()
+    if args.cpus:
+        os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[: args.cpus])  # before any thread starts
     if args.peer:
         peer = load_peer(args.peer)
         SUBJECTS["peer-sync"] = with_appends(peer, SUBJECTS["sync"])
@@ -194,7 +208,10 @@ def main() -> int:
     cpu_per_job: dict[str, list[float]] = {name: [] for name in SUBJECTS}
     gil: list[float] = []
     errors = 0
-    print(f"load average at start: {', '.join(f'{load:.1f}' for load in os.getloadavg())} ({os.cpu_count()} cores)")
+    print(
+        f"load average at start: {', '.join(f'{load:.1f}' for load in os.getloadavg())} ({os.cpu_count()} cores, "
+        f"this process on {len(os.sched_getaffinity(0))})"
+    )
     for round_ in range(args.rounds):
         order = list(SUBJECTS) if round_ % 2 == 0 else list(reversed(SUBJECTS))
         got = {}

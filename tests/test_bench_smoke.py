@@ -118,6 +118,21 @@ def test_processes_bench_runs_every_subject_and_prints_the_ratios():
     assert "no-op handlers, one SQLite file" in proc.stdout
 
 
+def test_sync_client_bench_runs_on_one_cpu_when_asked():
+    """``bench.sync_client --cpus 1``: the whole process, its threads too, on one CPU (the
+    run that tells the GIL hand-over from the wake-up across CPUs, docs/benchmarks.md)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.sync_client", "--jobs", "400", "--threads", "4", "--rounds", "1", "--cpus", "1"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "this process on 1)" in proc.stdout
+    assert "4 threads / 1 thread (sync):" in proc.stdout and "errors from threads: 0" in proc.stdout
+
+
 def test_console_launch_bench_times_the_launch_and_each_phase(tmp_path):
     """One launch and one timed launch in tmux: the phases wrapper still finds the console's
     classes and methods it times (a rename would leave it waiting for rows it never sees), and
