@@ -403,3 +403,99 @@ def test_an_interrupted_follower_withdraws_its_row_and_leaves_nobody_waiting() -
     later.join(30)
     assert not later.is_alive(), "a later append hung"
     assert batches == [["leader"], ["later"]]
+
+
+def test_a_follower_interrupted_as_it_takes_the_lead_passes_it_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C lands in the main thread just as its wait returns with the lead token (the read
+    done, the token gone): the row queued beside it still gets a leader and is committed,
+    and the main thread's row is not written. Before, that thread took the lead away with it
+    and the other thread slept for ever."""
+    gate = threading.Lock()
+    appends = ThreadAppends(gate)
+    committing, let_commit, late_may_sleep = threading.Event(), threading.Event(), threading.Event()
+    batches: list[list[Any]] = []
+    late: list[Any] = []
+    late_thread: list[threading.Thread] = []
+    main = threading.main_thread()
+    interrupted: list[bool] = []
+    real_wait = threadappends.Wakes.wait
+
+    def wait(self: threadappends.Wakes) -> None:
+        if threading.current_thread().name == "late":
+            late_may_sleep.wait(30)  # asleep only after the main thread took the token
+        real_wait(self)
+        if threading.current_thread() is main and not interrupted:
+            interrupted.append(True)
+            raise KeyboardInterrupt  # as a signal handler raises it when the read returns
+
+    monkeypatch.setattr(threadappends.Wakes, "wait", wait)
+
+    def commit(batch: list[Append]) -> bool:
+        batches.append([row.params[0] for row in batch])
+        if len(batches) == 1:
+            committing.set()
+            let_commit.wait(30)  # rows queued now go to the next batch, led by one of theirs
+        return True
+
+    def orchestrate() -> None:
+        wait_queued(appends, 1)  # the main thread's row, queued during the first commit
+        late_thread.append(
+            threading.Thread(target=lambda: late.append(appends.append("INSERT", ("late",), commit)), name="late")
+        )
+        late_thread[0].start()
+        wait_queued(appends, 2)
+        let_commit.set()  # the first batch settles and passes the lead to the queued rows
+
+    first = threading.Thread(target=lambda: appends.append("INSERT", ("first",), commit))
+    first.start()
+    assert committing.wait(30)
+    threading.Thread(target=orchestrate).start()
+    with pytest.raises(KeyboardInterrupt):
+        appends.append("INSERT", ("main",), commit)
+    late_may_sleep.set()
+    late_thread[0].join(30)
+    assert late == [True], "the thread queued beside the interrupted one was left without a leader"
+    assert batches == [["first"], ["late"]]
+    first.join(30)
+
+
+def test_a_leader_interrupted_before_it_takes_the_batch_passes_the_lead_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C lands in the main thread after it became the leader and before it took the
+    batch: its row is not written, and the rows queued behind it are led and committed by
+    one of their own threads. Before, the lead stayed with the gone thread and every later
+    append waited for ever."""
+    gate = threading.Lock()
+    appends = ThreadAppends(gate)
+    batches, commit = recording_commit()
+    main = threading.main_thread()
+    real_lead = ThreadAppends._lead
+
+    def lead(self: ThreadAppends, row: Append, commit: Callable[[list[Append]], Any]) -> None:
+        if threading.current_thread() is main:
+            wait_queued(self, 3)  # two followers queued behind the main thread's row
+            raise KeyboardInterrupt
+        real_lead(self, row, commit)
+
+    monkeypatch.setattr(ThreadAppends, "_lead", lead)
+    results: list[Any] = []
+    followers = [
+        threading.Thread(target=lambda n=n: results.append(appends.append("INSERT", (n,), commit))) for n in ("x", "y")
+    ]
+
+    def start_followers() -> None:
+        wait_queued(appends, 1)
+        for follower in followers:
+            follower.start()
+
+    threading.Thread(target=start_followers).start()
+    with pytest.raises(KeyboardInterrupt):
+        appends.append("INSERT", ("main",), commit)
+    for follower in followers:
+        follower.join(30)
+    assert not any(follower.is_alive() for follower in followers), "the rows behind the interrupted leader hung"
+    assert results == [True, True]
+    assert sorted(row for batch in batches for row in batch) == ["x", "y"]
+    later = threading.Thread(target=lambda: results.append(appends.append("INSERT", ("later",), commit)))
+    later.start()
+    later.join(30)
+    assert not later.is_alive() and results[-1] is True

@@ -79,18 +79,18 @@ class Wakes:
     batch's sleepers when it is settled, or by one to pass the lead on: one call a batch, not
     one a row. On Linux an eventfd in semaphore mode: ``os.eventfd_write`` and
     ``os.eventfd_read`` let go of the GIL around the system call, so the kernel's wake-ups run
-    beside Python, not inside the leader's turn. Reused once every sleeper has woken (a
-    generation's tokens and sleepers always match: see ``ThreadAppends._withdraw`` for the
-    one exception, after which it is not reused)."""
+    beside Python, not inside the leader's turn. Reused once every sleeper has woken. A
+    token nobody was meant to take may be left in it (a spare raised for an interrupted
+    thread, ``ThreadAppends._recover``): whoever it wakes finds its row neither settled nor
+    given the lead and sleeps again, so a spare costs a wake-up, never a wrong answer."""
 
-    __slots__ = ("fd", "semaphore", "tainted", "taken", "waiting")
+    __slots__ = ("fd", "semaphore", "taken", "waiting")
 
     def __init__(self) -> None:
         self.fd = os.eventfd(0, os.EFD_SEMAPHORE | os.EFD_CLOEXEC) if EVENTFD else -1
         self.semaphore = None if self.fd >= 0 else threading.Semaphore(0)
         self.waiting = 0  #: its rows' threads that have not woken yet
         self.taken = False  #: a leader took its rows: no more join
-        self.tainted = False  #: a token no thread will take is left in it
 
     def wait(self) -> None:
         if self.semaphore is None:
@@ -121,7 +121,9 @@ class ThreadAppends:
         self._lock = threading.Lock()
         self._crowd_back = threading.Condition(self._lock)
         self._queued: list[Append] = []
-        self._leading = False
+        #: The row whose thread leads now (from becoming leader until its batch is settled).
+        #: None with ``_lead_token`` set: the lead was passed on and no thread has taken it yet.
+        self._leader: Append | None = None
         #: Threads the next leader waits for (the last batch's quick ones not back yet).
         self._awaited: set[int] = set()
         self._local = threading.local()
@@ -135,6 +137,8 @@ class ThreadAppends:
         self._wakes: Wakes | None = None
         self._spare: list[Wakes] = []
         #: The lead was passed on: the next follower to wake whose row is not settled leads.
+        #: Taken in the same two stores as ``_leader`` is set, with no call between them, so
+        #: an interrupt never lands between the two (``_recover`` relies on it).
         self._lead_token = False
 
     def append(self, statement: str, params: tuple[Any, ...], commit: Callable[[list[Append]], Outcome]) -> bool:
@@ -145,24 +149,27 @@ class ThreadAppends:
         quick = returned is not None and time.monotonic() - returned < QUICK
         me = threading.get_ident()
         row = Append(statement, params, me, quick)
-        with self._lock:
-            self._queued.append(row)
-            self._awaited.discard(me)
-            follower = self._leading
-            if not follower:
-                self._leading = True
-            else:
-                wakes = self._wakes
-                if wakes is None:
-                    wakes = self._wakes = self._spare.pop() if self._spare else Wakes()
-                wakes.waiting += 1
-                row.wakes = wakes
-                row.waiting = True
-                if not self._awaited:
-                    self._crowd_back.notify()  # the last one the leader waited for
         try:
+            with self._lock:
+                self._queued.append(row)
+                self._awaited.discard(me)
+                follower = self._leader is not None or self._lead_token
+                if not follower:
+                    self._leader = row
+                else:
+                    wakes = self._wakes
+                    if wakes is None:
+                        wakes = self._wakes = self._spare.pop() if self._spare else Wakes()
+                    wakes.waiting += 1
+                    row.wakes = wakes
+                    row.waiting = True
+                    if not self._awaited:
+                        self._crowd_back.notify()  # the last one the leader waited for
             if not follower or self._follow(row):
                 self._lead(row, commit)
+        except BaseException:  # KeyboardInterrupt in the main thread, wherever it landed
+            self._recover(row)
+            raise
         finally:
             local.returned = time.monotonic()
         written = row.outcome
@@ -172,22 +179,22 @@ class ThreadAppends:
 
     def _follow(self, row: Append) -> bool:
         """Wait for the row to be settled; True when its thread is to lead instead (it woke
-        on the lead token, its row not settled: the row is in the next batch, still queued)."""
+        on the lead token, its row not settled: the row is in the next batch, still queued).
+        Woken with neither, it took a spare token (see ``Wakes``) and sleeps again."""
         wakes = row.wakes
         assert wakes is not None
-        try:
+        while True:
             wakes.wait()
-        except BaseException:  # KeyboardInterrupt in the main thread: withdraw, then raise it
-            self._withdraw(row)
-            raise
-        with self._lock:
-            row.waiting = False
-            lead = row.outcome is None
-            if lead:
-                assert self._lead_token, "woken with neither an outcome nor the lead"
-                self._lead_token = False
-            self._woken(wakes)
-        return lead
+            with self._lock:
+                lead = row.outcome is None
+                if lead:
+                    if not self._lead_token:
+                        continue  # a spare: not this row's turn
+                    self._lead_token = False
+                    self._leader = row
+                row.waiting = False
+                self._woken(wakes)
+            return lead
 
     def _woken(self, wakes: Wakes) -> None:
         """(Lock held.) One sleeper fewer: once its generation is taken and all have woken,
@@ -197,31 +204,36 @@ class ThreadAppends:
             self._reuse(wakes)
 
     def _reuse(self, wakes: Wakes) -> None:
-        if wakes.tainted:
-            wakes.close()
-        else:
-            wakes.taken = False
-            self._spare.append(wakes)
+        wakes.taken = False
+        self._spare.append(wakes)
 
-    def _withdraw(self, row: Append) -> None:
-        """An interrupted follower's row leaves the queue if no leader has taken it yet (a row
-        already taken is committed all the same), and a lead token with nobody left to take
-        it is dropped: nobody is left waiting for a thread that is gone. A token written for
-        the gone thread stays in its semaphore, so that semaphore is not used again."""
+    def _recover(self, row: Append) -> None:
+        """``append`` was left by an exception (Ctrl-C in the main thread) at any point after
+        its row was made: nobody may be left waiting for a thread that is gone.
+
+        Its row leaves the queue if no leader has taken it yet (a row already taken is
+        committed all the same). If its thread held the lead, the lead is passed on. If the
+        lead was passed to the queued rows and not taken, this thread may have taken its
+        token and gone before saying so: one more token is raised (a spare is slept through,
+        see ``Wakes``), or, with no row left queued, the lead is dropped. A thread that was
+        asleep is counted out of its semaphore's sleepers."""
+        wake: list[tuple[Wakes, int]] = []
         with self._lock:
-            wakes = row.wakes
-            if wakes is None or not row.waiting:
-                return
-            row.waiting = False
+            if row.wakes is not None and row.waiting:
+                row.waiting = False
+                self._woken(row.wakes)
             if row in self._queued:
                 self._queued.remove(row)
-                if self._lead_token and not self._queued:  # the token was for this row's generation
+            if self._leader is row:
+                self._pass_lead(wake)
+            elif self._leader is None and self._lead_token:
+                if self._queued:
+                    assert self._wakes is not None  # the queued rows are followers of the coming generation
+                    wake.append((self._wakes, 1))
+                else:
                     self._lead_token = False
-                    self._leading = False
-                    wakes.tainted = True
-            elif row.outcome is not None:  # settled: the batch's wake counted it
-                wakes.tainted = True
-            self._woken(wakes)
+        for wakes, count in wake:
+            wakes.wake(count)
 
     def _lead(self, row: Append, commit: Callable[[list[Append]], Outcome]) -> None:
         batch: list[Append] = []
@@ -269,9 +281,8 @@ class ThreadAppends:
         """(Lock held.) A thread of a row queued leads next: the first of them to wake, woken
         with the lead token instead of an outcome; with none queued, nobody leads until the
         next row."""
+        self._leader = None
         if self._queued:
             assert self._wakes is not None  # the queued rows are followers of the coming generation
             self._lead_token = True
             wake.append((self._wakes, 1))
-            return
-        self._leading = False
