@@ -271,8 +271,13 @@ class FilterBar(Vertical):
         typed = self._value("filter-when")
         if typed == self.applied_when:
             return None
+        if self.error is not None:
+            return (
+                f"The filter {typed!r} in the filter bar is not applied (the line under the bar says why): "
+                "press / and correct it, or Esc to clear the filter."
+            )
         return (
-            f"The time range {typed!r} in the filter bar is not applied yet: press / then Enter to apply it, "
+            f"The filter {typed!r} in the filter bar is not applied yet: press / then Enter to apply it, "
             "or Esc to clear the filter."
         )
 
