@@ -25,7 +25,8 @@ class WhenScreen(PromptScreen[datetime]):
     def __init__(self, question: str, clock: Clock, blink: bool = True) -> None:
         super().__init__(
             question,
-            "+10m, +2h, +1d, now, or an ISO time such as 2030-01-02T15:04 (UTC unless an offset is given)",
+            "+10m, +2h, +1d, now, or an ISO time such as 2030-01-02T15:04 (UTC unless an offset is given); "
+            "Enter on an empty field: +10m",
             placeholder="+10m",
             blink=blink,
         )
