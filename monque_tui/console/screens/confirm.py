@@ -10,6 +10,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
 from ..actions import VERBS, ActionKind, ActionPlan
+from ..widgets.text_input import TextInput
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -48,7 +49,7 @@ class ConfirmScreen(ModalScreen[bool]):
             for line in self.plan.details:
                 yield Static(line, classes="confirm-detail", markup=False)
             if self.plan.needs_typed_confirmation:
-                yield Input(placeholder=f"type {self.plan.count} to confirm", id="confirm-typed")
+                yield TextInput(placeholder=f"type {self.plan.count} to confirm", id="confirm-typed")
                 yield Static("", id="confirm-typed-error", markup=False)
             with Horizontal():
                 yield Button("Keep (n)", id="refuse", variant="default")

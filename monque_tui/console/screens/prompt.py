@@ -15,6 +15,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
+from ..widgets.text_input import TextInput
+
 Answer = TypeVar("Answer")
 
 
@@ -59,7 +61,7 @@ class PromptScreen(ModalScreen[Answer | None], Generic[Answer]):
         with Vertical():
             yield Label(self.question, id=f"{prefix}-question", classes="prompt-question", markup=False)
             yield Static(self.hint, classes="prompt-hint", markup=False)
-            yield Input(
+            yield TextInput(
                 self._value,
                 placeholder=self._placeholder,
                 id=f"{prefix}-input",

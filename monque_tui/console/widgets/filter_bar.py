@@ -27,6 +27,7 @@ from monque_engine.payload_filter import DataTerm
 
 from ..clock import Clock, system_clock
 from ..query import RANGE_HINT, RANGE_PLACEHOLDER, RangeError, TimeRange, parse_where
+from .text_input import TextInput
 
 #: Seconds of no typing before the "contains" text is applied.
 TEXT_DEBOUNCE = 0.35
@@ -120,10 +121,10 @@ class FilterBar(Vertical):
         if self._inputs or not self.is_attached:
             return  # built; or the screen went before its first frame (a store that failed to open)
         fields = {
-            "filter-name": Input(placeholder="name, or glob email* (Tab)", id="filter-name"),
-            "filter-search": Input(placeholder="id start/end, unique key", id="filter-search"),
-            "filter-when": Input(placeholder=RANGE_PLACEHOLDER, id="filter-when"),
-            "filter-text": Input(placeholder="payload or error text", id="filter-text"),
+            "filter-name": TextInput(placeholder="name, or glob email* (Tab)", id="filter-name"),
+            "filter-search": TextInput(placeholder="id start/end, unique key", id="filter-search"),
+            "filter-when": TextInput(placeholder=RANGE_PLACEHOLDER, id="filter-when"),
+            "filter-text": TextInput(placeholder="payload or error text", id="filter-text"),
         }
         for field in fields.values():
             field.cursor_blink = self._blink
