@@ -16,7 +16,7 @@ class WhenScreen(PromptScreen[datetime]):
     WhenScreen > Vertical { width: 72; max-width: 95%; border: thick $warning; }
     """
     BINDINGS = [
-        Binding("escape", "cancel", "Keep jobs as they are"),
+        Binding("escape", "cancel", "Keep jobs as they are", key_display="Esc"),
         # Ctrl+C aborts the prompt (the input's copy would swallow it silently; probe 5).
         Binding("ctrl+c", "cancel", "Keep jobs as they are", show=False, priority=True),
     ]
