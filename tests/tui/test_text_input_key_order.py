@@ -62,3 +62,21 @@ async def test_a_burst_in_the_typed_count_prompt_is_read_in_order(seeded_url: st
         assert field.value == count
         await pilot.press("escape")
     assert await store_jobs(seeded_url) == before
+
+
+async def test_tab_in_a_burst_moves_the_focus_before_the_characters_behind_it(seeded_url: str) -> None:
+    """``invoice.render`` Tab Tab ``data.customer_id missing`` typed fast over ssh filtered on the
+    name ``invoice.renderdata.customer_id missing``: Tab (the app's binding) moved the focus only
+    after the characters behind it had gone into the name field (console probe)."""
+    async with running_console(seeded_url, size=(100, 30)) as (app, pilot):
+        await pilot.press("slash")
+        bar = app.jobs_screen.query_one(FilterBar)
+        await wait_for(lambda: isinstance(app.screen.focused, Input))
+        name = app.screen.focused
+        assert isinstance(name, Input) and name.id == "filter-name"
+        _burst(name, [("q", "q"), ("tab", None), ("tab", None), ("d", "d"), ("a", "a")])
+        when = bar.query_one("#filter-when", Input)
+        await wait_for(lambda: when.value == "da" or len(name.value) > 1)
+        await pilot.pause()
+        assert (name.value, when.value) == ("q", "da")
+        assert when.has_focus

@@ -120,7 +120,7 @@ class FilterBar(Vertical):
         """Mount the fields above the hint (once; ``_mounting`` awaits them)."""
         if self._inputs or not self.is_attached:
             return  # built; or the screen went before its first frame (a store that failed to open)
-        fields = {
+        fields: dict[str, Input] = {
             "filter-name": TextInput(placeholder="name, or glob email* (Tab)", id="filter-name"),
             "filter-search": TextInput(placeholder="id start/end, unique key", id="filter-search"),
             "filter-when": TextInput(placeholder=RANGE_PLACEHOLDER, id="filter-when"),
@@ -141,20 +141,6 @@ class FilterBar(Vertical):
         """A field's text; "" while the fields are not built yet (nothing can have been typed)."""
         field = self._inputs.get(field_id)
         return "" if field is None else field.value.strip()
-
-    def on_key(self, event: events.Key) -> None:
-        """Tab in the name field completes the suggested name (as the placeholder says); else moves on."""
-        if event.key != "tab":
-            return
-        field = self._inputs.get("filter-name")
-        if field is None:
-            return
-        suggestion = field._suggestion  # Textual keeps the ghost text here; there is no public accessor
-        if field.has_focus and suggestion and suggestion != field.value:
-            event.prevent_default()
-            event.stop()
-            field.value = suggestion
-            field.cursor_position = len(suggestion)
 
     def set_names(self, names: list[str]) -> None:
         self._names = names
