@@ -161,7 +161,7 @@ def _refuse_typo(text: str, dotted: str, raw: str) -> None:
         )
     if len(raw) > 1 and raw[0] == raw[-1] == "'":
         raise InvalidJobQueryError(
-            f"data filter {text!r}: quote a string with double quotes (data.{dotted} = \"{raw[1:-1]}\"), "
+            f'data filter {text!r}: quote a string with double quotes (data.{dotted} = "{raw[1:-1]}"), '
             f"or leave a plain word bare (data.{dotted} = {raw[1:-1]})"
         )
 
