@@ -137,13 +137,58 @@ def parse_term(text: str) -> DataTerm:
             "'missing' for a key that is not there"
         )
     value = _literal(raw)
+    if value is _NOT_LITERAL:
+        _refuse_typo(text.strip(), match.group(1)[1:], raw)
     return DataTerm(path, "eq", raw if value is _NOT_LITERAL else value)
 
 
+def _refuse_typo(text: str, dotted: str, raw: str) -> None:
+    """A bare value that reads as a typo, refused instead of compared as that odd string.
+
+    ``data.tenant == acme`` compared the string ``= acme`` and ``data.tenant = "acme`` the
+    string ``"acme``: both matched nothing, and the console's "0 matching" read as "no such
+    jobs" (probe finding). A real string of that shape can still be written, quoted.
+    """
+    if raw.startswith("="):
+        raise InvalidJobQueryError(
+            f"data filter {text!r}: one '=' compares (data.{dotted} = {raw[1:].strip() or 'VALUE'}); "
+            'quote a string that starts with "=", e.g. "=x"'
+        )
+    if raw.startswith('"'):
+        raise InvalidJobQueryError(
+            f"data filter {text!r}: the value's double quote is not closed (or a \\ escape in it is not JSON's): "
+            f'write data.{dotted} = "..." whole'
+        )
+    if len(raw) > 1 and raw[0] == raw[-1] == "'":
+        raise InvalidJobQueryError(
+            f'data filter {text!r}: quote a string with double quotes (data.{dotted} = "{raw[1:-1]}"), '
+            f"or leave a plain word bare (data.{dotted} = {raw[1:-1]})"
+        )
+
+
 def parse_terms(text: str) -> tuple[DataTerm, ...]:
-    """Terms separated by commas or by the start of another ``data.`` (``data.a missing data.b = 1``)."""
-    parts = [part for part in re.split(r",|(?=(?<![^\s,])data\.)", text) if part.strip()]
-    return tuple(parse_term(part) for part in parts)
+    """Terms separated by commas or by the start of another ``data.`` (``data.a missing data.b = 1``),
+    outside double quotes: ``data.city = "Paris, TX"`` is one term (it was cut at its comma)."""
+    return tuple(parse_term(part) for part in _split_terms(text) if part.strip())
+
+
+def _split_terms(text: str) -> list[str]:
+    parts: list[str] = []
+    start, quoted, escaped = 0, False, False
+    for i, char in enumerate(text):
+        if quoted:
+            escaped, quoted = (False, True) if escaped else (char == "\\", char != '"')
+            continue
+        if char == '"':
+            quoted = True
+        elif char == ",":
+            parts.append(text[start:i])
+            start = i + 1
+        elif text.startswith("data.", i) and i > start and (text[i - 1].isspace() or text[i - 1] == ","):
+            parts.append(text[start:i])
+            start = i
+    parts.append(text[start:])
+    return parts
 
 
 def check_term(term: DataTerm) -> None:

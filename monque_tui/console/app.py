@@ -639,7 +639,7 @@ class MonqueConsole(App[int]):
         if plan is None:
             return
         if kind is ActionKind.RESCHEDULE:
-            question = f"Reschedule {plan.subject}: when should it run?"
+            question = f"Reschedule {plan.subject}: when should {'it' if plan.count == 1 else 'they'} run?"
 
             def chosen(moment: Any) -> None:
                 if moment is not None:

@@ -126,7 +126,8 @@ REGISTRY: tuple[KeyAction, ...] = (
         key_display="/",
         help="Filter by job name (exact; Tab completes it) or name glob (email*, report-?: the view says "
         "how many names it matched), id (start or end) or unique key, time ranges "
-        "FROM..TO such as: created -2h..  updated today  next now..+1h (no offset = UTC), and "
+        "FROM..TO such as: created -2h..  updated today  next now..+1h (no offset = UTC), then payload "
+        "terms: data.customer_id missing, data.tenant = acme, data.amount = 5 (in the same field), and "
         "'contains': payload or error text (type or message), ASCII case ignored, applied after a short "
         "pause in typing or at once on Enter",
         rank=5,

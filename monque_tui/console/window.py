@@ -42,18 +42,24 @@ class JobWindow:
         #: Whether the listing continues above the first / below the last row.
         self.has_before = False
         self.has_after = False
-        #: Rows of the listing above the first loaded one (exact until live changes land).
+        #: Rows of the listing above the first loaded one (exact until live changes land), when
+        #: ``offset_known``: a window loaded from the bottom (``G``) does not know how many rows
+        #: are above it, and its 0 made the table say ``↑ 382 above`` over 47k (probe finding).
         self.offset = 0
+        self.offset_known = True
 
     def __len__(self) -> int:
         return len(self.rows)
 
     # -- loading ------------------------------------------------------------------------------
-    def replace(self, jobs: list[Job], has_before: bool, has_after: bool, offset: int = 0) -> None:
+    def replace(self, jobs: list[Job], has_before: bool, has_after: bool, offset: int | None = None) -> None:
+        """``offset``: rows above ``jobs``; None when not known (only 0 is, with nothing before)."""
         self.rows = list(jobs)
         self._keys = [self.query.order_key(job) for job in self.rows]
         self._index = None
-        self.has_before, self.has_after, self.offset = has_before, has_after, offset
+        self.has_before, self.has_after = has_before, has_after
+        self.offset = offset or 0
+        self.offset_known = offset is not None or not has_before
 
     def extend_after(self, jobs: list[Job], has_after: bool) -> None:
         known = self.index
@@ -71,6 +77,8 @@ class JobWindow:
         self._index = None
         self.has_before = has_before
         self.offset = max(0, self.offset - len(fresh))
+        if not has_before:  # the top of the listing: nothing above, whatever was known before
+            self.offset, self.offset_known = 0, True
 
     def trim(self, around: int) -> int:
         """Keep at most ``capacity`` rows centred on row ``around``; returns rows cut from the top."""

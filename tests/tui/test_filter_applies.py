@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from monque_engine import JobStatus
 from monque_tui.console.screens.confirm import ConfirmScreen
+from monque_tui.console.screens.export import ExportScreen
 from monque_tui.console.widgets.filter_bar import FilterBar
 from monque_tui.demo.seed import SEED_JOBS
 
@@ -100,3 +101,37 @@ async def test_the_id_shown_in_the_table_can_be_searched(seeded_url: str) -> Non
     async with running_console(seeded_url) as (app, pilot):
         await pilot.press("slash", "tab", *shown)
         await wait_for(lambda: table_ids(app) == [target])
+
+
+async def test_a_refused_payload_term_blocks_mark_all_export_and_the_marked_view(seeded_url: str) -> None:
+    """``data.n > 5`` is refused and the view stays every job; ``A`` then ``d`` offered to delete them all.
+
+    C R D refused already (the bar is not what the view applies); ``A``, ``E`` and the keys that
+    act on a view marked with ``A`` before the term was typed did not (probe finding).
+    """
+    before = await store_jobs(seeded_url)
+    async with running_console(seeded_url, notifications=True) as (app, pilot):
+        screen = app.jobs_screen
+        bar = screen.query_one(FilterBar)
+        await pilot.press("slash", "tab", "tab", *"data.n > 5", "enter")
+        await wait_for(lambda: bar.error is not None)
+        assert bar.unapplied is not None and screen.query_state.data == ()
+        screen.table.focus()
+        await pilot.press("A")
+        await wait_for(lambda: said(app, "is not applied"))
+        assert app.session.marked_view is None
+        await pilot.press("E")
+        await pilot.pause()
+        assert not isinstance(app.screen, ExportScreen)
+        # A view marked whole before the term was typed: its c/r/d refuse too while the bar disagrees.
+        await pilot.press("slash", "tab", "tab", "ctrl+u", "enter", "escape")
+        await wait_for(lambda: bar.unapplied is None)
+        await pilot.press("A")
+        await wait_for(lambda: app.session.marked_view is not None)
+        await pilot.press("slash", "tab", "tab", *"data.n > 5", "enter", "escape")
+        await wait_for(lambda: bar.unapplied is not None)
+        app.clear_notifications()
+        await pilot.press("d")
+        await wait_for(lambda: said(app, "is not applied"))
+        assert not isinstance(app.screen, ConfirmScreen)
+    assert await store_jobs(seeded_url) == before

@@ -180,6 +180,10 @@ async def test_a_killed_worker_shows_dead_and_x_releases_its_jobs(tmp_path: Path
         await wait_for(
             lambda: screen.rows.get("doomed") is None or screen.rows["doomed"].info.jobs_held == 0, timeout=10
         )
+        # Released: the title no longer offers x on nothing ("1 dead holding 0 jobs (x releases)").
+        if screen.rows.get("doomed") is not None:
+            title = str(screen.query_one("#workers-title").render())
+            assert "1 dead, holding no jobs" in title and "x releases" not in title, title
 
     check = Monque(url, recover_stale_jobs=False)
     await check.initialize()

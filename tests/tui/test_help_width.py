@@ -25,3 +25,16 @@ async def test_help_descriptions_are_readable_at_80_columns(seeded_url: str) -> 
         key_cells = first.index("Jump") - first.index(" g ")
         assert key_cells <= 16, first  # the keys column is as wide as the keys, not the group titles
         assert "Every key of the console. The footer shows those" in text  # where the footer's dropped keys are
+
+
+async def test_help_names_payload_terms_and_says_the_move_keys_work_on_every_table(seeded_url: str) -> None:
+    """``?`` said the move keys apply to "jobs" (they move on Queues, Errors and Workers too) and
+    its ``/`` line never mentioned the payload terms the bar's when field takes (console probe)."""
+    async with running_console(seeded_url, size=(160, 60)) as (app, pilot):
+        await pilot.press("question_mark")
+        await wait_for(lambda: isinstance(app.screen, HelpScreen))
+        await pilot.pause()
+        text = " ".join(screen_text(app).split())
+        assert "data.customer_id missing" in text, text
+        first = next(line for line in screen_text(app).splitlines() if " g " in line)
+        assert "every table" in first, first

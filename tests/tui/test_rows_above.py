@@ -29,3 +29,33 @@ async def test_the_header_counts_the_rows_above_the_screen_and_g_brings_them_bac
         await pilot.pause()
         assert "above" not in _header(app)
         assert "ERROR" in _header(app)
+
+
+async def test_after_G_on_a_long_listing_the_header_does_not_undercount_the_rows_above(store_url: str) -> None:
+    """``G`` loads the listing's last page: the window does not know how many rows are above it,
+    and the header said ``↑ 382 above (g)`` over 47,066 jobs, the rows loaded, not the rows
+    above (console probe). Now it says there are more above; ``g`` still brings them back."""
+    from monque_engine import Monque
+
+    monque = Monque(store_url)
+    await monque.initialize()
+    try:
+        await monque.enqueue_many([{"name": "bulk", "data": {"n": n}} for n in range(700)])
+    finally:
+        await monque.close()
+    async with running_console(store_url, size=(140, 14)) as (app, pilot):
+        table = app.jobs_screen.table
+        await wait_for(lambda: len(table.rows) > 12)
+        await pilot.press("G")
+        await wait_for(lambda: table.window is not None and table.window.has_before and int(table.scroll_y) > 0)
+        await pilot.pause()
+        header = _header(app)
+        assert "↑ more above (g)" in header, header
+        await pilot.press("g")
+        await wait_for(lambda: table.window is not None and not table.window.has_before and int(table.scroll_y) == 0)
+        await pilot.pause()
+        assert "above" not in _header(app)
+        await pilot.press("pagedown", "pagedown")
+        await wait_for(lambda: int(table.scroll_y) > 0)
+        await pilot.pause()
+        assert f"↑ {int(table.scroll_y):,} above (g)" in _header(app)  # counted again from the top

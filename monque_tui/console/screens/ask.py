@@ -9,6 +9,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
+from ..widgets.console_footer import ConsoleFooter
+
 
 class AskScreen(ModalScreen[bool]):
     DEFAULT_CSS = """
@@ -23,7 +25,7 @@ class AskScreen(ModalScreen[bool]):
     AskScreen.-narrow Button { min-width: 0; margin-left: 1; }
     """
     BINDINGS = [
-        Binding("escape,n", "refuse", "No"),
+        Binding("escape,n", "refuse", "No", key_display="Esc"),
         Binding("y", "accept", "Yes"),
         # Ctrl+C at a prompt aborts it, as in any terminal program (it did nothing; probe 5).
         Binding("ctrl+c", "refuse", "No", show=False, priority=True),
@@ -43,6 +45,7 @@ class AskScreen(ModalScreen[bool]):
             with Horizontal():
                 yield Button("Keep (n)", id="refuse")
                 yield Button(f"{self.verb} (y)", id="accept", variant="warning")
+        yield ConsoleFooter()  # its own keys, not the dead ones of the screen below
 
     def on_mount(self) -> None:
         self.query_one("#refuse", Button).focus()

@@ -10,6 +10,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
 from ..actions import VERBS, ActionKind, ActionPlan
+from ..widgets.console_footer import ConsoleFooter
+from ..widgets.text_input import TextInput
 
 
 class ConfirmScreen(ModalScreen[bool]):
@@ -29,7 +31,7 @@ class ConfirmScreen(ModalScreen[bool]):
     ConfirmScreen.-narrow Button { min-width: 0; margin-left: 1; }
     """
     BINDINGS = [
-        Binding("escape,n", "refuse", "Keep jobs as they are"),
+        Binding("escape,n", "refuse", "Keep jobs as they are", key_display="Esc"),
         Binding("y", "accept", "Confirm"),
         # Ctrl+C at a prompt aborts it, as in any terminal program (it did nothing; probe 5).
         Binding("ctrl+c", "refuse", "Keep jobs as they are", show=False, priority=True),
@@ -48,7 +50,7 @@ class ConfirmScreen(ModalScreen[bool]):
             for line in self.plan.details:
                 yield Static(line, classes="confirm-detail", markup=False)
             if self.plan.needs_typed_confirmation:
-                yield Input(placeholder=f"type {self.plan.count} to confirm", id="confirm-typed")
+                yield TextInput(placeholder=f"type {self.plan.count} to confirm", id="confirm-typed")
                 yield Static("", id="confirm-typed-error", markup=False)
             with Horizontal():
                 yield Button("Keep (n)", id="refuse", variant="default")
@@ -56,6 +58,8 @@ class ConfirmScreen(ModalScreen[bool]):
                 yield Button(
                     f"{verb} (y)", id="accept", variant="warning" if self.plan.kind is ActionKind.RETRY else "error"
                 )
+        # Its own keys in the footer: the screen's below showed c, r, t, d, dead while this is open.
+        yield ConsoleFooter()
 
     def on_mount(self) -> None:
         if self.plan.needs_typed_confirmation:

@@ -34,7 +34,7 @@ class ExportScreen(PromptScreen[str]):
     ExportScreen #export-format { color: $text-muted; }
     """
     BINDINGS = [
-        Binding("escape", "cancel", "Cancel"),
+        Binding("escape", "cancel", "Cancel", key_display="Esc"),
         Binding("ctrl+t", "switch_format", "CSV ⇄ JSON Lines"),
         # Ctrl+C aborts the prompt (the input's copy would swallow it silently; probe 5).
         Binding("ctrl+c", "cancel", "Cancel", show=False, priority=True),

@@ -15,7 +15,9 @@ from ..bindings import REGISTRY, Scope, bindings_for, display_keys
 from ..widgets.console_footer import ConsoleFooter
 
 SCOPE_NAMES: dict[Scope, str] = {
-    "table": "jobs",
+    # j/k, g/G, PgUp/PgDn move on the Queues, Errors and Workers tables too (issue 40); the help
+    # said "jobs" beside them.
+    "table": "every table",
     "jobs": "jobs",
     "detail": "detail",
     "queues": "queues",

@@ -569,8 +569,24 @@ class JobsScreen(Screen[None]):
     def action_mark_loaded(self) -> None:
         self.session.mark_loaded()
 
+    def _refuse_unapplied(self) -> bool:
+        """Say why and refuse when the filter bar shows a filter the view has not applied.
+
+        Every key that reaches every job of the view (``C`` ``R`` ``D``, ``A``, the marked view's
+        ``c`` ``r`` ``d``, ``E``) checks this: an invalid or unapplied payload term or range left the
+        view wider than the bar reads (``data.n > 5`` refused, the view still every
+        ``orphan.sync``), and ``A`` then ``d`` offered to delete all of them (probe finding).
+        """
+        unapplied = self.query_one(FilterBar).unapplied
+        if unapplied is None:
+            return False
+        self.notify(unapplied, severity="warning")
+        return True
+
     @work(group="marks")
     async def action_mark_matching(self) -> None:
+        if self._refuse_unapplied():
+            return
         slow = self.console.say_if_slow("Counting the jobs of this view to mark them all…")
         try:
             await self.session.mark_matching()
@@ -578,6 +594,8 @@ class JobsScreen(Screen[None]):
             slow.stop()
 
     def action_export(self) -> None:
+        if self._refuse_unapplied():
+            return
         self.app.post_message(ExportView())
 
     def action_clear_marks(self) -> None:
@@ -660,14 +678,14 @@ class JobsScreen(Screen[None]):
                     "Reschedule works on marked rows, not on all matching (u clears the mark).", severity="warning"
                 )
                 return
+            if self._refuse_unapplied():
+                return
             self.app.post_message(ActOnQuery(ActionKind(kind), self.session.marked_view))
             return
         jobs, marked = self.targets
         self.app.post_message(ActOnJobs(ActionKind(kind), jobs, marked))
 
     def action_act_all(self, kind: str) -> None:
-        unapplied = self.query_one(FilterBar).unapplied
-        if unapplied is not None:
-            self.notify(unapplied, severity="warning")
+        if self._refuse_unapplied():
             return
         self.app.post_message(ActOnQuery(ActionKind(kind), self.query_state))

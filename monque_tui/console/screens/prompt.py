@@ -15,6 +15,9 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, Static
 
+from ..widgets.console_footer import ConsoleFooter
+from ..widgets.text_input import TextInput
+
 Answer = TypeVar("Answer")
 
 
@@ -59,7 +62,7 @@ class PromptScreen(ModalScreen[Answer | None], Generic[Answer]):
         with Vertical():
             yield Label(self.question, id=f"{prefix}-question", classes="prompt-question", markup=False)
             yield Static(self.hint, classes="prompt-hint", markup=False)
-            yield Input(
+            yield TextInput(
                 self._value,
                 placeholder=self._placeholder,
                 id=f"{prefix}-input",
@@ -68,6 +71,7 @@ class PromptScreen(ModalScreen[Answer | None], Generic[Answer]):
             error = Static("", id=f"{prefix}-error", classes="prompt-error", markup=False)
             error.display = False  # no empty line under the input until there is something to say
             yield error
+        yield ConsoleFooter()  # its own keys, not the dead ones of the screen below
 
     def on_mount(self) -> None:
         field = self.query_one(Input)

@@ -16,7 +16,7 @@ class WhenScreen(PromptScreen[datetime]):
     WhenScreen > Vertical { width: 72; max-width: 95%; border: thick $warning; }
     """
     BINDINGS = [
-        Binding("escape", "cancel", "Keep jobs as they are"),
+        Binding("escape", "cancel", "Keep jobs as they are", key_display="Esc"),
         # Ctrl+C aborts the prompt (the input's copy would swallow it silently; probe 5).
         Binding("ctrl+c", "cancel", "Keep jobs as they are", show=False, priority=True),
     ]
@@ -25,7 +25,8 @@ class WhenScreen(PromptScreen[datetime]):
     def __init__(self, question: str, clock: Clock, blink: bool = True) -> None:
         super().__init__(
             question,
-            "+10m, +2h, +1d, now, or an ISO time such as 2030-01-02T15:04 (UTC unless an offset is given)",
+            "+10m, +2h, +1d, now, or an ISO time such as 2030-01-02T15:04 (UTC unless an offset is given); "
+            "Enter on an empty field: +10m",
             placeholder="+10m",
             blink=blink,
         )

@@ -231,10 +231,13 @@ class WorkersScreen(TableScreen):
         if dead:
             held = sum(row.info.jobs_held for row in dead)
             title.append(" · ")
-            title.append(
-                f"{len(dead)} dead holding {held:,} job{'s' if held != 1 else ''} ({self._release_text(dead)})",
-                style="bold red",
-            )
+            if held:
+                title.append(
+                    f"{len(dead)} dead holding {held:,} job{'s' if held != 1 else ''} ({self._release_text(dead)})",
+                    style="bold red",
+                )
+            else:  # "1 dead holding 0 jobs (x releases)" offered a release of nothing (probe finding)
+                title.append(f"{len(dead)} dead, holding no jobs", style="yellow")
         if not rows:
             title.append(" · no instance registered and no job claimed", style="dim")
         note = unregistered_owners_note(rows)

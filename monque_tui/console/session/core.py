@@ -543,7 +543,7 @@ class ConsoleSession:
             before.jobs + middle + after.jobs,
             before.has_previous_page,
             after.has_next_page,
-            max(0, self.window.offset + self.cursor_row - len(before.jobs)),
+            max(0, self.window.offset + self.cursor_row - len(before.jobs)) if self.window.offset_known else None,
         )
         for job in window.rows:
             if job.id in self.marks:

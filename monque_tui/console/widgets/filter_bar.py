@@ -27,6 +27,7 @@ from monque_engine.payload_filter import DataTerm
 
 from ..clock import Clock, system_clock
 from ..query import RANGE_HINT, RANGE_PLACEHOLDER, RangeError, TimeRange, parse_where
+from .text_input import TextInput
 
 #: Seconds of no typing before the "contains" text is applied.
 TEXT_DEBOUNCE = 0.35
@@ -119,11 +120,11 @@ class FilterBar(Vertical):
         """Mount the fields above the hint (once; ``_mounting`` awaits them)."""
         if self._inputs or not self.is_attached:
             return  # built; or the screen went before its first frame (a store that failed to open)
-        fields = {
-            "filter-name": Input(placeholder="name, or glob email* (Tab)", id="filter-name"),
-            "filter-search": Input(placeholder="id start/end, unique key", id="filter-search"),
-            "filter-when": Input(placeholder=RANGE_PLACEHOLDER, id="filter-when"),
-            "filter-text": Input(placeholder="payload or error text", id="filter-text"),
+        fields: dict[str, Input] = {
+            "filter-name": TextInput(placeholder="name, or glob email* (Tab)", id="filter-name"),
+            "filter-search": TextInput(placeholder="id start/end, unique key", id="filter-search"),
+            "filter-when": TextInput(placeholder=RANGE_PLACEHOLDER, id="filter-when"),
+            "filter-text": TextInput(placeholder="payload or error text", id="filter-text"),
         }
         for field in fields.values():
             field.cursor_blink = self._blink
@@ -140,20 +141,6 @@ class FilterBar(Vertical):
         """A field's text; "" while the fields are not built yet (nothing can have been typed)."""
         field = self._inputs.get(field_id)
         return "" if field is None else field.value.strip()
-
-    def on_key(self, event: events.Key) -> None:
-        """Tab in the name field completes the suggested name (as the placeholder says); else moves on."""
-        if event.key != "tab":
-            return
-        field = self._inputs.get("filter-name")
-        if field is None:
-            return
-        suggestion = field._suggestion  # Textual keeps the ghost text here; there is no public accessor
-        if field.has_focus and suggestion and suggestion != field.value:
-            event.prevent_default()
-            event.stop()
-            field.value = suggestion
-            field.cursor_position = len(suggestion)
 
     def set_names(self, names: list[str]) -> None:
         self._names = names
@@ -271,8 +258,13 @@ class FilterBar(Vertical):
         typed = self._value("filter-when")
         if typed == self.applied_when:
             return None
+        if self.error is not None:
+            return (
+                f"The filter {typed!r} in the filter bar is not applied (the line under the bar says why): "
+                "press / and correct it, or Esc to clear the filter."
+            )
         return (
-            f"The time range {typed!r} in the filter bar is not applied yet: press / then Enter to apply it, "
+            f"The filter {typed!r} in the filter bar is not applied yet: press / then Enter to apply it, "
             "or Esc to clear the filter."
         )
 

@@ -550,6 +550,8 @@ class JobTable(ScrollView, can_focus=True):
         stops moving, and without this a newest-first view looked frozen (probe finding).
         """
         window = self.window
+        if window is not None and not window.offset_known:
+            return "↑ more above (g)"  # loaded from the bottom (G): how many is not known
         hidden = int(self.scroll_y) + (window.offset if window is not None else 0)
         if hidden > 0:
             return f"↑ {hidden:,} above (g)"

@@ -61,6 +61,9 @@ async def test_terms_combine_and_every_term_must_hold(monque) -> None:
         ("data. missing", "not a key"),
         ("customer_id missing", "write data.PATH"),
         ("data.$where exists", "not a key"),
+        ("data.tenant == acme", "one '=' compares"),
+        ('data.tenant = "acme', "not closed"),
+        ("data.tenant = 'acme'", "double quotes"),
     ],
 )
 async def test_a_bad_term_is_a_one_line_query_error_and_touches_nothing(monque, text: str, says: str) -> None:
@@ -69,3 +72,12 @@ async def test_a_bad_term_is_a_one_line_query_error_and_touches_nothing(monque, 
     with pytest.raises(InvalidJobQueryError, match=says):
         await m.delete_jobs(JobListFilter(data=text))
     assert await m.count_jobs() == len(PAYLOADS)
+
+
+async def test_a_comma_inside_a_quoted_value_stays_in_the_value(monque) -> None:
+    """``data.city = "Paris, TX"`` was cut at its comma and refused as two broken terms (probe finding)."""
+    m = await monque()
+    paris = await m.enqueue("geo", {"city": "Paris, TX"})
+    await m.enqueue("geo", {"city": "Paris"})
+    listed = (await m.get_jobs_with_cursor(filter=JobListFilter(data='data.city = "Paris, TX", data.city exists'))).jobs
+    assert [job.id for job in listed] == [paris.id]
