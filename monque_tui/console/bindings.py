@@ -381,8 +381,9 @@ REGISTRY: tuple[KeyAction, ...] = (
         "toggle_wide",
         "Wide",
         "View",
-        ("workers", "queues"),
-        help="Every column whole, and on Workers every name (the table scrolls sideways); z again fits the screen",
+        ("workers", "queues", "errors"),
+        help="Every column whole: on Workers every name, on Errors every message (the table scrolls sideways); "
+        "z again fits the screen",
         rank=24,
     ),
     KeyAction(

@@ -84,6 +84,9 @@ class ErrorsScreen(Screen[None]):
         self.fetches = 0
         #: The columns' widths now: ``WIDTHS``, widened where the screen has room (``widths_for``).
         self.widths = dict(WIDTHS)
+        #: ``z``: every column whole (the longest name, type and message), the table scrolling
+        #: sideways, as on the other table screens; ``z`` again fits the screen.
+        self.wide = False
 
     @property
     def console(self) -> ConsoleApp:
@@ -160,6 +163,8 @@ class ErrorsScreen(Screen[None]):
         ``POST https://crm.ex…``).
         """
         groups = self.model.groups
+        if self.wide:
+            return self.wide_widths()
         if width < NARROW_BELOW:
             return self.narrow_widths(width)
         longest = {
@@ -185,6 +190,22 @@ class ErrorsScreen(Screen[None]):
             widths[key] += extra
             room -= extra
         return {key: widths[key] for key, _label, _width in COLUMNS if key in widths}
+
+    def wide_widths(self) -> dict[str, int]:
+        """``z``: every column, each as wide as its longest cell, whatever the screen's width."""
+        groups = self.model.groups
+        widths = {key: WIDTHS[key] for key in (*ALWAYS, *OPTIONAL)}
+        widths.update(_number_widths(groups, narrow=False))
+        widths["name"] = max([4, *(len(group.name) for group in groups)])
+        widths["type"] = max([4, *(len(_type_text(group, short=False)) for group in groups)])
+        widths["pattern"] = max([MESSAGE_MIN, *(len(_message(group)) for group in groups)])
+        return {key: widths[key] for key, _label, _width in COLUMNS if key in widths}
+
+    def action_toggle_wide(self) -> None:
+        """``z``: every cell whole, ←/→ scrolling sideways; ``z`` again fits the screen."""
+        self.wide = not self.wide
+        if self.model.groups:
+            self._draw()
 
     def narrow_widths(self, width: int) -> dict[str, int]:
         """Below ``NARROW_BELOW``: name, ``Type: message``, count, retrying, first seen.
