@@ -58,7 +58,9 @@ class ManagementApi:
 
     async def handle(self, request: ApiRequest) -> ApiResponse:
         try:
-            if request.path.rstrip("/") == OPENAPI_PATH and request.method.upper() == "GET":
+            if request.path.rstrip("/") == OPENAPI_PATH:
+                if request.method.upper() != "GET":
+                    raise ApiError(405, f"{request.method.upper()} is not allowed on {OPENAPI_PATH}; use GET")
                 if not await self.allowed("read", request):
                     raise forbidden(READ_DENIED)
                 return ApiResponse(200, openapi_document())

@@ -64,12 +64,25 @@ def from_engine(error: Exception) -> ApiError:
     return ApiError(500, INTERNAL)
 
 
+def _clipped(given: Any) -> Any:
+    """A refused input as an error shows it: a long text or list cut, so a line stays a line."""
+    shown = repr(given)
+    return given if len(shown) <= 60 else _Shown(shown[:60] + "…")
+
+
+class _Shown(str):
+    """Text already in its shown form (``!r`` leaves it as it is)."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
 def from_validation(error: ValidationError, where: str) -> ApiError:
     """pydantic's first complaint as one line naming the field (``where``: "query", "body")."""
     first: Any = error.errors(include_url=False)[0]
     field = ".".join(str(part) for part in first["loc"] if not isinstance(part, int) or len(first["loc"]) > 1)
     kind = first["type"]
-    given = first.get("input")
+    given = _clipped(first.get("input"))
     if kind == "extra_forbidden":
         return bad_request(f"Unknown {where} field {field!r}")
     if kind == "missing":

@@ -24,14 +24,15 @@ def parse_instant(text: str) -> datetime:
     Refused (``ValueError``, with what to send instead): text that is not ISO 8601, and a
     time without an offset, which names no instant (upstream's ``z.iso.datetime()`` refuses
     it too)."""
+    shown = repr(text if not isinstance(text, str) or len(text) <= 40 else text[:40] + "…")
     if not isinstance(text, str) or "T" not in text.upper():
-        raise ValueError(f"{text!r} is not an ISO 8601 date-time; send e.g. 2026-01-31T09:30:00Z")
+        raise ValueError(f"{shown} is not an ISO 8601 date-time; send e.g. 2026-01-31T09:30:00Z")
     try:
         value = datetime.fromisoformat(text)
     except ValueError:
-        raise ValueError(f"{text!r} is not an ISO 8601 date-time; send e.g. 2026-01-31T09:30:00Z") from None
+        raise ValueError(f"{shown} is not an ISO 8601 date-time; send e.g. 2026-01-31T09:30:00Z") from None
     if value.tzinfo is None or value.utcoffset() is None:
-        raise ValueError(f"{text!r} has no offset; add Z (UTC) or one such as +02:00")
+        raise ValueError(f"{shown} has no offset; add Z (UTC) or one such as +02:00")
     return value
 
 

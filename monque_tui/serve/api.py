@@ -82,7 +82,10 @@ def _json(answer: ApiResponse) -> web.Response:
 
 
 def add_api_routes(app: web.Application, api: ManagementApi, origin: str) -> None:
-    app.router.add_route("*", API_PREFIX + "{tail:.*}", ApiHandler(api, origin))
+    """Every path under ``/api`` to the core, so every answer there is the API's JSON: the
+    tail may hold any character a percent-escape decodes to (``.`` alone stops at a newline,
+    and ``/api/v1/jobs/%0A`` fell through to aiohttp's plain-text 404)."""
+    app.router.add_route("*", API_PREFIX.rstrip("/") + r"{tail:(?:/[\s\S]*)?}", ApiHandler(api, origin))
 
 
 async def close_api(api: ManagementApi) -> None:

@@ -234,6 +234,14 @@ BAD_INPUT: list[tuple[str, str, Any, Any, str]] = [
     ("POST", "/api/x/v1/jobs/actions/delete/count", {}, {"errorGroup": " "}, "errorGroup"),
     ("POST", "/api/x/v1/queues/actions/pause", {}, {"name": ""}, "name"),
     ("GET", "/api/x/v1/error-groups", {"limit": "-1"}, None, "Invalid limit"),
+    # found by the probe of the served API (schemathesis and by hand): each was accepted or a 500
+    ("GET", "/api/v1/jobs", {"limit": "5_0"}, None, "Invalid limit"),
+    ("GET", "/api/v1/jobs", {"limit": "\uff15"}, None, "Invalid limit"),  # a full-width 5: int() reads it
+    ("GET", "/api/x/v1/error-groups", {"limit": "1_0"}, None, "Invalid limit"),
+    ("POST", "/api/x/v1/jobs/actions/delete/count", {}, b"[" * 30_000 + b"]" * 30_000, "nested too deeply"),
+    ("POST", "/api/v1/jobs/actions/delete", {}, b'{"name": ' + b"[" * 30_000 + b"]" * 30_000 + b"}", "too deeply"),
+    ("POST", "/api/v1/jobs/actions/delete", {}, b'{"name": "email", "name": "report"}', "more than once"),
+    ("POST", "/api/x/v1/jobs/actions/delete/count", {}, {"data": ["data.a = " + "[" * 30_000]}, "array or object"),
 ]
 
 
@@ -260,6 +268,35 @@ async def test_unknown_routes_and_methods(client: ApiClient) -> None:
     assert (await client.call("GET", "/api/v2/jobs")).status == 404
     wrong = await client.call("PUT", "/api/v1/jobs")
     assert wrong.status == 405 and "GET" in wrong.body["error"]
+    wrong = await client.call("POST", "/api/x/v1/openapi.json")  # a GET route: 405, as every other, not 404
+    assert wrong.status == 405 and "use GET" in wrong.body["error"]
+
+
+#: Inputs far longer than any sensible value, in each place an error echoes what it refuses.
+_HUGE = "x" * 40_000
+HUGE_INPUT: list[tuple[str, str, Any, Any]] = [
+    ("GET", "/api/v1/jobs", {"limit": _HUGE}, None),
+    ("GET", "/api/v1/jobs", {"sortBy": _HUGE}, None),
+    ("GET", "/api/v1/jobs", {"status": [_HUGE, "x"]}, None),
+    ("GET", "/api/v1/jobs", {"createdAtFrom": _HUGE}, None),
+    ("GET", "/api/v1/jobs", {"createdAtFrom": "T" + _HUGE}, None),
+    ("GET", f"/api/v1/jobs/{_HUGE}", {}, None),
+    ("POST", "/api/v1/jobs/actions/delete", {}, {"olderThan": "T" + _HUGE[:60_000]}),
+    ("POST", "/api/x/v1/jobs/actions/delete/count", {}, {"data": ["data." + "a." * 20_000 + "b = 1"]}),
+    ("POST", "/api/x/v1/jobs/actions/delete/count", {}, {"data": [_HUGE]}),
+    ("POST", "/api/x/v1/jobs/actions/delete/count", {}, {"data": ["data.a = " + "9" * 4_000]}),
+    ("POST", "/api/x/v1/jobs/actions/delete/count", {}, {"data": [f"data.-{_HUGE} = 1"]}),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "query", "body"), HUGE_INPUT)
+async def test_an_error_echoes_a_huge_input_cut_short(
+    client: ApiClient, method: str, path: str, query: Any, body: Any
+) -> None:
+    pairs = [("status", value) for value in query["status"]] if "status" in query else query
+    answer = await client.call(method, path, pairs, body)
+    assert answer.status == 400, answer.body
+    assert len(answer.body["error"]) < 400 and "\n" not in answer.body["error"], answer.body["error"][:500]
 
 
 async def test_an_unexpected_error_is_500_without_a_traceback(

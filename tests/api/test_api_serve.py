@@ -117,3 +117,25 @@ async def test_read_only_server_refuses_every_write_and_keeps_the_file(tmp_path:
             status, page = await _call(session, base, "GET", "/api/v1/jobs", headers=BEARER)
             assert status == 200 and len(page["jobs"]) == 3
     assert await _state(url) == before
+
+
+async def test_every_answer_under_api_is_the_apis_json(tmp_path: Path) -> None:
+    """A path whose escapes decode to a newline, and ``/api`` itself, are the API's too:
+    aiohttp's ``{tail:.*}`` stopped at the newline and answered its own text/plain 404."""
+    from yarl import URL
+
+    url = f"sqlite:///{tmp_path / 'jobs.db'}"
+    ids = await _seed(url)
+    with served_console(url) as served:
+        async with aiohttp.ClientSession() as session:
+            for path, status in (
+                ("/api/v1/jobs/%0A", 400),
+                (f"/api/v1/jobs/{ids[0]}%0A", 400),
+                (f"/api/x/v1/jobs/%0A{ids[0]}/run", 400),
+                ("/api", 404),
+            ):
+                target = URL(served.base_url + path, encoded=True)
+                async with session.get(target, headers=BEARER) as response:
+                    assert response.status == status, path
+                    assert response.headers["Content-Type"].startswith("application/json"), path
+                    assert set(await response.json()) == {"error"}, path
