@@ -18,6 +18,7 @@ from ..errors import (
     InvalidJobQueryError,
     JobStateError,
     PayloadValidationError,
+    StoreLostError,
     UniqueKeyConflictError,
 )
 
@@ -28,6 +29,12 @@ ACTION_DENIED = "Action denied"
 READ_DENIED = "Read access denied"
 NOT_FOUND = "Job not found"
 INTERNAL = "Internal server error (the server's log has the details)"
+#: The store went for good under the process (its SQLite file deleted, replaced or damaged):
+#: every request will fail the same way until the server restarts, so the answer says that.
+STORE_LOST = (
+    "The job store was deleted, replaced or damaged under this server: restart the server "
+    "(its log says which, and what to check)"
+)
 
 
 class ApiError(Exception):
@@ -60,6 +67,9 @@ def from_engine(error: Exception) -> ApiError:
         return bad_request(str(error))
     if isinstance(error, JobStateError | UniqueKeyConflictError):
         return ApiError(409, str(error))
+    if isinstance(error, StoreLostError):  # one line, no traceback: the log would repeat it per request
+        log.error("management API: %s", error)
+        return ApiError(500, STORE_LOST)
     log.error("management API: unexpected %s", type(error).__name__, exc_info=error)
     return ApiError(500, INTERNAL)
 

@@ -139,3 +139,24 @@ async def test_every_answer_under_api_is_the_apis_json(tmp_path: Path) -> None:
                     assert response.status == status, path
                     assert response.headers["Content-Type"].startswith("application/json"), path
                     assert set(await response.json()) == {"error"}, path
+
+
+async def test_a_store_deleted_under_the_server_is_named_in_each_answer(tmp_path: Path) -> None:
+    """The file deleted while the server runs: health says unavailable, and every other
+    answer says the store was lost and to restart (not "internal server error"), with no
+    traceback in the server's log for each request."""
+    path = tmp_path / "jobs.db"
+    url = f"sqlite:///{path}"
+    ids = await _seed(url)
+    with served_console(url) as served:
+        base = served.base_url
+        for leftover in tmp_path.glob("jobs.db*"):
+            leftover.unlink()
+        async with aiohttp.ClientSession() as session:
+            status, body = await _call(session, base, "GET", "/api/v1/health", headers=BEARER)
+            assert (status, body["status"]) == (200, "unavailable")
+            for method, route in (("GET", "/api/v1/jobs"), ("POST", f"/api/v1/jobs/{ids[0]}/actions/cancel")):
+                status, body = await _call(session, base, method, route, headers=BEARER)
+                assert status == 500 and "restart the server" in body["error"], body
+        assert "was deleted while this process had it open" in served.output
+        assert "Traceback" not in served.output
