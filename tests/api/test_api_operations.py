@@ -272,6 +272,18 @@ async def test_unknown_routes_and_methods(client: ApiClient) -> None:
     assert wrong.status == 405 and "use GET" in wrong.body["error"]
 
 
+@pytest.mark.parametrize("position", [2**63, -(2**63) - 1, 10**19 - 1])
+async def test_an_as_of_out_of_the_stores_range_is_400_not_500(client: ApiClient, position: int) -> None:
+    """The check binds a token to its action and selection, not its numbers to a real count
+    (the key is no secret): a forged position past 64 bits reached SQLite as an OverflowError."""
+    from monque_engine.management.bounds import _check
+
+    selection = {"name": "email"}
+    token = f"{position}.1.{_check('cancel', selection, position, 1)}"
+    answer = await client.call("POST", "/api/x/v1/jobs/actions/cancel", body={**selection, "asOf": token})
+    assert answer.status == 400 and "out of range" in answer.body["error"], answer.body
+
+
 #: Inputs far longer than any sensible value, in each place an error echoes what it refuses.
 _HUGE = "x" * 40_000
 HUGE_INPUT: list[tuple[str, str, Any, Any]] = [
