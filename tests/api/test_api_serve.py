@@ -20,7 +20,7 @@ from api_support import check_response, write_requests
 
 from monque_engine import Monque
 from monque_engine.management import ApiResponse
-from tests.serve_support import TOKEN, served_console
+from tests.serve_support import TOKEN, served_console, wait_until
 
 BEARER = {"Authorization": f"Bearer {TOKEN}"}
 
@@ -159,4 +159,27 @@ async def test_a_store_deleted_under_the_server_is_named_in_each_answer(tmp_path
                 status, body = await _call(session, base, method, route, headers=BEARER)
                 assert status == 500 and "restart the server" in body["error"], body
         assert "was deleted while this process had it open" in served.output
+        assert "Traceback" not in served.output
+
+
+async def test_a_client_gone_mid_body_changes_nothing_and_logs_one_line(tmp_path: Path) -> None:
+    """A request whose body never arrives (the client disconnects after the headers): the
+    job is not cancelled, the server logs one line instead of aiohttp's traceback, and it
+    goes on answering."""
+    import socket
+    from urllib.parse import urlsplit
+
+    url = f"sqlite:///{tmp_path / 'jobs.db'}"
+    ids = await _seed(url)
+    with served_console(url) as served:
+        where = urlsplit(served.base_url)
+        with socket.create_connection((where.hostname, where.port)) as raw:
+            raw.sendall(
+                f"POST /api/v1/jobs/{ids[0]}/actions/cancel HTTP/1.1\r\nHost: {where.netloc}\r\n"
+                f"Authorization: Bearer {TOKEN}\r\nContent-Length: 1000\r\n\r\n{{}}".encode()
+            )
+        wait_until(lambda: "went away before its body arrived" in served.output, what="the server's line")
+        async with aiohttp.ClientSession() as session:
+            status, body = await _call(session, served.base_url, "GET", f"/api/v1/jobs/{ids[0]}", headers=BEARER)
+            assert (status, body["status"]) == (200, "pending")
         assert "Traceback" not in served.output
