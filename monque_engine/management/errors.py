@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from ..errors import (
     InvalidCursorError,
+    InvalidJobDocumentError,
     InvalidJobIdentifierError,
     InvalidJobQueryError,
     JobStateError,
@@ -67,6 +68,9 @@ def from_engine(error: Exception) -> ApiError:
         return bad_request(str(error))
     if isinstance(error, JobStateError | UniqueKeyConflictError):
         return ApiError(409, str(error))
+    if isinstance(error, InvalidJobDocumentError):  # a row edited by hand: its own line says what to fix
+        log.error("management API: %s", error)
+        return ApiError(500, str(error))
     if isinstance(error, StoreLostError):  # one line, no traceback: the log would repeat it per request
         log.error("management API: %s", error)
         return ApiError(500, STORE_LOST)

@@ -1,0 +1,52 @@
+"""Rows the engine would never write, written around it into a real SQLite file (by hand,
+by another program): the API answers each in JSON, and one odd row never costs a client
+the rest of a page. Found by probing the served API (a lone surrogate in a payload made the
+adapter's JSON encoding fail after the core's error handling: a plain-text 500 for the job
+and for every page that listed it)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from api_support import ApiClient
+
+from monque_engine import Monque
+from monque_engine.management import ManagementApi
+
+
+@pytest.fixture
+async def stored(tmp_path: Path) -> AsyncIterator[tuple[ApiClient, Path, list[str]]]:
+    path = tmp_path / "jobs.db"
+    async with Monque(f"sqlite:///{path}", recover_stale_jobs=False) as monque:
+        ids = [(await monque.enqueue("email", {"n": n})).id for n in range(3)]
+        yield ApiClient(ManagementApi(monque)), path, ids
+
+
+def _set_data(path: Path, job_id: str, text: str) -> None:
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE monque_jobs SET data = ? WHERE id = ?", (text, job_id))
+
+
+async def test_a_lone_surrogate_in_a_payload_is_answered_escaped(stored: tuple[ApiClient, Path, list[str]]) -> None:
+    client, path, ids = stored
+    _set_data(path, ids[1], '{"x": "\\ud800"}')
+    for route in (f"/api/v1/jobs/{ids[1]}", "/api/v1/jobs"):
+        answer = await client.call("GET", route)
+        assert answer.status == 200
+        written = answer.json_bytes()  # what either adapter sends
+        assert json.loads(written) == answer.body and b"\\ud800" in written
+    page = await client.ok("GET", "/api/v1/jobs")
+    assert len(page["jobs"]) == 3
+
+
+async def test_an_unreadable_row_is_named_not_an_internal_error(stored: tuple[ApiClient, Path, list[str]]) -> None:
+    client, path, ids = stored
+    _set_data(path, ids[0], "not json at all")
+    answer = await client.call("GET", f"/api/v1/jobs/{ids[0]}")
+    assert answer.status == 500 and f"Stored row {ids[0]} is not a readable Monque job" in answer.body["error"]
+    page = await client.ok("GET", "/api/v1/jobs")  # the listing skips it, as every listing does
+    assert sorted(job["id"] for job in page["jobs"]) == sorted(ids[1:])
