@@ -56,7 +56,9 @@ def query_fields(pairs: Iterable[tuple[str, str]]) -> dict[str, Any]:
                 fields[key] = [value] if match else value
             else:
                 fields[key] = [*(previous if isinstance(previous, list) else [previous]), value]
-        elif match or key in fields:
+        elif match:
+            raise bad_request(f"Query parameter {key!r} takes one value, not a list ({raw_key[:40]}); give {key}= once")
+        elif key in fields:
             raise bad_request(f"Query parameter {key!r} is given more than once; give it once")
         else:
             fields[key] = value
