@@ -66,6 +66,10 @@ class ManagementApp:
                     (b"content-type", b"application/json"),
                     (b"content-length", str(len(payload)).encode()),
                     (b"cache-control", b"no-store"),
+                    *(
+                        (key.lower().encode("latin-1"), value.encode("latin-1"))
+                        for key, value in response.headers.items()
+                    ),
                 ],
             }
         )

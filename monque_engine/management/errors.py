@@ -41,10 +41,11 @@ STORE_LOST = (
 class ApiError(Exception):
     """A refusal with its HTTP status; ``str()`` is the body's ``error``."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.headers = headers or {}
 
 
 def bad_request(message: str) -> ApiError:

@@ -28,6 +28,8 @@ class ApiRequest:
 class ApiResponse:
     status: int
     body: dict[str, Any]
+    #: Headers the answer needs besides its JSON type (``Allow`` on a 405, as RFC 9110 requires).
+    headers: Mapping[str, str] = field(default_factory=dict)
 
     def json_bytes(self) -> bytes:
         """The body as UTF-8 JSON. A lone surrogate (a payload written around the engine's

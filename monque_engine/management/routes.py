@@ -215,7 +215,10 @@ def match_route(method: str, path: str) -> tuple[Route, dict[str, str]]:
             return route, params
         allowed.append(route.method)
     if allowed:
-        raise ApiError(405, f"{method.upper()} is not allowed on {path}; use {' or '.join(sorted(set(allowed)))}")
+        methods = sorted(set(allowed))
+        raise ApiError(
+            405, f"{method.upper()} is not allowed on {path}; use {' or '.join(methods)}", {"Allow": ", ".join(methods)}
+        )
     raise ApiError(404, f"No route {path}; the routes are listed by GET /api/x/v1/openapi.json")
 
 

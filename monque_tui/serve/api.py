@@ -88,7 +88,9 @@ async def _read_body(request: web.Request, limit: int) -> tuple[bytes, bool]:
 
 
 def _json(answer: ApiResponse) -> web.Response:
-    return web.Response(status=answer.status, body=answer.json_bytes(), content_type="application/json")
+    return web.Response(
+        status=answer.status, body=answer.json_bytes(), content_type="application/json", headers=dict(answer.headers)
+    )
 
 
 def add_api_routes(app: web.Application, api: ManagementApi, origin: str) -> None:
