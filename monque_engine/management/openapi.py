@@ -101,7 +101,10 @@ def _parameters(route: Route) -> list[dict[str, Any]]:
             parameter: dict[str, Any] = {"name": name, "in": "query", "schema": schema}
             if "anyOf" in schema or schema.get("type") in ("array", "object"):
                 parameter.update(style="deepObject", explode=True)
-            parameter.update(allowEmptyValue=True, allowReserved=True)
+            if route.upstream:  # as upstream's generator writes them; ours refuse an empty value
+                parameter.update(allowEmptyValue=True, allowReserved=True)
+            else:
+                parameter.update(allowReserved=True)
             parameters.append(parameter)
     return parameters
 

@@ -67,7 +67,22 @@ def test_every_component_is_a_valid_schema() -> None:
         Draft202012Validator.check_schema(schema), name
 
 
-_SAMPLES = ["email", "a\ufeffb", "a b", " x ", "", " ", "\t", "a\nb", "a\x00", "a\x85b", "é-ü", "x" * 300, "a\u2028", "1"]
+_SAMPLES = [
+    "email",
+    "a\ufeffb",
+    "a b",
+    " x ",
+    "",
+    " ",
+    "\t",
+    "a\nb",
+    "a\x00",
+    "a\x85b",
+    "é-ü",
+    "x" * 300,
+    "a\u2028",
+    "1",
+]
 
 
 def test_our_documented_text_patterns_agree_with_the_rules() -> None:

@@ -185,3 +185,23 @@ async def test_a_client_gone_mid_body_changes_nothing_and_logs_one_line(tmp_path
             status, body = await _call(session, served.base_url, "GET", f"/api/v1/jobs/{ids[0]}", headers=BEARER)
             assert (status, body["status"]) == (200, "pending")
         assert "Traceback" not in served.output
+
+
+async def test_a_malformed_request_is_one_log_line_not_a_traceback(tmp_path: Path) -> None:
+    """aiohttp answers what it cannot parse (a NUL in a header) with a 400 itself and logged
+    the parser's traceback: anyone who reaches the port could fill the log with them."""
+    import socket
+    from urllib.parse import urlsplit
+
+    url = f"sqlite:///{tmp_path / 'jobs.db'}"
+    await _seed(url)
+    with served_console(url) as served:
+        where = urlsplit(served.base_url)
+        with socket.create_connection((where.hostname, where.port)) as raw:
+            raw.sendall(f"GET /api/v1/health HTTP/1.1\r\nHost: {where.netloc}\r\nX-Probe: \x00\r\n\r\n".encode())
+            assert raw.recv(100).startswith(b"HTTP/1.0 400")
+        wait_until(lambda: "(answered 400): BadHttpMessage" in served.output, what="the one line")
+        async with aiohttp.ClientSession() as session:
+            status, _ = await _call(session, served.base_url, "GET", "/api/v1/health", headers=BEARER)
+            assert status == 200
+        assert "Traceback" not in served.output
