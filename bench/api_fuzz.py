@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
             command = [
                 schemathesis,
                 "run",
-                str(document),
+                str(document.resolve()),
                 "--url",
                 base,
                 "-H",
