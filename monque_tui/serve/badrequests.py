@@ -32,6 +32,8 @@ class OneLineBadRequests(logging.Filter):
         if isinstance(error, HttpProcessingError):
             said = record.getMessage()
             reason = (str(error.message) or type(error).__name__).strip().splitlines()[0]
+            # never the request's bytes: a too-long request line would log its URL (a token in it)
+            reason = reason.split("bytearray(", 1)[0].split(" b'", 1)[0].rstrip(": ")
             record.msg = "%s (answered 400): %s %s"
             record.args = (said, type(error).__name__, reason[:200])
             record.exc_info = None

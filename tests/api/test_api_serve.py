@@ -200,8 +200,12 @@ async def test_a_malformed_request_is_one_log_line_not_a_traceback(tmp_path: Pat
         with socket.create_connection((where.hostname, where.port)) as raw:
             raw.sendall(f"GET /api/v1/health HTTP/1.1\r\nHost: {where.netloc}\r\nX-Probe: \x00\r\n\r\n".encode())
             assert raw.recv(100).startswith(b"HTTP/1.0 400")
+        with socket.create_connection((where.hostname, where.port)) as raw:  # a request line over 8 KB
+            raw.sendall(f"GET /api/v1/jobs?token=sekrit{'x' * 9000} HTTP/1.1\r\nHost: {where.netloc}\r\n\r\n".encode())
+            assert raw.recv(100).startswith(b"HTTP/1.0 400")
+        wait_until(lambda: "(answered 400): LineTooLong" in served.output, what="the line for the long request")
         wait_until(lambda: "(answered 400): BadHttpMessage" in served.output, what="the one line")
         async with aiohttp.ClientSession() as session:
             status, _ = await _call(session, served.base_url, "GET", "/api/v1/health", headers=BEARER)
             assert status == 200
-        assert "Traceback" not in served.output
+        assert "Traceback" not in served.output and "sekrit" not in served.output
