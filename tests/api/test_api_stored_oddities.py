@@ -50,3 +50,26 @@ async def test_an_unreadable_row_is_named_not_an_internal_error(stored: tuple[Ap
     assert answer.status == 500 and f"Stored row {ids[0]} is not a readable Monque job" in answer.body["error"]
     page = await client.ok("GET", "/api/v1/jobs")  # the listing skips it, as every listing does
     assert sorted(job["id"] for job in page["jobs"]) == sorted(ids[1:])
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "says"),
+    [
+        ("fail_count", -1, "failCount"),
+        ("fail_count", 2**53 + 1, "failCount"),
+        ("created_at", -(10**14), "out of range"),  # the year -1199
+        ("next_run_at", 10**17, "out of range"),  # past the year 9999
+    ],
+)
+async def test_a_value_the_contract_cannot_carry_costs_only_its_own_job(
+    stored: tuple[ApiClient, Path, list[str]], column: str, value: int, says: str
+) -> None:
+    client, path, ids = stored
+    with sqlite3.connect(path) as db:
+        db.execute(f"UPDATE monque_jobs SET {column} = ? WHERE id = ?", (value, ids[1]))
+    page = await client.ok("GET", "/api/v1/jobs")  # the page: was a 500
+    assert sorted(job["id"] for job in page["jobs"]) == sorted([ids[0], ids[2]])
+    answer = await client.call("GET", f"/api/v1/jobs/{ids[1]}")
+    assert answer.status == 500 and f"Stored job {ids[1]} holds a value" in answer.body["error"], answer.body
+    assert says in answer.body["error"]
+    assert (await client.ok("DELETE", f"/api/v1/jobs/{ids[1]}")) == {"deleted": True}  # the fix it names works
