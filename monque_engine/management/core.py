@@ -71,7 +71,7 @@ class ManagementApi:
         except ApiError as error:
             return ApiResponse(error.status, {"error": error.message}, error.headers)
         except Exception as error:  # noqa: BLE001 - no traceback reaches a client; logged by from_engine
-            answer = from_engine(error)
+            answer = from_engine(error, getattr(self.monque, "_url", None) or "")
             return ApiResponse(answer.status, {"error": answer.message})
 
     async def _run(self, route: Route, params: dict[str, str], request: ApiRequest) -> dict[str, Any]:

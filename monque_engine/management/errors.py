@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import (
+    ConnectionError,
     InvalidCursorError,
     InvalidJobDocumentError,
     InvalidJobIdentifierError,
@@ -22,6 +23,7 @@ from ..errors import (
     StoreLostError,
     UniqueKeyConflictError,
 )
+from ..store.urls import mask_secrets
 
 log = logging.getLogger("monque_engine.management")
 
@@ -60,9 +62,11 @@ def not_found(message: str = NOT_FOUND) -> ApiError:
     return ApiError(404, message)
 
 
-def from_engine(error: Exception) -> ApiError:
-    """The answer for an error the engine raised: bad input 400, a state conflict 409,
-    anything else 500 (logged with its traceback, which never reaches the client)."""
+def from_engine(error: Exception, store_url: str = "") -> ApiError:
+    """The answer for an error the engine raised: bad input 400, a state conflict 409, the
+    store's own failures 500 with their one line (a locked file, an unreachable server: what
+    the command line prints, passwords masked), anything else 500 (logged with its
+    traceback, which never reaches the client)."""
     if isinstance(
         error, InvalidJobQueryError | InvalidCursorError | InvalidJobIdentifierError | PayloadValidationError
     ):
@@ -75,6 +79,10 @@ def from_engine(error: Exception) -> ApiError:
     if isinstance(error, StoreLostError):  # one line, no traceback: the log would repeat it per request
         log.error("management API: %s", error)
         return ApiError(500, STORE_LOST)
+    if isinstance(error, ConnectionError):  # one line, no traceback: the message says what and why
+        said = mask_secrets(str(error), store_url).splitlines()[0] if str(error) else type(error).__name__
+        log.error("management API: the store did not answer: %s", said)
+        return ApiError(500, f"The store did not answer: {said}")
     log.error("management API: unexpected %s", type(error).__name__, exc_info=error)
     return ApiError(500, INTERNAL)
 

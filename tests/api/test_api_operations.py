@@ -330,6 +330,27 @@ async def test_an_unexpected_error_is_500_without_a_traceback(
     assert "disk on fire" in caplog.text  # the server's log has it
 
 
+async def test_a_store_error_is_its_own_line_with_the_password_masked(
+    client: ApiClient, monque: Monque, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The store's failures (unreachable, locked) answer the engine's one line, as the
+    command line prints it, with a MongoDB password masked in the answer and the log."""
+    from monque_engine.errors import ConnectionError as StoreConnectionError
+    from monque_engine.management.errors import from_engine
+
+    url = "mongodb://admin:S3cretPw@db.example:27017/jobs"
+
+    async def unreachable(*args: Any, **kwargs: Any) -> Any:
+        raise StoreConnectionError(f"Cannot reach MongoDB at {url} within 5 s: db.example:27017: timed out")
+
+    monque.get_queue_stats = unreachable  # type: ignore[method-assign]
+    answer = await client.call("GET", "/api/v1/jobs/stats")
+    assert answer.status == 500 and "Cannot reach MongoDB at mongodb://admin:***@db.example" in answer.body["error"]
+    assert "S3cretPw" not in answer.body["error"] and "S3cretPw" not in caplog.text and "Traceback" not in caplog.text
+    quoted = from_engine(StoreConnectionError("auth failed: password S3cretPw was refused"), url)  # a driver's echo
+    assert "S3cretPw" not in quoted.message
+
+
 # -- read-only and authorize ------------------------------------------------------------------------
 async def test_read_only_refuses_every_write_before_any_store_call(monque: Monque) -> None:
     client = ApiClient(ManagementApi(monque, read_only=True))

@@ -73,3 +73,22 @@ async def test_a_value_the_contract_cannot_carry_costs_only_its_own_job(
     assert answer.status == 500 and f"Stored job {ids[1]} holds a value" in answer.body["error"], answer.body
     assert says in answer.body["error"]
     assert (await client.ok("DELETE", f"/api/v1/jobs/{ids[1]}")) == {"deleted": True}  # the fix it names works
+
+
+async def test_a_store_locked_by_another_process_says_so(tmp_path: Path) -> None:
+    """Another connection holds the file's write lock past busy_timeout (a long migration, a
+    backup tool): the answer is the store's own line (what the command line prints), not
+    "internal server error", and nothing is changed."""
+    path = tmp_path / "jobs.db"
+    async with Monque(f"sqlite:///{path}?busy_timeout=0.2", recover_stale_jobs=False) as monque:
+        await monque.enqueue("email", {})
+        client = ApiClient(ManagementApi(monque))
+        holder = sqlite3.connect(path, isolation_level=None)
+        try:
+            holder.execute("BEGIN EXCLUSIVE")
+            answer = await client.call("POST", "/api/v1/jobs/actions/cancel", body={"name": "email"})
+        finally:
+            holder.close()
+        assert answer.status == 500 and answer.body["error"].startswith("The store did not answer: "), answer.body
+        assert "locked" in answer.body["error"] and "\n" not in answer.body["error"]
+        assert (await client.ok("GET", "/api/v1/jobs/stats"))["pending"] == 1
