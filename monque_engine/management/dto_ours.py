@@ -30,7 +30,14 @@ class XSelector(Strict):
     #: (``data.customer_id missing``, ``data.tenant = acme``; ADR 0022).
     data: Annotated[
         list[str],
-        WithJsonSchema({"type": "array", "minItems": 1, "maxItems": 8, "items": {"type": "string", "pattern": "\\S"}}),
+        WithJsonSchema(
+            {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": 8,
+                "items": {"type": "string", "pattern": "^\\s*[dD][aA][tT][aA]\\.\\S"},
+            }
+        ),
     ] = absent()
 
 

@@ -116,6 +116,12 @@ def test_our_documented_text_patterns_agree_with_the_rules() -> None:
         assert documented(name, value) == accepted(validate_job_name, value), repr(value)
     for value in ("6b1570606fd6b1ad1327bf01", "6B1570606FD6B1AD1327BF01", "0", "6b1570606fd6b1ad1327bf0g", ""):
         assert (re.search(JOB_ID_SCHEMA["pattern"], value) is not None) == (normalize_job_id(value) is not None)
+    from monque_engine.payload_filter import parse_terms
+
+    term = document["components"]["schemas"]["XSelector"]["properties"]["data"]["items"]["pattern"]
+    for text in ("data.a missing", " DATA.a = 1", "data.a.b exists, data.c = x", "0", "", "x = 1", "data.", "data. a"):
+        given = accepted(parse_terms, text) and bool(parse_terms(text))  # a blank item is refused as blank
+        assert (re.search(term, text) is not None) == given, repr(text)
     paths = document["paths"]
     assert paths["/api/x/v1/jobs/{id}/run"]["get"]["parameters"][0]["schema"] == JOB_ID_SCHEMA
     assert paths["/api/v1/jobs/{id}"]["get"]["parameters"][0]["schema"] == {"type": "string"}  # upstream's, as is
