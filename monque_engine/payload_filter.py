@@ -111,12 +111,20 @@ def _literal(text: str) -> Any:
         value = json.loads(text)
     except ValueError:
         return _NOT_LITERAL
+    except RecursionError:  # [[[[…: an array, nested past what json reads
+        value = []
     if isinstance(value, list | dict):
         raise InvalidJobQueryError(
-            f"data filter value {text!r} is an array or object: compare one value (a string, number, "
+            f"data filter value {_clip(text)!r} is an array or object: compare one value (a string, number, "
             "true, false or null)"
         )
     return value
+
+
+def _clip(text: str) -> str:
+    """Input echoed in an error, cut to 60 characters: a 40 KB path or value stays out of
+    the one line that refuses it (the command line, the console and the API show it)."""
+    return text if len(text) <= 60 else text[:60] + "…"
 
 
 def parse_term(text: str) -> DataTerm:
@@ -124,7 +132,7 @@ def parse_term(text: str) -> DataTerm:
     match = _TERM.fullmatch(text)
     if match is None:
         raise InvalidJobQueryError(
-            f"data filter {text.strip()!r}: write data.PATH missing, data.PATH exists or data.PATH = VALUE, "
+            f"data filter {_clip(text.strip())!r}: write data.PATH missing, data.PATH exists or data.PATH = VALUE, "
             f"e.g. {EXAMPLE}"
         )
     path = tuple(match.group(1)[1:].split("."))
@@ -133,7 +141,7 @@ def parse_term(text: str) -> DataTerm:
     raw = match.group(3)
     if not raw:
         raise InvalidJobQueryError(
-            f"data filter {text.strip()!r} has no value after '=': write a value, or 'null' for a null, or use "
+            f"data filter {_clip(text.strip())!r} has no value after '=': write a value, or 'null' for a null, or use "
             "'missing' for a key that is not there"
         )
     value = _literal(raw)
@@ -195,22 +203,24 @@ def check_term(term: DataTerm) -> None:
     """The path and value rules (module docstring): refused with a one-line reason."""
     if not isinstance(term.path, tuple) or not term.path:
         raise InvalidJobQueryError(f"data filter: a path needs at least one key after 'data.', e.g. {EXAMPLE}")
-    shown = "data." + ".".join(str(key) for key in term.path)
+    shown = _clip("data." + ".".join(str(key) for key in term.path))
     if len(term.path) > MAX_DEPTH:
         raise InvalidJobQueryError(f"data filter {shown}: at most {MAX_DEPTH} keys in a path")
     for key in term.path:
         if isinstance(key, str) and key.isdigit():
             raise InvalidJobQueryError(
-                f"data filter {shown}: {key!r} would index an array; a path into an array is not supported yet "
+                f"data filter {shown}: {_clip(key)!r} would index an array; a path into an array is not supported yet "
                 "(a path goes through objects only)"
             )
         if not isinstance(key, str) or _KEY.fullmatch(key) is None:
             raise InvalidJobQueryError(
-                f"data filter {shown}: {key!r} is not a key this filter reads; keys are letters, digits, _ and -, "
+                f"data filter {shown}: {_clip(str(key))!r} is not a key this filter reads; keys are letters, digits, _ and -, "
                 "starting with a letter or _"
             )
     if term.op not in ("missing", "exists", "eq"):
-        raise InvalidJobQueryError(f"data filter {shown}: the test must be missing, exists or =, not {term.op!r}")
+        raise InvalidJobQueryError(
+            f"data filter {shown}: the test must be missing, exists or =, not {_clip(str(term.op))!r}"
+        )
     value = term.value
     if term.op != "eq":
         if value is not None:
@@ -219,7 +229,8 @@ def check_term(term: DataTerm) -> None:
     if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
         raise InvalidJobQueryError(f"data filter {shown}: {value!r} is not a JSON number")
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _MAX_EXACT:
-        raise InvalidJobQueryError(f"data filter {shown}: {value} is beyond the numbers every store holds exactly")
+        big = str(value) if abs(value) < 10**60 else "a number of more than 60 digits"
+        raise InvalidJobQueryError(f"data filter {shown}: {big} is beyond the numbers every store holds exactly")
     if isinstance(value, str):
         if len(value) > MAX_VALUE_CHARS:
             raise InvalidJobQueryError(f"data filter {shown}: the value is longer than {MAX_VALUE_CHARS} characters")

@@ -42,6 +42,8 @@ class ManagementApp:
         if root and path.startswith(root):  # Starlette's Mount keeps the prefix in path
             path = path[len(root) :] or "/"
         body, oversized = await _read_body(receive, self.api.max_body_bytes)
+        if body is None:  # the client went away before its body arrived: nothing to answer, nothing done
+            return
         headers = {key.decode("latin-1").lower(): value.decode("latin-1") for key, value in scope.get("headers", [])}
         if oversized:
             response = ApiResponse(400, {"error": f"The body is larger than {self.api.max_body_bytes} bytes"})
@@ -64,19 +66,26 @@ class ManagementApp:
                     (b"content-type", b"application/json"),
                     (b"content-length", str(len(payload)).encode()),
                     (b"cache-control", b"no-store"),
+                    *(
+                        (key.lower().encode("latin-1"), value.encode("latin-1"))
+                        for key, value in response.headers.items()
+                    ),
                 ],
             }
         )
         await send({"type": "http.response.body", "body": payload})
 
 
-async def _read_body(receive: Receive, limit: int) -> tuple[bytes, bool]:
+async def _read_body(receive: Receive, limit: int) -> tuple[bytes | None, bool]:
+    """The body and whether it was over ``limit``; None when the client disconnected first
+    (a request cut short must not run as if its body were empty: a single-job action takes
+    an empty body)."""
     chunks: list[bytes] = []
     size = 0
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
-            return b"", False
+            return None, False
         chunk = message.get("body", b"")
         size += len(chunk)
         if size > limit:

@@ -41,6 +41,8 @@ def decode_as_of(action: str, selection: dict[str, Any], token: str) -> BulkCoun
             f"Invalid asOf {token[:60]!r}: pass the asOf the count route returned (POST …/count with the same body)"
         )
     position, count = int(match.group("position")), int(match.group("count"))
+    if not (-(2**63) <= position < 2**63 and count < 2**63):  # a store position is a 64-bit integer
+        raise bad_request(f"Invalid asOf {token[:60]!r}: its position is out of range; count again")
     if _check(action, selection, position, count) != match.group("check"):
         raise bad_request(
             f"asOf was not counted for this {action} and this selection: count again with the same body, "

@@ -58,16 +58,20 @@ class ManagementApi:
 
     async def handle(self, request: ApiRequest) -> ApiResponse:
         try:
-            if request.path.rstrip("/") == OPENAPI_PATH and request.method.upper() == "GET":
+            if request.path.rstrip("/") == OPENAPI_PATH:
+                if request.method.upper() != "GET":
+                    raise ApiError(
+                        405, f"{request.method.upper()} is not allowed on {OPENAPI_PATH}; use GET", {"Allow": "GET"}
+                    )
                 if not await self.allowed("read", request):
                     raise forbidden(READ_DENIED)
                 return ApiResponse(200, openapi_document())
             route, params = match_route(request.method, request.path)
             return ApiResponse(200, await self._run(route, params, request))
         except ApiError as error:
-            return ApiResponse(error.status, {"error": error.message})
+            return ApiResponse(error.status, {"error": error.message}, error.headers)
         except Exception as error:  # noqa: BLE001 - no traceback reaches a client; logged by from_engine
-            answer = from_engine(error)
+            answer = from_engine(error, getattr(self.monque, "_url", None) or "")
             return ApiResponse(answer.status, {"error": answer.message})
 
     async def _run(self, route: Route, params: dict[str, str], request: ApiRequest) -> dict[str, Any]:

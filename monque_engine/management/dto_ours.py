@@ -7,17 +7,17 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 
 from .dto import Strict
-from .types import Count, IsoInstant, IsoOut, StatusArg, absent
+from .types import AsOfText, Count, FilterText, IsoInstant, IsoOut, JobNameText, LimitText, StatusArg, absent
 
 
 class XSelector(Strict):
     """A bulk selection in the words of ``GET /api/v1/jobs``'s filter (the same fields select
     the same jobs there and here), and an error group (``errorGroups[].key``)."""
 
-    name: str = absent()
+    name: FilterText = absent()
     status: StatusArg = absent()
     createdAtFrom: IsoInstant = absent()
     createdAtTo: IsoInstant = absent()
@@ -25,16 +25,26 @@ class XSelector(Strict):
     updatedAtTo: IsoInstant = absent()
     nextRunAtFrom: IsoInstant = absent()
     nextRunAtTo: IsoInstant = absent()
-    errorGroup: str = absent()
+    errorGroup: FilterText = absent()
     #: Payload conditions, all of which must hold, in the console's filter language
     #: (``data.customer_id missing``, ``data.tenant = acme``; ADR 0022).
-    data: list[str] = absent()
+    data: Annotated[
+        list[str],
+        WithJsonSchema(
+            {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": 8,
+                "items": {"type": "string", "pattern": "^\\s*[dD][aA][tT][aA]\\.\\S"},
+            }
+        ),
+    ] = absent()
 
 
 class XBoundedSelector(XSelector):
     """A bounded bulk action: the selection counted, and the ``asOf`` its count returned."""
 
-    asOf: str
+    asOf: AsOfText
 
 
 class XBulkCount(Strict):
@@ -64,8 +74,8 @@ class XErrorGroupList(Strict):
 
 
 class XErrorGroupQuery(Strict):
-    name: str = absent()
-    limit: str = absent()
+    name: FilterText = absent()
+    limit: LimitText = absent()
 
 
 class XAttempt(Strict):
@@ -116,7 +126,7 @@ class XPausedList(Strict):
 
 
 class XQueueName(Strict):
-    name: Annotated[str, Field(min_length=1)]
+    name: Annotated[JobNameText, Field(min_length=1)]
 
 
 class XPauseResult(Strict):

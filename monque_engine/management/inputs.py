@@ -35,6 +35,9 @@ LIST_FIELDS = frozenset({"status"})
 MAX_BODY_BYTES = 64 * 1024
 MAX_LIMIT = 100
 DEFAULT_LIMIT = 50
+#: A ``limit``: ASCII digits (an optional ``+``), as JavaScript's ``Number`` reads upstream's;
+#: not Python's ``int`` alone, which also takes ``5_0`` and other scripts' digits.
+_WHOLE_NUMBER = re.compile(r"\+?[0-9]+")
 #: Engine field names as the API spells them.
 _API_NAMES = {"error_group": "errorGroup", "name_pattern": "namePattern"}
 _SORT_FIELDS = {"identifier": "id", "createdAt": "created_at", "updatedAt": "updated_at", "nextRunAt": "next_run_at"}
@@ -53,7 +56,9 @@ def query_fields(pairs: Iterable[tuple[str, str]]) -> dict[str, Any]:
                 fields[key] = [value] if match else value
             else:
                 fields[key] = [*(previous if isinstance(previous, list) else [previous]), value]
-        elif match or key in fields:
+        elif match:
+            raise bad_request(f"Query parameter {key!r} takes one value, not a list ({raw_key[:40]}); give {key}= once")
+        elif key in fields:
             raise bad_request(f"Query parameter {key!r} is given more than once; give it once")
         else:
             fields[key] = value
@@ -74,18 +79,45 @@ def parse_body(model: type[Model], body: bytes, max_bytes: int = MAX_BODY_BYTES)
     if not body.strip():
         raise bad_request("A JSON body is required (send {} for an empty selection)")
     try:
-        data = json.loads(body)
+        data = json.loads(body, object_pairs_hook=_once_each)
+    except _DuplicateKey as error:
+        raise bad_request(f"The body gives {str(error)!r} more than once; give each field once") from None
+    except RecursionError:
+        raise bad_request("The body is nested too deeply; send a flat JSON object") from None
     except (ValueError, UnicodeDecodeError) as error:
         raise bad_request(f"The body is not JSON ({error}); send a JSON object") from None
     return parse_model(model, data, "body")
+
+
+class _DuplicateKey(Exception):
+    """A JSON object that names a key twice: the key."""
+
+
+def _once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are all different. ``json`` keeps the last of a repeated key,
+    another parser (a proxy's, a client's) may keep the first: a selection that two readers
+    read differently must not reach a destructive action, so it is refused, as a query
+    parameter given twice is."""
+    data = dict(pairs)
+    if len(data) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key[:40])
+            seen.add(key)
+    return data
+
+
+def _shown(text: str) -> str:
+    """Input echoed in an error: its first 40 characters, so a line stays a line."""
+    return repr(text if len(text) <= 40 else text[:40] + "…")
 
 
 def job_id(text: str) -> str:
     """A job id from the path: 24 hex digits (any case), else 400 as upstream's ``parseObjectId``."""
     key = normalize_job_id(text)
     if key is None:
-        shown = text if len(text) <= 40 else text[:40] + "…"
-        raise bad_request(f"Invalid job id {shown!r}: a job id is 24 hexadecimal digits")
+        raise bad_request(f"Invalid job id {_shown(text)}: a job id is 24 hexadecimal digits")
     return key
 
 
@@ -102,15 +134,23 @@ def checked(selection: JobSelector | JobListFilter) -> JobSelector | JobListFilt
     return selection
 
 
+def _whole_number(text: str) -> int:
+    """``text`` as a whole number, 0 when it is not one (every caller refuses below 1); a
+    number of more digits than any page holds is "very many" (``int`` refuses 4300 digits)."""
+    if not _WHOLE_NUMBER.fullmatch(text.strip(" \t")):
+        return 0
+    digits = text.strip(" \t+").lstrip("0") or "0"
+    return int(digits) if len(digits) <= 18 else 10**18
+
+
 def _limit(text: str | None) -> int:
     if text is None:
         return DEFAULT_LIMIT
-    try:
-        limit = int(text, 10)
-    except ValueError:
-        limit = 0
+    limit = _whole_number(text)
     if limit < 1:
-        raise bad_request(f"Invalid limit {text!r}: give a whole number of at least 1 (pages hold at most {MAX_LIMIT})")
+        raise bad_request(
+            f"Invalid limit {_shown(text)}: give a whole number of at least 1 (pages hold at most {MAX_LIMIT})"
+        )
     return min(limit, MAX_LIMIT)
 
 
@@ -169,10 +209,7 @@ def limit_of(text: str | None, default: int, most: int) -> int:
     """A ``limit`` query parameter of our own routes (1..most)."""
     if text is None:
         return default
-    try:
-        value = int(text, 10)
-    except ValueError:
-        value = 0
+    value = _whole_number(text)
     if value < 1:
-        raise ApiError(400, f"Invalid limit {text!r}: give a whole number from 1 to {most}")
+        raise ApiError(400, f"Invalid limit {_shown(text)}: give a whole number from 1 to {most}")
     return min(value, most)

@@ -28,9 +28,18 @@ class ApiRequest:
 class ApiResponse:
     status: int
     body: dict[str, Any]
+    #: Headers the answer needs besides its JSON type (``Allow`` on a 405, as RFC 9110 requires).
+    headers: Mapping[str, str] = field(default_factory=dict)
 
     def json_bytes(self) -> bytes:
-        return json.dumps(self.body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+        """The body as UTF-8 JSON. A lone surrogate (a payload written around the engine's
+        checks) cannot be UTF-8: that body is written with ASCII escapes (``\\ud800``), as
+        JavaScript's ``JSON.stringify`` writes it, rather than failing in the adapter after
+        the core's error handling (a plain-text 500, and the whole page lost)."""
+        try:
+            return json.dumps(self.body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+        except UnicodeEncodeError:
+            return json.dumps(self.body, ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode()
 
 
 #: ``authorize(action, request)``: True allows. ``action`` is one of upstream's ``read``,

@@ -19,6 +19,7 @@ from pydantic import BaseModel
 from ..version import __version__
 from . import dto, dto_ours
 from .routes import ROUTES, Route
+from .types import JOB_ID_SCHEMA
 
 ERROR_REF = {"$ref": "#/components/schemas/ManagementError"}
 #: Upstream's components (``src/schemas/registry.ts``), in its order, then ours.
@@ -84,9 +85,14 @@ def _json_body(model: type[BaseModel]) -> dict[str, Any]:
     return {"application/json": {"schema": {"$ref": f"#/components/schemas/{model.__name__}"}}}
 
 
+def _path_schema(route: Route, segment: str) -> dict[str, Any]:
+    """Upstream's routes keep upstream's plain string; ours state the id's form."""
+    return dict(JOB_ID_SCHEMA) if segment == "{id}" and not route.upstream else {"type": "string"}
+
+
 def _parameters(route: Route) -> list[dict[str, Any]]:
     parameters: list[dict[str, Any]] = [
-        {"name": segment[1:-1], "in": "path", "required": True, "schema": {"type": "string"}}
+        {"name": segment[1:-1], "in": "path", "required": True, "schema": _path_schema(route, segment)}
         for segment in route.segments
         if segment.startswith("{")
     ]
@@ -95,7 +101,10 @@ def _parameters(route: Route) -> list[dict[str, Any]]:
             parameter: dict[str, Any] = {"name": name, "in": "query", "schema": schema}
             if "anyOf" in schema or schema.get("type") in ("array", "object"):
                 parameter.update(style="deepObject", explode=True)
-            parameter.update(allowEmptyValue=True, allowReserved=True)
+            if route.upstream:  # as upstream's generator writes them; ours refuse an empty value
+                parameter.update(allowEmptyValue=True, allowReserved=True)
+            else:
+                parameter.update(allowReserved=True)
             parameters.append(parameter)
     return parameters
 

@@ -16,8 +16,9 @@ from . import dto, dto_ours
 from .bounds import decode_as_of, encode_as_of
 from .errors import NOT_FOUND, ApiError, not_found
 from .inputs import instant, job_id, limit_of, list_request, listing, selector
-from .mapping import attempt_dto, error_group_dto, instance_dto, iso, job_dto, job_run_dto, queue_view_dto, stats_dto
+from .mapping import attempt_dto, error_group_dto, instance_dto, iso, job_run_dto, queue_view_dto, stats_dto
 from .messages import ApiRequest, Policy
+from .shown import one_job, shown_jobs
 
 #: The actions ``getCapabilities`` reports, in upstream's order.
 CAPABILITY_ACTIONS = ("read", "cancel", "cancelBulk", "retry", "retryBulk", "reschedule", "delete", "deleteBulk")
@@ -47,7 +48,7 @@ class Operations:
         cursor, limit, listing, sort = list_request(query)
         page = await self.monque.get_jobs_with_cursor(cursor, limit, "forward", listing, sort)
         return {
-            "jobs": [job_dto(job) for job in page.jobs],
+            "jobs": shown_jobs(page.jobs),
             "cursor": page.cursor,
             "hasNextPage": page.has_next_page,
             "hasPreviousPage": page.has_previous_page,
@@ -59,7 +60,7 @@ class Operations:
         return stats_dto(await self.monque.get_queue_stats(query.name))
 
     async def get_job(self, params: dict[str, str], **_: Any) -> dict[str, Any]:
-        return job_dto(await self._job(params["id"]))
+        return one_job(await self._job(params["id"]))
 
     # -- upstream: single-job writes ---------------------------------------------------------------
     async def cancel_job(self, params: dict[str, str], **_: Any) -> dict[str, Any]:
@@ -154,7 +155,7 @@ class Operations:
     def _changed(job: Job | None) -> dict[str, Any]:
         if job is None:  # gone between the read and the write
             raise ApiError(404, NOT_FOUND)
-        return job_dto(job)
+        return one_job(job, acted=True)
 
 
 def _verb(path: str) -> str:

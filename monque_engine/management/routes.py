@@ -206,16 +206,21 @@ UPSTREAM_OPERATIONS = tuple(route.operation_id for route in ROUTES if route.upst
 def match_route(method: str, path: str) -> tuple[Route, dict[str, str]]:
     """The route for ``method path`` and its path parameters; 404 / 405 as ``ApiError``."""
     segments = tuple(path.strip("/").split("/"))
+    matching = [(route, params) for route in ROUTES if (params := _match(route.segments, segments)) is not None]
+    # the most literal path wins, whatever the method: /jobs/stats is GET only, not also
+    # DELETE /jobs/{id} with the id "stats" (which the 405 listed, against the document)
+    fewest = min((len(params) for _, params in matching), default=0)
+    matching = [(route, params) for route, params in matching if len(params) == fewest]
     allowed: list[str] = []
-    for route in ROUTES:
-        params = _match(route.segments, segments)
-        if params is None:
-            continue
+    for route, params in matching:
         if route.method == method.upper():
             return route, params
         allowed.append(route.method)
     if allowed:
-        raise ApiError(405, f"{method.upper()} is not allowed on {path}; use {' or '.join(sorted(set(allowed)))}")
+        methods = sorted(set(allowed))
+        raise ApiError(
+            405, f"{method.upper()} is not allowed on {path}; use {' or '.join(methods)}", {"Allow": ", ".join(methods)}
+        )
     raise ApiError(404, f"No route {path}; the routes are listed by GET /api/x/v1/openapi.json")
 
 

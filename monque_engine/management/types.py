@@ -24,14 +24,15 @@ def parse_instant(text: str) -> datetime:
     Refused (``ValueError``, with what to send instead): text that is not ISO 8601, and a
     time without an offset, which names no instant (upstream's ``z.iso.datetime()`` refuses
     it too)."""
+    shown = repr(text if not isinstance(text, str) or len(text) <= 40 else text[:40] + "…")
     if not isinstance(text, str) or "T" not in text.upper():
-        raise ValueError(f"{text!r} is not an ISO 8601 date-time; send e.g. 2026-01-31T09:30:00Z")
+        raise ValueError(f"{shown} is not an ISO 8601 date-time; send e.g. 2026-01-31T09:30:00Z")
     try:
         value = datetime.fromisoformat(text)
     except ValueError:
-        raise ValueError(f"{text!r} is not an ISO 8601 date-time; send e.g. 2026-01-31T09:30:00Z") from None
+        raise ValueError(f"{shown} is not an ISO 8601 date-time; send e.g. 2026-01-31T09:30:00Z") from None
     if value.tzinfo is None or value.utcoffset() is None:
-        raise ValueError(f"{text!r} has no offset; add Z (UTC) or one such as +02:00")
+        raise ValueError(f"{shown} has no offset; add Z (UTC) or one such as +02:00")
     return value
 
 
@@ -45,6 +46,25 @@ IsoInstant = Annotated[str, AfterValidator(_checked_instant), WithJsonSchema({"t
 #: An instant in a response: always ``YYYY-MM-DDTHH:MM:SS.sssZ``, as JavaScript's toISOString.
 IsoOut = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time"})]
 Count = Annotated[int, Field(ge=0, le=MAX_SAFE_INTEGER)]
+#: C0 and C1 control characters, as JSON Schema (ECMA-262) patterns write them.
+_CONTROL = "\\u0000-\\u001f\\u007f-\\u009f"
+#: A text filter of our own routes, as the document states it: what the engine's rule for
+#: filters accepts (non-empty, not only whitespace, no control character), so a client made
+#: from the document does not send what is refused. The rule itself is the check (a 400).
+FilterText = Annotated[
+    str,
+    WithJsonSchema({"type": "string", "minLength": 1, "pattern": f"^[^{_CONTROL}]*[^\\s{_CONTROL}][^{_CONTROL}]*$"}),
+]
+#: A job name as ``enqueue`` accepts one: no whitespace or control character, 255 at most.
+JobNameText = Annotated[
+    str, WithJsonSchema({"type": "string", "minLength": 1, "maxLength": 255, "pattern": f"^[^\\s{_CONTROL}\\ufeff]+$"})
+]
+#: An ``asOf`` as a count route returns it.
+AsOfText = Annotated[str, WithJsonSchema({"type": "string", "pattern": "^-?[0-9]{1,19}\\.[0-9]{1,19}\\.[0-9a-f]{16}$"})]
+#: A ``limit`` query parameter of our own routes: a whole number from 1.
+LimitText = Annotated[str, WithJsonSchema({"type": "string", "pattern": "^\\+?0*[1-9][0-9]*$"})]
+#: A job id in one of our own paths (upstream's document says only "string" for its own).
+JOB_ID_SCHEMA = {"type": "string", "pattern": "^[0-9a-fA-F]{24}$"}
 StatusArg = StatusName | Annotated[list[StatusName], Field(min_length=1)]
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from aiohttp import web
+from aiohttp import ClientPayloadError, web
 
 from monque_engine import Monque
 from monque_engine.management import ApiRequest, ApiResponse, ManagementApi
@@ -50,7 +50,17 @@ class ApiHandler:
             return _json(
                 ApiResponse(403, {"error": "A write with the session cookie must come from the served origin"})
             )
-        body, oversized = await _read_body(request, self.api.max_body_bytes)
+        try:
+            body, oversized = await _read_body(request, self.api.max_body_bytes)
+        except (ConnectionError, ClientPayloadError) as error:
+            # the client went away mid-body: nothing runs, and no traceback for the log
+            log.info(
+                "management API: %s %s: the client went away before its body arrived (%s)",
+                request.method,
+                request.path,
+                error,
+            )
+            raise web.HTTPBadRequest() from None
         if oversized:
             return _json(ApiResponse(400, {"error": f"The body is larger than {self.api.max_body_bytes} bytes"}))
         answer = await self.api.handle(
@@ -78,11 +88,16 @@ async def _read_body(request: web.Request, limit: int) -> tuple[bytes, bool]:
 
 
 def _json(answer: ApiResponse) -> web.Response:
-    return web.Response(status=answer.status, body=answer.json_bytes(), content_type="application/json")
+    return web.Response(
+        status=answer.status, body=answer.json_bytes(), content_type="application/json", headers=dict(answer.headers)
+    )
 
 
 def add_api_routes(app: web.Application, api: ManagementApi, origin: str) -> None:
-    app.router.add_route("*", API_PREFIX + "{tail:.*}", ApiHandler(api, origin))
+    """Every path under ``/api`` to the core, so every answer there is the API's JSON: the
+    tail may hold any character a percent-escape decodes to (``.`` alone stops at a newline,
+    and ``/api/v1/jobs/%0A`` fell through to aiohttp's plain-text 404)."""
+    app.router.add_route("*", API_PREFIX.rstrip("/") + r"{tail:(?:/[\s\S]*)?}", ApiHandler(api, origin))
 
 
 async def close_api(api: ManagementApi) -> None:

@@ -30,6 +30,7 @@ from monque_engine.store.urls import mask_secrets, mask_url
 from ..common.exitcodes import CliError, ExitCode
 from .api import add_api_routes, close_api, open_api
 from .auth import Session, TokenGate, describe_peer, security_headers
+from .badrequests import quiet_bad_requests
 from .names import TOKEN_ENV, TOKEN_FILE_ENV
 from .options import ServeConfig, plain_http_warning
 
@@ -276,6 +277,7 @@ async def _serve(config: ServeConfig, listener: socket.socket, public_url: str) 
 
 async def _serve_app(config: ServeConfig, listener: socket.socket, public_url: str, api: ManagementApi | None) -> int:
     server = ConsoleServer(config, public_url, canonical_host=config.public_url is None, api=api)
+    quiet_bad_requests()
     app = await server._make_app()
     runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=STOP_TIMEOUT + 1)
     await runner.setup()

@@ -100,3 +100,26 @@ def test_read_only_mount(tmp_path: Path) -> None:
         assert (refused.status_code, refused.json()) == (403, {"error": "Management surface is read-only"})
         assert _checked(client, "GET", "/api/v1/jobs/stats", headers={"x-role": "admin"}).json()["total"] == 3
     assert "deleteBulk" not in app.state.seen  # refused before the hook was asked
+
+
+async def test_a_client_gone_mid_body_runs_nothing(tmp_path: Path) -> None:
+    """ASGI's ``http.disconnect`` before the body's end: the request is not handled as one
+    with an empty body (a single-job action takes one), and nothing is sent."""
+    from monque_engine.management.asgi import management_app as app_of
+
+    async with Monque(f"sqlite:///{tmp_path / 'jobs.db'}", recover_stale_jobs=False) as monque:
+        job = await monque.enqueue("email", {})
+        messages = [{"type": "http.request", "body": b"{", "more_body": True}, {"type": "http.disconnect"}]
+        sent: list[Any] = []
+
+        async def receive() -> Any:
+            return messages.pop(0)
+
+        async def send(message: Any) -> None:
+            sent.append(message)
+
+        scope = {"type": "http", "method": "POST", "path": f"/api/v1/jobs/{job.id}/actions/cancel", "headers": []}
+        await app_of(monque)(scope, receive, send)
+        assert sent == [] and messages == []
+        again = await monque.get_job(job.id)
+        assert again is not None and str(again.status) == "pending"

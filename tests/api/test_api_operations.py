@@ -234,6 +234,15 @@ BAD_INPUT: list[tuple[str, str, Any, Any, str]] = [
     ("POST", "/api/x/v1/jobs/actions/delete/count", {}, {"errorGroup": " "}, "errorGroup"),
     ("POST", "/api/x/v1/queues/actions/pause", {}, {"name": ""}, "name"),
     ("GET", "/api/x/v1/error-groups", {"limit": "-1"}, None, "Invalid limit"),
+    # found by the probe of the served API (schemathesis and by hand): each was accepted or a 500
+    ("GET", "/api/v1/jobs", {"name[]": "email"}, None, "takes one value, not a list"),  # was "more than once"
+    ("GET", "/api/v1/jobs", {"limit": "5_0"}, None, "Invalid limit"),
+    ("GET", "/api/v1/jobs", {"limit": "\uff15"}, None, "Invalid limit"),  # a full-width 5: int() reads it
+    ("GET", "/api/x/v1/error-groups", {"limit": "1_0"}, None, "Invalid limit"),
+    ("POST", "/api/x/v1/jobs/actions/delete/count", {}, b"[" * 30_000 + b"]" * 30_000, "nested too deeply"),
+    ("POST", "/api/v1/jobs/actions/delete", {}, b'{"name": ' + b"[" * 30_000 + b"]" * 30_000 + b"}", "too deeply"),
+    ("POST", "/api/v1/jobs/actions/delete", {}, b'{"name": "email", "name": "report"}', "more than once"),
+    ("POST", "/api/x/v1/jobs/actions/delete/count", {}, {"data": ["data.a = " + "[" * 30_000]}, "array or object"),
 ]
 
 
@@ -260,6 +269,53 @@ async def test_unknown_routes_and_methods(client: ApiClient) -> None:
     assert (await client.call("GET", "/api/v2/jobs")).status == 404
     wrong = await client.call("PUT", "/api/v1/jobs")
     assert wrong.status == 405 and "GET" in wrong.body["error"]
+    assert wrong.headers == {"Allow": "GET"}  # RFC 9110: a 405 lists what is allowed
+    assert (await client.call("PUT", f"/api/v1/jobs/{oid(1)}")).headers == {"Allow": "DELETE, GET"}
+    # the literal path wins: /jobs/stats is not also /jobs/{id} with the id "stats"
+    for method in ("OPTIONS", "DELETE"):
+        wrong = await client.call(method, "/api/v1/jobs/stats")
+        assert (wrong.status, wrong.headers) == (405, {"Allow": "GET"}), wrong.body
+    wrong = await client.call("POST", "/api/x/v1/openapi.json")  # a GET route: 405, as every other, not 404
+    assert wrong.status == 405 and "use GET" in wrong.body["error"]
+
+
+@pytest.mark.parametrize("position", [2**63, -(2**63) - 1, 10**19 - 1])
+async def test_an_as_of_out_of_the_stores_range_is_400_not_500(client: ApiClient, position: int) -> None:
+    """The check binds a token to its action and selection, not its numbers to a real count
+    (the key is no secret): a forged position past 64 bits reached SQLite as an OverflowError."""
+    from monque_engine.management.bounds import _check
+
+    selection = {"name": "email"}
+    token = f"{position}.1.{_check('cancel', selection, position, 1)}"
+    answer = await client.call("POST", "/api/x/v1/jobs/actions/cancel", body={**selection, "asOf": token})
+    assert answer.status == 400 and "out of range" in answer.body["error"], answer.body
+
+
+#: Inputs far longer than any sensible value, in each place an error echoes what it refuses.
+_HUGE = "x" * 40_000
+HUGE_INPUT: list[tuple[str, str, Any, Any]] = [
+    ("GET", "/api/v1/jobs", {"limit": _HUGE}, None),
+    ("GET", "/api/v1/jobs", {"sortBy": _HUGE}, None),
+    ("GET", "/api/v1/jobs", {"status": [_HUGE, "x"]}, None),
+    ("GET", "/api/v1/jobs", {"createdAtFrom": _HUGE}, None),
+    ("GET", "/api/v1/jobs", {"createdAtFrom": "T" + _HUGE}, None),
+    ("GET", f"/api/v1/jobs/{_HUGE}", {}, None),
+    ("POST", "/api/v1/jobs/actions/delete", {}, {"olderThan": "T" + _HUGE[:60_000]}),
+    ("POST", "/api/x/v1/jobs/actions/delete/count", {}, {"data": ["data." + "a." * 20_000 + "b = 1"]}),
+    ("POST", "/api/x/v1/jobs/actions/delete/count", {}, {"data": [_HUGE]}),
+    ("POST", "/api/x/v1/jobs/actions/delete/count", {}, {"data": ["data.a = " + "9" * 4_000]}),
+    ("POST", "/api/x/v1/jobs/actions/delete/count", {}, {"data": [f"data.-{_HUGE} = 1"]}),
+]
+
+
+@pytest.mark.parametrize(("method", "path", "query", "body"), HUGE_INPUT)
+async def test_an_error_echoes_a_huge_input_cut_short(
+    client: ApiClient, method: str, path: str, query: Any, body: Any
+) -> None:
+    pairs = [("status", value) for value in query["status"]] if "status" in query else query
+    answer = await client.call(method, path, pairs, body)
+    assert answer.status == 400, answer.body
+    assert len(answer.body["error"]) < 400 and "\n" not in answer.body["error"], answer.body["error"][:500]
 
 
 async def test_an_unexpected_error_is_500_without_a_traceback(
@@ -272,6 +328,27 @@ async def test_an_unexpected_error_is_500_without_a_traceback(
     answer = await client.call("GET", "/api/v1/jobs/stats")
     assert answer.status == 500 and "secret" not in answer.body["error"]
     assert "disk on fire" in caplog.text  # the server's log has it
+
+
+async def test_a_store_error_is_its_own_line_with_the_password_masked(
+    client: ApiClient, monque: Monque, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The store's failures (unreachable, locked) answer the engine's one line, as the
+    command line prints it, with a MongoDB password masked in the answer and the log."""
+    from monque_engine.errors import ConnectionError as StoreConnectionError
+    from monque_engine.management.errors import from_engine
+
+    url = "mongodb://admin:S3cretPw@db.example:27017/jobs"
+
+    async def unreachable(*args: Any, **kwargs: Any) -> Any:
+        raise StoreConnectionError(f"Cannot reach MongoDB at {url} within 5 s: db.example:27017: timed out")
+
+    monque.get_queue_stats = unreachable  # type: ignore[method-assign]
+    answer = await client.call("GET", "/api/v1/jobs/stats")
+    assert answer.status == 500 and "Cannot reach MongoDB at mongodb://admin:***@db.example" in answer.body["error"]
+    assert "S3cretPw" not in answer.body["error"] and "S3cretPw" not in caplog.text and "Traceback" not in caplog.text
+    quoted = from_engine(StoreConnectionError("auth failed: password S3cretPw was refused"), url)  # a driver's echo
+    assert "S3cretPw" not in quoted.message
 
 
 # -- read-only and authorize ------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from api_support import check_response, write_requests
 
 from monque_engine import Monque
 from monque_engine.management import ApiResponse
-from tests.serve_support import TOKEN, served_console
+from tests.serve_support import TOKEN, served_console, wait_until
 
 BEARER = {"Authorization": f"Bearer {TOKEN}"}
 
@@ -117,3 +117,95 @@ async def test_read_only_server_refuses_every_write_and_keeps_the_file(tmp_path:
             status, page = await _call(session, base, "GET", "/api/v1/jobs", headers=BEARER)
             assert status == 200 and len(page["jobs"]) == 3
     assert await _state(url) == before
+
+
+async def test_every_answer_under_api_is_the_apis_json(tmp_path: Path) -> None:
+    """A path whose escapes decode to a newline, and ``/api`` itself, are the API's too:
+    aiohttp's ``{tail:.*}`` stopped at the newline and answered its own text/plain 404."""
+    from yarl import URL
+
+    url = f"sqlite:///{tmp_path / 'jobs.db'}"
+    ids = await _seed(url)
+    with served_console(url) as served:
+        async with aiohttp.ClientSession() as session:
+            for path, status in (
+                ("/api/v1/jobs/%0A", 400),
+                (f"/api/v1/jobs/{ids[0]}%0A", 400),
+                (f"/api/x/v1/jobs/%0A{ids[0]}/run", 400),
+                ("/api", 404),
+            ):
+                target = URL(served.base_url + path, encoded=True)
+                async with session.get(target, headers=BEARER) as response:
+                    assert response.status == status, path
+                    assert response.headers["Content-Type"].startswith("application/json"), path
+                    assert set(await response.json()) == {"error"}, path
+            async with session.put(served.base_url + "/api/v1/jobs", headers=BEARER) as response:
+                assert (response.status, response.headers.get("Allow")) == (405, "GET")
+
+
+async def test_a_store_deleted_under_the_server_is_named_in_each_answer(tmp_path: Path) -> None:
+    """The file deleted while the server runs: health says unavailable, and every other
+    answer says the store was lost and to restart (not "internal server error"), with no
+    traceback in the server's log for each request."""
+    path = tmp_path / "jobs.db"
+    url = f"sqlite:///{path}"
+    ids = await _seed(url)
+    with served_console(url) as served:
+        base = served.base_url
+        for leftover in tmp_path.glob("jobs.db*"):
+            leftover.unlink()
+        async with aiohttp.ClientSession() as session:
+            status, body = await _call(session, base, "GET", "/api/v1/health", headers=BEARER)
+            assert (status, body["status"]) == (200, "unavailable")
+            for method, route in (("GET", "/api/v1/jobs"), ("POST", f"/api/v1/jobs/{ids[0]}/actions/cancel")):
+                status, body = await _call(session, base, method, route, headers=BEARER)
+                assert status == 500 and "restart the server" in body["error"], body
+        assert "was deleted while this process had it open" in served.output
+        assert "Traceback" not in served.output
+
+
+async def test_a_client_gone_mid_body_changes_nothing_and_logs_one_line(tmp_path: Path) -> None:
+    """A request whose body never arrives (the client disconnects after the headers): the
+    job is not cancelled, the server logs one line instead of aiohttp's traceback, and it
+    goes on answering."""
+    import socket
+    from urllib.parse import urlsplit
+
+    url = f"sqlite:///{tmp_path / 'jobs.db'}"
+    ids = await _seed(url)
+    with served_console(url) as served:
+        where = urlsplit(served.base_url)
+        with socket.create_connection((where.hostname, where.port)) as raw:
+            raw.sendall(
+                f"POST /api/v1/jobs/{ids[0]}/actions/cancel HTTP/1.1\r\nHost: {where.netloc}\r\n"
+                f"Authorization: Bearer {TOKEN}\r\nContent-Length: 1000\r\n\r\n{{}}".encode()
+            )
+        wait_until(lambda: "went away before its body arrived" in served.output, what="the server's line")
+        async with aiohttp.ClientSession() as session:
+            status, body = await _call(session, served.base_url, "GET", f"/api/v1/jobs/{ids[0]}", headers=BEARER)
+            assert (status, body["status"]) == (200, "pending")
+        assert "Traceback" not in served.output
+
+
+async def test_a_malformed_request_is_one_log_line_not_a_traceback(tmp_path: Path) -> None:
+    """aiohttp answers what it cannot parse (a NUL in a header) with a 400 itself and logged
+    the parser's traceback: anyone who reaches the port could fill the log with them."""
+    import socket
+    from urllib.parse import urlsplit
+
+    url = f"sqlite:///{tmp_path / 'jobs.db'}"
+    await _seed(url)
+    with served_console(url) as served:
+        where = urlsplit(served.base_url)
+        with socket.create_connection((where.hostname, where.port)) as raw:
+            raw.sendall(f"GET /api/v1/health HTTP/1.1\r\nHost: {where.netloc}\r\nX-Probe: \x00\r\n\r\n".encode())
+            assert raw.recv(100).startswith(b"HTTP/1.0 400")
+        with socket.create_connection((where.hostname, where.port)) as raw:  # a request line over 8 KB
+            raw.sendall(f"GET /api/v1/jobs?token=sekrit{'x' * 9000} HTTP/1.1\r\nHost: {where.netloc}\r\n\r\n".encode())
+            assert raw.recv(100).startswith(b"HTTP/1.0 400")
+        wait_until(lambda: "(answered 400): LineTooLong" in served.output, what="the line for the long request")
+        wait_until(lambda: "(answered 400): BadHttpMessage" in served.output, what="the one line")
+        async with aiohttp.ClientSession() as session:
+            status, _ = await _call(session, served.base_url, "GET", "/api/v1/health", headers=BEARER)
+            assert status == 200
+        assert "Traceback" not in served.output and "sekrit" not in served.output
