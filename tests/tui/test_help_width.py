@@ -38,3 +38,22 @@ async def test_help_names_payload_terms_and_says_the_move_keys_work_on_every_tab
         assert "data.customer_id missing" in text, text
         first = next(line for line in screen_text(app).splitlines() if " g " in line)
         assert "every table" in first, first
+
+
+async def test_the_tables_move_keys_scroll_the_help(seeded_url: str) -> None:
+    """``j`` / ``k`` / ``G`` / ``g`` scroll ``?`` as the arrows do (they did nothing there)."""
+    from textual.containers import VerticalScroll
+
+    async with running_console(seeded_url, size=(80, 24)) as (app, pilot):
+        await pilot.press("question_mark")
+        await wait_for(lambda: isinstance(app.screen, HelpScreen))
+        scroll = app.screen.query_one(VerticalScroll)
+        await wait_for(lambda: scroll.max_scroll_y > 0)
+        await pilot.press("j")
+        await wait_for(lambda: scroll.scroll_y > 0)
+        await pilot.press("G")
+        await wait_for(lambda: scroll.scroll_y == scroll.max_scroll_y)
+        await pilot.press("k")
+        await wait_for(lambda: scroll.scroll_y < scroll.max_scroll_y)
+        await pilot.press("g")
+        await wait_for(lambda: scroll.scroll_y == 0)

@@ -7,6 +7,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
@@ -66,7 +67,15 @@ def help_table(read_only: bool = False) -> RenderableType:
 
 class HelpScreen(ModalScreen[None]):
     SCOPES: tuple[Scope, ...] = ("back", "app")
-    BINDINGS = bindings_for("back")
+    #: The move keys of the tables scroll the help too (only the arrows and PgUp/PgDn did:
+    #: the console probe pressed ``j`` and ``G`` here first); hidden, as on the tables.
+    BINDINGS = [
+        *bindings_for("back"),
+        Binding("j", "scroll_help('down')", show=False),
+        Binding("k", "scroll_help('up')", show=False),
+        Binding("g", "scroll_help('home')", show=False),
+        Binding("G", "scroll_help('end')", show=False),
+    ]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen > VerticalScroll { width: 100; max-width: 95%; height: 90%; border: thick $primary; background: $surface;
@@ -85,3 +94,9 @@ class HelpScreen(ModalScreen[None]):
 
     def action_back(self) -> None:
         self.dismiss(None)
+
+    def action_scroll_help(self, where: str) -> None:
+        scroll = self.query_one(VerticalScroll)
+        {"down": scroll.scroll_down, "up": scroll.scroll_up, "home": scroll.scroll_home, "end": scroll.scroll_end}[
+            where
+        ](animate=False)
