@@ -35,3 +35,22 @@ async def test_the_matching_count_stays_beside_a_long_group_name(width: int) -> 
         assert len(line) <= tabs.content_size.width, line
         assert "— 13,334 matching" in line, line
         assert "200,001" in line and "40,000" in line, line  # the tabs' counts stay whole
+
+
+@pytest.mark.parametrize("width", [60, 80])
+async def test_a_payload_filtered_view_keeps_its_count_when_its_words_do_not_fit(width: int) -> None:
+    """At 80 columns ``all, named 'invoice.render', where data.customer_id missing`` and its
+    count did not both fit beside one tab: the description was cut and "— 335 matching"
+    dropped with it, though the count is what says how many jobs ``C`` ``R`` ``D`` reach
+    (console probe). The description is cut between whole parts now, the count kept."""
+    app = TabsApp()
+    async with app.run_test(size=(width, 3)) as pilot:
+        tabs = app.query_one(StatusTabs)
+        tabs.stats = STATS
+        tabs.describe = "all, named 'invoice.render', where data.customer_id missing"
+        tabs.sort_text, tabs.matching = ", sorted by created ↓", 335
+        await pilot.pause()
+        line = tabs.render().plain
+        assert len(line) <= tabs.content_size.width, line
+        assert line.rstrip().endswith("— 335 matching"), line
+        assert "all" in line.split("│", 1)[1], line  # the view's status word stays

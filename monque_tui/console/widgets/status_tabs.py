@@ -133,11 +133,17 @@ class StatusTabs(Static):
             describe = self.describe
             room = width - text.cell_len if width else len(describe) + len(self.sort_text + matching + age)
             # The counts' age goes first, then the sort (its column's header has the arrow).
-            for tail in (self.sort_text + matching + age, self.sort_text + matching, matching, ""):
+            for tail in (self.sort_text + matching + age, self.sort_text + matching, matching) + (
+                () if matching else ("",)
+            ):
                 if len(describe) + len(tail) <= room:
                     break
             else:
-                describe = self._fitted(room)
+                # The description is cut (between whole parts) before the count goes: the
+                # count is how many jobs C R D reach (console probe: a payload-filtered view
+                # at 80 columns lost "— 335 matching").
+                tail = matching if matching and self._fitted(room - len(matching)) else ""
+                describe = self._fitted(room - len(tail))
             text.append(describe, style="italic")
             text.append(tail, style="italic")
         text.no_wrap = True
