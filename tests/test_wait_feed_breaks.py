@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from monque_engine import ConnectionError, JobStatus, Monque, SyncMonque
+from monque_engine import ConnectionError, InvalidJobQueryError, JobStatus, Monque, SyncMonque
 from monque_engine.job import ChangeEvent, Job
 from monque_engine.scheduler.waiting import wait_for_final
 
@@ -110,3 +110,14 @@ def test_a_sync_client_closed_while_another_thread_waits_says_so(tmp_path: Path)
     assert not waiter.is_alive()
     assert len(outcome) == 1 and isinstance(outcome[0], ConnectionError), outcome
     assert "the client was closed" in str(outcome[0])
+
+
+async def test_waiting_on_a_recurring_job_is_a_clear_error_at_once(tmp_path: Path) -> None:
+    """Each run of a schedule returns it to pending, so the wait lasted until its timeout and
+    then said "check that a worker runs its name", or, without a timeout, for ever."""
+    async with Monque(f"sqlite:///{tmp_path / 'jobs.db'}") as monque:
+        job = await monque.schedule("*/5 * * * *", "report.hourly")
+        with pytest.raises(InvalidJobQueryError, match="is recurring"):
+            await monque.wait(job.id, timeout=30)
+        await monque.cancel_job(job.id)
+        assert (await monque.wait(job.id, timeout=30)).status is JobStatus.CANCELLED  # final: returned

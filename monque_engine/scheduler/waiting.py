@@ -104,6 +104,13 @@ async def _watch_once(
         job = await _read(reads, job_id, seen, "names no stored job")
         if job.status in FINAL_STATUSES:
             return job
+        if job.repeat_interval is not None:
+            # Each run returns it to pending: it never ends by itself, so the wait would last
+            # until its timeout (or for ever) and then blame a missing worker.
+            raise InvalidJobQueryError(
+                f"wait(): job {job_id} is recurring ({job.repeat_interval!r}) and never reaches a final state "
+                "by itself; read its last run's result with get_job(), or wait for a one-off job"
+            )
         if changes is None:
             return await _poll(reads, job_id, seen)
         try:
