@@ -56,6 +56,27 @@ def test_the_management_command_runs_the_worker_until_sigterm(monque_test_url):
         producer.close()
 
 
+@pytest.mark.parametrize(
+    ("url", "code", "words"),
+    [
+        ("sqlite:////nonexistent-dir/jobs.db", 3, "directory /nonexistent-dir does not exist"),
+        ("mongodb://app:s3cret@127.0.0.1:1/db?serverSelectionTimeoutMS=200", 3, "Cannot reach MongoDB"),
+        ("bogus://x", 2, "Unknown store URL scheme"),
+    ],
+)
+def test_the_management_command_reports_a_bad_store_in_one_line(url, code, words):
+    worker = subprocess.run(
+        [sys.executable, str(MANAGE), "monque_worker"],
+        env={**os.environ, "MONQUE_URL": url},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert worker.returncode == code, worker.stderr
+    assert words in worker.stderr and "Traceback" not in worker.stderr, worker.stderr
+    assert "s3cret" not in worker.stderr
+
+
 @pytest.fixture(autouse=True)
 def _no_leftover_clients():
     yield

@@ -13,11 +13,14 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from fastapi import FastAPI, HTTPException, Request
+from fastapi import FastAPI, HTTPException, Query, Request
 
 from monque_engine import JobNotFoundError, Monque, WaitTimeoutError
 
 from . import tasks
+
+#: The longest ``?wait=`` a request may ask for, in seconds.
+MAX_WAIT = 60.0
 
 
 def create_app(url: str | None = None, run_worker: bool | None = None) -> FastAPI:
@@ -41,7 +44,12 @@ def create_app(url: str | None = None, run_worker: bool | None = None) -> FastAP
         return {"id": job.id, "status": job.status.value, "result": job.result}
 
     @app.get("/reports/{job_id}")
-    async def report(request: Request, job_id: str, wait: float | None = None) -> dict[str, Any]:
+    async def report(
+        request: Request,
+        job_id: str,
+        # Checked here (422 for 0, -1, nan, inf, a day): a request holds its worker while it waits.
+        wait: float | None = Query(None, gt=0, le=MAX_WAIT),
+    ) -> dict[str, Any]:
         monque: Monque = request.app.state.monque
         try:
             job = await monque.wait(job_id, timeout=wait) if wait else await monque.get_job(job_id)

@@ -20,6 +20,13 @@ def test_in_test_mode_the_job_has_run_when_the_route_answers(monque_test_mode, m
         assert client.get(f"/reports/{'0' * 24}").status_code == 404
 
 
+def test_a_bad_wait_is_the_clients_error_not_a_server_error(monque_test_mode, monque_test_url):
+    with TestClient(create_app(monque_test_url), raise_server_exceptions=False) as client:
+        created = client.post("/reports", json={"rows": [1]}).json()
+        for wait in ("-1", "0", "nan", "inf", "86400", "soon"):
+            assert client.get(f"/reports/{created['id']}", params={"wait": wait}).status_code == 422, wait
+
+
 def test_a_worker_beside_the_app_runs_the_job_and_wait_returns_it(monque_test_url):
     with TestClient(create_app(monque_test_url, run_worker=True)) as client:
         created = client.post("/reports", json={"rows": [5, 5]}).json()

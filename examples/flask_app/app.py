@@ -26,7 +26,11 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
 
     @app.post("/signup")
     def signup() -> tuple[dict[str, Any], int]:
-        job = _monque().enqueue("email.welcome", {"email": request.get_json()["email"]})
+        body = request.get_json()
+        email = body.get("email") if isinstance(body, dict) else None
+        if not isinstance(email, str):
+            abort(400, description='send {"email": "..."} as JSON')
+        job = _monque().enqueue("email.welcome", {"email": email})
         return {"job": job.id, "status": job.status.value}, 202
 
     @app.get("/jobs/<job_id>")

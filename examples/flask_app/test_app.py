@@ -30,3 +30,9 @@ def test_a_failing_job_is_retried_then_failed_as_a_worker_would(client: FlaskCli
     assert answer.json["status"] == "failed"
     job = client.get(f"/jobs/{answer.json['job']}").json
     assert job["attempts"] == 3 and job["error"] == "not an e-mail address: 'nobody'"  # max_retries=3
+
+
+def test_a_signup_without_an_email_is_the_clients_error_and_enqueues_nothing(client: FlaskClient) -> None:
+    for body in ({}, {"email": 5}, ["ada@example.com"]):
+        assert client.post("/signup", json=body).status_code == 400, body
+    assert client.application.extensions["monque"].count_jobs() == 0

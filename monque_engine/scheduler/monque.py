@@ -123,6 +123,8 @@ class Monque:
         self._closing: asyncio.Task[None] | None = None
         #: close() ran (and initialize() has not reopened): calls say "closed", not "not initialized".
         self._closed = False
+        #: close() is closing the store now: waits end with "closed", not "feed ended".
+        self._closing_store = False
         self._metrics: MonqueCollector | None = None
 
     # -- identity -------------------------------------------------------------------------------
@@ -357,7 +359,11 @@ class Monque:
         # store open, or workers running on a closed store, after close() returned.
         async with self._init_lock, self._start_lock:
             await self.stop()
-            await self.store.close()
+            self._closing_store = True  # a wait() whose feed this close ends says why
+            try:
+                await self.store.close()
+            finally:
+                self._closing_store = False
             if self._initialized:
                 self._closed = True
             self._initialized = False
@@ -544,7 +550,11 @@ class Monque:
         process may run the job (waiting.py). ``JobNotFoundError`` for an id of no job (or one
         deleted meanwhile); ``WaitTimeoutError``, a ``TimeoutError``, after ``timeout`` seconds."""
         self._require_initialized()
-        return await wait_for_final(self.store, self.store, job_id, timeout)
+        return await wait_for_final(self.store, self.store, job_id, timeout, self._open_for_waits)
+
+    def _open_for_waits(self) -> bool:
+        """Whether a ``wait()`` should go on: not once ``close()`` has begun closing the store."""
+        return self._initialized and not self._closing_store
 
     # -- queries --------------------------------------------------------------------------------
     async def get_job(self, job_id: str) -> Job | None:

@@ -114,6 +114,10 @@ class SyncMonque:
         self._closed = False
         self._lock = threading.Lock()
         self._run_of = _Run()
+        #: The last open's error (None once one succeeds), and how many opens failed: a thread
+        #: that waited on the lock for a failing open raises its error instead of retrying.
+        self._failed_open: Exception | None = None
+        self._failed_opens = 0
         #: ``register`` calls, replayed on the ``Monque`` a forked child builds for itself.
         self._registrations: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
         background.track(self)
@@ -133,19 +137,32 @@ class SyncMonque:
         opened = self._opened
         if opened is not None and opened.pid == os.getpid() and not self._closed:
             return opened
+        failures = self._failed_opens
         with self._lock:
             if self._closed:
                 raise ConnectionError("SyncMonque is closed (close() was called); create a new SyncMonque")
             opened = self._opened
             if opened is not None and opened.pid == os.getpid():
                 return opened
+            failed = self._failed_open
+            if failed is not None and self._failed_opens != failures:
+                # An open that failed while this thread waited for it: its answer is this
+                # call's too. Trying again in turn made the last of N threads wait N times the
+                # store's timeout (8 gunicorn threads on an unreachable MongoDB: 40 s).
+                raise failed
             loop = background.background_loop()
             monque, self._unopened = self._unopened, None
             if monque is None or self._pid != os.getpid():
                 monque = Monque(self._url, **self._options)
                 for args, kwargs in self._registrations:
                     monque.register(*args, **kwargs)
-            loop.run(monque.initialize())
+            try:
+                loop.run(monque.initialize())
+            except Exception as error:
+                self._failed_open = error
+                self._failed_opens += 1
+                raise
+            self._failed_open = None
             background.opened(monque)
             intake = JobIntake(SchedulerContext(monque.options, monque.events), monque.store)
             self._opened = _Opened(monque, loop, os.getpid(), intake)
@@ -179,6 +196,7 @@ class SyncMonque:
         self._lock = threading.Lock()  # a parent thread may have held it at the fork
         self._run_of = _Run()
         self._opened = None
+        self._failed_open = None
 
     def _run(self, call: Callable[[Monque], Coroutine[Any, Any, T]]) -> T:
         opened = self._open()

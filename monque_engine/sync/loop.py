@@ -24,6 +24,8 @@ import weakref
 from collections.abc import Coroutine
 from typing import Any, Protocol, TypeVar
 
+from ..errors import ConnectionError
+
 T = TypeVar("T")
 
 #: How long interpreter exit waits for the open clients to close on the loop.
@@ -45,6 +47,8 @@ class BackgroundLoop:
 
     def __init__(self) -> None:
         self.pid = os.getpid()
+        #: Set at interpreter exit, once the open clients were closed: later calls raise.
+        self.stopped = False
         self.loop = asyncio.new_event_loop()
         ready = threading.Event()
         self.thread = threading.Thread(target=self._main, args=(ready,), name="monque-sync-loop", daemon=True)
@@ -60,6 +64,13 @@ class BackgroundLoop:
         """Run ``coro`` on the loop and return its result in the calling thread, or raise its
         error there: the same exception object, with the engine's frames as its traceback
         and not the hand-over's."""
+        if self.stopped:
+            coro.close()
+            raise ConnectionError(
+                "SyncMonque was called after interpreter exit closed its clients (an atexit handler "
+                "registered before monque_engine was imported runs after that); call it earlier, or "
+                "register the handler after importing monque_engine"
+            )
         if threading.current_thread() is self.thread:
             coro.close()
             raise RuntimeError(
@@ -76,6 +87,7 @@ class BackgroundLoop:
             raise error.with_traceback(_engine_frames(error.__traceback__)) from error.__cause__
 
     def stop(self) -> None:
+        self.stopped = True  # first: a call made from now on would wait on a stopped loop for ever
         if self.loop.is_closed():
             return
         self.loop.call_soon_threadsafe(self.loop.stop)

@@ -138,6 +138,7 @@ def _worker_mode(settings: Resolved) -> int:
     configure_logging(settings["log_level"], settings["log_format"])
     if settings["processes"] is not None:
         return _supervise(settings)
+    _follow_supervisor_while_loading()
     app = load_app(settings["app"])
     options = settings.engine_options()
     if app.instance is not None:
@@ -158,6 +159,19 @@ def _worker_mode(settings: Resolved) -> int:
         metrics_options=collector_options,
     )
     return run_worker_blocking(config)
+
+
+def _follow_supervisor_while_loading() -> None:
+    """A child of ``--processes`` heeds its supervisor's stop from now on, while its --app
+    imports and its URL is checked (an import that hangs would otherwise hold the group's
+    stop for the whole --shutdown-timeout, and then be killed as a shutdown timeout)."""
+    from ..worker.child_link import ChildLink, force_before_start, stop_before_start
+    from ..worker.logging_setup import tag_slot
+
+    link = ChildLink.from_environment()
+    if link is not None:
+        tag_slot(link.slot)
+        link.watch_lifeline(stop_before_start, force_before_start)
 
 
 #: Settings the supervisor settles for its children, so a child never reads the user's value.

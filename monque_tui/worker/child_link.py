@@ -20,12 +20,16 @@ A worker started any other way has neither variable and ``ChildLink.from_environ
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+from .job_log import emit
+from .logging_setup import flush_logging
 
 #: The supervisor's id, which the engine also records on each child's registry record
 #: (``monque_engine.scheduler.fleet.SUPERVISOR_ENV``: the same name, held equal by a test).
@@ -75,20 +79,37 @@ class ChildLink:
     report_fd: int
     lifeline_fd: int
     slot: int
+    #: Where the lifeline's requests go now: (stop, force). Swapped by a later
+    #: ``watch_lifeline``: the CLI watches from the start (the --app import may hang), the
+    #: worker takes over once its loop runs.
+    _route: list[Callable[..., Any]] = field(default_factory=list)
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str] | None = None) -> ChildLink | None:
+        """The link the environment names; from ``os.environ`` the same object each call, so
+        that the CLI and the worker share its one lifeline reader."""
+        global _process_link
+        if environ is None and _process_link is not None and _process_link.pid == os.getpid():
+            return _process_link.link
         env = os.environ if environ is None else environ
         try:
-            return cls(
+            link = cls(
                 env[SUPERVISOR_ENV], int(env[REPORT_FD_ENV]), int(env[LIFELINE_FD_ENV]), int(env.get(SLOT_ENV, "0"))
             )
         except (KeyError, ValueError):
             return None
+        if environ is None:
+            _process_link = _ProcessLink(os.getpid(), link)
+        return link
 
     def watch_lifeline(self, stop: Callable[[str], Any], force: Callable[[signal.Signals], Any]) -> None:
         """From a daemon thread: call ``stop(why)`` when the supervisor asks for a graceful stop
-        or its end closes, and ``force(signal)`` when it forces the stop. Thread-safe callables."""
+        or its end closes, and ``force(signal)`` when it forces the stop. Thread-safe callables.
+        Called again, it hands the requests still to come to the new callables (one reader)."""
+        watching = bool(self._route)
+        self._route[:] = [stop, force]  # one slice assignment: the reader sees the old pair or the new
+        if watching:
+            return
 
         def watch() -> None:
             pending = b""
@@ -99,12 +120,12 @@ class ChildLink:
                         line, pending = pending.split(b"\n", 1)
                         request = parse_request(line)
                         if isinstance(request, signal.Signals):
-                            force(request)
+                            self._route[1](request)
                         elif request is not None:
-                            stop(request)
+                            self._route[0](request)
             except OSError:
                 pass
-            stop("the supervisor is gone (its lifeline closed)")
+            self._route[0]("the supervisor is gone (its lifeline closed)")
 
         threading.Thread(target=watch, name="monque-supervisor-lifeline", daemon=True).start()
 
@@ -117,6 +138,29 @@ class ChildLink:
             pass
 
 
+@dataclass(frozen=True, slots=True)
+class _ProcessLink:
+    pid: int
+    link: ChildLink
+
+
+_process_link: _ProcessLink | None = None
+
+
+def stop_before_start(why: str) -> None:
+    """A stop asked while the child is still loading its --app (a slow or hung import, a
+    store check): nothing is open and no job claimed yet, so it just exits, 0 as a worker
+    stopped before it started. The worker replaces this once its loop runs."""
+    emit(logging.INFO, "worker:stopped", f"stopped before it started, while loading: {why}", code=0)
+    flush_logging()
+    os._exit(0)
+
+
+def force_before_start(sig: signal.Signals) -> None:
+    flush_logging()
+    os._exit(128 + int(sig))
+
+
 __all__ = [
     "INTERNAL_ENV",
     "LIFELINE_FD_ENV",
@@ -126,6 +170,8 @@ __all__ = [
     "SUPERVISOR_ENV",
     "ChildEndpoint",
     "ChildLink",
+    "force_before_start",
     "force_request",
     "parse_request",
+    "stop_before_start",
 ]

@@ -189,7 +189,7 @@ async def run_worker(config: WorkerConfig) -> int:
     except ConnectionError as error:
         raise CliError(f"{url}: {mask_secrets(str(error), config.url)}", ExitCode.STORE) from None
     if not opened:
-        emit(logging.INFO, "worker:stopped", f"stopped before it started: {stop.signal_name} came first", code=0)
+        emit(logging.INFO, "worker:stopped", f"stopped before it started ({stop.signal_name} first)", code=0)
         return ExitCode.OK
     if monque.store.read_only:
         await monque.close()

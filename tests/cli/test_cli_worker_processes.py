@@ -355,3 +355,56 @@ def test_lifeline_requests_are_parsed_and_unknown_ones_ignored() -> None:
     assert parse_request(force_request(signal.SIGINT).strip()) is signal.SIGINT
     for line in (b"", b"stop now", b"force", b"force x", b"force 999", b"reload"):
         assert parse_request(line) is None
+
+
+def test_children_still_loading_their_app_stop_at_once_with_the_group(
+    spawn: Callable[..., CliProcess], db_url: str
+) -> None:
+    """An --app whose import hangs: the stop reaches the children while they load it, and the
+    group exits 0 at once (nothing was open, no job claimed). They used to heed nothing until
+    they ran their worker, so the group waited out --shutdown-timeout, killed them and exited
+    5 as a shutdown timeout that "left jobs for stale recovery"."""
+    group = spawn(
+        "--worker",
+        "--app",
+        "apps.hanging_import_app:setup",
+        "--processes",
+        "2",
+        "--shutdown-timeout",
+        "600",
+        "--log-format",
+        "json",
+        db_url,
+    )
+    group.wait_for_line(lambda _: group.stderr.count("hanging_import_app: importing") == 2)
+    group.send(signal.SIGTERM)
+    assert group.wait_exit(timeout=60) == 0
+    stopped = events(group, "worker:stopped")
+    assert len(stopped) == 2 and all("while loading" in event["message"] for event in stopped), stopped
+    assert events(group, "supervisor:stopped")[0]["code"] == 0
+    assert not events(group, "supervisor:killed")
+
+
+def _children_of(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:  # the field after the state: the parent's pid
+            found.append(int(stat.parent.name))
+    return found
+
+
+def test_children_still_loading_their_app_exit_when_the_supervisor_is_killed(
+    spawn: Callable[..., CliProcess], db_url: str
+) -> None:
+    """Killed while its children load a hanging --app, the supervisor left them running for
+    ever (their own process group: no signal reaches them, and they read no lifeline yet)."""
+    group = spawn("--worker", "--app", "apps.hanging_import_app:setup", "--processes", "2", db_url)
+    group.wait_for_line(lambda _: group.stderr.count("hanging_import_app: importing") == 2)
+    children = _children_of(group.proc.pid)
+    assert len(children) == 2, children
+    group.proc.send_signal(signal.SIGKILL)
+    wait_gone(children)

@@ -17,6 +17,7 @@ from ...errors import ConnectionError, StoreLostError
 from ..base import StoreOpenOptions
 from . import connect, heldfiles, maintenance, migrations
 from .completions import Completions
+from .daemon_call import call_in_thread
 from .feed import ChangeFeed
 from .identity import FileIdentity
 from .inbox import Inbox, InboxProducer, InboxView
@@ -86,7 +87,7 @@ async def open_store(store: StoreState, options: StoreOpenOptions) -> None:
                 identity.capture()
                 store._inbox_view = InboxView(tables)
             else:
-                await asyncio.to_thread(connect.probe, store.settings, tables)
+                await call_in_thread(connect.probe, store.settings, tables)
                 where, r_index = store.settings.path, options.retention_index
                 store._writer = runners.writer(store._committed)
                 inbox = Inbox(tables, journal)
@@ -169,7 +170,7 @@ async def _close(store: StoreState) -> None:
     reader, store._reader = store._reader, None
     for part in (feed, reader, writer):
         if part is not None:
-            await asyncio.to_thread(part.close)
+            await call_in_thread(part.close)
     store._identity.close()
     heldfiles.close_unreachable()  # this store's connections were the file's last: -shm is gone
     if store._file is not None:

@@ -34,6 +34,7 @@ from ...change_rows import ChangeRows
 from ...errors import ChangeFeedHistoryLostError, ConnectionError, InvalidCursorError, InvalidJobDocumentError
 from ...job import STATUS_BY_VALUE, ChangeEvent, JobStatus, change_event
 from . import jobrow
+from .daemon_call import call_in_thread
 from .identity import is_damage_error
 from .queries import row_to_job
 from .runner import ReadRunner
@@ -381,9 +382,9 @@ class ChangeFeed:
             if self._reader is None:
                 if self._closed:
                     raise ConnectionError("the change feed is closed")
-                reader = await asyncio.to_thread(self._open_reader)
+                reader = await call_in_thread(self._open_reader)
                 if self._stop.is_set():  # closed while it opened: nobody else will close it
-                    await asyncio.to_thread(reader.close)
+                    await call_in_thread(reader.close)
                     raise ConnectionError("the change feed is closed")
                 self._reader = reader
             return self._reader
