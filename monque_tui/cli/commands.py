@@ -424,7 +424,7 @@ async def _instances(monque: Monque, args: argparse.Namespace) -> int:
                 )
             )
         return ExitCode.OK
-    _out("ID\tKIND\tSTATE\tJOBS\tHEARTBEAT\tHOST:PID\tPROCESSED\tFAILED")
+    _out("ID\tKIND\tSTATE\tJOBS\tHEARTBEAT\tHOST:PID\tPROCESSED\tFAILED\tSUPERVISOR")
     for info in instances:
         where = "-" if info.host is None else f"{info.host}:{info.pid}"
         _out(
@@ -438,6 +438,7 @@ async def _instances(monque: Monque, args: argparse.Namespace) -> int:
                     where,
                     "-" if info.processed is None else str(info.processed),
                     "-" if info.failed is None else str(info.failed),
+                    info.supervisor or "-",  # the --processes group a child belongs to
                 )
             )
         )

@@ -95,6 +95,7 @@ def test_instances_and_release_dead(db_url: str) -> None:
     header, row = listed.stdout.splitlines()
     assert header.split("\t")[:4] == ["ID", "KIND", "STATE", "JOBS"]
     assert row.split("\t")[:4] == ["node-7", "inferred", "dead", "1"]
+    assert row.split("\t")[-1] == "-"  # SUPERVISOR: not a child of a --processes group
     assert row.split("\t")[4] == "1m ago"  # the heartbeat's age read "60s", and "853s" for 14 minutes
     (as_json,) = [json.loads(line) for line in cli("instances", "--json", "--url", db_url).stdout.splitlines()]
     assert (as_json["id"], as_json["inferred"], as_json["alive"], as_json["jobsHeld"]) == ("node-7", True, False, 1)

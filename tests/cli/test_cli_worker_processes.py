@@ -101,6 +101,12 @@ def test_each_child_has_its_own_instance_and_both_run_jobs(
     registry = {record["id"]: record for record in map(json.loads, listed.stdout_lines)}
     for event in started:
         assert registry[event["instance_id"]]["supervisor"] == supervisor["supervisor"]
+    as_text = spawn("instances", db_url)
+    assert as_text.wait_exit() == 0
+    header, *rows = as_text.stdout_lines
+    assert header.split("\t")[-1] == "SUPERVISOR"  # the text listing groups them too, not only --json
+    children = {row.split("\t")[0]: row.split("\t")[-1] for row in rows}
+    assert all(children[event["instance_id"]] == supervisor["supervisor"] for event in started)
     group.send(signal.SIGTERM)
     assert group.wait_exit() == 0
     assert len(events(group, "worker:stopped")) == 2
