@@ -118,6 +118,16 @@ def _check_mongodb(url: str, connect_timeout: float) -> None:
         raise CliError(
             f"Invalid MongoDB URL {mask_url(url)}: {_masked(_first_part(error), url)}", ExitCode.USAGE
         ) from None
+    except OSError as error:
+        # A TLS file the URL names (tlsCAFile, tlsCertificateKeyFile, tlsCRLFile) that is missing,
+        # a directory or not PEM: PyMongo raises FileNotFoundError / ssl.SSLError while building
+        # the client, which read "internal error: FileNotFoundError ..." (exit 1).
+        raise CliError(
+            f"MongoDB URL {mask_url(url)!r}: a TLS file it names cannot be used "
+            f"({_masked(_first_part(error), url)}); point tlsCAFile / tlsCertificateKeyFile / tlsCRLFile "
+            "at a readable PEM file",
+            ExitCode.USAGE,
+        ) from None
     except PyMongoError as error:
         raise CliError(
             f"Cannot reach MongoDB at {mask_url(url)} within {connect_timeout:g} s: "
