@@ -125,8 +125,12 @@ def _refuse_url_as_name(args: argparse.Namespace) -> None:
             )
 
 
-#: Commands whose results go to stdout (``export`` only with ``--output -``).
-_PRINTS_RESULTS = frozenset({"paused", "instances", "health", "cancel", "retry", "delete", "check"})
+#: Commands whose results go to stdout (``export`` only with ``--output -``). ``repair-counts``
+#: and ``migrate`` were missing: with stdout closed they repaired or built, reported nothing
+#: and exited 0 (probe-cli).
+_PRINTS_RESULTS = frozenset(
+    {"paused", "instances", "health", "cancel", "retry", "delete", "check", "repair-counts", "migrate"}
+)
 
 
 def _refuse_closed_stdout(args: argparse.Namespace) -> None:
