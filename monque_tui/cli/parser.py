@@ -242,7 +242,8 @@ def _add_modes(parser: CliParser) -> None:
     exclusive.add_argument(
         "--demo",
         action="store_true",
-        help="demo handlers and a stream of demo jobs on a local SQLite file, in the console",
+        help="demo handlers and a stream of demo jobs on a local SQLite file, in the console (a URL given must "
+        "name a new store or a demo's own: one holding other jobs is refused)",
     )
     exclusive.add_argument(
         "--serve",
