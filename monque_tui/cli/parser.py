@@ -578,9 +578,42 @@ def _parse_command(name: str, words: list[str]) -> argparse.Namespace:
     were "unrecognized arguments: sqlite:///jobs.db": argparse fills NAME and the optional
     URL from the first run of positionals, so a URL after a flag had no slot left (probe 7).
     """
-    args = command_parser(name).parse_intermixed_args(join_dashed_values(words))
+    parser = command_parser(name)
+    args, extra = parser.parse_known_intermixed_args(join_dashed_values(words))
+    _refuse_stray_word(name, args.store_url, [*extra, args.url or ""])
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     args.command = name
     return args
+
+
+#: The commands whose selection is made of flags only (the filter bar's).
+_FILTER_COMMANDS = frozenset({"export", "cancel", "retry", "delete"})
+
+
+def _looks_like_a_path(word: str) -> bool:
+    """A bare file path where a URL belongs (``jobs.db``): ``check_url`` suggests ``sqlite:///``."""
+    return word.endswith((".db", ".sqlite", ".sqlite3")) or "/" in word
+
+
+def _refuse_stray_word(name: str, word: str | None, extra: list[str]) -> None:
+    """A word argparse took for the store URL that is none (no scheme), said as what it is.
+
+    ``export failed sqlite:///jobs.db`` and ``release-dead a b sqlite:///jobs.db`` read
+    "unrecognized arguments: sqlite:///jobs.db", blaming the one right word; ``delete
+    bulk.0 --yes`` (URL from MONQUE_URL) read "Store URL 'bulk.0' has no scheme" (probe-cli).
+    """
+    if word is None or "://" in word:
+        return
+    before_url = any("://" in other for other in extra)  # the URL came after it (or as --url URL)
+    if not before_url and (name not in _FILTER_COMMANDS or _looks_like_a_path(word)):
+        return  # the store URL's place: check_url says what is wrong with it (a bare path, a typo)
+    command = COMMANDS_DEFINED[name]
+    if name in _FILTER_COMMANDS:
+        hint = f"a filter is a flag, e.g. --{'status' if word in STATUSES else 'name'} {word}"
+    else:
+        hint = f"it takes {PROG} {name} {command.synopsis} [URL]".replace("  ", " ")
+    raise CliError(f"{name}: unexpected argument {word!r}: {hint} (see {PROG} {name} --help)", ExitCode.USAGE)
 
 
 __all__ = [
