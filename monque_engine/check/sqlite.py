@@ -11,6 +11,7 @@ file, which on a large store is minutes of I/O beside running workers, so it is 
 from __future__ import annotations
 
 import os
+import struct
 
 from ..store import locate_store
 from .lines import CheckLine, Verdict
@@ -19,6 +20,39 @@ from .lines import CheckLine, Verdict
 #: versions, 2 in a write-ahead-logged database (https://www.sqlite.org/fileformat.html).
 MAGIC = b"SQLite format 3\x00"
 WAL_FORMAT = 2
+#: The header's first 100 bytes hold the page size (offset 16) and the database size in pages
+#: (offset 28), valid when the change counter (24) equals the version-valid-for number (92).
+HEADER_BYTES = 100
+
+
+def header_size(header: bytes) -> int | None:
+    """The file size the header promises (pages x page size), or None where it does not say."""
+    if len(header) < HEADER_BYTES or header[24:28] != header[92:96]:
+        return None
+    (page_size,) = struct.unpack(">H", header[16:18])
+    (pages,) = struct.unpack(">I", header[28:32])
+    page_size = 65_536 if page_size == 1 else page_size
+    return pages * page_size if pages else None
+
+
+def _unreadable(path: str, size: int, header: bytes) -> CheckLine:
+    """The file's tables could not be listed: a file shorter than its header says is damaged
+    (``check`` said "ok ... Monque collections: none readable" of a truncated copy, exit 0,
+    while every other command refused it); otherwise a writer may hold a lock."""
+    promised = header_size(header)
+    if promised is not None and size < promised:
+        return CheckLine(
+            Verdict.FAIL,
+            "file",
+            f"{path} is {size:,} bytes but its header says {promised:,}: truncated or damaged",
+            "restore it from a backup (a partial copy? copy it again, with the -wal file, while no worker writes)",
+        )
+    return CheckLine(
+        Verdict.WARN,
+        "file",
+        f"{path}: {size:,} bytes; its tables cannot be read (damaged, or locked by a writer)",
+        f"run sqlite3 {path} 'PRAGMA quick_check'; restore a backup if it reports errors",
+    )
 
 
 def check_sqlite(url: str, collection: str) -> list[CheckLine]:
@@ -26,7 +60,7 @@ def check_sqlite(url: str, collection: str) -> list[CheckLine]:
     path = location.path or ""
     size = os.path.getsize(path)
     with open(path, "rb") as handle:
-        header = handle.read(20)
+        header = handle.read(HEADER_BYTES)
     lines: list[CheckLine] = []
     if not header:
         lines.append(CheckLine(Verdict.OK, "file", f"{path} is empty: the first worker makes its tables"))
@@ -34,8 +68,13 @@ def check_sqlite(url: str, collection: str) -> list[CheckLine]:
         lines.append(CheckLine(Verdict.FAIL, "file", f"{path} is not a SQLite database", "point the URL at the store"))
         return lines
     else:
-        held = ", ".join(location.collections or ()) or "none readable"
-        lines.append(CheckLine(Verdict.OK, "file", f"{path}: {size:,} bytes; Monque collections: {held}"))
+        if location.collections is None:
+            lines.append(_unreadable(path, size, header))
+            if lines[-1].verdict is Verdict.FAIL:
+                return lines
+        else:
+            held = ", ".join(location.collections) or "none"
+            lines.append(CheckLine(Verdict.OK, "file", f"{path}: {size:,} bytes; Monque collections: {held}"))
         if header[18] == WAL_FORMAT and header[19] == WAL_FORMAT:
             lines.append(CheckLine(Verdict.OK, "journal", "write-ahead log (WAL)"))
         else:

@@ -109,3 +109,23 @@ async def test_on_sqlite_it_reads_the_header_and_says_what_is_mongodbs(tmp_path:
     assert path.read_bytes() == before
     code, _, err = await check(f"sqlite:///{tmp_path / 'typo.db'}")
     assert code == 3 and "does not exist" in err and not (tmp_path / "typo.db").exists()
+
+
+async def test_on_sqlite_a_truncated_copy_fails_instead_of_passing(tmp_path: Path) -> None:
+    """A copy cut short (its tables unreadable) said "ok ... Monque collections: none readable"
+    and exited 0, while every other command refused the file (probe-cli)."""
+    whole = tmp_path / "whole.db"
+    with sqlite3.connect(whole) as db:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("CREATE TABLE monque_jobs (id TEXT PRIMARY KEY, data TEXT)")
+        db.execute("CREATE TABLE monque_jobs_meta (k)")
+        db.executemany("INSERT INTO monque_jobs VALUES (?, ?)", ((f"{n:024x}", "x" * 200) for n in range(2000)))
+    db.close()
+    cut = tmp_path / "cut.db"
+    cut.write_bytes(whole.read_bytes()[:10_000])
+    code, out, err = await check(f"sqlite:///{cut}")
+    assert code == CHECK_FAILED, out + err
+    assert out.startswith("FAIL") and "truncated or damaged" in out and f"{whole.stat().st_size:,}" in out, out
+    assert cut.stat().st_size == 10_000
+    code, out, _ = await check(f"sqlite:///{whole}")
+    assert code == 0 and "Monque collections: monque_jobs" in out
