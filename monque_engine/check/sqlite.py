@@ -55,6 +55,33 @@ def _unreadable(path: str, size: int, header: bytes) -> CheckLine:
     )
 
 
+def _schema_line(path: str, collection: str) -> CheckLine:
+    """The collection's schema version against this code's: a store written by a newer Monque
+    passed ``check`` ("3 ok") while every worker of this version refused to open it (probe-cli)."""
+    from ..store.sqlite.location import schema_version
+    from ..store.sqlite.schema import SCHEMA_VERSION
+
+    version = schema_version(path, collection)
+    if version is None:
+        return CheckLine(Verdict.WARN, "schema", f"{collection}: its schema version cannot be read", "")
+    if version > SCHEMA_VERSION:
+        return CheckLine(
+            Verdict.FAIL,
+            "schema",
+            f"{collection}: schema version {version}, newer than the {SCHEMA_VERSION} this monque_engine knows: "
+            "workers of this version refuse to open it",
+            "deploy a monque_engine at least as new as the one that wrote it (pip install -U monque-tui)",
+        )
+    if version < SCHEMA_VERSION:
+        return CheckLine(
+            Verdict.OK,
+            "schema",
+            f"{collection}: schema version {version}; the first worker of this version upgrades it to "
+            f"{SCHEMA_VERSION} (one way: older workers then refuse it)",
+        )
+    return CheckLine(Verdict.OK, "schema", f"{collection}: schema version {version}, this monque_engine's")
+
+
 def check_sqlite(url: str, collection: str) -> list[CheckLine]:
     location = locate_store(url)
     path = location.path or ""
@@ -75,6 +102,8 @@ def check_sqlite(url: str, collection: str) -> list[CheckLine]:
         else:
             held = ", ".join(location.collections) or "none"
             lines.append(CheckLine(Verdict.OK, "file", f"{path}: {size:,} bytes; Monque collections: {held}"))
+            if collection in location.collections:
+                lines.append(_schema_line(path, collection))
         if header[18] == WAL_FORMAT and header[19] == WAL_FORMAT:
             lines.append(CheckLine(Verdict.OK, "journal", "write-ahead log (WAL)"))
         else:

@@ -129,3 +129,30 @@ async def test_on_sqlite_a_truncated_copy_fails_instead_of_passing(tmp_path: Pat
     assert cut.stat().st_size == 10_000
     code, out, _ = await check(f"sqlite:///{whole}")
     assert code == 0 and "Monque collections: monque_jobs" in out
+
+
+async def test_on_sqlite_a_store_of_a_newer_schema_fails(tmp_path: Path) -> None:
+    """A store written by a newer Monque passed ("3 ok", exit 0) while every worker of this
+    version refuses to open it (probe-cli); an older one says the first worker upgrades it."""
+    from monque_engine import Monque
+    from monque_engine.store.sqlite.schema import SCHEMA_VERSION
+
+    path = tmp_path / "jobs.db"
+    monque = Monque(f"sqlite:///{path}")
+    await monque.initialize()
+    await monque.enqueue("report", {"n": 1})
+    await monque.close()
+    code, out, err = await check(f"sqlite:///{path}")
+    assert code == 0 and f"schema version {SCHEMA_VERSION}, this monque_engine's" in out, out + err
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE monque_jobs_meta SET value = ? WHERE key = 'schema_version'", (SCHEMA_VERSION + 1,))
+    db.close()
+    before = path.read_bytes()
+    code, out, err = await check(f"sqlite:///{path}")
+    assert code == CHECK_FAILED, out + err
+    assert f"FAIL  schema   monque_jobs: schema version {SCHEMA_VERSION + 1}, newer than" in out, out
+    assert path.read_bytes() == before
+    old = tmp_path / "v1.db"
+    old.write_bytes((Path(__file__).parent.parent / "fixtures" / "monque_v1.db").read_bytes())
+    code, out, err = await check(f"sqlite:///{old}")
+    assert code == 0 and f"the first worker of this version upgrades it to {SCHEMA_VERSION}" in out, out + err
