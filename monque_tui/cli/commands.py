@@ -265,7 +265,7 @@ def _stopped_line(what: str, args: argparse.Namespace) -> str:
 async def _with_monque(
     url: str, args: argparse.Namespace, handler: Callable[[Monque, argparse.Namespace], Awaitable[int]]
 ) -> int:
-    from .urlcheck import check_url
+    from .urlcheck import check_url_in_thread
 
     if args.command == "pause":
         # Pausing ahead of the first worker is allowed, so a new file may be made; but a
@@ -275,7 +275,7 @@ async def _with_monque(
     else:
         _require_existing_sqlite(url)
         _require_existing_collection(url, args.collection)
-    check_url(url, connect_timeout=args.connect_timeout)
+    await check_url_in_thread(url, connect_timeout=args.connect_timeout)  # the loop hears a stop meanwhile
     try:
         # migrate builds the indexes itself, with progress: the open must not refuse or build.
         monque = Monque(
