@@ -621,6 +621,8 @@ def _export_file_error(error: ExportFileError, args: argparse.Namespace) -> CliE
         )
     if error.problem == "directory":
         return CliError(f"cannot write {error.path}: it is a directory; name a file", ExitCode.USAGE)
+    if not error.path.strip():  # "cannot write : Is a directory" (probe-cli)
+        return CliError(f"--output: no file name given; name a file, or - for stdout (e.g. export.{args.format})")
     return CliError(f"cannot write {error.path}: {error.reason}", ExitCode.USAGE)
 
 
