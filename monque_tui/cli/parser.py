@@ -553,6 +553,7 @@ def parse(words: list[str]) -> argparse.Namespace:
     if words and words[0] in COMMANDS_DEFINED:
         return _parse_command(words[0], words[1:])
     args = build_parser().parse_args(words)
+    _refuse_empty_url(args.url, "the store URL")
     if args.url in COMMANDS_DEFINED:
         raise CliError(
             f"{args.url!r} is a command, not a store URL: put it first ({PROG} {args.url} ... [URL]; "
@@ -580,11 +581,26 @@ def _parse_command(name: str, words: list[str]) -> argparse.Namespace:
     """
     parser = command_parser(name)
     args, extra = parser.parse_known_intermixed_args(join_dashed_values(words))
+    _refuse_empty_url(args.store_url, "the store URL")
+    _refuse_empty_url(args.url, "--url")
     _refuse_stray_word(name, args.store_url, [*extra, args.url or ""])
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     args.command = name
     return args
+
+
+def _refuse_empty_url(value: str | None, what: str) -> None:
+    """A store URL given empty (``monque-tui --worker "$DB_URL"`` with the variable unset) is
+    an error, not "no URL": it was read as unset and fell back to ./monque.db, so a worker
+    started on a new empty file and ``delete --all --yes ""`` reached whatever ./monque.db
+    held (probe-cli). An empty MONQUE_URL still means unset, as every empty variable does."""
+    if value is not None and not value.strip():
+        raise CliError(
+            f"{what} given is empty (an unset shell variable?); give a URL such as sqlite:///jobs.db, or leave "
+            "it out to use MONQUE_URL or the default",
+            ExitCode.USAGE,
+        )
 
 
 #: The commands whose selection is made of flags only (the filter bar's).
