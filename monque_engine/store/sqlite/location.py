@@ -59,7 +59,10 @@ def schema_version(path: str, collection: str) -> int | None:
             row = db.execute(f'SELECT value FROM "{collection}_meta" WHERE key = ?', ("schema_version",)).fetchone()
     except sqlite3.Error:
         return None
+    if row is None:
+        return None
+    (value,) = row
     try:
-        return int(row[0]) if row is not None else None
+        return int(value)
     except (TypeError, ValueError):
         return None
