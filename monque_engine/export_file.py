@@ -74,6 +74,8 @@ def check_export_path(path: str, store_url: str | None, *, replace: bool) -> Non
     open folder. A path leading to the store's files is refused before anything else is said
     about it.
     """
+    if not path.strip():  # os.stat("") fails, but realpath("") is the working directory: "Is a directory"
+        raise ExportFileError("unusable", path, "no file name given")
     try:
         refusal = export_refusal(path, store_url)
         found = _stat(path)

@@ -125,8 +125,12 @@ def _refuse_url_as_name(args: argparse.Namespace) -> None:
             )
 
 
-#: Commands whose results go to stdout (``export`` only with ``--output -``).
-_PRINTS_RESULTS = frozenset({"paused", "instances", "health", "cancel", "retry", "delete", "check"})
+#: Commands whose results go to stdout (``export`` only with ``--output -``). ``repair-counts``
+#: and ``migrate`` were missing: with stdout closed they repaired or built, reported nothing
+#: and exited 0 (probe-cli).
+_PRINTS_RESULTS = frozenset(
+    {"paused", "instances", "health", "cancel", "retry", "delete", "check", "repair-counts", "migrate"}
+)
 
 
 def _refuse_closed_stdout(args: argparse.Namespace) -> None:
@@ -261,7 +265,7 @@ def _stopped_line(what: str, args: argparse.Namespace) -> str:
 async def _with_monque(
     url: str, args: argparse.Namespace, handler: Callable[[Monque, argparse.Namespace], Awaitable[int]]
 ) -> int:
-    from .urlcheck import check_url
+    from .urlcheck import check_url_in_thread
 
     if args.command == "pause":
         # Pausing ahead of the first worker is allowed, so a new file may be made; but a
@@ -271,7 +275,7 @@ async def _with_monque(
     else:
         _require_existing_sqlite(url)
         _require_existing_collection(url, args.collection)
-    check_url(url, connect_timeout=args.connect_timeout)
+    await check_url_in_thread(url, connect_timeout=args.connect_timeout)  # the loop hears a stop meanwhile
     try:
         # migrate builds the indexes itself, with progress: the open must not refuse or build.
         monque = Monque(
@@ -618,6 +622,8 @@ def _export_file_error(error: ExportFileError, args: argparse.Namespace) -> CliE
         )
     if error.problem == "directory":
         return CliError(f"cannot write {error.path}: it is a directory; name a file", ExitCode.USAGE)
+    if not error.path.strip():  # "cannot write : Is a directory" (probe-cli)
+        return CliError(f"--output: no file name given; name a file, or - for stdout (e.g. export.{args.format})")
     return CliError(f"cannot write {error.path}: {error.reason}", ExitCode.USAGE)
 
 

@@ -332,6 +332,10 @@ def _demo_mode(args: argparse.Namespace, settings: Resolved) -> int:
     url = args.url or DEMO_URL
     check_url(url, connect_timeout=settings["connect_timeout"])
     reject_read_only_for_workers(url, "--demo")
+    if args.url:  # the demo's own file is the demo's; a URL given may name an application's store
+        from .demo_store import refuse_foreign_store
+
+        refuse_foreign_store(url, demo.HANDLERS, DEMO_URL)
     options = {**demo.DEMO_OPTIONS, **settings.engine_options()}
     if args.headless:
         from ..worker.logging_setup import configure_logging

@@ -242,7 +242,8 @@ def _add_modes(parser: CliParser) -> None:
     exclusive.add_argument(
         "--demo",
         action="store_true",
-        help="demo handlers and a stream of demo jobs on a local SQLite file, in the console",
+        help="demo handlers and a stream of demo jobs on a local SQLite file, in the console (a URL given must "
+        "name a new store or a demo's own: one holding other jobs is refused)",
     )
     exclusive.add_argument(
         "--serve",
@@ -552,6 +553,7 @@ def parse(words: list[str]) -> argparse.Namespace:
     if words and words[0] in COMMANDS_DEFINED:
         return _parse_command(words[0], words[1:])
     args = build_parser().parse_args(words)
+    _refuse_empty_url(args.url, "the store URL")
     if args.url in COMMANDS_DEFINED:
         raise CliError(
             f"{args.url!r} is a command, not a store URL: put it first ({PROG} {args.url} ... [URL]; "
@@ -577,9 +579,57 @@ def _parse_command(name: str, words: list[str]) -> argparse.Namespace:
     were "unrecognized arguments: sqlite:///jobs.db": argparse fills NAME and the optional
     URL from the first run of positionals, so a URL after a flag had no slot left (probe 7).
     """
-    args = command_parser(name).parse_intermixed_args(join_dashed_values(words))
+    parser = command_parser(name)
+    args, extra = parser.parse_known_intermixed_args(join_dashed_values(words))
+    _refuse_empty_url(args.store_url, "the store URL")
+    _refuse_empty_url(args.url, "--url")
+    _refuse_stray_word(name, args.store_url, [*extra, args.url or ""])
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     args.command = name
     return args
+
+
+def _refuse_empty_url(value: str | None, what: str) -> None:
+    """A store URL given empty (``monque-tui --worker "$DB_URL"`` with the variable unset) is
+    an error, not "no URL": it was read as unset and fell back to ./monque.db, so a worker
+    started on a new empty file and ``delete --all --yes ""`` reached whatever ./monque.db
+    held (probe-cli). An empty MONQUE_URL still means unset, as every empty variable does."""
+    if value is not None and not value.strip():
+        raise CliError(
+            f"{what} given is empty (an unset shell variable?); give a URL such as sqlite:///jobs.db, or leave "
+            "it out to use MONQUE_URL or the default",
+            ExitCode.USAGE,
+        )
+
+
+#: The commands whose selection is made of flags only (the filter bar's).
+_FILTER_COMMANDS = frozenset({"export", "cancel", "retry", "delete"})
+
+
+def _looks_like_a_path(word: str) -> bool:
+    """A bare file path where a URL belongs (``jobs.db``): ``check_url`` suggests ``sqlite:///``."""
+    return word.endswith((".db", ".sqlite", ".sqlite3")) or "/" in word
+
+
+def _refuse_stray_word(name: str, word: str | None, extra: list[str]) -> None:
+    """A word argparse took for the store URL that is none (no scheme), said as what it is.
+
+    ``export failed sqlite:///jobs.db`` and ``release-dead a b sqlite:///jobs.db`` read
+    "unrecognized arguments: sqlite:///jobs.db", blaming the one right word; ``delete
+    bulk.0 --yes`` (URL from MONQUE_URL) read "Store URL 'bulk.0' has no scheme" (probe-cli).
+    """
+    if word is None or "://" in word:
+        return
+    before_url = any("://" in other for other in extra)  # the URL came after it (or as --url URL)
+    if not before_url and (name not in _FILTER_COMMANDS or _looks_like_a_path(word)):
+        return  # the store URL's place: check_url says what is wrong with it (a bare path, a typo)
+    command = COMMANDS_DEFINED[name]
+    if name in _FILTER_COMMANDS:
+        hint = f"a filter is a flag, e.g. --{'status' if word in STATUSES else 'name'} {word}"
+    else:
+        hint = f"it takes {PROG} {name} {command.synopsis} [URL]".replace("  ", " ")
+    raise CliError(f"{name}: unexpected argument {word!r}: {hint} (see {PROG} {name} --help)", ExitCode.USAGE)
 
 
 __all__ = [

@@ -33,6 +33,15 @@ def parse_bool(text: str) -> bool:
     raise ValueError("expected one of 1/0, true/false, yes/no, on/off")
 
 
+#: The engine's bounds (``monque_engine.options.MAX_COUNT`` and ``MAX_SECONDS``; a test holds
+#: them equal), checked here so that a value past them is refused naming the flag or variable
+#: that gave it: the engine's refusal named its own option ("Option worker_concurrency must
+#: be ...", "Option poll_interval ..."), which no flag is called. Not imported: parsing
+#: imports no engine module beyond the package's names.
+MAX_COUNT = 2**31 - 1
+MAX_SECONDS = 1_000_000_000.0
+
+
 def parse_positive_int(text: str) -> int:
     try:
         value = int(text.strip())
@@ -43,17 +52,33 @@ def parse_positive_int(text: str) -> int:
     return value
 
 
+def parse_count(text: str) -> int:
+    """A positive count the engine takes (``--concurrency``): at most ``MAX_COUNT``."""
+    value = parse_positive_int(text)
+    if value > MAX_COUNT:
+        raise ValueError(f"expected a whole number from 1 to {MAX_COUNT}")
+    return value
+
+
+#: ``--processes``' bound. Each process is a whole Python interpreter with its own store
+#: connections, and the supervisor sets up every slot at start: ``--processes 99999999999``
+#: grew the supervisor to the machine's whole memory before the kernel killed it (probe-cli).
+#: 256 is well past the cores of one machine; beyond it run more machines or containers.
+MAX_PROCESSES = 256
+
+
 def parse_processes(text: str) -> int | str:
-    """``--processes``: a whole number of at least 1, or ``auto`` (one per core, settled at start)."""
+    """``--processes``: a whole number from 1 to ``MAX_PROCESSES``, or ``auto`` (one per core, settled at start)."""
     value = text.strip().lower()
     if value == "auto":
         return "auto"
+    expected = f"expected a whole number from 1 to {MAX_PROCESSES}, or auto (one per core)"
     try:
         number = int(value)
     except ValueError:
-        raise ValueError("expected a whole number of at least 1, or auto (one per core)") from None
-    if number < 1:
-        raise ValueError("expected a whole number of at least 1, or auto (one per core)")
+        raise ValueError(expected) from None
+    if not 1 <= number <= MAX_PROCESSES:
+        raise ValueError(expected)
     return number
 
 
@@ -91,6 +116,23 @@ def _seconds(text: str, *, allow_zero: bool) -> float:
 
 def parse_positive_seconds(text: str) -> float:
     return _seconds(text, allow_zero=False)
+
+
+def _engine_seconds(text: str, *, allow_zero: bool) -> float:
+    value = _seconds(text, allow_zero=allow_zero)
+    if value > MAX_SECONDS:
+        raise ValueError(f"expected at most {MAX_SECONDS:,.0f} seconds (about 31 years)")
+    return value
+
+
+def parse_engine_positive_seconds(text: str) -> float:
+    """An interval the engine takes (``--poll-interval``, ``--lock-timeout``): above 0, at most ``MAX_SECONDS``."""
+    return _engine_seconds(text, allow_zero=False)
+
+
+def parse_engine_seconds(text: str) -> float:
+    """``--shutdown-timeout``: 0 or more, at most ``MAX_SECONDS``."""
+    return _engine_seconds(text, allow_zero=True)
 
 
 #: ``--connect-timeout``'s bound: PyMongo refuses a server-selection timeout of a billion ms,
@@ -222,7 +264,7 @@ OPTIONS: tuple[Option, ...] = (
         "concurrency",
         "--concurrency",
         "MONQUE_CONCURRENCY",
-        parse_positive_int,
+        parse_count,
         None,
         "N",
         "jobs run at once per job name, unless a handler sets its own [default: engine's, 5]",
@@ -235,7 +277,8 @@ OPTIONS: tuple[Option, ...] = (
         parse_processes,
         None,
         "N|auto",
-        "worker: run N worker processes under a supervisor (auto: one per core), each with its own instance id "
+        f"worker: run N worker processes (1 to {MAX_PROCESSES}) under a supervisor (auto: one per core), each "
+        "with its own instance id "
         "and the registered concurrency; a process that dies is restarted; one --metrics endpoint for the group "
         "[default: one process, no supervisor]",
     ),
@@ -265,7 +308,7 @@ OPTIONS: tuple[Option, ...] = (
         "poll_interval",
         "--poll-interval",
         "MONQUE_POLL_INTERVAL",
-        parse_positive_seconds,
+        parse_engine_positive_seconds,
         None,
         "SECONDS",
         "how often to look for due jobs when the change feed is down [default: 1]",
@@ -275,7 +318,7 @@ OPTIONS: tuple[Option, ...] = (
         "lock_timeout",
         "--lock-timeout",
         "MONQUE_LOCK_TIMEOUT",
-        parse_positive_seconds,
+        parse_engine_positive_seconds,
         None,
         "SECONDS",
         "a processing job whose owner has sent no heartbeat for this long is stale and returns to pending [default: 1800]",
@@ -285,7 +328,7 @@ OPTIONS: tuple[Option, ...] = (
         "shutdown_timeout",
         "--shutdown-timeout",
         "MONQUE_SHUTDOWN_TIMEOUT",
-        parse_seconds,
+        parse_engine_seconds,
         None,
         "SECONDS",
         "on SIGINT/SIGTERM/SIGHUP, how long in-flight jobs may take to finish [default: 30]",

@@ -7,7 +7,9 @@ way: one masked line and a non-zero exit, before any screen is drawn or handler 
 
 from __future__ import annotations
 
+import asyncio
 import os
+import threading
 from pathlib import Path
 
 from monque_engine import InvalidStoreUrlError, MonqueError, open_store
@@ -46,6 +48,41 @@ def check_url(url: str, *, connect_timeout: float = 5.0) -> None:
         _check_sqlite(url)
     else:
         _check_mongodb(url, connect_timeout)
+
+
+async def check_url_in_thread(url: str, *, connect_timeout: float = 5.0) -> None:
+    """``check_url`` from a running event loop, the loop left free meanwhile.
+
+    The MongoDB ping blocks for up to ``--connect-timeout`` (a day at most). Called on the
+    loop, it kept the loop from running its SIGINT and SIGTERM handlers: ctrl+c and kill did
+    nothing to ``monque-tui paused mongodb://down-host/db`` until the timeout ran out, and
+    then it reported "Cannot reach MongoDB", exit 3 (probe-cli). The ping runs in a daemon
+    thread, so a stop cancels the wait at once and the exit does not wait for the ping.
+    """
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
+
+    def settle(error: BaseException | None) -> None:
+        if done.done():
+            return  # cancelled meanwhile: nobody waits for the answer
+        if error is None:
+            done.set_result(None)
+        else:
+            done.set_exception(error)
+
+    def run() -> None:
+        error: BaseException | None = None
+        try:
+            check_url(url, connect_timeout=connect_timeout)
+        except BaseException as raised:  # noqa: BLE001 - handed to the waiting coroutine
+            error = raised
+        try:
+            loop.call_soon_threadsafe(settle, error)
+        except RuntimeError:
+            pass  # the loop closed: the command was stopped
+
+    threading.Thread(target=run, name="monque-url-check", daemon=True).start()
+    await done
 
 
 def _check_sqlite(url: str) -> None:
@@ -117,6 +154,16 @@ def _check_mongodb(url: str, connect_timeout: float) -> None:
     except (InvalidURI, ConfigurationError, ValueError) as error:
         raise CliError(
             f"Invalid MongoDB URL {mask_url(url)}: {_masked(_first_part(error), url)}", ExitCode.USAGE
+        ) from None
+    except OSError as error:
+        # A TLS file the URL names (tlsCAFile, tlsCertificateKeyFile, tlsCRLFile) that is missing,
+        # a directory or not PEM: PyMongo raises FileNotFoundError / ssl.SSLError while building
+        # the client, which read "internal error: FileNotFoundError ..." (exit 1).
+        raise CliError(
+            f"MongoDB URL {mask_url(url)!r}: a TLS file it names cannot be used "
+            f"({_masked(_first_part(error), url)}); point tlsCAFile / tlsCertificateKeyFile / tlsCRLFile "
+            "at a readable PEM file",
+            ExitCode.USAGE,
         ) from None
     except PyMongoError as error:
         raise CliError(

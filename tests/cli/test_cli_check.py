@@ -109,3 +109,50 @@ async def test_on_sqlite_it_reads_the_header_and_says_what_is_mongodbs(tmp_path:
     assert path.read_bytes() == before
     code, _, err = await check(f"sqlite:///{tmp_path / 'typo.db'}")
     assert code == 3 and "does not exist" in err and not (tmp_path / "typo.db").exists()
+
+
+async def test_on_sqlite_a_truncated_copy_fails_instead_of_passing(tmp_path: Path) -> None:
+    """A copy cut short (its tables unreadable) said "ok ... Monque collections: none readable"
+    and exited 0, while every other command refused the file (probe-cli)."""
+    whole = tmp_path / "whole.db"
+    with sqlite3.connect(whole) as db:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("CREATE TABLE monque_jobs (id TEXT PRIMARY KEY, data TEXT)")
+        db.execute("CREATE TABLE monque_jobs_meta (k)")
+        db.executemany("INSERT INTO monque_jobs VALUES (?, ?)", ((f"{n:024x}", "x" * 200) for n in range(2000)))
+    db.close()
+    cut = tmp_path / "cut.db"
+    cut.write_bytes(whole.read_bytes()[:10_000])
+    code, out, err = await check(f"sqlite:///{cut}")
+    assert code == CHECK_FAILED, out + err
+    assert out.startswith("FAIL") and "truncated or damaged" in out and f"{whole.stat().st_size:,}" in out, out
+    assert cut.stat().st_size == 10_000
+    code, out, _ = await check(f"sqlite:///{whole}")
+    assert code == 0 and "Monque collections: monque_jobs" in out
+
+
+async def test_on_sqlite_a_store_of_a_newer_schema_fails(tmp_path: Path) -> None:
+    """A store written by a newer Monque passed ("3 ok", exit 0) while every worker of this
+    version refuses to open it (probe-cli); an older one says the first worker upgrades it."""
+    from monque_engine import Monque
+    from monque_engine.store.sqlite.schema import SCHEMA_VERSION
+
+    path = tmp_path / "jobs.db"
+    monque = Monque(f"sqlite:///{path}")
+    await monque.initialize()
+    await monque.enqueue("report", {"n": 1})
+    await monque.close()
+    code, out, err = await check(f"sqlite:///{path}")
+    assert code == 0 and f"schema version {SCHEMA_VERSION}, this monque_engine's" in out, out + err
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE monque_jobs_meta SET value = ? WHERE key = 'schema_version'", (SCHEMA_VERSION + 1,))
+    db.close()
+    before = path.read_bytes()
+    code, out, err = await check(f"sqlite:///{path}")
+    assert code == CHECK_FAILED, out + err
+    assert f"FAIL  schema   monque_jobs: schema version {SCHEMA_VERSION + 1}, newer than" in out, out
+    assert path.read_bytes() == before
+    old = tmp_path / "v1.db"
+    old.write_bytes((Path(__file__).parent.parent / "fixtures" / "monque_v1.db").read_bytes())
+    code, out, err = await check(f"sqlite:///{old}")
+    assert code == 0 and f"the first worker of this version upgrades it to {SCHEMA_VERSION}" in out, out + err

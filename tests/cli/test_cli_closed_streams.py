@@ -57,7 +57,17 @@ def run_with_closed(fd: int, *args: str, timeout: float = 60) -> subprocess.Comp
 
 @pytest.mark.parametrize(
     "command",
-    [["paused"], ["instances"], ["health"], ["export"], ["paused", "--json"], ["export", "--format", "csv"]],
+    [
+        ["paused"],
+        ["instances"],
+        ["health"],
+        ["export"],
+        ["paused", "--json"],
+        ["export", "--format", "csv"],
+        ["repair-counts"],
+        ["migrate"],
+        ["delete", "--name", "fast", "--yes"],
+    ],
 )
 def test_a_command_that_prints_results_refuses_a_closed_stdout(db_url: str, command: list[str]) -> None:
     enqueue(db_url, "fast", {"n": 1})

@@ -120,3 +120,15 @@ def test_an_ordinary_file_in_the_stores_folder_is_still_written(store: tuple[Pat
         done = cli("export", "--output", str(db.parent / name), "--url", url)
         assert done.returncode == 0, done.stderr
         assert {json.loads(line)["_id"] for line in (db.parent / name).read_text().splitlines()} == ids
+
+
+@pytest.mark.parametrize("output", ["", "   "])
+def test_an_empty_output_name_is_said_to_be_one(tmp_path: Path, output: str) -> None:
+    """``--output ''`` read "cannot write : Is a directory" (probe-cli)."""
+    url = f"sqlite:///{tmp_path / 'jobs.db'}"
+    enqueue(url, "fast", {"n": 0})
+    done = cli("export", "--output", output, url)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip() == (
+        "monque-tui: error: --output: no file name given; name a file, or - for stdout (e.g. export.jsonl)"
+    )

@@ -113,7 +113,9 @@ def _check_url_options(url: str, query: str) -> None:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             split_options(query, validate=True, warn=False)
-    except (ConfigurationError, ValueError, TypeError) as error:
+    except (ConfigurationError, ValueError, TypeError, OSError) as error:
+        # OSError: a TLS file option (tlsCAFile, tlsCertificateKeyFile, tlsCRLFile) naming a
+        # missing file or a directory; it escaped as FileNotFoundError ("internal error", exit 1).
         culprit = _failing_option(query)
         reason = mask_password(str(error).replace(" Refer to docstring.", ""), url)
         where = f"option {culprit!r}" if culprit else "options"
@@ -136,7 +138,7 @@ def _failing_option(query: str) -> str | None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 split_options(pair, validate=True, warn=False)
-        except (ConfigurationError, ValueError, TypeError):
+        except (ConfigurationError, ValueError, TypeError, OSError):
             return unquote(pair.split("=", 1)[0])
     return None
 

@@ -33,14 +33,36 @@ def locate(url: str) -> StoreLocation:
     return StoreLocation("sqlite", path, settings.read_only, os.path.exists(path), collections)
 
 
+def _read_only(path: str) -> sqlite3.Connection:
+    mode = "mode=ro" if os.path.exists(f"{path}-wal") else "immutable=1"
+    return sqlite3.connect(f"{Path(path).resolve().as_uri()}?{mode}", uri=True)
+
+
 def monque_collections(path: str) -> tuple[str, ...] | None:
     """The collections in the database at ``path`` (a table ``X`` with its ``X_meta`` beside
     it), sorted; None when it cannot be read (not a database, locked, damaged): the store's
     own open then says what is wrong."""
-    mode = "mode=ro" if os.path.exists(f"{path}-wal") else "immutable=1"
     try:
-        with contextlib.closing(sqlite3.connect(f"{Path(path).resolve().as_uri()}?{mode}", uri=True)) as db:
+        with contextlib.closing(_read_only(path)) as db:
             tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     except sqlite3.Error:
         return None
     return tuple(sorted(name for name in tables if f"{name}_meta" in tables))
+
+
+def schema_version(path: str, collection: str) -> int | None:
+    """Collection ``collection``'s Monque schema version in the file at ``path``, read the same
+    way (never writing); None when it cannot be read. ``monque-tui check`` compares it with
+    the version this code knows: a newer file is one no worker of this version can open."""
+    try:
+        with contextlib.closing(_read_only(path)) as db:
+            row = db.execute(f'SELECT value FROM "{collection}_meta" WHERE key = ?', ("schema_version",)).fetchone()
+    except sqlite3.Error:
+        return None
+    if row is None:
+        return None
+    (value,) = row
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
