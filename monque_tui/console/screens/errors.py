@@ -95,7 +95,7 @@ class ErrorsScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static("Errors: failed and retrying jobs by name, type and message", id="errors-title")
-        yield AlertsLine(self.session.alerts)
+        yield AlertsLine(self.session.alerts, self.session.store_state)
         yield RowTable()
         yield Static("Loading…", id="errors-status", markup=False)
         yield ConsoleFooter()
