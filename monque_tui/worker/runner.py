@@ -36,6 +36,7 @@ from .child_link import ChildLink
 from .job_log import JobEventLog, emit
 from .logging_setup import flush_logging, tag_slot
 from .metrics_listen import listen
+from .setup_stop import SetupInterrupted, interruptible
 
 
 @dataclass(slots=True)
@@ -207,14 +208,19 @@ async def run_worker(config: WorkerConfig) -> int:
             metrics = _serve_metrics(monque, *config.metrics, config.metrics_options)
         if config.setup is not None:
             try:
-                set_up = await _unless_stopped(config.setup(monque), stop)
+                with interruptible(config.setup, STOP_SIGNALS):  # a setup blocking the loop hears a stop too
+                    set_up = await _unless_stopped(config.setup(monque), stop)
             except ConnectionError as error:  # the demo's seeding writes; an --app's setup reports its own
                 raise CliError(f"{url}: {mask_secrets(str(error), config.url)}", ExitCode.STORE) from None
+            except SetupInterrupted as interrupted:  # it blocked the loop: the signal interrupted it
+                set_up = False
+                stop.signal_name = stop.signal_name or interrupted.signal_name
+                stop.remove(loop)  # that signal is this stop, not a first one still to come; another forces
             if not set_up:  # a setup that hangs (a server that never answers) held the first stop
                 emit(
                     logging.INFO,
                     "worker:stopped",
-                    f"stopped before it started, while {config.app_label}'s setup ran ({stop.signal_name} first)",
+                    f"stopped before it started, while the setup of {config.app_label} ran ({stop.signal_name} first)",
                     code=0,
                 )
                 return ExitCode.OK

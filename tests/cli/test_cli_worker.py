@@ -312,6 +312,25 @@ def test_a_stop_while_the_apps_setup_hangs_ends_the_worker_at_once(
     worker.send(sig)
     assert worker.wait_exit(timeout=60) == 0
     stopped = worker.wait_for_event("worker:stopped")
-    assert stopped["code"] == 0 and "setup ran" in stopped["message"], stopped
+    assert stopped["code"] == 0 and "setup of" in stopped["message"], stopped
     assert "worker:forced" not in worker.stderr
+    assert get_job(db_url, job_id).status == "pending"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+@pytest.mark.parametrize("attr", ["setup", "async_setup"])
+def test_a_stop_while_the_apps_setup_blocks_the_loop_ends_the_worker_at_once(
+    spawn: Callable[..., CliProcess], db_url: str, sig: int, attr: str
+) -> None:
+    """A setup that blocks the event loop (a sync client with no timeout): the worker hears
+    its signals through the loop, so it heard neither the first nor a second one (SIGKILL
+    alone ended it). The signal interrupts the setup now, and the worker exits 0."""
+    job_id = enqueue(db_url, "never", {})
+    worker = spawn("--worker", "--app", f"apps.blocking_setup_app:{attr}", "--log-format", "json", db_url)
+    worker.wait_for_line(lambda _: "blocking_setup_app: setting up" in worker.stderr)
+    worker.send(sig)
+    assert worker.wait_exit(timeout=60) == 0
+    stopped = worker.wait_for_event("worker:stopped")
+    assert stopped["code"] == 0 and "setup of" in stopped["message"], stopped
+    assert "Traceback" not in worker.stderr and "worker:forced" not in worker.stderr
     assert get_job(db_url, job_id).status == "pending"

@@ -435,6 +435,6 @@ def test_children_whose_setup_hangs_stop_at_once_with_the_group(spawn: Callable[
     group.send(signal.SIGTERM)
     assert group.wait_exit(timeout=60) == 0
     stopped = events(group, "worker:stopped")
-    assert len(stopped) == 2 and all("setup ran" in event["message"] for event in stopped), stopped
+    assert len(stopped) == 2 and all("setup of" in event["message"] for event in stopped), stopped
     assert events(group, "supervisor:stopped")[0]["code"] == 0
     assert not events(group, "supervisor:killed")
