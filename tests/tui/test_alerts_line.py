@@ -163,6 +163,10 @@ async def test_a_lost_store_takes_the_alerts_place_on_every_screen(seeded_url: s
         lost = "✗ store file lost: restart the console"
         await wait_for(lambda: lost in line_text(), timeout=20)
         assert "paused" not in line_text()
+        app.session.alerts_watch._next_at = 0.0  # an alerts read now: a lost file stays lost
+        await app.session.refresh_alerts()
+        await pilot.pause()
+        assert lost in line_text() and app.session.store_state.lost
         await pilot.press("escape")
         await wait_for(lambda: app.screen is app.jobs_screen)
         await pilot.pause()
