@@ -23,6 +23,7 @@ from monque_engine.scheduler.selectors import to_store_filter
 from monque_engine.selector_rules import check_filter_value, selects_every_job
 from monque_engine.validation import validate_job_name
 
+from ..common.error_groups import group_label
 from ..common.exitcodes import CliError, ExitCode
 from ..common.streams import write_stderr
 from ..console.query import RANGE_EXAMPLE, SORT_LABELS, JobQuery, RangeError, TimeRange, is_glob, parse_ranges
@@ -171,7 +172,8 @@ async def _error_group(monque: Monque, text: str) -> tuple[str, str]:
 
 
 def _label(group: ErrorGroup) -> str:
-    return f"{group.name} {group.title}"
+    """A real message beside the template (``group_label``): the words a user saw in the console match."""
+    return group_label(group)
 
 
 #: Every text-valued filter flag and where argparse keeps it; each is checked by the engine's

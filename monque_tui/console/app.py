@@ -55,7 +55,7 @@ from .palette import ConsoleCommands
 from .query import JobQuery
 from .screens.jobs import JobsScreen
 from .session import ConsoleSession, SessionError, SessionEvent
-from .session.events import AlertsChanged, JobsChanged, Notice, PausedNamesChanged
+from .session.events import AlertsChanged, JobsChanged, Notice, PausedNamesChanged, StoreStateChanged
 from .session.export import ExportError, default_path, export_view
 from .widgets.alerts_line import AlertsLine
 
@@ -413,12 +413,14 @@ class MonqueConsole(App[int]):
             timeout = event.timeout if event.timeout is not None else (10 if event.severity == "error" else None)
             self.notify(event.message, title=event.title, severity=event.severity, timeout=timeout)
             return
-        if isinstance(event, AlertsChanged):
-            # Every screen draws the line, the ones under the top too (shown as soon as Esc returns).
+        if isinstance(event, AlertsChanged | StoreStateChanged):
+            # Every screen draws the line, the ones under the top too (shown as soon as Esc
+            # returns); a store that stops answering takes its alerts' place (``AlertsLine``).
             for screen in self.screen_stack:
                 for line in screen.query(AlertsLine):
-                    line.alerts = event.alerts
-            return
+                    line.show(self.session.alerts, self.session.store_state)
+            if isinstance(event, AlertsChanged):
+                return
         self.jobs_screen.post_message(SessionMessage(event))
         if isinstance(event, JobsChanged | PausedNamesChanged):
             self._tell_top_screen(SessionMessage(event))

@@ -15,7 +15,7 @@ import asyncio
 import logging
 import os
 import signal
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +36,7 @@ from .child_link import ChildLink
 from .job_log import JobEventLog, emit
 from .logging_setup import flush_logging, tag_slot
 from .metrics_listen import listen
+from .setup_stop import SetupInterrupted, interruptible
 
 
 @dataclass(slots=True)
@@ -207,12 +208,26 @@ async def run_worker(config: WorkerConfig) -> int:
             metrics = _serve_metrics(monque, *config.metrics, config.metrics_options)
         if config.setup is not None:
             try:
-                await config.setup(monque)
+                with interruptible(config.setup, STOP_SIGNALS):  # a setup blocking the loop hears a stop too
+                    set_up = await _unless_stopped(config.setup(monque), stop)
             except ConnectionError as error:  # the demo's seeding writes; an --app's setup reports its own
                 raise CliError(f"{url}: {mask_secrets(str(error), config.url)}", ExitCode.STORE) from None
+            except SetupInterrupted as interrupted:  # it blocked the loop: the signal interrupted it
+                set_up = False
+                stop.signal_name = stop.signal_name or interrupted.signal_name
+                stop.remove(loop)  # that signal is this stop, not a first one still to come; another forces
+            if not set_up:  # a setup that hangs (a server that never answers) held the first stop
+                emit(
+                    logging.INFO,
+                    "worker:stopped",
+                    f"stopped before it started, while the setup of {config.app_label} ran ({stop.signal_name} first)",
+                    code=0,
+                )
+                return ExitCode.OK
             _require_handlers(monque, config)
         events.attach()
         if stop.event.is_set():  # a signal arrived while starting: nothing ran, nothing to stop
+            emit(logging.INFO, "worker:stopped", f"stopped before it started ({stop.signal_name} first)", code=0)
             return ExitCode.OK
         try:
             await monque.start()
@@ -312,22 +327,33 @@ async def _initialize_unless_stopped(monque: Monque, stop: StopRequest) -> bool:
     kept the worker opening it for the whole busy timeout: the first SIGTERM only asked it to
     stop after that. Nothing has run yet, so there is nothing to finish: the open is given up.
     """
-    opening = asyncio.ensure_future(monque.initialize())
+    return await _unless_stopped(monque.initialize(), stop)
+
+
+async def _unless_stopped(step: Awaitable[Any], stop: StopRequest) -> bool:
+    """Await a starting step (the store's open, the --app's setup); False when a stop came
+    first: the step is then cancelled and awaited, what it raised meanwhile dropped.
+
+    Nothing is claimed before ``monque.start()``, so a stop while starting has nothing to
+    finish: an async setup hung on a server that never answers kept a single worker until a
+    second signal, and a ``--processes`` group until its --shutdown-timeout (exit 5).
+    """
+    starting = asyncio.ensure_future(step)
     stopping = asyncio.ensure_future(stop.event.wait())
     try:
-        await asyncio.wait((opening, stopping), return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait((starting, stopping), return_when=asyncio.FIRST_COMPLETED)
     except BaseException:
-        opening.cancel()  # this task was cancelled: the open goes with it
+        starting.cancel()  # this task was cancelled: the step goes with it
         raise
     finally:
         stopping.cancel()
-    if opening.done():
-        opening.result()  # raises what the open raised
+    if starting.done():
+        starting.result()  # raises what the step raised
         return True
-    opening.cancel()
-    await asyncio.wait((opening,))  # the store closes what it had opened (no lock wait outlives it)
-    if not opening.cancelled():
-        opening.exception()  # the open failed as it was given up: nothing more to say
+    starting.cancel()
+    await asyncio.wait((starting,))  # the step cleans up what it had opened (no lock wait outlives it)
+    if not starting.cancelled():
+        starting.exception()  # the step failed as it was given up: nothing more to say
     return False
 
 

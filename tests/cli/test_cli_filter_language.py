@@ -17,7 +17,7 @@ from pathlib import Path
 from test_cli_damaged_store import Producer
 from test_cli_fleet import cli
 
-from monque_engine import JobStatus, Monque
+from monque_engine import ErrorGroup, JobStatus, Monque
 from monque_tui.demo.seed import seed_id, seed_store
 
 SEEDED = 16
@@ -130,3 +130,35 @@ def test_delete_never_reaches_more_than_it_counted_under_a_concurrent_producer(t
     assert line.startswith("deleted ") and deleted <= counted and deleted > 0, line
     left = asyncio.run(_count_jobs(url))
     assert left + deleted == sum(produced)  # every job is either deleted or still there
+
+
+def test_error_group_lines_name_a_real_message_beside_the_template(tmp_path: Path) -> None:
+    """``--error-group`` named its group by the template alone (``KeyError: '<str>'``), the
+    words the console no longer shows; a real message now comes first, the template beside it,
+    and words from the real message find the group."""
+    from monque_tui.demo.seed import SeedJob
+
+    url = f"sqlite:///{tmp_path / 'keys.db'}"
+    bad = [
+        SeedJob(
+            400 + n, "invoice.render", JobStatus.FAILED, 5, fail_count=1, fail_reason=f"'{key}'", error_type="KeyError"
+        )
+        for n, key in enumerate(("customer_id", "tenant"))
+    ]
+    asyncio.run(seed_store(url, bad))
+    (group,) = asyncio.run(_groups(url))
+    sample = group.sample_message  # one member's message, whichever the store picks
+    assert group.pattern == "'<str>'" and sample in ("'customer_id'", "'tenant'")
+    counted = cli("delete", "--error-group", sample.strip("'"), "--url", url)  # the words the console shows
+    assert (counted.returncode, counted.stdout.strip()) == (0, "2"), counted.stderr
+    assert f"invoice.render KeyError: {sample} (pattern: '<str>')" in counted.stderr, counted.stderr
+    assert len(asyncio.run(_jobs(url))) == 2  # counted, nothing deleted
+
+
+async def _groups(url: str) -> list[ErrorGroup]:
+    monque = Monque(url)
+    await monque.initialize()
+    try:
+        return await monque.error_groups()
+    finally:
+        await monque.close()

@@ -298,3 +298,39 @@ def test_a_relative_store_path_survives_the_app_changing_directory(
     assert worker.wait_exit() == 0
     assert not any('"job:error"' in line for line in worker.lines)
     assert not (elsewhere / "jobs.db").exists()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_stop_while_the_apps_setup_hangs_ends_the_worker_at_once(
+    spawn: Callable[..., CliProcess], db_url: str, sig: int
+) -> None:
+    """An async setup that never returns (a server that does not answer): the first stop was
+    ignored until a second one forced the exit. Nothing is claimed yet, so it exits 0 now."""
+    job_id = enqueue(db_url, "never", {})
+    worker = spawn("--worker", "--app", "apps.hanging_setup_app:setup", "--log-format", "json", db_url)
+    worker.wait_for_line(lambda _: "hanging_setup_app: setting up" in worker.stderr)
+    worker.send(sig)
+    assert worker.wait_exit(timeout=60) == 0
+    stopped = worker.wait_for_event("worker:stopped")
+    assert stopped["code"] == 0 and "setup of" in stopped["message"], stopped
+    assert "worker:forced" not in worker.stderr
+    assert get_job(db_url, job_id).status == "pending"
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+@pytest.mark.parametrize("attr", ["setup", "async_setup"])
+def test_a_stop_while_the_apps_setup_blocks_the_loop_ends_the_worker_at_once(
+    spawn: Callable[..., CliProcess], db_url: str, sig: int, attr: str
+) -> None:
+    """A setup that blocks the event loop (a sync client with no timeout): the worker hears
+    its signals through the loop, so it heard neither the first nor a second one (SIGKILL
+    alone ended it). The signal interrupts the setup now, and the worker exits 0."""
+    job_id = enqueue(db_url, "never", {})
+    worker = spawn("--worker", "--app", f"apps.blocking_setup_app:{attr}", "--log-format", "json", db_url)
+    worker.wait_for_line(lambda _: "blocking_setup_app: setting up" in worker.stderr)
+    worker.send(sig)
+    assert worker.wait_exit(timeout=60) == 0
+    stopped = worker.wait_for_event("worker:stopped")
+    assert stopped["code"] == 0 and "setup of" in stopped["message"], stopped
+    assert "Traceback" not in worker.stderr and "worker:forced" not in worker.stderr
+    assert get_job(db_url, job_id).status == "pending"

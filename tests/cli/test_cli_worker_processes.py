@@ -414,3 +414,27 @@ def test_children_still_loading_their_app_exit_when_the_supervisor_is_killed(
     assert len(children) == 2, children
     group.proc.send_signal(signal.SIGKILL)
     wait_gone(children)
+
+
+def test_children_whose_setup_hangs_stop_at_once_with_the_group(spawn: Callable[..., CliProcess], db_url: str) -> None:
+    """An --app whose async setup never returns: the children heeded the supervisor's stop
+    only once set up, so the group waited out --shutdown-timeout, killed them and exited 5."""
+    group = spawn(
+        "--worker",
+        "--app",
+        "apps.hanging_setup_app:setup",
+        "--processes",
+        "2",
+        "--shutdown-timeout",
+        "600",
+        "--log-format",
+        "json",
+        db_url,
+    )
+    group.wait_for_line(lambda _: group.stderr.count("hanging_setup_app: setting up") == 2)
+    group.send(signal.SIGTERM)
+    assert group.wait_exit(timeout=60) == 0
+    stopped = events(group, "worker:stopped")
+    assert len(stopped) == 2 and all("setup of" in event["message"] for event in stopped), stopped
+    assert events(group, "supervisor:stopped")[0]["code"] == 0
+    assert not events(group, "supervisor:killed")

@@ -8,7 +8,12 @@ line itself by Pilot on a real SQLite file, on each screen, at 80x24.
 
 from __future__ import annotations
 
+import os
+import sqlite3
 from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
 
 from monque_engine import InstanceInfo, QueueHealth
 from monque_engine.job import InstanceRecord
@@ -19,6 +24,7 @@ from monque_tui.console.session.alerts import alerts_text, build_alerts
 from monque_tui.console.session.events import Alerts
 from monque_tui.console.session.fleet import InstanceRow
 from monque_tui.console.widgets.alerts_line import AlertsLine
+from monque_tui.console.widgets.console_header import ConsoleHeader
 
 from .conftest import running_console, wait_for
 
@@ -126,3 +132,78 @@ async def test_every_screen_shows_the_alerts_line_at_80_columns(seeded_url: str)
         await wait_for(lambda: isinstance(app.screen, JobDetailScreen))
         await pilot.pause()
         assert "no worker" in line_text() and "paused, due" not in line_text()
+
+
+@pytest.mark.parametrize("how", ["deleted", "replaced"])
+async def test_a_lost_store_takes_the_alerts_place_on_every_screen(seeded_url: str, tmp_path: Path, how: str) -> None:
+    """The alerts line kept its last alerts after the store file was deleted or replaced under
+    the console: ``⏸ paused, due`` on every screen for a store that was gone. It says what the
+    header says instead (the jobs screen's header says it there, so its line clears)."""
+    path = Path(seeded_url.removeprefix("sqlite:///"))
+    async with running_console(seeded_url, size=(80, 24)) as (app, pilot):
+        monque = app.session.monque
+        assert monque is not None
+        await monque.pause("send-email")
+
+        def line_text() -> str:
+            lines = list(app.screen.query(AlertsLine))
+            return "" if not lines or not lines[0].display else lines[0].render().plain
+
+        await wait_for(lambda: "paused, due" in line_text(), timeout=20)
+        await pilot.press("W")
+        await wait_for(lambda: isinstance(app.screen, WorkersScreen) and "paused, due" in line_text())
+        if how == "deleted":
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{path}{suffix}").unlink(missing_ok=True)
+        else:
+            other = tmp_path / "other.db"
+            sqlite3.connect(other).close()
+            os.replace(other, path)
+        app.session.buffer.must_reload()  # as after any burst: the next flush reads the store
+        lost = "✗ store file lost: restart the console"
+        await wait_for(lambda: lost in line_text(), timeout=20)
+        assert "paused" not in line_text()
+        app.session.alerts_watch._next_at = 0.0  # an alerts read now: a lost file stays lost
+        await app.session.refresh_alerts()
+        await pilot.pause()
+        assert lost in line_text() and app.session.store_state.lost
+        await pilot.press("escape")
+        await wait_for(lambda: app.screen is app.jobs_screen)
+        await pilot.pause()
+        assert line_text() == ""  # the header says it on this screen
+        assert lost in app.jobs_screen.query_one(ConsoleHeader).render().plain
+        for key, kind in (("e", ErrorsScreen), ("enter", JobDetailScreen)):  # opened since: the same
+            await pilot.press(key)
+            await wait_for(lambda kind=kind: isinstance(app.screen, kind))  # type: ignore[misc]
+            await pilot.pause()
+            assert lost in line_text() and "paused" not in line_text(), line_text()
+            await pilot.press("escape")
+            await wait_for(lambda: app.screen is app.jobs_screen)
+
+
+async def test_an_outage_takes_the_alerts_place_and_they_come_back_with_the_store(seeded_url: str) -> None:
+    """A transient outage (the engine's reads raising its ``ConnectionError``): the line says
+    the store is retrying, not the alerts of before; when it answers, the alerts are read anew."""
+    from monque_engine import ConnectionError as StoreConnectionError
+
+    async with running_console(seeded_url, size=(80, 24)) as (app, pilot):
+        monque = app.session.monque
+        assert monque is not None
+        await monque.pause("send-email")
+
+        def line_text() -> str:
+            lines = list(app.screen.query(AlertsLine))
+            return "" if not lines or not lines[0].display else lines[0].render().plain
+
+        await pilot.press("W")
+        await wait_for(lambda: isinstance(app.screen, WorkersScreen) and "paused, due" in line_text(), timeout=20)
+        real = monque.instances
+
+        async def down(*args: object, **kwargs: object) -> object:
+            raise StoreConnectionError("MongoDB at mongodb://u:***@db1/app is unreachable")
+
+        monque.instances = down  # type: ignore[method-assign]
+        await wait_for(lambda: "✗ store error, retrying" in line_text(), timeout=20)
+        assert "paused" not in line_text()
+        monque.instances = real  # type: ignore[method-assign]
+        await wait_for(lambda: "paused, due" in line_text(), timeout=30)

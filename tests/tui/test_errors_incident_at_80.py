@@ -94,3 +94,38 @@ async def test_at_80_columns_first_seen_survives_a_bulk_retry_and_messages_are_r
             await pilot.press("j")
         await pilot.pause()
         assert "pattern: '<str>'" in str(screen.query_one("#errors-status").render())
+
+
+async def test_at_80_columns_a_groups_confirmation_and_tabs_name_a_real_message(store_url: str) -> None:
+    """``R`` on the KeyError group asked to retry the jobs "in error group 'invoice.render
+    KeyError: '<str>''": the template the table had stopped showing. The confirmation and the
+    tabs line inside the group name a real message now, with the template beside it in the
+    confirmation (the group reaches every message of that shape)."""
+    from monque_tui.console.screens.confirm import ConfirmScreen
+
+    await _incident(store_url)
+    app = MonqueConsole(ConsoleConfig(url=store_url))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await asyncio.wait_for(app.ready.wait(), 10)
+        await pilot.press("e")
+        await wait_for(lambda: isinstance(app.screen, ErrorsScreen) and len(app.screen.model.groups) == 2)
+        screen = app.screen
+        assert isinstance(screen, ErrorsScreen)
+        await pilot.press("g")
+        while screen.cursor_group is not None and screen.cursor_group.name != KEYS:
+            await pilot.press("j")
+        for key in ("R", "D"):
+            await pilot.press(key)
+            await wait_for(lambda: isinstance(app.screen, ConfirmScreen))
+            text = " ".join(line.strip() for line in screen_text(app).splitlines())
+            assert "KeyError: 'customer_id'" in text, text
+            assert "pattern: '<str>'" in text, text
+            await pilot.press("n")
+            await wait_for(lambda: app.screen is screen)
+        await pilot.press("enter")
+        jobs = app.jobs_screen
+        await wait_for(lambda: app.screen is jobs and jobs.window.query.error_group is not None)
+        await pilot.pause()
+        tabs = screen_text(app).splitlines()
+        assert any("group invoice.render KeyError: 'customer_id'" in line for line in tabs), "\n".join(tabs)
+        assert "<str>'" not in (jobs.window.query.group_label or "").split(" (pattern: ")[0]

@@ -393,7 +393,7 @@ class JobDetailScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(f"Job {clip_line(self.job_id, FIELD_CHARS)}", id="detail-title", markup=False)
-        yield AlertsLine(self.session.alerts)
+        yield AlertsLine(self.session.alerts, self.session.store_state)
         with VerticalScroll():
             yield Static("Loading…", id="detail-body")
             yield Static("", id="detail-attempts")
@@ -485,7 +485,7 @@ class JobDetailScreen(Screen[None]):
         if self._styled_for is not None and self._styled_for == style_signature(self.app):
             event.refresh_styles = False
         # Reused closed: the alerts that changed meanwhile reached only the screens in the stack.
-        self.query_one(AlertsLine).alerts = self.session.alerts
+        self.query_one(AlertsLine).show(self.session.alerts, self.session.store_state)
 
     @work(exclusive=True)
     async def load(self) -> None:

@@ -19,8 +19,8 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Static
 
 from monque_engine import ErrorGroup
-from monque_engine.errorgroups import MAX_PATTERN_CHARS
 
+from ...common.error_groups import example_message as _message
 from ..actions import ActionKind
 from ..bindings import MUTATING_ACTIONS, Scope, bindings_for
 from ..formatting import plural, relative
@@ -95,7 +95,7 @@ class ErrorsScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static("Errors: failed and retrying jobs by name, type and message", id="errors-title")
-        yield AlertsLine(self.session.alerts)
+        yield AlertsLine(self.session.alerts, self.session.store_state)
         yield RowTable()
         yield Static("Loading…", id="errors-status", markup=False)
         yield ConsoleFooter()
@@ -368,17 +368,6 @@ def _fit(text: str, width: int, keep_end: bool = False) -> str:
     if len(text) <= width:
         return text
     return "…" + text[-(width - 1) :] if keep_end else text[: width - 1] + "…"
-
-
-def _message(group: ErrorGroup) -> str:
-    """A real message of the group, its first line (``'customer_id'``), else its template."""
-    sample = group.sample_message
-    if sample:
-        # Only the start is read: a foreign row's message may be megabytes (as errorgroups.py).
-        line = sample[: 4 * MAX_PATTERN_CHARS].strip().split("\n", 1)[0][:MAX_PATTERN_CHARS]
-        if line:
-            return line
-    return group.pattern
 
 
 def _number_widths(groups: list[ErrorGroup], narrow: bool) -> dict[str, int]:

@@ -126,7 +126,7 @@ class JobsScreen(Screen[None]):
         header.label = console.config.label
         header.read_only = console.read_only
         yield header
-        yield AlertsLine(self.session.alerts)
+        yield AlertsLine(self.session.alerts, self.session.store_state, says_store_state=False)
         yield StatusTabs()
         yield ThroughputGraph()
         yield FilterBar(blink=console.live, clock=console.clock)

@@ -83,7 +83,7 @@ class TableScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(self.HEADING, id=f"{self.ID_PREFIX}-title", classes="table-title")
-        yield AlertsLine(self.session.alerts)
+        yield AlertsLine(self.session.alerts, self.session.store_state)
         yield RowTable()
         yield ConsoleFooter()
 

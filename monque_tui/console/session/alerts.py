@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 
-from monque_engine import Monque
+from monque_engine import ConnectionError, Monque
 
 from ...common.consumers import consumers_of
 from .events import Alerts
@@ -112,16 +112,29 @@ class AlertsWatch:
         self._monotonic = monotonic
         self._next_at = 0.0
 
+    @property
+    def due(self) -> bool:
+        """The next ``refresh`` reads the store."""
+        return self._monotonic() >= self._next_at
+
     async def refresh(self, monque: Monque, now_ms: int) -> Alerts | None:
         """The alerts when they changed since the last read, else None (also when not due yet,
-        or when the store did not answer: the next tick asks again)."""
+        or when a read failed otherwise than the store not answering: the next tick asks again).
+
+        Raises the engine's ``ConnectionError`` (the store does not answer, or its file is
+        lost): the session says so (``store_failed``) on every screen's alerts line. Swallowed
+        here, the line went on showing the alerts of a store that was gone under the Queues
+        and Workers screens, where nothing else reads the store the session watches."""
         started = self._monotonic()
         if started < self._next_at:
             return None
         try:
             infos = await monque.instances()
             healths = await monque.queue_health(window_minutes=1)
-        except Exception:  # noqa: BLE001 - a store hiccup: the header's store state says so
+        except ConnectionError:
+            self._next_at = self._monotonic() + ALERTS_EVERY
+            raise
+        except Exception:  # noqa: BLE001 - an odd record: the next tick asks again
             self._next_at = self._monotonic() + ALERTS_EVERY
             return None
         cost = self._monotonic() - started

@@ -249,6 +249,8 @@ class ConsoleSession:
         self._flushing = asyncio.Lock()
         #: The last store failure reported, and when (monotonic); None while the store answers.
         self.store_error: str | None = None
+        #: The store's state as last said (``store_failed``): a screen opened meanwhile shows it.
+        self.store_state = StoreStateChanged(None)
         self._store_error_at = 0.0
         #: A text view's reads in steps (search.py): stopped when the view changes or on Esc.
         self.searches = Searches(self.emit)
@@ -278,13 +280,13 @@ class ConsoleSession:
         if message != self.store_error:
             # The header says so for as long as it lasts: the notice goes after 10 s and the
             # header went on saying "live" over rows the store no longer had (probe finding).
-            self.emit(
-                StoreStateChanged(
-                    message,
-                    lost=isinstance(error, StoreLostError),
-                    damaged=isinstance(error, StoreDamagedError),
-                )
+            self.store_state = StoreStateChanged(
+                message, lost=isinstance(error, StoreLostError), damaged=isinstance(error, StoreDamagedError)
             )
+            # The alerts were read from the store that stopped answering: forgotten, so the
+            # first read once it answers again shows its own (the alerts line says the state).
+            self.alerts_watch.alerts = Alerts()
+            self.emit(self.store_state)
         self.store_error = message
         self.buffer.must_reload()  # changes may be missed meanwhile: reload when the store answers
 
@@ -292,7 +294,8 @@ class ConsoleSession:
         if self.store_error is not None:
             self.store_error = None
             self.emit(Notice("The store answers again.", "information", "Store"))
-            self.emit(StoreStateChanged(None))
+            self.store_state = StoreStateChanged(None)
+            self.emit(self.store_state)
 
     # -- open and close -------------------------------------------------------------------------------
     async def open(self) -> None:
@@ -1088,11 +1091,19 @@ class ConsoleSession:
     def alerts(self) -> Alerts:
         return self.alerts_watch.alerts
 
+    @survives_store_errors(None)
     async def refresh_alerts(self) -> None:
-        """Read the alerts when due (paced by their cost); ``AlertsChanged`` when they changed."""
+        """Read the alerts when due (paced by their cost); ``AlertsChanged`` when they changed.
+
+        Read on every screen: a failure is the store's state (``store_failed``), and a read
+        that works after one says the store answers again (the Queues and Workers screens
+        read no listing or count of the session's, which said so before)."""
         if self.monque is None:
             return
+        due = self.alerts_watch.due
         changed = await self.alerts_watch.refresh(self.monque, self.clock())
+        if due:
+            self._store_answers()
         if changed is not None:
             self.emit(AlertsChanged(changed))
 

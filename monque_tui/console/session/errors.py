@@ -18,6 +18,7 @@ from dataclasses import replace
 
 from monque_engine import ErrorGroup, Monque
 
+from ...common.error_groups import group_label
 from ..query import JobQuery
 from .core import STATS_BACKOFF, STATS_MAX_WAIT
 
@@ -55,7 +56,7 @@ def group_query(base: JobQuery, group: ErrorGroup) -> JobQuery:
     return replace(
         JobQuery(sort_by="created_at" if base.sort_by == "locked_at" else base.sort_by, descending=base.descending),
         error_group=group.key,
-        group_label=f"{group.name} {group.title}",
+        group_label=group_label(group),
     )
 
 

@@ -21,6 +21,16 @@ FEED_LABELS: dict[str, tuple[str, str]] = {
 FROZEN_VIEW = "❄ view frozen, p for live"
 
 
+def store_state_label(lost: bool, damaged: bool) -> str:
+    """What the console says while its store does not answer: the header, and the alerts line
+    of every screen (``AlertsLine``), say the same words."""
+    if damaged:
+        return "✗ store file damaged: see the notice"
+    if lost:
+        return "✗ store file lost: restart the console"
+    return "✗ store error, retrying"
+
+
 class ConsoleHeader(Static):
     DEFAULT_CSS = """
     ConsoleHeader { height: 1; background: $primary-background; color: $text; padding: 0 1; }
@@ -63,11 +73,7 @@ class ConsoleHeader(Static):
             label += f" ({short_reason(self.feed_error, 60)})"
         if self.store_error:
             # Not "live" over rows the store may no longer have: the feed state means little now.
-            label, style = "✗ store error, retrying", "bold reverse red"
-            if self.store_damaged:
-                label = "✗ store file damaged: see the notice"
-            elif self.store_lost:
-                label = "✗ store file lost: restart the console"
+            label, style = store_state_label(self.store_lost, self.store_damaged), "bold reverse red"
         parts.append((label, style))
         if self.paused:
             # The view, not the queue: worded and coloured apart from "⏸ paused: NAME" (a paused
