@@ -116,7 +116,7 @@ class Operations:
         return self._changed(await self.monque.cancel_job(job.id, running=True, claimed_at=claimed_at))
 
     async def job_run(self, params: dict[str, str], **_: Any) -> dict[str, Any]:
-        return job_run_dto(await self._job(params["id"]))
+        return one_job(await self._job(params["id"]), build=job_run_dto, model=dto_ours.XJobRun)
 
     # -- ours: reads the console has -------------------------------------------------------------
     async def error_groups(self, query: dto_ours.XErrorGroupQuery, **_: Any) -> dict[str, Any]:
@@ -126,8 +126,7 @@ class Operations:
         return {"errorGroups": [error_group_dto(group) for group in groups]}
 
     async def attempts(self, params: dict[str, str], **_: Any) -> dict[str, Any]:
-        job = await self._job(params["id"])
-        return {"jobId": job.id, "attempts": [attempt_dto(attempt) for attempt in job.attempts]}
+        return one_job(await self._job(params["id"]), build=_attempts_dto, model=dto_ours.XAttemptList)
 
     async def instances(self, **_: Any) -> dict[str, Any]:
         return {"instances": [instance_dto(info) for info in await self.monque.instances()]}
@@ -156,6 +155,10 @@ class Operations:
         if job is None:  # gone between the read and the write
             raise ApiError(404, NOT_FOUND)
         return one_job(job, acted=True)
+
+
+def _attempts_dto(job: Job) -> dict[str, Any]:
+    return {"jobId": job.id, "attempts": [attempt_dto(attempt) for attempt in job.attempts]}
 
 
 def _verb(path: str) -> str:
