@@ -269,12 +269,12 @@ async def test_unknown_routes_and_methods(client: ApiClient) -> None:
     assert (await client.call("GET", "/api/v2/jobs")).status == 404
     wrong = await client.call("PUT", "/api/v1/jobs")
     assert wrong.status == 405 and "GET" in wrong.body["error"]
-    assert wrong.headers == {"Allow": "GET"}  # RFC 9110: a 405 lists what is allowed
-    assert (await client.call("PUT", f"/api/v1/jobs/{oid(1)}")).headers == {"Allow": "DELETE, GET"}
+    assert wrong.headers == {"Allow": "GET, HEAD"}  # RFC 9110: a 405 lists what is allowed
+    assert (await client.call("PUT", f"/api/v1/jobs/{oid(1)}")).headers == {"Allow": "DELETE, GET, HEAD"}
     # the literal path wins: /jobs/stats is not also /jobs/{id} with the id "stats"
     for method in ("OPTIONS", "DELETE"):
         wrong = await client.call(method, "/api/v1/jobs/stats")
-        assert (wrong.status, wrong.headers) == (405, {"Allow": "GET"}), wrong.body
+        assert (wrong.status, wrong.headers) == (405, {"Allow": "GET, HEAD"}), wrong.body
     wrong = await client.call("POST", "/api/x/v1/openapi.json")  # a GET route: 405, as every other, not 404
     assert wrong.status == 405 and "use GET" in wrong.body["error"]
 

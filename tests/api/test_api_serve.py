@@ -140,7 +140,7 @@ async def test_every_answer_under_api_is_the_apis_json(tmp_path: Path) -> None:
                     assert response.headers["Content-Type"].startswith("application/json"), path
                     assert set(await response.json()) == {"error"}, path
             async with session.put(served.base_url + "/api/v1/jobs", headers=BEARER) as response:
-                assert (response.status, response.headers.get("Allow")) == (405, "GET")
+                assert (response.status, response.headers.get("Allow")) == (405, "GET, HEAD")
 
 
 async def test_a_store_deleted_under_the_server_is_named_in_each_answer(tmp_path: Path) -> None:

@@ -99,7 +99,12 @@ async def test_a_store_locked_by_another_process_says_so(tmp_path: Path) -> None
     [
         ("run", "locked_at", 10**17, "out of range"),  # past the year 9999
         ("run", "last_heartbeat", -(10**14), "out of range"),
-        ("attempts", "attempts", '[{"attempt": 1, "outcome": "failed", "endedAt": 100000000000000000}]', "out of range"),
+        (
+            "attempts",
+            "attempts",
+            '[{"attempt": 1, "outcome": "failed", "endedAt": 100000000000000000}]',
+            "out of range",
+        ),
         ("attempts", "attempts", '[{"attempt": -1, "outcome": "failed", "endedAt": 1000}]', "attempt"),
     ],
 )
