@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import InvalidCursorError
 from ..job import BulkOperationResult, Job
 from ..scheduler.monque import Monque
 from . import dto, dto_ours
 from .bounds import decode_as_of, encode_as_of
 from .errors import NOT_FOUND, ApiError, not_found
-from .inputs import instant, job_id, limit_of, list_request, listing, selector
+from .inputs import cursor_refused, instant, job_id, limit_of, list_request, listing, selector
 from .mapping import attempt_dto, error_group_dto, instance_dto, iso, job_run_dto, queue_view_dto, stats_dto
 from .messages import ApiRequest, Policy
 from .shown import one_job, shown_jobs
@@ -46,7 +47,10 @@ class Operations:
 
     async def list_jobs(self, query: dto.JobListQuery, **_: Any) -> dict[str, Any]:
         cursor, limit, listing, sort = list_request(query)
-        page = await self.monque.get_jobs_with_cursor(cursor, limit, "forward", listing, sort)
+        try:
+            page = await self.monque.get_jobs_with_cursor(cursor, limit, "forward", listing, sort)
+        except InvalidCursorError as error:
+            raise cursor_refused(cursor or "", error) from None
         return {
             "jobs": shown_jobs(page.jobs),
             "cursor": page.cursor,

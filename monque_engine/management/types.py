@@ -24,7 +24,9 @@ def parse_instant(text: str) -> datetime:
     Refused (``ValueError``, with what to send instead): text that is not ISO 8601, and a
     time without an offset, which names no instant (upstream's ``z.iso.datetime()`` refuses
     it too)."""
-    shown = repr(text if not isinstance(text, str) or len(text) <= 40 else text[:40] + "…")
+    from .errors import shown as show  # the value as JSON writes it (the client's language)
+
+    shown = show(text)
     if not isinstance(text, str) or "T" not in text.upper():
         raise ValueError(f"{shown} is not an ISO 8601 date-time; send e.g. 2026-01-31T09:30:00Z")
     try:
