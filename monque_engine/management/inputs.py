@@ -23,6 +23,7 @@ from ..selector_rules import TEXT_FIELDS, check_filter_value
 from ..validation import normalize_job_id
 from .dto import JobListQuery
 from .errors import ApiError, bad_request, from_validation, shown
+from .jsnumber import js_whole_number
 from .types import parse_instant
 
 Model = TypeVar("Model", bound=BaseModel)
@@ -35,7 +36,8 @@ LIST_FIELDS = frozenset({"status"})
 MAX_BODY_BYTES = 64 * 1024
 MAX_LIMIT = 100
 DEFAULT_LIMIT = 50
-#: A ``limit``: ASCII digits (an optional ``+``), as JavaScript's ``Number`` reads upstream's;
+#: Our own routes' ``limit``: ASCII digits (an optional ``+``), the form their document states
+#: (upstream's ``GET /api/v1/jobs`` reads its ``limit`` as upstream does: ``jsnumber.py``);
 #: not Python's ``int`` alone, which also takes ``5_0`` and other scripts' digits.
 _WHOLE_NUMBER = re.compile(r"\+?[0-9]+")
 #: Engine field names as the API spells them.
@@ -156,10 +158,13 @@ def _whole_number(text: str) -> int:
 
 
 def _limit(text: str | None) -> int:
+    """Upstream's ``limit`` as upstream reads it (JavaScript's ``Number``, ``jsnumber.py``):
+    any form that names a whole number of at least 1 (``50``, ``1e2``, ``5.0``, ``0x10``),
+    at most 100; anything else 400, as upstream's "Invalid limit"."""
     if text is None:
         return DEFAULT_LIMIT
-    limit = _whole_number(text)
-    if limit < 1:
+    limit = js_whole_number(text)
+    if limit is None or limit < 1:
         raise bad_request(
             f"Invalid limit {_shown(text)}: give a whole number of at least 1 (pages hold at most {MAX_LIMIT})"
         )
