@@ -126,3 +126,30 @@ async def test_a_body_not_utf8_or_not_json_says_so_without_pythons_words(client:
     answer = await api.call("POST", "/api/x/v1/queues/actions/pause", body={"name": "a b"})
     assert answer.body["error"].startswith('Invalid job name "a b":'), answer.body
     json.dumps(answer.body)
+
+
+@pytest.mark.parametrize(
+    "term",
+    [
+        "zzz",
+        "data.x ~~ y",
+        "data.x =",
+        "data.x == a",
+        'data.x = "a',
+        "data.x = 'a'",
+        "data.0 = 1",
+        "data.a-b.$c = 1",
+        "data.x = [1]",
+        "data.x = NaN",
+        "data.x = -Infinity",
+        'data.x = "a\\u0000"',
+        "data." + "a." * 30 + "b = 1",
+    ],
+)
+async def test_a_payload_term_is_refused_in_jsons_words(client: tuple[ApiClient, str], term: str) -> None:
+    """The console's filter language reaches API clients too (ADR 0022): its refusals echo
+    the term as JSON writes a string, not as Python's repr."""
+    api, _ = client
+    answer = await api.call("POST", "/api/x/v1/jobs/actions/cancel/count", body={"data": [term]})
+    assert answer.status == 400, answer.body
+    assert not _leaks(answer.body["error"]), answer.body
