@@ -61,7 +61,7 @@ def query_fields(pairs: Iterable[tuple[str, str]]) -> dict[str, Any]:
                 fields[key] = [*(previous if isinstance(previous, list) else [previous]), value]
         elif match:
             raise bad_request(
-                f"Query parameter {shown(key)} takes one value, not a list ({raw_key[:40]}); give {key}= once"
+                f"Query parameter {shown(key)} takes one value, not an array ({raw_key[:40]}); give {key}= once"
             )
         elif key in fields:
             raise bad_request(f"Query parameter {shown(key)} is given more than once; give it once")

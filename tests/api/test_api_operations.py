@@ -235,7 +235,7 @@ BAD_INPUT: list[tuple[str, str, Any, Any, str]] = [
     ("POST", "/api/x/v1/queues/actions/pause", {}, {"name": ""}, "name"),
     ("GET", "/api/x/v1/error-groups", {"limit": "-1"}, None, "Invalid limit"),
     # found by the probe of the served API (schemathesis and by hand): each was accepted or a 500
-    ("GET", "/api/v1/jobs", {"name[]": "email"}, None, "takes one value, not a list"),  # was "more than once"
+    ("GET", "/api/v1/jobs", {"name[]": "email"}, None, "takes one value, not an array"),  # was "more than once"
     ("GET", "/api/v1/jobs", {"limit": "5_0"}, None, "Invalid limit"),
     ("GET", "/api/v1/jobs", {"limit": "\uff15"}, None, "Invalid limit"),  # a full-width 5: int() reads it
     ("GET", "/api/x/v1/error-groups", {"limit": "1_0"}, None, "Invalid limit"),
