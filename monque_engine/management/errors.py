@@ -91,8 +91,10 @@ def from_engine(error: Exception, store_url: str = "") -> ApiError:
     return ApiError(500, INTERNAL)
 
 
-#: A lone surrogate: JSON text escapes it (``\ud800``), as JavaScript writes it.
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+#: What JSON text may hold raw but a one-line message must not: a lone surrogate, C1
+#: controls (U+0085 is a line break to some readers), line and paragraph separators, and
+#: invisible format characters; each written as JSON's escape (``\u0085``).
+_UNSHOWN = re.compile("[\ud800-\udfff\x7f-\x9f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
 
 
 def shown(value: Any, most: int = 40) -> str:
@@ -106,7 +108,7 @@ def shown(value: Any, most: int = 40) -> str:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     except (TypeError, ValueError, RecursionError):
         text = json.dumps(str(value)[:most], ensure_ascii=False)
-    text = _LONE_SURROGATE.sub(lambda char: f"\\u{ord(char.group()):04x}", text)
+    text = _UNSHOWN.sub(lambda char: f"\\u{ord(char.group()):04x}", text)
     return text if len(text) <= most + 20 else text[: most + 20] + "…"
 
 

@@ -11,6 +11,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, WithJsonSchema
 
+from ..timeutil import datetime_to_ms, in_range
+
 #: JavaScript's Number.MAX_SAFE_INTEGER: the bound zod writes for ``z.number().int()``.
 MAX_SAFE_INTEGER = 9007199254740991
 
@@ -35,6 +37,12 @@ def parse_instant(text: str) -> datetime:
         raise ValueError(f"{shown} is not an ISO 8601 date-time; send e.g. 2026-01-31T09:30:00Z") from None
     if value.tzinfo is None or value.utcoffset() is None:
         raise ValueError(f"{shown} has no offset; add Z (UTC) or one such as +02:00")
+    try:
+        inside = in_range(datetime_to_ms(value))
+    except (OverflowError, ValueError):
+        inside = False
+    if not inside:  # refused here, under the field's own name (the engine names its parameter: run_at)
+        raise ValueError(f"{shown} is out of range: it must fall between the years 1 and 9999 (UTC)")
     return value
 
 

@@ -24,11 +24,14 @@ from monque_engine.management.routes import ROUTES
 #: engine sort field, pydantic's or a codec's phrasing.
 _PYTHON = re.compile(
     r"\bNone\b|\bTrue\b|\bFalse\b|\['|'\]|(?<![\w\"])'[^'\s]*'(?![\w\"])|\\x[0-9a-f]{2}|"
-    r"\b(?:created_at|updated_at|next_run_at|error_group|name_pattern)\b|\bid (?:asc|desc)\b|"
+    r"\b(?:created_at|updated_at|next_run_at|error_group|name_pattern|run_at|older_than|newer_than)\w*|"
+    r"\bclaimed_at\b|\bdatetime\b|\bid (?:asc|desc)\b|[\x7f-\x9f\u2028\u2029]|"
     r"[Ii]nput should|\bvalid (?:list|dict|int|str)\b|codec|\bNoneType\b|\bdict\b|\bengine\b"
 )
 #: A wrong value of every JSON kind, and text no field takes.
-_WRONG: list[Any] = [None, True, 5, 1.5, [], ["a", None], {}, {"a": 1}, "", " ", "a\x01b", "\ud800", "zz'z"]
+_WRONG: list[Any] = [None, True, 5, 1.5, [], ["a", None], {}, {"a": 1}, "", " ", "a\x01b", "\ud800", "zz'z", "a\x85"]
+#: Instants ISO 8601 writes that no store holds (an offset moves them past the years 1-9999).
+_OUT_OF_RANGE = ["0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00"]
 
 
 def _leaks(message: str) -> list[str]:
@@ -51,7 +54,7 @@ async def test_every_body_field_refused_in_jsons_words(client: tuple[ApiClient, 
             continue
         path = route.path.replace("{id}", job_id)
         for field in route.body.model_fields:
-            for value in _WRONG:
+            for value in [*_WRONG, *_OUT_OF_RANGE]:
                 answer = await api.call(route.method, path, body={field: value})
                 if answer.status == 200:
                     continue
@@ -68,7 +71,7 @@ async def test_every_query_field_refused_in_jsons_words(client: tuple[ApiClient,
         if route.query is None:
             continue
         for field in route.query.model_fields:
-            for value in ("", " ", "a\x01b", "zz'z", "None", "\ud800"):
+            for value in ("", " ", "a\x01b", "zz'z", "None", "\ud800", "a\x85", *_OUT_OF_RANGE):
                 for pairs in ([(field, value)], [(f"{field}[]", value), (f"{field}[]", "x")]):
                     answer = await api.call("GET", route.path, pairs)
                     if answer.status == 200:
