@@ -12,7 +12,7 @@ import base64
 import json
 from dataclasses import dataclass
 
-from .errors import InvalidCursorError
+from .errors import CursorSortMismatchError, InvalidCursorError
 from .job import CursorDirection, JobSort
 from .validation import normalize_job_id
 
@@ -70,10 +70,7 @@ def decode_cursor(cursor: str, sort: JobSort) -> CursorAnchor:
     if job_id is None or payload.get("by") not in _SORT_FIELDS:
         raise InvalidCursorError("Cursor names an invalid job id or sort field")
     if payload.get("by") != sort.by or payload.get("dir") != sort.direction:
-        raise InvalidCursorError(
-            f"Cursor was made for sort {payload.get('by')} {payload.get('dir')}, "
-            f"not {sort.by} {sort.direction}; start again without a cursor after changing the sort"
-        )
+        raise CursorSortMismatchError(str(payload.get("by")), str(payload.get("dir")), sort.by, sort.direction)
     if sort.by == "id":
         return CursorAnchor(job_id, None)
     if not isinstance(value, int) or isinstance(value, bool):

@@ -166,10 +166,28 @@ class InvalidCursorError(MonqueError):
     pass
 
 
+class CursorSortMismatchError(InvalidCursorError):
+    """A cursor made for another sort than the one asked for. ``made_by`` / ``made_direction``
+    and ``asked_by`` / ``asked_direction`` are the engine's sort names (``created_at``,
+    ``desc``), so a caller with its own names for them (the management API's ``createdAt``)
+    can say the same in its own words."""
+
+    def __init__(self, made_by: str, made_direction: str, asked_by: str, asked_direction: str) -> None:
+        self.made_by = made_by
+        self.made_direction = made_direction
+        self.asked_by = asked_by
+        self.asked_direction = asked_direction
+        super().__init__(
+            f"Cursor was made for sort {made_by} {made_direction}, not {asked_by} {asked_direction}; "
+            "start again without a cursor after changing the sort"
+        )
+
+
 class InvalidJobIdentifierError(MonqueError):
     def __init__(self, field: str, value: object, reason: str) -> None:
         self.field = field
         self.value = value
+        self.reason = reason
         super().__init__(f"Invalid job {field} {value!r}: {reason}")
 
 
@@ -249,6 +267,7 @@ __all__ = [
     "ChangeFeedHistoryLostError",
     "ChangeFeedUnsupportedError",
     "ConnectionError",
+    "CursorSortMismatchError",
     "InvalidCronError",
     "InvalidCursorError",
     "InvalidEventError",

@@ -115,10 +115,17 @@ def _literal(text: str) -> Any:
         value = []
     if isinstance(value, list | dict):
         raise InvalidJobQueryError(
-            f"data filter value {_clip(text)!r} is an array or object: compare one value (a string, number, "
+            f"data filter value {_quoted(text)} is an array or object: compare one value (a string, number, "
             "true, false or null)"
         )
     return value
+
+
+def _quoted(text: str) -> str:
+    """Input echoed in an error, cut (``_clip``) and quoted as the filter's own strings are,
+    JSON's way (``"acme"``): one spelling for the command line, the console and the API,
+    whose clients write JSON (Python's ``'acme'`` and ``'\\x01'`` are no one's input)."""
+    return json.dumps(_clip(text), ensure_ascii=False)
 
 
 def _clip(text: str) -> str:
@@ -132,7 +139,7 @@ def parse_term(text: str) -> DataTerm:
     match = _TERM.fullmatch(text)
     if match is None:
         raise InvalidJobQueryError(
-            f"data filter {_clip(text.strip())!r}: write data.PATH missing, data.PATH exists or data.PATH = VALUE, "
+            f"data filter {_quoted(text.strip())}: write data.PATH missing, data.PATH exists or data.PATH = VALUE, "
             f"e.g. {EXAMPLE}"
         )
     path = tuple(match.group(1)[1:].split("."))
@@ -141,8 +148,8 @@ def parse_term(text: str) -> DataTerm:
     raw = match.group(3)
     if not raw:
         raise InvalidJobQueryError(
-            f"data filter {_clip(text.strip())!r} has no value after '=': write a value, or 'null' for a null, or use "
-            "'missing' for a key that is not there"
+            f'data filter {_quoted(text.strip())} has no value after "=": write a value, or null for a null, or use '
+            "missing for a key that is not there"
         )
     value = _literal(raw)
     if value is _NOT_LITERAL:
@@ -159,17 +166,17 @@ def _refuse_typo(text: str, dotted: str, raw: str) -> None:
     """
     if raw.startswith("="):
         raise InvalidJobQueryError(
-            f"data filter {text!r}: one '=' compares (data.{dotted} = {raw[1:].strip() or 'VALUE'}); "
+            f'data filter {_quoted(text)}: one "=" compares (data.{dotted} = {raw[1:].strip() or "VALUE"}); '
             'quote a string that starts with "=", e.g. "=x"'
         )
     if raw.startswith('"'):
         raise InvalidJobQueryError(
-            f"data filter {text!r}: the value's double quote is not closed (or a \\ escape in it is not JSON's): "
+            f"data filter {_quoted(text)}: the value's double quote is not closed (or a \\ escape in it is not JSON's): "
             f'write data.{dotted} = "..." whole'
         )
     if len(raw) > 1 and raw[0] == raw[-1] == "'":
         raise InvalidJobQueryError(
-            f'data filter {text!r}: quote a string with double quotes (data.{dotted} = "{raw[1:-1]}"), '
+            f'data filter {_quoted(text)}: quote a string with double quotes (data.{dotted} = "{raw[1:-1]}"), '
             f"or leave a plain word bare (data.{dotted} = {raw[1:-1]})"
         )
 
@@ -209,17 +216,17 @@ def check_term(term: DataTerm) -> None:
     for key in term.path:
         if isinstance(key, str) and key.isdigit():
             raise InvalidJobQueryError(
-                f"data filter {shown}: {_clip(key)!r} would index an array; a path into an array is not supported yet "
+                f"data filter {shown}: {_quoted(key)} would index an array; a path into an array is not supported yet "
                 "(a path goes through objects only)"
             )
         if not isinstance(key, str) or _KEY.fullmatch(key) is None:
             raise InvalidJobQueryError(
-                f"data filter {shown}: {_clip(str(key))!r} is not a key this filter reads; keys are letters, digits, _ and -, "
+                f"data filter {shown}: {_quoted(str(key))} is not a key this filter reads; keys are letters, digits, _ and -, "
                 "starting with a letter or _"
             )
     if term.op not in ("missing", "exists", "eq"):
         raise InvalidJobQueryError(
-            f"data filter {shown}: the test must be missing, exists or =, not {_clip(str(term.op))!r}"
+            f"data filter {shown}: the test must be missing, exists or =, not {_quoted(str(term.op))}"
         )
     value = term.value
     if term.op != "eq":
@@ -227,7 +234,8 @@ def check_term(term: DataTerm) -> None:
             raise InvalidJobQueryError(f"data filter {shown} {term.op} takes no value")
         return
     if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
-        raise InvalidJobQueryError(f"data filter {shown}: {value!r} is not a JSON number")
+        named = "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+        raise InvalidJobQueryError(f"data filter {shown}: {named} is not a JSON number")
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _MAX_EXACT:
         big = str(value) if abs(value) < 10**60 else "a number of more than 60 digits"
         raise InvalidJobQueryError(f"data filter {shown}: {big} is beyond the numbers every store holds exactly")

@@ -23,6 +23,7 @@ Two answers are separate on purpose:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from .errors import InvalidJobQueryError
 from .job import JobListFilter, JobSelector, JobStatus
@@ -42,7 +43,13 @@ TEXT_FIELDS: dict[type, tuple[str, ...]] = {
 
 
 def check_filter_value(
-    value: object, field: str, unset: str = "pass None", *, as_typed: bool = False, trimmed: bool = False
+    value: object,
+    field: str,
+    unset: str = "pass None",
+    *,
+    as_typed: bool = False,
+    trimmed: bool = False,
+    show: Callable[[str], str] | None = None,
 ) -> str | None:
     """A text field of a selector or filter, checked: ``None`` (no filter on that field) or
     the value itself, which then filters.
@@ -64,7 +71,11 @@ def check_filter_value(
     ``trimmed``: surrounding whitespace is not part of the value (the id / unique-key search,
     whose field a paste often ends with a newline): the value is checked, and returned,
     without it. Whitespace alone still leaves nothing, so it is refused.
+
+    ``show``: how the message echoes the value (Python's ``repr`` by default; the management
+    API passes JSON's form, the language its clients write).
     """
+    show = show or _shown
     if value is None:
         return None
     if not isinstance(value, str):
@@ -80,13 +91,13 @@ def check_filter_value(
     if control is not None:
         char = control.group()
         what = "an unpaired surrogate" if "\ud800" <= char <= "\udfff" else "a control character"
-        named = f"NUL, {char!r}" if char == "\x00" else repr(char)
+        named = f"NUL, {show(char)}" if char == "\x00" else show(char)
         raise InvalidJobQueryError(
-            f"{field} {_shown(value)} holds {what} ({named}), which cannot be searched for: remove it"
+            f"{field} {show(value)} holds {what} ({named}), which cannot be searched for: remove it"
         )
     if not value.replace("\ufeff", "").strip():
         raise InvalidJobQueryError(
-            f"{field} {value!r} is only whitespace; it must be non-empty, as a filter that is given must filter: "
+            f"{field} {show(value)} is only whitespace; it must be non-empty, as a filter that is given must filter: "
             f"{unset} to not filter by it"
         )
     return value

@@ -73,7 +73,9 @@ class ManagementApp:
                 ],
             }
         )
-        await send({"type": "http.response.body", "body": payload})
+        # HEAD: the GET's status and headers (its Content-Length too), no body (RFC 9110 9.3.2)
+        head = str(scope.get("method", "GET")).upper() == "HEAD"
+        await send({"type": "http.response.body", "body": b"" if head else payload})
 
 
 async def _read_body(receive: Receive, limit: int) -> tuple[bytes | None, bool]:

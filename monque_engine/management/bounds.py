@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 from ..job import BulkCount
-from .errors import bad_request
+from .errors import bad_request, shown
 
 _KEY = b"monque-management-asof-v1"
 _TOKEN = re.compile(r"^(?P<position>-?\d{1,19})\.(?P<count>\d{1,19})\.(?P<check>[0-9a-f]{16})$")
@@ -38,11 +38,11 @@ def decode_as_of(action: str, selection: dict[str, Any], token: str) -> BulkCoun
     match = _TOKEN.match(token)
     if match is None:
         raise bad_request(
-            f"Invalid asOf {token[:60]!r}: pass the asOf the count route returned (POST …/count with the same body)"
+            f"Invalid asOf {shown(token)}: pass the asOf the count route returned (POST …/count with the same body)"
         )
     position, count = int(match.group("position")), int(match.group("count"))
     if not (-(2**63) <= position < 2**63 and count < 2**63):  # a store position is a 64-bit integer
-        raise bad_request(f"Invalid asOf {token[:60]!r}: its position is out of range; count again")
+        raise bad_request(f"Invalid asOf {shown(token)}: its position is out of range; count again")
     if _check(action, selection, position, count) != match.group("check"):
         raise bad_request(
             f"asOf was not counted for this {action} and this selection: count again with the same body, "

@@ -4,7 +4,8 @@ An adapter (ASGI in ``asgi.py``, aiohttp in ``monque_tui.serve.api``) turns its 
 an ``ApiRequest`` with the path below its mount point, awaits ``ManagementApi.handle``, and
 writes the ``ApiResponse`` back. Everything else happens here, in this order:
 
-1. the route (404 / 405 as ``{"error"}``);
+1. the route (404 / 405 as ``{"error"}``); HEAD runs the GET route (RFC 9110): the answer
+   is the GET's, status and headers, and the adapter leaves its body out;
 2. read-only: a write is 403 before anything is parsed or read;
 3. the input: query and body validated by the route's models (400);
 4. ``authorize(action, request)``: False is 403 (upstream's hook);
@@ -59,9 +60,11 @@ class ManagementApi:
     async def handle(self, request: ApiRequest) -> ApiResponse:
         try:
             if request.path.rstrip("/") == OPENAPI_PATH:
-                if request.method.upper() != "GET":
+                if request.method.upper() not in ("GET", "HEAD"):
                     raise ApiError(
-                        405, f"{request.method.upper()} is not allowed on {OPENAPI_PATH}; use GET", {"Allow": "GET"}
+                        405,
+                        f"{request.method.upper()} is not allowed on {OPENAPI_PATH}; use GET or HEAD",
+                        {"Allow": "GET, HEAD"},
                     )
                 if not await self.allowed("read", request):
                     raise forbidden(READ_DENIED)

@@ -7,7 +7,10 @@ Every body is ``{"error": "one line saying what is wrong"}``; no traceback reach
 
 from __future__ import annotations
 
+import json
 import logging
+import re
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -67,9 +70,10 @@ def from_engine(error: Exception, store_url: str = "") -> ApiError:
     store's own failures 500 with their one line (a locked file, an unreachable server: what
     the command line prints, passwords masked), anything else 500 (logged with its
     traceback, which never reaches the client)."""
-    if isinstance(
-        error, InvalidJobQueryError | InvalidCursorError | InvalidJobIdentifierError | PayloadValidationError
-    ):
+    if isinstance(error, InvalidJobIdentifierError):  # the engine's message echoes the value as Python writes it
+        field = {"unique_key": "uniqueKey"}.get(error.field, error.field)
+        return bad_request(f"Invalid job {field} {shown(error.value)}: {error.reason}")
+    if isinstance(error, InvalidJobQueryError | InvalidCursorError | PayloadValidationError):
         return bad_request(str(error))
     if isinstance(error, JobStateError | UniqueKeyConflictError):
         return ApiError(409, str(error))
@@ -87,35 +91,85 @@ def from_engine(error: Exception, store_url: str = "") -> ApiError:
     return ApiError(500, INTERNAL)
 
 
-def _clipped(given: Any) -> Any:
-    """A refused input as an error shows it: a long text or list cut, so a line stays a line."""
-    shown = repr(given)
-    return given if len(shown) <= 60 else _Shown(shown[:60] + "…")
+#: What JSON text may hold raw but a one-line message must not: a lone surrogate, C1
+#: controls (U+0085 is a line break to some readers), line and paragraph separators, and
+#: invisible format characters; each written as JSON's escape (``\u0085``).
+_UNSHOWN = re.compile("[\ud800-\udfff\x7f-\x9f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
 
 
-class _Shown(str):
-    """Text already in its shown form (``!r`` leaves it as it is)."""
+def shown(value: Any, most: int = 40) -> str:
+    """A value an error echoes, written as JSON writes it: ``"x"``, ``null``, ``true``,
+    ``["a","b"]``, never Python's ``'x'``, ``None``, ``True``, ``['a', 'b']`` (a client
+    reads the error in the language it sent). A long text or list is cut, so a line stays
+    a line."""
+    if isinstance(value, str) and len(value) > most:
+        value = value[:most] + "…"
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        text = json.dumps(str(value)[:most], ensure_ascii=False)
+    text = _UNSHOWN.sub(lambda char: f"\\u{ord(char.group()):04x}", text)
+    return text if len(text) <= most + 20 else text[: most + 20] + "…"
 
-    def __repr__(self) -> str:
-        return str(self)
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def field_path(location: Sequence[Any]) -> str:
+    """pydantic's location as a client names the field: ``data[0]``, ``status[1]``."""
+    path = ""
+    for part in location:
+        if isinstance(part, str) and not _NAME.fullmatch(part):  # a union's tag: literal['pending', …]
+            continue
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
+    return path
+
+
+#: pydantic's complaint → what the field must be, in JSON's words (``array``, not ``list``).
+_MUST_BE = {
+    "string_type": "must be a string",
+    "list_type": "must be an array",
+    "bool_type": "must be true or false",
+    "int_type": "must be a whole number",
+    "dict_type": "must be an object",
+    "model_type": "must be an object",
+    "string_too_short": "must not be empty",
+    "string_unicode": "must be text without an unpaired surrogate",
+}
+
+
+def _must_be(first: Any) -> str:
+    kind = first["type"]
+    if kind in _MUST_BE:
+        return _MUST_BE[kind]
+    context = first.get("ctx") or {}
+    if kind == "too_short":
+        return f"must hold at least {context.get('min_length')} item(s)"
+    if kind == "too_long":
+        return f"must hold at most {context.get('max_length')} item(s)"
+    if kind == "string_too_long":
+        return f"must be at most {context.get('max_length')} characters"
+    return str(first["msg"]).replace("'", '"')
 
 
 def from_validation(error: ValidationError, where: str) -> ApiError:
-    """pydantic's first complaint as one line naming the field (``where``: "query", "body")."""
+    """pydantic's first complaint as one line naming the field as the client sent it
+    (``where``: "query", "body"), and the value as JSON writes it."""
     first: Any = error.errors(include_url=False)[0]
-    field = ".".join(str(part) for part in first["loc"] if not isinstance(part, int) or len(first["loc"]) > 1)
+    field = field_path(first["loc"])
     kind = first["type"]
-    given = _clipped(first.get("input"))
+    given = shown(first.get("input"))
     if kind == "extra_forbidden":
-        return bad_request(f"Unknown {where} field {field!r}")
+        return bad_request(f"Unknown {where} field {shown(field)}")
     if kind == "missing":
-        return bad_request(f"{where} field {field!r} is required")
-    if kind in ("literal_error", "enum") and field.split(".")[0] == "status":
-        return bad_request(f"Invalid status {given!r}: use one of pending, processing, completed, failed, cancelled")
+        return bad_request(f"The {where} field {shown(field)} is required")
+    if field.split(".")[0].split("[")[0] == "status":
+        return bad_request(f"Invalid status {given}: use one of pending, processing, completed, failed, cancelled")
     if kind == "literal_error":
-        return bad_request(f"Invalid {field} {given!r}: {first['msg'].removeprefix('Input should be ')}")
+        expected = str((first.get("ctx") or {}).get("expected", "")).replace("'", '"')
+        return bad_request(f"Invalid {field} {given}: use {expected}")
     if kind == "value_error":
         return bad_request(f"Invalid {field}: {str(first['msg']).removeprefix('Value error, ')}")
-    if kind == "model_type":
+    if kind == "model_type" and not field:
         return bad_request(f"The {where} must be a JSON object")
-    return bad_request(f"Invalid {where} field {field!r}: {first['msg']}")
+    return bad_request(f"Invalid {where} field {shown(field)}: {_must_be(first)}")

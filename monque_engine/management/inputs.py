@@ -16,13 +16,14 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from ..errors import InvalidJobQueryError
+from ..errors import CursorSortMismatchError, InvalidCursorError, InvalidJobQueryError
 from ..job import JobListFilter, JobSelector, JobSort
 from ..payload_filter import DataTerm, parse_terms
 from ..selector_rules import TEXT_FIELDS, check_filter_value
 from ..validation import normalize_job_id
 from .dto import JobListQuery
-from .errors import ApiError, bad_request, from_validation
+from .errors import ApiError, bad_request, from_validation, shown
+from .jsnumber import js_whole_number
 from .types import parse_instant
 
 Model = TypeVar("Model", bound=BaseModel)
@@ -35,12 +36,14 @@ LIST_FIELDS = frozenset({"status"})
 MAX_BODY_BYTES = 64 * 1024
 MAX_LIMIT = 100
 DEFAULT_LIMIT = 50
-#: A ``limit``: ASCII digits (an optional ``+``), as JavaScript's ``Number`` reads upstream's;
+#: Our own routes' ``limit``: ASCII digits (an optional ``+``), the form their document states
+#: (upstream's ``GET /api/v1/jobs`` reads its ``limit`` as upstream does: ``jsnumber.py``);
 #: not Python's ``int`` alone, which also takes ``5_0`` and other scripts' digits.
 _WHOLE_NUMBER = re.compile(r"\+?[0-9]+")
 #: Engine field names as the API spells them.
 _API_NAMES = {"error_group": "errorGroup", "name_pattern": "namePattern"}
 _SORT_FIELDS = {"identifier": "id", "createdAt": "created_at", "updatedAt": "updated_at", "nextRunAt": "next_run_at"}
+_API_SORT = {engine: api for api, engine in _SORT_FIELDS.items()}
 
 
 def query_fields(pairs: Iterable[tuple[str, str]]) -> dict[str, Any]:
@@ -57,9 +60,11 @@ def query_fields(pairs: Iterable[tuple[str, str]]) -> dict[str, Any]:
             else:
                 fields[key] = [*(previous if isinstance(previous, list) else [previous]), value]
         elif match:
-            raise bad_request(f"Query parameter {key!r} takes one value, not a list ({raw_key[:40]}); give {key}= once")
+            raise bad_request(
+                f"Query parameter {shown(key)} takes one value, not an array ({raw_key[:40]}); give {key}= once"
+            )
         elif key in fields:
-            raise bad_request(f"Query parameter {key!r} is given more than once; give it once")
+            raise bad_request(f"Query parameter {shown(key)} is given more than once; give it once")
         else:
             fields[key] = value
     return fields
@@ -81,11 +86,18 @@ def parse_body(model: type[Model], body: bytes, max_bytes: int = MAX_BODY_BYTES)
     try:
         data = json.loads(body, object_pairs_hook=_once_each)
     except _DuplicateKey as error:
-        raise bad_request(f"The body gives {str(error)!r} more than once; give each field once") from None
+        raise bad_request(f"The body gives {shown(str(error))} more than once; give each field once") from None
     except RecursionError:
         raise bad_request("The body is nested too deeply; send a flat JSON object") from None
-    except (ValueError, UnicodeDecodeError) as error:
-        raise bad_request(f"The body is not JSON ({error}); send a JSON object") from None
+    except UnicodeDecodeError as error:  # Python's codec words ("'utf-8' codec can't decode") are not the client's
+        raise bad_request(
+            f"The body is not UTF-8 (byte {error.object[error.start]:#04x} at position {error.start}); "
+            "send a JSON object in UTF-8"
+        ) from None
+    except json.JSONDecodeError as error:
+        raise bad_request(
+            f"The body is not JSON ({error.msg} at line {error.lineno} column {error.colno}); send a JSON object"
+        ) from None
     return parse_model(model, data, "body")
 
 
@@ -109,8 +121,8 @@ def _once_each(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _shown(text: str) -> str:
-    """Input echoed in an error: its first 40 characters, so a line stays a line."""
-    return repr(text if len(text) <= 40 else text[:40] + "…")
+    """Input echoed in an error: its first 40 characters, as JSON writes a string."""
+    return shown(text)
 
 
 def job_id(text: str) -> str:
@@ -126,9 +138,11 @@ def checked(selection: JobSelector | JobListFilter) -> JobSelector | JobListFilt
     field by field as ``check_selection`` runs it): a blank or control-character field is 400,
     with the rule's own message naming the field as the API spells it."""
     for field in TEXT_FIELDS.get(type(selection), ()):
-        shown = _API_NAMES.get(field, field)
+        named = _API_NAMES.get(field, field)
         try:
-            check_filter_value(getattr(selection, field), shown, "leave the field out", as_typed=field == "text")
+            check_filter_value(
+                getattr(selection, field), named, "leave the field out", as_typed=field == "text", show=shown
+            )
         except InvalidJobQueryError as error:
             raise bad_request(str(error)) from None
     return selection
@@ -144,10 +158,13 @@ def _whole_number(text: str) -> int:
 
 
 def _limit(text: str | None) -> int:
+    """Upstream's ``limit`` as upstream reads it (JavaScript's ``Number``, ``jsnumber.py``):
+    any form that names a whole number of at least 1 (``50``, ``1e2``, ``5.0``, ``0x10``),
+    at most 100; anything else 400, as upstream's "Invalid limit"."""
     if text is None:
         return DEFAULT_LIMIT
-    limit = _whole_number(text)
-    if limit < 1:
+    limit = js_whole_number(text)
+    if limit is None or limit < 1:
         raise bad_request(
             f"Invalid limit {_shown(text)}: give a whole number of at least 1 (pages hold at most {MAX_LIMIT})"
         )
@@ -162,12 +179,32 @@ def list_request(query: JobListQuery) -> tuple[str | None, int, JobListFilter, J
     """``GET /api/v1/jobs``'s query as the engine's cursor, limit, filter and sort (upstream's
     default order: newest created first)."""
     if query.cursor is not None and not query.cursor.strip():
-        raise bad_request("Invalid cursor '': pass the cursor a previous page returned, or leave it out")
+        raise bad_request(
+            f"Invalid cursor {_shown(query.cursor)}: pass the cursor a previous page returned, or leave it out"
+        )
     sort = JobSort(
         by=_SORT_FIELDS[query.sortBy or "createdAt"],  # type: ignore[arg-type]
         direction=query.sortDirection or "desc",
     )
     return query.cursor, _limit(query.limit), listing(query), sort
+
+
+def cursor_refused(cursor: str, error: InvalidCursorError) -> ApiError:
+    """The engine's refusal of a cursor in the API's words: a cursor made for another order
+    names it as the query does (``sortBy=createdAt``, not the engine's ``created_at``); any
+    other (damaged, cut short, made up) is one line naming no engine internals."""
+    if isinstance(error, CursorSortMismatchError):
+        made = _API_SORT.get(error.made_by, error.made_by)
+        asked = _API_SORT.get(error.asked_by, error.asked_by)
+        return bad_request(
+            f"The cursor was made for sortBy={made}&sortDirection={error.made_direction}, not "
+            f"sortBy={asked}&sortDirection={error.asked_direction}; start again without a cursor after changing "
+            "the sort"
+        )
+    return bad_request(
+        f"Invalid cursor {_shown(cursor)}: it is not one this server returned (changed, cut short or made up); "
+        "pass the cursor a previous page returned, or leave it out"
+    )
 
 
 def listing(query: Any) -> JobListFilter:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import InvalidCursorError
 from ..job import BulkOperationResult, Job
 from ..scheduler.monque import Monque
 from . import dto, dto_ours
 from .bounds import decode_as_of, encode_as_of
 from .errors import NOT_FOUND, ApiError, not_found
-from .inputs import instant, job_id, limit_of, list_request, listing, selector
+from .inputs import cursor_refused, instant, job_id, limit_of, list_request, listing, selector
 from .mapping import attempt_dto, error_group_dto, instance_dto, iso, job_run_dto, queue_view_dto, stats_dto
 from .messages import ApiRequest, Policy
 from .shown import one_job, shown_jobs
@@ -46,7 +47,10 @@ class Operations:
 
     async def list_jobs(self, query: dto.JobListQuery, **_: Any) -> dict[str, Any]:
         cursor, limit, listing, sort = list_request(query)
-        page = await self.monque.get_jobs_with_cursor(cursor, limit, "forward", listing, sort)
+        try:
+            page = await self.monque.get_jobs_with_cursor(cursor, limit, "forward", listing, sort)
+        except InvalidCursorError as error:
+            raise cursor_refused(cursor or "", error) from None
         return {
             "jobs": shown_jobs(page.jobs),
             "cursor": page.cursor,
@@ -116,7 +120,7 @@ class Operations:
         return self._changed(await self.monque.cancel_job(job.id, running=True, claimed_at=claimed_at))
 
     async def job_run(self, params: dict[str, str], **_: Any) -> dict[str, Any]:
-        return job_run_dto(await self._job(params["id"]))
+        return one_job(await self._job(params["id"]), build=job_run_dto, model=dto_ours.XJobRun)
 
     # -- ours: reads the console has -------------------------------------------------------------
     async def error_groups(self, query: dto_ours.XErrorGroupQuery, **_: Any) -> dict[str, Any]:
@@ -126,8 +130,7 @@ class Operations:
         return {"errorGroups": [error_group_dto(group) for group in groups]}
 
     async def attempts(self, params: dict[str, str], **_: Any) -> dict[str, Any]:
-        job = await self._job(params["id"])
-        return {"jobId": job.id, "attempts": [attempt_dto(attempt) for attempt in job.attempts]}
+        return one_job(await self._job(params["id"]), build=_attempts_dto, model=dto_ours.XAttemptList)
 
     async def instances(self, **_: Any) -> dict[str, Any]:
         return {"instances": [instance_dto(info) for info in await self.monque.instances()]}
@@ -156,6 +159,10 @@ class Operations:
         if job is None:  # gone between the read and the write
             raise ApiError(404, NOT_FOUND)
         return one_job(job, acted=True)
+
+
+def _attempts_dto(job: Job) -> dict[str, Any]:
+    return {"jobId": job.id, "attempts": [attempt_dto(attempt) for attempt in job.attempts]}
 
 
 def _verb(path: str) -> str:

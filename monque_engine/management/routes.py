@@ -211,17 +211,24 @@ def match_route(method: str, path: str) -> tuple[Route, dict[str, str]]:
     # DELETE /jobs/{id} with the id "stats" (which the 405 listed, against the document)
     fewest = min((len(params) for _, params in matching), default=0)
     matching = [(route, params) for route, params in matching if len(params) == fewest]
+    asked = method.upper()
     allowed: list[str] = []
     for route, params in matching:
-        if route.method == method.upper():
+        if route.method == asked or (asked == "HEAD" and route.method == "GET"):
             return route, params
         allowed.append(route.method)
     if allowed:
-        methods = sorted(set(allowed))
+        methods = allowed_methods(allowed)
         raise ApiError(
             405, f"{method.upper()} is not allowed on {path}; use {' or '.join(methods)}", {"Allow": ", ".join(methods)}
         )
     raise ApiError(404, f"No route {path}; the routes are listed by GET /api/x/v1/openapi.json")
+
+
+def allowed_methods(methods: list[str]) -> list[str]:
+    """The ``Allow`` list for a path's routes: HEAD wherever GET is (RFC 9110 9.3.2: a HEAD is
+    answered as the GET would be, without the body)."""
+    return sorted({*methods, *(["HEAD"] if "GET" in methods else [])})
 
 
 def _match(pattern: tuple[str, ...], segments: tuple[str, ...]) -> dict[str, str] | None:

@@ -10,9 +10,10 @@ they cannot read, and a read by id names it (500, the row and what to fix).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from ..job import Job
 from .dto import Job as JobModel
@@ -26,11 +27,16 @@ class UnshowableJobError(Exception):
     """The job's one-line reason."""
 
 
-def shown_job(job: Job) -> dict[str, Any]:
-    """``job_dto(job)`` once ``Job`` accepts it; ``UnshowableJobError`` naming the field otherwise."""
+def shown_job(
+    job: Job, build: Callable[[Job], dict[str, Any]] = job_dto, model: type[BaseModel] = JobModel
+) -> dict[str, Any]:
+    """``build(job)`` (``job_dto``) once ``model`` (``Job``) accepts it; ``UnshowableJobError``
+    naming the field otherwise. Every route that answers with one stored job's fields (the
+    job, its running attempt, its attempts) goes through here, so none of them turns such a
+    row into a generic 500."""
     try:
-        body = job_dto(job)
-        JobModel.model_validate(body)
+        body = build(job)
+        model.model_validate(body)
     except ValidationError as error:
         first: Any = error.errors(include_url=False)[0]
         field = ".".join(str(part) for part in first["loc"])
@@ -51,11 +57,17 @@ def shown_jobs(jobs: list[Job]) -> list[dict[str, Any]]:
     return shown
 
 
-def one_job(job: Job, *, acted: bool = False) -> dict[str, Any]:
+def one_job(
+    job: Job,
+    *,
+    acted: bool = False,
+    build: Callable[[Job], dict[str, Any]] = job_dto,
+    model: type[BaseModel] = JobModel,
+) -> dict[str, Any]:
     """``shown_job``, or a 500 naming the job and what is wrong (``acted``: after a change
     that was made, which the answer says, so a client does not repeat it)."""
     try:
-        return shown_job(job)
+        return shown_job(job, build, model)
     except UnshowableJobError as error:
         done = " (the action was done)" if acted else ""
         message = f"Stored job {job.id} holds a value the API cannot answer with{done}: {error}; fix or delete it"

@@ -11,6 +11,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, WithJsonSchema
 
+from ..timeutil import datetime_to_ms, in_range
+
 #: JavaScript's Number.MAX_SAFE_INTEGER: the bound zod writes for ``z.number().int()``.
 MAX_SAFE_INTEGER = 9007199254740991
 
@@ -24,7 +26,9 @@ def parse_instant(text: str) -> datetime:
     Refused (``ValueError``, with what to send instead): text that is not ISO 8601, and a
     time without an offset, which names no instant (upstream's ``z.iso.datetime()`` refuses
     it too)."""
-    shown = repr(text if not isinstance(text, str) or len(text) <= 40 else text[:40] + "…")
+    from .errors import shown as show  # the value as JSON writes it (the client's language)
+
+    shown = show(text)
     if not isinstance(text, str) or "T" not in text.upper():
         raise ValueError(f"{shown} is not an ISO 8601 date-time; send e.g. 2026-01-31T09:30:00Z")
     try:
@@ -33,6 +37,12 @@ def parse_instant(text: str) -> datetime:
         raise ValueError(f"{shown} is not an ISO 8601 date-time; send e.g. 2026-01-31T09:30:00Z") from None
     if value.tzinfo is None or value.utcoffset() is None:
         raise ValueError(f"{shown} has no offset; add Z (UTC) or one such as +02:00")
+    try:
+        inside = in_range(datetime_to_ms(value))
+    except (OverflowError, ValueError):
+        inside = False
+    if not inside:  # refused here, under the field's own name (the engine names its parameter: run_at)
+        raise ValueError(f"{shown} is out of range: it must fall between the years 1 and 9999 (UTC)")
     return value
 
 

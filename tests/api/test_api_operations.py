@@ -193,21 +193,21 @@ async def test_bulk_actions_and_the_empty_selector(client: ApiClient, monque: Mo
 
 # -- bad input: 400, nothing changed ------------------------------------------------------------------
 BAD_INPUT: list[tuple[str, str, Any, Any, str]] = [
-    ("GET", "/api/v1/jobs", {"status": "bogus"}, None, "Invalid status 'bogus'"),
-    ("GET", "/api/v1/jobs", {"cursor": "Fnot-a-cursor"}, None, "Cursor"),
+    ("GET", "/api/v1/jobs", {"status": "bogus"}, None, 'Invalid status "bogus"'),
+    ("GET", "/api/v1/jobs", {"cursor": "Fnot-a-cursor"}, None, "Invalid cursor"),
     ("GET", "/api/v1/jobs", {"cursor": ""}, None, "cursor"),
     ("GET", "/api/v1/jobs", {"createdAtFrom": "yesterday"}, None, "not an ISO 8601"),
     ("GET", "/api/v1/jobs", {"updatedAtTo": "2026-05-28T10:00:00"}, None, "no offset"),
     ("GET", "/api/v1/jobs", {"limit": "0"}, None, "Invalid limit"),
     ("GET", "/api/v1/jobs", {"limit": "ten"}, None, "Invalid limit"),
     ("GET", "/api/v1/jobs", {"sortBy": "name"}, None, "Invalid sortBy"),
-    ("GET", "/api/v1/jobs", {"color": "red"}, None, "Unknown query field 'color'"),
+    ("GET", "/api/v1/jobs", {"color": "red"}, None, 'Unknown query field "color"'),
     ("GET", "/api/v1/jobs", [("name", "a"), ("name", "b")], None, "more than once"),
     ("GET", "/api/v1/jobs", {"name": ""}, None, "name is empty"),
     ("GET", "/api/v1/jobs", {"name": "   "}, None, "only whitespace"),
     ("GET", "/api/v1/jobs", {"name": "a\nb"}, None, "control character"),
     ("GET", "/api/v1/jobs/stats", {"name": " "}, None, "only whitespace"),
-    ("GET", "/api/v1/health", {"x": "1"}, None, "Unknown query field 'x'"),
+    ("GET", "/api/v1/health", {"x": "1"}, None, 'Unknown query field "x"'),
     ("GET", "/api/v1/jobs/not-an-id", {}, None, "Invalid job id"),
     ("POST", "/api/v1/jobs/123/actions/cancel", {}, None, "Invalid job id"),
     ("POST", "/api/v1/jobs/{id}/actions/reschedule", {}, {"nextRunAt": "tomorrow"}, "not an ISO 8601"),
@@ -216,26 +216,26 @@ BAD_INPUT: list[tuple[str, str, Any, Any, str]] = [
         "/api/v1/jobs/{id}/actions/reschedule",
         {},
         {"nextRunAt": "2031-01-01T00:00:00Z", "why": 1},
-        "Unknown body field 'why'",
+        'Unknown body field "why"',
     ),
-    ("POST", "/api/v1/jobs/{id}/actions/reschedule", {}, {}, "'nextRunAt' is required"),
+    ("POST", "/api/v1/jobs/{id}/actions/reschedule", {}, {}, '"nextRunAt" is required'),
     ("POST", "/api/v1/jobs/{id}/actions/reschedule", {}, b"{not json", "not JSON"),
     ("POST", "/api/v1/jobs/actions/delete", {}, b"", "A JSON body is required"),
     ("POST", "/api/v1/jobs/actions/delete", {}, b"[]", "must be a JSON object"),
     ("POST", "/api/v1/jobs/actions/delete", {}, {"name": ""}, "name is empty"),
     ("POST", "/api/v1/jobs/actions/delete", {}, {"name": None}, "name"),
     ("POST", "/api/v1/jobs/actions/delete", {}, {"status": []}, "status"),
-    ("POST", "/api/v1/jobs/actions/delete", {}, {"status": "gone"}, "Invalid status 'gone'"),
+    ("POST", "/api/v1/jobs/actions/delete", {}, {"status": "gone"}, 'Invalid status "gone"'),
     ("POST", "/api/v1/jobs/actions/cancel", {}, {"olderThan": "2026-13-45T00:00:00Z"}, "not an ISO 8601"),
-    ("POST", "/api/v1/jobs/actions/retry", {}, {"selector": {}}, "Unknown body field 'selector'"),
+    ("POST", "/api/v1/jobs/actions/retry", {}, {"selector": {}}, 'Unknown body field "selector"'),
     ("POST", "/api/v1/jobs/actions/delete", {}, b'{"name": "x"' + b" " * 70_000 + b"}", "at most 65536"),
-    ("POST", "/api/x/v1/jobs/actions/delete", {}, {"name": "email"}, "'asOf' is required"),
+    ("POST", "/api/x/v1/jobs/actions/delete", {}, {"name": "email"}, '"asOf" is required'),
     ("POST", "/api/x/v1/jobs/actions/delete", {}, {"asOf": "12"}, "Invalid asOf"),
     ("POST", "/api/x/v1/jobs/actions/delete/count", {}, {"errorGroup": " "}, "errorGroup"),
     ("POST", "/api/x/v1/queues/actions/pause", {}, {"name": ""}, "name"),
     ("GET", "/api/x/v1/error-groups", {"limit": "-1"}, None, "Invalid limit"),
     # found by the probe of the served API (schemathesis and by hand): each was accepted or a 500
-    ("GET", "/api/v1/jobs", {"name[]": "email"}, None, "takes one value, not a list"),  # was "more than once"
+    ("GET", "/api/v1/jobs", {"name[]": "email"}, None, "takes one value, not an array"),  # was "more than once"
     ("GET", "/api/v1/jobs", {"limit": "5_0"}, None, "Invalid limit"),
     ("GET", "/api/v1/jobs", {"limit": "\uff15"}, None, "Invalid limit"),  # a full-width 5: int() reads it
     ("GET", "/api/x/v1/error-groups", {"limit": "1_0"}, None, "Invalid limit"),
@@ -269,12 +269,12 @@ async def test_unknown_routes_and_methods(client: ApiClient) -> None:
     assert (await client.call("GET", "/api/v2/jobs")).status == 404
     wrong = await client.call("PUT", "/api/v1/jobs")
     assert wrong.status == 405 and "GET" in wrong.body["error"]
-    assert wrong.headers == {"Allow": "GET"}  # RFC 9110: a 405 lists what is allowed
-    assert (await client.call("PUT", f"/api/v1/jobs/{oid(1)}")).headers == {"Allow": "DELETE, GET"}
+    assert wrong.headers == {"Allow": "GET, HEAD"}  # RFC 9110: a 405 lists what is allowed
+    assert (await client.call("PUT", f"/api/v1/jobs/{oid(1)}")).headers == {"Allow": "DELETE, GET, HEAD"}
     # the literal path wins: /jobs/stats is not also /jobs/{id} with the id "stats"
     for method in ("OPTIONS", "DELETE"):
         wrong = await client.call(method, "/api/v1/jobs/stats")
-        assert (wrong.status, wrong.headers) == (405, {"Allow": "GET"}), wrong.body
+        assert (wrong.status, wrong.headers) == (405, {"Allow": "GET, HEAD"}), wrong.body
     wrong = await client.call("POST", "/api/x/v1/openapi.json")  # a GET route: 405, as every other, not 404
     assert wrong.status == 405 and "use GET" in wrong.body["error"]
 

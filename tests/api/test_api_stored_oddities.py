@@ -92,3 +92,31 @@ async def test_a_store_locked_by_another_process_says_so(tmp_path: Path) -> None
         assert answer.status == 500 and answer.body["error"].startswith("The store did not answer: "), answer.body
         assert "locked" in answer.body["error"] and "\n" not in answer.body["error"]
         assert (await client.ok("GET", "/api/v1/jobs/stats"))["pending"] == 1
+
+
+@pytest.mark.parametrize(
+    ("route", "column", "value", "says"),
+    [
+        ("run", "locked_at", 10**17, "out of range"),  # past the year 9999
+        ("run", "last_heartbeat", -(10**14), "out of range"),
+        (
+            "attempts",
+            "attempts",
+            '[{"attempt": 1, "outcome": "failed", "endedAt": 100000000000000000}]',
+            "out of range",
+        ),
+        ("attempts", "attempts", '[{"attempt": -1, "outcome": "failed", "endedAt": 1000}]', "attempt"),
+    ],
+)
+async def test_a_jobs_run_and_attempts_name_a_value_the_contract_cannot_carry(
+    stored: tuple[ApiClient, Path, list[str]], route: str, column: str, value: object, says: str
+) -> None:
+    """The job's own routes of ours answer an odd row as the job routes do: a 500 naming the
+    job and the field (it was the generic "internal server error" and a traceback)."""
+    client, path, ids = stored
+    with sqlite3.connect(path) as db:
+        db.execute(f"UPDATE monque_jobs SET {column} = ? WHERE id = ?", (value, ids[1]))
+    answer = await client.call("GET", f"/api/x/v1/jobs/{ids[1]}/{route}")
+    assert answer.status == 500 and f"Stored job {ids[1]} holds a value" in answer.body["error"], answer.body
+    assert says in answer.body["error"]
+    assert (await client.call("GET", f"/api/x/v1/jobs/{ids[0]}/{route}")).status == 200  # the others still answer

@@ -61,7 +61,7 @@ async def test_terms_combine_and_every_term_must_hold(monque) -> None:
         ("data. missing", "not a key"),
         ("customer_id missing", "write data.PATH"),
         ("data.$where exists", "not a key"),
-        ("data.tenant == acme", "one '=' compares"),
+        ("data.tenant == acme", 'one "=" compares'),
         ('data.tenant = "acme', "not closed"),
         ("data.tenant = 'acme'", "double quotes"),
     ],
