@@ -363,6 +363,14 @@ def test_lifeline_requests_are_parsed_and_unknown_ones_ignored() -> None:
         assert parse_request(line) is None
 
 
+def group_of_two(spawn: Callable[..., CliProcess], db_url: str, app: str) -> CliProcess:
+    """Two children of ``app``, logging JSON, with a shutdown budget far beyond the tests' waits
+    (a group that waited it out instead of stopping at once fails them rather than passing late)."""
+    return spawn(
+        "--worker", "--app", app, "--processes", "2", "--shutdown-timeout", "600", "--log-format", "json", db_url
+    )
+
+
 def test_children_still_loading_their_app_stop_at_once_with_the_group(
     spawn: Callable[..., CliProcess], db_url: str
 ) -> None:
@@ -370,18 +378,7 @@ def test_children_still_loading_their_app_stop_at_once_with_the_group(
     group exits 0 at once (nothing was open, no job claimed). They used to heed nothing until
     they ran their worker, so the group waited out --shutdown-timeout, killed them and exited
     5 as a shutdown timeout that "left jobs for stale recovery"."""
-    group = spawn(
-        "--worker",
-        "--app",
-        "apps.hanging_import_app:setup",
-        "--processes",
-        "2",
-        "--shutdown-timeout",
-        "600",
-        "--log-format",
-        "json",
-        db_url,
-    )
+    group = group_of_two(spawn, db_url, "apps.hanging_import_app:setup")
     group.wait_for_line(lambda _: group.stderr.count("hanging_import_app: importing") == 2)
     group.send(signal.SIGTERM)
     assert group.wait_exit(timeout=60) == 0
@@ -419,18 +416,7 @@ def test_children_still_loading_their_app_exit_when_the_supervisor_is_killed(
 def test_children_whose_setup_hangs_stop_at_once_with_the_group(spawn: Callable[..., CliProcess], db_url: str) -> None:
     """An --app whose async setup never returns: the children heeded the supervisor's stop
     only once set up, so the group waited out --shutdown-timeout, killed them and exited 5."""
-    group = spawn(
-        "--worker",
-        "--app",
-        "apps.hanging_setup_app:setup",
-        "--processes",
-        "2",
-        "--shutdown-timeout",
-        "600",
-        "--log-format",
-        "json",
-        db_url,
-    )
+    group = group_of_two(spawn, db_url, "apps.hanging_setup_app:setup")
     group.wait_for_line(lambda _: group.stderr.count("hanging_setup_app: setting up") == 2)
     group.send(signal.SIGTERM)
     assert group.wait_exit(timeout=60) == 0

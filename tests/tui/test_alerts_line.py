@@ -12,6 +12,7 @@ import os
 import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -87,6 +88,12 @@ def test_the_line_fits_80_columns_and_never_cuts_a_count() -> None:
             assert token in {"1", "4", "1.2M", "2,500", "5"} or token.startswith("+"), narrow
 
 
+def line_on_top(app: Any) -> str:
+    """The alerts line of the screen on top, or "" while it is hidden (or absent)."""
+    lines = list(app.screen.query(AlertsLine))
+    return "" if not lines or not lines[0].display else lines[0].render().plain
+
+
 async def test_every_screen_shows_the_alerts_line_at_80_columns(seeded_url: str) -> None:
     async with running_console(seeded_url, size=(80, 24)) as (app, pilot):
         monque = app.session.monque
@@ -112,8 +119,7 @@ async def test_every_screen_shows_the_alerts_line_at_80_columns(seeded_url: str)
         await monque.pause("send-email")
 
         def line_text() -> str:
-            lines = list(app.screen.query(AlertsLine))
-            return "" if not lines or not lines[0].display else lines[0].render().plain
+            return line_on_top(app)
 
         await wait_for(lambda: "paused, due" in line_text() and "no worker" in line_text(), timeout=20)
         assert len(line_text()) <= 78
@@ -146,8 +152,7 @@ async def test_a_lost_store_takes_the_alerts_place_on_every_screen(seeded_url: s
         await monque.pause("send-email")
 
         def line_text() -> str:
-            lines = list(app.screen.query(AlertsLine))
-            return "" if not lines or not lines[0].display else lines[0].render().plain
+            return line_on_top(app)
 
         await wait_for(lambda: "paused, due" in line_text(), timeout=20)
         await pilot.press("W")
@@ -192,8 +197,7 @@ async def test_an_outage_takes_the_alerts_place_and_they_come_back_with_the_stor
         await monque.pause("send-email")
 
         def line_text() -> str:
-            lines = list(app.screen.query(AlertsLine))
-            return "" if not lines or not lines[0].display else lines[0].render().plain
+            return line_on_top(app)
 
         await pilot.press("W")
         await wait_for(lambda: isinstance(app.screen, WorkersScreen) and "paused, due" in line_text(), timeout=20)
