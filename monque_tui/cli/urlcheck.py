@@ -7,12 +7,12 @@ way: one masked line and a non-zero exit, before any screen is drawn or handler 
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import os
-import threading
 from pathlib import Path
 
 from monque_engine import InvalidStoreUrlError, MonqueError, open_store
+from monque_engine.daemon_call import call_in_thread
 from monque_engine.store import locate_store
 from monque_engine.store.filekind import special_file_kind
 from monque_engine.store.urls import mask_secrets, mask_url
@@ -59,30 +59,7 @@ async def check_url_in_thread(url: str, *, connect_timeout: float = 5.0) -> None
     then it reported "Cannot reach MongoDB", exit 3 (probe-cli). The ping runs in a daemon
     thread, so a stop cancels the wait at once and the exit does not wait for the ping.
     """
-    loop = asyncio.get_running_loop()
-    done: asyncio.Future[None] = loop.create_future()
-
-    def settle(error: BaseException | None) -> None:
-        if done.done():
-            return  # cancelled meanwhile: nobody waits for the answer
-        if error is None:
-            done.set_result(None)
-        else:
-            done.set_exception(error)
-
-    def run() -> None:
-        error: BaseException | None = None
-        try:
-            check_url(url, connect_timeout=connect_timeout)
-        except BaseException as raised:  # noqa: BLE001 - handed to the waiting coroutine
-            error = raised
-        try:
-            loop.call_soon_threadsafe(settle, error)
-        except RuntimeError:
-            pass  # the loop closed: the command was stopped
-
-    threading.Thread(target=run, name="monque-url-check", daemon=True).start()
-    await done
+    await call_in_thread(functools.partial(check_url, url, connect_timeout=connect_timeout))
 
 
 def _check_sqlite(url: str) -> None:

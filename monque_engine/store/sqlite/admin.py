@@ -17,7 +17,7 @@ from ...errors import ConnectionError, StoreLostError
 from ..base import StoreOpenOptions
 from . import connect, heldfiles, maintenance, migrations
 from .completions import Completions
-from .daemon_call import call_in_thread
+from ...daemon_call import call_in_thread
 from .feed import ChangeFeed
 from .identity import FileIdentity
 from .inbox import Inbox, InboxProducer, InboxView

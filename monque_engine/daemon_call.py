@@ -5,8 +5,10 @@ every ``concurrent.futures`` executor down before it runs the ``atexit`` handler
 opened or closed from an exit handler (a ``SyncMonque`` first used there, or the clients
 ``monque_engine.sync`` closes at exit) then failed with "cannot schedule new futures after
 shutdown", and the closed store's connections were left open. Starting a thread still works
-there. Used for the store's rare calls (opening and closing connections, the feed's
-reader), never per job: a thread start each is nothing beside them.
+there. Used for rare calls (the SQLite store's opening and closing of connections and its
+feed's reader; the command line's reachability check, which blocks for up to
+``--connect-timeout`` and must leave the loop free to hear a stop), never per job: a thread
+start each is nothing beside them.
 """
 
 from __future__ import annotations
