@@ -27,31 +27,32 @@ class UnshowableJobError(Exception):
     """The job's one-line reason."""
 
 
-def shown_job(
+def _checked(
     job: Job, build: Callable[[Job], dict[str, Any]] = job_dto, model: type[BaseModel] = JobModel
-) -> dict[str, Any]:
-    """``build(job)`` (``job_dto``) once ``model`` (``Job``) accepts it; ``UnshowableJobError``
-    naming the field otherwise. Every route that answers with one stored job's fields (the
-    job, its running attempt, its attempts) goes through here, so none of them turns such a
-    row into a generic 500."""
+) -> tuple[dict[str, Any], BaseModel]:
+    """``build(job)`` (``job_dto``) and ``model`` (``Job``) made from it; ``UnshowableJobError``
+    naming the field when the model refuses it. Every route that answers with one stored
+    job's fields (the job, its running attempt, its attempts, a listing's jobs) goes through
+    here, so none of them turns such a row into a generic 500."""
     try:
         body = build(job)
-        model.model_validate(body)
+        return body, model.model_validate(body)
     except ValidationError as error:
         first: Any = error.errors(include_url=False)[0]
         field = ".".join(str(part) for part in first["loc"])
         raise UnshowableJobError(f"{field}: {first['msg']}") from None
     except (OverflowError, ValueError) as error:  # a date outside the years 1-9999
         raise UnshowableJobError(f"a date out of range ({error})") from None
-    return body
 
 
-def shown_jobs(jobs: list[Job]) -> list[dict[str, Any]]:
-    """Every job ``shown_job`` accepts, in order; the others are logged and left out."""
-    shown: list[dict[str, Any]] = []
+def shown_jobs(jobs: list[Job]) -> list[BaseModel]:
+    """Every job ``_checked`` accepts, in order, as its validated model (the response's own
+    check takes a model instance as it is: each job is validated once); the others are
+    logged and left out."""
+    shown: list[BaseModel] = []
     for job in jobs:
         try:
-            shown.append(shown_job(job))
+            shown.append(_checked(job)[1])
         except UnshowableJobError as error:
             log.warning("management API: stored job %s left out of a listing: %s; fix or delete it", job.id, error)
     return shown
@@ -64,10 +65,10 @@ def one_job(
     build: Callable[[Job], dict[str, Any]] = job_dto,
     model: type[BaseModel] = JobModel,
 ) -> dict[str, Any]:
-    """``shown_job``, or a 500 naming the job and what is wrong (``acted``: after a change
+    """The job's body (``_checked``), or a 500 naming the job and what is wrong (``acted``: after a change
     that was made, which the answer says, so a client does not repeat it)."""
     try:
-        return shown_job(job, build, model)
+        return _checked(job, build, model)[0]
     except UnshowableJobError as error:
         done = " (the action was done)" if acted else ""
         message = f"Stored job {job.id} holds a value the API cannot answer with{done}: {error}; fix or delete it"
