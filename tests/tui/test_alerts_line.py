@@ -118,26 +118,23 @@ async def test_every_screen_shows_the_alerts_line_at_80_columns(seeded_url: str)
         )
         await monque.pause("send-email")
 
-        def line_text() -> str:
-            return line_on_top(app)
-
-        await wait_for(lambda: "paused, due" in line_text() and "no worker" in line_text(), timeout=20)
-        assert len(line_text()) <= 78
-        assert "send-email" in line_text()  # paused with due jobs
+        await wait_for(lambda: "paused, due" in line_on_top(app) and "no worker" in line_on_top(app), timeout=20)
+        assert len(line_on_top(app)) <= 78
+        assert "send-email" in line_on_top(app)  # paused with due jobs
         await pilot.press("W")
-        await wait_for(lambda: isinstance(app.screen, WorkersScreen) and "paused, due" in line_text())
+        await wait_for(lambda: isinstance(app.screen, WorkersScreen) and "paused, due" in line_on_top(app))
         await pilot.press("escape", "e")
-        await wait_for(lambda: isinstance(app.screen, ErrorsScreen) and "paused, due" in line_text())
+        await wait_for(lambda: isinstance(app.screen, ErrorsScreen) and "paused, due" in line_on_top(app))
         await pilot.press("escape", "enter")
-        await wait_for(lambda: isinstance(app.screen, JobDetailScreen) and "paused, due" in line_text())
+        await wait_for(lambda: isinstance(app.screen, JobDetailScreen) and "paused, due" in line_on_top(app))
         await pilot.press("escape")  # the detail screen is kept for reuse, closed
         await wait_for(lambda: app.screen is app.jobs_screen)
         await monque.resume("send-email")
-        await wait_for(lambda: "paused, due" not in line_text(), timeout=20)  # gone when resolved
+        await wait_for(lambda: "paused, due" not in line_on_top(app), timeout=20)  # gone when resolved
         await pilot.press("enter")  # the reused detail shows what changed while it was closed
         await wait_for(lambda: isinstance(app.screen, JobDetailScreen))
         await pilot.pause()
-        assert "no worker" in line_text() and "paused, due" not in line_text()
+        assert "no worker" in line_on_top(app) and "paused, due" not in line_on_top(app)
 
 
 @pytest.mark.parametrize("how", ["deleted", "replaced"])
@@ -151,12 +148,9 @@ async def test_a_lost_store_takes_the_alerts_place_on_every_screen(seeded_url: s
         assert monque is not None
         await monque.pause("send-email")
 
-        def line_text() -> str:
-            return line_on_top(app)
-
-        await wait_for(lambda: "paused, due" in line_text(), timeout=20)
+        await wait_for(lambda: "paused, due" in line_on_top(app), timeout=20)
         await pilot.press("W")
-        await wait_for(lambda: isinstance(app.screen, WorkersScreen) and "paused, due" in line_text())
+        await wait_for(lambda: isinstance(app.screen, WorkersScreen) and "paused, due" in line_on_top(app))
         if how == "deleted":
             for suffix in ("", "-wal", "-shm"):
                 Path(f"{path}{suffix}").unlink(missing_ok=True)
@@ -166,22 +160,22 @@ async def test_a_lost_store_takes_the_alerts_place_on_every_screen(seeded_url: s
             os.replace(other, path)
         app.session.buffer.must_reload()  # as after any burst: the next flush reads the store
         lost = "✗ store file lost: restart the console"
-        await wait_for(lambda: lost in line_text(), timeout=20)
-        assert "paused" not in line_text()
+        await wait_for(lambda: lost in line_on_top(app), timeout=20)
+        assert "paused" not in line_on_top(app)
         app.session.alerts_watch._next_at = 0.0  # an alerts read now: a lost file stays lost
         await app.session.refresh_alerts()
         await pilot.pause()
-        assert lost in line_text() and app.session.store_state.lost
+        assert lost in line_on_top(app) and app.session.store_state.lost
         await pilot.press("escape")
         await wait_for(lambda: app.screen is app.jobs_screen)
         await pilot.pause()
-        assert line_text() == ""  # the header says it on this screen
+        assert line_on_top(app) == ""  # the header says it on this screen
         assert lost in app.jobs_screen.query_one(ConsoleHeader).render().plain
         for key, kind in (("e", ErrorsScreen), ("enter", JobDetailScreen)):  # opened since: the same
             await pilot.press(key)
             await wait_for(lambda kind=kind: isinstance(app.screen, kind))  # type: ignore[misc]
             await pilot.pause()
-            assert lost in line_text() and "paused" not in line_text(), line_text()
+            assert lost in line_on_top(app) and "paused" not in line_on_top(app), line_on_top(app)
             await pilot.press("escape")
             await wait_for(lambda: app.screen is app.jobs_screen)
 
@@ -196,18 +190,15 @@ async def test_an_outage_takes_the_alerts_place_and_they_come_back_with_the_stor
         assert monque is not None
         await monque.pause("send-email")
 
-        def line_text() -> str:
-            return line_on_top(app)
-
         await pilot.press("W")
-        await wait_for(lambda: isinstance(app.screen, WorkersScreen) and "paused, due" in line_text(), timeout=20)
+        await wait_for(lambda: isinstance(app.screen, WorkersScreen) and "paused, due" in line_on_top(app), timeout=20)
         real = monque.instances
 
         async def down(*args: object, **kwargs: object) -> object:
             raise StoreConnectionError("MongoDB at mongodb://u:***@db1/app is unreachable")
 
         monque.instances = down  # type: ignore[method-assign]
-        await wait_for(lambda: "✗ store error, retrying" in line_text(), timeout=20)
-        assert "paused" not in line_text()
+        await wait_for(lambda: "✗ store error, retrying" in line_on_top(app), timeout=20)
+        assert "paused" not in line_on_top(app)
         monque.instances = real  # type: ignore[method-assign]
-        await wait_for(lambda: "paused, due" in line_text(), timeout=30)
+        await wait_for(lambda: "paused, due" in line_on_top(app), timeout=30)

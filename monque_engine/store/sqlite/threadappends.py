@@ -198,7 +198,7 @@ class ThreadAppends:
 
     def _woken(self, wakes: Wakes) -> None:
         """(Lock held.) One sleeper fewer: once its generation is taken and all have woken,
-        the semaphore serves the next generation (or, left with a token, is closed)."""
+        the semaphore serves the next generation (a spare token left in it is slept through)."""
         wakes.waiting -= 1
         if wakes.waiting == 0 and wakes.taken:
             self._reuse(wakes)
