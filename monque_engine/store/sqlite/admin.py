@@ -13,11 +13,11 @@ import os
 import sqlite3
 from typing import Any, Protocol
 
+from ...daemon_call import call_in_thread
 from ...errors import ConnectionError, StoreLostError
 from ..base import StoreOpenOptions
 from . import connect, heldfiles, maintenance, migrations
 from .completions import Completions
-from ...daemon_call import call_in_thread
 from .feed import ChangeFeed
 from .identity import FileIdentity
 from .inbox import Inbox, InboxProducer, InboxView

@@ -31,10 +31,10 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from ...change_rows import ChangeRows
+from ...daemon_call import call_in_thread
 from ...errors import ChangeFeedHistoryLostError, ConnectionError, InvalidCursorError, InvalidJobDocumentError
 from ...job import STATUS_BY_VALUE, ChangeEvent, JobStatus, change_event
 from . import jobrow
-from ...daemon_call import call_in_thread
 from .identity import is_damage_error
 from .queries import row_to_job
 from .runner import ReadRunner
