@@ -25,8 +25,7 @@ import argparse
 import sys
 import textwrap
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 from monque_engine import __version__ as engine_version
 from monque_engine.export_formats import FORMATS
@@ -296,8 +295,7 @@ def _add_modes(parser: CliParser) -> None:
 
 
 # -- the commands -------------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Command:
+class Command(NamedTuple):
     """One command: how the root's --help lists it, and its own flags (``add``)."""
 
     synopsis: str

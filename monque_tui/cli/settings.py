@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from monque_engine import DEFAULT_URL
 
@@ -193,8 +193,7 @@ def parse_read_preference(text: str) -> str:
     return value
 
 
-@dataclass(frozen=True, slots=True)
-class Option:
+class Option(NamedTuple):
     """One setting: where it comes from and, for engine options, which ``Monque`` option it sets."""
 
     dest: str

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
+from typing import NamedTuple
 
 from monque_engine import (
     BulkCount,
@@ -291,8 +292,7 @@ async def recount(monque: Monque, plan: ActionPlan, counted: BulkCount | None = 
     return replace(plan, count=count, subject=bulk_subject(plan.kind, plan.query, count))
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
+class Outcome(NamedTuple):
     """What a plan did, in words, and how loudly to say it (``information`` or ``warning``)."""
 
     message: str

@@ -621,7 +621,7 @@ class MonqueConsole(App[int]):
     def show_jobs_named(self, name: str) -> None:
         while self.screen is not self.jobs_screen and len(self.screen_stack) > 1:
             self.pop_screen()
-        self.jobs_screen.apply_query(replace(self.session.query, name=name))
+        self.jobs_screen.apply_query(self.session.query._replace(name=name))
 
     # -- acting on jobs ------------------------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

@@ -6,8 +6,7 @@ the command palette offers it, so the footer, help and palette can never disagre
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from textual.binding import Binding, BindingType
 
@@ -16,8 +15,7 @@ from textual.binding import Binding, BindingType
 Scope = Literal["app", "table", "jobs", "detail", "queues", "errors", "workers", "back"]
 
 
-@dataclass(frozen=True, slots=True)
-class KeyAction:
+class KeyAction(NamedTuple):
     """One key of the console: its action, its help line, and on which screens it applies."""
 
     keys: str

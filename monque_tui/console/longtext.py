@@ -13,6 +13,7 @@ read only what they return; ``paginate`` reads the whole text once, off the UI t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,8 +48,7 @@ def paginate(text: str, page_chars: int) -> TextPages:
     return TextPages(tuple(pages) or ("",), len(text))
 
 
-@dataclass(frozen=True, slots=True)
-class Clipped:
+class Clipped(NamedTuple):
     """The head of a text that is shown, and how long the whole text is."""
 
     shown: str

@@ -9,8 +9,7 @@ never parsed as markup, and fuzzy-match highlighting is applied to that plain te
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterator
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from textual.actions import parse as parse_action
 from textual.command import DiscoveryHit, Hit, Hits, Provider
@@ -20,8 +19,7 @@ from textual.screen import Screen
 from .bindings import Scope, entries_for
 
 
-@dataclass(frozen=True, slots=True)
-class PaletteCommand:
+class PaletteCommand(NamedTuple):
     title: str
     help: str
     run: Callable[[], Awaitable[None]]

@@ -9,9 +9,8 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from monque_engine import Job, JobListFilter, JobSort, JobStatus
 from monque_engine.errors import InvalidJobQueryError
@@ -49,8 +48,7 @@ def ms_datetime(ms: int) -> datetime:
     return _EPOCH + timedelta(milliseconds=ms)
 
 
-@dataclass(frozen=True, slots=True)
-class TimeRange:
+class TimeRange(NamedTuple):
     """An inclusive range on one of the job's instants; either end may be open."""
 
     field: SortBy
@@ -93,8 +91,7 @@ def _moment_text(ms: int, today: int | None, end: bool = False) -> str:
     return f"{moment.strftime('%Y-%m-%d')} {time_text}"
 
 
-@dataclass(frozen=True, slots=True)
-class JobQuery:
+class JobQuery(NamedTuple):
     """What the jobs table shows: status tab, name, search, sort, time ranges, text, error group and payload terms."""
 
     status: JobStatus | None = None
@@ -206,8 +203,8 @@ class JobQuery:
     # -- changes -----------------------------------------------------------------------------
     def with_status(self, status: JobStatus | None) -> JobQuery:
         if self.sort_by == RUNNING_SORT and status is not JobStatus.PROCESSING:
-            return replace(self, status=status, sort_by="created_at")  # only running jobs have a run time
-        return replace(self, status=status)
+            return self._replace(status=status, sort_by="created_at")  # only running jobs have a run time
+        return self._replace(status=status)
 
     def next_sort(self) -> JobQuery:
         """created → updated → next run (→ run time, on the processing tab, longest first) → created."""
@@ -217,15 +214,15 @@ class JobQuery:
         index = (fields.index(self.sort_by) + 1) % len(fields) if self.sort_by in fields else 0
         chosen = fields[index]
         if chosen == RUNNING_SORT:
-            return replace(self, sort_by=chosen, descending=False)  # the earliest claim: the longest run first
-        return replace(self, sort_by=chosen)
+            return self._replace(sort_by=chosen, descending=False)  # the earliest claim: the longest run first
+        return self._replace(sort_by=chosen)
 
     def reversed(self) -> JobQuery:
-        return replace(self, descending=not self.descending)
+        return self._replace(descending=not self.descending)
 
     def with_ranges(self, ranges: tuple[TimeRange, ...]) -> JobQuery:
         ordered = tuple(sorted(ranges, key=lambda r: SORT_FIELDS.index(r.field)))
-        return replace(self, ranges=ordered)
+        return self._replace(ranges=ordered)
 
     @property
     def is_empty(self) -> bool:

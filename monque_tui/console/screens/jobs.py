@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import Any, ClassVar, ParamSpec
 
 from textual import on, work
@@ -291,7 +290,7 @@ class JobsScreen(Screen[None]):
         table = self.table
         header = self.query_one(ConsoleHeader)
         header.marked_all = event.everything
-        header.marked = event.count
+        header.marked = event.marked
         table.all_marked = event.everything
         table.refresh()
         self.refresh_bindings()
@@ -427,7 +426,7 @@ class JobsScreen(Screen[None]):
         arrow = "↓" if query.descending else "↑"
         tabs.group = (query.group_label or query.error_group) if query.error_group else None
         # Inside a group its name leads the line (``StatusTabs.group``); the rest of the view follows.
-        shown = replace(query, error_group=None, status=None) if query.error_group else query
+        shown = query._replace(error_group=None, status=None) if query.error_group else query
         described = shown.describe(self.console.clock())
         tabs.describe = described.removeprefix("all").lstrip(", ").strip() if query.error_group else described
         tabs.sort_text = f", sorted by {SORT_LABELS[query.sort_by]} {arrow}"

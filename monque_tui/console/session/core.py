@@ -1219,9 +1219,9 @@ class ConsoleSession:
         data: tuple[Any, ...] = (),
     ) -> JobQuery:
         """The view with the filter bar's fields; ``clear_group`` also drops an errors-view group filter (Esc)."""
-        query = replace(self.query, name=name, search=search, text=text, data=tuple(data))
+        query = self.query._replace(name=name, search=search, text=text, data=tuple(data))
         if clear_group:
-            query = replace(query, error_group=None, group_label=None)
+            query = query._replace(error_group=None, group_label=None)
         return query.with_ranges(ranges)
 
 

@@ -14,7 +14,6 @@ item 4).
 from __future__ import annotations
 
 import time
-from dataclasses import replace
 
 from monque_engine import ErrorGroup, Monque
 
@@ -53,8 +52,9 @@ def group_query(base: JobQuery, group: ErrorGroup) -> JobQuery:
     Other filters are dropped (the group already names the job): what the table shows after
     Enter is exactly the group's members, and bulk keys there act on exactly them.
     """
-    return replace(
-        JobQuery(sort_by="created_at" if base.sort_by == "locked_at" else base.sort_by, descending=base.descending),
+    return JobQuery(
+        sort_by="created_at" if base.sort_by == "locked_at" else base.sort_by,
+        descending=base.descending,
         error_group=group.key,
         group_label=group_label(group),
     )

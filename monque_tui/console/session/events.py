@@ -1,4 +1,4 @@
-"""What the session tells its screens: plain dataclasses, no Textual.
+"""What the session tells its screens: plain named tuples, no Textual.
 
 The app turns each into a Textual message (``SessionMessage``) for the screens that care;
 tests read them directly.
@@ -6,7 +6,7 @@ tests read them directly.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from monque_engine import FeedState, QueueStats
 
@@ -14,23 +14,20 @@ from ..query import JobQuery
 from ..window import JobWindow, WindowDiff
 
 
-@dataclass(frozen=True, slots=True)
-class Connected:
+class Connected(NamedTuple):
     """The store is open: the URL as shown (password masked) and this process's workers."""
 
     display_url: str
     workers: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class QueryChanged:
+class QueryChanged(NamedTuple):
     """The view's query changed (a tab, a filter, a sort)."""
 
     query: JobQuery
 
 
-@dataclass(frozen=True, slots=True)
-class WindowLoaded:
+class WindowLoaded(NamedTuple):
     """A new window replaced the old one (a query change, a jump, a reload)."""
 
     window: JobWindow
@@ -39,33 +36,29 @@ class WindowLoaded:
     at: str = "top"  # "top" | "bottom" | "keep" (the cursor's screen line, after a reload)
 
 
-@dataclass(frozen=True, slots=True)
-class WindowExtended:
+class WindowExtended(NamedTuple):
     """Rows were added at an edge of the current window (``shifted`` rows above the old first row)."""
 
     window: JobWindow
     shifted: int
 
 
-@dataclass(frozen=True, slots=True)
-class WindowChanged:
+class WindowChanged(NamedTuple):
     """Live changes edited the current window in place."""
 
     window: JobWindow
     diff: WindowDiff
-    flash: frozenset[str] = field(default_factory=frozenset)
+    flash: frozenset[str] = frozenset()
 
 
-@dataclass(frozen=True, slots=True)
-class JobsChanged:
+class JobsChanged(NamedTuple):
     """These jobs changed (``reload``: too many, or history lost: anything may have)."""
 
     job_ids: frozenset[str]
     reload: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class StatsChanged:
+class StatsChanged(NamedTuple):
     """New counts for the tabs, and how many jobs match the view when it is filtered."""
 
     stats: QueueStats
@@ -74,25 +67,22 @@ class StatsChanged:
     query: JobQuery
 
 
-@dataclass(frozen=True, slots=True)
-class FeedChanged:
+class FeedChanged(NamedTuple):
     """The change feed's state changed (live, polling, lost), with the reason if any."""
 
     state: FeedState | str
     error: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class MarksChanged:
+class MarksChanged(NamedTuple):
     """How many rows are marked now."""
 
-    count: int
-    #: "Mark all matching": ``count`` is every job of the view, not marked rows.
+    marked: int
+    #: "Mark all matching": ``marked`` is every job of the view, not marked rows.
     everything: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Notice:
+class Notice(NamedTuple):
     """A sentence for the operator (``severity``: information, warning, error)."""
 
     message: str
@@ -102,8 +92,7 @@ class Notice:
     timeout: float | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class QueryFailed:
+class QueryFailed(NamedTuple):
     """The store refused the view's query (a MongoDB text search hit its maxTimeMS): one line to show inline."""
 
     message: str
@@ -112,8 +101,7 @@ class QueryFailed:
     in_filter: bool = True
 
 
-@dataclass(frozen=True, slots=True)
-class SearchProgressed:
+class SearchProgressed(NamedTuple):
     """A read of a text view in steps moved on (``search.py``): ``what`` it is (``"count"``:
     the view's counts, ``"page"``: its rows, ``"bulk"``: a bulk action's count), how many jobs
     it has read of about how many, and whether it ended (done, stopped or failed)."""
@@ -127,8 +115,7 @@ class SearchProgressed:
     stopped: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class StoreStateChanged:
+class StoreStateChanged(NamedTuple):
     """The store stopped answering (``error``: why, in one line) or answers again (None).
 
     ``lost``: for good (``StoreLostError``: its SQLite file was deleted or replaced); only a
@@ -140,15 +127,13 @@ class StoreStateChanged:
     damaged: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class PausedNamesChanged:
+class PausedNamesChanged(NamedTuple):
     """The store's paused job names changed (polled with the stats: pauses are not in the job feed)."""
 
     names: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Alerts:
+class Alerts(NamedTuple):
     """What the alerts line says (``session/alerts.py`` reads and draws it)."""
 
     #: Dead instances still holding jobs: (id, jobs held).
@@ -162,8 +147,7 @@ class Alerts:
         return bool(self.dead or self.no_worker or self.paused)
 
 
-@dataclass(frozen=True, slots=True)
-class AlertsChanged:
+class AlertsChanged(NamedTuple):
     """The alerts line changed: dead workers holding jobs, names due with no worker, paused names due."""
 
     alerts: Alerts

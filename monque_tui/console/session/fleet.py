@@ -8,9 +8,8 @@ frozen-clock snapshot draws the same every time, and a live console agrees with 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from rich.text import Text
 
@@ -33,8 +32,7 @@ def _ms(moment: datetime | None) -> int | None:
     return None if moment is None else int(moment.timestamp() * 1000)
 
 
-@dataclass(frozen=True, slots=True)
-class InstanceRow:
+class InstanceRow(NamedTuple):
     """One instance as the Workers screen shows it."""
 
     info: InstanceInfo

@@ -11,8 +11,7 @@ import functools
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Self
+from typing import NamedTuple, Self
 
 from rich.segment import Segment
 from rich.style import Style
@@ -39,8 +38,7 @@ FLASH_SECONDS = 1.2
 STRIP_CACHE = 400
 
 
-@dataclass(frozen=True, slots=True)
-class Columns:
+class Columns(NamedTuple):
     """Which columns fit, and how wide the flexible ones are (0: not shown).
 
     Only whole columns are drawn: those that do not fit are left out by priority (``fit``),
