@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .errors import CursorSortMismatchError, InvalidCursorError
 from .job import CursorDirection, JobSort
@@ -26,8 +26,7 @@ _KEY = b"monque-cursor-v1"
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
-@dataclass(frozen=True, slots=True)
-class CursorAnchor:
+class CursorAnchor(NamedTuple):
     """The job a cursor page starts after (or before), and its sort value."""
 
     job_id: str

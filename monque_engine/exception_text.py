@@ -22,9 +22,8 @@ exception keeps the treatment ADR 0010 gives it.
 from __future__ import annotations
 
 import traceback as _traceback
-from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
+from typing import Any, NamedTuple
 
 #: Bound of a message (``failReason``'s bound too); longer text is cut and ends in ``…``.
 MAX_MESSAGE_CHARS = 8_192
@@ -44,8 +43,7 @@ _CLASS_MODULE = type.__dict__["__module__"]
 _TRACEBACK = BaseException.__dict__["__traceback__"]
 
 
-@dataclass(frozen=True, slots=True)
-class ExceptionText:
+class ExceptionText(NamedTuple):
     """An exception as the stores record it; every field an exact, storable ``str``."""
 
     #: The class's own name: ``KeyError``.

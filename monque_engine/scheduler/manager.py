@@ -9,7 +9,6 @@ event only for a transition that was actually written.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Literal, TypeVar
 
@@ -186,7 +185,7 @@ class JobManager:
         if isinstance(target, JobListFilter):
             listing = to_store_filter(target)
             requested = listing.statuses
-            listing = replace(listing, statuses=None)
+            listing = listing._replace(statuses=None)
         elif target is None or isinstance(target, JobSelector):
             selector = to_store_selector(target)
             requested = selector.statuses
@@ -206,7 +205,7 @@ class JobManager:
         if listing is not None:
             return StoreSelector(statuses=statuses, updated_before_ms=bound, listing=listing, as_of=position)
         assert not isinstance(target, JobListFilter)
-        return replace(to_store_selector(target, statuses), updated_before_ms=bound, as_of=position)
+        return to_store_selector(target, statuses)._replace(updated_before_ms=bound, as_of=position)
 
     async def count_bulk(
         self,

@@ -23,7 +23,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from .. import attempts
 from ..backoff import backoff_delay_ms
@@ -83,8 +83,7 @@ class Slots:
     finishing: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class RetryPolicy:
+class RetryPolicy(NamedTuple):
     """How failures of one registration's executions are retried (upstream's RetryOptions).
 
     Taken from ``register(..., max_retries=, base_retry_interval=, max_backoff_delay=)``,

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from abc import ABC
 from collections.abc import AsyncGenerator
-from dataclasses import replace
 from typing import Any
 
 from ..job import JobStatus
@@ -84,10 +83,10 @@ class JobStore(Admin, Intake, Claims, Liveness, Reads, Management, Fleet, Retent
             if isinstance(target, StoreSelector):
                 # The first count's position bounds them all: a job unchanged since it is
                 # unchanged at every later count, so it was counted (ADR 0015).
-                found, at = await self.count_selected_as_of(replace(target, statuses=(status,)))
+                found, at = await self.count_selected_as_of(target._replace(statuses=(status,)))
                 position = at if position is None else position
             else:
-                found = await self.count(replace(target, statuses=(status,)))
+                found = await self.count(target._replace(statuses=(status,)))
             by_status[status] = found
         if isinstance(target, StoreSelector) and position is None:
             _, position = await self.count_selected_as_of(target)  # nothing to count: the position alone

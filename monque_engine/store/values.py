@@ -5,15 +5,14 @@ options, a URL's location. Plain values, shared by the ports (ports.py), the com
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..errors import MonqueError
 from ..job import Job, JobStatus
 from ..payload_filter import DataTerm
 
 
-@dataclass(frozen=True, slots=True)
-class PendingSplit:
+class PendingSplit(NamedTuple):
     """``JobStore.pending_split``'s answer for one job name. ``due`` and ``scheduled`` are
     counted up to the cap given, so a value at (or above) the cap means "at least that many"."""
 
@@ -24,8 +23,7 @@ class PendingSplit:
     latest_ms: int | None
 
 
-@dataclass(frozen=True, slots=True)
-class StoreSelector:
+class StoreSelector(NamedTuple):
     """A bulk selector after the scheduler applied its guard: ``statuses`` is final."""
 
     name: str | None = None
@@ -45,8 +43,7 @@ class StoreSelector:
     as_of: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class StoreListFilter:
+class StoreListFilter(NamedTuple):
     """A listing filter after validation: instants in ms, bounds inclusive."""
 
     name: str | None = None
@@ -65,8 +62,7 @@ class StoreListFilter:
     data: tuple[DataTerm, ...] | None = None  # payload conditions, all must hold (payload_filter.py)
 
 
-@dataclass(frozen=True, slots=True)
-class StepCount:
+class StepCount(NamedTuple):
     """Where a count in steps (``JobStore.count_in_steps``) stands: the matches so far by
     status, the jobs read so far, about how many there are to read, whether it is done, and
     (for a selector) the store's position the count is bounded by (``count_selected_as_of``)."""
@@ -82,8 +78,7 @@ class StepCount:
         return sum(self.by_status.values())
 
 
-@dataclass(frozen=True, slots=True)
-class StepPage:
+class StepPage(NamedTuple):
     """Where a page in steps (``JobStore.page_in_steps``) stands: the rows found so far in
     traversal order, the jobs read so far, about how many there are to read, and whether it
     is done (the page is full or nothing is left to read)."""
@@ -94,8 +89,7 @@ class StepPage:
     done: bool
 
 
-@dataclass(frozen=True, slots=True)
-class StoreOpenOptions:
+class StoreOpenOptions(NamedTuple):
     """How ``Monque`` opens its store: the collection, its indexes, and whom to tell when it is lost."""
 
     collection_name: str = "monque_jobs"
@@ -106,8 +100,7 @@ class StoreOpenOptions:
     on_fatal: Callable[[Exception], None] | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class StoreLocation:
+class StoreLocation(NamedTuple):
     """Where a store URL points, found without opening the store (``locate_store``).
 
     Looking never creates, locks for writing or changes anything: a command that only reads

@@ -25,7 +25,6 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import AsyncGenerator, Callable
-from dataclasses import replace
 from typing import Any, TypeVar
 
 from ...cursor import CursorAnchor
@@ -186,7 +185,7 @@ async def _walk_counts(
 ) -> AsyncGenerator[StepCount, None]:
     selector = isinstance(target, StoreSelector)
     bound_by: int | None = target.as_of if isinstance(target, StoreSelector) else None
-    unbounded = replace(target, as_of=None) if isinstance(target, StoreSelector) else target
+    unbounded = target._replace(as_of=None) if isinstance(target, StoreSelector) else target
     where, params = _where(unbounded)
     by_status: ByStatus = {}
     read_rows = 0

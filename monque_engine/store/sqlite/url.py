@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
+from typing import NamedTuple
 from urllib.parse import parse_qsl, unquote
 
 from ..urls import InvalidStoreUrlError
@@ -29,8 +29,7 @@ class InvalidSqliteUrlError(InvalidStoreUrlError):
     """A SQLite URL that cannot be used; an ``InvalidStoreUrlError`` like every bad store URL."""
 
 
-@dataclass(frozen=True, slots=True)
-class SqliteSettings:
+class SqliteSettings(NamedTuple):
     """A ``sqlite:///`` URL read: the file and the settings its query string gives."""
 
     path: str
