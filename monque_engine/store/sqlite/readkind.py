@@ -21,23 +21,20 @@ management.py), next to the SQL that decides it.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Generic, Protocol, TypeVar, Union
+from typing import Generic, NamedTuple, Protocol, TypeVar, Union
 
 from .runner import Operation
 
 T = TypeVar("T")
 
 
-@dataclass(frozen=True, slots=True)
-class Jobs(Generic[T]):
+class Jobs(NamedTuple, Generic[T]):
     """Job rows, any of which may be queued: read over the inbox view when it holds rows."""
 
     op: Operation[T]
 
 
-@dataclass(frozen=True, slots=True)
-class Tally(Generic[T]):
+class Tally(NamedTuple, Generic[T]):
     """An aggregate over jobs that may be queued: the job table's answer ``combine``d with
     the inbox rows' answer (one snapshot)."""
 
@@ -45,8 +42,7 @@ class Tally(Generic[T]):
     combine: Callable[[T, T], T]
 
 
-@dataclass(frozen=True, slots=True)
-class Settled(Generic[T]):
+class Settled(NamedTuple, Generic[T]):
     """Nothing an inbox row can be (see the module docstring): no inbox look."""
 
     op: Operation[T]
