@@ -52,7 +52,7 @@ from ..common.consumers import consumers_of
 from ..common.exitcodes import CliError, ExitCode
 from ..common.streams import stdout_missing, write_stderr
 from ..console.formatting import span
-from .filter import build_filter
+from .filter import build_filter, refuse_ambiguous_id
 from .parser import COMMANDS, PROGRESS_FROM, parse_command
 from .settings import OPTIONS_BY_DEST, resolve_option
 
@@ -686,6 +686,7 @@ async def _bulk(monque: Monque, args: argparse.Namespace) -> int:
     never on more than counted (``count_bulk`` then the action ``as_of`` that count)."""
     action = args.command
     listing, description = await build_filter(monque, args, now_ms(), every_job=args.all)
+    await refuse_ambiguous_id(monque, args, listing)
     if action == "cancel" and getattr(args, "running", False):
         return await _cancel_running(monque, args, listing, description)
     try:

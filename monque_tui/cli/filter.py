@@ -76,13 +76,21 @@ def add_filter_flags(parser: argparse.ArgumentParser, statuses: Callable[[str], 
     group.add_argument(
         "--status", type=statuses, default=None, metavar="STATUS[,STATUS]", help="only these statuses (comma-separated)"
     )
-    group.add_argument(
+    by_id = group.add_mutually_exclusive_group()
+    by_id.add_argument(
         "--id",
+        dest="id",
+        default=None,
+        metavar="ID",
+        help="one job: its id, the id's start, 4+ of the 8 characters the console shows, or its unique key "
+        "(a substring); cancel, retry and delete refuse an --id that matches more than one job",
+    )
+    by_id.add_argument(
         "--search",
         dest="search",
         default=None,
         metavar="TEXT",
-        help="id (its start, or 4+ of the 8 characters the console shows) or unique-key substring",
+        help="every job whose id starts with TEXT or whose shown id (4+ characters) or unique key holds it",
     )
     group.add_argument(
         "--contains", default=None, metavar="TEXT", help="payload or error text (type or message), ASCII case ignored"
@@ -180,7 +188,8 @@ def _label(group: ErrorGroup) -> str:
 #: selector rule (``monque_engine.selector_rules``) before anything is read.
 _TEXT_FLAGS = (
     ("--name", "name"),
-    ("--id/--search", "search"),
+    ("--id", "id"),
+    ("--search", "search"),
     ("--contains", "contains"),
     ("--when", "when"),
     ("--error-group", "error_group"),
@@ -203,7 +212,7 @@ def check_flag_values(args: argparse.Namespace) -> None:
                 flag,
                 f"leave {flag} out",
                 as_typed=dest == "contains",
-                trimmed=dest == "search",
+                trimmed=dest in ("id", "search"),
             )
         except InvalidJobQueryError as error:
             raise CliError(str(error), ExitCode.USAGE) from None
@@ -236,7 +245,7 @@ async def build_filter(
         group_key, group_label = await _error_group(monque, args.error_group)
     query = JobQuery(
         name=args.name,
-        search=args.search,
+        search=args.id if args.id is not None else args.search,
         text=args.contains,
         error_group=group_key,
         group_label=group_label,
@@ -269,6 +278,25 @@ async def build_filter(
     if args.status:
         description = description.replace("all", ",".join(args.status), 1)
     return listing, description
+
+
+async def refuse_ambiguous_id(monque: Monque, args: argparse.Namespace, listing: JobListFilter) -> None:
+    """``--id`` names one job: an action whose ``--id`` matches several is refused (exit 2),
+    whatever ``--yes`` says. An ObjectId starts with its creation time, so ``delete --id 6b1
+    --yes`` reached every job created in the same weeks; ``--search`` is the flag for "every
+    job that matches". Two rows are read to tell; the count is taken only for the message."""
+    if getattr(args, "id", None) is None:
+        return
+    page = await monque.get_jobs_with_cursor(limit=2, filter=listing, include_data=False)
+    if len(page.jobs) < 2:
+        return
+    matching = await monque.count_jobs(listing)
+    raise CliError(
+        f"{args.command}: --id {args.id!r} matches {matching:,} jobs, and --id names one job; nothing changed: "
+        f"give more of the id (a whole id is 24 hex characters), or use --search {args.id!r} to {args.command} "
+        "every job that matches",
+        ExitCode.USAGE,
+    )
 
 
 def _no_filter(name: str | None, statuses: list[str] | None) -> str:

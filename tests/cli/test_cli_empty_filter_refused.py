@@ -53,7 +53,7 @@ def refused(path: Path, *args: str) -> str:
 BLANK_FLAGS = [
     (("--contains", ""), "--contains"),
     (("--id", ""), "--id"),
-    (("--search", ""), "--id/--search"),
+    (("--search", ""), "--search"),
     (("--id", " "), "--id"),
     (("--id", "\t"), "--id"),
     (("--contains", " "), "--contains"),
