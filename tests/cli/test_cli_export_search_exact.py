@@ -22,7 +22,7 @@ def test_a_control_character_in_search_is_a_usage_error(tmp_path: Path, db_url: 
     done = cli("export", "--search", search, "-o", str(output), db_url)
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("monque-tui: error: --id/--search "), done.stderr
+    assert len(lines) == 1 and lines[0].startswith("monque-tui: error: --search "), done.stderr
     assert "control character" in lines[0] and "Traceback" not in done.stderr
     assert not output.exists()
 
