@@ -49,7 +49,7 @@ from monque_engine.timeutil import now_ms
 from monque_engine.validation import validate_job_name
 
 from ..common.consumers import consumers_of
-from ..common.exitcodes import CliError, ExitCode
+from ..common.exitcodes import CliError, ExitCode, StoppedBeforeStart
 from ..common.streams import stdout_missing, write_stderr
 from ..console.formatting import span
 from .filter import build_filter, refuse_ambiguous_id
@@ -651,7 +651,10 @@ def _run_check(url: str, args: argparse.Namespace) -> int:
         _require_existing_sqlite(url)
         _require_existing_collection(url, args.collection)
     else:
-        check_url(url, connect_timeout=args.connect_timeout)
+        try:
+            check_url(url, connect_timeout=args.connect_timeout)
+        except StoppedBeforeStart as stopped:  # a command stopped: 128 + the signal, as the others
+            raise CliError(stopped.line, ExitCode.FORCED_BASE + stopped.signum) from None
     try:
         lines = asyncio.run(
             _stoppable(

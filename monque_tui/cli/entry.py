@@ -26,7 +26,7 @@ from typing import Any
 from monque_engine.store.urls import mask_secrets, mask_text, mask_url
 
 from ..common import startup_gc
-from ..common.exitcodes import CliError, ExitCode
+from ..common.exitcodes import CliError, ExitCode, StoppedBeforeStart
 from ..common.streams import is_open, write_stderr
 from ..serve.names import DEFAULT_MAX_SESSIONS, TOKEN_ENV
 from .listen_checks import METRICS_ONLY, metrics_options, reject_unused_allow_remote
@@ -58,6 +58,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CliError as error:
         _print_error(error.message)
         return error.code
+    except (
+        StoppedBeforeStart
+    ) as stopped:  # a mode stopped during its start-up ping: as a worker stopped before it started
+        write_stderr(f"monque-tui: {stopped.line}")
+        return ExitCode.OK
     except KeyboardInterrupt:
         return ExitCode.FORCED_BASE + 2
     except BrokenPipeError:

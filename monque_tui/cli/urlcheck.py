@@ -9,7 +9,12 @@ from __future__ import annotations
 
 import functools
 import os
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 
 from monque_engine import InvalidStoreUrlError, MonqueError, open_store
 from monque_engine.daemon_call import call_in_thread
@@ -17,7 +22,7 @@ from monque_engine.store import locate_store
 from monque_engine.store.filekind import special_file_kind
 from monque_engine.store.urls import mask_secrets, mask_url
 
-from ..common.exitcodes import CliError, ExitCode
+from ..common.exitcodes import CliError, ExitCode, StoppedBeforeStart
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 _SCHEMES = ("sqlite", "mongodb", "mongodb+srv")
@@ -112,6 +117,36 @@ def _check_sqlite(url: str) -> None:
         raise CliError(f"{where} cannot create {path}: directory {parent} is not writable", ExitCode.STORE)
 
 
+#: The signals that stop a start while the ping waits (a worker's stop signals, and Ctrl-C).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@contextmanager
+def _stops_interrupt(url: str) -> Iterator[None]:
+    """While the block runs in the main thread, a stop signal raises ``StoppedBeforeStart``.
+
+    The ping blocks the main thread before any event loop runs, for up to --connect-timeout
+    (a day at most). SIGTERM and SIGHUP then took their default action: ``kill`` of a worker
+    waiting on a down server ended it with exit 143 and not a word in its log; Ctrl-C gave 130
+    in silence. The handler runs between bytecodes in the main thread, and a wait on a lock
+    is interrupted by a signal, so the ping stops at once. (Off the main thread, as in
+    ``check_url_in_thread``, the caller's event loop hears the signals instead.)"""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        name = signal.Signals(signum).name
+        raise StoppedBeforeStart(signum, f"stopped before it started ({name} while reaching {mask_url(url)})")
+
+    previous = {sig: signal.signal(sig, stop) for sig in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, earlier in previous.items():
+            signal.signal(sig, earlier)
+
+
 def _check_mongodb(url: str, connect_timeout: float) -> None:
     """Ping the server with a short timeout, so an unreachable cluster fails in seconds."""
     try:
@@ -126,8 +161,9 @@ def _check_mongodb(url: str, connect_timeout: float) -> None:
     timeout_ms = max(1, int(connect_timeout * 1000))
     client: MongoClient[dict[str, object]] | None = None
     try:
-        client = MongoClient(url, serverSelectionTimeoutMS=timeout_ms, connectTimeoutMS=timeout_ms)
-        client.admin.command("ping")
+        with _stops_interrupt(url):
+            client = MongoClient(url, serverSelectionTimeoutMS=timeout_ms, connectTimeoutMS=timeout_ms)
+            client.admin.command("ping")
     except (InvalidURI, ConfigurationError, ValueError) as error:
         raise CliError(
             f"Invalid MongoDB URL {mask_url(url)}: {_masked(_first_part(error), url)}", ExitCode.USAGE

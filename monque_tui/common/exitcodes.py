@@ -39,3 +39,15 @@ class CliError(Exception):
         super().__init__(message)
         self.message = " ".join(message.split())  # always exactly one line
         self.code = int(code)
+
+
+class StoppedBeforeStart(BaseException):
+    """A stop signal came before anything started (the start-up ping of a server that does
+    not answer): ``line`` says so. A ``BaseException``, as ``KeyboardInterrupt``: no ``except
+    Exception`` on the way swallows it. A mode (a worker, the console) exits 0 with it, as a
+    worker stopped before it started; a command exits 128 + ``signum``, as a stopped command."""
+
+    def __init__(self, signum: int, line: str) -> None:
+        super().__init__(line)
+        self.signum = signum
+        self.line = line
