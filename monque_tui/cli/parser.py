@@ -95,8 +95,9 @@ exit codes:
 
 #: After the generated list of commands in the root's --help: the filter language they share.
 COMMANDS_FOOTER = """\
-    FILTER as the console's filter bar: --name 'email*' --id 1a2b3c4d --contains TEXT
-    --created -2h.. --next-run now..+1h --when 'updated today' --status failed --error-group TEXT
+    FILTER as the console's filter bar: --name 'email*' --id 1a2b3c4d (one job; --search: every
+    match) --contains TEXT --created -2h.. --next-run now..+1h --when 'updated today' --status failed
+    --error-group TEXT
   e.g. monque-tui export --status failed --format csv --output failed.csv
 """
 
