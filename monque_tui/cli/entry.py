@@ -58,9 +58,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CliError as error:
         _print_error(error.message)
         return error.code
-    except (
-        StoppedBeforeStart
-    ) as stopped:  # a mode stopped during its start-up ping: as a worker stopped before it started
+    except StoppedBeforeStart as stopped:
+        # A mode stopped during its start-up ping: as a worker stopped before it started.
         write_stderr(f"monque-tui: {stopped.line}")
         return ExitCode.OK
     except KeyboardInterrupt:

@@ -22,7 +22,7 @@ from monque_engine.store import locate_store
 from monque_engine.store.filekind import special_file_kind
 from monque_engine.store.urls import mask_secrets, mask_url
 
-from ..common.exitcodes import CliError, ExitCode, StoppedBeforeStart
+from ..common.exitcodes import STOP_SIGNALS, CliError, ExitCode, StoppedBeforeStart
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 _SCHEMES = ("sqlite", "mongodb", "mongodb+srv")
@@ -115,10 +115,6 @@ def _check_sqlite(url: str) -> None:
             raise CliError(f"{where} {path} is not a SQLite database; point the URL at another file", ExitCode.STORE)
     elif not os.access(parent, os.W_OK | os.X_OK):
         raise CliError(f"{where} cannot create {path}: directory {parent} is not writable", ExitCode.STORE)
-
-
-#: The signals that stop a start while the ping waits (a worker's stop signals, and Ctrl-C).
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 @contextmanager

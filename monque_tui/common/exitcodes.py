@@ -1,4 +1,4 @@
-"""Exit codes of the ``monque-tui`` command and the one exception that carries them.
+"""Exit codes of the ``monque-tui`` command, the exceptions that carry them, and the signals that stop it.
 
 Scripts and process supervisors branch on the exit code, so each failure class has its own
 number and the numbers never change meaning. User errors travel as ``CliError`` up to
@@ -7,7 +7,15 @@ number and the numbers never change meaning. User errors travel as ``CliError`` 
 
 from __future__ import annotations
 
+import signal
 from enum import IntEnum
+
+#: Signals that ask for a graceful stop, in every mode and command. SIGHUP is among them
+#: because it is what a worker started in a terminal receives when that terminal (an ssh
+#: session, a tmux pane) goes away; its default action would kill the process on the spot
+#: and leave every running job ``processing`` until ``lock_timeout`` (30 min by default) and
+#: a dead registry record.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 class ExitCode(IntEnum):

@@ -27,7 +27,7 @@ from textual_serve.server import Server, to_int
 from monque_engine.management import ManagementApi
 from monque_engine.store.urls import mask_secrets, mask_url
 
-from ..common.exitcodes import CliError, ExitCode
+from ..common.exitcodes import STOP_SIGNALS, CliError, ExitCode
 from .api import add_api_routes, close_api, open_api
 from .auth import Session, TokenGate, describe_peer, security_headers
 from .badrequests import quiet_bad_requests
@@ -284,7 +284,7 @@ async def _serve_app(config: ServeConfig, listener: socket.socket, public_url: s
     await web.SockSite(runner, listener).start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    for signum in STOP_SIGNALS:
         loop.add_signal_handler(signum, stop.set)
     loop.add_signal_handler(signal.SIGUSR1, _new_link, server)
     _announce(config, public_url, server.gate.login_link())

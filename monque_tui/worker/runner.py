@@ -30,7 +30,7 @@ from monque_engine import (
 )
 from monque_engine.store.urls import mask_secrets, mask_url
 
-from ..common.exitcodes import CliError, ExitCode
+from ..common.exitcodes import STOP_SIGNALS, CliError, ExitCode
 from .app_loader import Setup
 from .child_link import ChildLink
 from .job_log import JobEventLog, emit
@@ -55,13 +55,6 @@ class WorkerConfig:
     metrics: tuple[str, int] | None = None
     #: ``MonqueCollector`` options (``names``, ``max_names``) for ``--metrics``.
     metrics_options: dict[str, Any] = field(default_factory=dict)
-
-
-#: Signals that ask for a graceful stop. SIGHUP is among them because it is what a worker
-#: started in a terminal receives when that terminal (an ssh session, a tmux pane) goes away;
-#: its default action would kill the process on the spot and leave every running job
-#: ``processing`` until ``lock_timeout`` (30 min by default) and a dead registry record.
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 class StopRequest:

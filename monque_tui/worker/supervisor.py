@@ -46,7 +46,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..common.exitcodes import ExitCode
+from ..common.exitcodes import STOP_SIGNALS, ExitCode
 from .child_link import (
     LIFELINE_FD_ENV,
     REPORT_FD_ENV,
@@ -68,7 +68,6 @@ STABLE_SECONDS = 10.0
 STOP_GRACE = 10.0
 #: Exit codes a worker gives for what restarting cannot fix (see ``ExitCode``).
 WILL_FAIL_AGAIN = frozenset({ExitCode.USAGE, ExitCode.STORE, ExitCode.APP})
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 _MEANINGS = {
     int(ExitCode.OK): "a clean stop",
