@@ -653,8 +653,9 @@ def _run_check(url: str, args: argparse.Namespace) -> int:
     else:
         try:
             check_url(url, connect_timeout=args.connect_timeout)
-        except StoppedBeforeStart as stopped:  # a command stopped: 128 + the signal, as the others
-            raise CliError(stopped.line, ExitCode.FORCED_BASE + stopped.signum) from None
+        except StoppedBeforeStart as stopped:  # said and coded as any command's stop (``_stoppable``)
+            what = "ctrl+c" if stopped.signum == signal.SIGINT else signal.Signals(stopped.signum).name
+            raise CliError(_stopped_line(what, args), ExitCode.FORCED_BASE + stopped.signum) from None
     try:
         lines = asyncio.run(
             _stoppable(
