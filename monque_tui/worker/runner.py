@@ -36,7 +36,7 @@ from .child_link import ChildLink
 from .job_log import JobEventLog, emit
 from .logging_setup import flush_logging, tag_slot
 from .metrics_listen import listen
-from .setup_stop import SetupInterrupted, interruptible
+from .setup_stop import LifelineStop, SetupInterrupted, interruptible
 
 
 @dataclass(slots=True)
@@ -168,9 +168,15 @@ async def run_worker(config: WorkerConfig) -> int:
     stop = StopRequest()
     stop.install(loop)
     link = ChildLink.from_environment()  # started by --processes' supervisor: tell it, and follow it
+    lifeline_stop = LifelineStop()
     if link is not None:
+
+        def supervisor_stop(why: str) -> None:
+            _on_loop(loop, stop.request, why)
+            lifeline_stop.request(loop, why)  # a setup blocking the loop would not hear it
+
         link.watch_lifeline(
-            lambda why: _on_loop(loop, stop.request, why),
+            supervisor_stop,
             lambda sig: _on_loop(loop, stop.force, sig, f"the supervisor forces the stop ({sig.name})"),
         )
         tag_slot(link.slot)
@@ -201,13 +207,14 @@ async def run_worker(config: WorkerConfig) -> int:
             metrics = _serve_metrics(monque, *config.metrics, config.metrics_options)
         if config.setup is not None:
             try:
-                with interruptible(config.setup, STOP_SIGNALS):  # a setup blocking the loop hears a stop too
+                # A setup blocking the loop hears a stop too: a signal, or the supervisor's request.
+                with interruptible(config.setup, STOP_SIGNALS), lifeline_stop.setup_running():
                     set_up = await _unless_stopped(config.setup(monque), stop)
             except ConnectionError as error:  # the demo's seeding writes; an --app's setup reports its own
                 raise CliError(f"{url}: {mask_secrets(str(error), config.url)}", ExitCode.STORE) from None
             except SetupInterrupted as interrupted:  # it blocked the loop: the signal interrupted it
                 set_up = False
-                stop.signal_name = stop.signal_name or interrupted.signal_name
+                stop.signal_name = stop.signal_name or lifeline_stop.reason or interrupted.signal_name
                 stop.remove(loop)  # that signal is this stop, not a first one still to come; another forces
             if not set_up:  # a setup that hangs (a server that never answers) held the first stop
                 emit(

@@ -12,10 +12,16 @@ setup's own frame on the stack it interrupts, i.e. when the setup is running rat
 awaiting: the blocking call is interrupted as Ctrl-C interrupts a script, the setup's task
 ends with it, and the worker closes its store and exits 0. A setup that awaits leaves the
 loop free: the signal then goes the usual way (``runner._unless_stopped`` cancels it).
+
+A ``--processes`` child hears its supervisor's stop over the lifeline, not as a signal, and
+that request reaches the worker through the loop too: a blocking setup held it until the
+group's --shutdown-timeout, then the supervisor killed the child and exited 5.
+``LifelineStop`` turns such a request into the signal above when the loop does not answer.
 """
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import threading
 from collections.abc import Callable, Iterator
@@ -62,4 +68,41 @@ def interruptible(setup: Callable[..., Any], signals: tuple[signal.Signals, ...]
                 signal.signal(number, earlier)
 
 
-__all__ = ["SetupInterrupted", "interruptible"]
+#: How long the supervisor's stop waits for the worker's loop to answer before it interrupts
+#: the setup: a loop that is only busy answers within milliseconds.
+LOOP_ANSWER_S = 0.5
+
+
+class LifelineStop:
+    """The supervisor's stop while the setup runs: interrupts the setup if it blocks the loop."""
+
+    def __init__(self) -> None:
+        self._running = threading.Event()
+        #: The supervisor's words, for the worker's "stopped before it started" line.
+        self.reason: str | None = None
+
+    @contextmanager
+    def setup_running(self) -> Iterator[None]:
+        self._running.set()
+        try:
+            yield
+        finally:
+            self._running.clear()
+
+    def request(self, loop: asyncio.AbstractEventLoop, why: str) -> None:
+        """From the lifeline's thread, after the request was handed to the loop: if the setup
+        runs and the loop does not answer within ``LOOP_ANSWER_S``, signal the main thread
+        (SIGTERM), whose handler (``interruptible``) interrupts the setup where it blocks."""
+        if not self._running.is_set():
+            return
+        self.reason = why
+        answered = threading.Event()
+        try:
+            loop.call_soon_threadsafe(answered.set)
+        except RuntimeError:  # the loop is closed: the worker stopped already
+            return
+        if not answered.wait(LOOP_ANSWER_S) and self._running.is_set():
+            signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGTERM)
+
+
+__all__ = ["LOOP_ANSWER_S", "LifelineStop", "SetupInterrupted", "interruptible"]
