@@ -14,8 +14,10 @@ start each is nothing beside them.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -50,4 +52,30 @@ async def call_in_thread(fn: Callable[..., T], *args: Any) -> T:
     return await future
 
 
-__all__ = ["call_in_thread"]
+class DaemonThreadExecutor(ThreadPoolExecutor):
+    """A loop's default executor that starts a daemon thread per call, so it still works in
+    ``atexit`` handlers (see the module docstring): ``SyncMonque``'s loop uses it.
+
+    PyMongo resolves a server's name with ``loop.getaddrinfo``, on the loop's default
+    executor. A ``SyncMonque`` on MongoDB first used in an exit handler failed there with
+    "Cannot reach MongoDB …: can't register atexit after shutdown" (a new thread pool may not
+    start then), whatever the server's state. Calls on it are rare (a connection's name
+    look-up), so a thread each costs nothing that matters. A ``ThreadPoolExecutor`` (asyncio
+    warns of any other default executor) whose pool never starts: ``submit`` is all it does."""
+
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[T]:
+        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+
+        def main() -> None:
+            if not future.set_running_or_notify_cancel():
+                return
+            try:
+                future.set_result(fn(*args, **kwargs))
+            except BaseException as error:  # noqa: BLE001 - handed to whoever waits on the future
+                future.set_exception(error)
+
+        threading.Thread(target=main, name="monque-executor-call", daemon=True).start()
+        return future
+
+
+__all__ = ["DaemonThreadExecutor", "call_in_thread"]

@@ -10,6 +10,7 @@ behind). Each case runs in a real interpreter that really exits.
 
 from __future__ import annotations
 
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -103,3 +104,47 @@ def test_a_call_after_exit_closed_the_clients_is_a_clear_error(tmp_path: Path) -
     assert answer.stdout.startswith("ConnectionError "), answer.stdout
     assert "interpreter exit" in answer.stdout, answer.stdout
     assert "never awaited" not in answer.stderr, answer.stderr
+
+
+def test_a_mongodb_client_first_used_in_an_atexit_handler_reaches_its_server() -> None:
+    """PyMongo looks a server's name up on the loop's default executor, and a new thread pool
+    cannot start at exit: a ``SyncMonque`` on MongoDB first used in an exit handler failed
+    with "Cannot reach MongoDB …: can't register atexit after shutdown", whatever the
+    server's state, without trying. Its loop's executor starts a daemon thread per call now.
+    No server is needed to see the difference: a listening socket that accepts and never
+    answers stands in for it, and accepting proves the name was looked up and the server
+    reached from the exit handler."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        server.settimeout(60)
+        url = f"mongodb://localhost:{server.getsockname()[1]}/app?directConnection=true&serverSelectionTimeoutMS=2000"
+        child = subprocess.Popen(
+            [sys.executable, "-W", "error::DeprecationWarning", "-c", textwrap.dedent(AT_EXIT_MONGODB), url],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            connection, _ = server.accept()  # fails (timeout) if the handler never reached the server
+            connection.close()
+            out, err = child.communicate(timeout=120)
+        finally:
+            child.kill()
+    assert child.returncode == 0, err
+    assert out.startswith("ConnectionError: "), (out, err)  # the server never answered: said as such
+    assert "atexit" not in out and "Traceback" not in err, (out, err)
+
+
+AT_EXIT_MONGODB = """
+    import atexit, sys
+    from monque_engine import ConnectionError, SyncMonque
+
+    def at_exit():
+        try:
+            SyncMonque(sys.argv[1]).enqueue("at-exit")
+        except ConnectionError as error:
+            print(f"ConnectionError: {error}")
+
+    atexit.register(at_exit)
+    """

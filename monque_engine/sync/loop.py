@@ -24,6 +24,7 @@ import weakref
 from collections.abc import Coroutine
 from typing import Any, Protocol, TypeVar
 
+from ..daemon_call import DaemonThreadExecutor
 from ..errors import ConnectionError
 
 T = TypeVar("T")
@@ -50,6 +51,7 @@ class BackgroundLoop:
         #: Set at interpreter exit, once the open clients were closed: later calls raise.
         self.stopped = False
         self.loop = asyncio.new_event_loop()
+        self.loop.set_default_executor(DaemonThreadExecutor())  # name look-ups work at exit too
         ready = threading.Event()
         self.thread = threading.Thread(target=self._main, args=(ready,), name="monque-sync-loop", daemon=True)
         self.thread.start()
