@@ -413,17 +413,22 @@ def test_children_still_loading_their_app_exit_when_the_supervisor_is_killed(
     wait_gone(children)
 
 
-@pytest.mark.parametrize("attr", ["setup", "async_setup"])
-def test_children_whose_setup_blocks_the_loop_stop_at_once_with_the_group(
-    spawn: Callable[..., CliProcess], db_url: str, attr: str
+@pytest.mark.parametrize(
+    "app",
+    ["apps.hanging_setup_app:setup", "apps.blocking_setup_app:setup", "apps.blocking_setup_app:async_setup"],
+    ids=["awaits-for-ever", "sync-blocks-the-loop", "async-blocks-the-loop"],
+)
+def test_children_whose_setup_hangs_stop_at_once_with_the_group(
+    spawn: Callable[..., CliProcess], db_url: str, app: str
 ) -> None:
-    """An --app whose setup blocks the event loop (a sync client with no timeout): the
-    supervisor's stop comes over the lifeline and reaches the worker through its loop, so the
-    children heard it only once set up, never; the group waited out --shutdown-timeout,
-    killed them and exited 5. The request now interrupts the setup when the loop does not
-    answer, as a signal does for a single worker."""
-    group = group_of_two(spawn, db_url, f"apps.blocking_setup_app:{attr}")
-    group.wait_for_line(lambda _: group.stderr.count("blocking_setup_app: setting up") == 2)
+    """An --app whose setup never returns: the children heeded the supervisor's stop only once
+    set up, so the group waited out --shutdown-timeout, killed them and exited 5. A setup
+    that awaits for ever is cancelled; one that blocks the event loop (a sync client with no
+    timeout) never let the lifeline's request through the loop, and is now interrupted when
+    the loop does not answer it, as a signal interrupts it in a single worker."""
+    group = group_of_two(spawn, db_url, app)
+    marker = f"{app.split('.')[1].split(':')[0]}: setting up"
+    group.wait_for_line(lambda _: group.stderr.count(marker) == 2)
     group.send(signal.SIGTERM)
     assert group.wait_exit(timeout=60) == 0
     stopped = events(group, "worker:stopped")
@@ -431,16 +436,3 @@ def test_children_whose_setup_blocks_the_loop_stop_at_once_with_the_group(
     assert events(group, "supervisor:stopped")[0]["code"] == 0
     assert not events(group, "supervisor:killed")
     assert "Traceback" not in group.stderr
-
-
-def test_children_whose_setup_hangs_stop_at_once_with_the_group(spawn: Callable[..., CliProcess], db_url: str) -> None:
-    """An --app whose async setup never returns: the children heeded the supervisor's stop
-    only once set up, so the group waited out --shutdown-timeout, killed them and exited 5."""
-    group = group_of_two(spawn, db_url, "apps.hanging_setup_app:setup")
-    group.wait_for_line(lambda _: group.stderr.count("hanging_setup_app: setting up") == 2)
-    group.send(signal.SIGTERM)
-    assert group.wait_exit(timeout=60) == 0
-    stopped = events(group, "worker:stopped")
-    assert len(stopped) == 2 and all("setup of" in event["message"] for event in stopped), stopped
-    assert events(group, "supervisor:stopped")[0]["code"] == 0
-    assert not events(group, "supervisor:killed")
