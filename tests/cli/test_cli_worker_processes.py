@@ -413,6 +413,19 @@ def test_children_still_loading_their_app_exit_when_the_supervisor_is_killed(
     wait_gone(children)
 
 
+def test_children_whose_setup_blocks_the_loop_exit_when_the_supervisor_is_killed(
+    spawn: Callable[..., CliProcess], db_url: str
+) -> None:
+    """Killed while its children's setup blocked their loops, the supervisor left them blocked
+    for ever: its lifeline's end reached them only through the loop. They exit now."""
+    group = spawn("--worker", "--app", "apps.blocking_setup_app:setup", "--processes", "2", db_url)
+    group.wait_for_line(lambda _: group.stderr.count("blocking_setup_app: setting up") == 2)
+    children = _children_of(group.proc.pid)
+    assert len(children) == 2, children
+    group.proc.send_signal(signal.SIGKILL)
+    wait_gone(children)
+
+
 @pytest.mark.parametrize(
     "app",
     ["apps.hanging_setup_app:setup", "apps.blocking_setup_app:setup", "apps.blocking_setup_app:async_setup"],
