@@ -343,7 +343,10 @@ class ChangeFeed:
         try:
             while not self._closed:
                 wake.clear()
-                rows, high = await reader.run(functools.partial(self._pull_rows, sql=sql, after=last))
+                pulled = await self._pull_unless_closed(reader, functools.partial(self._pull_rows, sql=sql, after=last))
+                if pulled is None:
+                    return
+                rows, high = pulled
                 full = len(rows) == ROWS_PULL_LIMIT
                 last = _first(rows[-1]) if full else high  # a full page: read on from its last row (its seq)
                 if rows:
@@ -352,6 +355,20 @@ class ChangeFeed:
                     await wake.wait()
         finally:
             self._unsubscribe(wake)
+
+    async def _pull_unless_closed(
+        self, reader: ReadRunner, pull: Callable[[sqlite3.Connection], tuple[list[tuple[Any, ...]], int]]
+    ) -> tuple[list[tuple[Any, ...]], int] | None:
+        """A stream's pull; None when the store closed while it ran. The close ends the streams
+        first, then cuts the reader's read short: a stream whose pull was under way raised
+        "closed while this read ran" into its consumer, where one waiting between pulls ends
+        (``StopAsyncIteration``). Both end now."""
+        try:
+            return await reader.run(pull)
+        except ConnectionError:
+            if self._closed:
+                return None
+            raise
 
     def _pull_rows(self, conn: sqlite3.Connection, sql: str, after: int) -> tuple[list[tuple[Any, ...]], int]:
         found = conn.execute(sql, (after,)).fetchall()
@@ -396,7 +413,10 @@ class ChangeFeed:
             while not self._closed:
                 wake.clear()
                 after = last
-                rows, high = await reader.run(functools.partial(self._pull, sql=sql, after=after))
+                pulled = await self._pull_unless_closed(reader, functools.partial(self._pull, sql=sql, after=after))
+                if pulled is None:
+                    return
+                rows, high = pulled
                 if full_document:
                     for row in rows:
                         yield self._event(row, True)
