@@ -400,26 +400,23 @@ def _children_of(pid: int) -> list[int]:
     return found
 
 
-def test_children_still_loading_their_app_exit_when_the_supervisor_is_killed(
-    spawn: Callable[..., CliProcess], db_url: str
+@pytest.mark.parametrize(
+    ("app", "marker"),
+    [
+        ("apps.hanging_import_app:setup", "hanging_import_app: importing"),
+        ("apps.blocking_setup_app:setup", "blocking_setup_app: setting up"),
+    ],
+    ids=["loading-the-app", "setup-blocks-the-loop"],
+)
+def test_children_exit_when_the_supervisor_is_killed(
+    spawn: Callable[..., CliProcess], db_url: str, app: str, marker: str
 ) -> None:
-    """Killed while its children load a hanging --app, the supervisor left them running for
-    ever (their own process group: no signal reaches them, and they read no lifeline yet)."""
-    group = spawn("--worker", "--app", "apps.hanging_import_app:setup", "--processes", "2", db_url)
-    group.wait_for_line(lambda _: group.stderr.count("hanging_import_app: importing") == 2)
-    children = _children_of(group.proc.pid)
-    assert len(children) == 2, children
-    group.proc.send_signal(signal.SIGKILL)
-    wait_gone(children)
-
-
-def test_children_whose_setup_blocks_the_loop_exit_when_the_supervisor_is_killed(
-    spawn: Callable[..., CliProcess], db_url: str
-) -> None:
-    """Killed while its children's setup blocked their loops, the supervisor left them blocked
-    for ever: its lifeline's end reached them only through the loop. They exit now."""
-    group = spawn("--worker", "--app", "apps.blocking_setup_app:setup", "--processes", "2", db_url)
-    group.wait_for_line(lambda _: group.stderr.count("blocking_setup_app: setting up") == 2)
+    """Killed while its children loaded a hanging --app, or while their setup blocked their
+    loops, the supervisor left them running for ever: they are in a process group of their
+    own (no signal reaches them), read no lifeline yet while loading, and heard its end only
+    through the loop while the setup blocked it. They exit now."""
+    group = spawn("--worker", "--app", app, "--processes", "2", db_url)
+    group.wait_for_line(lambda _: group.stderr.count(marker) == 2)
     children = _children_of(group.proc.pid)
     assert len(children) == 2, children
     group.proc.send_signal(signal.SIGKILL)
