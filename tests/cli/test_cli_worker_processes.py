@@ -371,6 +371,18 @@ def group_of_two(spawn: Callable[..., CliProcess], db_url: str, app: str) -> Cli
     )
 
 
+def stop_at_once(group: CliProcess, marker: str, said: str) -> None:
+    """Once both children logged ``marker``, SIGTERM the group: it exits 0 at once, each child
+    saying it stopped before it started (``said``), and the supervisor killed nobody."""
+    group.wait_for_line(lambda _: group.stderr.count(marker) == 2)
+    group.send(signal.SIGTERM)
+    assert group.wait_exit(timeout=60) == 0
+    stopped = events(group, "worker:stopped")
+    assert len(stopped) == 2 and all(said in event["message"] for event in stopped), stopped
+    assert events(group, "supervisor:stopped")[0]["code"] == 0
+    assert not events(group, "supervisor:killed")
+
+
 def test_children_still_loading_their_app_stop_at_once_with_the_group(
     spawn: Callable[..., CliProcess], db_url: str
 ) -> None:
@@ -378,14 +390,9 @@ def test_children_still_loading_their_app_stop_at_once_with_the_group(
     group exits 0 at once (nothing was open, no job claimed). They used to heed nothing until
     they ran their worker, so the group waited out --shutdown-timeout, killed them and exited
     5 as a shutdown timeout that "left jobs for stale recovery"."""
-    group = group_of_two(spawn, db_url, "apps.hanging_import_app:setup")
-    group.wait_for_line(lambda _: group.stderr.count("hanging_import_app: importing") == 2)
-    group.send(signal.SIGTERM)
-    assert group.wait_exit(timeout=60) == 0
-    stopped = events(group, "worker:stopped")
-    assert len(stopped) == 2 and all("while loading" in event["message"] for event in stopped), stopped
-    assert events(group, "supervisor:stopped")[0]["code"] == 0
-    assert not events(group, "supervisor:killed")
+    stop_at_once(
+        group_of_two(spawn, db_url, "apps.hanging_import_app:setup"), "hanging_import_app: importing", "while loading"
+    )
 
 
 def _children_of(pid: int) -> list[int]:
@@ -437,12 +444,5 @@ def test_children_whose_setup_hangs_stop_at_once_with_the_group(
     timeout) never let the lifeline's request through the loop, and is now interrupted when
     the loop does not answer it, as a signal interrupts it in a single worker."""
     group = group_of_two(spawn, db_url, app)
-    marker = f"{app.split('.')[1].split(':')[0]}: setting up"
-    group.wait_for_line(lambda _: group.stderr.count(marker) == 2)
-    group.send(signal.SIGTERM)
-    assert group.wait_exit(timeout=60) == 0
-    stopped = events(group, "worker:stopped")
-    assert len(stopped) == 2 and all("setup of" in event["message"] for event in stopped), stopped
-    assert events(group, "supervisor:stopped")[0]["code"] == 0
-    assert not events(group, "supervisor:killed")
+    stop_at_once(group, f"{app.split('.')[1].split(':')[0]}: setting up", "setup of")
     assert "Traceback" not in group.stderr

@@ -17,6 +17,7 @@ from monque_tui.console.app import MonqueConsole
 from monque_tui.console.clock import frozen_clock
 from monque_tui.console.config import ConsoleConfig
 from monque_tui.console.screens.detail import JobDetailScreen
+from monque_tui.console.screens.errors import ErrorsScreen
 from monque_tui.console.session import ConsoleSession
 from monque_tui.console.session.events import Notice
 from monque_tui.demo.seed import SEED_NOW_MS, seed_store
@@ -42,6 +43,15 @@ async def wait_for(predicate: Callable[[], bool], timeout: float = 10.0) -> None
         if loop.time() > deadline:
             raise AssertionError("condition not met in time")
         await asyncio.sleep(0.02)
+
+
+async def open_errors(app: MonqueConsole, pilot: Any, groups: int) -> ErrorsScreen:
+    """Press ``e`` and wait until the Errors view lists ``groups`` groups; that screen."""
+    await pilot.press("e")
+    await wait_for(lambda: isinstance(app.screen, ErrorsScreen) and len(app.screen.model.groups) == groups)
+    screen = app.screen
+    assert isinstance(screen, ErrorsScreen)
+    return screen
 
 
 @asynccontextmanager

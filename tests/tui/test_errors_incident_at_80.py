@@ -19,9 +19,8 @@ from monque_engine import Job, JobSelector, Monque
 from monque_engine.errorgroups import error_counter_name
 from monque_tui.console.app import MonqueConsole
 from monque_tui.console.config import ConsoleConfig
-from monque_tui.console.screens.errors import ErrorsScreen
 
-from .conftest import wait_for
+from .conftest import open_errors, wait_for
 from .test_confirm_width import screen_text
 
 RESET = "payment.capture"
@@ -72,10 +71,7 @@ async def test_at_80_columns_first_seen_survives_a_bulk_retry_and_messages_are_r
     app = MonqueConsole(ConsoleConfig(url=store_url))  # the real clock: the failures are real
     async with app.run_test(size=(80, 24)) as pilot:
         await asyncio.wait_for(app.ready.wait(), 10)
-        await pilot.press("e")
-        await wait_for(lambda: isinstance(app.screen, ErrorsScreen) and len(app.screen.model.groups) == 2)
-        screen = app.screen
-        assert isinstance(screen, ErrorsScreen)
+        screen = await open_errors(app, pilot, groups=2)
         await pilot.pause()
         text = screen_text(app)
         table = screen.table
@@ -107,10 +103,7 @@ async def test_at_80_columns_a_groups_confirmation_and_tabs_name_a_real_message(
     app = MonqueConsole(ConsoleConfig(url=store_url))
     async with app.run_test(size=(80, 24)) as pilot:
         await asyncio.wait_for(app.ready.wait(), 10)
-        await pilot.press("e")
-        await wait_for(lambda: isinstance(app.screen, ErrorsScreen) and len(app.screen.model.groups) == 2)
-        screen = app.screen
-        assert isinstance(screen, ErrorsScreen)
+        screen = await open_errors(app, pilot, groups=2)
         await pilot.press("g")
         while screen.cursor_group is not None and screen.cursor_group.name != KEYS:
             await pilot.press("j")

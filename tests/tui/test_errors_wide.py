@@ -4,9 +4,7 @@ message long enough to be told apart was cut)."""
 
 from __future__ import annotations
 
-from monque_tui.console.screens.errors import ErrorsScreen
-
-from .conftest import running_console, wait_for
+from .conftest import open_errors, running_console, wait_for
 from .test_confirm_width import screen_text
 from .test_errors_widths import MESSAGES, _fail_two_groups
 
@@ -14,10 +12,7 @@ from .test_errors_widths import MESSAGES, _fail_two_groups
 async def test_z_shows_every_message_whole_and_z_again_fits_the_screen(store_url: str) -> None:
     await _fail_two_groups(store_url)
     async with running_console(store_url, size=(80, 24)) as (app, pilot):
-        await pilot.press("e")
-        await wait_for(lambda: isinstance(app.screen, ErrorsScreen) and len(app.screen.model.groups) == 2)
-        screen = app.screen
-        assert isinstance(screen, ErrorsScreen)
+        screen = await open_errors(app, pilot, groups=2)
         whole = "RuntimeError"
         assert not any(message in screen_text(app) for message in MESSAGES)  # cut at 80 columns
         await pilot.press("z")

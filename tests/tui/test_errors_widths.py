@@ -11,9 +11,9 @@ from __future__ import annotations
 import asyncio
 
 from monque_engine import Job, Monque
-from monque_tui.console.screens.errors import WIDTHS, ErrorsScreen
+from monque_tui.console.screens.errors import WIDTHS
 
-from .conftest import running_console, wait_for
+from .conftest import open_errors, running_console, wait_for
 from .test_confirm_width import screen_text
 
 NAME = "webhook.deliver-to-partner"
@@ -51,10 +51,7 @@ async def _fail_two_groups(url: str) -> None:
 async def test_a_wide_screen_shows_names_and_messages_whole(store_url: str) -> None:
     await _fail_two_groups(store_url)
     async with running_console(store_url, size=(130, 30)) as (app, pilot):
-        await pilot.press("e")
-        await wait_for(lambda: isinstance(app.screen, ErrorsScreen) and len(app.screen.model.groups) == 2)
-        screen = app.screen
-        assert isinstance(screen, ErrorsScreen)
+        screen = await open_errors(app, pilot, groups=2)
         await pilot.pause()
         narrow = dict(screen.widths)
         assert narrow["pattern"] < len(MESSAGES[0])  # 130 columns: about the designed widths, cut with "…"

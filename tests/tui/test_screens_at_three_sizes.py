@@ -12,12 +12,11 @@ from __future__ import annotations
 import pytest
 
 from monque_tui.console.screens.detail import JobDetailScreen
-from monque_tui.console.screens.errors import ErrorsScreen
 from monque_tui.console.screens.queues import QueuesScreen
 from monque_tui.console.screens.workers import WorkersScreen
 from monque_tui.demo.seed import SEED_JOBS, seed_id
 
-from .conftest import move_to, running_console, table_ids, wait_for
+from .conftest import move_to, open_errors, running_console, table_ids, wait_for
 from .test_confirm_width import screen_text
 from .test_errors_widths import MESSAGES, _fail_two_groups
 
@@ -49,8 +48,7 @@ async def test_jobs_view_shows_names_whole_and_error_types(seeded_url: str, size
 async def test_errors_view_shows_type_count_and_the_part_that_differs(store_url: str, size: tuple[int, int]) -> None:
     await _fail_two_groups(store_url)
     async with running_console(store_url, size=size) as (app, pilot):
-        await pilot.press("e")
-        await wait_for(lambda: isinstance(app.screen, ErrorsScreen) and len(app.screen.model.groups) == 2)
+        await open_errors(app, pilot, groups=2)
         await wait_for(lambda: all(_line_with(app, m.split("/")[-1].split()[0]) for m in MESSAGES))
         text = screen_text(app)
         assert "COUNT" in text and "RETRY" in text and "FIRST" in text, text  # RETRY(ING): narrow labels
