@@ -32,8 +32,8 @@ class DaemonThreadExecutor(ThreadPoolExecutor):
     executor. A ``SyncMonque`` on MongoDB first used in an exit handler failed there with
     "Cannot reach MongoDB …: can't register atexit after shutdown" (a new thread pool may not
     start then), whatever the server's state. Calls on it are rare (a connection's name
-    look-up), so a thread each costs nothing that matters. A ``ThreadPoolExecutor`` (asyncio
-    warns of any other default executor) whose pool never starts: ``submit`` is all it does."""
+    look-up), so a thread each costs nothing that matters. A ``ThreadPoolExecutor`` (a loop's
+    ``set_default_executor`` takes no other: TypeError) whose pool never starts: ``submit`` is all it does."""
 
     def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[T]:
         future: concurrent.futures.Future[T] = concurrent.futures.Future()
