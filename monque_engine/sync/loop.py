@@ -24,8 +24,8 @@ import weakref
 from collections.abc import Coroutine
 from typing import Any, Protocol, TypeVar
 
-from ..daemon_call import DaemonThreadExecutor
 from ..errors import ConnectionError
+from .executor import DaemonThreadExecutor
 
 T = TypeVar("T")
 

@@ -11,7 +11,7 @@ import functools
 import os
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
@@ -143,6 +143,36 @@ def _stops_interrupt(url: str) -> Iterator[None]:
             signal.signal(sig, earlier)
 
 
+#: How often the waiting thread wakes, so that a stop signal delivered to another thread of
+#: the process (the ping's, the driver's) has its handler run here within this long.
+STOP_CHECK_S = 0.05
+
+
+def _on_daemon_thread(call: Callable[[], None]) -> None:
+    """``call()`` on a daemon thread while this thread waits for it; its error raised here.
+
+    A stop signal's handler (``_stops_interrupt``) then raises in this wait, never inside the
+    driver: raised in PyMongo's own frames it once cut a session object half-built, whose
+    ``__del__`` printed "Exception ignored … AttributeError" under the one line at exit. The
+    abandoned ping ends with the process."""
+    failed: list[BaseException] = []
+    done = threading.Event()
+
+    def main() -> None:
+        try:
+            call()
+        except BaseException as error:  # noqa: BLE001 - raised again in the waiting thread
+            failed.append(error)
+        finally:
+            done.set()
+
+    threading.Thread(target=main, name="monque-ping", daemon=True).start()
+    while not done.wait(STOP_CHECK_S):
+        pass  # a signal may land on another thread: this thread runs its handler once it wakes
+    if failed:
+        raise failed[0]
+
+
 def _check_mongodb(url: str, connect_timeout: float) -> None:
     """Ping the server with a short timeout, so an unreachable cluster fails in seconds."""
     try:
@@ -155,11 +185,19 @@ def _check_mongodb(url: str, connect_timeout: float) -> None:
     except (MonqueError, ValueError) as error:
         raise CliError(_masked(str(error), url), ExitCode.USAGE) from None
     timeout_ms = max(1, int(connect_timeout * 1000))
-    client: MongoClient[dict[str, object]] | None = None
-    try:
-        with _stops_interrupt(url):
+
+    def ping() -> None:
+        client: MongoClient[dict[str, object]] | None = None
+        try:
             client = MongoClient(url, serverSelectionTimeoutMS=timeout_ms, connectTimeoutMS=timeout_ms)
             client.admin.command("ping")
+        finally:
+            if client is not None:
+                client.close()
+
+    try:
+        with _stops_interrupt(url):
+            _on_daemon_thread(ping)
     except (InvalidURI, ConfigurationError, ValueError) as error:
         raise CliError(
             f"Invalid MongoDB URL {mask_url(url)}: {_masked(_first_part(error), url)}", ExitCode.USAGE
@@ -181,9 +219,6 @@ def _check_mongodb(url: str, connect_timeout: float) -> None:
             "--connect-timeout waits longer)",
             ExitCode.STORE,
         ) from None
-    finally:
-        if client is not None:
-            client.close()
 
 
 def _first_part(error: BaseException) -> str:
