@@ -606,20 +606,27 @@ class BulkCount(int):
     as ``as_of=`` to ``cancel_jobs`` / ``retry_jobs`` / ``delete_jobs`` with the same
     selector, and the action reaches only jobs that count saw and that have not changed
     since, so never more than the count, whatever commits in between.
+
+    ``scope`` names the store the position belongs to (``JobStore.position_scope``): a
+    position means nothing in another store (a count taken on staging, or on a SQLite file
+    since recreated, could bound an action there to every job), so a count is refused by a
+    ``Monque`` on any other store. A ``BulkCount`` built by hand has none and is not checked.
     """
 
     as_of: int
+    scope: str
 
-    def __new__(cls, count: int, as_of: int) -> BulkCount:
+    def __new__(cls, count: int, as_of: int, scope: str = "") -> BulkCount:
         made = super().__new__(cls, count)
         made.as_of = as_of
+        made.scope = scope
         return made
 
     def __repr__(self) -> str:
         return f"BulkCount({int(self)}, as_of={self.as_of})"
 
-    def __reduce__(self) -> tuple[type[BulkCount], tuple[int, int]]:
-        return (BulkCount, (int(self), self.as_of))
+    def __reduce__(self) -> tuple[type[BulkCount], tuple[int, int, str]]:
+        return (BulkCount, (int(self), self.as_of, self.scope))
 
 
 @dataclass(frozen=True, slots=True)

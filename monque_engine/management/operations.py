@@ -94,14 +94,14 @@ class Operations:
 
     # -- ours: bounded bulk ----------------------------------------------------------------------
     async def bulk_count(self, request: ApiRequest, body: dto_ours.XSelector, **_: Any) -> dict[str, Any]:
-        verb = _verb(request.path.removesuffix("/count"))
+        verb = _verb(request.path.rstrip("/").removesuffix("/count"))
         chosen = listing(body)
         counted = await self.monque.count_bulk(verb, chosen)
         return {"count": int(counted), "asOf": encode_as_of(verb, _selection(body), counted)}
 
     async def bulk_bounded(self, request: ApiRequest, body: dto_ours.XBoundedSelector, **_: Any) -> dict[str, Any]:
         verb = _verb(request.path)
-        counted = decode_as_of(verb, _selection(body), body.asOf)
+        counted = decode_as_of(verb, _selection(body), body.asOf, self.monque.store.position_scope)
         chosen = listing(body)
         act = {
             "cancel": self.monque.cancel_jobs,

@@ -179,7 +179,7 @@ class JobManager:
         field, as its writers stamped it). ``as_of`` bounds it by commit order instead: only
         jobs the count that returned it saw, unchanged since (never more than that count).
         """
-        position = _as_of(as_of)
+        position = _as_of(as_of, self._store.position_scope)
         guard = _GUARDS.get(action)  # delete: none
         bound = _ms(updated_before, "updated_before")
         if isinstance(target, JobListFilter):
@@ -221,7 +221,7 @@ class JobManager:
         count, position = await self._store.count_selected_as_of(selector)
         # A recount under an earlier count's bound keeps that bound: acting on the new
         # position would reach jobs changed in between, which this count left out.
-        return BulkCount(count, position if as_of is None else as_of.as_of)
+        return BulkCount(count, position if as_of is None else as_of.as_of, self._store.position_scope)
 
     def count_bulk_in_steps(
         self,
@@ -237,12 +237,12 @@ class JobManager:
             selector = StoreSelector(statuses=())  # nothing can match; the position is still taken
         steps = self._reads.count_in_steps(selector, check_step(step))
 
-        def position(found: StepCount) -> int:
+        def position(found: StepCount) -> BulkCount:
             # A recount under an earlier count's bound keeps that bound (as count_bulk).
             if as_of is not None:
-                return as_of.as_of
+                return BulkCount(found.matched, as_of.as_of, self._store.position_scope)
             assert found.position is not None, "a store's count of a selector carries its position"
-            return found.position
+            return BulkCount(found.matched, found.position, self._store.position_scope)
 
         return count_progress(steps, position)
 
@@ -288,14 +288,20 @@ async def _no_registry() -> list[InstanceRecord]:
     return []
 
 
-def _as_of(as_of: object) -> int | None:
+def _as_of(as_of: object, scope: str) -> int | None:
     """The store position a ``BulkCount`` carries; anything else is refused (a bare int or a
-    datetime would look like a bound and be none)."""
+    datetime would look like a bound and be none), and so is a count of another store
+    (``BulkCount.scope``): its position would bound nothing here."""
     if as_of is None:
         return None
     if not isinstance(as_of, BulkCount):
         raise InvalidJobQueryError(
             f"as_of must be the BulkCount that count_bulk returned, got {type(as_of).__name__}; "
             "count first (count = await monque.count_bulk(...)), then pass as_of=count"
+        )
+    if as_of.scope and as_of.scope != scope:
+        raise InvalidJobQueryError(
+            "as_of was counted on another store (or on a file since recreated at this path): its position "
+            "bounds nothing here; count on this store (count_bulk), then pass that count as as_of"
         )
     return as_of.as_of

@@ -146,17 +146,17 @@ def check_step(step: object) -> int:
 
 
 def count_progress(
-    steps: AsyncGenerator[StepCount, None], bulk_as_of: Callable[[StepCount], int] | None = None
+    steps: AsyncGenerator[StepCount, None], bulk_count: Callable[[StepCount], BulkCount] | None = None
 ) -> AsyncIterator[CountProgress]:
-    """The store's steps as ``CountProgress``; with ``bulk_as_of``, the last carries the
-    ``BulkCount`` (its position from that function)."""
+    """The store's steps as ``CountProgress``; with ``bulk_count``, the last carries the
+    ``BulkCount`` that function makes of it."""
 
     async def progress() -> AsyncIterator[CountProgress]:
         try:
             async for found in steps:
                 bulk = None
-                if found.done and bulk_as_of is not None:
-                    bulk = BulkCount(found.matched, bulk_as_of(found))
+                if found.done and bulk_count is not None:
+                    bulk = bulk_count(found)
                 yield CountProgress(dict(found.by_status), found.read, found.total, found.done, bulk)
         finally:
             await steps.aclose()  # stops reading now

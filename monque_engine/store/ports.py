@@ -348,6 +348,12 @@ class Management(Protocol):
     Used by ``scheduler/manager.py``.
     """
 
+    #: What a count's position (``count_selected_as_of``) is a position in, set when the
+    #: store opens: the same for every process on this store, different for any other (a
+    #: SQLite file's own id, kept in its meta table; a MongoDB deployment's hosts, database
+    #: and collection). A bound from another scope is refused: there it would bound nothing.
+    position_scope: str = ""
+
     @abstractmethod
     async def cancel(self, job_id: str, now_ms: int) -> Job | None:
         """pending → cancelled; None when the job is not pending (or gone)."""

@@ -280,13 +280,15 @@ async def test_unknown_routes_and_methods(client: ApiClient) -> None:
 
 
 @pytest.mark.parametrize("position", [2**63, -(2**63) - 1, 10**19 - 1])
-async def test_an_as_of_out_of_the_stores_range_is_400_not_500(client: ApiClient, position: int) -> None:
-    """The check binds a token to its action and selection, not its numbers to a real count
-    (the key is no secret): a forged position past 64 bits reached SQLite as an OverflowError."""
+async def test_an_as_of_out_of_the_stores_range_is_400_not_500(
+    client: ApiClient, monque: Monque, position: int
+) -> None:
+    """The check binds a token to its action, selection and store, not its numbers to a real
+    count (the key is no secret): a forged position past 64 bits reached SQLite as an OverflowError."""
     from monque_engine.management.bounds import _check
 
     selection = {"name": "email"}
-    token = f"{position}.1.{_check('cancel', selection, position, 1)}"
+    token = f"{position}.1.{_check('cancel', selection, position, 1, monque.store.position_scope)}"
     answer = await client.call("POST", "/api/x/v1/jobs/actions/cancel", body={**selection, "asOf": token})
     assert answer.status == 400 and "out of range" in answer.body["error"], answer.body
 
@@ -471,3 +473,34 @@ async def test_error_groups_attempts_instances_and_pauses(client: ApiClient, mon
     assert (await client.ok("GET", "/api/x/v1/paused"))["paused"] == []
     document = await client.ok("GET", "/api/x/v1/openapi.json")
     assert document["openapi"] == "3.1.1" and "/api/x/v1/paused" in document["paths"]
+
+
+async def test_an_as_of_counted_on_another_store_is_refused(
+    client: ApiClient, monque: Monque, tmp_path: Any, request: pytest.FixtureRequest
+) -> None:
+    """A count of 4 on one store once bounded a delete on another to every matching job there
+    (the token bound the action and selection, not the store): now refused, nothing changed."""
+    kind = request.node.callspec.params["monque"]
+    selection = {"name": "email", "status": "failed"}
+    counted = await client.ok("POST", "/api/x/v1/jobs/actions/delete/count", body=selection)
+    assert counted["count"] == 4
+    elsewhere = tmp_path / "other"
+    elsewhere.mkdir()
+    many = [_job(100 + n, "email", JobStatus.FAILED, fail_count=1, fail_reason="x") for n in range(12)]
+    async with seeded_monque(kind, elsewhere, many) as other:
+        if kind == "mongodb":  # the evaluator's collection of another deployment
+            other.store.position_scope = "mongodb:prod.example:27017/monque.monque_jobs"
+        before = await snapshot(other)
+        answer = await ApiClient(ManagementApi(other)).call(
+            "POST", "/api/x/v1/jobs/actions/delete", body=selection | {"asOf": counted["asOf"]}
+        )
+        assert answer.status == 400, answer.body
+        assert "on this store" in answer.body["error"]
+        assert await snapshot(other) == before
+    result = await client.ok("POST", "/api/x/v1/jobs/actions/delete", body=selection | {"asOf": counted["asOf"]})
+    assert result == {"count": 4, "errors": []}  # on its own store the token still acts
+
+
+async def test_a_count_route_with_a_trailing_slash_counts(client: ApiClient) -> None:
+    counted = await client.ok("POST", "/api/x/v1/jobs/actions/retry/count/", body={"status": "failed"})
+    assert counted["count"] == 4

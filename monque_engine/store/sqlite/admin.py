@@ -49,6 +49,7 @@ class StoreState(Protocol):
     _producer: InboxProducer | None
     _inbox_view: InboxView | None
     _batch: Completions
+    position_scope: str
 
     def _describe(self) -> str: ...
 
@@ -83,7 +84,7 @@ async def open_store(store: StoreState, options: StoreOpenOptions) -> None:
             if store.settings.read_only:
                 store._reader = runners.reader()
                 where = store.settings.path
-                await store._reader.run(lambda conn: migrations.check_readable(conn, tables, where))
+                store_id = await store._reader.run(lambda conn: migrations.check_readable(conn, tables, where))
                 identity.capture()
                 store._inbox_view = InboxView(tables)
             else:
@@ -92,22 +93,27 @@ async def open_store(store: StoreState, options: StoreOpenOptions) -> None:
                 store._writer = runners.writer(store._committed)
                 inbox = Inbox(tables, journal)
 
-                def prepare(conn: sqlite3.Connection) -> None:
+                def prepare(conn: sqlite3.Connection) -> str | None:
                     # Check (again, now under the write lock), upgrade and create, in one transaction.
-                    migrations.prepare(
+                    made = migrations.prepare(
                         conn, tables, where, create_indexes=options.create_indexes, retention_index=r_index
                     )
                     # A producer that crashed mid-streak left committed jobs in the inbox:
                     # the next writable opener moves them, though it may only ever read.
                     inbox.absorb(conn)
+                    return made
 
-                await store._writer.run(prepare)
+                store_id = await store._writer.run(prepare)
                 identity.capture()
                 store._producer = producer = InboxProducer(inbox, store._writer, store.health_error)
                 store._inbox_view = InboxView(tables)  # reads see queued jobs without absorbing
                 store._writer.absorb_first(producer.absorb)
                 store._batch.attach(store._writer, tables, journal)
                 store._reader = runners.reader()
+            # A collection no writable open of this code has seen has no id yet: its file
+            # and table name stand in (the file could since have been recreated: rare, and
+            # read-only opens cannot act anyway).
+            store.position_scope = f"sqlite:{store_id}" if store_id else f"sqlite:{store._file}#{tables.jobs}"
             store._feed = ChangeFeed(
                 loop,
                 runners.reading,

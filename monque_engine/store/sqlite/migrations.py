@@ -287,21 +287,35 @@ def prepare(
     *,
     create_indexes: bool,
     retention_index: bool,
-) -> None:
-    """Inside a write transaction: inspect, refuse, upgrade, then create what is missing."""
+) -> str | None:
+    """Inside a write transaction: inspect, refuse, upgrade, then create what is missing;
+    returns the collection's ``store_id`` (``read_store_id``), given one if it has none."""
     version = inspect(conn, tables, where)
     if version is not None:
         check_version(version, where)
         migrate(conn, tables, version)
-        if not create_indexes:
-            return
-        upgrade_pending_index(conn, tables)
-    for statement in tables.ddl(retention_index):
-        conn.execute(statement)
+        if create_indexes:
+            upgrade_pending_index(conn, tables)
+    if version is None or create_indexes:
+        for statement in tables.ddl(retention_index):
+            conn.execute(statement)
+    # Not a schema change: a key older code never reads. Collections made before it get one
+    # at their next writable open.
+    conn.execute(f"INSERT OR IGNORE INTO {tables.meta}(key, value) VALUES ('store_id', lower(hex(randomblob(16))))")
+    return read_store_id(conn, tables)
 
 
-def check_readable(conn: sqlite3.Connection, tables: Tables, where: str) -> None:
-    """For a read-only open: the collection must exist at exactly this code's version."""
+def read_store_id(conn: sqlite3.Connection, tables: Tables) -> str | None:
+    """The collection's random id, made once when a writable open first finds it missing:
+    what a bulk count's position is bound to (``JobStore.position_scope``). A file recreated
+    at the same path gets another, so a count taken on the old one bounds nothing here."""
+    row = conn.execute(f"SELECT value FROM {tables.meta} WHERE key = 'store_id'").fetchone()
+    return None if row is None else str(row[0])
+
+
+def check_readable(conn: sqlite3.Connection, tables: Tables, where: str) -> str | None:
+    """For a read-only open: the collection must exist at exactly this code's version; its
+    ``store_id`` (None until a writable open of this code gave it one)."""
     version = inspect(conn, tables, where)
     if version is None:
         raise SchemaVersionError(
@@ -314,3 +328,4 @@ def check_readable(conn: sqlite3.Connection, tables: Tables, where: str) -> None
             f"{where} has Monque schema version {version}, older than this code's {SCHEMA_VERSION}, and a "
             "read-only open cannot upgrade it; open it read-write once (e.g. start a worker) to upgrade"
         )
+    return read_store_id(conn, tables)
