@@ -80,7 +80,10 @@ class ManagementApi:
     async def _run(self, route: Route, params: dict[str, str], request: ApiRequest) -> dict[str, Any]:
         if route.write and self.read_only:
             raise forbidden(READ_ONLY)
-        query = parse_model(route.query or NoQuery, query_fields(request.query), "query")
+        # A route that takes no query ignores one (a dashboard's cache-buster ``?_=…``), as
+        # upstream's routes without an input schema do; one that takes a query refuses a
+        # field it does not know, so a typo (``?stauts=``) is not read as "no filter".
+        query = NoQuery() if route.query is None else parse_model(route.query, query_fields(request.query), "query")
         body = None
         if route.body is not None:
             body = parse_body(route.body, request.body, self.max_body_bytes)

@@ -149,4 +149,4 @@ class JobStatsQuery(Strict):
 
 
 class NoQuery(Strict):
-    """Routes that take no query parameter: any parameter is an unknown field."""
+    """What a route that takes no query parameter is handed (any it is sent is ignored, as upstream)."""

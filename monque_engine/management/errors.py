@@ -159,8 +159,9 @@ def from_validation(error: ValidationError, where: str) -> ApiError:
     field = field_path(first["loc"])
     kind = first["type"]
     given = shown(first.get("input"))
-    if kind == "extra_forbidden":
-        return bad_request(f"Unknown {where} field {shown(field)}")
+    if kind == "extra_forbidden":  # the key as the client sent it, whatever characters it holds
+        parent, key = field_path(first["loc"][:-1]), str(first["loc"][-1])
+        return bad_request(f"Unknown {where} field {shown(f'{parent}.{key}' if parent else key)}")
     if kind == "missing":
         return bad_request(f"The {where} field {shown(field)} is required")
     if field.split(".")[0].split("[")[0] == "status":

@@ -61,6 +61,9 @@ class ApiHandler:
                 error,
             )
             raise web.HTTPBadRequest() from None
+        except web.RequestPayloadError as error:  # e.g. Content-Encoding: gzip over a body that is not
+            said = " ".join(str(getattr(error.__cause__, "message", None) or error).split())
+            return _json(ApiResponse(400, {"error": f"{said}: send the body as its Content-Encoding says, or plain"}))
         if oversized:
             return _json(ApiResponse(400, {"error": f"The body is larger than {self.api.max_body_bytes} bytes"}))
         answer = await self.api.handle(

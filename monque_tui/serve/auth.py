@@ -72,7 +72,7 @@ def _origin_of(url: str) -> str:
 
 
 def _digest(secret: str) -> bytes:
-    return hashlib.sha256(secret.encode("utf-8")).digest()
+    return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).digest()  # a header's bad bytes: no match, no 500
 
 
 class LoginLinks:
@@ -166,7 +166,8 @@ class TokenGate:
         return f"{self.public_url}{LOGIN_PATH}?{ONCE_PARAM}={self.links.issue()}"
 
     def token_matches(self, offered: str) -> bool:
-        return hmac.compare_digest(offered.encode("utf-8"), self._token)
+        # aiohttp hands undecodable header bytes over as lone surrogates: they match nothing
+        return hmac.compare_digest(offered.encode("utf-8", "surrogatepass"), self._token)
 
     def session_of(self, request: web.Request) -> tuple[Session | None, str]:
         cookie = request.cookies.get(SESSION_COOKIE)
@@ -284,7 +285,8 @@ def _is_websocket(request: web.Request) -> bool:
 
 
 def _refused(request: web.Request, reason: str) -> web.StreamResponse:
-    if request.path.startswith("/api/"):  # the management API answers {"error": ...}, as all its errors
+    # the management API (``/api`` itself included) answers {"error": ...}, as all its errors
+    if request.path.rstrip("/") == "/api" or request.path.startswith("/api/"):
         return web.json_response(
             {"error": _REFUSED}, status=401, headers={"WWW-Authenticate": 'Bearer realm="monque-tui"'}
         )

@@ -2,7 +2,8 @@
 
 aiohttp answers a request it cannot parse (a NUL in a header, a request line over 8 KB, a
 body cut short) with a 400 itself, then logs "Error handling request" with the parser's
-traceback at ERROR. Anyone who can reach the port can send those, so each would put a
+traceback at ERROR (and a body that is not what its Content-Encoding says, again, when
+it drains the body after the answer). Anyone who can reach the port can send those, so each would put a
 traceback in the server's log, where an operator looks for real faults. This filter keeps
 the record, as one WARNING line naming what was wrong; an error raised by a handler (a real
 fault) keeps its traceback.
@@ -13,6 +14,7 @@ from __future__ import annotations
 import logging
 
 from aiohttp.http_exceptions import HttpProcessingError
+from aiohttp.web_protocol import RequestPayloadError
 
 #: aiohttp's logger for its protocol handling.
 SERVER_LOGGER = "aiohttp.server"
@@ -29,6 +31,10 @@ class OneLineBadRequests(logging.Filter):
     @staticmethod
     def _shorten(record: logging.LogRecord) -> None:
         error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, RequestPayloadError) and isinstance(error.__cause__, HttpProcessingError):
+            # a body not as its Content-Encoding says: aiohttp raises it again (logged as
+            # "Unhandled exception") when it drains the body after the handler's 400
+            error = error.__cause__
         if isinstance(error, HttpProcessingError):
             said = record.getMessage()
             reason = (str(error.message) or type(error).__name__).strip().splitlines()[0]

@@ -209,3 +209,52 @@ async def test_a_malformed_request_is_one_log_line_not_a_traceback(tmp_path: Pat
             status, _ = await _call(session, served.base_url, "GET", "/api/v1/health", headers=BEARER)
             assert status == 200
         assert "Traceback" not in served.output and "sekrit" not in served.output
+
+
+def _raw_answer(base_url: str, request: bytes) -> tuple[int, str, bytes]:
+    """Send ``request`` as bytes on its own connection: status, Content-Type and body."""
+    import socket
+    from urllib.parse import urlsplit
+
+    where = urlsplit(base_url)
+    with socket.create_connection((where.hostname, where.port)) as raw:
+        raw.sendall(request.replace(b"HOST", where.netloc.encode()))
+        answer = b""
+        while chunk := raw.recv(65536):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    kind = next((line.split(":", 1)[1].strip() for line in lines if line.lower().startswith("content-type:")), "")
+    return int(lines[0].split()[1]), kind, body
+
+
+async def test_undecodable_credentials_and_bodies_are_json_4xx_not_500(tmp_path: Path) -> None:
+    """Found by probing the served API: a token or session cookie of bytes that are not UTF-8
+    was a 500 with a traceback for anyone who reached the port; a body that is not what its
+    Content-Encoding says was aiohttp's text/plain 500; ``/api`` without a token was a text 401."""
+    url = f"sqlite:///{tmp_path / 'jobs.db'}"
+    ids = await _seed(url)
+    before = await _state(url)
+    with served_console(url) as served:
+        close = b"Connection: close\r\n"
+        for header in (b"Authorization: Bearer \xff\xfe\r\n", b"Cookie: monque_session=\xff\xfe\r\n"):
+            status, kind, body = _raw_answer(
+                served.base_url, b"GET /api/v1/jobs HTTP/1.1\r\nHost: HOST\r\n" + close + header + b"\r\n"
+            )
+            assert (status, kind) == (401, "application/json; charset=utf-8"), body
+        for encoding in (b"gzip", b"deflate"):
+            status, kind, body = _raw_answer(
+                served.base_url,
+                f"POST /api/v1/jobs/{ids[0]}/actions/cancel HTTP/1.1\r\nHost: HOST\r\n".encode()
+                + close
+                + f"Authorization: Bearer {TOKEN}\r\nContent-Encoding: ".encode()
+                + encoding
+                + b"\r\nContent-Length: 2\r\n\r\n{}",
+            )
+            assert status == 400, body
+            if encoding == b"gzip":  # (aiohttp's parser refuses a bad deflate body itself: 400, one log line)
+                assert kind.startswith("application/json") and "Content-Encoding" in json.loads(body)["error"]
+        status, kind, body = _raw_answer(served.base_url, b"GET /api HTTP/1.1\r\nHost: HOST\r\n" + close + b"\r\n")
+        assert (status, kind) == (401, "application/json; charset=utf-8") and set(json.loads(body)) == {"error"}
+        assert "Traceback" not in served.output
+    assert await _state(url) == before
