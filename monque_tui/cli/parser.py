@@ -103,7 +103,35 @@ COMMANDS_FOOTER = """\
 
 
 class CliParser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line (``CliError``, exit 2) naming where help is."""
+    """argparse, but a usage error is one line (``CliError``, exit 2) naming where help is;
+    no prefix of a flag stands for it (``--all``, the bulk commands' flag, was read as
+    ``--allow-remote`` and served the console on every interface); and a flag that takes
+    one value is refused when given twice (``refuse_repeats``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **{"allow_abbrev": False, **kwargs})
+
+    def refuse_repeats(self, words: list[str]) -> None:
+        """A flag of one value given twice: argparse keeps the last and drops the first
+        without a word, so ``delete --created ..-7d --created ..now`` reached every job of
+        the wider range (probe-cli). Flags that collect (``append``) or switch may repeat."""
+        seen: set[argparse.Action] = set()
+        value_next = False
+        for word in words:
+            if value_next:
+                value_next = False
+                continue
+            if word == "--":
+                return
+            name, equals, _ = word.partition("=")
+            action = self._option_string_actions.get(name) if word.startswith("-") else None
+            if not isinstance(action, argparse._StoreAction):
+                continue
+            value_next = not equals and action.nargs is None
+            if action in seen:
+                several = ", with several values comma-separated" if "comma" in (action.help or "") else ""
+                self.error(f"{name} is given twice (the second would replace the first); give it once{several}")
+            seen.add(action)
 
     def error(self, message: str) -> NoReturn:
         raise CliError(f"{message} (see {self.prog} --help)", ExitCode.USAGE)
@@ -551,7 +579,9 @@ def parse(words: list[str]) -> argparse.Namespace:
     """
     if words and words[0] in COMMANDS_DEFINED:
         return _parse_command(words[0], words[1:])
-    args = build_parser().parse_args(words)
+    root = build_parser()
+    root.refuse_repeats(words)
+    args = root.parse_args(words)
     _refuse_empty_url(args.url, "the store URL")
     if args.url in COMMANDS_DEFINED:
         raise CliError(
@@ -579,7 +609,9 @@ def _parse_command(name: str, words: list[str]) -> argparse.Namespace:
     URL from the first run of positionals, so a URL after a flag had no slot left (probe 7).
     """
     parser = command_parser(name)
-    args, extra = parser.parse_known_intermixed_args(join_dashed_values(words))
+    words = join_dashed_values(words)
+    parser.refuse_repeats(words)
+    args, extra = parser.parse_known_intermixed_args(words)
     _refuse_empty_url(args.store_url, "the store URL")
     _refuse_empty_url(args.url, "--url")
     _refuse_stray_word(name, args.store_url, [*extra, args.url or ""])

@@ -83,7 +83,7 @@ def _import(module_name: str, spec: str) -> Any:
                 ExitCode.APP,
             ) from None
         raise CliError(f"--app {spec!r}: importing {module_name!r} failed: {_describe(error)}", ExitCode.APP) from error
-    except Exception as error:
+    except (Exception, SystemExit) as error:  # a module that calls sys.exit("…") as it loads, too
         raise CliError(f"--app {spec!r}: importing {module_name!r} failed: {_describe(error)}", ExitCode.APP) from error
 
 
@@ -99,6 +99,8 @@ def _describe(error: BaseException) -> str:
                 filename = os.path.relpath(filename)
             where = f" ({filename}:{frame.lineno})"
             break
+    if isinstance(error, SystemExit):  # its "message" is the exit code or the text it was given
+        return f"SystemExit: sys.exit({mask_text(repr(error.code))}) was called{where}"
     text = mask_text(str(error))  # a user's module failing to connect often quotes its URL
     return f"{type(error).__name__}: {text}{where}" if text else f"{type(error).__name__}{where}"
 
@@ -117,7 +119,7 @@ def _awaitable_setup(function: Callable[..., Any], spec: str) -> Setup:
                 # ("'Monque' object has no attribute 'data'" said nothing of the mistake).
                 raise CliError(_handler_named(spec), ExitCode.APP) from error
             raise CliError(f"--app {spec!r}: setup raised {_describe(error)}", ExitCode.APP) from error
-        except Exception as error:
+        except (Exception, SystemExit) as error:
             raise CliError(f"--app {spec!r}: setup raised {_describe(error)}", ExitCode.APP) from error
 
     return setup

@@ -173,6 +173,7 @@ def one_line_error(process: CliProcess, code: int, *needles: str) -> str:
         ("apps.worker_app:failing_setup", 4, "setup raised ValueError: setup could not reach the mail server"),
         ("apps.instance_app:empty", 4, "registered no handlers"),
         ("apps.worker_app", 2, "is not PACKAGE.MODULE:ATTR"),
+        ("apps.exiting_app:setup", 4, "setup raised SystemExit: sys.exit(3) was called (apps/exiting_app.py:15)"),
     ],
 )
 def test_bad_app_exits_with_one_line(
@@ -180,6 +181,12 @@ def test_bad_app_exits_with_one_line(
 ) -> None:
     process = spawn("--worker", "--app", app, db_url, env={"TEST_APP_URL": db_url})
     one_line_error(process, code, needle)
+
+
+def test_an_app_that_calls_sys_exit_as_it_loads_is_a_bad_app(spawn: Callable[..., CliProcess], db_url: str) -> None:
+    process = spawn("--worker", "--app", "apps.exiting_app:setup", db_url, env={"EXIT_AT_IMPORT": "1"})
+    said = "importing 'apps.exiting_app' failed: SystemExit: sys.exit('DATABASE_URL is not set') was called"
+    one_line_error(process, 4, f"{said} (apps/exiting_app.py:11)")
 
 
 def test_worker_needs_an_app(spawn: Callable[..., CliProcess], db_url: str) -> None:
