@@ -31,9 +31,9 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from monque_engine import ConnectionError, InvalidJobQueryError, JobListFilter, Monque, MonqueError
+from monque_engine import BulkCount, ConnectionError, InvalidJobQueryError, JobListFilter, Monque, MonqueError
 from monque_engine.check import Verdict, check_store, worst
 from monque_engine.export import export_jobs, iso
 from monque_engine.export_file import ExportFileError, check_export_path, write_export
@@ -55,6 +55,9 @@ from ..console.formatting import span
 from .filter import build_filter, refuse_ambiguous_id
 from .parser import COMMANDS, PROGRESS_FROM, parse_command
 from .settings import OPTIONS_BY_DEST, resolve_option
+
+if TYPE_CHECKING:
+    from monque_engine.scheduler.manager import BulkAction
 
 _T = TypeVar("_T")
 #: An export of at least ``PROGRESS_FROM`` jobs says its progress at most this often, in seconds
@@ -255,7 +258,7 @@ async def _stoppable(work: Awaitable[_T], args: argparse.Namespace) -> _T:
 
 def _stopped_line(what: str, args: argparse.Namespace) -> str:
     """``stopped by SIGTERM before export finished; out.jsonl was not written``."""
-    line = f"stopped by {what} before {args.command} finished"
+    line = f"stopped by {what} before {args.command} finished" + getattr(args, "stopped_after", "")
     output = getattr(args, "output", None)
     if args.command == "export" and output not in (None, "-"):
         line += f"; {output} was not written" + (" (the earlier file is unchanged)" if Path(output).exists() else "")
@@ -706,9 +709,13 @@ async def _bulk(monque: Monque, args: argparse.Namespace) -> int:
             _err(f"{int(count):,} job(s) to {verb} ({description}); nothing changed: add --yes to {verb} them")
         return ExitCode.OK
     act = {"cancel": monque.cancel_jobs, "retry": monque.retry_jobs, "delete": monque.delete_jobs}[action]
-    result = await act(listing, as_of=count)
-    _out(str(result.count))
     done = {"cancel": "cancelled", "retry": "retried", "delete": "deleted"}[action]
+    try:
+        result = await act(listing, as_of=count)
+    except asyncio.CancelledError:
+        args.stopped_after = await _reached_before_stop(monque, action, listing, count, done)
+        raise
+    _out(str(result.count))
     line = f"{done} {result.count:,} of {int(count):,} counted job(s) ({description})"
     if result.count < count:
         line += "; the others changed after the count and were left alone"
@@ -716,6 +723,23 @@ async def _bulk(monque: Monque, args: argparse.Namespace) -> int:
         line += f"; {len(result.errors)} error(s), first: {result.errors[0]}"
     _err(line)
     return ExitCode.OK
+
+
+async def _reached_before_stop(
+    monque: Monque, action: BulkAction, listing: JobListFilter, count: BulkCount, done: str
+) -> str:
+    """What a bulk action stopped by a signal had done: it commits 1,000 jobs at a time, and
+    those stay done, so "stopped before delete finished" alone hid that half the jobs were
+    gone (probe-cli). A recount under the same bound says how many are no longer left (a
+    chunk in flight may still land: "at least"); given up after 2 s, or on a second signal."""
+    try:
+        left = await asyncio.wait_for(monque.count_bulk(action, listing, as_of=count), 2.0)
+    except (asyncio.CancelledError, TimeoutError, MonqueError):
+        return f"; jobs it reached stay {done} (it commits 1,000 at a time): run it again to count what is left"
+    return (
+        f"; at least {int(count) - int(left):,} of the {int(count):,} counted job(s) are no longer left to "
+        f"{action} (it commits 1,000 at a time; those it reached stay {done}): run it again for the rest"
+    )
 
 
 async def _cancel_running(monque: Monque, args: argparse.Namespace, listing: JobListFilter, description: str) -> int:

@@ -235,7 +235,7 @@ def wall_clock_ms() -> int:
 def bulk_filter(kind: ActionKind, query: JobQuery) -> JobListFilter | None:
     """The view's whole filter (name, text, every range, error group, …) for the statuses ``kind`` may touch.
 
-    The engine's bulk calls take any ``JobListFilter`` and apply it in one store operation
+    The engine's bulk calls take any ``JobListFilter`` and apply it as one filter
     (the listing's own WHERE / filter document), so every filter the bar offers works.
     """
     if query.status is not None:

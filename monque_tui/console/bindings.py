@@ -216,7 +216,7 @@ REGISTRY: tuple[KeyAction, ...] = (
         ("jobs",),
         mutating=True,
         show=False,
-        help="Cancel every pending job matching the view (every filter of the bar), in one store operation; "
+        help="Cancel every pending job matching the view (every filter of the bar), as one bulk action; "
         "its running jobs are asked about apart (stop)",
     ),
     KeyAction(

@@ -68,3 +68,40 @@ def test_an_earlier_export_survives_a_stopped_one(
     assert "(the earlier file is unchanged)" in export.stderr
     assert target.read_text() == "earlier\n"
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith("out.jsonl")] == ["out.jsonl"]
+
+
+@pytest.mark.parametrize(("sig", "word"), [(signal.SIGTERM, "SIGTERM"), (signal.SIGINT, "ctrl+c")])
+def test_a_bulk_action_stopped_part_way_says_how_far_it_got(
+    spawn: Callable[..., CliProcess], db_url: str, sig: signal.Signals, word: str
+) -> None:
+    """``delete --all --yes`` commits 1,000 jobs a transaction: stopped part way, it said only
+    "stopped before delete finished" while half the jobs were gone (probe-cli). The line now
+    says how many of the counted jobs are no longer left, which the store bears out."""
+    import re
+    import sqlite3
+
+    asyncio.run(_seed(db_url))
+    path = db_url.removeprefix("sqlite:///")
+
+    def left() -> int:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+            return int(db.execute("SELECT count(*) FROM monque_jobs").fetchone()[0])
+
+    delete = spawn("delete", "--all", "--yes", "--url", db_url)
+    while left() == JOBS:  # its first chunk committed (the file is polled, not slept on)
+        assert delete.proc.poll() is None, delete.stderr
+    delete.send(signal.SIGSTOP)
+    delete.send(sig)
+    delete.send(signal.SIGCONT)
+    assert delete.wait_exit() == 128 + sig, delete.stderr
+    (line,) = [line for line in delete.lines if line.startswith("monque-tui: error:")]
+    said = re.fullmatch(
+        rf"monque-tui: error: stopped by {re.escape(word)} before delete finished; at least ([\d,]+) of the 20,000 counted "
+        r"job\(s\) are no longer left to delete \(it commits 1,000 at a time; those it reached stay deleted\): "
+        r"run it again for the rest",
+        line,
+    )
+    assert said is not None, line
+    reached = int(said.group(1).replace(",", ""))
+    assert 0 < reached <= JOBS - left() < JOBS, (reached, left())
+    assert "Traceback" not in delete.stderr

@@ -671,7 +671,7 @@ class JobsScreen(Screen[None]):
     def action_act(self, kind: str) -> None:
         self._catch_up()
         if self.session.marked_view is not None:
-            # Every job of the view is marked: one store operation on the view's filter.
+            # Every job of the view is marked: one bulk action on the view's filter.
             if kind == ActionKind.RESCHEDULE.value:
                 self.notify(
                     "Reschedule works on marked rows, not on all matching (u clears the mark).", severity="warning"
