@@ -13,7 +13,9 @@ before; type checkers read the imports under ``TYPE_CHECKING``.
 
 from __future__ import annotations
 
+import atexit
 import importlib
+import sys
 from typing import TYPE_CHECKING, Any
 
 from .version import __version__
@@ -197,6 +199,19 @@ _EXPORTS: dict[str, str] = {
     "mask_url": ".store.urls",
     "SyncMonque": ".sync",
 }
+
+
+def _close_sync_clients_at_exit() -> None:
+    """Registered here, at import, not when the sync client's loop module first loads: an
+    ``atexit`` handler the application registers after ``import monque_engine`` must run
+    before the clients close (handlers run last-registered first), as the docs promise; the
+    lazy loop module registered later, and such a handler met closed clients."""
+    loop = sys.modules.get("monque_engine.sync.loop")
+    if loop is not None:
+        loop.close_all_at_exit()
+
+
+atexit.register(_close_sync_clients_at_exit)
 
 
 def __getattr__(name: str) -> Any:

@@ -317,6 +317,49 @@ def test_a_listener_on_the_loop_cannot_call_the_client_and_deadlock(tmp_path: Pa
     monque.close()
 
 
+@pytest.mark.parametrize("escaping", [SystemExit, KeyboardInterrupt])
+def test_an_async_handler_exiting_in_test_mode_reaches_its_caller_and_spares_the_loop(
+    tmp_path: Path, escaping: type[BaseException]
+) -> None:
+    """asyncio lets ``SystemExit`` and ``KeyboardInterrupt`` out of ``run_forever``: raised by an
+    async handler run inline at ``enqueue``, they ended the shared loop's thread, that call
+    and every later call of every client in the process waited for ever (a probe)."""
+    client = SyncMonque(_url(tmp_path), test_mode=True)
+
+    async def handler(job: Any) -> None:
+        raise escaping("from the handler")
+
+    client.register("exits", handler)
+    with pytest.raises(escaping, match="from the handler"):
+        client.enqueue("exits")
+    assert sync_loop.background_loop().thread.is_alive()
+    other = SyncMonque(_url(tmp_path))
+    assert other.enqueue("after").name == "after"  # the loop still serves every client
+    other.close()
+    client.close()
+
+
+def test_a_wait_from_the_loop_a_worker_runs_on_is_refused_not_a_hang(tmp_path: Path) -> None:
+    """A coroutine on the loop where a ``Monque`` worker runs (a FastAPI lifespan's) called
+    ``SyncMonque.wait``: the loop blocked, the worker never ran the job, and the wait hung for
+    ever (or timed out saying no worker ran the name)."""
+    client = SyncMonque(_url(tmp_path))
+
+    async def app() -> str:
+        async with Monque(_url(tmp_path)) as worker:
+            worker.register("work", lambda job: None)
+            await worker.start()
+            job = client.enqueue("work")
+            try:
+                client.wait(job.id, timeout=30)
+            except RuntimeError as error:
+                return str(error)
+            return "waited"
+
+    assert "use await monque.wait(job_id) there" in asyncio.run(asyncio.wait_for(app(), 60))
+    client.close()
+
+
 # -- fork ---------------------------------------------------------------------------------------
 def _child(monque: SyncMonque, count: int, report: Any) -> None:
     stores = [entry.store for entry in sync_loop.inherited if isinstance(entry, Monque)]

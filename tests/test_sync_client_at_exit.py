@@ -148,3 +148,28 @@ AT_EXIT_MONGODB = """
 
     atexit.register(at_exit)
     """
+
+
+def test_a_handler_registered_after_the_import_runs_before_the_clients_close(tmp_path: Path) -> None:
+    """The docs promise it for a handler registered after ``import monque_engine``; the
+    clients' own handler was registered only when the sync client first loaded, later, so it
+    ran first and the application's handler met closed clients (a probe of the Python API)."""
+    answer = _run(
+        """
+        import atexit, sys
+        import monque_engine
+
+        def at_exit():
+            client = monque_engine.SyncMonque(sys.argv[1])
+            client.enqueue("at-exit")
+            print("stored", client.count_jobs())
+
+        atexit.register(at_exit)
+        client = monque_engine.SyncMonque(sys.argv[1])  # first used after the handler was registered
+        client.enqueue("before")
+        """,
+        tmp_path,
+    )
+    assert answer.returncode == 0, answer.stderr
+    assert "stored 2" in answer.stdout and "Error" not in answer.stderr, answer.stderr
+    assert _names(tmp_path) == ["at-exit", "before"]

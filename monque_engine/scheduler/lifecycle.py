@@ -45,6 +45,11 @@ WAKE_JITTER_MAX_S = 0.05
 STALL_WARNING_MIN = 1.0
 
 
+#: The name of a started worker's poll task: how ``SyncMonque.wait`` tells that the loop it
+#: is called from runs a worker (``sync/client.py``).
+POLL_TASK = "monque-poll"
+
+
 class Lifecycle:
     def __init__(
         self,
@@ -99,7 +104,7 @@ class Lifecycle:
         )
         await self._watch.start()
         self._processor.on_new_name = self._names_changed
-        self._tasks = [loop.create_task(self._poll_loop(), name="monque-poll")]
+        self._tasks = [loop.create_task(self._poll_loop(), name=POLL_TASK)]
         # Paused names set by other processes are followed within one poll interval.
         self._tasks.append(
             loop.create_task(self._every(options.poll_interval, self._fleet.refresh_paused), name="monque-control")

@@ -16,6 +16,7 @@ alone a call cost 3-5x the async single enqueue (``python -m bench.sync_client``
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 import time
@@ -44,6 +45,7 @@ from ..job import (
 from ..scheduler import Monque
 from ..scheduler.context import SchedulerContext
 from ..scheduler.intake import JobIntake
+from ..scheduler.lifecycle import POLL_TASK
 from ..store import DEFAULT_URL, InvalidStoreUrlError
 from . import loop as background
 
@@ -297,6 +299,7 @@ class SyncMonque:
         """Block until the job is final and return it (``Monque.wait``): its ``result`` is
         what the handler returned. Other threads' calls go on meanwhile (the wait is a
         coroutine on the shared loop, woken by the change feed)."""
+        _refuse_a_wait_that_blocks_its_worker()
         return self._run(lambda monque: monque.wait(job_id, timeout))
 
     # -- reads ------------------------------------------------------------------------------------
@@ -412,3 +415,18 @@ class SyncMonque:
 
     def queue_health(self, window_minutes: int = 60) -> list[QueueHealth]:
         return self._run(lambda monque: monque.queue_health(window_minutes))
+
+
+def _refuse_a_wait_that_blocks_its_worker() -> None:
+    """A sync wait called from a coroutine blocks that coroutine's loop until the job ends;
+    when a worker runs on that loop (a FastAPI app's lifespan started one), the job it waits
+    for can never run: it hung for ever, or timed out saying no worker ran the name."""
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        return  # a thread with no running loop: a view, a script, a thread pool
+    if any(task.get_name() == POLL_TASK for task in asyncio.all_tasks(running)):
+        raise RuntimeError(
+            "SyncMonque.wait() was called from a coroutine on the event loop a Monque worker runs on: it "
+            "would block that loop, so the worker could never run the job; use await monque.wait(job_id) there"
+        )

@@ -5,7 +5,8 @@ loop that opened it (its SQLite threads resolve futures on it; PyMongo's async c
 lives on it), so a loop per call would mean a connection per call. One loop per process
 holds every ``SyncMonque``'s opened store for the life of the process.
 
-The loop is made on first use and stopped at interpreter exit (``atexit``), after every
+The loop is made on first use and stopped at interpreter exit (``atexit``, registered when
+``monque_engine`` is imported), after every
 store still open on it was closed there, a dropped client's too (an SQLite store moves what
 its producer left in the inbox as it closes). A ``fork``ed child never uses its parent's loop or anything opened on it (their
 threads do not exist in the child, their connections belong to the parent): the child's
@@ -15,7 +16,6 @@ first call makes a loop of its own, and each client reopens its store there.
 from __future__ import annotations
 
 import asyncio
-import atexit
 import concurrent.futures
 import os
 import threading
@@ -60,7 +60,16 @@ class BackgroundLoop:
     def _main(self, ready: threading.Event) -> None:
         asyncio.set_event_loop(self.loop)
         self.loop.call_soon(ready.set)
-        self.loop.run_forever()
+        while True:
+            try:
+                self.loop.run_forever()
+            except (SystemExit, KeyboardInterrupt):
+                # A task's (an async handler run inline in test mode called sys.exit): asyncio
+                # lets those two out of run_forever, which ended this thread, and every later
+                # call of every client in the process waited for ever. The task holds it as its
+                # outcome, so it reaches the caller waiting on that work; the loop serves on.
+                continue
+            return  # stop()
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run ``coro`` on the loop and return its result in the calling thread, or raise its
@@ -154,7 +163,8 @@ def _after_fork_in_child() -> None:
         client._forget_after_fork()
 
 
-def _close_all_at_exit() -> None:
+def close_all_at_exit() -> None:
+    """Close what is open on the loop, then stop it (``monque_engine``'s ``atexit`` handler)."""
     current = _current
     if current is None or current.pid != os.getpid() or current.loop.is_closed():
         return
@@ -173,4 +183,3 @@ def _close_all_at_exit() -> None:
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
-atexit.register(_close_all_at_exit)
