@@ -21,7 +21,7 @@ import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from monque_engine.store.urls import mask_secrets, mask_text, mask_url
 
@@ -32,6 +32,9 @@ from ..serve.names import DEFAULT_MAX_SESSIONS, TOKEN_ENV
 from .listen_checks import METRICS_ONLY, metrics_options, reject_unused_allow_remote
 from .parser import PROG, build_parser, parse, version_text
 from .settings import DEMO_URL, OPTIONS, OPTIONS_BY_DEST, Resolved, resolve
+
+if TYPE_CHECKING:
+    from ..worker.app_loader import LoadedApp
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -129,7 +132,6 @@ def _dispatch(args: argparse.Namespace, settings: Resolved) -> int:
 
 # -- worker -----------------------------------------------------------------------------------------
 def _worker_mode(settings: Resolved) -> int:
-    from ..worker.app_loader import load_app
     from ..worker.logging_setup import configure_logging
     from ..worker.runner import WorkerConfig, run_worker_blocking
 
@@ -143,7 +145,7 @@ def _worker_mode(settings: Resolved) -> int:
     if settings["processes"] is not None:
         return _supervise(settings)
     _follow_supervisor_while_loading()
-    app = load_app(settings["app"])
+    app = _load_app_stoppably(settings["app"])
     options = settings.engine_options()
     if app.instance is not None:
         _check_instance_conflicts(settings, app.instance, app.spec)
@@ -163,6 +165,16 @@ def _worker_mode(settings: Resolved) -> int:
         metrics_options=collector_options,
     )
     return run_worker_blocking(config)
+
+
+def _load_app_stoppably(spec: str) -> LoadedApp:
+    """Import the --app, a stop signal meanwhile saying so (a slow import ended a worker by
+    the signal's default action: exit 143, not a word)."""
+    from ..worker.app_loader import load_app
+    from .urlcheck import stops_interrupt
+
+    with stops_interrupt(f"loading {spec}"):
+        return load_app(spec)
 
 
 def _follow_supervisor_while_loading() -> None:
@@ -394,9 +406,7 @@ def _console_mode(settings: Resolved) -> int:
     reject_unused_allow_remote(settings)
     setup = None
     if settings["app"]:
-        from ..worker.app_loader import load_app
-
-        app = load_app(settings["app"])
+        app = _load_app_stoppably(settings["app"])
         if app.instance is not None:
             raise CliError(
                 f"--app {app.spec!r} is a Monque instance; the console builds its own Monque on its event loop, "

@@ -118,14 +118,16 @@ def _check_sqlite(url: str) -> None:
 
 
 @contextmanager
-def _stops_interrupt(url: str) -> Iterator[None]:
-    """While the block runs in the main thread, a stop signal raises ``StoppedBeforeStart``.
+def stops_interrupt(doing: str) -> Iterator[None]:
+    """While the block runs in the main thread, a stop signal raises ``StoppedBeforeStart``:
+    "stopped before it started (SIGTERM while ``doing``)".
 
-    The ping blocks the main thread before any event loop runs, for up to --connect-timeout
-    (a day at most). SIGTERM and SIGHUP then took their default action: ``kill`` of a worker
-    waiting on a down server ended it with exit 143 and not a word in its log; Ctrl-C gave 130
-    in silence. The handler runs between bytecodes in the main thread, and a wait on a lock
-    is interrupted by a signal, so the ping stops at once. (Off the main thread, as in
+    What runs before any event loop (the ping of a server, for up to --connect-timeout; the
+    import of an --app module) blocks the main thread: SIGTERM and SIGHUP then took their
+    default action, and ``kill`` of a worker waiting on a down server (or importing a slow
+    module) ended it with exit 143 and not a word in its log; Ctrl-C gave 130 in silence. The
+    handler runs between bytecodes in the main thread, and a wait on a lock is interrupted by
+    a signal, so the block stops at once. (Off the main thread, as in
     ``check_url_in_thread``, the caller's event loop hears the signals instead.)"""
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -133,7 +135,7 @@ def _stops_interrupt(url: str) -> Iterator[None]:
 
     def stop(signum: int, frame: FrameType | None) -> None:
         name = signal.Signals(signum).name
-        raise StoppedBeforeStart(signum, f"stopped before it started ({name} while reaching {mask_url(url)})")
+        raise StoppedBeforeStart(signum, f"stopped before it started ({name} while {doing})")
 
     previous = {sig: signal.signal(sig, stop) for sig in STOP_SIGNALS}
     try:
@@ -151,7 +153,7 @@ STOP_CHECK_S = 0.05
 def _on_daemon_thread(call: Callable[[], None]) -> None:
     """``call()`` on a daemon thread while this thread waits for it; its error raised here.
 
-    A stop signal's handler (``_stops_interrupt``) then raises in this wait, never inside the
+    A stop signal's handler (``stops_interrupt``) then raises in this wait, never inside the
     driver: raised in PyMongo's own frames it once cut a session object half-built, whose
     ``__del__`` printed "Exception ignored … AttributeError" under the one line at exit. The
     abandoned ping ends with the process."""
@@ -196,7 +198,7 @@ def _check_mongodb(url: str, connect_timeout: float) -> None:
                 client.close()
 
     try:
-        with _stops_interrupt(url):
+        with stops_interrupt(f"reaching {mask_url(url)}"):
             _on_daemon_thread(ping)
     except (InvalidURI, ConfigurationError, ValueError) as error:
         raise CliError(

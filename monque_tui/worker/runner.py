@@ -15,6 +15,8 @@ import asyncio
 import logging
 import os
 import signal
+import threading
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +30,7 @@ from monque_engine import (
     StoreDamagedError,
     StoreLostError,
 )
+from monque_engine.scheduler.monque import SHUTDOWN_GRACE
 from monque_engine.store.urls import mask_secrets, mask_url
 
 from ..common.exitcodes import STOP_SIGNALS, CliError, ExitCode
@@ -36,7 +39,7 @@ from .child_link import ChildLink
 from .job_log import JobEventLog, emit
 from .logging_setup import flush_logging, tag_slot
 from .metrics_listen import listen
-from .setup_stop import LifelineStop, SetupInterrupted, interruptible
+from .setup_stop import LOOP_ANSWER_S, LifelineStop, SetupInterrupted, interruptible
 
 
 @dataclass(slots=True)
@@ -57,6 +60,11 @@ class WorkerConfig:
     metrics_options: dict[str, Any] = field(default_factory=dict)
 
 
+#: What a stop may take beyond its jobs' shutdown_timeout and the cancelled handlers' grace
+#: (closing the store, the last log lines) before a blocked loop is assumed.
+STOP_CLOSE_MARGIN = 5.0
+
+
 class StopRequest:
     """Counts stop signals: the first asks for a graceful stop, the second forces the exit.
 
@@ -70,7 +78,11 @@ class StopRequest:
         self.event = asyncio.Event()
         self.signal_name: str | None = None
         self._signals = 0
+        self._heard = 0
         self._installed: list[int] = []
+        #: Seconds a stop may take, once a signal was heard, before the exit is forced (None:
+        #: unbounded); set from the worker's shutdown_timeout once it is known.
+        self.bound: float | None = None
 
     def install(self, loop: asyncio.AbstractEventLoop) -> None:
         for sig in STOP_SIGNALS:
@@ -79,6 +91,44 @@ class StopRequest:
                 self._installed.append(sig)
             except (NotImplementedError, RuntimeError):  # pragma: no cover - non-Unix or not main thread
                 pass
+        # The loop hears a signal only when it runs: an async handler blocking it (time.sleep,
+        # a blocking client) left the worker deaf to every signal, the second included, and
+        # only SIGKILL ended it. The Python-level handler runs in the main thread between
+        # bytecodes whatever the loop does (the loop still learns of the signal from its
+        # wakeup fd): it forces the exit on a second signal, and bounds the first's stop.
+        for number in self._installed:
+            signal.signal(number, self._heard_in_main_thread)
+
+    def _heard_in_main_thread(self, sig: int, _frame: object) -> None:
+        self._heard += 1
+        if self._heard > 1:
+            self.force(sig, f"second {signal.Signals(sig).name}")
+        elif self.bound is not None:
+            threading.Thread(target=self._bound_the_stop, args=(sig, self.bound), daemon=True).start()
+
+    def _bound_the_stop(self, sig: int, bound: float) -> None:
+        """A stop still under way ``bound`` s after its signal: the loop is blocked (the stop's
+        own --shutdown-timeout runs on it, so it cannot end it). Exit 5, as a timed-out stop."""
+        time.sleep(min(LOOP_ANSWER_S, bound))
+        if self._signals == 0 and not self.event.is_set():  # the loop never ran ``_received``
+            emit(
+                logging.WARNING,
+                "worker:stopping",
+                f"{signal.Signals(sig).name} received, but the event loop is blocked (an async handler that does "
+                f"not await): the worker stops once it is free, or exits in {bound:g} s; send it again to exit now",
+                signal=signal.Signals(sig).name,
+            )
+        time.sleep(max(0.0, bound - LOOP_ANSWER_S))
+        emit(
+            logging.ERROR,
+            "worker:shutdown-timeout",
+            f"still running {bound:g} s after {signal.Signals(sig).name}: the event loop is blocked (an async "
+            "handler that does not await: time.sleep, a blocking client, CPU work); exiting now; in-flight "
+            "jobs stay processing until stale recovery returns them",
+            signal=signal.Signals(sig).name,
+        )
+        flush_logging()
+        os._exit(ExitCode.SHUTDOWN_TIMEOUT)
 
     def remove(self, loop: asyncio.AbstractEventLoop) -> None:
         for sig in self._installed:
@@ -181,6 +231,9 @@ async def run_worker(config: WorkerConfig) -> int:
         )
         tag_slot(link.slot)
     monque = _build(config)
+    # A stop's own bound (the jobs' shutdown_timeout, their cancelled handlers' grace) and
+    # time to close the store: past it, the loop is taken to be blocked.
+    stop.bound = monque.options.shutdown_timeout + SHUTDOWN_GRACE + STOP_CLOSE_MARGIN
     if config.instance is not None:
         _require_handlers(monque, config)
     url = mask_url(monque.display_url)

@@ -122,6 +122,56 @@ def test_second_signal_exits_promptly_and_leaves_the_job_for_recovery(
     assert job.status == "processing" and job.claimed_by  # stale recovery's to return
 
 
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_a_stop_while_the_app_imports_says_so_and_exits_0(
+    spawn: Callable[..., CliProcess], db_url: str, sig: signal.Signals
+) -> None:
+    """A single worker stopped while its --app module imported (a connection made at import
+    to a server that does not answer) died by the signal: 143 or 129 and not a word, where a
+    --processes child says it stopped before it started (a worker probe)."""
+    worker = spawn("--worker", "--app", "apps.hanging_import_app:setup", db_url)
+    worker.wait_for_line(lambda line: "hanging_import_app: importing" in line)
+    worker.send(sig)
+    assert worker.wait_exit() == 0, worker.stderr
+    name = sig.name
+    assert f"stopped before it started ({name} while loading apps.hanging_import_app:setup)" in worker.stderr
+    assert "Traceback" not in worker.stderr
+
+
+def test_a_handler_blocking_the_loop_does_not_make_the_worker_deaf_to_signals(
+    spawn: Callable[..., CliProcess], db_url: str
+) -> None:
+    """An async handler that blocks the event loop (``time.sleep``) left a worker deaf to every
+    signal, the second included: the loop hears them only when it runs, and only SIGKILL
+    ended it (a worker probe). The first now says the loop is blocked; the second exits now."""
+    worker = start_worker(spawn, db_url)
+    job_id = enqueue(db_url, "loop.blocker", {"seconds": 120})
+    worker.wait_for_event("job:start", job_id=job_id)
+    worker.send(signal.SIGTERM)
+    said = worker.wait_for_event("worker:stopping")
+    assert "the event loop is blocked" in said["message"] and "send it again to exit now" in said["message"]
+    worker.send(signal.SIGTERM)
+    assert worker.wait_exit() == 128 + signal.SIGTERM
+    worker.wait_for_event("worker:forced")
+    assert get_job(db_url, job_id).status == "processing"  # stale recovery's to return
+
+
+def test_a_stop_a_blocked_loop_cannot_run_is_bounded_all_the_same(
+    spawn: Callable[..., CliProcess], db_url: str
+) -> None:
+    """One signal, and the loop stays blocked: the stop's own --shutdown-timeout runs on that
+    loop, so it never fired. Past it (plus the handlers' grace and a margin) the worker exits
+    5, as a timed-out stop does, and says why."""
+    worker = start_worker(spawn, db_url, "--shutdown-timeout", "0.1")
+    job_id = enqueue(db_url, "loop.blocker", {"seconds": 120})
+    worker.wait_for_event("job:start", job_id=job_id)
+    worker.send(signal.SIGTERM)
+    assert worker.wait_exit(timeout=60) == 5
+    said = worker.wait_for_event("worker:shutdown-timeout")
+    assert "the event loop is blocked" in said["message"] and "stale recovery" in said["message"]
+    assert get_job(db_url, job_id).status == "processing"
+
+
 def test_shutdown_timeout_exits_5_even_with_a_stuck_sync_handler(spawn: Callable[..., CliProcess], db_url: str) -> None:
     worker = start_worker(spawn, db_url, "--shutdown-timeout", "0.5")
     job_id = enqueue(db_url, "sync.slow", {"seconds": 60})

@@ -32,6 +32,11 @@ def sync_slow(job: Job) -> None:
     time.sleep(float(job.data["seconds"]))
 
 
+async def loop_blocker(job: Job) -> None:
+    """Blocks the event loop (an async handler calling a blocking function): no await."""
+    time.sleep(float(job.data["seconds"]))
+
+
 async def stubborn(job: Job) -> None:
     """Swallows every cancellation (as some libraries do) and keeps going."""
     while True:
@@ -65,6 +70,7 @@ def setup(monque: Monque) -> None:
     monque.register("boom", boom)
     monque.register("gated", gated)
     monque.register("stubborn", stubborn)
+    monque.register("loop.blocker", loop_blocker)
     monque.register("textual.check", textual_check)
 
 
