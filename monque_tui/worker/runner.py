@@ -282,11 +282,15 @@ async def run_worker(config: WorkerConfig) -> int:
         if stop.event.is_set():  # a signal arrived while starting: nothing ran, nothing to stop
             emit(logging.INFO, "worker:stopped", f"stopped before it started ({stop.signal_name} first)", code=0)
             return ExitCode.OK
+        paused = await _paused_here(monque)
         try:
             await monque.start()
         except ConnectionError as error:  # the store went away or refused writes between open and start
             raise CliError(f"{url}: {mask_secrets(str(error), config.url)}", ExitCode.STORE) from None
-        paused = await _paused_here(monque)
+        # From start() on, with no await before the report: the first claimed job runs at the
+        # next one, and a job that kills its process (a segfault) or blocks the loop once ran
+        # before the supervisor heard "started" (a crash loop at start, exit 7, was diagnosed;
+        # a kill line named the instance "None"), and before this line was logged.
         emit(
             logging.INFO,
             "worker:started",

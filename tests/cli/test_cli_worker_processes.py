@@ -212,6 +212,24 @@ def test_a_crash_loop_at_start_stops_the_group_with_its_own_exit_code(
     assert group.wait_for_event("supervisor:stopped")["code"] == 7
 
 
+def test_jobs_that_kill_their_process_are_deaths_after_start_not_a_crash_loop(
+    spawn: Callable[..., CliProcess], db_url: str
+) -> None:
+    """A child claimed its first job before telling the supervisor it had started, so a job
+    that kills its process looked like a crash at start: five of them in the queue stopped
+    the group with exit 7, the healthy jobs left pending (a worker probe). Each is now a death
+    after start: restarted with backoff, and the group goes on."""
+    poisoned = [enqueue(db_url, "poison", {"n": n}) for n in range(3)]
+    group = spawn("--worker", "--app", APP, "--processes", "1", "--concurrency", "1", "--log-format", "json", db_url)
+    group.wait_for_line(lambda _: len(events(group, "supervisor:child-died")) == 3)
+    job_id = enqueue(db_url, "fast")
+    group.wait_for_event("job:complete", job_id=job_id)
+    assert events(group, "supervisor:start-failed") == [] and events(group, "supervisor:crash-loop") == []
+    assert all(get_job(db_url, poisoned_id).status == "processing" for poisoned_id in poisoned)  # stale recovery's
+    group.send(signal.SIGTERM)
+    assert group.wait_exit() == 0
+
+
 def test_an_app_that_cannot_load_stops_at_once_with_the_workers_code(
     spawn: Callable[..., CliProcess], db_url: str
 ) -> None:

@@ -37,6 +37,11 @@ async def loop_blocker(job: Job) -> None:
     time.sleep(float(job.data["seconds"]))
 
 
+def poison(job: Job) -> None:
+    """Kills its process as soon as it runs, as a crash in a C extension would."""
+    os._exit(9)
+
+
 async def stubborn(job: Job) -> None:
     """Swallows every cancellation (as some libraries do) and keeps going."""
     while True:
@@ -71,6 +76,7 @@ def setup(monque: Monque) -> None:
     monque.register("gated", gated)
     monque.register("stubborn", stubborn)
     monque.register("loop.blocker", loop_blocker)
+    monque.register("poison", poison)
     monque.register("textual.check", textual_check)
 
 
