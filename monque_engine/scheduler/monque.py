@@ -268,8 +268,9 @@ class Monque:
         plus ``STOP_STORE_BUDGET`` for the store steps, whatever the store does (each step
         at most ``STOP_STEP_TIMEOUT``; stop_budget.py).
 
-        Handlers get until ``shutdown_timeout`` (counted from the call); the ones still
-        running are reported with ``ShutdownTimeoutError`` (a ``job:error``) and cancelled.
+        Handlers get until ``shutdown_timeout`` (counted from the call); the async ones still
+        running are reported with ``ShutdownTimeoutError`` (a ``job:error``) and cancelled. A
+        sync one cannot be cancelled: it gets the grace to return (its outcome recorded).
         Cancelled handlers and outcome writes get the grace to finish; a task still running
         after it (a handler that swallows ``CancelledError``, a write stuck on the network)
         is abandoned, reported the same way, and its job is left to stale recovery.
@@ -297,14 +298,19 @@ class Monque:
                     for job_id, task in running.items()
                     if task in pending and job_id not in processor.finishing
                 }
-                if stuck:
-                    incomplete = [job for job in processor.active_jobs if job.id in stuck]
+                # A sync handler's thread cannot be cancelled (cancelling its task would only drop
+                # the outcome it returns in the grace: a finished job left processing); it gets
+                # the grace to return, and is reported below only if it has not by then.
+                threads = processor.sync_running_jobs()
+                cancelled = {job_id: task for job_id, task in stuck.items() if job_id not in threads}
+                if cancelled:
+                    incomplete = [job for job in processor.active_jobs if job.id in cancelled]
                     self._shutdown_timed_out(
                         f"{len(incomplete)} job(s) still running; they stay processing and stale recovery "
                         "will return them to pending",
                         incomplete,
                     )
-                    for task in stuck.values():
+                    for task in cancelled.values():
                         task.cancel()
                 # At least a moment, so cancelled handlers can unwind even if the fillers used the grace.
                 _, unfinished = await asyncio.wait(pending, timeout=max(0.1, final_deadline - loop.time()))
@@ -312,9 +318,9 @@ class Monque:
                     left = {job_id for job_id, task in running.items() if task in unfinished}
                     abandoned = [job for job in processor.active_jobs if job.id in left]
                     self._shutdown_timed_out(
-                        f"{len(abandoned)} job(s) did not end within {SHUTDOWN_GRACE:g} s of being cancelled "
-                        "(a handler that ignores cancellation, or an outcome write that cannot reach the store); "
-                        "they are abandoned and stale recovery will return them to pending",
+                        f"{len(abandoned)} job(s) did not end within {SHUTDOWN_GRACE:g} s more (a sync handler still "
+                        "running, a handler that ignores cancellation, or an outcome write that cannot reach the "
+                        "store); they are abandoned and stale recovery will return them to pending",
                         abandoned,
                     )
                     for task in unfinished:

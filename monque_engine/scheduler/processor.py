@@ -519,6 +519,11 @@ class JobProcessor:
     def running_tasks(self) -> list[asyncio.Task[None]]:
         return [task for worker in self.workers.values() for task in worker.slots.tasks.values()]
 
+    def sync_running_jobs(self) -> set[str]:
+        """Ids of the running jobs whose handlers are sync (``def``): a thread, which no
+        cancellation stops (``Monque._stop`` gives them the grace instead)."""
+        return {job_id for worker in self.workers.values() if not worker.is_async for job_id in worker.slots.tasks}
+
     def running_jobs(self) -> dict[str, asyncio.Task[None]]:
         """Job id → the task running it, across every worker."""
         return {job_id: task for worker in self.workers.values() for job_id, task in worker.slots.tasks.items()}
