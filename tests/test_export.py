@@ -81,3 +81,13 @@ async def test_an_empty_view_and_bad_arguments(monque):
         await export_jobs(m, out, JobListFilter(created_at_from=datetime(2026, 1, 1)), "jsonl")
     assert out.getvalue() == ""  # nothing written before the arguments were checked
     assert await export_jobs(m, io.StringIO(), JobListFilter(next_run_at_to=datetime.now(UTC) + timedelta(1))) == 1
+
+
+def test_the_documented_csv_columns_are_the_written_ones() -> None:
+    """docs/operations.md listed the CSV's columns up to ``attempts``; five more were written
+    after them (a probe): the list is read from the page and held to ``FIELDS``."""
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "operations.md").read_text()
+    listed = page.split("CSV has fixed columns:", 1)[1].split("CSV cells", 1)[0]
+    assert tuple(re.findall(r"`(\w+)`", listed)) == FIELDS

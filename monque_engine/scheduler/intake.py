@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from ..errors import InvalidJobQueryError
+from ..errors import InvalidJobQueryError, MonqueError
 from ..ids import new_object_id, new_object_ids
 from ..import_check import check_imported
 from ..job import Job, JobStatus, NewJob
@@ -209,19 +209,32 @@ class JobIntake:
                     f"enqueue_many item {index} must have keys name, data and optionally run_at, unique_key, timeout"
                     + (f" (unknown: {', '.join(sorted(map(str, unknown)))})" if unknown else "")
                 )
-            name = item["name"]
-            if type(name) is not str or name not in known_names:  # one call per new name
-                validate_job_name(name)
-            if len(item) == 2 and "data" in item:  # name and data only: no run_at, no unique key
-                data_json, data = encode_payload_as_stored(item["data"], max_size)
-                append(NewJob(job_id, name, data, data_json, now, now))
-                continue
-            unique_key = item.get("unique_key")
-            if unique_key is not None:
-                validate_unique_key(unique_key)
-            data_json, data = encode_payload_as_stored(item.get("data"), max_size)
-            run_at = item.get("run_at")
-            due = now if run_at is None else run_at_ms(run_at, now)
-            limit = job_timeout_ms(item.get("timeout"), f"enqueue_many item {index}: timeout")
-            append(NewJob(job_id, name, data, data_json, due, now, None, unique_key, limit))
+            try:
+                name = item["name"]
+                if type(name) is not str or name not in known_names:  # one call per new name
+                    validate_job_name(name)
+                if len(item) == 2 and "data" in item:  # name and data only: no run_at, no unique key
+                    data_json, data = encode_payload_as_stored(item["data"], max_size)
+                    append(NewJob(job_id, name, data, data_json, now, now))
+                    continue
+                unique_key = item.get("unique_key")
+                if unique_key is not None:
+                    validate_unique_key(unique_key)
+                data_json, data = encode_payload_as_stored(item.get("data"), max_size)
+                run_at = item.get("run_at")
+                due = now if run_at is None else run_at_ms(run_at, now)
+                limit = job_timeout_ms(item.get("timeout"), f"enqueue_many item {index}: timeout")
+                append(NewJob(job_id, name, data, data_json, due, now, None, unique_key, limit))
+            except MonqueError as error:
+                _name_the_item(error, index)
+                raise
         return jobs
+
+
+def _name_the_item(error: MonqueError, index: int) -> None:
+    """Say which item of an ``enqueue_many`` batch is bad: in a batch of 1,000, "payload
+    contains NaN" left the caller to search for it. Prefixes the message in place (the
+    error's class and fields stay), unless it already names the item."""
+    prefix = f"enqueue_many item {index}"
+    if error.args and isinstance(error.args[0], str) and not error.args[0].startswith(prefix):
+        error.args = (f"{prefix}: {error.args[0]}", *error.args[1:])

@@ -106,6 +106,11 @@ class JobManager:
         raise self._refused("retry", current)
 
     async def reschedule_job(self, job_id: str, run_at: datetime | timedelta) -> Job | None:
+        if run_at is None:  # an empty form field: enqueue's "now" would move the job without a word
+            raise InvalidJobQueryError(
+                "reschedule needs run_at: a timezone-aware datetime or a timedelta from now "
+                "(timedelta(0) makes the job due now)"
+            )
         key = normalize_job_id(job_id)
         if key is None:
             return None

@@ -158,3 +158,22 @@ async def test_include_data_must_be_a_bool(monque, include_data):
     await m.enqueue("x", {"secret": 1})
     with pytest.raises(InvalidJobQueryError, match="include_data must be True or False"):
         await m.get_jobs_with_cursor(include_data=include_data)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"name": "ok", "data": {"x": float("nan")}},
+        {"name": "", "data": {}},
+        {"name": "ok", "data": {}, "unique_key": " "},
+        {"name": "ok", "data": b"bytes"},
+    ],
+    ids=["nan-payload", "empty-name", "blank-unique-key", "bytes-payload"],
+)
+async def test_enqueue_many_says_which_item_is_bad_and_stores_none(monque, bad):
+    """In a batch of 1,000 the error said "payload contains NaN" and nothing of where (a probe)."""
+    m = await monque()
+    items = [{"name": "ok", "data": {"n": n}} for n in range(637)] + [bad] + [{"name": "ok", "data": {}}] * 10
+    with pytest.raises(MonqueError, match=r"^enqueue_many item 637: "):
+        await m.enqueue_many(items)
+    assert await m.count_jobs() == 0

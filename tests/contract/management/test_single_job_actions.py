@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from monque_engine import JobStateError, JobStatus
+from monque_engine import InvalidJobQueryError, JobStateError, JobStatus
 from monque_engine.timeutil import now_ms
 
 UNKNOWN_ID = "0123456789abcdef01234567"
@@ -135,6 +135,15 @@ async def test_reschedule_pending_job_without_event(monque, recorder):
     moved2 = await m.reschedule_job(job.id, timedelta(minutes=1))
     assert before + 60_000 <= moved2.next_run_at_ms <= now_ms() + 60_000
     assert rec.records == []
+
+
+async def test_reschedule_without_a_time_is_refused_not_made_due_now(monque):
+    """``reschedule_job(id, None)`` (an empty form field) moved a job due in 7 days to now."""
+    m = await monque()
+    job = await m.enqueue("r", 1, run_at=timedelta(days=7))
+    with pytest.raises(InvalidJobQueryError, match="reschedule needs run_at"):
+        await m.reschedule_job(job.id, None)
+    assert (await m.get_job(job.id)).next_run_at_ms == job.next_run_at_ms
 
 
 @pytest.mark.parametrize("status", ["processing", "completed", "failed", "cancelled"])
