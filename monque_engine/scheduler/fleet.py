@@ -167,8 +167,14 @@ class Fleet:
                 self._unsettled = (keep + self._unsettled)[-MAX_UNSETTLED_COUNTER_BATCHES:]
                 raise
 
-    async def leave(self, budget: StopBudget | None = None) -> None:
-        """On a clean stop: flush the counters and remove the record. Never raises.
+    async def leave(self, budget: StopBudget | None = None, *, holding: bool = False) -> None:
+        """On a stop: flush the counters and remove the record. Never raises.
+
+        ``holding``: the stop left jobs processing under this instance (its shutdown timed
+        out). The record then stays, as a crash leaves it: a console shows this instance
+        with the jobs it holds, dead after two heartbeat intervals and releasable then. Removed,
+        its held jobs had no registered owner and read as a Node worker's, alive while their
+        last heartbeats were fresh (a console probe).
 
         Each of its three store steps is bounded by ``budget`` (stop_budget.py): with the
         store unreachable, stop() used to wait here without limit for an in-flight counter
@@ -191,7 +197,7 @@ class Fleet:
                 "the outcome counts of the last heartbeat interval may be missing",
             )
         )
-        if self._registered:
+        if self._registered and not holding:
             self._registered = False
             await self._guarded(
                 lambda: budget.run(

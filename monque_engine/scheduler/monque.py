@@ -126,6 +126,8 @@ class Monque:
         #: close() is closing the store now: waits end with "closed", not "feed ended".
         self._closing_store = False
         self._metrics: MonqueCollector | None = None
+        #: The stop under way left jobs processing under this instance (its shutdown timed out).
+        self._left_jobs = False
 
     # -- identity -------------------------------------------------------------------------------
     @property
@@ -279,6 +281,7 @@ class Monque:
         if not processor.running and all(task in self._abandoned for task in processor.running_tasks()):
             return  # nothing runs, or only what an earlier stop() already gave up on
         loop = asyncio.get_running_loop()
+        self._left_jobs = False
         jobs_deadline = loop.time() + self.options.shutdown_timeout
         final_deadline = jobs_deadline + SHUTDOWN_GRACE
         processor.stop_claiming()
@@ -328,11 +331,13 @@ class Monque:
                         self._abandoned.add(task)
                         task.add_done_callback(self._abandoned.discard)
         await self._lifecycle.stop_heartbeat()
-        await self._fleet.leave(budget)  # never raises; a failure is a job:error
+        await self._fleet.leave(budget, holding=self._left_jobs)  # never raises; a failure is a job:error
         self._query.stats_cache.clear()
 
     def _shutdown_timed_out(self, detail: str, jobs: list[Job]) -> None:
         from ..event_payloads import JobErrorEvent
+
+        self._left_jobs = True  # every timeout report is of something left under this instance
 
         self.events.emit(
             "job:error",

@@ -348,3 +348,31 @@ async def test_a_sync_handler_past_the_timeout_gets_the_grace_and_its_outcome_is
     stored = await m.get_job(job.id)
     assert stored.status is JobStatus.COMPLETED and stored.result == {"done": True}
     assert rec.of("job:error") == []  # nothing was left behind: no shutdown timeout to report
+
+
+async def test_a_stop_that_leaves_jobs_keeps_the_instance_record_a_clean_one_removes_it(monque):
+    """A console quit while its in-process worker ran 2 jobs: the stop timed out, left them
+    processing, and removed the instance's record, so another console showed their owner as
+    an unregistered "Node worker?", alive (a console probe). The record now stays with them."""
+    m = await monque(shutdown_timeout=0.1)
+    entered = asyncio.Event()
+
+    async def stuck(job):
+        entered.set()
+        await asyncio.Event().wait()
+
+    m.register("stuck", stuck)
+    job = await m.enqueue("stuck")
+    await m.start()
+    await asyncio.wait_for(entered.wait(), 5)
+    assert m.instance_id in {record.id for record in await m.store.list_instances()}
+    await m.stop()
+    stored = await m.get_job(job.id)
+    assert stored.status is JobStatus.PROCESSING and stored.claimed_by == m.instance_id
+    assert m.instance_id in {record.id for record in await m.store.list_instances()}
+
+    clean = await monque()
+    clean.register("quick", lambda job: None)
+    await clean.start()
+    await clean.stop()
+    assert clean.instance_id not in {record.id for record in await clean.store.list_instances()}
