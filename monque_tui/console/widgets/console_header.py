@@ -83,6 +83,7 @@ class ConsoleHeader(Static):
             parts.append(("READ-ONLY", "bold reverse red"))
         if self.reads:
             parts.append((self.reads, "yellow"))
+        paused_at = len(parts)
         if self.paused_names:
             shown = ", ".join(self.paused_names[:3]) + (
                 f" +{len(self.paused_names) - 3}" if len(self.paused_names) > 3 else ""
@@ -98,6 +99,12 @@ class ConsoleHeader(Static):
             text.append(f"[{self.label}] ", style="bold magenta")
         width = self.content_size.width
         states = sum(3 + cell_len(part) for part, _style in parts)
+        if self.paused_names and width and text.cell_len + MIN_STORE + states > width:
+            # No room for the names even with the store cut short: their count, whole (the
+            # line ended "⏸ paused:" with the names cut off at 80 columns with --app).
+            compact = f"⏸ {len(self.paused_names)} paused"
+            states -= cell_len(parts[paused_at][0]) - cell_len(compact)
+            parts[paused_at] = (compact, "bold yellow")
         store = self.store
         if width and text.cell_len + cell_len(store) + states > width:
             store = middle_cut(store, max(MIN_STORE, width - text.cell_len - states))
