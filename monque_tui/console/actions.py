@@ -74,6 +74,14 @@ CONSEQUENCES: dict[ActionKind, str] = {
         "cancelled. Jobs of owners not in the instance registry (Node, older Python) or dead are left alone."
     ),
 }
+#: The same, of one job ("Delete job ac0f7668? They are removed" read wrong).
+CONSEQUENCES_OF_ONE: dict[ActionKind, str] = {
+    ActionKind.CANCEL: "It stays in the store as cancelled and will not run.",
+    ActionKind.RETRY: "It goes back to pending with its attempts reset and runs again.",
+    ActionKind.RESCHEDULE: "Its next run moves to the new time.",
+    ActionKind.DELETE: "It is removed from the store. This cannot be undone.",
+    ActionKind.STOP: CONSEQUENCES[ActionKind.STOP],
+}
 #: Bulk operations that cover the whole store need the count typed back.
 
 
@@ -152,7 +160,7 @@ class ActionPlan:
 
     @property
     def details(self) -> list[str]:
-        lines = [CONSEQUENCES[self.kind]]
+        lines = [(CONSEQUENCES_OF_ONE if self.count == 1 else CONSEQUENCES)[self.kind]]
         if self.skipped:
             reason = NOT_ELIGIBLE[self.kind].replace("were", "was" if self.skipped == 1 else "were", 1)
             lines.append(f"{plural(self.skipped, 'other marked job')} {reason} and will be left alone.")
@@ -324,7 +332,8 @@ async def execute(monque: Monque, plan: ActionPlan) -> Outcome:
             message += f"; {len(result.errors):,} could not be: {result.errors[0]['error']}"
             return Outcome(message, "warning")
         if result.count != plan.count:
-            message += f" ({plan.count:,} matched when you confirmed; the rest changed meanwhile)"
+            # The count is the dialog's, taken when it opened: not "when you confirmed".
+            message += f" ({plan.count:,} were counted when you asked; the others changed before it reached them)"
         return Outcome(message)
     if plan.kind is ActionKind.STOP:
         return await _stop_each(monque, plan)

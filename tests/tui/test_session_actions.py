@@ -85,7 +85,9 @@ async def test_jobs_added_or_changed_after_the_count_are_left_alone(seeded_url: 
             changed = next(job for job in SEED_JOBS if job.status is JobStatus.PENDING)
             await other.cancel_job(changed.id)
         assert await session.run_plan(plan) is None
-        assert any(message.startswith(f"Deleted {len(SEED_JOBS) - 1:,} jobs") for message in notices(events))
+        said = [message for message in notices(events) if message.startswith(f"Deleted {len(SEED_JOBS) - 1:,} jobs")]
+        # the count is the dialog's, taken when it opened (it once said "when you confirmed")
+        assert said and f"({len(SEED_JOBS):,} were counted when you asked;" in said[0], said
     assert set(await store_jobs(seeded_url)) == {job.id for job in added} | {changed.id}
 
 
@@ -157,3 +159,24 @@ async def test_deleting_an_error_group_leaves_a_member_committed_after_the_count
     jobs = await store_jobs(seeded_url)
     assert WEBHOOK_FAILED not in jobs and seed_id(201) in jobs
     assert WEBHOOK_RETRYING in jobs  # another group of the same job name is untouched
+
+
+def test_the_dialog_for_one_job_speaks_of_it_not_them() -> None:
+    """ "Delete job ac0f7668 (invoice.render)? They are removed from the store." (a probe)."""
+    from monque_engine import Job
+    from monque_tui.console.actions import plan_for_jobs
+
+    def job(n: int, status: JobStatus) -> Job:
+        at = 1_780_000_000_000
+        return Job(f"65f0{n:020x}", "invoice.render", {}, status, next_run_at_ms=at, created_at_ms=at, updated_at_ms=at)
+
+    for kind, status in (
+        (ActionKind.DELETE, JobStatus.FAILED),
+        (ActionKind.CANCEL, JobStatus.PENDING),
+        (ActionKind.RETRY, JobStatus.FAILED),
+        (ActionKind.RESCHEDULE, JobStatus.PENDING),
+    ):
+        single = plan_for_jobs(kind, [job(1, status)], False)
+        assert single.count == 1 and single.details[0].startswith(("It ", "Its ")), single.details
+        marked = plan_for_jobs(kind, [job(1, status), job(2, status)], True)
+        assert marked.details[0].startswith(("They ", "Their ")), marked.details
