@@ -22,8 +22,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     startup_gc.hold()
     try:
-        from .entry import main as run
+        try:
+            from .entry import main as run
+        except KeyboardInterrupt:  # ctrl+c in the first tenth of a second: a line, not a traceback
+            from ..common.streams import write_stderr
 
+            write_stderr("monque-tui: stopped by ctrl+c while starting")
+            return 130
         return run(argv)
     finally:
         startup_gc.release()
