@@ -35,7 +35,20 @@ def _masked(text: str, url: str) -> str:
 def check_url(url: str, *, connect_timeout: float = 5.0) -> None:
     """Raise ``CliError`` if ``url`` cannot name a usable store; return quietly otherwise."""
     if "://" not in url:
+        _refuse_a_mistyped_command(url)
         hint = ""
+        scheme, colon, rest = url.partition(":")
+        if colon and scheme.lower() in _SCHEMES:  # sqlite:/jobs.db, mongodb:/host: the slashes are off
+            rest = rest.lstrip("/")
+            meant = (
+                f"sqlite:///{rest}, or sqlite:////{rest} for an absolute path"
+                if scheme.lower() == "sqlite"
+                else mask_url(f"{scheme}://{rest}")
+            )
+            raise CliError(
+                f"Store URL {mask_url(url)!r} lacks the slashes after {scheme}: (did you mean {meant}?)",
+                ExitCode.USAGE,
+            )
         if url.endswith((".db", ".sqlite", ".sqlite3")) or "/" in url:
             hint = f" (did you mean sqlite:///{url}?)"
         raise CliError(
@@ -53,6 +66,25 @@ def check_url(url: str, *, connect_timeout: float = 5.0) -> None:
         _check_sqlite(url)
     else:
         _check_mongodb(url, connect_timeout)
+
+
+def _refuse_a_mistyped_command(word: str) -> None:
+    """``monque-tui exprot`` read as a store URL: "Store URL 'exprot' has no scheme". A bare
+    word close to a command's name is named as the command it likely was."""
+    import difflib
+
+    from .parser import COMMANDS, PROG
+
+    if not word or any(mark in word for mark in "/.:@\\"):
+        return
+    if word.lower().lstrip("-") in ("help", "h"):
+        raise CliError(f"{word!r} is not a command or a store URL; for help: {PROG} --help", ExitCode.USAGE)
+    close = difflib.get_close_matches(word.lower(), COMMANDS, n=2, cutoff=0.6)
+    if close:
+        raise CliError(
+            f"{word!r} is not a command or a store URL; did you mean {' or '.join(close)}? (see {PROG} --help)",
+            ExitCode.USAGE,
+        )
 
 
 async def check_url_in_thread(url: str, *, connect_timeout: float = 5.0) -> None:

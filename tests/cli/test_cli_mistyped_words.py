@@ -1,0 +1,26 @@
+"""A mistyped command or a URL with its slashes off is named as what it likely was (a CLI
+probe: ``monque-tui exprot`` said "Store URL 'exprot' has no scheme", and ``mongodb:/h/db``
+was offered "did you mean sqlite:///mongodb:/h/db?"). Exit 2, one line, nothing opened."""
+
+from __future__ import annotations
+
+import pytest
+
+from monque_tui.cli.entry import main
+
+
+@pytest.mark.parametrize(
+    ("words", "said"),
+    [
+        (["exprot"], "'exprot' is not a command or a store URL; did you mean export?"),
+        (["Export", "--read-only"], "did you mean export?"),
+        (["help"], "for help: monque-tui --help"),
+        (["sqlite:/small.db"], "did you mean sqlite:///small.db, or sqlite:////small.db for an absolute path?"),
+        (["mongodb:/ops:s3cret@h/db"], "did you mean mongodb://ops:***@h/db?"),
+        (["jobs.db"], "has no scheme (did you mean sqlite:///jobs.db?)"),
+    ],
+)
+def test_a_mistyped_word_is_named(words: list[str], said: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(words) == 2
+    err = capsys.readouterr().err
+    assert said in err and err.count("\n") == 1 and "s3cret" not in err, err
