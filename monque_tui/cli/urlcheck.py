@@ -135,7 +135,22 @@ def _check_sqlite(url: str) -> None:
             raise CliError(f"{where} cannot read {path}: permission denied", ExitCode.STORE)
         if not read_only and not os.access(path, os.W_OK):
             raise CliError(
-                f"{where} cannot write {path}: permission denied (the console can look without writing: --read-only)",
+                f"{where} cannot write {path}: permission denied (to look without writing: the console's "
+                "--read-only, or ?mode=ro on the URL)",
+                ExitCode.STORE,
+            )
+        if not os.access(parent, os.W_OK | os.X_OK) and not Path(f"{path}-shm").exists():
+            # SQLite's WAL keeps -wal and -shm files beside the database, made on open: a
+            # read-only folder read "attempt to write a readonly database", with mode=ro too.
+            try:
+                on_read_only_fs = bool(os.statvfs(parent).f_flag & os.ST_RDONLY)
+            except OSError:
+                on_read_only_fs = False
+            why = "is on a read-only file system" if on_read_only_fs else "is not writable"
+            raise CliError(
+                f"{where} cannot open {path}: directory {parent} {why}, and SQLite keeps its "
+                f"{path.name}-wal and -shm files there (a worker with it open through a writable mount "
+                "makes them); make the directory writable",
                 ExitCode.STORE,
             )
         try:

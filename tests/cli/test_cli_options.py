@@ -6,6 +6,7 @@ prove the installed entry point behaves the same.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import shutil
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from monque_engine import Monque
 from monque_tui.cli import entry as cli
 from monque_tui.cli.settings import OPTIONS, resolve
 from monque_tui.common.exitcodes import CliError
@@ -243,3 +245,36 @@ def test_url_error_from_the_installed_script_is_one_line(tmp_path: Path) -> None
     assert "topsecret" not in result.stderr
     assert_one_line_error(result.stderr, "Unknown store URL scheme 'mysql'")
     assert stat.S_ISDIR(tmp_path.stat().st_mode) and not list(tmp_path.iterdir())  # nothing created
+
+
+@pytest.mark.parametrize("url_suffix", ["", "?mode=ro"])
+def test_a_store_in_a_folder_it_cannot_write_says_the_folder(tmp_path: Path, url_suffix: str) -> None:
+    """SQLite's WAL files go beside the database: in a folder its user cannot write, a command
+    said "attempt to write a readonly database", with mode=ro too, and the permission hint
+    offered --read-only, which commands do not take (a CLI probe). Same privilege drop as above."""
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    store = folder / "jobs.db"
+
+    async def make() -> None:
+        async with Monque(f"sqlite:///{store}") as monque:
+            await monque.enqueue("email")
+
+    asyncio.run(make())
+    assert sorted(p.name for p in folder.iterdir()) == ["jobs.db"]  # closed: no side files left
+    store.chmod(0o666)
+    folder.chmod(0o555)
+    try:
+        command = [sys.executable, "-m", "monque_tui", "paused", f"sqlite:///{store}{url_suffix}"]
+        if os.geteuid() == 0:
+            setpriv = shutil.which("setpriv")
+            if setpriv is None:
+                pytest.skip("running as root without setpriv: every folder is writable")
+            command = [setpriv, "--bounding-set", "-dac_override,-dac_read_search", *command]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MONQUE_")}
+        result = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env, cwd=str(tmp_path))
+    finally:
+        folder.chmod(0o755)
+    assert result.returncode == 3, result.stderr
+    assert_one_line_error(result.stderr, f"directory {folder} is not writable", "make the directory writable")
+    assert sorted(p.name for p in folder.iterdir()) == ["jobs.db"]
