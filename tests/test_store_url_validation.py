@@ -128,3 +128,30 @@ def test_secret_query_values_are_masked(text: str, secret: str) -> None:
 def test_a_driver_echoing_a_query_secret_alone_is_masked() -> None:
     url = "mongodb://h/d?tlsCertificateKeyFilePassword=k3yp4ss"
     assert mask_secrets("could not decrypt key with 'k3yp4ss'", url) == "could not decrypt key with '***'"
+
+
+@pytest.mark.parametrize(
+    ("url", "needle"),
+    [
+        ("mongodb://db1:99999/app", "Port must be an integer between 0 and 65535"),
+        ("mongodb://u:s3cr%et@db1/app", "must be escaped according to RFC 3986"),
+        ("mongodb://u:s3:cr3t@db1/app", "must be escaped according to RFC 3986"),
+        ("mongodb+srv://cluster0.example.net:27017/app", "names one host name, without a port"),
+    ],
+)
+def test_mongodb_hosts_and_credentials_the_driver_refuses_are_refused_when_the_client_is_built(
+    url: str, needle: str
+) -> None:
+    """The driver refuses them only when its client is made (at initialize()): every call then
+    raised ConnectionError, "cannot reach", and tried to open again (a probe of the Python API)."""
+    from monque_engine import Monque, SyncMonque
+
+    for build in (parse_mongo_url, Monque, SyncMonque):
+        with pytest.raises(InvalidMongoUrlError) as caught:
+            build(url)
+        assert needle in str(caught.value) and "s3cr" not in str(caught.value)
+
+
+def test_mongodb_hosts_the_driver_takes_still_pass() -> None:
+    for url in ("mongodb://u:p%40ss@db1,db2:27018/app", "mongodb://[::1]:27017/app", "mongodb+srv://c0.example.net/a"):
+        assert parse_mongo_url(url).database in ("app", "a")

@@ -40,7 +40,8 @@ class MongoAdmin(MongoPlumbing):
                 collection = await self._connect(options)
                 # Its hosts as the URL names them, database and collection: a bulk count's
                 # position (a time here) bounds only this collection's jobs.
-                self.position_scope = f"mongodb:{self._hosts}/{collection.full_name}"
+                name = getattr(collection, "name", options.collection_name)
+                self.position_scope = f"mongodb:{self._hosts}/{self._database_name}.{name}"
                 admin = collection.database.client.admin
                 with self._errors.guard("read the server's version and topology"):
                     server = await inspect_server(admin.command, f"MongoDB at {self._hosts}")

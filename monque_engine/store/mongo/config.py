@@ -130,6 +130,26 @@ def _check_url_options(url: str, query: str) -> None:
             )
 
 
+def _check_hosts_and_userinfo(url: str, scheme: str, userinfo: str | None, hosts: str) -> None:
+    """What the driver refuses only when the client is made, at initialize(): a port out of
+    range, a user name or password with an unescaped ``%`` ``:`` or ``@``. They raised then as
+    "cannot reach" (``ConnectionError``), on every call; now as a bad URL, when it is given.
+    (No DNS: a mongodb+srv host is only checked to be one name without a port.)"""
+    from pymongo.errors import InvalidURI
+    from pymongo.uri_parser import parse_userinfo, split_hosts
+
+    try:
+        if userinfo is not None:
+            parse_userinfo(userinfo)
+        if scheme == "mongodb":
+            split_hosts(hosts)
+        elif "," in hosts or ":" in hosts:
+            raise ValueError("a mongodb+srv URL names one host name, without a port")
+    except (InvalidURI, ValueError, ConfigurationError) as error:
+        reason = mask_password(str(error), url)
+        raise InvalidMongoUrlError(f"MongoDB URL {mask_url(url)!r}: {reason}") from None
+
+
 def _failing_option(query: str) -> str | None:
     for pair in re.split("[&;]", query):
         if not pair:
@@ -158,9 +178,10 @@ def parse_mongo_url(
         raise InvalidMongoUrlError(
             f"Not a MongoDB URL: {mask_url(url)!r}; use mongodb://host/db or mongodb+srv://host/db"
         )
-    _, hosts, remainder = _split(rest)
+    userinfo, hosts, remainder = _split(rest)
     if not hosts:
         raise InvalidMongoUrlError(f"MongoDB URL {mask_url(url)!r} names no host; use mongodb://host/db")
+    _check_hosts_and_userinfo(url, scheme.lower(), userinfo, hosts)
     path, _, query = remainder.partition("?")
     path_db = unquote(path.lstrip("/")) if path else ""
     _check_url_options(url, query)

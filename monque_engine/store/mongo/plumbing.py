@@ -87,7 +87,7 @@ class MongoPlumbing(JobStore):
             self._given_collection = target
             hosts, database = self._client_hosts(target.database.client), target.database.name
             self.display_url = f"mongodb://{hosts}/{database}"
-            self.position_scope = f"mongodb:{hosts}/{target.full_name}"  # (a URL's: at open)
+            self.position_scope = f"mongodb:{hosts}/{database}.{target.name}"  # (a URL's: at open)
         elif isinstance(target, AsyncDatabase):
             self._given_db = target
             hosts, database = self._client_hosts(target.client), target.name
