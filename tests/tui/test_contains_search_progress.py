@@ -259,3 +259,20 @@ async def test_a_search_stopped_before_any_row_says_so_not_that_no_job_matches(u
         )
         app.jobs_screen.show_counts_age()
         assert "old" not in tabs_text(app)
+
+
+def test_the_progress_line_follows_the_read_furthest_behind_so_it_never_goes_back() -> None:
+    """On 1M jobs the line read "900k of 1M" (the count) then "800k of 1M" (the page, once
+    the count had finished): it now reports the view's read furthest behind."""
+    from monque_tui.console.screens.jobs import search_to_show
+    from monque_tui.console.session.events import SearchProgressed
+
+    query = JobListFilter()
+    count, page = (
+        SearchProgressed("count", query, 900_000, 1_000_000),
+        SearchProgressed("page", query, 800_000, 1_000_000),
+    )
+    shown = [search_to_show({"count": count, "page": page}), search_to_show({"page": page})]
+    assert [event.read for event in shown if event is not None] == [800_000, 800_000]
+    bulk = SearchProgressed("delete", query, 10, 1_000_000)
+    assert search_to_show({"delete": bulk, "count": count}) is bulk  # a bulk key's count comes first
