@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from rich.text import Text
 from textual.reactive import reactive
@@ -165,19 +166,31 @@ class StatusTabs(Static):
         label = self.group or ""
         room = width - len("group ") - len(tail) if width else len(label)
         if len(label) > room:
-            label = label[: max(1, room - 1)] + "…"
+            label = group_label_in(label, room)
         text.append(label, style="bold red")
         text.append(tail)
         rest = self.describe
         extra = f" │ {rest}{self.sort_text}" if rest else ""
         if not width or text.cell_len + len(extra) <= width:
             text.append(extra, style="italic")
-        tabs = self._tabs(0)
-        if not width or text.cell_len + 3 + tabs.cell_len <= width:
-            text.append(" │ ", style="dim")
-            text.append_text(tabs)
+        # The tabs keep their labels (bare counts "1 71 2 0 …" said nothing of which is which):
+        # shorter labels, then whole tabs give way to "…", the active one kept.
+        shown = 3 + text.cell_len
+        for tabs in self._labelled_tabs():
+            if not width or shown + tabs.cell_len <= width:
+                text.append(" │ ", style="dim")
+                text.append_text(tabs)
+                break
         text.no_wrap = True
         return text
+
+    def _labelled_tabs(self) -> Iterator[Text]:
+        """The tabs with labels, widest first: whole labels, cut to 4 and 3 letters, then
+        fewer tabs (the active one always among them)."""
+        yield self._tabs(None)
+        yield self._tabs(4)
+        for keep in range(len(STATUS_TABS), 0, -1):
+            yield self._tabs(3, keep)
 
     def _count_on_tab(self) -> bool:
         """The view's count is the active tab's own (no filter beyond the status): no need to keep it."""
@@ -191,6 +204,26 @@ class StatusTabs(Static):
         'beta' …"), never inside a name or number; at least the status word when it fits."""
         essential = self.describe.split(" ", 1)[0].rstrip(",")
         return whole_words(self.describe, room) or (essential if len(essential) <= room else "")
+
+
+def group_label_in(label: str, room: int) -> str:
+    """An error group's ``name Type: message`` in ``room`` cells: the name and type whole
+    where they fit, the message cut in its middle. Groups of one name and type differ by
+    the end of their message ("…(batch_1)"), which a cut at the end hid (a console probe,
+    80 columns: three groups all read "TimeoutError: gateway.example…")."""
+    head, colon, message = label.partition(": ")
+    head += colon
+    if colon and len(head) + 9 <= room:
+        return head + _middle_cut(message, room - len(head))
+    return _middle_cut(label, room)
+
+
+def _middle_cut(text: str, room: int) -> str:
+    if len(text) <= room:
+        return text
+    keep = max(1, room - 1)
+    end = keep // 2
+    return text[: keep - end] + "…" + (text[len(text) - end :] if end else "")
 
 
 #: Where the view description may be cut: before a filter's words ("named 'x'", "matching 'y'",
