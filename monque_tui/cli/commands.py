@@ -715,13 +715,15 @@ async def _bulk(monque: Monque, args: argparse.Namespace) -> int:
     except asyncio.CancelledError:
         args.stopped_after = await _reached_before_stop(monque, action, listing, count, done)
         raise
-    _out(str(result.count))
     line = f"{done} {result.count:,} of {int(count):,} counted job(s) ({description})"
     if result.count < count:
         line += "; the others changed after the count and were left alone"
     if result.errors:
         line += f"; {len(result.errors)} error(s), first: {result.errors[0]}"
+    # What was done first, on stderr: written after, it was lost when stdout then failed (a
+    # full disk: exit 2 and only "cannot write stdout"; a closed pipe: exit 141 and nothing).
     _err(line)
+    _out(str(result.count))
     return ExitCode.OK
 
 

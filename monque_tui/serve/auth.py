@@ -194,6 +194,13 @@ class TokenGate:
     @web.middleware
     async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         if self.canonical_host and _origin_of(f"{self.public_url.split('://')[0]}://{request.host}") != self.origin:
+            if _is_api(request.path):
+                # Not a redirect: clients drop Authorization when the host changes, so a caller
+                # using localhost for 127.0.0.1 got a text 307, then a puzzling 401 (a probe).
+                return web.json_response(
+                    {"error": f"This server answers at {self.public_url}: call the API there, not at {request.host}"},
+                    status=421,
+                )
             raise web.HTTPTemporaryRedirect(self.public_url + request.path_qs)
         if request.path == LOGIN_PATH:
             return await self._login(request)
@@ -285,8 +292,7 @@ def _is_websocket(request: web.Request) -> bool:
 
 
 def _refused(request: web.Request, reason: str) -> web.StreamResponse:
-    # the management API (``/api`` itself included) answers {"error": ...}, as all its errors
-    if request.path.rstrip("/") == "/api" or request.path.startswith("/api/"):
+    if _is_api(request.path):  # the management API answers {"error": ...}, as all its errors
         return web.json_response(
             {"error": _REFUSED}, status=401, headers={"WWW-Authenticate": 'Bearer realm="monque-tui"'}
         )
@@ -359,3 +365,8 @@ async def security_headers(request: web.Request, response: web.StreamResponse) -
     headers.setdefault("Referrer-Policy", "no-referrer")
     if not request.path.startswith("/static/"):
         headers.setdefault("Cache-Control", "no-store")
+
+
+def _is_api(path: str) -> bool:
+    """The management API's paths (``/api`` itself included): every answer there is its JSON."""
+    return path.rstrip("/") == "/api" or path.startswith("/api/")

@@ -258,3 +258,21 @@ async def test_undecodable_credentials_and_bodies_are_json_4xx_not_500(tmp_path:
         assert (status, kind) == (401, "application/json; charset=utf-8") and set(json.loads(body)) == {"error"}
         assert "Traceback" not in served.output
     assert await _state(url) == before
+
+
+async def test_the_api_called_at_another_host_name_says_where_instead_of_redirecting(tmp_path: Path) -> None:
+    """Served on 127.0.0.1 and called as localhost, the API answered a text 307 to 127.0.0.1,
+    and a client following it dropped the token and got a puzzling 401 (a probe)."""
+    from urllib.parse import urlsplit
+
+    url = f"sqlite:///{tmp_path / 'jobs.db'}"
+    await _seed(url)
+    with served_console(url) as served:
+        port = urlsplit(served.base_url).port
+        status, kind, body = _raw_answer(
+            served.base_url,
+            f"GET /api/v1/health HTTP/1.1\r\nHost: localhost:{port}\r\nConnection: close\r\n"
+            f"Authorization: Bearer {TOKEN}\r\n\r\n".encode(),
+        )
+        assert (status, kind) == (421, "application/json; charset=utf-8"), body
+        assert f"This server answers at {served.base_url.rstrip('/')}" in json.loads(body)["error"]
