@@ -226,3 +226,24 @@ def test_a_full_disk_behind_stdout_is_one_line_and_exit_2(db_url: str, command: 
         done = subprocess.run([*PY, *args], cwd=CLI_DIR, env=_env(), stdout=full, stderr=subprocess.PIPE, timeout=60)
     assert done.returncode == 2, done.stderr
     assert done.stderr.decode() == "monque-tui: error: cannot write stdout: No space left on device\n"
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_bulk_action_behind_a_full_stdout_still_says_what_it_did(db_url: str) -> None:
+    """``delete --yes > /dev/full`` deleted the jobs, then failed writing its count and lost
+    the "deleted N of N" line that followed on stderr (a CLI probe): that line comes first."""
+    for n in range(3):
+        enqueue(db_url, "fast", {"n": n})
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [*PY, "delete", "--name", "fast", "--yes", db_url],
+            cwd=CLI_DIR,
+            env=_env(),
+            stdout=full,
+            stderr=subprocess.PIPE,
+            timeout=60,
+        )
+    said = done.stderr.decode().splitlines()
+    assert said[0].startswith("deleted 3 of 3 counted job(s)"), said
+    assert said[1:] == ["monque-tui: error: cannot write stdout: No space left on device"], said
+    assert done.returncode == 2 and jobs(db_url) == []
