@@ -82,6 +82,9 @@ def parse_body(model: type[Model], body: bytes, max_bytes: int = MAX_BODY_BYTES)
     if len(body) > max_bytes:
         raise bad_request(f"The body is {len(body)} bytes; at most {max_bytes} are accepted")
     if not body.strip():
+        required = [name for name, field in model.model_fields.items() if field.is_required()]
+        if required:  # reschedule's runAt, stop's claimedAt: "{}" would be refused too
+            raise bad_request(f"A JSON body is required: an object with {', '.join(required)}")
         raise bad_request("A JSON body is required (send {} for an empty selection)")
     try:
         data = json.loads(body, object_pairs_hook=_once_each)

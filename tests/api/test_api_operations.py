@@ -517,3 +517,12 @@ async def test_a_route_without_a_query_ignores_one_and_unknown_fields_are_named_
     assert answer.status == 400 and answer.body["error"] == 'Unknown query field "page-size"'
     answer = await client.call("POST", "/api/v1/jobs/actions/delete", body={"older-than": "2026-01-01T00:00:00Z"})
     assert answer.status == 400 and answer.body["error"] == 'Unknown body field "older-than"'
+
+
+async def test_an_empty_body_says_what_the_route_needs(client: ApiClient) -> None:
+    """A reschedule with no body was told "send {} for an empty selection", and {} is refused
+    there (a probe): a route with required fields names them."""
+    answer = await client.call("POST", f"/api/v1/jobs/{oid(1)}/actions/reschedule")
+    assert answer.status == 400 and answer.body["error"] == "A JSON body is required: an object with nextRunAt"
+    answer = await client.call("POST", "/api/v1/jobs/actions/cancel")
+    assert answer.status == 400 and "send {} for an empty selection" in answer.body["error"]
