@@ -204,20 +204,26 @@ def test_bad_sqlite_parameter(capsys: pytest.CaptureFixture[str], tmp_path: Path
     assert_one_line_error(err, "synchronous must be normal or full")
 
 
+def _unprivileged(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``monque-tui ARGS`` in a real process for which file modes apply: as root, without the
+    capabilities that override them (setpriv)."""
+    command = [sys.executable, "-m", "monque_tui", *args]
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("running as root without setpriv: file modes do not apply")
+        command = [setpriv, "--bounding-set", "-dac_override,-dac_read_search", *command]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MONQUE_")}
+    return subprocess.run(command, capture_output=True, text=True, timeout=60, env=env, cwd=str(cwd))
+
+
 def test_unreadable_file_as_a_real_process(tmp_path: Path) -> None:
     """Root reads every file whatever its mode, so as root the child runs without the
     capabilities that allow that (setpriv), which makes the mode bits apply again."""
     secret = tmp_path / "jobs.db"
     secret.write_bytes(b"SQLite format 3\x00" + b"\x00" * 100)
     secret.chmod(0)
-    command = [sys.executable, "-m", "monque_tui", f"sqlite:///{secret}"]
-    if os.geteuid() == 0:
-        setpriv = shutil.which("setpriv")
-        if setpriv is None:
-            pytest.skip("running as root without setpriv: every file is readable")
-        command = [setpriv, "--bounding-set", "-dac_override,-dac_read_search", *command]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MONQUE_")}
-    result = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env, cwd=str(tmp_path))
+    result = _unprivileged(tmp_path, f"sqlite:///{secret}")
     assert result.returncode == 3, result.stderr
     assert_one_line_error(result.stderr, "cannot read", "permission denied")
 
@@ -265,14 +271,7 @@ def test_a_store_in_a_folder_it_cannot_write_says_the_folder(tmp_path: Path, url
     store.chmod(0o666)
     folder.chmod(0o555)
     try:
-        command = [sys.executable, "-m", "monque_tui", "paused", f"sqlite:///{store}{url_suffix}"]
-        if os.geteuid() == 0:
-            setpriv = shutil.which("setpriv")
-            if setpriv is None:
-                pytest.skip("running as root without setpriv: every folder is writable")
-            command = [setpriv, "--bounding-set", "-dac_override,-dac_read_search", *command]
-        env = {k: v for k, v in os.environ.items() if not k.startswith("MONQUE_")}
-        result = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env, cwd=str(tmp_path))
+        result = _unprivileged(tmp_path, "paused", f"sqlite:///{store}{url_suffix}")
     finally:
         folder.chmod(0o755)
     assert result.returncode == 3, result.stderr
