@@ -1,4 +1,5 @@
-"""A FastAPI application that enqueues jobs (run it with ``uvicorn examples.fastapi_app.app:app``).
+"""A FastAPI application that enqueues jobs (run it with ``uvicorn examples.fastapi_app.app:app``; uvicorn is
+not among monque-tui's extras: ``pip install uvicorn``).
 
 The lifespan opens one ``Monque`` for the process and closes it at shutdown; routes reach
 it through ``request.app.state``. With ``MONQUE_RUN_WORKER=1`` the same process also runs

@@ -310,7 +310,10 @@ def read_store_id(conn: sqlite3.Connection, tables: Tables) -> str | None:
     what a bulk count's position is bound to (``JobStore.position_scope``). A file recreated
     at the same path gets another, so a count taken on the old one bounds nothing here."""
     row = conn.execute(f"SELECT value FROM {tables.meta} WHERE key = 'store_id'").fetchone()
-    return None if row is None else str(row[0])
+    if row is None:
+        return None
+    (value,) = row
+    return str(value)
 
 
 def check_readable(conn: sqlite3.Connection, tables: Tables, where: str) -> str | None:
