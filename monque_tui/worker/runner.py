@@ -16,7 +16,6 @@ import logging
 import os
 import signal
 import threading
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -60,8 +59,9 @@ class WorkerConfig:
     metrics_options: dict[str, Any] = field(default_factory=dict)
 
 
-#: What a stop may take beyond its jobs' shutdown_timeout and the cancelled handlers' grace
-#: (closing the store, the last log lines) before a blocked loop is assumed.
+#: How long past its jobs' shutdown_timeout and the cancelled handlers' grace a stop may find
+#: its event loop blocked before the worker gives up on it (a loop that answers is left to
+#: the stop's own bounds: the store's steps may take 15 s more).
 STOP_CLOSE_MARGIN = 5.0
 
 
@@ -80,11 +80,16 @@ class StopRequest:
         self._signals = 0
         self._heard = 0
         self._installed: list[int] = []
-        #: Seconds a stop may take, once a signal was heard, before the exit is forced (None:
+        #: Seconds a stop may take before a loop found blocked then is given up on (None:
         #: unbounded); set from the worker's shutdown_timeout once it is known.
         self.bound: float | None = None
+        #: Set when the worker has finished (``run_worker`` returned): nothing left to bound.
+        self.finished = threading.Event()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._bounding = False
 
     def install(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
         for sig in STOP_SIGNALS:
             try:
                 loop.add_signal_handler(sig, self._received, sig)
@@ -94,8 +99,9 @@ class StopRequest:
         # The loop hears a signal only when it runs: an async handler blocking it (time.sleep,
         # a blocking client) left the worker deaf to every signal, the second included, and
         # only SIGKILL ended it. The Python-level handler runs in the main thread between
-        # bytecodes whatever the loop does (the loop still learns of the signal from its
-        # wakeup fd): it forces the exit on a second signal, and bounds the first's stop.
+        # bytecodes (not inside a C call that holds the GIL) whatever the loop does (the loop
+        # still learns of the signal from its wakeup fd): it forces the exit on a second
+        # signal, and bounds the first's stop.
         for number in self._installed:
             signal.signal(number, self._heard_in_main_thread)
 
@@ -103,32 +109,54 @@ class StopRequest:
         self._heard += 1
         if self._heard > 1:
             self.force(sig, f"second {signal.Signals(sig).name}")
-        elif self.bound is not None:
-            threading.Thread(target=self._bound_the_stop, args=(sig, self.bound), daemon=True).start()
+        else:
+            self.arm(signal.Signals(sig).name)
 
-    def _bound_the_stop(self, sig: int, bound: float) -> None:
-        """A stop still under way ``bound`` s after its signal: the loop is blocked (the stop's
-        own --shutdown-timeout runs on it, so it cannot end it). Exit 5, as a timed-out stop."""
-        time.sleep(min(LOOP_ANSWER_S, bound))
-        if self._signals == 0 and not self.event.is_set():  # the loop never ran ``_received``
-            emit(
+    def arm(self, why: str) -> None:
+        """Watch the stop under way (a signal, or the supervisor's request): said at once if
+        the loop does not answer, and ended with exit 5 if past ``bound`` it still does not.
+        A loop that answers is left to the stop's own bounds, however long the store takes."""
+        if self._bounding or self.bound is None or self._loop is None:
+            return
+        self._bounding = True
+        threading.Thread(
+            target=self._watch_the_loop, args=(why, self.bound), name="monque-stop-bound", daemon=True
+        ).start()
+
+    def _watch_the_loop(self, why: str, bound: float) -> None:
+        if self.finished.wait(LOOP_ANSWER_S):
+            return
+        if not self._loop_answers():
+            _last_words(
                 logging.WARNING,
                 "worker:stopping",
-                f"{signal.Signals(sig).name} received, but the event loop is blocked (an async handler that does "
-                f"not await): the worker stops once it is free, or exits in {bound:g} s; send it again to exit now",
-                signal=signal.Signals(sig).name,
+                f"{why} received, but the event loop is blocked (an async handler that does not await): the "
+                f"worker stops once it is free, or exits in {bound:g} s; send a signal again to exit now",
+                reason=why,
             )
-        time.sleep(max(0.0, bound - LOOP_ANSWER_S))
-        emit(
-            logging.ERROR,
-            "worker:shutdown-timeout",
-            f"still running {bound:g} s after {signal.Signals(sig).name}: the event loop is blocked (an async "
-            "handler that does not await: time.sleep, a blocking client, CPU work); exiting now; in-flight "
-            "jobs stay processing until stale recovery returns them",
-            signal=signal.Signals(sig).name,
-        )
-        flush_logging()
-        os._exit(ExitCode.SHUTDOWN_TIMEOUT)
+        if self.finished.wait(max(0.0, bound - LOOP_ANSWER_S)):
+            return
+        while not self.finished.is_set():
+            if not self._loop_answers():
+                _last_words(
+                    logging.ERROR,
+                    "worker:shutdown-timeout",
+                    f"still running {bound:g} s after {why}: the event loop is blocked (an async handler that does not "
+                    "await: time.sleep, a blocking client, CPU work); exiting now; in-flight jobs stay processing "
+                    "until stale recovery returns them",
+                    reason=why,
+                )
+                os._exit(ExitCode.SHUTDOWN_TIMEOUT)
+            self.finished.wait(1.0)
+
+    def _loop_answers(self) -> bool:
+        answered = threading.Event()
+        try:
+            assert self._loop is not None
+            self._loop.call_soon_threadsafe(answered.set)
+        except RuntimeError:  # the loop is closed: the worker has finished
+            return True
+        return answered.wait(LOOP_ANSWER_S) or self.finished.is_set()
 
     def remove(self, loop: asyncio.AbstractEventLoop) -> None:
         for sig in self._installed:
@@ -173,15 +201,32 @@ class StopRequest:
             self.event.set()
 
     def force(self, sig: int, why: str) -> None:
-        """Exit now, with 128 + ``sig``: what is running stays processing for stale recovery."""
-        emit(
-            logging.ERROR,
-            "worker:forced",
-            f"{why}: exiting now; in-flight jobs stay processing until stale recovery returns them",
-            signal=signal.Signals(sig).name,
-        )
+        """Exit now, with 128 + ``sig``: what is running stays processing for stale recovery.
+        From a signal handler or the lifeline's thread: the exit happens whatever the line
+        meets (a write the handler interrupted raises "reentrant call")."""
+        try:
+            emit(
+                logging.ERROR,
+                "worker:forced",
+                f"{why}: exiting now; in-flight jobs stay processing until stale recovery returns them",
+                signal=signal.Signals(sig).name,
+            )
+            flush_logging()
+        finally:
+            os._exit(ExitCode.FORCED_BASE + sig)
+
+
+def _last_words(level: int, event: str, message: str, **fields: Any) -> None:
+    """Log from a thread of its own, waited for 1 s at most: the blocked main thread may hold
+    a handler's lock, and the exit that follows must not wait on it."""
+
+    def say() -> None:
+        emit(level, event, message, **fields)
         flush_logging()
-        os._exit(ExitCode.FORCED_BASE + sig)
+
+    speaker = threading.Thread(target=say, name="monque-last-words", daemon=True)
+    speaker.start()
+    speaker.join(1.0)
 
 
 def _on_loop(loop: asyncio.AbstractEventLoop, call: Callable[..., Any], *args: Any) -> None:
@@ -214,8 +259,15 @@ def _require_handlers(monque: Monque, config: WorkerConfig) -> None:
 
 async def run_worker(config: WorkerConfig) -> int:
     """Run until a signal (or ``duration``); return the exit code. Raises ``CliError``."""
-    loop = asyncio.get_running_loop()
     stop = StopRequest()
+    try:
+        return await _run_worker(config, stop)
+    finally:
+        stop.finished.set()  # a stop's watch (``StopRequest.arm``) has nothing left to bound
+
+
+async def _run_worker(config: WorkerConfig, stop: StopRequest) -> int:
+    loop = asyncio.get_running_loop()
     stop.install(loop)
     link = ChildLink.from_environment()  # started by --processes' supervisor: tell it, and follow it
     lifeline_stop = LifelineStop()
@@ -224,10 +276,13 @@ async def run_worker(config: WorkerConfig) -> int:
         def supervisor_stop(why: str) -> None:
             _on_loop(loop, stop.request, why)
             lifeline_stop.request(loop, why)  # a setup blocking the loop would not hear it
+            stop.arm(why)  # nor a handler blocking it: the stop is bounded as a signal's is
 
         link.watch_lifeline(
             supervisor_stop,
-            lambda sig: _on_loop(loop, stop.force, sig, f"the supervisor forces the stop ({sig.name})"),
+            # From the lifeline's thread, not through the loop: a blocked loop outlived the
+            # supervisor's forced exit (its children have a process group of their own).
+            lambda sig: stop.force(sig, f"the supervisor forces the stop ({sig.name})"),
         )
         tag_slot(link.slot)
     monque = _build(config)

@@ -149,7 +149,7 @@ def test_a_handler_blocking_the_loop_does_not_make_the_worker_deaf_to_signals(
     worker.wait_for_event("job:start", job_id=job_id)
     worker.send(signal.SIGTERM)
     said = worker.wait_for_event("worker:stopping")
-    assert "the event loop is blocked" in said["message"] and "send it again to exit now" in said["message"]
+    assert "the event loop is blocked" in said["message"] and "send a signal again to exit now" in said["message"]
     worker.send(signal.SIGTERM)
     assert worker.wait_exit() == 128 + signal.SIGTERM
     worker.wait_for_event("worker:forced")
