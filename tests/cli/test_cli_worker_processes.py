@@ -464,3 +464,21 @@ def test_children_whose_setup_hangs_stop_at_once_with_the_group(
     group = group_of_two(spawn, db_url, app)
     stop_at_once(group, f"{app.split('.')[1].split(':')[0]}: setting up", "setup of")
     assert "Traceback" not in group.stderr
+
+
+def test_a_childs_blocked_loop_does_not_outlive_the_supervisors_forced_stop(
+    spawn: Callable[..., CliProcess], db_url: str
+) -> None:
+    """The supervisor's "force" reached a child through its event loop: a child whose async
+    handler blocked the loop stayed alive after the supervisor's second signal made it exit
+    (its children have a process group of their own). It is carried out from the lifeline's
+    thread now (a review of the blocked-loop fix)."""
+    group = start_group(spawn, db_url, processes="1")
+    (child,) = [int(event["pid"]) for event in child_events(group)]
+    job_id = enqueue(db_url, "loop.blocker", {"seconds": 120})
+    group.wait_for_event("job:start", job_id=job_id)
+    group.send(signal.SIGTERM)
+    group.wait_for_event("supervisor:stopping")
+    group.send(signal.SIGTERM)
+    assert group.wait_exit() == 128 + signal.SIGTERM
+    wait_gone([child])
