@@ -625,8 +625,9 @@ class BulkCount(int):
     def __repr__(self) -> str:
         return f"BulkCount({int(self)}, as_of={self.as_of})"
 
-    def __reduce__(self) -> tuple[type[BulkCount], tuple[int, int, str]]:
-        return (BulkCount, (int(self), self.as_of, self.scope))
+    def __reduce__(self) -> tuple[type[BulkCount], tuple[int, int], dict[str, str]]:
+        # The scope as state, not an argument: a version before it unpickles the count too.
+        return (BulkCount, (int(self), self.as_of), {"scope": self.scope})
 
 
 @dataclass(frozen=True, slots=True)

@@ -710,7 +710,8 @@ class Monque:
         as_of: BulkCount | None = None,
     ) -> BulkOperationResult:
         """Cancel every pending job matching ``selector`` (a ``JobSelector`` or any
-        ``JobListFilter``) in one store operation; other statuses are left alone.
+        ``JobListFilter``), by filter (SQLite: 1,000 jobs a transaction; MongoDB: one
+        update); other statuses are left alone.
         ``updated_before`` filters on the stored ``updatedAt`` (before that instant).
         ``as_of``: the ``BulkCount`` that ``count_bulk`` returned for the same selector; then
         only jobs that count saw and that have not changed since are cancelled (never more
@@ -739,7 +740,7 @@ class Monque:
         updated_before: datetime | None = None,
         as_of: BulkCount | None = None,
     ) -> BulkOperationResult:
-        """Retry every failed or cancelled job matching ``selector`` in one store operation
+        """Retry every failed or cancelled job matching ``selector`` by filter
         (``updated_before``, ``as_of``: as ``cancel_jobs``)."""
         self._require_initialized()
         return await self._manager.retry_jobs(selector, updated_before, as_of)
@@ -751,7 +752,7 @@ class Monque:
         updated_before: datetime | None = None,
         as_of: BulkCount | None = None,
     ) -> BulkOperationResult:
-        """Delete every job matching ``selector`` in one store operation (empty: every job;
+        """Delete every job matching ``selector`` by filter (empty: every job;
         ``updated_before``, ``as_of``: as ``cancel_jobs``)."""
         self._require_initialized()
         return await self._manager.delete_jobs(selector, updated_before, as_of)

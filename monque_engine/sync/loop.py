@@ -67,7 +67,10 @@ class BackgroundLoop:
                 # A task's (an async handler run inline in test mode called sys.exit): asyncio
                 # lets those two out of run_forever, which ended this thread, and every later
                 # call of every client in the process waited for ever. The task holds it as its
-                # outcome, so it reaches the caller waiting on that work; the loop serves on.
+                # outcome, so it reaches the caller waiting on that work; the loop serves on,
+                # unless exit is stopping it (the same turn may have run its stop).
+                if self.stopped:
+                    return
                 continue
             return  # stop()
 

@@ -33,7 +33,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from monque_engine import BulkCount, ConnectionError, InvalidJobQueryError, JobListFilter, Monque, MonqueError
+from monque_engine import (
+    BulkCount,
+    BulkOperationResult,
+    ConnectionError,
+    InvalidJobQueryError,
+    JobListFilter,
+    Monque,
+    MonqueError,
+)
 from monque_engine.check import Verdict, check_store, worst
 from monque_engine.export import export_jobs, iso
 from monque_engine.export_file import ExportFileError, check_export_path, write_export
@@ -702,20 +710,13 @@ async def _bulk(monque: Monque, args: argparse.Namespace) -> int:
         raise CliError(f"{action}: {error}", ExitCode.USAGE) from None
     if not args.yes or count == 0:
         _out(str(int(count)))
-        verb = {"cancel": "cancel", "retry": "retry", "delete": "delete"}[action]
         if count == 0:
-            _err(f"no job to {verb}: {description}")
+            _err(f"no job to {action}: {description}")
         else:
-            _err(f"{int(count):,} job(s) to {verb} ({description}); nothing changed: add --yes to {verb} them")
+            _err(f"{int(count):,} job(s) to {action} ({description}); nothing changed: add --yes to {action} them")
         return ExitCode.OK
-    act = {"cancel": monque.cancel_jobs, "retry": monque.retry_jobs, "delete": monque.delete_jobs}[action]
-    done = {"cancel": "cancelled", "retry": "retried", "delete": "deleted"}[action]
-    try:
-        result = await act(listing, as_of=count)
-    except asyncio.CancelledError:
-        args.stopped_after = await _reached_before_stop(monque, action, listing, count, done)
-        raise
-    line = f"{done} {result.count:,} of {int(count):,} counted job(s) ({description})"
+    result = await _bounded(monque, action, listing, count, args)
+    line = f"{_DONE[action]} {result.count:,} of {int(count):,} counted job(s) ({description})"
     if result.count < count:
         line += "; the others changed after the count and were left alone"
     if result.errors:
@@ -727,21 +728,38 @@ async def _bulk(monque: Monque, args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
-async def _reached_before_stop(
-    monque: Monque, action: BulkAction, listing: JobListFilter, count: BulkCount, done: str
-) -> str:
-    """What a bulk action stopped by a signal had done: it commits 1,000 jobs at a time, and
-    those stay done, so "stopped before delete finished" alone hid that half the jobs were
-    gone (probe-cli). A recount under the same bound says how many are no longer left (a
-    chunk in flight may still land: "at least"); given up after 2 s, or on a second signal."""
+#: What each bulk action did, as its lines say it.
+_DONE: dict[str, str] = {"cancel": "cancelled", "retry": "retried", "delete": "deleted", "stop": "asked to stop"}
+
+
+async def _bounded(
+    monque: Monque, action: BulkAction, listing: JobListFilter, count: BulkCount, args: argparse.Namespace
+) -> BulkOperationResult:
+    """The bulk ``action`` on ``listing``, never on more than ``count``. Stopped by a signal
+    part way, what it had done stays done (SQLite commits 1,000 jobs a transaction), and
+    "stopped before delete finished" alone hid that half the jobs were gone (probe-cli): a
+    recount under the same bound, 2 s at most (or until a second ctrl+c), says how many are
+    no longer left ("at least": a chunk in flight may still land), in ``args.stopped_after``."""
+    act = {
+        "cancel": monque.cancel_jobs,
+        "retry": monque.retry_jobs,
+        "delete": monque.delete_jobs,
+        "stop": monque.stop_jobs,
+    }[action]
     try:
-        left = await asyncio.wait_for(monque.count_bulk(action, listing, as_of=count), 2.0)
-    except (asyncio.CancelledError, TimeoutError, MonqueError):
-        return f"; jobs it reached stay {done} (it commits 1,000 at a time): run it again to count what is left"
-    return (
-        f"; at least {int(count) - int(left):,} of the {int(count):,} counted job(s) are no longer left to "
-        f"{action} (it commits 1,000 at a time; those it reached stay {done}): run it again for the rest"
-    )
+        return await act(listing, as_of=count)
+    except asyncio.CancelledError:
+        done = _DONE[action]
+        try:
+            left = await asyncio.wait_for(monque.count_bulk(action, listing, as_of=count), 2.0)
+        except (asyncio.CancelledError, TimeoutError, MonqueError):
+            args.stopped_after = f"; the jobs it reached stay {done}: run it again to count what is left"
+        else:
+            args.stopped_after = (
+                f"; at least {int(count) - int(left):,} of the {int(count):,} counted job(s) were {done} "
+                "before it stopped: run it again for the rest"
+            )
+        raise
 
 
 async def _cancel_running(monque: Monque, args: argparse.Namespace, listing: JobListFilter, description: str) -> int:
@@ -763,11 +781,10 @@ async def _cancel_running(monque: Monque, args: argparse.Namespace, listing: Job
                 f"({description}); nothing changed: add --yes to cancel and stop them"
             )
         return ExitCode.OK
-    cancelled = await monque.cancel_jobs(listing, as_of=pending) if pending else None
-    stopped = await monque.stop_jobs(listing, as_of=running) if running else None
+    cancelled = await _bounded(monque, "cancel", listing, pending, args) if pending else None
+    stopped = await _bounded(monque, "stop", listing, running, args) if running else None
     done_cancel = cancelled.count if cancelled else 0
     done_stop = stopped.count if stopped else 0
-    _out(str(done_cancel + done_stop))
     line = (
         f"cancelled {done_cancel:,} of {int(pending):,} pending job(s) and asked {done_stop:,} of {int(running):,} "
         f"running job(s) to stop ({description}); a stopped job ends cancelled once its owner cancels the handler"
@@ -777,7 +794,8 @@ async def _cancel_running(monque: Monque, args: argparse.Namespace, listing: Job
         line += f"; {len(refused)} running job(s) cannot be stopped, first: {refused[0]['error']}"
     if refused and done_stop == 0 and done_cancel == 0:
         raise CliError(line, ExitCode.USAGE)  # nothing could be done: say so with a failing exit
-    _err(line)
+    _err(line)  # before the count on stdout, as _bulk's (a failing stdout lost it)
+    _out(str(done_cancel + done_stop))
     return ExitCode.OK
 
 

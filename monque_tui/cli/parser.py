@@ -435,7 +435,7 @@ def _bulk_command(action: str, verb: str, reach: str) -> Command:
     return Command(
         "FILTER [--yes]",
         f"{action} every matching job ({reach}); counts first, acts only with --yes",
-        f"{verb} every job the filter matches ({reach}), 1,000 jobs a transaction (stopped part way, "
+        f"{verb} every job the filter matches ({reach}), on SQLite 1,000 jobs a transaction (stopped part way, "
         "the ones it reached stay changed and the stop line says how many). "
         "The jobs are counted first and the count printed; with --yes the action then reaches "
         "only jobs that count saw and that have not changed since: never more than counted, "
