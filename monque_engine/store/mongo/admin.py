@@ -41,7 +41,7 @@ class MongoAdmin(MongoPlumbing):
                 # Its hosts as the URL names them, database and collection: a bulk count's
                 # position (a time here) bounds only this collection's jobs.
                 name = getattr(collection, "name", options.collection_name)
-                self.position_scope = f"mongodb:{self._hosts}/{self._database_name}.{name}"
+                self.position_scope = self._scope_of(self._hosts, self._database_name, name)
                 admin = collection.database.client.admin
                 with self._errors.guard("read the server's version and topology"):
                     server = await inspect_server(admin.command, f"MongoDB at {self._hosts}")

@@ -87,7 +87,7 @@ class MongoPlumbing(JobStore):
             self._given_collection = target
             hosts, database = self._client_hosts(target.database.client), target.database.name
             self.display_url = f"mongodb://{hosts}/{database}"
-            self.position_scope = f"mongodb:{hosts}/{database}.{target.name}"  # (a URL's: at open)
+            self.position_scope = self._scope_of(hosts, database, target.name)  # (a URL's: at open)
         elif isinstance(target, AsyncDatabase):
             self._given_db = target
             hosts, database = self._client_hosts(target.client), target.name
@@ -117,6 +117,11 @@ class MongoPlumbing(JobStore):
         #: index: unique-key writes are refused with this message (``_require_unique_index``).
         self._unique_refusal: str | None = None
         self._reindexing = asyncio.Lock()
+
+    @staticmethod
+    def _scope_of(hosts: str, database: str, collection: str) -> str:
+        """``JobStore.position_scope``: the hosts as the URL writes them, database, collection."""
+        return f"mongodb:{hosts}/{database}.{collection}"
 
     @staticmethod
     def _client_hosts(client: AsyncMongoClient[Any]) -> str:

@@ -12,6 +12,7 @@ from textual.widgets import Static
 from monque_engine import JobStatus, QueueStats
 
 from ..formatting import STATUS_STYLES, STATUS_TABS, span
+from .console_header import middle_cut
 
 #: Which tabs stay when not all fit (1-based, as the keys): Failed, Pending, All, Processing,
 #: Completed, Cancelled (the active tab always stays, first).
@@ -214,16 +215,8 @@ def group_label_in(label: str, room: int) -> str:
     head, colon, message = label.partition(": ")
     head += colon
     if colon and len(head) + 9 <= room:
-        return head + _middle_cut(message, room - len(head))
-    return _middle_cut(label, room)
-
-
-def _middle_cut(text: str, room: int) -> str:
-    if len(text) <= room:
-        return text
-    keep = max(1, room - 1)
-    end = keep // 2
-    return text[: keep - end] + "…" + (text[len(text) - end :] if end else "")
+        return head + middle_cut(message, room - len(head))
+    return middle_cut(label, room)
 
 
 #: Where the view description may be cut: before a filter's words ("named 'x'", "matching 'y'",
