@@ -161,7 +161,13 @@ async def _write_and_rename(
     try:
         fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666, dir_fd=folder_fd)
     except OSError as error:
-        raise ExportFileError("write", path, _os_reason(error)) from None
+        reason = _os_reason(error)
+        if error.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+            # The export is made beside the target and renamed over it: the folder is what must
+            # be writable ("permission denied" named the file, writable itself; a CLI probe).
+            folder = os.path.dirname(os.path.abspath(path)) or "."
+            reason += f" in the folder {folder} (the export is written beside the file, then renamed over it)"
+        raise ExportFileError("write", path, reason) from None
     done = False
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as out:

@@ -277,3 +277,29 @@ def test_a_store_in_a_folder_it_cannot_write_says_the_folder(tmp_path: Path, url
     assert result.returncode == 3, result.stderr
     assert_one_line_error(result.stderr, f"directory {folder} is not writable", "make the directory writable")
     assert sorted(p.name for p in folder.iterdir()) == ["jobs.db"]
+
+
+def test_an_export_into_a_folder_it_cannot_write_names_the_folder(tmp_path: Path) -> None:
+    """The export is written beside its file and renamed over it: in a folder its user cannot
+    write, "cannot write x.jsonl: permission denied" named the file, itself writable (a probe)."""
+    store = tmp_path / "jobs.db"
+
+    async def make() -> None:
+        async with Monque(f"sqlite:///{store}") as monque:
+            await monque.enqueue("email")
+
+    asyncio.run(make())
+    folder = tmp_path / "out"
+    folder.mkdir()
+    target = folder / "jobs.jsonl"
+    target.write_text("an earlier export\n")
+    target.chmod(0o666)
+    folder.chmod(0o555)
+    tmp_path.chmod(0o777)  # the store's own folder stays writable for it
+    try:
+        result = _unprivileged(tmp_path, "export", "--output", str(target), f"sqlite:///{store}?mode=ro")
+    finally:
+        folder.chmod(0o755)
+    assert result.returncode == 2, result.stderr
+    assert_one_line_error(result.stderr, f"in the folder {folder}", "written beside the file")
+    assert target.read_text() == "an earlier export\n"
