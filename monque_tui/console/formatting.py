@@ -62,7 +62,7 @@ def absolute(at_ms: int | None) -> str:
     except (OverflowError, ValueError, OSError):
         # A job may hold any 64-bit instant (another client wrote it): say so instead of crashing.
         return f"{'after 9999-12-31' if at_ms > 0 else 'before 0001-01-01'} ({at_ms:,} ms since 1970)"
-    return moment.strftime("%Y-%m-%d %H:%M:%S.") + f"{at_ms % 1000:03d}Z"
+    return f"{moment.year:04d}" + moment.strftime("-%m-%d %H:%M:%S.") + f"{at_ms % 1000:03d}Z"  # %Y: "1-01-01"
 
 
 def due_or_finished(job: Job, now_ms: int) -> str:

@@ -80,7 +80,7 @@ def _moment_text(ms: int, today: int | None, end: bool = False) -> str:
     """As short as is exact: a date alone at a day boundary, the time alone on ``today`` (a day number)."""
     moment = ms_datetime(ms)
     if ms % DAY_MS == (DAY_MS - 1 if end else 0):
-        return moment.strftime("%Y-%m-%d")
+        return _date_text(moment)
     time_text = moment.strftime("%H:%M")
     if ms % 60_000:
         time_text += moment.strftime(":%S")
@@ -88,7 +88,12 @@ def _moment_text(ms: int, today: int | None, end: bool = False) -> str:
             time_text += f".{ms % 1000:03d}"
     if today is not None and ms // DAY_MS == today:
         return time_text
-    return f"{moment.strftime('%Y-%m-%d')} {time_text}"
+    return f"{_date_text(moment)} {time_text}"
+
+
+def _date_text(moment: datetime) -> str:
+    """``0001-01-01``: the C library's ``%Y`` writes the year unpadded ("1-01-01")."""
+    return f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}"
 
 
 class JobQuery(NamedTuple):
