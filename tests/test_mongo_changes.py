@@ -237,3 +237,35 @@ def test_invalidate_is_not_mapped_to_an_event() -> None:
     """The store itself turns an invalidate into ChangeFeedHistoryLostError (see
     test_mongo_watch.py); the mapping leaves it alone."""
     assert change_to_event({"_id": TOKEN, "operationType": "invalidate"}) is None
+
+
+RUNNING = [
+    {
+        "label": label,
+        "operationType": "update",
+        "fullDocument": {**DOC, "status": "processing"},
+        "updateDescription": {"updatedFields": {field: value, "updatedAt": T0}},
+    }
+    for label, field, value in (
+        ("progress", "progress", {"done": 1, "total": 4}),
+        ("stop-request", "stopRequestedAt", T0),
+        ("over-limit", "overLimitAt", T0),
+        ("heartbeat", "lastHeartbeat", T0),
+    )
+]
+
+
+def test_an_unfiltered_stream_carries_progress_stop_requests_and_over_limit_stamps() -> None:
+    """A console follows a running job's progress, its stop request and its over-limit stamp
+    live (the SQLite feed journals all three); the unfiltered stream passed only status and
+    nextRunAt updates, so those rows went stale on MongoDB (a review of the MongoDB store).
+    Heartbeats stay out, before any post-image lookup."""
+    for full_document in (False, True):
+        assert _evaluate(watch_pipeline(full_document, None), RUNNING) == ["progress", "stop-request", "over-limit"]
+    assert _evaluate(watch_pipeline(True, None), RUNNING, stages=1) == ["progress", "stop-request", "over-limit"]
+
+
+def test_a_status_filtered_stream_with_documents_carries_stop_requests_as_a_workers_does() -> None:
+    for statuses in ((JobStatus.PENDING,), (JobStatus.PROCESSING,)):
+        assert _evaluate(watch_pipeline(True, statuses), RUNNING) == ["stop-request"]
+        assert _evaluate(watch_pipeline(False, statuses), RUNNING) == ["stop-request"]

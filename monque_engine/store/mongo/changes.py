@@ -51,6 +51,10 @@ _OPERATION: dict[str, ChangeOperation] = {
 _STATUS = "updateDescription.updatedFields.status"
 _NEXT_RUN = "updateDescription.updatedFields.nextRunAt"
 _STOP = f"updateDescription.updatedFields.{STOP_REQUEST_FIELD}"
+#: A running job's progress report and its over-limit stamp: a console shows both, and the
+#: SQLite feed journals both; an unfiltered stream passes them (heartbeats stay out).
+_PROGRESS = "updateDescription.updatedFields.progress"
+_OVER_LIMIT = "updateDescription.updatedFields.overLimitAt"
 #: What a worker's wake-up reads from an event (``worker_pipeline``); the driver keeps the
 #: token (``_id``) itself and a change stream refuses a ``$project`` that drops it.
 WORKER_PROJECTION: Document = {
@@ -119,7 +123,10 @@ def watch_pipeline(
                         {"operationType": {"$in": _WHOLE}},
                         {
                             "operationType": "update",
-                            "$or": [{_STATUS: {"$exists": True}}, {_NEXT_RUN: {"$exists": True}}],
+                            "$or": [
+                                {field: {"$exists": True}}
+                                for field in (_STATUS, _NEXT_RUN, _STOP, _PROGRESS, _OVER_LIMIT)
+                            ],
                         },
                     ]
                 }
@@ -136,6 +143,7 @@ def watch_pipeline(
                         {"operationType": {"$in": _WHOLE_FILTERED}},
                         {"operationType": "update", _STATUS: {"$in": wanted}},
                         {"operationType": "update", _STATUS: {"$exists": False}, _NEXT_RUN: {"$exists": True}},
+                        {"operationType": "update", _STOP: {"$exists": True}},  # its owner hears it, as a worker's
                     ]
                 }
             },
@@ -144,6 +152,7 @@ def watch_pipeline(
                     "$or": [  # after it: inserts, replaces and nextRunAt-only updates by status
                         {"operationType": "invalidate"},
                         {_STATUS: {"$exists": True}},
+                        {_STOP: {"$exists": True}},
                         {"fullDocument.status": {"$in": wanted}},
                     ]
                 }
