@@ -67,3 +67,21 @@ async def test_a_suffix_matching_more_than_the_suffix_query_returns_keeps_the_ex
     store, adapter = evaluator_store(collection)
     assert await store.cancel_many(_selector("1"), 5_000) == 5
     assert "$expr" in json.dumps(_sent(adapter, "update_many"), default=str)
+
+
+async def test_a_listing_over_the_suffix_limit_counts_and_pages_every_match(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The listing half: it kept the oldest ID_SUFFIX_LIMIT ids, so a count said 1,000 of
+    1,100 and the newest matches were missing from a page sorted newest first, where the bulk
+    call on the same filter counted them all (a review of the MongoDB store)."""
+    from monque_engine.job import JobSort
+
+    monkeypatch.setattr(q, "ID_SUFFIX_LIMIT", 2)
+    collection = evaluator_collection()
+    collection.insert_many([_job(n=n * 16 + 1, created_at_ms=1_000 + n) for n in range(5)])
+    store, _adapter = evaluator_store(collection)
+    listing = StoreListFilter(search="1")
+    assert await store.count(listing) == 5
+    assert [step async for step in store.count_in_steps(listing, 2)][-1].matched == 5
+    newest = await store.page(listing, JobSort("created_at", "desc"), "forward", None, 2)
+    assert [job.id for job in newest] == [oid(4 * 16 + 1), oid(3 * 16 + 1)]
+    assert await store.count_selected(StoreSelector(listing=listing)) == 5

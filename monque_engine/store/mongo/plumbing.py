@@ -289,15 +289,18 @@ class MongoPlumbing(JobStore):
         self._warned_ids.add(key)
         log.warning(message, *args)
 
-    async def _suffix_ids(
-        self, filter: StoreListFilter, limit: int = q.ID_SUFFIX_LIMIT, display: bool = True
-    ) -> list[Any] | None:
+    async def _suffix_ids(self, filter: StoreListFilter, display: bool = True) -> list[Any] | None:
         """For an id-like search: the ids ending with it, by their own index-only query
-        (``documents.id_suffix_query``), so the listing's ``$or`` stays indexed.
+        (``documents.id_suffix_query``), so the listing's ``$or`` stays indexed. None when
+        the search is not id-like, or when more than ``ID_SUFFIX_LIMIT`` ids end with it (a
+        suffix of 1-3 digits): the exact ``$expr`` then stays in the ``$or``, so a listing,
+        its count and a bulk action all reach every match (a listing once kept the oldest
+        1,000 and counted 1,000 of 1,100, where the bulk call on it counted 1,100).
         ``display=False``: for a bulk action, read on the primary like the action itself."""
         if not filter.search or not q.id_like(filter.search):
             return None
         query = q.id_suffix_query(filter.search)
+        limit = q.ID_SUFFIX_LIMIT + 1
         call = self._display_call if display else self._call
         docs = await call(
             "search job ids",
@@ -310,6 +313,8 @@ class MongoPlumbing(JobStore):
             ),
             q.LIST_TIMEOUT_HINT,
         )
+        if len(docs) > q.ID_SUFFIX_LIMIT:
+            return None
         return [doc["_id"] for doc in docs]
 
     @staticmethod
@@ -340,12 +345,9 @@ class MongoPlumbing(JobStore):
         more ids than that query returns (``ID_SUFFIX_LIMIT``: a suffix of 1-3 digits) the
         exact ``$expr`` stays, under the bulk deadline. The ``as_of`` bound is unchanged."""
         listing = selector.listing
-        if listing is None or not listing.search or not q.id_like(listing.search):
+        if listing is None:
             return q.selector_filter(selector)
-        ids = await self._suffix_ids(listing, limit=q.ID_SUFFIX_LIMIT + 1, display=False)
-        if ids is not None and len(ids) > q.ID_SUFFIX_LIMIT:
-            return q.selector_filter(selector)
-        return q.selector_filter(selector, ids)
+        return q.selector_filter(selector, await self._suffix_ids(listing, display=False))
 
     def _side(self, kind: str) -> AsyncCollection[Any]:
         collection = self._coll()
