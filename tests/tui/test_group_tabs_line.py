@@ -23,22 +23,22 @@ class _Tabs(App[None]):
         yield StatusTabs()
 
 
-async def _line(width: int, label: str) -> str:
+async def _line(width: int, label: str, active: JobStatus | None = JobStatus.FAILED) -> str:
     app = _Tabs()
     async with app.run_test(size=(width, 3)) as pilot:
         tabs = app.query_one(StatusTabs)
         tabs.stats = QueueStats(pending=0, processing=0, completed=0, failed=540, cancelled=0, total=540)
-        tabs.active = JobStatus.FAILED
+        tabs.active = active
         tabs.group = label
         await pilot.pause()
         return tabs.render().plain
 
 
 async def test_at_80_columns_the_end_that_tells_groups_apart_stays() -> None:
-    line = await _line(80, LABEL)
+    line = await _line(80, LABEL + " (pattern: gateway.example.com timed out after <n> s (<str>))", active=None)
     assert len(line) <= 80, line
     shown = line.split(" — ")[0]
-    assert shown.startswith("group payment.") and "…" in shown, line
+    assert shown.startswith("group payment.gateway TimeoutError: ") and "…" in shown, line
     assert shown.endswith("(batch_1)"), line
     assert "540 failed · 0 retrying" in line
 

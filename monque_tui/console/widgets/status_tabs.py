@@ -208,13 +208,21 @@ class StatusTabs(Static):
 
 
 def group_label_in(label: str, room: int) -> str:
-    """An error group's ``name Type: message`` in ``room`` cells: the name and type whole
-    where they fit, the message cut in its middle. Groups of one name and type differ by
-    the end of their message ("…(batch_1)"), which a cut at the end hid (a console probe,
-    80 columns: three groups all read "TimeoutError: gateway.example…")."""
+    """An error group's ``name Type: message (pattern: template)`` in ``room`` cells.
+
+    The template goes first (the example message beside it is what an operator reads); then
+    the message is cut in its middle, the name and type kept whole where they fit; else the
+    whole label is cut in its middle. Groups of one name and type differ by the end of their
+    message ("…(batch_1)"), which a cut at the end hid (a console probe, 80 columns: three
+    groups all read "TimeoutError: gateway.example…")."""
+    if len(label) <= room:
+        return label
+    label = label.partition(" (pattern: ")[0]
+    if len(label) <= room:
+        return label
     head, colon, message = label.partition(": ")
     head += colon
-    if colon and len(head) + 9 <= room:
+    if colon and len(head) < room:  # the name and type first, then what room is left
         return head + middle_cut(message, room - len(head))
     return middle_cut(label, room)
 
