@@ -155,3 +155,14 @@ def test_mongodb_hosts_and_credentials_the_driver_refuses_are_refused_when_the_c
 def test_mongodb_hosts_the_driver_takes_still_pass() -> None:
     for url in ("mongodb://u:p%40ss@db1,db2:27018/app", "mongodb://[::1]:27017/app", "mongodb+srv://c0.example.net/a"):
         assert parse_mongo_url(url).database in ("app", "a")
+
+
+def test_a_short_mongodb_password_is_masked_where_it_stands_alone_only() -> None:
+    """Every translated driver error passed through a plain replace: with the password "p",
+    "option 'replSet' not accepted" read "o***tion 're***lSet' not acce***ted"; and a
+    password the driver decodes with + as a space was left as decoded (a MongoDB review)."""
+    from monque_engine.store.mongo.config import mask_password
+
+    assert mask_password("option 'replSet' not accepted", "mongodb://u:p@h/db") == "option 'replSet' not accepted"
+    assert mask_password("bad auth: p", "mongodb://u:p@h/db") == "bad auth: ***"
+    assert mask_password("auth failed for s3cr et", "mongodb://u:s3cr+et@h/db") == "auth failed for ***"

@@ -100,7 +100,7 @@ def mask_url(url: str) -> str:
     return mask_text(url)
 
 
-def _mask_occurrences(text: str, secret: str) -> str:
+def mask_occurrences(text: str, secret: str) -> str:
     """``secret`` replaced by ``***`` in ``text``: everywhere once it is 3 characters or more;
     a shorter one only where it stands alone (no letter or digit either side), or a password
     ``p`` turned "option not accepted" into "o***tion not acce***ted" (probe finding)."""
@@ -120,7 +120,7 @@ def mask_secrets(text: str, url: str) -> str:
     span = _password_span(url.strip())
     password = url.strip()[span[0] : span[1]] if span is not None else None
     if password:
-        masked = _mask_occurrences(masked, password)
+        masked = mask_occurrences(masked, password)
     # Secrets carried in the query (a TLS key password, a session token), wherever a driver echoes them.
     for match in _QUERY_SECRET.finditer(url.strip().partition("?")[2]):
         secret = match.group(2)

@@ -12,14 +12,14 @@ import re
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl, unquote
+from urllib.parse import parse_qsl, unquote, unquote_plus
 
 from bson.codec_options import DatetimeConversion
 from pymongo.errors import ConfigurationError
 from pymongo.uri_parser import split_options
 
 from ..base import InvalidCollectionNameError, JobStore, StoreLocation
-from ..urls import InvalidStoreUrlError, mask_secrets, mask_url
+from ..urls import InvalidStoreUrlError, mask_occurrences, mask_secrets, mask_url
 
 DEFAULT_DATABASE = "monque"
 #: How long the *first* ping waits for a server, unless the URL or a kwarg sets
@@ -92,9 +92,11 @@ def mask_password(text: str, url: str) -> str:
     userinfo, _, _ = _split(rest)
     if userinfo and ":" in userinfo:
         password = userinfo.split(":", 1)[1]
-        for form in sorted({password, unquote(password)}, key=len, reverse=True):
+        # As written, percent-decoded, and as the driver decodes it (``+`` as a space); a short
+        # one only where it stands alone ("p" once made "o***tion not acce***ted").
+        for form in sorted({password, unquote(password), unquote_plus(password)}, key=len, reverse=True):
             if form:
-                masked = masked.replace(form, "***")
+                masked = mask_occurrences(masked, form)
     return masked
 
 
