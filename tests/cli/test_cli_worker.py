@@ -138,16 +138,24 @@ def test_a_stop_while_the_app_imports_says_so_and_exits_0(
     assert "Traceback" not in worker.stderr
 
 
+def _signalled_while_running(
+    spawn: Callable[..., CliProcess], db_url: str, name: str, seconds: float, *extra: str
+) -> tuple[CliProcess, str]:
+    """A worker running a job of ``name`` (``seconds`` long), sent SIGTERM once it started."""
+    worker = start_worker(spawn, db_url, *extra)
+    job_id = enqueue(db_url, name, {"seconds": seconds})
+    worker.wait_for_event("job:start", job_id=job_id)
+    worker.send(signal.SIGTERM)
+    return worker, job_id
+
+
 def test_a_handler_blocking_the_loop_does_not_make_the_worker_deaf_to_signals(
     spawn: Callable[..., CliProcess], db_url: str
 ) -> None:
     """An async handler that blocks the event loop (``time.sleep``) left a worker deaf to every
     signal, the second included: the loop hears them only when it runs, and only SIGKILL
     ended it (a worker probe). The first now says the loop is blocked; the second exits now."""
-    worker = start_worker(spawn, db_url)
-    job_id = enqueue(db_url, "loop.blocker", {"seconds": 120})
-    worker.wait_for_event("job:start", job_id=job_id)
-    worker.send(signal.SIGTERM)
+    worker, job_id = _signalled_while_running(spawn, db_url, "loop.blocker", 120)
     said = worker.wait_for_event("worker:stopping")
     assert "the event loop is blocked" in said["message"] and "send a signal again to exit now" in said["message"]
     worker.send(signal.SIGTERM)
@@ -162,10 +170,7 @@ def test_a_stop_a_blocked_loop_cannot_run_is_bounded_all_the_same(
     """One signal, and the loop stays blocked: the stop's own --shutdown-timeout runs on that
     loop, so it never fired. Past it (plus the handlers' grace and a margin) the worker exits
     5, as a timed-out stop does, and says why."""
-    worker = start_worker(spawn, db_url, "--shutdown-timeout", "0.1")
-    job_id = enqueue(db_url, "loop.blocker", {"seconds": 120})
-    worker.wait_for_event("job:start", job_id=job_id)
-    worker.send(signal.SIGTERM)
+    worker, job_id = _signalled_while_running(spawn, db_url, "loop.blocker", 120, "--shutdown-timeout", "0.1")
     assert worker.wait_exit(timeout=60) == 5
     said = worker.wait_for_event("worker:shutdown-timeout")
     assert "the event loop is blocked" in said["message"] and "stale recovery" in said["message"]
@@ -173,10 +178,7 @@ def test_a_stop_a_blocked_loop_cannot_run_is_bounded_all_the_same(
 
 
 def test_shutdown_timeout_exits_5_even_with_a_stuck_sync_handler(spawn: Callable[..., CliProcess], db_url: str) -> None:
-    worker = start_worker(spawn, db_url, "--shutdown-timeout", "0.5")
-    job_id = enqueue(db_url, "sync.slow", {"seconds": 60})
-    worker.wait_for_event("job:start", job_id=job_id)
-    worker.send(signal.SIGTERM)
+    worker, job_id = _signalled_while_running(spawn, db_url, "sync.slow", 60, "--shutdown-timeout", "0.5")
     assert worker.wait_exit(timeout=10) == 5
     error = worker.wait_for_event("job:error")
     assert error["error_type"] == "ShutdownTimeoutError"
