@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from textual.widgets import DataTable
 
 from monque_engine.job import InstanceRecord
@@ -48,7 +50,10 @@ async def test_children_of_a_supervisor_sit_under_its_row_with_their_sums(seeded
         assert "a-lone" in keys and str(table.get_cell("a-lone", "id")) == "a-lone"
         assert str(table.get_cell(group, "id")) == "supervisor sup-1"
         assert str(table.get_cell(group, "processed")) == "12"
-        assert str(table.get_cell(group, "running")) == "2"
+        # What the live children hold in the store now (none here), not what their last
+        # heartbeats reported (1 each): that was up to 30 s stale (a console probe).
+        assert str(table.get_cell(group, "running")) == "0"
+        assert str(table.get_cell(group, "state")) == "▾ 2 up"
         assert str(table.get_cell(group, "names")) == "email×10"
         assert str(table.get_cell("a-child-1", "id")).startswith("├ ")
         assert str(table.get_cell("b-child-2", "id")).startswith("└ ")
@@ -75,3 +80,23 @@ async def test_x_on_a_supervisor_row_says_it_holds_no_jobs(seeded_url: str) -> N
         table.move_cursor(row=[key.value for key in table.rows].index(GROUP_KEY + "sup-1"))
         await pilot.press("x")
         await wait_for(lambda: any("holds no jobs" in str(n.message) for n in app._notifications))
+
+
+async def test_a_dead_child_runs_nothing_and_the_group_counts_it_apart(seeded_url: str) -> None:
+    """A child killed with -9 kept its last heartbeat's "3 running" for ever, the group row
+    added it up, and the group read "3/3 up" then "2/3 up" for two slots (a console probe)."""
+    async with running_console(seeded_url, size=(160, 30)) as (app, pilot):
+        monque = app.session.monque
+        assert monque is not None
+        dead = dataclasses.replace(
+            _record("a-child-1", "sup-1", 5), running=3, last_heartbeat_ms=SEED_NOW_MS - 3_600_000
+        )
+        for record in (dead, _record("b-child-2", "sup-1", 7)):
+            await monque.store.upsert_instance(record)
+        await pilot.press("W")
+        await wait_for(lambda: isinstance(app.screen, WorkersScreen) and "b-child-2" in app.screen.rows)
+        table = app.screen.query_one(DataTable)
+        group = GROUP_KEY + "sup-1"
+        assert str(table.get_cell("a-child-1", "running")) == "-"
+        assert str(table.get_cell(group, "running")) == "0"
+        assert str(table.get_cell(group, "state")) == "▾ 1 up, 1 dead"

@@ -86,7 +86,10 @@ def cells(row: InstanceRow, wide: bool = False) -> dict[str, Text]:
         "pid": _dim() if info.pid is None else Text(str(info.pid)),
         "version": Text(info.version) if info.version else _dim("node?" if info.inferred else "-"),
         "names": Text(names) if names else _dim(),
-        "running": number(info.running),
+        # The registry's count is as of the last heartbeat (30 s stale: a child running 3 jobs
+        # read 0, a dead one kept its last 3; a console probe): a live instance runs what it
+        # holds in the store now, a dead one nothing.
+        "running": _dim() if row.dead else number(None if info.running is None else info.jobs_held),
         "processed": number(info.processed),
         # Failed attempts since the instance started (retried or not): not the jobs that are
         # failed now (the tabs), nor health's failed attempts in a window (issue 40).
@@ -127,13 +130,18 @@ def group_cells(supervisor: str, children: list[InstanceRow], wide: bool = False
     hosts = sorted({row.info.host for row in children if row.info.host})
     ages = [row.age_ms for row in children if row.age_ms is not None]
     return {
-        "state": Text(f"▾ {len(alive)}/{len(children)} up", style="green" if len(alive) == len(children) else "yellow"),
+        # Up and dead instances, not "2/3 up": a killed child's record is another instance
+        # beside its restarted slot, not a third slot (a console probe read "3/3", then "2/3").
+        "state": Text(
+            f"▾ {len(alive)} up" + (f", {len(children) - len(alive)} dead" if len(alive) < len(children) else ""),
+            style="green" if len(alive) == len(children) else "yellow",
+        ),
         "id": Text.assemble(("supervisor ", "dim"), (supervisor, "bold")),
         "host": Text(", ".join(hosts)) if hosts else _dim(),
         "pid": _dim(),
         "version": _dim(""),
         "names": Text(names) if names else _dim(),
-        "running": total([row.info.running for row in children]),
+        "running": total([None if row.info.running is None else row.info.jobs_held for row in alive]),
         "processed": total([row.info.processed for row in children]),
         "failed attempts": total([row.info.failed for row in children]),
         "heartbeat": _dim("never") if not ages else Text(f"{span(min(ages))} ago", justify="right"),
