@@ -34,3 +34,18 @@ async def test_at_80_columns_with_an_app_label_the_paused_count_is_whole() -> No
 async def test_with_room_the_paused_names_are_shown() -> None:
     line = await _line(160, "apps:slow_setup", ("export.csv", "email.send"))
     assert "⏸ paused: export.csv, email.send" in line, line
+
+
+async def test_at_80_columns_a_frozen_view_keeps_its_marked_count_whole() -> None:
+    """ "❄ view frozen, p for live · 30": the word "marked" was cut off (a console probe)."""
+    app = _Header()
+    async with app.run_test(size=(80, 3)) as pilot:
+        header = app.query_one(ConsoleHeader)
+        header.store = "sqlite:////tmp/probe-tui2/h.db"
+        header.feed = "live"
+        header.paused = True
+        header.marked = 30
+        await pilot.pause()
+        line = header.render().plain
+    assert len(line) <= 80 and line.endswith("30 marked"), line
+    assert "❄ frozen" in line

@@ -19,6 +19,8 @@ FEED_LABELS: dict[str, tuple[str, str]] = {
 
 #: Live updates frozen with ``p`` (only this console's view; jobs keep running).
 FROZEN_VIEW = "❄ view frozen, p for live"
+#: The same where the line has no room for it (``p`` is in the footer and ``?``).
+FROZEN_SHORT = "❄ frozen"
 
 
 def store_state_label(lost: bool, damaged: bool) -> str:
@@ -78,6 +80,7 @@ class ConsoleHeader(Static):
         if self.paused:
             # The view, not the queue: worded and coloured apart from "⏸ paused: NAME" (a paused
             # job name in the store), which it once read as (both said ⏸ PAUSED in yellow).
+            frozen_at = len(parts)
             parts.append((FROZEN_VIEW, "bold reverse cyan"))
         if self.read_only:
             parts.append(("READ-ONLY", "bold reverse red"))
@@ -105,6 +108,11 @@ class ConsoleHeader(Static):
             compact = f"⏸ {len(self.paused_names)} paused"
             states -= cell_len(parts[paused_at][0]) - cell_len(compact)
             parts[paused_at] = (compact, "bold yellow")
+        if self.paused and width and text.cell_len + MIN_STORE + states > width:
+            # Still no room: the frozen view's hint goes before the marked count is cut ("· 30"
+            # without "marked" at 80 columns; a console probe).
+            states -= cell_len(FROZEN_VIEW) - cell_len(FROZEN_SHORT)
+            parts[frozen_at] = (FROZEN_SHORT, "bold reverse cyan")
         store = self.store
         if width and text.cell_len + cell_len(store) + states > width:
             store = middle_cut(store, max(MIN_STORE, width - text.cell_len - states))
