@@ -37,6 +37,9 @@ class EagerRunner:
         #: Jobs an inline claim took, until their run ends: between the claim's commit and
         #: its run's task there is no task to wait for (``_read``).
         self._claimed: dict[str, asyncio.Event] = {}
+        #: Inline claims under way, each settled once what it took is in ``_claimed``: a
+        #: read may see a job the claim committed before the claim's caller has it back.
+        self._claiming: set[asyncio.Future[None]] = set()
 
     async def after_enqueue(self, job: Job) -> Job:
         """An enqueued job, run now if it is due and its name has a handler here; else as it is."""
@@ -58,10 +61,16 @@ class EagerRunner:
             if current.next_run_at_ms > now:
                 await self._management.reschedule(job_id, now, now)  # the retry's backoff, or a later run_at
             heartbeat_ms = int(self._ctx.options.heartbeat_interval * 1000)
-            claimed = await self._claims.claim(name, self._ctx.instance_id, now_ms(), 1, heartbeat_ms)
+            claiming = asyncio.get_running_loop().create_future()
+            self._claiming.add(claiming)
+            try:
+                claimed = await self._claims.claim(name, self._ctx.instance_id, now_ms(), 1, heartbeat_ms)
+                ended = {job.id: self._claimed.setdefault(job.id, asyncio.Event()) for job in claimed}
+            finally:
+                self._claiming.discard(claiming)
+                claiming.set_result(None)
             if not claimed:
                 break  # paused, or taken by a worker of another process
-            ended = {job.id: self._claimed.setdefault(job.id, asyncio.Event()) for job in claimed}
             try:
                 for job in claimed:
                     runs += 1
@@ -76,6 +85,7 @@ class EagerRunner:
     async def _read(self, job_id: str) -> Job | None:
         """The job as stored, once no inline run of this instance holds it: an enqueue made
         beside this one (``asyncio.gather``) may have claimed it first; that run is awaited."""
+        settled_since_read = False
         while True:
             job = await self._reads.get(job_id)
             if job is None or job.status is not JobStatus.PROCESSING or job.claimed_by != self._ctx.instance_id:
@@ -84,12 +94,20 @@ class EagerRunner:
             if running is not None:
                 await asyncio.wait((running,))
                 continue
+            # Claimed by another call's inline claim, whose run has no task yet: this read came
+            # back first (an enqueue then returned its job "processing"; a flaky test). Wait
+            # for that run, or, while claims are under way, for them to say what they took.
             claim = self._claimed.get(job_id)
-            if claim is None:
+            if claim is not None:
+                await claim.wait()
+            elif self._claiming:
+                await asyncio.wait(set(self._claiming))
+            elif not settled_since_read:
+                # Nothing here runs it now, but the read may predate a whole run that ended
+                # while it came back: read once more before taking "processing" as the answer.
+                settled_since_read = True
+            else:
                 return job
-            # Claimed by another call's inline claim, whose run has no task yet: its store
-            # read came back first (an enqueue then returned its job "processing"; a flaky test).
-            await claim.wait()
 
     async def _gone(self, job_id: str) -> Job:
         raise JobNotFoundError(job_id, f"Job {job_id} was deleted while test mode ran it")
