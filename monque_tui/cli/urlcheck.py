@@ -139,21 +139,6 @@ def _check_sqlite(url: str) -> None:
                 "--read-only, or ?mode=ro on the URL)",
                 ExitCode.STORE,
             )
-        real = Path(os.path.realpath(path))  # SQLite keeps its side files beside the file a link names
-        if not os.access(real.parent, os.W_OK | os.X_OK) and not Path(f"{real}-shm").exists():
-            # SQLite's WAL keeps -wal and -shm files beside the database, made on open: a
-            # read-only folder read "attempt to write a readonly database", with mode=ro too.
-            try:
-                on_read_only_fs = bool(os.statvfs(real.parent).f_flag & os.ST_RDONLY)
-            except OSError:
-                on_read_only_fs = False
-            why = "is on a read-only file system" if on_read_only_fs else "is not writable"
-            raise CliError(
-                f"{where} cannot open {path}: directory {real.parent} {why}, and SQLite keeps its "
-                f"{real.name}-wal and -shm files there (a worker with it open through a writable mount "
-                "makes them); make the directory writable",
-                ExitCode.STORE,
-            )
         try:
             with path.open("rb") as handle:
                 head = handle.read(len(SQLITE_MAGIC))

@@ -197,16 +197,23 @@ def preflight(settings: SqliteSettings) -> None:
             f"Cannot open SQLite database {path}: the file does not exist, and {how} never creates one; check the path"
         )
     read_only_fs = _on_read_only_file_system(parent)
+    # SQLite keeps a WAL database's -wal and -shm beside the file a link names, and makes them
+    # on open: a folder it cannot write refused a store with no side files left (after a clean
+    # close) as "attempt to write a readonly database", mode=ro too (a CLI probe).
+    real = Path(os.path.realpath(path))
+    side_files = all(Path(f"{real}{suffix}").exists() for suffix in ("-wal", "-shm"))
+    folder_closed = path.exists() and not side_files and not os.access(real.parent, os.W_OK | os.X_OK)
     if settings.read_only:
         if not os.access(path, os.R_OK):
             raise ConnectionError(f"Cannot open {path}: permission denied (it must be readable)")
-        side_files = all(Path(f"{path}{suffix}").exists() for suffix in ("-wal", "-shm"))
         if read_only_fs and not side_files:
             raise ConnectionError(
                 f"Cannot open {path} read-only: it is on a read-only file system, and SQLite cannot create "
                 "the -wal and -shm files it needs to read a WAL database there; open it while a worker has "
                 "it open through a writable mount, or copy it to a writable directory"
             )
+        if folder_closed:
+            raise ConnectionError(_folder_not_writable(path, real))
         return
     if not parent.is_dir():
         raise ConnectionError(
@@ -219,6 +226,8 @@ def preflight(settings: SqliteSettings) -> None:
         )
     if path.exists() and not os.access(path, os.R_OK | os.W_OK):
         raise ConnectionError(f"Cannot open {path}: permission denied (it must be readable and writable)")
+    if folder_closed:
+        raise ConnectionError(_folder_not_writable(path, real))
     if not path.exists() and not os.access(parent, os.W_OK | os.X_OK):
         raise ConnectionError(f"Cannot create {path}: directory {parent} is not writable")
 
@@ -250,6 +259,13 @@ def open_error(settings: SqliteSettings, error: sqlite3.DatabaseError, describe:
             "point the URL at another file, or restore this one from a backup"
         )
     return ConnectionError(f"Cannot open {describe()}: {text}")
+
+
+def _folder_not_writable(path: Path, real: Path) -> str:
+    return (
+        f"Cannot open {path}: directory {real.parent} is not writable, and SQLite keeps its {real.name}-wal "
+        "and -shm files there (a worker with it open makes them); make the directory writable"
+    )
 
 
 def _on_read_only_file_system(directory: Path) -> bool:
