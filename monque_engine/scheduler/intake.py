@@ -223,7 +223,7 @@ class JobIntake:
                 data_json, data = encode_payload_as_stored(item.get("data"), max_size)
                 run_at = item.get("run_at")
                 due = now if run_at is None else run_at_ms(run_at, now)
-                limit = job_timeout_ms(item.get("timeout"), f"enqueue_many item {index}: timeout")
+                limit = job_timeout_ms(item.get("timeout"), "timeout")
                 append(NewJob(job_id, name, data, data_json, due, now, None, unique_key, limit))
             except MonqueError as error:
                 _name_the_item(error, index)
@@ -234,7 +234,6 @@ class JobIntake:
 def _name_the_item(error: MonqueError, index: int) -> None:
     """Say which item of an ``enqueue_many`` batch is bad: in a batch of 1,000, "payload
     contains NaN" left the caller to search for it. Prefixes the message in place (the
-    error's class and fields stay), unless it already names the item."""
-    prefix = f"enqueue_many item {index}"
-    if error.args and isinstance(error.args[0], str) and not error.args[0].startswith(prefix):
-        error.args = (f"{prefix}: {error.args[0]}", *error.args[1:])
+    error's class and fields stay)."""
+    if error.args and isinstance(error.args[0], str):
+        error.args = (f"enqueue_many item {index}: {error.args[0]}", *error.args[1:])
