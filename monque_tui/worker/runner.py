@@ -77,7 +77,6 @@ class StopRequest:
     def __init__(self) -> None:
         self.event = asyncio.Event()
         self.signal_name: str | None = None
-        self._signals = 0
         self._heard = 0
         self._installed: list[int] = []
         #: Seconds a stop may take before a loop found blocked then is given up on (None:
@@ -164,28 +163,26 @@ class StopRequest:
         self._installed.clear()
 
     def _received(self, sig: int) -> None:
+        """The first stop signal, as the loop hears it: a second one never gets here, its
+        Python-level handler (``_heard_in_main_thread``) exits first."""
         name = signal.Signals(sig).name
-        self._signals += 1
-        if self._signals == 1:
-            if self.event.is_set():  # the supervisor asked first: the same stop
-                emit(
-                    logging.INFO,
-                    "worker:stopping",
-                    f"{name} received: already finishing in-flight jobs, as the supervisor asked "
-                    "(send it again to exit now)",
-                    signal=name,
-                )
-                return
-            self.signal_name = name
+        if self.event.is_set():  # the supervisor asked first: the same stop
             emit(
-                logging.WARNING,
+                logging.INFO,
                 "worker:stopping",
-                f"{name} received: finishing in-flight jobs (send it again to exit now)",
+                f"{name} received: already finishing in-flight jobs, as the supervisor asked "
+                "(send it again to exit now)",
                 signal=name,
             )
-            self.event.set()
             return
-        self.force(sig, f"second {name}")
+        self.signal_name = name
+        emit(
+            logging.WARNING,
+            "worker:stopping",
+            f"{name} received: finishing in-flight jobs (send it again to exit now)",
+            signal=name,
+        )
+        self.event.set()
 
     def request(self, why: str) -> None:
         """A graceful stop asked without a signal (the supervisor, over the lifeline): the
