@@ -70,6 +70,10 @@ class ConsoleHeader(Static):
         long path or the names pushed "1 marked" off the line).
         """
         parts: list[tuple[str, str]] = []
+        #: Each part's shorter form, used in this order while the line has no room even with
+        #: the store cut short: the paused names' count ("⏸ paused:" once ended the line at 80
+        #: columns with --app), then the frozen view's hint (the marked count lost "marked").
+        shorter: list[tuple[int, str]] = []
         label, style = FEED_LABELS.get(self.feed, (self.feed, ""))
         if self.feed_error and self.feed in ("reconnecting", "fallback"):
             label += f" ({short_reason(self.feed_error, 60)})"
@@ -86,12 +90,14 @@ class ConsoleHeader(Static):
             parts.append(("READ-ONLY", "bold reverse red"))
         if self.reads:
             parts.append((self.reads, "yellow"))
-        paused_at = len(parts)
         if self.paused_names:
             shown = ", ".join(self.paused_names[:3]) + (
                 f" +{len(self.paused_names) - 3}" if len(self.paused_names) > 3 else ""
             )
+            shorter.append((len(parts), f"⏸ {len(self.paused_names)} paused"))
             parts.append((f"⏸ paused: {shown}", "bold yellow"))
+        if self.paused:
+            shorter.append((frozen_at, FROZEN_SHORT))
         if self.marked_all:
             parts.append((f"all {self.marked:,} matching marked", "bold yellow"))
         elif self.marked:
@@ -102,17 +108,11 @@ class ConsoleHeader(Static):
             text.append(f"[{self.label}] ", style="bold magenta")
         width = self.content_size.width
         states = sum(3 + cell_len(part) for part, _style in parts)
-        if self.paused_names and width and text.cell_len + MIN_STORE + states > width:
-            # No room for the names even with the store cut short: their count, whole (the
-            # line ended "⏸ paused:" with the names cut off at 80 columns with --app).
-            compact = f"⏸ {len(self.paused_names)} paused"
-            states -= cell_len(parts[paused_at][0]) - cell_len(compact)
-            parts[paused_at] = (compact, "bold yellow")
-        if self.paused and width and text.cell_len + MIN_STORE + states > width:
-            # Still no room: the frozen view's hint goes before the marked count is cut ("· 30"
-            # without "marked" at 80 columns; a console probe).
-            states -= cell_len(FROZEN_VIEW) - cell_len(FROZEN_SHORT)
-            parts[frozen_at] = (FROZEN_SHORT, "bold reverse cyan")
+        for at, short in shorter:
+            if width and text.cell_len + MIN_STORE + states > width:
+                long, style = parts[at]
+                states -= cell_len(long) - cell_len(short)
+                parts[at] = (short, style)
         store = self.store
         if width and text.cell_len + cell_len(store) + states > width:
             store = middle_cut(store, max(MIN_STORE, width - text.cell_len - states))
