@@ -62,7 +62,12 @@ def absolute(at_ms: int | None) -> str:
     except (OverflowError, ValueError, OSError):
         # A job may hold any 64-bit instant (another client wrote it): say so instead of crashing.
         return f"{'after 9999-12-31' if at_ms > 0 else 'before 0001-01-01'} ({at_ms:,} ms since 1970)"
-    return f"{moment.year:04d}" + moment.strftime("-%m-%d %H:%M:%S.") + f"{at_ms % 1000:03d}Z"  # %Y: "1-01-01"
+    return f"{date_text(moment)} {moment:%H:%M:%S}.{at_ms % 1000:03d}Z"
+
+
+def date_text(moment: datetime) -> str:
+    """``0001-01-01``: the C library's ``%Y`` writes the year unpadded ("1-01-01")."""
+    return f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}"
 
 
 def due_or_finished(job: Job, now_ms: int) -> str:

@@ -19,6 +19,8 @@ from monque_engine.payload_filter import DataTerm, describe_terms, parse_terms
 from monque_engine.textsearch import fold, plain_text_contains, value_contains
 from monque_engine.timeutil import MAX_MS, MIN_MS, datetime_to_ms
 
+from .formatting import date_text
+
 SortBy = Literal["created_at", "updated_at", "next_run_at"]
 SORT_FIELDS: tuple[SortBy, ...] = ("created_at", "updated_at", "next_run_at")
 #: What a view may be sorted by: the instants, and on the processing tab the run time (the
@@ -80,7 +82,7 @@ def _moment_text(ms: int, today: int | None, end: bool = False) -> str:
     """As short as is exact: a date alone at a day boundary, the time alone on ``today`` (a day number)."""
     moment = ms_datetime(ms)
     if ms % DAY_MS == (DAY_MS - 1 if end else 0):
-        return _date_text(moment)
+        return date_text(moment)
     time_text = moment.strftime("%H:%M")
     if ms % 60_000:
         time_text += moment.strftime(":%S")
@@ -88,12 +90,7 @@ def _moment_text(ms: int, today: int | None, end: bool = False) -> str:
             time_text += f".{ms % 1000:03d}"
     if today is not None and ms // DAY_MS == today:
         return time_text
-    return f"{_date_text(moment)} {time_text}"
-
-
-def _date_text(moment: datetime) -> str:
-    """``0001-01-01``: the C library's ``%Y`` writes the year unpadded ("1-01-01")."""
-    return f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}"
+    return f"{date_text(moment)} {time_text}"
 
 
 class JobQuery(NamedTuple):
