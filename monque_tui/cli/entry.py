@@ -42,6 +42,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = False
     try:
         words = list(argv) if argv is not None else sys.argv[1:]
+        if words and not words[0].startswith("-"):
+            # Before argparse, which would answer ``list --help`` with the main help as if it
+            # were the help of a command named list.
+            from .urlcheck import refuse_a_mistyped_command
+
+            refuse_a_mistyped_command(words[0])
         try:
             args = parse(words)  # the one parser (parser.py): the console's form, or COMMAND ...
         except SystemExit as exit_:  # --help and --version

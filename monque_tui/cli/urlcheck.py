@@ -35,7 +35,7 @@ def _masked(text: str, url: str) -> str:
 def check_url(url: str, *, connect_timeout: float = 5.0) -> None:
     """Raise ``CliError`` if ``url`` cannot name a usable store; return quietly otherwise."""
     if "://" not in url:
-        _refuse_a_mistyped_command(url)
+        refuse_a_mistyped_command(url)
         hint = ""
         scheme, colon, rest = url.partition(":")
         if colon and scheme.lower() in _SCHEMES:  # sqlite:/jobs.db, mongodb:/host: the slashes are off
@@ -68,18 +68,43 @@ def check_url(url: str, *, connect_timeout: float = 5.0) -> None:
         _check_mongodb(url, connect_timeout)
 
 
-def _refuse_a_mistyped_command(word: str) -> None:
+# Words other queues' CLIs (rq, celery, huey, dramatiq) and habit use for what a command does
+# here: ``monque-tui list`` read "Store URL 'list' has no scheme", and ``list --help`` printed
+# the main help as if it were the list command's (review).
+_WORDS_FOR_COMMANDS = {
+    "list": "export",
+    "ls": "export",
+    "jobs": "export",
+    "show": "export",
+    "dump": "export",
+    "stats": "health",
+    "status": "health",
+    "info": "health",
+    "workers": "instances",
+    "ps": "instances",
+    "rm": "delete",
+    "remove": "delete",
+    "purge": "delete",
+    "requeue": "retry",
+    "rerun": "retry",
+}
+
+
+def refuse_a_mistyped_command(word: str) -> None:
     """``monque-tui exprot`` read as a store URL: "Store URL 'exprot' has no scheme". A bare
-    word close to a command's name is named as the command it likely was."""
+    word close to a command's name, or another tool's word for one, is named as the command
+    it likely was."""
     import difflib
 
     from .parser import COMMANDS, PROG
 
-    if not word or any(mark in word for mark in "/.:@\\"):
+    if not word or word in COMMANDS or any(mark in word for mark in "/.:@\\"):
         return
     if word.lower().lstrip("-") in ("help", "h"):
         raise CliError(f"{word!r} is not a command or a store URL; for help: {PROG} --help", ExitCode.USAGE)
     close = difflib.get_close_matches(word.lower(), COMMANDS, n=2, cutoff=0.6)
+    if not close and word.lower() in _WORDS_FOR_COMMANDS:
+        close = [_WORDS_FOR_COMMANDS[word.lower()]]
     if close:
         raise CliError(
             f"{word!r} is not a command or a store URL; did you mean {' or '.join(close)}? (see {PROG} --help)",

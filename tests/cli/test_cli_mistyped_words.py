@@ -18,9 +18,21 @@ from monque_tui.cli.entry import main
         (["sqlite:/small.db"], "did you mean sqlite:///small.db, or sqlite:////small.db for an absolute path?"),
         (["mongodb:/ops:s3cret@h/db"], "did you mean mongodb://ops:***@h/db?"),
         (["jobs.db"], "has no scheme (did you mean sqlite:///jobs.db?)"),
+        (["list"], "'list' is not a command or a store URL; did you mean export?"),
+        (["list", "--help"], "'list' is not a command or a store URL; did you mean export?"),
+        (["canel", "--yes"], "'canel' is not a command or a store URL; did you mean cancel?"),
+        (["stats", "-h"], "did you mean health?"),
+        (["workers"], "did you mean instances?"),
     ],
 )
 def test_a_mistyped_word_is_named(words: list[str], said: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(words) == 2
     err = capsys.readouterr().err
     assert said in err and err.count("\n") == 1 and "s3cret" not in err, err
+
+
+@pytest.mark.parametrize("command", ["cancel", "export", "release-dead", "repair-counts"])
+def test_a_command_is_never_taken_for_a_mistyped_one(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """The check runs before argparse (for ``list --help``), so it must let every real command by."""
+    assert main([command, "--help"]) == 0
+    assert f"usage: monque-tui {command}" in capsys.readouterr().out
