@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
+from rich.text import Text
+
 from monque_engine import Job, JobStatus
 
 from .longtext import clip_line
@@ -33,16 +35,27 @@ def short_id(job_id: str) -> str:
     return job_id[-8:]
 
 
+_DAY_S = 86_400
+_YEAR_S = 31_556_952  # a Gregorian year on average, 365.2425 days
+
+
 def span(ms: int) -> str:
-    """A compact duration: 45s, 12m, 3h, 5d."""
+    """A compact duration: 45s, 12m, 3h, 5d, 27y; at most 5 characters ("in 27y", "27y ago"
+    fit the tables' 9-column time cells whole). A job may hold any 64-bit instant: days ran
+    to seven digits ("in 2912100d" was cut to "in 29121…", a number cut mid-digit), so spans
+    of 1,000 days and more are years, and 10,000 years and more ">10ky"."""
     seconds = abs(ms) // 1000
     if seconds < 60:
         return f"{seconds}s"
     if seconds < 3600:
         return f"{seconds // 60}m"
-    if seconds < 86_400:
+    if seconds < _DAY_S:
         return f"{seconds // 3600}h{(seconds % 3600) // 60:02d}m" if seconds < 36_000 else f"{seconds // 3600}h"
-    return f"{seconds // 86_400}d"
+    if seconds < 1000 * _DAY_S:
+        return f"{seconds // _DAY_S}d"
+    if seconds < 10_000 * _YEAR_S:
+        return f"{seconds // _YEAR_S}y"
+    return ">10ky"
 
 
 def relative(at_ms: int | None, now_ms: int) -> str:
@@ -129,3 +142,15 @@ def per_minute(rate: float) -> str:
 
 def plural(count: int, word: str) -> str:
     return f"{count:,} {word}" + ("" if count == 1 else "s")
+
+
+def middle_cut_text(text: Text, width: int) -> Text:
+    """``billing.invo…ise-customers``: the start and, longer, the end of a styled cell (a
+    name's distinct part is often its last; a ``⏸ paused`` mark after it stays)."""
+    if text.cell_len <= width:
+        return text
+    tail = (width - 1) * 2 // 3
+    cut = text[: width - 1 - tail]
+    cut.append("…", style="dim")
+    cut.append_text(text[len(text) - tail :])
+    return cut

@@ -36,6 +36,23 @@ def test_reschedule_out_of_the_calendar_is_a_when_error(text: str) -> None:
         parse_when(text, SEED_NOW_MS)
 
 
+@pytest.mark.parametrize(
+    ("at", "said"),
+    [
+        (SEED_NOW_MS + 999 * 86_400_000, "in 999d"),
+        (SEED_NOW_MS + 1000 * 86_400_000, "in 2y"),
+        (int(datetime(9999, 12, 31, tzinfo=UTC).timestamp() * 1000), "in 7973y"),
+        (2**63 - 1, "in >10ky"),
+        (int(datetime(1, 1, 1, tzinfo=UTC).timestamp() * 1000), "2025y ago"),
+        (-(2**63), ">10ky ago"),
+    ],
+)
+def test_a_far_instant_fits_a_time_cell_whole(at: int, said: str) -> None:
+    """NEXT RUN (9 columns) showed a job due in 9999 as "in 29121…": days, cut mid-number."""
+    assert relative(at, SEED_NOW_MS) == said
+    assert len(said) <= 9
+
+
 def test_far_future_instants_format_without_raising() -> None:
     assert "9999" in absolute(FAR_FUTURE_MS) or "beyond" in absolute(FAR_FUTURE_MS)
     assert relative(FAR_FUTURE_MS, SEED_NOW_MS).startswith("in ")

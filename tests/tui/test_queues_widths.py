@@ -17,7 +17,8 @@ from monque_tui.console.config import ConsoleConfig
 from monque_tui.console.formatting import per_minute
 from monque_tui.demo.seed import SEED_NOW_MS
 
-from .conftest import wait_for
+from .conftest import running_console, wait_for
+from .test_confirm_width import screen_text
 from .test_fleet_queues import queues_screen
 
 
@@ -50,3 +51,33 @@ async def test_a_count_that_outgrows_its_column_widens_it(seeded_url: str) -> No
 def test_rates_per_minute_stay_short_and_whole() -> None:
     assert per_minute(0.4) == "0.4" and per_minute(12.25) == "12.2" and per_minute(99.9) == "99.9"
     assert per_minute(10_400.0) == "10,400" and per_minute(150.6) == "151"
+
+
+LONG_NAME = "billing.invoices.generate-monthly-statement-pdf-for-enterprise-customers"
+
+
+async def test_a_long_name_is_cut_in_its_middle_not_the_health_columns(seeded_url: str) -> None:
+    """At 80 columns a 72-character job name left Queues with its NAME column alone, and its
+    title wrapped over three lines listing the names with no consumer (review). Now the name
+    is cut in its middle so DUE, OLDEST DUE and CONSUMERS stay beside it, the title is one
+    line, and ``z`` shows the name whole."""
+    producer = Monque(seeded_url, recover_stale_jobs=False)
+    await producer.initialize()
+    try:
+        await producer.enqueue_many([{"name": LONG_NAME, "data": {"i": i}} for i in range(1_234)])
+    finally:
+        await producer.close()
+    async with running_console(seeded_url, size=(80, 24)) as (app, pilot):
+        screen = await queues_screen(app, pilot)
+        await wait_for(lambda: any("enterprise-customers" in line for line in screen_text(app).splitlines()))
+        lines = screen_text(app).splitlines()
+        header = next(line for line in lines if line.strip().startswith("NAME"))
+        for column in ("DUE", "OLDEST DUE", "CONSUMERS"):
+            assert column in header, "\n".join(lines)
+        row = next(line for line in lines if "enterprise-customers" in line)
+        assert row.strip().startswith("billing.invoice") and "…" in row and "1,234" in row, row
+        title = lines[0]
+        assert "Queues" in title and "due, no live consumer" in title and LONG_NAME not in title, title
+        assert "NAME" not in lines[0] and lines.index(header) <= 2, "\n".join(lines)  # a one-line title
+        await pilot.press("z")
+        await wait_for(lambda: any(LONG_NAME in line for line in screen_text(app).splitlines()))

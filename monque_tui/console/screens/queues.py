@@ -52,6 +52,10 @@ COLUMNS = (
 )
 
 
+def _names(count: int) -> str:
+    return "1 name" if count == 1 else f"{count:,} names"
+
+
 def consumers_cell(consumers: tuple[int, int] | None, due: int) -> Text:
     """``2 × 10`` (instances × concurrency in all); ``none`` in red when jobs are due and nobody
     consumes them, the most common page at 3 a.m."""
@@ -71,6 +75,7 @@ class QueuesScreen(TableScreen):
         "toggle_name_pause": "No job name under the cursor: the store has no jobs yet (P pauses the row's name).",
     }
     COLUMNS = COLUMNS
+    KEEP_BESIDE_FIRST = 3  # due, oldest due, consumers: what says a queue is in trouble
 
     def __init__(self, session: ConsoleSession, console: ConsoleApp) -> None:
         super().__init__(session, console)
@@ -80,6 +85,8 @@ class QueuesScreen(TableScreen):
         self.paused_names: frozenset[str] = frozenset()
         #: Per name: live registered instances handling it, and their concurrency in all.
         self.consumers: dict[str, tuple[int, int]] = {}
+        #: Names with due jobs and no live consumer (the title names them).
+        self._starved: list[str] = []
 
     def on_session_message(self, message: SessionMessage) -> None:
         # Counts per name scan the collection: at most once per RELOAD_EVERY seconds on a busy
@@ -183,19 +190,40 @@ class QueuesScreen(TableScreen):
             }
             rows[name] = cells
         self.sync_rows(rows)
-        title = Text("Queues", style="bold")
-        starved = sorted(
+        self._starved = sorted(
             name for name in rows if name not in self.consumers and self.health.get(name) and self.health[name].due
         )
-        if starved:
-            title.append(f"  ⚠ due jobs, no live consumer: {', '.join(starved)}", style="bold red")
-        if self.paused_names:
-            title.append(
-                f"  ⏸ paused: {', '.join(sorted(self.paused_names))} (P resumes the name under the cursor)",
-                style="yellow",
-            )
-        if not rows:
-            title = Text("Queues — no jobs in the store and no workers registered", style="bold")
+        self._retitle()
+
+    def on_resize(self) -> None:
+        super().on_resize()
+        self._retitle()
+
+    def _retitle(self) -> None:
+        """The title on one line: each list in full while the line has room, else its count.
+        Long names wrapped it to three lines at 80 columns, pushing the table down (review)."""
+        if not self._rows:
+            self.set_title(Text("Queues — no jobs in the store and no workers registered", style="bold"))
+            return
+        starved, paused = self._starved, sorted(self.paused_names)
+        starved_in_full = f"  ⚠ due jobs, no live consumer: {', '.join(starved)}" if starved else ""
+        starved_counted = f"  ⚠ {_names(len(starved))} due, no live consumer" if starved else ""
+        paused_in_full = f"  ⏸ paused: {', '.join(paused)} (P resumes the name under the cursor)" if paused else ""
+        paused_counted = f"  ⏸ {_names(len(paused))} paused (P resumes)" if paused else ""
+        # The alerts line under the title lists the names with no consumer too: they are the
+        # first to go down to a count.
+        forms = [
+            (starved_in_full, paused_in_full),
+            (starved_counted, paused_in_full),
+            (starved_counted, paused_counted),
+        ]
+        room = (self.size.width or 80) - 2
+        starved_text, paused_text = next(
+            (form for form in forms if len("Queues") + len(form[0]) + len(form[1]) <= room), forms[-1]
+        )
+        title = Text("Queues", style="bold", no_wrap=True, overflow="ellipsis")
+        title.append(starved_text, style="bold red")
+        title.append(paused_text, style="yellow")
         self.set_title(title)
 
     @property

@@ -27,6 +27,7 @@ from textual.widgets import DataTable, Static
 from monque_engine import ConnectionError
 
 from ..bindings import MUTATING_ACTIONS
+from ..formatting import middle_cut_text
 from ..protocol import ConsoleApp
 from ..session import ConsoleSession
 from ..session.core import STATS_BACKOFF, STATS_MAX_WAIT, store_unreadable
@@ -60,6 +61,12 @@ class TableScreen(Screen[None]):
     ROW_ACTIONS: ClassVar[dict[str, str]] = {}
     #: After a failed load (the store unreachable), try again this often.
     RETRY_EVERY: ClassVar[float] = 5.0
+    #: How many columns after the first (the row's name) a narrow screen keeps beside it: a
+    #: longer first cell is cut in its middle instead of pushing them off. A 72-character job
+    #: name left Queues at 80 columns with its NAME column alone (review).
+    KEEP_BESIDE_FIRST: ClassVar[int] = 0
+    #: The first column is never cut narrower than this.
+    MIN_FIRST: ClassVar[int] = 16
 
     def __init__(self, session: ConsoleSession, console: ConsoleApp) -> None:
         super().__init__()
@@ -70,6 +77,8 @@ class TableScreen(Screen[None]):
         self.wide = False
         #: The columns on screen now (``COLUMNS`` order), and the rows last shown (for a resize).
         self.shown_columns: tuple[str, ...] = ()
+        #: The first column's width while its cells are cut to fit (None: whole).
+        self.first_cut: int | None = None
         self._rows: dict[str, dict[str, Text]] = {}
         self._timer: Timer | None = None
         #: Seconds the last load took (``paced``), by this clock.
@@ -104,21 +113,32 @@ class TableScreen(Screen[None]):
             table.add_column(column.upper(), key=column)
         return key
 
-    def fitting_columns(self, rows: dict[str, dict[str, Text]], width: int) -> tuple[str, ...]:
+    def fitting_columns(self, rows: dict[str, dict[str, Text]], width: int) -> tuple[tuple[str, ...], int | None]:
         """The columns that fit whole in ``width`` cells, taken in ``COLUMNS`` order (left to
         right is priority): a column that does not fit is dropped whole, and the ones after it
-        may still fit. A column cut at the screen's edge showed ``1,`` for 1,234 (issue 40)."""
+        may still fit. A column cut at the screen's edge showed ``1,`` for 1,234 (issue 40).
+        Also the first column's cut width, when its cells must be cut in their middle to leave
+        room for the ``KEEP_BESIDE_FIRST`` columns after it (None: shown whole)."""
         if self.wide:
-            return self.COLUMNS
+            return self.COLUMNS, None
         room = width - 2  # the vertical scrollbar
+        # Cell padding: one cell each side of every column (DataTable's cell_padding).
+        needs = {
+            column: 2 + max([len(column), *(cells[column].cell_len for cells in rows.values() if column in cells)])
+            for column in self.COLUMNS
+        }
+        first = self.COLUMNS[0]
+        beside = sum(needs[column] for column in self.COLUMNS[1 : 1 + self.KEEP_BESIDE_FIRST])
+        cut = None
+        if self.KEEP_BESIDE_FIRST and needs[first] + beside > room:
+            cut = max(self.MIN_FIRST, room - beside - 2)
+            needs[first] = cut + 2
         kept: list[str] = []
         for column in self.COLUMNS:
-            # Cell padding: one cell each side of every column (DataTable's cell_padding).
-            need = 2 + max([len(column), *(cells[column].cell_len for cells in rows.values() if column in cells)])
-            if need <= room or not kept:
+            if needs[column] <= room or not kept:
                 kept.append(column)
-                room -= need
-        return tuple(kept)
+                room -= needs[column]
+        return tuple(kept), cut
 
     def action_toggle_wide(self) -> None:
         """``z``: every column whole, the table scrolling sideways; ``z`` again fits the screen."""
@@ -189,18 +209,26 @@ class TableScreen(Screen[None]):
         """
         table = self.query_one(DataTable)
         self._rows = rows
-        columns = self.fitting_columns(rows, self.size.width or 80)
+        columns, cut = self.fitting_columns(rows, self.size.width or 80)
+        rebuild = rebuild or columns != self.shown_columns or cut != self.first_cut
+        self.first_cut = cut
+        first = columns[0]
+
+        def shown(column: str, value: Text) -> Text:
+            return middle_cut_text(value, cut) if cut is not None and column == first else value
+
         with self.app.batch_update():
-            # Other columns (or ``z``): start from an empty table; the loop below adds every row.
-            cursor = self.reset_columns(columns) if rebuild or columns != self.shown_columns else None
+            # Other columns, another cut (or ``z``): start from an empty table (a column only
+            # ever widens); the loop below adds every row.
+            cursor = self.reset_columns(columns) if rebuild else None
             for key, cells in rows.items():
                 if key in table.rows:
                     for column in columns:
-                        value = cells[column]
+                        value = shown(column, cells[column])
                         if not _same(table.get_cell(key, column), value):
                             table.update_cell(key, column, value, update_width=True)
                 else:
-                    table.add_row(*(cells[c] for c in columns), key=key)
+                    table.add_row(*(shown(c, cells[c]) for c in columns), key=key)
             for row_key in [k for k in table.rows if k.value not in rows]:
                 table.remove_row(row_key)
             self.put_cursor(cursor)  # (None: the cursor was not moved)
