@@ -68,7 +68,7 @@ async def test_a_long_name_is_cut_in_its_middle_not_the_health_columns(seeded_ur
     finally:
         await producer.close()
     async with running_console(seeded_url, size=(80, 24)) as (app, pilot):
-        screen = await queues_screen(app, pilot)
+        await queues_screen(app, pilot)
         await wait_for(lambda: any("enterprise-customers" in line for line in screen_text(app).splitlines()))
         lines = screen_text(app).splitlines()
         header = next(line for line in lines if line.strip().startswith("NAME"))
