@@ -371,8 +371,8 @@ REGISTRY: tuple[KeyAction, ...] = (
         "Workers",
         "Screens",
         ("app",),
-        show=False,
         help="Every worker instance on the store (other processes and Node owners too), live or dead",
+        rank=32,
     ),
     KeyAction(
         "z",

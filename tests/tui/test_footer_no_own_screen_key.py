@@ -34,7 +34,7 @@ async def test_the_footer_leaves_out_the_key_of_the_screen_shown(seeded_url: str
         shown = _footer_actions(app)
         assert action not in shown, shown
         assert "back" in shown and "quit" in shown, shown
-        others = {"show_queues", "show_errors"} - {action}
+        others = {"show_queues", "show_errors", "show_workers"} - {action}
         assert others <= shown, shown  # the other screens stay one key away
         screen = app.screen
         await pilot.press("ctrl+p")  # the palette over it: the footer below stays the screen's
@@ -48,4 +48,5 @@ async def test_the_footer_leaves_out_the_key_of_the_screen_shown(seeded_url: str
         await pilot.press("escape")
         await wait_for(lambda: app.screen is app.jobs_screen)
         await pilot.pause()
-        assert {"show_queues", "show_errors"} <= _footer_actions(app)
+        # Workers too: its key was left out of every footer, found only through ``?`` (review).
+        assert {"show_queues", "show_errors", "show_workers"} <= _footer_actions(app)
