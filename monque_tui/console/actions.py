@@ -126,6 +126,9 @@ class ActionPlan:
     #: Stop: the claim (``locked_at``) of each of ``job_ids`` as the operator saw it, so the
     #: request reaches that attempt only, never a later run of the job.
     claimed_at_ms: tuple[int | None, ...] | None = None
+    #: Delete: how many of the targets are running now (known for explicit targets and for
+    #: a view of processing jobs): deleting one does not stop its handler.
+    running: int = 0
 
     @property
     def is_bulk(self) -> bool:
@@ -164,6 +167,13 @@ class ActionPlan:
         if self.skipped:
             reason = NOT_ELIGIBLE[self.kind].replace("were", "was" if self.skipped == 1 else "were", 1)
             lines.append(f"{plural(self.skipped, 'other marked job')} {reason} and will be left alone.")
+        if self.kind is ActionKind.DELETE and self.running:
+            # Deleting a running job printed the same words as deleting a finished one (review).
+            them = "it" if self.running == 1 else "them"
+            lines.append(
+                f"{'It is' if self.count == 1 else f'{self.running:,} of them are'} running: deleting does not "
+                f"stop the handler, and what it returns is lost (c asks {them} to stop first)."
+            )
         if self.kind is ActionKind.RETRY and self.is_bulk:
             lines.append("Bulk retries are spread over the next 30 seconds.")
         if self.needs_typed_confirmation:
@@ -189,7 +199,17 @@ def plan_for_jobs(kind: ActionKind, jobs: Sequence[Job], marked: bool) -> Action
     else:
         subject = plural(len(chosen), "marked job")
     claims = tuple(job.locked_at_ms for job in chosen) if kind is ActionKind.STOP else None
-    return ActionPlan(kind, tuple(job.id for job in chosen), skipped, None, len(chosen), subject, claimed_at_ms=claims)
+    running = sum(job.status is JobStatus.PROCESSING for job in chosen) if kind is ActionKind.DELETE else 0
+    return ActionPlan(
+        kind,
+        tuple(job.id for job in chosen),
+        skipped,
+        None,
+        len(chosen),
+        subject,
+        claimed_at_ms=claims,
+        running=running,
+    )
 
 
 def bulk_subject(kind: ActionKind, query: JobQuery, count: int) -> str:
@@ -282,7 +302,18 @@ async def plan_bulk(monque: Monque, kind: ActionKind, query: JobQuery, counted: 
     if counted is None:
         counted = await count_bulk(monque, kind, query)
     count = int(counted)
-    return ActionPlan(kind, None, 0, query, count, bulk_subject(kind, query, count), as_of_ms=as_of_ms, counted=counted)
+    running = count if kind is ActionKind.DELETE and query.status is JobStatus.PROCESSING else 0
+    return ActionPlan(
+        kind,
+        None,
+        0,
+        query,
+        count,
+        bulk_subject(kind, query, count),
+        as_of_ms=as_of_ms,
+        counted=counted,
+        running=running,
+    )
 
 
 async def recount(monque: Monque, plan: ActionPlan, counted: BulkCount | None = None) -> ActionPlan | None:

@@ -53,3 +53,31 @@ async def test_the_buttons_keep_their_labels_at_40_columns(seeded_url: str) -> N
         await wait_for(lambda: isinstance(app.screen, ConfirmScreen))
         await wait_for(lambda: "Cancel (y)" in screen_text(app))
         assert "Keep (n)" in screen_text(app)
+
+
+async def test_deleting_a_running_job_says_its_handler_goes_on(seeded_url: str) -> None:
+    """``d`` on a running job read "It is removed from the store", as for a finished one: its
+    handler goes on and what it returns is lost, which the dialog did not say (review).
+    Bulk ``D`` on the processing view says it too; on finished jobs it stays silent."""
+    from monque_tui.demo.seed import seed_id
+
+    from .conftest import move_to
+
+    def first(status: str) -> int:
+        return next(job.index for job in SEED_JOBS if job.status.value == status)
+
+    async with running_console(seeded_url, size=(80, 24)) as (app, pilot):
+        for job_number, running in ((first("processing"), True), (first("completed"), False)):
+            await move_to(app, pilot, seed_id(job_number))
+            await pilot.press("d")
+            await wait_for(lambda: isinstance(app.screen, ConfirmScreen))
+            await wait_for(lambda: "removed from the store" in screen_text(app))
+            said = " ".join(screen_text(app).replace("│", " ").split())
+            assert ("It is running: deleting does not stop the handler" in said) is running, said
+            await pilot.press("escape")
+            await wait_for(lambda: app.screen is app.jobs_screen)
+        await pilot.press("3", "D")  # every processing job
+        await wait_for(lambda: isinstance(app.screen, ConfirmScreen))
+        await wait_for(lambda: "removed from the store" in screen_text(app))
+        said = " ".join(screen_text(app).replace("│", " ").split())
+        assert "of them are running: deleting does not stop the handler" in said, said
