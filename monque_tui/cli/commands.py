@@ -283,6 +283,7 @@ async def _with_monque(
         # mistyped path must not pass for the real store in silence ("paused email").
         args.new_store = _missing_sqlite_path(url)
         args.new_collection = _missing_collection(url, args.collection)
+        _refuse_pausing_unknown_in_a_new_store(args)
     else:
         _require_existing_sqlite(url)
         _require_existing_collection(url, args.collection)
@@ -348,6 +349,23 @@ async def _known_names(monque: Monque) -> set[str]:
     for instance in await monque.instances():
         names |= set(instance.workers)
     return names
+
+
+def _refuse_pausing_unknown_in_a_new_store(args: argparse.Namespace) -> None:
+    """Without ``--force``, a new store or collection knows no name, so ``_pause`` would
+    refuse: refuse before it is made. The refusal left a new 94 KB file behind (a docs
+    probe)."""
+    if args.force or not (args.new_store or args.new_collection):
+        return
+    if args.new_store:
+        where, check = f"{args.new_store} does not exist", "the path"
+    else:
+        where, check = f"there is no collection {args.collection!r} ({args.new_collection})", "--collection"
+    raise CliError(
+        f"pause: {where}, so no job or worker uses {args.name!r} there; check {check}, or pass --force "
+        "to make it with the name paused ahead of the first worker",
+        ExitCode.USAGE,
+    )
 
 
 async def _pause(monque: Monque, args: argparse.Namespace) -> int:

@@ -34,9 +34,13 @@ def cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
 def test_pause_resume_and_paused_for_scripts(spawn: Callable[..., CliProcess], db_url: str) -> None:
     # Paused before the worker starts: a worker loads the paused set before its first claim,
     # so this is deterministic (the live, cross-process case is in test_fleet_multiprocess.py).
-    # No file yet: it is made, and the line says so (--force: no job or worker uses "fast" yet).
-    done = cli("pause", "fast", "--force", "--url", db_url)
+    # No file yet: without --force it is refused and nothing is made (the refusal left a new
+    # file behind); with --force it is made, and the line says so.
     path = db_url.removeprefix("sqlite:///")
+    refused = cli("pause", "fast", "--url", db_url)
+    assert refused.returncode == 2 and "does not exist" in refused.stderr and "--force" in refused.stderr
+    assert not Path(path).exists(), refused.stderr
+    done = cli("pause", "fast", "--force", "--url", db_url)
     assert (done.returncode, done.stderr.strip()) == (
         0,
         f"paused fast in a new, empty store: {path} did not exist (check the path if you meant an existing one)",
