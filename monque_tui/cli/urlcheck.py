@@ -259,6 +259,16 @@ def _check_mongodb(url: str, connect_timeout: float) -> None:
         with stops_interrupt(f"reaching {mask_url(url)}"):
             _on_daemon_thread(ping)
     except (InvalidURI, ConfigurationError, ValueError) as error:
+        if _is_srv_lookup(url, error):
+            # A mongodb+srv:// host is looked up in DNS while the client is built, and PyMongo
+            # says it failed as a ConfigurationError: that read "Invalid MongoDB URL", exit 2,
+            # where the same host in a mongodb:// URL is "Cannot reach MongoDB", exit 3 (a
+            # docs probe).
+            raise CliError(
+                f"Cannot reach MongoDB at {mask_url(url)}: its SRV record cannot be looked up "
+                f"({_masked(_first_part(error), url)}); check the host name and this machine's DNS",
+                ExitCode.STORE,
+            ) from None
         raise CliError(
             f"Invalid MongoDB URL {mask_url(url)}: {_masked(_first_part(error), url)}", ExitCode.USAGE
         ) from None
@@ -279,6 +289,21 @@ def _check_mongodb(url: str, connect_timeout: float) -> None:
             "--connect-timeout waits longer)",
             ExitCode.STORE,
         ) from None
+
+
+#: What PyMongo's SRV lookup (dnspython) says when DNS gives no answer, in its own words.
+_DNS_FAILURES = (
+    "DNS query name does not exist",
+    "resolution lifetime expired",
+    "DNS operation timed out",
+    "nameservers",
+    "No answer",
+)
+
+
+def _is_srv_lookup(url: str, error: BaseException) -> bool:
+    """A ``mongodb+srv://`` URL whose host DNS did not answer for: unreachable, not invalid."""
+    return url.lower().startswith("mongodb+srv://") and any(words in str(error) for words in _DNS_FAILURES)
 
 
 def _first_part(error: BaseException) -> str:

@@ -124,3 +124,15 @@ def test_the_workers_start_line_for_an_instance_app_is_masked(fmt: str, db_url: 
     assert result.returncode == 0, result.stderr
     assert "started on mongodb://alice:***@db1:27017,db2:27017/app" in result.stderr
     assert_masked(result)
+
+
+def test_an_srv_host_dns_does_not_know_is_unreachable_not_invalid() -> None:
+    """``mongodb+srv://…@nohost.invalid`` read "Invalid MongoDB URL", exit 2: PyMongo's SRV
+    lookup fails while the client is built, as a ConfigurationError. The same host in a
+    ``mongodb://`` URL is "Cannot reach MongoDB", exit 3, as the exit-code table says of an
+    unreachable server (a docs probe). Real DNS: ``.invalid`` never resolves (RFC 2606)."""
+    password = "plainsekrit4711"  # nothing to escape: the DNS lookup is what must fail
+    result = run_cli("paused", "--connect-timeout", "1", f"mongodb+srv://alice:{password}@nohost.invalid/app")
+    assert result.returncode == 3, result.stderr
+    assert "Cannot reach MongoDB" in result.stderr and "SRV record" in result.stderr, result.stderr
+    assert password not in result.stderr + result.stdout
