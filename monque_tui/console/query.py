@@ -217,6 +217,10 @@ class JobQuery(NamedTuple):
         chosen = fields[index]
         if chosen == RUNNING_SORT:
             return self._replace(sort_by=chosen, descending=False)  # the earliest claim: the longest run first
+        if self.sort_by == RUNNING_SORT:
+            # Past the run time the cycle is back where it began, newest first: it kept the run
+            # time's ascending order and came back as "ID ↑" (a docs probe).
+            return self._replace(sort_by=chosen, descending=True)
         return self._replace(sort_by=chosen)
 
     def reversed(self) -> JobQuery:

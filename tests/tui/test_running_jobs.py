@@ -147,5 +147,18 @@ async def test_the_processing_tab_sorts_by_run_time_longest_first(store_url: str
         await wait_for(lambda: app.jobs_screen.window.query.sort_by == "locked_at")
         await wait_for(lambda: table_ids(app) == list(reversed(ids)))
         assert "sorted by run time" in screen_text(app)
+        await pilot.resize_terminal(90, 24)  # type: ignore[attr-defined]
+        await wait_for(lambda: app.size.width == 90)
+        # Where "sorted by" no longer fits beside the count, the short form still names it.
+        try:
+            await wait_for(lambda: "processing, by run time ↑ — 3 matching" in screen_text(app))
+        except AssertionError:
+            raise AssertionError(screen_text(app)) from None
+        await pilot.press("s")  # past the run time: back where the cycle began, newest first
+        await wait_for(lambda: app.jobs_screen.window.query.sort_by == "created_at")
+        assert app.jobs_screen.window.query.descending  # it came back as "ID ↑" (a docs probe)
+        await wait_for(lambda: table_ids(app) == list(reversed(ids)))  # newest created first
+        await pilot.press("s", "s", "s")
+        await wait_for(lambda: app.jobs_screen.window.query.sort_by == "locked_at")
         await pilot.press("1")  # all statuses: no run time to sort by, back to created
         await wait_for(lambda: app.jobs_screen.window.query.sort_by == "created_at")

@@ -134,10 +134,16 @@ class StatusTabs(Static):
             text.append("│ ", style="dim")
             describe = self.describe
             room = width - text.cell_len if width else len(describe) + len(self.sort_text + matching + age)
-            # The counts' age goes first, then the sort (its column's header has the arrow).
-            for tail in (self.sort_text + matching + age, self.sort_text + matching, matching) + (
-                () if matching else ("",)
-            ):
+            # The counts' age goes first, then "sorted" (", by run time ↑"), then the sort (its
+            # column's header has the arrow; the run time's is STATUS's, which alone read as a
+            # sort by status at 80 columns: a docs probe).
+            short_sort = self.sort_text.replace(", sorted by ", ", by ", 1)
+            for tail in (
+                self.sort_text + matching + age,
+                self.sort_text + matching,
+                short_sort + matching,
+                matching,
+            ) + (() if matching else ("",)):
                 if len(describe) + len(tail) <= room:
                     break
             else:
