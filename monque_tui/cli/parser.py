@@ -334,7 +334,7 @@ class Command(NamedTuple):
 
 
 def _pause(p: CliParser) -> None:
-    p.add_argument("name", metavar="NAME")
+    p.add_argument("name", metavar="NAME", help="the job name to pause, exactly as jobs carry it (no glob)")
     p.add_argument(
         "--force",
         action="store_true",
@@ -343,7 +343,7 @@ def _pause(p: CliParser) -> None:
 
 
 def _name(p: CliParser) -> None:
-    p.add_argument("name", metavar="NAME")
+    p.add_argument("name", metavar="NAME", help="the paused job name to resume (monque-tui paused lists them)")
 
 
 def _json(p: CliParser) -> None:
@@ -361,7 +361,7 @@ def _health(p: CliParser) -> None:
         type=_window,
         default=60,
         metavar="MINUTES",
-        help="minutes of completed/failed counts to sum [default: 60]",
+        help=f"minutes of completed/failed counts to sum, 1 to {MAX_WINDOW_MINUTES} [default: 60]",
     )
     _json(p)
 
