@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
+from typing import NamedTuple
 
-from monque_engine import Monque, MonqueError
+from monque_engine import JobListFilter, Monque, MonqueError
+from monque_engine.payload_filter import DataTerm
 from monque_engine.store import locate_store
 from monque_engine.store.urls import mask_url
 
@@ -30,32 +32,52 @@ def foreign_names(names: Iterable[str], demo_names: Iterable[str]) -> list[str]:
     return sorted(set(names) - set(demo_names))
 
 
-async def _stored_names(url: str) -> list[str] | None:
-    """The job names stored at ``url`` (a server was pinged by ``check_url`` just before)."""
+class _Stored(NamedTuple):
+    names: list[str]
+    #: Jobs without the demo's mark in their payload (made by something else, or by an older demo).
+    unmarked: int
+
+
+async def _stored(url: str, mark_key: str) -> _Stored | None:
+    """The job names stored at ``url`` and how many jobs lack the demo's mark (a server was
+    pinged by ``check_url`` just before)."""
     monque = Monque(url, recover_stale_jobs=False)
     try:
         await monque.initialize()
     except (MonqueError, ValueError, OSError):
         return None  # the demo's own start reports what is wrong with the store
     try:
-        return list(await monque.store.names())
+        names = list(await monque.store.names())
+        unmarked = await monque.count_jobs(JobListFilter(data=(DataTerm((mark_key,), "missing"),))) if names else 0
+        return _Stored(names, unmarked)
     finally:
         await monque.close()
 
 
-def refuse_foreign_store(url: str, demo_names: Iterable[str], default_url: str) -> None:
-    """Raise ``CliError`` (exit 2) when the store at ``url`` holds jobs the demo did not make."""
+def refuse_foreign_store(url: str, demo_names: Iterable[str], mark_key: str, default_url: str) -> None:
+    """Raise ``CliError`` (exit 2) when the store at ``url`` holds jobs the demo did not make:
+    of names it does not handle, or without its mark (``demo.app.DEMO_MARK_KEY``): an
+    application's ``email.send`` jobs have the demo's name, not its mark."""
     location = locate_store(url)
     if location.kind == "sqlite" and not (location.exists and location.collections):
         return  # a new file, or one without Monque's tables: nothing there to harm
-    names = asyncio.run(_stored_names(url))
-    foreign = foreign_names(names or (), demo_names)
-    if not foreign:
+    stored = asyncio.run(_stored(url, mark_key))
+    if stored is None:
         return
-    shown = ", ".join(repr(name) for name in foreign[:SHOWN]) + (", ..." if len(foreign) > SHOWN else "")
+    foreign = foreign_names(stored.names, demo_names)
+    if foreign:
+        shown = ", ".join(repr(name) for name in foreign[:SHOWN]) + (", ..." if len(foreign) > SHOWN else "")
+        what = f"jobs that are not the demo's (names {shown})"
+    elif stored.unmarked:
+        what = (
+            f"{stored.unmarked:,} job(s) the demo did not make (its names, without its mark: "
+            f"data.{mark_key} missing; or made by an older version's demo)"
+        )
+    else:
+        return
     raise CliError(
-        f"--demo: {mask_url(url)} holds jobs that are not the demo's (names {shown}); the demo runs its handlers "
-        "on a store and deletes its completed and failed jobs after 10 min / 1 h, so it needs one of its own: "
+        f"--demo: {mask_url(url)} holds {what}; the demo runs its handlers on a store and deletes its "
+        "completed and failed jobs after 10 min / 1 h, so it needs one of its own: "
         f"drop the URL (it uses {default_url}) or name a new file",
         ExitCode.USAGE,
     )

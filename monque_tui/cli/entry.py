@@ -357,7 +357,7 @@ def _demo_mode(args: argparse.Namespace, settings: Resolved) -> int:
     if args.url:  # the demo's own file is the demo's; a URL given may name an application's store
         from .demo_store import refuse_foreign_store
 
-        refuse_foreign_store(url, demo.HANDLERS, DEMO_URL)
+        refuse_foreign_store(url, demo.HANDLERS, demo.DEMO_MARK_KEY, DEMO_URL)
     options = {**demo.DEMO_OPTIONS, **settings.engine_options()}
     if args.headless:
         from ..worker.logging_setup import configure_logging

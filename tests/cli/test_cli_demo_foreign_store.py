@@ -17,7 +17,7 @@ import sys
 from cli_helpers import CLI_DIR, enqueue, jobs
 
 from monque_tui.cli.demo_store import foreign_names
-from monque_tui.demo.app import HANDLERS
+from monque_tui.demo.app import DEMO_MARK_KEY, HANDLERS
 
 
 def run_demo(url: str) -> subprocess.CompletedProcess[str]:
@@ -39,10 +39,25 @@ def test_a_store_with_an_applications_jobs_is_refused_and_left_as_it_was(db_url:
 
 
 def test_the_demos_own_store_runs_again(db_url: str) -> None:
-    enqueue(db_url, "email.send", {"to": "ada@example.com"})  # only demo names: a demo's store
-    done = run_demo(db_url)
-    assert done.returncode == 0, done.stderr
+    first = run_demo(db_url)  # a new file: the demo makes its store
+    assert first.returncode == 0, first.stderr
+    made = jobs(db_url)
+    assert made and all(job.data.get(DEMO_MARK_KEY) is True for job in made)  # every job it made is marked
+    again = run_demo(db_url)
+    assert again.returncode == 0, again.stderr
     assert {job.name for job in jobs(db_url)} <= set(HANDLERS)
+
+
+def test_a_store_of_the_demos_names_without_its_mark_is_refused(db_url: str) -> None:
+    """The README tour's store holds ``email.send`` jobs only, one of the demo's names: the
+    demo ran on it (its handlers, its retention), as the names alone said it was its own
+    (a docs probe). Jobs the demo makes carry its mark; these do not."""
+    enqueue(db_url, "email.send", {"to": "real-customer@example.com"})
+    before = sorted((job.id, job.name, job.status, job.updated_at) for job in jobs(db_url))
+    done = run_demo(db_url)
+    assert done.returncode == 2, done.stderr
+    assert "1 job(s) the demo did not make" in done.stderr and done.stderr.count("\n") == 1, done.stderr
+    assert sorted((job.id, job.name, job.status, job.updated_at) for job in jobs(db_url)) == before
 
 
 def test_foreign_names_are_the_ones_the_demo_does_not_make() -> None:
