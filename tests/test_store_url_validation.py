@@ -166,3 +166,11 @@ def test_a_short_mongodb_password_is_masked_where_it_stands_alone_only() -> None
     assert mask_password("option 'replSet' not accepted", "mongodb://u:p@h/db") == "option 'replSet' not accepted"
     assert mask_password("bad auth: p", "mongodb://u:p@h/db") == "bad auth: ***"
     assert mask_password("auth failed for s3cr et", "mongodb://u:s3cr+et@h/db") == "auth failed for ***"
+
+
+def test_a_masked_query_secret_keeps_the_texts_closing_quote() -> None:
+    """``MongoDB URL 'mongodb://h/app?mysecret=***  option …``: the mask took the quote and
+    colon after the value with it (a docs probe). A quote inside the value is still masked."""
+    assert mask_text("URL 'mongodb://h/app?mysecret=abc123': bad") == "URL 'mongodb://h/app?mysecret=***': bad"
+    assert mask_text("(mongodb://h/app?token=abc123)") == "(mongodb://h/app?token=***)"
+    assert "cd" not in mask_text("mongodb://h/app?password=ab'cd&x=1")

@@ -70,8 +70,12 @@ def _password_span(token: str) -> tuple[int, int] | None:
 #: A query parameter whose *value* is a secret: ``tlsCertificateKeyFilePassword=…`` (and any
 #: other ``…password=``, ``…secret=``, ``…token=``), and the ``AWS_SESSION_TOKEN:…`` entry of
 #: ``authMechanismProperties``. Raw or percent-encoded, the value ends at the next separator.
+#: A secret query value, up to the next separator; a closing quote and colon that end the
+#: token are the text's, not the value's ("URL 'mongodb://h/db?mysecret=x': …" lost its
+#: closing quote to the mask: a docs probe).
 _QUERY_SECRET = re.compile(
-    r"(?i)((?:[?&;]|^)[\w.\-]*(?:password|secret|token|pwd)[\w.\-]*=|aws_session_token(?::|%3a))([^&;#,\s]*)"
+    r"(?i)((?:[?&;]|^)[\w.\-]*(?:password|secret|token|pwd)[\w.\-]*=|aws_session_token(?::|%3a))"
+    r"([^&;#,\s]*?)(?=['\"]?[:)]?(?:$|[&;#,\s]))"
 )
 
 
