@@ -266,8 +266,8 @@ def release_owner(t: Tables) -> str:
 
 
 def has_live_claim(t: Tables) -> str:
-    """Params: owner, heartbeat_after."""
-    return f"SELECT 1 FROM {t.jobs} WHERE claimed_by = ? AND status = 'processing' AND last_heartbeat > ? LIMIT 1"
+    """Params: owner, heartbeat_after (a heartbeat at it counts: upstream's ``$gte``)."""
+    return f"SELECT 1 FROM {t.jobs} WHERE claimed_by = ? AND status = 'processing' AND last_heartbeat >= ? LIMIT 1"
 
 
 def next_due(t: Tables, names: int) -> str:

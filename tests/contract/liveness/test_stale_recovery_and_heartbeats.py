@@ -244,6 +244,17 @@ async def test_initialize_accepts_an_instance_id_whose_claims_are_not_live(monqu
     await m.enqueue("x")
 
 
+async def test_a_heartbeat_exactly_at_the_threshold_is_alive_on_every_store(monque, raw):
+    """Upstream's collision check counts a heartbeat at or after the threshold as alive
+    (``$gte``); the MongoDB store did, the SQLite store asked for one after it (``>``)."""
+    m = await monque()
+    job = await _make_processing(m, raw, owner="worker-9", heartbeat_ago_ms=5_000)
+    beat = (await m.get_job(job.id)).last_heartbeat_ms
+    assert beat is not None
+    assert await m.store.has_live_claim("worker-9", beat)
+    assert not await m.store.has_live_claim("worker-9", beat + 1)
+
+
 # -- re-claim by the same instance -----------------------------------------------------------------
 
 
