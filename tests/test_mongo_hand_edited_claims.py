@@ -200,3 +200,24 @@ async def test_instances_never_list_an_owner_without_an_id() -> None:
     )
     holdings = await store.owner_holdings()
     assert [(holding.owner, holding.jobs) for holding in holdings] == [("w1", 1)]
+
+
+async def test_a_claim_without_locked_at_is_never_an_owners_longest_running_job() -> None:
+    """The owner's longest-running job was the ``$first`` after a sort on ``lockedAt``, where a
+    missing or null ``lockedAt`` sorts first: a hand-edited claim without one was named the
+    longest, with no start (review of the MongoDB store). The earliest real claim is."""
+    recent = q.dt(T0 - 1)
+    unstamped = _processing(21, lastHeartbeat=recent, claimedBy="w1")
+    unstamped.pop("lockedAt", None)
+    nulled = _processing(22, lockedAt=None, lastHeartbeat=recent, claimedBy="w1")
+    store, _ = _store(
+        unstamped,
+        nulled,
+        _processing(23, lockedAt=q.dt(T0 - 5_000), lastHeartbeat=recent, claimedBy="w1"),
+        _processing(24, lockedAt=q.dt(T0 - 9_000), lastHeartbeat=recent, claimedBy="w1"),
+        _processing(25, lastHeartbeat=recent, claimedBy="w2", lockedAt=None),
+    )
+    holdings = {holding.owner: holding for holding in await store.owner_holdings()}
+    assert holdings["w1"].jobs == 4
+    assert (holdings["w1"].longest_job_id, holdings["w1"].longest_since_ms) == (oid(24), T0 - 9_000)
+    assert holdings["w2"].jobs == 1 and (holdings["w2"].longest_job_id, holdings["w2"].longest_since_ms) == (None, None)

@@ -8,7 +8,7 @@ never inside job documents, so Node Monque, which never reads them, is unaffecte
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import pymongo
@@ -56,15 +56,22 @@ def instance_purge_filter(heartbeat_before_ms: int) -> Document:
     return {"lastHeartbeat": {"$lt": dt(heartbeat_before_ms)}}
 
 
+#: After every real claim: where a processing job without ``lockedAt`` sorts.
+_LAST_CLAIM = datetime(9999, 12, 31, tzinfo=UTC)
+
+
 def owner_holdings_pipeline() -> list[Document]:
     """Processing jobs by owner; the ``{status, nextRunAt}`` index serves the match. A job
     naming no owner is left out: ``release-dead`` could not name it, and stale recovery
     takes it back (``stale_filter``)."""
     return [
         {"$match": {"status": PROCESSING, "claimedBy": {"$nin": NO_OWNER["$in"]}}},
-        # Earliest claim first, so each owner's ``$first`` is its longest-running job: the
-        # ``{status, lockedAt, lastHeartbeat}`` index serves the match and this order.
-        {"$sort": {"lockedAt": 1}},
+        # Earliest claim first, so each owner's ``$first`` is its longest-running job. A job
+        # with no ``lockedAt`` (missing or null: hand-edited) sorts last, not first: sorted on
+        # lockedAt itself it came first and was named the longest, with no start (review).
+        # Processing jobs are few (the owners' concurrency), so the sort in memory is cheap.
+        {"$set": {"_claimOrder": {"$ifNull": ["$lockedAt", _LAST_CLAIM]}}},
+        {"$sort": {"_claimOrder": 1, "_id": 1}},
         {
             "$group": {
                 "_id": "$claimedBy",
@@ -222,7 +229,8 @@ class MongoFleet(MongoPlumbing):
                 jobs=int(row["jobs"]),
                 last_heartbeat_ms=_ms_or_none(row.get("lastHeartbeat")),
                 heartbeat_interval_ms=_int_or_none(row.get("heartbeatInterval")),
-                longest_job_id=None if row.get("longest") is None else str(row["longest"]),
+                # An owner whose claims all lack lockedAt has no longest-running job to name.
+                longest_job_id=None if row.get("longestSince") is None else str(row["longest"]),
                 longest_since_ms=_ms_or_none(row.get("longestSince")),
             )
             for row in rows
