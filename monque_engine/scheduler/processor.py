@@ -28,7 +28,14 @@ from typing import Any, Literal, NamedTuple
 from .. import attempts
 from ..backoff import backoff_delay_ms
 from ..errorgroups import error_counter_name, error_group_key
-from ..errors import InvalidCronError, InvalidResultError, NonRetryableError, WorkerRegistrationError
+from ..errors import (
+    ConnectionError,
+    InvalidCronError,
+    InvalidResultError,
+    NonRetryableError,
+    StoreLostError,
+    WorkerRegistrationError,
+)
 from ..exception_text import ExceptionText, describe_exception, exception_name
 from ..job import Job, JobStatus, WorkerSummary
 from ..options import MAX_COUNT, MAX_SECONDS, MonqueOptions
@@ -54,6 +61,10 @@ def _payloads() -> ModuleType:
 
 log = logging.getLogger("monque_engine.processor")
 CLAIM_DEFER = 0.002
+#: A completion the store could not take (locked past ``busy_timeout``, a full disk, a
+#: MongoDB failover) is written again after this pause, doubling up to the maximum.
+COMPLETION_RETRY_FIRST_S = 0.05
+COMPLETION_RETRY_MAX_S = 2.0
 #: A handler returns None, or a JSON value kept on the job as its ``result`` (results.py).
 Handler = Callable[[Job], Awaitable[Any] | Any]
 
@@ -933,14 +944,12 @@ class JobProcessor:
                 if self._store.records_success_from_row
                 else attempts.plain_attempt("completed", job.fail_count, ctx.instance_id, job.locked_at_ms, now)
             )
-            # SQLite answers a one-off completion with a future its batch settles (base.py).
-            if value is None:
-                updated = await self._store.complete(job.id, ctx.instance_id, now, next_run, record)
-            else:
-                updated = await self._store.complete(job.id, ctx.instance_id, now, next_run, record, result=value)
+            updated = await self._write_completion(job, now, next_run, record, value)
         except InvalidCronError as error:  # no next run can be computed: retrying cannot help
             await self._fail(job, error, terminal=True)
             return
+        except StoreLostError:
+            return  # the file is gone: nothing can be written; the worker stops (lifecycle)
         except Exception as error:  # noqa: BLE001 - upstream: a failed completion takes the fail path
             await self._fail(job, error, policy=policy)
             return
@@ -952,6 +961,47 @@ class JobProcessor:
             self.wake_at(updated.name, updated.next_run_at_ms)
         if ctx.events.has_listeners("job:complete"):
             ctx.events.emit("job:complete", _payloads().JobCompleteEvent(updated, duration_ms))
+
+    async def _write_completion(
+        self, job: Job, now: int, next_run: int | None, record: attempts.Attempt | None, value: Any
+    ) -> Job | None:
+        """The store's ``complete``, written again while the store cannot take it.
+
+        Upstream sends a completion that throws down the fail path. When the throw is the
+        store's (``ConnectionError``: SQLite locked past ``busy_timeout``, a full disk, a
+        MongoDB election), that recorded a run that succeeded as a failure: the job ran
+        again, or ended failed for good on its last attempt, with the store's error as its
+        reason; and when the fail write failed too, it sat processing until stale recovery
+        ran it again (a resource-exhaustion probe). The outcome is known, so it is kept and
+        written once the store takes it: ``job:error`` says so once, and the claim (``claimedBy``
+        and ``processing`` in the write's condition) keeps a job that stale recovery handed
+        to another worker meanwhile from being completed twice. A stop cancels the wait
+        with the run (``ShutdownTimeoutError`` names the job). Any other exception from the
+        store still takes the fail path, as upstream."""
+        ctx = self._ctx
+        delay = COMPLETION_RETRY_FIRST_S
+        told = False
+        while True:
+            try:
+                # SQLite answers a one-off completion with a future its batch settles (base.py).
+                if value is None:
+                    return await self._store.complete(job.id, ctx.instance_id, now, next_run, record)
+                return await self._store.complete(job.id, ctx.instance_id, now, next_run, record, result=value)
+            except StoreLostError:
+                raise
+            except ConnectionError as error:
+                if not told:
+                    told = True
+                    log.warning(
+                        "job %s (%s) succeeded, but the store did not take its completion (%s); "
+                        "writing it again until it does",
+                        job.id,
+                        job.name,
+                        " ".join(str(error).split())[:300],
+                    )
+                    ctx.events.emit("job:error", _payloads().JobErrorEvent(error, job))
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, COMPLETION_RETRY_MAX_S)
 
     async def _fail(
         self,

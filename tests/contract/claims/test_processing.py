@@ -525,14 +525,19 @@ class FailingStore(SqliteStore):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fail_complete = 0
+        self.complete_error: Exception = ConnectionError("complete write failed")
+        self.complete_written = asyncio.Event()  # a complete write reached the store
         self.fail_fail = 0
         self.fail_claim = 0
 
     async def complete(self, *args, **kwargs):
         if self.fail_complete:
             self.fail_complete -= 1
-            raise ConnectionError("complete write failed")
-        return await super().complete(*args, **kwargs)
+            raise self.complete_error
+        try:
+            return await super().complete(*args, **kwargs)
+        finally:
+            self.complete_written.set()
 
     async def fail(self, *args, **kwargs):
         if self.fail_fail:
@@ -554,20 +559,69 @@ async def _failing_monque(tmp_path, **options):
     return m, store
 
 
-async def test_a_failed_complete_write_takes_the_fail_path(tmp_path, recorder):
+async def test_a_completion_the_store_cannot_take_is_written_again_not_failed(tmp_path, recorder):
+    """A run that succeeded while the store could not be written (locked past busy_timeout,
+    a full disk) was recorded as a failure: run again, or failed for good on its last
+    attempt, with the store's error as its reason (a resource-exhaustion probe). Its
+    completion is written again until the store takes it; ``job:error`` says so once."""
+    m, store = await _failing_monque(tmp_path, base_retry_interval=10, max_retries=1)
+    try:
+        rec = recorder(m)
+        store.fail_complete = 3
+        runs = []
+        m.register("w", lambda job: runs.append(job.id) or {"sent": True})
+        job = await m.enqueue("w")
+        await m.start()
+        (complete,) = await rec.wait_for("job:complete")
+        assert complete.job.id == job.id and store.fail_complete == 0
+        stored = await m.get_job(job.id)
+        assert stored.status is JobStatus.COMPLETED and stored.fail_count == 0 and stored.fail_reason is None
+        assert stored.result == {"sent": True} and runs == [job.id]  # run once, its result kept
+        assert rec.of("job:fail") == []
+        [error] = rec.of("job:error")
+        assert isinstance(error.error, ConnectionError) and error.job.id == job.id
+    finally:
+        await m.close()
+
+
+async def test_a_completion_another_owner_took_meanwhile_is_not_written(tmp_path, recorder, raw):
+    """While the completion waits for the store, stale recovery may hand the job to another
+    worker: the write is conditioned on this claim, so it reaches nothing."""
+    m, store = await _failing_monque(tmp_path, base_retry_interval=10)
+    try:
+        rec = recorder(m)
+        store.fail_complete = 10**6
+        m.register("w", lambda job: None)
+        job = await m.enqueue("w")
+        await m.start()
+        await rec.wait_for("job:error")
+        await raw(m).set(job.id, claimedBy="another-worker")
+        store.fail_complete = 0
+        await asyncio.wait_for(store.complete_written.wait(), 10)
+        stored = await m.get_job(job.id)
+        assert stored.status is JobStatus.PROCESSING and stored.claimed_by == "another-worker"
+        assert rec.of("job:complete") == [] and rec.of("job:fail") == []
+    finally:
+        await m.close()
+
+
+async def test_another_error_from_the_complete_write_takes_the_fail_path(tmp_path, recorder):
+    """Upstream: a completion that throws goes down the fail path. Kept for what is not the
+    store being unreachable (a store refusing the write is not fixed by writing it again)."""
     m, store = await _failing_monque(tmp_path, base_retry_interval=10)
     try:
         rec = recorder(m)
         store.fail_complete = 1
+        store.complete_error = RuntimeError("complete write refused")
         m.register("w", lambda job: None)
         job = await m.enqueue("w")
         await m.start()
         (fail,) = await rec.wait_for("job:fail")
-        assert isinstance(fail.error, ConnectionError) and fail.will_retry is True
+        assert isinstance(fail.error, RuntimeError) and fail.will_retry is True
         stored = await m.get_job(job.id)
         assert stored == fail.job
         assert stored.status is JobStatus.PENDING and stored.fail_count == 1
-        assert stored.fail_reason == "complete write failed"
+        assert stored.fail_reason == "complete write refused"
         assert rec.of("job:complete") == []
     finally:
         await m.close()
