@@ -351,3 +351,38 @@ async def test_integer_columns_name_the_columns_the_ddl_declares_integer(tmp_pat
     assert set(declared) == set(JOB_COLUMNS)
     assert {column for column, kind in declared.items() if kind == "INTEGER"} == INTEGER_COLUMNS
     assert {kind for column, kind in declared.items() if column not in INTEGER_COLUMNS} == {"TEXT"}
+
+
+async def test_an_upgrade_waits_until_older_workers_stop_running_jobs(tmp_path: Path) -> None:
+    """A worker of the file's older version, still running, went on claiming and completing
+    jobs after a newer process upgraded the file: it checks the version only when it opens,
+    and it keeps no counts, so they read wrong afterwards (a migration probe). The upgrade is
+    refused while such a worker's claims have fresh heartbeats; once they stop, it goes on."""
+    import time
+
+    path = v1_copy(tmp_path)
+    job_id = sorted(V1_IDS)[0]
+    now = int(time.time() * 1000)
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "UPDATE monque_jobs SET status = 'processing', claimed_by = 'old-worker', locked_at = ?, "
+            "last_heartbeat = ?, heartbeat_interval = 30000 WHERE id = ?",
+            (now, now, job_id),
+        )
+    conn.close()
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+    m = Monque(f"sqlite:///{path}", recover_stale_jobs=False)
+    with pytest.raises(ConnectionError, match="workers of that older version are running jobs on it") as refused:
+        await m.initialize()
+    assert "old-worker" in str(refused.value) and "stop them" in str(refused.value)
+    assert _version(path) == 1 and hashlib.sha256(path.read_bytes()).hexdigest() == before
+    with sqlite3.connect(path) as conn:  # the old worker stopped (or died two intervals ago)
+        conn.execute("UPDATE monque_jobs SET last_heartbeat = ? WHERE id = ?", (now - 61_000, job_id))
+    conn.close()
+    m = Monque(f"sqlite:///{path}", recover_stale_jobs=False)
+    await m.initialize()
+    try:
+        assert _version(path) == SCHEMA_VERSION
+        assert (await m.get_job(job_id)).status.value == "processing"  # nothing else changed
+    finally:
+        await m.close()

@@ -293,6 +293,8 @@ def prepare(
     version = inspect(conn, tables, where)
     if version is not None:
         check_version(version, where)
+        if version < SCHEMA_VERSION:
+            refuse_while_older_workers_run(conn, tables, version, where)
         migrate(conn, tables, version)
         if create_indexes:
             upgrade_pending_index(conn, tables)
@@ -303,6 +305,40 @@ def prepare(
     # at their next writable open.
     conn.execute(f"INSERT OR IGNORE INTO {tables.meta}(key, value) VALUES ('store_id', lower(hex(randomblob(16))))")
     return read_store_id(conn, tables)
+
+
+#: A claim's heartbeat interval when its row names none (upstream's default, 30 s).
+_DEFAULT_BEAT_MS = 30_000
+
+
+def refuse_while_older_workers_run(conn: sqlite3.Connection, tables: Tables, version: int, where: str) -> None:
+    """Refuse to upgrade a file whose jobs other workers are running right now.
+
+    Those workers opened the file at its old version, so they run an older monque_engine,
+    and they check the version only when they open it: after the upgrade they went on
+    claiming and completing jobs without keeping the counts, which then read wrong
+    (completed 35,716 for 41,236) with nothing to say so (a migration probe). Only a worker
+    holding jobs is seen here (its heartbeats in the last two of its intervals); an idle one
+    is not, so the docs say to stop every older worker first.
+    """
+    now = int(time.time() * 1000)
+    rows = conn.execute(
+        f"SELECT claimed_by, MAX(last_heartbeat) FROM {tables.jobs} "
+        "WHERE status = 'processing' AND claimed_by IS NOT NULL AND last_heartbeat IS NOT NULL "
+        f"AND last_heartbeat + 2 * COALESCE(heartbeat_interval, {_DEFAULT_BEAT_MS}) >= ? "
+        "GROUP BY claimed_by ORDER BY 2 DESC LIMIT 4",
+        (now,),
+    ).fetchall()
+    if not rows:
+        return
+    owners = ", ".join(str(owner) for owner, _ in rows[:3]) + (", ..." if len(rows) > 3 else "")
+    ago = max(0, now - int(rows[0][1])) // 1000
+    raise SchemaVersionError(
+        f"{where} is at schema version {version} and workers of that older version are running jobs on it "
+        f"(owners {owners}; a heartbeat {ago} s ago): stop them before this version upgrades the file to "
+        f"{SCHEMA_VERSION}, or they go on writing without keeping its counts (a worker that died counts as "
+        "running for two heartbeat intervals)"
+    )
 
 
 def read_store_id(conn: sqlite3.Connection, tables: Tables) -> str | None:
