@@ -659,7 +659,18 @@ def _export_file_error(error: ExportFileError, args: argparse.Namespace) -> CliE
 async def _migrate(monque: Monque, args: argparse.Namespace) -> int:
     build = getattr(monque.store, "build_indexes", None)
     if build is None:
-        _out("nothing to do: a SQLite store builds its indexes when the file is opened")
+        # The open (``_with_monque``) already upgraded an older file: say so. It read "nothing
+        # to do" after upgrading schema 1 to 9 (a migration probe).
+        from monque_engine.store.sqlite.schema import SCHEMA_VERSION
+
+        upgraded_from = getattr(monque.store, "upgraded_from", None)
+        if upgraded_from is not None:
+            _out(f"upgraded the file from schema version {upgraded_from} to {SCHEMA_VERSION}; its indexes are in place")
+        else:
+            _out(
+                f"nothing to do: the file is at schema version {SCHEMA_VERSION}, and a SQLite store builds "
+                "its indexes when the file is opened"
+            )
         return ExitCode.OK
 
     def progress(position: int, count: int, name: str, state: str) -> None:

@@ -50,6 +50,7 @@ class StoreState(Protocol):
     _inbox_view: InboxView | None
     _batch: Completions
     position_scope: str
+    upgraded_from: int | None
 
     def _describe(self) -> str: ...
 
@@ -93,7 +94,7 @@ async def open_store(store: StoreState, options: StoreOpenOptions) -> None:
                 store._writer = runners.writer(store._committed)
                 inbox = Inbox(tables, journal)
 
-                def prepare(conn: sqlite3.Connection) -> str | None:
+                def prepare(conn: sqlite3.Connection) -> migrations.Prepared:
                     # Check (again, now under the write lock), upgrade and create, in one transaction.
                     made = migrations.prepare(
                         conn, tables, where, create_indexes=options.create_indexes, retention_index=r_index
@@ -103,7 +104,7 @@ async def open_store(store: StoreState, options: StoreOpenOptions) -> None:
                     inbox.absorb(conn)
                     return made
 
-                store_id = await store._writer.run(prepare)
+                store_id, store.upgraded_from = await store._writer.run(prepare)
                 identity.capture()
                 store._producer = producer = InboxProducer(inbox, store._writer, store.health_error)
                 store._inbox_view = InboxView(tables)  # reads see queued jobs without absorbing

@@ -25,6 +25,7 @@ import logging
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 from ...errors import ConnectionError
 from .journal import Journal
@@ -280,6 +281,11 @@ def migrate(
     return applied
 
 
+class Prepared(NamedTuple):
+    store_id: str | None
+    upgraded_from: int | None
+
+
 def prepare(
     conn: sqlite3.Connection,
     tables: Tables,
@@ -287,14 +293,17 @@ def prepare(
     *,
     create_indexes: bool,
     retention_index: bool,
-) -> str | None:
+) -> Prepared:
     """Inside a write transaction: inspect, refuse, upgrade, then create what is missing;
-    returns the collection's ``store_id`` (``read_store_id``), given one if it has none."""
+    returns the collection's ``store_id`` (``read_store_id``), given one if it has none, and
+    the version it was upgraded from (None: it was current, or new)."""
     version = inspect(conn, tables, where)
+    upgraded_from = None
     if version is not None:
         check_version(version, where)
         if version < SCHEMA_VERSION:
             refuse_while_older_workers_run(conn, tables, version, where)
+            upgraded_from = version
         migrate(conn, tables, version)
         if create_indexes:
             upgrade_pending_index(conn, tables)
@@ -304,7 +313,7 @@ def prepare(
     # Not a schema change: a key older code never reads. Collections made before it get one
     # at their next writable open.
     conn.execute(f"INSERT OR IGNORE INTO {tables.meta}(key, value) VALUES ('store_id', lower(hex(randomblob(16))))")
-    return read_store_id(conn, tables)
+    return Prepared(read_store_id(conn, tables), upgraded_from)
 
 
 #: A claim's heartbeat interval when its row names none (upstream's default, 30 s).

@@ -97,6 +97,8 @@ class SqliteStore(JobStore):
         self._producer: InboxProducer | None = None
         #: Set once a read-only store is open: its reads see the inbox's rows (inbox.py).
         self._inbox_view: InboxView | None = None
+        #: The schema version this open upgraded the file from (None: it was current, or new).
+        self.upgraded_from: int | None = None
 
     @classmethod
     def from_url(cls, url: str, **overrides: Any) -> SqliteStore:
