@@ -81,6 +81,31 @@ async def test_deleted_file_fails_writes_and_health(running: tuple[Monque, Path,
         await m.enqueue("work", {"n": 3})
 
 
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="where a moved file went is read from /proc")
+async def test_a_moved_file_is_named_where_it_went_and_moving_it_back_keeps_every_commit(
+    running: tuple[Monque, Path, EventRecorder],
+) -> None:
+    """A rename read "was deleted ... restart the process", and a restart made a new, empty
+    store at the path and lost the commits left in the WAL beside it (a resource-exhaustion
+    probe). The error says where the file went and how to keep them."""
+    m, path, _ = running
+    acknowledged = [job.id for job in await m.enqueue_many([{"name": "later", "data": {"n": n}} for n in range(50)])]
+    moved = path.with_name("moved.db")
+    os.rename(path, moved)
+    with pytest.raises(ConnectionError, match="was moved to") as raised:
+        await m.enqueue("work", {"n": 2})
+    said = str(raised.value)
+    assert str(moved) in said and "move the file back" in said and "was deleted" not in said
+    await m.close()
+    os.rename(moved, path)  # as the message says
+    again = Monque(f"sqlite:///{path}", recover_stale_jobs=False)
+    await again.initialize()
+    try:
+        assert {job.id for job in await again.get_jobs(name="later", limit=100)} == set(acknowledged)
+    finally:
+        await again.close()
+
+
 async def test_replaced_file_is_reported_and_its_jobs_not_ignored_silently(
     running: tuple[Monque, Path, EventRecorder], tmp_path: Path
 ) -> None:

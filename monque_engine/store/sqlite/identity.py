@@ -138,6 +138,9 @@ class FileIdentity:
         try:
             stat = os.stat(self.path)
         except FileNotFoundError:
+            moved_to = self._moved_to()
+            if moved_to is not None:
+                raise self._fail(self._moved_error(moved_to)) from None
             raise self._fail(self._lost_error("was deleted")) from None
         except OSError:
             return  # e.g. a permission change on the directory: not evidence of a new file
@@ -171,6 +174,32 @@ class FileIdentity:
             f"SQLite database {self.display} {what} while this process had it open; writes since then went "
             "to the old, unlinked file and are lost at exit, and jobs in the file now at that path are not "
             "seen; restart the process to open the current file"
+        )
+
+    def _moved_to(self) -> str | None:
+        """Where the opened file is now, if it was renamed rather than deleted (Linux: the held
+        descriptor's name); None when it is gone or this cannot be told."""
+        if self._fd < 0:
+            return None
+        try:
+            name = os.readlink(f"/proc/self/fd/{self._fd}")
+        except OSError:
+            return None
+        if name.endswith(" (deleted)") or not os.path.isabs(name) or name == self.path:
+            return None
+        return name
+
+    def _moved_error(self, moved_to: str) -> FileLostError:
+        """A rename is not a deletion: this process's last commits are in the WAL beside the old
+        path, which SQLite will not write into a moved file. "was deleted ... restart the process"
+        read as if nothing could be saved, and a restart made a new, empty store at the path and
+        lost them (a resource-exhaustion probe); moving the file back keeps them."""
+        wal = shlex.quote(self.display + "-wal")
+        return FileLostError(
+            f"SQLite database {self.display} was moved to {moved_to} while this process had it open; this "
+            f"process stops writing. Its last commits are in {wal}, beside the old path: stop every process "
+            f"using either path and move the file back (mv {shlex.quote(moved_to)} {shlex.quote(self.display)}) "
+            "before anything opens the old path, or they are lost; then restart"
         )
 
     def _damaged_error(self, what: str) -> FileDamagedError:
