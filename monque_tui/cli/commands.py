@@ -778,17 +778,28 @@ async def _bounded(
     try:
         return await act(listing, as_of=count)
     except asyncio.CancelledError:
-        done = _DONE[action]
-        try:
-            left = await asyncio.wait_for(monque.count_bulk(action, listing, as_of=count), 2.0)
-        except (asyncio.CancelledError, TimeoutError, MonqueError):
-            args.stopped_after = f"; the jobs it reached stay {done}: run it again to count what is left"
-        else:
-            args.stopped_after = (
-                f"; at least {int(count) - int(left):,} of the {int(count):,} counted job(s) were {done} "
-                "before it stopped: run it again for the rest"
-            )
+        args.stopped_after = await _how_far(monque, action, listing, count, "stopped")
         raise
+    except ConnectionError as error:
+        # A full disk or a lock held too long part way: the chunks before it stay done, and
+        # the one line said only the store's error while 4,000 of 20,000 jobs were gone (a
+        # resource-exhaustion probe).
+        raise ConnectionError(f"{error}{await _how_far(monque, action, listing, count, 'failed')}") from None
+
+
+async def _how_far(monque: Monque, action: BulkAction, listing: JobListFilter, count: BulkCount, ended: str) -> str:
+    """``; at least N of the M counted job(s) were deleted before it stopped``: a recount under
+    the action's bound, 2 s at most (or until a second ctrl+c); "at least": a chunk in flight
+    may still land."""
+    done = _DONE[action]
+    try:
+        left = await asyncio.wait_for(monque.count_bulk(action, listing, as_of=count), 2.0)
+    except (asyncio.CancelledError, TimeoutError, MonqueError):
+        return f"; the jobs it reached stay {done}: run it again to count what is left"
+    return (
+        f"; at least {int(count) - int(left):,} of the {int(count):,} counted job(s) were {done} "
+        f"before it {ended}: run it again for the rest"
+    )
 
 
 async def _cancel_running(monque: Monque, args: argparse.Namespace, listing: JobListFilter, description: str) -> int:
