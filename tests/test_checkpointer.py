@@ -253,3 +253,46 @@ def test_checkpoints_that_never_complete_are_reported(tmp_path, monkeypatch, cap
         reader.execute("ROLLBACK")
         reader.close()
         writer.close()
+
+
+def test_a_checkpoint_failing_for_one_reason_is_said_once_without_a_traceback(tmp_path, caplog):
+    """On a full disk each threshold logged a whole traceback: 177 in a minute of a worker's
+    log (a resource-exhaustion probe). One line when they start failing, one when the reason
+    changes, one when they succeed again."""
+    import queue
+
+    db = str(tmp_path / "f.db")
+    setup = _raw(db)
+    setup.execute("CREATE TABLE t (x)")
+    outcomes = [sqlite3.OperationalError("database or disk is full")] * 3 + [
+        sqlite3.OperationalError("disk I/O error"),
+        None,
+    ]
+    ran: queue.Queue[int] = queue.Queue()
+    worker = Checkpointer(lambda: _raw(db), threading.Lock(), threshold=1)
+
+    def checkpoint(conn: sqlite3.Connection) -> None:
+        outcome = outcomes.pop(0)
+        ran.put(len(outcomes))
+        if outcome is not None:
+            raise outcome
+
+    worker._checkpoint = checkpoint  # type: ignore[method-assign]
+    try:
+        with caplog.at_level(logging.DEBUG, logger="monque_engine.sqlite"):
+            for left in (4, 3, 2, 1, 0):
+                setup.execute("INSERT INTO t VALUES (1)")
+                worker.note(1)
+                assert ran.get(timeout=10) == left
+        worker.close()
+        said = [r for r in caplog.records if r.levelno >= logging.INFO]
+        assert [r.getMessage().split(" (")[0] for r in said] == [
+            "WAL checkpoint failed",
+            "WAL checkpoint failed",
+            "WAL checkpoint succeeded again",
+        ], [r.getMessage() for r in said]
+        assert "database or disk is full" in said[0].getMessage() and "disk I/O error" in said[1].getMessage()
+        assert all(r.exc_info is None for r in said)  # tracebacks only at debug level
+    finally:
+        worker.close()
+        setup.close()

@@ -157,8 +157,24 @@ class Checkpointer:
         waiting = self._gauge.waiting() if self._gauge is not None else None
         return waiting is None or waiting >= self._threshold
 
+    @staticmethod
+    def _tell_failure(error: Exception, failing: str | None) -> str:
+        """One line when checkpoints start failing, and again only when the reason changes:
+        on a full disk each threshold printed a whole traceback, 177 in a minute (a
+        resource-exhaustion probe). The traceback is at debug level."""
+        reason = f"{type(error).__name__}: {' '.join(str(error).split())}"
+        if reason != failing:
+            log.warning(
+                "WAL checkpoint failed (%s); the WAL grows until one succeeds: retrying at each threshold "
+                "(said again only if the reason changes)",
+                reason,
+            )
+        log.debug("WAL checkpoint failed", exc_info=True)
+        return reason
+
     def _serve(self) -> None:
         conn: sqlite3.Connection | None = None
+        failing: str | None = None  # the reason checkpoints are failing, once said
         try:
             while True:
                 self._due.wait()
@@ -174,10 +190,13 @@ class Checkpointer:
                         conn.execute(f"PRAGMA busy_timeout={CATCH_UP_WAIT_MS}")  # PASSIVE never waits
                     if not self._skip():
                         self._checkpoint(conn)
+                        if failing is not None:
+                            log.info("WAL checkpoint succeeded again")
+                            failing = None
                 except Exception as error:
                     if self._on_error(error):
                         return  # the file is damaged: copying pages into it helps nobody
-                    log.warning("WAL checkpoint failed; retrying at the next threshold", exc_info=True)
+                    failing = self._tell_failure(error, failing)
         finally:
             if conn is not None:
                 conn.close()
