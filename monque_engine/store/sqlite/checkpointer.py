@@ -193,7 +193,7 @@ class Checkpointer:
                         if failing is not None:
                             log.info("WAL checkpoint succeeded again")
                             failing = None
-                except Exception as error:
+                except Exception as error:  # noqa: BLE001 - retried at the next threshold (said by _tell_failure)
                     if self._on_error(error):
                         return  # the file is damaged: copying pages into it helps nobody
                     failing = self._tell_failure(error, failing)
