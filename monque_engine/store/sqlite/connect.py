@@ -23,6 +23,7 @@ from .identity import FileIdentity
 from .queries import register_functions
 from .runner import ReadRunner, WriteRunner, retry_while_busy
 from .schema import Tables
+from .sqlerrors import error_hint
 from .url import SqliteSettings
 
 
@@ -258,7 +259,7 @@ def open_error(settings: SqliteSettings, error: sqlite3.DatabaseError, describe:
             f"{settings.path} is not a SQLite database or is corrupt ({text}); "
             "point the URL at another file, or restore this one from a backup"
         )
-    return ConnectionError(f"Cannot open {describe()}: {text}")
+    return ConnectionError(f"Cannot open {describe()}: {text}{error_hint(error)}")
 
 
 def _folder_not_writable(path: Path, real: Path) -> str:

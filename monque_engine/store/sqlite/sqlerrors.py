@@ -34,7 +34,27 @@ def error_hint(error: sqlite3.Error) -> str:
         return NOT_A_DATABASE_HINT
     if "disk I/O error" in str(error):
         return DISK_IO_HINT
+    if "unable to open database file" in str(error):
+        return _unable_to_open_hint()
     return ""
+
+
+def _unable_to_open_hint() -> str:
+    """SQLite says "unable to open database file" for a folder it cannot write its -wal and
+    -shm in, and as well for a process out of file descriptors (a worker at ``ulimit -n
+    18``: a resource-exhaustion probe), which the words do not suggest."""
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    except (ImportError, OSError, ValueError):
+        limit = ""
+    else:
+        limit = "" if soft == resource.RLIM_INFINITY else f", {soft} now"
+    return (
+        " (SQLite could not open the file or the -wal and -shm files beside it: check that its folder is "
+        f"writable, and this process's open-file limit (ulimit -n{limit}))"
+    )
 
 
 def wrap_error(error: BaseException, describe: Callable[[], str]) -> BaseException:
