@@ -59,6 +59,12 @@ Miss: TypeAlias = Literal[_Miss.MISS]
 MISS: Final = _Miss.MISS  #: run_inline_now could not run the operation without waiting
 
 
+def _described(error: BaseException) -> str:
+    """``MemoryError`` (its text is empty) or ``OSError: [Errno 24] Too many open files``."""
+    text = " ".join(str(error).split())
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
 def is_busy_error(error: BaseException) -> bool:
     return isinstance(error, sqlite3.OperationalError) and ("locked" in str(error) or "busy" in str(error))
 
@@ -141,6 +147,8 @@ class _Runner:
         self._abandon = threading.Event()
         self._threads: list[threading.Thread] = []
         self._conns: list[sqlite3.Connection] = []  # the threads' connections, to interrupt at close
+        #: Set when a thread died outside a batch (``_thread_ended``): every later operation fails with it.
+        self._broken: ConnectionError | None = None
 
     def _start_threads(self, count: int, connect: Callable[[], sqlite3.Connection]) -> None:
         ready: list[BaseException | None] = []
@@ -158,6 +166,8 @@ class _Runner:
             started.set()
             try:
                 self._serve(conn)
+            except BaseException as error:  # noqa: BLE001 - said to every caller waiting, then the thread ends
+                self._thread_ended(error)
             finally:
                 conn.close()
 
@@ -184,11 +194,27 @@ class _Runner:
         system call on Python 3.11, and completions needed it once per job)."""
         return self._loop
 
+    def _thread_ended(self, error: BaseException) -> None:
+        """A thread died outside a batch (``_take`` itself met a MemoryError): the operations
+        queued for it fail now, and later ones at once, instead of waiting for nobody."""
+        failure = ConnectionError(f"{self._describe()}: the store's thread failed: {_described(error)}")
+        with self._cv:
+            self._broken = failure
+            queued = list(self._queue)
+            self._queue.clear()
+        if queued:
+            try:
+                self._loop.call_soon_threadsafe(self._resolve, queued, [(False, failure) for _ in queued])
+            except RuntimeError:
+                pass  # the loop is closed: nobody is waiting
+
     def submit(self, op: Operation[T]) -> asyncio.Future[T]:
         future: asyncio.Future[T] = self._loop.create_future()
         with self._cv:
             if self._closing:
                 raise ConnectionError(f"{self._describe()}: the store is closed")
+            if self._broken is not None:
+                raise ConnectionError(str(self._broken))
             self._queue.append((op, future))
             self._cv.notify()
         return future
@@ -206,7 +232,15 @@ class _Runner:
 
     def _serve(self, conn: sqlite3.Connection) -> None:
         while (batch := self._take()) is not None:
-            outcomes = self._run_batch(conn, batch)
+            try:
+                outcomes = self._run_batch(conn, batch)
+            except BaseException as error:  # noqa: BLE001 - the thread must outlive what one batch met
+                # A MemoryError (a worker under ulimit -v) ended the write thread with the
+                # batch's callers waiting, and every later write queued behind nobody: the
+                # worker sat at "active=100" for ten minutes (a resource-exhaustion probe).
+                failure = ConnectionError(f"{self._describe()}: the store's thread failed: {_described(error)}")
+                failure.__cause__ = error
+                outcomes = [(False, failure) for _ in batch]
             try:
                 self._loop.call_soon_threadsafe(self._resolve, batch, outcomes)
             except RuntimeError:  # the loop is closed: nobody is waiting any more
