@@ -199,7 +199,12 @@ class Monque:
                 raise ConnectionError(f"Failed to initialize Monque: {message}") from error
             except Exception as error:
                 await self._close_store_quietly()
-                message = mask_secrets(str(error), self._url or "")
+                # Not ours: its type says what it was ("MemoryError" alone has no text, and the
+                # line read "Failed to initialize Monque:" with nothing after it).
+                text = " ".join(str(error).split())
+                message = mask_secrets(
+                    f"{type(error).__name__}: {text}" if text else type(error).__name__, self._url or ""
+                )
                 raise ConnectionError(f"Failed to initialize Monque: {message}") from error
             except BaseException:  # cancelled (a command stopped by a signal): leave nothing open
                 await self._close_store_quietly()
