@@ -7,6 +7,7 @@ cursor row) or *everything matching the view* through the bulk selector calls.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, replace
@@ -23,6 +24,7 @@ from monque_engine import (
     JobStateError,
     JobStatus,
     Monque,
+    MonqueError,
     StopRefusedError,
 )
 from monque_engine.payload_filter import describe_terms
@@ -283,6 +285,26 @@ async def count_bulk(monque: Monque, kind: ActionKind, query: JobQuery, as_of: B
         assert query.status is not None
         list_filter = JobListFilter(status=[query.status])
     return await monque.count_bulk(kind.value, list_filter, as_of=as_of)
+
+
+async def reached_before_failing(monque: Monque, plan: ActionPlan) -> str:
+    """`` (at least 2,000 of the 20,000 confirmed jobs were deleted before it failed)``: a bulk
+    action the store stopped part way (a full disk) keeps its committed chunks, and "Delete
+    failed" alone hid that 2,000 jobs were gone (a resource-exhaustion probe). A recount under
+    the plan's own bound, 2 s at most; ``""`` when it cannot tell."""
+    if plan.query is None or plan.counted is None:
+        return ""
+    try:
+        left = await asyncio.wait_for(count_bulk(monque, plan.kind, plan.query, plan.counted), 2.0)
+    except (TimeoutError, MonqueError):
+        return ""
+    reached = plan.count - int(left)
+    if reached <= 0:
+        return ""
+    return (
+        f" (at least {reached:,} of the {plan.count:,} confirmed jobs were {VERBS[plan.kind][1].lower()} before it "
+        "failed; the rest are as they were)"
+    )
 
 
 def count_bulk_in_steps(

@@ -180,3 +180,33 @@ def test_the_dialog_for_one_job_speaks_of_it_not_them() -> None:
         assert single.count == 1 and single.details[0].startswith(("It ", "Its ")), single.details
         marked = plan_for_jobs(kind, [job(1, status), job(2, status)], True)
         assert marked.details[0].startswith(("They ", "Their ")), marked.details
+
+
+async def test_a_bulk_delete_the_store_stops_part_way_says_how_far_it_got(seeded_url: str) -> None:
+    """``D`` on a disk that filled up part way said "Delete failed: … database or disk is
+    full" while 2,000 of the jobs were already gone (a resource-exhaustion probe): SQLite
+    commits a bulk action in chunks, and those stay done. The notice now says how many."""
+    from monque_engine import ConnectionError
+
+    async with console_session(seeded_url) as (session, events):
+        session.set_query(JobQuery(name="s*"))
+        plan = await session.plan_bulk(ActionKind.DELETE)
+        assert plan is not None and plan.count == len(S_JOBS)
+        monque = session.monque
+        assert monque is not None
+        real = monque.delete_jobs
+
+        async def disk_fills_after_one_name(listing: object, *, as_of: object = None) -> object:
+            from monque_engine import JobListFilter
+
+            await real(JobListFilter(name="send-email"), as_of=as_of)  # the first chunk lands
+            raise ConnectionError("SQLite database console.db: database or disk is full")
+
+        monque.delete_jobs = disk_fills_after_one_name  # type: ignore[method-assign]
+        assert await session.run_plan(plan) is None
+        reached = sum(1 for job in SEED_JOBS if job.name == "send-email")
+        said = [text for text in notices(events) if text.startswith("Delete failed")]
+        assert said and said[-1].endswith(
+            f"database or disk is full (at least {reached:,} of the {len(S_JOBS):,} confirmed jobs were "
+            "deleted before it failed; the rest are as they were)"
+        ), said

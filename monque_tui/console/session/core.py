@@ -48,6 +48,7 @@ from ..actions import (
     instead,
     plan_bulk,
     plan_for_jobs,
+    reached_before_failing,
     recount,
 )
 from ..clock import Clock, system_clock
@@ -1061,7 +1062,8 @@ class ConsoleSession:
                 return grown
             outcome = await execute(self.monque, plan)
         except Exception as error:  # noqa: BLE001 - shown to the operator
-            self.emit(Notice(f"{plan.kind.value.capitalize()} failed: {error}", "error"))
+            reached = await reached_before_failing(self.monque, plan)
+            self.emit(Notice(f"{plan.kind.value.capitalize()} failed: {error}{reached}", "error"))
             return None
         self.emit(Notice(outcome.message, outcome.severity, plan.kind.value.capitalize()))
         self.offer_release = outcome.release_owner  # issue 37: a dead owner's jobs are released instead
