@@ -661,14 +661,13 @@ async def _migrate(monque: Monque, args: argparse.Namespace) -> int:
     if build is None:
         # The open (``_with_monque``) already upgraded an older file: say so. It read "nothing
         # to do" after upgrading schema 1 to 9 (a migration probe).
-        from monque_engine.store.sqlite.schema import SCHEMA_VERSION
-
         upgraded_from = getattr(monque.store, "upgraded_from", None)
+        version = getattr(monque.store, "schema_version", None)
         if upgraded_from is not None:
-            _out(f"upgraded the file from schema version {upgraded_from} to {SCHEMA_VERSION}; its indexes are in place")
+            _out(f"upgraded the file from schema version {upgraded_from} to {version}; its indexes are in place")
         else:
             _out(
-                f"nothing to do: the file is at schema version {SCHEMA_VERSION}, and a SQLite store builds "
+                f"nothing to do: the file is at schema version {version}, and a SQLite store builds "
                 "its indexes when the file is opened"
             )
         return ExitCode.OK

@@ -19,9 +19,10 @@ from urllib.parse import quote
 from ...errors import ConnectionError
 from ..filekind import special_file_kind
 from . import migrations
+from .busy import retry_while_busy
 from .identity import FileIdentity
 from .queries import register_functions
-from .runner import ReadRunner, WriteRunner, retry_while_busy
+from .runner import ReadRunner, WriteRunner
 from .schema import Tables
 from .sqlerrors import error_hint
 from .url import SqliteSettings

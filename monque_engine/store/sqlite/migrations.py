@@ -341,7 +341,8 @@ def refuse_while_older_workers_run(conn: sqlite3.Connection, tables: Tables, ver
     if not rows:
         return
     owners = ", ".join(str(owner) for owner, _ in rows[:3]) + (", ..." if len(rows) > 3 else "")
-    ago = max(0, now - int(rows[0][1])) // 1000
+    _, latest_beat = rows[0]
+    ago = max(0, now - int(latest_beat)) // 1000
     raise SchemaVersionError(
         f"{where} is at schema version {version} and workers of that older version are running jobs on it "
         f"(owners {owners}; a heartbeat {ago} s ago): stop them before this version upgrades the file to "

@@ -28,14 +28,14 @@ import functools
 import logging
 import sqlite3
 import threading
-import time
 from collections.abc import Callable
 from typing import Any, Final, Literal, TypeAlias, TypeVar
 
 from ...errors import ConnectionError
+from .busy import begin_immediate, is_busy_error, retry_while_busy
 from .checkpointer import FRAMES_PER_COMMIT, Checkpointer, estimate_frames
 from .identity import is_damage_error
-from .sqlerrors import wrap_error
+from .sqlerrors import described, wrap_error
 from .threadappends import Append, ThreadAppends
 
 T = TypeVar("T")
@@ -57,71 +57,6 @@ class _Miss(enum.Enum):
 
 Miss: TypeAlias = Literal[_Miss.MISS]
 MISS: Final = _Miss.MISS  #: run_inline_now could not run the operation without waiting
-
-
-def _described(error: BaseException) -> str:
-    """``MemoryError`` (its text is empty) or ``OSError: [Errno 24] Too many open files``."""
-    text = " ".join(str(error).split())
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
-
-
-def is_busy_error(error: BaseException) -> bool:
-    return isinstance(error, sqlite3.OperationalError) and ("locked" in str(error) or "busy" in str(error))
-
-
-def begin_immediate(
-    conn: sqlite3.Connection, timeout: float, describe: Callable[[], str], stop: threading.Event | None = None
-) -> None:
-    """Take the write lock, retrying with short sleeps instead of SQLite's 1 ms+ busy handler.
-
-    SQLite's default handler sleeps 1, 2, 5, 10 … ms between attempts, which throttles
-    several worker processes on one file far below what the disk can do. ``stop`` set (the
-    store is closing) ends the wait at once: a command stopped by SIGTERM while another
-    process held the lock waited out the whole busy timeout before it could exit.
-    """
-    deadline = time.monotonic() + timeout
-    delay = 0.00005
-    while True:
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            return
-        except sqlite3.OperationalError as error:
-            if not is_busy_error(error):
-                raise
-            if stop is not None and stop.is_set():
-                raise ConnectionError(
-                    f"{describe()} was closed while a write waited for the lock another connection holds; "
-                    "nothing was written"
-                ) from error
-            if time.monotonic() >= deadline:
-                raise ConnectionError(
-                    f"{describe()} stayed locked by another connection for more than {timeout:g} s; "
-                    "another process is holding a long write transaction (raise busy_timeout in the URL "
-                    "with ?busy_timeout=SECONDS, or find the process holding the lock)"
-                ) from error
-            time.sleep(delay)
-            delay = min(delay * 2, 0.002)
-
-
-def retry_while_busy(action: Callable[[], T], timeout: float, stop: threading.Event | None = None) -> T:
-    """Run ``action``, retrying with short sleeps while SQLite reports the file busy.
-
-    For the few statements outside a transaction that can still meet a lock (switching the
-    journal mode, for one, while other processes write), where SQLite's own busy handler is
-    not always consulted. ``stop`` set ends the retries (the store is closing).
-    """
-    deadline = time.monotonic() + timeout
-    delay = 0.0005
-    while True:
-        try:
-            return action()
-        except sqlite3.OperationalError as error:
-            if not is_busy_error(error) or time.monotonic() >= deadline:
-                raise
-            if stop is not None and stop.is_set():
-                raise
-            time.sleep(delay)
-            delay = min(delay * 2, 0.05)
 
 
 class _Runner:
@@ -197,7 +132,7 @@ class _Runner:
     def _thread_ended(self, error: BaseException) -> None:
         """A thread died outside a batch (``_take`` itself met a MemoryError): the operations
         queued for it fail now, and later ones at once, instead of waiting for nobody."""
-        failure = ConnectionError(f"{self._describe()}: the store's thread failed: {_described(error)}")
+        failure = ConnectionError(f"{self._describe()}: the store's thread failed: {described(error)}")
         with self._cv:
             self._broken = failure
             queued = list(self._queue)
@@ -238,7 +173,7 @@ class _Runner:
                 # A MemoryError (a worker under ulimit -v) ended the write thread with the
                 # batch's callers waiting, and every later write queued behind nobody: the
                 # worker sat at "active=100" for ten minutes (a resource-exhaustion probe).
-                failure = ConnectionError(f"{self._describe()}: the store's thread failed: {_described(error)}")
+                failure = ConnectionError(f"{self._describe()}: the store's thread failed: {described(error)}")
                 failure.__cause__ = error
                 outcomes = [(False, failure) for _ in batch]
             try:

@@ -38,6 +38,7 @@ from . import (
     scan,
     statements,
 )
+from .busy import begin_immediate
 from .completions import Completions
 from .feed import ChangeFeed
 from .identity import FileIdentity
@@ -45,8 +46,8 @@ from .inbox import InboxProducer, InboxView
 from .intake import Intake
 from .journal import Journal
 from .readkind import Jobs, Read, Settled, Tally
-from .runner import MISS, Operation, ReadRunner, WriteRunner, begin_immediate
-from .schema import Tables, check_collection_name
+from .runner import MISS, Operation, ReadRunner, WriteRunner
+from .schema import SCHEMA_VERSION, Tables, check_collection_name
 from .statements import Prepared
 from .unreadable import UnreadableWarnings
 from .url import SqliteSettings, parse_sqlite_url
@@ -99,6 +100,8 @@ class SqliteStore(JobStore):
         self._inbox_view: InboxView | None = None
         #: The schema version this open upgraded the file from (None: it was current, or new).
         self.upgraded_from: int | None = None
+        #: The schema version this code writes (what ``migrate`` reports).
+        self.schema_version = SCHEMA_VERSION
 
     @classmethod
     def from_url(cls, url: str, **overrides: Any) -> SqliteStore:
