@@ -386,3 +386,23 @@ async def test_an_upgrade_waits_until_older_workers_stop_running_jobs(tmp_path: 
         assert (await m.get_job(job_id)).status.value == "processing"  # nothing else changed
     finally:
         await m.close()
+
+
+async def test_a_version_3_file_without_version_2s_columns_is_upgraded(tmp_path: Path) -> None:
+    """The development line between 2e3d907 and 179062e (never released) wrote version 3 files
+    whose version 2 was an empty placeholder: every open failed with "no such column:
+    error_group" (a migration probe). The upgrade adds the missing columns; nothing is lost."""
+    path = v1_copy(tmp_path)
+    with sqlite3.connect(path) as conn:  # version 3 as that line wrote it: v3's tables, not v2's columns
+        conn.execute("UPDATE monque_jobs_meta SET value = 3 WHERE key = 'schema_version'")
+        for statement in Tables("monque_jobs").fleet_ddl():
+            conn.execute(statement)
+    conn.close()
+    m = Monque(f"sqlite:///{path}", recover_stale_jobs=False)
+    await m.initialize()
+    try:
+        assert _version(path) == SCHEMA_VERSION
+        assert {job.id for job in await m.get_jobs(limit=10)} == V1_IDS
+        assert list(await m.error_groups()) == []  # the errors view reads the new columns
+    finally:
+        await m.close()

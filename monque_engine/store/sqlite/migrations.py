@@ -59,12 +59,28 @@ def _v3_fleet(conn: sqlite3.Connection, tables: Tables) -> None:
         conn.execute(statement)
 
 
+def _v2_columns_if_missing(conn: sqlite3.Connection, tables: Tables) -> None:
+    """Files at version 3 made by the development line between 2e3d907 and 179062e (never
+    released), on which version 2 was an empty placeholder, lack version 2's columns: every
+    open failed with "no such column: error_group" after a long count (a migration probe).
+    They are added here, as version 2 adds them; a file that has them is untouched."""
+    have = {str(row[1]) for row in conn.execute(f"PRAGMA table_info({tables.jobs})")}
+    missing = [column for column in ("attempts", "error_type", "error_group") if column not in have]
+    if not missing:
+        return
+    log.warning("%s lacks version 2's columns (%s): adding them", tables.jobs, ", ".join(missing))
+    for column in missing:
+        conn.execute(f"ALTER TABLE {tables.jobs} ADD COLUMN {column} TEXT")
+    conn.execute(error_index(tables.jobs))
+
+
 def _v4_inbox(conn: sqlite3.Connection, tables: Tables) -> None:
     """Version 4 (issue 14): the inbox table that single enqueues append to (inbox.py).
 
     A new, empty table; job rows are untouched. Older builds refuse the file from here on,
     which they must: they would not see jobs waiting in the inbox.
     """
+    _v2_columns_if_missing(conn, tables)
     conn.execute(tables.inbox_ddl())
 
 
