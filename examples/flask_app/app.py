@@ -7,6 +7,7 @@ from many threads at once (a threaded server, gunicorn's ``--threads``) and acro
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from flask import Flask, abort, current_app, request
@@ -18,7 +19,9 @@ from . import tasks
 
 def create_app(config: dict[str, Any] | None = None) -> Flask:
     app = Flask(__name__)
-    app.config["MONQUE_URL"] = "sqlite:///jobs.db"
+    # As the FastAPI and Django recipes: the environment names the store in a deployment (a
+    # relative default would follow gunicorn's working directory).
+    app.config["MONQUE_URL"] = os.environ.get("MONQUE_URL", "sqlite:///jobs.db")
     app.config.update(config or {})
     client = SyncMonque(app.config["MONQUE_URL"])
     tasks.register(client)  # run inline in test mode only

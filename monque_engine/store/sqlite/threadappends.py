@@ -35,6 +35,7 @@ not wait for the crowd (0.83-1.12x).
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -54,6 +55,18 @@ QUICK = 0.0002
 CROWD_WAIT = 0.001
 #: Followers sleep on an eventfd where there is one (Linux), else on a ``threading.Semaphore``.
 EVENTFD = hasattr(os, "eventfd")
+
+
+def green_threads() -> bool:
+    """Whether gevent or eventlet patched ``threading``: its "threads" are then greenlets of
+    one OS thread, and a follower blocked in ``os.eventfd_read`` (a system call neither can
+    switch away from) stopped the whole process, the leader that would wake it included
+    (``gunicorn -k gevent``: a probe). Their patched ``threading.Semaphore`` yields instead."""
+    monkey = sys.modules.get("gevent.monkey")
+    if monkey is not None and monkey.is_module_patched("threading"):
+        return True
+    patcher = sys.modules.get("eventlet.patcher")
+    return patcher is not None and bool(patcher.is_monkey_patched("thread"))
 
 
 class Append:
@@ -87,7 +100,7 @@ class Wakes:
     __slots__ = ("fd", "semaphore", "taken", "waiting")
 
     def __init__(self) -> None:
-        self.fd = os.eventfd(0, os.EFD_SEMAPHORE | os.EFD_CLOEXEC) if EVENTFD else -1
+        self.fd = os.eventfd(0, os.EFD_SEMAPHORE | os.EFD_CLOEXEC) if EVENTFD and not green_threads() else -1
         self.semaphore = None if self.fd >= 0 else threading.Semaphore(0)
         self.waiting = 0  #: its rows' threads that have not woken yet
         self.taken = False  #: a leader took its rows: no more join
