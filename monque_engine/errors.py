@@ -32,6 +32,13 @@ class ConnectionError(MonqueError):
     """The store could not be reached or a database operation failed; ``__cause__`` keeps why."""
 
 
+class StoreUnavailableError(ConnectionError):
+    """The store could not take the operation now, and the same call may succeed later: SQLite
+    locked past ``busy_timeout``, a full disk or an I/O error, MongoDB unreachable, electing a
+    primary or shutting down. The engine writes a successful run's completion again while its
+    store raises this (ADR 0026); any other ``ConnectionError`` is not retried."""
+
+
 class PartialInsertError(ConnectionError):
     """``enqueue_many`` (or ``import_jobs``) on MongoDB stored the first ``len(stored)`` of ``total`` jobs, then failed.
 

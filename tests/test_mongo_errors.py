@@ -149,3 +149,27 @@ async def test_watch_ends_quietly_when_store_closes() -> None:
     await store.close()
     assert [e async for e in events] == []
     assert stream._closed
+
+
+@pytest.mark.parametrize(
+    ("driver_error", "passes"),
+    [
+        (AutoReconnect("connection reset"), True),
+        (OperationFailure("not primary", code=10107), True),
+        (OperationFailure("interrupted at shutdown", code=11600), True),
+        (OperationFailure("write failed", code=112, details={"errorLabels": ["RetryableWriteError"]}), True),
+        (OperationFailure("Document failed validation", code=121), False),
+        (OperationFailure("not authorized on app to execute command", code=13), False),
+        (OperationFailure("The field 'attempts' must be an array", code=2), False),
+    ],
+)
+def test_only_what_may_pass_later_is_store_unavailable(driver_error: Exception, passes: bool) -> None:
+    """A completion is written again only while the store raises ``StoreUnavailableError``
+    (ADR 0026): an election or a dropped connection may pass; a validator's refusal, a missing
+    privilege or a malformed document never will, and were held for ever (a review)."""
+    from monque_engine.errors import ConnectionError, StoreUnavailableError
+    from monque_engine.store.mongo.errors import ErrorTranslator
+
+    translated = ErrorTranslator("MongoDB app@h", lambda text: text).translate("complete a job", driver_error)
+    assert isinstance(translated, ConnectionError)
+    assert isinstance(translated, StoreUnavailableError) is passes, translated

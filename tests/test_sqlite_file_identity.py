@@ -266,3 +266,24 @@ async def test_a_relative_path_keeps_naming_its_file_after_the_process_changes_d
         assert len(ids_in(home / "jobs.db")) == 2
     finally:
         await m.close()
+
+
+@pytest.mark.parametrize(
+    ("words", "passes"),
+    [
+        ("database is locked", True),
+        ("database or disk is full", True),
+        ("disk I/O error", True),
+        ("attempt to write a readonly database", False),
+        ("UNIQUE constraint failed: monque_jobs.id", False),
+    ],
+)
+def test_only_what_may_pass_later_is_store_unavailable(words: str, passes: bool) -> None:
+    """SQLite's errors as the engine sees them: a lock, a full disk or an I/O error may pass
+    (a completion is written again, ADR 0026); a read-only file or a constraint never will."""
+    from monque_engine.errors import StoreUnavailableError
+    from monque_engine.store.sqlite.sqlerrors import wrap_error
+
+    wrapped = wrap_error(sqlite3.OperationalError(words), lambda: "SQLite database jobs.db")
+    assert isinstance(wrapped, ConnectionError)
+    assert isinstance(wrapped, StoreUnavailableError) is passes, wrapped

@@ -29,11 +29,11 @@ from .. import attempts
 from ..backoff import backoff_delay_ms
 from ..errorgroups import error_counter_name, error_group_key
 from ..errors import (
-    ConnectionError,
     InvalidCronError,
     InvalidResultError,
     NonRetryableError,
     StoreLostError,
+    StoreUnavailableError,
     WorkerRegistrationError,
 )
 from ..exception_text import ExceptionText, describe_exception, exception_name
@@ -60,6 +60,12 @@ def _payloads() -> ModuleType:
 
 
 log = logging.getLogger("monque_engine.processor")
+
+
+class _CompletionAbandoned(Exception):
+    """A completion the store did not take for ``lock_timeout``: left to stale recovery."""
+
+
 CLAIM_DEFER = 0.002
 #: A completion the store could not take (locked past ``busy_timeout``, a full disk, a
 #: MongoDB failover) is written again after this pause, doubling up to the maximum.
@@ -266,6 +272,10 @@ class JobProcessor:
         #: Jobs whose handler has returned and whose outcome write is in flight. Shutdown
         #: must not cancel these: the write is already on its way to the store.
         self.finishing: set[str] = set()
+        #: Per finishing job, the worker whose slot it holds; and the jobs whose completion
+        #: waits for the store, their slots counted taken again (``_hold_slot``).
+        self._finishing_in: dict[str, Worker] = {}
+        self._held: set[str] = set()
         #: Claims of a job whose previous run's task has not ended yet (see _fill_loop).
         self._deferred_launches: dict[str, tuple[Worker, Job]] = {}
         self._releases: set[asyncio.Task[None]] = set()
@@ -853,12 +863,14 @@ class JobProcessor:
             if started and time.perf_counter() - started > self._long_run:
                 self.long_ran.add(job.name)  # a suspect if the loop turns out to have been blocked
             self.finishing.discard(job.id)
+            self._finishing_in.pop(job.id, None)
             worker.slots.active.pop(job.id, None)
             worker.slots.tasks.pop(job.id, None)
             self._total_active -= 1
-            if returned:
+            if returned and job.id not in self._held:  # (a held slot was counted taken again: _hold_slot)
                 worker.slots.finishing -= 1
                 self._total_finishing -= 1
+            self._held.discard(job.id)
             if self._deferred_launches:
                 self._launch_deferred(job.id)
             if not returned or not worker.slots.active:
@@ -883,6 +895,7 @@ class JobProcessor:
         """The handler is done; its outcome write is about to go out. Its slot may be refilled
         now: the claim that refills it can share that write's transaction (SQLite store)."""
         self.finishing.add(job.id)
+        self._finishing_in[job.id] = worker
         worker.slots.finishing += 1
         self._total_finishing += 1
         if self.running:
@@ -948,8 +961,8 @@ class JobProcessor:
         except InvalidCronError as error:  # no next run can be computed: retrying cannot help
             await self._fail(job, error, terminal=True)
             return
-        except StoreLostError:
-            return  # the file is gone: nothing can be written; the worker stops (lifecycle)
+        except (StoreLostError, _CompletionAbandoned):
+            return  # nothing can be written (the file is gone; or said, and left to stale recovery)
         except Exception as error:  # noqa: BLE001 - upstream: a failed completion takes the fail path
             await self._fail(job, error, policy=policy)
             return
@@ -965,43 +978,72 @@ class JobProcessor:
     async def _write_completion(
         self, job: Job, now: int, next_run: int | None, record: attempts.Attempt | None, value: Any
     ) -> Job | None:
-        """The store's ``complete``, written again while the store cannot take it.
+        """The store's ``complete``, written again while the store cannot take it *now*.
 
-        Upstream sends a completion that throws down the fail path. When the throw is the
-        store's (``ConnectionError``: SQLite locked past ``busy_timeout``, a full disk, a
-        MongoDB election), that recorded a run that succeeded as a failure: the job ran
-        again, or ended failed for good on its last attempt, with the store's error as its
-        reason; and when the fail write failed too, it sat processing until stale recovery
-        ran it again (a resource-exhaustion probe). The outcome is known, so it is kept and
-        written once the store takes it: ``job:error`` says so once, and the claim (``claimedBy``
-        and ``processing`` in the write's condition) keeps a job that stale recovery handed
-        to another worker meanwhile from being completed twice. A stop cancels the wait
-        with the run (``ShutdownTimeoutError`` names the job). Any other exception from the
-        store still takes the fail path, as upstream."""
+        Upstream sends a completion that throws down the fail path. When the store was only
+        unavailable (``StoreUnavailableError``: SQLite locked past ``busy_timeout``, a full
+        disk, a MongoDB election), that recorded a run that succeeded as a failure: the job
+        ran again, or ended failed for good on its last attempt, with the store's error as
+        its reason (a resource-exhaustion probe). The outcome is known, so it is kept and
+        written again, every 0.05 s doubling to 2 s (ADR 0026):
+
+        - the job keeps its slot meanwhile (it is taken off ``finishing``), so a store that
+          takes nothing does not let claims pile up behind it;
+        - its claim keeps beating (it is still active), and the write names the claim, so a
+          job stale recovery handed to another worker is not completed by this one;
+        - after ``lock_timeout`` the write is given up (``_CompletionAbandoned``): the job
+          leaves the heartbeat and stale recovery returns it, as upstream's at-least-once
+          delivery would;
+        - any other exception from the store takes the fail path, as upstream (a refusal is
+          not fixed by writing again).
+        """
         ctx = self._ctx
         delay = COMPLETION_RETRY_FIRST_S
-        told = False
+        give_up_at: float | None = None
         while True:
             try:
                 # SQLite answers a one-off completion with a future its batch settles (base.py).
                 if value is None:
-                    return await self._store.complete(job.id, ctx.instance_id, now, next_run, record)
-                return await self._store.complete(job.id, ctx.instance_id, now, next_run, record, result=value)
-            except StoreLostError:
-                raise
-            except ConnectionError as error:
-                if not told:
-                    told = True
+                    updated = await self._store.complete(job.id, ctx.instance_id, now, next_run, record)
+                else:
+                    updated = await self._store.complete(job.id, ctx.instance_id, now, next_run, record, result=value)
+                if give_up_at is not None:
+                    log.info("job %s (%s): its completion is written", job.id, job.name)
+                return updated
+            except StoreUnavailableError as error:
+                reason = " ".join(str(error).split())[:300]
+                if give_up_at is None:
+                    give_up_at = time.monotonic() + ctx.options.lock_timeout
+                    self._hold_slot(job.id)
                     log.warning(
-                        "job %s (%s) succeeded, but the store did not take its completion (%s); "
-                        "writing it again until it does",
+                        "job %s (%s) succeeded, but the store cannot take its completion now (%s); writing "
+                        "it again for up to %g s",
                         job.id,
                         job.name,
-                        " ".join(str(error).split())[:300],
+                        reason,
+                        ctx.options.lock_timeout,
                     )
                     ctx.events.emit("job:error", _payloads().JobErrorEvent(error, job))
+                elif time.monotonic() >= give_up_at:
+                    log.warning(
+                        "job %s (%s): its completion could not be written for %g s (%s); it stays processing "
+                        "and stale recovery returns it",
+                        job.id,
+                        job.name,
+                        ctx.options.lock_timeout,
+                        reason,
+                    )
+                    raise _CompletionAbandoned from error
             await asyncio.sleep(delay)
             delay = min(delay * 2, COMPLETION_RETRY_MAX_S)
+
+    def _hold_slot(self, job_id: str) -> None:
+        """Count a finishing job's slot as taken again while its completion waits for the store."""
+        worker = self._finishing_in.get(job_id)
+        if worker is not None and job_id not in self._held:
+            self._held.add(job_id)
+            worker.slots.finishing -= 1
+            self._total_finishing -= 1
 
     async def _fail(
         self,

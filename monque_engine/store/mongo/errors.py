@@ -12,7 +12,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from bson.errors import BSONError, InvalidDocument
-from pymongo.errors import OperationFailure, PyMongoError, ServerSelectionTimeoutError
+from pymongo.errors import (
+    ConnectionFailure,
+    NotPrimaryError,
+    OperationFailure,
+    PyMongoError,
+    ServerSelectionTimeoutError,
+    WriteConcernError,
+)
 
 from ...errors import (
     AggregationTimeoutError,
@@ -22,6 +29,7 @@ from ...errors import (
     InvalidJobDocumentError,
     MonqueError,
     PayloadValidationError,
+    StoreUnavailableError,
 )
 
 MAX_TIME_MS_EXPIRED = 50
@@ -34,6 +42,22 @@ _STANDALONE_TEXT = "only supported on replica sets"
 def error_code(error: BaseException) -> int | None:
     code = getattr(error, "code", None)
     return code if isinstance(code, int) else None
+
+
+#: Server codes of an operation the cluster could not take *now* (an election, a node shutting
+#: down or unreachable, a lock or write concern timing out): the same write may pass later.
+_PASSING_CODES = frozenset({6, 7, 24, 64, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436})
+
+
+def passes(error: BaseException) -> bool:
+    """Whether ``error`` says the cluster cannot take an operation now, not that it never will
+    (a validator's refusal, a missing privilege, a document too large are not retried)."""
+    if isinstance(error, ConnectionFailure | NotPrimaryError | WriteConcernError):
+        return True  # ServerSelectionTimeoutError, AutoReconnect, NetworkTimeout are ConnectionFailures
+    has_label = getattr(error, "has_error_label", None)
+    if callable(has_label) and (has_label("RetryableWriteError") or has_label("TransientTransactionError")):
+        return True
+    return error_code(error) in _PASSING_CODES
 
 
 def is_change_stream_unsupported(error: BaseException) -> bool:
@@ -52,7 +76,7 @@ class ErrorTranslator:
         the server stopped the operation at its ``maxTimeMS``."""
         detail = self.mask(str(error))
         if isinstance(error, ServerSelectionTimeoutError):
-            return ConnectionError(f"Cannot reach {self.where} while trying to {action}: {detail}")
+            return StoreUnavailableError(f"Cannot reach {self.where} while trying to {action}: {detail}")
         if isinstance(error, OperationFailure):
             code = error_code(error)
             if code == MAX_TIME_MS_EXPIRED:
@@ -76,8 +100,8 @@ class ErrorTranslator:
                     "streams need a replica set or a sharded cluster (a single-node replica set will do: "
                     "mongod --replSet rs0, then rs.initiate()); the scheduler falls back to polling"
                 )
-            return ConnectionError(f"MongoDB could not {action} on {self.where}: {detail}")
-        return ConnectionError(f"MongoDB could not {action} on {self.where}: {detail}")
+        kind = StoreUnavailableError if passes(error) else ConnectionError
+        return kind(f"MongoDB could not {action} on {self.where}: {detail}")
 
     @contextmanager
     def guard(self, action: str, timeout_hint: str | None = None) -> Iterator[None]:

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from ...errors import ConnectionError
+from ...errors import ConnectionError, StoreUnavailableError
 
 T = TypeVar("T")
 
@@ -43,7 +43,7 @@ def begin_immediate(
                     "nothing was written"
                 ) from error
             if time.monotonic() >= deadline:
-                raise ConnectionError(
+                raise StoreUnavailableError(
                     f"{describe()} stayed locked by another connection for more than {timeout:g} s; "
                     "another process is holding a long write transaction (raise busy_timeout in the URL "
                     "with ?busy_timeout=SECONDS, or find the process holding the lock)"

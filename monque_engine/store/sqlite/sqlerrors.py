@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-from ...errors import ConnectionError, MonqueError
+from ...errors import ConnectionError, MonqueError, StoreUnavailableError
 
 #: SQLite says only "disk I/O error" for a write the system refused: a file grown past the
 #: process's size limit (EFBIG), a failing or vanished device. The usual causes, to check.
@@ -63,13 +63,29 @@ def _unable_to_open_hint() -> str:
     )
 
 
+#: SQLite's result codes for a store that cannot take an operation *now* (another connection's
+#: lock, a full disk, the system refusing a read or write, out of memory or descriptors):
+#: the same operation may pass later (``StoreUnavailableError``).
+_PASSING = ("SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_FULL", "SQLITE_IOERR", "SQLITE_CANTOPEN", "SQLITE_NOMEM")
+
+
+def passes(error: sqlite3.Error) -> bool:
+    """Whether ``error`` says the store cannot take an operation now, not that it never will."""
+    name = str(getattr(error, "sqlite_errorname", "") or "")
+    if name:
+        return name.startswith(_PASSING)
+    text = str(error)
+    return any(words in text for words in ("locked", "busy", "disk is full", "disk I/O error", "unable to open"))
+
+
 def wrap_error(error: BaseException, describe: Callable[[], str]) -> BaseException:
     """Database errors become ConnectionError with the cause kept; ours pass through."""
     if isinstance(error, MonqueError):
         return error
     if isinstance(error, sqlite3.Error):
         hint = error_hint(error)
-        wrapped = ConnectionError(f"{describe()}: {error}{hint}")
+        kind = StoreUnavailableError if passes(error) else ConnectionError
+        wrapped = kind(f"{describe()}: {error}{hint}")
         wrapped.__cause__ = error
         return wrapped
     return error

@@ -7,6 +7,8 @@ import asyncio
 import threading
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
 from monque_engine import JobStatus
 from monque_engine.cron import next_run_ms
 from monque_engine.timeutil import now_ms
@@ -517,7 +519,7 @@ async def test_future_job_and_management_changes_wake_the_processor_without_the_
 
 # -- store failures during processing (SQLite store wrapped to fail on purpose) ---------------------
 
-from monque_engine import ConnectionError, Monque  # noqa: E402
+from monque_engine import ConnectionError, Monque, StoreUnavailableError  # noqa: E402
 from monque_engine.store.sqlite import SqliteStore  # noqa: E402
 
 
@@ -525,7 +527,7 @@ class FailingStore(SqliteStore):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fail_complete = 0
-        self.complete_error: Exception = ConnectionError("complete write failed")
+        self.complete_error: Exception = StoreUnavailableError("complete write failed: database is locked")
         self.complete_written = asyncio.Event()  # a complete write reached the store
         self.fail_fail = 0
         self.fail_claim = 0
@@ -584,6 +586,47 @@ async def test_a_completion_the_store_cannot_take_is_written_again_not_failed(tm
         await m.close()
 
 
+async def test_a_completion_waiting_for_the_store_keeps_its_slot(tmp_path, recorder):
+    """While a completion waits for the store, its slot stays taken: counted free (as a
+    finishing write's is), one worker of concurrency 1 claimed all 20 of its jobs into the
+    same wait (a review of ADR 0026)."""
+    m, store = await _failing_monque(tmp_path, base_retry_interval=10)
+    try:
+        rec = recorder(m)
+        store.fail_complete = 10**6
+        m.register("w", lambda job: None, concurrency=1)
+        jobs = [await m.enqueue("w", {"n": n}) for n in range(3)]
+        await m.start()
+        await rec.wait_for("job:error")
+        assert m.running_job_count == 1  # the slot is taken, not free for the next claim
+        assert [job.status for job in [await m.get_job(j.id) for j in jobs]].count(JobStatus.PROCESSING) == 1
+        store.fail_complete = 0
+        await rec.wait_for("job:complete", count=3)
+        assert {(await m.get_job(j.id)).status for j in jobs} == {JobStatus.COMPLETED}
+    finally:
+        await m.close()
+
+
+async def test_a_completion_the_store_does_not_take_for_lock_timeout_is_left_to_recovery(tmp_path, recorder):
+    """Not for ever: after ``lock_timeout`` the wait ends, the job leaves the heartbeat, and
+    stale recovery returns it (the review found a job held and beaten for good)."""
+    m, store = await _failing_monque(tmp_path, lock_timeout=0.5, stale_recovery_interval=0.1)
+    try:
+        rec = recorder(m)
+        store.fail_complete = 10**6
+        runs = []
+        m.register("w", lambda job: runs.append(job.id))
+        job = await m.enqueue("w")
+        await m.start()
+        await rec.wait_for("job:error")
+        await rec.wait_for("stale:recovered")
+        store.fail_complete = 0
+        (complete,) = await rec.wait_for("job:complete")
+        assert complete.job.id == job.id and runs == [job.id, job.id]  # at least once: it ran again
+    finally:
+        await m.close()
+
+
 async def test_a_completion_another_owner_took_meanwhile_is_not_written(tmp_path, recorder, raw):
     """While the completion waits for the store, stale recovery may hand the job to another
     worker: the write is conditioned on this claim, so it reaches nothing."""
@@ -605,19 +648,21 @@ async def test_a_completion_another_owner_took_meanwhile_is_not_written(tmp_path
         await m.close()
 
 
-async def test_another_error_from_the_complete_write_takes_the_fail_path(tmp_path, recorder):
+@pytest.mark.parametrize("refusal", [RuntimeError, ConnectionError])
+async def test_another_error_from_the_complete_write_takes_the_fail_path(tmp_path, recorder, refusal):
     """Upstream: a completion that throws goes down the fail path. Kept for what is not the
-    store being unreachable (a store refusing the write is not fixed by writing it again)."""
+    store being unavailable for now (a refusal, a read-only file, a validator: writing again
+    would not fix it, and the job would be held for ever: a review of ADR 0026)."""
     m, store = await _failing_monque(tmp_path, base_retry_interval=10)
     try:
         rec = recorder(m)
         store.fail_complete = 1
-        store.complete_error = RuntimeError("complete write refused")
+        store.complete_error = refusal("complete write refused")
         m.register("w", lambda job: None)
         job = await m.enqueue("w")
         await m.start()
         (fail,) = await rec.wait_for("job:fail")
-        assert isinstance(fail.error, RuntimeError) and fail.will_retry is True
+        assert isinstance(fail.error, refusal) and fail.will_retry is True
         stored = await m.get_job(job.id)
         assert stored == fail.job
         assert stored.status is JobStatus.PENDING and stored.fail_count == 1
