@@ -38,3 +38,36 @@ async def test_a_batch_that_raises_fails_its_callers_and_the_next_write_runs(tmp
         assert answer == (2,) and len(calls) == 2
     finally:
         await store.close()
+
+
+async def test_a_thread_that_dies_outside_a_batch_fails_every_caller_and_the_store_says_so(tmp_path: Path) -> None:
+    """A thread that dies anyway (its wait for work met the MemoryError) fails what is queued
+    and every later write at once, and the store's health says why: the worker stayed
+    "healthy" while every completion failed (a review)."""
+    store = SqliteStore.from_url(f"sqlite:///{tmp_path / 'jobs.db'}")
+    await store.open(StoreOpenOptions())
+    try:
+        writer = store._writer
+        assert writer is not None
+        assert await asyncio.wait_for(writer.submit(lambda conn: conn.execute("SELECT 1").fetchone()), 10) == (1,)
+
+        def out_of_memory() -> None:
+            raise MemoryError
+
+        writer._take = out_of_memory  # type: ignore[method-assign,assignment]
+        # The thread waits in its current call for the next write, and dies in the call after:
+        # a write queued by then fails with it, and one submitted later fails at once.
+        failed: list[ConnectionError] = []
+        for _ in range(3):
+            try:
+                await asyncio.wait_for(writer.submit(lambda conn: conn.execute("SELECT 2").fetchone()), 10)
+            except ConnectionError as error:
+                failed.append(error)
+                break
+        assert failed and "the store's thread failed: MemoryError" in str(failed[0])
+        health = store.health_error()
+        assert health is not None and "the store's thread failed" in str(health)
+        with pytest.raises(ConnectionError, match="the store's thread failed"):
+            writer.submit(lambda conn: None)
+    finally:
+        await store.close()

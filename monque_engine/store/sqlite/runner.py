@@ -82,8 +82,11 @@ class _Runner:
         self._abandon = threading.Event()
         self._threads: list[threading.Thread] = []
         self._conns: list[sqlite3.Connection] = []  # the threads' connections, to interrupt at close
-        #: Set when a thread died outside a batch (``_thread_ended``): every later operation fails with it.
+        #: Set when a thread died outside a batch (``_thread_ended``): every later operation
+        #: fails with it, and the store reports it as its health (``broken``).
         self._broken: ConnectionError | None = None
+        #: The batch a thread is running, so a thread that dies can still answer its callers.
+        self._in_flight: list[tuple[Operation[Any], asyncio.Future[Any]]] | None = None
 
     def _start_threads(self, count: int, connect: Callable[[], sqlite3.Connection]) -> None:
         ready: list[BaseException | None] = []
@@ -135,13 +138,19 @@ class _Runner:
         failure = ConnectionError(f"{self._describe()}: the store's thread failed: {described(error)}")
         with self._cv:
             self._broken = failure
-            queued = list(self._queue)
+            queued = list(self._in_flight or ()) + list(self._queue)  # (_resolve skips what is done)
             self._queue.clear()
+            self._in_flight = None
         if queued:
             try:
                 self._loop.call_soon_threadsafe(self._resolve, queued, [(False, failure) for _ in queued])
             except RuntimeError:
                 pass  # the loop is closed: nobody is waiting
+
+    @property
+    def broken(self) -> ConnectionError | None:
+        """Why this runner takes no more operations (a thread of it died), else None."""
+        return self._broken
 
     def submit(self, op: Operation[T]) -> asyncio.Future[T]:
         future: asyncio.Future[T] = self._loop.create_future()
@@ -167,12 +176,16 @@ class _Runner:
 
     def _serve(self, conn: sqlite3.Connection) -> None:
         while (batch := self._take()) is not None:
+            self._in_flight = batch
             try:
                 outcomes = self._run_batch(conn, batch)
             except BaseException as error:  # noqa: BLE001 - the thread must outlive what one batch met
                 # A MemoryError (a worker under ulimit -v) ended the write thread with the
                 # batch's callers waiting, and every later write queued behind nobody: the
                 # worker sat at "active=100" for ten minutes (a resource-exhaustion probe).
+                # A transaction it left open would hold the write lock for every later batch.
+                if conn.in_transaction:
+                    conn.rollback()
                 failure = ConnectionError(f"{self._describe()}: the store's thread failed: {described(error)}")
                 failure.__cause__ = error
                 outcomes = [(False, failure) for _ in batch]
@@ -180,6 +193,7 @@ class _Runner:
                 self._loop.call_soon_threadsafe(self._resolve, batch, outcomes)
             except RuntimeError:  # the loop is closed: nobody is waiting any more
                 return
+            self._in_flight = None
 
     def _run_batch(self, conn: sqlite3.Connection, batch: list[Any]) -> list[tuple[bool, Any]]:
         raise NotImplementedError

@@ -120,13 +120,16 @@ class SqliteStore(JobStore):
     # -- file identity and health -------------------------------------------------------------
     def health_error(self) -> ConnectionError | None:
         """Why this store cannot be trusted any more (its file was deleted, replaced or found
-        damaged), else None."""
+        damaged, or a thread of it died), else None."""
         if self._writer is None and self._reader is None:
             return None
         try:
             self._identity.check()
         except StoreLostError as error:
             return error
+        for runner in (self._writer, self._reader):
+            if runner is not None and runner.broken is not None:
+                return runner.broken  # a thread of it died: nothing more is read or written
         return None
 
     def _committed(self) -> None:
