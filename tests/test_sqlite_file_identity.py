@@ -287,3 +287,27 @@ def test_only_what_may_pass_later_is_store_unavailable(words: str, passes: bool)
     wrapped = wrap_error(sqlite3.OperationalError(words), lambda: "SQLite database jobs.db")
     assert isinstance(wrapped, ConnectionError)
     assert isinstance(wrapped, StoreUnavailableError) is passes, wrapped
+
+
+async def test_a_moved_file_is_never_named_by_a_descriptor_since_reused(tmp_path: Path) -> None:
+    """The descriptor the move is read from is shared and closed once its file left its path
+    (another store opening closes such descriptors): its number then named another file, and
+    the message told the operator to ``mv b.db-shm a.db`` (a review). Such a move reads as
+    the file being gone, never as another file's name."""
+    first = Monque(f"sqlite:///{tmp_path / 'a.db'}", recover_stale_jobs=False)
+    await first.initialize()
+    try:
+        await first.enqueue("work", {"n": 1})
+        os.rename(tmp_path / "a.db", tmp_path / "moved.db")
+        second = Monque(f"sqlite:///{tmp_path / 'b.db'}", recover_stale_jobs=False)
+        await second.initialize()  # closes the descriptors of files no longer at their path
+        try:
+            with open(tmp_path / "other.txt", "w"):  # whatever takes the freed number
+                with pytest.raises(ConnectionError) as raised:
+                    await first.enqueue("work", {"n": 2})
+            said = str(raised.value)
+            assert "b.db" not in said and "other.txt" not in said, said
+        finally:
+            await second.close()
+    finally:
+        await first.close()

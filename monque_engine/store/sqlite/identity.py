@@ -179,13 +179,20 @@ class FileIdentity:
     def _moved_to(self) -> str | None:
         """Where the opened file is now, if it was renamed rather than deleted (Linux: the held
         descriptor's name); None when it is gone or this cannot be told."""
-        if self._fd < 0:
+        fd = self._fd
+        if fd < 0 or self._identity is None:
             return None
         try:
-            name = os.readlink(f"/proc/self/fd/{self._fd}")
+            # The descriptor is shared (heldfiles.py) and closed once its file leaves its path:
+            # its number may name another file by now (a review found a message naming
+            # b.db-shm). Only a descriptor still on our file, and a name that is that file, count.
+            held = os.fstat(fd)
+            name = os.readlink(f"/proc/self/fd/{fd}")
+            there = os.stat(name)
         except OSError:
             return None
-        if name.endswith(" (deleted)") or not os.path.isabs(name) or name == self.path:
+        ours = self._identity
+        if (held.st_dev, held.st_ino) != ours or (there.st_dev, there.st_ino) != ours or name == self.path:
             return None
         return name
 
