@@ -302,9 +302,9 @@ async def test_a_moved_file_is_never_named_by_a_descriptor_since_reused(tmp_path
         second = Monque(f"sqlite:///{tmp_path / 'b.db'}", recover_stale_jobs=False)
         await second.initialize()  # closes the descriptors of files no longer at their path
         try:
-            with open(tmp_path / "other.txt", "w"):  # whatever takes the freed number
-                with pytest.raises(ConnectionError) as raised:
-                    await first.enqueue("work", {"n": 2})
+            # whatever takes the freed number
+            with open(tmp_path / "other.txt", "w"), pytest.raises(ConnectionError) as raised:
+                await first.enqueue("work", {"n": 2})
             said = str(raised.value)
             assert "b.db" not in said and "other.txt" not in said, said
         finally:
