@@ -783,7 +783,7 @@ async def _bounded(
         # A full disk or a lock held too long part way: the chunks before it stay done, and
         # the one line said only the store's error while 4,000 of 20,000 jobs were gone (a
         # resource-exhaustion probe).
-        raise ConnectionError(f"{error}{await _how_far(monque, action, listing, count, 'failed')}") from None
+        raise ConnectionError(f"{error}{await _how_far(monque, action, listing, count, 'failed')}") from error
 
 
 async def _how_far(monque: Monque, action: BulkAction, listing: JobListFilter, count: BulkCount, ended: str) -> str:

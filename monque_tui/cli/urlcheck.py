@@ -297,7 +297,7 @@ _DNS_FAILURES = (
     "resolution lifetime expired",
     "DNS operation timed out",
     "nameservers",
-    "No answer",
+    "does not contain an answer",
 )
 
 

@@ -172,9 +172,10 @@ class ActionPlan:
         if self.kind is ActionKind.DELETE and self.running:
             # Deleting a running job printed the same words as deleting a finished one (review).
             them = "it" if self.running == 1 else "them"
+            who = "It is" if self.count == 1 else f"{self.running:,} of them {_is_are(self.running)}"
             lines.append(
-                f"{'It is' if self.count == 1 else f'{self.running:,} of them are'} running: deleting does not "
-                f"stop the handler, and what it returns is lost (c asks {them} to stop first)."
+                f"{who} running: deleting does not stop the handler, and what it returns is lost "
+                f"(c asks {them} to stop first)."
             )
         if self.kind is ActionKind.RETRY and self.is_bulk:
             lines.append("Bulk retries are spread over the next 30 seconds.")
@@ -185,6 +186,10 @@ class ActionPlan:
                 f"No filter narrows this view: this is every job in the store that is {statuses_for(self.kind)}."
             )
         return lines
+
+
+def _is_are(count: int) -> str:
+    return "is" if count == 1 else "are"
 
 
 def absolute_text(moment: datetime) -> str:

@@ -149,6 +149,10 @@ def middle_cut_text(text: Text, width: int) -> Text:
     name's distinct part is often its last; a ``⏸ paused`` mark after it stays)."""
     if text.cell_len <= width:
         return text
+    if text.cell_len != len(text.plain):  # wide characters: cut by cells at the end instead
+        cut = text.copy()
+        cut.truncate(width, overflow="ellipsis")
+        return cut
     tail = (width - 1) * 2 // 3
     cut = text[: width - 1 - tail]
     cut.append("…", style="dim")

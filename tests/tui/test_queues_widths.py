@@ -81,3 +81,15 @@ async def test_a_long_name_is_cut_in_its_middle_not_the_health_columns(seeded_ur
         assert "NAME" not in lines[0] and lines.index(header) <= 2, "\n".join(lines)  # a one-line title
         await pilot.press("z")
         await wait_for(lambda: any(LONG_NAME in line for line in screen_text(app).splitlines()))
+
+
+def test_a_name_of_wide_characters_is_cut_to_the_columns_width() -> None:
+    """A middle cut by characters left a name of CJK characters twice as wide as its column
+    (a review): such a name is cut by cells, at its end."""
+    from rich.text import Text
+
+    from monque_tui.console.formatting import middle_cut_text
+
+    for name in ("请求发送电子邮件给客户然后等待回应的作业名称很长", "billing.invoices.generate-monthly-statement"):
+        cut = middle_cut_text(Text(name), 20)
+        assert cut.cell_len <= 20 and "…" in cut.plain, cut.plain

@@ -317,8 +317,9 @@ def prepare(
     upgraded_from = None
     if version is not None:
         check_version(version, where)
-        if version < SCHEMA_VERSION:
+        if version < COUNTS_KEPT_SINCE:
             refuse_while_older_workers_run(conn, tables, version, where)
+        if version < SCHEMA_VERSION:
             upgraded_from = version
         migrate(conn, tables, version)
         if create_indexes:
@@ -332,6 +333,11 @@ def prepare(
     return Prepared(read_store_id(conn, tables), upgraded_from)
 
 
+#: From this version on, every writer keeps the counts (5: per name and status; 6: per error
+#: group): a worker of an older version still running after an upgrade leaves them wrong. A
+#: writer of version 6 to 8 only misses later features (time limits, stop requests, the
+#: supervisor column), so a rolling upgrade from those is not refused (a review).
+COUNTS_KEPT_SINCE = 6
 #: A claim's heartbeat interval when its row names none (upstream's default, 30 s).
 _DEFAULT_BEAT_MS = 30_000
 
