@@ -23,6 +23,8 @@ class TextPages:
     pages: tuple[str, ...]
     #: Size of the whole text, in characters.
     total_chars: int
+    #: The size of what the text shows as stored, in bytes, where it differs (a payload's JSON).
+    stored_bytes: int | None = None
 
     def __len__(self) -> int:
         return len(self.pages)

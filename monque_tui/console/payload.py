@@ -9,6 +9,7 @@ the operator pages through the rest (``>``/``<``), so every byte is still reacha
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from . import longtext
@@ -20,9 +21,31 @@ PAGE_CHARS = 8_000
 PayloadPages = TextPages
 
 
+#: Characters a reader cannot see or that reorder the text around them, shown as JSON escapes:
+#: DEL and the C1 controls, no-break and other odd spaces, the soft hyphen, zero-width and
+#: direction marks and overrides, line and paragraph separators, the BOM. (JSON escapes the
+#: C0 controls itself.) ``"\u202eevil"`` read reversed, and ``"\u00a0"`` as a plain space.
+_UNSEEN = re.compile("[\x7f-\xa0\xad\u061c\u180e\u2000-\u200f\u2028-\u202f\u205f-\u206f\u3000\ufeff\ufff9-\ufffb]")
+
+
+def readable_json(value: Any) -> str:
+    """Indented JSON of a payload or result as a reader should see it: every printable
+    character as itself (a CJK or emoji payload read ``"\u6f22\u5b57"``), keys in their
+    stored order (they were sorted), and what cannot be seen escaped (``_UNSEEN``)."""
+    text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    return _UNSEEN.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+def stored_size(value: Any) -> int:
+    """Bytes of the value as compact UTF-8 JSON: what the detail's size says (it counted the
+    characters of the indented, escaped text: 393 B for a 179-byte payload)."""
+    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str).encode("utf-8", "replace"))
+
+
 def paginate(data: Any, page_chars: int = PAGE_CHARS) -> PayloadPages:
-    """Pretty JSON cut into pages at line ends where possible (a longer line is cut where it must be)."""
-    return longtext.paginate(json.dumps(data, indent=2, sort_keys=True, default=str), page_chars)
+    """Readable JSON cut into pages at line ends where possible (a longer line is cut where it must be)."""
+    pages = longtext.paginate(readable_json(data), page_chars)
+    return TextPages(pages.pages, pages.total_chars, stored_size(data))
 
 
-__all__ = ["PAGE_CHARS", "PayloadPages", "paginate", "size_text"]
+__all__ = ["PAGE_CHARS", "PayloadPages", "paginate", "readable_json", "size_text", "stored_size"]

@@ -275,3 +275,21 @@ async def test_a_ten_megabyte_error_and_traceback_reach_the_widgets_a_bounded_pa
         assert isinstance(errors, ErrorsScreen)
         group = next(g for g in errors.model.groups if g.error_type == "foreign.HugeError")
         assert group.pattern == "HugeError: the upstream answered with its whole log"
+
+
+def test_a_payload_reads_as_written_with_what_cannot_be_seen_escaped() -> None:
+    """The Payload panel showed CJK and emoji as ``\\u6f22\\u5b57`` escapes with its keys
+    sorted, and sized the escaped, indented text (393 B for 179 stored bytes); the Result
+    panel showed DEL, NEL, U+2028 and a right-to-left override raw, so a value could read
+    reversed or as a plain space (a data probe)."""
+    from monque_tui.console.payload import paginate, readable_json, stored_size
+
+    value = {"z": 1, "cjk": "漢字かな", "emoji": "😀", "hidden": "\x7f\x85\u2028\u202eevil\u00a0x\ufeff"}
+    text = readable_json(value)
+    assert '"cjk": "漢字かな"' in text and '"emoji": "😀"' in text
+    assert text.index('"z"') < text.index('"cjk"')  # as stored, not sorted
+    assert "\\u007f\\u0085\\u2028\\u202eevil\\u00a0x\\ufeff" in text
+    assert not any(ch in text for ch in "\x7f\x85\u2028\u202e\u00a0\ufeff")
+    assert json.loads(text) == value  # still JSON that reads back the same
+    assert stored_size({"s": "😀"}) == len('{"s":"😀"}'.encode())
+    assert paginate(value).stored_bytes == stored_size(value)

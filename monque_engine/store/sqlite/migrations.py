@@ -64,7 +64,7 @@ def _v2_columns_if_missing(conn: sqlite3.Connection, tables: Tables) -> None:
     released), on which version 2 was an empty placeholder, lack version 2's columns: every
     open failed with "no such column: error_group" after a long count (a migration probe).
     They are added here, as version 2 adds them; a file that has them is untouched."""
-    have = {str(row[1]) for row in conn.execute(f"PRAGMA table_info({tables.jobs})")}
+    have = {str(name) for _, name, *_ in conn.execute(f"PRAGMA table_info({tables.jobs})")}
     missing = [column for column in ("attempts", "error_type", "error_group") if column not in have]
     if not missing:
         return

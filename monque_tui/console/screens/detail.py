@@ -18,7 +18,6 @@ with a marker saying how much is not shown, and a traceback longer than
 from __future__ import annotations
 
 import asyncio
-import json
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.panel import Panel
@@ -44,7 +43,7 @@ from ..formatting import STATUS_STYLES, absolute, relative, span
 from ..longtext import TextPages, clip, clip_line, size_text
 from ..longtext import paginate as paginate_text
 from ..messages import ActOnJobs, ReleaseOwner, SessionMessage
-from ..payload import PayloadPages, paginate
+from ..payload import PayloadPages, paginate, readable_json
 from ..protocol import ConsoleApp
 from ..session import ConsoleSession
 from ..session.events import JobsChanged
@@ -310,7 +309,7 @@ def error_renderable(job: Job) -> Text:
 def result_renderable(job: Job) -> RenderableType:
     """What the handler returned (issue 38), as indented JSON: the head of a long one, then how
     much is not shown and where it all is (a result is at most 64 KiB of JSON)."""
-    text = json.dumps(job.result, indent=2, ensure_ascii=False, default=str)
+    text = readable_json(job.result)
     shown = clip(text, REASON_CHARS, RESULT_LINES)
     syntax = Syntax(shown.shown, "json", theme="ansi_dark", word_wrap=True, background_color="default")
     if not shown.hidden_chars:
@@ -327,7 +326,8 @@ def payload_renderable(payload: PayloadPages | None, page: int = 0) -> Renderabl
             Panel(Text("Preparing the payload…", style="dim"), title="Payload", title_align="left", border_style="blue")
         )
         return Group(*parts)
-    title = f"Payload ({size_text(payload.total_chars)})"
+    stored = payload.stored_bytes if payload.stored_bytes is not None else payload.total_chars
+    title = f"Payload ({size_text(stored)})"
     if len(payload) > 1:
         title += f" — page {page + 1:,} of {len(payload):,}: > next, < previous"
     parts.append(
