@@ -99,13 +99,18 @@ async def test_the_job_enqueue_returns_holds_what_every_later_read_gets(
     assert [_exact(data) for data in handled] == [expected] * 3
 
 
-async def test_a_plain_payload_is_handed_back_without_a_copy(tmp_path: Path) -> None:
-    """The common case pays nothing: dicts, lists and exact scalars are returned as given."""
+async def test_a_plain_payload_is_handed_back_equal_but_never_shared(tmp_path: Path) -> None:
+    """Dicts, lists and exact scalars come back equal, and never as the caller's own objects:
+    handed back as given (to pay nothing), a change the caller made after the call showed on
+    the returned job though it was never stored (a data probe; test_enqueue_returns_a_copy.py)."""
     m = await _opened(tmp_path)
     try:
         data = {"to": "ada@example.com", "items": [1, 2.5, None, True, {"k": "v"}]}
-        assert (await m.enqueue("t", data)).data is data
-        assert (await m.enqueue_many([{"name": "t", "data": data}]))[0].data is data
+        for returned in (
+            (await m.enqueue("t", data)).data,
+            (await m.enqueue_many([{"name": "t", "data": data}]))[0].data,
+        ):
+            assert _exact(returned) == _exact(data) and returned is not data and returned["items"] is not data["items"]
     finally:
         await m.close()
 
