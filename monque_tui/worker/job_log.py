@@ -131,7 +131,8 @@ class JobEventLog:
         emit(
             logging.ERROR,
             "job:error",
-            f"job:error     {type(error).__name__}: {error}",
+            # (A MemoryError has no text: "job:error     MemoryError: " read like a cut line.)
+            f"job:error     {type(error).__name__}: {error}" if str(error) else f"job:error     {type(error).__name__}",
             error=str(error),
             error_type=type(error).__name__,
             **fields,
