@@ -85,8 +85,9 @@ class _Runner:
         #: Set when a thread died outside a batch (``_thread_ended``): every later operation
         #: fails with it, and the store reports it as its health (``broken``).
         self._broken: ConnectionError | None = None
-        #: The batch a thread is running, so a thread that dies can still answer its callers.
-        self._in_flight: list[tuple[Operation[Any], asyncio.Future[Any]]] | None = None
+        #: The batch each thread is running (by thread id: a read runner has several), so a
+        #: thread that dies can still answer its callers.
+        self._in_flight: dict[int, list[tuple[Operation[Any], asyncio.Future[Any]]]] = {}
 
     def _start_threads(self, count: int, connect: Callable[[], sqlite3.Connection]) -> None:
         ready: list[BaseException | None] = []
@@ -135,12 +136,11 @@ class _Runner:
     def _thread_ended(self, error: BaseException) -> None:
         """A thread died outside a batch (``_take`` itself met a MemoryError): the operations
         queued for it fail now, and later ones at once, instead of waiting for nobody."""
-        failure = ConnectionError(f"{self._describe()}: the store's thread failed: {described(error)}")
+        failure = self._thread_failure(error)
         with self._cv:
             self._broken = failure
-            queued = list(self._in_flight or ()) + list(self._queue)  # (_resolve skips what is done)
+            queued = self._in_flight.pop(threading.get_ident(), []) + list(self._queue)  # (_resolve skips what is done)
             self._queue.clear()
-            self._in_flight = None
         if queued:
             try:
                 self._loop.call_soon_threadsafe(self._resolve, queued, [(False, failure) for _ in queued])
@@ -174,9 +174,15 @@ class _Runner:
                 batch.append(self._queue.popleft())
             return batch
 
+    def _thread_failure(self, error: BaseException) -> ConnectionError:
+        failure = ConnectionError(f"{self._describe()}: the store's thread failed: {described(error)}")
+        failure.__cause__ = error
+        return failure
+
     def _serve(self, conn: sqlite3.Connection) -> None:
+        me = threading.get_ident()
         while (batch := self._take()) is not None:
-            self._in_flight = batch
+            self._in_flight[me] = batch
             try:
                 outcomes = self._run_batch(conn, batch)
             except BaseException as error:  # noqa: BLE001 - the thread must outlive what one batch met
@@ -186,14 +192,13 @@ class _Runner:
                 # A transaction it left open would hold the write lock for every later batch.
                 if conn.in_transaction:
                     conn.rollback()
-                failure = ConnectionError(f"{self._describe()}: the store's thread failed: {described(error)}")
-                failure.__cause__ = error
+                failure = self._thread_failure(error)
                 outcomes = [(False, failure) for _ in batch]
             try:
                 self._loop.call_soon_threadsafe(self._resolve, batch, outcomes)
             except RuntimeError:  # the loop is closed: nobody is waiting any more
                 return
-            self._in_flight = None
+            self._in_flight.pop(me, None)
 
     def _run_batch(self, conn: sqlite3.Connection, batch: list[Any]) -> list[tuple[bool, Any]]:
         raise NotImplementedError
