@@ -73,6 +73,13 @@ def exception_name(error: object) -> str:
     return bounded(_class_attribute(type(error), _CLASS_NAME) or "Exception", MAX_NAME_CHARS)
 
 
+def exception_line(error: BaseException) -> str:
+    """``OSError: [Errno 24] Too many open files`` on one line, or the name alone when the
+    exception has no text (``MemoryError``: "MemoryError: " read like a cut line)."""
+    text = " ".join(str(error).split())
+    return f"{exception_name(error)}: {text}" if text else exception_name(error)
+
+
 def exception_type(error: object) -> str:
     """``module.QualName`` of the exception's class; builtins by bare name (``KeyError``)."""
     cls = type(error)

@@ -24,6 +24,7 @@ from ..errors import (
     WorkerRegistrationError,
 )
 from ..events import EventEmitter, EventName, Listener, Subscribe
+from ..exception_text import exception_line
 from ..job import (
     BulkCount,
     BulkOperationResult,
@@ -201,10 +202,7 @@ class Monque:
                 await self._close_store_quietly()
                 # Not ours: its type says what it was ("MemoryError" alone has no text, and the
                 # line read "Failed to initialize Monque:" with nothing after it).
-                text = " ".join(str(error).split())
-                message = mask_secrets(
-                    f"{type(error).__name__}: {text}" if text else type(error).__name__, self._url or ""
-                )
+                message = mask_secrets(exception_line(error), self._url or "")
                 raise ConnectionError(f"Failed to initialize Monque: {message}") from error
             except BaseException:  # cancelled (a command stopped by a signal): leave nothing open
                 await self._close_store_quietly()

@@ -14,6 +14,7 @@ from typing import Any
 
 from monque_engine import Monque, MonqueError
 from monque_engine.attempts import error_message, format_traceback, qualified_type
+from monque_engine.exception_text import exception_line
 
 from .logging_setup import FIELDS_ATTR
 
@@ -131,8 +132,7 @@ class JobEventLog:
         emit(
             logging.ERROR,
             "job:error",
-            # (A MemoryError has no text: "job:error     MemoryError: " read like a cut line.)
-            f"job:error     {type(error).__name__}: {error}" if str(error) else f"job:error     {type(error).__name__}",
+            f"job:error     {exception_line(error)}",
             error=str(error),
             error_type=type(error).__name__,
             **fields,

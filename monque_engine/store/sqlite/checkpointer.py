@@ -26,6 +26,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from ...exception_text import exception_line
 from .heldfiles import held_fd
 
 log = logging.getLogger("monque_engine.sqlite")
@@ -162,7 +163,7 @@ class Checkpointer:
         """One line when checkpoints start failing, and again only when the reason changes:
         on a full disk each threshold printed a whole traceback, 177 in a minute (a
         resource-exhaustion probe). The traceback is at debug level."""
-        reason = f"{type(error).__name__}: {' '.join(str(error).split())}"
+        reason = exception_line(error)
         if reason != failing:
             log.warning(
                 "WAL checkpoint failed (%s); the WAL grows until one succeeds: retrying at each threshold "

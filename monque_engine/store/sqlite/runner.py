@@ -32,10 +32,11 @@ from collections.abc import Callable
 from typing import Any, Final, Literal, TypeAlias, TypeVar
 
 from ...errors import ConnectionError
+from ...exception_text import exception_line
 from .busy import begin_immediate, is_busy_error, retry_while_busy
 from .checkpointer import FRAMES_PER_COMMIT, Checkpointer, estimate_frames
 from .identity import is_damage_error
-from .sqlerrors import described, wrap_error
+from .sqlerrors import wrap_error
 from .threadappends import Append, ThreadAppends
 
 T = TypeVar("T")
@@ -175,7 +176,7 @@ class _Runner:
             return batch
 
     def _thread_failure(self, error: BaseException) -> ConnectionError:
-        failure = ConnectionError(f"{self._describe()}: the store's thread failed: {described(error)}")
+        failure = ConnectionError(f"{self._describe()}: the store's thread failed: {exception_line(error)}")
         failure.__cause__ = error
         return failure
 

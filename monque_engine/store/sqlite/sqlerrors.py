@@ -25,12 +25,6 @@ CORRUPT_HINT = (
 NOT_A_DATABASE_HINT = " (the file at that path is not a SQLite database, or is encrypted: check the URL's path)"
 
 
-def described(error: BaseException) -> str:
-    """``MemoryError`` (its text is empty) or ``OSError: [Errno 24] Too many open files``."""
-    text = " ".join(str(error).split())
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
-
-
 def error_hint(error: sqlite3.Error) -> str:
     """What to check for the SQLite errors whose own words say too little, or ``""``."""
     name = str(getattr(error, "sqlite_errorname", "") or "")
