@@ -144,16 +144,30 @@ def plural(count: int, word: str) -> str:
     return f"{count:,} {word}" + ("" if count == 1 else "s")
 
 
+def _middle_tail(width: int) -> int:
+    """How much of a text cut to ``width`` in its middle is its end: two thirds (a path's file
+    name, a job name's distinct last part)."""
+    return (width - 1) * 2 // 3
+
+
+def middle_cut(text: str, width: int) -> str:
+    """``sqlite:////tmp/…/jobs.db``: the start and, longer, the end (the file name) of ``text``."""
+    if len(text) <= width:
+        return text
+    tail = _middle_tail(width)
+    return text[: width - 1 - tail] + "…" + text[len(text) - tail :]
+
+
 def middle_cut_text(text: Text, width: int) -> Text:
-    """``billing.invo…ise-customers``: the start and, longer, the end of a styled cell (a
-    name's distinct part is often its last; a ``⏸ paused`` mark after it stays)."""
+    """``middle_cut`` of a styled cell: ``billing.invo…ise-customers`` (a ``⏸ paused`` mark
+    after the name stays)."""
     if text.cell_len <= width:
         return text
     if text.cell_len != len(text.plain):  # wide characters: cut by cells at the end instead
         cut = text.copy()
         cut.truncate(width, overflow="ellipsis")
         return cut
-    tail = (width - 1) * 2 // 3
+    tail = _middle_tail(width)
     cut = text[: width - 1 - tail]
     cut.append("…", style="dim")
     cut.append_text(text[len(text) - tail :])

@@ -7,6 +7,8 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from ..formatting import middle_cut
+
 #: The engine's FeedState vocabulary (ResilientWatch), plus "frozen" for snapshots.
 FEED_LABELS: dict[str, tuple[str, str]] = {
     "connecting": ("◌ connecting", "yellow"),
@@ -145,14 +147,6 @@ def short_reason(text: str, room: int) -> str:
 
 #: The store URL is never shortened below this many cells (its scheme and file name stay readable).
 MIN_STORE = 24
-
-
-def middle_cut(text: str, width: int) -> str:
-    """``sqlite:////tmp/…/jobs.db``: the start and, longer, the end (the file name) of ``text``."""
-    if len(text) <= width:
-        return text
-    tail = (width - 1) * 2 // 3
-    return text[: width - 1 - tail] + "…" + text[len(text) - tail :]
 
 
 def workers_text(names: tuple[str, ...], room: int | None) -> str:

@@ -11,8 +11,7 @@ from textual.widgets import Static
 
 from monque_engine import JobStatus, QueueStats
 
-from ..formatting import STATUS_STYLES, STATUS_TABS, span
-from .console_header import middle_cut
+from ..formatting import STATUS_STYLES, STATUS_TABS, middle_cut, span
 
 #: Which tabs stay when not all fit (1-based, as the keys): Failed, Pending, All, Processing,
 #: Completed, Cancelled (the active tab always stays, first).
