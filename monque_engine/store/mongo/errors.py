@@ -44,9 +44,11 @@ def error_code(error: BaseException) -> int | None:
     return code if isinstance(code, int) else None
 
 
-#: Server codes of an operation the cluster could not take *now* (an election, a node shutting
-#: down or unreachable, a lock or write concern timing out): the same write may pass later.
-_PASSING_CODES = frozenset({6, 7, 24, 64, 89, 91, 189, 262, 9001, 10107, 11600, 11602, 13435, 13436})
+#: Server codes of an operation the cluster could not take *now*: the retryable-writes spec's
+#: list (not primary, node recovering or shutting down, host unreachable, network timeout;
+#: PyMongo's private ``helpers_shared._RETRYABLE_ERROR_CODES``, checked against 4.x), plus a
+#: lock (24) or a write concern (64) that timed out. The same write may pass later.
+_PASSING_CODES = frozenset({6, 7, 24, 64, 89, 91, 134, 189, 262, 9001, 10058, 10107, 11600, 11602, 13435, 13436})
 
 
 def passes(error: BaseException) -> bool:

@@ -7,6 +7,7 @@ import sqlite3
 from collections.abc import Callable
 
 from ...errors import ConnectionError, MonqueError, StoreUnavailableError
+from .busy import is_busy_error
 
 #: SQLite says only "disk I/O error" for a write the system refused: a file grown past the
 #: process's size limit (EFBIG), a failing or vanished device. The usual causes, to check.
@@ -69,7 +70,7 @@ def passes(error: sqlite3.Error) -> bool:
     if name:
         return name.startswith(_PASSING)
     text = str(error)
-    return any(words in text for words in ("locked", "busy", "disk is full", "disk I/O error", "unable to open"))
+    return is_busy_error(error) or any(words in text for words in ("disk is full", "disk I/O error", "unable to open"))
 
 
 def wrap_error(error: BaseException, describe: Callable[[], str]) -> BaseException:
